@@ -1,0 +1,110 @@
+package backend
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+const (
+	// MaxKeyLen is the longest key, in bytes (Linux's PATH_MAX).
+	MaxKeyLen = 4096
+	// MaxSegmentLen is the longest key segment, in bytes (Linux's NAME_MAX).
+	MaxSegmentLen = 255
+)
+
+// ValidateKey reports whether key is a valid key: relative, slash-separated,
+// clean (no empty, "." or ".." segment, no leading or trailing slash), valid
+// UTF-8 without NUL, each segment at most MaxSegmentLen bytes and the whole at
+// most MaxKeyLen bytes. The error wraps ErrInvalidKey (and ErrKeyTooLong for
+// length) and quotes the key.
+func ValidateKey(key string) error {
+	if key == "" {
+		return invalid(key, "empty key", false)
+	}
+	if len(key) > MaxKeyLen {
+		return invalid(key[:64]+"...", fmt.Sprintf("longer than %d bytes", MaxKeyLen), true)
+	}
+	if !utf8.ValidString(key) {
+		return invalid(key, "not valid UTF-8", false)
+	}
+	if strings.IndexByte(key, 0) >= 0 {
+		return invalid(key, "contains NUL", false)
+	}
+	if key[0] == '/' {
+		return invalid(key, "absolute path", false)
+	}
+	for seg := range strings.SplitSeq(key, "/") {
+		switch {
+		case seg == "":
+			return invalid(key, "empty segment", false)
+		case seg == "." || seg == "..":
+			return invalid(key, "segment "+seg, false)
+		case len(seg) > MaxSegmentLen:
+			return invalid(key, fmt.Sprintf("segment longer than %d bytes", MaxSegmentLen), true)
+		}
+	}
+	return nil
+}
+
+// ValidateName checks one path segment (a file name in a directory) by the
+// same rules as a key segment.
+func ValidateName(name string) error {
+	if strings.IndexByte(name, '/') >= 0 {
+		return invalid(name, "contains /", false)
+	}
+	return ValidateKey(name)
+}
+
+func invalid(key, why string, tooLong bool) error {
+	if tooLong {
+		return fmt.Errorf("%w: %w: %q: %s", ErrInvalidKey, ErrKeyTooLong, key, why)
+	}
+	return fmt.Errorf("%w: %q: %s", ErrInvalidKey, key, why)
+}
+
+// IsHidden reports whether any segment of key starts with ".". Hidden keys
+// (editor swap files, temp files, memfs's own .memfs) live only in a session.
+func IsHidden(key string) bool {
+	if strings.HasPrefix(key, ".") {
+		return true
+	}
+	return strings.Contains(key, "/.")
+}
+
+// Join joins a directory key and a name; dir "" is the root.
+func Join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// Split splits key into its directory ("" at the root) and its last segment.
+func Split(key string) (dir, name string) {
+	i := strings.LastIndexByte(key, '/')
+	if i < 0 {
+		return "", key
+	}
+	return key[:i], key[i+1:]
+}
+
+// ValidateEntries validates the key of every entry.
+func ValidateEntries(entries []Entry) error {
+	for i := range entries {
+		if err := ValidateKey(entries[i].Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateKeys validates every key.
+func ValidateKeys(keys []string) error {
+	for _, k := range keys {
+		if err := ValidateKey(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package backend_test
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/memfs/memfs/backend"
+)
+
+func TestValidateKey(t *testing.T) {
+	tests := []struct {
+		key     string
+		ok      bool
+		tooLong bool
+	}{
+		{"memory/global.md", true, false},
+		{"a", true, false},
+		{"skills/go-patterns/SKILL.md", true, false},
+		{"日本/メモ.md", true, false},
+		{".hidden", true, false},
+		{"", false, false},
+		{"/abs", false, false},
+		{"trailing/", false, false},
+		{"a//b", false, false},
+		{"./a", false, false},
+		{"a/./b", false, false},
+		{"..", false, false},
+		{"a/../b", false, false},
+		{"../escape", false, false},
+		{"nul\x00byte", false, false},
+		{"bad\xffutf8", false, false},
+		{strings.Repeat("x", 255), true, false},
+		{strings.Repeat("x", 256), false, true},
+		{strings.Repeat("abcdefgh/", 455) + "x", true, false},
+		{strings.Repeat("abcdefgh/", 456) + "x", false, true},
+	}
+	for _, tt := range tests {
+		err := backend.ValidateKey(tt.key)
+		if (err == nil) != tt.ok {
+			t.Errorf("ValidateKey(%.40q) = %v, want ok=%v", tt.key, err, tt.ok)
+			continue
+		}
+		if err != nil && !errors.Is(err, backend.ErrInvalidKey) {
+			t.Errorf("ValidateKey(%.40q) = %v, not ErrInvalidKey", tt.key, err)
+		}
+		if got := errors.Is(err, backend.ErrKeyTooLong); got != tt.tooLong {
+			t.Errorf("ValidateKey(%.40q): ErrKeyTooLong = %v, want %v", tt.key, got, tt.tooLong)
+		}
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	err := backend.NotFound("load", "memory/x.md")
+	if !errors.Is(err, backend.ErrKeyNotFound) || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("NotFound = %v: want ErrKeyNotFound and fs.ErrNotExist", err)
+	}
+	if !strings.Contains(err.Error(), "memory/x.md") {
+		t.Fatalf("NotFound = %q does not name the key", err)
+	}
+}
+
+func TestIsHidden(t *testing.T) {
+	for key, want := range map[string]bool{
+		".memfs/status": true, "a/.b.swp": true, "a/b.c": false, "a.b/c": false, ".x": true,
+	} {
+		if got := backend.IsHidden(key); got != want {
+			t.Errorf("IsHidden(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
