@@ -1,0 +1,291 @@
+package fsnode
+
+import (
+	"context"
+	"io/fs"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/session"
+)
+
+// dirNode is a directory: a view of the session's directory at its path.
+type dirNode struct {
+	gofs.Inode
+	root *Root
+}
+
+var (
+	_ gofs.NodeLookuper   = (*dirNode)(nil)
+	_ gofs.NodeGetattrer  = (*dirNode)(nil)
+	_ gofs.NodeSetattrer  = (*dirNode)(nil)
+	_ gofs.NodeReaddirer  = (*dirNode)(nil)
+	_ gofs.NodeCreater    = (*dirNode)(nil)
+	_ gofs.NodeMkdirer    = (*dirNode)(nil)
+	_ gofs.NodeRmdirer    = (*dirNode)(nil)
+	_ gofs.NodeUnlinker   = (*dirNode)(nil)
+	_ gofs.NodeRenamer    = (*dirNode)(nil)
+	_ gofs.NodeStatfser   = (*dirNode)(nil)
+	_ gofs.NodeLinker     = (*dirNode)(nil)
+	_ gofs.NodeSymlinker  = (*dirNode)(nil)
+	_ gofs.NodeMknoder    = (*dirNode)(nil)
+	_ gofs.NodeFsyncer    = (*dirNode)(nil)
+	_ gofs.NodeOpendirer  = (*dirNode)(nil)
+	_ gofs.NodeGetxattrer = (*dirNode)(nil)
+)
+
+func (d *dirNode) key() (string, syscall.Errno) {
+	k, ok := d.root.keyOf(d.EmbeddedInode())
+	if !ok {
+		return "", syscall.ENOENT
+	}
+	return k, 0
+}
+
+// childKey returns the key of name in d, validated.
+func (d *dirNode) childKey(name string) (string, syscall.Errno) {
+	k, errno := d.key()
+	if errno != 0 {
+		return "", errno
+	}
+	if k == "" && name == reservedDir {
+		return "", syscall.EPERM
+	}
+	if err := backend.ValidateName(name); err != nil {
+		return "", toErrno(err)
+	}
+	key := backend.Join(k, name)
+	if len(key) > backend.MaxKeyLen {
+		return "", syscall.ENAMETOOLONG
+	}
+	return key, 0
+}
+
+func (d *dirNode) isRoot() bool { return d.EmbeddedInode() == d.root.EmbeddedInode() }
+
+func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if d.isRoot() && name == reservedDir {
+		return d.root.lookupReserved(ctx, out)
+	}
+	key, errno := d.childKey(name)
+	if errno != 0 {
+		return nil, errno
+	}
+	st, err := d.root.c.Stat(key)
+	if err != nil {
+		return nil, toErrno(err)
+	}
+	d.root.fillEntry(st, out)
+	return d.root.newChild(ctx, d.EmbeddedInode(), st), 0
+}
+
+func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	key, errno := d.key()
+	if errno != 0 {
+		return errno
+	}
+	st, err := d.root.c.Stat(key)
+	if err != nil {
+		return toErrno(err)
+	}
+	d.root.fillAttr(st, &out.Attr)
+	out.SetTimeout(d.root.opts.AttrTimeout)
+	return 0
+}
+
+func (d *dirNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	key, errno := d.key()
+	if errno != 0 {
+		return errno
+	}
+	st, err := d.root.c.SetAttr(ctx, key, attrOf(in))
+	if err != nil {
+		return toErrno(err)
+	}
+	d.root.fillAttr(st, &out.Attr)
+	out.SetTimeout(d.root.opts.AttrTimeout)
+	return 0
+}
+
+// attrOf converts a SETATTR request into a session attribute change.
+func attrOf(in *fuse.SetAttrIn) session.Attr {
+	var a session.Attr
+	if sz, ok := in.GetSize(); ok {
+		s := int64(sz)
+		a.Size = &s
+	}
+	if m, ok := in.GetMode(); ok {
+		mode := fs.FileMode(m & 0o7777).Perm()
+		a.Mode = &mode
+	}
+	if uid, ok := in.GetUID(); ok {
+		a.UID = &uid
+	}
+	if gid, ok := in.GetGID(); ok {
+		a.GID = &gid
+	}
+	if mt, ok := in.GetMTime(); ok {
+		a.MTime = &mt
+	}
+	return a
+}
+
+func (d *dirNode) Opendir(ctx context.Context) syscall.Errno {
+	key, errno := d.key()
+	if errno != 0 {
+		return errno
+	}
+	if _, err := d.root.c.Stat(key); err != nil {
+		return toErrno(err)
+	}
+	return 0
+}
+
+func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	key, errno := d.key()
+	if errno != 0 {
+		return nil, errno
+	}
+	ents, err := d.root.c.ReadDir(key)
+	if err != nil {
+		return nil, toErrno(err)
+	}
+	list := make([]fuse.DirEntry, 0, len(ents)+1)
+	if key == "" {
+		list = append(list, fuse.DirEntry{Name: reservedDir, Mode: syscall.S_IFDIR, Ino: reservedIno})
+	}
+	for _, e := range ents {
+		mode := uint32(syscall.S_IFREG)
+		if e.IsDir {
+			mode = syscall.S_IFDIR
+		}
+		list = append(list, fuse.DirEntry{Name: e.Name, Mode: mode, Ino: e.Ino})
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	key, errno := d.childKey(name)
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	uid, gid := caller(ctx)
+	h, err := d.root.c.Create(key, session.CreateOptions{
+		Mode:      fs.FileMode(mode).Perm(),
+		UID:       uid,
+		GID:       gid,
+		Exclusive: flags&syscall.O_EXCL != 0,
+		Truncate:  flags&syscall.O_TRUNC != 0,
+	})
+	if err != nil {
+		return nil, nil, 0, toErrno(err)
+	}
+	st := h.Stat()
+	d.root.fillEntry(st, out)
+	child := d.root.newChild(ctx, d.EmbeddedInode(), st)
+	if fn, ok := child.Operations().(*fileNode); ok {
+		fn.seen.Store(h.Version())
+	}
+	return child, &fileHandle{h: h, appending: flags&syscall.O_APPEND != 0}, 0, 0
+}
+
+func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	key, errno := d.childKey(name)
+	if errno != 0 {
+		return nil, errno
+	}
+	uid, gid := caller(ctx)
+	if err := d.root.c.Mkdir(key, fs.FileMode(mode).Perm(), uid, gid); err != nil {
+		return nil, toErrno(err)
+	}
+	st, err := d.root.c.Stat(key)
+	if err != nil {
+		return nil, toErrno(err)
+	}
+	d.root.fillEntry(st, out)
+	return d.root.newChild(ctx, d.EmbeddedInode(), st), 0
+}
+
+func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
+	key, errno := d.childKey(name)
+	if errno != 0 {
+		return errno
+	}
+	return toErrno(d.root.c.Rmdir(key))
+}
+
+func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
+	key, errno := d.childKey(name)
+	if errno != 0 {
+		return errno
+	}
+	return toErrno(d.root.c.Delete(key))
+}
+
+func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	oldKey, errno := d.childKey(name)
+	if errno != 0 {
+		return errno
+	}
+	np, ok := newParent.(*dirNode)
+	if !ok {
+		if r, isRoot := newParent.(*Root); isRoot {
+			np = &r.dirNode
+		} else {
+			return syscall.EXDEV
+		}
+	}
+	newKey, errno := np.childKey(newName)
+	if errno != 0 {
+		return errno
+	}
+	var rf session.RenameFlags
+	if flags&unix.RENAME_NOREPLACE != 0 {
+		rf |= session.RenameNoReplace
+	}
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		rf |= session.RenameExchange
+	}
+	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) != 0 {
+		return syscall.EINVAL
+	}
+	return toErrno(d.root.c.Rename(ctx, oldKey, newKey, rf))
+}
+
+func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	indexed, _, _, _ := d.root.c.Counts()
+	const blocks = 1 << 30 // memfs is bounded by memory and the store, not by blocks
+	out.Bsize = 4096
+	out.Frsize = 4096
+	out.Blocks = blocks
+	out.Bfree = blocks / 2
+	out.Bavail = blocks / 2
+	out.Files = uint64(indexed) + 1<<20
+	out.Ffree = 1 << 20
+	out.NameLen = backend.MaxSegmentLen
+	return 0
+}
+
+func (d *dirNode) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
+	return toErrno(d.root.c.Flush(ctx))
+}
+
+func (d *dirNode) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EPERM
+}
+
+func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EPERM
+}
+
+func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EPERM
+}
+
+func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENODATA
+}

@@ -1,0 +1,50 @@
+package fsnode
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"syscall"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/session"
+)
+
+// errnoTable maps memfs's error sentinels to errnos, in order: the first
+// match wins, so the more specific sentinels come first.
+var errnoTable = []struct {
+	err   error
+	errno syscall.Errno
+}{
+	{backend.ErrKeyTooLong, syscall.ENAMETOOLONG},
+	{backend.ErrInvalidKey, syscall.EINVAL},
+	{fs.ErrNotExist, syscall.ENOENT},
+	{fs.ErrExist, syscall.EEXIST},
+	{session.ErrNotDir, syscall.ENOTDIR},
+	{session.ErrIsDir, syscall.EISDIR},
+	{session.ErrNotEmpty, syscall.ENOTEMPTY},
+	{session.ErrTooLarge, syscall.EFBIG},
+	{session.ErrInvalidOp, syscall.EINVAL},
+	{session.ErrReadOnly, syscall.EROFS},
+	{fs.ErrPermission, syscall.EPERM},
+	{context.Canceled, syscall.EINTR},
+}
+
+// toErrno is the one place where errors become errnos. Errors that match
+// no sentinel are store failures: EIO. (go-fuse's fs.ToErrno returns
+// ENOTSUP for wrapped errors, so it is not used.)
+func toErrno(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	for _, e := range errnoTable {
+		if errors.Is(err, e.err) {
+			return e.errno
+		}
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return syscall.EIO
+}

@@ -1,0 +1,168 @@
+package fsnode
+
+import (
+	"context"
+	"sync/atomic"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/memfs/memfs/session"
+)
+
+// fileNode is a file: a view of the session's file at its path.
+type fileNode struct {
+	gofs.Inode
+	root *Root
+	// seen is the content version the kernel's page cache holds, as of
+	// the last open; an open at the same version keeps the cache.
+	seen atomic.Uint64
+}
+
+var (
+	_ gofs.NodeGetattrer  = (*fileNode)(nil)
+	_ gofs.NodeSetattrer  = (*fileNode)(nil)
+	_ gofs.NodeOpener     = (*fileNode)(nil)
+	_ gofs.NodeFsyncer    = (*fileNode)(nil)
+	_ gofs.NodeGetxattrer = (*fileNode)(nil)
+)
+
+func (n *fileNode) key() (string, syscall.Errno) {
+	k, ok := n.root.keyOf(n.EmbeddedInode())
+	if !ok {
+		return "", syscall.ENOENT
+	}
+	return k, 0
+}
+
+func (n *fileNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	var st session.Stat
+	if fh, ok := f.(*fileHandle); ok {
+		// An open file answers from its handle: it may have been removed.
+		st = fh.h.Stat()
+	} else {
+		key, errno := n.key()
+		if errno != 0 {
+			return errno
+		}
+		var err error
+		if st, err = n.root.c.Stat(key); err != nil {
+			return toErrno(err)
+		}
+	}
+	n.root.fillAttr(st, &out.Attr)
+	out.SetTimeout(n.root.opts.AttrTimeout)
+	return 0
+}
+
+func (n *fileNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	a := attrOf(in)
+	var st session.Stat
+	var err error
+	if fh, ok := f.(*fileHandle); ok {
+		st, err = fh.h.SetAttr(a)
+	} else {
+		key, errno := n.key()
+		if errno != 0 {
+			return errno
+		}
+		st, err = n.root.c.SetAttr(ctx, key, a)
+	}
+	if err != nil {
+		return toErrno(err)
+	}
+	n.root.fillAttr(st, &out.Attr)
+	out.SetTimeout(n.root.opts.AttrTimeout)
+	return 0
+}
+
+func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	key, errno := n.key()
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	h, err := n.root.c.Open(ctx, key)
+	if err != nil {
+		return nil, 0, toErrno(err)
+	}
+	if flags&syscall.O_TRUNC != 0 {
+		if err := h.Truncate(0); err != nil {
+			h.Close()
+			return nil, 0, toErrno(err)
+		}
+	}
+	var fuseFlags uint32
+	if v := h.Version(); n.seen.Swap(v) == v {
+		fuseFlags |= fuse.FOPEN_KEEP_CACHE
+	}
+	if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
+		fuseFlags |= fuse.FOPEN_NOFLUSH
+	}
+	return &fileHandle{h: h, appending: flags&syscall.O_APPEND != 0}, fuseFlags, 0
+}
+
+func (n *fileNode) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
+	return toErrno(n.root.c.Flush(ctx))
+}
+
+func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENODATA
+}
+
+// fileHandle is an open file: a session.File plus the open flags.
+type fileHandle struct {
+	h         *session.File
+	appending bool
+}
+
+var (
+	_ gofs.FileReader    = (*fileHandle)(nil)
+	_ gofs.FileWriter    = (*fileHandle)(nil)
+	_ gofs.FileFlusher   = (*fileHandle)(nil)
+	_ gofs.FileReleaser  = (*fileHandle)(nil)
+	_ gofs.FileFsyncer   = (*fileHandle)(nil)
+	_ gofs.FileAllocater = (*fileHandle)(nil)
+)
+
+func (fh *fileHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n, _ := fh.h.ReadAt(dest, off)
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+func (fh *fileHandle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	var n int
+	var err error
+	if fh.appending {
+		n, err = fh.h.Append(data)
+	} else {
+		n, err = fh.h.WriteAt(data, off)
+	}
+	if err != nil {
+		return 0, toErrno(err)
+	}
+	return uint32(n), 0
+}
+
+func (fh *fileHandle) Flush(ctx context.Context) syscall.Errno { return 0 }
+
+func (fh *fileHandle) Release(ctx context.Context) syscall.Errno {
+	return toErrno(fh.h.Close())
+}
+
+func (fh *fileHandle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	return toErrno(fh.h.Sync(ctx))
+}
+
+// Allocate supports plain preallocation (mode 0): the file grows with
+// zeros. Punching holes and other modes are not supported.
+func (fh *fileHandle) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
+	if mode != 0 {
+		return syscall.EOPNOTSUPP
+	}
+	end := int64(off + size)
+	if st := fh.h.Stat(); st.Size >= end {
+		return 0
+	}
+	return toErrno(fh.h.Truncate(end))
+}

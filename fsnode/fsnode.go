@@ -1,0 +1,217 @@
+package fsnode
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/session"
+)
+
+// Options configures the node tree. The zero value uses 1 s timeouts, a
+// discarding logger and the time of NewRoot as the mount time.
+type Options struct {
+	Logger          *slog.Logger
+	EntryTimeout    time.Duration // 0 means 1 s
+	AttrTimeout     time.Duration // 0 means 1 s
+	NegativeTimeout time.Duration // 0 means 1 s
+	// Status, when set, is appended to .memfs/status (the CLI adds the
+	// store and mountpoint).
+	Status func() string
+}
+
+// Root is the root of a memfs mount. Build it with NewRoot and pass it to
+// fs.Mount (or use Mount).
+type Root struct {
+	dirNode
+	c    *session.Context
+	opts Options
+	log  *slog.Logger
+
+	queue *notifyQueue
+	stop  func()
+}
+
+var _ fs.InodeEmbedder = (*Root)(nil)
+
+// NewRoot returns the root node over c. Call Close when the mount has
+// ended to stop watching the session.
+func NewRoot(c *session.Context, opts Options) *Root {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	for _, d := range []*time.Duration{&opts.EntryTimeout, &opts.AttrTimeout, &opts.NegativeTimeout} {
+		if *d == 0 {
+			*d = time.Second
+		}
+	}
+	r := &Root{c: c, opts: opts, log: opts.Logger}
+	r.root = r
+	r.queue = newNotifyQueue(r)
+	r.stop = c.Watch(r.onChange)
+	return r
+}
+
+// Close stops the notification goroutine and the session watch.
+func (r *Root) Close() {
+	r.stop()
+	r.queue.close()
+}
+
+// onChange is called by the session with no lock held, possibly from
+// inside a request handler: it only queues.
+func (r *Root) onChange(ch session.Change) {
+	if ch.Op == session.OpContent {
+		r.queue.push(ch.Key)
+	}
+}
+
+// keyOf returns the session key of inode in, or false if in is no longer
+// attached to the tree (removed).
+func (r *Root) keyOf(in *fs.Inode) (string, bool) {
+	root := r.EmbeddedInode()
+	var segs []string
+	for p := in; p != root; {
+		name, parent := p.Parent()
+		if parent == nil {
+			return "", false
+		}
+		segs = append(segs, name)
+		p = parent
+	}
+	slices.Reverse(segs)
+	key := ""
+	for _, s := range segs {
+		key = backend.Join(key, s)
+	}
+	return key, true
+}
+
+func (r *Root) fillAttr(st session.Stat, out *fuse.Attr) {
+	out.Ino = st.Ino
+	out.Size = uint64(st.Size)
+	out.Blocks = (uint64(st.Size) + 511) / 512
+	out.Blksize = 4096
+	sec, nsec := uint64(st.MTime.Unix()), uint32(st.MTime.Nanosecond())
+	out.Mtime, out.Mtimensec = sec, nsec
+	out.Ctime, out.Ctimensec = sec, nsec
+	out.Atime, out.Atimensec = sec, nsec
+	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
+	out.Nlink = st.Nlink
+	if st.IsDir {
+		out.Mode = syscall.S_IFDIR | uint32(st.Mode.Perm())
+	} else {
+		out.Mode = syscall.S_IFREG | uint32(st.Mode.Perm())
+	}
+}
+
+func (r *Root) fillEntry(st session.Stat, out *fuse.EntryOut) {
+	r.fillAttr(st, &out.Attr)
+	out.SetEntryTimeout(r.opts.EntryTimeout)
+	out.SetAttrTimeout(r.opts.AttrTimeout)
+}
+
+// newChild returns the inode for st under parent, reusing the existing one
+// for the same inode number.
+func (r *Root) newChild(ctx context.Context, parent *fs.Inode, st session.Stat) *fs.Inode {
+	if st.IsDir {
+		return parent.NewInode(ctx, &dirNode{root: r}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: st.Ino})
+	}
+	return parent.NewInode(ctx, &fileNode{root: r}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: st.Ino})
+}
+
+func caller(ctx context.Context) (uint32, uint32) {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return c.Uid, c.Gid
+	}
+	return 0, 0
+}
+
+// notifyQueue delivers kernel cache invalidations from one goroutine: a
+// notification sent from a request handler, or under a lock that a
+// request may need, can deadlock the mount.
+type notifyQueue struct {
+	r    *Root
+	mu   sync.Mutex // guards keys and closed
+	cond *sync.Cond
+	keys []string
+	done chan struct{}
+	// closed is set once close is called.
+	closed atomic.Bool
+}
+
+func newNotifyQueue(r *Root) *notifyQueue {
+	q := &notifyQueue{r: r, done: make(chan struct{})}
+	q.cond = sync.NewCond(&q.mu)
+	go q.run()
+	return q
+}
+
+func (q *notifyQueue) push(key string) {
+	q.mu.Lock()
+	q.keys = append(q.keys, key)
+	q.mu.Unlock()
+	q.cond.Signal()
+}
+
+func (q *notifyQueue) close() {
+	q.mu.Lock()
+	q.closed.Store(true)
+	q.mu.Unlock()
+	q.cond.Signal()
+	<-q.done
+}
+
+func (q *notifyQueue) run() {
+	defer close(q.done)
+	for {
+		q.mu.Lock()
+		for len(q.keys) == 0 && !q.closed.Load() {
+			q.cond.Wait()
+		}
+		if q.closed.Load() {
+			q.mu.Unlock()
+			return
+		}
+		keys := q.keys
+		q.keys = nil
+		q.mu.Unlock()
+		for _, k := range keys {
+			q.r.invalidate(k)
+		}
+	}
+}
+
+// invalidate drops the kernel's cached pages and attributes of key, if the
+// kernel knows the file.
+func (r *Root) invalidate(key string) {
+	in := r.EmbeddedInode()
+	for _, seg := range splitKey(key) {
+		in = in.GetChild(seg)
+		if in == nil {
+			return
+		}
+	}
+	if errno := in.NotifyContent(0, 0); errno != 0 && errno != syscall.ENOENT {
+		r.log.Debug("notify content", "key", key, "errno", errno)
+	}
+}
+
+func splitKey(key string) []string {
+	var segs []string
+	for key != "" {
+		dir, name := backend.Split(key)
+		segs = append(segs, name)
+		key = dir
+	}
+	slices.Reverse(segs)
+	return segs
+}

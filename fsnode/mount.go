@@ -1,0 +1,55 @@
+package fsnode
+
+import (
+	"fmt"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/memfs/memfs/session"
+)
+
+// MountOptions are the kernel-facing options of Mount.
+type MountOptions struct {
+	AllowOther bool
+	ReadOnly   bool
+	Debug      bool
+	FsName     string // shown in /proc/mounts; "" means "memfs"
+}
+
+// Mount mounts root at dir and returns the running server. The caller
+// waits with Wait and unmounts with Unmount; root.Close after that.
+func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
+	entry, attr, neg := root.opts.EntryTimeout, root.opts.AttrTimeout, root.opts.NegativeTimeout
+	name := mo.FsName
+	if name == "" {
+		name = "memfs"
+	}
+	opts := &gofs.Options{
+		EntryTimeout:    &entry,
+		AttrTimeout:     &attr,
+		NegativeTimeout: &neg,
+		MountOptions: fuse.MountOptions{
+			FsName:               name,
+			Name:                 "memfs",
+			DirectMount:          true,
+			AllowOther:           mo.AllowOther,
+			Debug:                mo.Debug,
+			DisableXAttrs:        true,
+			IgnoreSecurityLabels: true,
+			MaxWrite:             1 << 20,
+			Options:              []string{"default_permissions"},
+		},
+	}
+	if mo.ReadOnly {
+		opts.MountOptions.Options = append(opts.MountOptions.Options, "ro")
+	}
+	server, err := gofs.Mount(dir, root, opts)
+	if err != nil {
+		return nil, fmt.Errorf("fsnode: mount %s: %w", dir, err)
+	}
+	return server, nil
+}
+
+// Session returns the session the tree serves.
+func (r *Root) Session() *session.Context { return r.c }

@@ -1,0 +1,394 @@
+package fsnode_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/fsnode"
+	"github.com/memfs/memfs/session"
+)
+
+// skipEnv is the one way to skip the mount tests, for machines without
+// /dev/fuse. A silent skip would let CI pass without testing the product.
+const skipEnv = "MEMFS_SKIP_MOUNT_TESTS"
+
+type mounted struct {
+	dir  string
+	c    *session.Context
+	root *fsnode.Root
+}
+
+type mountConfig struct {
+	sopts session.Options
+	fopts fsnode.Options
+	mopts fsnode.MountOptions
+}
+
+// mount mounts a session over st under t.TempDir() and unmounts it in
+// t.Cleanup (registered after TempDir's, so it runs first).
+func mount(t *testing.T, st backend.Store, cfg mountConfig) *mounted {
+	t.Helper()
+	if os.Getenv(skipEnv) != "" {
+		t.Skipf("%s is set: mount tests skipped", skipEnv)
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Fatalf("mount tests need /dev/fuse (%v); install fuse3 or set %s=1 to skip them", err, skipEnv)
+	}
+	dir := t.TempDir()
+	if cfg.sopts.DirUID == 0 {
+		cfg.sopts.DirUID, cfg.sopts.DirGID = uint32(os.Getuid()), uint32(os.Getgid())
+	}
+	c := session.NewContext(st, cfg.sopts)
+	if err := c.Bootstrap(t.Context(), "memory/"); err != nil {
+		t.Fatal(err)
+	}
+	root := fsnode.NewRoot(c, cfg.fopts)
+	srv, err := fsnode.Mount(dir, root, cfg.mopts)
+	if err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+	t.Cleanup(func() {
+		var err error
+		for range 50 {
+			if err = srv.Unmount(); err == nil || !errors.Is(err, syscall.EBUSY) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+		srv.Wait()
+		root.Close()
+	})
+	return &mounted{dir: dir, c: c, root: root}
+}
+
+func newDirStore(t *testing.T, dir string) *dirstore.Store {
+	t.Helper()
+	s, err := dirstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func seedStore(t *testing.T, st backend.Store, files map[string]string) {
+	t.Helper()
+	var es []backend.Entry
+	for k, v := range files {
+		es = append(es, backend.Entry{Key: k, Value: []byte(v), Info: backend.Info{
+			Mode: 0o644, MTime: time.Unix(1700000000, 0), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}})
+	}
+	if err := st.Save(t.Context(), es...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var sample = map[string]string{
+	"memory/global.md":            "global memory\nremember the milk\n",
+	"memory/project/kernel.md":    "kernel notes\n",
+	"skills/go/SKILL.md":          "---\nname: go\ndescription: Go patterns\n---\nbody\n",
+	"skills/go/resources/ref.txt": "reference",
+	"agents/explorer.json":        `{"name":"explorer"}`,
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func wantErrno(t *testing.T, what string, err error, want syscall.Errno) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Errorf("%s: got %v, want %v", what, err, want)
+	}
+}
+
+func TestMountReadPath(t *testing.T) {
+	st := newDirStore(t, t.TempDir())
+	seedStore(t, st, sample)
+	m := mount(t, st, mountConfig{})
+	for k, v := range sample {
+		p := filepath.Join(m.dir, k)
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() != int64(len(v)) || fi.Mode() != 0o644 || !fi.ModTime().Equal(time.Unix(1700000000, 0)) {
+			t.Errorf("stat %s = size %d mode %v mtime %v", k, fi.Size(), fi.Mode(), fi.ModTime())
+		}
+	}
+	// stat answered from the index: nothing outside memory/ is loaded yet.
+	if _, loaded, _, _ := m.c.Counts(); loaded != 2 {
+		t.Errorf("after stat of every file %d values are loaded, want 2 (memory/ only)", loaded)
+	}
+	for k, v := range sample {
+		if got := readFile(t, filepath.Join(m.dir, k)); got != v {
+			t.Errorf("cat %s = %q, want %q", k, got, v)
+		}
+	}
+	ents, err := os.ReadDir(m.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if got := strings.Join(names, " "); got != ".memfs agents memory skills" {
+		t.Errorf("ls -a of root = %q", got)
+	}
+	status := readFile(t, filepath.Join(m.dir, ".memfs/status"))
+	if !strings.Contains(status, "keys_indexed: 5\n") || !strings.Contains(status, "last_flush: never") {
+		t.Errorf(".memfs/status = %q", status)
+	}
+	wantErrno(t, "write .memfs/status", os.WriteFile(filepath.Join(m.dir, ".memfs/status"), []byte("x"), 0o644), syscall.EPERM)
+	wantErrno(t, "create in .memfs", os.WriteFile(filepath.Join(m.dir, ".memfs/new"), []byte("x"), 0o644), syscall.EPERM)
+}
+
+func TestMountWriteSemantics(t *testing.T) {
+	st := newDirStore(t, t.TempDir())
+	seedStore(t, st, sample)
+	m := mount(t, st, mountConfig{sopts: session.Options{MaxFileSize: 1 << 20}})
+	p := func(k string) string { return filepath.Join(m.dir, k) }
+
+	// create, write past the end, append, truncate
+	if err := os.WriteFile(p("memory/new.md"), []byte("hello"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p("memory/new.md"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte("!"), 8)
+	f.Close()
+	f, _ = os.OpenFile(p("memory/new.md"), os.O_WRONLY|os.O_APPEND, 0)
+	f.Write([]byte("+tail"))
+	f.Close()
+	if got := readFile(t, p("memory/new.md")); got != "hello\x00\x00\x00!+tail" {
+		t.Fatalf("content = %q", got)
+	}
+	if err := os.Truncate(p("memory/new.md"), 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p("memory/new.md")); got != "he" {
+		t.Fatalf("after truncate = %q", got)
+	}
+	if err := os.WriteFile(p("memory/new.md"), []byte("O_TRUNC"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p("memory/new.md")); got != "O_TRUNC" {
+		t.Fatalf("after O_TRUNC write = %q", got)
+	}
+	if fi, _ := os.Stat(p("memory/new.md")); fi.Mode() != 0o640 {
+		t.Fatalf("mode = %v, want 0640", fi.Mode())
+	}
+	// exclusive create
+	_, err = os.OpenFile(p("memory/new.md"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	wantErrno(t, "O_EXCL on existing", err, syscall.EEXIST)
+
+	// directories
+	if err := os.MkdirAll(p("a/b/c"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p("a/b/c/f"), []byte("f"), 0o644)
+	wantErrno(t, "rmdir non-empty", syscall.Rmdir(p("a/b")), syscall.ENOTEMPTY)
+	wantErrno(t, "rmdir file", syscall.Rmdir(p("a/b/c/f")), syscall.ENOTDIR)
+	wantErrno(t, "unlink dir", syscall.Unlink(p("a/b")), syscall.EISDIR)
+	wantErrno(t, "mkdir existing", os.Mkdir(p("a"), 0o755), syscall.EEXIST)
+	wantErrno(t, "create under file", os.WriteFile(p("a/b/c/f/g"), nil, 0o644), syscall.ENOTDIR)
+	wantErrno(t, "open missing", func() error { _, err := os.Open(p("nope")); return err }(), syscall.ENOENT)
+
+	// rename of a directory with open handles inside
+	h, err := os.Open(p("a/b/c/f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p("a/b"), p("moved")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p("moved/c/f")); got != "f" {
+		t.Fatalf("after dir rename = %q", got)
+	}
+	buf := make([]byte, 4)
+	if n, _ := h.ReadAt(buf, 0); string(buf[:n]) != "f" {
+		t.Fatalf("open handle after rename read %q", buf[:n])
+	}
+	h.Close()
+	// rename over an existing file, with a handle open on the target
+	os.WriteFile(p("x"), []byte("x-old"), 0o644)
+	os.WriteFile(p("y"), []byte("y-new"), 0o644)
+	hx, _ := os.Open(p("x"))
+	if err := os.Rename(p("y"), p("x")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p("x")); got != "y-new" {
+		t.Fatalf("x after rename-over = %q", got)
+	}
+	if n, _ := hx.ReadAt(buf, 0); string(buf[:n]) != "x-ol" {
+		t.Fatalf("old handle of replaced file read %q", buf[:n])
+	}
+	hx.Close()
+
+	// unlinked but open stays readable and fstat-able
+	os.WriteFile(p("gone"), []byte("still here"), 0o600)
+	hg, _ := os.Open(p("gone"))
+	if err := os.Remove(p("gone")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 32)
+	n, _ := hg.ReadAt(got, 0)
+	fi, err := hg.Stat()
+	if string(got[:n]) != "still here" || err != nil || fi.Size() != 10 {
+		t.Fatalf("unlinked open file: read %q, stat %v %v", got[:n], fi, err)
+	}
+	hg.Close()
+
+	// errors for bad names and sizes
+	wantErrno(t, "long name", os.WriteFile(p(strings.Repeat("n", 256)), nil, 0o644), syscall.ENAMETOOLONG)
+	wantErrno(t, "too big", os.WriteFile(p("big"), make([]byte, 1<<20+1), 0o644), syscall.EFBIG)
+	wantErrno(t, "hard link", os.Link(p("x"), p("x2")), syscall.EPERM)
+	wantErrno(t, "symlink", os.Symlink("x", p("sym")), syscall.EPERM)
+	wantErrno(t, "mkfifo", syscall.Mkfifo(p("fifo"), 0o644), syscall.EPERM)
+	wantErrno(t, "mknod", syscall.Mknod(p("dev"), syscall.S_IFCHR|0o644, 0x0101), syscall.EPERM)
+	_, err = syscall.Getxattr(p("x"), "user.foo", make([]byte, 64))
+	if !errors.Is(err, syscall.ENOTSUP) && !errors.Is(err, syscall.ENODATA) {
+		t.Errorf("getxattr = %v, want ENOTSUP or ENODATA", err)
+	}
+}
+
+func TestMountRenameFlags(t *testing.T) {
+	m := mount(t, newDirStore(t, t.TempDir()), mountConfig{})
+	a, b := filepath.Join(m.dir, "a"), filepath.Join(m.dir, "b")
+	os.WriteFile(a, []byte("A"), 0o644)
+	os.WriteFile(b, []byte("B"), 0o644)
+	wantErrno(t, "RENAME_NOREPLACE", renameat2(a, b, 1), syscall.EEXIST)
+	if err := renameat2(a, b, 2); err != nil {
+		t.Fatalf("RENAME_EXCHANGE: %v", err)
+	}
+	if readFile(t, a) != "B" || readFile(t, b) != "A" {
+		t.Fatalf("after exchange a=%q b=%q", readFile(t, a), readFile(t, b))
+	}
+	if err := renameat2(a, filepath.Join(m.dir, "c"), 1); err != nil {
+		t.Fatalf("RENAME_NOREPLACE to a free name: %v", err)
+	}
+}
+
+func renameat2(from, to string, flags uint) error {
+	return unixRenameat2(from, to, flags)
+}
+
+func TestMountPersistsAttributesAcrossRemount(t *testing.T) {
+	dir := t.TempDir()
+	var mt = time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	func() {
+		st, err := dirstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		t.Run("write", func(t *testing.T) {
+			m := mount(t, st, mountConfig{})
+			p := filepath.Join(m.dir, "skills/tool/run.sh")
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte("#!/bin/sh\necho hi\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(p, 1234, 5678); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(p, mt, mt); err != nil {
+				t.Fatal(err)
+			}
+			f, _ := os.Open(p)
+			if err := f.Sync(); err != nil {
+				t.Fatalf("fsync: %v", err)
+			}
+			f.Close()
+			// fsync made it durable: the store has it now.
+			if got, err := st.Load(t.Context(), "skills/tool/run.sh"); err != nil || got[0].Info.Mode != 0o755 {
+				t.Fatalf("store after fsync: %v %v", got, err)
+			}
+		})
+	}()
+	st := newDirStore(t, dir)
+	m := mount(t, st, mountConfig{})
+	fi, err := os.Stat(filepath.Join(m.dir, "skills/tool/run.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode() != 0o755 || sys.Uid != 1234 || sys.Gid != 5678 || !fi.ModTime().Equal(mt) {
+		t.Fatalf("after remount mode %v owner %d:%d mtime %v", fi.Mode(), sys.Uid, sys.Gid, fi.ModTime())
+	}
+}
+
+func TestMountHiddenNamesStayInSession(t *testing.T) {
+	st := newDirStore(t, t.TempDir())
+	m := mount(t, st, mountConfig{})
+	os.MkdirAll(filepath.Join(m.dir, "memory"), 0o755)
+	swp := filepath.Join(m.dir, "memory/.note.md.swp")
+	if err := os.WriteFile(swp, []byte("swap"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(m.dir, "memory/note.md"), []byte("note"), 0o644)
+	f, _ := os.Open(swp)
+	f.Sync()
+	f.Close()
+	if got := readFile(t, swp); got != "swap" {
+		t.Fatalf("hidden file reads %q", got)
+	}
+	l, err := st.List(t.Context())
+	if err != nil || len(l) != 1 || l[0].Key != "memory/note.md" {
+		t.Fatalf("store lists %v (%v), want only memory/note.md", l, err)
+	}
+}
+
+func TestMountFsyncFailureIsEIOAndKeepsData(t *testing.T) {
+	base := newDirStore(t, t.TempDir())
+	st := errorstore.Wrap(base, nil)
+	m := mount(t, st, mountConfig{})
+	p := filepath.Join(m.dir, "note.md")
+	if err := os.WriteFile(p, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st.SetInject(func(op errorstore.Op, keys []string) error {
+		if op == errorstore.OpSave {
+			return errors.New("injected: disk full")
+		}
+		return nil
+	})
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	wantErrno(t, "fsync over a failing store", f.Sync(), syscall.EIO)
+	if got := readFile(t, p); got != "precious" {
+		t.Fatalf("after failed fsync the file reads %q", got)
+	}
+	if st, _ := m.c.Stat("note.md"); !st.Dirty {
+		t.Fatal("after failed fsync the file is not dirty")
+	}
+	st.SetInject(nil)
+	if err := f.Sync(); err != nil {
+		t.Fatalf("fsync after the store recovered: %v", err)
+	}
+	if got, err := base.Load(t.Context(), "note.md"); err != nil || string(got[0].Value) != "precious" {
+		t.Fatalf("store after recovery: %v %v", got, err)
+	}
+}

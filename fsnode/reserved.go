@@ -1,0 +1,151 @@
+package fsnode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// reservedDir is memfs's own directory at the root of the mount.
+const reservedDir = ".memfs"
+
+// Inode numbers of the virtual files: far above what a session hands out.
+const (
+	reservedIno = 1<<62 + iota
+	statusIno
+)
+
+// reservedNode is the read-only .memfs directory.
+type reservedNode struct {
+	gofs.Inode
+	root *Root
+}
+
+var (
+	_ gofs.NodeLookuper  = (*reservedNode)(nil)
+	_ gofs.NodeReaddirer = (*reservedNode)(nil)
+	_ gofs.NodeGetattrer = (*reservedNode)(nil)
+	_ gofs.NodeCreater   = (*reservedNode)(nil)
+	_ gofs.NodeMkdirer   = (*reservedNode)(nil)
+)
+
+func (r *Root) lookupReserved(ctx context.Context, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	n := &reservedNode{root: r}
+	n.fill(&out.Attr)
+	out.SetEntryTimeout(r.opts.EntryTimeout)
+	out.SetAttrTimeout(r.opts.AttrTimeout)
+	return r.EmbeddedInode().NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: reservedIno}), 0
+}
+
+func (n *reservedNode) fill(out *fuse.Attr) {
+	out.Ino = reservedIno
+	out.Mode = syscall.S_IFDIR | 0o555
+	out.Nlink = 2
+	st, _ := n.root.c.Stat("")
+	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
+}
+
+func (n *reservedNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.fill(&out.Attr)
+	return 0
+}
+
+func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if name != "status" {
+		return nil, syscall.ENOENT
+	}
+	s := &statusNode{root: n.root}
+	s.fill(&out.Attr)
+	// Size changes with every read: no attribute caching for it.
+	return n.NewInode(ctx, s, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: statusIno}), 0
+}
+
+func (n *reservedNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	return gofs.NewListDirStream([]fuse.DirEntry{{Name: "status", Mode: syscall.S_IFREG, Ino: statusIno}}), 0
+}
+
+func (n *reservedNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, syscall.EPERM
+}
+
+func (n *reservedNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EPERM
+}
+
+// statusNode is .memfs/status: a snapshot of the session, made at open.
+type statusNode struct {
+	gofs.Inode
+	root *Root
+}
+
+var (
+	_ gofs.NodeOpener    = (*statusNode)(nil)
+	_ gofs.NodeGetattrer = (*statusNode)(nil)
+	_ gofs.NodeSetattrer = (*statusNode)(nil)
+)
+
+func (s *statusNode) fill(out *fuse.Attr) {
+	out.Ino = statusIno
+	out.Mode = syscall.S_IFREG | 0o444
+	out.Nlink = 1
+	out.Size = uint64(len(s.root.statusText()))
+	st, _ := s.root.c.Stat("")
+	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
+}
+
+func (s *statusNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	s.fill(&out.Attr)
+	out.SetTimeout(0)
+	return 0
+}
+
+func (s *statusNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return syscall.EPERM
+}
+
+func (s *statusNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		return nil, 0, syscall.EPERM
+	}
+	// DIRECT_IO: the content is made per open, so the kernel must neither
+	// cache it nor trust a size it saw earlier.
+	return &staticHandle{data: []byte(s.root.statusText())}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+type staticHandle struct{ data []byte }
+
+var _ gofs.FileReader = (*staticHandle)(nil)
+
+func (h *staticHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off >= int64(len(h.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	n := copy(dest, h.data[off:])
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// statusText renders .memfs/status: one "name: value" per line.
+func (r *Root) statusText() string {
+	indexed, loaded, dirty, removed := r.c.Counts()
+	fs := r.c.FlushStatus()
+	var b strings.Builder
+	fmt.Fprintf(&b, "keys_indexed: %d\nkeys_loaded: %d\ndirty: %d\npending_deletes: %d\n", indexed, loaded, dirty, removed)
+	if fs.Time.IsZero() {
+		b.WriteString("last_flush: never\nlast_flush_result: none\n")
+	} else {
+		result := "ok"
+		if fs.Err != nil {
+			result = "error: " + fs.Err.Error()
+		}
+		fmt.Fprintf(&b, "last_flush: %s\nlast_flush_result: %s\nflushes: %d\n", fs.Time.Format(time.RFC3339Nano), result, fs.Flushes)
+	}
+	if r.opts.Status != nil {
+		b.WriteString(r.opts.Status())
+	}
+	return b.String()
+}

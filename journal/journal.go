@@ -1,0 +1,357 @@
+// Package journal is memfs's crash journal: an append-only file of
+// completed changes (a file closed after writing, a removal, a rename) made
+// since the last flush. Appends are plain write(2) calls, never fsync'd, so
+// a close does not wait for a disk barrier; they survive kill -9 of the
+// process because the kernel already holds them. After a crash the records
+// are read back at the next mount, replayed into the session, and flushed.
+//
+// Each record is framed as
+//
+//	uint32 length | uint32 CRC-32C of payload | payload
+//
+// and a torn or corrupt tail (a crash in the middle of an append, a power
+// loss) ends the readable journal: everything before it is intact.
+//
+// Records carry the session's generation. Truncate(through) drops every
+// record at or below a generation that a flush made durable in the store,
+// and from then on Append ignores records at or below it, so a record that
+// was written late can never bring back a value older than the store's.
+//
+// What reaches the journal has already been redacted by the session.
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// Record is one completed change: the entries to save and the keys to delete.
+type Record struct {
+	Gen     uint64
+	Entries []backend.Entry
+	Removed []string
+}
+
+// Journal is an open journal file. It is safe for concurrent use.
+type Journal struct {
+	path string
+
+	mu      sync.Mutex // guards the fields below and the file offset
+	f       *os.File
+	size    int64
+	through uint64  // records at or below this generation are durable elsewhere
+	index   []frame // every record in the file, in order
+}
+
+type frame struct {
+	gen      uint64
+	off, len int64 // of the whole frame
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+const maxRecord = 1 << 31
+
+// Open opens (creating) the journal at path and returns the records it
+// holds, in file order. A torn tail is cut off.
+func Open(path string) (*Journal, []Record, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	j := &Journal{path: path, f: f}
+	recs, err := j.readAll()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	// Drop a torn tail so that new records follow intact ones.
+	if err := f.Truncate(j.size); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	if _, err := f.Seek(j.size, io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	return j, recs, nil
+}
+
+func (j *Journal) readAll() ([]Record, error) {
+	data, err := io.ReadAll(j.f)
+	if err != nil {
+		return nil, fmt.Errorf("journal: read %s: %w", j.path, err)
+	}
+	var recs []Record
+	off := int64(0)
+	for {
+		rest := data[off:]
+		if len(rest) < 8 {
+			break
+		}
+		n := int64(binary.LittleEndian.Uint32(rest))
+		sum := binary.LittleEndian.Uint32(rest[4:])
+		if int64(len(rest)-8) < n || crc32.Checksum(rest[8:8+n], crcTable) != sum {
+			break
+		}
+		r, err := decode(rest[8 : 8+n])
+		if err != nil {
+			break
+		}
+		recs = append(recs, r)
+		j.index = append(j.index, frame{gen: r.Gen, off: off, len: 8 + n})
+		off += 8 + n
+	}
+	j.size = off
+	return recs, nil
+}
+
+// Append writes r to the journal without waiting for a disk barrier. A
+// record at or below the last Truncate generation is already durable in the
+// store and is dropped.
+func (j *Journal) Append(r Record) error {
+	payload := encode(r)
+	if len(payload) >= maxRecord {
+		return fmt.Errorf("journal: record of %d bytes too large", len(payload))
+	}
+	buf := make([]byte, 8, 8+len(payload))
+	binary.LittleEndian.PutUint32(buf, uint32(len(payload)))
+	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(payload, crcTable))
+	buf = append(buf, payload...)
+
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("journal: closed")
+	}
+	if r.Gen <= j.through && r.Gen != 0 {
+		return nil
+	}
+	if _, err := j.f.Write(buf); err != nil {
+		// A short write leaves a torn frame: cut it so later records stay readable.
+		j.f.Truncate(j.size)
+		j.f.Seek(j.size, io.SeekStart)
+		return fmt.Errorf("journal: append: %w", err)
+	}
+	j.index = append(j.index, frame{gen: r.Gen, off: j.size, len: int64(len(buf))})
+	j.size += int64(len(buf))
+	return nil
+}
+
+// Truncate drops every record whose generation is at most through, because
+// a flush has made those changes durable in the store. The result is made
+// durable before Truncate returns, so that a power loss cannot replay old
+// records over newer stored values.
+func (j *Journal) Truncate(through uint64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("journal: closed")
+	}
+	j.through = max(j.through, through)
+	var keep []frame
+	for _, fr := range j.index {
+		if fr.gen > through {
+			keep = append(keep, fr)
+		}
+	}
+	if len(keep) == len(j.index) {
+		return nil
+	}
+	if len(keep) == 0 {
+		return j.resetLocked()
+	}
+	return j.rewriteLocked(keep)
+}
+
+// Reset empties the journal: every record is durable elsewhere, and
+// generations start over (a new session).
+func (j *Journal) Reset() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("journal: closed")
+	}
+	j.through = 0
+	return j.resetLocked()
+}
+
+func (j *Journal) resetLocked() error {
+	if err := j.f.Truncate(0); err != nil {
+		return fmt.Errorf("journal: truncate: %w", err)
+	}
+	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	j.index, j.size = nil, 0
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("journal: sync: %w", err)
+	}
+	return nil
+}
+
+// rewriteLocked replaces the file with only the frames in keep.
+func (j *Journal) rewriteLocked(keep []frame) error {
+	tmp := fmt.Sprintf("%s.%d.tmp", j.path, time.Now().UnixNano())
+	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal: rewrite: %w", err)
+	}
+	fail := func(err error) error {
+		nf.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("journal: rewrite: %w", err)
+	}
+	var index []frame
+	var off int64
+	for _, fr := range keep {
+		buf := make([]byte, fr.len)
+		if _, err := j.f.ReadAt(buf, fr.off); err != nil {
+			return fail(err)
+		}
+		if _, err := nf.Write(buf); err != nil {
+			return fail(err)
+		}
+		index = append(index, frame{gen: fr.gen, off: off, len: fr.len})
+		off += fr.len
+	}
+	if err := nf.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, j.path); err != nil {
+		return fail(err)
+	}
+	if d, err := os.Open(filepath.Dir(j.path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	j.f.Close()
+	j.f, j.index, j.size = nf, index, off
+	return nil
+}
+
+// Size returns the journal's size in bytes.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
+// Close closes the file. The records stay for the next Open.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
+}
+
+func encode(r Record) []byte {
+	n := 8 + 4 + 4
+	for _, e := range r.Entries {
+		n += 4 + len(e.Key) + 8 + 4 + 4 + 4 + 4 + len(e.Value)
+	}
+	for _, k := range r.Removed {
+		n += 4 + len(k)
+	}
+	b := make([]byte, 0, n)
+	b = binary.LittleEndian.AppendUint64(b, r.Gen)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Entries)))
+	for _, e := range r.Entries {
+		b = appendBytes(b, []byte(e.Key))
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.Info.MTime.UnixNano()))
+		b = binary.LittleEndian.AppendUint32(b, uint32(e.Info.Mode.Perm()))
+		b = binary.LittleEndian.AppendUint32(b, e.Info.UID)
+		b = binary.LittleEndian.AppendUint32(b, e.Info.GID)
+		b = appendBytes(b, e.Value)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Removed)))
+	for _, k := range r.Removed {
+		b = appendBytes(b, []byte(k))
+	}
+	return b
+}
+
+func appendBytes(b, v []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
+	return append(b, v...)
+}
+
+var errCorrupt = errors.New("journal: corrupt record")
+
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) u32() uint32 {
+	if len(r.b) < 4 {
+		r.err = errCorrupt
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
+
+func (r *reader) u64() uint64 {
+	if len(r.b) < 8 {
+		r.err = errCorrupt
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *reader) bytes() []byte {
+	n := int(r.u32())
+	if r.err != nil || len(r.b) < n {
+		r.err = errCorrupt
+		return nil
+	}
+	v := append([]byte(nil), r.b[:n]...)
+	r.b = r.b[n:]
+	return v
+}
+
+func decode(b []byte) (Record, error) {
+	r := &reader{b: b}
+	var rec Record
+	rec.Gen = r.u64()
+	ne := int(r.u32())
+	for i := 0; i < ne && r.err == nil; i++ {
+		var e backend.Entry
+		e.Key = string(r.bytes())
+		e.Info.MTime = time.Unix(0, int64(r.u64()))
+		e.Info.Mode = os.FileMode(r.u32()).Perm()
+		e.Info.UID = r.u32()
+		e.Info.GID = r.u32()
+		e.Value = r.bytes()
+		e.Info.Size = int64(len(e.Value))
+		rec.Entries = append(rec.Entries, e)
+	}
+	nr := int(r.u32())
+	for i := 0; i < nr && r.err == nil; i++ {
+		rec.Removed = append(rec.Removed, string(r.bytes()))
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.err = errCorrupt
+	}
+	return rec, r.err
+}

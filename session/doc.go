@@ -1,0 +1,59 @@
+// Package session is the in-memory session cache that a memfs mount serves
+// from. It has no FUSE import and is a usable library on its own.
+//
+// # Model
+//
+// A [Context] sits over one backend.Store. [Context.Bootstrap] lists the store
+// once and fills the index with every key and its Info (size, mtime, mode,
+// owner); values under the bootstrap prefixes are loaded, the rest stay on
+// disk until [Context.Resolve] (or [Context.Open]) asks for them. From then
+// on reads are served from memory.
+//
+// Writes ([Context.Set], [File.WriteAt], [Context.Rename], ...) change the
+// cached value and mark the key dirty; [Context.Delete] and renames mark keys
+// removed. The store is untouched until [Context.Flush], which sends every
+// dirty entry in one Save call and every removed key in one Delete call.
+//
+// Directories are implied by keys, as in git: a directory exists while a key
+// lies under it, or while it was made in this session (an empty directory
+// is not persisted).
+//
+// Hidden keys (a segment starting with ".") work like any other key but live
+// in the session only: Flush never sends them.
+//
+// # Invariants
+//
+//   - Get never does I/O; an indexed but unloaded key gives nil, false.
+//   - Store I/O never runs while the Context's lock is held: state is copied
+//     out under the lock, the I/O runs, and the lock is retaken and the
+//     state re-checked.
+//   - A change that lands while a Flush runs stays dirty and is flushed by
+//     the next one: each dirty file carries the generation of its latest
+//     change, and Flush clears only what it saved at that generation.
+//   - A failed Flush leaves everything dirty and returns the error.
+//   - A [File] (an open handle) follows its file through renames and keeps
+//     it readable and writable after it is removed, as POSIX requires of
+//     an open descriptor. The Context, not the handle, owns all state.
+//   - Values are never modified in place once a reader outside the lock
+//     may hold them (a Get result, a Flush snapshot): the next write copies.
+//
+// # Errors
+//
+// Missing keys give errors satisfying errors.Is(err, fs.ErrNotExist); invalid
+// keys backend.ErrInvalidKey; the rest are the sentinels below (ErrNotDir,
+// ErrIsDir, ErrNotEmpty, ErrTooLarge, fs.ErrExist), wrapped with the key.
+//
+// # Concurrency
+//
+// A Context and its Files are safe for concurrent use. Change callbacks
+// registered with [Context.Watch] run synchronously after the lock has been
+// released; they must not block and must not call into a kernel that may
+// wait on this Context (queue the work instead).
+//
+// # Example
+//
+//	c := session.NewContext(store, session.Options{})
+//	if err := c.Bootstrap(ctx, "memory/"); err != nil { ... }
+//	c.Set("memory/today.md", []byte("- learned X\n"))
+//	if err := c.Flush(ctx); err != nil { ... }
+package session

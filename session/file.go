@@ -1,0 +1,235 @@
+package session
+
+import (
+	"context"
+	"io"
+	"io/fs"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// File is an open handle on a file. It follows the file through renames
+// and keeps it readable and writable after the file is removed, as an open
+// descriptor does. All state lives in the Context; a File only points at it.
+type File struct {
+	c     *Context
+	f     *file
+	wrote bool // changed through this handle since open (read and written under c.mu)
+}
+
+// CreateOptions describe a file to create.
+type CreateOptions struct {
+	Mode      fs.FileMode
+	UID, GID  uint32
+	Exclusive bool // fail with fs.ErrExist if the file exists (O_EXCL)
+	Truncate  bool // truncate an existing file to zero (O_TRUNC)
+}
+
+// Open returns a handle on file key, loading its value first.
+func (c *Context) Open(ctx context.Context, key string) (*File, error) {
+	for {
+		if err := c.Resolve(ctx, key); err != nil {
+			c.mu.RLock()
+			_, isDir := c.dirs[key]
+			c.mu.RUnlock()
+			if isDir {
+				return nil, pathErr("open", key, ErrIsDir)
+			}
+			return nil, err
+		}
+		c.mu.RLock()
+		f, ok := c.files[key]
+		loaded := ok && f.loaded
+		c.mu.RUnlock()
+		if !ok {
+			return nil, notExist("open", key)
+		}
+		if loaded {
+			return &File{c: c, f: f}, nil
+		}
+		// Replaced by an unloaded file between Resolve and here: again.
+	}
+}
+
+// Create opens file key, creating it with opts when it does not exist.
+// Truncating an existing file loads nothing: its old value is dropped.
+func (c *Context) Create(key string, opts CreateOptions) (*File, error) {
+	if err := c.writable("create", key); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if _, ok := c.files[key]; !ok {
+		if _, err := c.parentLocked("create", key); err != nil {
+			c.mu.Unlock()
+			return nil, err
+		}
+	}
+	f, created, err := c.createLocked("create", key, opts.Mode, opts.UID, opts.GID, opts.Exclusive)
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	if created || opts.Truncate {
+		if opts.Truncate && !created {
+			f.data, f.size, f.loaded = nil, 0, true
+			f.shared.Store(false)
+			f.mtime = c.now().UnixNano()
+			f.ver++
+		}
+		c.markDirtyLocked(f)
+	}
+	loaded := f.loaded
+	c.mu.Unlock()
+	if created {
+		c.emit(Change{Op: OpCreate, Key: key})
+	}
+	if !loaded {
+		return c.Open(context.Background(), key)
+	}
+	return &File{c: c, f: f, wrote: created || opts.Truncate}, nil
+}
+
+// Key returns the file's current key, or "" once it has been removed.
+func (h *File) Key() string {
+	h.c.mu.RLock()
+	defer h.c.mu.RUnlock()
+	return h.f.key
+}
+
+// Stat returns the file's attributes.
+func (h *File) Stat() Stat {
+	h.c.mu.RLock()
+	defer h.c.mu.RUnlock()
+	return h.f.statLocked(h.c)
+}
+
+// Version changes whenever the content changes by a path other than a
+// write through a File: Set, a flush that redacted it, a reload.
+func (h *File) Version() uint64 {
+	h.c.mu.RLock()
+	defer h.c.mu.RUnlock()
+	return h.f.ver
+}
+
+// ReadAt reads from the cached value at off, as io.ReaderAt does.
+func (h *File) ReadAt(p []byte, off int64) (int, error) {
+	h.c.mu.RLock()
+	defer h.c.mu.RUnlock()
+	if off >= int64(len(h.f.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, h.f.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// WriteAt writes p at off, extending the file with zeros past its end.
+func (h *File) WriteAt(p []byte, off int64) (int, error) {
+	return h.write(p, off, false)
+}
+
+// Append writes p at the current end of the file, atomically with respect
+// to every other writer (O_APPEND).
+func (h *File) Append(p []byte) (int, error) {
+	return h.write(p, 0, true)
+}
+
+func (h *File) write(p []byte, off int64, appending bool) (int, error) {
+	c := h.c
+	if c.opts.ReadOnly {
+		return 0, pathErr("write", h.Key(), ErrReadOnly)
+	}
+	c.mu.Lock()
+	f := h.f
+	if appending {
+		off = int64(len(f.data))
+	}
+	end := off + int64(len(p))
+	if off < 0 {
+		c.mu.Unlock()
+		return 0, pathErr("write", f.key, ErrInvalidOp)
+	}
+	if c.opts.MaxFileSize > 0 && end > c.opts.MaxFileSize {
+		c.mu.Unlock()
+		return 0, pathErr("write", f.key, ErrTooLarge)
+	}
+	if end > int64(len(f.data)) {
+		f.data = c.growLocked(f, end)
+	} else if f.shared.Load() {
+		f.data = append([]byte(nil), f.data...)
+		f.shared.Store(false)
+	}
+	copy(f.data[off:], p)
+	f.size = int64(len(f.data))
+	f.mtime = c.now().UnixNano()
+	h.wrote = true
+	c.markDirtyLocked(f)
+	c.mu.Unlock()
+	return len(p), nil
+}
+
+// Truncate sets the file's size, dropping or zero-filling bytes.
+func (h *File) Truncate(size int64) error {
+	c := h.c
+	if c.opts.ReadOnly {
+		return pathErr("truncate", h.Key(), ErrReadOnly)
+	}
+	c.mu.Lock()
+	if err := c.truncateLocked(h.f, size); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	h.wrote = true
+	c.markDirtyLocked(h.f)
+	c.mu.Unlock()
+	return nil
+}
+
+// SetAttr changes the attributes of the open file, removed or not.
+func (h *File) SetAttr(a Attr) (Stat, error) {
+	if h.c.opts.ReadOnly {
+		return Stat{}, pathErr("setattr", h.Key(), ErrReadOnly)
+	}
+	st, err := h.c.setFileAttr(h.f, a)
+	if err == nil && a.Size != nil {
+		h.c.mu.Lock()
+		h.wrote = true
+		h.c.mu.Unlock()
+	}
+	return st, err
+}
+
+// Sync makes the file durable: it flushes the session (every dirty entry,
+// so that the file's name, which may depend on a rename, is durable too).
+func (h *File) Sync(ctx context.Context) error {
+	return h.c.Flush(ctx)
+}
+
+// Close ends the handle. A handle that wrote records the file's value in the
+// journal (when there is one), so that it survives a crash of the process
+// before the next flush, and tells watchers of the write.
+func (h *File) Close() error {
+	c := h.c
+	c.mu.Lock()
+	wrote := h.wrote
+	h.wrote = false
+	key := h.f.key
+	var e backend.Entry
+	gen := h.f.gen
+	if wrote && key != "" && !backend.IsHidden(key) && c.opts.Journal != nil && gen != 0 {
+		h.f.shared.Store(true)
+		e = backend.Entry{Key: key, Info: h.f.infoLocked(), Value: h.f.data}
+	}
+	c.mu.Unlock()
+	if !wrote || key == "" {
+		return nil
+	}
+	var err error
+	if e.Key != "" {
+		err = c.journal(gen, []backend.Entry{e}, nil)
+	}
+	c.emit(Change{Op: OpWrite, Key: key})
+	return err
+}

@@ -1,0 +1,288 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/journal"
+)
+
+// Journal records completed changes between flushes so that they survive a
+// crash of the process. Append must not wait for a disk barrier; Truncate
+// discards every record whose generation is at most through, because a
+// successful Flush made them durable in the store.
+type Journal interface {
+	Append(r journal.Record) error
+	Truncate(through uint64) error
+}
+
+// FlushStatus describes the last Flush.
+type FlushStatus struct {
+	Time    time.Time // when it ended; zero if none ran
+	Err     error     // nil when it succeeded
+	Flushes int       // how many ran
+	Saved   int       // entries saved by the last successful one
+	Deleted int       // keys deleted by the last successful one
+}
+
+// Flush sends every dirty entry to the store in one Save call and every
+// removed key in one Delete call. Hidden keys are never sent. Changes that
+// land while Flush runs stay dirty for the next Flush. On failure everything
+// stays dirty and the error is returned.
+func (c *Context) Flush(ctx context.Context) error {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+
+	type snap struct {
+		f   *file
+		gen uint64
+	}
+	c.mu.Lock()
+	through := c.gen
+	var saved []snap
+	var entries []backend.Entry
+	for f := range c.dirty {
+		if f.key == "" || backend.IsHidden(f.key) {
+			continue
+		}
+		f.shared.Store(true)
+		saved = append(saved, snap{f, f.gen})
+		entries = append(entries, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
+	}
+	removedGen := make(map[string]uint64, len(c.removed))
+	var removed []string
+	for k, g := range c.removed {
+		removedGen[k] = g
+		if !backend.IsHidden(k) {
+			removed = append(removed, k)
+		}
+	}
+	c.mu.Unlock()
+
+	redacted := c.redact(entries)
+	err := c.saveAndDelete(ctx, entries, removed)
+
+	c.mu.Lock()
+	c.stats.flushes++
+	c.stats.last = c.now()
+	c.stats.lastErr = err
+	if err != nil {
+		c.mu.Unlock()
+		c.log.Error("flush failed; entries stay dirty", "entries", len(entries), "removed", len(removed), "err", err)
+		return wrapf("flush: %w", err)
+	}
+	c.stats.saved, c.stats.deleted = len(entries), len(removed)
+	var changed []Change
+	for i, s := range saved {
+		if s.f.gen != s.gen {
+			continue // written again during the flush: stays dirty
+		}
+		delete(c.dirty, s.f)
+		s.f.gen = 0
+		if redacted[i] {
+			// The cache shows what the store holds.
+			s.f.data = entries[i].Value
+			s.f.size = int64(len(s.f.data))
+			s.f.ver++
+			changed = append(changed, Change{Op: OpContent, Key: s.f.key})
+		}
+	}
+	for k, g := range removedGen {
+		if c.removed[k] == g {
+			delete(c.removed, k)
+		}
+	}
+	c.mu.Unlock()
+	if c.opts.Journal != nil {
+		if err := c.opts.Journal.Truncate(through); err != nil {
+			c.log.Warn("journal truncate failed; records will be replayed again", "err", err)
+		}
+	}
+	for _, ch := range changed {
+		c.emit(ch)
+	}
+	return nil
+}
+
+// redact applies Options.BeforeSave to every entry in place and reports
+// which values it changed.
+func (c *Context) redact(entries []backend.Entry) []bool {
+	changed := make([]bool, len(entries))
+	if c.opts.BeforeSave == nil {
+		return changed
+	}
+	for i := range entries {
+		v := c.opts.BeforeSave(entries[i].Key, entries[i].Value)
+		if !bytes.Equal(v, entries[i].Value) {
+			entries[i].Value = v
+			entries[i].Info.Size = int64(len(v))
+			changed[i] = true
+		}
+	}
+	return changed
+}
+
+func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, removed []string) error {
+	// Save before Delete: a crash in between leaves a renamed file under
+	// both names rather than under none.
+	var errs []error
+	if len(entries) > 0 {
+		if err := c.store.Save(ctx, entries...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(removed) > 0 && len(errs) == 0 {
+		if err := c.store.Delete(ctx, removed...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// FlushStatus reports the outcome of the last Flush.
+func (c *Context) FlushStatus() FlushStatus {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return FlushStatus{Time: c.stats.last, Err: c.stats.lastErr, Flushes: c.stats.flushes,
+		Saved: c.stats.saved, Deleted: c.stats.deleted}
+}
+
+// Counts reports the size of the session: files indexed, files loaded,
+// files dirty (hidden ones included), keys pending deletion.
+func (c *Context) Counts() (indexed, loaded, dirty, removed int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, f := range c.files {
+		if f.loaded {
+			loaded++
+		}
+	}
+	return len(c.files), loaded, len(c.dirty), len(c.removed)
+}
+
+// DirtyEntries returns a copy of every dirty, non-hidden entry with its
+// value: what a recovery directory must receive when the store refuses
+// the final flush.
+func (c *Context) DirtyEntries() []backend.Entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []backend.Entry
+	for f := range c.dirty {
+		if f.key == "" || backend.IsHidden(f.key) {
+			continue
+		}
+		f.shared.Store(true)
+		out = append(out, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
+	}
+	c.redact(out)
+	return out
+}
+
+// journal records a completed change when the session has a journal.
+func (c *Context) journal(gen uint64, entries []backend.Entry, removed []string) error {
+	j := c.opts.Journal
+	if j == nil || gen == 0 {
+		// Generation 0 is a clean file: the store already has it.
+		return nil
+	}
+	var keep []backend.Entry
+	for _, e := range entries {
+		if !backend.IsHidden(e.Key) {
+			keep = append(keep, e)
+		}
+	}
+	var rm []string
+	for _, k := range removed {
+		if !backend.IsHidden(k) {
+			rm = append(rm, k)
+		}
+	}
+	if len(keep) == 0 && len(rm) == 0 {
+		return nil
+	}
+	// Whatever reaches disk is redacted first.
+	c.redact(keep)
+	if err := j.Append(journal.Record{Gen: gen, Entries: keep, Removed: rm}); err != nil {
+		c.log.Error("journal append failed", "err", err)
+		return wrapf("journal: %w", err)
+	}
+	return nil
+}
+
+// Replay applies journal records (from a crashed earlier process) to the
+// session, in generation order, as changes to flush.
+func (c *Context) Replay(records []journal.Record) error {
+	for _, r := range records {
+		for _, e := range r.Entries {
+			if err := c.put(e); err != nil {
+				return err
+			}
+		}
+		for _, k := range r.Removed {
+			if err := c.Delete(k); err != nil && !isNotExist(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// put stores e with its own metadata, as a completed change.
+func (c *Context) put(e backend.Entry) error {
+	if err := c.writable("put", e.Key); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	f, created, err := c.createLocked("put", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
+	f.shared.Store(false)
+	f.mode, f.uid, f.gid = e.Info.Mode.Perm(), e.Info.UID, e.Info.GID
+	f.mtime = e.Info.MTime.UnixNano()
+	if e.Info.MTime.IsZero() {
+		f.mtime = c.now().UnixNano()
+	}
+	f.ver++
+	c.markDirtyLocked(f)
+	c.mu.Unlock()
+	op := OpWrite
+	if created {
+		op = OpCreate
+	}
+	c.emit(Change{Op: op, Key: e.Key})
+	return nil
+}
+
+// Put stores entry e with its metadata (mode, owner, mtime), marks it
+// dirty and records it in the journal. The Context takes ownership of
+// e.Value.
+func (c *Context) Put(e backend.Entry) error {
+	if err := c.put(e); err != nil {
+		return err
+	}
+	return c.journalKey(e.Key)
+}
+
+// journalKey records the current value of key as a completed change.
+func (c *Context) journalKey(key string) error {
+	if c.opts.Journal == nil || backend.IsHidden(key) {
+		return nil
+	}
+	c.mu.Lock()
+	f, ok := c.files[key]
+	if !ok || !f.loaded {
+		c.mu.Unlock()
+		return nil
+	}
+	f.shared.Store(true)
+	e := backend.Entry{Key: key, Info: f.infoLocked(), Value: f.data}
+	gen := f.gen
+	c.mu.Unlock()
+	return c.journal(gen, []backend.Entry{e}, nil)
+}

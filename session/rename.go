@@ -1,0 +1,264 @@
+package session
+
+import (
+	"context"
+	"strings"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// RenameFlags select the variant of Rename, as renameat2(2) does.
+type RenameFlags uint32
+
+const (
+	// RenameNoReplace fails with fs.ErrExist when the target exists.
+	RenameNoReplace RenameFlags = 1 << iota
+	// RenameExchange swaps two existing files atomically.
+	RenameExchange
+)
+
+// Rename moves the file or directory oldKey to newKey with POSIX semantics:
+// an existing target file is replaced atomically (open Files of either keep
+// working); a directory may replace only an empty directory; a directory
+// cannot move into itself. Renaming a directory renames every key under it,
+// which loads the values that are not loaded yet (the store needs them to
+// save the new keys).
+func (c *Context) Rename(ctx context.Context, oldKey, newKey string, flags RenameFlags) error {
+	if err := c.writable("rename", oldKey); err != nil {
+		return err
+	}
+	if err := backend.ValidateKey(newKey); err != nil {
+		return err
+	}
+	if flags&RenameNoReplace != 0 && flags&RenameExchange != 0 {
+		return pathErr("rename", oldKey, ErrInvalidOp)
+	}
+	if oldKey == newKey {
+		// rename(2) of a name onto itself succeeds and does nothing.
+		c.mu.RLock()
+		_, okF := c.files[oldKey]
+		_, okD := c.dirs[oldKey]
+		c.mu.RUnlock()
+		if !okF && !okD {
+			return notExist("rename", oldKey)
+		}
+		return nil
+	}
+	if strings.HasPrefix(newKey, oldKey+"/") {
+		return pathErr("rename", oldKey, ErrInvalidOp)
+	}
+	for {
+		// Load what the move needs, outside the lock; if a new unloaded
+		// key appeared under a directory meanwhile, go round again.
+		if err := c.Resolve(ctx, c.unloadedUnder(oldKey, newKey)...); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		done, err := c.renameLocked(oldKey, newKey, flags)
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+	}
+	c.emit(Change{Op: OpRename, Key: newKey, OldKey: oldKey})
+	return c.journalRename(oldKey, newKey, flags)
+}
+
+// journalRename records the outcome of a rename: the moved files under
+// their new keys, and the old keys removed (unless an exchange refilled them).
+func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error {
+	if c.opts.Journal == nil {
+		return nil
+	}
+	c.mu.Lock()
+	var entries []backend.Entry
+	var removed []string
+	var gen uint64
+	add := func(f *file) {
+		f.shared.Store(true)
+		entries = append(entries, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
+		gen = max(gen, f.gen)
+	}
+	if f, ok := c.files[newKey]; ok {
+		add(f)
+		if flags&RenameExchange != 0 {
+			if g, ok := c.files[oldKey]; ok {
+				add(g)
+			}
+		} else {
+			removed = append(removed, oldKey)
+		}
+	} else {
+		prefix := newKey + "/"
+		for k, f := range c.files {
+			if strings.HasPrefix(k, prefix) {
+				add(f)
+				removed = append(removed, oldKey+k[len(newKey):])
+			}
+		}
+	}
+	c.mu.Unlock()
+	return c.journal(gen, entries, removed)
+}
+
+// unloadedUnder returns the unloaded file keys that a rename of oldKey to
+// newKey has to save: the moved file or the files under a moved directory.
+// With an exchange, those of newKey too.
+func (c *Context) unloadedUnder(keys ...string) []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for _, k := range keys {
+		if f, ok := c.files[k]; ok {
+			if !f.loaded {
+				out = append(out, k)
+			}
+			continue
+		}
+		if _, ok := c.dirs[k]; !ok {
+			continue
+		}
+		for fk, f := range c.files {
+			if !f.loaded && strings.HasPrefix(fk, k+"/") {
+				out = append(out, fk)
+			}
+		}
+	}
+	return out
+}
+
+// renameLocked performs the rename if every value it moves is loaded; it
+// reports false (and changes nothing) when something must be loaded first.
+func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags) (bool, error) {
+	srcF, srcIsFile := c.files[oldKey]
+	srcD, srcIsDir := c.dirs[oldKey]
+	if !srcIsFile && !srcIsDir {
+		if _, err := c.parentLocked("rename", oldKey); err != nil {
+			return false, err
+		}
+		return false, notExist("rename", oldKey)
+	}
+	dstF, dstIsFile := c.files[newKey]
+	dstD, dstIsDir := c.dirs[newKey]
+	dstExists := dstIsFile || dstIsDir
+	newParent, err := c.parentLocked("rename", newKey)
+	if err != nil {
+		return false, err
+	}
+
+	switch {
+	case flags&RenameNoReplace != 0 && dstExists:
+		return false, exist("rename", newKey)
+	case flags&RenameExchange != 0:
+		if !dstExists {
+			return false, notExist("rename", newKey)
+		}
+		if !srcIsFile || !dstIsFile {
+			// Exchanging directories is not supported: a clean EINVAL.
+			return false, pathErr("rename", oldKey, ErrInvalidOp)
+		}
+		if !srcF.loaded || !dstF.loaded {
+			return false, nil
+		}
+		srcF.key, dstF.key = newKey, oldKey
+		c.files[oldKey], c.files[newKey] = dstF, srcF
+		c.markDirtyLocked(srcF)
+		c.markDirtyLocked(dstF)
+		c.touchParentsLocked(oldKey, newKey)
+		return true, nil
+	case srcIsFile && dstIsDir:
+		return false, pathErr("rename", newKey, ErrIsDir)
+	case srcIsDir && dstIsFile:
+		return false, pathErr("rename", newKey, ErrNotDir)
+	case srcIsDir && dstIsDir && len(dstD.children) > 0:
+		return false, pathErr("rename", newKey, ErrNotEmpty)
+	}
+
+	if srcIsFile {
+		if !srcF.loaded {
+			return false, nil
+		}
+		if dstIsFile {
+			c.removeFileLocked(dstF)
+		}
+		c.moveFileLocked(srcF, newKey, newParent)
+		c.touchParentsLocked(oldKey, newKey)
+		return true, nil
+	}
+
+	// A directory: every file under it moves; it needs every value.
+	prefix := oldKey + "/"
+	var moved []*file
+	for k, f := range c.files {
+		if strings.HasPrefix(k, prefix) {
+			if !f.loaded {
+				return false, nil
+			}
+			moved = append(moved, f)
+		}
+	}
+	var subdirs []string
+	for k := range c.dirs {
+		if strings.HasPrefix(k, prefix) {
+			subdirs = append(subdirs, k)
+		}
+	}
+	if dstIsDir {
+		delete(c.dirs, newKey)
+	}
+	// Detach the directory from its old parent and attach it under the new name.
+	if p, ok := c.dirs[parentOf(oldKey)]; ok {
+		_, name := backend.Split(oldKey)
+		delete(p.children, name)
+	}
+	delete(c.dirs, oldKey)
+	c.dirs[newKey] = srcD
+	_, newName := backend.Split(newKey)
+	newParent.children[newName] = struct{}{}
+	for _, k := range subdirs {
+		d := c.dirs[k]
+		delete(c.dirs, k)
+		c.dirs[newKey+k[len(oldKey):]] = d
+	}
+	for _, f := range moved {
+		old := f.key
+		nk := newKey + old[len(oldKey):]
+		delete(c.files, old)
+		c.gen++
+		c.removed[old] = c.gen
+		f.key = nk
+		c.files[nk] = f
+		c.markDirtyLocked(f)
+	}
+	c.touchParentsLocked(oldKey, newKey)
+	return true, nil
+}
+
+// moveFileLocked gives f the key newKey in directory newParent.
+func (c *Context) moveFileLocked(f *file, newKey string, newParent *dir) {
+	old := f.key
+	if p, ok := c.dirs[parentOf(old)]; ok {
+		_, name := backend.Split(old)
+		delete(p.children, name)
+	}
+	delete(c.files, old)
+	c.gen++
+	c.removed[old] = c.gen
+	f.key = newKey
+	c.files[newKey] = f
+	_, name := backend.Split(newKey)
+	newParent.children[name] = struct{}{}
+	c.markDirtyLocked(f)
+}
+
+func (c *Context) touchParentsLocked(keys ...string) {
+	now := c.now().UnixNano()
+	for _, k := range keys {
+		if d, ok := c.dirs[parentOf(k)]; ok {
+			d.mtime = now
+		}
+	}
+}

@@ -1,0 +1,463 @@
+package session
+
+import (
+	"context"
+	"io/fs"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// Lock order: flushMu before mu. Never hold mu across store I/O or a call
+// into a Watch callback.
+
+// Options configures a Context. The zero value is usable: no size limit,
+// a discarding logger, time.Now, writable, owner of new entries 0:0 unless
+// the caller says otherwise.
+type Options struct {
+	// Logger receives flush failures and other events; nil discards.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxFileSize is the largest value a write may produce; 0 is unlimited.
+	MaxFileSize int64
+	// ReadOnly makes every change fail with ErrReadOnly.
+	ReadOnly bool
+	// DirMode, DirUID and DirGID are the attributes of implied directories.
+	// DirMode 0 means 0755.
+	DirMode fs.FileMode
+	DirUID  uint32
+	DirGID  uint32
+	// BeforeSave, when set, is applied to every value before it is handed
+	// to the store (redaction). It returns the value to persist; when that
+	// differs from the cached value, the cache takes the persisted value and
+	// watchers are told (OpContent).
+	BeforeSave func(key string, value []byte) []byte
+	// Journal, when set, records every completed change (Set, Put,
+	// Delete, Rename, SetAttr, Close of a written File) so that it
+	// survives a crash of the process before the next Flush.
+	Journal Journal
+}
+
+
+// file is one file known to the session. Its identity survives renames: an
+// open File points at it, and key follows it.
+type file struct {
+	key    string // current key; "" once removed
+	ino    uint64
+	size   int64
+	mtime  int64 // unix nanoseconds
+	mode   fs.FileMode
+	uid    uint32
+	gid    uint32
+	data   []byte // the value when loaded
+	loaded bool
+	shared atomic.Bool // data is referenced outside the lock: copy before writing in place
+	gen    uint64 // generation of the latest unflushed change; 0 when clean
+	ver    uint64 // bumped when content changes by any path but a File write
+}
+
+type dir struct {
+	ino      uint64
+	mode     fs.FileMode
+	uid, gid uint32
+	mtime    int64
+	children map[string]struct{} // names of files and directories directly inside
+}
+
+// Context is the session cache over one store. See the package doc.
+type Context struct {
+	store backend.Store // immutable after NewContext
+	opts  Options       // immutable after NewContext
+	log   *slog.Logger
+	now   func() time.Time
+
+	flushMu sync.Mutex // serializes Flush; taken before mu
+
+	mu      sync.RWMutex      // guards every field below
+	files   map[string]*file  // every known file, by key
+	dirs    map[string]*dir   // every known directory, by key ("" is the root)
+	dirty   map[*file]struct{} // files with unflushed changes
+	removed map[string]uint64 // keys to delete from the store -> generation
+	gen     uint64            // last generation handed out
+	ino     uint64            // last inode number handed out
+	watch   map[int]func(Change)
+	watchID int
+	stats   flushStats
+
+}
+
+type flushStats struct {
+	last    time.Time
+	lastErr error
+	flushes int
+	saved   int
+	deleted int
+}
+
+// NewContext returns an empty session over store. Call Bootstrap to index
+// the store.
+func NewContext(store backend.Store, opts Options) *Context {
+	c := &Context{
+		store:   store,
+		opts:    opts,
+		log:     opts.Logger,
+		now:     opts.Now,
+		files:   make(map[string]*file),
+		dirs:    make(map[string]*dir),
+		dirty:   make(map[*file]struct{}),
+		removed: make(map[string]uint64),
+		watch:   make(map[int]func(Change)),
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.opts.DirMode == 0 {
+		c.opts.DirMode = 0o755
+	}
+	c.dirs[""] = c.newDirLocked(c.now().UnixNano())
+	return c
+}
+
+// Store returns the store under the session.
+func (c *Context) Store() backend.Store { return c.store }
+
+func (c *Context) newDirLocked(mtime int64) *dir {
+	c.ino++
+	return &dir{ino: c.ino, mode: c.opts.DirMode, uid: c.opts.DirUID, gid: c.opts.DirGID,
+		mtime: mtime, children: make(map[string]struct{})}
+}
+
+// RootIno is the inode number of the root directory.
+func (c *Context) RootIno() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.dirs[""].ino
+}
+
+// Bootstrap lists the store once, indexes every key with its Info, and
+// loads the values of keys under the given prefixes ("" loads everything;
+// a prefix such as "memory/" is matched against the key). Keys already
+// known to the session keep their session state.
+func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
+	listed, err := c.store.List(ctx)
+	if err != nil {
+		return wrapf("bootstrap: %w", err)
+	}
+	var load []string
+	c.mu.Lock()
+	for _, e := range listed {
+		if _, ok := c.files[e.Key]; ok {
+			continue
+		}
+		if _, ok := c.removed[e.Key]; ok {
+			continue
+		}
+		parent, err := c.mkdirAllLocked(parentOf(e.Key), e.Info.MTime.UnixNano())
+		if err != nil {
+			c.log.Warn("bootstrap: key skipped", "key", e.Key, "err", err)
+			continue
+		}
+		if _, isDir := c.dirs[e.Key]; isDir {
+			c.log.Warn("bootstrap: key is also a directory; skipped", "key", e.Key)
+			continue
+		}
+		c.ino++
+		f := &file{key: e.Key, ino: c.ino, size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
+			mode: e.Info.Mode.Perm(), uid: e.Info.UID, gid: e.Info.GID}
+		c.files[e.Key] = f
+		_, name := backend.Split(e.Key)
+		parent.children[name] = struct{}{}
+		if matchPrefix(e.Key, prefixes) {
+			load = append(load, e.Key)
+		}
+	}
+	c.mu.Unlock()
+	return c.Resolve(ctx, load...)
+}
+
+func matchPrefix(key string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func parentOf(key string) string {
+	d, _ := backend.Split(key)
+	return d
+}
+
+// mkdirAllLocked makes sure directory key and its ancestors exist, and
+// returns it. It fails with ErrNotDir when a component is a file.
+func (c *Context) mkdirAllLocked(key string, mtime int64) (*dir, error) {
+	if d, ok := c.dirs[key]; ok {
+		return d, nil
+	}
+	if _, ok := c.files[key]; ok {
+		return nil, pathErr("mkdir", key, ErrNotDir)
+	}
+	parent, err := c.mkdirAllLocked(parentOf(key), mtime)
+	if err != nil {
+		return nil, err
+	}
+	d := c.newDirLocked(mtime)
+	c.dirs[key] = d
+	_, name := backend.Split(key)
+	parent.children[name] = struct{}{}
+	return d, nil
+}
+
+// parentLocked returns the existing parent directory of key.
+func (c *Context) parentLocked(op, key string) (*dir, error) {
+	p := parentOf(key)
+	if d, ok := c.dirs[p]; ok {
+		return d, nil
+	}
+	// Report ENOTDIR when some ancestor is a file, ENOENT otherwise.
+	for k := p; k != ""; k = parentOf(k) {
+		if _, ok := c.files[k]; ok {
+			return nil, pathErr(op, key, ErrNotDir)
+		}
+	}
+	return nil, notExist(op, p)
+}
+
+// Resolve loads the values of keys that are indexed but not loaded. Keys
+// already loaded cost nothing; a key the session does not know fails with
+// fs.ErrNotExist. Store I/O runs without the lock held.
+func (c *Context) Resolve(ctx context.Context, keys ...string) error {
+	c.mu.RLock()
+	var need []string
+	var which []*file
+	for _, k := range keys {
+		f, ok := c.files[k]
+		if !ok {
+			c.mu.RUnlock()
+			if err := backend.ValidateKey(k); err != nil {
+				return err
+			}
+			return notExist("resolve", k)
+		}
+		if !f.loaded {
+			need = append(need, k)
+			which = append(which, f)
+		}
+	}
+	c.mu.RUnlock()
+	if len(need) == 0 {
+		return nil
+	}
+	const chunk = 512 // bound the memory of one Load call
+	for start := 0; start < len(need); start += chunk {
+		end := min(start+chunk, len(need))
+		got, err := c.store.Load(ctx, need[start:end]...)
+		if err != nil {
+			return wrapf("resolve: %w", err)
+		}
+		c.mu.Lock()
+		for i, e := range got {
+			f := which[start+i]
+			// The file may have been written, truncated or renamed
+			// while we were loading: a loaded or dirty file is newer.
+			if f.loaded || f.gen != 0 {
+				continue
+			}
+			f.data = e.Value
+			f.loaded = true
+			f.size = int64(len(e.Value))
+		}
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+// Get returns the cached value of key. It never does I/O: an unknown key, or
+// a known key whose value is not loaded yet, gives nil, false. The caller
+// must not modify the returned slice; later writes to the key do not change
+// it.
+func (c *Context) Get(key string) ([]byte, bool) {
+	c.mu.RLock()
+	f, ok := c.files[key]
+	if !ok || !f.loaded {
+		c.mu.RUnlock()
+		return nil, false
+	}
+	// Writers hold the exclusive lock, so marking under the read lock is
+	// enough for the next write to copy rather than change data in place.
+	f.shared.Store(true)
+	data := f.data
+	c.mu.RUnlock()
+	return data, true
+}
+
+// Has reports whether key is a file the session knows, loaded or not.
+func (c *Context) Has(key string) bool {
+	c.mu.RLock()
+	_, ok := c.files[key]
+	c.mu.RUnlock()
+	return ok
+}
+
+// Keys returns every file key, sorted.
+func (c *Context) Keys() []string {
+	c.mu.RLock()
+	keys := make([]string, 0, len(c.files))
+	for k := range c.files {
+		keys = append(keys, k)
+	}
+	c.mu.RUnlock()
+	slices.Sort(keys)
+	return keys
+}
+
+// Entries returns the files whose key starts with prefix, sorted by key,
+// with their Info and, when loaded, their value (which the caller must not
+// modify).
+func (c *Context) Entries(prefix string) []backend.Entry {
+	c.mu.Lock()
+	var out []backend.Entry
+	for k, f := range c.files {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		e := backend.Entry{Key: k, Info: f.infoLocked()}
+		if f.loaded {
+			f.shared.Store(true)
+			e.Value = f.data
+		}
+		out = append(out, e)
+	}
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+func (f *file) infoLocked() backend.Info {
+	return backend.Info{Size: f.size, MTime: time.Unix(0, f.mtime), Mode: f.mode, UID: f.uid, GID: f.gid}
+}
+
+// Set stores value under key with default metadata for a new key (mode
+// 0644, owner from Options.DirUID/DirGID) or the existing key's metadata,
+// marks it dirty and undoes a pending deletion. The Context takes ownership
+// of value: the caller must not modify it afterwards.
+func (c *Context) Set(key string, value []byte) error {
+	if err := c.writable("set", key); err != nil {
+		return err
+	}
+	if c.opts.MaxFileSize > 0 && int64(len(value)) > c.opts.MaxFileSize {
+		return pathErr("set", key, ErrTooLarge)
+	}
+	c.mu.Lock()
+	f, created, err := c.createLocked("set", key, 0o644, c.opts.DirUID, c.opts.DirGID, false)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	f.data = value
+	f.loaded = true
+	f.shared.Store(false)
+	f.size = int64(len(value))
+	f.mtime = c.now().UnixNano()
+	f.ver++
+	c.markDirtyLocked(f)
+	c.mu.Unlock()
+	op := OpWrite
+	if created {
+		op = OpCreate
+	}
+	c.emit(Change{Op: op, Key: key})
+	return c.journalKey(key)
+}
+
+func (c *Context) writable(op, key string) error {
+	if c.opts.ReadOnly {
+		return pathErr(op, key, ErrReadOnly)
+	}
+	return backend.ValidateKey(key)
+}
+
+// createLocked returns the file at key, creating it (and its parent
+// directories) when missing. With exclusive, an existing file is an error.
+func (c *Context) createLocked(op, key string, mode fs.FileMode, uid, gid uint32, exclusive bool) (*file, bool, error) {
+	if f, ok := c.files[key]; ok {
+		if exclusive {
+			return nil, false, exist(op, key)
+		}
+		return f, false, nil
+	}
+	if _, ok := c.dirs[key]; ok {
+		return nil, false, pathErr(op, key, ErrIsDir)
+	}
+	now := c.now().UnixNano()
+	parent, err := c.mkdirAllLocked(parentOf(key), now)
+	if err != nil {
+		return nil, false, pathErr(op, key, ErrNotDir)
+	}
+	c.ino++
+	f := &file{key: key, ino: c.ino, mtime: now, mode: mode.Perm(), uid: uid, gid: gid, loaded: true}
+	c.files[key] = f
+	_, name := backend.Split(key)
+	parent.children[name] = struct{}{}
+	parent.mtime = now
+	delete(c.removed, key)
+	return f, true, nil
+}
+
+func (c *Context) markDirtyLocked(f *file) {
+	c.gen++
+	f.gen = c.gen
+	if f.key != "" {
+		c.dirty[f] = struct{}{}
+		delete(c.removed, f.key)
+	}
+}
+
+// removeFileLocked takes f out of the namespace: an open File keeps it.
+func (c *Context) removeFileLocked(f *file) {
+	key := f.key
+	delete(c.files, key)
+	if parent, ok := c.dirs[parentOf(key)]; ok {
+		_, name := backend.Split(key)
+		delete(parent.children, name)
+		parent.mtime = c.now().UnixNano()
+	}
+	delete(c.dirty, f)
+	f.key = ""
+	c.gen++
+	c.removed[key] = c.gen
+}
+
+// Delete removes the file key from the session and marks it for deletion
+// from the store at the next Flush. A missing key gives fs.ErrNotExist; a
+// directory gives ErrIsDir (use Rmdir).
+func (c *Context) Delete(key string) error {
+	if err := c.writable("delete", key); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	f, ok := c.files[key]
+	if !ok {
+		_, isDir := c.dirs[key]
+		c.mu.Unlock()
+		if isDir {
+			return pathErr("delete", key, ErrIsDir)
+		}
+		return notExist("delete", key)
+	}
+	c.removeFileLocked(f)
+	gen := c.gen
+	c.mu.Unlock()
+	c.emit(Change{Op: OpRemove, Key: key})
+	return c.journal(gen, nil, []string{key})
+}

@@ -1,0 +1,291 @@
+package session
+
+import (
+	"context"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// Stat is what the session knows of a file or directory, from the index.
+type Stat struct {
+	Key    string
+	Ino    uint64
+	IsDir  bool
+	Size   int64
+	MTime  time.Time
+	Mode   fs.FileMode // permission bits
+	UID    uint32
+	GID    uint32
+	Loaded bool // the value is in memory (always true for directories)
+	Dirty  bool // the file has changes not yet flushed
+	Nlink  uint32
+}
+
+// Stat answers from the index alone: no value is loaded.
+func (c *Context) Stat(key string) (Stat, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.statLocked(key)
+}
+
+func (c *Context) statLocked(key string) (Stat, error) {
+	if f, ok := c.files[key]; ok {
+		return f.statLocked(c), nil
+	}
+	if d, ok := c.dirs[key]; ok {
+		return Stat{Key: key, Ino: d.ino, IsDir: true, Size: 4096, MTime: time.Unix(0, d.mtime),
+			Mode: d.mode, UID: d.uid, GID: d.gid, Loaded: true, Nlink: 2}, nil
+	}
+	if key != "" {
+		if err := backend.ValidateKey(key); err != nil {
+			return Stat{}, err
+		}
+	}
+	return Stat{}, notExist("stat", key)
+}
+
+func (f *file) statLocked(c *Context) Stat {
+	_, dirty := c.dirty[f]
+	nlink := uint32(1)
+	if f.key == "" {
+		nlink = 0
+	}
+	return Stat{Key: f.key, Ino: f.ino, Size: f.size, MTime: time.Unix(0, f.mtime), Mode: f.mode,
+		UID: f.uid, GID: f.gid, Loaded: f.loaded, Dirty: dirty || f.gen != 0, Nlink: nlink}
+}
+
+// DirEntry is one name in a directory listing.
+type DirEntry struct {
+	Name  string
+	Ino   uint64
+	IsDir bool
+}
+
+// ReadDir lists directory key ("" is the root), sorted by name.
+func (c *Context) ReadDir(key string) ([]DirEntry, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	d, ok := c.dirs[key]
+	if !ok {
+		if _, isFile := c.files[key]; isFile {
+			return nil, pathErr("readdir", key, ErrNotDir)
+		}
+		return nil, notExist("readdir", key)
+	}
+	out := make([]DirEntry, 0, len(d.children))
+	for name := range d.children {
+		k := backend.Join(key, name)
+		if sub, ok := c.dirs[k]; ok {
+			out = append(out, DirEntry{Name: name, Ino: sub.ino, IsDir: true})
+		} else if f, ok := c.files[k]; ok {
+			out = append(out, DirEntry{Name: name, Ino: f.ino})
+		}
+	}
+	slices.SortFunc(out, func(a, b DirEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Mkdir makes directory key in an existing parent. It exists in the session
+// until removed, and in the store only while a key lies under it.
+func (c *Context) Mkdir(key string, mode fs.FileMode, uid, gid uint32) error {
+	if err := c.writable("mkdir", key); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if _, ok := c.dirs[key]; ok {
+		c.mu.Unlock()
+		return exist("mkdir", key)
+	}
+	if _, ok := c.files[key]; ok {
+		c.mu.Unlock()
+		return exist("mkdir", key)
+	}
+	parent, err := c.parentLocked("mkdir", key)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	now := c.now().UnixNano()
+	d := c.newDirLocked(now)
+	d.mode, d.uid, d.gid = mode.Perm(), uid, gid
+	c.dirs[key] = d
+	_, name := backend.Split(key)
+	parent.children[name] = struct{}{}
+	parent.mtime = now
+	c.mu.Unlock()
+	c.emit(Change{Op: OpMkdir, Key: key})
+	return nil
+}
+
+// Rmdir removes the empty directory key.
+func (c *Context) Rmdir(key string) error {
+	if err := c.writable("rmdir", key); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	d, ok := c.dirs[key]
+	switch {
+	case !ok:
+		_, isFile := c.files[key]
+		c.mu.Unlock()
+		if isFile {
+			return pathErr("rmdir", key, ErrNotDir)
+		}
+		return notExist("rmdir", key)
+	case len(d.children) > 0:
+		c.mu.Unlock()
+		return pathErr("rmdir", key, ErrNotEmpty)
+	}
+	delete(c.dirs, key)
+	if parent, ok := c.dirs[parentOf(key)]; ok {
+		_, name := backend.Split(key)
+		delete(parent.children, name)
+		parent.mtime = c.now().UnixNano()
+	}
+	c.mu.Unlock()
+	c.emit(Change{Op: OpRmdir, Key: key})
+	return nil
+}
+
+// Attr is a change of attributes; nil fields are left alone.
+type Attr struct {
+	Size  *int64
+	Mode  *fs.FileMode
+	UID   *uint32
+	GID   *uint32
+	MTime *time.Time
+}
+
+// SetAttr changes the attributes of file or directory key. Truncating or
+// extending (Size) loads the value first. Attribute changes of a file are
+// persisted; those of a directory live in the session.
+func (c *Context) SetAttr(ctx context.Context, key string, a Attr) (Stat, error) {
+	if err := c.writable("setattr", key); err != nil {
+		return Stat{}, err
+	}
+	c.mu.RLock()
+	f, isFile := c.files[key]
+	c.mu.RUnlock()
+	if isFile {
+		// Persisting an attribute change means saving the entry, which
+		// needs its value.
+		if err := c.Resolve(ctx, key); err != nil {
+			return Stat{}, err
+		}
+		return c.setFileAttr(f, a)
+	}
+	c.mu.Lock()
+	d, ok := c.dirs[key]
+	if !ok {
+		c.mu.Unlock()
+		return Stat{}, notExist("setattr", key)
+	}
+	if a.Size != nil {
+		c.mu.Unlock()
+		return Stat{}, pathErr("truncate", key, ErrIsDir)
+	}
+	if a.Mode != nil {
+		d.mode = a.Mode.Perm()
+	}
+	if a.UID != nil {
+		d.uid = *a.UID
+	}
+	if a.GID != nil {
+		d.gid = *a.GID
+	}
+	if a.MTime != nil {
+		d.mtime = a.MTime.UnixNano()
+	}
+	st, _ := c.statLocked(key)
+	c.mu.Unlock()
+	c.emit(Change{Op: OpAttr, Key: key})
+	return st, nil
+}
+
+func (c *Context) setFileAttr(f *file, a Attr) (Stat, error) {
+	c.mu.Lock()
+	if !f.loaded {
+		// Loaded by Resolve but dropped since (or removed and re-created):
+		// callers retry on this rare race.
+		c.mu.Unlock()
+		return Stat{}, pathErr("setattr", f.key, fs.ErrNotExist)
+	}
+	if a.Size != nil {
+		if err := c.truncateLocked(f, *a.Size); err != nil {
+			c.mu.Unlock()
+			return Stat{}, err
+		}
+	}
+	if a.Mode != nil {
+		f.mode = a.Mode.Perm()
+	}
+	if a.UID != nil {
+		f.uid = *a.UID
+	}
+	if a.GID != nil {
+		f.gid = *a.GID
+	}
+	if a.MTime != nil {
+		f.mtime = a.MTime.UnixNano()
+	}
+	c.markDirtyLocked(f)
+	st := f.statLocked(c)
+	c.mu.Unlock()
+	if st.Key != "" {
+		op := OpAttr
+		if a.Size != nil {
+			op = OpWrite
+		}
+		c.emit(Change{Op: op, Key: st.Key})
+		return st, c.journalKey(st.Key)
+	}
+	return st, nil
+}
+
+func (c *Context) truncateLocked(f *file, size int64) error {
+	if size < 0 {
+		return pathErr("truncate", f.key, ErrInvalidOp)
+	}
+	if c.opts.MaxFileSize > 0 && size > c.opts.MaxFileSize {
+		return pathErr("truncate", f.key, ErrTooLarge)
+	}
+	switch {
+	case size == int64(len(f.data)):
+	case size < int64(len(f.data)):
+		if f.shared.Load() {
+			f.data = slices.Clone(f.data[:size])
+			f.shared.Store(false)
+		} else {
+			clear(f.data[size:])
+			f.data = f.data[:size]
+		}
+	default:
+		f.data = c.growLocked(f, size)
+	}
+	f.size = size
+	f.mtime = c.now().UnixNano()
+	return nil
+}
+
+// growLocked returns f.data extended with zeros to size, owned by f.
+func (c *Context) growLocked(f *file, size int64) []byte {
+	if !f.shared.Load() && int64(cap(f.data)) >= size {
+		// The spare capacity may hold bytes of a caller's buffer (Set).
+		nd := f.data[:size]
+		clear(nd[len(f.data):])
+		return nd
+	}
+	// Grow geometrically so that a stream of appends costs amortised O(n).
+	newCap := max(size, int64(cap(f.data))*2)
+	if c.opts.MaxFileSize > 0 {
+		newCap = min(newCap, max(size, c.opts.MaxFileSize))
+	}
+	nd := make([]byte, size, newCap)
+	copy(nd, f.data)
+	f.shared.Store(false)
+	return nd
+}

@@ -1,0 +1,67 @@
+package session
+
+import (
+	"errors"
+	"io/fs"
+	"slices"
+)
+
+// Op is the kind of a Change.
+type Op string
+
+// The kinds of change a watcher is told of.
+const (
+	OpCreate  Op = "create"  // a new file
+	OpWrite   Op = "write"   // a file's content changed (told at Set, truncate, and Close of a writer)
+	OpRemove  Op = "remove"  // a file was removed
+	OpRename  Op = "rename"  // OldKey moved to Key (a file or a directory)
+	OpAttr    Op = "attr"    // mode, owner or times changed
+	OpMkdir   Op = "mkdir"   // a directory was made
+	OpRmdir   Op = "rmdir"   // a directory was removed
+	OpContent Op = "content" // the content changed behind any open handle (redaction at flush, reload)
+)
+
+// Change tells a watcher what happened to a key.
+type Change struct {
+	Op     Op
+	Key    string
+	OldKey string // for OpRename
+}
+
+// Watch registers fn to be told of every change, after the change is made
+// and with no lock held. fn must not block. The returned function stops it.
+func (c *Context) Watch(fn func(Change)) (stop func()) {
+	c.mu.Lock()
+	c.watchID++
+	id := c.watchID
+	c.watch[id] = fn
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.watch, id)
+		c.mu.Unlock()
+	}
+}
+
+func (c *Context) emit(ch Change) {
+	c.mu.RLock()
+	if len(c.watch) == 0 {
+		c.mu.RUnlock()
+		return
+	}
+	ids := make([]int, 0, len(c.watch))
+	for id := range c.watch {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	fns := make([]func(Change), 0, len(ids))
+	for _, id := range ids {
+		fns = append(fns, c.watch[id])
+	}
+	c.mu.RUnlock()
+	for _, fn := range fns {
+		fn(ch)
+	}
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
