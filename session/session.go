@@ -44,7 +44,6 @@ type Options struct {
 	Journal Journal
 }
 
-
 // file is one file known to the session. Its identity survives renames: an
 // open File points at it, and key follows it.
 type file struct {
@@ -58,8 +57,8 @@ type file struct {
 	data   []byte // the value when loaded
 	loaded bool
 	shared atomic.Bool // data is referenced outside the lock: copy before writing in place
-	gen    uint64 // generation of the latest unflushed change; 0 when clean
-	ver    uint64 // bumped when content changes by any path but a File write
+	gen    uint64      // generation of the latest unflushed change; 0 when clean
+	ver    uint64      // bumped when content changes by any path but a File write
 }
 
 type dir struct {
@@ -79,17 +78,16 @@ type Context struct {
 
 	flushMu sync.Mutex // serializes Flush; taken before mu
 
-	mu      sync.RWMutex      // guards every field below
-	files   map[string]*file  // every known file, by key
-	dirs    map[string]*dir   // every known directory, by key ("" is the root)
+	mu      sync.RWMutex       // guards every field below
+	files   map[string]*file   // every known file, by key
+	dirs    map[string]*dir    // every known directory, by key ("" is the root)
 	dirty   map[*file]struct{} // files with unflushed changes
-	removed map[string]uint64 // keys to delete from the store -> generation
-	gen     uint64            // last generation handed out
-	ino     uint64            // last inode number handed out
+	removed map[string]uint64  // keys to delete from the store -> generation
+	gen     uint64             // last generation handed out
+	ino     uint64             // last inode number handed out
 	watch   map[int]func(Change)
 	watchID int
 	stats   flushStats
-
 }
 
 type flushStats struct {

@@ -144,7 +144,6 @@ func TestBootstrapIndexesAndLoadsPrefixes(t *testing.T) {
 	}
 }
 
-
 func TestResolveLoadsOnceAndSkipsCached(t *testing.T) {
 	c, _, rec, _ := newSession(t, session.Options{})
 	if err := c.Resolve(t.Context(), "skills/go/SKILL.md", "memory/global.md", "agents/explorer.json"); err != nil {
