@@ -3,6 +3,7 @@ package fsnode
 import (
 	"context"
 	"io/fs"
+	"sync/atomic"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -17,6 +18,9 @@ import (
 type dirNode struct {
 	gofs.Inode
 	root *Root
+	// last is the directory's last known attributes, for fstat on an open
+	// directory after it was removed or replaced (go-fuse issue 55).
+	last atomic.Pointer[fuse.Attr]
 }
 
 var (
@@ -86,6 +90,11 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	key, errno := d.key()
 	if errno != 0 {
+		if last := d.last.Load(); last != nil {
+			out.Attr = *last
+			out.Nlink = 0
+			return 0
+		}
 		return errno
 	}
 	st, err := d.root.c.Stat(key)
@@ -93,6 +102,8 @@ func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 		return toErrno(err)
 	}
 	d.root.fillAttr(st, &out.Attr)
+	a := out.Attr
+	d.last.Store(&a)
 	out.SetTimeout(d.root.opts.AttrTimeout)
 	return 0
 }

@@ -123,7 +123,13 @@ func (r *Root) fillEntry(st session.Stat, out *fuse.EntryOut) {
 // for the same inode number.
 func (r *Root) newChild(ctx context.Context, parent *fs.Inode, st session.Stat) *fs.Inode {
 	if st.IsDir {
-		return parent.NewInode(ctx, &dirNode{root: r}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: st.Ino})
+		in := parent.NewInode(ctx, &dirNode{root: r}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: st.Ino})
+		if d, ok := in.Operations().(*dirNode); ok {
+			var a fuse.Attr
+			r.fillAttr(st, &a)
+			d.last.Store(&a)
+		}
+		return in
 	}
 	return parent.NewInode(ctx, &fileNode{root: r}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: st.Ino})
 }

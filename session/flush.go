@@ -2,8 +2,10 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -215,6 +217,10 @@ func (c *Context) journal(gen uint64, entries []backend.Entry, removed []string)
 // Replay applies journal records (from a crashed earlier process) to the
 // session, in generation order, as changes to flush.
 func (c *Context) Replay(records []journal.Record) error {
+	// Appends of concurrent closers may reach the file slightly out of
+	// generation order; the generation is the order of the changes.
+	records = slices.Clone(records)
+	slices.SortStableFunc(records, func(a, b journal.Record) int { return cmp.Compare(a.Gen, b.Gen) })
 	for _, r := range records {
 		for _, e := range r.Entries {
 			if err := c.put(e); err != nil {

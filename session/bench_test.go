@@ -1,0 +1,129 @@
+package session_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/session"
+)
+
+// benchStores are the backends the session benchmarks run on.
+var benchStores = []struct {
+	name string
+	open func(dir string) (backend.Store, error)
+}{
+	{"dir", func(dir string) (backend.Store, error) { return dirstore.Open(dir) }},
+}
+
+func benchKey(i int) string {
+	return fmt.Sprintf("memory/project-%03d/topic-%02d/note-%06d.md", i%500, i%37, i)
+}
+
+// fill saves n entries of size bytes each, in batches.
+func fill(b *testing.B, st backend.Store, n, size int) {
+	b.Helper()
+	val := make([]byte, size)
+	const batch = 5000
+	for start := 0; start < n; start += batch {
+		var es []backend.Entry
+		for i := start; i < min(n, start+batch); i++ {
+			es = append(es, backend.Entry{Key: benchKey(i), Value: val,
+				Info: backend.Info{Mode: 0o644, MTime: time.Unix(1700000000, 0)}})
+		}
+		if err := st.Save(b.Context(), es...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// BenchmarkBootstrap indexes 100,000 keys (no value loaded) and reports the
+// heap bytes the index costs per key.
+func BenchmarkBootstrap(b *testing.B) {
+	const n = 100_000
+	for _, bs := range benchStores {
+		b.Run(bs.name, func(b *testing.B) {
+			st, err := bs.open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			fill(b, st, n, 16)
+			var perKey float64
+			for b.Loop() {
+				before := heapInUse()
+				c := session.NewContext(st, session.Options{})
+				if err := c.Bootstrap(b.Context(), "nothing/"); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				perKey = float64(heapInUse()-before) / n
+				runtime.KeepAlive(c)
+				b.StartTimer()
+			}
+			b.ReportMetric(perKey, "heapB/key")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/key")
+		})
+	}
+}
+
+// BenchmarkFlush flushes 10,000 dirty 4 KiB entries.
+func BenchmarkFlush(b *testing.B) {
+	const n = 10_000
+	val := make([]byte, 4096)
+	for _, bs := range benchStores {
+		b.Run(bs.name, func(b *testing.B) {
+			st, err := bs.open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			c := session.NewContext(st, session.Options{})
+			round := 0
+			for b.Loop() {
+				b.StopTimer()
+				round++
+				for i := range n {
+					v := append([]byte(nil), val...)
+					v[0] = byte(round)
+					if err := c.Set(benchKey(i), v); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				if err := c.Flush(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+		})
+	}
+}
+
+// BenchmarkGet reads a cached key: the target is no allocation.
+func BenchmarkGet(b *testing.B) {
+	st, err := dirstore.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	c := session.NewContext(st, session.Options{})
+	c.Set("memory/global.md", make([]byte, 4096))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := c.Get("memory/global.md"); !ok {
+			b.Fatal("not cached")
+		}
+	}
+}
