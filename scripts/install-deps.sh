@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the programs the tests use, when missing: fuse3 (fusermount3, as
+# a fallback to mounting directly as root), vim, inotify-tools and python3.
+set -euo pipefail
+
+need=()
+command -v fusermount3 >/dev/null || need+=(fuse3)
+command -v vim >/dev/null || need+=(vim)
+command -v inotifywait >/dev/null || need+=(inotify-tools)
+command -v python3 >/dev/null || need+=(python3)
+if [ ${#need[@]} -eq 0 ]; then
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "missing: ${need[*]}; install them (e.g. sudo apt-get install -y ${need[*]})" >&2
+	exit 1
+fi
+echo "installing: ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq "${need[@]}" >/dev/null
