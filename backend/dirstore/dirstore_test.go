@@ -1,0 +1,640 @@
+package dirstore_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dir string) (backend.Store, error) {
+		return dirstore.Open(dir)
+	})
+}
+
+func openT(t *testing.T, dir string) *dirstore.Store {
+	t.Helper()
+	s, err := dirstore.Open(dir)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func entry(key, value string) backend.Entry {
+	return backend.Entry{Key: key, Value: []byte(value), Info: backend.Info{
+		Mode:  0o644,
+		MTime: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC),
+		UID:   uint32(os.Getuid()),
+		GID:   uint32(os.Getgid()),
+	}}
+}
+
+func save(t *testing.T, s *dirstore.Store, es ...backend.Entry) {
+	t.Helper()
+	if err := s.Save(t.Context(), es...); err != nil {
+		t.Fatalf("Save: %v", err)
+	}
+}
+
+func listKeys(t *testing.T, s *dirstore.Store) []string {
+	t.Helper()
+	es, err := s.List(t.Context())
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	ks := []string{}
+	for _, e := range es {
+		ks = append(ks, e.Key)
+	}
+	return ks
+}
+
+// tree returns every path under dir that is not a directory, hidden ones
+// included, without following symlinks.
+func tree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPlainFiles(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	es := []backend.Entry{entry("memory/global.md", "# global\n"), entry("skills/x/SKILL.md", "skill"), entry("top", "")}
+	es[1].Info.Mode = 0o600
+	save(t, s, es...)
+	for _, e := range es {
+		p := filepath.Join(dir, e.Key)
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatalf("ReadFile(%s): %v", p, err)
+		}
+		if string(got) != string(e.Value) {
+			t.Errorf("%s holds %q, want %q", p, got, e.Value)
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != e.Info.Mode {
+			t.Errorf("%s: mode %v, want %v", p, fi.Mode(), e.Info.Mode)
+		}
+		if !fi.ModTime().Equal(e.Info.MTime) {
+			t.Errorf("%s: mtime %v, want %v", p, fi.ModTime(), e.Info.MTime)
+		}
+	}
+	// Nothing else but the lock file: no temp files after a successful Save.
+	want := []string{".memfs.lock", "memory/global.md", "skills/x/SKILL.md", "top"}
+	if got := tree(t, dir); !slices.Equal(got, want) {
+		t.Fatalf("files in the root = %v, want %v", got, want)
+	}
+}
+
+// Owners are set as far as the process may: root gives files away, anyone
+// else keeps them, and Save succeeds either way.
+func TestOwner(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	var batch []backend.Entry
+	for _, k := range []string{"single", "batch/a", "batch/b"} {
+		e := entry(k, "v")
+		e.Info.UID, e.Info.GID = 1234, 5678
+		batch = append(batch, e)
+	}
+	save(t, s, batch[0])
+	save(t, s, batch[1:]...)
+	wantUID, wantGID := uint32(1234), uint32(5678)
+	if os.Geteuid() != 0 {
+		wantUID, wantGID = uint32(os.Geteuid()), uint32(os.Getegid())
+	}
+	got, err := s.Load(t.Context(), "single", "batch/a", "batch/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range got {
+		if e.Info.UID != wantUID || e.Info.GID != wantGID {
+			t.Errorf("%s: owner %d:%d, want %d:%d", e.Key, e.Info.UID, e.Info.GID, wantUID, wantGID)
+		}
+	}
+}
+
+// An edit made behind the store's back is what Load returns.
+func TestExternalEdit(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	save(t, s, entry("a/k", "old"))
+	writeFile(t, filepath.Join(dir, "a/k"), "edited by hand")
+	got, err := s.Load(t.Context(), "a/k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got[0].Value) != "edited by hand" || got[0].Info.Size != int64(len("edited by hand")) {
+		t.Fatalf("Load after an external edit = %q (size %d)", got[0].Value, got[0].Info.Size)
+	}
+}
+
+func TestListSkipsWhatIsNotAKey(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "secret"), "outside")
+	s := openT(t, dir)
+	save(t, s, entry("a/real.md", "1"), entry("real", "2"))
+
+	writeFile(t, filepath.Join(dir, ".git/config"), "[core]")
+	writeFile(t, filepath.Join(dir, ".git/objects/ab/cdef"), "blob")
+	writeFile(t, filepath.Join(dir, "a/.x.swp"), "swap")
+	writeFile(t, filepath.Join(dir, "a/.cache/deep/file"), "hidden dir")
+	writeFile(t, filepath.Join(dir, ".memfs-tmp-crashed"), "left by a crash")
+	writeFile(t, filepath.Join(dir, "a/.memfs-tmp-crashed2"), "left by a crash")
+	symlink(t, "real", filepath.Join(dir, "link-in"))
+	symlink(t, filepath.Join(outside, "secret"), filepath.Join(dir, "link-out"))
+	symlink(t, outside, filepath.Join(dir, "a/link-dir"))
+	symlink(t, "a", filepath.Join(dir, "link-dir-in"))
+	symlink(t, "nowhere", filepath.Join(dir, "dangling"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "empty/dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	want := []string{"a/real.md", "real"}
+	if got := listKeys(t, s); !slices.Equal(got, want) {
+		t.Fatalf("List = %v, want %v", got, want)
+	}
+}
+
+func TestListOrder(t *testing.T) {
+	s := openT(t, t.TempDir())
+	// Directory walk order is not key order: "a-b" < "a/b" < "a0".
+	save(t, s, entry("a/b", ""), entry("a-b", ""), entry("a0", ""), entry("a/a/z", ""))
+	want := []string{"a-b", "a/a/z", "a/b", "a0"}
+	if got := listKeys(t, s); !slices.Equal(got, want) {
+		t.Fatalf("List = %v, want %v", got, want)
+	}
+}
+
+func TestRootRemovedAfterOpen(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	save(t, s, entry("a/k", "v"))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := listKeys(t, s); len(got) != 0 {
+		t.Fatalf("List of a removed root = %v, want empty", got)
+	}
+	if _, err := s.Load(t.Context(), "a/k"); !errors.Is(err, backend.ErrKeyNotFound) {
+		t.Fatalf("Load from a removed root = %v, want ErrKeyNotFound", err)
+	}
+}
+
+func TestSymlinksAreNotFollowed(t *testing.T) {
+	dir := t.TempDir()
+	outFile := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, outFile, "outside file")
+	outDir := t.TempDir()
+	writeFile(t, filepath.Join(outDir, "x"), "outside dir")
+	s := openT(t, dir)
+	save(t, s, entry("in/real", "inside"))
+
+	symlink(t, outFile, filepath.Join(dir, "lf"))
+	symlink(t, outDir, filepath.Join(dir, "ld"))
+	symlink(t, "../../"+filepath.Base(outDir), filepath.Join(dir, "in/rel-out")) // relative escape
+	symlink(t, "real", filepath.Join(dir, "in/link-in"))
+	symlink(t, "lf2", filepath.Join(dir, "loop1"))
+	symlink(t, "loop1", filepath.Join(dir, "lf2"))
+
+	for _, k := range []string{"lf", "ld/x", "ld", "in/link-in", "in/rel-out/x", "loop1", "loop1/x"} {
+		if _, err := s.Load(t.Context(), k); !errors.Is(err, backend.ErrKeyNotFound) {
+			t.Errorf("Load(%q) = %v, want ErrKeyNotFound", k, err)
+		}
+	}
+
+	// Saving through a link that leaves the root fails; nothing lands
+	// outside.
+	for _, k := range []string{"ld/x", "ld/new", "ld/sub/new", "in/rel-out/x"} {
+		if err := s.Save(t.Context(), entry(k, "pwned")); err == nil {
+			t.Errorf("Save(%q) through a link out of the root succeeded", k)
+		}
+	}
+	// Saving to the link itself replaces the link, inside the root.
+	save(t, s, entry("lf", "now a file"))
+	if fi, err := os.Lstat(filepath.Join(dir, "lf")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("after Save(lf): %v, %v; want a regular file", fi, err)
+	}
+
+	// Delete ignores what it cannot reach and what is not a regular file.
+	symlink(t, outFile, filepath.Join(dir, "lf3"))
+	for _, k := range []string{"ld/x", "ld", "lf3", "in/rel-out/x", "loop1/x"} {
+		if err := s.Delete(t.Context(), k); err != nil {
+			t.Errorf("Delete(%q) = %v, want nil", k, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "lf3")); err != nil {
+		t.Errorf("Delete removed a symlink that is not a key: %v", err)
+	}
+
+	if got, err := os.ReadFile(outFile); err != nil || string(got) != "outside file" {
+		t.Errorf("outside file = %q, %v; want it untouched", got, err)
+	}
+	if got := tree(t, outDir); !slices.Equal(got, []string{"x"}) {
+		t.Errorf("outside dir holds %v, want only x", got)
+	}
+	if got, err := os.ReadFile(filepath.Join(outDir, "x")); err != nil || string(got) != "outside dir" {
+		t.Errorf("outside dir/x = %q, %v; want it untouched", got, err)
+	}
+	for _, p := range tree(t, dir) {
+		if strings.Contains(p, ".memfs-tmp-") {
+			t.Errorf("temp file left behind: %s", p)
+		}
+	}
+}
+
+func TestFifoIsNotFound(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A Load that opened the fifo would block here forever.
+	if _, err := s.Load(t.Context(), "fifo"); !errors.Is(err, backend.ErrKeyNotFound) {
+		t.Fatalf("Load(fifo) = %v, want ErrKeyNotFound", err)
+	}
+	if err := s.Delete(t.Context(), "fifo"); err != nil {
+		t.Fatalf("Delete(fifo) = %v", err)
+	}
+}
+
+func TestDeletePrunesEmptyDirs(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	save(t, s,
+		entry("a/b/c/k1", "1"),
+		entry("a/b/k2", "2"),
+		entry("a/x/k3", "3"),
+		entry("h/k4", "4"),
+		entry("top", "5"),
+	)
+	writeFile(t, filepath.Join(dir, "h/.keep"), "")
+
+	exists := func(rel string) bool {
+		_, err := os.Lstat(filepath.Join(dir, rel))
+		return err == nil
+	}
+	steps := []struct {
+		del      []string
+		gone     []string
+		remained []string
+	}{
+		{[]string{"a/b/c/k1"}, []string{"a/b/c"}, []string{"a/b", "a/b/k2", "a"}},
+		{[]string{"a/b/k2"}, []string{"a/b"}, []string{"a", "a/x"}},
+		{[]string{"h/k4"}, []string{"h/k4"}, []string{"h", "h/.keep"}}, // not empty: a hidden file is in it
+		{[]string{"a/x/k3", "top"}, []string{"a", "top"}, []string{"."}},
+	}
+	for _, st := range steps {
+		if err := s.Delete(t.Context(), st.del...); err != nil {
+			t.Fatalf("Delete(%v): %v", st.del, err)
+		}
+		for _, p := range st.gone {
+			if exists(p) {
+				t.Errorf("after Delete(%v): %s still exists", st.del, p)
+			}
+		}
+		for _, p := range st.remained {
+			if !exists(p) {
+				t.Errorf("after Delete(%v): %s was removed", st.del, p)
+			}
+		}
+	}
+	if got := listKeys(t, s); len(got) != 0 {
+		t.Fatalf("List = %v, want empty", got)
+	}
+	// The store still works in the emptied root.
+	save(t, s, entry("a/b/c/again", "x"))
+}
+
+func TestDeleteLeavesDirectories(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	save(t, s, entry("d/k", "v"))
+	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// "d" and "empty" are directories, not keys.
+	if err := s.Delete(t.Context(), "d", "empty"); err != nil {
+		t.Fatalf("Delete of directories = %v, want nil", err)
+	}
+	for _, p := range []string{"d/k", "empty"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("Delete of a directory removed %s: %v", p, err)
+		}
+	}
+}
+
+func TestRejectedBatchWritesNothing(t *testing.T) {
+	for _, bad := range []string{".hidden", "a/.swp", "a/../b", "/abs", ""} {
+		t.Run(fmt.Sprintf("%q", bad), func(t *testing.T) {
+			dir := t.TempDir()
+			s := openT(t, dir)
+			err := s.Save(t.Context(), entry("ok/first", "1"), entry(bad, "2"), entry("ok/last", "3"))
+			if !errors.Is(err, backend.ErrInvalidKey) {
+				t.Fatalf("Save with %q = %v, want ErrInvalidKey", bad, err)
+			}
+			if got := tree(t, dir); !slices.Equal(got, []string{".memfs.lock"}) {
+				t.Fatalf("after a rejected Save the root holds %v, want only the lock", got)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "ok")); err == nil {
+				t.Fatal("a rejected Save created a directory")
+			}
+			if _, err := s.Load(t.Context(), bad); !errors.Is(err, backend.ErrInvalidKey) {
+				t.Errorf("Load(%q) = %v, want ErrInvalidKey", bad, err)
+			}
+			if err := s.Delete(t.Context(), "ok/first", bad); !errors.Is(err, backend.ErrInvalidKey) {
+				t.Errorf("Delete(%q) = %v, want ErrInvalidKey", bad, err)
+			}
+		})
+	}
+}
+
+func TestFailedSaveLeavesNoTempFiles(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup []backend.Entry
+		batch []backend.Entry
+	}{
+		// The parent of the last key is a file: MkdirAll fails before
+		// any rename.
+		{"parent is a file", []backend.Entry{entry("f", "file")},
+			[]backend.Entry{entry("k1", "new"), entry("d/k2", "new"), entry("f/x", "new")}},
+		// The key is a directory: its rename fails.
+		{"key is a directory", []backend.Entry{entry("d/k", "v"), entry("k1", "old")},
+			[]backend.Entry{entry("k1", "new"), entry("k3", "new"), entry("d", "new")}},
+		{"single key is a directory", []backend.Entry{entry("d/k", "v")},
+			[]backend.Entry{entry("d", "new")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openT(t, dir)
+			save(t, s, tt.setup...)
+			if err := s.Save(t.Context(), tt.batch...); err == nil {
+				t.Fatal("Save succeeded, want an error")
+			}
+			for _, p := range tree(t, dir) {
+				if strings.Contains(p, ".memfs-tmp-") {
+					t.Errorf("temp file left behind: %s", p)
+				}
+			}
+			// Every key holds its old value or its new one.
+			for _, e := range tt.batch {
+				got, err := os.ReadFile(filepath.Join(dir, e.Key))
+				if err != nil {
+					continue
+				}
+				old := ""
+				for _, o := range tt.setup {
+					if o.Key == e.Key {
+						old = string(o.Value)
+					}
+				}
+				if string(got) != string(e.Value) && string(got) != old {
+					t.Errorf("%s holds %q, want %q or %q", e.Key, got, old, e.Value)
+				}
+			}
+		})
+	}
+}
+
+func TestCanceledSave(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := s.Save(ctx, entry("a", "1"), entry("b", "2"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Save with a canceled context = %v, want context.Canceled", err)
+	}
+	if got := tree(t, dir); !slices.Equal(got, []string{".memfs.lock"}) {
+		t.Fatalf("after a canceled Save the root holds %v", got)
+	}
+}
+
+// Delete prunes directories that concurrent Saves are writing into; the
+// Saves must recreate them rather than fail.
+func TestConcurrentSaveAndPrune(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	const workers, rounds = 8, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*workers*rounds)
+	for w := range workers {
+		key := fmt.Sprintf("shared/deep/w%d", w)
+		wg.Go(func() {
+			for r := range rounds {
+				if err := s.Save(context.Background(), entry(key, "v")); err != nil {
+					errs <- err
+				}
+				if r%2 == 0 {
+					// A batch, so both Save paths meet the pruning.
+					if err := s.Save(context.Background(), entry(key+"-a", "a"), entry(key+"-b", "b")); err != nil {
+						errs <- err
+					}
+				}
+				if err := s.Delete(context.Background(), key, key+"-a", key+"-b"); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := listKeys(t, s); len(got) != 0 {
+		t.Errorf("List = %v, want empty", got)
+	}
+	if got := tree(t, dir); !slices.Equal(got, []string{".memfs.lock"}) {
+		t.Errorf("root holds %v, want only the lock", got)
+	}
+}
+
+func TestDuplicateKeysLastWins(t *testing.T) {
+	s := openT(t, t.TempDir())
+	save(t, s, entry("k", "first"), entry("other", "x"), entry("k", "second"))
+	got, err := s.Load(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got[0].Value) != "second" {
+		t.Fatalf("k = %q, want the last entry's %q", got[0].Value, "second")
+	}
+}
+
+func TestOpen(t *testing.T) {
+	t.Run("creates the root", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "x", "y")
+		s := openT(t, dir)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			t.Fatalf("Open did not create %s: %v", dir, err)
+		}
+		if s.Root() != dir {
+			t.Errorf("Root() = %q, want %q", s.Root(), dir)
+		}
+	})
+	t.Run("relative path", func(t *testing.T) {
+		base := t.TempDir()
+		t.Chdir(base)
+		s := openT(t, "rel")
+		if want := filepath.Join(base, "rel"); s.Root() != want {
+			t.Errorf("Root() = %q, want %q", s.Root(), want)
+		}
+	})
+	t.Run("root is a file", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "f")
+		writeFile(t, f, "")
+		if s, err := dirstore.Open(f); err == nil {
+			s.Close()
+			t.Fatal("Open of a file succeeded")
+		}
+	})
+	t.Run("close twice", func(t *testing.T) {
+		s, err := dirstore.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("second Close = %v, want nil", err)
+		}
+	})
+}
+
+func TestInUseInThisProcess(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	_, err := dirstore.Open(dir)
+	if !errors.Is(err, backend.ErrStoreInUse) {
+		t.Fatalf("second Open = %v, want ErrStoreInUse", err)
+	}
+	want := fmt.Sprintf("dirstore: %s is in use by process %d: store is in use", s.Root(), os.Getpid())
+	if err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+}
+
+// holdEnv names the directory that the helper process opens and holds.
+const holdEnv = "DIRSTORE_TEST_HOLD"
+
+// TestHelperHold is not a test: run as a subprocess by TestInUseByAnotherProcess,
+// it holds a store until its stdin closes.
+func TestHelperHold(t *testing.T) {
+	dir := os.Getenv(holdEnv)
+	if dir == "" {
+		t.Skip("helper process only")
+	}
+	s, err := dirstore.Open(dir)
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	s.Close()
+	os.Exit(0)
+}
+
+func TestInUseByAnotherProcess(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHold$")
+	cmd.Env = append(os.Environ(), holdEnv+"="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("helper said %q, %v", line, err)
+	}
+
+	_, err = dirstore.Open(dir)
+	if !errors.Is(err, backend.ErrStoreInUse) {
+		t.Fatalf("Open of a store held by process %d = %v, want ErrStoreInUse", cmd.Process.Pid, err)
+	}
+	if !strings.Contains(err.Error(), "process "+strconv.Itoa(cmd.Process.Pid)) {
+		t.Errorf("error %q does not name the holder %d", err, cmd.Process.Pid)
+	}
+
+	// Once the holder exits, the store opens.
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("helper: %v", err)
+	}
+	s := openT(t, dir)
+	listKeys(t, s)
+}
