@@ -71,14 +71,34 @@ func open(dir string, o options) (*Store, error) {
 		root.Close()
 		return nil, err
 	}
-	return &Store{
+	s := &Store{
 		dir:      abs,
 		root:     root,
 		lock:     lock,
 		lockFD:   int(lock.Fd()),
 		strategy: o.strategy,
 		notRoot:  os.Geteuid() != 0,
-	}, nil
+	}
+	s.sweepTemps()
+	return s, nil
+}
+
+// sweepTemps removes the temp files a crashed writer left behind. Only a
+// holder of the lock writes temp files, and we hold it now, so every temp
+// file found is garbage. Failures are harmless: List never shows temps.
+func (s *Store) sweepTemps() {
+	fs.WalkDir(s.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && p != "." && strings.HasPrefix(d.Name(), ".") {
+			return fs.SkipDir // temps live only in key directories
+		}
+		if d.Type().IsRegular() && strings.HasPrefix(d.Name(), tempPrefix) {
+			s.root.Remove(p)
+		}
+		return nil
+	})
 }
 
 // lockRoot takes the store's exclusive lock and records our PID in it.

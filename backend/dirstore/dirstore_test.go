@@ -638,3 +638,22 @@ func TestInUseByAnotherProcess(t *testing.T) {
 	s := openT(t, dir)
 	listKeys(t, s)
 }
+
+func TestOpenSweepsCrashLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a/b/.memfs-tmp-crashed"), "left by a crash")
+	writeFile(t, filepath.Join(dir, ".memfs-tmp-top"), "left by a crash")
+	writeFile(t, filepath.Join(dir, ".git/.memfs-tmp-not-ours"), "inside a hidden dir: left alone")
+	writeFile(t, filepath.Join(dir, "a/keep.md"), "a key")
+	openT(t, dir)
+	for _, p := range []string{"a/b/.memfs-tmp-crashed", ".memfs-tmp-top"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s survived Open: %v", p, err)
+		}
+	}
+	for _, p := range []string{".git/.memfs-tmp-not-ours", "a/keep.md"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("%s was removed by Open: %v", p, err)
+		}
+	}
+}

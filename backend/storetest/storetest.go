@@ -346,6 +346,12 @@ func (s suite) testHiddenKeys(t *testing.T) {
 		if err := st.Save(t.Context(), entry(k, []byte("x"))); !errors.Is(err, backend.ErrInvalidKey) {
 			t.Errorf("Save(%q) = %v, want ErrInvalidKey (hidden keys are never persisted)", k, err)
 		}
+		if _, err := st.Load(t.Context(), k); !errors.Is(err, backend.ErrInvalidKey) {
+			t.Errorf("Load(%q) = %v, want ErrInvalidKey", k, err)
+		}
+		if err := st.Delete(t.Context(), k); !errors.Is(err, backend.ErrInvalidKey) {
+			t.Errorf("Delete(%q) = %v, want ErrInvalidKey", k, err)
+		}
 	}
 	if got := list(t, st); len(got) != 0 {
 		t.Fatalf("List = %v, want no hidden keys", keysOf(got))
@@ -371,7 +377,7 @@ func (s suite) testConcurrent(t *testing.T) {
 	st := s.fresh(t)
 	const workers, rounds = 16, 20
 	var wg sync.WaitGroup
-	errs := make(chan error, workers*rounds)
+	errs := make(chan error, workers*rounds*3) // up to three errors a round: never blocks
 	for w := range workers {
 		wg.Go(func() {
 			for r := range rounds {
@@ -411,6 +417,12 @@ func (s suite) testReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			st.Close()
+		}
+	})
 	big := binary(3<<20, 3)
 	e := entry("skills/x/SKILL.md", big)
 	e.Info.Mode = 0o750
@@ -418,6 +430,7 @@ func (s suite) testReopen(t *testing.T) {
 	if err := st.Delete(t.Context(), "memory/b.md"); err != nil {
 		t.Fatal(err)
 	}
+	closed = true
 	if err := st.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -442,7 +455,7 @@ func (s suite) testInUse(t *testing.T) {
 	if !errors.Is(err, backend.ErrStoreInUse) {
 		t.Fatalf("second Open = %v, want ErrStoreInUse", err)
 	}
-	if !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) {
+	if !strings.Contains(err.Error(), fmt.Sprintf("process %d", os.Getpid())) {
 		t.Errorf("in-use error %q does not name the holder's PID %d", err, os.Getpid())
 	}
 	if err := first.Close(); err != nil {
