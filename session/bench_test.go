@@ -2,12 +2,14 @@ package session_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/session"
 )
 
@@ -125,5 +127,59 @@ func BenchmarkGet(b *testing.B) {
 		if _, ok := c.Get("memory/global.md"); !ok {
 			b.Fatal("not cached")
 		}
+	}
+}
+
+// BenchmarkCreateClose creates, writes and closes 10,000 small files, with
+// and without the crash journal: the journal's cost per close.
+func BenchmarkCreateClose(b *testing.B) {
+	const n = 10_000
+	val := make([]byte, 2048)
+	for _, withJournal := range []bool{false, true} {
+		name := "no-journal"
+		if withJournal {
+			name = "journal"
+		}
+		b.Run(name, func(b *testing.B) {
+			st, err := dirstore.Open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			for b.Loop() {
+				b.StopTimer()
+				opts := session.Options{}
+				var j *journal.Journal
+				if withJournal {
+					j, _, err = journal.Open(filepath.Join(b.TempDir(), "journal"))
+					if err != nil {
+						b.Fatal(err)
+					}
+					opts.Journal = j
+				}
+				c := session.NewContext(st, opts)
+				c.Mkdir("memory", 0o755, 0, 0)
+				for d := range 100 {
+					c.Mkdir(fmt.Sprintf("memory/d%02d", d), 0o755, 0, 0)
+				}
+				b.StartTimer()
+				for i := range n {
+					h, err := c.Create(fmt.Sprintf("memory/d%02d/f%05d.md", i%100, i), session.CreateOptions{Mode: 0o644})
+					if err != nil {
+						b.Fatal(err)
+					}
+					h.WriteAt(val, 0)
+					if err := h.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				if j != nil {
+					j.Close()
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/file")
+		})
 	}
 }
