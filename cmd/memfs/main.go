@@ -1,0 +1,21 @@
+// Command memfs mounts an agent's memory as a directory, and works on a
+// memory store without a mount. Run "memfs --help" for the commands.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newApp(os.Stdout, os.Stderr).RunContext(ctx, os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "memfs:", err)
+		stop()
+		os.Exit(1)
+	}
+}

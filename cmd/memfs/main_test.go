@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary act as the memfs command in subprocesses
+// (MEMFS_TEST_MAIN=1), so that crash tests can kill a real memfs process.
+func TestMain(m *testing.M) {
+	if os.Getenv("MEMFS_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// run runs the app in-process and returns its output.
+func run(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	app := newApp(&stdout, &stderr)
+	app.Reader = strings.NewReader(stdin)
+	err := app.RunContext(context.Background(), append([]string{"memfs"}, args...))
+	return stdout.String(), stderr.String(), err
+}
+
+func mustRun(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	out, errOut, err := run(t, stdin, args...)
+	if err != nil {
+		t.Fatalf("memfs %s: %v\nstderr: %s", strings.Join(args, " "), err, errOut)
+	}
+	return out
+}
+
+// backends returns a --store value of each kind, in fresh directories.
+func backends(t *testing.T) map[string]func() string {
+	return map[string]func() string{
+		"dir":    func() string { return "dir:" + t.TempDir() },
+		"badger": func() string { return "badger:" + t.TempDir() },
+	}
+}
+
+// memfsProc is a memfs mount running in a subprocess.
+type memfsProc struct {
+	cmd  *exec.Cmd
+	mnt  string
+	log  *bytes.Buffer
+	done chan error
+}
+
+// startMount starts "memfs mount" in a subprocess and waits until the mount
+// answers. Cleanup stops it (SIGTERM, then SIGKILL) and detaches the mount
+// if it is still there.
+func startMount(t *testing.T, store, mnt string, env []string, extra ...string) *memfsProc {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		if os.Getenv("MEMFS_SKIP_MOUNT_TESTS") != "" {
+			t.Skip("MEMFS_SKIP_MOUNT_TESTS is set")
+		}
+		t.Fatalf("mount tests need /dev/fuse (%v); set MEMFS_SKIP_MOUNT_TESTS=1 to skip them", err)
+	}
+	args := append([]string{"mount", "--store", store, "--flush-interval", "0"}, extra...)
+	args = append(args, mnt)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "MEMFS_TEST_MAIN=1"), env...)
+	log := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &memfsProc{cmd: cmd, mnt: mnt, log: log, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() { p.stop(t) })
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err == nil {
+			return p
+		}
+		select {
+		case err := <-p.done:
+			p.done <- err
+			t.Fatalf("memfs mount exited early: %v\n%s", err, log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mount did not come up in time\n%s", log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop ends the process if it still runs and removes a leftover mount.
+func (p *memfsProc) stop(t *testing.T) {
+	select {
+	case err := <-p.done:
+		p.done <- err
+	default:
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-p.done:
+			p.done <- err
+		case <-time.After(10 * time.Second):
+			p.cmd.Process.Kill()
+			p.done <- <-p.done
+		}
+	}
+	if isMounted(p.mnt) {
+		syscall.Unmount(p.mnt, syscall.MNT_DETACH)
+	}
+}
+
+// kill9 kills the process with SIGKILL and detaches its dead mount.
+func (p *memfsProc) kill9(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	err := <-p.done
+	p.done <- err
+	if err := syscall.Unmount(p.mnt, syscall.MNT_DETACH); err != nil {
+		t.Fatalf("detach dead mount %s: %v", p.mnt, err)
+	}
+}
+
+// terminate sends SIGTERM and returns the exit error.
+func (p *memfsProc) terminate(t *testing.T) error {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("memfs did not exit after SIGTERM\n%s", p.log)
+		return nil
+	}
+}

@@ -1,0 +1,351 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/fsnode"
+	"github.com/memfs/memfs/session"
+)
+
+func mountCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "mount",
+		Usage:     "mount a memory store at MOUNTPOINT, in the foreground",
+		ArgsUsage: "MOUNTPOINT",
+		Description: "Serves the store as a directory until SIGINT/SIGTERM or memfs unmount, which flush and\n" +
+			"unmount. Writes stay in memory until fsync, the flush interval, or unmount; a file closed\n" +
+			"after writing survives a crash of memfs through the store's journal.",
+		Flags: []cli.Flag{
+			storeFlag(),
+			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "key prefixes whose values are loaded at mount (\"\" loads everything)"},
+			&cli.DurationFlag{Name: "flush-interval", Value: 30 * time.Second, Usage: "flush dirty values this often (0 = only on fsync and unmount)"},
+			&cli.DurationFlag{Name: "attr-timeout", Value: time.Second, Usage: "how long the kernel may cache attributes"},
+			&cli.DurationFlag{Name: "entry-timeout", Value: time.Second, Usage: "how long the kernel may cache names (and missing names)"},
+			&cli.Int64Flag{Name: "max-file-size", Value: 64 << 20, Usage: "largest file in bytes; larger writes fail with EFBIG"},
+			&cli.BoolFlag{Name: "read-only", Usage: "mount read-only"},
+			&cli.BoolFlag{Name: "allow-other", Usage: "let other users in, held to the stored modes (needs user_allow_other in /etc/fuse.conf unless root)"},
+			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request"},
+		},
+		Action: mountAction,
+	}
+}
+
+// checkMountpoint refuses what would fail late or deadlock: a missing or
+// non-empty mountpoint, no /dev/fuse, a mountpoint inside the store or the
+// store inside the mountpoint.
+func checkMountpoint(mnt string, spec storeSpec) error {
+	fi, err := os.Stat(mnt)
+	if err != nil {
+		return fmt.Errorf("mountpoint %s: %w\n  create it first: mkdir -p %s", mnt, err, mnt)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("mountpoint %s is not a directory", mnt)
+	}
+	ents, err := os.ReadDir(mnt)
+	if err != nil {
+		return fmt.Errorf("mountpoint %s: %w", mnt, err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("mountpoint %s is not empty (%d entries); mount on an empty directory", mnt, len(ents))
+	}
+	if within(mnt, spec.path) || within(spec.path, mnt) {
+		return fmt.Errorf("mountpoint %s and store %s overlap; the kernel would deadlock serving one from the other", mnt, spec.path)
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return fmt.Errorf("no /dev/fuse (%v): load the fuse module (modprobe fuse) or install fuse3", err)
+	}
+	return nil
+}
+
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+func mountAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fmt.Errorf("mount: want exactly one MOUNTPOINT, got %d arguments\n  usage: memfs mount [--store badger:PATH|dir:PATH] MOUNTPOINT", c.NArg())
+	}
+	mnt, err := filepath.Abs(c.Args().First())
+	if err != nil {
+		return err
+	}
+	spec, err := parseStore(c.String("store"))
+	if err != nil {
+		return err
+	}
+	if err := checkMountpoint(mnt, spec); err != nil {
+		return err
+	}
+	log := logger(c, c.Bool("debug"))
+	// I/O must finish even after a signal cancelled the command's context.
+	ctx := context.WithoutCancel(c.Context)
+
+	// Signals are watched from here on: each one asks for flush + unmount,
+	// and a second one retries after a busy mountpoint.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	o, err := openSession(ctx, spec, session.Options{
+		MaxFileSize: c.Int64("max-file-size"),
+		ReadOnly:    c.Bool("read-only"),
+		DirUID:      uint32(os.Getuid()),
+		DirGID:      uint32(os.Getgid()),
+	}, log, c.StringSlice("bootstrap")...)
+	if err != nil {
+		return err
+	}
+	root := fsnode.NewRoot(o.c, fsnode.Options{
+		Logger:          log,
+		EntryTimeout:    c.Duration("entry-timeout"),
+		AttrTimeout:     c.Duration("attr-timeout"),
+		NegativeTimeout: c.Duration("entry-timeout"),
+		Status: func() string {
+			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", spec, mnt, os.Getpid())
+		},
+	})
+	srv, err := fsnode.Mount(mnt, root, fsnode.MountOptions{
+		AllowOther: c.Bool("allow-other"),
+		ReadOnly:   c.Bool("read-only"),
+		Debug:      c.Bool("debug"),
+		FsName:     "memfs:" + spec.String(),
+	})
+	if err != nil {
+		root.Close()
+		o.close()
+		return fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, mnt)
+	}
+	indexed, loaded, _, _ := o.c.Counts()
+	log.Info("mounted", "mountpoint", mnt, "store", spec.String(), "keys", indexed, "loaded", loaded, "pid", os.Getpid())
+
+	served := make(chan struct{})
+	go func() {
+		srv.Wait()
+		close(served)
+	}()
+	var tick <-chan time.Time
+	if iv := c.Duration("flush-interval"); iv > 0 {
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		tick = t.C
+	}
+	flush := func(why string) {
+		if err := o.c.Flush(ctx); err != nil {
+			log.Error("flush failed; data stays in memory and is retried", "why", why, "err", err)
+		}
+	}
+serve:
+	for {
+		select {
+		case <-tick:
+			flush("interval")
+		case sig := <-sigs:
+			log.Info("signal: flushing and unmounting", "signal", sig.String())
+			flush("signal")
+			if err := srv.Unmount(); err != nil {
+				log.Error("cannot unmount; still serving so that nothing is lost: close what uses it and signal again",
+					"mountpoint", mnt, "err", err, "users", strings.Join(mountUsers(mnt), ", "))
+				continue
+			}
+			break serve
+		case <-served:
+			log.Info("unmounted from outside", "mountpoint", mnt)
+			break serve
+		}
+	}
+	<-served
+	root.Close()
+	return shutdown(ctx, o, log)
+}
+
+// shutdown makes the last flush. If the store still refuses, the dirty
+// values go to a recovery directory, and the error names it.
+func shutdown(ctx context.Context, o *opened, log *slog.Logger) error {
+	var err error
+	for attempt := range 3 {
+		if err = o.c.Flush(ctx); err == nil {
+			break
+		}
+		log.Error("final flush failed", "attempt", attempt+1, "err", err)
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+	}
+	if err == nil {
+		if jerr := o.journal.Reset(); jerr != nil {
+			log.Warn("journal reset failed; it will be replayed (harmlessly) at the next mount", "err", jerr)
+		}
+		return o.close()
+	}
+	dir, rerr := writeRecovery(o.c.DirtyEntries())
+	o.close() // the journal keeps the closed files as well
+	if rerr != nil {
+		return fmt.Errorf("final flush failed (%v) and the recovery directory could not be written (%v); the journal %s still holds every closed file",
+			err, rerr, o.spec.journalPath())
+	}
+	return fmt.Errorf("final flush failed: %v\n  the unsaved values were written to %s (and stay in the journal %s)", err, dir, o.spec.journalPath())
+}
+
+// writeRecovery writes entries as plain files under a new directory in the
+// state directory and returns it. The values are already redacted.
+func writeRecovery(entries []backend.Entry) (string, error) {
+	dir := filepath.Join(stateDir(), "recovery", time.Now().UTC().Format("20060102T150405Z")+fmt.Sprintf("-%d", os.Getpid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	var errs []error
+	for _, e := range entries {
+		if d := filepath.Dir(e.Key); d != "." {
+			if err := root.MkdirAll(d, 0o700); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if err := root.WriteFile(e.Key, e.Value, 0o600); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return dir, errors.Join(errs...)
+}
+
+// mountUsers lists the processes with a working directory or an open file
+// under mnt, as "PID (command)".
+func mountUsers(mnt string) []string {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var users []string
+	for _, p := range procs {
+		if using(p, mnt) {
+			comm, _ := os.ReadFile(filepath.Join(p, "comm"))
+			users = append(users, fmt.Sprintf("%s (%s)", filepath.Base(p), strings.TrimSpace(string(comm))))
+		}
+	}
+	return users
+}
+
+func using(proc, mnt string) bool {
+	if cwd, err := os.Readlink(filepath.Join(proc, "cwd")); err == nil && within(cwd, mnt) {
+		return true
+	}
+	fds, _ := os.ReadDir(filepath.Join(proc, "fd"))
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(proc, "fd", fd.Name())); err == nil && within(target, mnt) {
+			return true
+		}
+	}
+	return false
+}
+
+func unmountCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "unmount",
+		Aliases:   []string{"umount"},
+		Usage:     "flush through the running memfs, then unmount MOUNTPOINT",
+		ArgsUsage: "MOUNTPOINT",
+		Flags: []cli.Flag{
+			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "how long to wait for the flush and unmount"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return errors.New("unmount: want exactly one MOUNTPOINT")
+			}
+			mnt, err := filepath.Abs(c.Args().First())
+			if err != nil {
+				return err
+			}
+			return unmount(c, mnt, c.Duration("timeout"))
+		},
+	}
+}
+
+func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
+	if !isMounted(mnt) {
+		return fmt.Errorf("%s is not mounted", mnt)
+	}
+	status, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status"))
+	if err != nil {
+		// The serving process is gone (ENOTCONN): nothing to flush here;
+		// its journal is replayed at the next mount.
+		if derr := syscall.Unmount(mnt, syscall.MNT_DETACH); derr != nil {
+			return fmt.Errorf("%s: memfs does not answer (%v) and the unmount failed: %w", mnt, err, derr)
+		}
+		fmt.Fprintf(c.App.Writer, "%s: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", mnt)
+		return nil
+	}
+	pid := 0
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "pid: "); ok {
+			fmt.Sscan(v, &pid)
+		}
+	}
+	if pid <= 0 {
+		return fmt.Errorf("%s: .memfs/status names no pid; is this a memfs mount?", mnt)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("signal memfs process %d: %w", pid, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if !isMounted(mnt) {
+			// Wait for the process to finish its last flush and exit.
+			for time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil {
+				time.Sleep(20 * time.Millisecond)
+			}
+			fmt.Fprintf(c.App.Writer, "%s: flushed and unmounted\n", mnt)
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("%s is still mounted after %v: is it busy? in use by: %s (see the memfs log of process %d)",
+		mnt, timeout, strings.Join(mountUsers(mnt), ", "), pid)
+}
+
+// isMounted reports whether mnt is a mountpoint, from /proc/self/mountinfo.
+func isMounted(mnt string) bool {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && unescapeMount(f[4]) == mnt {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMount undoes the octal escapes of mountinfo (\040 for space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/journal"
+	"github.com/memfs/memfs/session"
+)
+
+// storeSpec is a parsed --store value: KIND:PATH.
+type storeSpec struct {
+	kind string // "badger" or "dir"
+	path string // absolute
+}
+
+func (s storeSpec) String() string { return s.kind + ":" + s.path }
+
+// journalPath is where a store's crash journal lives: with the store, under
+// a hidden name, so that it moves with it and is never listed as a key.
+func (s storeSpec) journalPath() string {
+	if s.kind == "dir" {
+		return filepath.Join(s.path, ".memfs-journal")
+	}
+	return filepath.Join(s.path, "memfs.journal")
+}
+
+// defaultStorePath is the embedded badger store under the XDG data directory.
+func defaultStorePath() string {
+	base := os.Getenv("XDG_DATA_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "."
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(base, "memfs", "store")
+}
+
+// stateDir is where recovery directories go.
+func stateDir() string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "."
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "memfs")
+}
+
+func parseStore(v string) (storeSpec, error) {
+	if v == "" {
+		return storeSpec{kind: "badger", path: defaultStorePath()}, nil
+	}
+	kind, path, ok := strings.Cut(v, ":")
+	if !ok || path == "" || (kind != "badger" && kind != "dir") {
+		return storeSpec{}, fmt.Errorf("--store %q: want badger:PATH or dir:PATH", v)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return storeSpec{}, fmt.Errorf("--store %q: %w", v, err)
+	}
+	return storeSpec{kind: kind, path: abs}, nil
+}
+
+func storeFlag() *cli.StringFlag {
+	return &cli.StringFlag{
+		Name:        "store",
+		Usage:       "the memory store: badger:PATH (embedded database) or dir:PATH (plain directory)",
+		DefaultText: "badger:" + defaultStorePath(),
+		EnvVars:     []string{"MEMFS_STORE"},
+	}
+}
+
+func openStore(spec storeSpec, log *slog.Logger) (backend.Store, error) {
+	var st backend.Store
+	var err error
+	switch spec.kind {
+	case "dir":
+		st, err = dirstore.Open(spec.path)
+	default:
+		st, err = badgerstore.Open(spec.path, badgerstore.Options{Logger: log})
+	}
+	if errors.Is(err, backend.ErrStoreInUse) {
+		return nil, fmt.Errorf("%w\n  another memfs holds %s; unmount it first (memfs unmount MOUNTPOINT)", err, spec)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w\n  check that the path is a readable %s store", spec, err, spec.kind)
+	}
+	return st, nil
+}
+
+// opened is a store with its journal and a bootstrapped session.
+type opened struct {
+	spec    storeSpec
+	store   backend.Store
+	journal *journal.Journal
+	c       *session.Context
+}
+
+// openSession opens the store and its journal, indexes the store, loads the
+// bootstrap prefixes, and replays and flushes what a crashed memfs left in
+// the journal.
+func openSession(ctx context.Context, spec storeSpec, opts session.Options, log *slog.Logger, prefixes ...string) (*opened, error) {
+	st, err := openStore(spec, log)
+	if err != nil {
+		return nil, err
+	}
+	j, recs, err := journal.Open(spec.journalPath())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	opts.Journal = j
+	opts.Logger = log
+	c := session.NewContext(st, opts)
+	o := &opened{spec: spec, store: st, journal: j, c: c}
+	if err := c.Bootstrap(ctx, prefixes...); err != nil {
+		o.close()
+		return nil, fmt.Errorf("index store %s: %w", spec, err)
+	}
+	if len(recs) > 0 {
+		log.Warn("replaying the journal of a memfs that did not shut down cleanly", "records", len(recs), "journal", spec.journalPath())
+		if err := c.Replay(recs); err != nil {
+			o.close()
+			return nil, fmt.Errorf("replay journal %s: %w", spec.journalPath(), err)
+		}
+		if err := c.Flush(ctx); err != nil {
+			o.close()
+			return nil, fmt.Errorf("flush replayed journal to %s: %w (the journal is kept)", spec, err)
+		}
+	}
+	if err := j.Reset(); err != nil {
+		o.close()
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *opened) close() error {
+	return errors.Join(o.journal.Close(), o.store.Close())
+}
+
+// finish flushes the session, empties the journal, and closes everything.
+func (o *opened) finish(ctx context.Context) error {
+	if err := o.c.Flush(ctx); err != nil {
+		o.close()
+		return err
+	}
+	if err := o.journal.Reset(); err != nil {
+		o.close()
+		return err
+	}
+	return o.close()
+}

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/session"
+)
+
+// withSession opens the store named by --store for a command that works
+// without a mount, runs fn, and (when write) flushes before closing.
+func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *opened) error) error {
+	spec, err := parseStore(c.String("store"))
+	if err != nil {
+		return err
+	}
+	log := logger(c, false)
+	ctx := c.Context
+	o, err := openSession(ctx, spec, session.Options{
+		DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
+	}, log)
+	if err != nil {
+		return err
+	}
+	if err := fn(ctx, o); err != nil {
+		if write {
+			// Keep what was done before the error.
+			if ferr := o.finish(context.WithoutCancel(ctx)); ferr != nil {
+				return errors.Join(err, ferr)
+			}
+			return err
+		}
+		o.close()
+		return err
+	}
+	if write {
+		return o.finish(ctx)
+	}
+	return o.close()
+}
+
+func lsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "ls",
+		Usage:     "list the keys of a store (under PREFIX), without a mount",
+		ArgsUsage: "[PREFIX]",
+		Flags: []cli.Flag{
+			storeFlag(),
+			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show mode, owner, size and modification time"},
+		},
+		Action: func(c *cli.Context) error {
+			prefix := c.Args().First()
+			return withSession(c, false, func(ctx context.Context, o *opened) error {
+				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 1, ' ', tabwriter.AlignRight)
+				for _, e := range o.c.Entries(prefix) {
+					if c.Bool("long") {
+						fmt.Fprintf(w, "%v\t%d\t%d\t%d\t%s\t %s\n", e.Info.Mode, e.Info.UID, e.Info.GID, e.Info.Size,
+							e.Info.MTime.Format(time.DateTime), e.Key)
+					} else {
+						fmt.Fprintln(w, e.Key)
+					}
+				}
+				return w.Flush()
+			})
+		},
+	}
+}
+
+func catCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "cat",
+		Usage:     "print the values of KEYs, without a mount",
+		ArgsUsage: "KEY...",
+		Flags:     []cli.Flag{storeFlag()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return errors.New("cat: name at least one KEY (memfs ls lists them)")
+			}
+			return withSession(c, false, func(ctx context.Context, o *opened) error {
+				for _, k := range c.Args().Slice() {
+					if err := o.c.Resolve(ctx, k); err != nil {
+						return explain(err)
+					}
+					v, _ := o.c.Get(k)
+					if _, err := c.App.Writer.Write(v); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func putCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "put",
+		Usage:     "store KEY with the content of FILE (or standard input), without a mount",
+		ArgsUsage: "KEY [FILE]",
+		Flags: []cli.Flag{
+			storeFlag(),
+			&cli.StringFlag{Name: "mode", Value: "0644", Usage: "file mode (octal)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 1 || c.NArg() > 2 {
+				return errors.New("put: usage: memfs put KEY [FILE]  (standard input when FILE is missing)")
+			}
+			key := c.Args().Get(0)
+			if err := backend.ValidateKey(key); err != nil {
+				return explain(err)
+			}
+			var mode uint32
+			if _, err := fmt.Sscanf(c.String("mode"), "%o", &mode); err != nil || mode > 0o777 {
+				return fmt.Errorf("put: --mode %q: want an octal mode such as 0644", c.String("mode"))
+			}
+			var r io.Reader = c.App.Reader
+			if r == nil {
+				r = os.Stdin
+			}
+			if f := c.Args().Get(1); f != "" && f != "-" {
+				fh, err := os.Open(f)
+				if err != nil {
+					return err
+				}
+				defer fh.Close()
+				r = fh
+			}
+			value, err := io.ReadAll(r)
+			if err != nil {
+				return err
+			}
+			return withSession(c, true, func(ctx context.Context, o *opened) error {
+				return explain(o.c.Put(backend.Entry{Key: key, Value: value, Info: backend.Info{
+					Mode: fs.FileMode(mode), MTime: time.Now(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}}))
+			})
+		},
+	}
+}
+
+func rmCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rm",
+		Usage:     "remove KEYs (with -r, every key under a prefix), without a mount",
+		ArgsUsage: "KEY...",
+		Flags: []cli.Flag{
+			storeFlag(),
+			&cli.BoolFlag{Name: "recursive", Aliases: []string{"r"}, Usage: "remove every key under each KEY/ too"},
+			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "ignore keys that do not exist"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return errors.New("rm: name at least one KEY")
+			}
+			return withSession(c, true, func(ctx context.Context, o *opened) error {
+				for _, k := range c.Args().Slice() {
+					removed := 0
+					if o.c.Has(k) {
+						if err := o.c.Delete(k); err != nil {
+							return explain(err)
+						}
+						removed++
+					}
+					if c.Bool("recursive") {
+						for _, e := range o.c.Entries(strings.TrimSuffix(k, "/") + "/") {
+							if err := o.c.Delete(e.Key); err != nil {
+								return explain(err)
+							}
+							removed++
+						}
+					}
+					if removed == 0 && !c.Bool("force") {
+						return fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", k)
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func importCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "copy every regular file under DIR into the store (keys are paths relative to DIR)",
+		ArgsUsage: "DIR",
+		Flags: []cli.Flag{
+			storeFlag(),
+			&cli.StringFlag{Name: "prefix", Usage: "put the keys under this prefix"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return errors.New("import: usage: memfs import DIR")
+			}
+			src := c.Args().First()
+			var files []string
+			err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				rel, _ := filepath.Rel(src, p)
+				if rel != "." && strings.HasPrefix(d.Name(), ".") {
+					if d.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil // hidden names are never persisted
+				}
+				if d.Type().IsRegular() {
+					files = append(files, rel)
+				}
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
+			prefix := strings.Trim(c.String("prefix"), "/")
+			return withSession(c, true, func(ctx context.Context, o *opened) error {
+				bar := newProgress(c.App.ErrWriter, "import", len(files))
+				defer bar.done()
+				for _, rel := range files {
+					p := filepath.Join(src, rel)
+					fi, err := os.Stat(p)
+					if err != nil {
+						return err
+					}
+					v, err := os.ReadFile(p)
+					if err != nil {
+						return err
+					}
+					st := fi.Sys().(*syscall.Stat_t)
+					key := backend.Join(prefix, filepath.ToSlash(rel))
+					if err := o.c.Put(backend.Entry{Key: key, Value: v, Info: backend.Info{
+						Mode: fi.Mode().Perm(), MTime: fi.ModTime(), UID: st.Uid, GID: st.Gid}}); err != nil {
+						return fmt.Errorf("import %s: %w", p, explain(err))
+					}
+					bar.add(1)
+				}
+				fmt.Fprintf(c.App.Writer, "imported %d files from %s into %s\n", len(files), src, o.spec)
+				return nil
+			})
+		},
+	}
+}
+
+func exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write every key (under --prefix) as a file under DIR, with its mode and mtime",
+		ArgsUsage: "DIR",
+		Flags: []cli.Flag{
+			storeFlag(),
+			&cli.StringFlag{Name: "prefix", Usage: "export only keys under this prefix"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return errors.New("export: usage: memfs export DIR")
+			}
+			dst := c.Args().First()
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
+			root, err := os.OpenRoot(dst)
+			if err != nil {
+				return err
+			}
+			defer root.Close()
+			return withSession(c, false, func(ctx context.Context, o *opened) error {
+				entries := o.c.Entries(c.String("prefix"))
+				bar := newProgress(c.App.ErrWriter, "export", len(entries))
+				defer bar.done()
+				for _, e := range entries {
+					if err := o.c.Resolve(ctx, e.Key); err != nil {
+						return err
+					}
+					v, _ := o.c.Get(e.Key)
+					if d := filepath.Dir(e.Key); d != "." {
+						if err := root.MkdirAll(d, 0o755); err != nil {
+							return err
+						}
+					}
+					if err := root.WriteFile(e.Key, v, e.Info.Mode); err != nil {
+						return err
+					}
+					root.Chmod(e.Key, e.Info.Mode)
+					root.Chtimes(e.Key, e.Info.MTime, e.Info.MTime)
+					if os.Getuid() == 0 {
+						root.Lchown(e.Key, int(e.Info.UID), int(e.Info.GID))
+					}
+					bar.add(1)
+				}
+				fmt.Fprintf(c.App.Writer, "exported %d files from %s to %s\n", len(entries), o.spec, dst)
+				return nil
+			})
+		},
+	}
+}
+
+// explain adds what to do to the errors a user can cause.
+func explain(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, backend.ErrInvalidKey):
+		return fmt.Errorf("%w\n  keys are relative slash-separated paths without . or .. segments, e.g. memory/notes.md", err)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w\n  memfs ls lists the keys", err)
+	}
+	return err
+}
+
+// progress draws a one-line progress bar on a terminal, and nothing
+// otherwise.
+type progress struct {
+	w          io.Writer
+	what       string
+	n, total   int
+	tty        bool
+	lastRedraw time.Time
+}
+
+func newProgress(w io.Writer, what string, total int) *progress {
+	p := &progress{w: w, what: what, total: total}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) add(n int) {
+	p.n += n
+	if !p.tty || time.Since(p.lastRedraw) < 100*time.Millisecond && p.n < p.total {
+		return
+	}
+	p.lastRedraw = time.Now()
+	const width = 30
+	filled := width
+	if p.total > 0 {
+		filled = width * p.n / p.total
+	}
+	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d", p.what, strings.Repeat("#", filled), strings.Repeat(" ", width-filled), p.n, p.total)
+}
+
+func (p *progress) done() {
+	if p.tty && p.total > 0 {
+		fmt.Fprintln(p.w)
+	}
+}
