@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/session"
@@ -19,6 +20,7 @@ var benchStores = []struct {
 	open func(dir string) (backend.Store, error)
 }{
 	{"dir", func(dir string) (backend.Store, error) { return dirstore.Open(dir) }},
+	{"badger", func(dir string) (backend.Store, error) { return badgerstore.Open(dir, badgerstore.Options{}) }},
 }
 
 func benchKey(i int) string {
