@@ -144,7 +144,12 @@ func (fh *fileHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	return uint32(n), 0
 }
 
-func (fh *fileHandle) Flush(ctx context.Context) syscall.Errno { return 0 }
+// Flush runs at every close(2) of a descriptor, and close waits for it:
+// this is where a written file is committed to the crash journal. (RELEASE
+// arrives later, asynchronously; a kill -9 in between would lose the file.)
+func (fh *fileHandle) Flush(ctx context.Context) syscall.Errno {
+	return toErrno(fh.h.Commit())
+}
 
 func (fh *fileHandle) Release(ctx context.Context) syscall.Errno {
 	return toErrno(fh.h.Close())

@@ -207,10 +207,12 @@ func (h *File) Sync(ctx context.Context) error {
 	return h.c.Flush(ctx)
 }
 
-// Close ends the handle. A handle that wrote records the file's value in the
-// journal (when there is one), so that it survives a crash of the process
-// before the next flush, and tells watchers of the write.
-func (h *File) Close() error {
+// Commit records the file's value in the journal (when there is one) if it
+// was written through this handle since the last Commit, so that it
+// survives a crash of the process before the next flush, and tells watchers
+// of the write. A mount calls it when a descriptor is closed (FUSE FLUSH,
+// which close(2) waits for; RELEASE comes later and asynchronously).
+func (h *File) Commit() error {
 	c := h.c
 	c.mu.Lock()
 	wrote := h.wrote
@@ -232,4 +234,9 @@ func (h *File) Close() error {
 	}
 	c.emit(Change{Op: OpWrite, Key: key})
 	return err
+}
+
+// Close ends the handle, committing what was written since the last Commit.
+func (h *File) Close() error {
+	return h.Commit()
 }

@@ -39,7 +39,7 @@ type Options struct {
 	// watchers are told (OpContent).
 	BeforeSave func(key string, value []byte) []byte
 	// Journal, when set, records every completed change (Set, Put,
-	// Delete, Rename, SetAttr, Close of a written File) so that it
+	// Delete, Rename, SetAttr, Commit or Close of a written File) so that it
 	// survives a crash of the process before the next Flush.
 	Journal Journal
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,8 +54,27 @@ func backends(t *testing.T) map[string]func() string {
 type memfsProc struct {
 	cmd  *exec.Cmd
 	mnt  string
-	log  *bytes.Buffer
+	log  *syncBuffer
 	done chan error
+}
+
+// syncBuffer is a bytes.Buffer that the process's output copier and the
+// test may use at the same time.
+type syncBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startMount starts "memfs mount" in a subprocess and waits until the mount
@@ -72,7 +92,7 @@ func startMount(t *testing.T, store, mnt string, env []string, extra ...string) 
 	args = append(args, mnt)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(append(os.Environ(), "MEMFS_TEST_MAIN=1"), env...)
-	log := &bytes.Buffer{}
+	log := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
