@@ -201,7 +201,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if fn, ok := child.Operations().(*fileNode); ok {
 		fn.seen.Store(h.Version())
 	}
-	return child, &fileHandle{h: h, appending: flags&syscall.O_APPEND != 0}, 0, 0
+	return child, &fileHandle{h: h, root: d.root, appending: flags&syscall.O_APPEND != 0}, 0, 0
 }
 
 func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

@@ -99,7 +99,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
 		fuseFlags |= fuse.FOPEN_NOFLUSH
 	}
-	return &fileHandle{h: h, appending: flags&syscall.O_APPEND != 0}, fuseFlags, 0
+	return &fileHandle{h: h, root: n.root, appending: flags&syscall.O_APPEND != 0}, fuseFlags, 0
 }
 
 func (n *fileNode) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
@@ -113,6 +113,7 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 // fileHandle is an open file: a session.File plus the open flags.
 type fileHandle struct {
 	h         *session.File
+	root      *Root
 	appending bool
 }
 
@@ -126,6 +127,7 @@ var (
 )
 
 func (fh *fileHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	fh.root.reads.Add(1)
 	n, _ := fh.h.ReadAt(dest, off)
 	return fuse.ReadResultData(dest[:n]), 0
 }

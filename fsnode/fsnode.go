@@ -38,7 +38,13 @@ type Root struct {
 
 	queue *notifyQueue
 	stop  func()
+
+	reads atomic.Int64 // READ requests served from the session (the rest hit the page cache)
 }
+
+// Reads returns how many READ requests reached memfs: with the kernel's
+// page cache kept, a second read of an unchanged file adds none.
+func (r *Root) Reads() int64 { return r.reads.Load() }
 
 var _ fs.InodeEmbedder = (*Root)(nil)
 

@@ -392,3 +392,76 @@ func TestMountFsyncFailureIsEIOAndKeepsData(t *testing.T) {
 		t.Fatalf("store after recovery: %v %v", got, err)
 	}
 }
+
+func TestMountKernelCacheKeptAndInvalidated(t *testing.T) {
+	st := newDirStore(t, t.TempDir())
+	seedStore(t, st, sample)
+	// Long kernel timeouts: what the test sees within its 2 s deadline
+	// comes from invalidation, not from expiry.
+	m := mount(t, st, mountConfig{sopts: session.Options{
+		BeforeSave: func(key string, v []byte) []byte {
+			return []byte(strings.ReplaceAll(string(v), "hunter2", "[REDACTED]"))
+		},
+	}, fopts: fsnode.Options{AttrTimeout: time.Minute, EntryTimeout: time.Minute}})
+	p := filepath.Join(m.dir, "memory/global.md")
+	readFile(t, p)
+	before := m.root.Reads()
+	for range 3 {
+		if got := readFile(t, p); got != sample["memory/global.md"] {
+			t.Fatalf("read %q", got)
+		}
+	}
+	if after := m.root.Reads(); after != before {
+		t.Errorf("re-reading an unchanged file sent %d READs to memfs, want 0 (page cache kept)", after-before)
+	}
+	// A change behind the kernel (redaction at flush) must show at once.
+	s := filepath.Join(m.dir, "memory/pw.md")
+	if err := os.WriteFile(s, []byte("the password is hunter2, ok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readFile(t, s) // the kernel now caches the unredacted pages
+	f, _ := os.Open(s)
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want := "the password is [REDACTED], ok\n"
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		got := readFile(t, s)
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the flush redacted it, the mount shows %q, want %q", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if fi, _ := os.Stat(s); fi.Size() != int64(len(want)) {
+		t.Fatalf("size after redaction = %d, want %d", fi.Size(), len(want))
+	}
+	// A descriptor that stays open sees the change too: that needs the
+	// kernel notification, not just a fresh open.
+	os.WriteFile(s, []byte("again hunter2 here\n"), 0o644)
+	h, err := os.Open(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	buf := make([]byte, 100)
+	h.ReadAt(buf, 0)
+	if err := h.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	want = "again [REDACTED] here\n"
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		n, _ := h.ReadAt(buf, 0)
+		if string(buf[:n]) == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("an open descriptor reads %q after redaction, want %q", buf[:n], want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
