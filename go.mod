@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/dgraph-io/badger/v4 v4.9.6
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sys v0.41.0
