@@ -13,6 +13,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/changes"
 	"github.com/memfs/memfs/session"
 )
 
@@ -40,6 +41,7 @@ type Root struct {
 	stop  func()
 
 	reads atomic.Int64 // READ requests served from the session (the rest hit the page cache)
+	feed  *changes.Log // .memfs/changes
 }
 
 // Reads returns how many READ requests reached memfs: with the kernel's
@@ -59,7 +61,7 @@ func NewRoot(c *session.Context, opts Options) *Root {
 			*d = time.Second
 		}
 	}
-	r := &Root{c: c, opts: opts, log: opts.Logger}
+	r := &Root{c: c, opts: opts, log: opts.Logger, feed: changes.New(0)}
 	r.root = r
 	r.queue = newNotifyQueue(r)
 	r.stop = c.Watch(r.onChange)
@@ -78,6 +80,14 @@ func (r *Root) onChange(ch session.Change) {
 	if ch.Op == session.OpContent {
 		r.queue.push(ch.Key)
 	}
+	if backend.IsHidden(ch.Key) && (ch.OldKey == "" || backend.IsHidden(ch.OldKey)) {
+		return // editors' swap and temp files would drown the feed
+	}
+	origin := "mount"
+	if ch.Origin == session.OriginExternal {
+		origin = "external"
+	}
+	r.feed.Append(changes.Record{Time: ch.Time.UTC(), Op: string(ch.Op), Key: ch.Key, OldKey: ch.OldKey, Origin: origin})
 }
 
 // keyOf returns the session key of inode in, or false if in is no longer

@@ -1,9 +1,11 @@
 package fsnode_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -464,4 +466,48 @@ func TestMountKernelCacheKeptAndInvalidated(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func TestMountChangeFeed(t *testing.T) {
+	m := mount(t, newDirStore(t, t.TempDir()), mountConfig{})
+	feed := filepath.Join(m.dir, ".memfs/changes")
+	f, err := os.Open(feed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	os.Mkdir(filepath.Join(m.dir, "memory"), 0o755)
+	os.WriteFile(filepath.Join(m.dir, "memory/a.md"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(m.dir, "memory/.a.md.swp"), []byte("swap"), 0o644) // hidden: not in the feed
+	os.Rename(filepath.Join(m.dir, "memory/a.md"), filepath.Join(m.dir, "memory/b.md"))
+	os.Remove(filepath.Join(m.dir, "memory/b.md"))
+	// Read the way tail -f does: on from where the last read ended.
+	var lines []string
+	buf := make([]byte, 4096)
+	for deadline := time.Now().Add(2 * time.Second); len(lines) < 5 && time.Now().Before(deadline); {
+		n, _ := f.Read(buf)
+		for l := range strings.SplitSeq(strings.TrimSpace(string(buf[:n])), "\n") {
+			if l != "" {
+				lines = append(lines, l)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var got []string
+	for _, l := range lines {
+		var r struct{ Op, Key, Old_key, Origin string }
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("feed line %q: %v", l, err)
+		}
+		got = append(got, r.Op+" "+r.Old_key+" "+r.Key+" "+r.Origin)
+	}
+	want := []string{"mkdir  memory mount", "create  memory/a.md mount", "write  memory/a.md mount",
+		"rename memory/a.md memory/b.md mount", "remove  memory/b.md mount"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("feed =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if fi, _ := os.Stat(feed); fi.Size() == 0 {
+		t.Fatal("the feed reports size 0")
+	}
+	wantErrno(t, "write the feed", os.WriteFile(feed, []byte("x"), 0o644), syscall.EPERM)
 }

@@ -18,6 +18,7 @@ const reservedDir = ".memfs"
 const (
 	reservedIno = 1<<62 + iota
 	statusIno
+	changesIno
 )
 
 // reservedNode is the read-only .memfs directory.
@@ -56,17 +57,25 @@ func (n *reservedNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse
 }
 
 func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	if name != "status" {
-		return nil, syscall.ENOENT
+	// Sizes change all the time: no attribute caching for these files.
+	switch name {
+	case "status":
+		s := &statusNode{root: n.root}
+		s.fill(&out.Attr)
+		return n.NewInode(ctx, s, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: statusIno}), 0
+	case "changes":
+		c := &changesNode{root: n.root}
+		c.fill(&out.Attr)
+		return n.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: changesIno}), 0
 	}
-	s := &statusNode{root: n.root}
-	s.fill(&out.Attr)
-	// Size changes with every read: no attribute caching for it.
-	return n.NewInode(ctx, s, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: statusIno}), 0
+	return nil, syscall.ENOENT
 }
 
 func (n *reservedNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	return gofs.NewListDirStream([]fuse.DirEntry{{Name: "status", Mode: syscall.S_IFREG, Ino: statusIno}}), 0
+	return gofs.NewListDirStream([]fuse.DirEntry{
+		{Name: "changes", Mode: syscall.S_IFREG, Ino: changesIno},
+		{Name: "status", Mode: syscall.S_IFREG, Ino: statusIno},
+	}), 0
 }
 
 func (n *reservedNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
@@ -148,4 +157,55 @@ func (r *Root) statusText() string {
 		b.WriteString(r.opts.Status())
 	}
 	return b.String()
+}
+
+// changesNode is .memfs/changes: the change feed, a file that grows.
+type changesNode struct {
+	gofs.Inode
+	root *Root
+}
+
+var (
+	_ gofs.NodeOpener    = (*changesNode)(nil)
+	_ gofs.NodeGetattrer = (*changesNode)(nil)
+	_ gofs.NodeSetattrer = (*changesNode)(nil)
+)
+
+func (c *changesNode) fill(out *fuse.Attr) {
+	out.Ino = changesIno
+	out.Mode = syscall.S_IFREG | 0o444
+	out.Nlink = 1
+	out.Size = uint64(c.root.feed.Size())
+	now := time.Now()
+	out.Mtime, out.Mtimensec = uint64(now.Unix()), uint32(now.Nanosecond())
+	st, _ := c.root.c.Stat("")
+	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
+}
+
+func (c *changesNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	c.fill(&out.Attr)
+	out.SetTimeout(0)
+	return 0
+}
+
+func (c *changesNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return syscall.EPERM
+}
+
+func (c *changesNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		return nil, 0, syscall.EPERM
+	}
+	// DIRECT_IO: every read comes here, so a reader at the old end of
+	// file (tail -f) sees the lines appended since.
+	return &feedHandle{root: c.root}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+type feedHandle struct{ root *Root }
+
+var _ gofs.FileReader = (*feedHandle)(nil)
+
+func (h *feedHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n := h.root.feed.ReadAt(dest, off)
+	return fuse.ReadResultData(dest[:n]), 0
 }

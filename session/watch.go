@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"slices"
+	"time"
 )
 
 // Op is the kind of a Change.
@@ -21,11 +22,23 @@ const (
 	OpContent Op = "content" // the content changed behind any open handle (redaction at flush, reload)
 )
 
+// Origin says where a change came from.
+type Origin string
+
+const (
+	// OriginLocal is a change made through the session: its API or a mount.
+	OriginLocal Origin = "local"
+	// OriginExternal is a change another program made in the store.
+	OriginExternal Origin = "external"
+)
+
 // Change tells a watcher what happened to a key.
 type Change struct {
+	Time   time.Time
 	Op     Op
 	Key    string
 	OldKey string // for OpRename
+	Origin Origin
 }
 
 // Watch registers fn to be told of every change, after the change is made
@@ -44,6 +57,12 @@ func (c *Context) Watch(fn func(Change)) (stop func()) {
 }
 
 func (c *Context) emit(ch Change) {
+	if ch.Time.IsZero() {
+		ch.Time = c.now()
+	}
+	if ch.Origin == "" {
+		ch.Origin = OriginLocal
+	}
 	c.mu.RLock()
 	if len(c.watch) == 0 {
 		c.mu.RUnlock()
