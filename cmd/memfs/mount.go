@@ -147,6 +147,24 @@ func mountAction(c *cli.Context) error {
 			log.Error("flush failed; data stays in memory and is retried", "why", why, "err", err)
 		}
 	}
+	// retry is armed after a busy unmount: memfs tries again every few
+	// seconds until the mountpoint is free, so one SIGTERM is enough.
+	var retry <-chan time.Time
+	var lastBusyLog time.Time
+	unmount := func() bool {
+		flush("unmount")
+		err := unmountNow(mnt, srv)
+		if err == nil {
+			return true
+		}
+		if time.Since(lastBusyLog) > 30*time.Second {
+			lastBusyLog = time.Now()
+			log.Error("cannot unmount; still serving so that nothing is lost, and retrying: close what uses it",
+				"mountpoint", mnt, "err", err, "users", strings.Join(mountUsers(mnt), ", "))
+		}
+		retry = time.After(2 * time.Second)
+		return false
+	}
 serve:
 	for {
 		select {
@@ -154,13 +172,14 @@ serve:
 			flush("interval")
 		case sig := <-sigs:
 			log.Info("signal: flushing and unmounting", "signal", sig.String())
-			flush("signal")
-			if err := srv.Unmount(); err != nil {
-				log.Error("cannot unmount; still serving so that nothing is lost: close what uses it and signal again",
-					"mountpoint", mnt, "err", err, "users", strings.Join(mountUsers(mnt), ", "))
-				continue
+			lastBusyLog = time.Time{}
+			if unmount() {
+				break serve
 			}
-			break serve
+		case <-retry:
+			if unmount() {
+				break serve
+			}
 		case <-served:
 			log.Info("unmounted from outside", "mountpoint", mnt)
 			break serve
@@ -169,6 +188,17 @@ serve:
 	<-served
 	root.Close()
 	return shutdown(ctx, o, log)
+}
+
+// unmountNow unmounts mnt. As root it calls umount(2) itself, so that a
+// busy mountpoint is reported as EBUSY (go-fuse would fall back to
+// fusermount and report that instead); the serving loop then ends by itself.
+func unmountNow(mnt string, srv interface{ Unmount() error }) error {
+	err := syscall.Unmount(mnt, 0)
+	if err == nil || errors.Is(err, syscall.EBUSY) {
+		return err
+	}
+	return srv.Unmount()
 }
 
 // shutdown makes the last flush. If the store still refuses, the dirty
