@@ -42,6 +42,64 @@ type Root struct {
 
 	reads atomic.Int64 // READ requests served from the session (the rest hit the page cache)
 	feed  *changes.Log // .memfs/changes
+
+	// External changes announced for the helper process that carries
+	// them out through the mountpoint: its requests for these keys are
+	// recognised by the announcement, not by its PID (FUSE reports the
+	// calling thread, and a Go process has many).
+	stageMu sync.Mutex              // guards staged and expect
+	staged  map[string]staged       // values for the helper's coming create
+	expect  map[expectKey]time.Time // the helper's coming touches and removals, until a deadline
+}
+
+// announceTTL bounds how long an announcement waits for the helper: one
+// that never comes (the helper failed) must not later capture a user's
+// own create, truncate or unlink of the key.
+const announceTTL = 5 * time.Second
+
+type staged struct {
+	e        backend.Entry
+	dirty    bool
+	deadline time.Time
+}
+
+type expectKey struct {
+	key string
+	op  string // "touch" or "remove"
+}
+
+// Stage holds e for the helper's coming create of key: the file then
+// appears with its whole value at once. dirty says the store does not hold
+// it yet (a conflict copy).
+func (r *Root) Stage(key string, e backend.Entry, dirty bool) {
+	r.stageMu.Lock()
+	r.staged[key] = staged{e: e, dirty: dirty, deadline: time.Now().Add(announceTTL)}
+	r.stageMu.Unlock()
+}
+
+// Expect announces the helper's coming same-size truncate ("touch") or
+// unlink ("remove") of key, an external change already known.
+func (r *Root) Expect(key, op string) {
+	r.stageMu.Lock()
+	r.expect[expectKey{key, op}] = time.Now().Add(announceTTL)
+	r.stageMu.Unlock()
+}
+
+func (r *Root) takeStaged(key string) (staged, bool) {
+	r.stageMu.Lock()
+	defer r.stageMu.Unlock()
+	s, ok := r.staged[key]
+	delete(r.staged, key)
+	return s, ok && time.Now().Before(s.deadline)
+}
+
+func (r *Root) takeExpected(key, op string) bool {
+	r.stageMu.Lock()
+	defer r.stageMu.Unlock()
+	k := expectKey{key, op}
+	deadline, ok := r.expect[k]
+	delete(r.expect, k)
+	return ok && time.Now().Before(deadline)
 }
 
 // Reads returns how many READ requests reached memfs: with the kernel's
@@ -61,7 +119,8 @@ func NewRoot(c *session.Context, opts Options) *Root {
 			*d = time.Second
 		}
 	}
-	r := &Root{c: c, opts: opts, log: opts.Logger, feed: changes.New(0)}
+	r := &Root{c: c, opts: opts, log: opts.Logger, feed: changes.New(0),
+		staged: make(map[string]staged), expect: make(map[expectKey]time.Time)}
 	r.root = r
 	r.queue = newNotifyQueue(r)
 	r.stop = c.Watch(r.onChange)
@@ -77,8 +136,12 @@ func (r *Root) Close() {
 // onChange is called by the session with no lock held, possibly from
 // inside a request handler: it only queues.
 func (r *Root) onChange(ch session.Change) {
-	if ch.Op == session.OpContent {
-		r.queue.push(ch.Key)
+	switch {
+	case ch.Op == session.OpContent:
+		r.queue.push(ch.Key, false)
+	case ch.Origin == session.OriginExternal && (ch.Op == session.OpCreate || ch.Op == session.OpRemove):
+		// Applied behind the kernel: its cached name (or absence) is stale.
+		r.queue.push(ch.Key, true)
 	}
 	if backend.IsHidden(ch.Key) && (ch.OldKey == "" || backend.IsHidden(ch.OldKey)) {
 		return // editors' swap and temp files would drown the feed
@@ -162,9 +225,9 @@ func caller(ctx context.Context) (uint32, uint32) {
 // request may need, can deadlock the mount.
 type notifyQueue struct {
 	r    *Root
-	mu   sync.Mutex // guards keys and closed
+	mu   sync.Mutex // guards items and closed
 	cond *sync.Cond
-	keys []string
+	keys []notifyItem
 	done chan struct{}
 	// closed is set once close is called.
 	closed atomic.Bool
@@ -177,9 +240,16 @@ func newNotifyQueue(r *Root) *notifyQueue {
 	return q
 }
 
-func (q *notifyQueue) push(key string) {
+// notifyItem is a key whose content (or, with entry, whose name) changed
+// behind the kernel.
+type notifyItem struct {
+	key   string
+	entry bool
+}
+
+func (q *notifyQueue) push(key string, entry bool) {
 	q.mu.Lock()
-	q.keys = append(q.keys, key)
+	q.keys = append(q.keys, notifyItem{key, entry})
 	q.mu.Unlock()
 	q.cond.Signal()
 }
@@ -206,8 +276,12 @@ func (q *notifyQueue) run() {
 		keys := q.keys
 		q.keys = nil
 		q.mu.Unlock()
-		for _, k := range keys {
-			q.r.invalidate(k)
+		for _, it := range keys {
+			if it.entry {
+				q.r.invalidateEntry(it.key)
+			} else {
+				q.r.invalidate(it.key)
+			}
 		}
 	}
 }
@@ -224,6 +298,21 @@ func (r *Root) invalidate(key string) {
 	}
 	if errno := in.NotifyContent(0, 0); errno != 0 && errno != syscall.ENOENT {
 		r.log.Debug("notify content", "key", key, "errno", errno)
+	}
+}
+
+// invalidateEntry drops the kernel's cached name of key (or cached absence).
+func (r *Root) invalidateEntry(key string) {
+	in := r.EmbeddedInode()
+	segs := splitKey(key)
+	for _, seg := range segs[:len(segs)-1] {
+		in = in.GetChild(seg)
+		if in == nil {
+			return // the kernel knows nothing below: nothing cached
+		}
+	}
+	if errno := in.NotifyEntry(segs[len(segs)-1]); errno != 0 && errno != syscall.ENOENT {
+		r.log.Debug("notify entry", "key", key, "errno", errno)
 	}
 }
 

@@ -65,6 +65,13 @@ func (c *Context) Flush(ctx context.Context) error {
 	c.mu.Unlock()
 
 	redacted := c.redact(entries)
+	c.mu.Lock()
+	for _, e := range entries {
+		// What the store is about to hold: an external watcher seeing it
+		// come back recognises memfs's own write (Echo).
+		c.written[e.Key] = stamp{size: e.Info.Size, mtime: e.Info.MTime.UnixNano()}
+	}
+	c.mu.Unlock()
 	err := c.saveAndDelete(ctx, entries, removed)
 
 	c.mu.Lock()

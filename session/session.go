@@ -88,6 +88,13 @@ type Context struct {
 	watch   map[int]func(Change)
 	watchID int
 	stats   flushStats
+	written map[string]stamp // key -> size and mtime memfs last wrote to the store
+}
+
+// stamp identifies a stored version of a value.
+type stamp struct {
+	size  int64
+	mtime int64
 }
 
 type flushStats struct {
@@ -111,6 +118,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 		dirty:   make(map[*file]struct{}),
 		removed: make(map[string]uint64),
 		watch:   make(map[int]func(Change)),
+		written: make(map[string]stamp),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -424,6 +432,11 @@ func (c *Context) markDirtyLocked(f *file) {
 // removeFileLocked takes f out of the namespace: an open File keeps it.
 func (c *Context) removeFileLocked(f *file) {
 	key := f.key
+	if f.gen == 0 {
+		// The store holds this version until the next flush deletes it:
+		// seen again by an external watcher, it is no external change.
+		c.written[key] = stamp{size: f.size, mtime: f.mtime}
+	}
 	delete(c.files, key)
 	if parent, ok := c.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)

@@ -498,3 +498,19 @@ func ignoringEINTR(fn func() error) error {
 		}
 	}
 }
+
+// Stat returns the Info of key without reading its value. A missing key,
+// or one that is not a regular file, gives backend.ErrKeyNotFound.
+func (s *Store) Stat(ctx context.Context, key string) (backend.Info, error) {
+	if err := checkKey("stat", key); err != nil {
+		return backend.Info{}, err
+	}
+	fi, err := s.root.Lstat(key)
+	if err != nil {
+		return backend.Info{}, s.loadErr(key, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return backend.Info{}, backend.NotFound("stat", key)
+	}
+	return infoOf(fi), nil
+}

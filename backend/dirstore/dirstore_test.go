@@ -657,3 +657,21 @@ func TestOpenSweepsCrashLeftovers(t *testing.T) {
 		}
 	}
 }
+
+func TestStat(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	save(t, s, entry("a/b.md", "12345"))
+	info, err := s.Stat(t.Context(), "a/b.md")
+	if err != nil || info.Size != 5 {
+		t.Fatalf("Stat = %+v, %v", info, err)
+	}
+	for _, k := range []string{"a", "nope", "a/b.md/c"} {
+		if _, err := s.Stat(t.Context(), k); !errors.Is(err, backend.ErrKeyNotFound) {
+			t.Errorf("Stat(%s) = %v, want ErrKeyNotFound", k, err)
+		}
+	}
+	if _, err := s.Stat(t.Context(), "../x"); !errors.Is(err, backend.ErrInvalidKey) {
+		t.Errorf("Stat(../x) = %v", err)
+	}
+}

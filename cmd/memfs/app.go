@@ -27,6 +27,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			rmCommand(),
 			importCommand(),
 			exportCommand(),
+			applyCommand(),
 		},
 	}
 }

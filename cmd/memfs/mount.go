@@ -15,6 +15,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/extwatch"
 	"github.com/memfs/memfs/fsnode"
 	"github.com/memfs/memfs/session"
 )
@@ -128,6 +130,33 @@ func mountAction(c *cli.Context) error {
 		o.close()
 		return fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, mnt)
 	}
+	// A directory store can be changed by other programs: follow them.
+	var ext *extwatch.Watcher
+	var app *applier
+	if ds, ok := o.store.(*dirstore.Store); ok && !c.Bool("read-only") {
+		app, err = startApplier(mnt, root, c.App.ErrWriter)
+		if err != nil {
+			log.Warn("no helper process for external changes: they reach the mount, but watchers on it see no events", "err", err)
+		}
+		wopts := extwatch.Options{Logger: log}
+		if app != nil {
+			wopts.Applier = app
+		}
+		if ext, err = extwatch.Start(ds, o.c, wopts); err != nil {
+			log.Warn("cannot watch the store for external changes", "err", err)
+		}
+	}
+	stopExternal := func() {
+		if ext != nil {
+			ext.Close()
+			ext = nil
+		}
+		if app != nil {
+			app.stop()
+			app = nil
+		}
+	}
+	defer stopExternal()
 	indexed, loaded, _, _ := o.c.Counts()
 	log.Info("mounted", "mountpoint", mnt, "store", spec.String(), "keys", indexed, "loaded", loaded, "pid", os.Getpid())
 
@@ -152,6 +181,7 @@ func mountAction(c *cli.Context) error {
 	var retry <-chan time.Time
 	var lastBusyLog time.Time
 	unmount := func() bool {
+		stopExternal()
 		flush("unmount")
 		err := unmountNow(mnt, srv)
 		if err == nil {

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/fsnode"
+)
+
+// The applier: external changes to a directory store are carried out
+// through the mountpoint by a helper process, so that the kernel emits
+// real inotify events to watchers on the mount. (Changes applied behind
+// the kernel produce none, on every FUSE filesystem; and the serving
+// process must never touch its own mount, or it can deadlock.)
+
+// applyOp is one line on the helper's standard input.
+type applyOp struct {
+	Op   string      `json:"op"` // create, touch or remove
+	Key  string      `json:"key"`
+	Mode fs.FileMode `json:"mode,omitempty"`
+}
+
+func applyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "__apply",
+		Hidden:    true,
+		Usage:     "internal: carry out external changes through MOUNTPOINT (started by memfs mount)",
+		ArgsUsage: "MOUNTPOINT",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return errors.New("__apply: want MOUNTPOINT")
+			}
+			return runApplier(c.Args().First(), os.Stdin, logger(c, false))
+		},
+	}
+}
+
+// runApplier reads operations from r and performs them under mnt until r ends.
+func runApplier(mnt string, r io.Reader, log *slog.Logger) error {
+	root, err := os.OpenRoot(mnt)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var op applyOp
+		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
+			log.Error("applier: bad request", "err", err)
+			continue
+		}
+		if err := applyOne(root, op); err != nil {
+			log.Warn("applier: external change not shown through the mount", "op", op.Op, "key", op.Key, "err", err)
+		}
+	}
+	return sc.Err()
+}
+
+func applyOne(root *os.Root, op applyOp) error {
+	name := filepath.FromSlash(op.Key)
+	switch op.Op {
+	case "create":
+		if d := filepath.Dir(name); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, op.Mode.Perm())
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	case "touch":
+		// A truncate to the same size: the kernel reports a modification;
+		// memfs already holds the new value.
+		f, err := root.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		fi, err := f.Stat()
+		if err == nil {
+			err = f.Truncate(fi.Size())
+		}
+		return errors.Join(err, f.Close())
+	case "remove":
+		return root.Remove(name)
+	}
+	return fmt.Errorf("unknown op %q", op.Op)
+}
+
+// applier is the serving side: it starts the helper and sends it work.
+type applier struct {
+	root *fsnode.Root
+	cmd  *exec.Cmd
+
+	mu  sync.Mutex // guards enc (one writer on the pipe)
+	enc *json.Encoder
+	in  io.WriteCloser
+}
+
+// startApplier starts the helper process on mnt.
+func startApplier(mnt string, root *fsnode.Root, stderr io.Writer) (*applier, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, "__apply", mnt)
+	cmd.Stderr = stderr
+	cmd.Dir = "/" // never hold the mountpoint busy
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &applier{root: root, cmd: cmd, enc: json.NewEncoder(in), in: in}, nil
+}
+
+func (a *applier) send(op applyOp) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.enc.Encode(op)
+}
+
+func (a *applier) Create(key string, e backend.Entry, dirty bool) error {
+	a.root.Stage(key, e, dirty)
+	return a.send(applyOp{Op: "create", Key: key, Mode: e.Info.Mode})
+}
+
+func (a *applier) Touch(key string) error {
+	a.root.Expect(key, "touch")
+	return a.send(applyOp{Op: "touch", Key: key})
+}
+
+func (a *applier) Remove(key string) error {
+	a.root.Expect(key, "remove")
+	return a.send(applyOp{Op: "remove", Key: key})
+}
+
+// stop ends the helper after the work it has been sent.
+func (a *applier) stop() error {
+	a.in.Close()
+	return a.cmd.Wait()
+}

@@ -1,0 +1,369 @@
+// Package extwatch brings changes that other programs make in a directory
+// store (an editor on the store, a git pull, a sync tool) into a running
+// session, and through it to the mount.
+//
+// A Watcher watches the store's root recursively with fsnotify (new
+// directories included). Events are debounced per key: a key is processed
+// once it has been quiet for Options.Debounce, and re-read if it changed
+// while it was read, so a file written in several steps is never served
+// half-written. Then:
+//
+//   - memfs's own flushes coming back (same size and mtime as what the
+//     session wrote or holds) are ignored;
+//   - a new or changed file becomes the session's value, clean (the store
+//     has it); a removed file leaves the session;
+//   - a change to a key that is dirty in the session is a conflict: the
+//     session's value stays under the key, and the external value is kept
+//     beside it under session.ConflictKey and saved at the next flush.
+//     A removal of a dirty key keeps the session's value. Nothing is lost,
+//     and a conflict never blocks a flush.
+//
+// With an Applier (the mount's helper process), creations, removals and
+// modifications are carried out through the mountpoint, so that the
+// kernel emits real inotify events to watchers on the mount; without one,
+// they go to the session directly and the kernel's caches are invalidated.
+//
+// Hidden names (memfs's temp files, lock and journal, an editor's swap
+// files) are ignored.
+package extwatch
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/session"
+)
+
+// Store is the directory store being watched.
+type Store interface {
+	Root() string
+	Stat(ctx context.Context, key string) (backend.Info, error)
+	Load(ctx context.Context, keys ...string) ([]backend.Entry, error)
+	List(ctx context.Context) ([]backend.Entry, error)
+}
+
+// Applier carries an external change out through the mountpoint, in a
+// process other than memfs's, so that the kernel emits inotify events.
+type Applier interface {
+	// Create makes key appear with e (dirty: it is a conflict copy that
+	// the store does not hold yet).
+	Create(key string, e backend.Entry, dirty bool) error
+	// Touch tells watchers that key was modified (its new value is
+	// already in the session).
+	Touch(key string) error
+	// Remove removes key.
+	Remove(key string) error
+}
+
+// Options configures a Watcher. The zero value debounces for 50 ms and
+// applies changes to the session directly.
+type Options struct {
+	Logger   *slog.Logger
+	Debounce time.Duration
+	Applier  Applier
+}
+
+// Watcher is a running watch of a store's root.
+type Watcher struct {
+	st   Store
+	c    *session.Context
+	opts Options
+	log  *slog.Logger
+	root string
+	w    *fsnotify.Watcher
+
+	mu      sync.Mutex // guards pending
+	pending map[string]time.Time
+	wake    chan struct{}
+
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+// Start begins watching st's root and returns the running Watcher. It
+// reconciles the session with the store once in the background, so that a
+// change made between the session's bootstrap and Start is not missed.
+func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
+	if opts.Debounce <= 0 {
+		opts.Debounce = 50 * time.Millisecond
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &Watcher{st: st, c: c, opts: opts, log: opts.Logger, root: st.Root(), w: fw,
+		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel}
+	if err := w.addTree(w.root, false); err != nil {
+		fw.Close()
+		cancel()
+		return nil, err
+	}
+	w.done.Add(3)
+	go w.events(ctx)
+	go w.worker(ctx)
+	go w.reconcile(ctx)
+	return w, nil
+}
+
+// Close stops the watcher.
+func (w *Watcher) Close() error {
+	w.cancel()
+	err := w.w.Close()
+	w.done.Wait()
+	return err
+}
+
+// key returns the store key of path, or false for the root, a path outside
+// it, or a hidden name.
+func (w *Watcher) key(path string) (string, bool) {
+	rel, err := filepath.Rel(w.root, path)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return "", false
+	}
+	k := filepath.ToSlash(rel)
+	if backend.IsHidden(k) || backend.ValidateKey(k) != nil {
+		return "", false
+	}
+	return k, true
+}
+
+// addTree watches dir and every directory below it; with schedule, it also
+// schedules every file found (a directory that appeared with content).
+func (w *Watcher) addTree(dir string, schedule bool) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			return nil
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if err := w.w.Add(p); err != nil && p == dir {
+				return err
+			}
+			return nil
+		}
+		if schedule && d.Type().IsRegular() {
+			if k, ok := w.key(p); ok {
+				w.schedule(k)
+			}
+		}
+		return nil
+	})
+}
+
+func (w *Watcher) schedule(key string) {
+	w.mu.Lock()
+	w.pending[key] = time.Now().Add(w.opts.Debounce)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Watcher) events(ctx context.Context) {
+	defer w.done.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case err, ok := <-w.w.Errors:
+			if !ok {
+				return
+			}
+			// An overflow means events were lost: look at everything again.
+			w.log.Warn("store watch error; reconciling", "err", err)
+			w.done.Add(1)
+			go w.reconcile(ctx)
+		case ev, ok := <-w.w.Events:
+			if !ok {
+				return
+			}
+			k, ok := w.key(ev.Name)
+			if !ok {
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+					w.done.Add(1)
+					go func() {
+						defer w.done.Done()
+						w.addTree(ev.Name, true)
+					}()
+					continue
+				}
+			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				// A directory that went away: every key under it.
+				for _, e := range w.c.Entries(k + "/") {
+					w.schedule(e.Key)
+				}
+			}
+			w.schedule(k)
+		}
+	}
+}
+
+func (w *Watcher) worker(ctx context.Context) {
+	defer w.done.Done()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		var due []string
+		next := now.Add(time.Hour)
+		w.mu.Lock()
+		for k, at := range w.pending {
+			if !at.After(now) {
+				due = append(due, k)
+				delete(w.pending, k)
+			} else if at.Before(next) {
+				next = at
+			}
+		}
+		w.mu.Unlock()
+		for _, k := range due {
+			if ctx.Err() != nil {
+				return
+			}
+			w.process(ctx, k)
+		}
+		if len(due) > 0 {
+			continue
+		}
+		t.Reset(time.Until(next))
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// process brings the session's view of key in line with the store's.
+func (w *Watcher) process(ctx context.Context, key string) {
+	info, err := w.st.Stat(ctx, key)
+	if errors.Is(err, backend.ErrKeyNotFound) {
+		w.removed(key)
+		return
+	}
+	if err != nil {
+		w.log.Warn("external change: cannot stat", "key", key, "err", err)
+		return
+	}
+	if w.c.Echo(key, info) {
+		return
+	}
+	got, err := w.st.Load(ctx, key)
+	if errors.Is(err, backend.ErrKeyNotFound) {
+		w.removed(key)
+		return
+	}
+	if err != nil {
+		w.log.Warn("external change: cannot read", "key", key, "err", err)
+		return
+	}
+	e := got[0]
+	// Still being written? Then wait until it settles.
+	if after, err := w.st.Stat(ctx, key); err != nil || after.Size != e.Info.Size || !after.MTime.Equal(e.Info.MTime) {
+		w.schedule(key)
+		return
+	}
+	if w.c.Echo(key, e.Info) {
+		return
+	}
+	switch {
+	case w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key)):
+		conflict := session.ConflictKey(key, time.Now())
+		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",
+			"key", key, "external_copy", conflict)
+		e.Key = conflict
+		if w.opts.Applier != nil {
+			w.apply(key, func() error { return w.opts.Applier.Create(conflict, e, true) })
+			return
+		}
+		if err := w.c.Put(e); err != nil {
+			w.log.Error("external change: cannot keep the conflict copy", "key", key, "err", err)
+		}
+	case w.c.Has(key) || w.opts.Applier == nil:
+		if _, err := w.c.ApplyExternal(e); err != nil {
+			w.log.Error("external change: cannot apply", "key", key, "err", err)
+			return
+		}
+		if w.opts.Applier != nil {
+			w.apply(key, func() error { return w.opts.Applier.Touch(key) })
+		}
+	default:
+		w.apply(key, func() error { return w.opts.Applier.Create(key, e, false) })
+	}
+}
+
+func (w *Watcher) removed(key string) {
+	if !w.c.Has(key) {
+		return
+	}
+	if w.c.Dirty(key) {
+		w.log.Warn("external removal of a key with unflushed changes: memfs keeps its value", "key", key)
+		return
+	}
+	if w.opts.Applier != nil {
+		w.apply(key, func() error { return w.opts.Applier.Remove(key) })
+		return
+	}
+	if _, err := w.c.RemoveExternal(key); err != nil {
+		w.log.Error("external removal: cannot apply", "key", key, "err", err)
+	}
+}
+
+func (w *Watcher) apply(key string, fn func() error) {
+	if err := fn(); err != nil {
+		w.log.Error("external change: the mount helper failed", "key", key, "err", err)
+	}
+}
+
+// reconcile compares the store's listing with the session and schedules
+// every key that differs.
+func (w *Watcher) reconcile(ctx context.Context) {
+	defer w.done.Done()
+	listed, err := w.st.List(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("reconcile: cannot list the store", "err", err)
+		}
+		return
+	}
+	inStore := make(map[string]bool, len(listed))
+	for _, e := range listed {
+		inStore[e.Key] = true
+		if !w.c.Echo(e.Key, e.Info) {
+			w.schedule(e.Key)
+		}
+	}
+	for _, e := range w.c.Entries("") {
+		if !inStore[e.Key] && !backend.IsHidden(e.Key) && !w.c.Dirty(e.Key) {
+			w.schedule(e.Key)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package session
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// This file applies changes that another program made in the store (an
+// editor on a directory store, a git pull) to the session.
+//
+// Conflicts lose nothing: when the key is dirty in the session, the
+// session's value stays under the key (and is saved at the next flush) and
+// the external value is kept beside it under ConflictKey, as a new dirty
+// file, so that it is saved too.
+
+// Echo reports whether the store's version of key, with info, is what the
+// session already has or last wrote: memfs's own flush seen coming back,
+// or a change already applied.
+func (c *Context) Echo(key string, info backend.Info) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	st := stamp{size: info.Size, mtime: info.MTime.UnixNano()}
+	if w, ok := c.written[key]; ok && w == st {
+		return true
+	}
+	f, ok := c.files[key]
+	return ok && f.gen == 0 && f.size == st.size && f.mtime == st.mtime
+}
+
+// Dirty reports whether key has changes the store has not seen.
+func (c *Context) Dirty(key string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.files[key]
+	return ok && f.gen != 0
+}
+
+// Removed reports whether key was removed in the session and the store
+// has not been told yet.
+func (c *Context) Removed(key string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.removed[key]
+	return ok
+}
+
+// ConflictKey is the name under which an external version of key is kept
+// when it conflicts with unflushed changes: the name with
+// ".conflict-<UTC time>" before its extension, in the same directory
+// ("notes.md" -> "notes.conflict-20261122T232400Z.md").
+func ConflictKey(key string, t time.Time) string {
+	dir, name := backend.Split(key)
+	ext := path.Ext(name)
+	if ext == name { // ".bashrc"-like names have no extension
+		ext = ""
+	}
+	base := strings.TrimSuffix(name, ext)
+	return backend.Join(dir, fmt.Sprintf("%s.conflict-%s%s", base, t.UTC().Format("20060102T150405.000000000Z"), ext))
+}
+
+// ApplyExternal makes e, read from the store after another program changed
+// it, the session's value of e.Key: clean (the store has it), loaded, and
+// with the kernel told (OpContent). When the key is dirty it is a
+// conflict: the session keeps its value and e is stored beside it under
+// ConflictKey, which ApplyExternal returns.
+func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
+	if err := backend.ValidateKey(e.Key); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if f, ok := c.files[e.Key]; ok && f.gen != 0 {
+		c.mu.Unlock()
+		conflict = ConflictKey(e.Key, c.now())
+		e.Key = conflict
+		if err := c.put(e); err != nil {
+			return "", err
+		}
+		return conflict, c.journalKey(conflict)
+	}
+	f, created, err := c.createLocked("external", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
+	if err != nil {
+		c.mu.Unlock()
+		return "", err
+	}
+	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
+	f.shared.Store(false)
+	f.mode, f.uid, f.gid = e.Info.Mode.Perm(), e.Info.UID, e.Info.GID
+	f.mtime = e.Info.MTime.UnixNano()
+	f.ver++
+	f.gen = 0 // the store holds exactly this
+	delete(c.dirty, f)
+	c.written[e.Key] = stamp{size: f.size, mtime: f.mtime}
+	c.mu.Unlock()
+	op := OpWrite
+	if created {
+		op = OpCreate
+	}
+	c.emit(Change{Op: op, Key: e.Key, Origin: OriginExternal})
+	if !created {
+		c.emit(Change{Op: OpContent, Key: e.Key, Origin: OriginExternal})
+	}
+	return "", nil
+}
+
+// RemoveExternal takes key out of the session after another program removed
+// it from the store; the store is not asked to delete it again. A dirty key
+// is a conflict: the session's value stays (and is saved again at the next
+// flush), and RemoveExternal reports false.
+func (c *Context) RemoveExternal(key string) (bool, error) {
+	if err := backend.ValidateKey(key); err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	f, ok := c.files[key]
+	if !ok {
+		c.mu.Unlock()
+		return true, nil
+	}
+	if f.gen != 0 {
+		c.mu.Unlock()
+		return false, nil
+	}
+	c.removeFileLocked(f)
+	// The store no longer has it: nothing to delete at the next flush.
+	delete(c.removed, key)
+	delete(c.written, key)
+	c.mu.Unlock()
+	c.emit(Change{Op: OpRemove, Key: key, Origin: OriginExternal})
+	return true, nil
+}
