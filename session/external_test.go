@@ -1,0 +1,80 @@
+package session_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/session"
+)
+
+func TestApplyExternal(t *testing.T) {
+	c, st, rec, _ := newSession(t, session.Options{})
+	var ops []string
+	c.Watch(func(ch session.Change) { ops = append(ops, string(ch.Op)+":"+string(ch.Origin)) })
+	info := backend.Info{Size: 3, Mode: 0o600, MTime: time.Unix(1800000000, 5)}
+	// A clean key changes under the session: it takes the new value, clean.
+	if conflict, err := c.ApplyExternal(backend.Entry{Key: "agents/explorer.json", Value: []byte("new"), Info: info}); err != nil || conflict != "" {
+		t.Fatalf("ApplyExternal = %q, %v", conflict, err)
+	}
+	if v, ok := c.Get("agents/explorer.json"); !ok || string(v) != "new" {
+		t.Fatalf("after ApplyExternal Get = %q %v", v, ok)
+	}
+	if c.Dirty("agents/explorer.json") {
+		t.Fatal("an external value is dirty: memfs would write it back")
+	}
+	if !c.Echo("agents/explorer.json", info) {
+		t.Fatal("the applied version is not recognised as known")
+	}
+	// A dirty key: conflict, both kept.
+	c.Set("memory/global.md", []byte("mine"))
+	conflict, err := c.ApplyExternal(backend.Entry{Key: "memory/global.md", Value: []byte("theirs"), Info: info})
+	if err != nil || !strings.HasPrefix(conflict, "memory/global.conflict-") || !strings.HasSuffix(conflict, ".md") {
+		t.Fatalf("conflict = %q, %v", conflict, err)
+	}
+	if v, _ := c.Get("memory/global.md"); string(v) != "mine" {
+		t.Fatalf("the key lost the session's value: %q", v)
+	}
+	if v, _ := c.Get(conflict); string(v) != "theirs" {
+		t.Fatalf("the conflict copy holds %q", v)
+	}
+	// A removal of a dirty key keeps it; of a clean key takes it away
+	// without asking the store to delete it again.
+	if ok, _ := c.RemoveExternal("memory/global.md"); ok || !c.Has("memory/global.md") {
+		t.Fatal("an external removal dropped a dirty key")
+	}
+	if ok, _ := c.RemoveExternal("skills/go/SKILL.md"); !ok || c.Has("skills/go/SKILL.md") {
+		t.Fatal("an external removal of a clean key did not apply")
+	}
+	rec.reset()
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if d := rec.get("delete"); len(d) != 0 {
+		t.Fatalf("flush deleted %v: the store had removed it already", d)
+	}
+	if v, _ := storedValue(t, st, conflict); v != "theirs" {
+		t.Fatalf("conflict copy stored as %q", v)
+	}
+	if v, _ := storedValue(t, st, "memory/global.md"); v != "mine" {
+		t.Fatalf("key stored as %q", v)
+	}
+	if !strings.Contains(strings.Join(ops, " "), "write:external") || !strings.Contains(strings.Join(ops, " "), "remove:external") {
+		t.Fatalf("changes told: %v", ops)
+	}
+}
+
+func TestConflictKey(t *testing.T) {
+	at := time.Date(2026, 11, 22, 23, 24, 0, 5, time.UTC)
+	for key, want := range map[string]string{
+		"memory/notes.md": "memory/notes.conflict-20261122T232400.000000005Z.md",
+		"agents/x.json":   "agents/x.conflict-20261122T232400.000000005Z.json",
+		"README":          "README.conflict-20261122T232400.000000005Z",
+		"a/.bashrc":       "a/.bashrc.conflict-20261122T232400.000000005Z",
+	} {
+		if got := session.ConflictKey(key, at); got != want {
+			t.Errorf("ConflictKey(%s) = %s, want %s", key, got, want)
+		}
+	}
+}
