@@ -1,0 +1,68 @@
+package extwatch_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/extwatch"
+	"github.com/memfs/memfs/session"
+)
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Without an applier, changes go to the session directly.
+func TestDirectToSession(t *testing.T) {
+	dir := t.TempDir()
+	st, err := dirstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Save(t.Context(), backend.Entry{Key: "memory/a.md", Value: []byte("a"), Info: backend.Info{Mode: 0o644}})
+	c := session.NewContext(st, session.Options{})
+	if err := c.Bootstrap(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	w, err := extwatch.Start(st, c, extwatch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	get := func(k string) string { v, _ := c.Get(k); return string(v) }
+
+	os.WriteFile(filepath.Join(dir, "memory/a.md"), []byte("changed"), 0o644)
+	waitFor(t, "a modification", func() bool { return get("memory/a.md") == "changed" })
+	os.MkdirAll(filepath.Join(dir, "new/deep"), 0o755)
+	os.WriteFile(filepath.Join(dir, "new/deep/b.md"), []byte("b"), 0o644)
+	waitFor(t, "a file in a new directory", func() bool { return get("new/deep/b.md") == "b" })
+	os.WriteFile(filepath.Join(dir, "memory/.a.md.swp"), []byte("swap"), 0o644)
+	os.Remove(filepath.Join(dir, "memory/a.md"))
+	waitFor(t, "a removal", func() bool { return !c.Has("memory/a.md") })
+	if c.Has("memory/.a.md.swp") {
+		t.Fatal("a hidden file in the store reached the session")
+	}
+	// memfs's own flush is not taken for an external change.
+	c.Set("memory/own.md", []byte("own"))
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, _, dirty, _ := c.Counts(); dirty != 0 {
+		t.Fatalf("%d dirty after our own flush came back", dirty)
+	}
+	if get("memory/own.md") != "own" {
+		t.Fatal("own write changed")
+	}
+}
