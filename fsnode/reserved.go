@@ -57,18 +57,20 @@ func (n *reservedNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse
 }
 
 func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	// Sizes change all the time: no attribute caching for these files.
+	var v *virtualNode
 	switch name {
 	case "status":
-		s := &statusNode{root: n.root}
-		s.fill(&out.Attr)
-		return n.NewInode(ctx, s, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: statusIno}), 0
+		v = &virtualNode{root: n.root, ino: statusIno,
+			size: func() int64 { return int64(len(n.root.statusText())) },
+			open: func() gofs.FileHandle { return &staticHandle{data: []byte(n.root.statusText())} }}
 	case "changes":
-		c := &changesNode{root: n.root}
-		c.fill(&out.Attr)
-		return n.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: changesIno}), 0
+		v = &virtualNode{root: n.root, ino: changesIno, size: n.root.feed.Size,
+			open: func() gofs.FileHandle { return &feedHandle{root: n.root} }}
+	default:
+		return nil, syscall.ENOENT
 	}
-	return nil, syscall.ENOENT
+	v.fill(&out.Attr)
+	return n.NewInode(ctx, v, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
 }
 
 func (n *reservedNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -86,44 +88,50 @@ func (n *reservedNode) Mkdir(ctx context.Context, name string, mode uint32, out 
 	return nil, syscall.EPERM
 }
 
-// statusNode is .memfs/status: a snapshot of the session, made at open.
-type statusNode struct {
+// virtualNode is a read-only file of memfs's own under .memfs. Its
+// content is made when it is opened (status) or read (changes), so it is
+// served with DIRECT_IO and no attribute caching: the kernel must neither
+// cache it nor trust a size it saw earlier.
+type virtualNode struct {
 	gofs.Inode
 	root *Root
+	ino  uint64
+	size func() int64
+	open func() gofs.FileHandle
 }
 
 var (
-	_ gofs.NodeOpener    = (*statusNode)(nil)
-	_ gofs.NodeGetattrer = (*statusNode)(nil)
-	_ gofs.NodeSetattrer = (*statusNode)(nil)
+	_ gofs.NodeOpener    = (*virtualNode)(nil)
+	_ gofs.NodeGetattrer = (*virtualNode)(nil)
+	_ gofs.NodeSetattrer = (*virtualNode)(nil)
 )
 
-func (s *statusNode) fill(out *fuse.Attr) {
-	out.Ino = statusIno
+func (v *virtualNode) fill(out *fuse.Attr) {
+	out.Ino = v.ino
 	out.Mode = syscall.S_IFREG | 0o444
 	out.Nlink = 1
-	out.Size = uint64(len(s.root.statusText()))
-	st, _ := s.root.c.Stat("")
+	out.Size = uint64(v.size())
+	now := time.Now()
+	out.Mtime, out.Mtimensec = uint64(now.Unix()), uint32(now.Nanosecond())
+	st, _ := v.root.c.Stat("")
 	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
 }
 
-func (s *statusNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	s.fill(&out.Attr)
+func (v *virtualNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	v.fill(&out.Attr)
 	out.SetTimeout(0)
 	return 0
 }
 
-func (s *statusNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+func (v *virtualNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	return syscall.EPERM
 }
 
-func (s *statusNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+func (v *virtualNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
 		return nil, 0, syscall.EPERM
 	}
-	// DIRECT_IO: the content is made per open, so the kernel must neither
-	// cache it nor trust a size it saw earlier.
-	return &staticHandle{data: []byte(s.root.statusText())}, fuse.FOPEN_DIRECT_IO, 0
+	return v.open(), fuse.FOPEN_DIRECT_IO, 0
 }
 
 type staticHandle struct{ data []byte }
@@ -159,48 +167,8 @@ func (r *Root) statusText() string {
 	return b.String()
 }
 
-// changesNode is .memfs/changes: the change feed, a file that grows.
-type changesNode struct {
-	gofs.Inode
-	root *Root
-}
-
-var (
-	_ gofs.NodeOpener    = (*changesNode)(nil)
-	_ gofs.NodeGetattrer = (*changesNode)(nil)
-	_ gofs.NodeSetattrer = (*changesNode)(nil)
-)
-
-func (c *changesNode) fill(out *fuse.Attr) {
-	out.Ino = changesIno
-	out.Mode = syscall.S_IFREG | 0o444
-	out.Nlink = 1
-	out.Size = uint64(c.root.feed.Size())
-	now := time.Now()
-	out.Mtime, out.Mtimensec = uint64(now.Unix()), uint32(now.Nanosecond())
-	st, _ := c.root.c.Stat("")
-	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
-}
-
-func (c *changesNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	c.fill(&out.Attr)
-	out.SetTimeout(0)
-	return 0
-}
-
-func (c *changesNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return syscall.EPERM
-}
-
-func (c *changesNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
-		return nil, 0, syscall.EPERM
-	}
-	// DIRECT_IO: every read comes here, so a reader at the old end of
-	// file (tail -f) sees the lines appended since.
-	return &feedHandle{root: c.root}, fuse.FOPEN_DIRECT_IO, 0
-}
-
+// feedHandle reads the change feed at the reader's offset: a reader at
+// the old end of file (tail -f) gets the lines appended since.
 type feedHandle struct{ root *Root }
 
 var _ gofs.FileReader = (*feedHandle)(nil)
