@@ -22,7 +22,7 @@ echo "== go test -race ./..."
 go test -race -count=1 ./...
 
 echo "== mount tests with GOMAXPROCS=1"
-GOMAXPROCS=1 go test -count=1 -run 'Mount|Posix|Differential' ./fsnode/
+GOMAXPROCS=1 go test -count=1 ./fsnode/ ./cmd/memfs/
 
 echo "== scripts/mount-test.sh"
 scripts/mount-test.sh
