@@ -1,0 +1,676 @@
+#!/usr/bin/env bash
+# End-to-end test of memfs with real tools on a real FUSE mount, for each
+# backend (dir and badger):
+#
+#   import testdata/sample into a fresh store, mount it, then use ls -lR, cat,
+#   grep -r, cp -r in and out, mv of a file and of a directory, rm -r, sed -i,
+#   vim in ex mode, a python3 write-to-temp-then-os.replace, echo >>,
+#   truncate, chmod, chown, touch -d and mkdir -p on it while inotifywait
+#   watches it; unmount; remount; compare the whole tree with the expected
+#   one; unmount; check what the store itself holds.
+#
+# The expected tree is not a hard-coded list: every operation is run, with
+# the same command, on a plain native directory too, and the mount must give
+# what the native filesystem gives (exit status, names, contents, modes,
+# owners, old mtimes, grep output, ls -lR listing, inotify events).
+#
+# Prints a PASS/FAIL line per check and a summary; exits non-zero on any
+# failure. Installs what it needs (fuse3, vim, inotify-tools, python3) when
+# missing, through scripts/install-deps.sh. Mounting needs root (or fuse3).
+# Never leaves a mount or a memfs process behind, also on failure or ^C.
+#
+# Usage: scripts/mount-test.sh [dir|badger]...   (default: both backends)
+# MEMFS_TEST_KEEP=1 keeps the work directory (logs, trees, events).
+
+# shellcheck disable=SC2016 # the snippets run on both trees are single-quoted on purpose
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+sample=$repo/testdata/sample
+backends=("$@")
+[ ${#backends[@]} -gt 0 ] || backends=(dir badger)
+for kind in "${backends[@]}"; do
+	case $kind in
+	dir | badger) ;;
+	*)
+		echo "unknown backend $kind (want dir or badger)" >&2
+		exit 2
+		;;
+	esac
+done
+umask 022
+export LC_ALL=C
+started=$(date +%s.%N)
+t0=${started%%.*} # files with an older mtime were not written by this test
+
+scripts/install-deps.sh
+
+# The work directory must not be under /tmp (nor $TMPDIR): vim skips its
+# backup for files matching 'backupskip' (/tmp/*, $TMPDIR/*) and then writes
+# in place, so it would not exercise the rename-over path editors use.
+# vim is also run with TMPDIR, TMP and TEMP unset, for the same reason.
+tmp=$(mktemp -d /var/tmp/memfs-mount-test.XXXXXX)
+
+mount_pids=() # memfs mount processes this script started and has not reaped
+watch_pids=() # inotifywait processes this script started
+mnts=()       # mountpoints this script used
+
+is_mounted() { # MOUNTPOINT: listed in /proc/self/mountinfo (also a dead FUSE mount)
+	awk -v m="$1" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+# stop_all stops the watchers and memfs processes this script started (by
+# PID: SIGTERM, which flushes and unmounts, then SIGKILL after 5 s) and
+# unmounts what is left of its mountpoints.
+stop_all() {
+	local pid m i
+	for pid in "${watch_pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	watch_pids=()
+	for pid in "${mount_pids[@]}"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -TERM "$pid" 2>/dev/null || true
+			for ((i = 0; i < 50; i++)); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+		wait "$pid" 2>/dev/null || true
+	done
+	mount_pids=()
+	for m in "${mnts[@]}"; do
+		if is_mounted "$m"; then
+			fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null || umount -l "$m" || true
+		fi
+	done
+}
+
+cleanup() {
+	local rc=$?
+	set +e
+	stop_all
+	if awk -v t="$tmp/" 'index($5, t) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
+		echo "WARNING: a mount is still active under $tmp; not removing it" >&2
+	elif [ -n "${MEMFS_TEST_KEEP:-}" ]; then
+		echo "kept $tmp (MEMFS_TEST_KEEP)" >&2
+	else
+		rm -rf --one-file-system "$tmp"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- reporting
+
+checks=0
+failures=0
+failed=()
+label=""
+
+pass() {
+	checks=$((checks + 1))
+	printf 'PASS  %s%s\n' "$label" "$1"
+}
+
+# fail NAME [DETAIL...]: each DETAIL is printed indented (multi-line is fine).
+fail() {
+	checks=$((checks + 1))
+	failures=$((failures + 1))
+	failed+=("$label$1")
+	printf 'FAIL  %s%s\n' "$label" "$1"
+	shift
+	local d
+	for d in "$@"; do
+		[ -n "$d" ] && printf '%s\n' "$d" | sed 's/^/        /'
+	done
+	return 0
+}
+
+# same NAME EXPECTED_FILE GOT_FILE [DETAIL...]
+same() {
+	local name=$1 want=$2 got=$3
+	shift 3
+	if diff -u --label expected --label got "$want" "$got" >"$tmp/diff"; then
+		pass "$name"
+	else
+		fail "$name" "$(head -n 40 "$tmp/diff")" "$@"
+	fi
+}
+
+# ------------------------------------------------------------- tree helpers
+
+# tree_dump DIR DIRS OWNER MTIME prints one sorted line per entry of DIR,
+# leaving out hidden names (they live only in the session by design; the
+# mount also has .memfs/):
+#   f PATH MODE [UID:GID] SHA256-OF-CAT [MTIME]
+#   d PATH/ MODE UID:GID   (DIRS=all: every directory, as in the session)
+#   d PATH/                (DIRS=implied: only directories holding a file)
+# MTIME=yes: the exact mtime for files older than this test (never written
+# by it, or set by touch -d) and "new" for the others; MTIME=exact: the exact
+# mtime of every file; MTIME=no: none.
+tree_dump() {
+	local dir=$1 dirs=$2 owner=$3 mtime=$4
+	(
+		cd "$dir"
+		find . -mindepth 1 -name '.*' -prune -o -printf '%y\t%m\t%U:%G\t%T@\t%P\n' |
+			while IFS=$'\t' read -r type perm own mt path; do
+				case $type in
+				f)
+					sum=$(cat -- "$path" | sha256sum) || sum="CAT-FAILED"
+					line="f $path $perm"
+					if [ "$owner" = yes ]; then line+=" $own"; fi
+					line+=" ${sum%% *}"
+					if [ "$mtime" = exact ] || { [ "$mtime" = yes ] && [ "${mt%%.*}" -lt "$t0" ]; }; then
+						line+=" $mt"
+					elif [ "$mtime" = yes ]; then
+						line+=" new"
+					fi
+					echo "$line"
+					if [ "$dirs" = implied ]; then
+						d=$path
+						while [[ $d == */* ]]; do
+							d=${d%/*}
+							echo "d $d/"
+						done
+					fi
+					;;
+				d)
+					if [ "$dirs" = all ]; then echo "d $path/ $perm $own"; fi
+					;;
+				*) echo "$type $path UNEXPECTED-FILE-TYPE" ;;
+				esac
+			done
+	) | sort -u
+}
+
+# compare_trees NAME DIRS OWNER MTIME WANT GOT_DIR [DETAIL...]: WANT is a
+# directory, or a file holding a tree_dump made earlier.
+compare_trees() {
+	local name=$1 dirs=$2 owner=$3 mtime=$4 want=$5 got=$6
+	shift 6
+	if [ -f "$want" ]; then
+		cp "$want" "$tmp/want.tree" && : >"$tmp/want.err"
+	else
+		tree_dump "$want" "$dirs" "$owner" "$mtime" >"$tmp/want.tree" 2>"$tmp/want.err" || true
+	fi
+	tree_dump "$got" "$dirs" "$owner" "$mtime" >"$tmp/got.tree" 2>"$tmp/got.err" || true
+	if [ -s "$tmp/want.err" ]; then
+		fail "$name: reading the expected tree failed (test bug)" "$(cat "$tmp/want.err")"
+	elif [ -s "$tmp/got.err" ]; then
+		fail "$name: errors reading the tree" "$(head -n 20 "$tmp/got.err")" \
+			"$(diff -u --label expected --label got "$tmp/want.tree" "$tmp/got.tree" | head -n 40)" "$@"
+	else
+		same "$name" "$tmp/want.tree" "$tmp/got.tree" "$@"
+	fi
+}
+
+# lslr DIR: "PATH PERMS [SIZE]" for every entry `ls -lR` lists (ls hides
+# dot names), then ls's errors and "ls-exit N".
+lslr() {
+	local rc=0
+	(cd "$1" && ls -lR .) >"$tmp/lslr.out" 2>"$tmp/lslr.err" || rc=$?
+	awk '
+		/^\.(\/.*)?:$/ { d = substr($0, 1, length($0) - 1); sub(/^\.\/?/, "", d); if (d != "") d = d "/"; next }
+		NF >= 9 && /^[-d]/ {
+			name = $9; for (i = 10; i <= NF; i++) name = name " " $i
+			perms = substr($1, 1, 10)
+			if (perms ~ /^d/) print d name "/", perms; else print d name, perms, $5
+		}
+		NF >= 9 && /^[^-dt]/ { print "unexpected entry: " $0 }
+	' "$tmp/lslr.out" | sort
+	sed 's/^/ls-error: /' "$tmp/lslr.err"
+	echo "ls-exit $rc"
+}
+
+# grep_r DIR ARGS...: `grep -r ARGS .` in DIR, sorted (grep follows readdir
+# order), hidden names left out, then grep's errors and exit status.
+grep_r() {
+	local dir=$1 rc=0
+	shift
+	(cd "$dir" && grep -r "$@" .) >"$tmp/grep.out" 2>"$tmp/grep.err" || rc=$?
+	grep -Ev '^\./(.*/)?\.' "$tmp/grep.out" | sort || true
+	sed 's/^/grep-error: /' "$tmp/grep.err"
+	echo "grep-exit $rc"
+}
+
+# ------------------------------------------------------ mount and unmount
+
+# start_mount LOG: mounts $spec on $mnt in the background, waits (10 s at
+# most) until .memfs/status names the process. Sets mount_pid.
+start_mount() {
+	local log=$1 i status
+	"$memfs" mount --store "$spec" --flush-interval 0 "$mnt" >"$log" 2>&1 &
+	mount_pid=$!
+	mount_pids+=("$mount_pid")
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$mount_pid" 2>/dev/null || return 1
+		if status=$(timeout 2 cat "$mnt/.memfs/status" 2>/dev/null) && [[ $status == *"pid: $mount_pid"* ]]; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+forget_mount_pid() {
+	local p keep=()
+	for p in "${mount_pids[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	mount_pids=("${keep[@]}")
+}
+
+# stop_mount WHAT LOG: memfs unmount must exit 0, the mount process must exit
+# 0 and the mountpoint must be gone.
+stop_mount() {
+	local what=$1 log=$2 rc=0 prc=0 out i
+	out=$(timeout 60 "$memfs" unmount --timeout 30s "$mnt" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "$what: memfs unmount exits 0"
+	else
+		fail "$what: memfs unmount exits $rc" "$out"
+	fi
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$mount_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$mount_pid" 2>/dev/null; then
+		fail "$what: the mount process still runs 10 s after memfs unmount; sending SIGTERM" "$(tail -n 20 "$log")"
+		kill -TERM "$mount_pid" 2>/dev/null || true
+		sleep 3
+		kill -KILL "$mount_pid" 2>/dev/null || true
+	fi
+	wait "$mount_pid" || prc=$?
+	forget_mount_pid "$mount_pid"
+	if [ "$prc" -eq 0 ]; then
+		pass "$what: the mount process exits 0"
+	else
+		fail "$what: the mount process exits $prc" "$(tail -n 20 "$log")"
+	fi
+	if is_mounted "$mnt"; then
+		fail "$what: $mnt is still mounted"
+		fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || umount -l "$mnt" || true
+	fi
+}
+
+# ---------------------------------------------------------------- inotify
+
+# start_watch DIR OUT: inotifywait -m -r on DIR, events to OUT; waits (10 s
+# at most) for "Watches established". Sets watch_pid.
+start_watch() {
+	local dir=$1 out=$2 i
+	: >"$out.err" # before the background job opens it, so that grep finds it
+	inotifywait -m -r -e create,modify,moved_from,moved_to,delete --format '%e %w%f' "$dir" >"$out" 2>"$out.err" &
+	watch_pid=$!
+	watch_pids+=("$watch_pid")
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'Watches established' "$out.err" && return 0
+		kill -0 "$watch_pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# stop_watch DIR OUT PID: creates a hidden marker in DIR, waits until the
+# watcher reports it (so that every earlier event is in OUT), stops the
+# watcher, and rewrites OUT with paths relative to DIR.
+stop_watch() {
+	local dir=$1 out=$2 pid=$3 i
+	: 2>/dev/null >"$dir/.watch-marker" || true
+	for ((i = 0; i < 50; i++)); do
+		grep -qxF "CREATE $dir/.watch-marker" "$out" && break
+		sleep 0.1
+	done
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	local p keep=()
+	for p in "${watch_pids[@]}"; do
+		[ "$p" = "$pid" ] || keep+=("$p")
+	done
+	watch_pids=("${keep[@]}")
+	awk -v p="$dir/" '{ i = index($0, p); if (i) $0 = substr($0, 1, i - 1) substr($0, i + length(p)); print }' "$out" >"$out.rel"
+}
+
+# ------------------------------------------------------------------ steps
+
+# both DESC SNIPPET: runs SNIPPET (bash, errexit) with the expected tree and
+# then with the mount as working directory. The mount must succeed where the
+# native filesystem does. Returns 1 when it did not.
+both() {
+	local desc=$1 snippet=$2 rc_e=0 rc_m=0 out_e out_m
+	out_e=$(cd "$exp" && timeout 30 bash -euo pipefail -c "$snippet" 2>&1) || rc_e=$?
+	out_m=$(cd "$mnt" && timeout 30 bash -euo pipefail -c "$snippet" 2>&1) || rc_m=$?
+	if [ "$rc_e" -ne 0 ]; then
+		fail "$desc: fails on the native tree (test bug), exit $rc_e" "$out_e"
+		return 1
+	fi
+	if [ "$rc_m" -ne 0 ]; then
+		fail "$desc: exit $rc_m on the mount (native: 0)" "\$ $snippet" "$out_m" "$(tail -n 5 "$log1")"
+		return 1
+	fi
+	return 0
+}
+
+# step DESC SNIPPET: both, then the whole tree of the mount (names, cat of
+# every file, modes, owners, directories) must equal the native one.
+step() {
+	local desc=$1
+	both "$@" || return 0
+	compare_trees "$desc" all yes yes "$exp" "$mnt" "\$ $2"
+}
+
+# -------------------------------------------------------- the test proper
+
+# Material copied in from outside the mount (cp -r in).
+incoming=$tmp/incoming/research
+mkdir -p "$incoming/deep/nested"
+printf '# Research notes\n\n- FUSE request flow: lookup, getattr, open, read.\n' >"$incoming/notes.md"
+printf '#!/bin/sh\necho "review the research"\n' >"$incoming/run.sh"
+chmod 755 "$incoming/run.sh"
+printf 'fact: the kernel caches attributes for attr_timeout\n' >"$incoming/deep/nested/fact.md"
+head -c 3145728 /dev/urandom >"$incoming/blob.bin" # several pages and FUSE writes
+
+# Keys put with `memfs put` (outside memory/, so not loaded at mount), which
+# the test removes with rm -r before anything reads them.
+archive=$tmp/archive
+mkdir -p "$archive"
+printf '# 2023 notes\n\n- old\n' >"$archive/notes.md"
+printf '# ideas\n' >"$archive/ideas.md"
+
+# os.replace over a key, after writing a hidden temp file in the same
+# directory (mkstemp: mode 0600, which the replaced key then has).
+cat >"$tmp/replace.py" <<'EOF'
+import os, sys, tempfile
+target = sys.argv[1]
+fd, tmpname = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".replace-", suffix=".tmp")
+with os.fdopen(fd, "w") as f:
+    f.write('{\n  "name": "scout",\n  "description": "Maps a repository quickly; reviews nothing.",\n  "tools": ["ls", "grep"],\n  "model": "small"\n}\n')
+    f.flush()
+    os.fsync(f.fileno())
+os.replace(tmpname, target)
+EOF
+
+echo "== building memfs"
+memfs=$tmp/memfs
+if ! go build -o "$memfs" ./cmd/memfs; then
+	echo "FAIL  go build ./cmd/memfs"
+	exit 1
+fi
+
+# copy_out DIR: cp -r DIR out of the mount; the copy must equal the native
+# tree (diff -r, then names, contents and modes; cp -r does not keep owners
+# or mtimes).
+copy_out() {
+	local d=$1 rc=0 out
+	rm -rf "$tmp/$kind-out"
+	mkdir -p "$tmp/$kind-out"
+	out=$(timeout 30 cp -r "$mnt/$d" "$tmp/$kind-out/" 2>&1) || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "cp -r $d out of the mount exits $rc" "$out"
+	elif out=$(diff -r "$exp/$d" "$tmp/$kind-out/$d" 2>&1); then
+		compare_trees "cp -r $d out of the mount: diff -r, names, contents, modes" all no no "$exp/$d" "$tmp/$kind-out/$d"
+	else
+		fail "cp -r $d out of the mount: diff -r differs" "$out"
+	fi
+}
+
+run_backend() {
+	local kind=$1
+	label="[$kind] "
+	spec=$kind:$tmp/$kind-store
+	mnt=$tmp/$kind-mnt
+	exp=$tmp/$kind-expected
+	log1=$tmp/$kind-mount1.log
+	log2=$tmp/$kind-mount2.log
+	local rc out ev
+	echo "== backend $kind (store $spec, mountpoint $mnt)"
+	mkdir -p "$mnt"
+	mnts+=("$mnt")
+	cp -a "$sample" "$exp"
+
+	rc=0
+	out=$("$memfs" import --store "$spec" "$sample" 2>&1) || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "memfs import testdata/sample exits $rc" "$out"
+		return
+	fi
+	pass "memfs import testdata/sample"
+	for f in notes.md ideas.md; do
+		rc=0
+		out=$("$memfs" put --store "$spec" "archive/2023/$f" "$archive/$f" 2>&1) || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			fail "memfs put archive/2023/$f exits $rc" "$out"
+		else
+			pass "memfs put archive/2023/$f"
+		fi
+	done
+	mkdir -p "$exp/archive/2023"
+	cp "$archive/notes.md" "$archive/ideas.md" "$exp/archive/2023/"
+
+	if ! start_mount "$log1"; then
+		fail "mount: .memfs/status not readable within 10 s" "$(tail -n 20 "$log1")"
+		return
+	fi
+	pass "mount: .memfs/status names pid $mount_pid"
+
+	if ! start_watch "$mnt" "$tmp/$kind-mnt.events"; then
+		fail "inotifywait on the mount: no 'Watches established'" "$(cat "$tmp/$kind-mnt.events.err")"
+		return
+	fi
+	local mnt_watch=$watch_pid
+	if ! start_watch "$exp" "$tmp/$kind-exp.events"; then
+		fail "inotifywait on the native tree (test bug)" "$(cat "$tmp/$kind-exp.events.err")"
+		return
+	fi
+	local exp_watch=$watch_pid
+
+	# ls -lR must list every file, with the same modes and sizes.
+	lslr "$exp" >"$tmp/lslr.want"
+	lslr "$mnt" >"$tmp/lslr.got"
+	same "ls -lR lists every file and directory (names, modes, sizes)" "$tmp/lslr.want" "$tmp/lslr.got"
+
+	# Renames of keys not loaded yet (only memory/ is loaded at mount).
+	both "mv a file (not loaded yet): agents/explorer.json -> agents/scout.json" \
+		'mv agents/explorer.json agents/scout.json' &&
+		pass "mv a file (not loaded yet): agents/explorer.json -> agents/scout.json"
+	both "mv a directory (not loaded yet): skills/go-patterns -> skills/golang" \
+		'mv skills/go-patterns skills/golang' &&
+		pass "mv a directory (not loaded yet): skills/go-patterns -> skills/golang"
+	both "rm -r a directory (not loaded yet): archive" 'rm -r archive' &&
+		pass "rm -r a directory (not loaded yet): archive"
+
+	grep_r "$exp" -n -i -e review -e errors >"$tmp/grep.want"
+	grep_r "$mnt" -n -i -e review -e errors >"$tmp/grep.got"
+	same "grep -rni 'review|errors' (paths relative, sorted)" "$tmp/grep.want" "$tmp/grep.got"
+
+	compare_trees "cat every file: names, contents, modes, owners, mtimes, directories" all yes yes "$exp" "$mnt"
+
+	copy_out skills
+
+	step "cp -r a directory in: $incoming -> memory/research" "cp -r '$incoming' memory/"
+	step "create files and a new nested directory (mkdir -p, >, chown)" \
+		'printf "# TODO\n\n- sort the notes\n" > memory/todo.md
+		 mkdir -p memory/2024/06
+		 printf "# 2024-06-01\n\nmounted the store\n" > memory/2024/06/day.md
+		 echo "log line" > memory/2024/06/log.txt
+		 if [ "$(id -u)" = 0 ]; then chown 1234:5678 memory/2024/06/log.txt; fi'
+	step "mv a file across directories: memory/project/kernel.md -> memory/kernel.md" \
+		'mv memory/project/kernel.md memory/kernel.md'
+	step "rm -r a non-empty nested directory and an empty one" \
+		'rm -r memory/research/deep memory/project'
+	step "sed -i on skills/golang/SKILL.md" \
+		'sed -i "s/Idiomatic/Proven/; s/review checklist/final checklist/" skills/golang/SKILL.md'
+	step "chmod +x memory/research/notes.md, chmod 640 agents/reviewer.json" \
+		'chmod +x memory/research/notes.md
+		 chmod 640 agents/reviewer.json'
+	step "vim -Es edits a line of agents/reviewer.json (mode 640 kept)" \
+		'env -u TMPDIR -u TMP -u TEMP vim -N -Es -u NONE -i NONE -c "%s/\"reviewer\"/\"critic\"/" -c wq agents/reviewer.json'
+	if grep -qF '"name": "critic"' "$mnt/agents/reviewer.json" 2>/dev/null; then
+		pass "vim saved: agents/reviewer.json has the edited line"
+	else
+		fail "vim did not save: agents/reviewer.json lacks the edited line" "$(cat "$mnt/agents/reviewer.json" 2>&1)"
+	fi
+	step "python3 writes a temp file then os.replace over agents/scout.json" \
+		"python3 '$tmp/replace.py' agents/scout.json"
+	step "echo >> memory/global.md, three times" \
+		'for i in 1 2 3; do echo "- appended line $i" >> memory/global.md; done'
+	step "truncate -s 40 memory/kernel.md (shrink), -s 300 memory/research/notes.md (grow)" \
+		'truncate -s 40 memory/kernel.md
+		 truncate -s 300 memory/research/notes.md'
+	step "touch -m -d 2021-03-04T05:06:07 memory/global.md" \
+		'touch -m -d "2021-03-04 05:06:07.123456789" memory/global.md'
+	step "read an open file after rm (unlinked but open)" \
+		'printf "open data\n" > memory/unlinked.md
+		 exec 3< memory/unlinked.md
+		 rm memory/unlinked.md
+		 [ ! -e memory/unlinked.md ]
+		 [ "$(cat <&3)" = "open data" ]'
+	step "a hidden file (works in the mount, never persisted)" \
+		'echo "scratch" > memory/.scratch.md && cat memory/.scratch.md >/dev/null'
+
+	lslr "$exp" >"$tmp/lslr.want"
+	lslr "$mnt" >"$tmp/lslr.got"
+	same "ls -lR after the edits" "$tmp/lslr.want" "$tmp/lslr.got"
+	grep_r "$exp" -n -i -e review -e errors -e appended -e proven >"$tmp/grep.want"
+	grep_r "$mnt" -n -i -e review -e errors -e appended -e proven >"$tmp/grep.got"
+	same "grep -rni after the edits" "$tmp/grep.want" "$tmp/grep.got"
+
+	copy_out memory
+
+	# inotify: the watcher on the mount must see what the one on the native
+	# tree sees, for these paths (all in directories watched from the start:
+	# a watch on a new directory is added after its creation is reported, so
+	# events inside it right after are racy on any filesystem).
+	stop_watch "$mnt" "$tmp/$kind-mnt.events" "$mnt_watch"
+	stop_watch "$exp" "$tmp/$kind-exp.events" "$exp_watch"
+	for ev in \
+		"CREATE memory/todo.md" \
+		"CREATE,ISDIR memory/2024" \
+		"CREATE,ISDIR memory/research" \
+		"MODIFY memory/global.md" \
+		"MODIFY memory/kernel.md" \
+		"MOVED_FROM agents/explorer.json" \
+		"MOVED_TO agents/scout.json" \
+		"MOVED_FROM,ISDIR skills/go-patterns" \
+		"MOVED_TO,ISDIR skills/golang" \
+		"MOVED_FROM memory/project/kernel.md" \
+		"MOVED_TO memory/kernel.md" \
+		"MOVED_FROM agents/reviewer.json" \
+		"DELETE agents/reviewer.json~" \
+		"DELETE,ISDIR memory/project"; do
+		if ! grep -qxF "$ev" "$tmp/$kind-exp.events.rel"; then
+			fail "inotify: native tree gives no '$ev' (test bug)"
+		elif grep -qxF "$ev" "$tmp/$kind-mnt.events.rel"; then
+			pass "inotify on the mount: $ev"
+		else
+			fail "inotify on the mount: no '$ev'" "events seen:" "$(cat "$tmp/$kind-mnt.events.rel")"
+		fi
+	done
+	# And the same set of distinct events overall, random temp names (sed,
+	# mkstemp) made equal, events inside the directories created by the test
+	# left out (racy, see above), repeats left out (inotify merges a repeated
+	# event while the previous one is unread, which depends on timing).
+	for ev in mnt exp; do
+		sed -E -e 's#/sed[A-Za-z0-9]{6}$#/sedXXXXXX#' -e 's#/\.replace-[A-Za-z0-9_]+\.tmp$#/.replace-XXXX.tmp#' \
+			"$tmp/$kind-$ev.events.rel" | grep -Ev ' memory/(research|2024)/' | sort -u >"$tmp/$kind-$ev.events.set"
+	done
+	same "inotify on the mount: the same distinct events as native (create, modify, move, delete)" \
+		"$tmp/$kind-exp.events.set" "$tmp/$kind-mnt.events.set"
+
+	# What the session shows just before unmount, exact mtimes included (the
+	# native tree cannot give those of files written by the test): the
+	# remounted tree and the store must hold exactly this.
+	tree_dump "$mnt" implied yes exact >"$tmp/$kind-session.tree" 2>&1 || true
+	tree_dump "$mnt" implied no exact >"$tmp/$kind-session-noowner.tree" 2>&1 || true
+
+	stop_mount "unmount" "$log1"
+
+	if ! start_mount "$log2"; then
+		fail "remount: .memfs/status not readable within 10 s" "$(tail -n 20 "$log2")"
+		return
+	fi
+	pass "remount: .memfs/status names pid $mount_pid"
+
+	# The persisted tree: file names, contents, modes, owners, and the exact
+	# mtime of files this test did not write (or set with touch -d). Empty
+	# directories and directory modes are left out: directories are implied
+	# by keys (as in git), so they do not outlive the session. Hidden names
+	# are left out: they are never persisted (checked just below).
+	compare_trees "after remount: the whole tree (names, contents, modes, owners, mtimes)" \
+		implied yes yes "$exp" "$mnt" "memfs log: $(tail -n 5 "$log2")"
+	compare_trees "after remount: every file as before the unmount, exact mtimes included" \
+		implied yes exact "$tmp/$kind-session.tree" "$mnt"
+	{ lslr "$exp" | grep -v '/ d'; } >"$tmp/lslr.want" || true
+	{ lslr "$mnt" | grep -v '/ d'; } >"$tmp/lslr.got" || true
+	same "after remount: ls -lR lists the same files (modes, sizes)" "$tmp/lslr.want" "$tmp/lslr.got"
+	out=$(cd "$mnt" && find . -mindepth 1 -name '.*' ! -path ./.memfs -print -prune 2>&1) || true
+	if [ -z "$out" ]; then
+		pass "after remount: no hidden name was persisted"
+	else
+		fail "after remount: hidden names came back" "$out"
+	fi
+
+	stop_mount "unmount after remount" "$log2"
+
+	# What the store itself holds.
+	if [ "$kind" = dir ]; then
+		# A 1:1 tree; hidden names are memfs's own (.memfs.lock, .memfs-journal)
+		# and nothing else; emptied directories may be pruned or not.
+		compare_trees "dir store on disk: names, contents, modes, owners, mtimes" \
+			implied yes yes "$exp" "$tmp/$kind-store"
+		compare_trees "dir store on disk: every file as in the session, exact mtimes included" \
+			implied yes exact "$tmp/$kind-session.tree" "$tmp/$kind-store"
+		out=$(cd "$tmp/$kind-store" && find . -mindepth 1 -name '.*' ! -name .memfs.lock ! -name .memfs-journal -print -prune 2>&1) || true
+		if [ -z "$out" ]; then
+			pass "dir store on disk: no hidden names but .memfs.lock and .memfs-journal"
+		else
+			fail "dir store on disk: unexpected hidden names" "$out"
+		fi
+	fi
+	rc=0
+	out=$("$memfs" ls -l --store "$spec" 2>&1) || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "memfs ls -l exits $rc" "$out"
+	else
+		printf '%s\n' "$out" | awk '{ print $7, $1, $2 ":" $3, $4 }' | sort >"$tmp/ls.got"
+		(cd "$exp" && find . -name '.*' ! -name . -prune -o -type f -printf '%P %M %U:%G %s\n') | sort >"$tmp/ls.want"
+		same "memfs ls -l --store: keys, modes, owners, sizes" "$tmp/ls.want" "$tmp/ls.got"
+	fi
+	rc=0
+	out=$("$memfs" export --store "$spec" "$tmp/$kind-export" 2>&1) || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "memfs export exits $rc" "$out"
+	else
+		compare_trees "memfs export --store: names, contents, modes, mtimes" \
+			implied no yes "$exp" "$tmp/$kind-export"
+		compare_trees "memfs export --store: every file as in the session, exact mtimes included" \
+			implied no exact "$tmp/$kind-session-noowner.tree" "$tmp/$kind-export"
+	fi
+
+	out=$(grep -hE 'level=(WARN|ERROR)' "$log1" "$log2" || true)
+	if [ -z "$out" ]; then
+		pass "memfs logs: no WARN or ERROR"
+	else
+		fail "memfs logs: WARN or ERROR lines" "$out"
+	fi
+}
+
+for kind in "${backends[@]}"; do
+	run_backend "$kind"
+	# Whatever happened, nothing of this backend stays running or mounted.
+	stop_all
+done
+label=""
+
+elapsed=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+echo "== summary: $((checks - failures)) of $checks checks passed, $failures failed, in $elapsed s"
+if [ "$failures" -gt 0 ]; then
+	printf '   failed: %s\n' "${failed[@]}"
+	exit 1
+fi
+echo "PASS"
