@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"strings"
 	"log/slog"
 
 	"github.com/urfave/cli/v2"
@@ -10,7 +12,7 @@ import (
 // newApp builds the CLI. It writes to stdout and stderr only, and never
 // exits the process, so tests run it in-process.
 func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:  "memfs",
 		Usage: "an agent's memory as a real directory",
 		Description: "memfs mounts a memory store (notes, skills, agent profiles) through FUSE, so that\n" +
@@ -29,6 +31,24 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			exportCommand(),
 			applyCommand(),
 		},
+	}
+	for _, cmd := range app.Commands {
+		cmd.Action = flagsFirst(cmd.Action)
+	}
+	return app
+}
+
+// flagsFirst refuses a flag written after the arguments, which urfave/cli
+// would silently take for an argument.
+func flagsFirst(action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		for _, a := range c.Args().Slice() {
+			if strings.HasPrefix(a, "-") && a != "-" {
+				return fmt.Errorf("%s: flag %q after the arguments; flags go first: memfs %s [flags] %s",
+					c.Command.Name, a, c.Command.Name, c.Command.ArgsUsage)
+			}
+		}
+		return action(c)
 	}
 }
 

@@ -78,6 +78,7 @@ func TestStoreCommandErrors(t *testing.T) {
 		{[]string{"ls", "--store", "nfs:/x"}, "want badger:PATH or dir:PATH"},
 		{[]string{"mount", "--store", store}, "want exactly one MOUNTPOINT"},
 		{[]string{"mount", "--store", store, "/no/such/dir"}, "create it first"},
+		{[]string{"import", "somedir", "--store", store}, "flags go first"},
 	}
 	for _, tt := range tests {
 		_, _, err := run(t, "", tt.args...)
