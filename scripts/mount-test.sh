@@ -419,6 +419,55 @@ copy_out() {
 	fi
 }
 
+# external_changes: another program changes the directory store while it
+# is mounted; cat, ls and a watcher on the mount must see each change.
+# The same changes go to the expected tree, so the final comparisons hold.
+external_changes() {
+	local store=$tmp/$kind-store i ok
+	if ! start_watch "$mnt/memory" "$tmp/ext.events"; then
+		fail "external: inotifywait on the mount" "$(cat "$tmp/ext.events.err")"
+		return
+	fi
+	local w=$watch_pid
+	wait_until() { # DESC CMD: CMD succeeds within 3 s
+		for ((i = 0; i < 300; i++)); do
+			if bash -c "$2" 2>/dev/null; then
+				pass "external: $1"
+				return 0
+			fi
+			sleep 0.01
+		done
+		fail "external: $1 (not within 3 s)"
+	}
+	printf 'written by another program\n' >"$store/memory/external.md"
+	wait_until "a file created in the store shows on the mount" \
+		"[ \"\$(cat '$mnt/memory/external.md')\" = 'written by another program' ]"
+	printf 'changed by another program, and longer\n' >"$store/memory/external.md"
+	wait_until "a file modified in the store shows on the mount (cat and stat)" \
+		"[ \"\$(cat '$mnt/memory/external.md')\" = 'changed by another program, and longer' ] && [ \$(stat -c %s '$mnt/memory/external.md') = 39 ]"
+	printf 'short-lived\n' >"$store/memory/external-gone.md"
+	wait_until "a second created file shows on the mount" "[ -e '$mnt/memory/external-gone.md' ]"
+	rm "$store/memory/external-gone.md"
+	wait_until "a file removed from the store leaves the mount (ls)" \
+		"! ls '$mnt/memory' | grep -qx external-gone.md"
+	stop_watch "$mnt/memory" "$tmp/ext.events" "$w"
+	if timeout 5 tail -n +1 -f "$mnt/.memfs/changes" | grep -m1 -q '"op":"remove","key":"memory/external-gone.md","origin":"external"'; then
+		pass "external: tail -f .memfs/changes shows the removal, origin external"
+	else
+		fail "external: .memfs/changes lacks the external removal" "$(cat "$mnt/.memfs/changes")"
+	fi
+	for ev in "CREATE external.md" "MODIFY external.md" "CREATE external-gone.md" "DELETE external-gone.md"; do
+		if grep -qxF "$ev" "$tmp/ext.events.rel"; then
+			pass "external: the watcher on the mount got $ev"
+		else
+			fail "external: the watcher on the mount got no '$ev'" "$(cat "$tmp/ext.events.rel")"
+		fi
+	done
+	cp "$store/memory/external.md" "$exp/memory/external.md"
+	touch -r "$store/memory/external.md" "$exp/memory/external.md"
+	chmod --reference="$store/memory/external.md" "$exp/memory/external.md"
+}
+
 run_backend() {
 	local kind=$1
 	label="[$kind] "
@@ -581,6 +630,10 @@ run_backend() {
 	done
 	same "inotify on the mount: the same distinct events as native (create, modify, move, delete)" \
 		"$tmp/$kind-exp.events.set" "$tmp/$kind-mnt.events.set"
+
+	if [ "$kind" = dir ]; then
+		external_changes
+	fi
 
 	# What the session shows just before unmount, exact mtimes included (the
 	# native tree cannot give those of files written by the test): the
