@@ -66,3 +66,49 @@ func TestDirectToSession(t *testing.T) {
 		t.Fatal("own write changed")
 	}
 }
+
+// A file written in steps is never served half-written.
+func TestPartialWriteNotServed(t *testing.T) {
+	dir := t.TempDir()
+	st, err := dirstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c := session.NewContext(st, session.Options{})
+	c.Bootstrap(t.Context())
+	w, err := extwatch.Start(st, c, extwatch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	full := "first half, " + "second half\n"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f, _ := os.Create(filepath.Join(dir, "slow.md"))
+		for _, part := range []string{"first half, ", "second half\n"} {
+			f.WriteString(part)
+			time.Sleep(20 * time.Millisecond) // less than the debounce
+		}
+		f.Close()
+	}()
+	seen := map[string]bool{}
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if v, ok := c.Get("slow.md"); ok {
+			seen[string(v)] = true
+			if string(v) == full {
+				break
+			}
+		}
+	}
+	<-done
+	for v := range seen {
+		if v != full {
+			t.Fatalf("served a partial value %q", v)
+		}
+	}
+	if !seen[full] {
+		t.Fatal("the finished file never arrived")
+	}
+}
