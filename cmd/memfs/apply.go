@@ -49,11 +49,6 @@ func applyCommand() *cli.Command {
 
 // runApplier reads operations from r and performs them under mnt until r ends.
 func runApplier(mnt string, r io.Reader, log *slog.Logger) error {
-	root, err := os.OpenRoot(mnt)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -62,7 +57,14 @@ func runApplier(mnt string, r io.Reader, log *slog.Logger) error {
 			log.Error("applier: bad request", "err", err)
 			continue
 		}
-		if err := applyOne(root, op); err != nil {
+		// The mountpoint is opened per request: an open descriptor on it
+		// between requests would make a plain umount fail with EBUSY.
+		root, err := os.OpenRoot(mnt)
+		if err == nil {
+			err = applyOne(root, op)
+			root.Close()
+		}
+		if err != nil {
 			log.Warn("applier: external change not shown through the mount", "op", op.Op, "key", op.Key, "err", err)
 		}
 	}
