@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -756,5 +758,32 @@ func TestReadOnly(t *testing.T) {
 	c := session.NewContext(openStore(t, t.TempDir()), session.Options{ReadOnly: true})
 	if err := c.Set("a", []byte("x")); !errors.Is(err, session.ErrReadOnly) {
 		t.Fatalf("Set on read-only = %v", err)
+	}
+}
+
+func TestJournalAndRecoveryAreRedacted(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	jpath := filepath.Join(t.TempDir(), "journal")
+	j, _, err := journal.Open(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	c := session.NewContext(st, session.Options{Journal: j, BeforeSave: func(key string, v []byte) []byte {
+		return bytes.ReplaceAll(v, []byte("hunter2"), []byte("[REDACTED:pw]"))
+	}})
+	h, _ := c.Create("memo.md", session.CreateOptions{Mode: 0o644})
+	h.WriteAt([]byte("pw hunter2"), 0)
+	h.Close()
+	c.Set("other.md", []byte("hunter2 again"))
+	raw, _ := os.ReadFile(jpath)
+	if bytes.Contains(raw, []byte("hunter2")) || !bytes.Contains(raw, []byte("[REDACTED:pw]")) {
+		t.Fatalf("the journal holds %q", raw)
+	}
+	for _, e := range c.DirtyEntries() {
+		if bytes.Contains(e.Value, []byte("hunter2")) {
+			t.Fatalf("a recovery entry holds the secret: %q", e.Value)
+		}
 	}
 }

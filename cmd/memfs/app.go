@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"log/slog"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -29,6 +29,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			rmCommand(),
 			importCommand(),
 			exportCommand(),
+			redactCommand(),
 			applyCommand(),
 		},
 	}

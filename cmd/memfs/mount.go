@@ -29,7 +29,7 @@ func mountCommand() *cli.Command {
 		Description: "Serves the store as a directory until SIGINT/SIGTERM or memfs unmount, which flush and\n" +
 			"unmount. Writes stay in memory until fsync, the flush interval, or unmount; a file closed\n" +
 			"after writing survives a crash of memfs through the store's journal.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			storeFlag(),
 			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "key prefixes whose values are loaded at mount (\"\" loads everything)"},
 			&cli.DurationFlag{Name: "flush-interval", Value: 30 * time.Second, Usage: "flush dirty values this often (0 = only on fsync and unmount)"},
@@ -39,7 +39,7 @@ func mountCommand() *cli.Command {
 			&cli.BoolFlag{Name: "read-only", Usage: "mount read-only"},
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users in, held to the stored modes (needs user_allow_other in /etc/fuse.conf unless root)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request"},
-		},
+		}, redactFlags()...),
 		Action: mountAction,
 	}
 }
@@ -101,7 +101,12 @@ func mountAction(c *cli.Context) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
+	red, err := newRedactor(c, log)
+	if err != nil {
+		return err
+	}
 	o, err := openSession(ctx, spec, session.Options{
+		BeforeSave:  beforeSave(red, log),
 		MaxFileSize: c.Int64("max-file-size"),
 		ReadOnly:    c.Bool("read-only"),
 		DirUID:      uint32(os.Getuid()),

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
 
@@ -28,8 +29,15 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 	}
 	log := logger(c, false)
 	ctx := c.Context
+	var red *redact.Redactor
+	if write {
+		if red, err = newRedactor(c, log); err != nil {
+			return err
+		}
+	}
 	o, err := openSession(ctx, spec, session.Options{
-		DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
+		BeforeSave: beforeSave(red, log),
+		DirUID:     uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
 	}, log)
 	if err != nil {
 		return err
@@ -109,10 +117,10 @@ func putCommand() *cli.Command {
 		Name:      "put",
 		Usage:     "store KEY with the content of FILE (or standard input), without a mount",
 		ArgsUsage: "KEY [FILE]",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			storeFlag(),
 			&cli.StringFlag{Name: "mode", Value: "0644", Usage: "file mode (octal)"},
-		},
+		}, redactFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return errors.New("put: usage: memfs put KEY [FILE]  (standard input when FILE is missing)")
@@ -195,10 +203,10 @@ func importCommand() *cli.Command {
 		Name:      "import",
 		Usage:     "copy every regular file under DIR into the store (keys are paths relative to DIR)",
 		ArgsUsage: "DIR",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			storeFlag(),
 			&cli.StringFlag{Name: "prefix", Usage: "put the keys under this prefix"},
-		},
+		}, redactFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return errors.New("import: usage: memfs import DIR")

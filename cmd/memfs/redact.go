@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/redact"
+)
+
+func redactFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "no-redact", Usage: "persist values as written, secrets included (not recommended)"},
+		&cli.StringFlag{Name: "redact-config", Usage: "redaction rules file (extra patterns, allow-list, rules off under a prefix)",
+			DefaultText: defaultRedactConfig() + " when it exists"},
+	}
+}
+
+func defaultRedactConfig() string {
+	base := os.Getenv("XDG_CONFIG_HOME")
+	if base == "" {
+		home, _ := os.UserHomeDir()
+		base = filepath.Join(home, ".config")
+	}
+	return filepath.Join(base, "memfs", "redact.json")
+}
+
+// newRedactor builds the redactor the flags ask for; nil when --no-redact.
+func newRedactor(c *cli.Context, log *slog.Logger) (*redact.Redactor, error) {
+	if c.Bool("no-redact") {
+		log.Warn("redaction is off (--no-redact): secrets written to memory will be persisted as they are")
+		return nil, nil
+	}
+	var cfg redact.Config
+	path := c.String("redact-config")
+	if path == "" {
+		if _, err := os.Stat(defaultRedactConfig()); err == nil {
+			path = defaultRedactConfig()
+		}
+	}
+	if path != "" {
+		var err error
+		if cfg, err = redact.LoadConfig(path); err != nil {
+			return nil, fmt.Errorf("redaction config %s: %w", path, err)
+		}
+	}
+	return redact.New(cfg)
+}
+
+// beforeSave is the session hook that redacts a value before it reaches
+// disk, logging each finding with its key, rule and range, never the secret.
+func beforeSave(r *redact.Redactor, log *slog.Logger) func(key string, value []byte) []byte {
+	if r == nil {
+		return nil
+	}
+	return func(key string, value []byte) []byte {
+		out, findings := r.Redact(key, value)
+		for _, f := range findings {
+			log.Info("redacted a secret before it reached the store", "key", key, "rule", f.RuleID,
+				"start", f.Start, "end", f.End, "line", f.Line, "column", f.Column)
+		}
+		return out
+	}
+}
+
+func redactCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "redact",
+		Usage: "find secrets the way memfs does before it persists anything",
+		Subcommands: []*cli.Command{{
+			Name:      "check",
+			Usage:     "print the secrets found in PATHs (standard input without one); exit 1 when any: a pre-commit check",
+			ArgsUsage: "[PATH...]",
+			Flags:     redactFlags()[1:],
+			Action: func(c *cli.Context) error {
+				r, err := newRedactor(c, logger(c, false))
+				if err != nil {
+					return err
+				}
+				type input struct {
+					name string
+					data []byte
+				}
+				var inputs []input
+				if c.NArg() == 0 {
+					in := c.App.Reader
+					if in == nil {
+						in = os.Stdin
+					}
+					data, err := io.ReadAll(in)
+					if err != nil {
+						return err
+					}
+					inputs = append(inputs, input{"-", data})
+				}
+				for _, p := range c.Args().Slice() {
+					data, err := os.ReadFile(p)
+					if err != nil {
+						return err
+					}
+					inputs = append(inputs, input{p, data})
+				}
+				found := 0
+				for _, in := range inputs {
+					_, findings := r.Redact(in.name, in.data)
+					for _, f := range findings {
+						fmt.Fprintf(c.App.Writer, "%s:%d:%d: %s\n", in.name, f.Line, f.Column, f.RuleID)
+					}
+					found += len(findings)
+				}
+				if found > 0 {
+					return fmt.Errorf("redact check: %d secret(s) found", found)
+				}
+				return nil
+			},
+		}},
+	}
+}
