@@ -8,13 +8,18 @@ import (
 )
 
 // allowed says which packages may import a third-party or layer package.
-// Dependencies point one way: cmd/memfs -> fsnode -> session -> backend <- backend/*.
+// Dependencies point one way: cmd/memfs -> fsnode, extwatch -> session ->
+// backend <- backend/*; redact, changes and journal are leaves.
 var allowed = map[string][]string{
 	"github.com/hanwen/go-fuse/v2":    {"github.com/memfs/memfs/fsnode", "github.com/memfs/memfs/cmd/memfs"},
 	"github.com/dgraph-io/badger/v4":  {"github.com/memfs/memfs/backend/badgerstore"},
 	"github.com/urfave/cli/v2":        {"github.com/memfs/memfs/cmd/memfs"},
 	"github.com/memfs/memfs/fsnode":   {"github.com/memfs/memfs/cmd/memfs"},
-	"github.com/memfs/memfs/session":  {"github.com/memfs/memfs/fsnode", "github.com/memfs/memfs/cmd/memfs"},
+	"github.com/memfs/memfs/session":  {"github.com/memfs/memfs/fsnode", "github.com/memfs/memfs/extwatch", "github.com/memfs/memfs/cmd/memfs"},
+	"github.com/memfs/memfs/extwatch": {"github.com/memfs/memfs/cmd/memfs"},
+	"github.com/memfs/memfs/redact":   {"github.com/memfs/memfs/cmd/memfs"}, // the session takes a hook, not the package
+	"github.com/memfs/memfs/changes":  {"github.com/memfs/memfs/fsnode"},
+	"github.com/fsnotify/fsnotify":    {"github.com/memfs/memfs/extwatch"},
 	"github.com/memfs/memfs/backend/": {"github.com/memfs/memfs/cmd/memfs"}, // concrete backends: only the CLI picks one
 }
 
