@@ -511,3 +511,29 @@ func TestMountChangeFeed(t *testing.T) {
 	}
 	wantErrno(t, "write the feed", os.WriteFile(feed, []byte("x"), 0o644), syscall.EPERM)
 }
+
+// The helper's announced truncate only produces an event: it never changes
+// data, even when its size comes from a stale kernel cache.
+func TestMountAnnouncedTouchChangesNothing(t *testing.T) {
+	m := mount(t, newDirStore(t, t.TempDir()), mountConfig{})
+	p := filepath.Join(m.dir, "note.md")
+	os.WriteFile(p, []byte("version 15\n"), 0o644)
+	m.c.Flush(t.Context())
+	m.root.Expect("note.md", "touch")
+	if err := os.Truncate(p, 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p); got != "version 15\n" {
+		t.Fatalf("an announced touch changed the file: %q", got)
+	}
+	if st, _ := m.c.Stat("note.md"); st.Dirty {
+		t.Fatal("an announced touch made the file dirty")
+	}
+	// Unannounced, a truncate is a truncate.
+	if err := os.Truncate(p, 7); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p); got != "version" {
+		t.Fatalf("after a plain truncate: %q", got)
+	}
+}

@@ -30,6 +30,7 @@ type applyOp struct {
 	Op   string      `json:"op"` // create, touch or remove
 	Key  string      `json:"key"`
 	Mode fs.FileMode `json:"mode,omitempty"`
+	Size int64       `json:"size,omitempty"` // touch: the new size (the kernel's may be stale)
 }
 
 func applyCommand() *cli.Command {
@@ -86,17 +87,15 @@ func applyOne(root *os.Root, op applyOp) error {
 		}
 		return f.Close()
 	case "touch":
-		// A truncate to the same size: the kernel reports a modification;
-		// memfs already holds the new value.
+		// A truncate to the value's size: the kernel reports a
+		// modification; memfs already holds the new value and ignores the
+		// truncate itself. The size comes from memfs, not from fstat,
+		// whose answer may be the kernel's stale cache.
 		f, err := root.OpenFile(name, os.O_WRONLY, 0)
 		if err != nil {
 			return err
 		}
-		fi, err := f.Stat()
-		if err == nil {
-			err = f.Truncate(fi.Size())
-		}
-		return errors.Join(err, f.Close())
+		return errors.Join(f.Truncate(op.Size), f.Close())
 	case "remove":
 		return root.Remove(name)
 	}
@@ -143,9 +142,9 @@ func (a *applier) Create(key string, e backend.Entry, dirty bool) error {
 	return a.send(applyOp{Op: "create", Key: key, Mode: e.Info.Mode})
 }
 
-func (a *applier) Touch(key string) error {
+func (a *applier) Touch(key string, size int64) error {
 	a.root.Expect(key, "touch")
-	return a.send(applyOp{Op: "touch", Key: key})
+	return a.send(applyOp{Op: "touch", Key: key, Size: size})
 }
 
 func (a *applier) Remove(key string) error {
