@@ -1,156 +1,79 @@
 #!/usr/bin/env bash
-# Whole-filesystem benchmark: the same workloads on a native directory and
-# on memfs with each store, interleaved, N rounds; prints medians, min-max
-# and the ratio to native as a markdown table.
+# Whole-filesystem benchmark: the same workloads (ls -lR, find, cold and
+# warm reads, grep -r, creating files until durable) on a native directory
+# and on memfs with the dir and the badger store, targets interleaved over
+# N rounds; prints a markdown table of medians, min-max and the ratio to
+# native. The work is done by the Go program in bench/ (see bench/main.go).
 #
-#   scripts/bench.sh [--quick] [--rounds N] [--files N] [-o FILE]
+#   scripts/bench.sh [--quick] [-rounds N] [-files N] [-o FILE] [-targets native,dir,badger]
+#                    [-memfs-args '--debug'] [-keep]
 #
-# Needs root (to drop the page cache for the cold read). Every mount it
-# makes is unmounted, also on failure; only the memfs processes it started
-# are stopped.
+# --quick: 2 rounds of 2,000 files (under a minute). Default: 5 rounds of
+# 10,000 files. Needs root (the cold read drops the kernel caches). Every
+# mount it makes is unmounted, also on failure or interrupt; only the memfs
+# processes it started are stopped, by pid.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+repo=$(cd "$(dirname "$0")/.." && pwd) # -o FILE stays relative to where we were started
 
-rounds=5 files=10000 out=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--quick) rounds=2 files=2000 ;;
-	--rounds) rounds=$2; shift ;;
-	--files) files=$2; shift ;;
-	-o) out=$2; shift ;;
-	*) echo "usage: $0 [--quick] [--rounds N] [--files N] [-o FILE]" >&2; exit 2 ;;
-	esac
-	shift
-done
-[ "$(id -u)" -eq 0 ] || { echo "bench.sh needs root (it drops the page cache)" >&2; exit 1; }
-scripts/install-deps.sh
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench.sh needs root (it drops the kernel caches: echo 3 > /proc/sys/vm/drop_caches)" >&2
+	exit 1
+fi
+command -v go >/dev/null || { echo "bench.sh: go is not installed" >&2; exit 1; }
+
+# The programs the workloads run, and fusermount3 (go-fuse's fallback when a
+# direct mount is refused).
+need=()
+command -v ls >/dev/null || need+=(coreutils)
+command -v find >/dev/null || need+=(findutils)
+command -v grep >/dev/null || need+=(grep)
+command -v findmnt >/dev/null || need+=(util-linux)
+command -v fusermount3 >/dev/null || need+=(fuse3)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "bench.sh: installing ${need[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq "${need[@]}" >/dev/null
+fi
 
 work=$(mktemp -d /var/tmp/memfs-bench.XXXXXX)
-pids=()
+keep=0
+# Safety net if the bench program itself dies: stop the memfs processes it
+# recorded (only those running our memfs binary), detach mounts left under
+# $work, then remove $work (never while something is still mounted there).
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for m in "$work"/*-mnt; do
-		grep -qF " $m " /proc/self/mountinfo 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m"; }
-	done
-	rm -rf "$work"
+	local pid m i
+	if [ -f "$work/run/pids" ]; then
+		while read -r pid; do
+			[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$work/bin/memfs" ] || continue
+			kill -TERM "$pid" 2>/dev/null || true
+			for ((i = 0; i < 300; i++)); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			if [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$work/bin/memfs" ]; then
+				kill -KILL "$pid" 2>/dev/null || true
+			fi
+		done <"$work/run/pids"
+	fi
+	while read -r m; do
+		echo "bench.sh: detaching leftover mount $m" >&2
+		umount -l "$m" || true
+	done < <(awk -v w="$work" '$5 == w || index($5, w "/") == 1 {print $5}' /proc/self/mountinfo | sort -r)
+	if [ "$keep" = 1 ]; then
+		echo "bench.sh: kept $work" >&2
+	elif awk -v w="$work" '$5 == w || index($5, w "/") == 1 {found = 1} END {exit !found}' /proc/self/mountinfo; then
+		echo "bench.sh: mounts remain under $work; not removing it" >&2
+	else
+		rm -rf "$work"
+	fi
 }
 trap cleanup EXIT
 
-go build -o "$work/memfs" ./cmd/memfs
-memfs=$work/memfs
+(cd "$repo" && go build -o "$work/bin/memfs" ./cmd/memfs && go build -o "$work/bin/bench" ./bench)
+rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$repo" diff --quiet HEAD 2>/dev/null || rev="$rev+changes"
 
-# The tree: $files files of 1-4 KiB of text in 100 directories.
-python3 - "$work/src" "$files" <<'PY'
-import os, random, sys
-root, n = sys.argv[1], int(sys.argv[2])
-random.seed(1)
-words = "memory agent note skill tool context recall grep vector token deploy review kernel".split()
-for i in range(n):
-    d = os.path.join(root, "d%03d" % (i % 100))
-    os.makedirs(d, exist_ok=True)
-    size = random.randint(1024, 4096)
-    text = []
-    while sum(map(len, text)) < size:
-        text.append(" ".join(random.choice(words) for _ in range(10)) + "\n")
-    open(os.path.join(d, "f%05d.md" % i), "w").write("".join(text)[:size])
-PY
-
-now() { date +%s.%N; }
-drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
-
-# mount_memfs KIND: (re)mounts the KIND store at $work/KIND-mnt; sets mpid.
-mount_memfs() {
-	local kind=$1 mnt=$work/$1-mnt i
-	mkdir -p "$mnt"
-	"$memfs" mount --store "$kind:$work/$kind-store" --flush-interval 0 "$mnt" >>"$work/$kind.log" 2>&1 &
-	mpid=$!
-	pids+=("$mpid")
-	for ((i = 0; i < 200; i++)); do
-		[ -r "$mnt/.memfs/status" ] && return 0
-		sleep 0.05
-	done
-	echo "memfs $kind did not mount" >&2; tail "$work/$kind.log" >&2; exit 1
-}
-unmount_memfs() { # waits for the final flush: memfs exits after it
-	kill -TERM "$mpid"; wait "$mpid" || { echo "memfs exited non-zero" >&2; exit 1; }
-}
-
-declare -A T # T[target,workload] = space-separated seconds
-record() { T[$1,$2]="${T[$1,$2]:-} $3"; }
-timeit() { # TARGET WORKLOAD CMD...
-	local t0 t1
-	t0=$(now); "${@:3}" >/dev/null; t1=$(now)
-	record "$1" "$2" "$(echo "$t1 - $t0" | bc -l)"
-}
-readall() { find "$1" -type f -name '*.md' -print0 | xargs -0 cat; }
-create() { # DIR: $files new files in 100 directories
-	python3 - "$1" "$files" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-data = b"x" * 2048
-for i in range(n):
-    d = os.path.join(root, "c%03d" % (i % 100))
-    if i < 100:
-        os.makedirs(d)
-    with open(os.path.join(d, "n%05d.md" % i), "wb") as f:
-        f.write(data)
-PY
-}
-
-cp -a "$work/src" "$work/native"
-for kind in dir badger; do "$memfs" import --store "$kind:$work/$kind-store" "$work/src" >/dev/null; done
-
-targets=(native dir badger)
-for ((r = 1; r <= rounds; r++)); do
-	echo "round $r/$rounds" >&2
-	for tg in "${targets[@]}"; do
-		if [ "$tg" = native ]; then
-			root=$work/native
-			drop_caches
-		else
-			drop_caches
-			mount_memfs "$tg"
-			root=$work/$tg-mnt
-		fi
-		timeit "$tg" "read every file, cold" readall "$root"
-		timeit "$tg" "read every file, warm" readall "$root"
-		timeit "$tg" "ls -lR" ls -lR "$root"
-		timeit "$tg" "find -printf %s" find "$root" -printf '%s\n'
-		timeit "$tg" "grep -r (warm)" grep -rc memory "$root"
-		t0=$(now)
-		create "$root/new"
-		t1=$(now)
-		if [ "$tg" = native ]; then sync; else unmount_memfs; fi
-		t2=$(now)
-		record "$tg" "create $files files" "$(echo "$t1 - $t0" | bc -l)"
-		record "$tg" "create $files files + durable" "$(echo "$t2 - $t0" | bc -l)"
-		if [ "$tg" = native ]; then
-			rm -rf "$root/new"
-		else
-			"$memfs" rm -r --store "$tg:$work/$tg-store" new >/dev/null
-		fi
-	done
-done
-
-stats() { # prints "median min max" of the numbers given
-	printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f %.3f %.3f", m, a[1], a[NR]}'
-}
-workloads=("ls -lR" "find -printf %s" "read every file, cold" "read every file, warm" "grep -r (warm)"
-	"create $files files" "create $files files + durable")
-{
-	echo "$(date -u +%F), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) vCPU, kernel $(uname -r), $(go version | cut -d' ' -f3)."
-	echo "$files files of 1-4 KiB in 100 directories; medians of $rounds interleaved rounds, seconds (min-max), and the ratio to native."
-	echo "Durable: native = sync(1); memfs = unmount (SIGTERM, final flush, exit)."
-	echo
-	echo "| workload | native | memfs dir | memfs badger |"
-	echo "| --- | --- | --- | --- |"
-	for w in "${workloads[@]}"; do
-		read -r nm nlo nhi <<<"$(stats ${T[native,$w]})"
-		row="| $w | $nm ($nlo-$nhi) |"
-		for tg in dir badger; do
-			read -r m lo hi <<<"$(stats ${T[$tg,$w]})"
-			row="$row $m ($lo-$hi) x$(echo "$m / $nm" | bc -l | xargs printf '%.1f') |"
-		done
-		echo "$row"
-	done
-} | tee "${out:-/dev/null}"
+for a in "$@"; do case $a in -keep | --keep) keep=1 ;; esac; done
+# Go's flag package takes -x and --x alike.
+"$work/bin/bench" -memfs "$work/bin/memfs" -work "$work/run" -rev "$rev" "$@"

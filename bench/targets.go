@@ -1,0 +1,446 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// A Target is one way of serving the tree: a native directory, memfs with a
+// store, or (later) a peer FUSE filesystem. The runner calls Setup once,
+// then every round: Mount, the workloads under the returned root, Durable,
+// Reset.
+type Target interface {
+	// Name is the column header ("native", "memfs dir", ...).
+	Name() string
+	// Setup loads the tree at src into the target's backing storage.
+	Setup(src string) error
+	// Mount makes the tree available and returns its root. A FUSE target
+	// starts a fresh serving process each time (the runner times this).
+	Mount() (root string, err error)
+	// Durable makes everything written under root durable and, for a FUSE
+	// target, releases the mount (for memfs: SIGTERM, final flush, exit).
+	Durable() error
+	// Reset, after Durable, removes what the create workload added (dir
+	// newDir under root) and checks that it had been stored. Untimed.
+	Reset(newDir string, files int) error
+	// Close stops whatever the target still runs. Idempotent.
+	Close() error
+}
+
+// isFUSE reports whether t mounts something (it then gets a mount time).
+func isFUSE(t Target) bool {
+	_, ok := t.(*fuseTarget)
+	return ok
+}
+
+// --- the native directory (the baseline) ---
+
+type nativeTarget struct{ dir string }
+
+func (t *nativeTarget) Name() string { return "native" }
+
+func (t *nativeTarget) Setup(src string) error {
+	if err := os.MkdirAll(filepath.Dir(t.dir), 0o755); err != nil {
+		return err
+	}
+	return runQuiet("cp", "-a", src, t.dir)
+}
+
+func (t *nativeTarget) Mount() (string, error) { return t.dir, nil }
+
+// Durable is one sync(2), as sync(1) does, after all the files are closed.
+func (t *nativeTarget) Durable() error { syscall.Sync(); return nil }
+
+func (t *nativeTarget) Reset(newDir string, files int) error {
+	n, err := countFiles(filepath.Join(t.dir, newDir))
+	if err != nil {
+		return err
+	}
+	if n != files {
+		return fmt.Errorf("native: %d files under %s, want %d", n, newDir, files)
+	}
+	return os.RemoveAll(filepath.Join(t.dir, newDir))
+}
+
+func (t *nativeTarget) Close() error { return nil }
+
+// --- FUSE filesystems served by a subprocess ---
+
+// fuseTarget is a FUSE filesystem served by a process of its own, started
+// fresh for every round and stopped by Durable. memfs is one; a peer
+// (go-fuse loopback, bindfs, rclone mount) is another set of these hooks:
+// load copies the tree into its backing directory, argv runs it in the
+// foreground on t.mnt, ready defaults to "t.mnt is a mountpoint", stop
+// would unmount (syscall.Unmount) and wait, then sync(2) for the backing
+// directory's durability, and reset removes the new directory from the
+// backing directory.
+type fuseTarget struct {
+	name string
+	dir  string // its own directory: mountpoint, store or backing dir, log
+	mnt  string
+	log  string
+
+	load  func(t *fuseTarget, src string) error
+	argv  func(t *fuseTarget) []string
+	ready func(t *fuseTarget, p *proc) (bool, error) // nil: mnt is mounted
+	stop  func(t *fuseTarget, p *proc) error         // nil: SIGTERM, wait, exit 0
+	reset func(t *fuseTarget, newDir string, files int) error
+
+	p *proc // the serving process of this round
+}
+
+func (t *fuseTarget) Name() string { return t.name }
+
+func (t *fuseTarget) Setup(src string) error {
+	t.mnt = filepath.Join(t.dir, "mnt")
+	t.log = filepath.Join(t.dir, "serve.log")
+	if err := os.MkdirAll(t.mnt, 0o755); err != nil {
+		return err
+	}
+	return t.load(t, src)
+}
+
+func (t *fuseTarget) Mount() (string, error) {
+	if t.p != nil {
+		return "", fmt.Errorf("%s: already mounted", t.name)
+	}
+	registerMount(t.mnt)
+	p, err := startProc(t.argv(t), t.log)
+	if err != nil {
+		return "", err
+	}
+	t.p = p
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var ok bool
+		if t.ready != nil {
+			ok, err = t.ready(t, p)
+		} else {
+			ok = isMounted(t.mnt)
+		}
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return t.mnt, nil
+		}
+		select {
+		case <-p.done:
+			return "", fmt.Errorf("%s: the serving process exited before the mount was ready (%v)\n%s", t.name, p.err, tail(t.log, 20))
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("%s: not mounted after 2 minutes\n%s", t.name, tail(t.log, 20))
+		}
+	}
+}
+
+func (t *fuseTarget) Durable() error {
+	if t.p == nil {
+		return fmt.Errorf("%s: not mounted", t.name)
+	}
+	p := t.p
+	t.p = nil
+	var err error
+	if t.stop != nil {
+		err = t.stop(t, p)
+	} else {
+		err = p.stop(syscall.SIGTERM, 10*time.Minute)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: stop: %v\n%s", t.name, err, tail(t.log, 20))
+	}
+	if isMounted(t.mnt) {
+		return fmt.Errorf("%s: still mounted after its process exited", t.name)
+	}
+	return nil
+}
+
+func (t *fuseTarget) Reset(newDir string, files int) error { return t.reset(t, newDir, files) }
+
+func (t *fuseTarget) Close() error {
+	if t.p == nil {
+		return nil
+	}
+	p := t.p
+	t.p = nil
+	return p.stop(syscall.SIGTERM, time.Minute)
+}
+
+// newMemfs is memfs serving a store of kind "dir" or "badger".
+func newMemfs(bin, kind, dir string, mountArgs []string) *fuseTarget {
+	store := kind + ":" + filepath.Join(dir, "store")
+	return &fuseTarget{
+		name: "memfs " + kind,
+		dir:  dir,
+		load: func(t *fuseTarget, src string) error {
+			if err := os.MkdirAll(filepath.Join(dir, "store"), 0o755); err != nil {
+				return err
+			}
+			out, err := output(bin, "import", "--store", store, src)
+			if err != nil {
+				return fmt.Errorf("memfs import: %v\n%s", err, out)
+			}
+			return nil
+		},
+		argv: func(t *fuseTarget) []string {
+			a := []string{bin, "mount", "--store", store, "--flush-interval", "0"}
+			a = append(a, mountArgs...)
+			return append(a, t.mnt)
+		},
+		// Ready when .memfs/status is readable and names this process.
+		ready: func(t *fuseTarget, p *proc) (bool, error) {
+			b, err := os.ReadFile(filepath.Join(t.mnt, ".memfs", "status"))
+			if err != nil {
+				return false, nil
+			}
+			return bytes.Contains(b, []byte("pid: "+strconv.Itoa(p.pid)+"\n")), nil
+		},
+		// Durable: SIGTERM, which flushes and unmounts; memfs exits 0 after
+		// its final flush (nil stop does exactly that).
+		reset: func(t *fuseTarget, newDir string, files int) error {
+			out, err := output(bin, "ls", "--store", store, newDir+"/")
+			if err != nil {
+				return fmt.Errorf("memfs ls: %v\n%s", err, out)
+			}
+			if n := strings.Count(out, "\n"); n != files {
+				return fmt.Errorf("%s: the store holds %d keys under %s/ after unmount, want %d", t.name, n, newDir, files)
+			}
+			if out, err := output(bin, "rm", "-r", "--store", store, newDir); err != nil {
+				return fmt.Errorf("memfs rm: %v\n%s", err, out)
+			}
+			return nil
+		},
+	}
+}
+
+// --- processes and mounts, and their cleanup ---
+
+type proc struct {
+	pid  int
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error // valid after done
+}
+
+var reg = struct {
+	sync.Mutex
+	procs   map[int]*proc
+	mounts  []string
+	pidFile string // pids appended here, for scripts/bench.sh's safety net
+}{procs: map[int]*proc{}}
+
+func registerMount(mnt string) {
+	reg.Lock()
+	defer reg.Unlock()
+	for _, m := range reg.mounts {
+		if m == mnt {
+			return
+		}
+	}
+	reg.mounts = append(reg.mounts, mnt)
+}
+
+// startProc starts argv in its own process group, its output appended to
+// logPath. It gets SIGTERM if the benchmark dies.
+func startProc(argv []string, logPath string) (*proc, error) {
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(lf, "=== %s %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(argv, " "))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.Dir = "/" // never hold a mountpoint busy
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	reg.Lock()
+	if interrupted.Load() {
+		reg.Unlock()
+		lf.Close()
+		return nil, errInterrupted
+	}
+	err = cmd.Start()
+	if err != nil {
+		reg.Unlock()
+		lf.Close()
+		return nil, err
+	}
+	p := &proc{pid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
+	reg.procs[p.pid] = p
+	if reg.pidFile != "" {
+		if f, err := os.OpenFile(reg.pidFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			fmt.Fprintln(f, p.pid)
+			f.Close()
+		}
+	}
+	reg.Unlock()
+	go func() {
+		p.err = cmd.Wait()
+		lf.Close()
+		reg.Lock()
+		delete(reg.procs, p.pid)
+		reg.Unlock()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// stop sends sig and waits up to timeout for the exit, then kills.
+func (p *proc) stop(sig syscall.Signal, timeout time.Duration) error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("had already exited: %v", p.err)
+	default:
+	}
+	if err := syscall.Kill(p.pid, sig); err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(timeout):
+		syscall.Kill(p.pid, syscall.SIGKILL)
+		<-p.done
+		return fmt.Errorf("did not exit within %v of %v; killed", timeout, sig)
+	}
+}
+
+var cleanupMu sync.Mutex
+
+// cleanup stops every process the benchmark started (by pid: SIGTERM, then
+// SIGKILL) and detaches every mount of its own that is left. Safe to call
+// from the signal handler while the runner is busy.
+func cleanup() {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	reg.Lock()
+	procs := make([]*proc, 0, len(reg.procs))
+	for _, p := range reg.procs {
+		procs = append(procs, p)
+	}
+	mounts := append([]string(nil), reg.mounts...)
+	reg.Unlock()
+	for _, p := range procs {
+		if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: cleanup: process %d: %v\n", p.pid, err)
+		}
+	}
+	for _, m := range mounts {
+		if isMounted(m) {
+			fmt.Fprintf(os.Stderr, "bench: cleanup: detaching %s\n", m)
+			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: cleanup: umount -l %s: %v\n", m, err)
+			}
+		}
+	}
+}
+
+// mountsUnder lists the mountpoints at or under dir.
+func mountsUnder(dir string) []string {
+	var out []string
+	for _, m := range mountpoints() {
+		if m == dir || strings.HasPrefix(m, dir+"/") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func isMounted(mnt string) bool {
+	for _, m := range mountpoints() {
+		if m == mnt {
+			return true
+		}
+	}
+	return false
+}
+
+func mountpoints() []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 {
+			out = append(out, unescapeOctal(f[4]))
+		}
+	}
+	return out
+}
+
+// unescapeOctal undoes mountinfo's \040-style escapes.
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// --- small helpers ---
+
+func output(name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = "/"
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		return out.String() + errb.String(), err
+	}
+	return out.String(), nil
+}
+
+func runQuiet(name string, args ...string) error {
+	out, err := output(name, args...)
+	if err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  | " + strings.Join(lines, "\n  | ")
+}
+
+func countFiles(dir string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
