@@ -41,6 +41,7 @@ type options struct {
 	keep      bool
 	targets   string
 	mountArgs string
+	loopback  string
 	rev       string
 	workDir   string // resolved work directory
 }
@@ -57,6 +58,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (stores, logs)")
 	flag.StringVar(&o.targets, "targets", "native,dir,badger", "comma-separated targets: native, dir (memfs dir store), badger (memfs badger store)")
 	flag.StringVar(&o.mountArgs, "memfs-args", "", "extra arguments for memfs mount (e.g. --debug)")
+	flag.StringVar(&o.loopback, "loopback", "loopback", "the go-fuse loopback example binary (target loopback)")
 	flag.StringVar(&o.rev, "rev", "", "memfs revision, shown in the report")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -191,8 +193,20 @@ func makeTargets(o options, work string) ([]Target, error) {
 			ts = append(ts, &nativeTarget{dir: filepath.Join(work, "native", "tree")})
 		case "dir", "badger":
 			ts = append(ts, newMemfs(o.memfs, name, filepath.Join(work, "memfs-"+name), strings.Fields(o.mountArgs)))
+		case "loopback":
+			ts = append(ts, newPassthrough("go-fuse loopback", filepath.Join(work, "loopback"), func(b, m string) []string {
+				return []string{o.loopback, "-q", "-directmount", m, b}
+			}))
+		case "bindfs":
+			ts = append(ts, newPassthrough("bindfs", filepath.Join(work, "bindfs"), func(b, m string) []string {
+				return []string{"bindfs", "-f", b, m}
+			}))
+		case "rclone":
+			ts = append(ts, newPassthrough("rclone mount", filepath.Join(work, "rclone"), func(b, m string) []string {
+				return []string{"rclone", "mount", "--vfs-cache-mode", "writes", "--vfs-write-back", "0s", "--cache-dir", filepath.Join(work, "rclone-cache"), b, m}
+			}))
 		default:
-			return nil, fmt.Errorf("unknown target %q (want native, dir, badger)", name)
+			return nil, fmt.Errorf("unknown target %q (want native, dir, badger, loopback, bindfs, rclone)", name)
 		}
 	}
 	return ts, nil

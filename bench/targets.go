@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -443,4 +444,52 @@ func countFiles(dir string) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// --- peer FUSE filesystems: passthroughs over a backing directory ---
+
+// newPassthrough is a FUSE filesystem that serves a backing directory
+// (a copy of the tree) at the mountpoint, run in the foreground by argv.
+// Durable unmounts it (umount(2)), waits for the process, then sync(2)s
+// the backing directory's filesystem.
+func newPassthrough(name, dir string, argv func(backing, mnt string) []string) *fuseTarget {
+	backing := filepath.Join(dir, "backing")
+	return &fuseTarget{
+		name: name,
+		dir:  dir,
+		load: func(t *fuseTarget, src string) error {
+			return runQuiet("cp", "-a", src, backing)
+		},
+		argv: func(t *fuseTarget) []string { return argv(backing, t.mnt) },
+		stop: func(t *fuseTarget, p *proc) error {
+			var err error
+			for range 100 {
+				if err = syscall.Unmount(t.mnt, 0); err == nil || !errors.Is(err, syscall.EBUSY) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err != nil {
+				p.stop(syscall.SIGTERM, time.Minute)
+				return fmt.Errorf("unmount: %w", err)
+			}
+			select {
+			case <-p.done:
+			case <-time.After(10 * time.Minute):
+				return errors.New("did not exit after its unmount")
+			}
+			syscall.Sync()
+			return nil
+		},
+		reset: func(t *fuseTarget, newDir string, files int) error {
+			n, err := countFiles(filepath.Join(backing, newDir))
+			if err != nil {
+				return err
+			}
+			if n != files {
+				return fmt.Errorf("%s: the backing directory holds %d files under %s after unmount, want %d", t.name, n, newDir, files)
+			}
+			return os.RemoveAll(filepath.Join(backing, newDir))
+		},
+	}
 }

@@ -29,6 +29,8 @@ command -v find >/dev/null || need+=(findutils)
 command -v grep >/dev/null || need+=(grep)
 command -v findmnt >/dev/null || need+=(util-linux)
 command -v fusermount3 >/dev/null || need+=(fuse3)
+command -v bindfs >/dev/null || need+=(bindfs) # peer targets
+command -v rclone >/dev/null || need+=(rclone)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "bench.sh: installing ${need[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
@@ -70,10 +72,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$repo" && go build -o "$work/bin/memfs" ./cmd/memfs && go build -o "$work/bin/bench" ./bench)
+(cd "$repo" && go build -o "$work/bin/memfs" ./cmd/memfs && go build -o "$work/bin/bench" ./bench &&
+	go build -o "$work/bin/loopback" github.com/hanwen/go-fuse/v2/example/loopback)
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$repo" diff --quiet HEAD 2>/dev/null || rev="$rev+changes"
 
 for a in "$@"; do case $a in -keep | --keep) keep=1 ;; esac; done
 # Go's flag package takes -x and --x alike.
-"$work/bin/bench" -memfs "$work/bin/memfs" -work "$work/run" -rev "$rev" "$@"
+"$work/bin/bench" -memfs "$work/bin/memfs" -loopback "$work/bin/loopback" -work "$work/run" -rev "$rev" "$@"
