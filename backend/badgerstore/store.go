@@ -1,172 +1,209 @@
-// Package badgerstore is the embedded default backend of memfs: a
-// backend.Store in a badger v4 database (github.com/dgraph-io/badger/v4).
-// Nothing needs to run beside memfs.
-//
-// # Layout
-//
-// Each key k is kept under two badger keys: "m/"+k holds its metadata (a
-// 29-byte record: version, size, mtime in Unix nanoseconds, mode, uid, gid)
-// and "v/"+k its value. List iterates only the "m/" prefix, so it reads no
-// value, and ls -l of a large store costs one scan of small records.
-//
-// # Transactions
-//
-// A Save or Delete batch is one badger transaction — all or nothing — as
-// long as it fits badger's transaction size limit (15% of the memtable,
-// 4.8 MiB of keys and inline values with the options below; values above
-// the 64 KiB value threshold count only as pointers). A larger batch is
-// split into several transactions at the point where badger returns
-// ErrTxnTooBig: each part is atomic, the batch as a whole is not, and an
-// entry's metadata and value are always in the same transaction.
-//
-// # Durability
-//
-// SyncWrites is off, and each Save or Delete ends with one db.Sync: one
-// disk barrier per batch rather than one per transaction, and none for
-// commits that memfs has not asked to be durable.
-//
-// # Exclusive use
-//
-// Open takes a non-blocking flock on "memfs.lock" in the directory and
-// writes the PID into it, so a second memfs (or a second Open in this
-// process) fails with backend.ErrStoreInUse naming the holder. Badger's own
-// directory lock is translated to the same error.
-//
-// # Garbage collection and memory
-//
-// Value-log GC runs every 10 minutes and at Close. The memtables (2 x 32
-// MiB) and block cache (32 MiB) are smaller than badger's defaults (5 x 64
-// MiB, 256 MiB): memfs keeps its working set in its own session cache, and
-// badger's caches would hold the same bytes a second time.
 package badgerstore
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
-	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
 )
 
-// Options configures a Store. The zero value is usable: badger's log is
-// discarded and the memory options above apply.
+// Options configures a Store. The zero value is what memfs uses: badger's
+// log discarded, and the memory settings the package documentation
+// explains.
 type Options struct {
-	// Logger receives badger's warnings and errors (its info and debug
-	// lines at debug level); nil discards them.
+	// Logger receives badger's log, its warnings and errors at their own
+	// levels and its info and debug lines at debug level, and value-log GC
+	// failures. Nil discards them.
 	Logger *slog.Logger
+
+	// MemTableSize is the size in bytes of one memtable (badger holds up
+	// to two); 0 means DefaultMemTableSize. It also sets the largest atomic
+	// batch: badger refuses a transaction of more than 15% of a memtable.
+	// Below 427 KiB Open fails: a value just under the value-log threshold
+	// (64 KiB) must fit in one transaction.
+	MemTableSize int64
+
+	// BlockCacheSize is the size in bytes of badger's cache of
+	// decompressed table blocks; 0 means DefaultBlockCacheSize.
+	BlockCacheSize int64
 }
 
-// Store is a backend.Store in a badger database.
+const (
+	// DefaultMemTableSize is the memtable size when Options.MemTableSize
+	// is 0.
+	DefaultMemTableSize = 16 << 20
+	// DefaultBlockCacheSize is the block cache size when
+	// Options.BlockCacheSize is 0.
+	DefaultBlockCacheSize = 8 << 20
+	// MaxValueSize is the largest value Save accepts. Badger keeps a value
+	// whole in one value-log file and refuses one larger than the file
+	// size; Save refuses it first, since badger's error hex-dumps the
+	// value's first kilobyte into its message.
+	MaxValueSize = valueLogFileSize
+
+	numMemtables = 2
+	// valueThreshold: notes and skill files (almost all under 64 KiB) stay
+	// in the LSM tree, where compaction drops overwritten versions and no
+	// value-log GC is needed; larger values go to the value log, where
+	// they count against the transaction limit as a pointer only.
+	valueThreshold = 64 << 10
+	// valueLogFileSize is four times memfs's default --max-file-size, and
+	// small enough that GC, which rewrites whole files and never the one
+	// being appended to, gets to work on a personal store.
+	valueLogFileSize = 256 << 20
+	gcInterval       = 10 * time.Minute
+	gcDiscardRatio   = 0.5 // rewrite a value-log file once half of it is garbage
+	gcMaxRewrites    = 16  // per GC run: bounds the time Close spends on GC
+)
+
+// Store is a backend.Store in a badger database. It is safe for concurrent
+// use.
 type Store struct {
-	dir  string
-	db   *badger.DB
-	lock *os.File
+	dir  string       // absolute; immutable after Open, like the fields up to mu
+	db   *badger.DB   // closed by Close
+	lock *os.File     // holds the flock on memfs.lock
+	log  *slog.Logger // never nil
 
-	stop      chan struct{}
-	gcDone    chan struct{}
+	stopGC chan struct{} // closed by Close to stop gcLoop
+	gcDone chan struct{} // closed when gcLoop has returned
+	txns   atomic.Int64  // transactions committed by Save and Delete, for tests
+
+	mu     sync.RWMutex // guards closed; each operation holds it shared, so Close waits for them
+	closed bool
+
 	closeOnce sync.Once
-	closeErr  error
-
-	txns atomic.Int64 // transactions committed by Save and Delete (tests)
+	closeErr  error // what the first Close returned
 }
 
 var _ backend.Store = (*Store)(nil)
 
-const (
-	lockName       = "memfs.lock"
-	metaPrefix     = "m/"
-	valuePrefix    = "v/"
-	metaVersion    = 1
-	metaLen        = 1 + 8 + 8 + 4 + 4 + 4
-	gcInterval     = 10 * time.Minute
-	valueThreshold = 64 << 10
-)
-
-// Open opens (creating) the badger store in dir.
+// Open opens the store kept in dir, creating dir and the database if they
+// do not exist. It fails with an error wrapping backend.ErrStoreInUse when
+// another Open, in this process or another, holds the store.
 func Open(dir string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	// 0700: a memory store is personal, and the modes of the files badger
+	// creates inside are not ours to choose.
+	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
-	lock, err := lockDir(abs)
+	lf, err := lock(abs)
 	if err != nil {
 		return nil, err
 	}
-	bo := badger.DefaultOptions(abs).
-		WithLogger(newLogger(opts.Logger)).
-		WithSyncWrites(false).
-		WithMemTableSize(32 << 20).
-		WithNumMemtables(2).
-		WithBlockCacheSize(32 << 20).
-		WithValueThreshold(valueThreshold).
-		WithValueLogFileSize(256 << 20).
-		WithNumCompactors(2).
-		WithDetectConflicts(false) // memfs serializes its own writes
-	db, err := badger.Open(bo)
+	if err := checkBadgerLock(abs); err != nil {
+		lf.Close()
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	db, err := badger.Open(badgerOptions(abs, opts, log))
 	if err != nil {
-		lock.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "Cannot acquire directory lock") {
-			// Badger's lock error carries no sentinel we could test.
-			return nil, fmt.Errorf("badgerstore: %s is in use by another process: %w", abs, backend.ErrStoreInUse)
-		}
+		lf.Close()
 		return nil, fmt.Errorf("badgerstore: open %s: %w", abs, err)
 	}
-	s := &Store{dir: abs, db: db, lock: lock, stop: make(chan struct{}), gcDone: make(chan struct{})}
+	s := &Store{
+		dir:    abs,
+		db:     db,
+		lock:   lf,
+		log:    log,
+		stopGC: make(chan struct{}),
+		gcDone: make(chan struct{}),
+	}
 	go s.gcLoop()
 	return s, nil
 }
 
-func lockDir(abs string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(abs, lockName), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("badgerstore: lock %s: %w", abs, err)
+func badgerOptions(dir string, opts Options, log *slog.Logger) badger.Options {
+	mt := opts.MemTableSize
+	if mt <= 0 {
+		mt = DefaultMemTableSize
 	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if !errors.Is(err, unix.EINTR) {
-			break
+	mt = max(mt, leftoverLogSize(dir))
+	bc := opts.BlockCacheSize
+	if bc <= 0 {
+		bc = DefaultBlockCacheSize
+	}
+	var logger badger.Logger // nil: badger logs nothing
+	if opts.Logger != nil {
+		logger = slogLogger{log.With("component", "badger")}
+	}
+	return badger.DefaultOptions(dir).
+		WithLogger(logger).
+		WithSyncWrites(true). // see "Durability" in the package doc
+
+		WithMemTableSize(mt).
+		WithNumMemtables(numMemtables).
+		WithBlockCacheSize(bc).
+		WithValueThreshold(valueThreshold).
+		WithValueLogFileSize(valueLogFileSize).
+		WithNumCompactors(2).
+		// Save and Delete never read inside their transactions, so no
+		// transaction can conflict; tracking keys for it would be waste.
+		WithDetectConflicts(false)
+}
+
+// leftoverLogSize returns the size of the largest memtable write-ahead log
+// (*.mem) in dir, 0 if there is none. Badger removes them once their
+// memtable is in a table, so one that is left means badger did not close:
+// it replays each into a memtable at Open, and if the log holds more than
+// the memtable's arena takes (the crashed process used a larger
+// MemTableSize: an older memfs, other Options), badger ends the process
+// with "Arena too small". A memtable as large as the file holds the log:
+// badger preallocates a log at twice the memtable size it writes it with.
+// (A log that an earlier Open replayed, and truncated to its data, before
+// crashing again fits too, unless it is mostly deletions, whose records
+// take more room in a memtable than in the log.) The larger memtable lasts
+// until the store is next opened.
+func leftoverLogSize(dir string) int64 {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	var size int64
+	for _, name := range logs {
+		if fi, err := os.Stat(name); err == nil {
+			size = max(size, fi.Size())
 		}
 	}
-	if errors.Is(err, unix.EWOULDBLOCK) {
-		holder := "another process"
-		if b, rerr := os.ReadFile(filepath.Join(abs, lockName)); rerr == nil {
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
-				holder = fmt.Sprintf("process %d", pid)
-			}
+	return size
+}
+
+// Dir returns the absolute path of the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Close runs value-log GC, closes the database and releases the lock. It
+// waits for operations in flight. A second Close returns what the first
+// did.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.stopGC)
+		<-s.gcDone
+		// GC before taking the lock: badger runs it beside reads and
+		// writes, and operations still arriving need not wait for it.
+		s.gc()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.closed = true
+		var err error
+		if cerr := s.db.Close(); cerr != nil {
+			err = fmt.Errorf("badgerstore: close %s: %w", s.dir, cerr)
 		}
-		f.Close()
-		return nil, fmt.Errorf("badgerstore: %s is in use by %s: %w", abs, holder, backend.ErrStoreInUse)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("badgerstore: lock %s: %w", abs, err)
-	}
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("badgerstore: lock %s: %w", abs, err)
-	}
-	return f, nil
+		s.closeErr = errors.Join(err, s.lock.Close())
+	})
+	return s.closeErr
 }
 
 func (s *Store) gcLoop() {
@@ -175,90 +212,87 @@ func (s *Store) gcLoop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-s.stop:
+		case <-s.stopGC:
 			return
 		case <-t.C:
-			s.gc(10)
+			s.gc()
 		}
 	}
 }
 
-// gc rewrites value-log files that are at least half garbage, at most n.
-func (s *Store) gc(n int) {
-	for range n {
-		if err := s.db.RunValueLogGC(0.5); err != nil {
-			return // badger.ErrNoRewrite: nothing (more) to reclaim
+// gc reclaims value-log files that are at least half garbage (values
+// overwritten or deleted since). Badger never rewrites the file it is
+// appending to, so a store smaller than one value-log file has nothing
+// to reclaim. RunValueLogGC rewrites one file per call; loop until it
+// finds nothing, at most gcMaxRewrites times.
+func (s *Store) gc() {
+	for range gcMaxRewrites {
+		err := s.db.RunValueLogGC(gcDiscardRatio)
+		if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrRejected) {
+			return
+		}
+		if err != nil {
+			s.log.Warn("badgerstore: value-log GC", "dir", s.dir, "err", err)
+			return
 		}
 	}
 }
 
-// Close runs value-log GC, closes badger and releases the lock.
-func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		close(s.stop)
-		<-s.gcDone
-		s.gc(10)
-		err := s.db.Close()
-		s.closeErr = errors.Join(err, s.lock.Close())
-	})
-	return s.closeErr
+// use takes the shared lock for one operation, failing if the store is
+// closed. The caller must call s.mu.RUnlock when it returns nil.
+func (s *Store) use(op string) error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return fmt.Errorf("badgerstore: %s: %w", op, fs.ErrClosed)
+	}
+	return nil
 }
 
-// Dir returns the absolute directory of the store.
-func (s *Store) Dir() string { return s.dir }
+// checkKey applies backend.ValidateKey and refuses hidden keys, which a
+// Store never persists.
+func checkKey(key string) error {
+	if err := backend.ValidateKey(key); err != nil {
+		return err
+	}
+	if backend.IsHidden(key) {
+		return fmt.Errorf("%w: %q: hidden keys are never persisted", backend.ErrInvalidKey, key)
+	}
+	return nil
+}
 
 func checkKeys(keys []string) error {
 	for _, k := range keys {
-		if err := backend.ValidateKey(k); err != nil {
+		if err := checkKey(k); err != nil {
 			return err
-		}
-		if backend.IsHidden(k) {
-			return fmt.Errorf("%w: %q: hidden keys are never persisted", backend.ErrInvalidKey, k)
 		}
 	}
 	return nil
 }
 
-func encodeMeta(info backend.Info) []byte {
-	b := make([]byte, 0, metaLen)
-	b = append(b, metaVersion)
-	b = binary.BigEndian.AppendUint64(b, uint64(info.Size))
-	b = binary.BigEndian.AppendUint64(b, uint64(info.MTime.UnixNano()))
-	b = binary.BigEndian.AppendUint32(b, uint32(info.Mode.Perm()))
-	b = binary.BigEndian.AppendUint32(b, info.UID)
-	b = binary.BigEndian.AppendUint32(b, info.GID)
-	return b
-}
-
-func decodeMeta(key string, b []byte) (backend.Info, error) {
-	if len(b) != metaLen || b[0] != metaVersion {
-		return backend.Info{}, fmt.Errorf("badgerstore: %s: corrupt metadata (%d bytes)", key, len(b))
-	}
-	return backend.Info{
-		Size:  int64(binary.BigEndian.Uint64(b[1:])),
-		MTime: time.Unix(0, int64(binary.BigEndian.Uint64(b[9:]))),
-		Mode:  fs.FileMode(binary.BigEndian.Uint32(b[17:])).Perm(),
-		UID:   binary.BigEndian.Uint32(b[21:]),
-		GID:   binary.BigEndian.Uint32(b[25:]),
-	}, nil
-}
-
-// List returns every key with its Info, reading only metadata records.
+// List returns every key with its Info, sorted. It iterates the metadata
+// records only; no value is read.
 func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
-	var out []backend.Entry
+	if err := s.use("list"); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	out := []backend.Entry{}
 	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 256, Prefix: []byte(metaPrefix)})
+		it := txn.NewIterator(listOptions())
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
+			if len(out)%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 			}
 			item := it.Item()
 			key := string(item.Key()[len(metaPrefix):])
 			var info backend.Info
-			err := item.Value(func(v []byte) error {
+			err := item.Value(func(b []byte) error {
 				var err error
-				info, err = decodeMeta(key, v)
+				info, err = decodeMeta(key, b)
 				return err
 			})
 			if err != nil {
@@ -271,45 +305,39 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: list: %w", err)
 	}
-	return out, nil // badger iterates in key order: sorted
+	// Badger iterates in byte order of its keys, and "m/"+a < "m/"+b
+	// exactly when a < b: out is sorted.
+	return out, nil
 }
 
-// Load returns the entries for keys, values copied out of badger.
+// listOptions confine List's iterator to the metadata records. Without
+// prefetching, a record's bytes are read only by Item.Value, which List
+// calls on metadata alone.
+func listOptions() badger.IteratorOptions {
+	return badger.IteratorOptions{Prefix: []byte(metaPrefix)}
+}
+
+// Load returns the entries for keys, in order, from one consistent
+// snapshot. The values are copies the caller owns.
 func (s *Store) Load(ctx context.Context, keys ...string) ([]backend.Entry, error) {
 	if err := checkKeys(keys); err != nil {
 		return nil, err
 	}
+	if err := s.use("load"); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
 	out := make([]backend.Entry, 0, len(keys))
 	err := s.db.View(func(txn *badger.Txn) error {
 		for _, k := range keys {
 			if err := ctx.Err(); err != nil {
-				return err
+				return fmt.Errorf("badgerstore: load: %w", err)
 			}
-			mi, err := txn.Get([]byte(metaPrefix + k))
-			if errors.Is(err, badger.ErrKeyNotFound) {
-				return backend.NotFound("load", k)
-			}
-			if err != nil {
-				return &fs.PathError{Op: "load", Path: k, Err: err}
-			}
-			mb, err := mi.ValueCopy(nil)
-			if err != nil {
-				return &fs.PathError{Op: "load", Path: k, Err: err}
-			}
-			info, err := decodeMeta(k, mb)
+			e, err := load(txn, k)
 			if err != nil {
 				return err
 			}
-			vi, err := txn.Get([]byte(valuePrefix + k))
-			if err != nil {
-				return &fs.PathError{Op: "load", Path: k, Err: fmt.Errorf("value missing beside metadata: %w", err)}
-			}
-			v, err := vi.ValueCopy(nil)
-			if err != nil {
-				return &fs.PathError{Op: "load", Path: k, Err: err}
-			}
-			info.Size = int64(len(v))
-			out = append(out, backend.Entry{Key: k, Info: info, Value: v})
+			out = append(out, e)
 		}
 		return nil
 	})
@@ -319,118 +347,92 @@ func (s *Store) Load(ctx context.Context, keys ...string) ([]backend.Entry, erro
 	return out, nil
 }
 
-// Save persists entries; see the package doc for transactions.
-func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
-	keys := make([]string, len(entries))
-	for i, e := range entries {
-		keys[i] = e.Key
+func load(txn *badger.Txn, key string) (backend.Entry, error) {
+	item, err := txn.Get(metaKey(key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return backend.Entry{}, backend.NotFound("load", key)
 	}
-	if err := checkKeys(keys); err != nil {
+	if err != nil {
+		return backend.Entry{}, &fs.PathError{Op: "load", Path: key, Err: err}
+	}
+	var info backend.Info
+	err = item.Value(func(b []byte) error {
+		var err error
+		info, err = decodeMeta(key, b)
+		return err
+	})
+	if err != nil {
+		return backend.Entry{}, &fs.PathError{Op: "load", Path: key, Err: err}
+	}
+	item, err = txn.Get(valueKey(key))
+	if err != nil {
+		// Save and Delete write both records in one transaction, so a
+		// missing value means a damaged store, not a missing key.
+		return backend.Entry{}, &fs.PathError{Op: "load", Path: key, Err: fmt.Errorf("value record: %w", err)}
+	}
+	// ValueCopy, not Value: the bytes Value shows belong to badger (a
+	// memtable, a table block or the mmapped value log) and are reused.
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return backend.Entry{}, &fs.PathError{Op: "load", Path: key, Err: err}
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	info.Size = int64(len(v))
+	return backend.Entry{Key: key, Info: info, Value: v}, nil
+}
+
+// Save writes entries: one transaction per batch as far as badger's
+// transaction limit allows, and durable when it returns nil. See the
+// package documentation.
+func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
+	for _, e := range entries {
+		if err := checkKey(e.Key); err != nil {
+			return err
+		}
+		if len(e.Value) > MaxValueSize {
+			return &fs.PathError{Op: "save", Path: e.Key, Err: fmt.Errorf("value of %d bytes is over the limit of %d", len(e.Value), MaxValueSize)}
+		}
+	}
+	if err := s.use("save"); err != nil {
 		return err
 	}
+	defer s.mu.RUnlock()
 	now := time.Now()
-	ops := make([]op, 0, len(entries))
-	for _, e := range entries {
+	ops := make([]op, len(entries))
+	for i, e := range entries {
 		info := e.Info
 		info.Size = int64(len(e.Value))
 		if info.MTime.IsZero() {
 			info.MTime = now
 		}
-		// Badger keeps the slices until the commit: give it copies, so
-		// that the caller's buffers are free when Save returns.
-		ops = append(ops, op{key: e.Key, meta: encodeMeta(info), value: bytes.Clone(e.Value)})
+		// No copy of the value: badger holds it only until Commit
+		// returns, and by then it is in the value log or a memtable.
+		ops[i] = op{key: e.Key, meta: encodeMeta(info), value: e.Value}
 	}
-	if err := s.apply(ctx, ops); err != nil {
+	if err := s.write(ctx, ops); err != nil {
 		return fmt.Errorf("badgerstore: save: %w", err)
 	}
 	return nil
 }
 
-// Delete removes keys; missing keys are ignored.
+// Delete removes keys, ignoring those that are not in the store, in one
+// transaction as far as badger's limit allows; durable when it returns nil.
 func (s *Store) Delete(ctx context.Context, keys ...string) error {
 	if err := checkKeys(keys); err != nil {
 		return err
 	}
+	if err := s.use("delete"); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
 	ops := make([]op, len(keys))
 	for i, k := range keys {
-		ops[i] = op{key: k, delete: true}
+		ops[i] = op{key: k, remove: true}
 	}
-	if err := s.apply(ctx, ops); err != nil {
+	if err := s.write(ctx, ops); err != nil {
 		return fmt.Errorf("badgerstore: delete: %w", err)
 	}
-	return nil
-}
-
-// op is the change of one key: its metadata and value set, or both deleted.
-type op struct {
-	key    string
-	meta   []byte
-	value  []byte
-	delete bool
-}
-
-func (o op) addTo(txn *badger.Txn) error {
-	mk, vk := []byte(metaPrefix+o.key), []byte(valuePrefix+o.key)
-	if o.delete {
-		if err := txn.Delete(mk); err != nil {
-			return err
-		}
-		return txn.Delete(vk)
-	}
-	if err := txn.Set(vk, o.value); err != nil {
-		return err
-	}
-	return txn.Set(mk, o.meta)
-}
-
-// apply writes ops in as few transactions as badger allows, keeping each
-// op whole, then makes them durable with one Sync.
-func (s *Store) apply(ctx context.Context, ops []op) error {
-	start := 0
-	txn := s.db.NewTransaction(true)
-	for i := 0; i < len(ops); i++ {
-		if err := ctx.Err(); err != nil {
-			txn.Discard()
-			return err
-		}
-		err := ops[i].addTo(txn)
-		if err == nil {
-			continue
-		}
-		txn.Discard()
-		if !errors.Is(err, badger.ErrTxnTooBig) {
-			return fmt.Errorf("%s: %w", ops[i].key, err)
-		}
-		if i == start {
-			return fmt.Errorf("%s: larger than one transaction: %w", ops[i].key, err)
-		}
-		// ops[i] may have half entered the discarded transaction: commit
-		// ops[start:i] alone, then start over at i.
-		if err := s.commit(ops[start:i]); err != nil {
-			return err
-		}
-		start = i
-		txn = s.db.NewTransaction(true)
-		i--
-	}
-	if err := txn.Commit(); err != nil {
-		return err
-	}
-	s.txns.Add(1)
-	return s.db.Sync()
-}
-
-func (s *Store) commit(ops []op) error {
-	txn := s.db.NewTransaction(true)
-	defer txn.Discard()
-	for _, o := range ops {
-		if err := o.addTo(txn); err != nil {
-			return fmt.Errorf("%s: %w", o.key, err)
-		}
-	}
-	if err := txn.Commit(); err != nil {
-		return err
-	}
-	s.txns.Add(1)
 	return nil
 }
