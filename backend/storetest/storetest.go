@@ -455,7 +455,7 @@ func (s suite) testInUse(t *testing.T) {
 	if !errors.Is(err, backend.ErrStoreInUse) {
 		t.Fatalf("second Open = %v, want ErrStoreInUse", err)
 	}
-	if !strings.Contains(err.Error(), fmt.Sprintf("process %d", os.Getpid())) {
+	if !strings.Contains(err.Error(), fmt.Sprintf("process %d:", os.Getpid())) {
 		t.Errorf("in-use error %q does not name the holder's PID %d", err, os.Getpid())
 	}
 	if err := first.Close(); err != nil {
