@@ -451,6 +451,7 @@ func render(o options, targets []Target, res map[string]map[string][]float64, tr
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(bestPeer(o, targets, res))
 	fmt.Fprintf(&b, `
 - Each round, per target: drop caches (sync; echo 3 > /proc/sys/vm/drop_caches),
   mount (memfs: a fresh `+"`memfs mount --flush-interval 0`"+` process; timed until
@@ -534,4 +535,56 @@ func workFS(dir string) string {
 		return "?"
 	}
 	return strings.Join(strings.Fields(string(out)), " on ")
+}
+
+// bestPeer renders, when peers ran, each memfs target's median against the
+// best peer's for every workload (xN < 1: memfs is faster).
+func bestPeer(o options, targets []Target, res map[string]map[string][]float64) string {
+	var memfs, peers []string
+	for _, t := range targets {
+		switch n := t.Name(); {
+		case n == "native":
+		case strings.HasPrefix(n, "memfs"):
+			memfs = append(memfs, n)
+		default:
+			peers = append(peers, n)
+		}
+	}
+	if len(peers) == 0 || len(memfs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nAgainst the best peer (xN = memfs median / best peer median; below 1, memfs is faster):\n\n| workload | best peer |")
+	for _, m := range memfs {
+		fmt.Fprintf(&b, " %s |", m)
+	}
+	b.WriteString("\n| --- | --- |")
+	for range memfs {
+		b.WriteString(" --- |")
+	}
+	b.WriteString("\n")
+	for _, rw := range rows(o) {
+		best, bestName := 0.0, ""
+		for _, p := range peers {
+			if v := res[p][rw.key]; len(v) > 0 {
+				if m, _, _ := stats(v); bestName == "" || m < best {
+					best, bestName = m, p
+				}
+			}
+		}
+		if bestName == "" || best <= 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s %s |", rw.label, bestName, secs(best))
+		for _, m := range memfs {
+			if v := res[m][rw.key]; len(v) > 0 {
+				med, _, _ := stats(v)
+				fmt.Fprintf(&b, " %s |", ratio(med/best))
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
