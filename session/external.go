@@ -95,11 +95,7 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	delete(c.dirty, f)
 	c.written[e.Key] = stamp{size: f.size, mtime: f.mtime}
 	c.mu.Unlock()
-	op := OpWrite
-	if created {
-		op = OpCreate
-	}
-	c.emit(Change{Op: op, Key: e.Key, Origin: OriginExternal})
+	c.emitWritten(e.Key, created, OriginExternal)
 	if !created {
 		c.emit(Change{Op: OpContent, Key: e.Key, Origin: OriginExternal})
 	}

@@ -264,11 +264,7 @@ func (c *Context) put(e backend.Entry) error {
 	f.ver++
 	c.markDirtyLocked(f)
 	c.mu.Unlock()
-	op := OpWrite
-	if created {
-		op = OpCreate
-	}
-	c.emit(Change{Op: op, Key: e.Key})
+	c.emitWritten(e.Key, created, OriginLocal)
 	return nil
 }
 

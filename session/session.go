@@ -378,11 +378,7 @@ func (c *Context) Set(key string, value []byte) error {
 	f.ver++
 	c.markDirtyLocked(f)
 	c.mu.Unlock()
-	op := OpWrite
-	if created {
-		op = OpCreate
-	}
-	c.emit(Change{Op: op, Key: key})
+	c.emitWritten(key, created, OriginLocal)
 	return c.journalKey(key)
 }
 

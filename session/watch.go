@@ -84,3 +84,12 @@ func (c *Context) emit(ch Change) {
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// emitWritten tells watchers that key was created or written.
+func (c *Context) emitWritten(key string, created bool, origin Origin) {
+	op := OpWrite
+	if created {
+		op = OpCreate
+	}
+	c.emit(Change{Op: op, Key: key, Origin: origin})
+}
