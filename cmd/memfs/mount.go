@@ -221,6 +221,7 @@ serve:
 		}
 	}
 	<-served
+	stopExternal() // also after an unmount from outside: nothing may change the session now
 	root.Close()
 	return shutdown(ctx, o, log)
 }
