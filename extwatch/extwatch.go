@@ -299,11 +299,10 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		conflict := session.ConflictKey(key, time.Now())
 		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",
 			"key", key, "external_copy", conflict)
+		// Straight into the session (dirty, journaled), not through the
+		// helper: if the helper failed, the next flush would overwrite the
+		// only copy of the external version.
 		e.Key = conflict
-		if w.opts.Applier != nil {
-			w.apply(key, func() error { return w.opts.Applier.Create(conflict, e, true) })
-			return
-		}
 		if err := w.c.Put(e); err != nil {
 			w.log.Error("external change: cannot keep the conflict copy", "key", key, "err", err)
 		}

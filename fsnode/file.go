@@ -104,7 +104,9 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if v := h.Version(); n.seen.Swap(v) == v {
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
 	}
-	if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
+	if flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
+		// Nothing to commit at close (an O_RDONLY|O_TRUNC open did change
+		// the file, and its FLUSH journals that).
 		fuseFlags |= fuse.FOPEN_NOFLUSH
 	}
 	return &fileHandle{h: h, root: n.root, appending: flags&syscall.O_APPEND != 0}, fuseFlags, 0

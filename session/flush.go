@@ -91,7 +91,7 @@ func (c *Context) Flush(ctx context.Context) error {
 		}
 		delete(c.dirty, s.f)
 		s.f.gen = 0
-		if redacted[i] {
+		if redacted[i] && s.f.key != "" {
 			// The cache shows what the store holds.
 			s.f.data = entries[i].Value
 			s.f.size = int64(len(s.f.data))
@@ -230,6 +230,13 @@ func (c *Context) Replay(records []journal.Record) error {
 	slices.SortStableFunc(records, func(a, b journal.Record) int { return cmp.Compare(a.Gen, b.Gen) })
 	for _, r := range records {
 		for _, e := range r.Entries {
+			if c.storeIsNewer(e) {
+				// The journal outlived a flush (killed between the save
+				// and the truncate, or a failed truncate): the store's
+				// version is the later one.
+				c.log.Info("journal record older than the store's value; skipped", "key", e.Key)
+				continue
+			}
 			if err := c.put(e); err != nil {
 				return err
 			}
@@ -241,6 +248,15 @@ func (c *Context) Replay(records []journal.Record) error {
 		}
 	}
 	return nil
+}
+
+// storeIsNewer reports whether the session holds e.Key clean, as indexed
+// from the store, with a modification time at or after e's.
+func (c *Context) storeIsNewer(e backend.Entry) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.files[e.Key]
+	return ok && f.gen == 0 && f.mtime >= e.Info.MTime.UnixNano()
 }
 
 // put stores e with its own metadata, as a completed change.

@@ -197,6 +197,11 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags) (bool, 
 			if !f.loaded {
 				return false, nil
 			}
+			// A longer directory name can push a deep key past the
+			// limit; the store would refuse it and every flush with it.
+			if err := backend.ValidateKey(newKey + k[len(oldKey):]); err != nil {
+				return false, err
+			}
 			moved = append(moved, f)
 		}
 	}

@@ -787,3 +787,50 @@ func TestJournalAndRecoveryAreRedacted(t *testing.T) {
 		}
 	}
 }
+
+func TestRenameDirectoryRefusesKeysTooLong(t *testing.T) {
+	c := session.NewContext(openStore(t, t.TempDir()), session.Options{})
+	deep := strings.Repeat("abcdefgh/", 452) + "leaf.md" // 4,075 bytes: "d/" + it fits, the new name does not
+	if err := c.Set("d/"+deep, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Rename(t.Context(), "d", "a-much-longer-directory-name", 0)
+	if !errors.Is(err, backend.ErrKeyTooLong) {
+		t.Fatalf("Rename that pushes a key past %d bytes = %v, want ErrKeyTooLong", backend.MaxKeyLen, err)
+	}
+	if !c.Has("d/" + deep) {
+		t.Fatal("a refused rename moved the file")
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatalf("flush after the refused rename: %v", err)
+	}
+}
+
+func TestReplaySkipsRecordsOlderThanTheStore(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	old := backend.Entry{Key: "memory/n.md", Value: []byte("v1"), Info: backend.Info{Mode: 0o644, MTime: time.Unix(1700000000, 0)}}
+	// The store already holds a later version (v2 was flushed, and the
+	// process died before it truncated the journal).
+	if err := st.Save(t.Context(), backend.Entry{Key: "memory/n.md", Value: []byte("v2"),
+		Info: backend.Info{Mode: 0o644, MTime: time.Unix(1700000100, 0)}}); err != nil {
+		t.Fatal(err)
+	}
+	c := session.NewContext(st, session.Options{})
+	if err := c.Bootstrap(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Replay([]journal.Record{{Gen: 1, Entries: []backend.Entry{old}},
+		{Gen: 2, Entries: []backend.Entry{{Key: "memory/new.md", Value: []byte("kept"), Info: backend.Info{Mode: 0o644, MTime: time.Unix(1700000000, 0)}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := storedValue(t, st, "memory/n.md"); v != "v2" {
+		t.Fatalf("replay put an older value over the store's: %q", v)
+	}
+	if v, _ := storedValue(t, st, "memory/new.md"); v != "kept" {
+		t.Fatalf("a record for a key the store lacks was not replayed: %q", v)
+	}
+}

@@ -186,7 +186,9 @@ func mountAction(c *cli.Context) error {
 	var retry <-chan time.Time
 	var lastBusyLog time.Time
 	unmount := func() bool {
-		stopExternal()
+		// External changes are followed until the unmount has succeeded
+		// (stopExternal after the loop): a busy mountpoint may keep memfs
+		// serving for long. The helper holds nothing open between requests.
 		flush("unmount")
 		err := unmountNow(mnt, srv)
 		if err == nil {
