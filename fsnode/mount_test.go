@@ -66,7 +66,10 @@ func mount(t *testing.T, st backend.Store, cfg mountConfig) *mounted {
 			time.Sleep(100 * time.Millisecond)
 		}
 		if err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
+			// Never leave a mount behind, even when a test failed with a
+			// descriptor still open on it: detach it.
+			t.Errorf("unmount %s: %v (detaching it)", dir, err)
+			syscall.Unmount(dir, syscall.MNT_DETACH)
 		}
 		srv.Wait()
 		root.Close()
