@@ -17,6 +17,10 @@ var ErrInvalidKey = errors.New("invalid key")
 // segment that is longer than MaxKeyLen or MaxSegmentLen.
 var ErrKeyTooLong = errors.New("key too long")
 
+// ErrInvalidXAttr is returned for extended attributes a store cannot
+// persist (see ValidateXAttrs).
+var ErrInvalidXAttr = errors.New("invalid extended attribute")
+
 // ErrStoreInUse is returned by a backend's Open when another process (or
 // another Open in this process) holds the store.
 var ErrStoreInUse = errors.New("store is in use")

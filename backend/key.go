@@ -108,3 +108,61 @@ func ValidateKeys(keys []string) error {
 	}
 	return nil
 }
+
+// Limits on extended attributes, the same in every store (the directory
+// store keeps them as real xattrs, and ext4 keeps all of a file's attributes
+// in one 4 KiB block).
+const (
+	// MaxXAttrNameLen is the longest attribute name, "user." included
+	// (Linux's XATTR_NAME_MAX).
+	MaxXAttrNameLen = 255
+	// MaxXAttrSize bounds the names and values of one entry's attributes
+	// together.
+	MaxXAttrSize = 3072
+)
+
+// XAttrPrefix is the only namespace a store persists.
+const XAttrPrefix = "user."
+
+// ValidateXAttrs reports whether attrs may be persisted: every name in the
+// "user." namespace, non-empty after it, valid UTF-8 without NUL, at most
+// MaxXAttrNameLen bytes, and all names and values together at most
+// MaxXAttrSize bytes. The error wraps ErrInvalidXAttr.
+func ValidateXAttrs(attrs map[string][]byte) error {
+	total := 0
+	for name, v := range attrs {
+		if err := ValidateXAttrName(name); err != nil {
+			return err
+		}
+		total += len(name) + len(v)
+	}
+	if total > MaxXAttrSize {
+		return fmt.Errorf("%w: %d bytes of names and values, over the limit of %d", ErrInvalidXAttr, total, MaxXAttrSize)
+	}
+	return nil
+}
+
+// ValidateXAttrName checks one attribute name as ValidateXAttrs does.
+func ValidateXAttrName(name string) error {
+	switch {
+	case !strings.HasPrefix(name, XAttrPrefix) || len(name) == len(XAttrPrefix):
+		return fmt.Errorf("%w: %q: not a user.* name", ErrInvalidXAttr, name)
+	case len(name) > MaxXAttrNameLen:
+		return fmt.Errorf("%w: name longer than %d bytes", ErrInvalidXAttr, MaxXAttrNameLen)
+	case !utf8.ValidString(name) || strings.IndexByte(name, 0) >= 0:
+		return fmt.Errorf("%w: %q: not valid UTF-8 or contains NUL", ErrInvalidXAttr, name)
+	}
+	return nil
+}
+
+// CloneXAttrs returns a deep copy of attrs (nil for none).
+func CloneXAttrs(attrs map[string][]byte) map[string][]byte {
+	if len(attrs) == 0 {
+		return nil
+	}
+	out := make(map[string][]byte, len(attrs))
+	for k, v := range attrs {
+		out[k] = append([]byte(nil), v...)
+	}
+	return out
+}

@@ -40,6 +40,9 @@ type Info struct {
 	Mode  fs.FileMode // permission bits only (0644 for an ordinary note)
 	UID   uint32      // owner
 	GID   uint32      // group
+	// XAttrs holds the entry's extended attributes, all in the "user."
+	// namespace (see ValidateXAttrs), or nil when it has none.
+	XAttrs map[string][]byte
 }
 
 // Entry is one key with its metadata and, where the operation carries one,
@@ -74,6 +77,23 @@ type Store interface {
 	// Delete removes keys. Keys that are not in the store are ignored.
 	// When Delete returns nil, the removals are durable.
 	Delete(ctx context.Context, keys ...string) error
+
+	// SaveSys atomically and durably replaces the system record name with
+	// data. System records are memfs's own data (the event log, indexes):
+	// they live apart from keys, are never listed by List and never clash
+	// with a key of the same name. Names follow the key rules.
+	SaveSys(ctx context.Context, name string, data []byte) error
+
+	// LoadSys returns the system record name; a missing record gives an
+	// error satisfying errors.Is(err, ErrKeyNotFound).
+	LoadSys(ctx context.Context, name string) ([]byte, error)
+
+	// ListSys returns the system records whose name starts with prefix,
+	// sorted by name, with Info.Size set and no value.
+	ListSys(ctx context.Context, prefix string) ([]Entry, error)
+
+	// DeleteSys removes system records; missing names are ignored.
+	DeleteSys(ctx context.Context, names ...string) error
 
 	// Close releases the store (its lock, files and memory). A closed
 	// store must not be used.

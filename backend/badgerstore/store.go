@@ -391,6 +391,9 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 		if err := checkKey(e.Key); err != nil {
 			return err
 		}
+		if err := backend.ValidateXAttrs(e.Info.XAttrs); err != nil {
+			return &fs.PathError{Op: "save", Path: e.Key, Err: err}
+		}
 		if len(e.Value) > MaxValueSize {
 			return &fs.PathError{Op: "save", Path: e.Key, Err: fmt.Errorf("value of %d bytes is over the limit of %d", len(e.Value), MaxValueSize)}
 		}

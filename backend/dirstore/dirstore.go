@@ -91,8 +91,8 @@ func (s *Store) sweepTemps() {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && p != "." && strings.HasPrefix(d.Name(), ".") {
-			return fs.SkipDir // temps live only in key directories
+		if d.IsDir() && p != "." && p != sysDir && strings.HasPrefix(d.Name(), ".") {
+			return fs.SkipDir // temps live only in key and record directories
 		}
 		if d.Type().IsRegular() && strings.HasPrefix(d.Name(), tempPrefix) {
 			s.root.Remove(p)
@@ -167,6 +167,8 @@ func (s *Store) Close() error {
 // skipped.
 func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 	var out []backend.Entry
+	dirs := dirCache{s: s}
+	defer dirs.close()
 	err := fs.WalkDir(s.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			// A directory that vanished or became a file while we walked
@@ -200,7 +202,14 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 			}
 			return err
 		}
-		out = append(out, backend.Entry{Key: p, Info: infoOf(fi)})
+		info := infoOf(fi)
+		if info.XAttrs, err = dirs.xattrs(p); err != nil {
+			if absentErr(err) {
+				return nil
+			}
+			return err
+		}
+		out = append(out, backend.Entry{Key: p, Info: info})
 		return nil
 	})
 	if err != nil {
@@ -287,6 +296,9 @@ func readOpened(f *os.File, key string, before fs.FileInfo) (e backend.Entry, sa
 	}
 	info := infoOf(fi)
 	info.Size = int64(buf.Len())
+	if info.XAttrs, err = fileXAttrs(f); err != nil {
+		return e, false, err
+	}
 	return backend.Entry{Key: key, Info: info, Value: buf.Bytes()}, true, nil
 }
 

@@ -57,6 +57,9 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 		if err := checkKey("save", entries[i].Key); err != nil {
 			return err
 		}
+		if err := backend.ValidateXAttrs(entries[i].Info.XAttrs); err != nil {
+			return saveErr(entries[i].Key, err)
+		}
 	}
 	if len(entries) == 0 {
 		return nil
@@ -235,6 +238,9 @@ func (s *Store) writeTemp(e *backend.Entry, sync bool) (temp, error) {
 // fill writes e's value and metadata to f, the temp file called name.
 func (s *Store) fill(f *os.File, name string, e *backend.Entry, sync bool) error {
 	if _, err := f.Write(e.Value); err != nil {
+		return err
+	}
+	if err := setXAttrs(f, e.Info.XAttrs); err != nil {
 		return err
 	}
 	// Owner before mode: chown clears set-id bits. A process that is not

@@ -20,6 +20,11 @@ const (
 	OpLoad   Op = "load"
 	OpSave   Op = "save"
 	OpDelete Op = "delete"
+	// System records; keys holds the record names.
+	OpSaveSys   Op = "savesys"
+	OpLoadSys   Op = "loadsys"
+	OpListSys   Op = "listsys"
+	OpDeleteSys Op = "deletesys"
 )
 
 // InjectFunc decides whether op on keys fails. keys is nil for List. A nil
@@ -92,4 +97,36 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 		return err
 	}
 	return s.Store.Delete(ctx, keys...)
+}
+
+// SaveSys fails if the inject function says so, else saves the record.
+func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
+	if err := s.check(OpSaveSys, []string{name}); err != nil {
+		return err
+	}
+	return s.Store.SaveSys(ctx, name, data)
+}
+
+// LoadSys fails if the inject function says so, else loads the record.
+func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
+	if err := s.check(OpLoadSys, []string{name}); err != nil {
+		return nil, err
+	}
+	return s.Store.LoadSys(ctx, name)
+}
+
+// ListSys fails if the inject function says so, else lists the records.
+func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, error) {
+	if err := s.check(OpListSys, []string{prefix}); err != nil {
+		return nil, err
+	}
+	return s.Store.ListSys(ctx, prefix)
+}
+
+// DeleteSys fails if the inject function says so, else deletes the records.
+func (s *Store) DeleteSys(ctx context.Context, names ...string) error {
+	if err := s.check(OpDeleteSys, names); err != nil {
+		return err
+	}
+	return s.Store.DeleteSys(ctx, names...)
 }

@@ -57,6 +57,9 @@ func Run(t *testing.T, open Opener) {
 		{"Reopen", s.testReopen},
 		{"InUse", s.testInUse},
 		{"BigBatch", s.testBigBatch},
+		{"XAttrs", s.testXAttrs},
+		{"InvalidXAttrs", s.testInvalidXAttrs},
+		{"SysRecords", s.testSysRecords},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)

@@ -1,0 +1,149 @@
+package badgerstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// System records live under their own prefixes, like keys: "sm/"+name holds
+// the record's size (8 bytes), "sv/"+name its bytes, both set in one
+// transaction. ListSys reads the size records only, so listing the chunks
+// of a long event log reads none of them.
+const (
+	sysMetaPrefix  = "sm/"
+	sysValuePrefix = "sv/"
+)
+
+func checkSys(op, name string) error {
+	if err := backend.ValidateKey(name); err != nil {
+		return fmt.Errorf("badgerstore: %s: %w", op, err)
+	}
+	return nil
+}
+
+// SaveSys replaces the record in one durable transaction.
+func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
+	if err := checkSys("save", name); err != nil {
+		return err
+	}
+	if len(data) > MaxValueSize {
+		return &fs.PathError{Op: "save", Path: name, Err: fmt.Errorf("record of %d bytes is over the limit of %d", len(data), MaxValueSize)}
+	}
+	if err := s.use("save"); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Set([]byte(sysValuePrefix+name), data); err != nil {
+			return err
+		}
+		return txn.Set([]byte(sysMetaPrefix+name), binary.BigEndian.AppendUint64(nil, uint64(len(data))))
+	})
+	if err != nil {
+		return &fs.PathError{Op: "save", Path: name, Err: err}
+	}
+	return nil
+}
+
+// LoadSys returns a copy of the record.
+func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
+	if err := checkSys("load", name); err != nil {
+		return nil, err
+	}
+	if err := s.use("load"); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	var out []byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte(sysValuePrefix + name))
+		if err != nil {
+			return err
+		}
+		out, err = item.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, backend.NotFound("load", name)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "load", Path: name, Err: err}
+	}
+	if out == nil {
+		out = []byte{}
+	}
+	return out, nil
+}
+
+// ListSys iterates the size records under prefix.
+func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, error) {
+	if err := s.use("list"); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	out := []backend.Entry{}
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(sysMetaPrefix + prefix)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			name := strings.TrimPrefix(string(item.Key()), sysMetaPrefix)
+			var size int64
+			err := item.Value(func(b []byte) error {
+				if len(b) != 8 {
+					return fmt.Errorf("system record %s: size record of %d bytes", name, len(b))
+				}
+				size = int64(binary.BigEndian.Uint64(b))
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			out = append(out, backend.Entry{Key: name, Info: backend.Info{Size: size}})
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("badgerstore: list system records: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteSys removes records in one durable transaction.
+func (s *Store) DeleteSys(ctx context.Context, names ...string) error {
+	for _, n := range names {
+		if err := checkSys("delete", n); err != nil {
+			return err
+		}
+	}
+	if err := s.use("delete"); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	err := s.db.Update(func(txn *badger.Txn) error {
+		for _, n := range names {
+			if err := txn.Delete([]byte(sysValuePrefix + n)); err != nil {
+				return err
+			}
+			if err := txn.Delete([]byte(sysMetaPrefix + n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("badgerstore: delete system records: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package dirstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// Extended attributes of an entry are the file's own "user." attributes, so
+// that getfattr, rsync -X and cp --preserve=xattr see and carry them. They
+// are set on the temp file before its rename, which makes them part of the
+// atomic replace. Reads go through a file descriptor (Load's open file) or
+// through /proc/self/fd/DIRFD/NAME, a single name under a directory opened
+// inside the root and never following a final symlink, so that no path
+// outside the root can be read.
+
+// errNoXAttrs explains a store on a filesystem without user attributes.
+var errNoXAttrs = errors.New("the store's filesystem does not support user extended attributes (mount it with user_xattr, or use the badger store)")
+
+// setXAttrs writes attrs to the open file f.
+func setXAttrs(f *os.File, attrs map[string][]byte) error {
+	if len(attrs) == 0 {
+		return nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	cerr := rc.Control(func(fd uintptr) {
+		for name, v := range attrs {
+			err := ignoringEINTR(func() error { return unix.Fsetxattr(int(fd), name, v, 0) })
+			if err != nil {
+				if errors.Is(err, unix.ENOTSUP) {
+					err = errNoXAttrs
+				}
+				serr = fmt.Errorf("setxattr %s: %w", name, err)
+				return
+			}
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return serr
+}
+
+// fileXAttrs reads the user attributes of the open file f.
+func fileXAttrs(f *os.File) (map[string][]byte, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var out map[string][]byte
+	var rerr error
+	cerr := rc.Control(func(fd uintptr) {
+		out, rerr = readXAttrs(
+			func(buf []byte) (int, error) { return unix.Flistxattr(int(fd), buf) },
+			func(name string, buf []byte) (int, error) { return unix.Fgetxattr(int(fd), name, buf) })
+	})
+	if cerr != nil {
+		return nil, cerr
+	}
+	return out, rerr
+}
+
+// pathXAttrs reads the user attributes of name in the open directory dir,
+// without following name if it is a symlink.
+func pathXAttrs(dir *os.File, name string) (map[string][]byte, error) {
+	p := "/proc/self/fd/" + strconv.Itoa(int(dir.Fd())) + "/" + name
+	return readXAttrs(
+		func(buf []byte) (int, error) { return unix.Llistxattr(p, buf) },
+		func(n string, buf []byte) (int, error) { return unix.Lgetxattr(p, n, buf) })
+}
+
+// readXAttrs lists and reads the "user." attributes through list and get,
+// which behave as listxattr(2) and getxattr(2). A filesystem without
+// attributes has none. Attributes that change while they are read are read
+// again.
+func readXAttrs(list func([]byte) (int, error), get func(string, []byte) (int, error)) (map[string][]byte, error) {
+	var names []byte
+	for range 8 {
+		n, err := list(nil)
+		if err != nil {
+			if errors.Is(err, unix.ENOTSUP) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("listxattr: %w", err)
+		}
+		if n == 0 {
+			return nil, nil
+		}
+		buf := make([]byte, n)
+		n, err = list(buf)
+		if errors.Is(err, unix.ERANGE) {
+			continue // grew between the calls
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listxattr: %w", err)
+		}
+		names = buf[:n]
+		break
+	}
+	var out map[string][]byte
+	for name := range strings.SplitSeq(strings.TrimRight(string(names), "\x00"), "\x00") {
+		if !strings.HasPrefix(name, backend.XAttrPrefix) {
+			continue
+		}
+		v, err := getXAttr(get, name)
+		if errors.Is(err, unix.ENODATA) {
+			continue // removed between the calls
+		}
+		if err != nil {
+			return nil, fmt.Errorf("getxattr %s: %w", name, err)
+		}
+		if out == nil {
+			out = make(map[string][]byte)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+func getXAttr(get func(string, []byte) (int, error), name string) ([]byte, error) {
+	for range 8 {
+		n, err := get(name, nil)
+		if err != nil {
+			return nil, err
+		}
+		buf := make([]byte, n)
+		n, err = get(name, buf)
+		if errors.Is(err, unix.ERANGE) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+	return nil, syscall.EAGAIN
+}
+
+// dirCache keeps the directory List is in open, for pathXAttrs.
+type dirCache struct {
+	s    *Store
+	path string
+	f    *os.File
+}
+
+func (c *dirCache) xattrs(key string) (map[string][]byte, error) {
+	dir, name := backend.Split(key)
+	if c.f == nil || c.path != dir {
+		c.close()
+		f, err := c.s.root.Open(dirName(dir))
+		if err != nil {
+			return nil, err
+		}
+		c.f, c.path = f, dir
+	}
+	return pathXAttrs(c.f, name)
+}
+
+func (c *dirCache) close() {
+	if c.f != nil {
+		c.f.Close()
+		c.f = nil
+	}
+}

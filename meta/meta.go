@@ -1,0 +1,183 @@
+// Package meta defines memfs's own metadata on a memory entry: the
+// extended attributes under "user.memfs." that memfs validates (tags,
+// importance, source, agent) or maintains (created, writer), and the Writer
+// that says who changed an entry. The session, the mount, the event log and
+// the command line all read them through this package.
+package meta
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The attributes memfs gives a meaning to.
+const (
+	Prefix     = "user.memfs."
+	Tags       = Prefix + "tags"       // comma-separated tags
+	Importance = Prefix + "importance" // a number from 0.0 to 1.0
+	Source     = Prefix + "source"     // agent, user or system
+	Agent      = Prefix + "agent"      // an agent id
+	Created    = Prefix + "created"    // read-only: RFC 3339 time the key was created
+	Writer     = Prefix + "writer"     // read-only: JSON of the Writer who last wrote the value
+)
+
+// MaxAgentLen is the longest agent id (in user.memfs.agent and --agent).
+const MaxAgentLen = 128
+
+// ErrInvalid is wrapped by every validation error of this package.
+var ErrInvalid = errors.New("invalid memfs attribute")
+
+// ErrReadOnly is returned for a write to an attribute memfs maintains.
+var ErrReadOnly = errors.New("attribute is maintained by memfs")
+
+// ReadOnly reports whether name is an attribute only memfs may write.
+func ReadOnly(name string) bool { return name == Created || name == Writer }
+
+// Validate checks a value written to name by a user. Names outside
+// user.memfs. are not memfs's business and always pass; unknown names under
+// user.memfs. are refused, so that a typo ("user.memfs.tag") is caught.
+func Validate(name string, value []byte) error {
+	if !strings.HasPrefix(name, Prefix) {
+		return nil
+	}
+	v := string(value)
+	switch name {
+	case Created, Writer:
+		return fmt.Errorf("%w: %s", ErrReadOnly, name)
+	case Tags:
+		_, err := ParseTags(v)
+		return err
+	case Importance:
+		_, err := ParseImportance(v)
+		return err
+	case Source:
+		switch v {
+		case "agent", "user", "system":
+			return nil
+		}
+		return fmt.Errorf("%w: %s: %q: want agent, user or system", ErrInvalid, name, v)
+	case Agent:
+		return ValidateAgent(v)
+	}
+	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent; created and writer are read-only)", ErrInvalid, name)
+}
+
+// ParseTags splits a tags value: comma-separated, spaces around a tag
+// trimmed, no empty tag, no control characters, each at most 64 bytes.
+// The empty value is no tags.
+func ParseTags(v string) ([]string, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var tags []string
+	for t := range strings.SplitSeq(v, ",") {
+		t = strings.TrimSpace(t)
+		switch {
+		case t == "":
+			return nil, fmt.Errorf("%w: %s: empty tag in %q", ErrInvalid, Tags, v)
+		case len(t) > 64:
+			return nil, fmt.Errorf("%w: %s: tag longer than 64 bytes", ErrInvalid, Tags)
+		case !printable(t):
+			return nil, fmt.Errorf("%w: %s: tag %q has control characters or invalid UTF-8", ErrInvalid, Tags, t)
+		}
+		tags = append(tags, t)
+	}
+	return tags, nil
+}
+
+// ParseImportance parses an importance value: a decimal number from 0 to 1.
+func ParseImportance(v string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
+		return 0, fmt.Errorf("%w: %s: %q: want a number from 0.0 to 1.0", ErrInvalid, Importance, v)
+	}
+	return f, nil
+}
+
+// ValidateAgent checks an agent id: 1 to MaxAgentLen bytes of letters,
+// digits and . _ - : @ /.
+func ValidateAgent(v string) error {
+	if v == "" || len(v) > MaxAgentLen {
+		return fmt.Errorf("%w: %s: %q: want 1 to %d bytes", ErrInvalid, Agent, v, MaxAgentLen)
+	}
+	for _, r := range v {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("._-:@/", r) {
+			return fmt.Errorf("%w: %s: %q: letters, digits and . _ - : @ / only", ErrInvalid, Agent, v)
+		}
+	}
+	return nil
+}
+
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// WriterInfo says who made a change: the calling process as FUSE reports it
+// (or the memfs process itself for its own commands), and the mount's
+// --agent label.
+type WriterInfo struct {
+	UID   uint32 `json:"uid"`
+	PID   uint32 `json:"pid"`
+	Comm  string `json:"comm,omitempty"`  // process name, from /proc/PID/comm
+	Agent string `json:"agent,omitempty"` // the mount's --agent label
+}
+
+// Encode returns the JSON form stored in user.memfs.writer.
+func (w WriterInfo) Encode() []byte {
+	b, _ := json.Marshal(w) // cannot fail: plain fields
+	return b
+}
+
+// DecodeWriter parses a user.memfs.writer value.
+func DecodeWriter(b []byte) (WriterInfo, error) {
+	var w WriterInfo
+	if err := json.Unmarshal(b, &w); err != nil {
+		return WriterInfo{}, fmt.Errorf("%w: %s: %v", ErrInvalid, Writer, err)
+	}
+	return w, nil
+}
+
+// FormatTime is the form of user.memfs.created and of event times.
+func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Attrs is the parsed view of an entry's memfs attributes, for filters.
+type Attrs struct {
+	Tags       []string
+	Importance float64 // 0 when unset
+	HasImp     bool
+	Source     string
+	Agent      string
+}
+
+// Parse reads the memfs attributes out of an attribute map; invalid values
+// (written before validation, or by hand into a directory store) are
+// ignored.
+func Parse(x map[string][]byte) Attrs {
+	var a Attrs
+	if v, ok := x[Tags]; ok {
+		a.Tags, _ = ParseTags(string(v))
+	}
+	if v, ok := x[Importance]; ok {
+		if f, err := ParseImportance(string(v)); err == nil {
+			a.Importance, a.HasImp = f, true
+		}
+	}
+	a.Source = string(x[Source])
+	a.Agent = string(x[Agent])
+	return a
+}
