@@ -26,8 +26,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -284,6 +286,19 @@ func encode(r Record) []byte {
 	for _, k := range r.Removed {
 		b = appendBytes(b, []byte(k))
 	}
+	// Extended attributes follow as a trailer, entry by entry, only when
+	// some entry has any: records without them keep the layout of the
+	// journals that memfs wrote before attributes existed.
+	if slices.ContainsFunc(r.Entries, func(e backend.Entry) bool { return len(e.Info.XAttrs) > 0 }) {
+		for _, e := range r.Entries {
+			names := slices.Sorted(maps.Keys(e.Info.XAttrs))
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(names)))
+			for _, n := range names {
+				b = appendBytes(b, []byte(n))
+				b = appendBytes(b, e.Info.XAttrs[n])
+			}
+		}
+	}
 	return b
 }
 
@@ -349,6 +364,20 @@ func decode(b []byte) (Record, error) {
 	nr := int(r.u32())
 	for i := 0; i < nr && r.err == nil; i++ {
 		rec.Removed = append(rec.Removed, string(r.bytes()))
+	}
+	if r.err == nil && len(r.b) != 0 {
+		for i := 0; i < len(rec.Entries) && r.err == nil; i++ {
+			n := int(r.u32())
+			if n == 0 {
+				continue
+			}
+			x := make(map[string][]byte, n)
+			for j := 0; j < n && r.err == nil; j++ {
+				name := string(r.bytes())
+				x[name] = r.bytes()
+			}
+			rec.Entries[i].Info.XAttrs = x
+		}
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.err = errCorrupt

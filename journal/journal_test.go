@@ -147,3 +147,36 @@ func TestTruncate(t *testing.T) {
 		t.Fatalf("after Reset: %v", gens(recs))
 	}
 }
+
+// Extended attributes ride along; a record without any keeps the old
+// layout, and one where only the second entry has attributes keeps them on
+// the right entry.
+func TestXAttrsRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, _ := open(t, path)
+	r := rec(1, "a", "alpha")
+	b := rec(1, "b", "beta").Entries[0]
+	b.Info.XAttrs = map[string][]byte{"user.memfs.tags": []byte("x,y"), "user.empty": nil}
+	r.Entries = append(r.Entries, b)
+	plain := rec(2, "c", "gamma")
+	for _, r := range []journal.Record{r, plain} {
+		if err := j.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	_, recs := open(t, path)
+	if len(recs) != 2 || len(recs[0].Entries) != 2 {
+		t.Fatalf("records = %+v", recs)
+	}
+	if x := recs[0].Entries[0].Info.XAttrs; x != nil {
+		t.Errorf("entry a has xattrs %q, want none", x)
+	}
+	x := recs[0].Entries[1].Info.XAttrs
+	if len(x) != 2 || string(x["user.memfs.tags"]) != "x,y" || len(x["user.empty"]) != 0 {
+		t.Errorf("entry b xattrs = %q", x)
+	}
+	if string(recs[1].Entries[0].Value) != "gamma" || recs[1].Entries[0].Info.XAttrs != nil {
+		t.Errorf("plain record = %+v", recs[1].Entries[0])
+	}
+}

@@ -40,3 +40,19 @@ func exist(op, key string) error {
 func wrapf(format string, args ...any) error {
 	return fmt.Errorf("session: "+format, args...)
 }
+
+// Errors of extended attributes, with the errno a mount gives them.
+var (
+	// ErrNoXAttr: the attribute is not set (ENODATA).
+	ErrNoXAttr = errors.New("no such attribute")
+	// ErrXAttrExists: XATTR_CREATE of an attribute that is set (EEXIST).
+	ErrXAttrExists = errors.New("attribute exists")
+	// ErrXAttrSpace: the entry's attributes would exceed
+	// backend.MaxXAttrSize (ENOSPC, as ext4 says when its block is full).
+	ErrXAttrSpace = errors.New("no room for the attribute")
+	// ErrXAttrNotSupported: an attribute that memfs does not keep, such
+	// as one outside user.* or one on a directory (ENOTSUP).
+	ErrXAttrNotSupported = errors.New("attribute not supported")
+	// ErrXAttrName: a name longer than backend.MaxXAttrNameLen (ERANGE).
+	ErrXAttrName = errors.New("attribute name too long")
+)

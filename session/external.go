@@ -90,8 +90,10 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	f.shared.Store(false)
 	f.mode, f.uid, f.gid = e.Info.Mode.Perm(), e.Info.UID, e.Info.GID
 	f.mtime = e.Info.MTime.UnixNano()
+	f.xattrs = backend.CloneXAttrs(e.Info.XAttrs)
 	f.ver++
 	f.gen = 0 // the store holds exactly this
+	f.from, f.changed, f.by = e.Key, false, nil
 	delete(c.dirty, f)
 	c.written[e.Key] = stamp{size: f.size, mtime: f.mtime}
 	c.mu.Unlock()
@@ -120,7 +122,8 @@ func (c *Context) RemoveExternal(key string) (bool, error) {
 		c.mu.Unlock()
 		return false, nil
 	}
-	c.removeFileLocked(f)
+	f.from = "" // the store no longer has it: no delete event either
+	c.removeFileLocked(f, nil)
 	// The store no longer has it: nothing to delete at the next flush.
 	delete(c.removed, key)
 	delete(c.written, key)

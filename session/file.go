@@ -6,6 +6,7 @@ import (
 	"io/fs"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
 )
 
 // File is an open handle on a file. It follows the file through renames
@@ -14,7 +15,8 @@ import (
 type File struct {
 	c     *Context
 	f     *file
-	wrote bool // changed through this handle since open (read and written under c.mu)
+	wrote bool             // changed through this handle since open (read and written under c.mu)
+	by    *meta.WriterInfo // who writes through this handle; nil: Options.Self
 }
 
 // CreateOptions describe a file to create.
@@ -23,6 +25,9 @@ type CreateOptions struct {
 	UID, GID  uint32
 	Exclusive bool // fail with fs.ErrExist if the file exists (O_EXCL)
 	Truncate  bool // truncate an existing file to zero (O_TRUNC)
+	// Writer is who creates the file and writes through the handle
+	// (nil: Options.Self).
+	Writer *meta.WriterInfo
 }
 
 // Open returns a handle on file key, loading its value first.
@@ -45,7 +50,7 @@ func (c *Context) Open(ctx context.Context, key string) (*File, error) {
 			return nil, notExist("open", key)
 		}
 		if loaded {
-			return &File{c: c, f: f}, nil
+			return &File{c: c, f: f, by: writerFrom(ctx)}, nil
 		}
 		// Replaced by an unloaded file between Resolve and here: again.
 	}
@@ -76,6 +81,8 @@ func (c *Context) Create(key string, opts CreateOptions) (*File, error) {
 			f.mtime = c.now().UnixNano()
 			f.ver++
 		}
+		f.changed = true
+		c.setWriterLocked(f, opts.Writer)
 		c.markDirtyLocked(f)
 	}
 	loaded := f.loaded
@@ -84,9 +91,13 @@ func (c *Context) Create(key string, opts CreateOptions) (*File, error) {
 		c.emit(Change{Op: OpCreate, Key: key})
 	}
 	if !loaded {
-		return c.Open(context.Background(), key)
+		ctx := context.Background()
+		if opts.Writer != nil {
+			ctx = WithWriter(ctx, *opts.Writer)
+		}
+		return c.Open(ctx, key)
 	}
-	return &File{c: c, f: f, wrote: created || opts.Truncate}, nil
+	return &File{c: c, f: f, wrote: created || opts.Truncate, by: opts.Writer}, nil
 }
 
 // Key returns the file's current key, or "" once it has been removed.
@@ -165,6 +176,10 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 	f.size = int64(len(f.data))
 	f.mtime = c.now().UnixNano()
 	h.wrote = true
+	f.changed = true
+	if f.by != h.by || f.xattrs[meta.Writer] == nil {
+		c.setWriterLocked(f, h.by)
+	}
 	c.markDirtyLocked(f)
 	c.mu.Unlock()
 	return len(p), nil
@@ -182,6 +197,7 @@ func (h *File) Truncate(size int64) error {
 		return err
 	}
 	h.wrote = true
+	c.setWriterLocked(h.f, h.by)
 	c.markDirtyLocked(h.f)
 	c.mu.Unlock()
 	return nil
@@ -218,6 +234,7 @@ func (h *File) Commit() error {
 	wrote := h.wrote
 	h.wrote = false
 	key := h.f.key
+
 	var e backend.Entry
 	gen := h.f.gen
 	if wrote && key != "" && !backend.IsHidden(key) && c.opts.Journal != nil && gen != 0 {

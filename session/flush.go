@@ -5,11 +5,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/journal"
+	"github.com/memfs/memfs/meta"
 )
 
 // Journal records completed changes between flushes so that they survive a
@@ -38,10 +40,6 @@ func (c *Context) Flush(ctx context.Context) error {
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
 
-	type snap struct {
-		f   *file
-		gen uint64
-	}
 	c.mu.Lock()
 	through := c.gen
 	var saved []snap
@@ -51,9 +49,10 @@ func (c *Context) Flush(ctx context.Context) error {
 			continue
 		}
 		f.shared.Store(true)
-		saved = append(saved, snap{f, f.gen})
+		saved = append(saved, snap{f: f, gen: f.gen, from: f.from, changed: f.changed, by: f.by})
 		entries = append(entries, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
 	}
+	gone := maps.Clone(c.gone)
 	removedGen := make(map[string]uint64, len(c.removed))
 	var removed []string
 	for k, g := range c.removed {
@@ -86,11 +85,15 @@ func (c *Context) Flush(ctx context.Context) error {
 	c.stats.saved, c.stats.deleted = len(entries), len(removed)
 	var changed []Change
 	for i, s := range saved {
+		if s.f.key != "" {
+			s.f.from = entries[i].Key // what the store now holds of it
+		}
 		if s.f.gen != s.gen {
 			continue // written again during the flush: stays dirty
 		}
 		delete(c.dirty, s.f)
 		s.f.gen = 0
+		s.f.changed, s.f.by = false, nil
 		if redacted[i] && s.f.key != "" {
 			// The cache shows what the store holds.
 			s.f.data = entries[i].Value
@@ -104,7 +107,13 @@ func (c *Context) Flush(ctx context.Context) error {
 			delete(c.removed, k)
 		}
 	}
+	for k, by := range gone {
+		if c.gone[k] == by {
+			delete(c.gone, k)
+		}
+	}
 	c.mu.Unlock()
+	c.sendEvents(ctx, c.events(saved, entries, removed, removedGen, gone))
 	if c.opts.Journal != nil {
 		if err := c.opts.Journal.Truncate(through); err != nil {
 			c.log.Warn("journal truncate failed; records will be replayed again", "err", err)
@@ -277,6 +286,22 @@ func (c *Context) put(e backend.Entry) error {
 	if e.Info.MTime.IsZero() {
 		f.mtime = c.now().UnixNano()
 	}
+	// The entry's attributes replace the file's, except that a file keeps
+	// its creation time when the entry has none.
+	x := backend.CloneXAttrs(e.Info.XAttrs)
+	if created, ok := f.xattrs[meta.Created]; ok && x[meta.Created] == nil {
+		if x == nil {
+			x = make(map[string][]byte)
+		}
+		x[meta.Created] = created
+	}
+	f.xattrs = x
+	if _, ok := x[meta.Writer]; !ok {
+		c.setWriterLocked(f, nil)
+	} else {
+		f.by = nil
+	}
+	f.changed = true
 	f.ver++
 	c.markDirtyLocked(f)
 	c.mu.Unlock()

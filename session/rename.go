@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
 )
 
 // RenameFlags select the variant of Rename, as renameat2(2) does.
@@ -54,7 +55,7 @@ func (c *Context) Rename(ctx context.Context, oldKey, newKey string, flags Renam
 			return err
 		}
 		c.mu.Lock()
-		done, err := c.renameLocked(oldKey, newKey, flags)
+		done, err := c.renameLocked(oldKey, newKey, flags, writerFrom(ctx))
 		c.mu.Unlock()
 		if err != nil {
 			return err
@@ -132,7 +133,7 @@ func (c *Context) unloadedUnder(keys ...string) []string {
 
 // renameLocked performs the rename if every value it moves is loaded; it
 // reports false (and changes nothing) when something must be loaded first.
-func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags) (bool, error) {
+func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *meta.WriterInfo) (bool, error) {
 	srcF, srcIsFile := c.files[oldKey]
 	srcD, srcIsDir := c.dirs[oldKey]
 	if !srcIsFile && !srcIsDir {
@@ -165,6 +166,7 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags) (bool, 
 		}
 		srcF.key, dstF.key = newKey, oldKey
 		c.files[oldKey], c.files[newKey] = dstF, srcF
+		srcF.by, dstF.by = by, by
 		c.markDirtyLocked(srcF)
 		c.markDirtyLocked(dstF)
 		c.touchParentsLocked(oldKey, newKey)
@@ -182,8 +184,9 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags) (bool, 
 			return false, nil
 		}
 		if dstIsFile {
-			c.removeFileLocked(dstF)
+			c.removeFileLocked(dstF, by)
 		}
+		srcF.by = by
 		c.moveFileLocked(srcF, newKey, newParent)
 		c.touchParentsLocked(oldKey, newKey)
 		return true, nil
@@ -236,6 +239,7 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags) (bool, 
 		c.removed[old] = c.gen
 		f.key = nk
 		c.files[nk] = f
+		f.by = by
 		c.markDirtyLocked(f)
 	}
 	c.touchParentsLocked(oldKey, newKey)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
 )
 
 // Lock order: flushMu before mu. Never hold mu across store I/O or a call
@@ -38,6 +39,13 @@ type Options struct {
 	// differs from the cached value, the cache takes the persisted value and
 	// watchers are told (OpContent).
 	BeforeSave func(key string, value []byte) []byte
+	// Self is the writer of changes no caller is named for (the memfs
+	// process itself: its commands, journal replay).
+	Self *meta.WriterInfo
+	// Events, when set, receives after each successful Flush one Event
+	// per change that reached the store, in order. When it fails, the
+	// events are kept and offered again after the next Flush.
+	Events func(ctx context.Context, events []Event) error
 	// Journal, when set, records every completed change (Set, Put,
 	// Delete, Rename, SetAttr, Commit or Close of a written File) so that it
 	// survives a crash of the process before the next Flush.
@@ -56,9 +64,16 @@ type file struct {
 	gid    uint32
 	data   []byte // the value when loaded
 	loaded bool
-	shared atomic.Bool // data is referenced outside the lock: copy before writing in place
-	gen    uint64      // generation of the latest unflushed change; 0 when clean
-	ver    uint64      // bumped when content changes by any path but a File write
+	shared atomic.Bool       // data is referenced outside the lock: copy before writing in place
+	gen    uint64            // generation of the latest unflushed change; 0 when clean
+	ver    uint64            // bumped when content changes by any path but a File write
+	xattrs map[string][]byte // replaced on change, never modified in place
+	// from is the key under which the store holds this file's last
+	// flushed version, "" if it holds none: a flush with from != key
+	// is a rename.
+	from    string
+	changed bool             // the value changed since the last flush
+	by      *meta.WriterInfo // who made the latest unflushed change; nil: Options.Self
 }
 
 type dir struct {
@@ -89,6 +104,10 @@ type Context struct {
 	watchID int
 	stats   flushStats
 	written map[string]stamp // key -> size and mtime memfs last wrote to the store
+	// gone holds stored keys whose file was removed, with who removed
+	// it, until a flush deletes them (a delete event).
+	gone    map[string]*meta.WriterInfo
+	pending []Event // events a failed Options.Events call left for the next flush
 }
 
 // stamp identifies a stored version of a value.
@@ -119,6 +138,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 		removed: make(map[string]uint64),
 		watch:   make(map[int]func(Change)),
 		written: make(map[string]stamp),
+		gone:    make(map[string]*meta.WriterInfo),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -178,7 +198,7 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 		}
 		c.ino++
 		f := &file{key: e.Key, ino: c.ino, size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
-			mode: e.Info.Mode.Perm(), uid: e.Info.UID, gid: e.Info.GID}
+			mode: e.Info.Mode.Perm(), uid: e.Info.UID, gid: e.Info.GID, xattrs: e.Info.XAttrs, from: e.Key}
 		c.files[e.Key] = f
 		_, name := backend.Split(e.Key)
 		parent.children[name] = struct{}{}
@@ -350,7 +370,7 @@ func (c *Context) Entries(prefix string) []backend.Entry {
 }
 
 func (f *file) infoLocked() backend.Info {
-	return backend.Info{Size: f.size, MTime: time.Unix(0, f.mtime), Mode: f.mode, UID: f.uid, GID: f.gid}
+	return backend.Info{Size: f.size, MTime: time.Unix(0, f.mtime), Mode: f.mode, UID: f.uid, GID: f.gid, XAttrs: f.xattrs}
 }
 
 // Set stores value under key with default metadata for a new key (mode
@@ -376,6 +396,8 @@ func (c *Context) Set(key string, value []byte) error {
 	f.size = int64(len(value))
 	f.mtime = c.now().UnixNano()
 	f.ver++
+	f.changed = true
+	c.setWriterLocked(f, nil)
 	c.markDirtyLocked(f)
 	c.mu.Unlock()
 	c.emitWritten(key, created, OriginLocal)
@@ -407,7 +429,8 @@ func (c *Context) createLocked(op, key string, mode fs.FileMode, uid, gid uint32
 		return nil, false, pathErr(op, key, ErrNotDir)
 	}
 	c.ino++
-	f := &file{key: key, ino: c.ino, mtime: now, mode: mode.Perm(), uid: uid, gid: gid, loaded: true}
+	f := &file{key: key, ino: c.ino, mtime: now, mode: mode.Perm(), uid: uid, gid: gid, loaded: true,
+		xattrs: map[string][]byte{meta.Created: []byte(meta.FormatTime(time.Unix(0, now)))}}
 	c.files[key] = f
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
@@ -426,8 +449,16 @@ func (c *Context) markDirtyLocked(f *file) {
 }
 
 // removeFileLocked takes f out of the namespace: an open File keeps it.
-func (c *Context) removeFileLocked(f *file) {
+// by removed it (nil: Options.Self).
+func (c *Context) removeFileLocked(f *file, by *meta.WriterInfo) {
 	key := f.key
+	if f.from != "" {
+		if by == nil {
+			by = c.opts.Self
+		}
+		c.gone[f.from] = by
+		f.from = ""
+	}
 	if f.gen == 0 {
 		// The store holds this version until the next flush deletes it:
 		// seen again by an external watcher, it is no external change.
@@ -448,7 +479,10 @@ func (c *Context) removeFileLocked(f *file) {
 // Delete removes the file key from the session and marks it for deletion
 // from the store at the next Flush. A missing key gives fs.ErrNotExist; a
 // directory gives ErrIsDir (use Rmdir).
-func (c *Context) Delete(key string) error {
+func (c *Context) Delete(key string) error { return c.DeleteBy(key, nil) }
+
+// DeleteBy is Delete, attributed to by (nil: Options.Self).
+func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
 	if err := c.writable("delete", key); err != nil {
 		return err
 	}
@@ -462,7 +496,7 @@ func (c *Context) Delete(key string) error {
 		}
 		return notExist("delete", key)
 	}
-	c.removeFileLocked(f)
+	c.removeFileLocked(f, by)
 	gen := c.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRemove, Key: key})

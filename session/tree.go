@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
 )
 
 // Stat is what the session knows of a file or directory, from the index.
@@ -158,12 +159,15 @@ type Attr struct {
 	UID   *uint32
 	GID   *uint32
 	MTime *time.Time
+
+	by *meta.WriterInfo // from the context given to SetAttr
 }
 
 // SetAttr changes the attributes of file or directory key. Truncating or
 // extending (Size) loads the value first. Attribute changes of a file are
 // persisted; those of a directory live in the session.
 func (c *Context) SetAttr(ctx context.Context, key string, a Attr) (Stat, error) {
+	a.by = writerFrom(ctx)
 	if err := c.writable("setattr", key); err != nil {
 		return Stat{}, err
 	}
@@ -219,7 +223,9 @@ func (c *Context) setFileAttr(f *file, a Attr) (Stat, error) {
 			c.mu.Unlock()
 			return Stat{}, err
 		}
+		c.setWriterLocked(f, a.by)
 	}
+	f.by = a.by
 	if a.Mode != nil {
 		f.mode = a.Mode.Perm()
 	}
@@ -247,6 +253,7 @@ func (c *Context) setFileAttr(f *file, a Attr) (Stat, error) {
 }
 
 func (c *Context) truncateLocked(f *file, size int64) error {
+	f.changed = true
 	if size < 0 {
 		return pathErr("truncate", f.key, ErrInvalidOp)
 	}

@@ -1,0 +1,111 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
+)
+
+// The operations of an Event.
+const (
+	EventWrite  = "write"  // the value was written (created or changed)
+	EventDelete = "delete" // the key was removed
+	EventRename = "rename" // the value moved from OldKey to Key
+	EventAttr   = "attr"   // only metadata changed: mode, owner, times, attributes
+)
+
+// Event is one change that reached the store in a Flush.
+type Event struct {
+	Op     string
+	Key    string
+	OldKey string // for EventRename
+	Size   int64  // of the stored value; 0 for EventDelete
+	SHA256 string // hex SHA-256 of the stored value; "" for EventDelete
+	Writer meta.WriterInfo
+	gen    uint64 // order of the change in the session
+}
+
+// snap is one dirty file as a Flush took it.
+type snap struct {
+	f       *file
+	gen     uint64
+	from    string
+	changed bool
+	by      *meta.WriterInfo
+}
+
+// events describes what a successful Flush did, in the order the changes
+// were made (their generations).
+func (c *Context) events(saved []snap, entries []backend.Entry, removed []string, removedGen map[string]uint64,
+	gone map[string]*meta.WriterInfo) []Event {
+	if c.opts.Events == nil {
+		return nil
+	}
+	who := func(w *meta.WriterInfo) meta.WriterInfo {
+		if w == nil {
+			w = c.opts.Self
+		}
+		if w == nil {
+			return meta.WriterInfo{}
+		}
+		return *w
+	}
+	var evs []Event
+	renamedFrom := make(map[string]bool)
+	for i, s := range saved {
+		e := entries[i]
+		sum := sha256.Sum256(e.Value)
+		ev := Event{Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: who(s.by), gen: s.gen}
+		switch {
+		case s.from != "" && s.from != e.Key:
+			renamedFrom[s.from] = true
+			r := ev
+			r.Op, r.OldKey = EventRename, s.from
+			evs = append(evs, r)
+			if s.changed {
+				ev.Op = EventWrite
+				evs = append(evs, ev)
+			}
+		case s.changed || s.from == "":
+			ev.Op = EventWrite
+			evs = append(evs, ev)
+		default:
+			ev.Op = EventAttr
+			evs = append(evs, ev)
+		}
+	}
+	for _, k := range removed {
+		by, stored := gone[k]
+		if !stored || renamedFrom[k] {
+			continue // never stored, or moved: the rename says it
+		}
+		evs = append(evs, Event{Op: EventDelete, Key: k, Writer: who(by), gen: removedGen[k]})
+	}
+	slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.gen, b.gen) })
+	return evs
+}
+
+// sendEvents hands events, after any a failed call left, to Options.Events.
+func (c *Context) sendEvents(ctx context.Context, evs []Event) {
+	if c.opts.Events == nil {
+		return
+	}
+	c.mu.Lock()
+	evs = append(c.pending, evs...)
+	c.pending = nil
+	c.mu.Unlock()
+	if len(evs) == 0 {
+		return
+	}
+	if err := c.opts.Events(ctx, evs); err != nil {
+		c.log.Error("event log append failed; events kept for the next flush", "events", len(evs), "err", err)
+		c.mu.Lock()
+		c.pending = append(evs, c.pending...)
+		c.mu.Unlock()
+	}
+}

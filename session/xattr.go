@@ -1,0 +1,193 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
+)
+
+// Extended attributes live in file.xattrs, a map that is replaced on every
+// change and never modified in place, so that an Info handed to a flush or
+// the journal can share it.
+
+// XAttrFlags are setxattr(2)'s flags.
+type XAttrFlags uint32
+
+const (
+	XAttrCreate  XAttrFlags = 1 // fail if the attribute exists
+	XAttrReplace XAttrFlags = 2 // fail if it does not
+)
+
+type writerKey struct{}
+
+// WithWriter returns a context that attributes the session operations
+// made with it (Rename, SetAttr, SetXAttr, Open) to w.
+func WithWriter(ctx context.Context, w meta.WriterInfo) context.Context {
+	return context.WithValue(ctx, writerKey{}, &w)
+}
+
+func writerFrom(ctx context.Context) *meta.WriterInfo {
+	w, _ := ctx.Value(writerKey{}).(*meta.WriterInfo)
+	return w
+}
+
+// GetXAttr returns the value of attribute name of file key. A directory
+// has none.
+func (c *Context) GetXAttr(key, name string) ([]byte, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.files[key]
+	if !ok {
+		if _, isDir := c.dirs[key]; isDir {
+			return nil, pathErr("getxattr", key, ErrNoXAttr)
+		}
+		return nil, notExist("getxattr", key)
+	}
+	v, ok := f.xattrs[name]
+	if !ok {
+		return nil, pathErr("getxattr", key, ErrNoXAttr)
+	}
+	return v, nil
+}
+
+// ListXAttr returns the names of the attributes of key, sorted.
+func (c *Context) ListXAttr(key string) ([]string, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.files[key]
+	if !ok {
+		if _, isDir := c.dirs[key]; isDir {
+			return nil, nil
+		}
+		return nil, notExist("listxattr", key)
+	}
+	return slices.Sorted(maps.Keys(f.xattrs)), nil
+}
+
+// SetXAttr sets attribute name of file key. Only user.* attributes are
+// kept; memfs's own (user.memfs.*) are validated, and created and writer
+// are read-only. The change is flushed with the entry and journaled.
+func (c *Context) SetXAttr(ctx context.Context, key, name string, value []byte, flags XAttrFlags) error {
+	if err := c.checkXAttrWrite("setxattr", key, name); err != nil {
+		return err
+	}
+	if err := meta.Validate(name, value); err != nil {
+		if errors.Is(err, meta.ErrReadOnly) {
+			return pathErr("setxattr", key, fmt.Errorf("%w: %w", ErrReadOnly, err))
+		}
+		c.log.Warn("invalid memfs attribute refused", "key", key, "attr", name, "err", err)
+		return pathErr("setxattr", key, fmt.Errorf("%w: %w", ErrInvalidOp, err))
+	}
+	return c.changeXAttr(ctx, "setxattr", key, func(x map[string][]byte) error {
+		_, exists := x[name]
+		switch {
+		case flags&XAttrCreate != 0 && exists:
+			return ErrXAttrExists
+		case flags&XAttrReplace != 0 && !exists:
+			return ErrNoXAttr
+		}
+		x[name] = append([]byte{}, value...)
+		return nil
+	})
+}
+
+// RemoveXAttr removes attribute name of file key.
+func (c *Context) RemoveXAttr(ctx context.Context, key, name string) error {
+	if err := c.checkXAttrWrite("removexattr", key, name); err != nil {
+		return err
+	}
+	if meta.ReadOnly(name) {
+		return pathErr("removexattr", key, fmt.Errorf("%w: %w: %s", ErrReadOnly, meta.ErrReadOnly, name))
+	}
+	return c.changeXAttr(ctx, "removexattr", key, func(x map[string][]byte) error {
+		if _, ok := x[name]; !ok {
+			return ErrNoXAttr
+		}
+		delete(x, name)
+		return nil
+	})
+}
+
+func (c *Context) checkXAttrWrite(op, key, name string) error {
+	if err := c.writable(op, key); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(name, backend.XAttrPrefix) {
+		return pathErr(op, key, ErrXAttrNotSupported)
+	}
+	if err := backend.ValidateXAttrName(name); err != nil {
+		return pathErr(op, key, fmt.Errorf("%w: %w", ErrXAttrName, err))
+	}
+	c.mu.RLock()
+	_, isDir := c.dirs[key]
+	c.mu.RUnlock()
+	if isDir {
+		// Directories are implied by keys and not stored: an attribute
+		// on one could not be kept.
+		return pathErr(op, key, ErrXAttrNotSupported)
+	}
+	return nil
+}
+
+// changeXAttr applies edit to a copy of key's attributes and installs the
+// copy if it fits the store's limit.
+func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map[string][]byte) error) error {
+	// Persisting an attribute means saving the entry, which needs its value.
+	if err := c.Resolve(ctx, key); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	f, ok := c.files[key]
+	if !ok || !f.loaded {
+		c.mu.Unlock()
+		return notExist(op, key)
+	}
+	x := maps.Clone(f.xattrs)
+	if x == nil {
+		x = make(map[string][]byte)
+	}
+	if err := edit(x); err != nil {
+		c.mu.Unlock()
+		return pathErr(op, key, err)
+	}
+	if err := backend.ValidateXAttrs(x); err != nil {
+		c.mu.Unlock()
+		return pathErr(op, key, fmt.Errorf("%w: %w", ErrXAttrSpace, err))
+	}
+	if len(x) == 0 {
+		x = nil
+	}
+	f.xattrs = x
+	f.by = writerFrom(ctx)
+	c.markDirtyLocked(f)
+	c.mu.Unlock()
+	c.emit(Change{Op: OpAttr, Key: key})
+	return c.journalKey(key)
+}
+
+// setWriterLocked records w as the writer of f's value (user.memfs.writer).
+func (c *Context) setWriterLocked(f *file, w *meta.WriterInfo) {
+	if w == nil {
+		w = c.opts.Self
+	}
+	f.by = w
+	if w == nil {
+		return
+	}
+	v := w.Encode()
+	if string(f.xattrs[meta.Writer]) == string(v) {
+		return
+	}
+	x := maps.Clone(f.xattrs)
+	if x == nil {
+		x = make(map[string][]byte, 2)
+	}
+	x[meta.Writer] = v
+	f.xattrs = x
+}
