@@ -113,7 +113,7 @@ func (d *dirNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAt
 	if errno != 0 {
 		return errno
 	}
-	st, err := d.root.c.SetAttr(ctx, key, attrOf(in))
+	st, err := d.root.c.SetAttr(d.root.as(ctx), key, attrOf(in))
 	if err != nil {
 		return toErrno(err)
 	}
@@ -188,7 +188,9 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 		return d.createExternal(ctx, key, s, out)
 	}
 	uid, gid := caller(ctx)
+	w := d.root.writer(ctx)
 	h, err := d.root.c.Create(key, session.CreateOptions{
+		Writer:    &w,
 		Mode:      fs.FileMode(mode).Perm(),
 		UID:       uid,
 		GID:       gid,
@@ -272,7 +274,8 @@ func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 		}
 		return toErrno(err)
 	}
-	return toErrno(d.root.c.Delete(key))
+	w := d.root.writer(ctx)
+	return toErrno(d.root.c.DeleteBy(key, &w))
 }
 
 func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
@@ -302,7 +305,7 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeE
 	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) != 0 {
 		return syscall.EINVAL
 	}
-	return toErrno(d.root.c.Rename(ctx, oldKey, newKey, rf))
+	return toErrno(d.root.c.Rename(d.root.as(ctx), oldKey, newKey, rf))
 }
 
 func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {

@@ -75,7 +75,7 @@ func (n *fileNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetA
 		if errno != 0 {
 			return errno
 		}
-		st, err = n.root.c.SetAttr(ctx, key, a)
+		st, err = n.root.c.SetAttr(n.root.as(ctx), key, a)
 	}
 	if err != nil {
 		return toErrno(err)
@@ -90,7 +90,11 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	h, err := n.root.c.Open(ctx, key)
+	octx := ctx
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
+		octx = n.root.as(ctx) // who writes through it
+	}
+	h, err := n.root.c.Open(octx, key)
 	if err != nil {
 		return nil, 0, toErrno(err)
 	}
@@ -114,10 +118,6 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 
 func (n *fileNode) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
 	return toErrno(n.root.c.Flush(ctx))
-}
-
-func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
 }
 
 // fileHandle is an open file: a session.File plus the open flags.

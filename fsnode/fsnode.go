@@ -27,6 +27,9 @@ type Options struct {
 	// Status, when set, is appended to .memfs/status (the CLI adds the
 	// store and mountpoint).
 	Status func() string
+	// Agent labels the writer of every change made through the mount
+	// (user.memfs.writer, the event log); "" for none.
+	Agent string
 }
 
 // Root is the root of a memfs mount. Build it with NewRoot and pass it to

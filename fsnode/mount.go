@@ -35,7 +35,6 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 			DirectMount:          true,
 			AllowOther:           mo.AllowOther,
 			Debug:                mo.Debug,
-			DisableXAttrs:        true,
 			IgnoreSecurityLabels: true,
 			MaxWrite:             1 << 20,
 			Options:              []string{"default_permissions"},

@@ -18,8 +18,6 @@ var posixExcluded = map[string]string{
 	"SymlinkReadlink":     "symlinks are refused with EPERM for now (issue: mount, unsupported kinds)",
 	"SetattrSymlink":      "symlinks are refused with EPERM for now",
 	"OpenSymlinkRace":     "symlinks are refused with EPERM for now",
-	"XAttr":               "extended attributes are switched off until the metadata issue gives them meaning",
-	"XAttrLarge":          "extended attributes are switched off until the metadata issue gives them meaning",
 	"FallocateKeepSize":   "fallocate modes other than 0 (KEEP_SIZE, holes) are not supported: EOPNOTSUPP",
 	"Tmpfile":             "O_TMPFILE is not supported (an unnamed file cannot live in a key namespace)",
 	"LseekHoleSeeksToEOF": "SEEK_HOLE/SEEK_DATA are not implemented (values are dense in memory)",
