@@ -151,7 +151,7 @@ func TestMemfsXAttrs(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, v string
-		want   error
+		want    error
 	}{
 		{meta.Tags, "a, b ,c", nil},
 		{meta.Tags, "a,,b", syscall.EINVAL},
