@@ -105,7 +105,11 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkAgent(c); err != nil {
+		return err
+	}
 	o, err := openSession(ctx, spec, session.Options{
+		Self:        selfWriter(c.String("agent")),
 		BeforeSave:  beforeSave(red, log),
 		MaxFileSize: c.Int64("max-file-size"),
 		ReadOnly:    c.Bool("read-only"),
@@ -120,6 +124,7 @@ func mountAction(c *cli.Context) error {
 		EntryTimeout:    c.Duration("entry-timeout"),
 		AttrTimeout:     c.Duration("attr-timeout"),
 		NegativeTimeout: c.Duration("entry-timeout"),
+		Agent:           c.String("agent"),
 		Status: func() string {
 			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", spec, mnt, os.Getpid())
 		},

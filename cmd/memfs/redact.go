@@ -14,6 +14,7 @@ import (
 
 func redactFlags() []cli.Flag {
 	return []cli.Flag{
+		agentFlag(),
 		&cli.BoolFlag{Name: "no-redact", Usage: "persist values as written, secrets included (not recommended)"},
 		&cli.StringFlag{Name: "redact-config", Usage: "redaction rules file (extra patterns, allow-list, rules off under a prefix)",
 			DefaultText: defaultRedactConfig() + " when it exists"},

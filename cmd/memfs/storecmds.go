@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
@@ -30,12 +31,18 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 	log := logger(c, false)
 	ctx := c.Context
 	var red *redact.Redactor
+	var agent string
 	if write {
 		if red, err = newRedactor(c, log); err != nil {
 			return err
 		}
+		if err := checkAgent(c); err != nil {
+			return err
+		}
+		agent = c.String("agent")
 	}
 	o, err := openSession(ctx, spec, session.Options{
+		Self:       selfWriter(agent),
 		BeforeSave: beforeSave(red, log),
 		DirUID:     uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
 	}, log)
@@ -62,25 +69,51 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 func lsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "ls",
-		Usage:     "list the keys of a store (under PREFIX), without a mount",
+		Usage:     "list the keys of a store or a live mount (under PREFIX), filtered by their metadata",
 		ArgsUsage: "[PREFIX]",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			storeFlag(),
-			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show mode, owner, size and modification time"},
-		},
+			&cli.StringFlag{Name: "mount", Usage: "list through the live mount at DIR instead of opening the store"},
+			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show mode, owner, size, modification time and tags"},
+		}, filterFlags()...),
 		Action: func(c *cli.Context) error {
-			prefix := c.Args().First()
-			return withSession(c, false, func(ctx context.Context, o *opened) error {
+			f, err := parseFilter(c)
+			if err != nil {
+				return err
+			}
+			if p := c.Args().First(); p != "" {
+				if f.prefix != "" && f.prefix != p {
+					return fmt.Errorf("ls: PREFIX %q and --prefix %q disagree", p, f.prefix)
+				}
+				f.prefix = p
+			}
+			print := func(entries []backend.Entry) error {
 				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 1, ' ', tabwriter.AlignRight)
-				for _, e := range o.c.Entries(prefix) {
+				for _, e := range entries {
+					if !f.match(e.Key, e.Info) {
+						continue
+					}
 					if c.Bool("long") {
-						fmt.Fprintf(w, "%v\t%d\t%d\t%d\t%s\t %s\n", e.Info.Mode, e.Info.UID, e.Info.GID, e.Info.Size,
-							e.Info.MTime.Format(time.DateTime), e.Key)
+						fmt.Fprintf(w, "%v\t%d\t%d\t%d\t%s\t %s\t%s\n", e.Info.Mode, e.Info.UID, e.Info.GID, e.Info.Size,
+							e.Info.MTime.Format(time.DateTime), e.Key, tagsColumn(e.Info.XAttrs))
 					} else {
 						fmt.Fprintln(w, e.Key)
 					}
 				}
 				return w.Flush()
+			}
+			if m := c.String("mount"); m != "" {
+				if c.IsSet("store") {
+					return errors.New("ls: give --store or --mount, not both")
+				}
+				entries, err := mountEntries(m)
+				if err != nil {
+					return fmt.Errorf("ls: %w", err)
+				}
+				return print(entries)
+			}
+			return withSession(c, false, func(ctx context.Context, o *opened) error {
+				return print(o.c.Entries(f.prefix))
 			})
 		},
 	}
@@ -164,12 +197,16 @@ func rmCommand() *cli.Command {
 		ArgsUsage: "KEY...",
 		Flags: []cli.Flag{
 			storeFlag(),
+			agentFlag(),
 			&cli.BoolFlag{Name: "recursive", Aliases: []string{"r"}, Usage: "remove every key under each KEY/ too"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "ignore keys that do not exist"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return errors.New("rm: name at least one KEY")
+			}
+			if err := checkAgent(c); err != nil {
+				return err
 			}
 			return withSession(c, true, func(ctx context.Context, o *opened) error {
 				for _, k := range c.Args().Slice() {
@@ -248,8 +285,15 @@ func importCommand() *cli.Command {
 					}
 					st := fi.Sys().(*syscall.Stat_t)
 					key := backend.Join(prefix, filepath.ToSlash(rel))
+					x, err := fileXAttrs(p)
+					if err != nil {
+						return err
+					}
+					if err := backend.ValidateXAttrs(x); err != nil {
+						return fmt.Errorf("import %s: %w", p, err)
+					}
 					if err := o.c.Put(backend.Entry{Key: key, Value: v, Info: backend.Info{
-						Mode: fi.Mode().Perm(), MTime: fi.ModTime(), UID: st.Uid, GID: st.Gid}}); err != nil {
+						Mode: fi.Mode().Perm(), MTime: fi.ModTime(), UID: st.Uid, GID: st.Gid, XAttrs: x}}); err != nil {
 						return fmt.Errorf("import %s: %w", p, explain(err))
 					}
 					bar.add(1)
@@ -264,7 +308,7 @@ func importCommand() *cli.Command {
 func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
-		Usage:     "write every key (under --prefix) as a file under DIR, with its mode and mtime",
+		Usage:     "write every key (under --prefix) as a file under DIR, with its mode, mtime and user.* attributes",
 		ArgsUsage: "DIR",
 		Flags: []cli.Flag{
 			storeFlag(),
@@ -301,6 +345,9 @@ func exportCommand() *cli.Command {
 						return err
 					}
 					root.Chmod(e.Key, e.Info.Mode)
+					if err := setFileXAttrs(filepath.Join(dst, e.Key), e.Info.XAttrs); err != nil {
+						return fmt.Errorf("export: %w (the target filesystem may not support user attributes)", err)
+					}
 					root.Chtimes(e.Key, e.Info.MTime, e.Info.MTime)
 					if os.Getuid() == 0 {
 						root.Lchown(e.Key, int(e.Info.UID), int(e.Info.GID))
@@ -365,4 +412,14 @@ func (p *progress) done() {
 	if p.tty && p.total > 0 {
 		fmt.Fprintln(p.w)
 	}
+}
+
+// tagsColumn shows an entry's tags and importance for ls -l.
+func tagsColumn(x map[string][]byte) string {
+	a := meta.Parse(x)
+	s := strings.Join(a.Tags, ",")
+	if a.HasImp {
+		s += fmt.Sprintf(" importance=%g", a.Importance)
+	}
+	return s
 }

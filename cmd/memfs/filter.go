@@ -1,0 +1,209 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
+)
+
+// filterFlags select entries by their metadata (memfs ls).
+func filterFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "prefix", Usage: "only keys starting with this prefix"},
+		&cli.StringSliceFlag{Name: "tag", Usage: "only entries with this tag in user.memfs.tags (repeat: all of them)"},
+		&cli.StringFlag{Name: "source", Usage: "only entries whose user.memfs.source is this (agent, user, system)"},
+		&cli.StringFlag{Name: "agent", Usage: "only entries whose user.memfs.agent is this"},
+		&cli.Float64Flag{Name: "importance-min", Usage: "only entries with user.memfs.importance at least this (0.0-1.0)"},
+		&cli.StringFlag{Name: "since", Usage: "only entries updated at or after T (RFC 3339, YYYY-MM-DD, or a duration ago such as 24h)"},
+		&cli.StringFlag{Name: "until", Usage: "only entries updated before T (same forms as --since)"},
+	}
+}
+
+// entryFilter is the parsed filter flags.
+type entryFilter struct {
+	prefix       string
+	tags         []string
+	source       string
+	agent        string
+	impMin       float64
+	hasImp       bool
+	since, until time.Time
+}
+
+func parseFilter(c *cli.Context) (entryFilter, error) {
+	f := entryFilter{prefix: c.String("prefix"), tags: c.StringSlice("tag"), source: c.String("source"), agent: c.String("agent")}
+	if c.IsSet("importance-min") {
+		f.impMin, f.hasImp = c.Float64("importance-min"), true
+		if f.impMin < 0 || f.impMin > 1 {
+			return f, fmt.Errorf("--importance-min %v: want a number from 0.0 to 1.0", f.impMin)
+		}
+	}
+	var err error
+	if f.since, err = parseWhen("since", c.String("since")); err != nil {
+		return f, err
+	}
+	if f.until, err = parseWhen("until", c.String("until")); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// parseWhen reads a time: RFC 3339, a date (UTC midnight), or a duration
+// before now.
+func parseWhen(flag, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return time.Now().Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("--%s %q: want RFC 3339 (2026-11-23T10:00:00Z), a date (2026-11-23) or a duration ago (24h)", flag, v)
+}
+
+// match reports whether an entry passes every filter. Attributes with
+// invalid values count as unset.
+func (f entryFilter) match(key string, info backend.Info) bool {
+	if !strings.HasPrefix(key, f.prefix) {
+		return false
+	}
+	if !f.since.IsZero() && info.MTime.Before(f.since) {
+		return false
+	}
+	if !f.until.IsZero() && !info.MTime.Before(f.until) {
+		return false
+	}
+	a := meta.Parse(info.XAttrs)
+	for _, t := range f.tags {
+		if !slices.Contains(a.Tags, t) {
+			return false
+		}
+	}
+	if f.source != "" && a.Source != f.source {
+		return false
+	}
+	if f.agent != "" && a.Agent != f.agent {
+		return false
+	}
+	if f.hasImp && (!a.HasImp || a.Importance < f.impMin) {
+		return false
+	}
+	return true
+}
+
+// mountEntries lists the files of a live mount with their user attributes,
+// through the mount (the running memfs holds the store).
+func mountEntries(dir string) ([]backend.Entry, error) {
+	var out []backend.Entry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		info := backend.Info{Size: fi.Size(), MTime: fi.ModTime(), Mode: fi.Mode().Perm()}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			info.UID, info.GID = st.Uid, st.Gid
+		}
+		if info.XAttrs, err = fileXAttrs(p); err != nil {
+			return err
+		}
+		out = append(out, backend.Entry{Key: filepath.ToSlash(rel), Info: info})
+		return nil
+	})
+	return out, err
+}
+
+// fileXAttrs reads the user.* attributes of path (not following a symlink).
+func fileXAttrs(path string) (map[string][]byte, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Llistxattr(path, buf)
+	if errors.Is(err, unix.ENOTSUP) || n == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listxattr %s: %w", path, err)
+	}
+	var x map[string][]byte
+	for name := range strings.SplitSeq(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
+		if !strings.HasPrefix(name, backend.XAttrPrefix) {
+			continue
+		}
+		v := make([]byte, 4096)
+		m, err := unix.Lgetxattr(path, name, v)
+		if errors.Is(err, unix.ENODATA) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("getxattr %s %s: %w", path, name, err)
+		}
+		if x == nil {
+			x = make(map[string][]byte)
+		}
+		x[name] = v[:m]
+	}
+	return x, nil
+}
+
+// setFileXAttrs writes attrs to path.
+func setFileXAttrs(path string, attrs map[string][]byte) error {
+	for name, v := range attrs {
+		if err := unix.Lsetxattr(path, name, v, 0); err != nil {
+			return fmt.Errorf("setxattr %s %s: %w", path, name, err)
+		}
+	}
+	return nil
+}
+
+// selfWriter is the memfs process as the writer of the changes it makes
+// on its own (commands, journal replay).
+func selfWriter(agent string) *meta.WriterInfo {
+	return &meta.WriterInfo{UID: uint32(os.Getuid()), PID: uint32(os.Getpid()), Comm: "memfs", Agent: agent}
+}
+
+// agentFlag labels the writer of the changes a command or mount makes.
+func agentFlag() cli.Flag {
+	return &cli.StringFlag{Name: "agent", EnvVars: []string{"MEMFS_AGENT"},
+		Usage: "agent id recorded as the writer of every change (user.memfs.writer, memfs log)"}
+}
+
+func checkAgent(c *cli.Context) error {
+	if a := c.String("agent"); a != "" {
+		if err := meta.ValidateAgent(a); err != nil {
+			return fmt.Errorf("--agent: %w", err)
+		}
+	}
+	return nil
+}
