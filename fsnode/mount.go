@@ -15,6 +15,11 @@ type MountOptions struct {
 	ReadOnly   bool
 	Debug      bool
 	FsName     string // shown in /proc/mounts; "" means "memfs"
+	// NoXAttrs switches extended attributes off: the kernel answers
+	// ENOTSUP itself and never asks memfs. Without them ls -l makes no
+	// GETXATTR round trips (two per file: security.selinux and
+	// system.posix_acl_access, which the kernel does not cache).
+	NoXAttrs bool
 }
 
 // Mount mounts root at dir and returns the running server. The caller
@@ -36,6 +41,7 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 			AllowOther:           mo.AllowOther,
 			Debug:                mo.Debug,
 			IgnoreSecurityLabels: true,
+			DisableXAttrs:        mo.NoXAttrs,
 			MaxWrite:             1 << 20,
 			Options:              []string{"default_permissions"},
 		},
