@@ -27,6 +27,11 @@ type Options struct {
 	// Status, when set, is appended to .memfs/status (the CLI adds the
 	// store and mountpoint).
 	Status func() string
+	// Events, when set, is served as .memfs/events.jsonl.
+	Events EventLog
+	// Records, when set, serves the event log's records read-only:
+	// .memfs/events/ (its chunks) and .memfs/events.head.
+	Records Records
 	// Agent labels the writer of every change made through the mount
 	// (user.memfs.writer, the event log); "" for none.
 	Agent string

@@ -2,13 +2,18 @@ package fsnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/memfs/memfs/backend"
 )
 
 // reservedDir is memfs's own directory at the root of the mount.
@@ -19,6 +24,10 @@ const (
 	reservedIno = 1<<62 + iota
 	statusIno
 	changesIno
+	eventsIno
+	eventsDirIno
+	eventsHeadIno
+	chunkInoBase // + a chunk's position in its directory listing
 )
 
 // reservedNode is the read-only .memfs directory.
@@ -66,6 +75,28 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 	case "changes":
 		v = &virtualNode{root: n.root, ino: changesIno, size: n.root.feed.Size,
 			open: func() gofs.FileHandle { return &feedHandle{root: n.root} }}
+	case "events":
+		if n.root.opts.Records == nil {
+			return nil, syscall.ENOENT
+		}
+		d := &recordsDir{root: n.root}
+		d.fill(&out.Attr)
+		return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: eventsDirIno}), 0
+	case "events.head":
+		if n.root.opts.Records == nil {
+			return nil, syscall.ENOENT
+		}
+		v = n.root.recordFile("events.head", eventsHeadIno)
+		if v == nil {
+			return nil, syscall.ENOENT
+		}
+	case "events.jsonl":
+		ev := n.root.opts.Events
+		if ev == nil {
+			return nil, syscall.ENOENT
+		}
+		v = &virtualNode{root: n.root, ino: eventsIno, size: ev.Size,
+			open: func() gofs.FileHandle { return &eventsHandle{ev: ev} }}
 	default:
 		return nil, syscall.ENOENT
 	}
@@ -74,10 +105,18 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 }
 
 func (n *reservedNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	return gofs.NewListDirStream([]fuse.DirEntry{
-		{Name: "changes", Mode: syscall.S_IFREG, Ino: changesIno},
-		{Name: "status", Mode: syscall.S_IFREG, Ino: statusIno},
-	}), 0
+	list := []fuse.DirEntry{{Name: "changes", Mode: syscall.S_IFREG, Ino: changesIno}}
+	if n.root.opts.Records != nil {
+		list = append(list, fuse.DirEntry{Name: "events", Mode: syscall.S_IFDIR, Ino: eventsDirIno})
+		if n.root.recordFile("events.head", eventsHeadIno) != nil {
+			list = append(list, fuse.DirEntry{Name: "events.head", Mode: syscall.S_IFREG, Ino: eventsHeadIno})
+		}
+	}
+	if n.root.opts.Events != nil {
+		list = append(list, fuse.DirEntry{Name: "events.jsonl", Mode: syscall.S_IFREG, Ino: eventsIno})
+	}
+	list = append(list, fuse.DirEntry{Name: "status", Mode: syscall.S_IFREG, Ino: statusIno})
+	return gofs.NewListDirStream(list), 0
 }
 
 func (n *reservedNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
@@ -176,4 +215,129 @@ var _ gofs.FileReader = (*feedHandle)(nil)
 func (h *feedHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	n := h.root.feed.ReadAt(dest, off)
 	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// EventLog is the event log as one read-only byte stream of JSON lines
+// (.memfs/events.jsonl); it only grows.
+type EventLog interface {
+	Size() int64
+	ReadAt(ctx context.Context, p []byte, off int64) (int, error)
+}
+
+// eventsHandle reads the event log at the reader's offset, so tail -f
+// follows it as it grows.
+type eventsHandle struct{ ev EventLog }
+
+var _ gofs.FileReader = (*eventsHandle)(nil)
+
+func (h *eventsHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n, err := h.ev.ReadAt(ctx, dest, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, syscall.EIO
+	}
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// Records are the store's system records that .memfs/events/ and
+// .memfs/events.head show read-only: the event log's chunks, whose names
+// are its index, so that memfs log --mount pages through a live mount's log
+// as through a store.
+type Records interface {
+	ListSys(ctx context.Context, prefix string) ([]backend.Entry, error)
+	LoadSys(ctx context.Context, name string) ([]byte, error)
+}
+
+// recordFile is the virtual file of record name, nil if it does not exist.
+func (r *Root) recordFile(name string, ino uint64) *virtualNode {
+	size := func() int64 {
+		l, err := r.opts.Records.ListSys(context.Background(), name)
+		for _, e := range l {
+			if e.Key == name && err == nil {
+				return e.Info.Size
+			}
+		}
+		return 0
+	}
+	l, err := r.opts.Records.ListSys(context.Background(), name)
+	if err != nil || !slices.ContainsFunc(l, func(e backend.Entry) bool { return e.Key == name }) {
+		return nil
+	}
+	return &virtualNode{root: r, ino: ino, size: size, open: func() gofs.FileHandle {
+		b, err := r.opts.Records.LoadSys(context.Background(), name)
+		if err != nil {
+			r.log.Warn("reading a system record", "name", name, "err", err)
+		}
+		return &staticHandle{data: b}
+	}}
+}
+
+// recordsDir is .memfs/events/: one read-only file per chunk of the log.
+type recordsDir struct {
+	gofs.Inode
+	root *Root
+}
+
+var (
+	_ gofs.NodeLookuper  = (*recordsDir)(nil)
+	_ gofs.NodeReaddirer = (*recordsDir)(nil)
+	_ gofs.NodeGetattrer = (*recordsDir)(nil)
+)
+
+func (d *recordsDir) fill(out *fuse.Attr) {
+	out.Ino = eventsDirIno
+	out.Mode = syscall.S_IFDIR | 0o555
+	out.Nlink = 2
+	now := time.Now()
+	out.Mtime, out.Mtimensec = uint64(now.Unix()), uint32(now.Nanosecond())
+	st, _ := d.root.c.Stat("")
+	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
+}
+
+func (d *recordsDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	d.fill(&out.Attr)
+	out.SetTimeout(0)
+	return 0
+}
+
+func (d *recordsDir) list(ctx context.Context) ([]backend.Entry, syscall.Errno) {
+	l, err := d.root.opts.Records.ListSys(ctx, "events/")
+	if err != nil {
+		d.root.log.Warn("listing the event log", "err", err)
+		return nil, syscall.EIO
+	}
+	return l, 0
+}
+
+func (d *recordsDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	l, errno := d.list(ctx)
+	if errno != 0 {
+		return nil, errno
+	}
+	out := make([]fuse.DirEntry, 0, len(l))
+	for i, e := range l {
+		if _, name := backend.Split(e.Key); backend.Join("events", name) == e.Key {
+			out = append(out, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: chunkInoBase + uint64(i)})
+		}
+	}
+	return gofs.NewListDirStream(out), 0
+}
+
+func (d *recordsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if backend.ValidateName(name) != nil {
+		return nil, syscall.ENOENT
+	}
+	l, errno := d.list(ctx)
+	if errno != 0 {
+		return nil, errno
+	}
+	i := slices.IndexFunc(l, func(e backend.Entry) bool { return e.Key == "events/"+name })
+	if i < 0 {
+		return nil, syscall.ENOENT
+	}
+	v := d.root.recordFile("events/"+name, chunkInoBase+uint64(i))
+	if v == nil {
+		return nil, syscall.ENOENT
+	}
+	v.fill(&out.Attr)
+	return d.NewInode(ctx, v, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
 }

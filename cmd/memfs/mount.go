@@ -126,6 +126,8 @@ func mountAction(c *cli.Context) error {
 		AttrTimeout:     c.Duration("attr-timeout"),
 		NegativeTimeout: c.Duration("entry-timeout"),
 		Agent:           c.String("agent"),
+		Events:          o.events,
+		Records:         o.store,
 		Status: func() string {
 			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", spec, mnt, os.Getpid())
 		},

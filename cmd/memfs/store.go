@@ -14,6 +14,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/session"
 )
@@ -108,6 +109,7 @@ type opened struct {
 	spec    storeSpec
 	store   backend.Store
 	journal *journal.Journal
+	events  *eventlog.Log
 	c       *session.Context
 }
 
@@ -124,10 +126,17 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 		st.Close()
 		return nil, err
 	}
+	ev, err := eventlog.Open(ctx, st, log)
+	if err != nil {
+		j.Close()
+		st.Close()
+		return nil, fmt.Errorf("open the event log of %s: %w", spec, err)
+	}
 	opts.Journal = j
 	opts.Logger = log
+	opts.Events = eventSink(ev, newSessionID())
 	c := session.NewContext(st, opts)
-	o := &opened{spec: spec, store: st, journal: j, c: c}
+	o := &opened{spec: spec, store: st, journal: j, events: ev, c: c}
 	if err := c.Bootstrap(ctx, prefixes...); err != nil {
 		o.close()
 		return nil, fmt.Errorf("index store %s: %w", spec, err)
