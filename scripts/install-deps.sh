@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the programs the tests use, when missing: fuse3 (fusermount3, as
-# a fallback to mounting directly as root), vim, inotify-tools and python3.
+# a fallback to mounting directly as root), vim, inotify-tools, python3 and
+# attr (setfattr, getfattr).
 set -euo pipefail
 
 need=()
@@ -8,6 +9,7 @@ command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v vim >/dev/null || need+=(vim)
 command -v inotifywait >/dev/null || need+=(inotify-tools)
 command -v python3 >/dev/null || need+=(python3)
+command -v setfattr >/dev/null || need+=(attr) # setfattr, getfattr
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0
 fi
