@@ -470,6 +470,72 @@ external_changes() {
 	chmod --reference="$store/memory/external.md" "$exp/memory/external.md"
 }
 
+# xattr_steps: setfattr and getfattr on the mount give what they give on
+# the native tree for user attributes; memfs's own attributes are checked
+# (an invalid value refused, the writer recorded).
+xattr_pat='^user\.(memfs\.tags|memfs\.importance|note|gone)$'
+xattr_steps() {
+	both "setfattr: set, replace and remove user attributes" \
+		'setfattr -n user.memfs.tags -v "go,fuse" memory/global.md
+		 setfattr -n user.memfs.importance -v 0.8 memory/global.md
+		 setfattr -n user.note -v first agents/scout.json
+		 setfattr -n user.note -v second agents/scout.json
+		 setfattr -n user.gone -v x agents/scout.json
+		 setfattr -x user.gone agents/scout.json' || return 0
+	(cd "$exp" && getfattr -d -m "$xattr_pat" memory/global.md agents/scout.json) >"$tmp/xattr.want" 2>&1 || true
+	(cd "$mnt" && getfattr -d -m "$xattr_pat" memory/global.md agents/scout.json) >"$tmp/xattr.got" 2>&1 || true
+	same "getfattr -d after setfattr (as native)" "$tmp/xattr.want" "$tmp/xattr.got"
+	local rc_e=0 rc_m=0
+	(cd "$exp" && getfattr -n user.gone agents/scout.json) >/dev/null 2>&1 || rc_e=$?
+	(cd "$mnt" && getfattr -n user.gone agents/scout.json) >/dev/null 2>&1 || rc_m=$?
+	if [ "$rc_e" -ne 0 ] && [ "$rc_e" = "$rc_m" ]; then
+		pass "getfattr of a removed attribute fails as on native (exit $rc_m)"
+	else
+		fail "getfattr of a removed attribute: exit $rc_m on the mount, $rc_e native"
+	fi
+	if (cd "$mnt" && setfattr -n user.memfs.importance -v 2 memory/global.md) 2>/dev/null; then
+		fail "setfattr user.memfs.importance=2 (out of range) succeeded"
+	else
+		pass "setfattr user.memfs.importance=2 (out of range) is refused"
+	fi
+	# python3 wrote agents/scout.json (a temp file, then os.replace); setfattr
+	# changed attributes only, which does not make it the value's writer.
+	if (cd "$mnt" && getfattr --only-values -n user.memfs.writer agents/scout.json) 2>/dev/null | grep -q '"comm":"python3"'; then
+		pass "user.memfs.writer names python3, the last writer of agents/scout.json's value"
+	else
+		fail "user.memfs.writer of agents/scout.json" "$(cd "$mnt" && getfattr -d -m - agents/scout.json 2>&1)"
+	fi
+}
+
+# events_step: tail -f .memfs/events.jsonl shows the events of a flush as
+# it happens.
+events_step() {
+	local out=$tmp/$kind-events.tail tp i
+	timeout 20 tail -n 0 -f "$mnt/.memfs/events.jsonl" >"$out" 2>&1 &
+	tp=$!
+	sleep 0.3
+	both "a new note for the event log" 'printf "logged\n" > memory/logged.md' || true
+	sync "$mnt/memory/logged.md" # fsync: memfs flushes, the log grows
+	for ((i = 0; i < 100; i++)); do
+		grep -q '"op":"write","key":"memory/logged.md"' "$out" && break
+		sleep 0.1
+	done
+	kill "$tp" 2>/dev/null || true
+	wait "$tp" 2>/dev/null || true
+	if grep -q '"op":"write","key":"memory/logged.md"' "$out"; then
+		pass "tail -f .memfs/events.jsonl shows the write of memory/logged.md after fsync"
+	else
+		fail "tail -f .memfs/events.jsonl: no event for memory/logged.md within 10 s" "$(cat "$out")"
+	fi
+	local rc=0 v
+	v=$(timeout 30 "$memfs" log --mount "$mnt" --verify 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "memfs log --mount --verify: $v"
+	else
+		fail "memfs log --mount --verify exits $rc" "$v"
+	fi
+}
+
 run_backend() {
 	local kind=$1
 	label="[$kind] "
@@ -583,6 +649,8 @@ run_backend() {
 		 [ "$(cat <&3)" = "open data" ]'
 	step "a hidden file (works in the mount, never persisted)" \
 		'echo "scratch" > memory/.scratch.md && cat memory/.scratch.md >/dev/null'
+	xattr_steps
+	events_step
 
 	lslr "$exp" >"$tmp/lslr.want"
 	lslr "$mnt" >"$tmp/lslr.got"
@@ -670,6 +738,9 @@ run_backend() {
 		fail "after remount: hidden names came back" "$out"
 	fi
 
+	(cd "$mnt" && getfattr -d -m "$xattr_pat" memory/global.md agents/scout.json) >"$tmp/xattr.got" 2>&1 || true
+	same "after remount: getfattr -d gives the attributes set before" "$tmp/xattr.want" "$tmp/xattr.got"
+
 	stop_mount "unmount after remount" "$log2"
 
 	# What the store itself holds.
@@ -680,12 +751,14 @@ run_backend() {
 			implied yes yes "$exp" "$tmp/$kind-store"
 		compare_trees "dir store on disk: every file as in the session, exact mtimes included" \
 			implied yes exact "$tmp/$kind-session.tree" "$tmp/$kind-store"
-		out=$(cd "$tmp/$kind-store" && find . -mindepth 1 -name '.*' ! -name .memfs.lock ! -name .memfs-journal -print -prune 2>&1) || true
+		out=$(cd "$tmp/$kind-store" && find . -mindepth 1 -name '.*' ! -name .memfs.lock ! -name .memfs-journal ! -name .memfs-sys -print -prune 2>&1) || true
 		if [ -z "$out" ]; then
-			pass "dir store on disk: no hidden names but .memfs.lock and .memfs-journal"
+			pass "dir store on disk: no hidden names but .memfs.lock, .memfs-journal and .memfs-sys (event log)"
 		else
 			fail "dir store on disk: unexpected hidden names" "$out"
 		fi
+		(cd "$tmp/$kind-store" && getfattr -d -m "$xattr_pat" memory/global.md agents/scout.json) >"$tmp/xattr.got" 2>&1 || true
+		same "dir store on disk: the files carry the attributes as their own (getfattr)" "$tmp/xattr.want" "$tmp/xattr.got"
 	fi
 	rc=0
 	out=$("$memfs" ls -l --store "$spec" 2>&1) || rc=$?

@@ -81,7 +81,7 @@ func (c *Context) SetXAttr(ctx context.Context, key, name string, value []byte, 
 		if errors.Is(err, meta.ErrReadOnly) {
 			return pathErr("setxattr", key, fmt.Errorf("%w: %w", ErrReadOnly, err))
 		}
-		c.log.Warn("invalid memfs attribute refused", "key", key, "attr", name, "err", err)
+		c.log.Info("invalid memfs attribute refused (EINVAL)", "key", key, "attr", name, "err", err)
 		return pathErr("setxattr", key, fmt.Errorf("%w: %w", ErrInvalidOp, err))
 	}
 	return c.changeXAttr(ctx, "setxattr", key, func(x map[string][]byte) error {

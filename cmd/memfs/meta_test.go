@@ -78,7 +78,7 @@ func TestMetadataFiltersAndExport(t *testing.T) {
 				}
 			}
 			long := mustRun(t, "", "ls", "-l", "--store", store, "memory/a.md")
-			if !strings.Contains(long, "go,fuse importance=0.9") {
+			if !strings.Contains(long, "memory/a.md  tags=go,fuse  importance=0.9") {
 				t.Errorf("ls -l does not show tags and importance:\n%s", long)
 			}
 			if _, _, err := run(t, "", "ls", "--store", store, "--importance-min", "2"); err == nil {

@@ -94,7 +94,7 @@ func lsCommand() *cli.Command {
 						continue
 					}
 					if c.Bool("long") {
-						fmt.Fprintf(w, "%v\t%d\t%d\t%d\t%s\t %s\t%s\n", e.Info.Mode, e.Info.UID, e.Info.GID, e.Info.Size,
+						fmt.Fprintf(w, "%v\t%d\t%d\t%d\t%s\t %s%s\n", e.Info.Mode, e.Info.UID, e.Info.GID, e.Info.Size,
 							e.Info.MTime.Format(time.DateTime), e.Key, tagsColumn(e.Info.XAttrs))
 					} else {
 						fmt.Fprintln(w, e.Key)
@@ -417,9 +417,12 @@ func (p *progress) done() {
 // tagsColumn shows an entry's tags and importance for ls -l.
 func tagsColumn(x map[string][]byte) string {
 	a := meta.Parse(x)
-	s := strings.Join(a.Tags, ",")
+	var s string
+	if len(a.Tags) > 0 {
+		s += "  tags=" + strings.Join(a.Tags, ",")
+	}
 	if a.HasImp {
-		s += fmt.Sprintf(" importance=%g", a.Importance)
+		s += fmt.Sprintf("  importance=%g", a.Importance)
 	}
 	return s
 }
