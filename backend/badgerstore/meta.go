@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"maps"
-	"slices"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/memfs/memfs/backend"
