@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
@@ -199,5 +201,59 @@ func BenchmarkCreateClose(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/file")
 		})
+	}
+}
+
+// BenchmarkCreateEvents flushes 10,000 new 4 KiB files, with the event log
+// (one event per file, appended to the store's log) and without it: the
+// cost of the log.
+func BenchmarkCreateEvents(b *testing.B) {
+	const n = 10_000
+	val := bytes.Repeat([]byte("note text "), 410)[:4096]
+	for _, bs := range benchStores {
+		for _, withLog := range []bool{false, true} {
+			name := bs.name + "/nolog"
+			if withLog {
+				name = bs.name + "/eventlog"
+			}
+			b.Run(name, func(b *testing.B) {
+				st, err := bs.open(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer st.Close()
+				opts := session.Options{}
+				if withLog {
+					l, err := eventlog.Open(b.Context(), st, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					opts.Events = func(ctx context.Context, evs []session.Event) error {
+						out := make([]eventlog.Event, len(evs))
+						for i, e := range evs {
+							out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256, Writer: e.Writer, Session: "bench"}
+						}
+						_, err := l.Append(ctx, out)
+						return err
+					}
+				}
+				c := session.NewContext(st, opts)
+				round := 0
+				for b.Loop() {
+					b.StopTimer()
+					round++
+					for i := range n {
+						if err := c.Set(fmt.Sprintf("r%d/%s", round, benchKey(i)), append([]byte(nil), val...)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+					if err := c.Flush(b.Context()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
+			})
+		}
 	}
 }
