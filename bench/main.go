@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,10 @@ type options struct {
 	rounds    int
 	files     int
 	dirs      int
+	edits     int   // files edited in place by sed -i
+	bigBytes  int64 // size of the sequentially written and read file
+	mountKeys int   // keys of the mount phase (0: no mount phase)
+	mountReps int   // repetitions of the mount phase
 	quick     bool
 	out       string
 	memfs     string
@@ -51,7 +56,11 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 5, "rounds; each runs every target once, in rotated order")
 	flag.IntVar(&o.files, "files", 10000, "files in the tree (and files created)")
 	flag.IntVar(&o.dirs, "dirs", 100, "directories the files are spread over")
-	flag.BoolVar(&o.quick, "quick", false, "2 rounds of 2,000 files (unless -rounds/-files say otherwise)")
+	flag.IntVar(&o.edits, "edits", 1000, "files edited in place (one sed -i over all of them)")
+	flag.Int64Var(&o.bigBytes, "big", 256<<20, "bytes of the large file written (1 MiB writes, fsync) and read sequentially")
+	flag.IntVar(&o.mountKeys, "mount-keys", 100000, "keys of the mount phase after the rounds (mount time and memory; 0: skip it)")
+	flag.IntVar(&o.mountReps, "mount-reps", 0, "repetitions of the mount phase (0: as many as -rounds)")
+	flag.BoolVar(&o.quick, "quick", false, "2 rounds of 2,000 files, 200 edits, a 32 MiB file, a 10,000-key mount phase (unless flags say otherwise)")
 	flag.StringVar(&o.out, "o", "", "also write the markdown report to this file")
 	flag.StringVar(&o.memfs, "memfs", "memfs", "the memfs binary")
 	flag.StringVar(&o.work, "work", "", "work directory, new or empty (default: a new one under /var/tmp); removed at the end")
@@ -74,9 +83,21 @@ func main() {
 		if !set["files"] {
 			o.files = 2000
 		}
+		if !set["edits"] {
+			o.edits = 200
+		}
+		if !set["big"] {
+			o.bigBytes = 32 << 20
+		}
+		if !set["mount-keys"] {
+			o.mountKeys = 10000
+		}
 	}
-	if o.rounds < 1 || o.files < o.dirs || o.dirs < 1 {
-		fmt.Fprintln(os.Stderr, "bench: want -rounds >= 1 and -files >= -dirs >= 1")
+	if o.mountReps <= 0 {
+		o.mountReps = o.rounds
+	}
+	if o.rounds < 1 || o.files < o.dirs || o.dirs < 1 || o.edits < 0 || o.edits > o.files || o.bigBytes < 1 || o.mountKeys < 0 {
+		fmt.Fprintln(os.Stderr, "bench: want -rounds >= 1, -files >= -dirs >= 1, 0 <= -edits <= -files, -big >= 1, -mount-keys >= 0")
 		os.Exit(2)
 	}
 	if os.Geteuid() != 0 {
@@ -169,41 +190,79 @@ func finishWork(o options, work string) {
 	}
 }
 
-// The rows of the report, in order.
-type row struct{ key, label string }
+// The rows of the report, in order. unit "" is seconds; "MiB" a memory size.
+type row struct{ key, label, unit string }
 
 func rows(o options) []row {
-	return []row{
-		{"ls", "`ls -lR`"},
-		{"find", "`find -printf '%s\\n'`"},
-		{"cold", "read every file, cold"},
-		{"warm", "read every file, warm"},
-		{"grep", "`grep -r` a word, warm"},
-		{"create", fmt.Sprintf("create %s files", thousands(o.files))},
-		{"durable", fmt.Sprintf("create %s files + durable", thousands(o.files))},
-		{"mount", "mount, cold (until `.memfs/status` reads)"},
+	big := mib(o.bigBytes)
+	rs := []row{
+		{"ls", "`ls -lR`", ""},
+		{"find", "`find -printf '%s\\n'`", ""},
+		{"cold", "read every file, cold", ""},
+		{"warm", "read every file, warm", ""},
+		{"grep", "`grep -r` a word, warm", ""},
+		{"edit", fmt.Sprintf("`sed -i` on %s files", thousands(o.edits)), ""},
+		{"seqw", fmt.Sprintf("write %s (1 MiB writes)", big), ""},
+		{"seqws", fmt.Sprintf("write %s + fsync", big), ""},
+		{"seqr", fmt.Sprintf("read %s, warm", big), ""},
+		{"create", fmt.Sprintf("create %s files", thousands(o.files)), ""},
+		{"flush", fmt.Sprintf("flush %s new files (memfs: fsync of one; native: sync)", thousands(o.files)), ""},
+		{"durable", fmt.Sprintf("create %s files + durable", thousands(o.files)), ""},
+		{"mount", fmt.Sprintf("mount %s keys, cold (memfs: until `.memfs/status` reads)", thousands(o.files)), ""},
 	}
+	if o.mountKeys > 0 {
+		k := thousands(o.mountKeys)
+		rs = append(rs,
+			row{"mountN", fmt.Sprintf("mount %s keys, cold", k), ""},
+			row{"rssN", fmt.Sprintf("RSS after mounting %s keys, MiB", k), "MiB"},
+			row{"hwmN", fmt.Sprintf("peak RSS (VmHWM) mounting %s keys, MiB", k), "MiB"},
+		)
+	}
+	return rs
 }
 
-func makeTargets(o options, work string) ([]Target, error) {
+// mib names a size in MiB ("256 MiB"), or in bytes when it is not whole.
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%s bytes", thousands(int(n)))
+}
+
+// makeTargets builds the targets -targets names, each with its own
+// directory under work. shared "" gives each its own copy of the tree (the
+// rounds); otherwise every target serves the tree at shared (the mount
+// phase: the dir store and the peers serve it in place, the badger store
+// imports it, native is left out).
+func makeTargets(o options, work, shared string) ([]Target, error) {
 	var ts []Target
+	// memfs needs room for the large file (its default limit is 64 MiB)
+	mountArgs := append([]string{"--max-file-size", strconv.FormatInt(max(300_000_000, o.bigBytes), 10)}, strings.Fields(o.mountArgs)...)
 	for _, name := range strings.Split(o.targets, ",") {
-		switch strings.TrimSpace(name) {
+		name = strings.TrimSpace(name)
+		dir := filepath.Join(work, name)
+		switch name {
 		case "native":
-			ts = append(ts, &nativeTarget{dir: filepath.Join(work, "native", "tree")})
+			if shared == "" {
+				ts = append(ts, &nativeTarget{dir: filepath.Join(dir, "tree")})
+			}
 		case "dir", "badger":
-			ts = append(ts, newMemfs(o.memfs, name, filepath.Join(work, "memfs-"+name), strings.Fields(o.mountArgs)))
+			store := ""
+			if name == "dir" {
+				store = shared
+			}
+			ts = append(ts, newMemfs(o.memfs, name, filepath.Join(work, "memfs-"+name), store, mountArgs))
 		case "loopback":
-			ts = append(ts, newPassthrough("go-fuse loopback", filepath.Join(work, "loopback"), func(b, m string) []string {
+			ts = append(ts, newPassthrough("go-fuse loopback", dir, shared, func(b, m string) []string {
 				return []string{o.loopback, "-q", "-directmount", m, b}
 			}))
 		case "bindfs":
-			ts = append(ts, newPassthrough("bindfs", filepath.Join(work, "bindfs"), func(b, m string) []string {
+			ts = append(ts, newPassthrough("bindfs", dir, shared, func(b, m string) []string {
 				return []string{"bindfs", "-f", b, m}
 			}))
 		case "rclone":
-			ts = append(ts, newPassthrough("rclone mount", filepath.Join(work, "rclone"), func(b, m string) []string {
-				return []string{"rclone", "mount", "--vfs-cache-mode", "writes", "--vfs-write-back", "0s", "--cache-dir", filepath.Join(work, "rclone-cache"), b, m}
+			ts = append(ts, newPassthrough("rclone mount", dir, shared, func(b, m string) []string {
+				return []string{"rclone", "mount", "--vfs-cache-mode", "writes", "--vfs-write-back", "0s", "--cache-dir", filepath.Join(dir, "cache"), b, m}
 			}))
 		default:
 			return nil, fmt.Errorf("unknown target %q (want native, dir, badger, loopback, bindfs, rclone)", name)
@@ -212,8 +271,20 @@ func makeTargets(o options, work string) ([]Target, error) {
 	return ts, nil
 }
 
+// plan is what every round works with, computed once.
+type plan struct {
+	tree, newFiles []treeFile
+	treeBytes      int64
+	wantGrep       int
+	minFind        int
+	edits          []treeFile
+	perDir         map[string]int  // entries of each tree directory
+	inTree         map[string]bool // the tree's paths
+	big            *bigData
+}
+
 func bench(o options, work string, start time.Time) error {
-	targets, err := makeTargets(o, work)
+	targets, err := makeTargets(o, work, "")
 	if err != nil {
 		return err
 	}
@@ -223,11 +294,22 @@ func bench(o options, work string, start time.Time) error {
 	loadStart := loadavg()
 	logf("work dir %s; %d files in %d dirs, %d rounds, targets %s", work, o.files, o.dirs, o.rounds, o.targets)
 
-	tree := genTree(o.files, o.dirs, 1, "d%03d", "f%05d.md", true)
-	newFiles := genTree(o.files, o.dirs, 2, "new/c%03d", "n%05d.md", false)
-	treeBytes, wantGrep := totalBytes(tree), planted(tree)
+	pl := plan{
+		tree:     genTree(o.files, o.dirs, 1, "d%03d", "f%05d.md", true),
+		newFiles: genTree(o.files, o.dirs, 2, newDir+"/c%03d", "n%05d.md", false),
+		minFind:  o.files + o.dirs + 1,
+		perDir:   map[string]int{},
+		inTree:   map[string]bool{},
+		big:      newBigData(o.bigBytes),
+	}
+	pl.treeBytes, pl.wantGrep = totalBytes(pl.tree), planted(pl.tree)
+	pl.edits = pickEdits(pl.tree, o.edits)
+	for _, f := range pl.tree {
+		pl.perDir[filepath.Dir(f.rel)]++
+		pl.inTree[f.rel] = true
+	}
 	src := filepath.Join(work, "src")
-	if err := writeTree(src, tree); err != nil {
+	if err := writeTree(src, pl.tree); err != nil {
 		return err
 	}
 	for _, t := range targets {
@@ -241,18 +323,11 @@ func bench(o options, work string, start time.Time) error {
 		return err
 	}
 
-	res := map[string]map[string][]float64{}
-	record := func(t Target, key string, d time.Duration) {
-		if res[t.Name()] == nil {
-			res[t.Name()] = map[string][]float64{}
-		}
-		res[t.Name()][key] = append(res[t.Name()][key], d.Seconds())
-	}
-	minFind := o.files + o.dirs + 1
+	res := newResults()
 	for r := 0; r < o.rounds; r++ {
 		for k := range targets {
 			t := targets[(k+r)%len(targets)]
-			if err := round(t, r, o, tree, newFiles, treeBytes, wantGrep, minFind, record); err != nil {
+			if err := round(t, r, o, &pl, res); err != nil {
 				t.Close()
 				return fmt.Errorf("round %d, %s: %w", r+1, t.Name(), err)
 			}
@@ -261,7 +336,12 @@ func bench(o options, work string, start time.Time) error {
 	for _, t := range targets {
 		t.Close()
 	}
-	report := render(o, targets, res, treeBytes, loadStart, time.Since(start))
+	if o.mountKeys > 0 {
+		if err := mountPhase(o, work, res); err != nil {
+			return fmt.Errorf("mount phase: %w", err)
+		}
+	}
+	report := render(o, targets, res, pl.treeBytes, loadStart, time.Since(start))
 	fmt.Print(report)
 	if o.out != "" {
 		if err := os.WriteFile(o.out, []byte(report), 0o644); err != nil {
@@ -271,102 +351,368 @@ func bench(o options, work string, start time.Time) error {
 	return nil
 }
 
-func round(t Target, r int, o options, tree, newFiles []treeFile, treeBytes int64, wantGrep, minFind int,
-	record func(Target, string, time.Duration)) error {
+// results collects the measurements and the failures of every target.
+type results struct {
+	vals  map[string]map[string][]float64    // target name -> row key -> values
+	fails map[string]map[string]map[int]bool // target name -> row key -> rounds that failed
+	notes []string                           // what failed, in order
+	last  map[string]map[string]int          // target name -> row key -> round of the last value
+}
+
+func newResults() *results {
+	return &results{vals: map[string]map[string][]float64{}, fails: map[string]map[string]map[int]bool{},
+		last: map[string]map[string]int{}}
+}
+
+func (r *results) record(t Target, round int, key string, v float64) {
+	n := t.Name()
+	if r.vals[n] == nil {
+		r.vals[n] = map[string][]float64{}
+		r.last[n] = map[string]int{}
+	}
+	r.vals[n][key] = append(r.vals[n][key], v)
+	r.last[n][key] = round
+}
+
+// failGroups: the rows a failure under a key makes void.
+var failGroups = map[string][]string{
+	"seqw":    {"seqw", "seqws", "seqr"},
+	"create":  {"create", "flush", "durable"},
+	"durable": {"create", "flush", "durable"},
+}
+
+// fail records that t's workload key failed in round: the round's values
+// of the rows it voids are dropped (a broken target must not look fast).
+func (r *results) fail(t Target, round int, key, msg string) {
+	n := t.Name()
+	r.notes = append(r.notes, fmt.Sprintf("round %d, %s, %s: %s", round, n, key, msg))
+	logf("round %d %s: FAILED %s: %s", round, n, key, msg)
+	group := failGroups[key]
+	if group == nil {
+		group = []string{key}
+	}
+	if r.fails[n] == nil {
+		r.fails[n] = map[string]map[int]bool{}
+	}
+	for _, k := range group {
+		if r.fails[n][k] == nil {
+			r.fails[n][k] = map[int]bool{}
+		}
+		r.fails[n][k][round] = true
+		if v := r.vals[n][k]; len(v) > 0 && r.last[n][k] == round {
+			r.vals[n][k] = v[:len(v)-1]
+			r.last[n][k] = -1
+		}
+	}
+}
+
+// isPeer: a peer FUSE filesystem, whose wrong outputs are recorded as
+// failures (and its state repaired) instead of stopping the benchmark.
+func isPeer(t Target) bool { return isFUSE(t) && !isMemfs(t) }
+
+// A step of a round. A step with a key is a workload: when a peer fails
+// it, the failure is recorded under that row and the round goes on.
+type step struct {
+	key string
+	run func() error
+}
+
+func round(t Target, r int, o options, pl *plan, res *results) error {
 	var line []string
 	rec := func(key string, d time.Duration) {
-		record(t, key, d)
+		res.record(t, r+1, key, d.Seconds())
 		line = append(line, fmt.Sprintf("%s %.3f", key, d.Seconds()))
 	}
 	defer func() { logf("round %d/%d %-13s %s", r+1, o.rounds, t.Name()+":", strings.Join(line, "  ")) }()
 
 	var root string
-	var created time.Duration
-	steps := []func() error{
-		dropCaches,
-		func() (err error) {
+	var created, flushed time.Duration
+	bigPath := func() string { return filepath.Join(root, bigName) }
+	steps := []step{
+		{"", dropCaches},
+		{"", func() (err error) {
 			t0 := time.Now()
 			if root, err = t.Mount(); err == nil && isFUSE(t) {
 				rec("mount", time.Since(t0))
 			}
 			return err
-		},
-		dropCaches,
-		func() error {
-			d, err := readAll(root, tree, treeBytes)
+		}},
+		{"", dropCaches},
+		{"cold", func() error {
+			d, err := readAll(root, pl.tree, pl.treeBytes)
 			if err != nil {
 				return fmt.Errorf("cold read: %w", err)
 			}
 			rec("cold", d)
 			return nil
-		},
-		func() error {
-			d, err := readAll(root, tree, treeBytes)
+		}},
+		{"warm", func() error {
+			d, err := readAll(root, pl.tree, pl.treeBytes)
 			if err != nil {
 				return fmt.Errorf("warm read: %w", err)
 			}
 			rec("warm", d)
 			return nil
-		},
-		func() error {
+		}},
+		{"ls", func() error {
 			d, err := lsLR(root)
 			if err == nil {
 				rec("ls", d)
 			}
 			return err
-		},
-		func() error {
+		}},
+		{"find", func() error {
 			d, n, err := runCounted("find", root, "-printf", "%s\n")
 			if err != nil {
 				return err
 			}
-			if n < minFind || n > minFind+3 { // memfs adds .memfs/{status,changes}
-				return fmt.Errorf("find printed %d lines, want %d", n, minFind)
+			if n < pl.minFind || n > pl.minFind+3 { // memfs adds .memfs/{status,changes}
+				return fmt.Errorf("find printed %d lines, want %d", n, pl.minFind)
 			}
 			rec("find", d)
 			return nil
-		},
-		func() error {
+		}},
+		{"grep", func() error {
 			d, n, err := runCounted("grep", "-r", grepWord, root)
 			if err != nil {
 				return err
 			}
-			if n != wantGrep {
-				return fmt.Errorf("grep -r found %d lines, want %d", n, wantGrep)
+			if n != pl.wantGrep {
+				return fmt.Errorf("grep -r found %d lines, want %d", n, pl.wantGrep)
 			}
 			rec("grep", d)
 			return nil
-		},
-		func() (err error) {
+		}},
+		// Edit in place: one sed -i over the chosen files (warm: they were
+		// just read), checked; then (untimed) undone, checked, and made
+		// durable, so that the next workloads start clean.
+		{"edit", func() error {
+			if len(pl.edits) == 0 {
+				return nil
+			}
+			d, err := sedInPlace(root, pl.edits, "1s/^/"+editPrefix+"/")
+			if err != nil {
+				return err
+			}
+			if err := checkFiles(root, pl.edits, editPrefix, pl.perDir); err != nil {
+				return fmt.Errorf("after sed -i: %w", err)
+			}
+			rec("edit", d)
+			if _, err := sedInPlace(root, pl.edits, "1s/^"+editPrefix+"//"); err != nil {
+				return fmt.Errorf("undoing the edit: %w", err)
+			}
+			if err := checkFiles(root, pl.edits, "", pl.perDir); err != nil {
+				return fmt.Errorf("after undoing the edit: %w", err)
+			}
+			return settle(t, root, pl)
+		}},
+		// One large file: 1 MiB writes, fsync; a first read (untimed, full
+		// SHA-256 check), the warm read (timed); then removed, durably.
+		{"seqw", func() error {
+			defer os.Remove(bigPath()) // also after a failure (a peer's)
+			w, ws, err := seqWrite(bigPath(), pl.big)
+			if err != nil {
+				return fmt.Errorf("sequential write: %w", err)
+			}
+			if _, err := seqRead(bigPath(), pl.big, true); err != nil {
+				return fmt.Errorf("first read of the large file: %w", err)
+			}
+			rd, err := seqRead(bigPath(), pl.big, false)
+			if err != nil {
+				return fmt.Errorf("warm read of the large file: %w", err)
+			}
+			rec("seqw", w)
+			rec("seqws", ws)
+			rec("seqr", rd)
+			if err := os.Remove(bigPath()); err != nil {
+				return err
+			}
+			return settle(t, root, pl)
+		}},
+		{"create", func() (err error) {
 			syscallSync() // start the create from a clean disk
-			if created, err = createFiles(root, newFiles); err != nil {
+			if created, err = createFiles(root, pl.newFiles); err != nil {
 				return fmt.Errorf("create: %w", err)
 			}
 			return nil
-		},
-		func() error {
+		}},
+		// Flush of the created files: memfs flushes its whole session on
+		// the fsync of any file; native makes them durable with sync(2).
+		// Peers: none (their durable is the unmount).
+		{"flush", func() (err error) {
+			switch {
+			case isMemfs(t):
+				flushed, err = memfsFlush(root, filepath.Join(root, pl.newFiles[len(pl.newFiles)-1].rel), len(pl.newFiles))
+				if err != nil {
+					return fmt.Errorf("flush: %w", err)
+				}
+				rec("flush", flushed)
+			case !isFUSE(t):
+				t0 := time.Now()
+				syscallSync()
+				flushed = time.Since(t0)
+				rec("flush", flushed)
+			}
+			return nil
+		}},
+		{"", func() error {
 			t1 := time.Now()
 			if err := t.Durable(); err != nil {
 				return err
 			}
-			rec("create", created)
-			rec("durable", created+time.Since(t1))
+			if created > 0 {
+				rec("create", created)
+				rec("durable", created+flushed+time.Since(t1))
+			}
 			return nil
-		},
-		func() error {
-			if err := t.Reset("new", len(newFiles)); err != nil {
+		}},
+		{"", func() error {
+			probs, err := t.Reset(pl)
+			if len(probs) > 0 && !isPeer(t) {
+				return fmt.Errorf("after the round: %v", probs)
+			}
+			for _, p := range probs {
+				res.fail(t, r+1, p.key, "after the unmount: "+p.msg)
+			}
+			if err != nil {
 				return fmt.Errorf("reset: %w", err)
 			}
 			syscallSync()
 			return nil
-		},
+		}},
 	}
-	for _, step := range steps {
+	for _, st := range steps {
 		if interrupted.Load() {
 			return errInterrupted
 		}
-		if err := step(); err != nil {
+		if err := st.run(); err != nil {
+			if st.key == "" || !isPeer(t) || interrupted.Load() {
+				return err
+			}
+			res.fail(t, r+1, st.key, err.Error())
+		}
+	}
+	return nil
+}
+
+// settle makes everything written under root durable (untimed): for memfs
+// the fsync of one file, which flushes the session, checked in
+// .memfs/status (nothing dirty, no delete pending); then sync(2).
+func settle(t Target, root string, pl *plan) error {
+	if isMemfs(t) {
+		if _, err := memfsFlush(root, filepath.Join(root, pl.tree[0].rel), 0); err != nil {
 			return err
+		}
+	}
+	syscallSync()
+	return nil
+}
+
+// memfsFlush fsyncs file (opened read-only) on a memfs mount and returns
+// the time of the fsync. memfs flushes its whole session on it; the status
+// must show at least minDirty dirty entries before and none dirty and no
+// delete pending after.
+func memfsFlush(root, file string, minDirty int) (time.Duration, error) {
+	if n, err := statusInt(root, "dirty"); err != nil {
+		return 0, err
+	} else if n < minDirty {
+		return 0, fmt.Errorf(".memfs/status shows %d dirty entries before the flush, want at least %d", n, minDirty)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	err = f.Sync()
+	d := time.Since(t0)
+	f.Close()
+	if err != nil {
+		return 0, fmt.Errorf("fsync %s: %w", file, err)
+	}
+	m, err := memfsStatus(root)
+	if err != nil {
+		return 0, err
+	}
+	if m["dirty"] != "0" || m["pending_deletes"] != "0" || m["last_flush_result"] != "ok" {
+		return 0, fmt.Errorf("after fsync: dirty %s, pending_deletes %s, last_flush_result %s; want 0, 0, ok", m["dirty"], m["pending_deletes"], m["last_flush_result"])
+	}
+	return d, nil
+}
+
+// mountPhase measures mount time and memory with o.mountKeys keys: a tree
+// of that many files is written once; the dir store and the peers serve it
+// in place, the badger store imports it once. Each repetition mounts every
+// target once (order rotated) from dropped caches, reads the serving
+// process's VmRSS and VmHWM, checks the mount, and unmounts.
+func mountPhase(o options, work string, res *results) error {
+	base := filepath.Join(work, "mount-phase")
+	tree := filepath.Join(base, "tree")
+	dirs := max(1, o.mountKeys/100)
+	files := genTree(o.mountKeys, dirs, 4, "m%04d", "k%06d.md", false)
+	last := files[len(files)-1].rel
+	t0 := time.Now()
+	if err := writeTreeParallel(tree, files, 4); err != nil {
+		return err
+	}
+	files = nil
+	syscallSync()
+	logf("mount phase: wrote %d files in %d dirs in %.1fs", o.mountKeys, dirs, time.Since(t0).Seconds())
+	targets, err := makeTargets(o, base, tree)
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		t0 := time.Now()
+		if err := t.Setup(tree); err != nil {
+			return fmt.Errorf("%s: setup: %w", t.Name(), err)
+		}
+		logf("mount phase: %s: set up in %.1fs", t.Name(), time.Since(t0).Seconds())
+	}
+	defer func() {
+		for _, t := range targets {
+			t.Close()
+		}
+	}()
+	for r := 0; r < o.mountReps; r++ {
+		for k := range targets {
+			if interrupted.Load() {
+				return errInterrupted
+			}
+			t := targets[(k+r)%len(targets)].(*fuseTarget)
+			if err := dropCaches(); err != nil {
+				return err
+			}
+			t0 := time.Now()
+			root, err := t.Mount()
+			if err != nil {
+				return err
+			}
+			d := time.Since(t0)
+			rss, hwm, err := procMem(t.p.pid)
+			if err != nil {
+				return err
+			}
+			// check (untimed) that the mount serves the whole tree
+			if t.memfs {
+				n, err := statusInt(root, "keys_indexed")
+				if err != nil {
+					return err
+				}
+				if n != o.mountKeys {
+					return fmt.Errorf("%s: .memfs/status: keys_indexed %d, want %d", t.Name(), n, o.mountKeys)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(root, last)); err != nil {
+				return fmt.Errorf("%s: %w", t.Name(), err)
+			}
+			if err := t.Durable(); err != nil {
+				return err
+			}
+			res.record(t, r+1, "mountN", d.Seconds())
+			res.record(t, r+1, "rssN", float64(rss)/(1<<20))
+			res.record(t, r+1, "hwmN", float64(hwm)/(1<<20))
+			logf("mount phase %d/%d %-17s mount %.3f  VmRSS %.1f MiB  VmHWM %.1f MiB", r+1, o.mountReps, t.Name()+":",
+				d.Seconds(), float64(rss)/(1<<20), float64(hwm)/(1<<20))
 		}
 	}
 	return nil
@@ -412,12 +758,13 @@ func ratio(v float64) string {
 	return fmt.Sprintf("x%.1f", v)
 }
 
-func render(o options, targets []Target, res map[string]map[string][]float64, treeBytes int64, loadStart string, took time.Duration) string {
+func render(o options, targets []Target, rs *results, treeBytes int64, loadStart string, took time.Duration) string {
+	res := rs.vals
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Whole-filesystem benchmark (`scripts/bench.sh`)\n\n")
 	fmt.Fprintf(&b, "%s\n\n", machine(o))
 	fmt.Fprintf(&b, "%s files of 1–4 KiB of text (%.1f MiB) in %d directories; %d rounds, targets interleaved "+
-		"(order rotated each round). Seconds: **median** xN (min–max), xN = median / native median. "+
+		"(order rotated each round). Seconds (rows in MiB: memory): **median** xN (min–max), xN = median / native median. "+
 		"Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n",
 		thousands(o.files), float64(treeBytes)/(1<<20), o.dirs, o.rounds, loadStart, loadavg())
 	b.WriteString("| workload |")
@@ -434,8 +781,16 @@ func render(o options, targets []Target, res map[string]map[string][]float64, tr
 		fmt.Fprintf(&b, "| %s |", rw.label)
 		for _, t := range targets {
 			v := res[t.Name()][rw.key]
+			failed := ""
+			if n := len(rs.fails[t.Name()][rw.key]); n > 0 {
+				failed = fmt.Sprintf(" **failed in %d of %d rounds**", n, o.rounds)
+			}
 			if len(v) == 0 {
-				b.WriteString(" — |")
+				if failed != "" {
+					fmt.Fprintf(&b, "%s |", failed)
+				} else {
+					b.WriteString(" — |")
+				}
 				continue
 			}
 			med, lo, hi := stats(v)
@@ -446,30 +801,67 @@ func render(o options, targets []Target, res map[string]map[string][]float64, tr
 					cell += " " + ratio(med/bm)
 				}
 			}
-			cell += fmt.Sprintf(" (%s–%s)", secs(lo), secs(hi))
+			cell += fmt.Sprintf(" (%s–%s)", secs(lo), secs(hi)) + failed
 			fmt.Fprintf(&b, " %s |", cell)
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString(bestPeer(o, targets, res))
+	b.WriteString(bestPeer(o, targets, rs))
+	if len(rs.notes) > 0 {
+		b.WriteString("\nFailures (outputs found wrong; the values of a failed run are left out, and a peer that failed a workload is not its best peer):\n\n")
+		for _, n := range rs.notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
 	fmt.Fprintf(&b, `
 - Each round, per target: drop caches (sync; echo 3 > /proc/sys/vm/drop_caches),
-  mount (memfs: a fresh `+"`memfs mount --flush-interval 0`"+` process; timed until
-  .memfs/status names it), drop caches again, then in this order: cold read,
-  warm read (same mount), ls -lR, find, grep, create, durable; then (untimed)
-  the created files are checked in the store and removed.
+  mount (memfs: a fresh `+"`memfs mount --flush-interval 0 --max-file-size %d`"+`
+  process; timed until .memfs/status names it; peers: until the mountpoint
+  is mounted), drop caches again, then in this order: cold read, warm read
+  (same mount), ls -lR, find, grep, edit, large file, create, flush,
+  durable; then (untimed) the created files are checked in the store (or
+  backing directory) and removed.
 - Reads: one Go loop of os.ReadFile over every file, directory by directory,
   single-threaded (no cat processes). Byte totals are checked.
 - ls -lR: the real ls, output to /dev/null. find and grep -r (%q, in 1 file
   of 50): output through a pipe (GNU grep stops at the first match when
   writing to /dev/null); line counts are checked.
+- Edit: one `+"`sed -i '1s/^/%s/' FILE...`"+` over %s files spread over all
+  directories (GNU sed: temp file in the same directory, rename over the
+  file; no fsync); every edited file is then read back and compared, and
+  no directory may hold a leftover entry. Untimed: a second sed takes the
+  text off again (checked), then the changes are made durable (memfs: fsync
+  of one file, which flushes the session; everyone: sync(2)).
+- Large file: %s of random bytes written by one process in 1 MiB writes
+  (open O_CREAT|O_TRUNC; "write" = open + writes), then fsync and close
+  ("+ fsync" = all of it); the size is checked. Then a first read (untimed,
+  SHA-256 of the whole content checked) and the warm read (timed: 1 MiB
+  reads, byte count and each MiB's stamp checked). Then the file is removed
+  and the removal made durable as above (memfs: .memfs/status must show
+  nothing dirty and no delete pending).
 - Create: %s new files of 1–4 KiB in %d new directories (mkdir, then
   open O_CREAT|O_TRUNC, write, close each; no fsync), one Go loop.
-  Durable: native = one sync(2) after the last close; memfs = SIGTERM and
-  wait for the process to exit (final flush to the store, unmount).
-  "+ durable" is the create time plus that.
-- Run time of the whole benchmark: %s.
-`, grepWord, thousands(o.files), o.dirs, took.Round(time.Second))
+  Flush: memfs = fsync(2) of one of the created files (memfs flushes its
+  whole session on any fsync; .memfs/status must show at least %s dirty
+  entries before and none after); native = sync(2); peers: not measured.
+  Durable: native = that sync(2) (a second one is ~0); memfs = that fsync,
+  then SIGTERM and wait for the process to exit (its final flush finds
+  nothing left; unmount); peers = umount(2), wait for the process, sync(2).
+  "+ durable" is create + flush + that.
+`, max(300_000_000, o.bigBytes), grepWord, editPrefix, thousands(o.edits), mib(o.bigBytes), thousands(o.files), o.dirs, thousands(o.files))
+	if o.mountKeys > 0 {
+		fmt.Fprintf(&b, `- Mount phase, after the rounds: %s files of 1–4 KiB in %s directories,
+  written once. The memfs dir store and the peers serve that tree in place,
+  the badger store holds a copy (memfs import, once). %d repetitions, targets
+  interleaved, each from dropped caches: start the process, time until
+  ready (memfs: .memfs/status names the process; peers: mounted), then read
+  VmRSS and VmHWM of the serving process from /proc/PID/status (memfs dir
+  also starts a small helper process, not counted), check the mount
+  (memfs: keys_indexed in .memfs/status; all: stat of the last file), and
+  unmount.
+`, thousands(o.mountKeys), thousands(max(1, o.mountKeys/100)), o.mountReps)
+	}
+	fmt.Fprintf(&b, "- Run time of the whole benchmark: %s.\n", took.Round(time.Second))
 	return b.String()
 }
 
@@ -539,7 +931,8 @@ func workFS(dir string) string {
 
 // bestPeer renders, when peers ran, each memfs target's median against the
 // best peer's for every workload (xN < 1: memfs is faster).
-func bestPeer(o options, targets []Target, res map[string]map[string][]float64) string {
+func bestPeer(o options, targets []Target, rs *results) string {
+	res := rs.vals
 	var memfs, peers []string
 	for _, t := range targets {
 		switch n := t.Name(); {
@@ -566,7 +959,7 @@ func bestPeer(o options, targets []Target, res map[string]map[string][]float64) 
 	for _, rw := range rows(o) {
 		best, bestName := 0.0, ""
 		for _, p := range peers {
-			if v := res[p][rw.key]; len(v) > 0 {
+			if v := res[p][rw.key]; len(v) > 0 && len(rs.fails[p][rw.key]) == 0 {
 				if m, _, _ := stats(v); bestName == "" || m < best {
 					best, bestName = m, p
 				}

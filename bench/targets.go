@@ -15,7 +15,7 @@ import (
 )
 
 // A Target is one way of serving the tree: a native directory, memfs with a
-// store, or (later) a peer FUSE filesystem. The runner calls Setup once,
+// store, or a peer FUSE filesystem. The runner calls Setup once,
 // then every round: Mount, the workloads under the returned root, Durable,
 // Reset.
 type Target interface {
@@ -29,9 +29,12 @@ type Target interface {
 	// Durable makes everything written under root durable and, for a FUSE
 	// target, releases the mount (for memfs: SIGTERM, final flush, exit).
 	Durable() error
-	// Reset, after Durable, removes what the create workload added (dir
-	// newDir under root) and checks that it had been stored. Untimed.
-	Reset(newDir string, files int) error
+	// Reset, after Durable, checks what the target stored (the tree as it
+	// was, every created file, nothing else), repairs what it can (a
+	// passthrough's backing directory), and removes the created files.
+	// Untimed. problems lists what was wrong, by workload; err is a failure
+	// to check or repair.
+	Reset(pl *plan) (problems []problem, err error)
 	// Close stops whatever the target still runs. Idempotent.
 	Close() error
 }
@@ -60,15 +63,8 @@ func (t *nativeTarget) Mount() (string, error) { return t.dir, nil }
 // Durable is one sync(2), as sync(1) does, after all the files are closed.
 func (t *nativeTarget) Durable() error { syscall.Sync(); return nil }
 
-func (t *nativeTarget) Reset(newDir string, files int) error {
-	n, err := countFiles(filepath.Join(t.dir, newDir))
-	if err != nil {
-		return err
-	}
-	if n != files {
-		return fmt.Errorf("native: %d files under %s, want %d", n, newDir, files)
-	}
-	return os.RemoveAll(filepath.Join(t.dir, newDir))
+func (t *nativeTarget) Reset(pl *plan) ([]problem, error) {
+	return checkDir(t.dir, pl, false)
 }
 
 func (t *nativeTarget) Close() error { return nil }
@@ -93,9 +89,10 @@ type fuseTarget struct {
 	argv  func(t *fuseTarget) []string
 	ready func(t *fuseTarget, p *proc) (bool, error) // nil: mnt is mounted
 	stop  func(t *fuseTarget, p *proc) error         // nil: SIGTERM, wait, exit 0
-	reset func(t *fuseTarget, newDir string, files int) error
+	reset func(t *fuseTarget, pl *plan) ([]problem, error)
 
-	p *proc // the serving process of this round
+	memfs bool  // a memfs mount (.memfs/status, flush on fsync)
+	p     *proc // the serving process of this round
 }
 
 func (t *fuseTarget) Name() string { return t.name }
@@ -165,7 +162,7 @@ func (t *fuseTarget) Durable() error {
 	return nil
 }
 
-func (t *fuseTarget) Reset(newDir string, files int) error { return t.reset(t, newDir, files) }
+func (t *fuseTarget) Reset(pl *plan) ([]problem, error) { return t.reset(t, pl) }
 
 func (t *fuseTarget) Close() error {
 	if t.p == nil {
@@ -176,24 +173,34 @@ func (t *fuseTarget) Close() error {
 	return p.stop(syscall.SIGTERM, time.Minute)
 }
 
-// newMemfs is memfs serving a store of kind "dir" or "badger".
-func newMemfs(bin, kind, dir string, mountArgs []string) *fuseTarget {
-	store := kind + ":" + filepath.Join(dir, "store")
+// newMemfs is memfs serving a store of kind "dir" or "badger". store is
+// the store's path; "" means dir/store, loaded by memfs import in Setup. A
+// dir store given as store is served as it is (it is the tree Setup gets).
+func newMemfs(bin, kind, dir, store string, mountArgs []string) *fuseTarget {
+	path := store
+	if path == "" {
+		path = filepath.Join(dir, "store")
+	}
+	spec := kind + ":" + path
 	return &fuseTarget{
-		name: "memfs " + kind,
-		dir:  dir,
+		name:  "memfs " + kind,
+		dir:   dir,
+		memfs: true,
 		load: func(t *fuseTarget, src string) error {
-			if err := os.MkdirAll(filepath.Join(dir, "store"), 0o755); err != nil {
+			if kind == "dir" && path == src {
+				return nil // the tree is the store: 1:1 paths
+			}
+			if err := os.MkdirAll(path, 0o755); err != nil {
 				return err
 			}
-			out, err := output(bin, "import", "--store", store, src)
+			out, err := output(bin, "import", "--store", spec, src)
 			if err != nil {
 				return fmt.Errorf("memfs import: %v\n%s", err, out)
 			}
 			return nil
 		},
 		argv: func(t *fuseTarget) []string {
-			a := []string{bin, "mount", "--store", store, "--flush-interval", "0"}
+			a := []string{bin, "mount", "--store", spec, "--flush-interval", "0"}
 			a = append(a, mountArgs...)
 			return append(a, t.mnt)
 		},
@@ -207,20 +214,74 @@ func newMemfs(bin, kind, dir string, mountArgs []string) *fuseTarget {
 		},
 		// Durable: SIGTERM, which flushes and unmounts; memfs exits 0 after
 		// its final flush (nil stop does exactly that).
-		reset: func(t *fuseTarget, newDir string, files int) error {
-			out, err := output(bin, "ls", "--store", store, newDir+"/")
+		// Reset: the store must hold exactly the tree's keys and the
+		// created ones, with their sizes (memfs ls -l); then memfs rm -r.
+		reset: func(t *fuseTarget, pl *plan) ([]problem, error) {
+			out, err := output(bin, "ls", "-l", "--store", spec)
 			if err != nil {
-				return fmt.Errorf("memfs ls: %v\n%s", err, out)
+				return nil, fmt.Errorf("memfs ls: %v\n%s", err, out)
 			}
-			if n := strings.Count(out, "\n"); n != files {
-				return fmt.Errorf("%s: the store holds %d keys under %s/ after unmount, want %d", t.name, n, newDir, files)
+			probs := checkKeys(out, pl)
+			if out, err := output(bin, "rm", "-r", "--store", spec, newDir); err != nil {
+				return probs, fmt.Errorf("memfs rm: %v\n%s", err, out)
 			}
-			if out, err := output(bin, "rm", "-r", "--store", store, newDir); err != nil {
-				return fmt.Errorf("memfs rm: %v\n%s", err, out)
-			}
-			return nil
+			return probs, nil
 		},
 	}
+}
+
+// isMemfs reports whether t is a memfs mount.
+func isMemfs(t Target) bool {
+	ft, ok := t.(*fuseTarget)
+	return ok && ft.memfs
+}
+
+// memfsStatus reads .memfs/status under a memfs mount as key: value pairs.
+func memfsStatus(root string) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(root, ".memfs", "status"))
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok {
+			m[k] = v
+		}
+	}
+	return m, nil
+}
+
+// statusInt returns the integer field key of a memfs mount's status.
+func statusInt(root, key string) (int, error) {
+	m, err := memfsStatus(root)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(m[key])
+	if err != nil {
+		return 0, fmt.Errorf(".memfs/status: %s: %q", key, m[key])
+	}
+	return n, nil
+}
+
+// procMem returns VmRSS and VmHWM of process pid, in bytes.
+func procMem(pid int) (rss, hwm int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		var kb int64
+		if _, e := fmt.Sscanf(l, "VmRSS: %d kB", &kb); e == nil {
+			rss = kb << 10
+		} else if _, e := fmt.Sscanf(l, "VmHWM: %d kB", &kb); e == nil {
+			hwm = kb << 10
+		}
+	}
+	if rss == 0 || hwm == 0 {
+		return 0, 0, fmt.Errorf("/proc/%d/status: no VmRSS/VmHWM", pid)
+	}
+	return rss, hwm, nil
 }
 
 // --- processes and mounts, and their cleanup ---
@@ -432,32 +493,174 @@ func tail(path string, n int) string {
 	return "  | " + strings.Join(lines, "\n  | ")
 }
 
-func countFiles(dir string) (int, error) {
-	n := 0
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+// newDir is where the create workload puts its files.
+const newDir = "new"
+
+// A problem is a checked output that was wrong, under the row (workload)
+// that produced it.
+type problem struct{ key, msg string }
+
+func (p problem) String() string { return p.key + ": " + p.msg }
+
+// checkDir compares a directory after a round (native, or a passthrough's
+// backing directory) with what it must hold: the tree unchanged (edit: the
+// undone sed -i; no temp file left), no large file, and every created file
+// (durable). repair: rewrite and remove until it holds the tree again; in
+// any case the created files are removed.
+func checkDir(dir string, pl *plan, repair bool) ([]problem, error) {
+	var probs []problem
+	listed := 0
+	add := func(key, format string, args ...any) {
+		if listed < 3 {
+			probs = append(probs, problem{key, fmt.Sprintf(format, args...)})
+		}
+		listed++
+	}
+	wrong, stray := 0, 0
+	for _, f := range pl.tree {
+		p := filepath.Join(dir, f.rel)
+		if b, err := os.ReadFile(p); err != nil || !bytes.Equal(b, f.data) {
+			wrong++
+			switch {
+			case err != nil:
+				add("edit", "%s: %v", f.rel, err)
+			case bytes.Equal(b, append([]byte(editPrefix), f.data...)):
+				add("edit", "%s holds the edited text after the round (the undo, done and checked through the mount, did not reach the backing directory)", f.rel)
+			default:
+				add("edit", "%s: %d bytes, not the tree's %d", f.rel, len(b), len(f.data))
+			}
+			if repair {
+				if err := os.WriteFile(p, f.data, 0o644); err != nil {
+					return probs, err
+				}
+			}
+		}
+	}
+	summary := func() {
+		if listed > 3 {
+			probs = append(probs, problem{"edit", fmt.Sprintf("in all: %d of the tree's files wrong, %d unexpected entries in its directories", wrong, stray)})
+		}
+	}
+	want := map[string]bool{newDir: true}
+	for d := range pl.perDir {
+		want[d] = true
+		ents, err := os.ReadDir(filepath.Join(dir, d))
 		if err != nil {
-			return err
+			return probs, err
 		}
-		if d.Type().IsRegular() {
-			n++
+		if len(ents) != pl.perDir[d] {
+			for _, e := range ents {
+				if !pl.inTree[filepath.Join(d, e.Name())] {
+					stray++
+					add("edit", "%s: unexpected entry %s (a sed temp file?)", d, e.Name())
+					if repair {
+						if err := os.RemoveAll(filepath.Join(dir, d, e.Name())); err != nil {
+							return probs, err
+						}
+					}
+				}
+			}
 		}
-		return nil
-	})
-	return n, err
+	}
+	summary()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return probs, err
+	}
+	for _, e := range ents {
+		if want[e.Name()] || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		key := "edit"
+		if e.Name() == bigName {
+			key = "seqw"
+		}
+		probs = append(probs, problem{key, "unexpected entry " + e.Name() + " in the root"})
+		if repair {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return probs, err
+			}
+		}
+	}
+	missing := 0
+	for _, f := range pl.newFiles {
+		if b, err := os.ReadFile(filepath.Join(dir, f.rel)); err != nil || !bytes.Equal(b, f.data) {
+			missing++
+		}
+	}
+	if missing > 0 {
+		probs = append(probs, problem{"durable", fmt.Sprintf("%d of the %d created files missing or wrong after the unmount", missing, len(pl.newFiles))})
+	}
+	return probs, os.RemoveAll(filepath.Join(dir, newDir))
+}
+
+// checkKeys compares memfs ls -l output (mode uid gid size date time key)
+// with the tree's and the created files' keys and sizes.
+func checkKeys(ls string, pl *plan) []problem {
+	want := map[string]int{}
+	for _, f := range pl.tree {
+		want[f.rel] = len(f.data)
+	}
+	for _, f := range pl.newFiles {
+		want[f.rel] = len(f.data)
+	}
+	var probs []problem
+	add := func(key, format string, args ...any) {
+		if len(probs) < 20 {
+			probs = append(probs, problem{key, fmt.Sprintf(format, args...)})
+		}
+	}
+	seen := 0
+	for _, l := range strings.Split(strings.TrimSpace(ls), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 7 {
+			add("edit", "memfs ls -l: unexpected line %q", l)
+			continue
+		}
+		k := f[len(f)-1]
+		size, _ := strconv.Atoi(f[3])
+		w, ok := want[k]
+		key := "edit"
+		switch {
+		case k == bigName:
+			key = "seqw"
+		case strings.HasPrefix(k, newDir+"/"):
+			key = "durable"
+		}
+		switch {
+		case !ok:
+			add(key, "unexpected key %s in the store", k)
+		case size != w:
+			add(key, "%s: %d bytes in the store, want %d", k, size, w)
+		default:
+			seen++
+		}
+	}
+	if seen != len(want) {
+		add("durable", "the store holds %d of the %d expected keys with their sizes", seen, len(want))
+	}
+	return probs
 }
 
 // --- peer FUSE filesystems: passthroughs over a backing directory ---
 
-// newPassthrough is a FUSE filesystem that serves a backing directory
-// (a copy of the tree) at the mountpoint, run in the foreground by argv.
-// Durable unmounts it (umount(2)), waits for the process, then sync(2)s
-// the backing directory's filesystem.
-func newPassthrough(name, dir string, argv func(backing, mnt string) []string) *fuseTarget {
-	backing := filepath.Join(dir, "backing")
+// newPassthrough is a FUSE filesystem that serves a backing directory at
+// the mountpoint, run in the foreground by argv. backing "" means a copy of
+// the tree in dir/backing, made by Setup; otherwise backing is the tree
+// Setup gets, served as it is. Durable unmounts it (umount(2)), waits for
+// the process, then sync(2)s the backing directory's filesystem.
+func newPassthrough(name, dir, backing string, argv func(backing, mnt string) []string) *fuseTarget {
+	copied := backing == ""
+	if copied {
+		backing = filepath.Join(dir, "backing")
+	}
 	return &fuseTarget{
 		name: name,
 		dir:  dir,
 		load: func(t *fuseTarget, src string) error {
+			if !copied {
+				return nil
+			}
 			return runQuiet("cp", "-a", src, backing)
 		},
 		argv: func(t *fuseTarget) []string { return argv(backing, t.mnt) },
@@ -481,15 +684,15 @@ func newPassthrough(name, dir string, argv func(backing, mnt string) []string) *
 			syscall.Sync()
 			return nil
 		},
-		reset: func(t *fuseTarget, newDir string, files int) error {
-			n, err := countFiles(filepath.Join(backing, newDir))
+		// Reset: check the backing directory and repair it, so that a
+		// peer that lost data starts the next round from the tree again;
+		// rclone's cache goes too (it would upload stale items again).
+		reset: func(t *fuseTarget, pl *plan) ([]problem, error) {
+			probs, err := checkDir(backing, pl, true)
 			if err != nil {
-				return err
+				return probs, err
 			}
-			if n != files {
-				return fmt.Errorf("%s: the backing directory holds %d files under %s after unmount, want %d", t.name, n, newDir, files)
-			}
-			return os.RemoveAll(filepath.Join(backing, newDir))
+			return probs, os.RemoveAll(filepath.Join(dir, "cache"))
 		},
 	}
 }
