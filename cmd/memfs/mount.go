@@ -296,6 +296,12 @@ func writeRecovery(entries []backend.Entry) (string, error) {
 		}
 		if err := root.WriteFile(e.Key, e.Value, 0o600); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		// The attributes go with the value, so that memfs import brings
+		// both back; a filesystem without them loses only them.
+		if err := setFileXAttrs(filepath.Join(dir, e.Key), e.Info.XAttrs); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return dir, errors.Join(errs...)
