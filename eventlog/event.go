@@ -1,0 +1,140 @@
+package eventlog
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
+)
+
+// Sys is the part of backend.Store the log uses. Every backend.Store is a
+// Sys. If the Sys also has a DeleteSys method (as a backend.Store does), the
+// log uses it to remove chunks that a failed Append left behind.
+type Sys interface {
+	SaveSys(ctx context.Context, name string, data []byte) error
+	LoadSys(ctx context.Context, name string) ([]byte, error)
+	ListSys(ctx context.Context, prefix string) ([]backend.Entry, error)
+}
+
+// deleter is the optional part of Sys.
+type deleter interface {
+	DeleteSys(ctx context.Context, names ...string) error
+}
+
+// The operations an Event records.
+const (
+	OpWrite  = "write"  // a value was written (created or changed)
+	OpDelete = "delete" // a key was removed
+	OpRename = "rename" // OldKey was renamed to Key
+	OpAttr   = "attr"   // attributes (mode, owner, xattrs) changed, value unchanged
+)
+
+// Event is one change that reached the store. One line of the log holds the
+// JSON of one Event, its fields in this order.
+type Event struct {
+	Seq     uint64          `json:"seq"`               // 1, 2, 3 ... no gaps
+	Time    time.Time       `json:"time"`              // UTC; non-decreasing in seq order
+	Op      string          `json:"op"`                // OpWrite, OpDelete, OpRename or OpAttr
+	Key     string          `json:"key"`               // the key changed (the new name for a rename)
+	OldKey  string          `json:"old_key,omitempty"` // the old name, for a rename
+	Size    int64           `json:"size"`              // the value's size after the change
+	SHA256  string          `json:"sha256,omitempty"`  // hex SHA-256 of the value (not for delete)
+	Writer  meta.WriterInfo `json:"writer"`            // who made the change
+	Session string          `json:"session"`           // the mount session's id
+	Prev    string          `json:"prev"`              // hex SHA-256 of the previous event's line; "" for seq 1
+}
+
+// Names of the system records.
+const (
+	// ChunkEvents is the most events one chunk holds.
+	ChunkEvents = 1024
+
+	chunkPrefix = "events/"
+	headName    = "events.head"
+
+	seqDigits  = 12
+	nameLayout = "20060102T150405.000000000Z"
+)
+
+func validOp(op string) bool {
+	switch op {
+	case OpWrite, OpDelete, OpRename, OpAttr:
+		return true
+	}
+	return false
+}
+
+// encodeLine returns the line of ev without its newline, and the line's hash
+// in hex.
+func encodeLine(ev *Event) ([]byte, string, error) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return nil, "", err
+	}
+	return b, lineHash(b), nil
+}
+
+// lineHash is the hash of a line without its newline, as the next event's
+// Prev records it.
+func lineHash(line []byte) string {
+	sum := sha256.Sum256(line)
+	return hex.EncodeToString(sum[:])
+}
+
+func decodeLine(line []byte) (Event, error) {
+	var ev Event
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return Event{}, err
+	}
+	return ev, nil
+}
+
+// chunkName names the chunk whose first event has seq and t.
+func chunkName(seq uint64, t time.Time) string {
+	return fmt.Sprintf("%s%0*d-%s", chunkPrefix, seqDigits, seq, t.UTC().Format(nameLayout))
+}
+
+// parseChunkName is the inverse of chunkName.
+func parseChunkName(name string) (uint64, time.Time, bool) {
+	rest, ok := strings.CutPrefix(name, chunkPrefix)
+	if !ok || len(rest) != seqDigits+1+len(nameLayout) || rest[seqDigits] != '-' {
+		return 0, time.Time{}, false
+	}
+	seq, err := strconv.ParseUint(rest[:seqDigits], 10, 64)
+	if err != nil || seq == 0 {
+		return 0, time.Time{}, false
+	}
+	t, err := time.Parse(nameLayout, rest[seqDigits+1:])
+	if err != nil {
+		return 0, time.Time{}, false
+	}
+	return seq, t, true
+}
+
+// head is the record events.head: the seq and line hash of the last event.
+type head struct {
+	Seq  uint64 `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// splitLines cuts data into whole lines (without their newlines). torn is
+// the length of a last line that has no newline, 0 when data ends in one.
+func splitLines(data []byte) (lines [][]byte, torn int) {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return lines, len(data)
+		}
+		lines = append(lines, data[:i])
+		data = data[i+1:]
+	}
+	return lines, 0
+}

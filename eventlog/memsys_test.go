@@ -1,0 +1,326 @@
+package eventlog
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
+)
+
+// memSys is an in-memory Sys with DeleteSys, fault injection and a count
+// of LoadSys calls.
+type memSys struct {
+	loads atomic.Int64
+
+	mu   sync.Mutex        // guards the fields below
+	recs map[string][]byte // system records
+	// fail, when set, is asked before each operation; an error it returns
+	// is returned. If it returns errLanded, the save is done and an error
+	// returned anyway (a save whose outcome the caller cannot know).
+	fail func(op, name string) error
+}
+
+var errInjected = fmt.Errorf("injected failure")
+
+// errLanded makes a SaveSys store the record and fail anyway.
+var errLanded = fmt.Errorf("injected failure after the save landed")
+
+func newMemSys() *memSys { return &memSys{recs: map[string][]byte{}} }
+
+func (m *memSys) check(op, name string) error {
+	if m.fail == nil {
+		return nil
+	}
+	return m.fail(op, name)
+}
+
+func (m *memSys) SaveSys(_ context.Context, name string, data []byte) error {
+	if err := backend.ValidateKey(name); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	err := m.check("save", name)
+	if err != nil && err != errLanded {
+		return err
+	}
+	m.recs[name] = bytes.Clone(data)
+	if m.recs[name] == nil {
+		m.recs[name] = []byte{}
+	}
+	return err
+}
+
+func (m *memSys) LoadSys(_ context.Context, name string) ([]byte, error) {
+	m.loads.Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check("load", name); err != nil {
+		return nil, err
+	}
+	d, ok := m.recs[name]
+	if !ok {
+		return nil, backend.NotFound("loadsys", name)
+	}
+	return bytes.Clone(d), nil
+}
+
+func (m *memSys) ListSys(_ context.Context, prefix string) ([]backend.Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check("list", prefix); err != nil {
+		return nil, err
+	}
+	var out []backend.Entry
+	for name, d := range m.recs {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, backend.Entry{Key: name, Info: backend.Info{Size: int64(len(d))}})
+		}
+	}
+	slices.SortFunc(out, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+func (m *memSys) DeleteSys(_ context.Context, names ...string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range names {
+		if err := m.check("delete", n); err != nil {
+			return err
+		}
+	}
+	for _, n := range names {
+		delete(m.recs, n)
+	}
+	return nil
+}
+
+// clone returns a copy of m's records.
+func (m *memSys) clone() *memSys {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := newMemSys()
+	for k, v := range m.recs {
+		c.recs[k] = bytes.Clone(v)
+	}
+	return c
+}
+
+// setFail installs f (nil to stop failing).
+func (m *memSys) setFail(f func(op, name string) error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.fail = f
+}
+
+func (m *memSys) get(t *testing.T, name string) []byte {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.recs[name]
+	if !ok {
+		t.Fatalf("no record %s", name)
+	}
+	return bytes.Clone(d)
+}
+
+func (m *memSys) put(name string, data []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recs[name] = bytes.Clone(data)
+}
+
+func (m *memSys) remove(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.recs, name)
+}
+
+// chunkNames lists the chunk records, in order.
+func (m *memSys) chunkNames(t *testing.T) []string {
+	t.Helper()
+	es, err := m.ListSys(t.Context(), chunkPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Key)
+	}
+	return names
+}
+
+// noDelete hides memSys's DeleteSys.
+type noDelete struct{ Sys }
+
+// clock is a test clock: each call is 1 ms after the previous one.
+type clock struct {
+	mu sync.Mutex // guards t
+	t  time.Time
+}
+
+var epoch = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func newClock() *clock { return &clock{t: epoch} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+// openLog opens a log on sys with a test clock.
+func openLog(t testing.TB, sys Sys) *Log {
+	t.Helper()
+	l, err := Open(context.Background(), sys, nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	l.now = newClock().now
+	return l
+}
+
+// ev is a small event; i picks the key, the op and the writer.
+func ev(i int) Event {
+	ops := []string{OpWrite, OpWrite, OpDelete, OpAttr, OpRename}
+	e := Event{
+		Op:      ops[i%len(ops)],
+		Key:     fmt.Sprintf("%s/k%d", []string{"memory", "skills", "agents"}[i%3], i),
+		Size:    int64(i % 1000),
+		Writer:  meta.WriterInfo{UID: 1000, PID: uint32(i), Agent: "a"},
+		Session: "s1",
+	}
+	if e.Op != OpDelete {
+		e.SHA256 = strings.Repeat("ab", 32)
+	}
+	if e.Op == OpRename {
+		e.OldKey = fmt.Sprintf("old/k%d", i)
+	}
+	return e
+}
+
+// evsAt returns n events numbered from first, the k-th at time at(k).
+func evsAt(first, n int, at func(k int) time.Time) []Event {
+	evs := make([]Event, n)
+	for k := range evs {
+		evs[k] = ev(first + k)
+		if at != nil {
+			evs[k].Time = at(first + k)
+		}
+	}
+	return evs
+}
+
+func mustAppend(t testing.TB, l *Log, evs []Event) []Event {
+	t.Helper()
+	out, err := l.Append(context.Background(), evs)
+	if err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	return out
+}
+
+// stored reads the whole log straight from the store's chunks: the
+// concatenated bytes and the parsed events.
+func stored(t *testing.T, sys Sys) ([]byte, []Event) {
+	t.Helper()
+	ctx := t.Context()
+	es, err := sys.ListSys(ctx, chunkPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	for _, e := range es {
+		if e.Info.Size == 0 {
+			continue
+		}
+		d, err := sys.LoadSys(ctx, e.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, d...)
+	}
+	var evs []Event
+	for ln := range bytes.Lines(all) {
+		var e Event
+		if err := json.Unmarshal(ln, &e); err != nil {
+			t.Fatalf("stored line %q: %v", ln, err)
+		}
+		evs = append(evs, e)
+	}
+	return all, evs
+}
+
+// checkChain checks the stored log independently of the package's code:
+// seqs 1..n, each Prev the SHA-256 of the previous line, times
+// non-decreasing, every chunk's name its first event's.
+func checkChain(t *testing.T, sys Sys, n int) {
+	t.Helper()
+	all, evs := stored(t, sys)
+	if len(evs) != n {
+		t.Fatalf("got %d stored events, want %d", len(evs), n)
+	}
+	prev := ""
+	var prevTime time.Time
+	i := 0
+	for ln := range bytes.Lines(all) {
+		e := evs[i]
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("event %d: got seq %d", i+1, e.Seq)
+		}
+		if e.Prev != prev {
+			t.Fatalf("event %d: got prev %q, want %q", e.Seq, e.Prev, prev)
+		}
+		if e.Time.Before(prevTime) {
+			t.Fatalf("event %d: time %v before %v", e.Seq, e.Time, prevTime)
+		}
+		sum := sha256.Sum256(bytes.TrimSuffix(ln, []byte("\n")))
+		prev, prevTime = hex.EncodeToString(sum[:]), e.Time
+		i++
+	}
+	es, err := sys.ListSys(t.Context(), chunkPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := 1
+	for _, e := range es {
+		if e.Info.Size == 0 {
+			continue
+		}
+		first := evs[seq-1]
+		want := fmt.Sprintf("events/%012d-%s", first.Seq, first.Time.Format("20060102T150405.000000000Z"))
+		if e.Key != want {
+			t.Fatalf("chunk name %s, want %s", e.Key, want)
+		}
+		d, _ := sys.LoadSys(t.Context(), e.Key)
+		lines := bytes.Count(d, []byte("\n"))
+		if lines > ChunkEvents {
+			t.Fatalf("chunk %s has %d lines", e.Key, lines)
+		}
+		seq += lines
+	}
+}
+
+func mustVerifyOK(t *testing.T, sys Sys) Report {
+	t.Helper()
+	r, err := Verify(t.Context(), sys)
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if !r.OK {
+		t.Fatalf("Verify: %s (seq %d)", r.Problem, r.Seq)
+	}
+	return r
+}

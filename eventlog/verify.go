@@ -1,0 +1,157 @@
+package eventlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// Report is the result of Verify.
+type Report struct {
+	Events int  // events read (lines, parsed or not)
+	Chunks int  // chunks read
+	OK     bool // no problem found
+	// Problem describes the first break found, "" when OK.
+	Problem string
+	// Seq is the first event the problem puts in doubt: the edited event
+	// when a Prev does not match (the event before the one whose Prev
+	// breaks), the first missing one when events are missing.
+	Seq uint64
+	// Warnings are findings that do not break the log: a head record
+	// behind the last event (the process stopped between saving a chunk
+	// and the head; the events after the head are not vouched for), no
+	// head record, records a failed Append or Open's repair left behind.
+	Warnings []string
+}
+
+// Verify reads the whole log in sys and checks it: every line parses, seqs
+// run from 1 without gaps across chunks, each chunk's name matches its first
+// event, each Prev is the hash of the line before, times do not go
+// backwards, no chunk holds more than ChunkEvents events, and the head record
+// matches the last event. It reports the first break and keeps reading to
+// count the rest. It reads one chunk at a time and changes nothing; it works
+// on a store no Log has open, and does not repair what Open would.
+//
+// The error is for store failures only; a broken log is a Report with OK
+// false.
+func Verify(ctx context.Context, sys Sys) (Report, error) {
+	var r Report
+	fail := func(seq uint64, format string, args ...any) {
+		if r.Problem == "" {
+			r.Problem, r.Seq = fmt.Sprintf(format, args...), seq
+		}
+	}
+	entries, err := sys.ListSys(ctx, chunkPrefix)
+	if err != nil {
+		return Report{}, fmt.Errorf("eventlog: verify: list: %w", err)
+	}
+	var hd head
+	hasHead := true
+	switch data, err := sys.LoadSys(ctx, headName); {
+	case errors.Is(err, backend.ErrKeyNotFound):
+		hasHead = false
+	case err != nil:
+		return Report{}, fmt.Errorf("eventlog: verify: load %s: %w", headName, err)
+	default:
+		if err := json.Unmarshal(data, &hd); err != nil || hd.Seq == 0 {
+			fail(0, "the head record %s does not parse: %s", headName, quoteShort(data))
+			hasHead = false
+		}
+	}
+
+	chunks, ignored := index(entries)
+	for _, ig := range ignored {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: ignored (%s)", ig.name, ig.why))
+	}
+	var (
+		st       lineState // the last line read
+		headHash string    // hash of the line with the head's seq
+		headSeen bool
+		// A Prev that does not match the line before it leaves a doubt
+		// the next line settles: if that line's Prev is the hash of the
+		// suspect line, the suspect is intact and the line before it was
+		// edited; if not, the suspect itself was (its Prev, say).
+		suspect     uint64 // seq of the line whose Prev broke, 0 for none
+		suspectHash string
+	)
+	settle := func(nextPrev string, known bool) {
+		if suspect == 0 {
+			return
+		}
+		edited := suspect - 1
+		if known && nextPrev != suspectHash {
+			edited = suspect
+		}
+		fail(edited, "event %d: prev hash does not match event %d (event %d edited or replaced)", suspect, suspect-1, edited)
+		suspect = 0
+	}
+	for _, c := range chunks {
+		data, err := sys.LoadSys(ctx, c.name)
+		if err != nil {
+			return Report{}, fmt.Errorf("eventlog: verify: load %s: %w", c.name, err)
+		}
+		r.Chunks++
+		lines, torn := splitLines(data)
+		for j, ln := range lines {
+			r.Events++
+			expect := st.seq + 1
+			h := lineHash(ln)
+			ev, err := decodeLine(ln)
+			if err != nil {
+				settle("", false)
+				fail(expect, "event %d (%s line %d) does not parse: %v", expect, c.name, j+1, err)
+				st = lineState{seq: expect, hash: h, time: st.time}
+				continue
+			}
+			settle(ev.Prev, true)
+			switch {
+			case ev.Seq == expect+1:
+				fail(expect, "event %d is missing (removed)", expect)
+			case ev.Seq > expect:
+				fail(expect, "events %d to %d are missing (removed events or chunk)", expect, ev.Seq-1)
+			case ev.Seq < expect:
+				fail(ev.Seq, "event %d appears again after event %d (duplicated or reordered)", ev.Seq, st.seq)
+			case ev.Prev != st.hash && expect == 1:
+				fail(1, "event 1: prev is %q, want empty", ev.Prev)
+			case ev.Prev != st.hash:
+				suspect, suspectHash = ev.Seq, h
+			case j == 0 && (ev.Seq != c.seq || !ev.Time.Equal(c.time)):
+				fail(ev.Seq, "chunk %s: name does not match its first event (seq %d, time %s)", c.name, ev.Seq, ev.Time.Format(nameLayout))
+			case ev.Time.Before(st.time):
+				fail(ev.Seq, "event %d: time %s is before event %d's %s", ev.Seq, ev.Time.Format(nameLayout), st.seq, st.time.Format(nameLayout))
+			}
+			if hasHead && ev.Seq == hd.Seq {
+				headHash, headSeen = h, true
+			}
+			st = lineState{seq: ev.Seq, hash: h, time: ev.Time}
+		}
+		if len(lines) > ChunkEvents {
+			fail(c.seq, "chunk %s holds %d events, more than %d", c.name, len(lines), ChunkEvents)
+		}
+		if torn > 0 {
+			fail(st.seq+1, "chunk %s: the last line has no newline (a torn write of event %d)", c.name, st.seq+1)
+		}
+	}
+	settle(hd.Hash, hasHead && hd.Seq == suspect)
+	switch {
+	case !hasHead:
+		if r.Events > 0 && r.Problem == "" {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("no head record: removal of events at the end would go unnoticed (%d events)", r.Events))
+		}
+	case hd.Seq > st.seq:
+		fail(st.seq+1, "the head record is at event %d but the log ends at event %d (events removed at the end)", hd.Seq, st.seq)
+	case headSeen && headHash != hd.Hash && hd.Seq == st.seq:
+		fail(hd.Seq, "event %d does not match the head record (last event edited)", hd.Seq)
+	case headSeen && headHash != hd.Hash:
+		fail(hd.Seq, "event %d does not match the head record (edited)", hd.Seq)
+	case hd.Seq < st.seq:
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"the head record is at event %d, the log ends at event %d: the process stopped between saving a chunk and the head; events after %d are not vouched for",
+			hd.Seq, st.seq, hd.Seq))
+	}
+	r.OK = r.Problem == ""
+	return r, nil
+}
