@@ -1,0 +1,205 @@
+package contextpack_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/session"
+)
+
+// loads records every key the store is asked to load.
+type loads struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (l *loads) inject(op errorstore.Op, keys []string) error {
+	if op == errorstore.OpLoad {
+		l.mu.Lock()
+		l.keys = append(l.keys, keys...)
+		l.mu.Unlock()
+	}
+	return nil
+}
+
+var files = map[string]string{
+	"memory/global.md":               "# Global\n\nThe user prefers short answers.\nAlways run the tests.\n",
+	"memory/project/kernel.md":       "# Kernel\n\nFUSE requests: lookup, getattr, open, read.\nThe kernel caches attributes.\nNegative entries are cached too.\n",
+	"skills/go/SKILL.md":             "---\nname: go-patterns\ndescription: Idiomatic Go patterns.\n---\n\n# Body that must not appear\n",
+	"skills/go/resources/ref.md":     "a resource that must never be loaded\n",
+	"skills/shell/SKILL.md":          "---\nname: \"shell-tools\"\ndescription: Small shell helpers.\n---\nbody\n",
+	"skills/shell/scripts/count.sh":  "#!/bin/sh\necho never loaded\n",
+	"agents/explorer.json":           `{"name":"explorer"}`,
+	contextpack.SummariesKey:         "",
+	"memory/zz-last-and-largest.md": strings.Repeat("a line of the largest note, to be cut\n", 40),
+}
+
+func summaries(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"run":"r1","step":"s%d","time":"2026-11-23T01:%02d:00Z","text":"did step %d"}`+"\n", i, i%60, i)
+	}
+	return b.String()
+}
+
+func newSource(t *testing.T) (*session.Context, *loads) {
+	t.Helper()
+	st, err := dirstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var es []backend.Entry
+	for k, v := range files {
+		if k == contextpack.SummariesKey {
+			v = summaries(8) + "not json\n"
+		}
+		es = append(es, backend.Entry{Key: k, Value: []byte(v), Info: backend.Info{Mode: 0o644, MTime: time.Unix(1700000000, 0)}})
+	}
+	if err := st.Save(t.Context(), es...); err != nil {
+		t.Fatal(err)
+	}
+	l := &loads{}
+	c := session.NewContext(errorstore.Wrap(st, l.inject), session.Options{})
+	if err := c.Bootstrap(t.Context()); err != nil { // index only: nothing loaded
+		t.Fatal(err)
+	}
+	l.keys = nil
+	return c, l
+}
+
+func search(ctx context.Context, q string, k int) ([]contextpack.Hit, error) {
+	return []contextpack.Hit{{Key: "memory/project/kernel.md", Score: 3.5, Snippet: "The kernel\ncaches attributes."}}, nil
+}
+
+// The whole pack with room to spare: sections in order, skills from their
+// front matter only, the latest summaries, the hit, and a manifest whose
+// hashes are those of the values.
+func TestPackOrderAndManifest(t *testing.T) {
+	c, l := newSource(t)
+	p, err := contextpack.Build(t.Context(), c, contextpack.Options{MaxChars: 100_000, Summaries: 3, Query: "kernel cache", Search: search})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := []string{"## Memory", "### memory/global.md", "### memory/project/kernel.md", "### memory/zz-last-and-largest.md",
+		"## Recent steps", "run r1 step s5: did step 5", "run r1 step s7: did step 7",
+		"## Skills", "- go-patterns: Idiomatic Go patterns. (skills/go/SKILL.md)", "- shell-tools: Small shell helpers. (skills/shell/SKILL.md)",
+		"## Search: kernel cache", "- memory/project/kernel.md (score 3.50): The kernel caches attributes.", "## Manifest"}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(p.Text[at:], want)
+		if i < 0 {
+			t.Fatalf("%q missing or out of order in:\n%s", want, p.Text)
+		}
+		at += i + len(want)
+	}
+	if strings.Contains(p.Text, "s4: did step 4") || strings.Contains(p.Text, "Body that must not appear") {
+		t.Errorf("an older summary or a skill body is in the pack:\n%s", p.Text)
+	}
+	for _, inc := range p.Included {
+		v, _ := c.Get(inc.Key)
+		sum := sha256.Sum256(v)
+		if inc.SHA256 != hex.EncodeToString(sum[:]) || inc.Cut {
+			t.Errorf("manifest %+v: want sha256 %x, not cut", inc, sum)
+		}
+		if !strings.Contains(p.Text, fmt.Sprintf("- %s sha256:%s\n", inc.Key, inc.SHA256)) {
+			t.Errorf("manifest line for %s missing", inc.Key)
+		}
+	}
+	if len(p.Included) != 3 || len(p.LeftOut) != 0 {
+		t.Errorf("included %d, left out %v", len(p.Included), p.LeftOut)
+	}
+	// Loads: the memory files, the summaries and the two SKILL.md files;
+	// no skill resource, no agent profile.
+	for _, k := range l.keys {
+		if !strings.HasPrefix(k, "memory/") && !strings.HasSuffix(k, "/SKILL.md") {
+			t.Errorf("loaded %s", k)
+		}
+	}
+	if n := strings.Count(strings.Join(l.keys, " "), "SKILL.md"); n != 2 {
+		t.Errorf("loaded %d SKILL.md files, want 2: %v", n, l.keys)
+	}
+}
+
+var cutMarker = regexp.MustCompile(`^\[cut: \d+ of \d+ lines\]$`)
+
+// For every budget from tiny to ample: the pack never exceeds it, every
+// line of it is a whole line (of a value, or one memfs wrote), items come
+// in the documented order, and the manifest lists what went in.
+func TestPackBudget(t *testing.T) {
+	c, _ := newSource(t)
+	var sourceLines = map[string]bool{}
+	for _, v := range files {
+		for _, line := range strings.Split(v, "\n") {
+			sourceLines[line] = true
+		}
+	}
+	generated := regexp.MustCompile(`^(#{2,3} .*|- .*|left out for lack of room:.*|)$`)
+	for max := 50; max <= 3000; max += 37 {
+		p, err := contextpack.Build(t.Context(), c, contextpack.Options{MaxChars: max, Query: "q", Search: search})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := utf8.RuneCountInString(p.Text); n > max {
+			t.Fatalf("budget %d: pack of %d characters", max, n)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(p.Text, "\n"), "\n") {
+			if !sourceLines[line] && !generated.MatchString(line) && !cutMarker.MatchString(line) {
+				t.Fatalf("budget %d: line %q is not a whole line", max, line)
+			}
+		}
+		// Memory comes first: a file is included only after every
+		// earlier memory file that fits whole or cut.
+		if p.Included != nil && p.Included[0].Key != "memory/global.md" && max > 200 {
+			t.Errorf("budget %d: first included %s", max, p.Included[0].Key)
+		}
+		// Sections keep their order whatever is left out.
+		last := -1
+		for _, h := range []string{"## Memory", "## Recent steps", "## Skills", "## Search", "## Manifest"} {
+			if i := strings.Index(p.Text, h); i >= 0 {
+				if i < last {
+					t.Errorf("budget %d: %s out of order", max, h)
+				}
+				last = i
+			}
+		}
+		for _, inc := range p.Included {
+			if inc.Cut && !strings.Contains(p.Text, "sha256:"+inc.SHA256+" (cut)") {
+				t.Errorf("budget %d: cut file %s not marked in the manifest", max, inc.Key)
+			}
+		}
+		if len(p.LeftOut) > 0 && max > 100 && !strings.Contains(p.Text, "left out for lack of room:") {
+			t.Errorf("budget %d: %d items left out, not listed:\n%s", max, len(p.LeftOut), p.Text)
+		}
+	}
+	// A budget where the largest note must be cut: cut at a line, marked.
+	p, _ := contextpack.Build(t.Context(), c, contextpack.Options{MaxChars: 900, Summaries: -1})
+	if !strings.Contains(p.Text, "[cut: ") {
+		t.Errorf("budget 900: the largest note is not cut:\n%s", p.Text)
+	}
+}
+
+func TestFrontMatter(t *testing.T) {
+	for _, c := range []struct{ in, name, desc string }{
+		{"---\nname: a\ndescription: b c\n---\nbody", "a", "b c"},
+		{"---\r\nname: 'q'\r\ndescription: \"d\"\r\n---\r\n", "q", "d"},
+		{"no front matter\nname: x\n", "", ""},
+		{"---\nname: a\n---\ndescription: not in the front matter\n", "a", ""},
+	} {
+		if n, d := contextpack.FrontMatter([]byte(c.in)); n != c.name || d != c.desc {
+			t.Errorf("FrontMatter(%q) = %q, %q; want %q, %q", c.in, n, d, c.name, c.desc)
+		}
+	}
+}
