@@ -35,14 +35,14 @@ func (l *loads) inject(op errorstore.Op, keys []string) error {
 }
 
 var files = map[string]string{
-	"memory/global.md":               "# Global\n\nThe user prefers short answers.\nAlways run the tests.\n",
-	"memory/project/kernel.md":       "# Kernel\n\nFUSE requests: lookup, getattr, open, read.\nThe kernel caches attributes.\nNegative entries are cached too.\n",
-	"skills/go/SKILL.md":             "---\nname: go-patterns\ndescription: Idiomatic Go patterns.\n---\n\n# Body that must not appear\n",
-	"skills/go/resources/ref.md":     "a resource that must never be loaded\n",
-	"skills/shell/SKILL.md":          "---\nname: \"shell-tools\"\ndescription: Small shell helpers.\n---\nbody\n",
-	"skills/shell/scripts/count.sh":  "#!/bin/sh\necho never loaded\n",
-	"agents/explorer.json":           `{"name":"explorer"}`,
-	contextpack.SummariesKey:         "",
+	"memory/global.md":              "# Global\n\nThe user prefers short answers.\nAlways run the tests.\n",
+	"memory/project/kernel.md":      "# Kernel\n\nFUSE requests: lookup, getattr, open, read.\nThe kernel caches attributes.\nNegative entries are cached too.\n",
+	"skills/go/SKILL.md":            "---\nname: go-patterns\ndescription: Idiomatic Go patterns.\n---\n\n# Body that must not appear\n",
+	"skills/go/resources/ref.md":    "a resource that must never be loaded\n",
+	"skills/shell/SKILL.md":         "---\nname: \"shell-tools\"\ndescription: Small shell helpers.\n---\nbody\n",
+	"skills/shell/scripts/count.sh": "#!/bin/sh\necho never loaded\n",
+	"agents/explorer.json":          `{"name":"explorer"}`,
+	contextpack.SummariesKey:        "",
 	"memory/zz-last-and-largest.md": strings.Repeat("a line of the largest note, to be cut\n", 40),
 }
 
