@@ -23,6 +23,7 @@ func bigLog(t testing.TB, n int) (*memSys, *Log) {
 // costs one or two chunk loads however long the log is. indexEvents is
 // 1,000,000, or less under the race detector (race_on_test.go).
 func TestIndexLoads(t *testing.T) {
+	t.Parallel()
 	n := indexEvents
 	start := time.Now()
 	_, l := bigLog(t, n)

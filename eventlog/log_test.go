@@ -113,6 +113,7 @@ func TestAppendRefuses(t *testing.T) {
 }
 
 func TestChunkRollover(t *testing.T) {
+	t.Parallel()
 	sys := newMemSys()
 	l := openLog(t, sys)
 	mustAppend(t, l, evsAt(0, ChunkEvents, nil))
@@ -144,6 +145,7 @@ func TestChunkRollover(t *testing.T) {
 }
 
 func TestReopen(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, 1000, ChunkEvents, ChunkEvents + 1, 2500} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			sys := newMemSys()
@@ -180,6 +182,7 @@ func TestReopen(t *testing.T) {
 }
 
 func TestTornTail(t *testing.T) {
+	t.Parallel()
 	// Each case damages the end of a log of n events (head at n unless
 	// the case says otherwise) and says how many events survive Open.
 	tests := []struct {
@@ -355,6 +358,7 @@ func TestOpenDropsLeftoverChunk(t *testing.T) {
 }
 
 func TestAppendSaveFails(t *testing.T) {
+	t.Parallel()
 	// Each case starts from a log of start events, fails the k-th SaveSys
 	// of an Append of n events, then retries.
 	tests := []struct {

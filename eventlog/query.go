@@ -58,6 +58,11 @@ func (q *Query) match(ev *Event) bool {
 // paging end until the page is full, plus one event to settle More. So the
 // last page of an unfiltered log reads at most two chunks, whatever the
 // log's length, and a filter that matches little may read the whole range.
+//
+// Query trusts the layout: the line at position j of a chunk is event
+// first seq + j. A line that does not parse, or holds another seq (a line
+// removed or added by hand), is an error wrapping ErrCorrupt; Verify says
+// what happened.
 func (l *Log) Query(ctx context.Context, q Query) (Page, error) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -97,16 +102,31 @@ func (l *Log) Query(ctx context.Context, q Query) (Page, error) {
 		if forward {
 			i = lo + k
 		}
-		evs, err := l.events(ctx, &v, i)
+		c := v.at(i)
+		lines, err := l.lines(ctx, &v, i)
 		if err != nil {
 			return Page{}, err
 		}
-		for j := range evs {
+		for k := range lines {
+			j := k
 			if !forward {
-				j = len(evs) - 1 - j
+				j = len(lines) - 1 - k
 			}
-			if q.match(&evs[j]) {
-				got = append(got, evs[j])
+			// A line's position gives its seq, so lines outside
+			// Before and After are skipped without decoding.
+			seq := c.seq + uint64(j)
+			if q.After > 0 && seq <= q.After || q.Before > 0 && seq >= q.Before {
+				continue
+			}
+			ev, err := decodeLine(lines[j])
+			if err != nil {
+				return Page{}, fmt.Errorf("%w: %s line %d: %v", ErrCorrupt, c.name, j+1, err)
+			}
+			if ev.Seq != seq {
+				return Page{}, fmt.Errorf("%w: %s line %d holds event %d, want %d", ErrCorrupt, c.name, j+1, ev.Seq, seq)
+			}
+			if q.match(&ev) {
+				got = append(got, ev)
 				if len(got) > limit {
 					break
 				}
@@ -198,8 +218,8 @@ func (l *Log) chunkData(ctx context.Context, v *view, i int) ([]byte, error) {
 	return data, nil
 }
 
-// events parses chunk i.
-func (l *Log) events(ctx context.Context, v *view, i int) ([]Event, error) {
+// lines returns chunk i's lines, without their newlines.
+func (l *Log) lines(ctx context.Context, v *view, i int) ([][]byte, error) {
 	data, err := l.chunkData(ctx, v, i)
 	if err != nil {
 		return nil, err
@@ -208,13 +228,7 @@ func (l *Log) events(ctx context.Context, v *view, i int) ([]Event, error) {
 	if torn > 0 {
 		return nil, fmt.Errorf("%w: %s: last line has no newline", ErrCorrupt, v.at(i).name)
 	}
-	evs := make([]Event, len(lines))
-	for j, ln := range lines {
-		if evs[j], err = decodeLine(ln); err != nil {
-			return nil, fmt.Errorf("%w: %s line %d: %v", ErrCorrupt, v.at(i).name, j+1, err)
-		}
-	}
-	return evs, nil
+	return lines, nil
 }
 
 // load is the one place the log calls LoadSys.

@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -48,6 +49,7 @@ func oracle(all []Event, q Query) Page {
 }
 
 func TestQuery(t *testing.T) {
+	t.Parallel()
 	const n = 3*ChunkEvents + 500
 	l, all := queryLog(t, n)
 	sec := func(s int) time.Time { return epoch.Add(time.Duration(s) * time.Second) }
@@ -123,6 +125,7 @@ func seqRange(evs []Event) string {
 // Paging with Before (backwards) and After (forwards) visits every matching
 // event once.
 func TestQueryPaging(t *testing.T) {
+	t.Parallel()
 	l, all := queryLog(t, ChunkEvents+300)
 	filters := []Query{
 		{},
@@ -182,18 +185,34 @@ func TestQueryEmptyLog(t *testing.T) {
 	}
 }
 
-// A chunk whose content does not parse is an error wrapping ErrCorrupt,
-// not a silently short page.
+// A chunk whose line does not parse, or holds another seq than its
+// position says, is an error wrapping ErrCorrupt, not a wrong page.
 func TestQueryCorruptChunk(t *testing.T) {
-	sys := newMemSys()
-	l := openLog(t, sys)
-	mustAppend(t, l, evsAt(0, 2*ChunkEvents, nil))
-	first := sys.chunkNames(t)[0]
-	d := sys.get(t, first)
-	sys.put(first, []byte(strings.Replace(string(d), `{"seq":5,`, `{"seq":5x`, 1)))
-	l2 := openLog(t, sys)
-	_, err := l2.Query(t.Context(), Query{Limit: 2000})
-	if err == nil || !strings.Contains(err.Error(), first) {
-		t.Fatalf("got %v, want an error naming %s", err, first)
+	tests := []struct {
+		name   string
+		damage func(string) string
+	}{
+		{"line does not parse", func(d string) string { return strings.Replace(d, `{"seq":500,`, `{"seq":500x`, 1) }},
+		{"line removed", func(d string) string {
+			i := strings.Index(d, `{"seq":500,`)
+			return d[:i] + d[i+strings.IndexByte(d[i:], '\n')+1:]
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sys := newMemSys()
+			l := openLog(t, sys)
+			mustAppend(t, l, evsAt(0, 2*ChunkEvents, nil))
+			first := sys.chunkNames(t)[0]
+			sys.put(first, []byte(tt.damage(string(sys.get(t, first)))))
+			l2 := openLog(t, sys)
+			if _, err := l2.Query(t.Context(), Query{Before: 600, After: 400}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), first) {
+				t.Fatalf("got %v, want ErrCorrupt naming %s", err, first)
+			}
+			// Pages that do not reach the damage are served.
+			if p, err := l2.Query(t.Context(), Query{Limit: 1000}); err != nil || len(p.Events) != 1000 {
+				t.Fatalf("last page: got %d events, %v", len(p.Events), err)
+			}
+		})
 	}
 }

@@ -38,6 +38,7 @@ func writeRaw(t *testing.T, sys *memSys, evs []Event) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	const n = 3*ChunkEvents + 100 // four chunks, the last with 100 events
 	edit := func(seq uint64, from, to string) func(*testing.T, *memSys, []string) {
 		return func(t *testing.T, sys *memSys, names []string) {
