@@ -516,3 +516,42 @@ func TestConcurrent(t *testing.T) {
 	checkChain(t, sys, writers*batches*batch)
 	mustVerifyOK(t, sys)
 }
+
+// A retry never goes back in time before a failed attempt, so that when
+// the attempt's chunk cannot be removed, the retry's chunk at the same seq
+// still wins (the same name, or a later one).
+func TestRetryNotEarlierThanFailedAttempt(t *testing.T) {
+	sys := newMemSys()
+	l := openLog(t, sys)
+	mustAppend(t, l, evsAt(0, ChunkEvents, nil))
+	sys.setFail(func(op, name string) error {
+		if op == "save" && name != headName {
+			return errLanded
+		}
+		return nil
+	})
+	if _, err := l.Append(t.Context(), evsAt(5000, 10, func(int) time.Time { return epoch.Add(10 * time.Hour) })); err == nil {
+		t.Fatal("Append: got nil error")
+	}
+	sys.setFail(func(op, name string) error {
+		if op == "delete" {
+			return errInjected
+		}
+		return nil
+	})
+	want := mustAppend(t, l, evsAt(7000, 10, func(int) time.Time { return epoch.Add(time.Hour) }))
+	sys.setFail(nil)
+	if !want[0].Time.Equal(epoch.Add(10 * time.Hour)) {
+		t.Errorf("retry time: got %v, want the failed attempt's %v", want[0].Time, epoch.Add(10*time.Hour))
+	}
+	l2 := openLog(t, sys)
+	p, err := l2.Query(t.Context(), Query{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p.Events, want) {
+		t.Fatalf("after reopen: got %s %q..., want the retry's events %s %q...", seqRange(p.Events), p.Events[0].Key, seqRange(want), want[0].Key)
+	}
+	checkChain(t, sys, ChunkEvents+10)
+	mustVerifyOK(t, sys)
+}
