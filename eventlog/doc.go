@@ -67,7 +67,11 @@
 // gap in the seqs), events removed at the end (the head is past the end), a
 // renamed chunk, a torn or unparseable line, time going backwards.
 //
-// It cannot detect a rewrite of the whole chain from some event on, head
+// Open logs a warning when the head does not match the end of the log, but
+// the next Append writes a new head over it: run Verify (memfs log --verify)
+// before mounting a store whose log is in doubt.
+//
+// Verify cannot detect a rewrite of the whole chain from some event on, head
 // included: that is a valid log. Detecting it needs an anchor kept outside
 // the store, such as a copy of an earlier head (its hash must still be the
 // hash of the event with its seq). Nor can it tell that the last events

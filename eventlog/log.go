@@ -146,7 +146,7 @@ func (l *Log) recover(ctx context.Context, chunks []chunk, hd head) error {
 		var prevData []byte
 		prev := func() (lineState, bool, error) {
 			if i == 0 {
-				return lineState{}, true, nil
+				return lineState{}, c.seq == 1, nil
 			}
 			var err error
 			if prevData, err = l.load(ctx, chunks[i-1].name); err != nil {
@@ -214,7 +214,10 @@ func repair(c chunk, data []byte, hd head, prev func() (lineState, bool, error))
 			vouched = j
 		}
 	}
-	known := true // st is known; false after the previous chunk's last line did not parse
+	// known: st is what line 0 must chain to. Not needed when the head
+	// vouches for a line; unknown when the previous chunk's last line does
+	// not parse, or the first chunk does not start the log.
+	known := false
 	if vouched < 0 {
 		if st, known, err = prev(); err != nil {
 			return 0, 0, lineState{}, err

@@ -555,3 +555,29 @@ func TestRetryNotEarlierThanFailedAttempt(t *testing.T) {
 	checkChain(t, sys, ChunkEvents+10)
 	mustVerifyOK(t, sys)
 }
+
+// Open repairs only the end of the log: a log whose first chunk and head
+// were removed keeps its remaining chunks (Verify reports the loss).
+func TestOpenKeepsALogWithoutItsStart(t *testing.T) {
+	sys := newMemSys()
+	l := openLog(t, sys)
+	mustAppend(t, l, evsAt(0, ChunkEvents+100, nil))
+	names := sys.chunkNames(t)
+	sys.remove(names[0])
+	sys.remove(headName)
+	want := sys.get(t, names[1])
+	l2 := openLog(t, sys)
+	if l2.Size() != int64(len(want)) {
+		t.Fatalf("Size: got %d, want the remaining chunk's %d", l2.Size(), len(want))
+	}
+	if got := sys.get(t, names[1]); !bytes.Equal(got, want) {
+		t.Fatal("Open changed the remaining chunk")
+	}
+	r, err := Verify(t.Context(), sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OK || r.Seq != 1 {
+		t.Errorf("Verify: got OK %v at %d (%s), want events from 1 missing", r.OK, r.Seq, r.Problem)
+	}
+}
