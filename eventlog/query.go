@@ -102,6 +102,9 @@ func (l *Log) Query(ctx context.Context, q Query) (Page, error) {
 		if forward {
 			i = lo + k
 		}
+		if err := ctx.Err(); err != nil {
+			return Page{}, err
+		}
 		c := v.at(i)
 		lines, err := l.lines(ctx, &v, i)
 		if err != nil {

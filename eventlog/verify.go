@@ -89,6 +89,9 @@ func Verify(ctx context.Context, sys Sys) (Report, error) {
 		suspect = 0
 	}
 	for _, c := range chunks {
+		if err := ctx.Err(); err != nil {
+			return Report{}, err
+		}
 		data, err := sys.LoadSys(ctx, c.name)
 		if err != nil {
 			return Report{}, fmt.Errorf("eventlog: verify: load %s: %w", c.name, err)
