@@ -52,16 +52,16 @@ type Event struct {
 	Prev    string          `json:"prev"`              // hex SHA-256 of the previous event's line; "" for seq 1
 }
 
-// Names of the system records.
-const (
-	// ChunkEvents is the most events one chunk holds.
-	ChunkEvents = 1024
+// ChunkEvents is the most events one chunk holds.
+const ChunkEvents = 1024
 
+// The system records: chunks are chunkPrefix + 12-digit first seq + "-" +
+// first time in nameLayout; the head is headName.
+const (
 	chunkPrefix = "events/"
 	headName    = "events.head"
-
-	seqDigits  = 12
-	nameLayout = "20060102T150405.000000000Z"
+	seqDigits   = 12
+	nameLayout  = "20060102T150405.000000000Z"
 )
 
 func validOp(op string) bool {
