@@ -16,9 +16,10 @@ type Report struct {
 	OK     bool // no problem found
 	// Problem describes the first break found, "" when OK.
 	Problem string
-	// Seq is the first event the problem puts in doubt: the edited event
-	// when a Prev does not match (the event before the one whose Prev
-	// breaks), the first missing one when events are missing.
+	// Seq is the first event the problem puts in doubt: for a Prev that
+	// does not match, the edited event (the one before, unless the next
+	// event's Prev shows the breaking event itself was changed); for a gap,
+	// the first missing event.
 	Seq uint64
 	// Warnings are findings that do not break the log: a head record
 	// behind the last event (the process stopped between saving a chunk
