@@ -254,6 +254,9 @@ func (c *Context) setFileAttr(f *file, a Attr) (Stat, error) {
 
 func (c *Context) truncateLocked(f *file, size int64) error {
 	f.changed = true
+	if size < f.jlen {
+		f.jfull = true
+	}
 	if size < 0 {
 		return pathErr("truncate", f.key, ErrInvalidOp)
 	}
@@ -286,8 +289,11 @@ func (c *Context) growLocked(f *file, size int64) []byte {
 		clear(nd[len(f.data):])
 		return nd
 	}
-	// Grow geometrically so that a stream of appends costs amortised O(n).
-	newCap := max(size, int64(cap(f.data))*2)
+	// Grow geometrically so that a stream of appends costs amortised O(n):
+	// twice the length, not the capacity, which a shared buffer (copied
+	// at every write after a flush or journal commit shared it) would
+	// otherwise double at each copy, up to MaxFileSize.
+	newCap := max(size, int64(len(f.data))*2)
 	if c.opts.MaxFileSize > 0 {
 		newCap = min(newCap, max(size, c.opts.MaxFileSize))
 	}
