@@ -41,6 +41,9 @@ type Record struct {
 	Gen     uint64
 	Entries []backend.Entry
 	Removed []string
+	// Append says that each entry's Value is bytes appended to the key's
+	// value (created with the entry's Info if missing), not the value.
+	Append bool
 }
 
 // Journal is an open journal file. It is safe for concurrent use.
@@ -286,10 +289,14 @@ func encode(r Record) []byte {
 	for _, k := range r.Removed {
 		b = appendBytes(b, []byte(k))
 	}
-	// Extended attributes follow as a trailer, entry by entry, only when
-	// some entry has any: records without them keep the layout of the
-	// journals that memfs wrote before attributes existed.
+	// Optional trailers, each led by a tag byte, follow; a record with
+	// none keeps the layout of the journals memfs wrote before them.
+	// 'X': extended attributes, entry by entry. 'A': Append.
+	if r.Append {
+		b = append(b, 'A')
+	}
 	if slices.ContainsFunc(r.Entries, func(e backend.Entry) bool { return len(e.Info.XAttrs) > 0 }) {
+		b = append(b, 'X')
 		for _, e := range r.Entries {
 			names := slices.Sorted(maps.Keys(e.Info.XAttrs))
 			b = binary.LittleEndian.AppendUint32(b, uint32(len(names)))
@@ -365,7 +372,18 @@ func decode(b []byte) (Record, error) {
 	for i := 0; i < nr && r.err == nil; i++ {
 		rec.Removed = append(rec.Removed, string(r.bytes()))
 	}
-	if r.err == nil && len(r.b) != 0 {
+	for r.err == nil && len(r.b) != 0 {
+		tag := r.b[0]
+		r.b = r.b[1:]
+		switch tag {
+		case 'A':
+			rec.Append = true
+			continue
+		case 'X':
+		default:
+			r.err = errCorrupt
+			continue
+		}
 		for i := 0; i < len(rec.Entries) && r.err == nil; i++ {
 			n := int(r.u32())
 			if n == 0 {

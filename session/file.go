@@ -173,6 +173,9 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 		f.shared.Store(false)
 	}
 	copy(f.data[off:], p)
+	if off < f.jlen {
+		f.jfull = true // changes bytes the journal holds
+	}
 	f.size = int64(len(f.data))
 	f.mtime = c.now().UnixNano()
 	h.wrote = true
@@ -233,21 +236,45 @@ func (h *File) Commit() error {
 	c.mu.Lock()
 	wrote := h.wrote
 	h.wrote = false
-	key := h.f.key
-
+	f := h.f
+	key := f.key
 	var e backend.Entry
-	gen := h.f.gen
+	var appended, context []byte
+	appending := false
+	gen := f.gen
 	if wrote && key != "" && !backend.IsHidden(key) && c.opts.Journal != nil && gen != 0 {
-		h.f.shared.Store(true)
-		e = backend.Entry{Key: key, Info: h.f.infoLocked(), Value: h.f.data}
+		f.shared.Store(true)
+		e = backend.Entry{Key: key, Info: f.infoLocked(), Value: f.data}
+		if !f.jfull && f.jlen <= int64(len(f.data)) {
+			// Only bytes after jlen changed: record those.
+			appending = true
+			appended = f.data[f.jlen:]
+			context = f.data[appendContext(f.data, f.jlen):f.jlen]
+		}
+		f.jlen, f.jfull = int64(len(f.data)), false
 	}
 	c.mu.Unlock()
 	if !wrote || key == "" {
 		return nil
 	}
 	var err error
-	if e.Key != "" {
+	switch {
+	case e.Key == "":
+	case appending && len(appended) == 0:
+		// Nothing new since the last record (another handle's commit
+		// recorded it).
+	case appending:
+		ae := e
+		ae.Value = appended
+		var ok bool
+		if ok, err = c.journalAppend(gen, ae, context); !ok {
+			err = c.journal(gen, []backend.Entry{e}, nil)
+		}
+	default:
 		err = c.journal(gen, []backend.Entry{e}, nil)
+	}
+	if err != nil {
+		c.needFullRecord(f)
 	}
 	c.emit(Change{Op: OpWrite, Key: key})
 	return err

@@ -89,7 +89,11 @@ func (c *Context) Flush(ctx context.Context) error {
 			s.f.from = entries[i].Key // what the store now holds of it
 		}
 		if s.f.gen != s.gen {
-			continue // written again during the flush: stays dirty
+			// Written again during the flush: stays dirty, and the
+			// journal, which no longer holds what the store does,
+			// needs the whole value next.
+			s.f.jfull = true
+			continue
 		}
 		delete(c.dirty, s.f)
 		s.f.gen = 0
@@ -101,6 +105,7 @@ func (c *Context) Flush(ctx context.Context) error {
 			s.f.ver++
 			changed = append(changed, Change{Op: OpContent, Key: s.f.key})
 		}
+		s.f.jlen, s.f.jfull = int64(len(s.f.data)), false
 	}
 	for k, g := range removedGen {
 		if c.removed[k] == g {
@@ -239,6 +244,16 @@ func (c *Context) Replay(records []journal.Record) error {
 	slices.SortStableFunc(records, func(a, b journal.Record) int { return cmp.Compare(a.Gen, b.Gen) })
 	for _, r := range records {
 		for _, e := range r.Entries {
+			if r.Append {
+				if c.storeIsNewer(e) {
+					c.log.Info("journal append older than the store's value; skipped", "key", e.Key)
+					continue
+				}
+				if err := c.replayAppend(e); err != nil {
+					return err
+				}
+				continue
+			}
 			if c.storeIsNewer(e) {
 				// The journal outlived a flush (killed between the save
 				// and the truncate, or a failed truncate): the store's
@@ -257,6 +272,19 @@ func (c *Context) Replay(records []journal.Record) error {
 		}
 	}
 	return nil
+}
+
+// replayAppend appends e.Value to the key's value (creating the key with
+// e's metadata when it is missing), with e's metadata.
+func (c *Context) replayAppend(e backend.Entry) error {
+	if c.Has(e.Key) {
+		if err := c.Resolve(context.Background(), e.Key); err != nil {
+			return err
+		}
+		old, _ := c.Get(e.Key)
+		e.Value = append(append(make([]byte, 0, len(old)+len(e.Value)), old...), e.Value...)
+	}
+	return c.put(e)
 }
 
 // storeIsNewer reports whether the session holds e.Key clean, as indexed
@@ -333,6 +361,53 @@ func (c *Context) journalKey(key string) error {
 	f.shared.Store(true)
 	e := backend.Entry{Key: key, Info: f.infoLocked(), Value: f.data}
 	gen := f.gen
+	f.jlen, f.jfull = int64(len(f.data)), false
 	c.mu.Unlock()
-	return c.journal(gen, []backend.Entry{e}, nil)
+	if err := c.journal(gen, []backend.Entry{e}, nil); err != nil {
+		c.needFullRecord(f)
+		return err
+	}
+	return nil
+}
+
+// needFullRecord makes the next journal record of f hold its whole value:
+// a record was lost.
+func (c *Context) needFullRecord(f *file) {
+	c.mu.Lock()
+	f.jfull = true
+	c.mu.Unlock()
+}
+
+// journalAppend records bytes appended to key. The context lines before
+// them go through the redaction with them, so that a secret begun in an
+// earlier append is found; when the redaction changes the context, the
+// append cannot be recorded alone and the whole value is (ok false).
+func (c *Context) journalAppend(gen uint64, e backend.Entry, context []byte) (ok bool, err error) {
+	if c.opts.BeforeSave != nil {
+		whole := append(append(make([]byte, 0, len(context)+len(e.Value)), context...), e.Value...)
+		r := c.opts.BeforeSave(e.Key, whole)
+		if !bytes.HasPrefix(r, context) {
+			return false, nil
+		}
+		e.Value = r[len(context):]
+	}
+	if err := c.opts.Journal.Append(journal.Record{Gen: gen, Entries: []backend.Entry{e}, Append: true}); err != nil {
+		c.log.Error("journal append failed", "err", err)
+		return true, wrapf("journal: %w", err)
+	}
+	return true, nil
+}
+
+// appendContext is where the redaction context of an append at base
+// starts: up to 8 KiB before it, at the start of a line.
+func appendContext(data []byte, base int64) int64 {
+	start := max(0, base-8192)
+	if start > 0 {
+		if i := bytes.IndexByte(data[start:base], '\n'); i >= 0 {
+			start += int64(i) + 1
+		} else {
+			start = base // one long line: no context
+		}
+	}
+	return start
 }

@@ -167,6 +167,7 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 		srcF.key, dstF.key = newKey, oldKey
 		c.files[oldKey], c.files[newKey] = dstF, srcF
 		srcF.by, dstF.by = by, by
+		srcF.jfull, dstF.jfull = true, true
 		c.markDirtyLocked(srcF)
 		c.markDirtyLocked(dstF)
 		c.touchParentsLocked(oldKey, newKey)
@@ -186,7 +187,7 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 		if dstIsFile {
 			c.removeFileLocked(dstF, by)
 		}
-		srcF.by = by
+		srcF.by, srcF.jfull = by, true
 		c.moveFileLocked(srcF, newKey, newParent)
 		c.touchParentsLocked(oldKey, newKey)
 		return true, nil
@@ -239,7 +240,7 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 		c.removed[old] = c.gen
 		f.key = nk
 		c.files[nk] = f
-		f.by = by
+		f.by, f.jfull = by, true
 		c.markDirtyLocked(f)
 	}
 	c.touchParentsLocked(oldKey, newKey)

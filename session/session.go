@@ -74,6 +74,13 @@ type file struct {
 	from    string
 	changed bool             // the value changed since the last flush
 	by      *meta.WriterInfo // who made the latest unflushed change; nil: Options.Self
+	// jlen is how much of the value the store and the journal already
+	// hold as it is now; unless jfull, every change since touched only
+	// bytes after jlen, so the journal may record just those (an append
+	// record: cheap for a file that only grows, such as a log of
+	// summaries).
+	jlen  int64
+	jfull bool
 }
 
 type dir struct {
@@ -198,7 +205,7 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 		}
 		c.ino++
 		f := &file{key: e.Key, ino: c.ino, size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
-			mode: e.Info.Mode.Perm(), uid: e.Info.UID, gid: e.Info.GID, xattrs: e.Info.XAttrs, from: e.Key}
+			mode: e.Info.Mode.Perm(), uid: e.Info.UID, gid: e.Info.GID, xattrs: e.Info.XAttrs, from: e.Key, jlen: e.Info.Size}
 		c.files[e.Key] = f
 		_, name := backend.Split(e.Key)
 		parent.children[name] = struct{}{}
@@ -452,6 +459,7 @@ func (c *Context) markDirtyLocked(f *file) {
 // by removed it (nil: Options.Self).
 func (c *Context) removeFileLocked(f *file, by *meta.WriterInfo) {
 	key := f.key
+	f.jfull = true
 	if f.from != "" {
 		if by == nil {
 			by = c.opts.Self

@@ -1,0 +1,166 @@
+package session_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/journal"
+	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/session"
+)
+
+// crashAndReplay closes the journal as a killed process would leave it,
+// replays it into a new session over the same store, flushes, and returns
+// the stored value of key.
+func crashAndReplay(t *testing.T, st backend.Store, j *journal.Journal, jpath, key string) string {
+	t.Helper()
+	j.Close()
+	j2, recs, err := journal.Open(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	c2 := session.NewContext(st, session.Options{Journal: j2})
+	if err := c2.Bootstrap(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Replay(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := storedValue(t, st, key)
+	return v
+}
+
+// appendLine appends line to key through a new handle, as echo >> does.
+// It reports with t.Error, so that it may run in other goroutines.
+func appendLine(t *testing.T, c *session.Context, key, line string) {
+	t.Helper()
+	h, err := c.Create(key, session.CreateOptions{Mode: 0o644})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	if _, err := h.Append([]byte(line)); err != nil {
+		t.Error(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// A file that only grows is journaled by what each close appended, not
+// by its whole value: the journal stays linear in the data, and a crash
+// replays the exact value, with concurrent appenders, a flush in the
+// middle and a write into the file's middle (a whole record) mixed in.
+func TestJournalRecordsAppends(t *testing.T) {
+	dir := t.TempDir()
+	jpath := dir + "-journal"
+	st := openStore(t, dir)
+	j, _, err := journal.Open(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := session.NewContext(st, session.Options{Journal: j})
+	if err := c.Mkdir("memory", 0o755, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	const key = "memory/summaries.jsonl"
+	var want bytes.Buffer
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for a := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				line := fmt.Sprintf("{\"appender\":%d,\"i\":%d}\n", a, i)
+				mu.Lock() // the expected order is the order of the appends
+				appendLine(t, c, key, line)
+				want.WriteString(line)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	// 800 lines of ~22 bytes: whole-value records would take ~7 MB; an
+	// append record is its bytes plus ~160 bytes of key and metadata.
+	if size := j.Size(); size > 400_000 {
+		t.Errorf("journal of %d bytes for %d bytes of appends: not recorded as appends", size, want.Len())
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	appendLine(t, c, key, "after the flush\n")
+	want.WriteString("after the flush\n")
+	// A write inside the file: the next record holds the whole value.
+	h, _ := c.Open(t.Context(), key)
+	h.WriteAt([]byte("X"), 0)
+	h.Close()
+	wb := want.Bytes()
+	wb[0] = 'X'
+	appendLine(t, c, key, "last\n")
+	want.WriteString("last\n")
+	if got := crashAndReplay(t, st, j, jpath, key); got != want.String() {
+		t.Fatalf("after crash and replay: %d bytes, want %d; tail %q", len(got), want.Len(), got[max(0, len(got)-60):])
+	}
+}
+
+// An append that completes a secret begun by an earlier append is not
+// written to the journal in the clear: the redaction sees the earlier
+// bytes too, and the record then holds the whole (redacted) value.
+func TestJournalAppendRedactedWithContext(t *testing.T) {
+	dir := t.TempDir()
+	jpath := dir + "-journal"
+	st := openStore(t, dir)
+	j, _, err := journal.Open(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, err := redact.New(redact.Config{Env: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := session.NewContext(st, session.Options{Journal: j, BeforeSave: func(k string, v []byte) []byte {
+		out, _ := red.Redact(k, v)
+		return out
+	}})
+	if err := c.Mkdir("memory", 0o755, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	secret := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "123456"
+	appendLine(t, c, "memory/notes.md", "first line\n")
+	appendLine(t, c, "memory/notes.md", "token = "+secret[:10])
+	appendLine(t, c, "memory/notes.md", secret[10:]+"\n")
+	j.Close()
+	raw, err := os.ReadFile(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{secret, secret[10:]} {
+		if bytes.Contains(raw, []byte(part)) {
+			t.Errorf("journal holds %q in the clear", part)
+		}
+	}
+	j2, recs, err := journal.Open(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j2.Close()
+	if len(recs) != 3 || !recs[0].Append || !recs[1].Append || recs[2].Append {
+		t.Errorf("records: %d, append flags %v; want two appends, then a whole value", len(recs), appendFlags(recs))
+	}
+}
+
+func appendFlags(recs []journal.Record) []bool {
+	var f []bool
+	for _, r := range recs {
+		f = append(f, r.Append)
+	}
+	return f
+}
