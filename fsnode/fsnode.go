@@ -32,6 +32,11 @@ type Options struct {
 	// Records, when set, serves the event log's records read-only:
 	// .memfs/events/ (its chunks) and .memfs/events.head.
 	Records Records
+	// ContextPack, when set, answers .memfs/context.md (name "") and
+	// .memfs/context/NAME.
+	ContextPack Answer
+	// Search, when set, answers .memfs/search/NAME.
+	Search Answer
 	// Agent labels the writer of every change made through the mount
 	// (user.memfs.writer, the event log); "" for none.
 	Agent string
@@ -49,7 +54,10 @@ type Root struct {
 	stop  func()
 
 	reads atomic.Int64 // READ requests served from the session (the rest hit the page cache)
-	feed  *changes.Log // .memfs/changes
+
+	answers   answerCache   // contents of .memfs/context.md, context/ and search/
+	answerIno atomic.Uint64 // inode numbers handed to answer files
+	feed      *changes.Log  // .memfs/changes
 
 	// External changes announced for the helper process that carries
 	// them out through the mountpoint: its requests for these keys are

@@ -27,7 +27,11 @@ const (
 	eventsIno
 	eventsDirIno
 	eventsHeadIno
-	chunkInoBase // + a chunk's position in its directory listing
+	contextIno
+	contextDirIno
+	searchDirIno
+	answerInoBase                 // + a counter: the files under search/ and context/
+	chunkInoBase  = 1<<62 + 1<<40 // + a chunk's position in its directory listing
 )
 
 // reservedNode is the read-only .memfs directory.
@@ -90,6 +94,26 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		if v == nil {
 			return nil, syscall.ENOENT
 		}
+	case "context.md":
+		if n.root.opts.ContextPack == nil {
+			return nil, syscall.ENOENT
+		}
+		var errno syscall.Errno
+		if v, errno = n.root.answerFile(ctx, n.root.opts.ContextPack, "context", "", contextIno); errno != 0 {
+			return nil, errno
+		}
+		out.SetEntryTimeout(0)
+	case "context", "search":
+		fn, ino := n.root.opts.ContextPack, uint64(contextDirIno)
+		if name == "search" {
+			fn, ino = n.root.opts.Search, searchDirIno
+		}
+		if fn == nil {
+			return nil, syscall.ENOENT
+		}
+		d := &answerDir{root: n.root, name: name, ino: ino, fn: fn}
+		d.fill(&out.Attr)
+		return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
 	case "events.jsonl":
 		ev := n.root.opts.Events
 		if ev == nil {
@@ -106,6 +130,10 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 
 func (n *reservedNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	list := []fuse.DirEntry{{Name: "changes", Mode: syscall.S_IFREG, Ino: changesIno}}
+	if n.root.opts.ContextPack != nil {
+		list = append(list, fuse.DirEntry{Name: "context", Mode: syscall.S_IFDIR, Ino: contextDirIno},
+			fuse.DirEntry{Name: "context.md", Mode: syscall.S_IFREG, Ino: contextIno})
+	}
 	if n.root.opts.Records != nil {
 		list = append(list, fuse.DirEntry{Name: "events", Mode: syscall.S_IFDIR, Ino: eventsDirIno})
 		if n.root.recordFile("events.head", eventsHeadIno) != nil {
@@ -114,6 +142,9 @@ func (n *reservedNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Err
 	}
 	if n.root.opts.Events != nil {
 		list = append(list, fuse.DirEntry{Name: "events.jsonl", Mode: syscall.S_IFREG, Ino: eventsIno})
+	}
+	if n.root.opts.Search != nil {
+		list = append(list, fuse.DirEntry{Name: "search", Mode: syscall.S_IFDIR, Ino: searchDirIno})
 	}
 	list = append(list, fuse.DirEntry{Name: "status", Mode: syscall.S_IFREG, Ino: statusIno})
 	return gofs.NewListDirStream(list), 0

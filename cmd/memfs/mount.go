@@ -127,6 +127,7 @@ func mountAction(c *cli.Context) error {
 		NegativeTimeout: c.Duration("entry-timeout"),
 		Agent:           c.String("agent"),
 		Events:          o.events,
+		ContextPack:     contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc()),
 		Records:         o.store,
 		Status: func() string {
 			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", spec, mnt, os.Getpid())

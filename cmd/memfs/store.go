@@ -14,6 +14,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/session"
@@ -174,4 +175,10 @@ func (o *opened) finish(ctx context.Context) error {
 		return err
 	}
 	return o.close()
+}
+
+// searchFunc is the session's search for context packs, nil until the
+// search index exists.
+func (o *opened) searchFunc() func(context.Context, string, int) ([]contextpack.Hit, error) {
+	return nil
 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/session"
+)
+
+// packOptions reads the name of a .memfs/context/NAME file: percent-encoded
+// words, "max:N" (the budget) and "summaries:K" filters, the rest the
+// search query.
+func packOptions(name string) (contextpack.Options, error) {
+	var o contextpack.Options
+	dec, err := url.PathUnescape(name)
+	if err != nil {
+		return o, fmt.Errorf("context %q: %w", name, err)
+	}
+	var query []string
+	for _, w := range strings.Fields(dec) {
+		k, v, ok := strings.Cut(w, ":")
+		switch {
+		case ok && k == "max":
+			if o.MaxChars, err = strconv.Atoi(v); err != nil || o.MaxChars < 1 {
+				return o, fmt.Errorf("context: max:%s: want a positive number of characters", v)
+			}
+		case ok && k == "summaries":
+			if o.Summaries, err = strconv.Atoi(v); err != nil {
+				return o, fmt.Errorf("context: summaries:%s: want a number", v)
+			}
+			if o.Summaries == 0 {
+				o.Summaries = -1
+			}
+		default:
+			query = append(query, w)
+		}
+	}
+	o.Query = strings.Join(query, " ")
+	return o, nil
+}
+
+// contextAnswer builds the pack served at .memfs/context.md and
+// .memfs/context/NAME from the live session.
+func contextAnswer(c *session.Context, prefixes []string, search func(context.Context, string, int) ([]contextpack.Hit, error)) func(context.Context, string) ([]byte, error) {
+	return func(ctx context.Context, name string) ([]byte, error) {
+		o, err := packOptions(name)
+		if err != nil {
+			return nil, err
+		}
+		o.Prefixes, o.Search = prefixes, search
+		p, err := contextpack.Build(ctx, c, o)
+		if err != nil {
+			return nil, err
+		}
+		return []byte(p.Text), nil
+	}
+}
+
+func contextCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "context",
+		Usage: "print the context pack: always-loaded memory, latest step summaries, skills index, search hits, within a budget",
+		Flags: []cli.Flag{
+			storeFlag(),
+			&cli.StringFlag{Name: "mount", Usage: "build it in the live mount at DIR (.memfs/context/)"},
+			&cli.IntFlag{Name: "max-chars", Value: contextpack.DefaultMaxChars, Usage: "budget in characters, manifest included"},
+			&cli.StringFlag{Name: "query", Usage: "add the best search hits for this query"},
+			&cli.IntFlag{Name: "summaries", Value: 5, Usage: "how many of the latest step summaries (0: none)"},
+			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "the always-loaded prefixes"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Int("max-chars") < 1 {
+				return fmt.Errorf("--max-chars %d: want at least 1", c.Int("max-chars"))
+			}
+			words := []string{"max:" + strconv.Itoa(c.Int("max-chars")), "summaries:" + strconv.Itoa(c.Int("summaries"))}
+			if q := c.String("query"); q != "" {
+				words = append(words, q)
+			}
+			name := url.PathEscape(strings.Join(words, " "))
+			if m := c.String("mount"); m != "" {
+				if c.IsSet("store") {
+					return errors.New("give --store or --mount, not both")
+				}
+				b, err := os.ReadFile(filepath.Join(m, ".memfs", "context", name))
+				if err != nil {
+					return fmt.Errorf("context through %s: %w", m, err)
+				}
+				_, err = c.App.Writer.Write(b)
+				return err
+			}
+			return withSession(c, false, func(ctx context.Context, o *opened) error {
+				b, err := contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc())(ctx, name)
+				if err != nil {
+					return err
+				}
+				_, err = c.App.Writer.Write(b)
+				return err
+			})
+		},
+	}
+}
+
+func summaryCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "summary",
+		Usage: "step summaries (" + contextpack.SummariesKey + ")",
+		Subcommands: []*cli.Command{{
+			Name:      "add",
+			Usage:     "append one step summary",
+			ArgsUsage: "TEXT",
+			Flags: []cli.Flag{
+				storeFlag(),
+				&cli.StringFlag{Name: "mount", Usage: "append through the live mount at DIR"},
+				&cli.StringFlag{Name: "run", Required: true, Usage: "run id"},
+				&cli.StringFlag{Name: "step", Required: true, Usage: "step id"},
+			},
+			Action: func(c *cli.Context) error {
+				text := strings.Join(c.Args().Slice(), " ")
+				if strings.TrimSpace(text) == "" {
+					return errors.New("summary add: give the summary TEXT")
+				}
+				line, err := json.Marshal(contextpack.Summary{Run: c.String("run"), Step: c.String("step"), Time: time.Now().UTC(), Text: text})
+				if err != nil {
+					return err
+				}
+				line = append(line, '\n')
+				if m := c.String("mount"); m != "" {
+					return appendLine(filepath.Join(m, filepath.FromSlash(contextpack.SummariesKey)), line)
+				}
+				return withSession(c, true, func(ctx context.Context, o *opened) error {
+					key := contextpack.SummariesKey
+					var v []byte
+					if o.c.Has(key) {
+						if err := o.c.Resolve(ctx, key); err != nil {
+							return err
+						}
+						old, _ := o.c.Get(key)
+						v = append(v, old...)
+						if len(v) > 0 && v[len(v)-1] != '\n' {
+							v = append(v, '\n')
+						}
+					}
+					return o.c.Set(key, append(v, line...))
+				})
+			},
+		}},
+	}
+}
+
+// appendLine appends line to path with one write(2) on an O_APPEND
+// descriptor: memfs appends each write whole at the end of the file, so
+// concurrent appenders never interleave.
+func appendLine(path string, line []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

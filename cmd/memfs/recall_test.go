@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/memfs/memfs/contextpack"
+)
+
+// Ten concurrent appenders, each writing 1,000 summaries with echo >>
+// through the mount, lose and interleave nothing; the context pack of the
+// mount and of the store shows the latest ones.
+func TestSummariesConcurrentAppendAndContext(t *testing.T) {
+	store := "dir:" + t.TempDir()
+	mustRun(t, "", "import", "--store", store, "../../testdata/sample")
+	mnt := t.TempDir()
+	p := startMount(t, store, mnt, nil)
+	const appenders, each = 10, 1000
+	var wg sync.WaitGroup
+	errs := make(chan error, appenders)
+	for a := range appenders {
+		wg.Go(func() {
+			script := fmt.Sprintf(`for i in $(seq 1 %d); do
+				echo "{\"run\":\"a%d\",\"step\":\"$i\",\"time\":\"2026-11-23T00:00:00Z\",\"text\":\"appender %d step $i\"}" >> memory/summaries.jsonl
+			done`, each, a, a)
+			cmd := exec.Command("bash", "-ec", script)
+			cmd.Dir = mnt
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("appender %d: %v\n%s", a, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	mustRun(t, "", "summary", "add", "--mount", mnt, "--run", "final", "--step", "1", "the last step, through memfs summary add")
+	b, err := os.ReadFile(filepath.Join(mnt, contextpack.SummariesKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, bad := contextpack.ReadSummaries(b)
+	if bad != 0 || len(sums) != appenders*each+1 {
+		t.Fatalf("%d summaries, %d unparsable lines; want %d and 0", len(sums), bad, appenders*each+1)
+	}
+	seen := map[string]bool{}
+	for _, s := range sums {
+		if want := fmt.Sprintf("appender %s step %s", strings.TrimPrefix(s.Run, "a"), s.Step); s.Run != "final" && s.Text != want {
+			t.Fatalf("summary %+v: text does not match its run and step", s)
+		}
+		seen[s.Run+"/"+s.Step] = true
+	}
+	if len(seen) != appenders*each+1 {
+		t.Fatalf("%d distinct summaries, want %d", len(seen), appenders*each+1)
+	}
+
+	pack := mustRun(t, "", "context", "--mount", mnt, "--max-chars", "3000", "--summaries", "1")
+	for _, want := range []string{"## Memory", "### memory/global.md", "## Recent steps", "run final step 1: the last step, through memfs summary add",
+		"## Skills", "- go-patterns: ", "## Manifest"} {
+		if !strings.Contains(pack, want) {
+			t.Errorf("context --mount lacks %q:\n%s", want, pack)
+		}
+	}
+	if n := len([]rune(pack)); n > 3000 {
+		t.Errorf("context --mount: %d characters over the budget of 3000", n)
+	}
+	if got, _ := os.ReadFile(filepath.Join(mnt, ".memfs", "context.md")); !strings.Contains(string(got), "## Manifest") {
+		t.Errorf(".memfs/context.md:\n%s", got)
+	}
+	p.stop(t)
+
+	mustRun(t, "", "summary", "add", "--store", store, "--run", "offline", "--step", "2", "added to the store")
+	pack = mustRun(t, "", "context", "--store", store, "--summaries", "2")
+	if !strings.Contains(pack, "run final step 1:") || !strings.Contains(pack, "run offline step 2: added to the store") {
+		t.Errorf("context --store lacks the two latest summaries:\n%s", pack)
+	}
+}
