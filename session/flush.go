@@ -119,6 +119,9 @@ func (c *Context) Flush(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	c.sendEvents(ctx, c.events(saved, entries, removed, removedGen, gone))
+	if c.opts.Saved != nil && (len(entries) > 0 || len(removed) > 0) {
+		c.opts.Saved(ctx, entries, removed)
+	}
 	if c.opts.Journal != nil {
 		if err := c.opts.Journal.Truncate(through); err != nil {
 			c.log.Warn("journal truncate failed; records will be replayed again", "err", err)

@@ -46,6 +46,12 @@ type Options struct {
 	// per change that reached the store, in order. When it fails, the
 	// events are kept and offered again after the next Flush.
 	Events func(ctx context.Context, events []Event) error
+	// Saved, when set, is told after each successful Flush what the store
+	// now holds: the entries saved, with the values as persisted
+	// (redacted) and their stored Info, and the keys deleted. The slices
+	// and values must not be modified. (The search index follows the
+	// store through it.)
+	Saved func(ctx context.Context, saved []backend.Entry, deleted []string)
 	// Journal, when set, records every completed change (Set, Put,
 	// Delete, Rename, SetAttr, Commit or Close of a written File) so that it
 	// survives a crash of the process before the next Flush.

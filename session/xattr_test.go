@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -215,5 +216,31 @@ func TestFlushEventsRetried(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"write a", "write b"}) {
 		t.Errorf("events = %q", got)
+	}
+}
+
+// Saved hears what the store holds after a flush: values as persisted
+// (redacted), and the keys deleted.
+func TestSavedHook(t *testing.T) {
+	var saved []backend.Entry
+	var deleted []string
+	c, _, _, _ := newSession(t, session.Options{
+		BeforeSave: func(k string, v []byte) []byte { return bytes.ReplaceAll(v, []byte("secret"), []byte("XXXXXX")) },
+		Saved: func(_ context.Context, s []backend.Entry, d []string) {
+			saved = append(saved, s...)
+			deleted = append(deleted, d...)
+		},
+	})
+	if err := c.Set("memory/a.md", []byte("a secret")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete("agents/explorer.json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(saved) != 1 || string(saved[0].Value) != "a XXXXXX" || saved[0].Info.Size != 8 || !slices.Equal(deleted, []string{"agents/explorer.json"}) {
+		t.Errorf("Saved got %+v, deleted %v", saved, deleted)
 	}
 }
