@@ -152,6 +152,7 @@ func (r *Root) Close() {
 // onChange is called by the session with no lock held, possibly from
 // inside a request handler: it only queues.
 func (r *Root) onChange(ch session.Change) {
+	r.answers.clear() // search results and context packs may differ now
 	switch {
 	case ch.Op == session.OpContent:
 		r.queue.push(ch.Key, false)

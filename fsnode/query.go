@@ -12,8 +12,9 @@ import (
 
 // Answers are virtual files whose content memfs computes from their name:
 // .memfs/context.md, .memfs/context/QUERY and .memfs/search/QUERY. Their
-// content is made when looked up or opened and kept for a second, so that
-// the size stat reports and the bytes a read returns agree.
+// content is made when looked up or opened and kept for a second, or until
+// memory changes, so that the size stat reports and the bytes a read
+// returns agree.
 
 // Answer computes the content of an answer file from its name ("" for
 // .memfs/context.md).
@@ -125,4 +126,11 @@ func (d *answerDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	out.SetEntryTimeout(0)
 	out.SetAttrTimeout(0)
 	return d.NewInode(ctx, v, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
+}
+
+// clear drops every cached answer: memory changed.
+func (c *answerCache) clear() {
+	c.mu.Lock()
+	clear(c.data)
+	c.mu.Unlock()
 }

@@ -131,3 +131,24 @@ func (c *Context) RemoveExternal(key string) (bool, error) {
 	c.emit(Change{Op: OpRemove, Key: key, Origin: OriginExternal})
 	return true, nil
 }
+
+// Unflushed returns the session's unflushed changes: every dirty,
+// non-hidden file with its Info and loaded value (which the caller must not
+// modify; not redacted), and the keys removed since the last flush.
+func (c *Context) Unflushed() (dirty []backend.Entry, removed []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for f := range c.dirty {
+		if f.key == "" || backend.IsHidden(f.key) || !f.loaded {
+			continue
+		}
+		f.shared.Store(true)
+		dirty = append(dirty, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
+	}
+	for k := range c.removed {
+		if !backend.IsHidden(k) {
+			removed = append(removed, k)
+		}
+	}
+	return dirty, removed
+}

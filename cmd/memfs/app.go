@@ -25,6 +25,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			unmountCommand(),
 			lsCommand(),
 			logCommand(),
+			searchCommand(),
+			reindexCommand(),
 			contextCommand(),
 			summaryCommand(),
 			catCommand(),

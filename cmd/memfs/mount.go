@@ -120,6 +120,11 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	index, err := o.searcher(ctx, log)
+	if err != nil {
+		o.close()
+		return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
+	}
 	root := fsnode.NewRoot(o.c, fsnode.Options{
 		Logger:          log,
 		EntryTimeout:    c.Duration("entry-timeout"),
@@ -127,7 +132,8 @@ func mountAction(c *cli.Context) error {
 		NegativeTimeout: c.Duration("entry-timeout"),
 		Agent:           c.String("agent"),
 		Events:          o.events,
-		ContextPack:     contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc()),
+		ContextPack:     contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc(log)),
+		Search:          index.answer,
 		Records:         o.store,
 		Status: func() string {
 			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", spec, mnt, os.Getpid())

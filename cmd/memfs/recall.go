@@ -100,7 +100,7 @@ func contextCommand() *cli.Command {
 				return err
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				b, err := contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc())(ctx, name)
+				b, err := contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc(logger(c, false)))(ctx, name)
 				if err != nil {
 					return err
 				}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
@@ -112,6 +113,7 @@ type opened struct {
 	journal *journal.Journal
 	events  *eventlog.Log
 	c       *session.Context
+	index   atomic.Pointer[searcher] // the search index, once opened
 }
 
 // openSession opens the store and its journal, indexes the store, loads the
@@ -136,8 +138,14 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 	opts.Journal = j
 	opts.Logger = log
 	opts.Events = eventSink(ev, newSessionID())
+	o := &opened{spec: spec, store: st, journal: j, events: ev}
+	opts.Saved = func(ctx context.Context, saved []backend.Entry, deleted []string) {
+		if s := o.index.Load(); s != nil {
+			s.saved(ctx, saved, deleted)
+		}
+	}
 	c := session.NewContext(st, opts)
-	o := &opened{spec: spec, store: st, journal: j, events: ev, c: c}
+	o.c = c
 	if err := c.Bootstrap(ctx, prefixes...); err != nil {
 		o.close()
 		return nil, fmt.Errorf("index store %s: %w", spec, err)
@@ -161,6 +169,9 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 }
 
 func (o *opened) close() error {
+	if s := o.index.Load(); s != nil {
+		s.close(context.Background()) // what external changes left unsaved
+	}
 	return errors.Join(o.journal.Close(), o.store.Close())
 }
 
@@ -177,8 +188,29 @@ func (o *opened) finish(ctx context.Context) error {
 	return o.close()
 }
 
-// searchFunc is the session's search for context packs, nil until the
-// search index exists.
-func (o *opened) searchFunc() func(context.Context, string, int) ([]contextpack.Hit, error) {
-	return nil
+// searcher opens the search index (once), bringing it up to date with the
+// store; flushes keep it so from then on.
+func (o *opened) searcher(ctx context.Context, log *slog.Logger) (*searcher, error) {
+	if s := o.index.Load(); s != nil {
+		return s, nil
+	}
+	s, _, err := openSearcher(ctx, o.c, o.store, log, false)
+	if err != nil {
+		return nil, err
+	}
+	o.index.Store(s)
+	o.c.Watch(s.external)
+	return s, nil
+}
+
+// searchFunc is the session's search for context packs: it opens the
+// index on first use.
+func (o *opened) searchFunc(log *slog.Logger) func(context.Context, string, int) ([]contextpack.Hit, error) {
+	return func(ctx context.Context, q string, k int) ([]contextpack.Hit, error) {
+		s, err := o.searcher(ctx, log)
+		if err != nil {
+			return nil, err
+		}
+		return s.contextSearch(ctx, q, k)
+	}
 }

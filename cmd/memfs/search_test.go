@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func searchKeys(t *testing.T, args ...string) []string {
+	t.Helper()
+	out := mustRun(t, "", append([]string{"search", "--json"}, args...)...)
+	var keys []string
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var r result
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("search --json line %q: %v", line, err)
+		}
+		keys = append(keys, r.Key)
+	}
+	return keys
+}
+
+// Search through a live mount sees unflushed writes and filters by
+// metadata; after the unmount the store's index answers the same; a value
+// changed in the store behind the index (as a crash between a flush and
+// the index update leaves it) is re-indexed at the next mount; reindex
+// rebuilds from scratch.
+func TestSearch(t *testing.T) {
+	dir := t.TempDir()
+	store := "dir:" + dir
+	mustRun(t, "", "import", "--store", store, "../../testdata/sample")
+	mnt := t.TempDir()
+	p := startMount(t, store, mnt, nil)
+	note := filepath.Join(mnt, "memory", "quokka.md")
+	if err := os.WriteFile(note, []byte("The quokka lives on Rottnest Island.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setx(t, note, "user.memfs.tags", "animals", "user.memfs.importance", "0.9")
+	if got := searchKeys(t, "--mount", mnt, "quokka"); strings.Join(got, " ") != "memory/quokka.md" {
+		t.Errorf("unflushed write: search quokka = %v", got)
+	}
+	if got := searchKeys(t, "--mount", mnt, "--tag", "animals", "--importance-min", "0.5", "island"); strings.Join(got, " ") != "memory/quokka.md" {
+		t.Errorf("search with filters = %v", got)
+	}
+	if got := searchKeys(t, "--mount", mnt, "--tag", "plants", "island"); len(got) != 0 {
+		t.Errorf("search --tag plants = %v, want nothing", got)
+	}
+	if got := searchKeys(t, "--mount", mnt, "--prefix", "skills/", "errors"); len(got) == 0 || !strings.HasPrefix(got[0], "skills/") {
+		t.Errorf("search --prefix skills/ errors = %v", got)
+	}
+	b, err := os.ReadFile(filepath.Join(mnt, ".memfs", "search", "quokka tag:animals"))
+	if err != nil || !strings.Contains(string(b), "memory/quokka.md  score ") || !strings.Contains(string(b), "Rottnest Island") {
+		t.Errorf(".memfs/search/quokka tag:animals = %q, %v", b, err)
+	}
+	// Removed before any flush: gone from the results at once.
+	os.Remove(note)
+	if got := searchKeys(t, "--mount", mnt, "quokka"); len(got) != 0 {
+		t.Errorf("after rm: search quokka = %v", got)
+	}
+	os.WriteFile(note, []byte("A wombat, not a quokka.\n"), 0o644)
+	p.stop(t)
+
+	if got := searchKeys(t, "--store", store, "wombat"); strings.Join(got, " ") != "memory/quokka.md" {
+		t.Errorf("after unmount: search --store wombat = %v", got)
+	}
+	// The store changes behind the index: the next mount re-indexes it.
+	os.WriteFile(filepath.Join(dir, "memory", "quokka.md"), []byte("Now about a numbat.\n"), 0o644)
+	p = startMount(t, store, mnt, nil)
+	if got := searchKeys(t, "--mount", mnt, "numbat"); strings.Join(got, " ") != "memory/quokka.md" {
+		t.Errorf("after a change behind the index: search numbat = %v", got)
+	}
+	if got := searchKeys(t, "--mount", mnt, "wombat"); len(got) != 0 {
+		t.Errorf("the old value is still found: %v", got)
+	}
+	p.stop(t)
+	if out := mustRun(t, "", "reindex", "--store", store); !strings.Contains(out, "9 entries indexed") {
+		t.Errorf("reindex: %q", out)
+	}
+	if got := searchKeys(t, "--store", store, "numbat"); strings.Join(got, " ") != "memory/quokka.md" {
+		t.Errorf("after reindex: search numbat = %v", got)
+	}
+	if _, _, err := run(t, "", "search", "--store", store, "x", "--importance-min", "3"); err == nil {
+		t.Error("search --importance-min 3 succeeded")
+	}
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/search"
+)
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "ranked full-text search of the memory (BM25, exact phrases first), with metadata filters",
+		ArgsUsage: "QUERY",
+		Flags: []cli.Flag{
+			storeFlag(),
+			&cli.StringFlag{Name: "mount", Usage: "search through the live mount at DIR (unflushed writes included)"},
+			&cli.IntFlag{Name: "top-k", Value: 10, Usage: "how many results"},
+			&cli.Float64Flag{Name: "min-score", Usage: "drop results scoring below this"},
+			&cli.StringFlag{Name: "prefix", Usage: "only keys starting with this prefix"},
+			&cli.StringSliceFlag{Name: "tag", Usage: "only entries with this tag (repeat: all of them)"},
+			&cli.StringFlag{Name: "source", Usage: "only entries with this user.memfs.source"},
+			&cli.StringFlag{Name: "agent", Usage: "only entries with this user.memfs.agent"},
+			&cli.StringFlag{Name: "importance-min", Usage: "only entries with user.memfs.importance at least this"},
+			&cli.StringFlag{Name: "since", Usage: "only entries updated at or after T (RFC 3339, YYYY-MM-DD, or a duration ago)"},
+			&cli.StringFlag{Name: "until", Usage: "only entries updated before T"},
+			&cli.BoolFlag{Name: "json", Usage: "one JSON object per result: key, score, snippet"},
+		},
+		Action: func(c *cli.Context) error {
+			text := strings.Join(c.Args().Slice(), " ")
+			if strings.TrimSpace(text) == "" {
+				return errors.New("search: give a QUERY")
+			}
+			// The flags become the words of a query name, the form the
+			// mount's .memfs/search/ takes, so both paths parse alike.
+			words := []string{text, "top:" + strconv.Itoa(c.Int("top-k"))}
+			if c.IsSet("min-score") {
+				words = append(words, "min:"+strconv.FormatFloat(c.Float64("min-score"), 'g', -1, 64))
+			}
+			for _, f := range []string{"prefix", "source", "agent", "since", "until"} {
+				if v := c.String(f); v != "" {
+					words = append(words, f+":"+v)
+				}
+			}
+			if v := c.String("importance-min"); v != "" {
+				words = append(words, "importance:"+v)
+			}
+			for _, t := range c.StringSlice("tag") {
+				words = append(words, "tag:"+t)
+			}
+			if c.Bool("json") {
+				words = append(words, "format:json")
+			}
+			name := url.PathEscape(strings.Join(words, " "))
+			q, _ := cutFormat(name)
+			if _, err := search.ParseQuery(q); err != nil {
+				return err
+			}
+			if m := c.String("mount"); m != "" {
+				if c.IsSet("store") {
+					return errors.New("give --store or --mount, not both")
+				}
+				b, err := os.ReadFile(filepath.Join(m, ".memfs", "search", name))
+				if err != nil {
+					return fmt.Errorf("search through %s: %w", m, err)
+				}
+				_, err = c.App.Writer.Write(b)
+				return err
+			}
+			return withSession(c, false, func(ctx context.Context, o *opened) error {
+				s, err := o.searcher(ctx, logger(c, false))
+				if err != nil {
+					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
+				}
+				b, err := s.answer(ctx, name)
+				if err != nil {
+					return err
+				}
+				_, err = c.App.Writer.Write(b)
+				return err
+			})
+		},
+	}
+}
+
+func reindexCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "reindex",
+		Usage: "rebuild the search index of a store from its values",
+		Flags: []cli.Flag{storeFlag()},
+		Action: func(c *cli.Context) error {
+			return withSession(c, false, func(ctx context.Context, o *opened) error {
+				_, n, err := openSearcher(ctx, o.c, o.store, logger(c, false), true)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.App.Writer, "search index rebuilt: %d entries indexed\n", n)
+				return nil
+			})
+		},
+	}
+}

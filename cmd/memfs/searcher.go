@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/session"
+)
+
+// searcher keeps the search index of a session. Its base index holds what
+// the store holds (it follows every flush through session.Options.Saved and
+// external changes through a watch) and is persisted in the store's system
+// records; unflushed changes are indexed at each search into a small
+// overlay, so results reflect writes not flushed yet, and an unflushed
+// secret never reaches the persisted index.
+type searcher struct {
+	c   *session.Context
+	st  backend.Store
+	log *slog.Logger
+
+	mu    sync.Mutex // guards base's updates and saves, and dirty
+	base  *search.Index
+	dirty bool // base changed since its last save (external changes)
+}
+
+// openSearcher loads the persisted index and brings it up to date with the
+// store: keys missing from it, gone from the store, or indexed from another
+// version (size and mtime) are indexed again. A corrupt index is rebuilt.
+// rebuild forces a rebuild from scratch (memfs reindex).
+func openSearcher(ctx context.Context, c *session.Context, st backend.Store, log *slog.Logger, rebuild bool) (*searcher, int, error) {
+	ix, err := search.Load(ctx, st)
+	if errors.Is(err, search.ErrCorrupt) {
+		log.Warn("search index corrupt; rebuilding it", "err", err)
+		rebuild = true
+	} else if err != nil {
+		return nil, 0, fmt.Errorf("search index: %w", err)
+	}
+	if rebuild {
+		old, err := st.ListSys(ctx, search.RecordPrefix)
+		if err != nil {
+			return nil, 0, err
+		}
+		var names []string
+		for _, e := range old {
+			names = append(names, e.Key)
+		}
+		if err := st.DeleteSys(ctx, names...); err != nil {
+			return nil, 0, fmt.Errorf("search index: remove the old one: %w", err)
+		}
+		ix = search.New()
+	}
+	s := &searcher{c: c, st: st, log: log, base: ix}
+	n, err := s.repair(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s, n, nil
+}
+
+// repair indexes every stored key whose stamp differs from the index's.
+func (s *searcher) repair(ctx context.Context) (int, error) {
+	listed, err := s.st.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	stamps := s.base.Stamps()
+	var stale []string
+	info := make(map[string]backend.Info, len(listed))
+	for _, e := range listed {
+		info[e.Key] = e.Info
+		m := search.MetaOf(e.Info)
+		if st, ok := stamps[e.Key]; !ok || st.Size != m.Size || st.MTime != m.MTime.UnixNano() {
+			stale = append(stale, e.Key)
+		}
+		delete(stamps, e.Key)
+	}
+	for k := range stamps { // indexed, no longer stored
+		s.base.Delete(k)
+	}
+	const chunk = 512
+	for i := 0; i < len(stale); i += chunk {
+		got, err := s.st.Load(ctx, stale[i:min(i+chunk, len(stale))]...)
+		if err != nil {
+			return 0, fmt.Errorf("search index: %w", err)
+		}
+		for _, e := range got {
+			s.base.Put(e.Key, e.Value, search.MetaOf(e.Info))
+		}
+	}
+	if n := len(stale) + len(stamps); n > 0 {
+		s.log.Info("search index brought up to date with the store", "indexed", len(stale), "dropped", len(stamps))
+		if _, err := s.base.Save(ctx, s.st); err != nil {
+			return 0, fmt.Errorf("search index: save: %w", err)
+		}
+		return n, nil
+	}
+	return 0, nil
+}
+
+// saved follows a flush: the store now holds these values (redacted).
+func (s *searcher) saved(ctx context.Context, saved []backend.Entry, deleted []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range saved {
+		s.base.Put(e.Key, e.Value, search.MetaOf(e.Info))
+	}
+	for _, k := range deleted {
+		s.base.Delete(k)
+	}
+	s.saveLocked(ctx)
+}
+
+func (s *searcher) saveLocked(ctx context.Context) {
+	if _, err := s.base.Save(ctx, s.st); err != nil {
+		// The next mount finds the stale stamps and repairs the index.
+		s.log.Warn("search index not saved; it is repaired at the next mount", "err", err)
+		return
+	}
+	s.dirty = false
+}
+
+// external follows changes other programs made in the store.
+func (s *searcher) external(ch session.Change) {
+	if ch.Origin != session.OriginExternal {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch ch.Op {
+	case session.OpRemove:
+		s.base.Delete(ch.Key)
+	case session.OpCreate, session.OpWrite, session.OpContent:
+		v, ok := s.c.Get(ch.Key)
+		es := s.c.Entries(ch.Key)
+		if !ok || len(es) == 0 || es[0].Key != ch.Key {
+			return
+		}
+		s.base.Put(ch.Key, v, search.MetaOf(es[0].Info))
+	default:
+		return
+	}
+	s.dirty = true
+}
+
+// close saves what external changes left unsaved.
+func (s *searcher) close(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dirty {
+		s.saveLocked(ctx)
+	}
+}
+
+// result is one search hit with its snippet.
+type result struct {
+	Key     string  `json:"key"`
+	Score   float64 `json:"score"`
+	Snippet string  `json:"snippet"`
+}
+
+// search runs q over the store's index and the unflushed changes.
+func (s *searcher) search(ctx context.Context, q search.Query) ([]result, error) {
+	topK := q.TopK
+	if topK <= 0 {
+		topK = 10
+	}
+	dirty, removed := s.c.Unflushed()
+	overlay := search.New()
+	shadowed := make(map[string]bool, len(dirty)+len(removed))
+	for _, e := range dirty {
+		overlay.Put(e.Key, e.Value, search.MetaOf(e.Info))
+		shadowed[e.Key] = true
+	}
+	for _, k := range removed {
+		shadowed[k] = true
+	}
+	bq := q
+	bq.TopK = topK + len(shadowed)
+	var hits []search.Hit
+	for _, h := range s.base.Search(bq) {
+		if !shadowed[h.Key] {
+			hits = append(hits, h)
+		}
+	}
+	oq := q
+	oq.TopK = topK
+	hits = append(hits, overlay.Search(oq)...)
+	slices.SortFunc(hits, func(a, b search.Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	if len(hits) > topK {
+		hits = hits[:topK]
+	}
+	out := make([]result, 0, len(hits))
+	for _, h := range hits {
+		if err := s.c.Resolve(ctx, h.Key); err != nil {
+			continue // removed meanwhile
+		}
+		v, _ := s.c.Get(h.Key)
+		out = append(out, result{Key: h.Key, Score: h.Score, Snippet: search.Snippet(v, q, 160)})
+	}
+	return out, nil
+}
+
+// answer serves .memfs/search/NAME: ranked results as text blocks, or JSON
+// lines with the word format:json in the name.
+func (s *searcher) answer(ctx context.Context, name string) ([]byte, error) {
+	name, asJSON := cutFormat(name)
+	q, err := search.ParseQuery(name)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return formatResults(res, asJSON), nil
+}
+
+// contextSearch is the search of context packs.
+func (s *searcher) contextSearch(ctx context.Context, query string, topK int) ([]contextpack.Hit, error) {
+	q, err := search.ParseQuery(query)
+	if err != nil {
+		return nil, err
+	}
+	q.TopK = topK
+	res, err := s.search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]contextpack.Hit, len(res))
+	for i, r := range res {
+		hits[i] = contextpack.Hit{Key: r.Key, Score: r.Score, Snippet: r.Snippet}
+	}
+	return hits, nil
+}
+
+// cutFormat removes the word format:json from a query name.
+func cutFormat(name string) (string, bool) {
+	dec, err := url.PathUnescape(name)
+	if err != nil {
+		return name, false
+	}
+	words := strings.Fields(dec)
+	asJSON := false
+	kept := words[:0]
+	for _, w := range words {
+		if w == "format:json" {
+			asJSON = true
+			continue
+		}
+		kept = append(kept, w)
+	}
+	if !asJSON {
+		return name, false
+	}
+	return url.PathEscape(strings.Join(kept, " ")), true
+}
+
+// formatResults renders results: one block per hit (key and score, then
+// the snippet indented, then a blank line), or one JSON object per line.
+func formatResults(res []result, asJSON bool) []byte {
+	var b bytes.Buffer
+	if asJSON {
+		enc := json.NewEncoder(&b)
+		for _, r := range res {
+			enc.Encode(r)
+		}
+		return b.Bytes()
+	}
+	for _, r := range res {
+		fmt.Fprintf(&b, "%s  score %.3f\n  %s\n\n", r.Key, r.Score, r.Snippet)
+	}
+	return b.Bytes()
+}
