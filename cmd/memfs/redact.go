@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,7 +15,6 @@ import (
 
 func redactFlags() []cli.Flag {
 	return []cli.Flag{
-		agentFlag(),
 		&cli.BoolFlag{Name: "no-redact", Usage: "persist values as written, secrets included (not recommended)"},
 		&cli.StringFlag{Name: "redact-config", Usage: "redaction rules file (extra patterns, allow-list, rules off under a prefix)",
 			DefaultText: defaultRedactConfig() + " when it exists"},
@@ -59,6 +59,11 @@ func beforeSave(r *redact.Redactor, log *slog.Logger) func(key string, value []b
 		return nil
 	}
 	return func(key string, value []byte) []byte {
+		if binary(value) {
+			// Replacing bytes in an image or an archive would corrupt
+			// it; secrets are looked for in text.
+			return value
+		}
 		out, findings := r.Redact(key, value)
 		for _, f := range findings {
 			log.Info("redacted a secret before it reached the store", "key", key, "rule", f.RuleID,
@@ -120,4 +125,13 @@ func redactCommand() *cli.Command {
 			},
 		}},
 	}
+}
+
+// writeFlags are the flags of the commands that change a store.
+func writeFlags() []cli.Flag { return append(redactFlags(), agentFlag()) }
+
+// binary reports whether a value is binary data: a NUL byte in its first
+// 8 KiB, the test git and grep use.
+func binary(v []byte) bool {
+	return bytes.IndexByte(v[:min(len(v), 8<<10)], 0) >= 0
 }

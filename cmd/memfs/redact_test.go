@@ -125,3 +125,20 @@ func TestNoRedactFlag(t *testing.T) {
 		t.Fatalf("put persisted a secret: %q", got)
 	}
 }
+
+// A binary value (a NUL byte in its first 8 KiB) is stored as written:
+// replacing bytes in it would corrupt it. Text is redacted.
+func TestBinaryValuesAreNotRedacted(t *testing.T) {
+	store := "dir:" + t.TempDir()
+	env := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", env)
+	bin := append([]byte{0x89, 'P', 'N', 'G', 0, 0}, []byte("token "+fakeSecrets[0]+" in a blob")...)
+	mustRun(t, string(bin), "put", "--store", store, "assets/blob.png")
+	mustRun(t, "token "+fakeSecrets[0]+"\n", "put", "--store", store, "memory/text.md")
+	if got := mustRun(t, "", "cat", "--store", store, "assets/blob.png"); got != string(bin) {
+		t.Errorf("binary value changed: %q", got)
+	}
+	if got := mustRun(t, "", "cat", "--store", store, "memory/text.md"); strings.Contains(got, fakeSecrets[0]) {
+		t.Errorf("text value not redacted: %q", got)
+	}
+}

@@ -153,7 +153,7 @@ func putCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			storeFlag(),
 			&cli.StringFlag{Name: "mode", Value: "0644", Usage: "file mode (octal)"},
-		}, redactFlags()...),
+		}, writeFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return errors.New("put: usage: memfs put KEY [FILE]  (standard input when FILE is missing)")
@@ -243,7 +243,7 @@ func importCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			storeFlag(),
 			&cli.StringFlag{Name: "prefix", Usage: "put the keys under this prefix"},
-		}, redactFlags()...),
+		}, writeFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return errors.New("import: usage: memfs import DIR")

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/session"
+)
+
+var benchWords = strings.Fields("the kernel caches attributes for a while agents keep notes about tools errors tests " +
+	"deploy config token review fuse lookup getattr readdir rename flush journal badger store memory skill " +
+	"camelCaseName snake_case_name path/to/file.go retry timeout latency index search summary context")
+
+func benchNote(r *rand.Rand, n int) []byte {
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(benchWords[r.IntN(len(benchWords))])
+		if r.IntN(12) == 0 {
+			b.WriteString(".\n")
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkFlushIndex flushes 10,000 new ~1 KiB notes with the search
+// index following the flush (indexing the saved values and saving the
+// changed shards) and without it: the index's cost at flush.
+func BenchmarkFlushIndex(b *testing.B) {
+	const n = 10_000
+	r := rand.New(rand.NewPCG(1, 2))
+	notes := make([][]byte, n)
+	for i := range notes {
+		notes[i] = benchNote(r, 1024)
+	}
+	stores := map[string]func(string) (backend.Store, error){
+		"dir":    func(d string) (backend.Store, error) { return dirstore.Open(d) },
+		"badger": func(d string) (backend.Store, error) { return badgerstore.Open(d, badgerstore.Options{}) },
+	}
+	for _, kind := range []string{"dir", "badger"} {
+		for _, withIndex := range []bool{false, true} {
+			name := kind + "/noindex"
+			if withIndex {
+				name = kind + "/index"
+			}
+			b.Run(name, func(b *testing.B) {
+				st, err := stores[kind](b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer st.Close()
+				var s *searcher
+				opts := session.Options{}
+				if withIndex {
+					opts.Saved = func(ctx context.Context, saved []backend.Entry, deleted []string) { s.saved(ctx, saved, deleted) }
+				}
+				c := session.NewContext(st, opts)
+				if withIndex {
+					if s, _, err = openSearcher(b.Context(), c, st, slog.New(slog.DiscardHandler), false); err != nil {
+						b.Fatal(err)
+					}
+				}
+				round := 0
+				for b.Loop() {
+					b.StopTimer()
+					round++
+					for i := range n {
+						if err := c.Set(fmt.Sprintf("r%d/memory/note-%05d.md", round, i), append([]byte(nil), notes[i]...)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+					if err := c.Flush(b.Context()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
+			})
+		}
+	}
+}
