@@ -1,0 +1,151 @@
+// Package search is memfs's ranked full-text index over memory values: an
+// in-memory [Index] of documents (a key, its value's terms and a [DocMeta]),
+// searched with BM25 plus a phrase bonus, filtered by key prefix and
+// user.memfs.* metadata, and persisted in the store's system records in
+// [Shards] shards, of which a Save writes only the changed ones.
+//
+// # Tokenization
+//
+// [Tokenize] turns text into lower-cased terms with ordinal positions; a
+// query is tokenized exactly as a document is.
+//
+//   - A word is a run of letters, digits and combining marks: "v2", "2024"
+//     and "naïve" are one term each. Everything else separates words,
+//     invalid UTF-8 included. There is no stemming and no stop list.
+//   - An identifier gives its parts and its whole: camelCase, PascalCase
+//     and HTTPServer are split where a capital follows a lower-case letter
+//     or a digit, and before the last capital of a run followed by a
+//     lower-case letter ("camelCase" -> camelcase, camel, case;
+//     "HTTPServer" -> httpserver, http, server; "utf8Decode" -> utf8decode,
+//     utf8, decode), except before a final plural s ("URLs" -> urls).
+//     Segments joined by single '_' or '-' also give the joined whole
+//     ("snake_case" -> snake_case, snake, case; "kebab-case" -> kebab-case,
+//     kebab, case). '/' and '.' separate words: "cmd/memfs/main.go" -> cmd,
+//     memfs, main, go.
+//   - A whole has the position of its first part, so the phrase "camel
+//     case" matches "camelCase" and the query "camelCase" matches both.
+//   - Han, Hiragana, Katakana and Hangul are written without spaces: a run
+//     of them gives its overlapping character bigrams ("東京都" -> 東京,
+//     京都), one position each, or the one character of a run of one. A
+//     two-character word inside a sentence is therefore one of its terms,
+//     and a longer one a phrase of bigrams.
+//   - A term is at most [MaxTermLen] bytes (cut at a rune boundary). Only
+//     the first [MaxIndexBytes] of a value are indexed, and a value with a
+//     NUL byte in its first 8 KiB is taken for binary and gets no terms (it
+//     keeps its stamp and metadata).
+//
+// # Ranking
+//
+// [Index.Search] scores a document by BM25 with k1 = 1.2 and b = 0.75 over
+// the query's distinct terms, the IDF being ln(1 + (N - n + 0.5)/(n + 0.5))
+// for n of N documents holding the term (so a rare term outweighs a common
+// one), and the document length its number of positions. A document that
+// holds every query position (a position is satisfied by any of its terms:
+// an identifier's whole or its first part) gets a bonus in units of the
+// sum of those positions' IDFs: 1.0 when they occur consecutively in query
+// order (the exact phrase), otherwise 0.25 × (g-1)/(w-1) for g positions
+// found in a smallest window of w (proximity). Phrase matching looks at the
+// first 64 query positions. Hits are ordered by score, then key; a query
+// with no text lists the documents the filters pass, by key, scoring 0.
+// Search walks the query terms' postings in document order (no dense score
+// array), so a query costs time linear in those postings and memory in
+// TopK.
+//
+// # Memory
+//
+// A term's postings are three slices: document ids, ascending; the offset
+// of each document's entry; and the entries (uvarint term frequency, then
+// uvarint position deltas). A document keeps its term ids as uvarint
+// deltas, which is how Delete and Put find the postings to remove. A removed
+// entry's bytes are reclaimed when they make up half of a term's entries;
+// document and term ids are reused. Removing a document moves the id
+// slices of its terms (a few hundred KiB for a term in every document of
+// 100,000), so Put of an existing key costs up to about a millisecond at
+// that size. With the generated notes of the benchmarks (about 1.2 KiB of
+// English-like text with identifiers each), the index takes about 1.5 KiB
+// of heap per document; see BenchmarkHeap.
+//
+// # Persistence
+//
+// The index is split into [Shards] (64) shards by FNV-1a of the key
+// ([ShardOf]); shard s is the system record search/shard-NN ([ShardName]).
+// [Index.Save] writes each shard changed since the last Save or [Load]
+// (every change bumps its shard's version; a shard is written as of a
+// version, and stays dirty if it changed meanwhile), so saving after a
+// flush that changed one value writes one record. An empty shard is saved
+// as a record with no documents. A shard record (format version 1) is:
+//
+//	"MFSI"
+//	uvarint 1 (format version), uvarint 64 (shards), uvarint shard number
+//	uvarint T, T strings: the shard's terms, ascending     (string = uvarint length, bytes)
+//	uvarint D, D documents, by key ascending:
+//	    string key
+//	    varint size, varint mtime (unix ns; 0 for none)    (the stamp)
+//	    uvarint count, strings: tags; string source; string agent
+//	    byte 1 and 8 bytes float64 LE importance, or byte 0
+//	    uvarint length (positions)
+//	    uvarint P, P postings: uvarint term index delta, uvarint entry length, entry
+//	CRC-32C (Castagnoli) of all the above, 4 bytes little endian
+//
+// [Load] reads every shard record; a missing index is an empty one. A record
+// that fails its checksum, is of another version or shard count, or does
+// not decode to sorted, in-range, well-formed data gives an error wrapping
+// [ErrCorrupt]: the caller deletes nothing and rebuilds the index from the
+// values (New, Put for each, Save writes all 64 shards).
+//
+// # Staleness
+//
+// The index does not know when a value changes; its caller does. The
+// stamp of a document is its DocMeta's Size and MTime (unix nanoseconds),
+// kept in the shard records, and [Index.Stamps] returns them. At mount, the
+// caller compares the stamps with the store's listing: a key the index
+// lacks, or with another size or mtime, is indexed again (Put), and a key
+// the store no longer has is removed (Delete); then Save. A crash between
+// a value's flush and the index's Save is repaired that way, as is a store
+// edited without memfs. SaveSys replaces a record atomically, so a crash
+// during Save leaves each shard old or new, and the old ones are caught by
+// their stamps.
+//
+// # Query syntax
+//
+// A name under .memfs/search/ in the mount is a query; [ParseQuery]
+// percent-decodes the whole name first (url.PathUnescape: "%2F" is '/',
+// and a '%' not followed by two hex digits is an error), then splits it at
+// white space outside double quotes. Each word is a filter or text:
+//
+//	prefix:memory%2Fprojects     key prefix (a file name has no '/')
+//	tag:go                       has the tag; repeat for all of several
+//	source:agent, agent:planner  equal to user.memfs.source, user.memfs.agent
+//	importance:0.5               user.memfs.importance at least 0.5 (also importance>=0.5)
+//	since:2026-11-01, until:...  modified at or after, before: RFC 3339, a date (UTC), or a duration ago (24h, 7d)
+//	top:5                        at most 5 hits (default 10)
+//	min:0.5                      no hit scoring below 0.5
+//	"exact phrase"               text; the quotes are dropped
+//
+// A filter's value may be quoted (tag:"two words"). A filter with no value,
+// a bad value, or given twice (but tag) is an error wrapping [ErrQuery]; a
+// word with any other key ("note:this") is text. Text words are joined
+// with single spaces into Query.Text. Example:
+//
+//	"deploy plan" tag:infra since:7d top:3
+//
+// # Concurrency
+//
+// An Index is safe for concurrent use: Search, Has, Len, Stamps and Stats
+// share a read lock; Put and Delete tokenize outside the lock and take it
+// to apply. Save encodes each shard under the read lock and writes it
+// without a lock; Saves are serialized.
+//
+// # Example
+//
+//	ix, err := search.Load(ctx, store)
+//	if errors.Is(err, search.ErrCorrupt) {
+//		ix = search.New() // and Put every value
+//	}
+//	ix.Put("memory/global.md", value, search.MetaOf(info))
+//	_, err = ix.Save(ctx, store)
+//	q, err := search.ParseQuery(`"deploy plan" tag:infra top:3`)
+//	for _, h := range ix.Search(q) {
+//		fmt.Println(h.Key, h.Score, search.Snippet(valueOf(h.Key), q, 120))
+//	}
+package search

@@ -1,0 +1,398 @@
+package search
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
+)
+
+// Lock order: Index.saveMu before Index.mu.
+
+// DocMeta is what the index keeps of a document besides its terms: the
+// metadata filters look at, and the stamp (Size, MTime) that says which
+// version of the value was indexed.
+type DocMeta struct {
+	Tags          []string
+	Source, Agent string
+	Importance    float64
+	HasImportance bool
+	MTime         time.Time // the value's modification time (for time filters)
+	Size          int64
+}
+
+// MetaOf returns the DocMeta of a store entry: its size, modification time
+// and user.memfs.* attributes (invalid ones count as unset).
+func MetaOf(info backend.Info) DocMeta {
+	a := meta.Parse(info.XAttrs)
+	return DocMeta{Tags: a.Tags, Source: a.Source, Agent: a.Agent, Importance: a.Importance,
+		HasImportance: a.HasImp, MTime: info.MTime, Size: info.Size}
+}
+
+// Stamp identifies the version of a value a document was built from.
+type Stamp struct {
+	Size  int64
+	MTime int64 // unix nanoseconds; 0 for a zero time
+}
+
+func stampOf(m DocMeta) Stamp {
+	s := Stamp{Size: m.Size}
+	if !m.MTime.IsZero() {
+		s.MTime = m.MTime.UnixNano()
+	}
+	return s
+}
+
+// MaxIndexBytes is how much of a value is indexed: the terms of a longer
+// value's first MaxIndexBytes bytes. It bounds the memory one huge value
+// can take.
+const MaxIndexBytes = 1 << 20
+
+// binarySniff is how many leading bytes are looked at for a NUL byte; a
+// value with one is taken for binary and indexed without terms (it keeps
+// its stamp and metadata, so filters still find it).
+const binarySniff = 8 << 10
+
+// Index is an in-memory full-text index of documents, each a key with a
+// value and DocMeta. It is safe for concurrent use: searches run in
+// parallel, changes one at a time. It retains no slice the caller passes.
+type Index struct {
+	saveMu sync.Mutex // serializes Save, so that shards are written in version order
+
+	mu       sync.RWMutex
+	byKey    map[string]uint32 // guarded by mu: key -> doc id
+	docs     []*doc            // guarded by mu: by doc id; nil for a free id
+	freeDocs []uint32          // guarded by mu: free doc ids, reused first
+	dict     map[string]uint32 // guarded by mu: term -> term id
+	terms    []*posting        // guarded by mu: by term id; nil for a free id
+	freeTerm []uint32          // guarded by mu: free term ids
+	totalLen int64             // guarded by mu: sum of the documents' lengths
+	nposts   int               // guarded by mu: number of (term, doc) postings
+	version  [Shards]uint64    // guarded by mu: bumped by every change to a shard
+	saved    [Shards]uint64    // guarded by mu: the version of each shard last saved or loaded
+	nsaved   int               // guarded by mu: shard records written by Save
+}
+
+// doc is one indexed document.
+type doc struct {
+	key    string
+	meta   DocMeta
+	shard  uint8
+	length uint32 // number of positions
+	terms  []byte // the document's term ids, ascending, as uvarint deltas
+}
+
+// posting is the postings list of one term.
+type posting struct {
+	term    string
+	ids     []uint32 // the documents that hold the term, ascending
+	offs    []uint32 // offs[i] is where the entry of ids[i] starts in data
+	data    []byte   // entries: uvarint tf, then tf uvarint position deltas
+	garbage int      // bytes of data that no entry uses any more
+}
+
+// New returns an empty index.
+func New() *Index {
+	return &Index{byKey: make(map[string]uint32), dict: make(map[string]uint32)}
+}
+
+// analyzed is a value turned into postings, before it enters the index.
+type analyzed struct {
+	terms   []string // ascending
+	entries [][]byte // entries[i] is the posting entry of terms[i]
+	length  uint32
+}
+
+// analyze tokenizes a value into one posting entry per distinct term.
+func analyze(value []byte) analyzed {
+	if len(value) > MaxIndexBytes {
+		value = value[:MaxIndexBytes]
+	}
+	if bytes.IndexByte(value[:min(len(value), binarySniff)], 0) >= 0 {
+		return analyzed{}
+	}
+	pos := make(map[string][]uint32)
+	length := 0
+	scan(string(value), func(t span) {
+		p := pos[t.term]
+		if n := len(p); n > 0 && p[n-1] == uint32(t.pos) {
+			return
+		}
+		pos[t.term] = append(p, uint32(t.pos))
+		length = t.pos + 1
+	})
+	a := analyzed{terms: make([]string, 0, len(pos)), entries: make([][]byte, 0, len(pos)), length: uint32(length)}
+	for t := range pos {
+		a.terms = append(a.terms, t)
+	}
+	slices.Sort(a.terms)
+	// One buffer for all entries: fewer allocations, and it is copied
+	// into the postings anyway.
+	var buf []byte
+	ends := make([]int, 0, len(a.terms))
+	for _, t := range a.terms {
+		buf = appendEntry(buf, pos[t])
+		ends = append(ends, len(buf))
+	}
+	start := 0
+	for _, e := range ends {
+		a.entries = append(a.entries, buf[start:e:e])
+		start = e
+	}
+	return a
+}
+
+// appendEntry appends the posting entry of ascending positions.
+func appendEntry(b []byte, positions []uint32) []byte {
+	b = binary.AppendUvarint(b, uint64(len(positions)))
+	prev := uint32(0)
+	for i, p := range positions {
+		if i == 0 {
+			b = binary.AppendUvarint(b, uint64(p))
+		} else {
+			b = binary.AppendUvarint(b, uint64(p-prev))
+		}
+		prev = p
+	}
+	return b
+}
+
+// entryTF returns the term frequency at the start of an entry.
+func entryTF(e []byte) int {
+	if e[0] < 0x80 {
+		return int(e[0])
+	}
+	tf, _ := binary.Uvarint(e)
+	return int(tf)
+}
+
+// entryLen returns the length in bytes of the entry at the start of e.
+func entryLen(e []byte) int {
+	tf, n := binary.Uvarint(e)
+	for range tf {
+		for e[n] >= 0x80 {
+			n++
+		}
+		n++
+	}
+	return n
+}
+
+// appendPositions decodes the positions of an entry onto dst.
+func appendPositions(dst []uint32, e []byte) []uint32 {
+	tf, n := binary.Uvarint(e)
+	p := uint32(0)
+	for i := range tf {
+		d, m := binary.Uvarint(e[n:])
+		n += m
+		if i == 0 {
+			p = uint32(d)
+		} else {
+			p += uint32(d)
+		}
+		dst = append(dst, p)
+	}
+	return dst
+}
+
+// Put adds the document key with value, or replaces it.
+func (ix *Index) Put(key string, value []byte, m DocMeta) {
+	a := analyze(value)
+	m.Tags = slices.Clone(m.Tags)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.putLocked(strings.Clone(key), m, a)
+}
+
+// putLocked enters an analyzed document; key and m.Tags must be the
+// index's own.
+func (ix *Index) putLocked(key string, m DocMeta, a analyzed) {
+	if id, ok := ix.byKey[key]; ok {
+		ix.removeLocked(id)
+	}
+	var id uint32
+	if n := len(ix.freeDocs); n > 0 {
+		id = ix.freeDocs[n-1]
+		ix.freeDocs = ix.freeDocs[:n-1]
+	} else {
+		id = uint32(len(ix.docs))
+		ix.docs = append(ix.docs, nil)
+	}
+	tids := make([]uint32, len(a.terms))
+	for i, t := range a.terms {
+		tid, ok := ix.dict[t]
+		if !ok {
+			tid = ix.newTermLocked(t)
+		}
+		ix.terms[tid].add(id, a.entries[i])
+		tids[i] = tid
+	}
+	slices.Sort(tids)
+	var enc []byte
+	prev := uint32(0)
+	for _, t := range tids {
+		enc = binary.AppendUvarint(enc, uint64(t-prev))
+		prev = t
+	}
+	d := &doc{key: key, meta: m, shard: uint8(ShardOf(key)), length: a.length, terms: enc}
+	ix.docs[id] = d
+	ix.byKey[key] = id
+	ix.totalLen += int64(a.length)
+	ix.nposts += len(tids)
+	ix.version[d.shard]++
+}
+
+func (ix *Index) newTermLocked(t string) uint32 {
+	p := &posting{term: strings.Clone(t)}
+	var tid uint32
+	if n := len(ix.freeTerm); n > 0 {
+		tid = ix.freeTerm[n-1]
+		ix.freeTerm = ix.freeTerm[:n-1]
+		ix.terms[tid] = p
+	} else {
+		tid = uint32(len(ix.terms))
+		ix.terms = append(ix.terms, p)
+	}
+	ix.dict[p.term] = tid
+	return tid
+}
+
+// add inserts the entry of document id, which the list does not hold.
+func (p *posting) add(id uint32, entry []byte) {
+	off := uint32(len(p.data))
+	p.data = append(p.data, entry...)
+	if n := len(p.ids); n == 0 || p.ids[n-1] < id {
+		p.ids = append(p.ids, id)
+		p.offs = append(p.offs, off)
+		return
+	}
+	i, _ := slices.BinarySearch(p.ids, id)
+	p.ids = slices.Insert(p.ids, i, id)
+	p.offs = slices.Insert(p.offs, i, off)
+}
+
+// find returns the entry of document id, or nil.
+func (p *posting) find(id uint32) []byte {
+	i, ok := slices.BinarySearch(p.ids, id)
+	if !ok {
+		return nil
+	}
+	return p.data[p.offs[i]:]
+}
+
+// remove drops the entry of document id and reclaims the garbage when it
+// is more than half of the data.
+func (p *posting) remove(id uint32) {
+	i, ok := slices.BinarySearch(p.ids, id)
+	if !ok {
+		return
+	}
+	p.garbage += entryLen(p.data[p.offs[i]:])
+	p.ids = slices.Delete(p.ids, i, i+1)
+	p.offs = slices.Delete(p.offs, i, i+1)
+	if p.garbage > len(p.data)/2 {
+		data := make([]byte, 0, len(p.data)-p.garbage)
+		for i, off := range p.offs {
+			p.offs[i] = uint32(len(data))
+			data = append(data, p.data[off:int(off)+entryLen(p.data[off:])]...)
+		}
+		p.data, p.garbage = data, 0
+		p.ids, p.offs = slices.Clip(p.ids), slices.Clip(p.offs)
+	}
+}
+
+// forTerms calls fn with each term id of an encoded term list.
+func forTerms(enc []byte, fn func(tid uint32)) {
+	tid := uint32(0)
+	for len(enc) > 0 {
+		d, n := binary.Uvarint(enc)
+		enc = enc[n:]
+		tid += uint32(d)
+		fn(tid)
+	}
+}
+
+func (ix *Index) removeLocked(id uint32) {
+	d := ix.docs[id]
+	forTerms(d.terms, func(tid uint32) {
+		p := ix.terms[tid]
+		p.remove(id)
+		ix.nposts--
+		if len(p.ids) == 0 {
+			delete(ix.dict, p.term)
+			ix.terms[tid] = nil
+			ix.freeTerm = append(ix.freeTerm, tid)
+		}
+	})
+	ix.totalLen -= int64(d.length)
+	delete(ix.byKey, d.key)
+	ix.docs[id] = nil
+	ix.freeDocs = append(ix.freeDocs, id)
+	ix.version[d.shard]++
+}
+
+// Delete removes the document key; a key not in the index is ignored.
+func (ix *Index) Delete(key string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if id, ok := ix.byKey[key]; ok {
+		ix.removeLocked(id)
+	}
+}
+
+// Has reports whether key is in the index.
+func (ix *Index) Has(key string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	_, ok := ix.byKey[key]
+	return ok
+}
+
+// Len returns the number of documents.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.byKey)
+}
+
+// Stamps returns the stamp of every document: what the index was built
+// from. A caller compares it with the store's listing to find the keys to
+// index again (see the package documentation).
+func (ix *Index) Stamps() map[string]Stamp {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	m := make(map[string]Stamp, len(ix.byKey))
+	for _, d := range ix.docs {
+		if d != nil {
+			m[d.key] = stampOf(d.meta)
+		}
+	}
+	return m
+}
+
+// Stats describes an index, for tests and diagnostics.
+type Stats struct {
+	Docs        int // documents
+	Terms       int // distinct terms
+	Postings    int // (term, document) pairs
+	DirtyShards int // shards changed since the last Save or Load
+	ShardsSaved int // shard records written by Save on this Index
+}
+
+// Stats returns the index's counts.
+func (ix *Index) Stats() Stats {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	s := Stats{Docs: len(ix.byKey), Terms: len(ix.dict), Postings: ix.nposts, ShardsSaved: ix.nsaved}
+	for i := range Shards {
+		if ix.version[i] != ix.saved[i] {
+			s.DirtyShards++
+		}
+	}
+	return s
+}

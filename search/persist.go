@@ -1,0 +1,424 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// Shards is the number of shard records the index is split into.
+const Shards = 64
+
+// RecordPrefix starts the name of every system record of the index.
+const RecordPrefix = "search/"
+
+// formatVersion is the version of the shard encoding; a shard of another
+// version is corrupt to this code (the caller rebuilds).
+const formatVersion = 1
+
+const magic = "MFSI"
+
+// ErrCorrupt is wrapped by Load's error for a shard record that does not
+// decode: torn, garbled, of another format version or shard layout. The
+// caller rebuilds the index from the values.
+var ErrCorrupt = errors.New("search index corrupt")
+
+// Sys is the part of a store the index is persisted in (its system
+// records); every backend.Store is one.
+type Sys interface {
+	SaveSys(ctx context.Context, name string, data []byte) error
+	LoadSys(ctx context.Context, name string) ([]byte, error)
+	ListSys(ctx context.Context, prefix string) ([]backend.Entry, error)
+}
+
+var _ Sys = backend.Store(nil)
+
+// ShardOf returns the shard of key: FNV-1a (32 bits) of the key modulo
+// Shards. It is part of the format: changing it needs a new formatVersion.
+func ShardOf(key string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return int(h % Shards)
+}
+
+// ShardName returns the name of shard s's system record.
+func ShardName(s int) string { return fmt.Sprintf("%sshard-%02d", RecordPrefix, s) }
+
+// castagnoli is a constant table (crc32.MakeTable caches it).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Save writes the shards changed since the last Save or Load, each as one
+// system record, and returns how many it wrote. A shard that changes while
+// it is being written stays dirty for the next Save. On an error, the
+// shards not yet written stay dirty. Saves are serialized; searches and
+// changes go on during the writes.
+func (ix *Index) Save(ctx context.Context, sys Sys) (int, error) {
+	ix.saveMu.Lock()
+	defer ix.saveMu.Unlock()
+	ix.mu.RLock()
+	var dirty []int
+	for s := range Shards {
+		if ix.version[s] != ix.saved[s] {
+			dirty = append(dirty, s)
+		}
+	}
+	ix.mu.RUnlock()
+	n := 0
+	for _, s := range dirty {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		ix.mu.RLock()
+		data, v := ix.encodeShardLocked(s), ix.version[s]
+		ix.mu.RUnlock()
+		if err := sys.SaveSys(ctx, ShardName(s), data); err != nil {
+			return n, fmt.Errorf("search: save shard %d: %w", s, err)
+		}
+		ix.mu.Lock()
+		ix.saved[s] = v
+		ix.nsaved++
+		ix.mu.Unlock()
+		n++
+	}
+	return n, nil
+}
+
+// encodeShardLocked encodes the documents of shard s (format in doc.go).
+func (ix *Index) encodeShardLocked(s int) []byte {
+	var ids []uint32
+	for id, d := range ix.docs {
+		if d != nil && int(d.shard) == s {
+			ids = append(ids, uint32(id))
+		}
+	}
+	slices.SortFunc(ids, func(a, b uint32) int { return strings.Compare(ix.docs[a].key, ix.docs[b].key) })
+	// The shard's own dictionary: its terms in order, and each term id's
+	// index in it.
+	local := make(map[uint32]uint32)
+	for _, id := range ids {
+		forTerms(ix.docs[id].terms, func(tid uint32) { local[tid] = 0 })
+	}
+	tids := make([]uint32, 0, len(local))
+	for tid := range local {
+		tids = append(tids, tid)
+	}
+	slices.SortFunc(tids, func(a, b uint32) int { return strings.Compare(ix.terms[a].term, ix.terms[b].term) })
+	size := 16
+	for i, tid := range tids {
+		local[tid] = uint32(i)
+		size += len(ix.terms[tid].term) + 1
+	}
+	buf := make([]byte, 0, size+len(ids)*256)
+	buf = append(buf, magic...)
+	buf = binary.AppendUvarint(buf, formatVersion)
+	buf = binary.AppendUvarint(buf, Shards)
+	buf = binary.AppendUvarint(buf, uint64(s))
+	buf = binary.AppendUvarint(buf, uint64(len(tids)))
+	for _, tid := range tids {
+		buf = appendString(buf, ix.terms[tid].term)
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(ids)))
+	type ref struct{ local, tid uint32 }
+	var refs []ref
+	for _, id := range ids {
+		d := ix.docs[id]
+		buf = appendString(buf, d.key)
+		st := stampOf(d.meta)
+		buf = binary.AppendVarint(buf, st.Size)
+		buf = binary.AppendVarint(buf, st.MTime)
+		buf = binary.AppendUvarint(buf, uint64(len(d.meta.Tags)))
+		for _, t := range d.meta.Tags {
+			buf = appendString(buf, t)
+		}
+		buf = appendString(buf, d.meta.Source)
+		buf = appendString(buf, d.meta.Agent)
+		if d.meta.HasImportance {
+			buf = append(buf, 1)
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(d.meta.Importance))
+		} else {
+			buf = append(buf, 0)
+		}
+		buf = binary.AppendUvarint(buf, uint64(d.length))
+		refs = refs[:0]
+		forTerms(d.terms, func(tid uint32) { refs = append(refs, ref{local[tid], tid}) })
+		slices.SortFunc(refs, func(a, b ref) int { return cmp.Compare(a.local, b.local) })
+		buf = binary.AppendUvarint(buf, uint64(len(refs)))
+		prev := uint32(0)
+		for i, r := range refs {
+			if i == 0 {
+				buf = binary.AppendUvarint(buf, uint64(r.local))
+			} else {
+				buf = binary.AppendUvarint(buf, uint64(r.local-prev))
+			}
+			prev = r.local
+			e := ix.terms[r.tid].find(id)
+			e = e[:entryLen(e)]
+			buf = binary.AppendUvarint(buf, uint64(len(e)))
+			buf = append(buf, e...)
+		}
+	}
+	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// Load reads the index from sys's system records. No records give an
+// empty index; a shard that does not decode gives an error wrapping
+// ErrCorrupt; records under RecordPrefix that are not shards are ignored.
+func Load(ctx context.Context, sys Sys) (*Index, error) {
+	list, err := sys.ListSys(ctx, RecordPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("search: list shards: %w", err)
+	}
+	ix := New()
+	for _, e := range list {
+		s, ok := parseShardName(e.Key)
+		if !ok {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		data, err := sys.LoadSys(ctx, e.Key)
+		if errors.Is(err, backend.ErrKeyNotFound) {
+			continue // removed since the listing: an empty shard
+		}
+		if err != nil {
+			return nil, fmt.Errorf("search: load shard %d: %w", s, err)
+		}
+		if err := ix.decodeShard(s, data); err != nil {
+			return nil, fmt.Errorf("search: shard %d: %w", s, err)
+		}
+	}
+	return ix, nil
+}
+
+// parseShardName returns s for ShardName(s).
+func parseShardName(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, RecordPrefix+"shard-")
+	if !ok || len(rest) != 2 {
+		return 0, false
+	}
+	s, err := strconv.Atoi(rest)
+	if err != nil || s < 0 || s >= Shards || ShardName(s) != name {
+		return 0, false
+	}
+	return s, true
+}
+
+// decoder reads a shard record; the first failure sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("bad number")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("bad number")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a count of items that take at least one byte each.
+func (d *decoder) count() int {
+	v := d.uvarint()
+	if v > uint64(len(d.b)) {
+		d.fail("count %d past the end", v)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > len(d.b) {
+		d.fail("truncated")
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string() string {
+	v := d.uvarint()
+	if v > uint64(len(d.b)) {
+		d.fail("string past the end")
+		return ""
+	}
+	return string(d.bytes(int(v)))
+}
+
+// decodeShard adds the documents of shard s's record to the index.
+func (ix *Index) decodeShard(s int, data []byte) error {
+	if len(data) < len(magic)+4 || string(data[:len(magic)]) != magic {
+		return fmt.Errorf("%w: not a shard record", ErrCorrupt)
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	d := &decoder{b: body[len(magic):]}
+	if v := d.uvarint(); d.err == nil && v != formatVersion {
+		return fmt.Errorf("%w: format version %d, want %d", ErrCorrupt, v, formatVersion)
+	}
+	if n, sh := d.uvarint(), d.uvarint(); d.err == nil && (n != Shards || sh != uint64(s)) {
+		return fmt.Errorf("%w: shard %d of %d in the record of shard %d of %d", ErrCorrupt, sh, n, s, Shards)
+	}
+	nterms := d.count()
+	terms := make([]string, nterms)
+	for i := range terms {
+		terms[i] = d.string()
+		if d.err == nil && (terms[i] == "" || len(terms[i]) > MaxTermLen || i > 0 && terms[i] <= terms[i-1]) {
+			d.fail("term %d out of order", i)
+		}
+	}
+	ndocs := d.count()
+	type docRec struct {
+		key string
+		m   DocMeta
+		a   analyzed
+	}
+	docs := make([]docRec, 0, ndocs)
+	prevKey := ""
+	for range ndocs {
+		var r docRec
+		r.key = d.string()
+		if d.err == nil {
+			if err := backend.ValidateKey(r.key); err != nil || ShardOf(r.key) != s {
+				d.fail("key %q does not belong in the shard", r.key)
+			}
+			if r.key <= prevKey {
+				d.fail("key %q out of order", r.key)
+			}
+			prevKey = r.key
+		}
+		r.m.Size = d.varint()
+		if ns := d.varint(); ns != 0 {
+			r.m.MTime = time.Unix(0, ns)
+		}
+		if nt := d.count(); nt > 0 {
+			r.m.Tags = make([]string, nt)
+			for i := range r.m.Tags {
+				r.m.Tags[i] = d.string()
+			}
+		}
+		r.m.Source, r.m.Agent = d.string(), d.string()
+		switch f := d.bytes(1); {
+		case d.err != nil:
+		case f[0] == 1:
+			r.m.HasImportance = true
+			if b := d.bytes(8); d.err == nil {
+				r.m.Importance = math.Float64frombits(binary.LittleEndian.Uint64(b))
+			}
+		case f[0] != 0:
+			d.fail("bad flags %d", f[0])
+		}
+		r.a.length = uint32(min(d.uvarint(), math.MaxUint32))
+		np := d.count()
+		r.a.terms = make([]string, 0, np)
+		r.a.entries = make([][]byte, 0, np)
+		idx := uint64(0)
+		for i := range np {
+			delta := d.uvarint()
+			if i > 0 && delta == 0 {
+				d.fail("terms of %q out of order", r.key)
+			}
+			idx += delta
+			e := d.bytes(d.count())
+			if d.err != nil {
+				break
+			}
+			if idx >= uint64(len(terms)) {
+				d.fail("term index %d of %d", idx, len(terms))
+				break
+			}
+			if !validEntry(e, r.a.length) {
+				d.fail("bad positions of %q in %q", terms[idx], r.key)
+				break
+			}
+			r.a.terms = append(r.a.terms, terms[idx])
+			r.a.entries = append(r.a.entries, e)
+		}
+		if d.err != nil {
+			return d.err
+		}
+		docs = append(docs, r)
+	}
+	if d.err != nil {
+		return d.err
+	}
+	if len(d.b) != 0 {
+		return fmt.Errorf("%w: %d bytes after the documents", ErrCorrupt, len(d.b))
+	}
+	for _, r := range docs {
+		ix.putLocked(r.key, r.m, r.a) // no lock: Load owns the new index
+	}
+	ix.saved[s] = ix.version[s]
+	return nil
+}
+
+// validEntry reports whether e is exactly one entry with ascending
+// positions below length.
+func validEntry(e []byte, length uint32) bool {
+	tf, n := binary.Uvarint(e)
+	if n <= 0 || tf == 0 || tf > uint64(len(e)) {
+		return false
+	}
+	p := uint64(0)
+	for i := range tf {
+		v, m := binary.Uvarint(e[n:])
+		if m <= 0 || (i > 0 && v == 0) {
+			return false
+		}
+		n += m
+		p += v
+		if p >= uint64(length) {
+			return false
+		}
+	}
+	return n == len(e)
+}

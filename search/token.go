@@ -1,0 +1,186 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Token is one term of a text and its ordinal position. Tokens that stand
+// for the same words (an identifier and its parts) share a position: the
+// whole "camelcase" has the position of its first part "camel".
+type Token struct {
+	Term string
+	Pos  int
+}
+
+// MaxTermLen is the longest term in bytes; a longer word is cut at a rune
+// boundary, the same way in documents and queries, so it still matches.
+const MaxTermLen = 64
+
+// Tokenize splits text into lower-cased terms with their positions, by the
+// rules in the package documentation. Invalid UTF-8 separates words.
+func Tokenize(text string) []Token {
+	var toks []Token
+	scan(text, func(t span) { toks = append(toks, Token{Term: t.term, Pos: t.pos}) })
+	return toks
+}
+
+// span is a token with the bytes of text it came from.
+type span struct {
+	term       string
+	pos        int
+	start, end int // text[start:end] is the source of term
+}
+
+// isCJK reports whether r is written without spaces between words, so that
+// it is indexed as overlapping bigrams. U+30FC (the long vowel mark, script
+// Common) is used inside katakana words.
+func isCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 0x30FC
+}
+
+// isWord reports whether r belongs to a word of a spaced script.
+func isWord(r rune) bool {
+	return (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)) && !isCJK(r)
+}
+
+// decode is utf8.DecodeRuneInString with invalid bytes as U+FFFD of width
+// one, which is neither a letter nor a digit.
+func decode(s string, i int) (rune, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(s[i:])
+}
+
+// scan calls emit for every token of text in order of position.
+func scan(text string, emit func(span)) {
+	pos := 0
+	var segs [][2]int // the segments of a compound, reused
+	for i := 0; i < len(text); {
+		r, n := decode(text, i)
+		switch {
+		case isCJK(r):
+			i, pos = scanCJK(text, i, pos, emit)
+		case isWord(r):
+			// A compound is segments of word runes joined by single '_'
+			// or '-' (snake_case, kebab-case).
+			segs = segs[:0]
+			start := i
+			for {
+				j := i
+				for j < len(text) {
+					r, n := decode(text, j)
+					if !isWord(r) {
+						break
+					}
+					j += n
+				}
+				segs = append(segs, [2]int{i, j})
+				i = j
+				if i+1 < len(text) && (text[i] == '_' || text[i] == '-') {
+					if r, _ := decode(text, i+1); isWord(r) {
+						i++
+						continue
+					}
+				}
+				break
+			}
+			pos = emitCompound(text, start, i, segs, pos, emit)
+		default:
+			i += n
+		}
+	}
+}
+
+// scanCJK emits the bigrams of the run of CJK runes at text[i:], or the one
+// rune of a run of one, and returns where the run ends and the next position.
+func scanCJK(text string, i, pos int, emit func(span)) (int, int) {
+	a := i // start of the previous rune
+	_, n := decode(text, i)
+	b := i + n // start of the current rune
+	if b >= len(text) {
+		emit(span{term: lower(text[a:b]), pos: pos, start: a, end: b})
+		return b, pos + 1
+	}
+	r, m := decode(text, b)
+	if !isCJK(r) {
+		emit(span{term: lower(text[a:b]), pos: pos, start: a, end: b})
+		return b, pos + 1
+	}
+	for {
+		emit(span{term: lower(text[a : b+m]), pos: pos, start: a, end: b + m})
+		pos++
+		a, b = b, b+m
+		if b >= len(text) {
+			return b, pos
+		}
+		r, m = decode(text, b)
+		if !isCJK(r) {
+			return b, pos
+		}
+	}
+}
+
+// emitCompound emits the tokens of text[start:end], made of segs: the whole
+// compound when it has several segments, and for each segment its whole
+// when it has several camel-case parts, then the parts.
+func emitCompound(text string, start, end int, segs [][2]int, pos int, emit func(span)) int {
+	if len(segs) > 1 {
+		emit(span{term: lower(text[start:end]), pos: pos, start: start, end: end})
+	}
+	for _, s := range segs {
+		seg := text[s[0]:s[1]]
+		parts := camelParts(seg)
+		if len(parts) > 1 {
+			emit(span{term: lower(seg), pos: pos, start: s[0], end: s[1]})
+		}
+		prev := 0
+		for _, cut := range parts {
+			emit(span{term: lower(seg[prev:cut]), pos: pos, start: s[0] + prev, end: s[0] + cut})
+			pos++
+			prev = cut
+		}
+	}
+	return pos
+}
+
+// camelParts returns the byte offsets where the parts of a word end:
+// "camelCase" -> [5 9], "HTTPServer" -> [4 10], "utf8Decode" -> [4 10].
+// A part starts at an upper-case letter after a lower-case letter or a
+// digit, and at the last upper-case letter of a run followed by a
+// lower-case one ("HTTPServer"), except before a final plural "s" ("URLs",
+// "IDs" stay whole).
+func camelParts(w string) []int {
+	var cuts []int
+	var prev, prev2 rune // the runes before r; 0 at the start
+	prevAt := 0          // where prev starts
+	for i := 0; i < len(w); {
+		r, n := decode(w, i)
+		if unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)) && i > 0 {
+			cuts = append(cuts, i)
+		} else if unicode.IsLower(r) && unicode.IsUpper(prev) && unicode.IsUpper(prev2) &&
+			!(r == 's' && i+n == len(w)) {
+			cuts = append(cuts, prevAt)
+		}
+		if !unicode.IsMark(r) { // a mark belongs to the letter before it
+			prev2, prev, prevAt = prev, r, i
+		}
+		i += n
+	}
+	return append(cuts, len(w))
+}
+
+// lower returns s in lower case, cut to MaxTermLen bytes at a rune boundary.
+func lower(s string) string {
+	s = strings.ToLower(s)
+	if len(s) <= MaxTermLen {
+		return s
+	}
+	cut := MaxTermLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
