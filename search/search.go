@@ -33,14 +33,14 @@ const (
 // Query is a search: text to rank by, and filters a document must pass.
 // The zero value of each filter lets every document through.
 type Query struct {
-	Text             string   // tokenized as documents are; "" ranks nothing and lists what the filters pass
-	TopK             int      // the number of hits; 0 (or less) means 10
-	MinScore         float64  // hits scoring below are dropped
-	Prefix           string   // key prefix
-	Tags             []string // the document has all of them
-	Source, Agent    string   // equal to the document's
-	ImportanceMin    float64  // the document has an importance of at least this ...
-	HasImportanceMin bool     // ... when set
+	Text             string    // tokenized as documents are; "" ranks nothing and lists what the filters pass
+	TopK             int       // the number of hits; 0 (or less) means 10
+	MinScore         float64   // hits scoring below are dropped
+	Prefix           string    // key prefix
+	Tags             []string  // the document has all of them
+	Source, Agent    string    // equal to the document's
+	ImportanceMin    float64   // the document has an importance of at least this ...
+	HasImportanceMin bool      // ... when set
 	Since, Until     time.Time // on DocMeta.MTime: Since <= MTime < Until
 }
 
@@ -73,9 +73,9 @@ func (q *Query) match(d *doc) bool {
 
 // plan is a query's text as the ranking sees it.
 type plan struct {
-	terms  []string   // distinct terms
-	groups [][]int    // groups[g]: indexes into terms of the words at query position g
-	member []uint64   // member[t]: bit g set when terms[t] is in groups[g]
+	terms  []string // distinct terms
+	groups [][]int  // groups[g]: indexes into terms of the words at query position g
+	member []uint64 // member[t]: bit g set when terms[t] is in groups[g]
 }
 
 func newPlan(text string) plan {
