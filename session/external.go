@@ -90,7 +90,7 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	f.shared.Store(false)
 	f.mode, f.uid, f.gid = e.Info.Mode.Perm(), e.Info.UID, e.Info.GID
 	f.mtime = e.Info.MTime.UnixNano()
-	f.xattrs = backend.CloneXAttrs(e.Info.XAttrs)
+	f.xattrs = toXAttrList(backend.CloneXAttrs(e.Info.XAttrs))
 	f.ver++
 	f.gen = 0 // the store holds exactly this
 	f.from, f.changed, f.by = e.Key, false, nil

@@ -180,7 +180,7 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 	f.mtime = c.now().UnixNano()
 	h.wrote = true
 	f.changed = true
-	if f.by != h.by || f.xattrs[meta.Writer] == nil {
+	if _, ok := f.xattrs.get(meta.Writer); f.by != h.by || !ok {
 		c.setWriterLocked(f, h.by)
 	}
 	c.markDirtyLocked(f)

@@ -319,15 +319,14 @@ func (c *Context) put(e backend.Entry) error {
 	}
 	// The entry's attributes replace the file's, except that a file keeps
 	// its creation time when the entry has none.
-	x := backend.CloneXAttrs(e.Info.XAttrs)
-	if created, ok := f.xattrs[meta.Created]; ok && x[meta.Created] == nil {
-		if x == nil {
-			x = make(map[string][]byte)
+	x := toXAttrList(backend.CloneXAttrs(e.Info.XAttrs))
+	if created, ok := f.xattrs.get(meta.Created); ok {
+		if _, has := x.get(meta.Created); !has {
+			x = x.with(meta.Created, created)
 		}
-		x[meta.Created] = created
 	}
 	f.xattrs = x
-	if _, ok := x[meta.Writer]; !ok {
+	if _, ok := x.get(meta.Writer); !ok {
 		c.setWriterLocked(f, nil)
 	} else {
 		f.by = nil

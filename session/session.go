@@ -73,7 +73,7 @@ type file struct {
 	shared atomic.Bool       // data is referenced outside the lock: copy before writing in place
 	gen    uint64            // generation of the latest unflushed change; 0 when clean
 	ver    uint64            // bumped when content changes by any path but a File write
-	xattrs map[string][]byte // replaced on change, never modified in place
+	xattrs xattrList // replaced on change, never modified in place
 	// from is the key under which the store holds this file's last
 	// flushed version, "" if it holds none: a flush with from != key
 	// is a rename.
@@ -211,7 +211,7 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 		}
 		c.ino++
 		f := &file{key: e.Key, ino: c.ino, size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
-			mode: e.Info.Mode.Perm(), uid: e.Info.UID, gid: e.Info.GID, xattrs: e.Info.XAttrs, from: e.Key, jlen: e.Info.Size}
+			mode: e.Info.Mode.Perm(), uid: e.Info.UID, gid: e.Info.GID, xattrs: toXAttrList(e.Info.XAttrs), from: e.Key, jlen: e.Info.Size}
 		c.files[e.Key] = f
 		_, name := backend.Split(e.Key)
 		parent.children[name] = struct{}{}
@@ -383,7 +383,7 @@ func (c *Context) Entries(prefix string) []backend.Entry {
 }
 
 func (f *file) infoLocked() backend.Info {
-	return backend.Info{Size: f.size, MTime: time.Unix(0, f.mtime), Mode: f.mode, UID: f.uid, GID: f.gid, XAttrs: f.xattrs}
+	return backend.Info{Size: f.size, MTime: time.Unix(0, f.mtime), Mode: f.mode, UID: f.uid, GID: f.gid, XAttrs: f.xattrs.toMap()}
 }
 
 // Set stores value under key with default metadata for a new key (mode
@@ -443,7 +443,7 @@ func (c *Context) createLocked(op, key string, mode fs.FileMode, uid, gid uint32
 	}
 	c.ino++
 	f := &file{key: key, ino: c.ino, mtime: now, mode: mode.Perm(), uid: uid, gid: gid, loaded: true,
-		xattrs: map[string][]byte{meta.Created: []byte(meta.FormatTime(time.Unix(0, now)))}}
+		xattrs: xattrList{{name: meta.Created, value: []byte(meta.FormatTime(time.Unix(0, now)))}}}
 	c.files[key] = f
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/memfs/memfs/backend"
@@ -49,7 +47,7 @@ func (c *Context) GetXAttr(key, name string) ([]byte, error) {
 		}
 		return nil, notExist("getxattr", key)
 	}
-	v, ok := f.xattrs[name]
+	v, ok := f.xattrs.get(name)
 	if !ok {
 		return nil, pathErr("getxattr", key, ErrNoXAttr)
 	}
@@ -67,7 +65,7 @@ func (c *Context) ListXAttr(key string) ([]string, error) {
 		}
 		return nil, notExist("listxattr", key)
 	}
-	return slices.Sorted(maps.Keys(f.xattrs)), nil
+	return f.xattrs.names(), nil
 }
 
 // SetXAttr sets attribute name of file key. Only user.* attributes are
@@ -148,7 +146,7 @@ func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map
 		c.mu.Unlock()
 		return notExist(op, key)
 	}
-	x := maps.Clone(f.xattrs)
+	x := f.xattrs.toMap()
 	if x == nil {
 		x = make(map[string][]byte)
 	}
@@ -160,10 +158,7 @@ func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map
 		c.mu.Unlock()
 		return pathErr(op, key, fmt.Errorf("%w: %w", ErrXAttrSpace, err))
 	}
-	if len(x) == 0 {
-		x = nil
-	}
-	f.xattrs = x
+	f.xattrs = toXAttrList(x)
 	f.by = writerFrom(ctx)
 	c.markDirtyLocked(f)
 	c.mu.Unlock()
@@ -181,13 +176,8 @@ func (c *Context) setWriterLocked(f *file, w *meta.WriterInfo) {
 		return
 	}
 	v := w.Encode()
-	if string(f.xattrs[meta.Writer]) == string(v) {
+	if old, _ := f.xattrs.get(meta.Writer); string(old) == string(v) {
 		return
 	}
-	x := maps.Clone(f.xattrs)
-	if x == nil {
-		x = make(map[string][]byte, 2)
-	}
-	x[meta.Writer] = v
-	f.xattrs = x
+	f.xattrs = f.xattrs.with(meta.Writer, v)
 }

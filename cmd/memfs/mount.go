@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -120,11 +121,9 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	index, err := o.searcher(ctx, log)
-	if err != nil {
-		o.close()
-		return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
-	}
+	// Indexing lists the store once, and that garbage would stay resident:
+	// hand it back to the system before serving.
+	debug.FreeOSMemory()
 	root := fsnode.NewRoot(o.c, fsnode.Options{
 		Logger:          log,
 		EntryTimeout:    c.Duration("entry-timeout"),
@@ -133,7 +132,7 @@ func mountAction(c *cli.Context) error {
 		Agent:           c.String("agent"),
 		Events:          o.events,
 		ContextPack:     contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc(log)),
-		Search:          index.answer,
+		Search:          o.searchAnswer(log),
 		Records:         o.store,
 		Status: func() string {
 			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", spec, mnt, os.Getpid())

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
@@ -114,6 +115,7 @@ type opened struct {
 	events  *eventlog.Log
 	c       *session.Context
 	index   atomic.Pointer[searcher] // the search index, once opened
+	indexMu sync.Mutex               // serializes opening it
 }
 
 // openSession opens the store and its journal, indexes the store, loads the
@@ -194,6 +196,11 @@ func (o *opened) searcher(ctx context.Context, log *slog.Logger) (*searcher, err
 	if s := o.index.Load(); s != nil {
 		return s, nil
 	}
+	o.indexMu.Lock()
+	defer o.indexMu.Unlock()
+	if s := o.index.Load(); s != nil {
+		return s, nil
+	}
 	s, _, err := openSearcher(ctx, o.c, o.store, log, false)
 	if err != nil {
 		return nil, err
@@ -201,6 +208,19 @@ func (o *opened) searcher(ctx context.Context, log *slog.Logger) (*searcher, err
 	o.index.Store(s)
 	o.c.Watch(s.external)
 	return s, nil
+}
+
+// searchAnswer serves .memfs/search/NAME, opening the index on first use:
+// a mount that never searches pays neither its memory nor its loading.
+func (o *opened) searchAnswer(log *slog.Logger) func(context.Context, string) ([]byte, error) {
+	return func(ctx context.Context, name string) ([]byte, error) {
+		s, err := o.searcher(ctx, log)
+		if err != nil {
+			log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
+			return nil, err
+		}
+		return s.answer(ctx, name)
+	}
 }
 
 // searchFunc is the session's search for context packs: it opens the
