@@ -69,7 +69,7 @@ type Index struct {
 	docs     []*doc            // guarded by mu: by doc id; nil for a free id
 	freeDocs []uint32          // guarded by mu: free doc ids, reused first
 	dict     map[string]uint32 // guarded by mu: term -> term id
-	terms    []*posting        // guarded by mu: by term id; nil for a free id
+	terms    []posting         // guarded by mu: by term id; term "" for a free id
 	freeTerm []uint32          // guarded by mu: free term ids
 	totalLen int64             // guarded by mu: sum of the documents' lengths
 	nposts   int               // guarded by mu: number of (term, doc) postings
@@ -87,13 +87,38 @@ type doc struct {
 	terms  []byte // the document's term ids, ascending, as uvarint deltas
 }
 
-// posting is the postings list of one term.
+// posting is the postings list of one term. Most terms occur in one
+// document (identifiers, names), so its size is what the index's size
+// is made of: it is held by value, and ids and offsets share a slice.
 type posting struct {
 	term    string
-	ids     []uint32 // the documents that hold the term, ascending
-	offs    []uint32 // offs[i] is where the entry of ids[i] starts in data
+	list    []uint32 // pairs: a document holding the term (ascending), where its entry starts in data
 	data    []byte   // entries: uvarint tf, then tf uvarint position deltas
-	garbage int      // bytes of data that no entry uses any more
+	garbage uint32   // bytes of data that no entry uses any more
+}
+
+// df returns the number of documents holding the term.
+func (p *posting) df() int { return len(p.list) / 2 }
+
+// id returns the document of the i'th entry.
+func (p *posting) id(i int) uint32 { return p.list[2*i] }
+
+// entry returns the data from the i'th entry on.
+func (p *posting) entry(i int) []byte { return p.data[p.list[2*i+1]:] }
+
+// search returns the index of the entry of document id, or where it would
+// be inserted.
+func (p *posting) search(id uint32) (int, bool) {
+	lo, hi := 0, p.df()
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p.list[2*m] < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < p.df() && p.list[2*lo] == id
 }
 
 // New returns an empty index.
@@ -233,13 +258,14 @@ func (ix *Index) putLocked(key string, m DocMeta, a analyzed) {
 		tids[i] = tid
 	}
 	slices.Sort(tids)
-	var enc []byte
+	var buf [1024]byte
+	enc := buf[:0]
 	prev := uint32(0)
 	for _, t := range tids {
 		enc = binary.AppendUvarint(enc, uint64(t-prev))
 		prev = t
 	}
-	d := &doc{key: key, meta: m, shard: uint8(ShardOf(key)), length: a.length, terms: enc}
+	d := &doc{key: key, meta: m, shard: uint8(ShardOf(key)), length: a.length, terms: bytes.Clone(enc)}
 	ix.docs[id] = d
 	ix.byKey[key] = id
 	ix.totalLen += int64(a.length)
@@ -248,7 +274,7 @@ func (ix *Index) putLocked(key string, m DocMeta, a analyzed) {
 }
 
 func (ix *Index) newTermLocked(t string) uint32 {
-	p := &posting{term: strings.Clone(t)}
+	p := posting{term: strings.Clone(t)}
 	var tid uint32
 	if n := len(ix.freeTerm); n > 0 {
 		tid = ix.freeTerm[n-1]
@@ -265,44 +291,49 @@ func (ix *Index) newTermLocked(t string) uint32 {
 // add inserts the entry of document id, which the list does not hold.
 func (p *posting) add(id uint32, entry []byte) {
 	off := uint32(len(p.data))
-	p.data = append(p.data, entry...)
-	if n := len(p.ids); n == 0 || p.ids[n-1] < id {
-		p.ids = append(p.ids, id)
-		p.offs = append(p.offs, off)
+	if p.data == nil {
+		p.data = slices.Clone(entry) // exact size: most terms stay in one document
+	} else {
+		p.data = append(p.data, entry...)
+	}
+	if n := p.df(); n == 0 || p.id(n-1) < id {
+		if p.list == nil {
+			p.list = make([]uint32, 0, 2)
+		}
+		p.list = append(p.list, id, off)
 		return
 	}
-	i, _ := slices.BinarySearch(p.ids, id)
-	p.ids = slices.Insert(p.ids, i, id)
-	p.offs = slices.Insert(p.offs, i, off)
+	i, _ := p.search(id)
+	p.list = slices.Insert(p.list, 2*i, id, off)
 }
 
 // find returns the entry of document id, or nil.
 func (p *posting) find(id uint32) []byte {
-	i, ok := slices.BinarySearch(p.ids, id)
+	i, ok := p.search(id)
 	if !ok {
 		return nil
 	}
-	return p.data[p.offs[i]:]
+	return p.entry(i)
 }
 
 // remove drops the entry of document id and reclaims the garbage when it
 // is more than half of the data.
 func (p *posting) remove(id uint32) {
-	i, ok := slices.BinarySearch(p.ids, id)
+	i, ok := p.search(id)
 	if !ok {
 		return
 	}
-	p.garbage += entryLen(p.data[p.offs[i]:])
-	p.ids = slices.Delete(p.ids, i, i+1)
-	p.offs = slices.Delete(p.offs, i, i+1)
-	if p.garbage > len(p.data)/2 {
-		data := make([]byte, 0, len(p.data)-p.garbage)
-		for i, off := range p.offs {
-			p.offs[i] = uint32(len(data))
-			data = append(data, p.data[off:int(off)+entryLen(p.data[off:])]...)
+	p.garbage += uint32(entryLen(p.entry(i)))
+	p.list = slices.Delete(p.list, 2*i, 2*i+2)
+	if int(p.garbage) > len(p.data)/2 && p.df() > 0 {
+		data := make([]byte, 0, len(p.data)-int(p.garbage))
+		for i := range p.df() {
+			e := p.entry(i)
+			p.list[2*i+1] = uint32(len(data))
+			data = append(data, e[:entryLen(e)]...)
 		}
 		p.data, p.garbage = data, 0
-		p.ids, p.offs = slices.Clip(p.ids), slices.Clip(p.offs)
+		p.list = slices.Clip(p.list)
 	}
 }
 
@@ -320,12 +351,12 @@ func forTerms(enc []byte, fn func(tid uint32)) {
 func (ix *Index) removeLocked(id uint32) {
 	d := ix.docs[id]
 	forTerms(d.terms, func(tid uint32) {
-		p := ix.terms[tid]
+		p := &ix.terms[tid]
 		p.remove(id)
 		ix.nposts--
-		if len(p.ids) == 0 {
+		if p.df() == 0 {
 			delete(ix.dict, p.term)
-			ix.terms[tid] = nil
+			*p = posting{}
 			ix.freeTerm = append(ix.freeTerm, tid)
 		}
 	})

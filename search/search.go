@@ -113,8 +113,8 @@ type cursor struct {
 }
 
 func (c *cursor) doc() uint32 {
-	if c.i < len(c.p.ids) {
-		return c.p.ids[c.i]
+	if c.i < c.p.df() {
+		return c.p.id(c.i)
 	}
 	return math.MaxUint32
 }
@@ -157,8 +157,8 @@ func (ix *Index) Search(q Query) []Hit {
 		if !ok {
 			continue
 		}
-		post := ix.terms[tid]
-		df := float64(len(post.ids))
+		post := &ix.terms[tid]
+		df := float64(post.df())
 		c := &cursor{p: post, idf: math.Log(1 + (n-df+0.5)/(df+0.5)), term: i, member: p.member[i]}
 		cs = append(cs, c)
 		for g := range p.groups {
@@ -194,7 +194,7 @@ func (ix *Index) Search(q Query) []Hit {
 				if c.doc() != id {
 					continue
 				}
-				tf := float64(entryTF(c.p.data[c.p.offs[c.i]:]))
+				tf := float64(entryTF(c.p.entry(c.i)))
 				score += c.idf * tf * (k1 + 1) / (tf + norm)
 				seen |= c.member
 				byTerm[c.term] = c
@@ -221,7 +221,7 @@ func (ix *Index) Search(q Query) []Hit {
 func proximity(p plan, byTerm []*cursor, ng int) float64 {
 	for _, c := range byTerm {
 		if c != nil {
-			c.pos = appendPositions(c.pos[:0], c.p.data[c.p.offs[c.i]:])
+			c.pos = appendPositions(c.pos[:0], c.p.entry(c.i))
 		}
 	}
 	// Exact phrase: group g at position start+g, for some position start

@@ -21,7 +21,7 @@ const MaxTermLen = 64
 // Tokenize splits text into lower-cased terms with their positions, by the
 // rules in the package documentation. Invalid UTF-8 separates words.
 func Tokenize(text string) []Token {
-	var toks []Token
+	toks := make([]Token, 0, len(text)/6) // about one token per word
 	scan(text, func(t span) { toks = append(toks, Token{Term: t.term, Pos: t.pos}) })
 	return toks
 }
@@ -37,12 +37,39 @@ type span struct {
 // it is indexed as overlapping bigrams. U+30FC (the long vowel mark, script
 // Common) is used inside katakana words.
 func isCJK(r rune) bool {
+	if r < 0x1100 { // below Hangul Jamo, the first of them
+		return false
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 0x30FC
 }
 
 // isWord reports whether r belongs to a word of a spaced script.
 func isWord(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
 	return (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)) && !isCJK(r)
+}
+
+func isUpper(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'A' <= r && r <= 'Z'
+	}
+	return unicode.IsUpper(r)
+}
+
+func isLower(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z'
+	}
+	return unicode.IsLower(r)
+}
+
+func isDigit(r rune) bool {
+	if r < utf8.RuneSelf {
+		return '0' <= r && r <= '9'
+	}
+	return unicode.IsDigit(r)
 }
 
 // decode is utf8.DecodeRuneInString with invalid bytes as U+FFFD of width
@@ -71,6 +98,13 @@ func scan(text string, emit func(span)) {
 			for {
 				j := i
 				for j < len(text) {
+					if c := text[j]; c < utf8.RuneSelf {
+						if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+							j++
+							continue
+						}
+						break
+					}
 					r, n := decode(text, j)
 					if !isWord(r) {
 						break
@@ -130,9 +164,10 @@ func emitCompound(text string, start, end int, segs [][2]int, pos int, emit func
 	if len(segs) > 1 {
 		emit(span{term: lower(text[start:end]), pos: pos, start: start, end: end})
 	}
+	var buf [8]int
 	for _, s := range segs {
 		seg := text[s[0]:s[1]]
-		parts := camelParts(seg)
+		parts := camelParts(seg, buf[:0])
 		if len(parts) > 1 {
 			emit(span{term: lower(seg), pos: pos, start: s[0], end: s[1]})
 		}
@@ -146,30 +181,42 @@ func emitCompound(text string, start, end int, segs [][2]int, pos int, emit func
 	return pos
 }
 
-// camelParts returns the byte offsets where the parts of a word end:
-// "camelCase" -> [5 9], "HTTPServer" -> [4 10], "utf8Decode" -> [4 10].
+// camelParts appends to cuts the byte offsets where the parts of a word
+// end: "camelCase" -> [5 9], "HTTPServer" -> [4 10], "utf8Decode" -> [4 10].
 // A part starts at an upper-case letter after a lower-case letter or a
 // digit, and at the last upper-case letter of a run followed by a
 // lower-case one ("HTTPServer"), except before a final plural "s" ("URLs",
 // "IDs" stay whole).
-func camelParts(w string) []int {
-	var cuts []int
+func camelParts(w string, cuts []int) []int {
+	if !hasUpper(w) {
+		return append(cuts, len(w))
+	}
 	var prev, prev2 rune // the runes before r; 0 at the start
 	prevAt := 0          // where prev starts
 	for i := 0; i < len(w); {
 		r, n := decode(w, i)
-		if unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)) && i > 0 {
+		if isUpper(r) && (isLower(prev) || isDigit(prev)) {
 			cuts = append(cuts, i)
-		} else if unicode.IsLower(r) && unicode.IsUpper(prev) && unicode.IsUpper(prev2) &&
-			!(r == 's' && i+n == len(w)) {
+		} else if isLower(r) && isUpper(prev) && isUpper(prev2) && !(r == 's' && i+n == len(w)) {
 			cuts = append(cuts, prevAt)
 		}
-		if !unicode.IsMark(r) { // a mark belongs to the letter before it
+		if r < utf8.RuneSelf || !unicode.IsMark(r) { // a mark belongs to the letter before it
 			prev2, prev, prevAt = prev, r, i
 		}
 		i += n
 	}
 	return append(cuts, len(w))
+}
+
+// hasUpper reports whether w may have an upper-case letter: it is false
+// for lower-case ASCII and digits, the common case.
+func hasUpper(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // lower returns s in lower case, cut to MaxTermLen bytes at a rune boundary.
