@@ -70,10 +70,10 @@ type file struct {
 	gid    uint32
 	data   []byte // the value when loaded
 	loaded bool
-	shared atomic.Bool       // data is referenced outside the lock: copy before writing in place
-	gen    uint64            // generation of the latest unflushed change; 0 when clean
-	ver    uint64            // bumped when content changes by any path but a File write
-	xattrs xattrList // replaced on change, never modified in place
+	shared atomic.Bool // data is referenced outside the lock: copy before writing in place
+	gen    uint64      // generation of the latest unflushed change; 0 when clean
+	ver    uint64      // bumped when content changes by any path but a File write
+	xattrs xattrList   // replaced on change, never modified in place
 	// from is the key under which the store holds this file's last
 	// flushed version, "" if it holds none: a flush with from != key
 	// is a rename.
