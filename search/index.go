@@ -87,40 +87,6 @@ type doc struct {
 	terms  []byte // the document's term ids, ascending, as uvarint deltas
 }
 
-// posting is the postings list of one term. Most terms occur in one
-// document (identifiers, names), so its size is what the index's size
-// is made of: it is held by value, and ids and offsets share a slice.
-type posting struct {
-	term    string
-	list    []uint32 // pairs: a document holding the term (ascending), where its entry starts in data
-	data    []byte   // entries: uvarint tf, then tf uvarint position deltas
-	garbage uint32   // bytes of data that no entry uses any more
-}
-
-// df returns the number of documents holding the term.
-func (p *posting) df() int { return len(p.list) / 2 }
-
-// id returns the document of the i'th entry.
-func (p *posting) id(i int) uint32 { return p.list[2*i] }
-
-// entry returns the data from the i'th entry on.
-func (p *posting) entry(i int) []byte { return p.data[p.list[2*i+1]:] }
-
-// search returns the index of the entry of document id, or where it would
-// be inserted.
-func (p *posting) search(id uint32) (int, bool) {
-	lo, hi := 0, p.df()
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if p.list[2*m] < id {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < p.df() && p.list[2*lo] == id
-}
-
 // New returns an empty index.
 func New() *Index {
 	return &Index{byKey: make(map[string]uint32), dict: make(map[string]uint32)}
@@ -288,55 +254,6 @@ func (ix *Index) newTermLocked(t string) uint32 {
 	return tid
 }
 
-// add inserts the entry of document id, which the list does not hold.
-func (p *posting) add(id uint32, entry []byte) {
-	off := uint32(len(p.data))
-	if p.data == nil {
-		p.data = slices.Clone(entry) // exact size: most terms stay in one document
-	} else {
-		p.data = append(p.data, entry...)
-	}
-	if n := p.df(); n == 0 || p.id(n-1) < id {
-		if p.list == nil {
-			p.list = make([]uint32, 0, 2)
-		}
-		p.list = append(p.list, id, off)
-		return
-	}
-	i, _ := p.search(id)
-	p.list = slices.Insert(p.list, 2*i, id, off)
-}
-
-// find returns the entry of document id, or nil.
-func (p *posting) find(id uint32) []byte {
-	i, ok := p.search(id)
-	if !ok {
-		return nil
-	}
-	return p.entry(i)
-}
-
-// remove drops the entry of document id and reclaims the garbage when it
-// is more than half of the data.
-func (p *posting) remove(id uint32) {
-	i, ok := p.search(id)
-	if !ok {
-		return
-	}
-	p.garbage += uint32(entryLen(p.entry(i)))
-	p.list = slices.Delete(p.list, 2*i, 2*i+2)
-	if int(p.garbage) > len(p.data)/2 && p.df() > 0 {
-		data := make([]byte, 0, len(p.data)-int(p.garbage))
-		for i := range p.df() {
-			e := p.entry(i)
-			p.list[2*i+1] = uint32(len(data))
-			data = append(data, e[:entryLen(e)]...)
-		}
-		p.data, p.garbage = data, 0
-		p.list = slices.Clip(p.list)
-	}
-}
-
 // forTerms calls fn with each term id of an encoded term list.
 func forTerms(enc []byte, fn func(tid uint32)) {
 	tid := uint32(0)
@@ -354,7 +271,7 @@ func (ix *Index) removeLocked(id uint32) {
 		p := &ix.terms[tid]
 		p.remove(id)
 		ix.nposts--
-		if p.df() == 0 {
+		if p.n == 0 {
 			delete(ix.dict, p.term)
 			*p = posting{}
 			ix.freeTerm = append(ix.freeTerm, tid)

@@ -165,7 +165,6 @@ func (ix *Index) encodeShardLocked(s int) []byte {
 			}
 			prev = r.local
 			e := ix.terms[r.tid].find(id)
-			e = e[:entryLen(e)]
 			buf = binary.AppendUvarint(buf, uint64(len(e)))
 			buf = append(buf, e...)
 		}

@@ -104,20 +104,14 @@ func newPlan(text string) plan {
 
 // cursor walks one query term's postings.
 type cursor struct {
-	p      *posting
-	i      int
+	it     iterator
 	idf    float64
 	term   int      // index into plan.terms
 	member uint64   // the groups of the term
 	pos    []uint32 // positions in the current document, when decoded
 }
 
-func (c *cursor) doc() uint32 {
-	if c.i < c.p.df() {
-		return c.p.id(c.i)
-	}
-	return math.MaxUint32
-}
+func (c *cursor) doc() uint32 { return c.it.id }
 
 // Search returns the documents that pass q's filters and hold at least one
 // of its terms, best first (ties by key), at most q.TopK of them. With no
@@ -159,7 +153,7 @@ func (ix *Index) Search(q Query) []Hit {
 		}
 		post := &ix.terms[tid]
 		df := float64(post.df())
-		c := &cursor{p: post, idf: math.Log(1 + (n-df+0.5)/(df+0.5)), term: i, member: p.member[i]}
+		c := &cursor{it: post.iter(), idf: math.Log(1 + (n-df+0.5)/(df+0.5)), term: i, member: p.member[i]}
 		cs = append(cs, c)
 		for g := range p.groups {
 			if slices.Contains(p.groups[g], i) {
@@ -194,7 +188,7 @@ func (ix *Index) Search(q Query) []Hit {
 				if c.doc() != id {
 					continue
 				}
-				tf := float64(entryTF(c.p.entry(c.i)))
+				tf := float64(entryTF(c.it.current()))
 				score += c.idf * tf * (k1 + 1) / (tf + norm)
 				seen |= c.member
 				byTerm[c.term] = c
@@ -208,7 +202,7 @@ func (ix *Index) Search(q Query) []Hit {
 		}
 		for _, c := range cs {
 			if c.doc() == id {
-				c.i++
+				c.it.advance()
 			}
 		}
 	}
@@ -221,7 +215,7 @@ func (ix *Index) Search(q Query) []Hit {
 func proximity(p plan, byTerm []*cursor, ng int) float64 {
 	for _, c := range byTerm {
 		if c != nil {
-			c.pos = appendPositions(c.pos[:0], c.p.entry(c.i))
+			c.pos = appendPositions(c.pos[:0], c.it.current())
 		}
 	}
 	// Exact phrase: group g at position start+g, for some position start

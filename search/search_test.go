@@ -249,6 +249,26 @@ func TestChurn(t *testing.T) {
 		ix.Put(key, v, DocMeta{Size: int64(len(v))})
 		live[key] = v
 	}
+	// Every document's terms hold it, and nothing else is there.
+	n := 0
+	for id, d := range ix.docs {
+		if d == nil {
+			continue
+		}
+		forTerms(d.terms, func(tid uint32) {
+			n++
+			if ix.terms[tid].find(uint32(id)) == nil {
+				t.Fatalf("term %q does not hold %s", ix.terms[tid].term, d.key)
+			}
+		})
+	}
+	total := 0
+	for _, p := range ix.terms {
+		total += p.df()
+	}
+	if n != total {
+		t.Fatalf("documents list %d postings, the terms hold %d", n, total)
+	}
 	fresh := New()
 	for k, v := range live {
 		fresh.Put(k, v, DocMeta{Size: int64(len(v))})
