@@ -274,22 +274,26 @@ func fill(sections []section, max, keep int) filled {
 	return p
 }
 
-// cutLines returns the longest run of it's first lines (after its header
-// line) that fits in room runes, with a cut marker.
+// cutLines returns it's header line and the longest run of its first
+// lines that fits in room runes together with the cut marker; linear in the
+// number of lines.
 func cutLines(it item, room int) (string, bool) {
 	if len(it.lines) < 2 {
 		return "", false
 	}
 	head := it.lines[0]
 	total := len(it.lines) - 1
-	for n := total - 1; n >= 1; n-- {
-		marker := fmt.Sprintf("[cut: %d of %d lines]\n\n", n, total)
-		text := head + strings.Join(it.lines[1:1+n], "") + marker
-		if runes(text) <= room {
-			return text, true
-		}
+	marker := func(n int) string { return fmt.Sprintf("[cut: %d of %d lines]\n\n", n, total) }
+	used := runes(head)
+	n := 0
+	for n < total-1 && used+runes(it.lines[1+n])+runes(marker(n+1)) <= room {
+		used += runes(it.lines[1+n])
+		n++
 	}
-	return "", false
+	if n == 0 {
+		return "", false
+	}
+	return head + strings.Join(it.lines[1:1+n], "") + marker(n), true
 }
 
 func oneLine(s string) string {
@@ -319,6 +323,12 @@ func memoryItems(ctx context.Context, src Source, prefixes []string) ([]item, er
 		v, ok := src.Get(k)
 		if !ok {
 			continue // removed meanwhile
+		}
+		if bytes.IndexByte(v[:min(len(v), 8<<10)], 0) >= 0 {
+			// Binary data is no context; its key and hash still are.
+			note := fmt.Sprintf("### %s\n\n(binary, %d bytes)\n\n", k, len(v))
+			out = append(out, item{key: k, text: note, sum: hash(v), name: k})
+			continue
 		}
 		text := string(bytes.ToValidUTF8(v, []byte("\uFFFD")))
 		if text != "" && !strings.HasSuffix(text, "\n") {

@@ -203,3 +203,44 @@ func TestFrontMatter(t *testing.T) {
 		}
 	}
 }
+
+type mapSource map[string][]byte
+
+func (m mapSource) Entries(prefix string) []backend.Entry {
+	var out []backend.Entry
+	for k, v := range m {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, backend.Entry{Key: k, Info: backend.Info{Size: int64(len(v))}, Value: v})
+		}
+	}
+	return out
+}
+func (m mapSource) Resolve(context.Context, ...string) error { return nil }
+func (m mapSource) Get(k string) ([]byte, bool)              { v, ok := m[k]; return v, ok }
+
+// A binary value is named, with its size and hash, not shown.
+func TestPackBinaryValue(t *testing.T) {
+	bin := append([]byte("PK\x03\x04\x00"), make([]byte, 5000)...)
+	p, err := contextpack.Build(t.Context(), mapSource{"memory/archive.zip": bin, "memory/a.md": []byte("text\n")}, contextpack.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Text, "### memory/archive.zip\n\n(binary, 5005 bytes)\n") || strings.Contains(p.Text, "PK") {
+		t.Errorf("binary value in the pack:\n%s", p.Text)
+	}
+	if len(p.Included) != 2 {
+		t.Errorf("included %+v", p.Included)
+	}
+}
+
+// BenchmarkBuildLargeNote builds a pack over a 3 MiB note of 50,000
+// lines that must be cut: the cut is linear in the number of lines.
+func BenchmarkBuildLargeNote(b *testing.B) {
+	src := mapSource{"memory/huge.md": []byte(strings.Repeat("a line of a very long note about many things\n", 50_000))}
+	for b.Loop() {
+		p, err := contextpack.Build(b.Context(), src, contextpack.Options{})
+		if err != nil || !strings.Contains(p.Text, "[cut: ") {
+			b.Fatalf("%v %q", err, p.Text[:100])
+		}
+	}
+}

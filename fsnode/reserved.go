@@ -128,26 +128,16 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 	return n.NewInode(ctx, v, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
 }
 
+// Readdir lists status and changes only. The other files of .memfs
+// (context.md, context/, search/, events.jsonl, events/, events.head) are
+// opened by name: they are computed (a context pack, a search) or large
+// (the whole event log), and a tree walk over the mount (grep -r, find,
+// du, cp -r) must not compute or copy them. .memfs/status names them.
 func (n *reservedNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	list := []fuse.DirEntry{{Name: "changes", Mode: syscall.S_IFREG, Ino: changesIno}}
-	if n.root.opts.ContextPack != nil {
-		list = append(list, fuse.DirEntry{Name: "context", Mode: syscall.S_IFDIR, Ino: contextDirIno},
-			fuse.DirEntry{Name: "context.md", Mode: syscall.S_IFREG, Ino: contextIno})
-	}
-	if n.root.opts.Records != nil {
-		list = append(list, fuse.DirEntry{Name: "events", Mode: syscall.S_IFDIR, Ino: eventsDirIno})
-		if n.root.recordFile("events.head", eventsHeadIno) != nil {
-			list = append(list, fuse.DirEntry{Name: "events.head", Mode: syscall.S_IFREG, Ino: eventsHeadIno})
-		}
-	}
-	if n.root.opts.Events != nil {
-		list = append(list, fuse.DirEntry{Name: "events.jsonl", Mode: syscall.S_IFREG, Ino: eventsIno})
-	}
-	if n.root.opts.Search != nil {
-		list = append(list, fuse.DirEntry{Name: "search", Mode: syscall.S_IFDIR, Ino: searchDirIno})
-	}
-	list = append(list, fuse.DirEntry{Name: "status", Mode: syscall.S_IFREG, Ino: statusIno})
-	return gofs.NewListDirStream(list), 0
+	return gofs.NewListDirStream([]fuse.DirEntry{
+		{Name: "changes", Mode: syscall.S_IFREG, Ino: changesIno},
+		{Name: "status", Mode: syscall.S_IFREG, Ino: statusIno},
+	}), 0
 }
 
 func (n *reservedNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
@@ -233,6 +223,22 @@ func (r *Root) statusText() string {
 	}
 	if r.opts.Status != nil {
 		b.WriteString(r.opts.Status())
+	}
+	var also []string
+	if r.opts.ContextPack != nil {
+		also = append(also, "context.md", "context/QUERY")
+	}
+	if r.opts.Search != nil {
+		also = append(also, "search/QUERY")
+	}
+	if r.opts.Events != nil {
+		also = append(also, "events.jsonl")
+	}
+	if r.opts.Records != nil {
+		also = append(also, "events/", "events.head")
+	}
+	if len(also) > 0 {
+		fmt.Fprintf(&b, "unlisted: %s\n", strings.Join(also, " "))
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package dirstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -85,35 +86,40 @@ func pathXAttrs(dir *os.File, name string) (map[string][]byte, error) {
 // attributes has none. Attributes that change while they are read are read
 // again.
 func readXAttrs(list func([]byte) (int, error), get func(string, []byte) (int, error)) (map[string][]byte, error) {
-	var names []byte
+	// One call with a buffer that fits what memfs writes (names and values
+	// of one file are at most backend.MaxXAttrSize bytes); the size probe
+	// only when another program wrote more.
+	buf := make([]byte, 1024)
+	n, err := list(buf)
 	for range 8 {
-		n, err := list(nil)
-		if err != nil {
-			if errors.Is(err, unix.ENOTSUP) {
-				return nil, nil
-			}
-			return nil, fmt.Errorf("listxattr: %w", err)
+		if !errors.Is(err, unix.ERANGE) {
+			break
 		}
-		if n == 0 {
-			return nil, nil
+		if n, err = list(nil); err != nil {
+			break
 		}
-		buf := make([]byte, n)
+		buf = make([]byte, n)
 		n, err = list(buf)
-		if errors.Is(err, unix.ERANGE) {
-			continue // grew between the calls
-		}
-		if err != nil {
-			return nil, fmt.Errorf("listxattr: %w", err)
-		}
-		names = buf[:n]
-		break
+	}
+	if errors.Is(err, unix.ENOTSUP) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listxattr: %w", err)
+	}
+	if n == 0 {
+		return nil, nil
 	}
 	var out map[string][]byte
-	for name := range strings.SplitSeq(strings.TrimRight(string(names), "\x00"), "\x00") {
+	var vbuf []byte
+	for name := range strings.SplitSeq(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
 		if !strings.HasPrefix(name, backend.XAttrPrefix) {
 			continue
 		}
-		v, err := getXAttr(get, name)
+		if vbuf == nil {
+			vbuf = make([]byte, backend.MaxXAttrSize)
+		}
+		v, err := getXAttr(get, name, vbuf)
 		if errors.Is(err, unix.ENODATA) {
 			continue // removed between the calls
 		}
@@ -128,21 +134,24 @@ func readXAttrs(list func([]byte) (int, error), get func(string, []byte) (int, e
 	return out, nil
 }
 
-func getXAttr(get func(string, []byte) (int, error), name string) ([]byte, error) {
+// getXAttr reads one attribute, first into buf, then at the size the
+// system reports; the result is a copy.
+func getXAttr(get func(string, []byte) (int, error), name string, buf []byte) ([]byte, error) {
+	n, err := get(name, buf)
+	if err == nil {
+		return bytes.Clone(buf[:n]), nil
+	}
 	for range 8 {
-		n, err := get(name, nil)
-		if err != nil {
+		if !errors.Is(err, unix.ERANGE) {
 			return nil, err
 		}
-		buf := make([]byte, n)
-		n, err = get(name, buf)
-		if errors.Is(err, unix.ERANGE) {
-			continue
-		}
-		if err != nil {
+		if n, err = get(name, nil); err != nil {
 			return nil, err
 		}
-		return buf[:n], nil
+		big := make([]byte, n)
+		if n, err = get(name, big); err == nil {
+			return big[:n], nil
+		}
 	}
 	return nil, syscall.EAGAIN
 }

@@ -73,6 +73,16 @@ func TestSummariesConcurrentAppendAndContext(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(mnt, ".memfs", "context.md")); !strings.Contains(string(got), "## Manifest") {
 		t.Errorf(".memfs/context.md:\n%s", got)
 	}
+	// A tree walk does not meet the computed and large files: they are
+	// opened by name only.
+	ents, _ := os.ReadDir(filepath.Join(mnt, ".memfs"))
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "changes status" {
+		t.Errorf("ls .memfs = %v, want changes and status only", names)
+	}
 	p.stop(t)
 
 	mustRun(t, "", "summary", "add", "--store", store, "--run", "offline", "--step", "2", "added to the store")
