@@ -244,3 +244,25 @@ func BenchmarkBuildLargeNote(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuildTypical builds the default pack over 200 memory notes of
+// ~1 KiB, a summaries file of 1,000 steps and 50 skills: what an agent
+// loads at the start of a step.
+func BenchmarkBuildTypical(b *testing.B) {
+	src := mapSource{}
+	note := strings.Repeat("- a remembered fact about the project and its tools\n", 20)
+	for i := range 200 {
+		src[fmt.Sprintf("memory/notes/n%03d.md", i)] = []byte(note)
+	}
+	src[contextpack.SummariesKey] = []byte(summaries(1000))
+	for i := range 50 {
+		src[fmt.Sprintf("skills/s%02d/SKILL.md", i)] = []byte(fmt.Sprintf("---\nname: s%02d\ndescription: skill number %d.\n---\n%s", i, i, note))
+		src[fmt.Sprintf("skills/s%02d/resources/r.md", i)] = []byte(note)
+	}
+	for b.Loop() {
+		p, err := contextpack.Build(b.Context(), src, contextpack.Options{})
+		if err != nil || len(p.LeftOut) == 0 {
+			b.Fatal(err, len(p.LeftOut))
+		}
+	}
+}
