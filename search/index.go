@@ -138,54 +138,55 @@ func analyze(value []byte) analyzed {
 	return a
 }
 
+// An entry is the uvarint length in bytes of the rest, then one uvarint
+// delta per position (the first: the position). Every uvarint ends in
+// exactly one byte below 0x80, so the term frequency is the number of such
+// bytes, and an entry is skipped without decoding it.
+
 // appendEntry appends the posting entry of ascending positions.
 func appendEntry(b []byte, positions []uint32) []byte {
-	b = binary.AppendUvarint(b, uint64(len(positions)))
+	var tmp [64]byte
+	d := tmp[:0]
 	prev := uint32(0)
-	for i, p := range positions {
-		if i == 0 {
-			b = binary.AppendUvarint(b, uint64(p))
-		} else {
-			b = binary.AppendUvarint(b, uint64(p-prev))
-		}
+	for _, p := range positions {
+		d = binary.AppendUvarint(d, uint64(p-prev))
 		prev = p
 	}
-	return b
+	b = binary.AppendUvarint(b, uint64(len(d)))
+	return append(b, d...)
 }
 
-// entryTF returns the term frequency at the start of an entry.
+// entryTF returns the term frequency of the entry at the start of e.
 func entryTF(e []byte) int {
-	if e[0] < 0x80 {
-		return int(e[0])
+	l, n := binary.Uvarint(e)
+	tf := 0
+	for _, c := range e[n : n+int(l)] {
+		if c < 0x80 {
+			tf++
+		}
 	}
-	tf, _ := binary.Uvarint(e)
-	return int(tf)
+	return tf
 }
 
 // entryLen returns the length in bytes of the entry at the start of e.
 func entryLen(e []byte) int {
-	tf, n := binary.Uvarint(e)
-	for range tf {
-		for e[n] >= 0x80 {
-			n++
-		}
-		n++
+	if e[0] < 0x80 {
+		return 1 + int(e[0])
 	}
-	return n
+	l, n := binary.Uvarint(e)
+	return n + int(l)
 }
 
-// appendPositions decodes the positions of an entry onto dst.
+// appendPositions decodes the positions of the entry at the start of e
+// onto dst.
 func appendPositions(dst []uint32, e []byte) []uint32 {
-	tf, n := binary.Uvarint(e)
+	l, n := binary.Uvarint(e)
+	end := n + int(l)
 	p := uint32(0)
-	for i := range tf {
+	for n < end {
 		d, m := binary.Uvarint(e[n:])
 		n += m
-		if i == 0 {
-			p = uint32(d)
-		} else {
-			p += uint32(d)
-		}
+		p += uint32(d)
 		dst = append(dst, p)
 	}
 	return dst
@@ -204,8 +205,22 @@ func (ix *Index) Put(key string, value []byte, m DocMeta) {
 // index's own.
 func (ix *Index) putLocked(key string, m DocMeta, a analyzed) {
 	if id, ok := ix.byKey[key]; ok {
-		ix.removeLocked(id)
+		ix.removeLocked(id) // first: its terms may go, and their ids be reused
 	}
+	tids := make([]uint32, len(a.terms))
+	for i, t := range a.terms {
+		tid, ok := ix.dict[t]
+		if !ok {
+			tid = ix.newTermLocked(t)
+		}
+		tids[i] = tid
+	}
+	ix.insertLocked(key, m, a.length, tids, a.entries)
+}
+
+// insertLocked enters a document that is not in the index: entries[i] is
+// its entry in the list of term tids[i]. It sorts tids and entries.
+func (ix *Index) insertLocked(key string, m DocMeta, length uint32, tids []uint32, entries [][]byte) {
 	var id uint32
 	if n := len(ix.freeDocs); n > 0 {
 		id = ix.freeDocs[n-1]
@@ -214,14 +229,8 @@ func (ix *Index) putLocked(key string, m DocMeta, a analyzed) {
 		id = uint32(len(ix.docs))
 		ix.docs = append(ix.docs, nil)
 	}
-	tids := make([]uint32, len(a.terms))
-	for i, t := range a.terms {
-		tid, ok := ix.dict[t]
-		if !ok {
-			tid = ix.newTermLocked(t)
-		}
-		ix.terms[tid].add(id, a.entries[i])
-		tids[i] = tid
+	for i, tid := range tids {
+		ix.terms[tid].add(id, entries[i])
 	}
 	slices.Sort(tids)
 	var buf [1024]byte
@@ -231,10 +240,10 @@ func (ix *Index) putLocked(key string, m DocMeta, a analyzed) {
 		enc = binary.AppendUvarint(enc, uint64(t-prev))
 		prev = t
 	}
-	d := &doc{key: key, meta: m, shard: uint8(ShardOf(key)), length: a.length, terms: bytes.Clone(enc)}
+	d := &doc{key: key, meta: m, shard: uint8(ShardOf(key)), length: length, terms: bytes.Clone(enc)}
 	ix.docs[id] = d
 	ix.byKey[key] = id
-	ix.totalLen += int64(a.length)
+	ix.totalLen += int64(length)
 	ix.nposts += len(tids)
 	ix.version[d.shard]++
 }

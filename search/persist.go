@@ -164,9 +164,7 @@ func (ix *Index) encodeShardLocked(s int) []byte {
 				buf = binary.AppendUvarint(buf, uint64(r.local-prev))
 			}
 			prev = r.local
-			e := ix.terms[r.tid].find(id)
-			buf = binary.AppendUvarint(buf, uint64(len(e)))
-			buf = append(buf, e...)
+			buf = append(buf, ix.terms[r.tid].find(id)...)
 		}
 	}
 	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
@@ -282,6 +280,19 @@ func (d *decoder) bytes(n int) []byte {
 	return v
 }
 
+// entry reads a posting entry (see appendEntry).
+func (d *decoder) entry() []byte {
+	if d.err != nil {
+		return nil
+	}
+	l, n := binary.Uvarint(d.b)
+	if n <= 0 || l > uint64(len(d.b)-n) {
+		d.fail("entry past the end")
+		return nil
+	}
+	return d.bytes(n + int(l))
+}
+
 func (d *decoder) string() string {
 	v := d.uvarint()
 	if v > uint64(len(d.b)) {
@@ -317,9 +328,11 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 	}
 	ndocs := d.count()
 	type docRec struct {
-		key string
-		m   DocMeta
-		a   analyzed
+		key     string
+		m       DocMeta
+		length  uint32
+		terms   []uint32 // indexes into terms
+		entries [][]byte
 	}
 	docs := make([]docRec, 0, ndocs)
 	prevKey := ""
@@ -356,10 +369,10 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 		case f[0] != 0:
 			d.fail("bad flags %d", f[0])
 		}
-		r.a.length = uint32(min(d.uvarint(), math.MaxUint32))
+		r.length = uint32(min(d.uvarint(), math.MaxUint32))
 		np := d.count()
-		r.a.terms = make([]string, 0, np)
-		r.a.entries = make([][]byte, 0, np)
+		r.terms = make([]uint32, 0, np)
+		r.entries = make([][]byte, 0, np)
 		idx := uint64(0)
 		for i := range np {
 			delta := d.uvarint()
@@ -367,7 +380,7 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 				d.fail("terms of %q out of order", r.key)
 			}
 			idx += delta
-			e := d.bytes(d.count())
+			e := d.entry()
 			if d.err != nil {
 				break
 			}
@@ -375,12 +388,12 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 				d.fail("term index %d of %d", idx, len(terms))
 				break
 			}
-			if !validEntry(e, r.a.length) {
+			if !validEntry(e, r.length) {
 				d.fail("bad positions of %q in %q", terms[idx], r.key)
 				break
 			}
-			r.a.terms = append(r.a.terms, terms[idx])
-			r.a.entries = append(r.a.entries, e)
+			r.terms = append(r.terms, uint32(idx))
+			r.entries = append(r.entries, e)
 		}
 		if d.err != nil {
 			return d.err
@@ -393,22 +406,36 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 	if len(d.b) != 0 {
 		return fmt.Errorf("%w: %d bytes after the documents", ErrCorrupt, len(d.b))
 	}
+	// Each of the shard's terms is looked up once; no lock: Load owns
+	// the new index.
+	tidOf := make([]uint32, len(terms))
+	known := make([]bool, len(terms))
 	for _, r := range docs {
-		ix.putLocked(r.key, r.m, r.a) // no lock: Load owns the new index
+		for i, t := range r.terms {
+			if !known[t] {
+				tid, ok := ix.dict[terms[t]]
+				if !ok {
+					tid = ix.newTermLocked(terms[t])
+				}
+				tidOf[t], known[t] = tid, true
+			}
+			r.terms[i] = tidOf[t]
+		}
+		ix.insertLocked(r.key, r.m, r.length, r.terms, r.entries)
 	}
 	ix.saved[s] = ix.version[s]
 	return nil
 }
 
-// validEntry reports whether e is exactly one entry with ascending
-// positions below length.
+// validEntry reports whether e is exactly one entry of one or more
+// ascending positions below length.
 func validEntry(e []byte, length uint32) bool {
-	tf, n := binary.Uvarint(e)
-	if n <= 0 || tf == 0 || tf > uint64(len(e)) {
+	l, n := binary.Uvarint(e)
+	if n <= 0 || l == 0 || uint64(n)+l != uint64(len(e)) {
 		return false
 	}
 	p := uint64(0)
-	for i := range tf {
+	for i := 0; n < len(e); i++ {
 		v, m := binary.Uvarint(e[n:])
 		if m <= 0 || (i > 0 && v == 0) {
 			return false

@@ -9,12 +9,11 @@ import (
 
 // blockLen is the number of entries after which a postings list gets a
 // block index, and the most entries a block holds before it is split.
-const blockLen = 64
+const blockLen = 32
 
 // posting is the postings list of one term: one byte stream of entries in
 // ascending document id, each the uvarint id delta from the entry before
-// (the first: the id), then the uvarint term frequency and as many uvarint
-// position deltas. Most terms occur in one document (identifiers, names),
+// (the first: the id), then the entry (see appendEntry). Most terms occur in one document (identifiers, names),
 // so the fixed size of a posting is much of the index's size: it is held
 // by value, and the block index exists only for long lists.
 type posting struct {
