@@ -171,6 +171,8 @@ func (ix *Index) Search(q Query) []Hit {
 		sumIDF += f
 	}
 	byTerm := make([]*cursor, len(p.terms)) // the cursors on the current document
+	var occs []occ                          // scratch space of proximity
+	maxBonus := sumIDF * phraseWeight
 	for {
 		id := uint32(math.MaxUint32)
 		for _, c := range cs {
@@ -193,8 +195,12 @@ func (ix *Index) Search(q Query) []Hit {
 				seen |= c.member
 				byTerm[c.term] = c
 			}
-			if ng > 1 && seen == all {
-				score += sumIDF * proximity(p, byTerm, ng)
+			// The bonus is computed only if it can get the document in.
+			if ng > 1 && seen == all && score+maxBonus >= q.MinScore &&
+				(len(*h) < k || score+maxBonus >= (*h)[0].Score) {
+				var f float64
+				f, occs = proximity(p, byTerm, ng, occs)
+				score += sumIDF * f
 			}
 			if score >= q.MinScore {
 				h.offer(Hit{Key: d.key, Score: score}, k)
@@ -209,10 +215,16 @@ func (ix *Index) Search(q Query) []Hit {
 	return h.sorted()
 }
 
+// occ is an occurrence of query terms, for proximity.
+type occ struct {
+	pos    uint32
+	member uint64
+}
+
 // proximity returns the bonus factor of a document holding every group of
 // the plan: phraseWeight for the exact phrase, less the farther apart the
-// groups are.
-func proximity(p plan, byTerm []*cursor, ng int) float64 {
+// groups are. It returns occs, its scratch space, for reuse.
+func proximity(p plan, byTerm []*cursor, ng int, occs []occ) (float64, []occ) {
 	for _, c := range byTerm {
 		if c != nil {
 			c.pos = appendPositions(c.pos[:0], c.it.current())
@@ -242,15 +254,11 @@ func proximity(p plan, byTerm []*cursor, ng int) float64 {
 					continue starts
 				}
 			}
-			return phraseWeight
+			return phraseWeight, occs
 		}
 	}
 	// Otherwise the smallest window holding every group, in any order.
-	type occ struct {
-		pos    uint32
-		member uint64
-	}
-	var occs []occ
+	occs = occs[:0]
 	for _, c := range byTerm {
 		if c != nil {
 			for _, at := range c.pos {
@@ -287,13 +295,13 @@ func proximity(p plan, byTerm []*cursor, ng int) float64 {
 			lo++
 		}
 	}
-	if best == math.MaxUint32 {
-		return 0
+	switch {
+	case best == math.MaxUint32:
+		return 0, occs
+	case int(best) <= ng:
+		return proximityWeight, occs
 	}
-	if int(best) <= ng {
-		return proximityWeight
-	}
-	return proximityWeight * float64(ng-1) / float64(best-1)
+	return proximityWeight * float64(ng-1) / float64(best-1), occs
 }
 
 // hitHeap keeps the best hits seen, the worst on top.
