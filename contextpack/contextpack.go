@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
 )
 
 // SummariesKey is where step summaries live: one JSON object per line.
@@ -383,62 +384,47 @@ func summaryItems(ctx context.Context, src Source, k int) ([]item, error) {
 	return out, nil
 }
 
-// skillItems reads the front matter of every skills/NAME/SKILL.md, and
-// nothing else under skills/.
+// skillItems lists every skills/NAME/SKILL.md from its front matter: from
+// its value when that is in memory already, else from user.memfs.skill (the
+// front matter memfs stores with it at each flush), so that no skill's
+// value is loaded; only a SKILL.md stored before memfs kept that attribute
+// is loaded to read it.
 func skillItems(ctx context.Context, src Source) ([]item, error) {
-	var keys []string
+	var es []backend.Entry
 	for _, e := range src.Entries("skills/") {
-		parts := strings.Split(e.Key, "/")
-		if len(parts) == 3 && parts[2] == "SKILL.md" {
-			keys = append(keys, e.Key)
+		if meta.IsSkillFile(e.Key) {
+			es = append(es, e)
 		}
 	}
-	slices.Sort(keys)
-	if err := src.Resolve(ctx, keys...); err != nil {
-		return nil, err
-	}
+	slices.SortFunc(es, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
 	var out []item
-	for _, k := range keys {
-		v, ok := src.Get(k)
-		if !ok {
-			continue
+	for _, e := range es {
+		var name, desc string
+		var si meta.SkillInfo
+		attr, hasAttr := e.Info.XAttrs[meta.Skill]
+		switch {
+		case e.Value != nil:
+			name, desc = FrontMatter(e.Value)
+		case hasAttr && json.Unmarshal(attr, &si) == nil:
+			name, desc = si.Name, si.Description
+		default:
+			if err := src.Resolve(ctx, e.Key); err != nil {
+				return nil, err
+			}
+			v, ok := src.Get(e.Key)
+			if !ok {
+				continue
+			}
+			name, desc = FrontMatter(v)
 		}
-		name, desc := FrontMatter(v)
 		if name == "" {
-			name = strings.Split(k, "/")[1]
+			name = strings.Split(e.Key, "/")[1]
 		}
-		out = append(out, item{text: fmt.Sprintf("- %s: %s (%s)\n", name, oneLine(desc), k), name: "skill " + name})
+		out = append(out, item{text: fmt.Sprintf("- %s: %s (%s)\n", name, oneLine(desc), e.Key), name: "skill " + name})
 	}
 	return out, nil
 }
 
-// FrontMatter returns the name and description of a SKILL.md's YAML front
-// matter (the block between two "---" lines at its start). Only these two
-// single-line keys are read; quotes around a value are removed.
-func FrontMatter(v []byte) (name, desc string) {
-	s := string(v)
-	rest, ok := strings.CutPrefix(s, "---\n")
-	if !ok {
-		if rest, ok = strings.CutPrefix(s, "---\r\n"); !ok {
-			return "", ""
-		}
-	}
-	for line := range strings.SplitSeq(rest, "\n") {
-		line = strings.TrimRight(line, "\r")
-		if line == "---" || line == "..." {
-			break
-		}
-		k, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		val = strings.Trim(strings.TrimSpace(val), `"'`)
-		switch strings.TrimSpace(k) {
-		case "name":
-			name = val
-		case "description":
-			desc = val
-		}
-	}
-	return name, desc
-}
+// FrontMatter returns the name and description of a SKILL.md's front
+// matter (see meta.FrontMatter).
+func FrontMatter(v []byte) (name, desc string) { return meta.FrontMatter(v) }

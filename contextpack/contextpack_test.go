@@ -266,3 +266,45 @@ func BenchmarkBuildTypical(b *testing.B) {
 		}
 	}
 }
+
+// Skills written through memfs carry their front matter as
+// user.memfs.skill: a fresh session builds the skills index without
+// loading any skill's value.
+func TestSkillsIndexLoadsNoSkill(t *testing.T) {
+	st, err := dirstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	w := session.NewContext(st, session.Options{})
+	for k, v := range files {
+		if err := w.Set(k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	l := &loads{}
+	c := session.NewContext(errorstore.Wrap(st, l.inject), session.Options{})
+	if err := c.Bootstrap(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	p, err := contextpack.Build(t.Context(), c, contextpack.Options{MaxChars: 100_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- go-patterns: Idiomatic Go patterns. (skills/go/SKILL.md)", "- shell-tools: Small shell helpers. (skills/shell/SKILL.md)"} {
+		if !strings.Contains(p.Text, want) {
+			t.Errorf("pack lacks %q", want)
+		}
+	}
+	for _, k := range l.keys {
+		if strings.HasPrefix(k, "skills/") {
+			t.Errorf("loaded %s to build the skills index", k)
+		}
+	}
+	if len(l.keys) == 0 {
+		t.Error("no load counted at all: the memory notes must have been loaded")
+	}
+}

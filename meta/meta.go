@@ -26,6 +26,10 @@ const (
 	Agent      = Prefix + "agent"      // an agent id
 	Created    = Prefix + "created"    // read-only: RFC 3339 time the key was created
 	Writer     = Prefix + "writer"     // read-only: JSON of the Writer who last wrote the value
+	// Skill is read-only, on skills/NAME/SKILL.md: the JSON {"name",
+	// "description"} of its front matter, kept at each flush so that an
+	// index of skills needs no skill's value.
+	Skill = Prefix + "skill"
 )
 
 // MaxAgentLen is the longest agent id (in user.memfs.agent and --agent).
@@ -38,7 +42,7 @@ var ErrInvalid = errors.New("invalid memfs attribute")
 var ErrReadOnly = errors.New("attribute is maintained by memfs")
 
 // ReadOnly reports whether name is an attribute only memfs may write.
-func ReadOnly(name string) bool { return name == Created || name == Writer }
+func ReadOnly(name string) bool { return name == Created || name == Writer || name == Skill }
 
 // Validate checks a value written to name by a user. Names outside
 // user.memfs. are not memfs's business and always pass; unknown names under
@@ -49,7 +53,7 @@ func Validate(name string, value []byte) error {
 	}
 	v := string(value)
 	switch name {
-	case Created, Writer:
+	case Created, Writer, Skill:
 		return fmt.Errorf("%w: %s", ErrReadOnly, name)
 	case Tags:
 		_, err := ParseTags(v)
@@ -66,7 +70,7 @@ func Validate(name string, value []byte) error {
 	case Agent:
 		return ValidateAgent(v)
 	}
-	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent; created and writer are read-only)", ErrInvalid, name)
+	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent; created, writer and skill are read-only)", ErrInvalid, name)
 }
 
 // ParseTags splits a tags value: comma-separated, spaces around a tag
@@ -180,4 +184,55 @@ func Parse(x map[string][]byte) Attrs {
 	a.Source = string(x[Source])
 	a.Agent = string(x[Agent])
 	return a
+}
+
+// IsSkillFile reports whether key is a skill's SKILL.md: skills/NAME/SKILL.md.
+func IsSkillFile(key string) bool {
+	rest, ok := strings.CutPrefix(key, "skills/")
+	name, file, ok2 := strings.Cut(rest, "/")
+	return ok && ok2 && name != "" && file == "SKILL.md"
+}
+
+// SkillInfo is the front matter of a SKILL.md, as user.memfs.skill holds it.
+type SkillInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// SkillAttr returns the user.memfs.skill value for a SKILL.md's content.
+func SkillAttr(v []byte) []byte {
+	name, desc := FrontMatter(v)
+	b, _ := json.Marshal(SkillInfo{Name: name, Description: desc}) // plain strings
+	return b
+}
+
+// FrontMatter returns the name and description of a SKILL.md's YAML front
+// matter (the block between two "---" lines at its start). Only these two
+// single-line keys are read; quotes around a value are removed.
+func FrontMatter(v []byte) (name, desc string) {
+	s := string(v)
+	rest, ok := strings.CutPrefix(s, "---\n")
+	if !ok {
+		if rest, ok = strings.CutPrefix(s, "---\r\n"); !ok {
+			return "", ""
+		}
+	}
+	for line := range strings.SplitSeq(rest, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if line == "---" || line == "..." {
+			break
+		}
+		k, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		val = strings.Trim(strings.TrimSpace(val), `"'`)
+		switch strings.TrimSpace(k) {
+		case "name":
+			name = val
+		case "description":
+			desc = val
+		}
+	}
+	return name, desc
 }

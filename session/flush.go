@@ -64,6 +64,7 @@ func (c *Context) Flush(ctx context.Context) error {
 	c.mu.Unlock()
 
 	redacted := c.redact(entries)
+	skillAttrs(entries)
 	c.mu.Lock()
 	for _, e := range entries {
 		// What the store is about to hold: an external watcher seeing it
@@ -87,6 +88,16 @@ func (c *Context) Flush(ctx context.Context) error {
 	for i, s := range saved {
 		if s.f.key != "" {
 			s.f.from = entries[i].Key // what the store now holds of it
+		}
+		if s.f.key == entries[i].Key {
+			// The session shows the attributes the store now has.
+			if v, ok := entries[i].Info.XAttrs[meta.Skill]; ok {
+				if old, _ := s.f.xattrs.get(meta.Skill); string(old) != string(v) {
+					s.f.xattrs = s.f.xattrs.with(meta.Skill, v)
+				}
+			} else {
+				s.f.xattrs = s.f.xattrs.without(meta.Skill)
+			}
 		}
 		if s.f.gen != s.gen {
 			// Written again during the flush: stays dirty, and the
@@ -131,6 +142,24 @@ func (c *Context) Flush(ctx context.Context) error {
 		c.emit(ch)
 	}
 	return nil
+}
+
+// skillAttrs gives every skills/NAME/SKILL.md its user.memfs.skill (the
+// front matter of its value as it is stored), and takes it from any other
+// key (a SKILL.md renamed away). The entries' attribute maps are their own
+// (Info.XAttrs is built for each).
+func skillAttrs(entries []backend.Entry) {
+	for i := range entries {
+		e := &entries[i]
+		if meta.IsSkillFile(e.Key) {
+			if e.Info.XAttrs == nil {
+				e.Info.XAttrs = make(map[string][]byte, 1)
+			}
+			e.Info.XAttrs[meta.Skill] = meta.SkillAttr(e.Value)
+		} else if _, ok := e.Info.XAttrs[meta.Skill]; ok {
+			delete(e.Info.XAttrs, meta.Skill)
+		}
+	}
 }
 
 // redact applies Options.BeforeSave to every entry in place and reports

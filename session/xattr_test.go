@@ -77,7 +77,9 @@ func TestXAttrs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x := got[0].Info.XAttrs; len(x) != 2 || string(x["user.memfs.tags"]) != "go, tools" || string(x["user.note"]) != "keep" {
+	// A SKILL.md also gets its front matter, as user.memfs.skill.
+	if x := got[0].Info.XAttrs; len(x) != 3 || string(x["user.memfs.tags"]) != "go, tools" || string(x["user.note"]) != "keep" ||
+		string(x[meta.Skill]) != `{"name":"go","description":""}` {
 		t.Errorf("stored xattrs = %q", x)
 	}
 	if string(got[0].Value) != sample[key] {
