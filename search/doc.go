@@ -85,7 +85,7 @@
 //
 //	"MFSI"
 //	uvarint 1 (format version), uvarint 64 (shards), uvarint shard number
-//	uvarint T, T strings: the shard's terms, ascending     (string = uvarint length, bytes)
+//	uvarint T, T strings: the shard's terms, distinct      (string = uvarint length, bytes)
 //	uvarint D, D documents, by key ascending:
 //	    string key
 //	    varint size, varint mtime (unix ns; 0 for none)    (the stamp)

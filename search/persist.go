@@ -1,7 +1,6 @@
 package search
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -98,27 +97,68 @@ func (ix *Index) Save(ctx context.Context, sys Sys) (int, error) {
 
 // encodeShardLocked encodes the documents of shard s (format in doc.go).
 func (ix *Index) encodeShardLocked(s int) []byte {
-	var ids []uint32
+	var ids []uint32 // ascending
 	for id, d := range ix.docs {
 		if d != nil && int(d.shard) == s {
 			ids = append(ids, uint32(id))
 		}
 	}
-	slices.SortFunc(ids, func(a, b uint32) int { return strings.Compare(ix.docs[a].key, ix.docs[b].key) })
-	// The shard's own dictionary: its terms in order, and each term id's
-	// index in it.
-	local := make(map[uint32]uint32)
+	// The shard's own dictionary: its terms in term id order, so that a
+	// document's term list (ascending term ids) is in dictionary order.
+	var tids []uint32
 	for _, id := range ids {
-		forTerms(ix.docs[id].terms, func(tid uint32) { local[tid] = 0 })
+		forTerms(ix.docs[id].terms, func(tid uint32) { tids = append(tids, tid) })
 	}
-	tids := make([]uint32, 0, len(local))
-	for tid := range local {
-		tids = append(tids, tid)
+	slices.Sort(tids)
+	tids = slices.Compact(tids)
+	local := func(tid uint32) int { i, _ := slices.BinarySearch(tids, tid); return i }
+	// Look every entry up in term order, then document order, so that
+	// each list is walked forward once rather than searched per entry:
+	// random lookups cost a cache miss or more each. A counting sort by
+	// term keeps the ascending document order.
+	type ref struct {
+		local uint32
+		entry []byte
 	}
-	slices.SortFunc(tids, func(a, b uint32) int { return strings.Compare(ix.terms[a].term, ix.terms[b].term) })
+	var refs []ref // by document, then term
+	ends := make([]int, len(ids))
+	count := make([]int, len(tids)+1)
+	for i, id := range ids {
+		forTerms(ix.docs[id].terms, func(tid uint32) {
+			l := local(tid)
+			refs = append(refs, ref{local: uint32(l)})
+			count[l+1]++
+		})
+		ends[i] = len(refs)
+	}
+	for i := 1; i < len(count); i++ {
+		count[i] += count[i-1]
+	}
+	byTerm := make([]int32, len(refs)) // indexes into refs, by term, then document
+	for i := range refs {
+		l := refs[i].local
+		byTerm[count[l]] = int32(i)
+		count[l]++
+	}
+	docOf := make([]uint32, len(refs)) // the document of each ref
+	for i, id := range ids {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		for j := start; j < ends[i]; j++ {
+			docOf[j] = id
+		}
+	}
+	for i := 0; i < len(byTerm); {
+		l := refs[byTerm[i]].local
+		sk := ix.terms[tids[l]].seeker()
+		for ; i < len(byTerm) && refs[byTerm[i]].local == l; i++ {
+			refs[byTerm[i]].entry = sk.seek(docOf[byTerm[i]])
+		}
+	}
 	size := 16
-	for i, tid := range tids {
-		local[tid] = uint32(i)
+	for _, tid := range tids {
 		size += len(ix.terms[tid].term) + 1
 	}
 	buf := make([]byte, 0, size+len(ids)*256)
@@ -131,10 +171,13 @@ func (ix *Index) encodeShardLocked(s int) []byte {
 		buf = appendString(buf, ix.terms[tid].term)
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(ids)))
-	type ref struct{ local, tid uint32 }
-	var refs []ref
-	for _, id := range ids {
-		d := ix.docs[id]
+	order := make([]int, len(ids)) // documents by key
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ix.docs[ids[a]].key, ix.docs[ids[b]].key) })
+	for _, i := range order {
+		d := ix.docs[ids[i]]
 		buf = appendString(buf, d.key)
 		st := stampOf(d.meta)
 		buf = binary.AppendVarint(buf, st.Size)
@@ -152,19 +195,21 @@ func (ix *Index) encodeShardLocked(s int) []byte {
 			buf = append(buf, 0)
 		}
 		buf = binary.AppendUvarint(buf, uint64(d.length))
-		refs = refs[:0]
-		forTerms(d.terms, func(tid uint32) { refs = append(refs, ref{local[tid], tid}) })
-		slices.SortFunc(refs, func(a, b ref) int { return cmp.Compare(a.local, b.local) })
-		buf = binary.AppendUvarint(buf, uint64(len(refs)))
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		drefs := refs[start:ends[i]] // ascending local
+		buf = binary.AppendUvarint(buf, uint64(len(drefs)))
 		prev := uint32(0)
-		for i, r := range refs {
-			if i == 0 {
+		for j, r := range drefs {
+			if j == 0 {
 				buf = binary.AppendUvarint(buf, uint64(r.local))
 			} else {
 				buf = binary.AppendUvarint(buf, uint64(r.local-prev))
 			}
 			prev = r.local
-			buf = append(buf, ix.terms[r.tid].find(id)...)
+			buf = append(buf, r.entry...)
 		}
 	}
 	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
@@ -322,8 +367,8 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 	terms := make([]string, nterms)
 	for i := range terms {
 		terms[i] = d.string()
-		if d.err == nil && (terms[i] == "" || len(terms[i]) > MaxTermLen || i > 0 && terms[i] <= terms[i-1]) {
-			d.fail("term %d out of order", i)
+		if d.err == nil && (terms[i] == "" || len(terms[i]) > MaxTermLen) {
+			d.fail("bad term %d", i)
 		}
 	}
 	ndocs := d.count()
@@ -407,18 +452,30 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 		return fmt.Errorf("%w: %d bytes after the documents", ErrCorrupt, len(d.b))
 	}
 	// Each of the shard's terms is looked up once; no lock: Load owns
-	// the new index.
+	// the new index. The terms must be distinct and used.
+	used := make([]bool, len(terms))
+	for _, r := range docs {
+		for _, t := range r.terms {
+			used[t] = true
+		}
+	}
+	seen := make(map[string]bool, len(terms))
+	for i, t := range terms {
+		if seen[t] || !used[i] {
+			return fmt.Errorf("%w: term %q repeated or unused", ErrCorrupt, t)
+		}
+		seen[t] = true
+	}
 	tidOf := make([]uint32, len(terms))
-	known := make([]bool, len(terms))
+	for i, t := range terms {
+		tid, ok := ix.dict[t]
+		if !ok {
+			tid = ix.newTermLocked(t)
+		}
+		tidOf[i] = tid
+	}
 	for _, r := range docs {
 		for i, t := range r.terms {
-			if !known[t] {
-				tid, ok := ix.dict[terms[t]]
-				if !ok {
-					tid = ix.newTermLocked(terms[t])
-				}
-				tidOf[t], known[t] = tid, true
-			}
 			r.terms[i] = tidOf[t]
 		}
 		ix.insertLocked(r.key, r.m, r.length, r.terms, r.entries)

@@ -256,6 +256,38 @@ func (p *posting) split(bi int) {
 	*p.blocks = slices.Insert(bs, bi+1, block{first: id, off: uint32(at), n: b.n - half})
 }
 
+// seeker finds entries of ascending document ids in one list, walking it
+// forward and jumping over blocks.
+type seeker struct {
+	p  *posting
+	it iterator
+	bi int // the last block jumped to
+}
+
+func (p *posting) seeker() *seeker { return &seeker{p: p, it: p.iter()} }
+
+// seek returns the entry of document id, which must not be below the ids
+// sought before, or nil.
+func (s *seeker) seek(id uint32) []byte {
+	if s.p.blocks != nil {
+		bs := *s.p.blocks
+		if s.bi+1 < len(bs) && bs[s.bi+1].first <= id {
+			j := s.bi + sort.Search(len(bs)-s.bi-1, func(i int) bool { return bs[s.bi+1+i].first > id })
+			s.bi = j
+			if int(bs[j].off) > s.it.start {
+				s.it.jump(bs[j])
+			}
+		}
+	}
+	for !s.it.done() && s.it.id < id {
+		s.it.advance()
+	}
+	if s.it.done() || s.it.id != id {
+		return nil
+	}
+	return s.it.current()
+}
+
 // iterator walks a list's entries in document order.
 type iterator struct {
 	data  []byte
@@ -290,5 +322,12 @@ func (it *iterator) advance() {
 	it.next = it.entry + entryLen(it.data[it.entry:])
 }
 
-// current returns the current entry, from its tf on.
+// jump moves to the first entry of block b.
+func (it *iterator) jump(b block) {
+	it.next = int(b.off)
+	it.advance()
+	it.id = b.first // the delta was from the previous block
+}
+
+// current returns the current entry (after its id delta).
 func (it *iterator) current() []byte { return it.data[it.entry:it.next] }
