@@ -341,3 +341,69 @@ func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint3
 func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
 	return 0, syscall.ENODATA
 }
+
+// OpendirHandle lets the kernel cache the directory's listing
+// (FOPEN_CACHE_DIR) and keep it across opens (FOPEN_KEEP_CACHE): the kernel
+// drops it itself when the directory changes through the mount (its
+// version) or its mtime moves (seen at the next attribute refresh, within
+// the attribute timeout), which covers changes made behind the kernel
+// (external changes, conflict copies). find and ls -lR then cost no
+// READDIRPLUS on a second walk.
+func (d *dirNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	return &dirHandle{d: d}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// dirHandle is an open directory: a listing made at the first read.
+type dirHandle struct {
+	d  *dirNode
+	ds gofs.DirStream
+}
+
+var (
+	_ gofs.FileReaddirenter = (*dirHandle)(nil)
+	_ gofs.FileSeekdirer    = (*dirHandle)(nil)
+	_ gofs.FileReleasedirer = (*dirHandle)(nil)
+)
+
+func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if h.ds == nil {
+		ds, errno := h.d.Readdir(ctx)
+		if errno != 0 {
+			return nil, errno
+		}
+		h.ds = ds
+	}
+	if !h.ds.HasNext() {
+		return nil, 0
+	}
+	e, errno := h.ds.Next()
+	return &e, errno
+}
+
+// Seekdir to 0 (rewinddir) lists the directory again; other offsets are
+// positions in the listing, which the kernel only asks for within it.
+func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if off == 0 || h.ds == nil {
+		if h.ds != nil {
+			h.ds.Close()
+		}
+		ds, errno := h.d.Readdir(ctx)
+		if errno != 0 {
+			return errno
+		}
+		h.ds = ds
+	}
+	if off == 0 {
+		return 0
+	}
+	if sd, ok := h.ds.(gofs.FileSeekdirer); ok {
+		return sd.Seekdir(ctx, off)
+	}
+	return syscall.ENOTSUP
+}
+
+func (h *dirHandle) Releasedir(ctx context.Context, releaseFlags uint32) {
+	if h.ds != nil {
+		h.ds.Close()
+	}
+}

@@ -538,3 +538,47 @@ func TestMountAnnouncedTouchChangesNothing(t *testing.T) {
 		t.Fatalf("after a plain truncate: %q", got)
 	}
 }
+
+// Directory listings are cached by the kernel (FOPEN_CACHE_DIR and
+// KEEP_CACHE): a change through the mount shows at once, and a change made
+// behind the kernel (in the session only, as an external change or a
+// conflict copy is) shows once the directory's attributes are refreshed,
+// within the attribute timeout.
+func TestMountDirListingCache(t *testing.T) {
+	m := mount(t, newDirStore(t, t.TempDir()), mountConfig{fopts: fsnode.Options{AttrTimeout: 200 * time.Millisecond, EntryTimeout: 200 * time.Millisecond}})
+	d := filepath.Join(m.dir, "memory")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names := func() string {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, e := range ents {
+			n = append(n, e.Name())
+		}
+		return strings.Join(n, " ")
+	}
+	os.WriteFile(filepath.Join(d, "a.md"), []byte("a"), 0o644)
+	if got := names(); got != "a.md" {
+		t.Fatalf("after create: %q", got)
+	}
+	os.WriteFile(filepath.Join(d, "b.md"), []byte("b"), 0o644)
+	os.Remove(filepath.Join(d, "a.md"))
+	if got := names(); got != "b.md" {
+		t.Fatalf("a change through the mount is not listed at once: %q", got)
+	}
+	time.Sleep(50 * time.Millisecond) // a later mtime than the kernel's
+	if err := m.c.Set("memory/behind.md", []byte("set in the session")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for names() != "b.md behind.md" {
+		if time.Now().After(deadline) {
+			t.Fatalf("a change behind the kernel is not listed within 3 s: %q", names())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
