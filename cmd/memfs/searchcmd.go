@@ -98,10 +98,11 @@ func reindexCommand() *cli.Command {
 		Flags: []cli.Flag{storeFlag()},
 		Action: func(c *cli.Context) error {
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				_, n, err := openSearcher(ctx, o.c, o.store, logger(c, false), true)
+				s, n, err := openSearcher(ctx, o.c, o.store, logger(c, false), true)
 				if err != nil {
 					return err
 				}
+				s.close(ctx)
 				fmt.Fprintf(c.App.Writer, "search index rebuilt: %d entries indexed\n", n)
 				return nil
 			})

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
@@ -30,10 +31,27 @@ type searcher struct {
 	st  backend.Store
 	log *slog.Logger
 
-	mu    sync.Mutex // guards base's updates and saves, and dirty
-	base  *search.Index
-	dirty bool // base changed since its last save (external changes)
+	base    *search.Index
+	applyMu sync.Mutex // serializes apply: queued changes go into base in order
+
+	mu      sync.Mutex    // guards the fields below
+	pending []indexChange // flushed changes not yet in base
+	dirty   bool          // base changed since its last save
+	wake    chan struct{} // tells the worker there is work
+	stop    chan struct{} // closed by close
+	done    chan struct{} // closed when the worker has ended
 }
+
+// indexChange is a value the store now holds, or a key it deleted.
+type indexChange struct {
+	e       backend.Entry
+	deleted bool
+}
+
+// saveDelay is how long the worker waits before persisting the index after
+// a change: flushes in a burst cost one save. A crash in between leaves
+// stale stamps, which the next open repairs.
+const saveDelay = 2 * time.Second
 
 // openSearcher loads the persisted index and brings it up to date with the
 // store: keys missing from it, gone from the store, or indexed from another
@@ -61,11 +79,13 @@ func openSearcher(ctx context.Context, c *session.Context, st backend.Store, log
 		}
 		ix = search.New()
 	}
-	s := &searcher{c: c, st: st, log: log, base: ix}
+	s := &searcher{c: c, st: st, log: log, base: ix,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	n, err := s.repair(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
+	go s.worker()
 	return s, n, nil
 }
 
@@ -109,26 +129,81 @@ func (s *searcher) repair(ctx context.Context) (int, error) {
 	return 0, nil
 }
 
-// saved follows a flush: the store now holds these values (redacted).
+// saved follows a flush: the store now holds these values (redacted). It
+// only queues them: indexing and saving run in the worker, off the flush's
+// path (saving a shard of a 100,000-note index takes ~140 ms); a search
+// applies what is queued first.
 func (s *searcher) saved(ctx context.Context, saved []backend.Entry, deleted []string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, e := range saved {
-		s.base.Put(e.Key, e.Value, search.MetaOf(e.Info))
+		s.pending = append(s.pending, indexChange{e: e})
 	}
 	for _, k := range deleted {
-		s.base.Delete(k)
+		s.pending = append(s.pending, indexChange{e: backend.Entry{Key: k}, deleted: true})
 	}
-	s.saveLocked(ctx)
+	s.mu.Unlock()
+	s.poke()
 }
 
-func (s *searcher) saveLocked(ctx context.Context) {
-	if _, err := s.base.Save(ctx, s.st); err != nil {
-		// The next mount finds the stale stamps and repairs the index.
-		s.log.Warn("search index not saved; it is repaired at the next mount", "err", err)
+func (s *searcher) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// apply moves the queued changes into base.
+func (s *searcher) apply() {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.mu.Lock()
+	p := s.pending
+	s.pending = nil
+	if len(p) > 0 {
+		s.dirty = true
+	}
+	s.mu.Unlock()
+	for _, ch := range p {
+		if ch.deleted {
+			s.base.Delete(ch.e.Key)
+		} else {
+			s.base.Put(ch.e.Key, ch.e.Value, search.MetaOf(ch.e.Info))
+		}
+	}
+}
+
+// worker applies queued changes and saves the index saveDelay after them.
+func (s *searcher) worker() {
+	defer close(s.done)
+	var timer <-chan time.Time
+	for {
+		select {
+		case <-s.wake:
+			s.apply()
+			if timer == nil {
+				timer = time.After(saveDelay)
+			}
+		case <-timer:
+			timer = nil
+			s.save(context.Background())
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+func (s *searcher) save(ctx context.Context) {
+	s.mu.Lock()
+	dirty := s.dirty
+	s.dirty = false
+	s.mu.Unlock()
+	if !dirty {
 		return
 	}
-	s.dirty = false
+	if _, err := s.base.Save(ctx, s.st); err != nil {
+		// The next open finds the stale stamps and repairs the index.
+		s.log.Warn("search index not saved; it is repaired when next opened", "err", err)
+	}
 }
 
 // external follows changes other programs made in the store.
@@ -136,31 +211,26 @@ func (s *searcher) external(ch session.Change) {
 	if ch.Origin != session.OriginExternal {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch ch.Op {
 	case session.OpRemove:
-		s.base.Delete(ch.Key)
+		s.saved(context.Background(), nil, []string{ch.Key})
 	case session.OpCreate, session.OpWrite, session.OpContent:
 		v, ok := s.c.Get(ch.Key)
 		es := s.c.Entries(ch.Key)
 		if !ok || len(es) == 0 || es[0].Key != ch.Key {
 			return
 		}
-		s.base.Put(ch.Key, v, search.MetaOf(es[0].Info))
-	default:
-		return
+		es[0].Value = v
+		s.saved(context.Background(), es[:1], nil)
 	}
-	s.dirty = true
 }
 
-// close saves what external changes left unsaved.
+// close stops the worker and saves what is not saved yet.
 func (s *searcher) close(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dirty {
-		s.saveLocked(ctx)
-	}
+	close(s.stop)
+	<-s.done
+	s.apply()
+	s.save(ctx)
 }
 
 // result is one search hit with its snippet.
@@ -176,6 +246,7 @@ func (s *searcher) search(ctx context.Context, q search.Query) ([]result, error)
 	if topK <= 0 {
 		topK = 10
 	}
+	s.apply() // what flushes queued
 	dirty, removed := s.c.Unflushed()
 	overlay := search.New()
 	shadowed := make(map[string]bool, len(dirty)+len(removed))
