@@ -40,6 +40,7 @@ func mountCommand() *cli.Command {
 			&cli.BoolFlag{Name: "read-only", Usage: "mount read-only"},
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users in, held to the stored modes (needs user_allow_other in /etc/fuse.conf unless root)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request"},
+			&cli.BoolFlag{Name: "index-at-mount", Usage: "open (and repair) the search index right after mounting, in the background, instead of at the first search"},
 			&cli.BoolFlag{Name: "xattrs", Value: true, Usage: "extended attributes on the mount (getfattr/setfattr); --xattrs=false makes ls -l about 8x faster on large trees, the kernel then asks for no attribute"},
 		}, writeFlags()...),
 		Action: mountAction,
@@ -124,6 +125,13 @@ func mountAction(c *cli.Context) error {
 	// Indexing lists the store once, and that garbage would stay resident:
 	// hand it back to the system before serving.
 	debug.FreeOSMemory()
+	if c.Bool("index-at-mount") {
+		go func() {
+			if _, err := o.searcher(ctx, log); err != nil {
+				log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
+			}
+		}()
+	}
 	root := fsnode.NewRoot(o.c, fsnode.Options{
 		Logger:          log,
 		EntryTimeout:    c.Duration("entry-timeout"),

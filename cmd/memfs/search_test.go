@@ -53,6 +53,15 @@ func TestSearch(t *testing.T) {
 	if got := searchKeys(t, "--mount", mnt, "--prefix", "skills/", "errors"); len(got) == 0 || !strings.HasPrefix(got[0], "skills/") {
 		t.Errorf("search --prefix skills/ errors = %v", got)
 	}
+	// Code identifiers and CJK text are found by their parts.
+	os.WriteFile(filepath.Join(mnt, "memory", "code.md"), []byte("Call newHTTPServer from cmd/memfs/main.go; see max_file_size.\n"), 0o644)
+	os.WriteFile(filepath.Join(mnt, "memory", "ja.md"), []byte("東京で会議があります。\n"), 0o644)
+	for q, want := range map[string]string{"http server": "memory/code.md", "main.go": "memory/code.md", "file size": "memory/code.md",
+		"newhttpserver": "memory/code.md", "会議": "memory/ja.md", "東京": "memory/ja.md"} {
+		if got := searchKeys(t, "--mount", mnt, q); len(got) == 0 || got[0] != want {
+			t.Errorf("search %q = %v, want %s first", q, got, want)
+		}
+	}
 	b, err := os.ReadFile(filepath.Join(mnt, ".memfs", "search", "quokka tag:animals"))
 	if err != nil || !strings.Contains(string(b), "memory/quokka.md  score ") || !strings.Contains(string(b), "Rottnest Island") {
 		t.Errorf(".memfs/search/quokka tag:animals = %q, %v", b, err)
@@ -78,7 +87,7 @@ func TestSearch(t *testing.T) {
 		t.Errorf("the old value is still found: %v", got)
 	}
 	p.stop(t)
-	if out := mustRun(t, "", "reindex", "--store", store); !strings.Contains(out, "9 entries indexed") {
+	if out := mustRun(t, "", "reindex", "--store", store); !strings.Contains(out, "11 entries indexed") {
 		t.Errorf("reindex: %q", out)
 	}
 	if got := searchKeys(t, "--store", store, "numbat"); strings.Join(got, " ") != "memory/quokka.md" {
