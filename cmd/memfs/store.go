@@ -115,7 +115,8 @@ type opened struct {
 	events  *eventlog.Log
 	c       *session.Context
 	index   atomic.Pointer[searcher] // the search index, once opened
-	indexMu sync.Mutex               // serializes opening it
+	indexMu sync.Mutex               // serializes opening it, and closing
+	closed  bool                     // guarded by indexMu: no index opens after close
 }
 
 // openSession opens the store and its journal, indexes the store, loads the
@@ -171,8 +172,11 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 }
 
 func (o *opened) close() error {
+	o.indexMu.Lock() // waits for an index being opened
+	o.closed = true
+	o.indexMu.Unlock()
 	if s := o.index.Load(); s != nil {
-		s.close(context.Background()) // what external changes left unsaved
+		s.close(context.Background()) // save what is not saved yet
 	}
 	return errors.Join(o.journal.Close(), o.store.Close())
 }
@@ -200,6 +204,9 @@ func (o *opened) searcher(ctx context.Context, log *slog.Logger) (*searcher, err
 	defer o.indexMu.Unlock()
 	if s := o.index.Load(); s != nil {
 		return s, nil
+	}
+	if o.closed {
+		return nil, errors.New("search index: the store is closed")
 	}
 	s, _, err := openSearcher(ctx, o.c, o.store, log, false)
 	if err != nil {
