@@ -164,3 +164,32 @@ func appendFlags(recs []journal.Record) []bool {
 	}
 	return f
 }
+
+// A file truncated at open (O_TRUNC) and then written only past its old
+// length is not taken for an append: its journal record holds the whole
+// new value.
+func TestJournalTruncateAtOpenThenLonger(t *testing.T) {
+	dir := t.TempDir()
+	jpath := dir + "-journal"
+	st := openStore(t, dir)
+	seed(t, st, map[string]string{"memory/a.md": "old old old\n"})
+	j, _, err := journal.Open(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := session.NewContext(st, session.Options{Journal: j})
+	if err := c.Bootstrap(t.Context(), "memory/"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.Create("memory/a.md", session.CreateOptions{Mode: 0o644, Truncate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A write past the old length only (the bytes before it are zeros
+	// now, not the old value).
+	h.WriteAt([]byte("new\n"), 20)
+	h.Close()
+	if got, want := crashAndReplay(t, st, j, jpath, "memory/a.md"), string(make([]byte, 20))+"new\n"; got != want {
+		t.Fatalf("after crash and replay: %q, want %q", got, want)
+	}
+}

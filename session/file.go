@@ -80,6 +80,7 @@ func (c *Context) Create(key string, opts CreateOptions) (*File, error) {
 			f.shared.Store(false)
 			f.mtime = c.now().UnixNano()
 			f.ver++
+			f.jfull = f.jlen > 0 // bytes the journal holds are gone
 		}
 		f.changed = true
 		c.setWriterLocked(f, opts.Writer)
