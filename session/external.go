@@ -94,6 +94,7 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	f.ver++
 	f.gen = 0 // the store holds exactly this
 	f.from, f.changed, f.by = e.Key, false, nil
+	f.jlen, f.jfull = f.size, false // the store holds exactly this
 	delete(c.dirty, f)
 	c.written[e.Key] = stamp{size: f.size, mtime: f.mtime}
 	c.mu.Unlock()

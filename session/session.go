@@ -315,6 +315,7 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			f.data = e.Value
 			f.loaded = true
 			f.size = int64(len(e.Value))
+			f.jlen, f.jfull = f.size, false // as the store holds it
 		}
 		c.mu.Unlock()
 	}
