@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/journal"
@@ -190,6 +191,35 @@ func TestJournalTruncateAtOpenThenLonger(t *testing.T) {
 	h.WriteAt([]byte("new\n"), 20)
 	h.Close()
 	if got, want := crashAndReplay(t, st, j, jpath, "memory/a.md"), string(make([]byte, 20))+"new\n"; got != want {
+		t.Fatalf("after crash and replay: %q, want %q", got, want)
+	}
+}
+
+// After an external change (the store holds a new, longer value), an
+// append is journaled against that value, not against the old one.
+func TestJournalAppendAfterExternalChange(t *testing.T) {
+	dir := t.TempDir()
+	jpath := dir + "-journal"
+	st := openStore(t, dir)
+	seed(t, st, map[string]string{"memory/a.md": "short\n"})
+	j, _, err := journal.Open(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := session.NewContext(st, session.Options{Journal: j})
+	if err := c.Bootstrap(t.Context(), "memory/"); err != nil {
+		t.Fatal(err)
+	}
+	ext := backend.Entry{Key: "memory/a.md", Value: []byte("a much longer value written by another program\n"),
+		Info: backend.Info{Mode: 0o644, MTime: time.Now().Add(-time.Minute)}}
+	if err := st.Save(t.Context(), ext); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ApplyExternal(ext); err != nil {
+		t.Fatal(err)
+	}
+	appendLine(t, c, "memory/a.md", "tail\n")
+	if got, want := crashAndReplay(t, st, j, jpath, "memory/a.md"), string(ext.Value)+"tail\n"; got != want {
 		t.Fatalf("after crash and replay: %q, want %q", got, want)
 	}
 }
