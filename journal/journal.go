@@ -17,7 +17,26 @@
 // and from then on Append ignores records at or below it, so a record that
 // was written late can never bring back a value older than the store's.
 //
+// # Superseded records are scrubbed
+//
+// A record that holds a key's whole value, or removes the key, makes every
+// earlier record of that key's value useless. Append overwrites those
+// earlier values in place (the frame keeps its length and gets a new
+// checksum; the freed bytes become zeros), after the new record is written.
+// This is how an append that turned out to complete a secret leaves no
+// trace: the session redacts the whole value into a new record, and the
+// bytes of the earlier appends are gone from the file (from the page cache
+// at once, from the disk at the next writeback). A record older than one
+// already written for the same key is dropped for the same reason.
+//
 // What reaches the journal has already been redacted by the session.
+//
+// # Concurrency
+//
+// A Journal is safe for concurrent use; one mutex guards the file and its
+// index. Append does one write(2) and, when it supersedes earlier records,
+// one pwrite(2) each; Truncate may copy the live records to a new file and
+// fsync it.
 package journal
 
 import (
@@ -31,6 +50,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -53,8 +73,10 @@ type Journal struct {
 	mu      sync.Mutex // guards the fields below and the file offset
 	f       *os.File
 	size    int64
-	through uint64  // records at or below this generation are durable elsewhere
-	index   []frame // every record in the file, in order
+	through uint64            // records at or below this generation are durable elsewhere
+	index   []frame           // every record in the file, in order
+	values  map[string][]int  // key -> positions in index of the frames holding a value of it
+	whole   map[string]uint64 // key -> highest generation of a frame that determines it wholly
 }
 
 type frame struct {
@@ -66,15 +88,22 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 const maxRecord = 1 << 31
 
+// ErrNotRegular is returned by Open when the journal's path is a symbolic
+// link or anything but a regular file. memfs never follows a link inside a
+// store: a store that arrived by git, rsync or unzip may carry one that
+// points at a file outside it.
+var ErrNotRegular = errors.New("journal: not a regular file (memfs never follows a symbolic link in a store)")
+
 // Open opens (creating) the journal at path and returns the records it
-// holds, in file order. A torn tail is cut off.
+// holds, in file order. A torn tail is cut off. The file itself is never
+// followed when it is a symbolic link (ErrNotRegular).
 func Open(path string) (*Journal, []Record, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
-		return nil, nil, fmt.Errorf("journal: %w", err)
+		return nil, nil, err
 	}
 	j := &Journal{path: path, f: f}
 	recs, err := j.readAll()
@@ -92,6 +121,28 @@ func Open(path string) (*Journal, []Record, error) {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
 	return j, recs, nil
+}
+
+// openNoFollow opens path without following a symbolic link in its last
+// component, and checks that it is a regular file.
+func openNoFollow(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%w: %s", ErrNotRegular, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s", ErrNotRegular, path)
+	}
+	return f, nil
 }
 
 func (j *Journal) readAll() ([]Record, error) {
@@ -115,27 +166,52 @@ func (j *Journal) readAll() ([]Record, error) {
 		if err != nil {
 			break
 		}
-		recs = append(recs, r)
-		j.index = append(j.index, frame{gen: r.Gen, off: off, len: 8 + n})
+		if len(r.Entries) > 0 || len(r.Removed) > 0 { // not wholly scrubbed
+			recs = append(recs, r)
+		}
+		j.addFrameLocked(frame{gen: r.Gen, off: off, len: 8 + n}, r)
 		off += 8 + n
 	}
 	j.size = off
 	return recs, nil
 }
 
+// addFrameLocked appends fr, which holds r, to the index.
+func (j *Journal) addFrameLocked(fr frame, r Record) {
+	if j.values == nil {
+		j.values = make(map[string][]int)
+		j.whole = make(map[string]uint64)
+	}
+	i := len(j.index)
+	j.index = append(j.index, fr)
+	for _, e := range r.Entries {
+		if v := j.values[e.Key]; len(v) == 0 || v[len(v)-1] != i {
+			j.values[e.Key] = append(v, i)
+		}
+	}
+	for _, k := range determined(r) {
+		j.whole[k] = max(j.whole[k], r.Gen)
+	}
+}
+
+// determined returns the keys that r determines wholly: whatever earlier
+// records said of their values no longer matters once r is replayed.
+func determined(r Record) []string {
+	var keys []string
+	if !r.Append {
+		for _, e := range r.Entries {
+			keys = append(keys, e.Key)
+		}
+	}
+	return append(keys, r.Removed...)
+}
+
 // Append writes r to the journal without waiting for a disk barrier. A
 // record at or below the last Truncate generation is already durable in the
-// store and is dropped.
+// store and is dropped. Entries of keys that a record of a later generation
+// already determines are dropped; earlier records' values of the keys r
+// determines are scrubbed (see the package doc).
 func (j *Journal) Append(r Record) error {
-	payload := encode(r)
-	if len(payload) >= maxRecord {
-		return fmt.Errorf("journal: record of %d bytes too large", len(payload))
-	}
-	buf := make([]byte, 8, 8+len(payload))
-	binary.LittleEndian.PutUint32(buf, uint32(len(payload)))
-	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(payload, crcTable))
-	buf = append(buf, payload...)
-
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil {
@@ -144,14 +220,112 @@ func (j *Journal) Append(r Record) error {
 	if r.Gen <= j.through && r.Gen != 0 {
 		return nil
 	}
+	r = j.withoutStaleLocked(r)
+	if len(r.Entries) == 0 && len(r.Removed) == 0 {
+		return nil
+	}
+	buf, err := frameOf(r)
+	if err != nil {
+		return err
+	}
 	if _, err := j.f.Write(buf); err != nil {
 		// A short write leaves a torn frame: cut it so later records stay readable.
 		j.f.Truncate(j.size)
 		j.f.Seek(j.size, io.SeekStart)
 		return fmt.Errorf("journal: append: %w", err)
 	}
-	j.index = append(j.index, frame{gen: r.Gen, off: j.size, len: int64(len(buf))})
+	j.addFrameLocked(frame{gen: r.Gen, off: j.size, len: int64(len(buf))}, r)
 	j.size += int64(len(buf))
+	if r.Gen != 0 {
+		if err := j.scrubLocked(determined(r), r.Gen, len(j.index)-1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func frameOf(r Record) ([]byte, error) {
+	payload := encode(r)
+	if len(payload) >= maxRecord {
+		return nil, fmt.Errorf("journal: record of %d bytes too large", len(payload))
+	}
+	buf := make([]byte, 8, 8+len(payload))
+	binary.LittleEndian.PutUint32(buf, uint32(len(payload)))
+	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(payload, crcTable))
+	return append(buf, payload...), nil
+}
+
+// withoutStaleLocked drops r's entries of keys that a frame of a later
+// generation determines wholly (a closer whose record arrives late).
+func (j *Journal) withoutStaleLocked(r Record) Record {
+	if r.Gen == 0 || !slices.ContainsFunc(r.Entries, func(e backend.Entry) bool { return j.whole[e.Key] > r.Gen }) {
+		return r
+	}
+	keep := make([]backend.Entry, 0, len(r.Entries))
+	for _, e := range r.Entries {
+		if j.whole[e.Key] <= r.Gen {
+			keep = append(keep, e)
+		}
+	}
+	r.Entries = keep
+	return r
+}
+
+// scrubLocked removes the values of keys from every frame before the one
+// at position last whose generation is below gen, rewriting each such
+// frame in place at its own length.
+func (j *Journal) scrubLocked(keys []string, gen uint64, last int) error {
+	var errs []error
+	for _, k := range keys {
+		pos := j.values[k]
+		var left []int
+		for _, i := range pos {
+			if i >= last || j.index[i].gen >= gen {
+				left = append(left, i)
+				continue
+			}
+			if err := j.rewriteFrameLocked(i, k); err != nil {
+				errs = append(errs, err)
+				left = append(left, i)
+			}
+		}
+		if len(left) == 0 {
+			delete(j.values, k)
+		} else {
+			j.values[k] = left
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rewriteFrameLocked rewrites frame i without the entries of key, padded
+// with zeros to its old length.
+func (j *Journal) rewriteFrameLocked(i int, key string) error {
+	fr := j.index[i]
+	buf := make([]byte, fr.len)
+	if _, err := j.f.ReadAt(buf, fr.off); err != nil {
+		return fmt.Errorf("journal: scrub: %w", err)
+	}
+	r, err := decode(buf[8:])
+	if err != nil {
+		return fmt.Errorf("journal: scrub: %w", err)
+	}
+	r.Entries = slices.DeleteFunc(r.Entries, func(e backend.Entry) bool { return e.Key == key })
+	payload := encode(r)
+	pad := len(buf) - 8 - len(payload) - 5
+	if pad < 0 {
+		return fmt.Errorf("journal: scrub: record grew")
+	}
+	payload = append(payload, 'P')
+	payload = binary.LittleEndian.AppendUint32(payload, uint32(pad))
+	payload = append(payload, make([]byte, pad)...)
+	clear(buf)
+	binary.LittleEndian.PutUint32(buf, uint32(len(payload)))
+	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(payload, crcTable))
+	copy(buf[8:], payload)
+	if _, err := j.f.WriteAt(buf, fr.off); err != nil {
+		return fmt.Errorf("journal: scrub: %w", err)
+	}
 	return nil
 }
 
@@ -200,7 +374,7 @@ func (j *Journal) resetLocked() error {
 	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	j.index, j.size = nil, 0
+	j.index, j.size, j.values, j.whole = nil, 0, nil, nil
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("journal: sync: %w", err)
 	}
@@ -210,7 +384,7 @@ func (j *Journal) resetLocked() error {
 // rewriteLocked replaces the file with only the frames in keep.
 func (j *Journal) rewriteLocked(keep []frame) error {
 	tmp := fmt.Sprintf("%s.%d.tmp", j.path, time.Now().UnixNano())
-	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: rewrite: %w", err)
 	}
@@ -219,18 +393,33 @@ func (j *Journal) rewriteLocked(keep []frame) error {
 		os.Remove(tmp)
 		return fmt.Errorf("journal: rewrite: %w", err)
 	}
-	var index []frame
+	type kept struct {
+		fr frame
+		r  Record
+	}
+	var frames []kept
 	var off int64
 	for _, fr := range keep {
 		buf := make([]byte, fr.len)
 		if _, err := j.f.ReadAt(buf, fr.off); err != nil {
 			return fail(err)
 		}
+		r, err := decode(buf[8:])
+		if err != nil {
+			return fail(err)
+		}
+		if len(r.Entries) == 0 && len(r.Removed) == 0 {
+			continue // wholly scrubbed: padding only
+		}
+		// Encoded again: the padding of a scrubbed frame goes.
+		if buf, err = frameOf(r); err != nil {
+			return fail(err)
+		}
 		if _, err := nf.Write(buf); err != nil {
 			return fail(err)
 		}
-		index = append(index, frame{gen: fr.gen, off: off, len: fr.len})
-		off += fr.len
+		frames = append(frames, kept{frame{gen: fr.gen, off: off, len: int64(len(buf))}, r})
+		off += int64(len(buf))
 	}
 	if err := nf.Sync(); err != nil {
 		return fail(err)
@@ -243,7 +432,10 @@ func (j *Journal) rewriteLocked(keep []frame) error {
 		d.Close()
 	}
 	j.f.Close()
-	j.f, j.index, j.size = nf, index, off
+	j.f, j.index, j.size, j.values, j.whole = nf, nil, off, nil, nil
+	for _, k := range frames {
+		j.addFrameLocked(k.fr, k.r)
+	}
 	return nil
 }
 
@@ -291,7 +483,8 @@ func encode(r Record) []byte {
 	}
 	// Optional trailers, each led by a tag byte, follow; a record with
 	// none keeps the layout of the journals memfs wrote before them.
-	// 'X': extended attributes, entry by entry. 'A': Append.
+	// 'X': extended attributes, entry by entry. 'A': Append. 'P':
+	// padding (u32 length, zeros), always last, written by a scrub.
 	if r.Append {
 		b = append(b, 'A')
 	}
@@ -378,6 +571,16 @@ func decode(b []byte) (Record, error) {
 		switch tag {
 		case 'A':
 			rec.Append = true
+			continue
+		case 'P':
+			// Padding left where a superseded value was scrubbed.
+			n := int(r.u32())
+			if r.err == nil && len(r.b) < n {
+				r.err = errCorrupt
+			}
+			if r.err == nil {
+				r.b = r.b[n:]
+			}
 			continue
 		case 'X':
 		default:

@@ -2,6 +2,8 @@ package journal_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,15 +113,15 @@ func TestTruncate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
 	j, _ := open(t, path)
 	for g := uint64(1); g <= 6; g++ {
-		j.Append(rec(g, "k", "v"))
+		j.Append(rec(g, fmt.Sprint("k", g), "v"))
 	}
 	if err := j.Truncate(4); err != nil {
 		t.Fatal(err)
 	}
 	// A late record at or below the truncated generation is durable in
 	// the store already: it must never come back.
-	j.Append(rec(3, "k", "stale"))
-	j.Append(rec(7, "k", "new"))
+	j.Append(rec(3, "k3", "stale"))
+	j.Append(rec(7, "k7", "new"))
 	j.Close()
 	j, recs := open(t, path)
 	if !slices.Equal(gens(recs), []uint64{5, 6, 7}) {
@@ -178,5 +180,156 @@ func TestXAttrsRoundTrip(t *testing.T) {
 	}
 	if string(recs[1].Entries[0].Value) != "gamma" || recs[1].Entries[0].Info.XAttrs != nil {
 		t.Errorf("plain record = %+v", recs[1].Entries[0])
+	}
+}
+
+// fileHolds reports whether the journal file's raw bytes contain s.
+func fileHolds(t *testing.T, path, s string) bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Contains(b, []byte(s))
+}
+
+func appendRec(gen uint64, key, value string) journal.Record {
+	r := rec(gen, key, value)
+	r.Append = true
+	return r
+}
+
+// A record that determines a key wholly scrubs the earlier records of its
+// value from the file: an append that turned out to be the first half of
+// a secret leaves no trace once the session records the redacted whole.
+func TestSupersededValuesAreScrubbed(t *testing.T) {
+	const half = "token: ghp_AAAAAAAAAAAAAAAAAA"
+	tests := []struct {
+		name  string
+		recs  []journal.Record
+		gone  []string // must not be in the file
+		still []string // must be in the file
+		want  []uint64 // generations read back
+	}{
+		{"append then whole", []journal.Record{appendRec(1, "k", half), rec(2, "k", "token: [REDACTED:github-pat]\n")},
+			[]string{"ghp_AAAA"}, []string{"[REDACTED:github-pat]"}, []uint64{2}},
+		{"whole then whole", []journal.Record{rec(1, "k", half), rec(2, "k", "other")},
+			[]string{"ghp_AAAA"}, []string{"other"}, []uint64{2}},
+		{"removal", []journal.Record{appendRec(1, "k", half), rec(2, "", "", "k")},
+			[]string{"ghp_AAAA"}, nil, []uint64{2}},
+		{"other keys kept", []journal.Record{
+			{Gen: 1, Entries: []backend.Entry{{Key: "k", Value: []byte(half)}, {Key: "j", Value: []byte("jay")}}, Removed: []string{"x"}},
+			rec(2, "k", "kay")},
+			[]string{"ghp_AAAA"}, []string{"jay", "kay"}, []uint64{1, 2}},
+		{"appends are not whole", []journal.Record{rec(1, "k", half), appendRec(2, "k", "BBBB")},
+			nil, []string{"ghp_AAAA", "BBBB"}, []uint64{1, 2}},
+		{"a late older record is dropped", []journal.Record{rec(5, "k", "new"), rec(3, "k", half)},
+			[]string{"ghp_AAAA"}, []string{"new"}, []uint64{5}},
+		{"later generations stay", []journal.Record{appendRec(7, "k", "late-append"), rec(6, "k", "whole")},
+			nil, []string{"late-append", "whole"}, []uint64{7, 6}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "j")
+			j, _ := open(t, path)
+			for _, r := range tt.recs {
+				if err := j.Append(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, s := range tt.gone {
+				if fileHolds(t, path, s) {
+					t.Errorf("file still holds %q", s)
+				}
+			}
+			for _, s := range tt.still {
+				if !fileHolds(t, path, s) {
+					t.Errorf("file lost %q", s)
+				}
+			}
+			j.Close()
+			j, recs := open(t, path)
+			if !slices.Equal(gens(recs), tt.want) {
+				t.Fatalf("records read back: got %v, want %v", gens(recs), tt.want)
+			}
+			// New records still follow, and a truncation keeps the rest.
+			if err := j.Append(rec(100, "z", "zed")); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Truncate(1); err != nil {
+				t.Fatal(err)
+			}
+			j.Close()
+			_, recs = open(t, path)
+			var want []uint64
+			for _, g := range append(tt.want, 100) {
+				if g > 1 {
+					want = append(want, g)
+				}
+			}
+			if !slices.Equal(gens(recs), want) {
+				t.Fatalf("after Truncate(1): got %v, want %v", gens(recs), want)
+			}
+			for _, s := range tt.gone {
+				if fileHolds(t, path, s) {
+					t.Errorf("file holds %q after Truncate", s)
+				}
+			}
+		})
+	}
+}
+
+// The multi-entry record keeps what the scrub did not touch, byte for byte.
+func TestScrubKeepsTheRestOfARecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, _ := open(t, path)
+	r := journal.Record{Gen: 1, Entries: []backend.Entry{
+		{Key: "a", Value: []byte("secret-part"), Info: backend.Info{Mode: 0o600, XAttrs: map[string][]byte{"user.a": []byte("1")}}},
+		{Key: "b", Value: []byte("bee"), Info: backend.Info{Mode: 0o640, UID: 3, XAttrs: map[string][]byte{"user.b": []byte("2")}}},
+	}, Removed: []string{"c"}}
+	if err := j.Append(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(rec(2, "a", "whole")); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	_, recs := open(t, path)
+	if len(recs) != 2 || len(recs[0].Entries) != 1 {
+		t.Fatalf("got %d records, first with %d entries; want 2, 1", len(recs), len(recs[0].Entries))
+	}
+	b := recs[0].Entries[0]
+	if b.Key != "b" || string(b.Value) != "bee" || b.Info.Mode != 0o640 || b.Info.UID != 3 || string(b.Info.XAttrs["user.b"]) != "2" {
+		t.Fatalf("kept entry changed: %+v", b)
+	}
+	if !slices.Equal(recs[0].Removed, []string{"c"}) {
+		t.Fatalf("removed: got %v, want [c]", recs[0].Removed)
+	}
+}
+
+// A journal path that is a symbolic link is refused, and the file it
+// points at is left exactly as it was.
+func TestOpenRefusesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside")
+	if err := os.WriteFile(outside, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "j")
+	if err := os.Symlink(outside, path); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := journal.Open(path)
+	if !errors.Is(err, journal.ErrNotRegular) {
+		t.Fatalf("Open of a symlink: got %v, want ErrNotRegular", err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "precious" {
+		t.Fatalf("the link's target changed: %q", b)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := journal.Open(filepath.Join(dir, "d")); err == nil {
+		t.Fatal("Open of a directory succeeded")
 	}
 }
