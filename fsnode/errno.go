@@ -31,6 +31,7 @@ var errnoTable = []struct {
 	{session.ErrXAttrNotSupported, syscall.EOPNOTSUPP},
 	{session.ErrXAttrName, syscall.ERANGE},
 	{session.ErrReadOnly, syscall.EROFS},
+	{session.ErrSecretName, syscall.EACCES},
 	{fs.ErrPermission, syscall.EPERM},
 	{context.Canceled, syscall.EINTR},
 }

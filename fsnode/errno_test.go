@@ -33,6 +33,7 @@ func TestToErrno(t *testing.T) {
 		{"too large", &fs.PathError{Op: "write", Path: "k", Err: session.ErrTooLarge}, syscall.EFBIG},
 		{"invalid op", session.ErrInvalidOp, syscall.EINVAL},
 		{"read-only", fmt.Errorf("x: %w", session.ErrReadOnly), syscall.EROFS},
+		{"secret in a name", &fs.PathError{Op: "create", Path: "memory/[REDACTED:github-pat]", Err: session.ErrSecretName}, syscall.EACCES},
 		{"canceled", fmt.Errorf("x: %w", context.Canceled), syscall.EINTR},
 		{"raw errno", fmt.Errorf("x: %w", syscall.ENOSPC), syscall.ENOSPC},
 		{"store failure", fmt.Errorf("session: flush: %w", errors.New("badger: disk broken")), syscall.EIO},

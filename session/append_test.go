@@ -127,10 +127,7 @@ func TestJournalAppendRedactedWithContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := session.NewContext(st, session.Options{Journal: j, BeforeSave: func(k string, v []byte) []byte {
-		out, _ := red.Redact(k, v)
-		return out
-	}})
+	c := session.NewContext(st, session.Options{Journal: j, Redactor: red})
 	if err := c.Mkdir("memory", 0o755, 0, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +140,7 @@ func TestJournalAppendRedactedWithContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, part := range []string{secret, secret[10:]} {
+	for _, part := range []string{secret, secret[:10], secret[10:]} {
 		if bytes.Contains(raw, []byte(part)) {
 			t.Errorf("journal holds %q in the clear", part)
 		}
@@ -153,8 +150,10 @@ func TestJournalAppendRedactedWithContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	j2.Close()
-	if len(recs) != 3 || !recs[0].Append || !recs[1].Append || recs[2].Append {
-		t.Errorf("records: %d, append flags %v; want two appends, then a whole value", len(recs), appendFlags(recs))
+	// The two appends were scrubbed by the whole value that completed
+	// the secret.
+	if len(recs) != 1 || recs[0].Append {
+		t.Errorf("records: %d, append flags %v; want only the whole value", len(recs), appendFlags(recs))
 	}
 }
 
@@ -221,5 +220,118 @@ func TestJournalAppendAfterExternalChange(t *testing.T) {
 	appendLine(t, c, "memory/a.md", "tail\n")
 	if got, want := crashAndReplay(t, st, j, jpath, "memory/a.md"), string(ext.Value)+"tail\n"; got != want {
 		t.Fatalf("after crash and replay: %q, want %q", got, want)
+	}
+}
+
+// A secret split at every byte offset over two appends, and a PEM block
+// appended line by line (and one left open), never leave a piece of the
+// secret in the journal; replayed after a crash, every file is its whole
+// value redacted, exactly as a flush would have stored it.
+func TestJournalAppendsNeverHoldAPartialSecret(t *testing.T) {
+	red, err := redact.New(redact.Config{Env: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem := "-----BEGIN RSA PRIVATE KEY-----\n" +
+		"MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgwMbRvI0MBZhpI\n" +
+		"fQ6jFh2qC8rY4wW3bT5nK7vL9pX1sD3mQ8zR2uE6yH0jG4cV7bN1aS5dF9gK2hJ\n" +
+		"4kL6mP8qR0tV2xZ4bD6fH8jK0mN2pQ4sU6wY8aC0eG2iK4mO6qS8uW0yA2cE4gI\n" +
+		"-----END RSA PRIVATE KEY-----\n"
+	secrets := []struct{ prefix, value, suffix string }{
+		{"token: ", "ghp_R8dM2qLx7VbN4tKc9WzP3sHy6FjA1uEo5GiD", ""},
+		{"aws_access_key_id = ", "AKIAQX7RZ2LMN4TPV6WY", ""},
+		{"OPENAI_API_KEY=", "sk-proj-Xq7Lm2Rt9Vb4Nc8Kd3Wf6Hy1Js5Pa0Ge7Ti2Uo9Bz4Cx8Mv3", ""},
+		{"key:\n", pem, ""},
+	}
+	var scanned []string
+	for _, s := range secrets {
+		for l := range strings.SplitSeq(s.value, "\n") {
+			if !strings.HasPrefix(l, "-----") { // PEM armour is no secret; its body is
+				scanned = append(scanned, l)
+			}
+		}
+	}
+	for _, flushBetween := range []bool{false, true} {
+		t.Run(fmt.Sprintf("flush-between=%v", flushBetween), func(t *testing.T) {
+			dir := t.TempDir()
+			jpath := dir + "-journal"
+			st := openStore(t, dir)
+			j, _, err := journal.Open(jpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := session.NewContext(st, session.Options{Journal: j, Redactor: red})
+			if err := c.Mkdir("memory", 0o755, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{}
+			for i, s := range secrets {
+				for off := 1; off < len(s.value); off++ {
+					key := fmt.Sprintf("memory/s%d-%04d.md", i, off)
+					appendLine(t, c, key, "first line\n"+s.prefix+s.value[:off])
+					if flushBetween && off%5 == 0 {
+						if err := c.Flush(t.Context()); err != nil {
+							t.Fatal(err)
+						}
+					}
+					appendLine(t, c, key, s.value[off:]+s.suffix+"\n")
+					w, _ := red.Redact(key, []byte("first line\n"+s.prefix+s.value+s.suffix+"\n"))
+					want[key] = string(w)
+				}
+				if strings.Contains(s.value, "\n") {
+					lines := strings.SplitAfter(s.value, "\n")
+					for n, name := range map[int]string{len(lines): "lines", 3: "open"} {
+						key := fmt.Sprintf("memory/s%d-%s.md", i, name)
+						whole := s.prefix
+						appendLine(t, c, key, s.prefix)
+						for _, l := range lines[:n] {
+							appendLine(t, c, key, l)
+							whole += l
+						}
+						w, _ := red.Redact(key, []byte(whole))
+						want[key] = string(w)
+					}
+				}
+			}
+			raw, err := os.ReadFile(jpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range scanned {
+				for k := 0; k+12 <= len(s); k++ {
+					w := s[k : k+12]
+					if bytes.Contains(raw, []byte(w)) {
+						t.Fatalf("the journal holds %q, a piece of a secret", w)
+					}
+				}
+			}
+			j.Close()
+			j2, recs, err := journal.Open(jpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j2.Close()
+			c2 := session.NewContext(st, session.Options{Journal: j2, Redactor: red})
+			if err := c2.Bootstrap(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c2.Replay(recs); err != nil {
+				t.Fatal(err)
+			}
+			if err := c2.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for key, w := range want {
+				if got, _ := storedValue(t, st, key); got != w {
+					if bad++; bad <= 3 {
+						t.Errorf("%s after replay: got %q, want %q", key, got, w)
+					}
+				}
+			}
+			if bad > 0 {
+				t.Fatalf("%d of %d files differ after the replay", bad, len(want))
+			}
+		})
 	}
 }

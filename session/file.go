@@ -59,7 +59,7 @@ func (c *Context) Open(ctx context.Context, key string) (*File, error) {
 // Create opens file key, creating it with opts when it does not exist.
 // Truncating an existing file loads nothing: its old value is dropped.
 func (c *Context) Create(key string, opts CreateOptions) (*File, error) {
-	if err := c.writable("create", key); err != nil {
+	if err := c.creatable("create", key); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -240,17 +240,14 @@ func (h *File) Commit() error {
 	f := h.f
 	key := f.key
 	var e backend.Entry
-	var appended, context []byte
-	appending := false
+	base := -1 // where the bytes to record as an append start; -1: the whole value
 	gen := f.gen
 	if wrote && key != "" && !backend.IsHidden(key) && c.opts.Journal != nil && gen != 0 {
 		f.shared.Store(true)
 		e = backend.Entry{Key: key, Info: f.infoLocked(), Value: f.data}
 		if !f.jfull && f.jlen <= int64(len(f.data)) {
 			// Only bytes after jlen changed: record those.
-			appending = true
-			appended = f.data[f.jlen:]
-			context = f.data[appendContext(f.data, f.jlen):f.jlen]
+			base = int(f.jlen)
 		}
 		f.jlen, f.jfull = int64(len(f.data)), false
 	}
@@ -261,14 +258,12 @@ func (h *File) Commit() error {
 	var err error
 	switch {
 	case e.Key == "":
-	case appending && len(appended) == 0:
+	case base == len(e.Value):
 		// Nothing new since the last record (another handle's commit
 		// recorded it).
-	case appending:
-		ae := e
-		ae.Value = appended
+	case base >= 0:
 		var ok bool
-		if ok, err = c.journalAppend(gen, ae, context); !ok {
+		if ok, err = c.journalAppend(gen, e, base); !ok {
 			err = c.journal(gen, []backend.Entry{e}, nil)
 		}
 	default:

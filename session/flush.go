@@ -1,10 +1,8 @@
 package session
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -33,7 +31,8 @@ type FlushStatus struct {
 }
 
 // Flush sends every dirty entry to the store in one Save call and every
-// removed key in one Delete call. Hidden keys are never sent. Changes that
+// removed key in one Delete call, redacted (see outbound.go). Hidden keys
+// are never sent. Changes that
 // land while Flush runs stay dirty for the next Flush. On failure everything
 // stays dirty and the error is returned.
 func (c *Context) Flush(ctx context.Context) error {
@@ -63,7 +62,7 @@ func (c *Context) Flush(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 
-	redacted := c.redact(entries)
+	c.sealEntries(entries, true)
 	skillAttrs(entries)
 	c.mu.Lock()
 	for _, e := range entries {
@@ -84,7 +83,6 @@ func (c *Context) Flush(ctx context.Context) error {
 		return wrapf("flush: %w", err)
 	}
 	c.stats.saved, c.stats.deleted = len(entries), len(removed)
-	var changed []Change
 	for i, s := range saved {
 		if s.f.key != "" {
 			s.f.from = entries[i].Key // what the store now holds of it
@@ -109,13 +107,13 @@ func (c *Context) Flush(ctx context.Context) error {
 		delete(c.dirty, s.f)
 		s.f.gen = 0
 		s.f.changed, s.f.by = false, nil
-		if redacted[i] && s.f.key != "" {
-			// The cache shows what the store holds.
-			s.f.data = entries[i].Value
-			s.f.size = int64(len(s.f.data))
-			s.f.ver++
-			changed = append(changed, Change{Op: OpContent, Key: s.f.key})
-		}
+		// The cache keeps the bytes that were written, even when the
+		// store got them redacted: a process holding the file open must
+		// never see them change under it (DESIGN: "a file open for
+		// writing never changes under its writer"). A remount shows
+		// what the store holds. Redaction is line-local (see
+		// redact.ContextStart), so the store's value is a valid base
+		// for the append records that follow.
 		s.f.jlen, s.f.jfull = int64(len(s.f.data)), false
 	}
 	for k, g := range removedGen {
@@ -138,9 +136,6 @@ func (c *Context) Flush(ctx context.Context) error {
 			c.log.Warn("journal truncate failed; records will be replayed again", "err", err)
 		}
 	}
-	for _, ch := range changed {
-		c.emit(ch)
-	}
 	return nil
 }
 
@@ -156,45 +151,10 @@ func skillAttrs(entries []backend.Entry) {
 				e.Info.XAttrs = make(map[string][]byte, 1)
 			}
 			e.Info.XAttrs[meta.Skill] = meta.SkillAttr(e.Value)
-		} else if _, ok := e.Info.XAttrs[meta.Skill]; ok {
+		} else {
 			delete(e.Info.XAttrs, meta.Skill)
 		}
 	}
-}
-
-// redact applies Options.BeforeSave to every entry in place and reports
-// which values it changed.
-func (c *Context) redact(entries []backend.Entry) []bool {
-	changed := make([]bool, len(entries))
-	if c.opts.BeforeSave == nil {
-		return changed
-	}
-	for i := range entries {
-		v := c.opts.BeforeSave(entries[i].Key, entries[i].Value)
-		if !bytes.Equal(v, entries[i].Value) {
-			entries[i].Value = v
-			entries[i].Info.Size = int64(len(v))
-			changed[i] = true
-		}
-	}
-	return changed
-}
-
-func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, removed []string) error {
-	// Save before Delete: a crash in between leaves a renamed file under
-	// both names rather than under none.
-	var errs []error
-	if len(entries) > 0 {
-		if err := c.store.Save(ctx, entries...); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(removed) > 0 && len(errs) == 0 {
-		if err := c.store.Delete(ctx, removed...); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // FlushStatus reports the outcome of the last Flush.
@@ -216,55 +176,6 @@ func (c *Context) Counts() (indexed, loaded, dirty, removed int) {
 		}
 	}
 	return len(c.files), loaded, len(c.dirty), len(c.removed)
-}
-
-// DirtyEntries returns a copy of every dirty, non-hidden entry with its
-// value: what a recovery directory must receive when the store refuses
-// the final flush.
-func (c *Context) DirtyEntries() []backend.Entry {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []backend.Entry
-	for f := range c.dirty {
-		if f.key == "" || backend.IsHidden(f.key) {
-			continue
-		}
-		f.shared.Store(true)
-		out = append(out, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
-	}
-	c.redact(out)
-	return out
-}
-
-// journal records a completed change when the session has a journal.
-func (c *Context) journal(gen uint64, entries []backend.Entry, removed []string) error {
-	j := c.opts.Journal
-	if j == nil || gen == 0 {
-		// Generation 0 is a clean file: the store already has it.
-		return nil
-	}
-	var keep []backend.Entry
-	for _, e := range entries {
-		if !backend.IsHidden(e.Key) {
-			keep = append(keep, e)
-		}
-	}
-	var rm []string
-	for _, k := range removed {
-		if !backend.IsHidden(k) {
-			rm = append(rm, k)
-		}
-	}
-	if len(keep) == 0 && len(rm) == 0 {
-		return nil
-	}
-	// Whatever reaches disk is redacted first.
-	c.redact(keep)
-	if err := j.Append(journal.Record{Gen: gen, Entries: keep, Removed: rm}); err != nil {
-		c.log.Error("journal append failed", "err", err)
-		return wrapf("journal: %w", err)
-	}
-	return nil
 }
 
 // Replay applies journal records (from a crashed earlier process) to the
@@ -330,7 +241,7 @@ func (c *Context) storeIsNewer(e backend.Entry) bool {
 
 // put stores e with its own metadata, as a completed change.
 func (c *Context) put(e backend.Entry) error {
-	if err := c.writable("put", e.Key); err != nil {
+	if err := c.creatable("put", e.Key); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -407,38 +318,4 @@ func (c *Context) needFullRecord(f *file) {
 	c.mu.Lock()
 	f.jfull = true
 	c.mu.Unlock()
-}
-
-// journalAppend records bytes appended to key. The context lines before
-// them go through the redaction with them, so that a secret begun in an
-// earlier append is found; when the redaction changes the context, the
-// append cannot be recorded alone and the whole value is (ok false).
-func (c *Context) journalAppend(gen uint64, e backend.Entry, context []byte) (ok bool, err error) {
-	if c.opts.BeforeSave != nil {
-		whole := append(append(make([]byte, 0, len(context)+len(e.Value)), context...), e.Value...)
-		r := c.opts.BeforeSave(e.Key, whole)
-		if !bytes.HasPrefix(r, context) {
-			return false, nil
-		}
-		e.Value = r[len(context):]
-	}
-	if err := c.opts.Journal.Append(journal.Record{Gen: gen, Entries: []backend.Entry{e}, Append: true}); err != nil {
-		c.log.Error("journal append failed", "err", err)
-		return true, wrapf("journal: %w", err)
-	}
-	return true, nil
-}
-
-// appendContext is where the redaction context of an append at base
-// starts: up to 8 KiB before it, at the start of a line.
-func appendContext(data []byte, base int64) int64 {
-	start := max(0, base-8192)
-	if start > 0 {
-		if i := bytes.IndexByte(data[start:base], '\n'); i >= 0 {
-			start += int64(i) + 1
-		} else {
-			start = base // one long line: no context
-		}
-	}
-	return start
 }

@@ -28,7 +28,7 @@ func (c *Context) Rename(ctx context.Context, oldKey, newKey string, flags Renam
 	if err := c.writable("rename", oldKey); err != nil {
 		return err
 	}
-	if err := backend.ValidateKey(newKey); err != nil {
+	if err := c.creatable("rename", newKey); err != nil {
 		return err
 	}
 	if flags&RenameNoReplace != 0 && flags&RenameExchange != 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/redact"
 )
 
 // Lock order: flushMu before mu. Never hold mu across store I/O or a call
@@ -34,11 +35,11 @@ type Options struct {
 	DirMode fs.FileMode
 	DirUID  uint32
 	DirGID  uint32
-	// BeforeSave, when set, is applied to every value before it is handed
-	// to the store (redaction). It returns the value to persist; when that
-	// differs from the cached value, the cache takes the persisted value and
-	// watchers are told (OpContent).
-	BeforeSave func(key string, value []byte) []byte
+	// Redactor, when set, redacts every byte that leaves memory (store,
+	// journal, recovery directory, and so index and event log) and
+	// refuses names that contain a secret (ErrSecretName). The session
+	// itself keeps the bytes as written. nil persists values as written.
+	Redactor *redact.Redactor
 	// Self is the writer of changes no caller is named for (the memfs
 	// process itself: its commands, journal replay).
 	Self *meta.WriterInfo
@@ -392,7 +393,7 @@ func (f *file) infoLocked() backend.Info {
 // marks it dirty and undoes a pending deletion. The Context takes ownership
 // of value: the caller must not modify it afterwards.
 func (c *Context) Set(key string, value []byte) error {
-	if err := c.writable("set", key); err != nil {
+	if err := c.creatable("set", key); err != nil {
 		return err
 	}
 	if c.opts.MaxFileSize > 0 && int64(len(value)) > c.opts.MaxFileSize {
@@ -423,6 +424,15 @@ func (c *Context) writable(op, key string) error {
 		return pathErr(op, key, ErrReadOnly)
 	}
 	return backend.ValidateKey(key)
+}
+
+// creatable is writable for a change that may give key a new name: the
+// name must not contain a secret.
+func (c *Context) creatable(op, key string) error {
+	if err := c.writable(op, key); err != nil {
+		return err
+	}
+	return c.checkName(op, key)
 }
 
 // createLocked returns the file at key, creating it (and its parent

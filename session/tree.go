@@ -93,7 +93,7 @@ func (c *Context) ReadDir(key string) ([]DirEntry, error) {
 // Mkdir makes directory key in an existing parent. It exists in the session
 // until removed, and in the store only while a key lies under it.
 func (c *Context) Mkdir(key string, mode fs.FileMode, uid, gid uint32) error {
-	if err := c.writable("mkdir", key); err != nil {
+	if err := c.creatable("mkdir", key); err != nil {
 		return err
 	}
 	c.mu.Lock()

@@ -19,7 +19,7 @@ const (
 	OpAttr    Op = "attr"    // mode, owner or times changed
 	OpMkdir   Op = "mkdir"   // a directory was made
 	OpRmdir   Op = "rmdir"   // a directory was removed
-	OpContent Op = "content" // the content changed behind any open handle (redaction at flush, reload)
+	OpContent Op = "content" // the content changed behind any open handle (an external change, a reload)
 )
 
 // Origin says where a change came from.

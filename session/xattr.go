@@ -122,6 +122,13 @@ func (c *Context) checkXAttrWrite(op, key, name string) error {
 	if err := backend.ValidateXAttrName(name); err != nil {
 		return pathErr(op, key, fmt.Errorf("%w: %w", ErrXAttrName, err))
 	}
+	if op == "setxattr" {
+		// A name is stored as it is (values are redacted): one that
+		// holds a secret is refused.
+		if err := c.checkName(op, name); err != nil {
+			return err
+		}
+	}
 	c.mu.RLock()
 	_, isDir := c.dirs[key]
 	c.mu.RUnlock()

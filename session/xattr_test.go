@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -227,7 +226,7 @@ func TestSavedHook(t *testing.T) {
 	var saved []backend.Entry
 	var deleted []string
 	c, _, _, _ := newSession(t, session.Options{
-		BeforeSave: func(k string, v []byte) []byte { return bytes.ReplaceAll(v, []byte("secret"), []byte("XXXXXX")) },
+		Redactor: wordRedactor(t, "secret"),
 		Saved: func(_ context.Context, s []backend.Entry, d []string) {
 			saved = append(saved, s...)
 			deleted = append(deleted, d...)
@@ -242,7 +241,7 @@ func TestSavedHook(t *testing.T) {
 	if err := c.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if len(saved) != 1 || string(saved[0].Value) != "a XXXXXX" || saved[0].Info.Size != 8 || !slices.Equal(deleted, []string{"agents/explorer.json"}) {
+	if len(saved) != 1 || string(saved[0].Value) != "a [REDACTED:word]" || saved[0].Info.Size != 17 || !slices.Equal(deleted, []string{"agents/explorer.json"}) {
 		t.Errorf("Saved got %+v, deleted %v", saved, deleted)
 	}
 }

@@ -113,7 +113,7 @@ func mountAction(c *cli.Context) error {
 	}
 	o, err := openSession(ctx, spec, session.Options{
 		Self:        selfWriter(c.String("agent")),
-		BeforeSave:  beforeSave(red, log),
+		Redactor:    red,
 		MaxFileSize: c.Int64("max-file-size"),
 		ReadOnly:    c.Bool("read-only"),
 		DirUID:      uint32(os.Getuid()),

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,27 +49,6 @@ func newRedactor(c *cli.Context, log *slog.Logger) (*redact.Redactor, error) {
 		}
 	}
 	return redact.New(cfg)
-}
-
-// beforeSave is the session hook that redacts a value before it reaches
-// disk, logging each finding with its key, rule and range, never the secret.
-func beforeSave(r *redact.Redactor, log *slog.Logger) func(key string, value []byte) []byte {
-	if r == nil {
-		return nil
-	}
-	return func(key string, value []byte) []byte {
-		if binary(value) {
-			// Replacing bytes in an image or an archive would corrupt
-			// it; secrets are looked for in text.
-			return value
-		}
-		out, findings := r.Redact(key, value)
-		for _, f := range findings {
-			log.Info("redacted a secret before it reached the store", "key", key, "rule", f.RuleID,
-				"start", f.Start, "end", f.End, "line", f.Line, "column", f.Column)
-		}
-		return out
-	}
 }
 
 func redactCommand() *cli.Command {
@@ -129,9 +107,3 @@ func redactCommand() *cli.Command {
 
 // writeFlags are the flags of the commands that change a store.
 func writeFlags() []cli.Flag { return append(redactFlags(), agentFlag()) }
-
-// binary reports whether a value is binary data: a NUL byte in its first
-// 8 KiB, the test git and grep use.
-func binary(v []byte) bool {
-	return bytes.IndexByte(v[:min(len(v), 8<<10)], 0) >= 0
-}

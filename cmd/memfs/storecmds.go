@@ -42,9 +42,9 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 		agent = c.String("agent")
 	}
 	o, err := openSession(ctx, spec, session.Options{
-		Self:       selfWriter(agent),
-		BeforeSave: beforeSave(red, log),
-		DirUID:     uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
+		Self:     selfWriter(agent),
+		Redactor: red,
+		DirUID:   uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
 	}, log)
 	if err != nil {
 		return err

@@ -1,0 +1,187 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/journal"
+	"github.com/memfs/memfs/redact"
+)
+
+// Every byte that leaves the session's memory leaves through this file.
+//
+// The session holds exactly the bytes that processes wrote. What it hands
+// on — to the store (Flush), the journal (Commit, Set, Put, Delete,
+// Rename), the recovery directory (DirtyEntries) and, through the entries
+// it passes on, the search index and the event log — is sealed first: the
+// value and every extended attribute value redacted. A name that contains
+// a secret never enters the session (checkName), so keys need no redaction.
+// internal/lint checks that no other file of the package calls the store's
+// Save or Delete or the journal's Append.
+
+// ErrSecretName is returned when a name (a key or an extended attribute
+// name) contains a secret: memfs refuses to create it (EACCES in a mount),
+// since a name reaches every log, index and event.
+var ErrSecretName = errors.New("name contains a secret")
+
+// checkName refuses a key or attribute name that contains a secret. The
+// error names the rule and the name as redacted, never the secret.
+func (c *Context) checkName(op, name string) error {
+	r := c.opts.Redactor
+	if r == nil {
+		return nil
+	}
+	red, findings := r.Redact(name, []byte(name))
+	if len(findings) == 0 {
+		return nil
+	}
+	c.log.Warn("name refused: it contains a secret", "op", op, "rule", findings[0].RuleID, "name", string(red))
+	return pathErr(op, string(red), ErrSecretName)
+}
+
+// seal returns e as it may leave memory: its value and its attribute
+// values redacted. e itself is not modified; an unchanged value is shared.
+func (c *Context) seal(e backend.Entry) (backend.Entry, []redact.Finding) {
+	r := c.opts.Redactor
+	if r == nil {
+		return e, nil
+	}
+	v, findings := r.Redact(e.Key, e.Value)
+	if len(findings) > 0 {
+		e.Value = v
+		e.Info.Size = int64(len(v))
+	}
+	var x map[string][]byte
+	for name, val := range e.Info.XAttrs {
+		rv, f := r.Redact(e.Key, val)
+		if len(f) == 0 {
+			continue
+		}
+		if x == nil {
+			x = maps.Clone(e.Info.XAttrs)
+		}
+		x[name] = rv
+		findings = append(findings, f...)
+	}
+	if x != nil {
+		e.Info.XAttrs = x
+	}
+	return e, findings
+}
+
+// sealEntries seals entries in place. With logFindings, each finding is
+// logged once (key, rule and range: never the secret); the store's flush
+// logs, the journal and recovery copies of the same value do not repeat it.
+func (c *Context) sealEntries(entries []backend.Entry, logFindings bool) {
+	for i := range entries {
+		var findings []redact.Finding
+		entries[i], findings = c.seal(entries[i])
+		if !logFindings {
+			continue
+		}
+		for _, f := range findings {
+			c.log.Info("redacted a secret before it reached the store", "key", entries[i].Key, "rule", f.RuleID,
+				"start", f.Start, "end", f.End, "line", f.Line, "column", f.Column)
+		}
+	}
+}
+
+func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, removed []string) error {
+	// Save before Delete: a crash in between leaves a renamed file under
+	// both names rather than under none.
+	var errs []error
+	if len(entries) > 0 {
+		if err := c.store.Save(ctx, entries...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(removed) > 0 && len(errs) == 0 {
+		if err := c.store.Delete(ctx, removed...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DirtyEntries returns a copy of every dirty, non-hidden entry with its
+// value, sealed: what a recovery directory must receive when the store
+// refuses the final flush.
+func (c *Context) DirtyEntries() []backend.Entry {
+	c.mu.Lock()
+	var out []backend.Entry
+	for f := range c.dirty {
+		if f.key == "" || backend.IsHidden(f.key) {
+			continue
+		}
+		f.shared.Store(true)
+		out = append(out, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
+	}
+	c.mu.Unlock()
+	c.sealEntries(out, false)
+	return out
+}
+
+// journal records a completed change when the session has a journal: the
+// entries' whole values, sealed, and the removed keys.
+func (c *Context) journal(gen uint64, entries []backend.Entry, removed []string) error {
+	j := c.opts.Journal
+	if j == nil || gen == 0 {
+		// Generation 0 is a clean file: the store already has it.
+		return nil
+	}
+	var keep []backend.Entry
+	for _, e := range entries {
+		if !backend.IsHidden(e.Key) {
+			keep = append(keep, e)
+		}
+	}
+	var rm []string
+	for _, k := range removed {
+		if !backend.IsHidden(k) {
+			rm = append(rm, k)
+		}
+	}
+	if len(keep) == 0 && len(rm) == 0 {
+		return nil
+	}
+	c.sealEntries(keep, false)
+	return c.appendRecord(journal.Record{Gen: gen, Entries: keep, Removed: rm})
+}
+
+func (c *Context) appendRecord(r journal.Record) error {
+	if err := c.opts.Journal.Append(r); err != nil {
+		c.log.Error("journal append failed", "err", err)
+		return wrapf("journal: %w", err)
+	}
+	return nil
+}
+
+// journalAppend records the bytes of e.Value from base on, appended since
+// the journal last recorded the value, when the journal can hold them as
+// an append without holding anything a redaction of the whole value would
+// change. The redaction context (redact.ContextStart: the line, or the
+// open PEM block, the append lands in) goes through the redactor with
+// them: if the redacted context alone is a prefix of the redacted context
+// with the append, the rest is the record, and replayed after what the
+// journal or the store holds it gives exactly the redacted whole value.
+// Otherwise — the append completed a secret begun earlier — it reports
+// ok false and the caller records the whole sealed value, which scrubs the
+// earlier records of the key from the journal.
+func (c *Context) journalAppend(gen uint64, e backend.Entry, base int) (ok bool, err error) {
+	data := e.Value
+	e.Value = data[base:]
+	if r := c.opts.Redactor; r != nil {
+		s := r.ContextStart(data, base)
+		before, _ := r.Redact(e.Key, data[s:base])
+		after, _ := r.Redact(e.Key, data[s:])
+		if !bytes.HasPrefix(after, before) {
+			return false, nil
+		}
+		sealed, _ := c.seal(backend.Entry{Key: e.Key, Info: e.Info}) // the attributes
+		e.Info, e.Value = sealed.Info, after[len(before):]
+	}
+	return true, c.appendRecord(journal.Record{Gen: gen, Entries: []backend.Entry{e}, Append: true})
+}

@@ -1,0 +1,95 @@
+package session_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/session"
+)
+
+// A name that contains a secret is refused wherever a name is made, with
+// an error that names the rule and never the secret; removing or renaming
+// away from such a name (one already in a store) still works.
+func TestNamesWithSecretsAreRefused(t *testing.T) {
+	token := "ghp_" + strings.Repeat("Zq9Xw3Lm7P", 3) + "Ab12Cd"
+	c, st, _, _ := newSession(t, session.Options{Redactor: defaultRedactor(t)})
+	if err := c.Set("memory/plain.md", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	calls := []struct {
+		name string
+		err  error
+	}{
+		{"Set", c.Set("memory/"+token+".md", []byte("x"))},
+		{"Put", c.Put(backend.Entry{Key: "memory/d-" + token + "/a.md", Value: []byte("x")})},
+		{"Create", func() error { _, err := c.Create("memory/"+token, session.CreateOptions{Mode: 0o644}); return err }()},
+		{"Mkdir", c.Mkdir("memory/"+token, 0o755, 0, 0)},
+		{"Rename", c.Rename(t.Context(), "memory/plain.md", "memory/x-"+token, 0)},
+		{"SetXAttr name", c.SetXAttr(t.Context(), "memory/plain.md", "user."+token, []byte("v"), 0)},
+	}
+	for _, call := range calls {
+		if !errors.Is(call.err, session.ErrSecretName) {
+			t.Errorf("%s with a secret in the name: got %v, want ErrSecretName", call.name, call.err)
+			continue
+		}
+		if strings.Contains(call.err.Error(), token[4:16]) {
+			t.Errorf("%s: the error holds the secret: %v", call.name, call.err)
+		}
+	}
+	// A store that already holds such a name (written by an older memfs
+	// or another program): it can be renamed away and removed.
+	if err := st.Save(t.Context(), backend.Entry{Key: "memory/old-" + token, Value: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	c2 := session.NewContext(st, session.Options{Redactor: defaultRedactor(t)})
+	if err := c2.Bootstrap(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Rename(t.Context(), "memory/old-"+token, "memory/renamed.md", 0); err != nil {
+		t.Errorf("renaming away from a secret name: %v", err)
+	}
+	if err := c2.Delete("memory/renamed.md"); err != nil {
+		t.Errorf("delete: %v", err)
+	}
+}
+
+// Attribute values are redacted on their way to the store, like values;
+// the session keeps them as written.
+func TestXAttrValuesAreSealed(t *testing.T) {
+	token := "ghp_" + strings.Repeat("Zq9Xw3Lm7P", 3) + "Ab12Cd"
+	c, st, _, _ := newSession(t, session.Options{Redactor: defaultRedactor(t)})
+	if err := c.Set("memory/a.md", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetXAttr(t.Context(), "memory/a.md", "user.note", []byte("deploy with "+token), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Load(t.Context(), "memory/a.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := string(got[0].Info.XAttrs["user.note"]); strings.Contains(v, token[4:16]) || !strings.Contains(v, "[REDACTED:") {
+		t.Fatalf("stored user.note = %q, want it redacted", v)
+	}
+	if v, err := c.GetXAttr("memory/a.md", "user.note"); err != nil || string(v) != "deploy with "+token {
+		t.Fatalf("session's user.note = %q, %v; want the value as written", v, err)
+	}
+	if d := c.DirtyEntries(); len(d) != 0 {
+		t.Fatalf("dirty after flush: %d", len(d))
+	}
+}
+
+func defaultRedactor(t *testing.T) *redact.Redactor {
+	t.Helper()
+	r, err := redact.New(redact.Config{Env: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
