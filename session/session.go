@@ -337,7 +337,7 @@ func (c *Context) Get(key string) ([]byte, bool) {
 	// Writers hold the exclusive lock, so marking under the read lock is
 	// enough for the next write to copy rather than change data in place.
 	f.shared.Store(true)
-	data := f.data
+	data := f.data[:len(f.data):len(f.data)] // an append by the caller must copy
 	c.mu.RUnlock()
 	return data, true
 }
@@ -375,7 +375,7 @@ func (c *Context) Entries(prefix string) []backend.Entry {
 		e := backend.Entry{Key: k, Info: f.infoLocked()}
 		if f.loaded {
 			f.shared.Store(true)
-			e.Value = f.data
+			e.Value = f.data[:len(f.data):len(f.data)] // an append by the caller must copy
 		}
 		out = append(out, e)
 	}

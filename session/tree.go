@@ -283,8 +283,14 @@ func (c *Context) truncateLocked(f *file, size int64) error {
 
 // growLocked returns f.data extended with zeros to size, owned by f.
 func (c *Context) growLocked(f *file, size int64) []byte {
-	if !f.shared.Load() && int64(cap(f.data)) >= size {
-		// The spare capacity may hold bytes of a caller's buffer (Set).
+	if int64(cap(f.data)) >= size {
+		// Growing in place is safe even when the value is shared: while
+		// it is, every other holder views at most its first len(f.data)
+		// bytes (a write, truncate or replacement of a shared value
+		// copies it first), and Get and Entries hand out slices clipped
+		// at their length, so the spare capacity is ours. The shared
+		// flag stays: the old bytes are still seen. The spare capacity
+		// may hold bytes of a caller's buffer (Set): zero it.
 		nd := f.data[:size]
 		clear(nd[len(f.data):])
 		return nd
