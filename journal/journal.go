@@ -7,10 +7,17 @@
 //
 // Each record is framed as
 //
-//	uint32 length | uint32 CRC-32C of payload | payload
+//	magic "\xe5JNL" | uint32 length | uint32 CRC-32C of length and payload | payload
 //
-// and a torn or corrupt tail (a crash in the middle of an append, a power
-// loss) ends the readable journal: everything before it is intact.
+// The magic makes the journal self-synchronising: a damaged frame (a
+// flipped byte, a torn write after a power loss) is skipped up to the next
+// magic that starts a frame whose checksum holds, so the intact records
+// before and after it are all replayed. Damaged bytes are never dropped
+// silently: Open copies them to a file beside the journal
+// (NAME.damaged-TIME) and reports them (Damaged), then writes the journal
+// again without them. Journals written before the magic (frames of
+// uint32 length | uint32 CRC of payload | payload) are still read; Open
+// rewrites them in the new framing.
 //
 // Records carry the session's generation. Truncate(through) drops every
 // record at or below a generation that a flush made durable in the store,
@@ -40,6 +47,7 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -77,6 +85,21 @@ type Journal struct {
 	index   []frame           // every record in the file, in order
 	values  map[string][]int  // key -> positions in index of the frames holding a value of it
 	whole   map[string]uint64 // key -> highest generation of a frame that determines it wholly
+	damaged []Damage          // what Open found damaged and moved aside
+}
+
+// Damage is a damaged range of a journal that Open moved aside.
+type Damage struct {
+	Off, Len int64  // where it was in the journal file
+	SavedTo  string // the file that holds its bytes now ("" if it could not be written)
+	Err      error  // why it could not be saved, if so
+}
+
+// Damaged reports the damaged ranges Open found, copied aside and left out.
+func (j *Journal) Damaged() []Damage {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.damaged)
 }
 
 type frame struct {
@@ -106,18 +129,28 @@ func Open(path string) (*Journal, []Record, error) {
 		return nil, nil, err
 	}
 	j := &Journal{path: path, f: f}
-	recs, err := j.readAll()
+	recs, rewrite, err := j.readAll()
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
-	// Drop a torn tail so that new records follow intact ones.
-	if err := f.Truncate(j.size); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("journal: %w", err)
+	for _, d := range j.damaged {
+		if d.Err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("journal %s: %d damaged bytes at offset %d could not be copied aside (%w); the journal was left as it is",
+				path, d.Len, d.Off, d.Err)
+		}
 	}
-	if _, err := f.Seek(j.size, io.SeekStart); err != nil {
-		f.Close()
+	if rewrite {
+		// Damage moved aside, or frames of the old layout: write the
+		// intact frames again, so new records follow intact ones.
+		if err := j.rewriteLocked(j.index); err != nil {
+			j.f.Close()
+			return nil, nil, err
+		}
+	}
+	if _, err := j.f.Seek(j.size, io.SeekStart); err != nil {
+		j.f.Close()
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
 	return j, recs, nil
@@ -145,35 +178,117 @@ func openNoFollow(path string, flag int) (*os.File, error) {
 	return f, nil
 }
 
-func (j *Journal) readAll() ([]Record, error) {
+var magic = []byte("\xe5JNL")
+
+const header = 12 // magic, length, checksum
+
+// readAll reads every intact frame, moves damaged ranges aside, and says
+// whether the file must be written again (damage, or old frames).
+func (j *Journal) readAll() (recs []Record, rewrite bool, err error) {
 	data, err := io.ReadAll(j.f)
 	if err != nil {
-		return nil, fmt.Errorf("journal: read %s: %w", j.path, err)
+		return nil, false, fmt.Errorf("journal: read %s: %w", j.path, err)
 	}
-	var recs []Record
-	off := int64(0)
-	for {
-		rest := data[off:]
-		if len(rest) < 8 {
-			break
+	off := 0
+	legacy := true // frames of the old layout may only come first
+	for off < len(data) {
+		r, n, ok := frameAt(data[off:], legacy)
+		if ok {
+			if !bytes.HasPrefix(data[off:], magic) {
+				rewrite = true
+			} else {
+				legacy = false
+			}
+			if len(r.Entries) > 0 || len(r.Removed) > 0 { // not wholly scrubbed
+				recs = append(recs, r)
+			}
+			j.addFrameLocked(frame{gen: r.Gen, off: int64(off), len: int64(n)}, r)
+			off += n
+			continue
 		}
-		n := int64(binary.LittleEndian.Uint32(rest))
-		sum := binary.LittleEndian.Uint32(rest[4:])
-		if int64(len(rest)-8) < n || crc32.Checksum(rest[8:8+n], crcTable) != sum {
-			break
+		// Damage: up to the next magic that starts an intact frame.
+		next := len(data)
+		for from := off + 1; from < len(data); {
+			i := bytes.Index(data[from:], magic)
+			if i < 0 {
+				break
+			}
+			if _, _, ok := frameAt(data[from+i:], false); ok {
+				next = from + i
+				break
+			}
+			from += i + 1
 		}
-		r, err := decode(rest[8 : 8+n])
-		if err != nil {
-			break
-		}
-		if len(r.Entries) > 0 || len(r.Removed) > 0 { // not wholly scrubbed
-			recs = append(recs, r)
-		}
-		j.addFrameLocked(frame{gen: r.Gen, off: off, len: 8 + n}, r)
-		off += 8 + n
+		j.damaged = append(j.damaged, j.saveDamage(int64(off), data[off:next]))
+		rewrite = true
+		legacy = false
+		off = next
 	}
-	j.size = off
-	return recs, nil
+	j.size = int64(off)
+	return recs, rewrite, nil
+}
+
+// frameAt decodes the frame at the start of b: in the current layout, or,
+// with legacy, in the layout before the magic. It returns the record and
+// the frame's length.
+func frameAt(b []byte, legacy bool) (Record, int, bool) {
+	var payload []byte
+	var n int
+	switch {
+	case bytes.HasPrefix(b, magic):
+		if len(b) < header {
+			return Record{}, 0, false
+		}
+		l := int64(binary.LittleEndian.Uint32(b[4:]))
+		if int64(len(b)-header) < l || frameSum(b[4:8], b[header:header+int(l)]) != binary.LittleEndian.Uint32(b[8:]) {
+			return Record{}, 0, false
+		}
+		payload, n = b[header:header+int(l)], header+int(l)
+	case legacy:
+		if len(b) < 8 {
+			return Record{}, 0, false
+		}
+		l := int64(binary.LittleEndian.Uint32(b))
+		if int64(len(b)-8) < l || crc32.Checksum(b[8:8+l], crcTable) != binary.LittleEndian.Uint32(b[4:]) {
+			return Record{}, 0, false
+		}
+		payload, n = b[8:8+l], 8+int(l)
+	default:
+		return Record{}, 0, false
+	}
+	r, err := decode(payload)
+	if err != nil {
+		return Record{}, 0, false
+	}
+	return r, n, true
+}
+
+// frameSum is the checksum of a frame: its length bytes and its payload.
+func frameSum(length, payload []byte) uint32 {
+	return crc32.Update(crc32.Checksum(length, crcTable), crcTable, payload)
+}
+
+// saveDamage copies damaged bytes to a new file beside the journal.
+func (j *Journal) saveDamage(off int64, b []byte) Damage {
+	d := Damage{Off: off, Len: int64(len(b))}
+	name := fmt.Sprintf("%s.damaged-%s-%d", j.path, time.Now().UTC().Format("20060102T150405Z"), off)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err == nil {
+		_, err = f.Write(b)
+		if serr := f.Sync(); err == nil {
+			err = serr
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		d.Err = err
+		os.Remove(name)
+		return d
+	}
+	d.SavedTo = name
+	return d
 }
 
 // addFrameLocked appends fr, which holds r, to the index.
@@ -249,9 +364,10 @@ func frameOf(r Record) ([]byte, error) {
 	if len(payload) >= maxRecord {
 		return nil, fmt.Errorf("journal: record of %d bytes too large", len(payload))
 	}
-	buf := make([]byte, 8, 8+len(payload))
-	binary.LittleEndian.PutUint32(buf, uint32(len(payload)))
-	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(payload, crcTable))
+	buf := make([]byte, header, header+len(payload))
+	copy(buf, magic)
+	binary.LittleEndian.PutUint32(buf[4:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(buf[8:], frameSum(buf[4:8], payload))
 	return append(buf, payload...), nil
 }
 
@@ -306,13 +422,13 @@ func (j *Journal) rewriteFrameLocked(i int, key string) error {
 	if _, err := j.f.ReadAt(buf, fr.off); err != nil {
 		return fmt.Errorf("journal: scrub: %w", err)
 	}
-	r, err := decode(buf[8:])
-	if err != nil {
-		return fmt.Errorf("journal: scrub: %w", err)
+	r, _, ok := frameAt(buf, false)
+	if !ok {
+		return fmt.Errorf("journal: scrub: frame at %d unreadable", fr.off)
 	}
 	r.Entries = slices.DeleteFunc(r.Entries, func(e backend.Entry) bool { return e.Key == key })
 	payload := encode(r)
-	pad := len(buf) - 8 - len(payload) - 5
+	pad := len(buf) - header - len(payload) - 5
 	if pad < 0 {
 		return fmt.Errorf("journal: scrub: record grew")
 	}
@@ -320,9 +436,10 @@ func (j *Journal) rewriteFrameLocked(i int, key string) error {
 	payload = binary.LittleEndian.AppendUint32(payload, uint32(pad))
 	payload = append(payload, make([]byte, pad)...)
 	clear(buf)
-	binary.LittleEndian.PutUint32(buf, uint32(len(payload)))
-	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(payload, crcTable))
-	copy(buf[8:], payload)
+	copy(buf, magic)
+	binary.LittleEndian.PutUint32(buf[4:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(buf[8:], frameSum(buf[4:8], payload))
+	copy(buf[header:], payload)
 	if _, err := j.f.WriteAt(buf, fr.off); err != nil {
 		return fmt.Errorf("journal: scrub: %w", err)
 	}
@@ -404,9 +521,9 @@ func (j *Journal) rewriteLocked(keep []frame) error {
 		if _, err := j.f.ReadAt(buf, fr.off); err != nil {
 			return fail(err)
 		}
-		r, err := decode(buf[8:])
-		if err != nil {
-			return fail(err)
+		r, _, ok := frameAt(buf, true)
+		if !ok {
+			return fail(fmt.Errorf("frame at %d unreadable", fr.off))
 		}
 		if len(r.Entries) == 0 && len(r.Removed) == 0 {
 			continue // wholly scrubbed: padding only

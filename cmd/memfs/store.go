@@ -132,6 +132,17 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 		st.Close()
 		return nil, err
 	}
+	for _, d := range j.Damaged() {
+		// Never silent: the intact records around it are replayed; the
+		// damaged bytes are kept for whoever wants to look at them.
+		if d.SavedTo != "" {
+			log.Error("the journal had damaged bytes; they were moved aside, the intact records before and after them are replayed",
+				"journal", spec.journalPath(), "offset", d.Off, "bytes", d.Len, "saved_to", d.SavedTo)
+		} else {
+			log.Error("the journal had damaged bytes that could not be saved aside", "journal", spec.journalPath(),
+				"offset", d.Off, "bytes", d.Len, "err", d.Err)
+		}
+	}
 	ev, err := eventlog.Open(ctx, st, log)
 	if err != nil {
 		j.Close()
