@@ -105,6 +105,7 @@ func (j *Journal) Damaged() []Damage {
 type frame struct {
 	gen      uint64
 	off, len int64 // of the whole frame
+	solo     bool  // holds one entry and no removal: a scrub need not read it
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -298,6 +299,7 @@ func (j *Journal) addFrameLocked(fr frame, r Record) {
 		j.whole = make(map[string]uint64)
 	}
 	i := len(j.index)
+	fr.solo = len(r.Entries) == 1 && len(r.Removed) == 0
 	j.index = append(j.index, fr)
 	for _, e := range r.Entries {
 		if v := j.values[e.Key]; len(v) == 0 || v[len(v)-1] != i {
@@ -419,14 +421,17 @@ func (j *Journal) scrubLocked(keys []string, gen uint64, last int) error {
 func (j *Journal) rewriteFrameLocked(i int, key string) error {
 	fr := j.index[i]
 	buf := make([]byte, fr.len)
-	if _, err := j.f.ReadAt(buf, fr.off); err != nil {
-		return fmt.Errorf("journal: scrub: %w", err)
+	r := Record{Gen: fr.gen}
+	if !fr.solo {
+		if _, err := j.f.ReadAt(buf, fr.off); err != nil {
+			return fmt.Errorf("journal: scrub: %w", err)
+		}
+		var ok bool
+		if r, _, ok = frameAt(buf, false); !ok {
+			return fmt.Errorf("journal: scrub: frame at %d unreadable", fr.off)
+		}
+		r.Entries = slices.DeleteFunc(r.Entries, func(e backend.Entry) bool { return e.Key == key })
 	}
-	r, _, ok := frameAt(buf, false)
-	if !ok {
-		return fmt.Errorf("journal: scrub: frame at %d unreadable", fr.off)
-	}
-	r.Entries = slices.DeleteFunc(r.Entries, func(e backend.Entry) bool { return e.Key == key })
 	payload := encode(r)
 	pad := len(buf) - header - len(payload) - 5
 	if pad < 0 {
