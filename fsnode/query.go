@@ -1,30 +1,63 @@
 package fsnode
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/memfs/memfs/session"
 )
 
 // Answers are virtual files whose content memfs computes from their name:
-// .memfs/context.md, .memfs/context/QUERY and .memfs/search/QUERY. Their
-// content is made when looked up or opened and kept for a second, or until
-// memory changes, so that the size stat reports and the bytes a read
-// returns agree.
+// .memfs/context.md, .memfs/context/QUERY and .memfs/search/QUERY.
+//
+// Each caller gets the answer computed for it: the request's uid, gid and
+// supplementary groups (callerCred) go to the Answer in its context, and
+// the Answer includes only what that caller could read through the mount
+// (session.Context.CanRead: the stored modes and owners, every directory
+// on the way included). The kernel must therefore never hand one caller's
+// answer to another:
+//
+//   - the content is computed at open, for the opener, and that handle
+//     serves it (FOPEN_DIRECT_IO: no page cache shared between callers);
+//   - stat reports size 0, the same for everyone: a size is cached by the
+//     kernel and would tell one caller the length of another's answer
+//     (cat, tail and os.ReadFile read on to the end of file as with /proc);
+//   - entries and attributes are cached for the least time go-fuse allows
+//     (noCache), and every lookup of a query gets a new inode.
+//
+// An answer is kept for a second per name and credential (or until memory
+// changes), so that the lookup and the open of one command compute it once.
 
 // Answer computes the content of an answer file from its name ("" for
-// .memfs/context.md).
+// .memfs/context.md). ctx carries the caller (session.CredFrom): the
+// answer must hold only what that caller may read.
 type Answer func(ctx context.Context, name string) ([]byte, error)
 
 const answerTTL = time.Second
 
+// noCache is the entry and attribute timeout of memfs's own files: go-fuse
+// replaces a timeout of 0 with the mount's default (1 s), so the least the
+// kernel can be told is 1 ns, which it rounds up to one jiffy.
+const noCache = time.Nanosecond
+
 type answerCache struct {
-	mu   sync.Mutex
-	data map[string]cachedAnswer
+	mu   sync.Mutex // guards data
+	data map[answerKey]cachedAnswer
+}
+
+// answerKey is one name as one credential sees it.
+type answerKey struct {
+	name string // dir + "/" + name
+	cred string // session.Cred.String
 }
 
 type cachedAnswer struct {
@@ -32,53 +65,60 @@ type cachedAnswer struct {
 	data []byte
 }
 
-func (c *answerCache) get(ctx context.Context, fn Answer, key, name string) ([]byte, error) {
+// get returns the answer to name for cr, computing it (without the lock
+// held: an Answer may take long, and must not block other callers) when
+// no fresh one is kept.
+func (c *answerCache) get(ctx context.Context, fn Answer, key string, name string, cr session.Cred) ([]byte, error) {
+	k := answerKey{name: key, cred: cr.String()}
 	c.mu.Lock()
-	if a, ok := c.data[key]; ok && time.Since(a.at) < answerTTL {
+	if a, ok := c.data[k]; ok && time.Since(a.at) < answerTTL {
 		c.mu.Unlock()
 		return a.data, nil
 	}
 	c.mu.Unlock()
-	b, err := fn(ctx, name)
+	b, err := fn(session.WithCred(ctx, cr), name)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	if c.data == nil {
-		c.data = make(map[string]cachedAnswer)
+		c.data = make(map[answerKey]cachedAnswer)
 	}
 	for k, a := range c.data { // keep the cache small
 		if time.Since(a.at) >= answerTTL {
 			delete(c.data, k)
 		}
 	}
-	c.data[key] = cachedAnswer{at: time.Now(), data: b}
+	c.data[k] = cachedAnswer{at: time.Now(), data: b}
 	c.mu.Unlock()
 	return b, nil
 }
 
+// clear drops every cached answer: memory changed.
+func (c *answerCache) clear() {
+	c.mu.Lock()
+	clear(c.data)
+	c.mu.Unlock()
+}
+
 // answerFile returns the virtual file for name under dir ("context" or
-// "search"; "" for context.md itself).
+// "search"; "" for context.md itself). The lookup computes the answer for
+// its caller, so that a query that does not parse is ENOENT at once.
 func (r *Root) answerFile(ctx context.Context, fn Answer, dir, name string, ino uint64) (*virtualNode, syscall.Errno) {
 	key := dir + "/" + name
-	if _, err := r.answers.get(ctx, fn, key, name); err != nil {
+	if _, err := r.answers.get(ctx, fn, key, name, callerCred(ctx)); err != nil {
 		r.log.Info("answer file refused", "dir", dir, "name", name, "err", err)
 		return nil, syscall.ENOENT
 	}
-	size := func() int64 {
-		b, err := r.answers.get(context.Background(), fn, key, name)
-		if err != nil {
-			return 0
-		}
-		return int64(len(b))
-	}
-	return &virtualNode{root: r, ino: ino, size: size, open: func() gofs.FileHandle {
-		b, err := r.answers.get(context.Background(), fn, key, name)
-		if err != nil {
-			r.log.Warn("answer file", "dir", dir, "name", name, "err", err)
-		}
-		return &staticHandle{data: b}
-	}}, 0
+	return &virtualNode{root: r, ino: ino, size: func() int64 { return 0 },
+		open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
+			b, err := r.answers.get(ctx, fn, key, name, callerCred(ctx))
+			if err != nil {
+				r.log.Warn("answer file", "dir", dir, "name", name, "err", err)
+				return nil, syscall.EIO
+			}
+			return &staticHandle{data: b}, 0
+		}}, 0
 }
 
 // answerDir is .memfs/search/ or .memfs/context/: every name is a query;
@@ -116,21 +156,100 @@ func (d *answerDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno)
 
 func (d *answerDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	// A distinct inode per lookup: the answer to a name changes as
-	// memory changes, and the kernel must not keep an old one.
-	d.root.answerIno.Add(1)
-	v, errno := d.root.answerFile(ctx, d.fn, d.name, name, answerInoBase+d.root.answerIno.Load())
+	// memory changes, and the kernel must not keep an old one. The number
+	// is the one Add returned: read back with Load, two lookups at once
+	// could both get the second and share one inode (one query then
+	// reading the other's answer).
+	v, errno := d.root.answerFile(ctx, d.fn, d.name, name, answerInoBase+d.root.answerIno.Add(1))
 	if errno != 0 {
 		return nil, errno
 	}
 	v.fill(&out.Attr)
-	out.SetEntryTimeout(0)
-	out.SetAttrTimeout(0)
+	out.SetEntryTimeout(noCache)
+	out.SetAttrTimeout(noCache)
 	return d.NewInode(ctx, v, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
 }
 
-// clear drops every cached answer: memory changed.
-func (c *answerCache) clear() {
-	c.mu.Lock()
-	clear(c.data)
-	c.mu.Unlock()
+// unknownID is the uid and gid of a request that names no caller (none
+// comes from the kernel without one): it gets what "others" may read.
+const unknownID = 1<<32 - 2
+
+// callerCred is the credential of the request in ctx: the uid and gid the
+// kernel sent (the caller's fsuid and fsgid) and the supplementary groups
+// of the calling thread, read from /proc. When /proc cannot tell them
+// (the thread is gone, lives in another pid namespace, or its ids no
+// longer match the request's), the primary group alone is used, which
+// can only deny more.
+func callerCred(ctx context.Context) session.Cred {
+	c, ok := fuse.FromContext(ctx)
+	if !ok {
+		return session.Cred{UID: unknownID, GIDs: []uint32{unknownID}}
+	}
+	cr := session.Cred{UID: c.Uid, GIDs: []uint32{c.Gid}}
+	if c.Uid == 0 || c.Pid == 0 {
+		return cr // root reads everything; pid 0: the caller is not in our pid namespace
+	}
+	if groups, err := procGroups(c.Pid, c.Uid, c.Gid); err == nil {
+		cr.GIDs = append(cr.GIDs, groups...)
+	}
+	return cr
+}
+
+// procGroups returns the supplementary groups of thread tid from
+// /proc/TID/status. FUSE names the calling thread, not its process;
+// /proc/TID exists for every thread (unlisted), and its Groups line is
+// that thread's own. The thread's fsuid and fsgid must still be uid and
+// gid: a thread that has exited may have had its id reused.
+func procGroups(tid, uid, gid uint32) ([]uint32, error) {
+	b, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(tid), 10) + "/status")
+	if err != nil {
+		return nil, fmt.Errorf("fsnode: groups of thread %d: %w", tid, err)
+	}
+	return parseStatusGroups(b, uid, gid)
+}
+
+// parseStatusGroups reads the Uid, Gid and Groups lines of a
+// /proc/PID/status file (see proc(5)): "Uid:\treal\teffective\tsaved\tfs".
+func parseStatusGroups(status []byte, uid, gid uint32) ([]uint32, error) {
+	var groups []uint32
+	var fsuid, fsgid int64 = -1, -1
+	seen := false
+	for line := range bytes.SplitSeq(status, []byte("\n")) {
+		name, rest, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		fields := bytes.Fields(rest)
+		switch string(name) {
+		case "Uid", "Gid":
+			if len(fields) != 4 {
+				return nil, fmt.Errorf("fsnode: /proc status: %s line %q", name, line)
+			}
+			v, err := strconv.ParseUint(string(fields[3]), 10, 32)
+			if err != nil {
+				return nil, fmt.Errorf("fsnode: /proc status: %s line %q: %w", name, line, err)
+			}
+			if string(name) == "Uid" {
+				fsuid = int64(v)
+			} else {
+				fsgid = int64(v)
+			}
+		case "Groups":
+			seen = true
+			for _, f := range fields {
+				v, err := strconv.ParseUint(string(f), 10, 32)
+				if err != nil {
+					return nil, fmt.Errorf("fsnode: /proc status: Groups line %q: %w", line, err)
+				}
+				groups = append(groups, uint32(v))
+			}
+		}
+	}
+	switch {
+	case !seen || fsuid < 0 || fsgid < 0:
+		return nil, fmt.Errorf("fsnode: /proc status: no Uid, Gid or Groups line")
+	case fsuid != int64(uid) || fsgid != int64(gid):
+		return nil, fmt.Errorf("fsnode: /proc status: ids %d:%d, the request's %d:%d (another thread now)", fsuid, fsgid, uid, gid)
+	}
+	return groups, nil
 }

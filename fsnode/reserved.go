@@ -1,11 +1,14 @@
 package fsnode
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -14,6 +17,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/changes"
+	"github.com/memfs/memfs/session"
 )
 
 // reservedDir is memfs's own directory at the root of the mount.
@@ -35,6 +40,19 @@ const (
 )
 
 // reservedNode is the read-only .memfs directory.
+//
+// Its files tell each caller only what it could learn through the mount
+// itself (the kernel checks the stored modes: the mount uses
+// default_permissions). Answers (search/, context/, context.md) hold only
+// files the caller can read (see query.go). The change feed, the event log
+// (events.jsonl) and its chunks (events/) show each line that names a key
+// the caller may not see (session.Context.CanSee: a file it cannot read,
+// or a gone one in a directory it cannot list) as a placeholder of the
+// same length: {"seq":N,"hidden":true} (just {"hidden":true} in the feed)
+// padded with spaces. Every caller so sees the same sizes and offsets,
+// which the kernel may cache and tail -f needs, and the chain of event
+// seqs stays whole. status shows a flush error's text to root only (it
+// may name a key). uid 0 sees everything.
 type reservedNode struct {
 	gofs.Inode
 	root *Root
@@ -73,12 +91,14 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 	var v *virtualNode
 	switch name {
 	case "status":
-		v = &virtualNode{root: n.root, ino: statusIno,
-			size: func() int64 { return int64(len(n.root.statusText())) },
-			open: func() gofs.FileHandle { return &staticHandle{data: []byte(n.root.statusText())} }}
+		// Size 0: the text differs between callers (see statusText).
+		v = &virtualNode{root: n.root, ino: statusIno, size: func() int64 { return 0 },
+			open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
+				return &staticHandle{data: []byte(n.root.statusText(callerCred(ctx)))}, 0
+			}}
 	case "changes":
 		v = &virtualNode{root: n.root, ino: changesIno, size: n.root.feed.Size,
-			open: func() gofs.FileHandle { return &feedHandle{root: n.root} }}
+			open: func(context.Context) (gofs.FileHandle, syscall.Errno) { return &feedHandle{root: n.root}, 0 }}
 	case "events":
 		if n.root.opts.Records == nil {
 			return nil, syscall.ENOENT
@@ -102,7 +122,6 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		if v, errno = n.root.answerFile(ctx, n.root.opts.ContextPack, "context", "", contextIno); errno != 0 {
 			return nil, errno
 		}
-		out.SetEntryTimeout(0)
 	case "context", "search":
 		fn, ino := n.root.opts.ContextPack, uint64(contextDirIno)
 		if name == "search" {
@@ -120,11 +139,13 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 			return nil, syscall.ENOENT
 		}
 		v = &virtualNode{root: n.root, ino: eventsIno, size: ev.Size,
-			open: func() gofs.FileHandle { return &eventsHandle{ev: ev} }}
+			open: func(context.Context) (gofs.FileHandle, syscall.Errno) { return &eventsHandle{root: n.root, ev: ev}, 0 }}
 	default:
 		return nil, syscall.ENOENT
 	}
 	v.fill(&out.Attr)
+	out.SetEntryTimeout(noCache)
+	out.SetAttrTimeout(noCache)
 	return n.NewInode(ctx, v, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
 }
 
@@ -149,15 +170,19 @@ func (n *reservedNode) Mkdir(ctx context.Context, name string, mode uint32, out 
 }
 
 // virtualNode is a read-only file of memfs's own under .memfs. Its
-// content is made when it is opened (status) or read (changes), so it is
-// served with DIRECT_IO and no attribute caching: the kernel must neither
-// cache it nor trust a size it saw earlier.
+// content is made for the caller when it is opened (status, answers) or
+// read (changes, events.jsonl), so it is served with DIRECT_IO and no
+// attribute caching: the kernel must neither cache it, nor trust a size
+// it saw earlier, nor hand one caller's bytes to another.
 type virtualNode struct {
 	gofs.Inode
 	root *Root
 	ino  uint64
+	// size is what stat shows: the same for every caller (0 for a file
+	// whose length depends on the caller).
 	size func() int64
-	open func() gofs.FileHandle
+	// open makes the handle for the caller in ctx.
+	open func(ctx context.Context) (gofs.FileHandle, syscall.Errno)
 }
 
 var (
@@ -179,7 +204,7 @@ func (v *virtualNode) fill(out *fuse.Attr) {
 
 func (v *virtualNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	v.fill(&out.Attr)
-	out.SetTimeout(0)
+	out.SetTimeout(noCache)
 	return 0
 }
 
@@ -191,7 +216,11 @@ func (v *virtualNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, 
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
 		return nil, 0, syscall.EPERM
 	}
-	return v.open(), fuse.FOPEN_DIRECT_IO, 0
+	h, errno := v.open(ctx)
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	return h, fuse.FOPEN_DIRECT_IO, 0
 }
 
 type staticHandle struct{ data []byte }
@@ -206,8 +235,9 @@ func (h *staticHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.R
 	return fuse.ReadResultData(dest[:n]), 0
 }
 
-// statusText renders .memfs/status: one "name: value" per line.
-func (r *Root) statusText() string {
+// statusText renders .memfs/status for cr: one "name: value" per line. A
+// flush error's text may name a key, so only root reads it.
+func (r *Root) statusText(cr session.Cred) string {
 	indexed, loaded, dirty, removed := r.c.Counts()
 	fs := r.c.FlushStatus()
 	var b strings.Builder
@@ -216,8 +246,11 @@ func (r *Root) statusText() string {
 		b.WriteString("last_flush: never\nlast_flush_result: none\n")
 	} else {
 		result := "ok"
-		if fs.Err != nil {
+		switch {
+		case fs.Err != nil && cr.UID == 0:
 			result = "error: " + fs.Err.Error()
+		case fs.Err != nil:
+			result = "error (its text may name a file: shown to root, and in memfs's log)"
 		}
 		fmt.Fprintf(&b, "last_flush: %s\nlast_flush_result: %s\nflushes: %d\n", fs.Time.Format(time.RFC3339Nano), result, fs.Flushes)
 	}
@@ -250,7 +283,16 @@ type feedHandle struct{ root *Root }
 var _ gofs.FileReader = (*feedHandle)(nil)
 
 func (h *feedHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	n := h.root.feed.ReadAt(dest, off)
+	cr := callerCred(ctx)
+	if cr.UID == 0 {
+		n := h.root.feed.ReadAt(dest, off)
+		return fuse.ReadResultData(dest[:n]), 0
+	}
+	n, err := readFeedMasked(h.root.feed, dest, off, masker{c: h.root.c, cr: cr})
+	if err != nil {
+		h.root.log.Warn("reading the change feed", "err", err)
+		return nil, syscall.EIO
+	}
 	return fuse.ReadResultData(dest[:n]), 0
 }
 
@@ -263,16 +305,180 @@ type EventLog interface {
 
 // eventsHandle reads the event log at the reader's offset, so tail -f
 // follows it as it grows.
-type eventsHandle struct{ ev EventLog }
+type eventsHandle struct {
+	root *Root
+	ev   EventLog
+}
 
 var _ gofs.FileReader = (*eventsHandle)(nil)
 
 func (h *eventsHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	n, err := h.ev.ReadAt(ctx, dest, off)
+	var n int
+	var err error
+	if cr := callerCred(ctx); cr.UID == 0 {
+		n, err = h.ev.ReadAt(ctx, dest, off)
+	} else {
+		n, err = readMaskedAt(ctx, h.ev.ReadAt, dest, off, masker{c: h.root.c, cr: cr, events: true})
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
+		h.root.log.Warn("reading the event log", "err", err)
 		return nil, syscall.EIO
 	}
 	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// masker hides, for one caller, the lines of the event log or the change
+// feed that name a key (or, for a rename, an old key) the caller may not
+// see: each becomes a placeholder of the same length (see reservedNode).
+type masker struct {
+	c      *session.Context
+	cr     session.Cred
+	events bool // the placeholder keeps the line's seq
+}
+
+// lineKeys is what decides a line.
+type lineKeys struct {
+	Seq    uint64 `json:"seq"`
+	Key    string `json:"key"`
+	OldKey string `json:"old_key"`
+}
+
+// mask rewrites in place each line of buf the caller may not see. buf
+// starts at the start of a line; a last line without its newline (torn,
+// or cut by the caller) is hidden whole: it cannot be decided. A line that
+// does not parse, or names no key, is hidden too.
+func (m masker) mask(buf []byte) {
+	type line struct {
+		b    []byte
+		k    lineKeys
+		keys int // how many of the keys passed to Seeable are this line's
+	}
+	var lines []line
+	var keys []string
+	for len(buf) > 0 {
+		l := line{b: buf}
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			buf = nil
+		} else {
+			l.b, buf = buf[:i], buf[i+1:]
+			if json.Unmarshal(l.b, &l.k) == nil && l.k.Key != "" {
+				keys = append(keys, l.k.Key)
+				l.keys = 1
+				if l.k.OldKey != "" {
+					keys = append(keys, l.k.OldKey)
+					l.keys = 2
+				}
+			}
+		}
+		lines = append(lines, l)
+	}
+	seen := m.c.Seeable(m.cr, keys...) // one lock for the lot
+	for _, l := range lines {
+		visible := l.keys > 0 && !slices.Contains(seen[:l.keys], false)
+		seen = seen[l.keys:]
+		if !visible {
+			m.hide(l.b, l.k.Seq)
+		}
+	}
+}
+
+// hide overwrites line with its placeholder, padded with spaces (a line
+// too short for one becomes all spaces).
+func (m masker) hide(line []byte, seq uint64) {
+	p := `{"hidden":true}`
+	if m.events && seq > 0 {
+		p = `{"seq":` + strconv.FormatUint(seq, 10) + `,"hidden":true}`
+	}
+	n := 0
+	if len(p) <= len(line) {
+		n = copy(line, p)
+	}
+	for i := n; i < len(line); i++ {
+		line[i] = ' '
+	}
+}
+
+// readMaskedAt fills dest with the stream that readAt reads, from off, as
+// m's caller may see it. A line is decided by its keys, so the lines that
+// dest cuts are read whole: from a little before off to a little after the
+// end, widened until both ends are found.
+func readMaskedAt(ctx context.Context, readAt func(context.Context, []byte, int64) (int, error), dest []byte, off int64, m masker) (int, error) {
+	back, ahead := int64(4096), int64(4096)
+	for {
+		lo := max(0, off-back)
+		buf := make([]byte, off-lo+int64(len(dest))+ahead)
+		n, err := readAt(ctx, buf, lo)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		eof := n < len(buf)
+		buf = buf[:n]
+		rel := off - lo
+		if int64(n) <= rel {
+			return 0, io.EOF
+		}
+		start := 0
+		if lo > 0 {
+			j := bytes.LastIndexByte(buf[:rel], '\n')
+			if j < 0 {
+				back *= 2 // a line longer than what was read before off
+				continue
+			}
+			start = j + 1
+		}
+		last := min(int64(n), rel+int64(len(dest))) - 1 // the last byte wanted
+		end := len(buf)
+		if k := bytes.IndexByte(buf[last:], '\n'); k >= 0 {
+			end = int(last) + k + 1
+		} else if !eof {
+			ahead *= 2
+			continue
+		}
+		m.mask(buf[start:end])
+		return copy(dest, buf[rel:end]), nil
+	}
+}
+
+// readFeedMasked is readMaskedAt for the change feed, which keeps only a
+// window of its latest lines: a read before the window gets the window's
+// first line (as changes.Log.ReadAt does), and only the feed's size, if
+// it did not change during the read, tells where the bytes read begin.
+func readFeedMasked(feed *changes.Log, dest []byte, off int64, m masker) (int, error) {
+	back := int64(4096)
+	for range 64 {
+		end := feed.Size()
+		if off >= end {
+			return 0, nil
+		}
+		lo := max(0, off-back)
+		// One byte more than can come: a full buffer means the feed grew.
+		buf := make([]byte, min(end-lo, changes.DefaultMax)+1)
+		n := feed.ReadAt(buf, lo)
+		if n == len(buf) || feed.Size() != end {
+			continue // appended meanwhile: the bytes' offset is unknown
+		}
+		buf = buf[:n]
+		start := end - int64(n) // lo, or the window's start if later
+		rel := max(0, off-start)
+		first := 0
+		if start == lo && lo > 0 {
+			j := bytes.LastIndexByte(buf[:rel], '\n')
+			if j < 0 {
+				back *= 2
+				continue
+			}
+			first = j + 1
+		}
+		last := min(int64(n), rel+int64(len(dest))) - 1
+		stop := len(buf)
+		if k := bytes.IndexByte(buf[last:], '\n'); k >= 0 {
+			stop = int(last) + k + 1
+		}
+		m.mask(buf[first:stop])
+		return copy(dest, buf[rel:stop]), nil
+	}
+	return 0, errors.New("fsnode: the change feed kept growing during 64 reads")
 }
 
 // Records are the store's system records that .memfs/events/ and
@@ -285,6 +491,8 @@ type Records interface {
 }
 
 // recordFile is the virtual file of record name, nil if it does not exist.
+// A chunk of the event log (events/...) is masked for its opener as
+// events.jsonl is (see reservedNode): same size, hidden lines replaced.
 func (r *Root) recordFile(name string, ino uint64) *virtualNode {
 	size := func() int64 {
 		l, err := r.opts.Records.ListSys(context.Background(), name)
@@ -299,12 +507,17 @@ func (r *Root) recordFile(name string, ino uint64) *virtualNode {
 	if err != nil || !slices.ContainsFunc(l, func(e backend.Entry) bool { return e.Key == name }) {
 		return nil
 	}
-	return &virtualNode{root: r, ino: ino, size: size, open: func() gofs.FileHandle {
-		b, err := r.opts.Records.LoadSys(context.Background(), name)
+	return &virtualNode{root: r, ino: ino, size: size, open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
+		b, err := r.opts.Records.LoadSys(ctx, name)
 		if err != nil {
 			r.log.Warn("reading a system record", "name", name, "err", err)
+			return nil, syscall.EIO
 		}
-		return &staticHandle{data: b}
+		if cr := callerCred(ctx); cr.UID != 0 && strings.HasPrefix(name, "events/") {
+			b = bytes.Clone(b) // the store may share it
+			masker{c: r.c, cr: cr, events: true}.mask(b)
+		}
+		return &staticHandle{data: b}, 0
 	}}
 }
 
@@ -376,5 +589,6 @@ func (d *recordsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut
 		return nil, syscall.ENOENT
 	}
 	v.fill(&out.Attr)
+	out.SetAttrTimeout(noCache)
 	return d.NewInode(ctx, v, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
 }
