@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/session"
 )
@@ -51,20 +52,106 @@ func packOptions(name string) (contextpack.Options, error) {
 }
 
 // contextAnswer builds the pack served at .memfs/context.md and
-// .memfs/context/NAME from the live session.
+// .memfs/context/NAME from the live session, for the caller in ctx
+// (session.CredFrom): every part of it (memory files, summaries, the
+// skills index, search hits, the manifest and its list of what was left
+// out) comes only from files that caller may read.
 func contextAnswer(c *session.Context, prefixes []string, search func(context.Context, string, int) ([]contextpack.Hit, error)) func(context.Context, string) ([]byte, error) {
 	return func(ctx context.Context, name string) ([]byte, error) {
+		cr, ok := session.CredFrom(ctx)
+		if !ok {
+			return nil, errNoCaller
+		}
 		o, err := packOptions(name)
 		if err != nil {
 			return nil, err
 		}
-		o.Prefixes, o.Search = prefixes, search
-		p, err := contextpack.Build(ctx, c, o)
+		o.Prefixes = prefixes
+		if search != nil {
+			// The search filters by the caller in ctx already; the pack
+			// does not rely on it.
+			o.Search = func(ctx context.Context, q string, k int) ([]contextpack.Hit, error) {
+				hits, err := search(ctx, q, k)
+				if err != nil {
+					return nil, err
+				}
+				keys := make([]string, len(hits))
+				for i, h := range hits {
+					keys[i] = h.Key
+				}
+				ok := c.Readable(cr, keys...)
+				kept := hits[:0]
+				for i, h := range hits {
+					if ok[i] {
+						kept = append(kept, h)
+					}
+				}
+				return kept, nil
+			}
+		}
+		p, err := contextpack.Build(ctx, readableSource{c: c, cr: cr}, o)
 		if err != nil {
 			return nil, err
 		}
 		return []byte(p.Text), nil
 	}
+}
+
+// readableSource is the session as one caller may read it: the files it
+// may not read are not there.
+type readableSource struct {
+	c  *session.Context
+	cr session.Cred
+}
+
+var _ contextpack.Source = readableSource{}
+
+func (s readableSource) Entries(prefix string) []backend.Entry {
+	es := s.c.Entries(prefix)
+	keys := make([]string, len(es))
+	for i, e := range es {
+		keys[i] = e.Key
+	}
+	ok := s.c.Readable(s.cr, keys...)
+	kept := es[:0]
+	for i, e := range es {
+		if ok[i] {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
+// Resolve loads the keys the caller may read; the others stay unloaded,
+// and Get does not give them.
+func (s readableSource) Resolve(ctx context.Context, keys ...string) error {
+	ok := s.c.Readable(s.cr, keys...)
+	var kept []string
+	for i, k := range keys {
+		if ok[i] {
+			kept = append(kept, k)
+		}
+	}
+	return s.c.Resolve(ctx, kept...)
+}
+
+func (s readableSource) Get(key string) ([]byte, bool) {
+	if !s.c.CanRead(key, s.cr) {
+		return nil, false
+	}
+	return s.c.Get(key)
+}
+
+// processCred is the credential of this process: what a command that
+// opens the store itself (--store) may read, by the rules a mount applies
+// to its callers.
+func processCred() session.Cred {
+	cr := session.Cred{UID: uint32(os.Geteuid()), GIDs: []uint32{uint32(os.Getegid())}}
+	groups, _ := os.Getgroups() // none known: the primary group alone, which only denies more
+	for _, g := range groups {
+		cr.GIDs = append(cr.GIDs, uint32(g))
+	}
+	return cr
 }
 
 func contextCommand() *cli.Command {
@@ -100,6 +187,7 @@ func contextCommand() *cli.Command {
 				return err
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
+				ctx = session.WithCred(ctx, processCred())
 				b, err := contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc(logger(c, false)))(ctx, name)
 				if err != nil {
 					return err

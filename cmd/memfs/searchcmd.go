@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/session"
 )
 
 func searchCommand() *cli.Command {
@@ -80,7 +81,7 @@ func searchCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
 				}
-				b, err := s.answer(ctx, name)
+				b, err := s.answer(session.WithCred(ctx, processCred()), name)
 				if err != nil {
 					return err
 				}

@@ -240,8 +240,19 @@ type result struct {
 	Snippet string  `json:"snippet"`
 }
 
-// search runs q over the store's index and the unflushed changes.
+// errNoCaller refuses a search that does not say for whom it runs: its
+// results are filtered by what the caller may read.
+var errNoCaller = errors.New("search: the caller is unknown (no session.Cred in the context)")
+
+// search runs q over the store's index and the unflushed changes, for the
+// caller in ctx (session.CredFrom): hits it may not read (session CanRead,
+// as the kernel would decide through the mount) are dropped before the
+// best TopK are taken, so it gets TopK hits it may read when there are.
 func (s *searcher) search(ctx context.Context, q search.Query) ([]result, error) {
+	cr, ok := session.CredFrom(ctx)
+	if !ok {
+		return nil, errNoCaller
+	}
 	topK := q.TopK
 	if topK <= 0 {
 		topK = 10
@@ -257,17 +268,38 @@ func (s *searcher) search(ctx context.Context, q search.Query) ([]result, error)
 	for _, k := range removed {
 		shadowed[k] = true
 	}
-	bq := q
-	bq.TopK = topK + len(shadowed)
+	// readable keeps the hits the caller may read, and that are not
+	// shadowed by an unflushed change (which the overlay answers for).
+	readable := func(hits []search.Hit, shadowed map[string]bool) []search.Hit {
+		keys := make([]string, len(hits))
+		for i, h := range hits {
+			keys[i] = h.Key
+		}
+		ok := s.c.Readable(cr, keys...)
+		kept := hits[:0]
+		for i, h := range hits {
+			if ok[i] && !shadowed[h.Key] {
+				kept = append(kept, h)
+			}
+		}
+		return kept
+	}
+	// The base index is asked for more until enough hits pass, or it has
+	// no more: a caller who may read few of the best hits still gets topK.
 	var hits []search.Hit
-	for _, h := range s.base.Search(bq) {
-		if !shadowed[h.Key] {
-			hits = append(hits, h)
+	for k := topK + len(shadowed); ; k *= 4 {
+		bq := q
+		bq.TopK = k
+		got := s.base.Search(bq)
+		n := len(got)
+		hits = readable(got, shadowed)
+		if len(hits) >= topK || n < k {
+			break
 		}
 	}
 	oq := q
-	oq.TopK = topK
-	hits = append(hits, overlay.Search(oq)...)
+	oq.TopK = max(topK, overlay.Len()) // every match: some may be dropped
+	hits = append(hits, readable(overlay.Search(oq), nil)...)
 	slices.SortFunc(hits, func(a, b search.Hit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
@@ -289,7 +321,8 @@ func (s *searcher) search(ctx context.Context, q search.Query) ([]result, error)
 }
 
 // answer serves .memfs/search/NAME: ranked results as text blocks, or JSON
-// lines with the word format:json in the name.
+// lines with the word format:json in the name. Only the files the caller in
+// ctx may read are searched (see search).
 func (s *searcher) answer(ctx context.Context, name string) ([]byte, error) {
 	name, asJSON := cutFormat(name)
 	q, err := search.ParseQuery(name)

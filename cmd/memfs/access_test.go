@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The unprivileged callers: uid and gid 65534, without supplementary
+// groups or in group 4242.
+const (
+	otherUID   = 65534
+	staffGroup = 4242
+)
+
+// caller runs commands as one user: root runs them as they are, the
+// others through setpriv.
+type caller struct {
+	name  string
+	priv  []string // setpriv's arguments; nil for root
+	env   []string
+	hides []string // what must appear in none of its outputs
+	shows []string // what must appear in some of them
+}
+
+func (c caller) command(dir string, argv ...string) *exec.Cmd {
+	if c.priv != nil {
+		argv = append(append(append([]string{"setpriv"}, c.priv...), "--"), argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), c.env...)
+	return cmd
+}
+
+// run runs argv as c in dir and returns its stdout and stderr together.
+func (c caller) run(t *testing.T, dir string, argv ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := c.command(dir, argv...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// sharedDir is a new temporary directory that every user may enter: the
+// mountpoint and the memfs binary must be reachable by the unprivileged
+// callers (t.TempDir makes its directories 0700).
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// sharedBinary copies this test binary where every user may run it: with
+// MEMFS_TEST_MAIN=1 it is the memfs command (see TestMain).
+func sharedBinary(t *testing.T) string {
+	t.Helper()
+	src, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	bin := filepath.Join(sharedDir(t), "memfs")
+	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// privateFile is a file root writes through the mount, in a directory of
+// its own mode and group.
+type privateFile struct {
+	key     string
+	mode    os.FileMode
+	dirMode os.FileMode
+	gid     int // of the file and its directory
+	text    string
+}
+
+// setupPrivateTree has root make, through the mount at mnt, files that
+// others may and may not read, with the history the event log and the
+// change feed will show: a file renamed inside a private directory, one
+// deleted there, one moved out of it into a public one.
+func setupPrivateTree(t *testing.T, mnt string, files []privateFile) {
+	t.Helper()
+	p := func(key string) string { return filepath.Join(mnt, key) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync := func(key string) {
+		t.Helper()
+		f, err := os.Open(p(key))
+		must(err)
+		must(f.Sync()) // fsync flushes the session: the changes reach the event log
+		must(f.Close())
+	}
+	write := func(key, text string, mode os.FileMode, gid int) {
+		t.Helper()
+		must(os.WriteFile(p(key), []byte(text), mode))
+		must(os.Chmod(p(key), mode))
+		must(os.Chown(p(key), 0, gid))
+		sync(key)
+	}
+	must(os.Mkdir(p("memory"), 0o755))
+	for _, f := range files {
+		dir := filepath.Dir(f.key)
+		if _, err := os.Stat(p(dir)); err != nil {
+			must(os.Mkdir(p(dir), f.dirMode))
+			must(os.Chmod(p(dir), f.dirMode))
+			must(os.Chown(p(dir), 0, f.gid))
+		}
+	}
+	for _, f := range files {
+		key := f.key
+		if strings.HasSuffix(key, "/zanzibar-secret.md") {
+			key = "memory/private/draft-kumquat.md" // written under another name first
+		}
+		write(key, f.text, f.mode, f.gid)
+		if key != f.key {
+			must(os.Rename(p(key), p(f.key)))
+			sync(f.key)
+		}
+	}
+	write("memory/private/deleted-pomelo.md", "deleted: quetzalcoatl\n", 0o600, 0)
+	must(os.Remove(p("memory/private/deleted-pomelo.md")))
+	write("memory/private/leak-name-tamarind.md", "moved out, now public: axolotl\n", 0o644, 0)
+	must(os.Rename(p("memory/private/leak-name-tamarind.md"), p("memory/public/moved.md")))
+	sync("memory/public/moved.md")
+}
+
+// With --allow-other, a user who may not read a file (its mode, or a
+// directory's on the way) learns nothing of it from memfs's own files
+// either: search answers, context packs, the event log and its chunks, the
+// change feed, status, nor memfs search/context/log --mount run as that
+// user. Root asks every question first, so that an answer cached for it
+// would be served to the next caller. Whether a user may read a file is
+// also asked of the kernel itself (cat), which the answers must agree with.
+func TestAllowOtherCallersSeeOnlyWhatTheyMayRead(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Fatalf("this test runs commands as another user with setpriv (util-linux): %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Fatalf("this test needs root: it mounts with --allow-other and runs commands as uid %d", otherUID)
+	}
+	files := []privateFile{
+		{key: "memory/public/note.md", mode: 0o644, dirMode: 0o755, text: "public note: axolotl\n"},
+		{key: "memory/private/zanzibar-secret.md", mode: 0o600, dirMode: 0o700, text: "private: quetzalcoatl\n"},
+		{key: "memory/shut/shut-open-file.md", mode: 0o644, dirMode: 0o700, text: "readable file, shut directory: ocelotwhisper\n"},
+		{key: "memory/staff/staff-only.md", mode: 0o640, dirMode: 0o750, gid: staffGroup, text: "for group 4242: marzipanfog\n"},
+	}
+	store := "dir:" + t.TempDir()
+	mnt := sharedDir(t)
+	bin := sharedBinary(t)
+	startMount(t, store, mnt, nil, "--allow-other")
+	setupPrivateTree(t, mnt, files)
+
+	private := []string{"quetzalcoatl", "zanzibar-secret", "draft-kumquat", "deleted-pomelo", "leak-name-tamarind",
+		"ocelotwhisper", "shut-open-file"}
+	staff := []string{"marzipanfog", "staff-only"}
+	public := []string{"axolotl", "memory/public/note.md", "memory/public/moved.md"}
+	env := []string{"MEMFS_TEST_MAIN=1", "HOME=/"}
+	id := fmt.Sprintf("--reuid=%d", otherUID)
+	gid := fmt.Sprintf("--regid=%d", otherUID)
+	callers := []caller{
+		{name: "root", env: env, shows: append(append(append([]string{}, public...), private...), staff...)},
+		{name: "uid 65534", priv: []string{id, gid, "--clear-groups"}, env: env,
+			hides: append(append([]string{}, private...), staff...), shows: public},
+		{name: "uid 65534 in group 4242", priv: []string{id, gid, fmt.Sprintf("--groups=%d", staffGroup)}, env: env,
+			hides: private, shows: append(append([]string{}, public...), staff...)},
+	}
+
+	// The kernel's own answer: who may cat which file.
+	for _, f := range files {
+		for _, c := range callers {
+			out, err := c.run(t, "/", "cat", filepath.Join(mnt, f.key))
+			want := !slices.ContainsFunc(c.hides, func(h string) bool { return strings.Contains(f.key+f.text, h) })
+			if got := err == nil; got != want {
+				t.Errorf("cat %s as %s: succeeded %v (%v: %q), want %v", f.key, c.name, got, err, out, want)
+			}
+			if err != nil && !strings.Contains(out, "Permission denied") {
+				t.Errorf("cat %s as %s: %q, want Permission denied (EACCES)", f.key, c.name, out)
+			}
+		}
+	}
+
+	words := []string{"axolotl", "quetzalcoatl", "ocelotwhisper", "marzipanfog"}
+	all := strings.Join(words, " ")
+	type probe struct {
+		name string
+		argv []string
+		// want is what this caller's output must hold (besides passing
+		// the hides of its caller); nil: only the hides are checked.
+		want func(c caller) []string
+		// fails: the command fails for a caller with hidden events
+		// (log --verify of a filtered view).
+		fails bool
+		// echo is what the output repeats of the caller's own question
+		// (a context pack's "## Search: QUERY" heading): not a leak.
+		echo string
+	}
+	sees := func(c caller, s string) bool {
+		return !slices.ContainsFunc(c.hides, func(h string) bool { return strings.Contains(s, h) })
+	}
+	visibleWords := func(c caller) []string {
+		var out []string
+		for _, w := range words {
+			if sees(c, w) {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	var probes []probe
+	for _, w := range append(words, all) {
+		probes = append(probes,
+			probe{name: "cat .memfs/search/" + w, argv: []string{"cat", ".memfs/search/" + w},
+				want: func(c caller) []string { return filterWords(visibleWords(c), w) }},
+			probe{name: "cat .memfs/context/" + w, argv: []string{"cat", ".memfs/context/" + w}, echo: "## Search: " + w,
+				want: func(c caller) []string { return filterWords(visibleWords(c), w) }},
+			probe{name: "memfs search --mount " + w, argv: []string{bin, "search", "--mount", mnt, w},
+				want: func(c caller) []string { return filterWords(visibleWords(c), w) }},
+			probe{name: "memfs context --mount --query " + w, argv: []string{bin, "context", "--mount", mnt, "--query", w},
+				echo: "## Search: " + w, want: func(c caller) []string { return filterWords(visibleWords(c), w) }},
+		)
+	}
+	probes = append(probes,
+		probe{name: "memfs search --json", argv: []string{bin, "search", "--mount", mnt, "--json", all}, want: visibleWords},
+		probe{name: "cat .memfs/context.md", argv: []string{"cat", ".memfs/context.md"}, want: visibleWords},
+		probe{name: "cat .memfs/events.jsonl", argv: []string{"cat", ".memfs/events.jsonl"},
+			want: func(caller) []string { return []string{"memory/public/note.md"} }},
+		probe{name: "ls and cat .memfs/events/", argv: []string{"sh", "-c", "ls .memfs/events/ && cat .memfs/events/* .memfs/events.head"},
+			want: func(caller) []string { return []string{"memory/public/note.md"} }},
+		probe{name: "cat .memfs/changes", argv: []string{"cat", ".memfs/changes"},
+			want: func(caller) []string { return []string{"memory/public/note.md"} }},
+		probe{name: "cat .memfs/status", argv: []string{"cat", ".memfs/status"},
+			want: func(caller) []string { return []string{"keys_indexed:"} }},
+		probe{name: "memfs log --mount", argv: []string{bin, "log", "--mount", mnt, "--limit", "1000"},
+			want: func(caller) []string { return []string{"memory/public/note.md"} }},
+		// The last two events (moved.md's) are hidden from the others
+		// (it came from the private directory): their page goes back
+		// to the one event before that they may see.
+		probe{name: "memfs log --mount --json --limit 2", argv: []string{bin, "log", "--mount", mnt, "--json", "--limit", "2"},
+			want: func(c caller) []string {
+				if c.priv == nil {
+					return []string{"memory/public/moved.md"}
+				}
+				return []string{"memory/public/note.md", "events skipped"}
+			}},
+		probe{name: "memfs log --mount --verify", argv: []string{bin, "log", "--mount", mnt, "--verify"}, fails: true,
+			want: func(c caller) []string {
+				if c.priv == nil {
+					return []string{"hash chain intact"}
+				}
+				return []string{"filtered view", "not fully verified"}
+			}},
+	)
+
+	seen := make(map[string]*strings.Builder)
+	for _, c := range callers {
+		seen[c.name] = &strings.Builder{}
+	}
+	for _, p := range probes {
+		for _, c := range callers { // root first: a cached answer would leak to the next
+			out, err := c.run(t, mnt, p.argv...)
+			seen[c.name].WriteString(out)
+			if wantErr := p.fails && c.priv != nil; (err != nil) != wantErr {
+				t.Errorf("%s as %s: error %v, want an error: %v\n%s", p.name, c.name, err, wantErr, out)
+			}
+			scrubbed := out
+			if p.echo != "" {
+				scrubbed = strings.ReplaceAll(out, p.echo, "")
+			}
+			for _, h := range c.hides {
+				if strings.Contains(scrubbed, h) {
+					t.Errorf("%s as %s shows %q, which it may not read:\n%s", p.name, c.name, h, out)
+				}
+			}
+			if p.want == nil {
+				continue
+			}
+			for _, w := range p.want(c) {
+				if !strings.Contains(out, w) {
+					t.Errorf("%s as %s lacks %q:\n%s", p.name, c.name, w, out)
+				}
+			}
+		}
+	}
+	for _, c := range callers {
+		for _, s := range c.shows {
+			if !strings.Contains(seen[c.name].String(), s) {
+				t.Errorf("no output as %s shows %q, which it may read", c.name, s)
+			}
+		}
+	}
+
+	// tail -f of the event log and of the change feed follows new changes
+	// for a caller who may not see all of them (same sizes as root's).
+	nobody := callers[1]
+	for _, file := range []string{".memfs/events.jsonl", ".memfs/changes"} {
+		t.Run("tail -f "+file, func(t *testing.T) {
+			out := &syncBuffer{}
+			cmd := nobody.command(mnt, "tail", "-n", "0", "-f", file)
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			stopped := false
+			stop := func() {
+				if !stopped {
+					stopped = true
+					cmd.Process.Kill() // tail itself: setpriv execs it
+					cmd.Wait()
+				}
+			}
+			defer stop()
+			time.Sleep(1500 * time.Millisecond) // tail has read to the end and polls
+			name := strings.NewReplacer("/", "-", ".", "-").Replace(file)
+			pub := "memory/public/late" + name + ".md"
+			setupLate(t, mnt, pub, "memory/private/late-secret-yuzu"+name+".md")
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(out.String(), pub) && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			stop()
+			got := out.String()
+			if !strings.Contains(got, pub) {
+				t.Errorf("tail -f %s as %s: no line for %s within 10 s:\n%s", file, nobody.name, pub, got)
+			}
+			if strings.Contains(got, "late-secret-yuzu") || strings.Contains(got, "truncated") {
+				t.Errorf("tail -f %s as %s shows the private file, or a truncation:\n%s", file, nobody.name, got)
+			}
+		})
+	}
+}
+
+// setupLate writes pub (0644) and priv (0600, in the 0700 directory) as
+// root and flushes them.
+func setupLate(t *testing.T, mnt, pub, priv string) {
+	t.Helper()
+	for _, f := range []struct {
+		key  string
+		mode os.FileMode
+	}{{priv, 0o600}, {pub, 0o644}} {
+		p := filepath.Join(mnt, f.key)
+		if err := os.WriteFile(p, []byte("late\n"), f.mode); err != nil {
+			t.Fatal(err)
+		}
+		h, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Sync(); err != nil && !errors.Is(err, syscall.EINTR) {
+			t.Fatal(err)
+		}
+		h.Close()
+	}
+}
+
+// filterWords returns the words of query that are in visible.
+func filterWords(visible []string, query string) []string {
+	var out []string
+	for _, w := range strings.Fields(query) {
+		if slices.Contains(visible, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
