@@ -1,12 +1,17 @@
 package session
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/redact"
 )
 
 // This file applies changes that another program made in the store (an
@@ -16,6 +21,86 @@ import (
 // session's value stays under the key (and is saved at the next flush) and
 // the external value is kept beside it under ConflictKey, as a new dirty
 // file, so that it is saved too.
+//
+// Values from outside are redacted on ingest, before the session (and
+// through it the mount, the index and the event log) sees them: the
+// watcher passes what it read through Ingest, rewrites the store's copy
+// when Ingest found a secret (announced by Rewriting, so that Echo knows
+// it, and recorded by Rewritten), and applies only the result.
+// ApplyExternal seals what it is given again, so that a caller that
+// skipped Ingest still keeps no secret in memory.
+
+// IngestAgent is the agent of the event that records memfs's rewrite of a
+// store file another program wrote with a secret in it (a redaction on
+// ingest), in its Writer beside memfs's own uid, pid and command.
+const IngestAgent = "memfs:redact-on-ingest"
+
+// Redactor returns the session's redactor: nil when it persists values as
+// written (Options.Redactor).
+func (c *Context) Redactor() *redact.Redactor { return c.opts.Redactor }
+
+// Ingest returns e, read from the store after another program wrote it, as
+// memfs may hold it: its value and attribute values redacted, and any
+// attribute whose name holds a secret dropped. The findings say what was
+// redacted (rule and range, never the secret); none means e is returned
+// unchanged. A key whose name holds a secret is refused with an error
+// wrapping ErrSecretName that shows the name redacted. Without a Redactor,
+// e is returned as is.
+func (c *Context) Ingest(e backend.Entry) (backend.Entry, []redact.Finding, error) {
+	if err := backend.ValidateKey(e.Key); err != nil {
+		return e, nil, err
+	}
+	if err := c.checkName("external", e.Key); err != nil {
+		return e, nil, err
+	}
+	r := c.opts.Redactor
+	if r == nil {
+		return e, nil, nil
+	}
+	// An attribute name cannot be redacted into another valid name: the
+	// attribute goes (its findings say so), as setxattr of it is refused.
+	var dropped []redact.Finding
+	for name := range e.Info.XAttrs {
+		_, f := r.Redact(e.Key, []byte(name))
+		if len(f) == 0 {
+			continue
+		}
+		if len(dropped) == 0 {
+			e.Info.XAttrs = backend.CloneXAttrs(e.Info.XAttrs)
+		}
+		delete(e.Info.XAttrs, name)
+		dropped = append(dropped, f...)
+	}
+	sealed, findings := c.seal(e)
+	return sealed, append(dropped, findings...), nil
+}
+
+// Rewriting tells the session that memfs itself is about to write info's
+// version of key to the store (the redacted copy of an external change),
+// so that Echo recognises it when the watcher sees it come back. Call it
+// before the write: the watcher may see the write before Rewriting returns
+// otherwise.
+func (c *Context) Rewriting(key string, info backend.Info) {
+	c.mu.Lock()
+	c.written[key] = stamp{size: info.Size, mtime: info.MTime.UnixNano()}
+	c.mu.Unlock()
+}
+
+// Rewritten records in the event log (Options.Events) that memfs rewrote e
+// in the store: a write by memfs with agent IngestAgent, with the size and
+// hash of the redacted value it wrote.
+func (c *Context) Rewritten(ctx context.Context, e backend.Entry) {
+	if c.opts.Events == nil {
+		return
+	}
+	var w meta.WriterInfo
+	if c.opts.Self != nil {
+		w = *c.opts.Self
+	}
+	w.Agent = IngestAgent
+	sum := sha256.Sum256(e.Value)
+	c.sendEvents(ctx, []Event{{Op: EventWrite, Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: w}})
+}
 
 // Echo reports whether the store's version of key, with info, is what the
 // session already has or last wrote: memfs's own flush seen coming back,
@@ -66,9 +151,12 @@ func ConflictKey(key string, t time.Time) string {
 // it, the session's value of e.Key: clean (the store has it), loaded, and
 // with the kernel told (OpContent). When the key is dirty it is a
 // conflict: the session keeps its value and e is stored beside it under
-// ConflictKey, which ApplyExternal returns.
+// ConflictKey, which ApplyExternal returns. e should come from Ingest; it
+// is sealed again here (a no-op then), so that no secret stays in memory
+// even if it did not, and a name with a secret is refused.
 func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
-	if err := backend.ValidateKey(e.Key); err != nil {
+	e, _, err = c.Ingest(e)
+	if err != nil {
 		return "", err
 	}
 	c.mu.Lock()
