@@ -19,7 +19,7 @@ func benchNotes(n int) ([]string, [][]byte) { return newGen(42).notes(n) }
 func benchIndex(b *testing.B, n int) (*Index, int) {
 	b.Helper()
 	keys, values := benchNotes(n)
-	ix := New()
+	ix := New(Options{})
 	bytes := 0
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for i, k := range keys {
@@ -40,7 +40,7 @@ func BenchmarkBuild(b *testing.B) {
 			}
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				ix := New()
+				ix := New(Options{})
 				for i, k := range keys {
 					ix.Put(k, values[i], DocMeta{Size: int64(len(values[i]))})
 				}
@@ -64,7 +64,7 @@ func BenchmarkHeap(b *testing.B) {
 				var m0, m1 runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&m0)
-				ix := New()
+				ix := New(Options{})
 				for i, k := range keys {
 					ix.Put(k, values[i], DocMeta{Size: int64(len(values[i]))})
 				}
@@ -164,7 +164,7 @@ func BenchmarkLoad(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				if _, err := Load(b.Context(), sys); err != nil {
+				if _, err := Load(b.Context(), sys, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -201,6 +201,6 @@ func BenchmarkSnippet(b *testing.B) {
 	v := newGen(1).note(2000)
 	q := Query{Text: newGen(99).queries(1)[0]}
 	for b.Loop() {
-		Snippet(v, q, 160)
+		snippet(v, q, 160)
 	}
 }

@@ -84,10 +84,10 @@
 // at 10,000 notes (a 180 KiB record) and 140 ms at 100,000 (1.5 MiB); all
 // 64 shards take 0.6 s and 7 s (about 1 KiB of records per note), and
 // Load 0.3 s and 2.4 s. An empty shard is saved as a record with no
-// documents. A shard record (format version 1) is:
+// documents. A shard record (format version 2) is:
 //
 //	"MFSI"
-//	uvarint 1 (format version), uvarint 64 (shards), uvarint shard number
+//	uvarint 2 (format version), uvarint 64 (shards), uvarint shard number
 //	uvarint T, T strings: the shard's terms, distinct      (string = uvarint length, bytes)
 //	uvarint D, D documents, by key ascending:
 //	    string key
@@ -104,6 +104,20 @@
 // not decode to sorted, in-range, well-formed data gives an error wrapping
 // [ErrCorrupt]: the caller deletes nothing and rebuilds the index from the
 // values (New, Put for each, Save writes all 64 shards).
+//
+// # Redaction
+//
+// The index is persisted, so what it holds reaches the disk: it never
+// holds a raw secret, whatever path a value comes in by. [Options].Redact
+// (memfs passes its redactor) is applied by the index itself, not by its
+// callers: to each value before Put tokenizes it (the live updates, and the
+// repair at open and the full rebuild, which Put what the store holds: a
+// directory store may hold secrets that other programs wrote), to the
+// strings of its DocMeta, and to each value [Index.Snippet] cuts from. A
+// key whose name holds a secret is not indexed (a log line names the rule,
+// never the key), and [Load] drops such a document from an older index and
+// writes its shard again. Indexes of format version 1 were built without
+// redaction: Load reports them corrupt, and the caller rebuilds them.
 //
 // # Staleness
 //
@@ -150,14 +164,15 @@
 //
 // # Example
 //
-//	ix, err := search.Load(ctx, store)
+//	opts := search.Options{Redact: redactFunc, Logger: log}
+//	ix, err := search.Load(ctx, store, opts)
 //	if errors.Is(err, search.ErrCorrupt) {
-//		ix = search.New() // and Put every value
+//		ix = search.New(opts) // and Put every value
 //	}
 //	ix.Put("memory/global.md", value, search.MetaOf(info))
 //	_, err = ix.Save(ctx, store)
 //	q, err := search.ParseQuery(`"deploy plan" tag:infra top:3`)
 //	for _, h := range ix.Search(q) {
-//		fmt.Println(h.Key, h.Score, search.Snippet(valueOf(h.Key), q, 120))
+//		fmt.Println(h.Key, h.Score, ix.Snippet(h.Key, valueOf(h.Key), q, 120))
 //	}
 package search

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"encoding/binary"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -62,6 +63,9 @@ const binarySniff = 8 << 10
 // value and DocMeta. It is safe for concurrent use: searches run in
 // parallel, changes one at a time. It retains no slice the caller passes.
 type Index struct {
+	opts Options      // immutable after New or Load
+	log  *slog.Logger // opts.Logger, or a discarding one
+
 	saveMu sync.Mutex // serializes Save, so that shards are written in version order
 
 	mu       sync.RWMutex
@@ -87,9 +91,13 @@ type doc struct {
 	terms  []byte // the document's term ids, ascending, as uvarint deltas
 }
 
-// New returns an empty index.
-func New() *Index {
-	return &Index{byKey: make(map[string]uint32), dict: make(map[string]uint32)}
+// New returns an empty index configured by opts.
+func New(opts Options) *Index {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Index{opts: opts, log: log, byKey: make(map[string]uint32), dict: make(map[string]uint32)}
 }
 
 // analyzed is a value turned into postings, before it enters the index.
@@ -192,10 +200,17 @@ func appendPositions(dst []uint32, e []byte) []uint32 {
 	return dst
 }
 
-// Put adds the document key with value, or replaces it.
+// Put adds the document key with value, or replaces it. With
+// Options.Redact, the value and m's strings are redacted first, and a key
+// whose name holds a secret is not indexed (and leaves the index if it
+// was in it).
 func (ix *Index) Put(key string, value []byte, m DocMeta) {
-	a := analyze(value)
-	m.Tags = slices.Clone(m.Tags)
+	if ix.secretName(key) {
+		ix.Delete(key)
+		return
+	}
+	a := analyze(ix.redactValue(key, value))
+	m = ix.redactMeta(key, m) // clones m.Tags
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.putLocked(strings.Clone(key), m, a)

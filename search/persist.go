@@ -22,8 +22,11 @@ const Shards = 64
 const RecordPrefix = "search/"
 
 // formatVersion is the version of the shard encoding; a shard of another
-// version is corrupt to this code (the caller rebuilds).
-const formatVersion = 1
+// version is corrupt to this code (the caller rebuilds). Version 1 indexes
+// were built from values as the store held them, secrets included (a
+// directory store written by other programs): version 2, built through
+// Options.Redact, makes every older index rebuilt.
+const formatVersion = 2
 
 const magic = "MFSI"
 
@@ -220,15 +223,18 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// Load reads the index from sys's system records. No records give an
-// empty index; a shard that does not decode gives an error wrapping
-// ErrCorrupt; records under RecordPrefix that are not shards are ignored.
-func Load(ctx context.Context, sys Sys) (*Index, error) {
+// Load reads the index from sys's system records into an index configured
+// by opts. No records give an empty index; a shard that does not decode
+// gives an error wrapping ErrCorrupt; records under RecordPrefix that are
+// not shards are ignored. A document whose key Options.Redact finds a
+// secret in (the rules may have grown since it was indexed) is dropped,
+// and its shard written again at once, so that the name leaves the disk.
+func Load(ctx context.Context, sys Sys, opts Options) (*Index, error) {
 	list, err := sys.ListSys(ctx, RecordPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("search: list shards: %w", err)
 	}
-	ix := New()
+	ix := New(opts)
 	for _, e := range list {
 		s, ok := parseShardName(e.Key)
 		if !ok {
@@ -246,6 +252,11 @@ func Load(ctx context.Context, sys Sys) (*Index, error) {
 		}
 		if err := ix.decodeShard(s, data); err != nil {
 			return nil, fmt.Errorf("search: shard %d: %w", s, err)
+		}
+	}
+	if ix.Stats().DirtyShards > 0 { // documents dropped
+		if _, err := ix.Save(ctx, sys); err != nil {
+			return nil, fmt.Errorf("search: rewrite the shards of dropped documents: %w", err)
 		}
 	}
 	return ix, nil
@@ -466,21 +477,39 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 		}
 		seen[t] = true
 	}
+	// Only the terms of the documents kept enter the dictionary.
+	kept := docs[:0]
+	clear(used)
+	for _, r := range docs {
+		if ix.secretName(r.key) {
+			continue
+		}
+		kept = append(kept, r)
+		for _, t := range r.terms {
+			used[t] = true
+		}
+	}
 	tidOf := make([]uint32, len(terms))
 	for i, t := range terms {
+		if !used[i] {
+			continue
+		}
 		tid, ok := ix.dict[t]
 		if !ok {
 			tid = ix.newTermLocked(t)
 		}
 		tidOf[i] = tid
 	}
-	for _, r := range docs {
+	for _, r := range kept {
 		for i, t := range r.terms {
 			r.terms[i] = tidOf[t]
 		}
 		ix.insertLocked(r.key, r.m, r.length, r.terms, r.entries)
 	}
 	ix.saved[s] = ix.version[s]
+	if len(kept) < len(docs) {
+		ix.version[s]++ // the record still holds the dropped ones: Load saves it
+	}
 	return nil
 }
 

@@ -17,7 +17,7 @@ import (
 func buildIndex(t testing.TB, n int) (*Index, *gen) {
 	t.Helper()
 	g := newGen(11)
-	ix := New()
+	ix := New(Options{})
 	keys, values := g.notes(n)
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for i, k := range keys {
@@ -72,7 +72,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if st := ix.Stats(); st.DirtyShards != 0 || st.ShardsSaved != Shards {
 		t.Errorf("stats after Save %+v, want 0 dirty, %d saved", st, Shards)
 	}
-	got, err := Load(t.Context(), sys)
+	got, err := Load(t.Context(), sys, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSaveOnlyDirty(t *testing.T) {
 	if n, err := ix.Save(t.Context(), sys); err != nil || n != 0 {
 		t.Errorf("second Save wrote %d shards (err %v), want 0", n, err)
 	}
-	got, err := Load(t.Context(), sys)
+	got, err := Load(t.Context(), sys, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestSaveOnlyDirty(t *testing.T) {
 // TestSaveEmptiedShard: a shard whose last document went is saved empty,
 // so Load does not bring the document back.
 func TestSaveEmptiedShard(t *testing.T) {
-	ix := New()
+	ix := New(Options{})
 	ix.Put("memory/only.md", []byte("lonely"), DocMeta{})
 	sys := newMemSys()
 	if n, err := ix.Save(t.Context(), sys); err != nil || n != 1 {
@@ -159,14 +159,14 @@ func TestSaveEmptiedShard(t *testing.T) {
 	if n, err := ix.Save(t.Context(), sys); err != nil || n != 1 {
 		t.Fatalf("Save: %d, %v; want 1 shard", n, err)
 	}
-	got, err := Load(t.Context(), sys)
+	got, err := Load(t.Context(), sys, Options{})
 	if err != nil || got.Len() != 0 {
 		t.Errorf("Load: %d docs, %v; want none", got.Len(), err)
 	}
 }
 
 func TestLoadMissing(t *testing.T) {
-	ix, err := Load(t.Context(), newMemSys())
+	ix, err := Load(t.Context(), newMemSys(), Options{})
 	if err != nil || ix.Len() != 0 {
 		t.Errorf("Load of nothing: %v docs, %v; want an empty index", ix.Len(), err)
 	}
@@ -195,8 +195,10 @@ func TestLoadCorrupt(t *testing.T) {
 		{"empty", []byte{}},
 		{"no checksum", rec[:len(rec)-4]},
 		{"bad magic", reseal(append([]byte("XXXX"), rec[4:]...))},
-		{"other version", reseal(append([]byte("MFSI\x02"), rec[5:]...))},
-		{"other shard count", reseal(append([]byte("MFSI\x01\x20"), rec[6:]...))},
+		{"other version", reseal(append([]byte("MFSI\x03"), rec[5:]...))},
+		// Version 1 was built without redaction: rebuilt, never trusted.
+		{"version 1", reseal(append([]byte("MFSI\x01"), rec[5:]...))},
+		{"other shard count", reseal(append([]byte("MFSI\x02\x20"), rec[6:]...))},
 		{"trailing bytes", reseal(append(slices.Clone(rec[:len(rec)-4]), 0, 0, 0, 0, 0))},
 		{"truncated body", reseal(append(slices.Clone(rec[:len(rec)/2]), 0, 0, 0, 0))},
 	}
@@ -207,7 +209,7 @@ func TestLoadCorrupt(t *testing.T) {
 				sys.recs[k] = v
 			}
 			sys.recs[name] = tt.data
-			_, err := Load(t.Context(), sys)
+			_, err := Load(t.Context(), sys, Options{})
 			if !errors.Is(err, ErrCorrupt) {
 				t.Errorf("Load = %v, want ErrCorrupt", err)
 			}
@@ -217,7 +219,7 @@ func TestLoadCorrupt(t *testing.T) {
 	t.Run("wrong shard", func(t *testing.T) {
 		sys := newMemSys()
 		sys.recs[ShardName(6)] = clean.recs[ShardName(5)]
-		if _, err := Load(t.Context(), sys); !errors.Is(err, ErrCorrupt) {
+		if _, err := Load(t.Context(), sys, Options{}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("Load = %v, want ErrCorrupt", err)
 		}
 	})
@@ -229,7 +231,7 @@ func TestLoadCorrupt(t *testing.T) {
 		}
 		sys.recs["search/shard-7"] = []byte("junk")
 		sys.recs["search/manifest"] = []byte("junk")
-		if got, err := Load(t.Context(), sys); err != nil || got.Len() != ix.Len() {
+		if got, err := Load(t.Context(), sys, Options{}); err != nil || got.Len() != ix.Len() {
 			t.Errorf("Load: %v, %d docs; want %d", err, got.Len(), ix.Len())
 		}
 	})
@@ -239,7 +241,7 @@ func TestLoadCorrupt(t *testing.T) {
 // The fuzzer writes the record's body and the checksum is added, so that
 // the decoder's own checks are what it exercises.
 func FuzzDecodeShard(f *testing.F) {
-	ix := New()
+	ix := New(Options{})
 	ix.Put("memory/a.md", []byte("alpha beta camelCase 東京都"), DocMeta{Tags: []string{"x"}, HasImportance: true, Importance: 0.5})
 	ix.Put("memory/b.md", []byte("beta gamma"), DocMeta{MTime: time.Unix(5, 0)})
 	s := ShardOf("memory/a.md")
@@ -252,7 +254,7 @@ func FuzzDecodeShard(f *testing.F) {
 	f.Add(rec[:len(rec)-4])
 	f.Fuzz(func(t *testing.T, body []byte) {
 		data := binary.LittleEndian.AppendUint32(slices.Clip(body), crc32.Checksum(body, castagnoli))
-		got := New()
+		got := New(Options{})
 		if err := got.decodeShard(s, data); err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("error %v does not wrap ErrCorrupt", err)
@@ -274,7 +276,7 @@ func TestDirStore(t *testing.T) {
 	if _, err := ix.Save(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Load(t.Context(), s)
+	got, err := Load(t.Context(), s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,14 +295,14 @@ func TestDirStore(t *testing.T) {
 // listing, index again what differs.
 func TestStaleness(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	ix := New()
+	ix := New(Options{})
 	ix.Put("memory/a.md", []byte("apple"), DocMeta{Size: 5, MTime: t0})
 	ix.Put("memory/b.md", []byte("banana"), DocMeta{Size: 6, MTime: t0})
 	sys := newMemSys()
 	if _, err := ix.Save(t.Context(), sys); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Load(t.Context(), sys)
+	got, err := Load(t.Context(), sys, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

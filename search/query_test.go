@@ -59,7 +59,7 @@ func TestParseQueryErrors(t *testing.T) {
 
 // TestParseQuerySearch: a parsed query runs as written.
 func TestParseQuerySearch(t *testing.T) {
-	ix := New()
+	ix := New(Options{})
 	ix.Put("memory/projects/a.md", []byte("kernel notes"), DocMeta{Tags: []string{"go"}})
 	ix.Put("memory/global.md", []byte("kernel notes"), DocMeta{Tags: []string{"go"}})
 	q, err := ParseQuery("kernel prefix:memory%2Fprojects tag:go")

@@ -18,7 +18,7 @@ func keys(hits []Hit) []string {
 }
 
 func TestPhraseBeatsScattered(t *testing.T) {
-	ix := New()
+	ix := New(Options{})
 	// The same words, the same counts, the same length: only the order
 	// differs.
 	ix.Put("memory/phrase.md", []byte("notes: the deploy plan for friday was approved by ops"), DocMeta{})
@@ -44,7 +44,7 @@ func TestPhraseBeatsScattered(t *testing.T) {
 }
 
 func TestRareBeatsCommon(t *testing.T) {
-	ix := New()
+	ix := New(Options{})
 	for i := range 50 {
 		ix.Put(fmt.Sprintf("memory/common%02d.md", i), []byte("golang notes and more golang notes"), DocMeta{})
 	}
@@ -73,7 +73,7 @@ func TestRareBeatsCommon(t *testing.T) {
 }
 
 func TestTiesByKey(t *testing.T) {
-	ix := New()
+	ix := New(Options{})
 	for _, k := range []string{"c", "a", "b"} {
 		ix.Put("memory/"+k, []byte("same words"), DocMeta{})
 	}
@@ -88,7 +88,7 @@ func TestTiesByKey(t *testing.T) {
 
 func TestFilters(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	ix := New()
+	ix := New(Options{})
 	docs := []struct {
 		key  string
 		meta DocMeta
@@ -136,7 +136,7 @@ func TestFilters(t *testing.T) {
 }
 
 func TestTopKAndMinScore(t *testing.T) {
-	ix := New()
+	ix := New(Options{})
 	for i := range 30 {
 		// Document i holds "needle" i+1 times: scores rise with i.
 		ix.Put(fmt.Sprintf("memory/%02d.md", i), []byte(strings.Repeat("needle ", i+1)+strings.Repeat("hay ", 40-i)), DocMeta{})
@@ -173,7 +173,7 @@ func TestTopKAndMinScore(t *testing.T) {
 }
 
 func TestNoMatch(t *testing.T) {
-	ix := New()
+	ix := New(Options{})
 	if got := ix.Search(Query{Text: "anything"}); got != nil {
 		t.Errorf("empty index: got %v", got)
 	}
@@ -186,7 +186,7 @@ func TestNoMatch(t *testing.T) {
 }
 
 func TestPutReplaces(t *testing.T) {
-	ix := New()
+	ix := New(Options{})
 	ix.Put("memory/a.md", []byte("old words: pineapple"), DocMeta{Tags: []string{"x"}})
 	ix.Put("memory/b.md", []byte("shared pineapple"), DocMeta{})
 	ix.Put("memory/a.md", []byte("new words: mango"), DocMeta{Tags: []string{"y"}})
@@ -213,7 +213,7 @@ func TestPutReplaces(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
-	ix := New()
+	ix := New(Options{})
 	ix.Put("memory/a.md", []byte("apple banana"), DocMeta{})
 	ix.Put("memory/b.md", []byte("banana cherry"), DocMeta{})
 	ix.Delete("memory/a.md")
@@ -236,7 +236,7 @@ func TestDelete(t *testing.T) {
 // compacting postings, and checks the index against a rebuilt one.
 func TestChurn(t *testing.T) {
 	g := newGen(7)
-	ix := New()
+	ix := New(Options{})
 	live := make(map[string][]byte)
 	for i := range 1500 {
 		key := fmt.Sprintf("memory/n%03d.md", g.rng.IntN(200))
@@ -269,7 +269,7 @@ func TestChurn(t *testing.T) {
 	if n != total {
 		t.Fatalf("documents list %d postings, the terms hold %d", n, total)
 	}
-	fresh := New()
+	fresh := New(Options{})
 	for k, v := range live {
 		fresh.Put(k, v, DocMeta{Size: int64(len(v))})
 	}
@@ -300,7 +300,7 @@ func sameHits(a, b []Hit) bool {
 
 func TestConcurrent(t *testing.T) {
 	g := newGen(3)
-	ix := New()
+	ix := New(Options{})
 	notes := make([][]byte, 200)
 	for i := range notes {
 		notes[i] = g.note(400)

@@ -7,19 +7,20 @@ import (
 	"unicode/utf8"
 )
 
-// snippetWidth is Snippet's width when it is given none.
+// snippetWidth is snippet's width when it is given none.
 const snippetWidth = 160
 
-// wordSlack is how far, in runes, Snippet moves a cut end to fall between
+// wordSlack is how far, in runes, snippet moves a cut end to fall between
 // words.
 const wordSlack = 12
 
-// Snippet returns a one-line excerpt of value of about width runes (160
+// snippet returns a one-line excerpt of value of about width runes (160
 // for width <= 0) around the place that holds the most distinct words of
 // q.Text, the first such place on a tie; the start of value when no word
 // matches. Runs of white space and control characters become one space,
-// invalid UTF-8 becomes U+FFFD, and "…" marks an end that was cut.
-func Snippet(value []byte, q Query, width int) string {
+// invalid UTF-8 becomes U+FFFD, and "…" marks an end that was cut. It does
+// not redact: callers use Index.Snippet, which does.
+func snippet(value []byte, q Query, width int) string {
 	if width <= 0 {
 		width = snippetWidth
 	}

@@ -34,7 +34,7 @@ func TestSnippet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Snippet([]byte(tt.value), Query{Text: tt.query}, tt.width)
+			got := snippet([]byte(tt.value), Query{Text: tt.query}, tt.width)
 			if tt.want != "" && got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
@@ -65,18 +65,18 @@ func TestSnippetUTF8(t *testing.T) {
 	// Multi-byte runes everywhere, the cut could fall in any of them.
 	v := strings.Repeat("é東😀", 50) + " target " + strings.Repeat("ü語🎉", 50)
 	for w := 1; w < 40; w++ {
-		got := Snippet([]byte(v), Query{Text: "target"}, w)
+		got := snippet([]byte(v), Query{Text: "target"}, w)
 		if !utf8.ValidString(got) {
 			t.Fatalf("width %d: invalid UTF-8 %q", w, got)
 		}
 	}
-	got := Snippet([]byte(v), Query{Text: "target"}, 20)
+	got := snippet([]byte(v), Query{Text: "target"}, 20)
 	if !strings.Contains(got, "target") {
 		t.Errorf("got %q, want it to contain target", got)
 	}
 	// Invalid input: valid output.
 	bad := []byte("abc \xff\xfe target \xe6\x9d def")
-	if got := Snippet(bad, Query{Text: "target"}, 10); !utf8.ValidString(got) || !strings.Contains(got, "target") {
+	if got := snippet(bad, Query{Text: "target"}, 10); !utf8.ValidString(got) || !strings.Contains(got, "target") {
 		t.Errorf("got %q, want valid UTF-8 with target", got)
 	}
 }
@@ -85,7 +85,7 @@ func FuzzSnippet(f *testing.F) {
 	f.Add([]byte("some text with a target inside\n and 東京 \xff"), "target 東京", 12)
 	f.Fuzz(func(t *testing.T, v []byte, q string, w int) {
 		w = (w%300+300)%300 + 1
-		got := Snippet(v, Query{Text: q}, w)
+		got := snippet(v, Query{Text: q}, w)
 		if !utf8.ValidString(got) {
 			t.Fatalf("invalid UTF-8 %q", got)
 		}

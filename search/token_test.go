@@ -100,7 +100,7 @@ func FuzzTokenize(f *testing.F) {
 // TestCJKWordInSentence is the point of bigrams: a two-character word in a
 // sentence without spaces is found, and a longer one as a phrase.
 func TestCJKWordInSentence(t *testing.T) {
-	ix := New()
+	ix := New(Options{})
 	ix.Put("memory/a.md", []byte("今日は東京都で会議がありました。"), DocMeta{})
 	ix.Put("memory/b.md", []byte("明日は大阪で休みです。"), DocMeta{})
 	for _, q := range []string{"会議", "東京", "東京都", "会議があり"} {

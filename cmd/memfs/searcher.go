@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 )
@@ -32,7 +34,8 @@ type searcher struct {
 	log *slog.Logger
 
 	base    *search.Index
-	applyMu sync.Mutex // serializes apply: queued changes go into base in order
+	opts    search.Options // base's, and the overlay's of each search
+	applyMu sync.Mutex     // serializes apply: queued changes go into base in order
 
 	mu      sync.Mutex    // guards the fields below
 	pending []indexChange // flushed changes not yet in base
@@ -58,7 +61,38 @@ const saveDelay = 2 * time.Second
 // version (size and mtime) are indexed again. A corrupt index is rebuilt.
 // rebuild forces a rebuild from scratch (memfs reindex).
 func openSearcher(ctx context.Context, c *session.Context, st backend.Store, log *slog.Logger, rebuild bool) (*searcher, int, error) {
-	ix, err := search.Load(ctx, st)
+	// The index is persisted with the store, so it never holds a raw
+	// secret: it redacts (the values it indexes, its snippets) with the
+	// session's redactor, or, when the session has none, with the default
+	// rules and config file. The store commands (reindex, search) open
+	// the store without a redactor, so nil cannot be told from
+	// --no-redact here; and --no-redact asks for values kept as written,
+	// not for an index of secrets.
+	red := c.Redactor()
+	if red == nil {
+		var cfg redact.Config
+		if _, err := os.Stat(defaultRedactConfig()); err == nil {
+			if cfg, err = redact.LoadConfig(defaultRedactConfig()); err != nil {
+				return nil, 0, fmt.Errorf("search index: redaction config %s: %w", defaultRedactConfig(), err)
+			}
+		}
+		var err error
+		if red, err = redact.New(cfg); err != nil {
+			return nil, 0, fmt.Errorf("search index: %w", err)
+		}
+	}
+	opts := search.Options{Logger: log, Redact: func(key string, v []byte) ([]byte, []string) {
+		out, findings := red.Redact(key, v)
+		if len(findings) == 0 {
+			return out, nil
+		}
+		rules := make([]string, len(findings))
+		for i, f := range findings {
+			rules[i] = f.RuleID
+		}
+		return out, rules
+	}}
+	ix, err := search.Load(ctx, st, opts)
 	if errors.Is(err, search.ErrCorrupt) {
 		log.Warn("search index corrupt; rebuilding it", "err", err)
 		rebuild = true
@@ -77,9 +111,9 @@ func openSearcher(ctx context.Context, c *session.Context, st backend.Store, log
 		if err := st.DeleteSys(ctx, names...); err != nil {
 			return nil, 0, fmt.Errorf("search index: remove the old one: %w", err)
 		}
-		ix = search.New()
+		ix = search.New(opts)
 	}
-	s := &searcher{c: c, st: st, log: log, base: ix,
+	s := &searcher{c: c, st: st, log: log, base: ix, opts: opts,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	n, err := s.repair(ctx)
 	if err != nil {
@@ -259,7 +293,7 @@ func (s *searcher) search(ctx context.Context, q search.Query) ([]result, error)
 	}
 	s.apply() // what flushes queued
 	dirty, removed := s.c.Unflushed()
-	overlay := search.New()
+	overlay := search.New(s.opts)
 	shadowed := make(map[string]bool, len(dirty)+len(removed))
 	for _, e := range dirty {
 		overlay.Put(e.Key, e.Value, search.MetaOf(e.Info))
@@ -315,7 +349,7 @@ func (s *searcher) search(ctx context.Context, q search.Query) ([]result, error)
 			continue // removed meanwhile
 		}
 		v, _ := s.c.Get(h.Key)
-		out = append(out, result{Key: h.Key, Score: h.Score, Snippet: search.Snippet(v, q, 160)})
+		out = append(out, result{Key: h.Key, Score: h.Score, Snippet: s.base.Snippet(h.Key, v, q, 160)})
 	}
 	return out, nil
 }
