@@ -25,11 +25,35 @@
 //
 // Hidden names (memfs's temp files, lock and journal, an editor's swap
 // files) are ignored.
+//
+// # Redaction on ingest
+//
+// A value read from the store goes through session.Context.Ingest before
+// anything else sees it: the session, the helper, the mount, the search
+// index and the event log only ever get it redacted. When Ingest finds a
+// secret, the store's copy is rewritten at once, redacted, with the same
+// mode, owner and attributes, atomically (a temp file renamed over
+// it, as memfs's flushes do); the session is told first (Rewriting), so
+// that the watcher takes the rewrite for memfs's own write and does not
+// loop, and the event log records it (a write by agent
+// session.IngestAgent). One log line per finding names the key and the
+// rule, never the secret. A file whose name holds a secret is not taken
+// in (a log line names the rule); it stays in the store as it is.
+//
+// The rewrite cannot know whether the other program still has the file
+// open: if it writes on after the rename, its writes go to the old,
+// unlinked file and are lost to the store (and if it renames its own
+// temp file over the key later, that version is ingested in turn). The
+// key is looked at again just before the rename, and a change seen then
+// postpones the rewrite until the file settles, which narrows the window
+// but cannot close it. If the rewrite fails, the redacted value enters the
+// session unflushed, so that the next flush writes it.
 package extwatch
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -44,12 +68,14 @@ import (
 	"github.com/memfs/memfs/session"
 )
 
-// Store is the directory store being watched.
+// Store is the directory store being watched. Save is used only to
+// rewrite, redacted, a file in which another program wrote a secret.
 type Store interface {
 	Root() string
 	Stat(ctx context.Context, key string) (backend.Info, error)
 	Load(ctx context.Context, keys ...string) ([]backend.Entry, error)
 	List(ctx context.Context) ([]backend.Entry, error)
+	Save(ctx context.Context, entries ...backend.Entry) error
 }
 
 // Applier carries an external change out through the mountpoint, in a
@@ -264,6 +290,11 @@ func (w *Watcher) worker(ctx context.Context) {
 
 // process brings the session's view of key in line with the store's.
 func (w *Watcher) process(ctx context.Context, key string) {
+	if _, _, err := w.c.Ingest(backend.Entry{Key: key}); err != nil {
+		// A name with a secret: the session logged the rule; the key must
+		// reach no log line, event or index, so nothing more is said.
+		return
+	}
 	info, err := w.st.Stat(ctx, key)
 	if errors.Is(err, backend.ErrKeyNotFound) {
 		w.removed(key)
@@ -294,6 +325,29 @@ func (w *Watcher) process(ctx context.Context, key string) {
 	if w.c.Echo(key, e.Info) {
 		return
 	}
+	// Nothing below sees the value as read: only what Ingest made of it.
+	read := e.Info
+	e, findings, err := w.c.Ingest(e)
+	if err != nil {
+		w.log.Warn("external change not taken in", "err", err)
+		return
+	}
+	dirty := false // true: the store still holds the secret, the next flush rewrites it
+	if len(findings) > 0 {
+		for _, f := range findings {
+			w.log.Warn("redacted a secret another program wrote into the store", "key", key, "rule", f.RuleID,
+				"line", f.Line, "column", f.Column)
+		}
+		switch err := w.rewrite(ctx, &e, read); {
+		case errors.Is(err, errChanged):
+			w.schedule(key) // written again meanwhile: the new version is ingested instead
+			return
+		case err != nil:
+			w.log.Error("cannot rewrite the store file redacted; memfs keeps the redacted value unflushed, the next flush writes it",
+				"key", key, "err", err)
+			dirty = true
+		}
+	}
 	switch {
 	case w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key)):
 		conflict := session.ConflictKey(key, time.Now())
@@ -307,7 +361,13 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			w.log.Error("external change: cannot keep the conflict copy", "key", key, "err", err)
 		}
 	case w.c.Has(key) || w.opts.Applier == nil:
-		if _, err := w.c.ApplyExternal(e); err != nil {
+		var err error
+		if dirty {
+			err = w.c.Put(e)
+		} else {
+			_, err = w.c.ApplyExternal(e)
+		}
+		if err != nil {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
 			return
 		}
@@ -315,8 +375,38 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			w.apply(key, func() error { return w.opts.Applier.Touch(key, int64(len(e.Value))) })
 		}
 	default:
-		w.apply(key, func() error { return w.opts.Applier.Create(key, e, false) })
+		w.apply(key, func() error { return w.opts.Applier.Create(key, e, dirty) })
 	}
+}
+
+// errChanged is rewrite's report that the file changed after it was read.
+var errChanged = errors.New("changed since it was read")
+
+// rewrite replaces the store's copy of e.Key, read with info read, which
+// another program wrote with a secret in it, by e, its redacted version,
+// and records it in the event log. The file keeps its mode, owner and
+// attributes; its mtime becomes the time of the rewrite (set in e): memfs
+// did change it, and a fresh stamp cannot be mistaken for a version the
+// other program writes within the same clock tick.
+func (w *Watcher) rewrite(ctx context.Context, e *backend.Entry, read backend.Info) error {
+	// The last look before the rename: a version written since the read
+	// would be lost under it (see the package doc for what remains).
+	now, err := w.st.Stat(ctx, e.Key)
+	if err != nil {
+		return fmt.Errorf("extwatch: rewrite %s: %w", e.Key, err)
+	}
+	if now.Size != read.Size || !now.MTime.Equal(read.MTime) {
+		return errChanged
+	}
+	e.Info.MTime = time.Now()
+	// Announced before the write: the watcher may see the rename before
+	// Save returns.
+	w.c.Rewriting(e.Key, e.Info)
+	if err := w.st.Save(ctx, *e); err != nil {
+		return fmt.Errorf("extwatch: rewrite %s: %w", e.Key, err)
+	}
+	w.c.Rewritten(ctx, *e)
+	return nil
 }
 
 func (w *Watcher) removed(key string) {
