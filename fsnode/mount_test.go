@@ -419,7 +419,7 @@ func TestMountKernelCacheKeptAndInvalidated(t *testing.T) {
 	if err := os.WriteFile(s, []byte("the first version, rather long\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	readFile(t, s) // the kernel now caches these pages
+	readFile(t, s)                                 // the kernel now caches these pages
 	if err := m.c.Flush(t.Context()); err != nil { // clean: an external change is no conflict
 		t.Fatal(err)
 	}
