@@ -2,7 +2,10 @@ package backend
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 )
 
 // ErrKeyNotFound is returned (wrapped in a *fs.PathError) by Load when a key
@@ -33,4 +36,36 @@ func (notFound) Is(target error) bool { return target == fs.ErrNotExist }
 // NotFound returns the error Load reports for a missing key.
 func NotFound(op, key string) error {
 	return &fs.PathError{Op: op, Path: key, Err: ErrKeyNotFound}
+}
+
+// ErrSymlink is returned when a file or directory that memfs keeps in a
+// store's directory (its lock, journal, system records, a database file) is
+// a symbolic link. memfs never follows one there: a store that arrives by
+// git pull, rsync or unzip can carry a link to a file outside it.
+var ErrSymlink = errors.New("is a symbolic link; memfs never follows a link in a store directory (replace it with the real file, or remove it)")
+
+// RefuseSymlinks returns an error wrapping ErrSymlink, naming the path, for
+// the first of names in dir that is a symbolic link. With no names, every
+// entry of dir is checked. Missing names are fine.
+func RefuseSymlinks(dir string, names ...string) error {
+	if len(names) == 0 {
+		ents, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for _, e := range ents {
+			if e.Type()&fs.ModeSymlink != 0 {
+				return fmt.Errorf("%s %w", filepath.Join(dir, e.Name()), ErrSymlink)
+			}
+		}
+		return nil
+	}
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		fi, err := os.Lstat(p)
+		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s %w", p, ErrSymlink)
+		}
+	}
+	return nil
 }

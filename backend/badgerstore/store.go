@@ -15,6 +15,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/lockfile"
 )
 
 // Options configures a Store. The zero value is what memfs uses: badger's
@@ -100,9 +101,14 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
-	lf, err := lock(abs)
+	// Badger opens its files by name and follows links; every entry of
+	// the directory is ours or badger's, so none may be a link.
+	if err := backend.RefuseSymlinks(abs); err != nil {
+		return nil, fmt.Errorf("badgerstore: %w", err)
+	}
+	lf, err := lockfile.Lock(filepath.Join(abs, lockName), abs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
 	if err := checkBadgerLock(abs); err != nil {
 		lf.Close()

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,12 +16,18 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/lockfile"
 )
 
 // lockName is the hidden file in the root that carries the store's flock and
 // the holder's PID. It is never removed: unlinking a lock file lets a waiter
 // lock the orphaned inode while a newcomer locks a fresh one, and both win.
 const lockName = ".memfs.lock"
+
+// JournalName is where memfs keeps a dir store's crash journal: in the
+// root, under a hidden name that List never shows, so that it moves with
+// the store.
+const JournalName = ".memfs-journal"
 
 // Store is a backend.Store kept in a plain directory. It is safe for
 // concurrent use by multiple goroutines.
@@ -62,14 +67,19 @@ func open(dir string, o options) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
-	root, err := os.OpenRoot(abs)
+	// os.Root follows a symlink that stays inside the root, and ignores
+	// O_NOFOLLOW: memfs's own files are checked by name first.
+	if err := backend.RefuseSymlinks(abs, lockName, sysDir, JournalName); err != nil {
+		return nil, fmt.Errorf("dirstore: %w", err)
+	}
+	lock, err := lockfile.Lock(filepath.Join(abs, lockName), abs)
 	if err != nil {
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
-	lock, err := lockRoot(root, abs)
+	root, err := os.OpenRoot(abs)
 	if err != nil {
-		root.Close()
-		return nil, err
+		lock.Close()
+		return nil, fmt.Errorf("dirstore: %w", err)
 	}
 	s := &Store{
 		dir:      abs,
@@ -99,49 +109,6 @@ func (s *Store) sweepTemps() {
 		}
 		return nil
 	})
-}
-
-// lockRoot takes the store's exclusive lock and records our PID in it.
-// flock belongs to the open file description, so a second Open in this same
-// process conflicts just as another process does.
-func lockRoot(root *os.Root, abs string) (*os.File, error) {
-	f, err := root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("dirstore: lock %s: %w", abs, err)
-	}
-	err = ignoringEINTR(func() error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) })
-	if errors.Is(err, unix.EWOULDBLOCK) {
-		f.Close()
-		return nil, fmt.Errorf("dirstore: %s is in use by %s: %w", abs, holder(root), backend.ErrStoreInUse)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("dirstore: lock %s: %w", abs, err)
-	}
-	pid := strconv.Itoa(os.Getpid()) + "\n"
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(pid), 0)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("dirstore: lock %s: %w", abs, err)
-	}
-	return f, nil
-}
-
-// holder describes who holds the lock, from the PID its holder wrote. The
-// holder writes the PID just after it wins the lock, so a loser can look in
-// between and find nothing.
-func holder(root *os.Root) string {
-	b, err := root.ReadFile(lockName)
-	if err != nil {
-		return "another process"
-	}
-	pid, err := strconv.Atoi(string(bytes.TrimSpace(b)))
-	if err != nil || pid <= 0 {
-		return "another process"
-	}
-	return "process " + strconv.Itoa(pid)
 }
 
 // Root returns the absolute path of the store's directory.

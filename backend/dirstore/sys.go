@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,6 +24,26 @@ func sysPath(op, name string) (string, error) {
 	return sysDir + "/" + name, nil
 }
 
+// noLink returns an error wrapping backend.ErrSymlink when p, or a
+// directory on its way, is a symbolic link: os.Root would follow one that
+// stays inside the root, and a record must never be read from, or written
+// into, a key's file or anything else a link names.
+func (s *Store) noLink(p string) error {
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		fi, err := s.root.Lstat(p[:i])
+		if err != nil {
+			return nil // missing: nothing to follow
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("dirstore: %s %w", filepath.Join(s.dir, p[:i]), backend.ErrSymlink)
+		}
+	}
+	return nil
+}
+
 // SaveSys writes the record like a one-entry Save: temp file, fsync,
 // rename, fsync of the directory.
 func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
@@ -33,6 +54,9 @@ func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := s.noLink(p); err != nil {
+		return err
+	}
 	return s.saveOne(&backend.Entry{Key: p, Info: backend.Info{Mode: 0o600, UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())}, Value: data})
 }
 
@@ -40,6 +64,9 @@ func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
 func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
 	p, err := sysPath("load", name)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.noLink(p); err != nil {
 		return nil, err
 	}
 	f, err := s.root.Open(p)
@@ -69,6 +96,9 @@ func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 		}
 		if strings.HasPrefix(d.Name(), ".") && p != sysDir {
 			return nil // temp files
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s %w", filepath.Join(s.dir, p), backend.ErrSymlink)
 		}
 		if !d.Type().IsRegular() {
 			return nil

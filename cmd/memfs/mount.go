@@ -65,13 +65,39 @@ func checkMountpoint(mnt string, spec storeSpec) error {
 	if len(ents) > 0 {
 		return fmt.Errorf("mountpoint %s is not empty (%d entries); mount on an empty directory", mnt, len(ents))
 	}
-	if within(mnt, spec.path) || within(spec.path, mnt) {
-		return fmt.Errorf("mountpoint %s and store %s overlap; the kernel would deadlock serving one from the other", mnt, spec.path)
+	if err := checkOverlap(mnt, spec.path); err != nil {
+		return err
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return fmt.Errorf("no /dev/fuse (%v): load the fuse module (modprobe fuse) or install fuse3", err)
 	}
 	return nil
+}
+
+// checkOverlap refuses a mountpoint inside the store or a store inside the
+// mountpoint, comparing the paths with every symlink resolved: a link must
+// not hide an overlap.
+func checkOverlap(mnt, store string) error {
+	m, s := resolved(mnt), resolved(store)
+	if within(m, s) || within(s, m) {
+		return fmt.Errorf("mountpoint %s and store %s overlap (%s and %s); the kernel would deadlock serving one from the other", mnt, store, m, s)
+	}
+	return nil
+}
+
+// resolved returns the absolute path p with every symlink resolved; a part
+// that does not exist yet (a new store) is joined to its nearest existing
+// parent, resolved.
+func resolved(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p
+	}
+	return filepath.Join(resolved(parent), filepath.Base(p))
 }
 
 func within(path, dir string) bool {

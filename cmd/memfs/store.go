@@ -34,9 +34,9 @@ func (s storeSpec) String() string { return s.kind + ":" + s.path }
 // a hidden name, so that it moves with it and is never listed as a key.
 func (s storeSpec) journalPath() string {
 	if s.kind == "dir" {
-		return filepath.Join(s.path, ".memfs-journal")
+		return filepath.Join(s.path, dirstore.JournalName)
 	}
-	return filepath.Join(s.path, "memfs.journal")
+	return filepath.Join(s.path, badgerstore.JournalName)
 }
 
 // defaultStorePath is the embedded badger store under the XDG data directory.
