@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"fmt"
+	"log"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -45,6 +46,11 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 			MaxWrite:             1 << 20,
 			Options:              []string{"default_permissions"},
 		},
+	}
+	if mo.Debug {
+		// go-fuse prints payload bytes; the writer keeps sizes and
+		// redacted names only.
+		opts.MountOptions.Logger = log.New(debugWriter{log: root.log, red: root.c.Redactor()}, "", 0)
 	}
 	if mo.ReadOnly {
 		opts.MountOptions.Options = append(opts.MountOptions.Options, "ro")
