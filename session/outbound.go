@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/fnv"
 	"maps"
 
 	"github.com/memfs/memfs/backend"
@@ -45,48 +46,87 @@ func (c *Context) checkName(op, name string) error {
 // seal returns e as it may leave memory: its value and its attribute
 // values redacted. e itself is not modified; an unchanged value is shared.
 func (c *Context) seal(e backend.Entry) (backend.Entry, []redact.Finding) {
+	var findings []redact.Finding
+	e = c.sealEach(e, func(_ []byte, f redact.Finding) { findings = append(findings, f) })
+	return e, findings
+}
+
+// sealEach is seal that hands each finding to found with the bytes it was
+// found in (the value, or one attribute value).
+func (c *Context) sealEach(e backend.Entry, found func(src []byte, f redact.Finding)) backend.Entry {
 	r := c.opts.Redactor
 	if r == nil {
-		return e, nil
+		return e
 	}
 	v, findings := r.Redact(e.Key, e.Value)
+	for _, f := range findings {
+		found(e.Value, f)
+	}
 	if len(findings) > 0 {
 		e.Value = v
 		e.Info.Size = int64(len(v))
 	}
 	var x map[string][]byte
 	for name, val := range e.Info.XAttrs {
-		rv, f := r.Redact(e.Key, val)
-		if len(f) == 0 {
+		rv, fs := r.Redact(e.Key, val)
+		if len(fs) == 0 {
 			continue
+		}
+		for _, f := range fs {
+			found(val, f)
 		}
 		if x == nil {
 			x = maps.Clone(e.Info.XAttrs)
 		}
 		x[name] = rv
-		findings = append(findings, f...)
 	}
 	if x != nil {
 		e.Info.XAttrs = x
 	}
-	return e, findings
+	return e
 }
 
-// sealEntries seals entries in place. With logFindings, each finding is
-// logged once (key, rule and range: never the secret); the store's flush
-// logs, the journal and recovery copies of the same value do not repeat it.
+// sealEntries seals entries in place. With logFindings, each secret is
+// logged once (key, rule and range: never the secret): a value flushed
+// again after an append, a rename or an attribute change does not repeat
+// the lines of the secrets it already had, and the journal and recovery
+// copies of the same value log nothing.
 func (c *Context) sealEntries(entries []backend.Entry, logFindings bool) {
 	for i := range entries {
-		var findings []redact.Finding
-		entries[i], findings = c.seal(entries[i])
-		if !logFindings {
-			continue
-		}
-		for _, f := range findings {
-			c.log.Info("redacted a secret before it reached the store", "key", entries[i].Key, "rule", f.RuleID,
+		key := entries[i].Key
+		entries[i] = c.sealEach(entries[i], func(src []byte, f redact.Finding) {
+			if !logFindings || !c.firstSighting(src, f) {
+				return
+			}
+			c.log.Info("redacted a secret before it reached the store", "key", key, "rule", f.RuleID,
 				"start", f.Start, "end", f.End, "line", f.Line, "column", f.Column)
-		}
+		})
 	}
+}
+
+// maxLogged bounds the set of logged secrets; past it the set starts anew
+// (a secret may then be logged a second time, never lost from the log).
+const maxLogged = 1 << 16
+
+// firstSighting reports whether the secret of f, found in src, has not
+// been logged before, and records it. Only a hash of the rule and the
+// secret's bytes is kept.
+func (c *Context) firstSighting(src []byte, f redact.Finding) bool {
+	h := fnv.New64a()
+	h.Write([]byte(f.RuleID))
+	h.Write([]byte{0})
+	h.Write(src[f.Start:f.End])
+	sum := h.Sum64()
+	c.loggedMu.Lock()
+	defer c.loggedMu.Unlock()
+	if _, ok := c.logged[sum]; ok {
+		return false
+	}
+	if c.logged == nil || len(c.logged) >= maxLogged {
+		c.logged = make(map[uint64]struct{})
+	}
+	c.logged[sum] = struct{}{}
+	return true
 }
 
 func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, removed []string) error {

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -92,4 +93,36 @@ func defaultRedactor(t *testing.T) *redact.Redactor {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// Each secret is logged once, however often the value that holds it is
+// flushed again (appends, attribute changes, renames), and a new secret in
+// the same value gets its own line.
+func TestEachFindingIsLoggedOnce(t *testing.T) {
+	token := "ghp_" + strings.Repeat("Zq9Xw3Lm7P", 3) + "Ab12Cd"
+	aws := "AKIA" + "QX7RZ2LMN4TPV6WY"
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	c, _, _, _ := newSession(t, session.Options{Redactor: defaultRedactor(t), Logger: log})
+	steps := []func() error{
+		func() error { return c.Set("memory/a.md", []byte("token "+token+"\n")) },
+		func() error { return c.Set("memory/a.md", []byte("token "+token+"\nmore\n")) },
+		func() error { return c.SetXAttr(t.Context(), "memory/a.md", "user.note", []byte("x"), 0) },
+		func() error { return c.Rename(t.Context(), "memory/a.md", "memory/b.md", 0) },
+		func() error { return c.Set("memory/b.md", []byte("token "+token+"\nmore\nkey "+aws+"\n")) },
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if err := c.Flush(t.Context()); err != nil {
+			t.Fatalf("flush %d: %v", i, err)
+		}
+	}
+	if n := strings.Count(logs.String(), "rule=github-token"); n != 1 {
+		t.Errorf("the GitHub token was logged %d times, want once:\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), "rule=aws-access-key-id"); n != 1 {
+		t.Errorf("the AWS key was logged %d times, want once:\n%s", n, logs.String())
+	}
 }

@@ -122,6 +122,9 @@ type Context struct {
 	// it, until a flush deletes them (a delete event).
 	gone    map[string]*meta.WriterInfo
 	pending []Event // events a failed Options.Events call left for the next flush
+
+	loggedMu sync.Mutex          // guards logged; never held with mu
+	logged   map[uint64]struct{} // hashes of the secrets already logged (logFindings)
 }
 
 // stamp identifies a stored version of a value.
