@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Installs the programs the tests use, when missing: fuse3 (fusermount3, as
 # a fallback to mounting directly as root), vim, inotify-tools, python3 and
-# attr (setfattr, getfattr).
+# attr (setfattr, getfattr), and staticcheck.
 set -euo pipefail
+
+# staticcheck, pinned, from the Go module proxy (scripts/test.sh runs it).
+staticcheck_version=v0.8.2
+if ! "$(go env GOPATH)/bin/staticcheck" -version 2>/dev/null | grep -q "${staticcheck_version#v}"; then
+	echo "installing staticcheck $staticcheck_version"
+	go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+fi
 
 need=()
 command -v fusermount3 >/dev/null || need+=(fuse3)

@@ -12,6 +12,19 @@ scripts/install-deps.sh
 echo "== go vet"
 go vet ./...
 
+echo "== staticcheck"
+"$(go env GOPATH)/bin/staticcheck" ./...
+
+echo "== go mod tidy is a no-op"
+cp go.mod /tmp/memfs-go.mod.$$; cp go.sum /tmp/memfs-go.sum.$$
+go mod tidy
+if ! cmp -s go.mod /tmp/memfs-go.mod.$$ || ! cmp -s go.sum /tmp/memfs-go.sum.$$; then
+	echo "go mod tidy changed go.mod or go.sum:"; git diff -- go.mod go.sum
+	cp /tmp/memfs-go.mod.$$ go.mod; cp /tmp/memfs-go.sum.$$ go.sum; rm -f /tmp/memfs-go.*.$$
+	exit 1
+fi
+rm -f /tmp/memfs-go.*.$$
+
 echo "== gofmt"
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
