@@ -133,7 +133,11 @@ func (c *Context) Flush(ctx context.Context) error {
 	}
 	if c.opts.Journal != nil {
 		if err := c.opts.Journal.Truncate(through); err != nil {
-			c.log.Warn("journal truncate failed; records will be replayed again", "err", err)
+			// The store has the values, but the journal still holds
+			// older records of them, which a replay would put back over
+			// changes flushed but never closed: not a success.
+			c.log.Error("journal truncate failed after a flush; the flush is reported failed", "err", err)
+			return wrapf("flush: journal truncate: %w", err)
 		}
 	}
 	return nil
@@ -188,6 +192,11 @@ func (c *Context) Replay(records []journal.Record) error {
 	for _, r := range records {
 		for _, e := range r.Entries {
 			if r.Append {
+				// An append must not be applied twice: after a kill
+				// between a flush's save and its truncate, the store's
+				// value already ends with it. An append sets the mtime
+				// to the time of the write, so a store value as new is
+				// one that holds it.
 				if c.storeIsNewer(e) {
 					c.log.Info("journal append older than the store's value; skipped", "key", e.Key)
 					continue
@@ -197,13 +206,11 @@ func (c *Context) Replay(records []journal.Record) error {
 				}
 				continue
 			}
-			if c.storeIsNewer(e) {
-				// The journal outlived a flush (killed between the save
-				// and the truncate, or a failed truncate): the store's
-				// version is the later one.
-				c.log.Info("journal record older than the store's value; skipped", "key", e.Key)
-				continue
-			}
+			// A whole record is replayed whatever the store holds: the
+			// generation orders changes, never an mtime (a process may
+			// set one in the past). A record the store already holds
+			// (killed between a flush's save and its truncate) gives
+			// the same entry again.
 			if err := c.put(e); err != nil {
 				return err
 			}

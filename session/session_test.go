@@ -819,13 +819,19 @@ func TestRenameDirectoryRefusesKeysTooLong(t *testing.T) {
 	}
 }
 
-func TestReplaySkipsRecordsOlderThanTheStore(t *testing.T) {
+// Replay follows the journal's order, never mtimes: a closed change whose
+// mtime a process set in the past (touch -d, futimens, a chmod of an old
+// file) is replayed over the store's value with its later mtime. (The
+// store can only hold a later version than the journal's last record of a
+// key when a flush saved bytes no one had closed yet and died before it
+// truncated the journal: that flush was never acknowledged, and the last
+// closed version is what survives.)
+func TestReplayFollowsTheJournalNotMtimes(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
-	old := backend.Entry{Key: "memory/n.md", Value: []byte("v1"), Info: backend.Info{Mode: 0o644, MTime: time.Unix(1700000000, 0)}}
-	// The store already holds a later version (v2 was flushed, and the
-	// process died before it truncated the journal).
-	if err := st.Save(t.Context(), backend.Entry{Key: "memory/n.md", Value: []byte("v2"),
+	past := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	rewritten := backend.Entry{Key: "memory/n.md", Value: []byte("v2, set in the past"), Info: backend.Info{Mode: 0o600, MTime: past}}
+	if err := st.Save(t.Context(), backend.Entry{Key: "memory/n.md", Value: []byte("v1"),
 		Info: backend.Info{Mode: 0o644, MTime: time.Unix(1700000100, 0)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -833,15 +839,19 @@ func TestReplaySkipsRecordsOlderThanTheStore(t *testing.T) {
 	if err := c.Bootstrap(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Replay([]journal.Record{{Gen: 1, Entries: []backend.Entry{old}},
+	if err := c.Replay([]journal.Record{{Gen: 1, Entries: []backend.Entry{rewritten}},
 		{Gen: 2, Entries: []backend.Entry{{Key: "memory/new.md", Value: []byte("kept"), Info: backend.Info{Mode: 0o644, MTime: time.Unix(1700000000, 0)}}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := storedValue(t, st, "memory/n.md"); v != "v2" {
-		t.Fatalf("replay put an older value over the store's: %q", v)
+	got, err := st.Load(t.Context(), "memory/n.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := got[0]; string(e.Value) != "v2, set in the past" || e.Info.Mode != 0o600 || !e.Info.MTime.Equal(past) {
+		t.Fatalf("after the replay the store holds %q mode %o mtime %v, want the journal's change", e.Value, e.Info.Mode, e.Info.MTime)
 	}
 	if v, _ := storedValue(t, st, "memory/new.md"); v != "kept" {
 		t.Fatalf("a record for a key the store lacks was not replayed: %q", v)
