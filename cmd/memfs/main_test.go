@@ -164,3 +164,16 @@ func (p *memfsProc) terminate(t *testing.T) error {
 		return nil
 	}
 }
+
+// fsyncPath flushes the mount's session through a descriptor of its own.
+func fsyncPath(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.Fatalf("fsync %s: %v", path, err)
+	}
+}
