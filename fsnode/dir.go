@@ -323,7 +323,11 @@ func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 }
 
 func (d *dirNode) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
-	return toErrno(d.root.c.Flush(ctx))
+	key, ok := d.root.keyOf(d.EmbeddedInode())
+	if !ok {
+		return syscall.ENOENT
+	}
+	return toErrno(d.root.c.Sync(ctx, key))
 }
 
 func (d *dirNode) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

@@ -117,7 +117,11 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 }
 
 func (n *fileNode) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
-	return toErrno(n.root.c.Flush(ctx))
+	key, errno := n.key()
+	if errno != 0 {
+		return errno
+	}
+	return toErrno(n.root.c.Sync(ctx, key))
 }
 
 // fileHandle is an open file: a session.File plus the open flags.

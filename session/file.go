@@ -223,8 +223,10 @@ func (h *File) SetAttr(a Attr) (Stat, error) {
 
 // Sync makes the file durable: it flushes the session (every dirty entry,
 // so that the file's name, which may depend on a rename, is durable too).
+// It fails only when the store refused the file itself: an entry of
+// another file that the store refuses does not fail this one's fsync.
 func (h *File) Sync(ctx context.Context) error {
-	return h.c.Flush(ctx)
+	return h.c.Sync(ctx, h.Key())
 }
 
 // Commit records the file's value in the journal (when there is one) if it

@@ -3,8 +3,11 @@ package session
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -71,16 +74,46 @@ func (c *Context) Flush(ctx context.Context) error {
 		c.written[e.Key] = stamp{size: e.Info.Size, mtime: e.Info.MTime.UnixNano()}
 	}
 	c.mu.Unlock()
-	err := c.saveAndDelete(ctx, entries, removed)
+	failed := c.saveAndDelete(ctx, entries, saved, removed)
 
 	c.mu.Lock()
 	c.stats.flushes++
 	c.stats.last = c.now()
-	c.stats.lastErr = err
-	if err != nil {
+	c.stats.lastErr = nil
+	if len(failed) > 0 {
+		c.stats.lastErr = &FlushError{Failed: failed}
+	}
+	if len(failed) > 0 && len(failed) == len(entries)+len(removed) {
 		c.mu.Unlock()
-		c.log.Error("flush failed; entries stay dirty", "entries", len(entries), "removed", len(removed), "err", err)
-		return wrapf("flush: %w", err)
+		ferr := &FlushError{Failed: failed}
+		c.log.Error("flush failed; entries stay dirty", "entries", len(entries), "removed", len(removed), "err", ferr)
+		return wrapf("flush: %w", ferr)
+	}
+	// What the store refused stays dirty; the rest is committed.
+	var refused []*file
+	if len(failed) > 0 {
+		keep := saved[:0:0]
+		keepEntries := entries[:0:0]
+		for i, s := range saved {
+			if _, bad := failed[entries[i].Key]; bad {
+				s.f.jfull = true
+				refused = append(refused, s.f)
+				continue
+			}
+			keep = append(keep, s)
+			keepEntries = append(keepEntries, entries[i])
+		}
+		saved, entries = keep, keepEntries
+		keptRemoved := removed[:0:0]
+		for _, k := range removed {
+			if _, bad := failed[k]; bad {
+				delete(removedGen, k)
+				delete(gone, k)
+				continue
+			}
+			keptRemoved = append(keptRemoved, k)
+		}
+		removed = keptRemoved
 	}
 	c.stats.saved, c.stats.deleted = len(entries), len(removed)
 	for i, s := range saved {
@@ -140,7 +173,81 @@ func (c *Context) Flush(ctx context.Context) error {
 			return wrapf("flush: journal truncate: %w", err)
 		}
 	}
+	if len(failed) == 0 {
+		return nil
+	}
+	// The truncate took the refused entries' records with it: record
+	// them again, at a new generation, so that a crash still finds them.
+	for _, f := range refused {
+		c.mu.Lock()
+		key := f.key
+		if _, dirty := c.dirty[f]; key != "" && dirty {
+			c.markDirtyLocked(f)
+		}
+		c.mu.Unlock()
+		if key != "" {
+			if err := c.journalKey(key); err != nil {
+				c.log.Error("journal append of an entry the store refused failed", "key", key, "err", err)
+			}
+		}
+	}
+	ferr := &FlushError{Failed: failed}
+	c.log.Error("flush: the store refused some entries; they stay dirty, the others are saved", "err", ferr)
+	return wrapf("flush: %w", ferr)
+}
+
+// FlushError is a flush in which the store refused some entries (or all):
+// the keys it refused, each with the store's error. Those entries stay
+// dirty and journaled; every other entry of the flush was saved. errors.Is
+// finds the store's errors through it.
+type FlushError struct {
+	Failed map[string]error
+}
+
+func (e *FlushError) Error() string {
+	keys := slices.Sorted(maps.Keys(e.Failed))
+	var b strings.Builder
+	fmt.Fprintf(&b, "the store refused %d entries:", len(keys))
+	for i, k := range keys {
+		if i == 5 {
+			fmt.Fprintf(&b, " and %d more", len(keys)-i)
+			break
+		}
+		fmt.Fprintf(&b, " %s (%v);", k, e.Failed[k])
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+func (e *FlushError) Unwrap() []error {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(e.Failed)) {
+		errs = append(errs, e.Failed[k])
+	}
+	return errs
+}
+
+// Sync flushes the session and reports whether key — a file, or a
+// directory and everything under it; "" is everything — is durable: a
+// flush in which the store refused only other entries is a success for
+// key (POSIX fsync makes one file durable).
+func (c *Context) Sync(ctx context.Context, key string) error {
+	err := c.Flush(ctx)
+	var fe *FlushError
+	if err == nil || key == "" || !errors.As(err, &fe) {
+		return err
+	}
+	for k := range fe.Failed {
+		if k == key || strings.HasPrefix(k, key+"/") {
+			return err
+		}
+	}
 	return nil
+}
+
+// Refused reports whether the store refused key in this flush.
+func (e *FlushError) Refused(key string) bool {
+	_, ok := e.Failed[key]
+	return ok
 }
 
 // skillAttrs gives every skills/NAME/SKILL.md its user.memfs.skill (the
@@ -325,4 +432,24 @@ func (c *Context) needFullRecord(f *file) {
 	c.mu.Lock()
 	f.jfull = true
 	c.mu.Unlock()
+}
+
+// JournalDirty records every dirty entry's whole value in the journal, at
+// its current generation: after the journal was reset with entries still
+// dirty (the store refused them at the replay of an earlier session), so
+// that a crash still finds them.
+func (c *Context) JournalDirty() error {
+	c.mu.RLock()
+	var keys []string
+	for f := range c.dirty {
+		if f.key != "" && !backend.IsHidden(f.key) {
+			keys = append(keys, f.key)
+		}
+	}
+	c.mu.RUnlock()
+	var errs []error
+	for _, k := range keys {
+		errs = append(errs, c.journalKey(k))
+	}
+	return errors.Join(errs...)
 }

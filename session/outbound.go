@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"maps"
 
@@ -129,21 +130,69 @@ func (c *Context) firstSighting(src []byte, f redact.Finding) bool {
 	return true
 }
 
-func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, removed []string) error {
-	// Save before Delete: a crash in between leaves a renamed file under
-	// both names rather than under none.
-	var errs []error
+// saveAndDelete saves entries and deletes removed keys, Save before
+// Delete: a crash in between leaves a renamed file under both names rather
+// than under none. It returns the keys the store refused, with its errors.
+// When a batch fails, its entries are tried one by one, so that one entry
+// the store refuses (a key under a symlinked directory, a value past a
+// size limit) never keeps the others from the store. A key a refused
+// entry was renamed from is not deleted: the store keeps its last copy.
+func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string) map[string]error {
+	failed := make(map[string]error)
 	if len(entries) > 0 {
 		if err := c.store.Save(ctx, entries...); err != nil {
-			errs = append(errs, err)
+			if len(entries) == 1 {
+				failed[entries[0].Key] = err
+			} else {
+				for i := range entries {
+					if err := c.store.Save(ctx, entries[i]); err != nil {
+						failed[entries[i].Key] = err
+					}
+				}
+			}
 		}
 	}
-	if len(removed) > 0 && len(errs) == 0 {
-		if err := c.store.Delete(ctx, removed...); err != nil {
-			errs = append(errs, err)
+	var del []string
+	for _, k := range removed {
+		if keepsCopyOf(k, entries, saved, failed) {
+			failed[k] = fmt.Errorf("kept: the entry renamed from it was not saved")
+			continue
+		}
+		del = append(del, k)
+	}
+	if len(del) > 0 {
+		if err := c.store.Delete(ctx, del...); err != nil {
+			if len(del) == 1 {
+				failed[del[0]] = err
+			} else {
+				for _, k := range del {
+					if err := c.store.Delete(ctx, k); err != nil {
+						failed[k] = err
+					}
+				}
+			}
 		}
 	}
-	return errors.Join(errs...)
+	if len(failed) == 0 {
+		return nil
+	}
+	return failed
+}
+
+// keepsCopyOf reports whether k is the key the store holds a refused
+// entry under (the entry was renamed from k).
+func keepsCopyOf(k string, entries []backend.Entry, saved []snap, failed map[string]error) bool {
+	if len(failed) == 0 {
+		return false
+	}
+	for i, s := range saved {
+		if s.from == k && entries[i].Key != k {
+			if _, bad := failed[entries[i].Key]; bad {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // DirtyEntries returns a copy of every dirty, non-hidden entry with its

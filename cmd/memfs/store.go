@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,6 +119,10 @@ type opened struct {
 	index   atomic.Pointer[searcher] // the search index, once opened
 	indexMu sync.Mutex               // serializes opening it, and closing
 	closed  bool                     // guarded by indexMu: no index opens after close
+	// inherited are the keys a crashed session left in the journal that
+	// the store refused at the replay.
+	inherited []string
+	log       *slog.Logger
 }
 
 // openSession opens the store and its journal, indexes the store, loads the
@@ -152,7 +158,7 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 	opts.Journal = j
 	opts.Logger = log
 	opts.Events = eventSink(ev, newSessionID())
-	o := &opened{spec: spec, store: st, journal: j, events: ev}
+	o := &opened{spec: spec, store: st, journal: j, events: ev, log: log}
 	opts.Saved = func(ctx context.Context, saved []backend.Entry, deleted []string) {
 		if s := o.index.Load(); s != nil {
 			s.saved(ctx, saved, deleted)
@@ -171,13 +177,29 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 			return nil, fmt.Errorf("replay journal %s: %w", spec.journalPath(), err)
 		}
 		if err := c.Flush(ctx); err != nil {
-			o.close()
-			return nil, fmt.Errorf("flush replayed journal to %s: %w (the journal is kept)", spec, err)
+			var fe *session.FlushError
+			if !errors.As(err, &fe) {
+				o.close()
+				return nil, fmt.Errorf("flush replayed journal to %s: %w (the journal is kept)", spec, err)
+			}
+			// One entry the store refuses never blocks the others, nor
+			// this command: it stays in memory and in the journal.
+			for _, k := range slices.Sorted(maps.Keys(fe.Failed)) {
+				log.Error("the store refuses an entry replayed from the journal; it stays in the journal",
+					"key", k, "err", fe.Failed[k])
+				o.inherited = append(o.inherited, k)
+			}
 		}
 	}
 	if err := j.Reset(); err != nil {
 		o.close()
 		return nil, err
+	}
+	if len(o.inherited) > 0 {
+		if err := c.JournalDirty(); err != nil {
+			o.close()
+			return nil, fmt.Errorf("journal %s: %w", spec.journalPath(), err)
+		}
 	}
 	return o, nil
 }
@@ -193,10 +215,17 @@ func (o *opened) close() error {
 }
 
 // finish flushes the session, empties the journal, and closes everything.
+// Entries the store refuses go to a recovery directory (and out of the
+// journal): an error when this command made them, a warning when a crashed
+// session left them in the journal.
 func (o *opened) finish(ctx context.Context) error {
 	if err := o.c.Flush(ctx); err != nil {
-		o.close()
-		return err
+		var fe *session.FlushError
+		if !errors.As(err, &fe) {
+			o.close()
+			return err
+		}
+		return o.recoverRefused(fe)
 	}
 	if err := o.journal.Reset(); err != nil {
 		o.close()
@@ -251,4 +280,35 @@ func (o *opened) searchFunc(log *slog.Logger) func(context.Context, string, int)
 		}
 		return s.contextSearch(ctx, q, k)
 	}
+}
+
+// recoverRefused writes the entries the store refused to a recovery
+// directory, empties the journal and closes the store.
+func (o *opened) recoverRefused(fe *session.FlushError) error {
+	var refused []backend.Entry
+	for _, e := range o.c.DirtyEntries() {
+		if fe.Refused(e.Key) {
+			refused = append(refused, e)
+		}
+	}
+	dir, err := writeRecovery(refused)
+	if err != nil {
+		o.close() // the journal keeps them
+		return fmt.Errorf("%w; the recovery directory could not be written (%v): the journal %s keeps them", fe, err, o.spec.journalPath())
+	}
+	if err := o.journal.Reset(); err != nil {
+		o.close()
+		return err
+	}
+	if err := o.close(); err != nil {
+		return err
+	}
+	for k := range fe.Failed {
+		if !slices.Contains(o.inherited, k) {
+			return fmt.Errorf("%w\n  the refused values were written to %s", fe, dir)
+		}
+	}
+	o.log.Warn("entries a crashed memfs left in the journal are refused by the store; they were moved to a recovery directory",
+		"keys", len(fe.Failed), "recovery", dir, "err", fe)
+	return nil
 }
