@@ -39,6 +39,9 @@ type FlushStatus struct {
 // land while Flush runs stay dirty for the next Flush. On failure everything
 // stays dirty and the error is returned.
 func (c *Context) Flush(ctx context.Context) error {
+	if c.opts.ReadOnly {
+		return nil // replayed changes stay in memory (and in the journal)
+	}
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
 
@@ -292,6 +295,8 @@ func (c *Context) Counts() (indexed, loaded, dirty, removed int) {
 // Replay applies journal records (from a crashed earlier process) to the
 // session, in generation order, as changes to flush.
 func (c *Context) Replay(records []journal.Record) error {
+	c.replaying.Store(true)
+	defer c.replaying.Store(false)
 	// Appends of concurrent closers may reach the file slightly out of
 	// generation order; the generation is the order of the changes.
 	records = slices.Clone(records)

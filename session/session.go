@@ -28,7 +28,9 @@ type Options struct {
 	Now func() time.Time
 	// MaxFileSize is the largest value a write may produce; 0 is unlimited.
 	MaxFileSize int64
-	// ReadOnly makes every change fail with ErrReadOnly.
+	// ReadOnly makes every change fail with ErrReadOnly, but Replay's,
+	// and Flush save nothing: a read-only session shows what a journal
+	// holds without writing the store.
 	ReadOnly bool
 	// DirMode, DirUID and DirGID are the attributes of implied directories.
 	// DirMode 0 means 0755.
@@ -122,6 +124,10 @@ type Context struct {
 	// it, until a flush deletes them (a delete event).
 	gone    map[string]*meta.WriterInfo
 	pending []Event // events a failed Options.Events call left for the next flush
+
+	// replaying lets Replay change a read-only Context: a crashed
+	// session's journal is shown by a read-only mount, never flushed.
+	replaying atomic.Bool
 
 	loggedMu sync.Mutex          // guards logged; never held with mu
 	logged   map[uint64]struct{} // hashes of the secrets already logged (logFindings)
@@ -423,7 +429,7 @@ func (c *Context) Set(key string, value []byte) error {
 }
 
 func (c *Context) writable(op, key string) error {
-	if c.opts.ReadOnly {
+	if c.opts.ReadOnly && !c.replaying.Load() {
 		return pathErr(op, key, ErrReadOnly)
 	}
 	return backend.ValidateKey(key)

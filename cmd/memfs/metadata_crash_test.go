@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -76,6 +78,69 @@ func TestKill9KeepsMetadataChanges(t *testing.T) {
 			}
 			if err := syscall.Stat(b, &st); err != nil || st.Mtim.Sec != past.Unix() {
 				t.Errorf("b.md mtime after kill -9: %d (%v), want %d", st.Mtim.Sec, err, past.Unix())
+			}
+			if err := p2.terminate(t); err != nil {
+				t.Fatalf("exit: %v\n%s", err, p2.log)
+			}
+		})
+	}
+}
+
+// TestReadOnlyMountOfACrashedStore: a store whose journal holds what a
+// killed memfs left can be inspected read-only: the mount shows the
+// journal's changes, writes nothing (the store and the journal stay as
+// they are), and the next writable mount saves them.
+func TestReadOnlyMountOfACrashedStore(t *testing.T) {
+	for name, newStore := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			store := newStore()
+			mnt := t.TempDir()
+			env := []string{"XDG_STATE_HOME=" + t.TempDir()}
+			p := startMount(t, store, mnt, env)
+			a := filepath.Join(mnt, "a.md")
+			if err := os.WriteFile(a, []byte("closed before the kill\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p.kill9(t)
+			storeDir := store[len(name)+1:]
+			// What the read-only mount must leave as it is: the journal,
+			// and in a dir store every file (but the lock's PID). Badger
+			// writes its own files when it opens (not read-only yet).
+			state := func() string {
+				if name == "badger" {
+					b, err := os.ReadFile(filepath.Join(storeDir, "memfs.journal"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					return string(b)
+				}
+				var files []string
+				for _, l := range strings.Split(snapshotTree(t, storeDir), "\n") {
+					if f := strings.Fields(l); len(f) > 1 && !strings.HasPrefix(f[1], "d") && !strings.HasSuffix(f[0], ".memfs.lock") {
+						files = append(files, l)
+					}
+				}
+				return strings.Join(files, "\n")
+			}
+			before := state()
+
+			ro := startMount(t, store, mnt, env, "--read-only")
+			if b, err := os.ReadFile(a); err != nil || string(b) != "closed before the kill\n" {
+				t.Errorf("read-only mount of a crashed store: %q, %v; want the journal's file", b, err)
+			}
+			if err := os.WriteFile(filepath.Join(mnt, "b.md"), []byte("x"), 0o644); !errors.Is(err, syscall.EROFS) {
+				t.Errorf("a write on a read-only mount: %v, want EROFS", err)
+			}
+			if err := ro.terminate(t); err != nil {
+				t.Fatalf("read-only unmount: %v\n%s", err, ro.log)
+			}
+			if after := state(); after != before {
+				t.Errorf("the read-only mount changed the store directory:\nbefore %s\nafter  %s", before, after)
+			}
+
+			p2 := startMount(t, store, mnt, env)
+			if b, err := os.ReadFile(a); err != nil || string(b) != "closed before the kill\n" {
+				t.Errorf("the writable mount after the read-only one: %q, %v", b, err)
 			}
 			if err := p2.terminate(t); err != nil {
 				t.Fatalf("exit: %v\n%s", err, p2.log)

@@ -299,6 +299,9 @@ func shutdown(ctx context.Context, o *opened, log *slog.Logger) error {
 		log.Error("final flush failed", "attempt", attempt+1, "err", err)
 		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
 	}
+	if err == nil && o.readOnly {
+		return o.close() // the journal stays for the next writable session
+	}
 	if err == nil {
 		if jerr := o.journal.Reset(); jerr != nil {
 			log.Warn("journal reset failed; it will be replayed (harmlessly) at the next mount", "err", jerr)

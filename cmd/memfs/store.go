@@ -123,6 +123,7 @@ type opened struct {
 	// the store refused at the replay.
 	inherited []string
 	log       *slog.Logger
+	readOnly  bool // nothing is flushed, the journal is left as it is
 }
 
 // openSession opens the store and its journal, indexes the store, loads the
@@ -155,10 +156,14 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 		st.Close()
 		return nil, fmt.Errorf("open the event log of %s: %w", spec, err)
 	}
-	opts.Journal = j
+	if !opts.ReadOnly {
+		// A read-only session writes no journal record: the journal is
+		// left as it is for the next session that may write.
+		opts.Journal = j
+	}
 	opts.Logger = log
 	opts.Events = eventSink(ev, newSessionID())
-	o := &opened{spec: spec, store: st, journal: j, events: ev, log: log}
+	o := &opened{spec: spec, store: st, journal: j, events: ev, log: log, readOnly: opts.ReadOnly}
 	opts.Saved = func(ctx context.Context, saved []backend.Entry, deleted []string) {
 		if s := o.index.Load(); s != nil {
 			s.saved(ctx, saved, deleted)
@@ -169,6 +174,15 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 	if err := c.Bootstrap(ctx, prefixes...); err != nil {
 		o.close()
 		return nil, fmt.Errorf("index store %s: %w", spec, err)
+	}
+	if len(recs) > 0 && opts.ReadOnly {
+		log.Warn("read-only: showing what the journal of a memfs that did not shut down cleanly holds, without saving it; the next writable mount or command saves it",
+			"records", len(recs), "journal", spec.journalPath())
+		if err := c.Replay(recs); err != nil {
+			o.close()
+			return nil, fmt.Errorf("replay journal %s: %w", spec.journalPath(), err)
+		}
+		return o, nil
 	}
 	if len(recs) > 0 {
 		log.Warn("replaying the journal of a memfs that did not shut down cleanly", "records", len(recs), "journal", spec.journalPath())
