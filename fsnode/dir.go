@@ -327,7 +327,7 @@ func (d *dirNode) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) sy
 	if !ok {
 		return syscall.ENOENT
 	}
-	return toErrno(d.root.c.Sync(ctx, key))
+	return syncErrno(d.root.c.Sync(ctx, key))
 }
 
 func (d *dirNode) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

@@ -54,3 +54,22 @@ func toErrno(err error) syscall.Errno {
 	}
 	return syscall.EIO
 }
+
+// syncErrno is the errno of a failed fsync: the store's refusal is EIO, as
+// fsync(2) reports a failed write-back, whatever the store's own errno
+// (a dir store's EPERM or ENOENT would tell the caller about a file that
+// is not its own); a full disk or quota stays ENOSPC or EDQUOT, which
+// fsync(2) documents and tools explain. The cause is in memfs's log.
+func syncErrno(err error) syscall.Errno {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, context.Canceled):
+		return syscall.EINTR
+	case errors.Is(err, syscall.ENOSPC):
+		return syscall.ENOSPC
+	case errors.Is(err, syscall.EDQUOT):
+		return syscall.EDQUOT
+	}
+	return syscall.EIO
+}

@@ -46,3 +46,31 @@ func TestToErrno(t *testing.T) {
 		})
 	}
 }
+
+// An fsync that the store refuses is EIO, whatever the store's errno,
+// except a full disk or quota.
+func TestSyncErrno(t *testing.T) {
+	flush := func(err error) error {
+		return fmt.Errorf("session: flush: %w", &session.FlushError{Failed: map[string]error{"memory/a.md": err}})
+	}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want syscall.Errno
+	}{
+		{"nil", nil, 0},
+		{"store EPERM", flush(&fs.PathError{Op: "save", Path: "memory/a.md", Err: syscall.EPERM}), syscall.EIO},
+		{"store ENOENT", flush(&fs.PathError{Op: "save", Path: "memory/a.md", Err: syscall.ENOENT}), syscall.EIO},
+		{"store EFBIG", flush(syscall.EFBIG), syscall.EIO},
+		{"full disk", flush(&fs.PathError{Op: "save", Path: "memory/a.md", Err: syscall.ENOSPC}), syscall.ENOSPC},
+		{"quota", flush(syscall.EDQUOT), syscall.EDQUOT},
+		{"journal truncate", fmt.Errorf("session: flush: journal truncate: %w", fs.ErrPermission), syscall.EIO},
+		{"interrupted", fmt.Errorf("session: flush: %w", context.Canceled), syscall.EINTR},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := syncErrno(tt.err); got != tt.want {
+				t.Errorf("syncErrno(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}

@@ -121,7 +121,7 @@ func (n *fileNode) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) s
 	if errno != 0 {
 		return errno
 	}
-	return toErrno(n.root.c.Sync(ctx, key))
+	return syncErrno(n.root.c.Sync(ctx, key))
 }
 
 // fileHandle is an open file: a session.File plus the open flags.
@@ -172,7 +172,7 @@ func (fh *fileHandle) Release(ctx context.Context) syscall.Errno {
 }
 
 func (fh *fileHandle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
-	return toErrno(fh.h.Sync(ctx))
+	return syncErrno(fh.h.Sync(ctx))
 }
 
 // Allocate supports plain preallocation (mode 0): the file grows with
