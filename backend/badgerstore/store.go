@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,6 +107,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := backend.RefuseSymlinks(abs); err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
+	if err := checkKind(abs); err != nil {
+		return nil, fmt.Errorf("badgerstore: %w", err)
+	}
 	lf, err := lockfile.Lock(filepath.Join(abs, lockName), abs)
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
@@ -122,6 +126,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		lf.Close()
 		return nil, fmt.Errorf("badgerstore: open %s: %w", abs, err)
+	}
+	if err := backend.WriteMarker(abs, backend.BadgerMarker, "badger", formatVersion); err != nil {
+		db.Close()
+		lf.Close()
+		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
 	s := &Store{
 		dir:    abs,
@@ -444,4 +453,48 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 		return fmt.Errorf("badgerstore: delete: %w", err)
 	}
 	return nil
+}
+
+// formatVersion is the layout this package writes and reads (m/ and v/
+// prefixes, metadata v3).
+const formatVersion = 1
+
+// checkKind refuses a directory that holds a dir store, or files that
+// neither badger nor memfs wrote: badger would create its database among
+// them.
+func checkKind(dir string) error {
+	if err := backend.CheckKind(dir, "badger", formatVersion); err != nil {
+		return err
+	}
+	if kind, _, _ := backend.DetectKind(dir); kind == "badger" {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		switch n := e.Name(); {
+		case n == lockName, n == JournalName, n == backend.BadgerMarker, isBadgerFile(n):
+			continue
+		}
+		return fmt.Errorf("%s is not a badger store: it holds %s, which badger did not write (for a plain directory use --store dir:%s): %w",
+			dir, e.Name(), dir, backend.ErrWrongKind)
+	}
+	return nil
+}
+
+// isBadgerFile reports a name badger gives its files (a database whose
+// creation stopped before its MANIFEST was written still has them).
+func isBadgerFile(n string) bool {
+	switch n {
+	case badgerLockName, "DISCARD", "MANIFEST", "KEYREGISTRY":
+		return true
+	}
+	for _, ext := range []string{".vlog", ".sst", ".mem"} {
+		if strings.HasSuffix(n, ext) {
+			return true
+		}
+	}
+	return false
 }

@@ -29,6 +29,10 @@ const lockName = ".memfs.lock"
 // the store.
 const JournalName = ".memfs-journal"
 
+// formatVersion is the layout this package writes and reads: one file per
+// key, attributes as user.* xattrs, records under .memfs-sys.
+const formatVersion = 1
+
 // Store is a backend.Store kept in a plain directory. It is safe for
 // concurrent use by multiple goroutines.
 type Store struct {
@@ -63,17 +67,25 @@ func open(dir string, o options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
+	// Never take another kind of store's files for keys.
+	if err := backend.CheckKind(abs, "dir", formatVersion); err != nil {
+		return nil, fmt.Errorf("dirstore: %w", err)
+	}
 	// The root itself cannot be made through the root.
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
 	// os.Root follows a symlink that stays inside the root, and ignores
 	// O_NOFOLLOW: memfs's own files are checked by name first.
-	if err := backend.RefuseSymlinks(abs, lockName, sysDir, JournalName); err != nil {
+	if err := backend.RefuseSymlinks(abs, lockName, sysDir, JournalName, backend.DirMarker); err != nil {
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
 	lock, err := lockfile.Lock(filepath.Join(abs, lockName), abs)
 	if err != nil {
+		return nil, fmt.Errorf("dirstore: %w", err)
+	}
+	if err := backend.WriteMarker(abs, backend.DirMarker, "dir", formatVersion); err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
 	root, err := os.OpenRoot(abs)

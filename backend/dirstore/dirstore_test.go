@@ -135,7 +135,7 @@ func TestPlainFiles(t *testing.T) {
 		}
 	}
 	// Nothing else but the lock file: no temp files after a successful Save.
-	want := []string{".memfs.lock", "memory/global.md", "skills/x/SKILL.md", "top"}
+	want := []string{".memfs-store", ".memfs.lock", "memory/global.md", "skills/x/SKILL.md", "top"}
 	if got := tree(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("files in the root = %v, want %v", got, want)
 	}
@@ -392,8 +392,8 @@ func TestRejectedBatchWritesNothing(t *testing.T) {
 			if !errors.Is(err, backend.ErrInvalidKey) {
 				t.Fatalf("Save with %q = %v, want ErrInvalidKey", bad, err)
 			}
-			if got := tree(t, dir); !slices.Equal(got, []string{".memfs.lock"}) {
-				t.Fatalf("after a rejected Save the root holds %v, want only the lock", got)
+			if got := tree(t, dir); !slices.Equal(got, []string{".memfs-store", ".memfs.lock"}) {
+				t.Fatalf("after a rejected Save the root holds %v, want only the marker and the lock", got)
 			}
 			if _, err := os.Lstat(filepath.Join(dir, "ok")); err == nil {
 				t.Fatal("a rejected Save created a directory")
@@ -466,7 +466,7 @@ func TestCanceledSave(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Save with a canceled context = %v, want context.Canceled", err)
 	}
-	if got := tree(t, dir); !slices.Equal(got, []string{".memfs.lock"}) {
+	if got := tree(t, dir); !slices.Equal(got, []string{".memfs-store", ".memfs.lock"}) {
 		t.Fatalf("after a canceled Save the root holds %v", got)
 	}
 }
@@ -506,8 +506,8 @@ func TestConcurrentSaveAndPrune(t *testing.T) {
 	if got := listKeys(t, s); len(got) != 0 {
 		t.Errorf("List = %v, want empty", got)
 	}
-	if got := tree(t, dir); !slices.Equal(got, []string{".memfs.lock"}) {
-		t.Errorf("root holds %v, want only the lock", got)
+	if got := tree(t, dir); !slices.Equal(got, []string{".memfs-store", ".memfs.lock"}) {
+		t.Errorf("root holds %v, want only the marker and the lock", got)
 	}
 }
 

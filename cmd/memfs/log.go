@@ -235,6 +235,9 @@ func withEventSys(c *cli.Context, fn func(context.Context, eventlog.Sys) error) 
 	if err != nil {
 		return err
 	}
+	if err := spec.mustExist(); err != nil {
+		return err
+	}
 	st, err := openStore(spec, logger(c, false))
 	if err != nil {
 		if errors.Is(err, backend.ErrStoreInUse) {

@@ -120,6 +120,11 @@ func mountAction(c *cli.Context) error {
 	if err := checkMountpoint(mnt, spec); err != nil {
 		return err
 	}
+	if c.Bool("read-only") {
+		if err := spec.mustExist(); err != nil {
+			return err
+		}
+	}
 	log := logger(c, c.Bool("debug"))
 	// I/O must finish even after a signal cancelled the command's context.
 	ctx := context.WithoutCancel(c.Context)

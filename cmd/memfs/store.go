@@ -67,6 +67,16 @@ func stateDir() string {
 	return filepath.Join(base, "memfs")
 }
 
+// mustExist refuses a store path that does not exist: a command that only
+// reads never creates a store (a typo would otherwise make an empty one
+// and report it empty).
+func (s storeSpec) mustExist() error {
+	if _, err := os.Stat(s.path); err != nil {
+		return fmt.Errorf("no store at %s (%w); a command that only reads creates none", s.path, err)
+	}
+	return nil
+}
+
 func parseStore(v string) (storeSpec, error) {
 	if v == "" {
 		return storeSpec{kind: "badger", path: defaultStorePath()}, nil

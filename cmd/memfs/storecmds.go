@@ -28,6 +28,11 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 	if err != nil {
 		return err
 	}
+	if !write {
+		if err := spec.mustExist(); err != nil {
+			return err
+		}
+	}
 	log := logger(c, false)
 	ctx := c.Context
 	var red *redact.Redactor
