@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -42,6 +43,9 @@ type Store struct {
 	lockFD   int      // lock's descriptor, for syncfs (strategy batchedSyncfs)
 	strategy strategy // how Save and Delete make a batch durable
 	notRoot  bool     // the process may not give files away (chown EPERM is expected)
+
+	skippedMu sync.Mutex // guards skipped
+	skipped   []string   // what the last List could not take for a key
 
 	closeOnce sync.Once
 	closeErr  error // result of the first Close
@@ -123,6 +127,16 @@ func (s *Store) sweepTemps() {
 	})
 }
 
+// Skipped returns the paths the last List found but could not take for
+// keys: names that are not valid UTF-8 (a directory of them is skipped
+// whole), or too long. Their bytes are as found, so a caller that prints
+// them should quote them.
+func (s *Store) Skipped() []string {
+	s.skippedMu.Lock()
+	defer s.skippedMu.Unlock()
+	return slices.Clone(s.skipped)
+}
+
 // Root returns the absolute path of the store's directory.
 func (s *Store) Root() string { return s.dir }
 
@@ -146,6 +160,12 @@ func (s *Store) Close() error {
 // skipped.
 func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 	var out []backend.Entry
+	var skipped []string
+	defer func() {
+		s.skippedMu.Lock()
+		s.skipped = skipped
+		s.skippedMu.Unlock()
+	}()
 	dirs := dirCache{s: s}
 	defer dirs.close()
 	err := fs.WalkDir(s.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -169,7 +189,20 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || backend.ValidateKey(p) != nil {
+		if !utf8.ValidString(d.Name()) {
+			// No key can name it (a git pull or unzip of another
+			// system's names): reported, never a reason to fail.
+			skipped = append(skipped, p)
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if backend.ValidateKey(p) != nil {
+			skipped = append(skipped, p)
 			return nil
 		}
 		// Files opened through an os.Root read their entries with an eager

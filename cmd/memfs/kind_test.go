@@ -65,3 +65,42 @@ func TestStoresRefuseToGuess(t *testing.T) {
 		t.Errorf("a plain directory as a dir store: %q", out)
 	}
 }
+
+// TestInvalidUTF8NamesInADirStore: names that are not UTF-8 (a git pull or
+// unzip from another system) cannot be keys; they are left out and left as
+// they are, reported, and never make a command or a mount fail.
+func TestInvalidUTF8NamesInADirStore(t *testing.T) {
+	dir := t.TempDir()
+	store := "dir:" + dir
+	mustRun(t, "a note\n", "put", "--store", store, "memory/a.md")
+	badDir := filepath.Join(dir, "memory", "caf\xe9")
+	if err := os.MkdirAll(badDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(badDir, "inside.md"), filepath.Join(dir, "memory", "r\xe9sum\xe9.md")} {
+		if err := os.WriteFile(f, []byte("kept as it is\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, err := run(t, "", "ls", "--store", store)
+	if err != nil || !strings.Contains(out, "memory/a.md") {
+		t.Fatalf("memfs ls with invalid UTF-8 names: %v, %q, %q", err, out, errOut)
+	}
+	if n := strings.Count(errOut, "cannot be a key"); n != 2 {
+		t.Errorf("the two invalid names were reported %d times, want 2:\n%s", n, errOut)
+	}
+	mustRun(t, "b\n", "put", "--store", store, "memory/b.md")
+	mnt := t.TempDir()
+	p := startMount(t, store, mnt, []string{"XDG_STATE_HOME=" + t.TempDir()})
+	if b, err := os.ReadFile(filepath.Join(mnt, "memory", "b.md")); err != nil || string(b) != "b\n" {
+		t.Errorf("through the mount: %q, %v", b, err)
+	}
+	if err := p.terminate(t); err != nil {
+		t.Fatalf("exit: %v\n%s", err, p.log)
+	}
+	for _, f := range []string{filepath.Join(badDir, "inside.md"), filepath.Join(dir, "memory", "r\xe9sum\xe9.md")} {
+		if b, err := os.ReadFile(f); err != nil || string(b) != "kept as it is\n" {
+			t.Errorf("%q after the commands: %q, %v", f, b, err)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/journal"
+	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
 
@@ -185,6 +187,12 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 		o.close()
 		return nil, fmt.Errorf("index store %s: %w", spec, err)
 	}
+	if sk, ok := st.(interface{ Skipped() []string }); ok {
+		for _, p := range sk.Skipped() {
+			log.Warn("a name in the store cannot be a key (not UTF-8, or too long); it is left out and left as it is",
+				"path", quoteName(p, opts.Redactor))
+		}
+	}
 	if len(recs) > 0 && opts.ReadOnly {
 		log.Warn("read-only: showing what the journal of a memfs that did not shut down cleanly holds, without saving it; the next writable mount or command saves it",
 			"records", len(recs), "journal", spec.journalPath())
@@ -335,4 +343,19 @@ func (o *opened) recoverRefused(fe *session.FlushError) error {
 	o.log.Warn("entries a crashed memfs left in the journal are refused by the store; they were moved to a recovery directory",
 		"keys", len(fe.Failed), "recovery", dir, "err", fe)
 	return nil
+}
+
+// quoteName quotes a name found in a store for a log line: invalid bytes
+// escaped, a secret in it redacted (with the default rules when the command
+// has no redactor of its own).
+func quoteName(name string, red *redact.Redactor) string {
+	if red == nil {
+		red, _ = redact.New(redact.Config{})
+	}
+	if red != nil {
+		if r, f := red.Redact(name, []byte(name)); len(f) > 0 {
+			name = string(r)
+		}
+	}
+	return strconv.Quote(name)
 }
