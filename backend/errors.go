@@ -38,6 +38,11 @@ func NotFound(op, key string) error {
 	return &fs.PathError{Op: op, Path: key, Err: ErrKeyNotFound}
 }
 
+// ErrCorrupt is returned when a store's data is damaged: a value whose
+// length disagrees with its metadata, a record that does not parse. The
+// damaged entry is reported, never read as empty; the others stay readable.
+var ErrCorrupt = errors.New("damaged store data")
+
 // ErrSymlink is returned when a file or directory that memfs keeps in a
 // store's directory (its lock, journal, system records, a database file) is
 // a symbolic link. memfs never follows one there: a store that arrives by

@@ -394,7 +394,12 @@ func load(txn *badger.Txn, key string) (backend.Entry, error) {
 	if v == nil {
 		v = []byte{}
 	}
-	info.Size = int64(len(v))
+	if int64(len(v)) != info.Size {
+		// A truncated or damaged value log can hand back fewer bytes
+		// (none at all) without an error: never an empty read.
+		return backend.Entry{}, &fs.PathError{Op: "load", Path: key,
+			Err: fmt.Errorf("value of %d bytes where the metadata says %d: %w", len(v), info.Size, backend.ErrCorrupt)}
+	}
 	return backend.Entry{Key: key, Info: info, Value: v}, nil
 }
 
