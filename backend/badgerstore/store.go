@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/lockfile"
@@ -110,6 +111,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := checkKind(abs); err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
+	if err := checkManifest(abs); err != nil {
+		return nil, fmt.Errorf("badgerstore: %w", err)
+	}
 	lf, err := lockfile.Lock(filepath.Join(abs, lockName), abs)
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
@@ -122,8 +126,16 @@ func Open(dir string, opts Options) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	existing := names(abs)
 	db, err := badger.Open(badgerOptions(abs, opts, log))
 	if err != nil {
+		// A store badger cannot open (a damaged table) is left as it
+		// was: the files this attempt created (a memtable log) go.
+		for n := range names(abs) {
+			if !existing[n] {
+				os.Remove(filepath.Join(abs, n))
+			}
+		}
 		lf.Close()
 		return nil, fmt.Errorf("badgerstore: open %s: %w", abs, err)
 	}
@@ -168,6 +180,11 @@ func badgerOptions(dir string, opts Options, log *slog.Logger) badger.Options {
 		WithValueThreshold(valueThreshold).
 		WithValueLogFileSize(valueLogFileSize).
 		WithNumCompactors(2).
+		// A damaged block fails the read that touches it, rather than
+		// reading as fewer keys (random bytes in an SST gave 0 keys);
+		// checking whole tables at open would read every inline value
+		// at each mount.
+		WithChecksumVerificationMode(options.OnBlockRead).
 		// Save and Delete never read inside their transactions, so no
 		// transaction can conflict; tracking keys for it would be waste.
 		WithDetectConflicts(false)
@@ -502,4 +519,34 @@ func isBadgerFile(n string) bool {
 		}
 	}
 	return false
+}
+
+// checkManifest refuses a store whose tables or value logs are there but
+// whose MANIFEST is not: badger would start a new database and delete the
+// tables it does not know (all of them).
+func checkManifest(dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, "MANIFEST")); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if n := e.Name(); strings.HasSuffix(n, ".sst") || strings.HasSuffix(n, ".vlog") {
+			return fmt.Errorf("%s holds badger's data (%s) but no MANIFEST: the store is damaged; nothing was changed (restore the MANIFEST, or copy the directory aside before anything else): %w",
+				dir, n, backend.ErrCorrupt)
+		}
+	}
+	return nil
+}
+
+// names returns the names in dir.
+func names(dir string) map[string]bool {
+	ents, _ := os.ReadDir(dir)
+	m := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		m[e.Name()] = true
+	}
+	return m
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,4 +45,102 @@ func TestTruncatedValueLogIsNeverAnEmptyRead(t *testing.T) {
 	if got := mustRun(t, "", "cat", "--store", store, "memory/small.md"); got != "small\n" {
 		t.Errorf("the undamaged value: %q", got)
 	}
+}
+
+// TestDamagedBadgerFilesAreNeverRepairedAway: a badger store with its
+// MANIFEST missing, or random bytes in a table, fails to open with an error
+// that says so, and nothing in it is deleted or rewritten (badger started a
+// new database and deleted the table that held every key).
+func TestDamagedBadgerFilesAreNeverRepairedAway(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, dir string)
+		want   string
+	}{
+		{"MANIFEST missing", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "MANIFEST")); err != nil {
+				t.Fatal(err)
+			}
+		}, "MANIFEST"},
+		{"random bytes in a table", func(t *testing.T, dir string) {
+			ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+			if len(ssts) == 0 {
+				t.Fatal("no table")
+			}
+			b, err := os.ReadFile(ssts[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := len(b) / 4; i < len(b)/2; i++ {
+				b[i] ^= byte(i*7 + 1)
+			}
+			if err := os.WriteFile(ssts[0], b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, ".sst"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			store := "badger:" + dir
+			for i := range 200 {
+				mustRun(t, "note\n", "put", "--store", store, "memory/n"+string(rune('a'+i%26))+".md")
+			}
+			// Flush the memtable into a table: badger does it at close
+			// when the store is reopened a few times.
+			for range 3 {
+				mustRun(t, "", "ls", "--store", store)
+			}
+			tc.damage(t, dir)
+			// Every file's name and bytes, but our lock's (the PID of
+			// each opener). Badger's open sets the MANIFEST's mtime (an
+			// ftruncate to its own length): bytes are what must not move.
+			state := func() string {
+				var b strings.Builder
+				ents, err := os.ReadDir(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range ents {
+					if e.Name() == "memfs.lock" {
+						continue
+					}
+					data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					fmt.Fprintf(&b, "%s %x\n", e.Name(), sha256.Sum256(data))
+				}
+				return b.String()
+			}
+			before := state()
+			_, errOut, err := run(t, "", "ls", "--store", store)
+			if err == nil {
+				t.Fatalf("memfs ls of a damaged store: exit 0")
+			}
+			if msg := err.Error() + errOut; !strings.Contains(strings.ToLower(msg), strings.ToLower(tc.want)) {
+				t.Errorf("memfs ls: %q, want it to name %q", msg, tc.want)
+			}
+			if after := state(); after != before {
+				t.Fatalf("opening the damaged store changed it: %s", firstLineDiff(before, after))
+			}
+		})
+	}
+}
+
+// firstLineDiff describes the first line where a and b differ.
+func firstLineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range max(len(al), len(bl)) {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n  before %.300q\n  after  %.300q", i+1, x, y)
+		}
+	}
+	return "no difference"
 }
