@@ -11,10 +11,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/lockfile"
@@ -76,6 +78,11 @@ type Store struct {
 	db   *badger.DB   // closed by Close
 	lock *os.File     // holds the flock on memfs.lock
 	log  *slog.Logger // never nil
+	// reserve is the free space every write leaves on the disk: badger
+	// writes its value log and memtables through memory maps, where a
+	// full disk is a SIGBUS that kills the process, and a memtable flush
+	// or compaction needs room for the tables it writes.
+	reserve int64
 
 	stopGC chan struct{} // closed by Close to stop gcLoop
 	gcDone chan struct{} // closed when gcLoop has returned
@@ -127,7 +134,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	existing := names(abs)
-	db, err := badger.Open(badgerOptions(abs, opts, log))
+	bo := badgerOptions(abs, opts, log)
+	db, err := badger.Open(bo)
 	if err != nil {
 		// A store badger cannot open (a damaged table) is left as it
 		// was: the files this attempt created (a memtable log) go.
@@ -145,12 +153,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
 	s := &Store{
-		dir:    abs,
-		db:     db,
-		lock:   lf,
-		log:    log,
-		stopGC: make(chan struct{}),
-		gcDone: make(chan struct{}),
+		dir:     abs,
+		reserve: 2*bo.MemTableSize + 4<<20,
+		db:      db,
+		lock:    lf,
+		log:     log,
+		stopGC:  make(chan struct{}),
+		gcDone:  make(chan struct{}),
 	}
 	go s.gcLoop()
 	return s, nil
@@ -439,6 +448,13 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 		return err
 	}
 	defer s.mu.RUnlock()
+	var need int64
+	for _, e := range entries {
+		need += int64(len(e.Key)+len(e.Value)) + 128
+	}
+	if err := s.room("save", entries[0].Key, need); err != nil {
+		return err
+	}
 	now := time.Now()
 	ops := make([]op, len(entries))
 	for i, e := range entries {
@@ -549,4 +565,24 @@ func names(dir string) map[string]bool {
 		m[e.Name()] = true
 	}
 	return m
+}
+
+// room returns ENOSPC (in a *fs.PathError for key) unless the disk has room
+// for a write of need bytes, twice over (value log and memtable log, or a
+// later table), plus the reserve. It is checked before badger writes,
+// because badger writes through memory maps: on a full disk the write
+// faults (SIGBUS) and the runtime kills the process with every dirty value
+// in it. Another program can still fill the disk between the check and
+// the write; the reserve is what covers that.
+func (s *Store) room(op, key string, need int64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(s.dir, &st); err != nil {
+		return nil // cannot tell: let the write try
+	}
+	free := int64(st.Bavail) * st.Bsize
+	if free >= 2*need+s.reserve {
+		return nil
+	}
+	return &fs.PathError{Op: op, Path: key, Err: fmt.Errorf("%w: %d bytes free on the store's disk, a write of %d bytes needs %d (twice itself and a reserve of %d for badger's memory-mapped logs and tables)",
+		syscall.ENOSPC, free, need, 2*need+s.reserve, s.reserve)}
 }

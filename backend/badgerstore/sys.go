@@ -44,6 +44,9 @@ func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := s.room("save", name, int64(len(name)+len(data))+128); err != nil {
+		return err
+	}
 	err := s.db.Update(func(txn *badger.Txn) error {
 		if err := txn.Set([]byte(sysValuePrefix+name), data); err != nil {
 			return err

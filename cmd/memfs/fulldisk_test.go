@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// smallDisk mounts a tmpfs of size bytes under a temp directory for the
+// test, and unmounts it at cleanup.
+func smallDisk(t *testing.T, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount a %d-byte tmpfs (the full-disk tests need root): %v: %s", size, err, out)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			syscall.Unmount(dir, syscall.MNT_DETACH)
+		}
+	})
+	return dir
+}
+
+// TestFullDisk: a store on a disk that fills up. memfs must not crash
+// (badger writes through memory maps, where a full disk is a SIGBUS):
+// fsync gets ENOSPC, what was saved before stays readable, and the unmount
+// writes what the store refused to a recovery directory and exits
+// non-zero, naming it.
+func TestFullDisk(t *testing.T) {
+	for _, kind := range []string{"dir", "badger"} {
+		t.Run(kind, func(t *testing.T) {
+			disk := smallDisk(t, 40<<20)
+			store := kind + ":" + filepath.Join(disk, "store")
+			state := t.TempDir()
+			env := []string{"XDG_STATE_HOME=" + state}
+			mnt := t.TempDir()
+			p := startMount(t, store, mnt, env)
+			content := func(i int) string {
+				return strings.Repeat(fmt.Sprintf("line of file %d, which fills the disk\n", i), 26_000) // ~1 MB
+			}
+			var refused []int
+			for i := range 80 {
+				path := filepath.Join(mnt, fmt.Sprintf("f%02d.txt", i))
+				// close(2) can fail first: the journal that makes a closed
+				// file survive a crash is on the full disk too. Either way
+				// the file is not acknowledged, and stays in memory.
+				err := os.WriteFile(path, []byte(content(i)), 0o644)
+				if err == nil {
+					err = syncFile(path)
+				}
+				if err == nil {
+					continue
+				}
+				if !errors.Is(err, syscall.ENOSPC) {
+					t.Fatalf("close or fsync on a full disk: %v, want ENOSPC", err)
+				}
+				refused = append(refused, i)
+				if len(refused) == 3 {
+					break
+				}
+			}
+			if len(refused) == 0 {
+				t.Fatal("the disk never filled up")
+			}
+			if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err != nil {
+				t.Fatalf("memfs died on a full disk: %v\n%s", err, p.log)
+			}
+			// What the store refused is still served from memory.
+			name := fmt.Sprintf("f%02d.txt", refused[0])
+			if b, err := os.ReadFile(filepath.Join(mnt, name)); err != nil || string(b) != content(refused[0]) {
+				t.Fatalf("a refused file read back through the mount: %d bytes, %v", len(b), err)
+			}
+			err := p.terminate(t)
+			if err == nil || !strings.Contains(p.log.String(), "recovery") {
+				t.Fatalf("unmount on a full disk: %v; want a failure naming the recovery directory\n%s", err, p.log)
+			}
+			if strings.Contains(p.log.String(), "fatal error") {
+				t.Fatalf("memfs crashed:\n%s", p.log)
+			}
+			for _, i := range refused {
+				got, _ := filepath.Glob(filepath.Join(state, "memfs", "recovery", "*", fmt.Sprintf("f%02d.txt", i)))
+				if len(got) == 0 {
+					t.Fatalf("f%02d.txt is in no recovery directory", i)
+				}
+				if b, err := os.ReadFile(got[0]); err != nil || string(b) != content(i) {
+					t.Fatalf("recovered f%02d.txt: %d bytes, %v", i, len(b), err)
+				}
+			}
+			// What fsync acknowledged before the disk filled is in the store.
+			if refused[0] > 0 {
+				if got := mustRun(t, "", "cat", "--store", store, "f00.txt"); got != content(0) {
+					t.Fatalf("f00.txt from the store: %d bytes, want %d", len(got), len(content(0)))
+				}
+			}
+		})
+	}
+}
