@@ -25,7 +25,8 @@
 // often reads nothing at all.
 //
 // The record events.head holds {"seq":N,"hash":"..."}: the seq and line hash
-// of the last event, saved after each append.
+// of the last event, saved after each append. Copies of damaged records are
+// kept under events.damaged/ (see Damage).
 //
 // # Hash chain
 //
@@ -38,7 +39,8 @@
 // # Atomicity
 //
 // SaveSys replaces a record atomically and durably, and a chunk is only ever
-// replaced by itself with lines added at the end. Append saves each changed
+// replaced by itself with lines added at the end (or, once a copy of it is
+// kept, cut short of a damaged end: see Damage). Append saves each changed
 // chunk (the tail, then any new ones, in seq order) and then the head. A
 // crash therefore leaves each chunk old or new, never half written: the log
 // is whole, possibly holding events of the interrupted Append and a head
@@ -50,14 +52,72 @@
 // same first seq the later name wins; the Log also removes the leftovers
 // after the next successful Append.
 //
-// [Open] nonetheless treats the end of the log with suspicion, as a store
-// with weaker guarantees or a hand edit can leave it torn: a last line
-// without its newline, or that does not parse or does not chain to the line
-// before it, is cut, with a warning in the log, and the chunk saved back. A
-// last chunk that does not continue the log at all (the leftover of a
-// failed Append) is dropped. Lines up to the one the head vouches for are
-// never cut: a break among them is evidence for Verify, not damage to
-// repair.
+// # Damage
+//
+// A damaged log is never repaired by deleting what cannot be read. [Open]
+// writes nothing: it finds the end of the log, keeps out of the Log what
+// it cannot continue from, logs it, and reports it ([Log.Damage]). The
+// first [Log.Append] after it records the damage, before its own events,
+// in this order:
+//
+//  1. It saves a copy of each damaged record, whole and as found, to
+//     events.damaged/<record name>.<16 hex digits of its SHA-256>, e.g.
+//     events.damaged/events/000000002049-20250601T120000.001000000Z.3fa2c1d09b7e5a44
+//     or events.damaged/events.head.<hash>. The name is outside events/, so
+//     the index never takes it for a chunk; equal bytes get the same name,
+//     so a retry saves the same copy again.
+//  2. It appends one event of op [OpBreak] per damaged record, then the
+//     caller's events. A break event chains to the last intact event (its
+//     Prev) and takes the next seq, so the chain stays verifiable and the
+//     break is part of the history: Key names the damaged record, Size and
+//     SHA256 are those of the record as found (of its copy), and [Break]
+//     says what was wrong, which bytes, where the copy is, and which events
+//     are in doubt.
+//  3. Only then, once the break events and the head are durable, it removes
+//     from events/ the chunks it took out of the log.
+//
+// What counts as damage, and what Open does with it:
+//
+//   - The end of the last chunk: each line must parse and chain to the line
+//     before it (the first line must match the chunk's name and, when the
+//     head vouches for no line of the chunk, chain to the chunk before).
+//     The log keeps every line up to the last one that does, or that the
+//     head record vouches for; what follows (a torn last line without its
+//     newline, lines that do not parse or chain) is the damaged end: the
+//     chunk is cut there in memory and, after its copy is saved, rewritten
+//     cut by the first Append. A torn last line is the one ordinary case —
+//     a write that did not complete on a store without atomic replacement —
+//     and is logged as a warning; everything else as an error. Both are
+//     recorded.
+//   - A last chunk with no line that continues the log is taken out whole
+//     (copied, then removed), and the chunk before it examined the same way.
+//   - The head record, which the next Append replaces, when it does not
+//     parse, names an event past the end of the log, or does not match the
+//     event it names.
+//   - Damaged lines that intact events follow (in the last chunk, which is
+//     what Open reads) stay where they are, as evidence for [Verify]; the
+//     chunk is sealed (never written again: the next event starts a new
+//     chunk; unless its end is cut too, when it is rewritten once, after its
+//     copy) and nothing is recorded. So is damage Open does not read:
+//     inside earlier chunks, or a missing chunk (logged when the names show
+//     a gap). Such damage stays in the chain where Verify finds it every
+//     time, and restoring the original bytes (from a backup) truly repairs
+//     it; a break event is written only for bytes that leave the log.
+//
+// The one chunk the log removes without a copy is the leftover of a failed
+// Append whose retry wrote fewer events: a last chunk whose lines all chain
+// but whose first line skips past the end of the chunk before, which the
+// head vouches for. Its events were never acknowledged; the next Append
+// removes it. Lines up to the one the head vouches for are never cut.
+//
+// Damage is recorded once: after the first Append, Open no longer sees it
+// (the end was cut, the chunk removed, the head replaced). A crash, or a
+// failed removal, after the break events are saved but before a chunk
+// taken out of the log is removed gets that chunk recorded again. A cut
+// tail is saved with its break events in one SaveSys, except when the
+// tail is full and the break starts a new chunk: a crash between those two
+// saves leaves the cut and its copy without the break event (Verify still
+// reports the copy).
 //
 // # What Verify detects
 //
@@ -65,11 +125,10 @@
 // it puts in doubt: an edited event (its hash no longer matches the next
 // event's Prev, or for the last event the head), a removed event or chunk (a
 // gap in the seqs), events removed at the end (the head is past the end), a
-// renamed chunk, a torn or unparseable line, time going backwards.
-//
-// Open logs a warning when the head does not match the end of the log, but
-// the next Append writes a new head over it: run Verify (memfs log --verify)
-// before mounting a store whose log is in doubt.
+// renamed chunk, a torn or unparseable line, time going backwards. It also
+// lists every break event and every record under events.damaged/
+// (Report.Damage): a log that ever lost or set aside bytes is never
+// reported intact again, even though its chain links all hold.
 //
 // Verify cannot detect a rewrite of the whole chain from some event on, head
 // included: that is a valid log. Detecting it needs an anchor kept outside

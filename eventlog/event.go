@@ -35,6 +35,9 @@ const (
 	OpDelete = "delete" // a key was removed
 	OpRename = "rename" // OldKey was renamed to Key
 	OpAttr   = "attr"   // attributes (mode, owner, xattrs) changed, value unchanged
+	// OpBreak records damage that Open found in the log's own records
+	// (see Break). Only the log writes it: Append refuses it from callers.
+	OpBreak = "break"
 )
 
 // Event is one change that reached the store. One line of the log holds the
@@ -49,19 +52,49 @@ type Event struct {
 	SHA256  string          `json:"sha256,omitempty"`  // hex SHA-256 of the value (not for delete)
 	Writer  meta.WriterInfo `json:"writer"`            // who made the change
 	Session string          `json:"session"`           // the mount session's id
+	Break   *Break          `json:"break,omitempty"`   // for OpBreak: the damage; nil for every other op
 	Prev    string          `json:"prev"`              // hex SHA-256 of the previous event's line; "" for seq 1
+}
+
+// Break is what an OpBreak event records: a record of the log that Open
+// found damaged, which bytes, and where they are kept. The event itself
+// says where the log resumed: it chains to the last intact event (its Prev)
+// and takes the next seq. Its Key is Record, its Size the record's size as
+// found and its SHA256 the hash of the record as found (of the copy in
+// SavedTo, when there is one); it has no writer and no session.
+type Break struct {
+	Record string `json:"record"` // the damaged record: a chunk (events/...) or events.head
+	Reason string `json:"reason"` // what is wrong with it
+	// Off and Len are the damaged bytes: Record[Off:Off+Len] as found.
+	Off int64 `json:"off"`
+	Len int64 `json:"len"`
+	// Moved says the damaged bytes left the log: cut from the end of the
+	// last chunk, a whole chunk taken out of events/, or a head record
+	// replaced by the next one. Otherwise they are still in place, in a
+	// chunk that is never written again.
+	Moved bool `json:"moved,omitempty"`
+	// SavedTo is the record under events.damaged/ that holds the whole
+	// record as Open found it; "" when the bytes did not move.
+	SavedTo string `json:"saved_to,omitempty"`
+	// First and Last are the events the damage puts in doubt (lost,
+	// unreadable, or not vouched for); Last is 0 when it is not known how
+	// far they went, First 0 when no event is known to be concerned.
+	First uint64 `json:"first,omitempty"`
+	Last  uint64 `json:"last,omitempty"`
 }
 
 // ChunkEvents is the most events one chunk holds.
 const ChunkEvents = 1024
 
 // The system records: chunks are chunkPrefix + 12-digit first seq + "-" +
-// first time in nameLayout; the head is headName.
+// first time in nameLayout; the head is headName; copies of damaged records
+// are damagedPrefix + the record's name + "." + 16 hex digits of its hash.
 const (
-	chunkPrefix = "events/"
-	headName    = "events.head"
-	seqDigits   = 12
-	nameLayout  = "20060102T150405.000000000Z"
+	chunkPrefix   = "events/"
+	headName      = "events.head"
+	damagedPrefix = "events.damaged/"
+	seqDigits     = 12
+	nameLayout    = "20060102T150405.000000000Z"
 )
 
 func validOp(op string) bool {
@@ -95,6 +128,14 @@ func decodeLine(line []byte) (Event, error) {
 		return Event{}, err
 	}
 	return ev, nil
+}
+
+// damagedName names the copy of a damaged record whose bytes were data.
+// Equal bytes get the same name, so saving a copy twice is harmless, and a
+// record damaged twice in different ways gets two copies.
+func damagedName(record string, data []byte) string {
+	sum := sha256.Sum256(data)
+	return damagedPrefix + record + "." + hex.EncodeToString(sum[:8])
 }
 
 // chunkName names the chunk whose first event has seq and t.

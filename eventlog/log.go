@@ -40,8 +40,10 @@ type Log struct {
 	lastSeq  uint64     // seq of the last event, 0 when empty
 	lastHash string     // line hash of the last event
 	floor    time.Time  // no new event gets an earlier time (see Append)
-	pending  []string   // chunk names a failed Append may have left in the store
+	pending  []string   // chunk names a failed Append (or one before Open) left in the store
 	cache    [2]cached  // the chunks loaded last, most recent first
+	fix      repair     // what Open found damaged, for the next Append to record
+	found    []Break    // everything Open found damaged (Damage)
 }
 
 // chunk is one chunk as its name and the store's listing describe it.
@@ -65,13 +67,18 @@ type lineState struct {
 	time time.Time
 }
 
-// Open opens the log stored in sys. It lists the chunks and loads the last
-// one (and, when the head record does not vouch for that chunk, the one
-// before it). A torn or corrupt end of the last chunk — a last line with no
-// newline, or one that does not parse or does not chain to the line before it
-// — is cut at the last whole event, logged as a warning, and the repaired
-// chunk saved back; lines the head record vouches for are never cut. An
-// empty store gives an empty log. A nil logger discards.
+// Open opens the log stored in sys. It lists the chunks and loads the head
+// record and the last chunk (and, when the head does not vouch for that
+// chunk, the last line of the one before it). An empty store gives an
+// empty log. A nil logger discards.
+//
+// Open never writes. What it finds damaged at the end of the log — a torn
+// or unreadable end of the last chunk, a last chunk that holds nothing
+// intact, a head record that does not parse or does not match the log —
+// is left out of the Log, logged, and reported by [Log.Damage]; the next
+// Append records it before its own events (see the package doc, "Damage").
+// Damage that intact events follow is left in place for [Verify] to find.
+// Open fails only when the store fails.
 func Open(ctx context.Context, sys Sys, log *slog.Logger) (*Log, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -97,164 +104,15 @@ func Open(ctx context.Context, sys Sys, log *slog.Logger) (*Log, error) {
 			l.floor = c.time
 		}
 	}
-	hd, err := loadHead(ctx, l)
+	hr, err := loadHead(ctx, l)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.recover(ctx, chunks, hd); err != nil {
+	if err := l.recover(ctx, chunks, hr); err != nil {
 		return nil, err
 	}
-	switch {
-	case hd.Seq > l.lastSeq:
-		log.Warn("eventlog: the head record is past the end of the log: events were lost or removed at the end (run verify)",
-			"head", hd.Seq, "last", l.lastSeq)
-	case hd.Seq == l.lastSeq && hd.Seq > 0 && hd.Hash != l.lastHash:
-		log.Warn("eventlog: the last event does not match the head record: it was edited (run verify)", "seq", hd.Seq)
-	}
+	l.warnGaps()
 	return l, nil
-}
-
-// loadHead reads events.head; a missing or unreadable head is the zero head.
-func loadHead(ctx context.Context, l *Log) (head, error) {
-	data, err := l.load(ctx, headName)
-	if errors.Is(err, backend.ErrKeyNotFound) {
-		return head{}, nil
-	}
-	if err != nil {
-		return head{}, fmt.Errorf("eventlog: open: load %s: %w", headName, err)
-	}
-	var hd head
-	if err := json.Unmarshal(data, &hd); err != nil {
-		l.log.Warn("eventlog: the head record does not parse; ignoring it", "err", err)
-		return head{}, nil
-	}
-	return hd, nil
-}
-
-// recover makes the last chunk that chains the tail, repairing its end.
-func (l *Log) recover(ctx context.Context, chunks []chunk, hd head) error {
-	var data []byte // the last chunk's bytes, when already loaded
-	for len(chunks) > 0 {
-		i := len(chunks) - 1
-		c := chunks[i]
-		if data == nil {
-			var err error
-			if data, err = l.load(ctx, c.name); err != nil {
-				return fmt.Errorf("eventlog: open: load %s: %w", c.name, err)
-			}
-		}
-		var prevData []byte
-		prev := func() (lineState, bool, error) {
-			if i == 0 {
-				return lineState{}, c.seq == 1, nil
-			}
-			var err error
-			if prevData, err = l.load(ctx, chunks[i-1].name); err != nil {
-				return lineState{}, false, fmt.Errorf("eventlog: open: load %s: %w", chunks[i-1].name, err)
-			}
-			st, ok := lastLine(prevData)
-			return st, ok, nil
-		}
-		keep, end, st, err := repair(c, data, hd, prev)
-		if err != nil {
-			return err
-		}
-		if keep == 0 {
-			// Nothing in the chunk chains to the log before it: the
-			// leftover of an Append that failed, or a chunk whose first
-			// line is torn. Drop it and look at the one before.
-			l.log.Warn("eventlog: dropping a chunk that does not continue the log", "chunk", c.name)
-			l.drop(ctx, []string{c.name})
-			chunks = chunks[:i]
-			data = prevData
-			continue
-		}
-		if end < len(data) {
-			l.log.Warn("eventlog: cutting a torn or corrupt end of the log",
-				"chunk", c.name, "last_seq", st.seq, "cut_bytes", len(data)-end,
-				"cut", quoteShort(data[end:]))
-			if err := l.sys.SaveSys(ctx, c.name, data[:end]); err != nil {
-				return fmt.Errorf("eventlog: open: save repaired %s: %w", c.name, err)
-			}
-		}
-		c.size = int64(end)
-		l.full = chunks[:i:i]
-		l.tail = c
-		l.tailData = data[:end]
-		l.tailN = keep
-		l.lastSeq, l.lastHash = st.seq, st.hash
-		if st.time.After(l.floor) {
-			l.floor = st.time
-		}
-		return nil
-	}
-	return nil
-}
-
-// repair decides how much of the last chunk c to keep: keep whole lines,
-// ending at byte end, the last of which is st. Lines up to the one the head
-// vouches for are kept as they are (a break among them is for Verify to
-// report, not for Open to erase); after it, each line must parse and chain to
-// the one before. The first line chains to prev, which repair calls only when
-// the head vouches for no line of c.
-func repair(c chunk, data []byte, hd head, prev func() (lineState, bool, error)) (keep, end int, st lineState, err error) {
-	lines, _ := splitLines(data)
-	evs := make([]Event, len(lines))
-	parsed := make([]bool, len(lines))
-	hashes := make([]string, len(lines))
-	vouched := -1
-	for j, ln := range lines {
-		hashes[j] = lineHash(ln)
-		ev, err := decodeLine(ln)
-		if err != nil {
-			continue
-		}
-		evs[j], parsed[j] = ev, true
-		if vouched < 0 && hd.Seq > 0 && ev.Seq == hd.Seq && hashes[j] == hd.Hash {
-			vouched = j
-		}
-	}
-	// known: st is what line 0 must chain to. Not needed when the head
-	// vouches for a line; unknown when the previous chunk's last line does
-	// not parse, or the first chunk does not start the log.
-	known := false
-	if vouched < 0 {
-		if st, known, err = prev(); err != nil {
-			return 0, 0, lineState{}, err
-		}
-	}
-	for j := range lines {
-		ok := parsed[j]
-		if ok && j == 0 {
-			ok = evs[j].Seq == c.seq && evs[j].Time.Equal(c.time)
-		}
-		if ok && (known || j > 0) {
-			ok = evs[j].Seq == st.seq+1 && evs[j].Prev == st.hash && !evs[j].Time.Before(st.time)
-		}
-		if !ok && j > vouched {
-			break
-		}
-		keep = j + 1
-		end += len(lines[j]) + 1
-		if parsed[j] {
-			st = lineState{seq: evs[j].Seq, hash: hashes[j], time: evs[j].Time}
-		}
-	}
-	return keep, end, st, nil
-}
-
-// lastLine returns the state of a chunk's last whole line.
-func lastLine(data []byte) (lineState, bool) {
-	lines, _ := splitLines(data)
-	if len(lines) == 0 {
-		return lineState{}, false
-	}
-	ln := lines[len(lines)-1]
-	ev, err := decodeLine(ln)
-	if err != nil {
-		return lineState{}, false
-	}
-	return lineState{seq: ev.Seq, hash: lineHash(ln), time: ev.Time}, true
 }
 
 func quoteShort(b []byte) string {
@@ -268,7 +126,8 @@ func quoteShort(b []byte) string {
 // drop removes chunks that are not part of the log: with DeleteSys when sys
 // has it, else by saving them empty (index ignores empty chunks). A failure
 // is logged, not returned: index's rule that the later of two chunks at one
-// seq wins, and Append's floor on times, keep the log whole without it.
+// seq wins, and Append's floor on times, keep the log whole without it (and
+// a damaged chunk left behind is found, and recorded, again).
 func (l *Log) drop(ctx context.Context, names []string) {
 	var err error
 	if d, ok := l.sys.(deleter); ok {
@@ -281,7 +140,7 @@ func (l *Log) drop(ctx context.Context, names []string) {
 		}
 	}
 	if err != nil {
-		l.log.Warn("eventlog: could not remove chunks a failed append left behind", "chunks", names, "err", err)
+		l.log.Warn("eventlog: could not remove chunks that are not part of the log", "chunks", names, "err", err)
 	}
 }
 
@@ -336,11 +195,17 @@ func index(entries []backend.Entry) ([]chunk, []ignoredChunk) {
 // it has room, then to new chunks; each changed chunk is saved with one
 // SaveSys, in seq order, and then the head record.
 //
+// The first Append after Open records the damage Open found (Log.Damage):
+// it saves a copy of each damaged record under events.damaged/, writes one
+// OpBreak event per damaged record before evs (which therefore get later
+// seqs), and once those are durable removes the chunks taken out of the
+// log. See the package doc, "Damage".
+//
 // If a save fails, Append returns the error and the Log is as it was before
 // the call: the events were not appended, and the caller may retry. (The
 // store may hold some of them, in chunks the retry overwrites or removes.)
-// An event with an unknown Op or an empty Key is refused before anything is
-// saved.
+// An event with an unknown Op (OpBreak included: only the log writes it) or
+// an empty Key is refused before anything is saved.
 func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 	if len(evs) == 0 {
 		return nil, nil
@@ -359,17 +224,23 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 	l.mu.Lock()
 	cur, data, n := l.tail, l.tailData, l.tailN
 	seq, prev, t0 := l.lastSeq, l.lastHash, l.floor
+	fix := l.fix
 	l.mu.Unlock()
 	oldTail := cur.name
 
+	all := evs
+	if len(fix.breaks) > 0 {
+		all = append(slices.Clone(fix.breaks), evs...)
+	}
 	var (
-		finished []chunk // chunks this call filled, in seq order
-		saves    []save  // changed chunks, in seq order
-		dirty    bool    // cur has new lines
+		finished []chunk      // chunks this call filled, in seq order
+		saves    []save       // changed chunks, in seq order
+		dirty    = fix.cut    // cur has bytes the store does not
+		sealed   = fix.sealed // cur must not grow
 		now      = l.now().UTC()
-		out      = make([]Event, len(evs))
+		out      = make([]Event, len(all))
 	)
-	for i, ev := range evs {
+	for i, ev := range all {
 		seq++
 		ev.Seq, ev.Prev = seq, prev
 		t := ev.Time
@@ -383,9 +254,9 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 		ev.Time, t0 = t, t
 		line, h, err := encodeLine(&ev)
 		if err != nil {
-			return nil, fmt.Errorf("eventlog: append: event %d: %w", i, err)
+			return nil, fmt.Errorf("eventlog: append: event %d: %w", i-len(fix.breaks), err)
 		}
-		if cur.name == "" || n == ChunkEvents {
+		if cur.name == "" || n == ChunkEvents || sealed {
 			if cur.name != "" {
 				cur.size = int64(len(data))
 				finished = append(finished, cur)
@@ -394,8 +265,8 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 				}
 			}
 			cur = chunk{name: chunkName(seq, t), seq: seq, time: t, off: cur.off + int64(len(data))}
-			data = make([]byte, 0, min(len(evs)-i, ChunkEvents)*(len(line)+1))
-			n = 0
+			data = make([]byte, 0, min(len(all)-i, ChunkEvents)*(len(line)+1))
+			n, sealed = 0, false
 		}
 		// Appending in place is safe: readers only look below the
 		// length they were given, and only this call (under appendMu)
@@ -411,6 +282,13 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 	saves = append(saves, save{cur.name, data})
 
 	hd, _ := json.Marshal(head{Seq: seq, Hash: prev}) // cannot fail: plain fields
+	// The copies first: no damaged byte leaves its place before it is
+	// kept elsewhere.
+	for _, s := range fix.copies {
+		if err := l.sys.SaveSys(ctx, s.name, s.data); err != nil {
+			return nil, fmt.Errorf("eventlog: append: save a copy of a damaged record: %s: %w", s.name, err)
+		}
+	}
 	for k, s := range saves {
 		if err := l.sys.SaveSys(ctx, s.name, s.data); err != nil {
 			l.failed(t0, oldTail, saves[:k+1])
@@ -426,8 +304,9 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 	l.full = append(l.full, finished...)
 	l.tail, l.tailData, l.tailN = cur, data, n
 	l.lastSeq, l.lastHash, l.floor = seq, prev, t0
+	l.fix = repair{}
 	var stale []string
-	for _, name := range l.pending {
+	for _, name := range slices.Concat(l.pending, fix.remove) {
 		kept := name == cur.name || slices.ContainsFunc(finished, func(c chunk) bool { return c.name == name })
 		if !kept && !slices.Contains(stale, name) {
 			stale = append(stale, name)
@@ -439,7 +318,7 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 	if len(stale) > 0 {
 		l.drop(ctx, stale)
 	}
-	return out, nil
+	return out[len(fix.breaks):], nil
 }
 
 type save struct {

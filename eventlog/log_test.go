@@ -90,6 +90,7 @@ func TestAppendRefuses(t *testing.T) {
 		{"unknown op", Event{Op: "chmod", Key: "a"}},
 		{"no op", Event{Key: "a"}},
 		{"empty key", Event{Op: OpWrite}},
+		{"break op, the log's own", Event{Op: OpBreak, Key: "events.head", Break: &Break{Record: "events.head"}}},
 		{"time past year 9999", Event{Op: OpWrite, Key: "a", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
 	}
 	for _, tt := range tests {
@@ -216,6 +217,10 @@ func TestTornTail(t *testing.T) {
 		{"torn first line of a new chunk", ChunkEvents, func(t *testing.T, sys *memSys, last string) {
 			sys.put(chunkName(ChunkEvents+1, epoch.Add(time.Hour)), []byte(`{"seq":1025,"ti`))
 		}, ChunkEvents},
+		{"torn line after a full chunk", ChunkEvents, func(t *testing.T, sys *memSys, last string) {
+			d := sys.get(t, last)
+			sys.put(last, append(d, `{"seq":1025`...))
+		}, ChunkEvents},
 		{"torn line after a full chunk and a partial one", ChunkEvents + 3, func(t *testing.T, sys *memSys, last string) {
 			d := sys.get(t, last)
 			sys.put(last, append(d, `{"seq":1028`...))
@@ -228,6 +233,10 @@ func TestTornTail(t *testing.T) {
 			mustAppend(t, l, evsAt(0, tt.n, nil))
 			names := sys.chunkNames(t)
 			tt.damage(t, sys, names[len(names)-1])
+			names = sys.chunkNames(t)
+			last := names[len(names)-1] // the damaged chunk
+			damaged := sys.clone()
+			torn := sys.get(t, last)
 
 			l2 := openLog(t, sys)
 			p, err := l2.Query(t.Context(), Query{Limit: 1})
@@ -237,21 +246,48 @@ func TestTornTail(t *testing.T) {
 			if len(p.Events) != 1 || p.Events[0].Seq != uint64(tt.keep) {
 				t.Fatalf("last event after Open: got %+v, want seq %d", p.Events, tt.keep)
 			}
-			// The repair is saved: the stored log is whole.
-			checkChain(t, sys, tt.keep)
-			if data, _ := stored(t, sys); int64(len(data)) != l2.Size() {
-				t.Errorf("Size: got %d, want the stored %d", l2.Size(), len(data))
+			if !equalRecords(sys.recs, damaged.recs) {
+				t.Fatal("Open wrote to the store")
+			}
+			if d := l2.Damage(); len(d) != 1 || d[0].Record != last || !d[0].Moved || d[0].First != uint64(tt.keep+1) {
+				t.Fatalf("Damage: got %+v, want one break of %s from event %d, moved", d, last, tt.keep+1)
 			}
 			l2.now = func() time.Time { return epoch.Add(2 * time.Hour) }
 			more := mustAppend(t, l2, evsAt(tt.keep, 5, nil))
-			if more[0].Seq != uint64(tt.keep+1) {
-				t.Errorf("next seq: got %d, want %d", more[0].Seq, tt.keep+1)
+			if more[0].Seq != uint64(tt.keep+2) {
+				t.Errorf("next seq: got %d, want %d (after the break event)", more[0].Seq, tt.keep+2)
 			}
-			checkChain(t, sys, tt.keep+5)
-			mustVerifyOK(t, sys)
-			l3 := openLog(t, sys)
-			if l3.Size() != l2.Size() {
-				t.Errorf("Size after a clean reopen: got %d, want %d", l3.Size(), l2.Size())
+			// The stored log is whole: the intact events, the break, the
+			// new events; the torn chunk as found is kept aside.
+			checkChain(t, sys, tt.keep+6)
+			if data, _ := stored(t, sys); int64(len(data)) != l2.Size() {
+				t.Errorf("Size: got %d, want the stored %d", l2.Size(), len(data))
+			}
+			brk, err := l2.Query(t.Context(), Query{After: uint64(tt.keep), Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := brk.Events[0]
+			if b.Op != OpBreak || b.Break == nil || b.Break.SavedTo != damagedName(last, torn) || b.Key != last || b.SHA256 != recordSum(torn) {
+				t.Fatalf("event %d: got %+v, want the break naming %s and its copy", tt.keep+1, b, last)
+			}
+			if got := sys.get(t, b.Break.SavedTo); !bytes.Equal(got, torn) {
+				t.Errorf("the copy holds %d bytes, want the %d of the chunk as found", len(got), len(torn))
+			}
+			for range 2 {
+				r, err := Verify(t.Context(), sys)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.OK || r.Seq != uint64(tt.keep+1) || len(r.Damage) != 2 || !strings.Contains(r.Damage[0], b.Break.SavedTo) {
+					t.Errorf("Verify: got OK %v at %d: %q, damage %q; want the break at %d and its copy", r.OK, r.Seq, r.Problem, r.Damage, tt.keep+1)
+				}
+				l3 := openLog(t, sys)
+				if l3.Size() != l2.Size() || len(l3.Damage()) != 0 {
+					t.Errorf("reopen: Size %d (want %d), damage %+v (want none: recorded)", l3.Size(), l2.Size(), l3.Damage())
+				}
+				mustAppend(t, l3, evsAt(100, 3, nil))
+				l2 = l3
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/memfs/memfs/backend"
 )
@@ -21,10 +22,17 @@ type Report struct {
 	// event's Prev shows the breaking event itself was changed); for a gap,
 	// the first missing event.
 	Seq uint64
+	// Damage lists the damage on record, one sentence each: every
+	// OpBreak event in the log (what Open found damaged, where its bytes
+	// are kept, where the log resumed), then every copy of a damaged
+	// record under events.damaged/. Damage is never cleared: once the log
+	// was damaged, OK stays false (Problem names the first break if
+	// nothing else is wrong).
+	Damage []string
 	// Warnings are findings that do not break the log: a head record
 	// behind the last event (the process stopped between saving a chunk
 	// and the head; the events after the head are not vouched for), no
-	// head record, records a failed Append or Open's repair left behind.
+	// head record, records a failed Append left behind.
 	Warnings []string
 }
 
@@ -33,8 +41,10 @@ type Report struct {
 // event, each Prev is the hash of the line before, times do not go
 // backwards, no chunk holds more than ChunkEvents events, and the head record
 // matches the last event. It reports the first break and keeps reading to
-// count the rest. It reads one chunk at a time and changes nothing; it works
-// on a store no Log has open, and does not repair what Open would.
+// count the rest. A log that records damage (OpBreak events, copies under
+// events.damaged/) is never OK, even when every link holds: events were
+// lost or moved aside. It reads one chunk at a time and changes nothing; it
+// works on a store no Log has open, and does not set aside what Open would.
 //
 // The error is for store failures only; a broken log is a Report with OK
 // false.
@@ -127,6 +137,15 @@ func Verify(ctx context.Context, sys Sys) (Report, error) {
 			case ev.Time.Before(st.time):
 				fail(ev.Seq, "event %d: time %s is before event %d's %s", ev.Seq, ev.Time.Format(nameLayout), st.seq, st.time.Format(nameLayout))
 			}
+			if ev.Op == OpBreak {
+				d := describeBreak(&ev)
+				r.Damage = append(r.Damage, d)
+				at := ev.Seq
+				if ev.Break != nil && ev.Break.First > 0 {
+					at = ev.Break.First
+				}
+				fail(at, "%s", d)
+			}
 			if hasHead && ev.Seq == hd.Seq {
 				headHash, headSeen = h, true
 			}
@@ -156,6 +175,46 @@ func Verify(ctx context.Context, sys Sys) (Report, error) {
 			"the head record is at event %d, the log ends at event %d: the process stopped between saving a chunk and the head; events after %d are not vouched for",
 			hd.Seq, st.seq, hd.Seq))
 	}
+	kept, err := sys.ListSys(ctx, damagedPrefix)
+	if err != nil {
+		return Report{}, fmt.Errorf("eventlog: verify: list: %w", err)
+	}
+	for _, e := range kept {
+		r.Damage = append(r.Damage, fmt.Sprintf("%s: a damaged record of the log (%d bytes) kept aside", e.Key, e.Info.Size))
+	}
+	if len(kept) > 0 {
+		fail(0, "%d damaged records of the log are kept under %s", len(kept), damagedPrefix)
+	}
 	r.OK = r.Problem == ""
 	return r, nil
+}
+
+// describeBreak says what the OpBreak event ev records.
+func describeBreak(ev *Event) string {
+	b := ev.Break
+	if b == nil {
+		return fmt.Sprintf("event %d records a break in %s without saying what broke", ev.Seq, ev.Key)
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "event %d records damage in %s: %s (bytes %d to %d of %d", ev.Seq, b.Record, b.Reason, b.Off, b.Off+b.Len, ev.Size)
+	switch {
+	case b.Moved && b.SavedTo != "":
+		fmt.Fprintf(&s, ", left the log; the record as found is kept in %s)", b.SavedTo)
+	case b.Moved:
+		s.WriteString(", left the log)")
+	default:
+		s.WriteString(", left in place)")
+	}
+	switch {
+	case b.First > 0 && b.Last >= b.First:
+		fmt.Fprintf(&s, "; events %d to %d in doubt", b.First, b.Last)
+	case b.First > 0:
+		fmt.Fprintf(&s, "; events from %d on in doubt", b.First)
+	}
+	if ev.Seq > 1 {
+		fmt.Fprintf(&s, "; the log resumes here, chained to event %d", ev.Seq-1)
+	} else {
+		s.WriteString("; the log starts again here")
+	}
+	return s.String()
 }
