@@ -37,6 +37,7 @@ type snap struct {
 	from    string
 	changed bool
 	by      *meta.WriterInfo
+	expect  backend.Version // the store's version the save replaces
 }
 
 // events describes what a successful Flush did, in the order the changes

@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -83,6 +80,9 @@ func (c *Context) Ingest(e backend.Entry) (backend.Entry, []redact.Finding, erro
 func (c *Context) Rewriting(key string, info backend.Info) {
 	c.mu.Lock()
 	c.written[key] = stamp{size: info.Size, mtime: info.MTime.UnixNano()}
+	if f, ok := c.files[key]; ok && f.from == key {
+		f.base = backend.VersionOf(info)
+	}
 	c.mu.Unlock()
 }
 
@@ -137,15 +137,7 @@ func (c *Context) Removed(key string) bool {
 // when it conflicts with unflushed changes: the name with
 // ".conflict-<UTC time>" before its extension, in the same directory
 // ("notes.md" -> "notes.conflict-20261122T232400Z.md").
-func ConflictKey(key string, t time.Time) string {
-	dir, name := backend.Split(key)
-	ext := path.Ext(name)
-	if ext == name { // ".bashrc"-like names have no extension
-		ext = ""
-	}
-	base := strings.TrimSuffix(name, ext)
-	return backend.Join(dir, fmt.Sprintf("%s.conflict-%s%s", base, t.UTC().Format("20060102T150405.000000000Z"), ext))
-}
+func ConflictKey(key string, t time.Time) string { return backend.ConflictKey(key, t) }
 
 // ApplyExternal makes e, read from the store after another program changed
 // it, the session's value of e.Key: clean (the store has it), loaded, and
@@ -161,6 +153,13 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	}
 	c.mu.Lock()
 	if f, ok := c.files[e.Key]; ok && f.gen != 0 {
+		// The store's version is the external one now, kept beside the
+		// key as a conflict copy: the next flush replaces it knowingly.
+		if f.from == e.Key {
+			f.base = backend.VersionOf(e.Info)
+		} else {
+			c.bases[e.Key] = backend.VersionOf(e.Info)
+		}
 		c.mu.Unlock()
 		conflict = ConflictKey(e.Key, c.now())
 		e.Key = conflict
@@ -183,6 +182,8 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	f.gen = 0 // the store holds exactly this
 	f.from, f.changed, f.by = e.Key, false, nil
 	f.jlen, f.jfull = f.size, false // the store holds exactly this
+	f.base = backend.VersionOf(e.Info)
+	delete(c.bases, e.Key)
 	delete(c.dirty, f)
 	c.written[e.Key] = stamp{size: f.size, mtime: f.mtime}
 	c.mu.Unlock()
@@ -216,6 +217,7 @@ func (c *Context) RemoveExternal(key string) (bool, error) {
 	// The store no longer has it: nothing to delete at the next flush.
 	delete(c.removed, key)
 	delete(c.written, key)
+	delete(c.bases, key)
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRemove, Key: key, Origin: OriginExternal})
 	return true, nil

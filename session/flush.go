@@ -54,7 +54,7 @@ func (c *Context) Flush(ctx context.Context) error {
 			continue
 		}
 		f.shared.Store(true)
-		saved = append(saved, snap{f: f, gen: f.gen, from: f.from, changed: f.changed, by: f.by})
+		saved = append(saved, snap{f: f, gen: f.gen, from: f.from, changed: f.changed, by: f.by, expect: c.expectLocked(f)})
 		entries = append(entries, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
 	}
 	gone := maps.Clone(c.gone)
@@ -122,7 +122,9 @@ func (c *Context) Flush(ctx context.Context) error {
 	for i, s := range saved {
 		if s.f.key != "" {
 			s.f.from = entries[i].Key // what the store now holds of it
+			s.f.base = backend.VersionOf(entries[i].Info)
 		}
+		delete(c.bases, entries[i].Key)
 		if s.f.key == entries[i].Key {
 			// The session shows the attributes the store now has.
 			if v, ok := entries[i].Info.XAttrs[meta.Skill]; ok {
@@ -155,6 +157,7 @@ func (c *Context) Flush(ctx context.Context) error {
 	for k, g := range removedGen {
 		if c.removed[k] == g {
 			delete(c.removed, k)
+			delete(c.bases, k)
 		}
 	}
 	for k, by := range gone {
@@ -457,4 +460,14 @@ func (c *Context) JournalDirty() error {
 		errs = append(errs, c.journalKey(k))
 	}
 	return errors.Join(errs...)
+}
+
+// expectLocked is the store's version that a save of f replaces: the copy
+// f was read from or last saved as, when f still has that key; the copy of
+// a file removed from f's key (f was renamed over it); else none.
+func (c *Context) expectLocked(f *file) backend.Version {
+	if f.from == f.key {
+		return f.base
+	}
+	return c.bases[f.key]
 }

@@ -140,12 +140,12 @@ func (c *Context) firstSighting(src []byte, f redact.Finding) bool {
 func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string) map[string]error {
 	failed := make(map[string]error)
 	if len(entries) > 0 {
-		if err := c.store.Save(ctx, entries...); err != nil {
+		if err := c.save(ctx, entries, saved); err != nil {
 			if len(entries) == 1 {
 				failed[entries[0].Key] = err
 			} else {
 				for i := range entries {
-					if err := c.store.Save(ctx, entries[i]); err != nil {
+					if err := c.save(ctx, entries[i:i+1], saved[i:i+1]); err != nil {
 						failed[entries[i].Key] = err
 					}
 				}
@@ -177,6 +177,26 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 		return nil
 	}
 	return failed
+}
+
+// save saves entries, stating the versions they replace when the store
+// can check them: another writer's version found in their place is kept
+// beside it (backend.Conditional), logged, never overwritten unseen.
+func (c *Context) save(ctx context.Context, entries []backend.Entry, saved []snap) error {
+	cs, ok := c.store.(backend.Conditional)
+	if !ok {
+		return c.store.Save(ctx, entries...)
+	}
+	expect := make([]backend.Version, len(saved))
+	for i, s := range saved {
+		expect[i] = s.expect
+	}
+	conflicts, err := cs.SaveIf(ctx, entries, expect)
+	for key, copyKey := range conflicts {
+		c.log.Warn("another program changed the store's copy of a file memfs was saving: memfs's version takes the name, the other is kept beside it",
+			"key", key, "other_version", copyKey)
+	}
+	return err
 }
 
 // keepsCopyOf reports whether k is the key the store holds a refused

@@ -90,6 +90,10 @@ type file struct {
 	// summaries).
 	jlen  int64
 	jfull bool
+	// base is the version of the store's copy under from, as the session
+	// last saw it (listed, loaded, written or applied from outside): what
+	// a flush expects to replace when the store can check (Conditional).
+	base backend.Version
 }
 
 type dir struct {
@@ -123,6 +127,9 @@ type Context struct {
 	// gone holds stored keys whose file was removed, with who removed
 	// it, until a flush deletes them (a delete event).
 	gone    map[string]*meta.WriterInfo
+	// bases holds the store versions of keys whose file was removed or
+	// replaced in the session, until a flush deletes or saves them.
+	bases map[string]backend.Version
 	pending []Event // events a failed Options.Events call left for the next flush
 
 	// replaying lets Replay change a read-only Context: a crashed
@@ -162,6 +169,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 		watch:   make(map[int]func(Change)),
 		written: make(map[string]stamp),
 		gone:    make(map[string]*meta.WriterInfo),
+		bases:   make(map[string]backend.Version),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -221,7 +229,8 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 		}
 		c.ino++
 		f := &file{key: e.Key, ino: c.ino, size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
-			mode: e.Info.Mode.Perm(), uid: e.Info.UID, gid: e.Info.GID, xattrs: toXAttrList(e.Info.XAttrs), from: e.Key, jlen: e.Info.Size}
+			mode: e.Info.Mode.Perm(), uid: e.Info.UID, gid: e.Info.GID, xattrs: toXAttrList(e.Info.XAttrs), from: e.Key, jlen: e.Info.Size,
+			base: backend.VersionOf(e.Info)}
 		c.files[e.Key] = f
 		_, name := backend.Split(e.Key)
 		parent.children[name] = struct{}{}
@@ -326,6 +335,7 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			f.loaded = true
 			f.size = int64(len(e.Value))
 			f.jlen, f.jfull = f.size, false // as the store holds it
+			f.base = backend.VersionOf(e.Info)
 		}
 		c.mu.Unlock()
 	}
@@ -491,6 +501,7 @@ func (c *Context) removeFileLocked(f *file, by *meta.WriterInfo) {
 			by = c.opts.Self
 		}
 		c.gone[f.from] = by
+		c.bases[f.from] = f.base
 		f.from = ""
 	}
 	if f.gen == 0 {

@@ -60,6 +60,7 @@ func Run(t *testing.T, open Opener) {
 		{"XAttrs", s.testXAttrs},
 		{"InvalidXAttrs", s.testInvalidXAttrs},
 		{"SysRecords", s.testSysRecords},
+		{"Conditional", s.testConditional},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
@@ -486,4 +487,63 @@ func (s suite) testBigBatch(t *testing.T) {
 	if got := list(t, st); len(got) != n-n/2 {
 		t.Fatalf("List after Delete = %d keys, want %d", len(got), n-n/2)
 	}
+}
+
+// testConditional checks SaveIf on stores that offer it: the expected
+// version is replaced silently; any other (changed, or created where none
+// was expected) is kept under a conflict key, never lost.
+func (s suite) testConditional(t *testing.T) {
+	st := s.fresh(t)
+	cs, ok := st.(backend.Conditional)
+	if !ok {
+		t.Skip("the store is not backend.Conditional")
+	}
+	first := entry("memory/a.md", []byte("first"))
+	save(t, st, first)
+	ver := backend.VersionOf(list(t, st)[0].Info)
+	ifSave := func(e backend.Entry, want backend.Version) map[string]string {
+		t.Helper()
+		c, err := cs.SaveIf(t.Context(), []backend.Entry{e}, []backend.Version{want})
+		if err != nil {
+			t.Fatalf("SaveIf %s: %v", e.Key, err)
+		}
+		return c
+	}
+	second := entry("memory/a.md", []byte("second"))
+	second.Info.MTime = second.Info.MTime.Add(time.Second)
+	if c := ifSave(second, ver); len(c) != 0 {
+		t.Fatalf("SaveIf with the stored version: conflicts %v, want none", c)
+	}
+	// The stored version is "second" now; expecting "first" is stale.
+	third := entry("memory/a.md", []byte("third"))
+	c := ifSave(third, ver)
+	if len(c) != 1 || c["memory/a.md"] == "" {
+		t.Fatalf("SaveIf with a stale version: conflicts %v, want one for memory/a.md", c)
+	}
+	kept := load(t, st, c["memory/a.md"])
+	if string(kept.Value) != "second" {
+		t.Errorf("the conflict copy holds %q, want the version found (second)", kept.Value)
+	}
+	if got := load(t, st, "memory/a.md"); string(got.Value) != "third" {
+		t.Errorf("the key holds %q after a conflicting save, want the saved entry", got.Value)
+	}
+	// A key expected absent that exists is a conflict too.
+	save(t, st, entry("memory/b.md", []byte("theirs")))
+	c = ifSave(entry("memory/b.md", []byte("ours")), backend.Version{})
+	if len(c) != 1 || string(load(t, st, c["memory/b.md"]).Value) != "theirs" {
+		t.Errorf("SaveIf expecting no key over an existing one: conflicts %v", c)
+	}
+	// A key expected present that is gone is simply saved.
+	if c := ifSave(entry("memory/new.md", []byte("n")), ver); len(c) != 0 {
+		t.Errorf("SaveIf of a missing key: conflicts %v, want none", c)
+	}
+}
+
+func load(t *testing.T, st backend.Store, key string) backend.Entry {
+	t.Helper()
+	got, err := st.Load(t.Context(), key)
+	if err != nil {
+		t.Fatalf("Load %s: %v", key, err)
+	}
+	return got[0]
 }
