@@ -126,10 +126,10 @@ type Context struct {
 	written map[string]stamp // key -> size and mtime memfs last wrote to the store
 	// gone holds stored keys whose file was removed, with who removed
 	// it, until a flush deletes them (a delete event).
-	gone    map[string]*meta.WriterInfo
+	gone map[string]*meta.WriterInfo
 	// bases holds the store versions of keys whose file was removed or
 	// replaced in the session, until a flush deletes or saves them.
-	bases map[string]backend.Version
+	bases   map[string]backend.Version
 	pending []Event // events a failed Options.Events call left for the next flush
 
 	// replaying lets Replay change a read-only Context: a crashed
