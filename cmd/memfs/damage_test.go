@@ -144,3 +144,51 @@ func firstLineDiff(a, b string) string {
 	}
 	return "no difference"
 }
+
+// TestDamagedEventChunkIsKeptAndReported: a damaged event-log chunk is
+// never deleted by the next command (which then started a new history that
+// --verify called intact): the bytes are kept, the log continues with the
+// break recorded, and --verify keeps reporting it.
+func TestDamagedEventChunkIsKeptAndReported(t *testing.T) {
+	dir := t.TempDir()
+	store := "dir:" + dir
+	for i := range 3 {
+		mustRun(t, "note\n", "put", "--store", store, fmt.Sprintf("memory/n%d.md", i))
+	}
+	chunks, _ := filepath.Glob(filepath.Join(dir, ".memfs-sys", "events", "*"))
+	if len(chunks) == 0 {
+		t.Fatal("no event chunk")
+	}
+	last := chunks[len(chunks)-1]
+	b, err := os.ReadFile(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := bytes.Repeat([]byte{0xA5}, len(b))
+	if err := os.WriteFile(last, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "after\n", "put", "--store", store, "memory/after.md")
+	found := false
+	filepath.Walk(filepath.Join(dir, ".memfs-sys"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			if c, _ := os.ReadFile(p); bytes.Equal(c, damaged) {
+				found = true
+			}
+		}
+		return nil
+	})
+	if !found {
+		t.Fatal("the damaged chunk's bytes are nowhere in the store any more")
+	}
+	for range 2 { // and again after another command
+		_, errOut, err := run(t, "", "log", "--store", store, "--verify")
+		if err == nil || !strings.Contains(errOut, "damage:") {
+			t.Fatalf("memfs log --verify after damage: %v, %q; want a failure reporting the damage", err, errOut)
+		}
+		mustRun(t, "more\n", "put", "--store", store, "memory/more.md")
+	}
+	if out := mustRun(t, "", "log", "--store", store, "--op", "break"); !strings.Contains(out, "break") {
+		t.Errorf("memfs log --op break: %q, want the recorded break", out)
+	}
+}

@@ -61,7 +61,7 @@ func logCommand() *cli.Command {
 			&cli.StringFlag{Name: "key", Usage: "only events whose key (or old key) starts with PREFIX"},
 			&cli.StringFlag{Name: "since", Usage: "only events at or after T (RFC 3339, YYYY-MM-DD, or a duration ago such as 24h)"},
 			&cli.StringFlag{Name: "until", Usage: "only events before T"},
-			&cli.StringSliceFlag{Name: "op", Usage: "only these operations: write, delete, rename, attr (repeatable)"},
+			&cli.StringSliceFlag{Name: "op", Usage: "only these operations: write, delete, rename, attr, break (damage recorded in the log) (repeatable)"},
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "events per page"},
 			&cli.Uint64Flag{Name: "before", Usage: "only events before sequence number SEQ (the previous page)"},
 			&cli.Uint64Flag{Name: "after", Usage: "only events after sequence number SEQ, paging forward"},
@@ -78,8 +78,8 @@ func logCommand() *cli.Command {
 				return err
 			}
 			for _, op := range c.StringSlice("op") {
-				if !slices.Contains([]string{eventlog.OpWrite, eventlog.OpDelete, eventlog.OpRename, eventlog.OpAttr}, op) {
-					return fmt.Errorf("--op %q: want write, delete, rename or attr", op)
+				if !slices.Contains([]string{eventlog.OpWrite, eventlog.OpDelete, eventlog.OpRename, eventlog.OpAttr, eventlog.OpBreak}, op) {
+					return fmt.Errorf("--op %q: want write, delete, rename, attr or break", op)
 				}
 				q.Ops = append(q.Ops, op)
 			}
@@ -176,6 +176,9 @@ func verifyLog(c *cli.Context, ctx context.Context, sys eventlog.Sys) error {
 	for _, w := range r.Warnings {
 		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
 	}
+	for _, d := range r.Damage {
+		fmt.Fprintf(c.App.ErrWriter, "damage: %s\n", d)
+	}
 	if !r.OK {
 		return cli.Exit(fmt.Sprintf("event log broken at event %d: %s (%d events in %d chunks read)", r.Seq, r.Problem, r.Events, r.Chunks), 1)
 	}
@@ -203,6 +206,9 @@ func printEvents(c *cli.Context, q eventlog.Query, page eventlog.Page) error {
 		who := fmt.Sprintf("%s[%d] uid %d", e.Writer.Comm, e.Writer.PID, e.Writer.UID)
 		if e.Writer.Agent != "" {
 			who += " agent " + e.Writer.Agent
+		}
+		if e.Op == eventlog.OpBreak && e.Break != nil {
+			key, who = e.Break.Record+": "+e.Break.Reason, "memfs (damage found at open)"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05.000"), e.Op, key, e.Size, who)
 	}
