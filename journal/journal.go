@@ -78,6 +78,14 @@ type Record struct {
 type Journal struct {
 	path string
 
+	// rotMu serializes Truncate and Reset, which copy the kept records to
+	// a new file outside mu, so that Append (every close(2) through the
+	// mount) never waits for their fsyncs. Lock order: rotMu, then mu.
+	rotMu sync.Mutex
+	// copied, when set (tests), runs after Truncate copied the kept
+	// records and before it takes mu again.
+	copied func()
+
 	mu      sync.Mutex // guards the fields below and the file offset
 	f       *os.File
 	size    int64
@@ -86,6 +94,7 @@ type Journal struct {
 	values  map[string][]int  // key -> positions in index of the frames holding a value of it
 	whole   map[string]uint64 // key -> highest generation of a frame that determines it wholly
 	damaged []Damage          // what Open found damaged and moved aside
+	scrubs  uint64            // frames rewritten in place so far (a copy made before one is stale)
 }
 
 // Damage is a damaged range of a journal that Open moved aside.
@@ -445,6 +454,7 @@ func (j *Journal) rewriteFrameLocked(i int, key string) error {
 	binary.LittleEndian.PutUint32(buf[4:], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(buf[8:], frameSum(buf[4:8], payload))
 	copy(buf[header:], payload)
+	j.scrubs++
 	if _, err := j.f.WriteAt(buf, fr.off); err != nil {
 		return fmt.Errorf("journal: scrub: %w", err)
 	}
@@ -455,10 +465,18 @@ func (j *Journal) rewriteFrameLocked(i int, key string) error {
 // a flush has made those changes durable in the store. The result is made
 // durable before Truncate returns, so that a power loss cannot replay old
 // records over newer stored values.
+//
+// The kept records are copied to a new file and synced without holding
+// the lock that Append needs; only the records appended meanwhile are
+// copied, and the file swapped, under it. If a record was scrubbed in
+// place meanwhile (the copy may hold what the scrub removed), the copy is
+// made again under the lock.
 func (j *Journal) Truncate(through uint64) error {
+	j.rotMu.Lock()
+	defer j.rotMu.Unlock()
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.f == nil {
+		j.mu.Unlock()
 		return errors.New("journal: closed")
 	}
 	j.through = max(j.through, through)
@@ -469,17 +487,54 @@ func (j *Journal) Truncate(through uint64) error {
 		}
 	}
 	if len(keep) == len(j.index) {
+		j.mu.Unlock()
 		return nil
 	}
 	if len(keep) == 0 {
+		defer j.mu.Unlock()
 		return j.resetLocked()
 	}
-	return j.rewriteLocked(keep)
+	f, n, scrubs := j.f, len(j.index), j.scrubs
+	j.mu.Unlock()
+
+	nf, tmp, frames, err := j.copyFrames(f, keep, true)
+	if j.copied != nil {
+		j.copied()
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err != nil || j.f != f || j.scrubs != scrubs {
+		if nf != nil {
+			nf.Close()
+			os.Remove(tmp)
+		}
+		if j.f == nil {
+			return errors.New("journal: closed")
+		}
+		var keep []frame
+		for _, fr := range j.index {
+			if fr.gen > through {
+				keep = append(keep, fr)
+			}
+		}
+		return j.rewriteLocked(keep)
+	}
+	// The records appended while the copy was made follow it, unsynced as
+	// they were in the old file.
+	more, err := j.appendFrames(nf, f, j.index[n:], frames)
+	if err != nil {
+		nf.Close()
+		os.Remove(tmp)
+		return j.rewriteLocked(append(keep, j.index[n:]...))
+	}
+	return j.swapLocked(nf, tmp, more)
 }
 
 // Reset empties the journal: every record is durable elsewhere, and
 // generations start over (a new session).
 func (j *Journal) Reset() error {
+	j.rotMu.Lock()
+	defer j.rotMu.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil {
@@ -505,56 +560,97 @@ func (j *Journal) resetLocked() error {
 
 // rewriteLocked replaces the file with only the frames in keep.
 func (j *Journal) rewriteLocked(keep []frame) error {
+	nf, tmp, frames, err := j.copyFrames(j.f, keep, true)
+	if err != nil {
+		return err
+	}
+	return j.swapLocked(nf, tmp, frames)
+}
+
+// keptFrame is a frame copied to a new file, at its new offset.
+type keptFrame struct {
+	fr frame
+	r  Record
+}
+
+// copyFrames writes the frames keep of f to a new temp file beside the
+// journal (without the padding of scrubbed frames, and without frames that
+// hold nothing any more), and syncs it when sync is set.
+func (j *Journal) copyFrames(f *os.File, keep []frame, sync bool) (*os.File, string, []keptFrame, error) {
 	tmp := fmt.Sprintf("%s.%d.tmp", j.path, time.Now().UnixNano())
 	nf, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
-		return fmt.Errorf("journal: rewrite: %w", err)
+		return nil, "", nil, fmt.Errorf("journal: rewrite: %w", err)
 	}
-	fail := func(err error) error {
+	frames, err := j.appendFrames(nf, f, keep, nil)
+	if err == nil && sync {
+		err = nf.Sync()
+	}
+	if err != nil {
 		nf.Close()
 		os.Remove(tmp)
-		return fmt.Errorf("journal: rewrite: %w", err)
+		return nil, "", nil, err
 	}
-	type kept struct {
-		fr frame
-		r  Record
-	}
-	var frames []kept
+	return nf, tmp, frames, nil
+}
+
+// appendFrames copies the frames of f in keep to the end of nf, after the
+// frames already there, and returns them all.
+func (j *Journal) appendFrames(nf, f *os.File, keep []frame, frames []keptFrame) ([]keptFrame, error) {
 	var off int64
+	if len(frames) > 0 {
+		last := frames[len(frames)-1].fr
+		off = last.off + last.len
+	}
 	for _, fr := range keep {
 		buf := make([]byte, fr.len)
-		if _, err := j.f.ReadAt(buf, fr.off); err != nil {
-			return fail(err)
+		if _, err := f.ReadAt(buf, fr.off); err != nil {
+			return nil, fmt.Errorf("journal: rewrite: %w", err)
 		}
 		r, _, ok := frameAt(buf, true)
 		if !ok {
-			return fail(fmt.Errorf("frame at %d unreadable", fr.off))
+			return nil, fmt.Errorf("journal: rewrite: frame at %d unreadable", fr.off)
 		}
 		if len(r.Entries) == 0 && len(r.Removed) == 0 {
 			continue // wholly scrubbed: padding only
 		}
 		// Encoded again: the padding of a scrubbed frame goes.
+		var err error
 		if buf, err = frameOf(r); err != nil {
-			return fail(err)
+			return nil, fmt.Errorf("journal: rewrite: %w", err)
 		}
-		if _, err := nf.Write(buf); err != nil {
-			return fail(err)
+		if _, err := nf.WriteAt(buf, off); err != nil {
+			return nil, fmt.Errorf("journal: rewrite: %w", err)
 		}
-		frames = append(frames, kept{frame{gen: fr.gen, off: off, len: int64(len(buf))}, r})
+		frames = append(frames, keptFrame{frame{gen: fr.gen, off: off, len: int64(len(buf))}, r})
 		off += int64(len(buf))
 	}
-	if err := nf.Sync(); err != nil {
-		return fail(err)
-	}
+	return frames, nil
+}
+
+// swapLocked makes nf, written at tmp with frames, the journal: renamed
+// over it, the directory synced.
+func (j *Journal) swapLocked(nf *os.File, tmp string, frames []keptFrame) error {
 	if err := os.Rename(tmp, j.path); err != nil {
-		return fail(err)
+		nf.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("journal: rewrite: %w", err)
 	}
 	if d, err := os.Open(filepath.Dir(j.path)); err == nil {
 		d.Sync()
 		d.Close()
 	}
+	var size int64
+	if len(frames) > 0 {
+		last := frames[len(frames)-1].fr
+		size = last.off + last.len
+	}
+	if _, err := nf.Seek(size, io.SeekStart); err != nil {
+		nf.Close()
+		return fmt.Errorf("journal: rewrite: %w", err)
+	}
 	j.f.Close()
-	j.f, j.index, j.size, j.values, j.whole = nf, nil, off, nil, nil
+	j.f, j.index, j.size, j.values, j.whole = nf, nil, size, nil, nil
 	for _, k := range frames {
 		j.addFrameLocked(k.fr, k.r)
 	}
