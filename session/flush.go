@@ -54,8 +54,19 @@ func (c *Context) Flush(ctx context.Context) error {
 			continue
 		}
 		f.shared.Store(true)
-		saved = append(saved, snap{f: f, gen: f.gen, from: f.from, changed: f.changed, by: f.by, expect: c.expectLocked(f)})
+		saved = append(saved, snap{f: f, gen: f.gen, from: f.from, changed: f.changed, by: f.by})
 		entries = append(entries, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
+	}
+	// A file renamed away from a key leaves its store copy there until
+	// this flush: a new file at that key replaces that copy.
+	moved := make(map[string]backend.Version)
+	for _, s := range saved {
+		if s.f.from != "" && s.f.from != s.f.key {
+			moved[s.f.from] = s.f.base
+		}
+	}
+	for i := range saved {
+		saved[i].expect = c.expectLocked(saved[i].f, moved)
 	}
 	gone := maps.Clone(c.gone)
 	removedGen := make(map[string]uint64, len(c.removed))
@@ -464,10 +475,14 @@ func (c *Context) JournalDirty() error {
 
 // expectLocked is the store's version that a save of f replaces: the copy
 // f was read from or last saved as, when f still has that key; the copy of
-// a file removed from f's key (f was renamed over it); else none.
-func (c *Context) expectLocked(f *file) backend.Version {
+// a file removed from f's key (f was renamed over it) or renamed away from
+// it (moved); else none.
+func (c *Context) expectLocked(f *file, moved map[string]backend.Version) backend.Version {
 	if f.from == f.key {
 		return f.base
 	}
-	return c.bases[f.key]
+	if v, ok := c.bases[f.key]; ok {
+		return v
+	}
+	return moved[f.key]
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -433,6 +434,18 @@ func modelRound(t *testing.T, seed uint64, kind string, red *redact.Redactor) {
 			}
 			return e.Info.XAttrs["user.note"], nil
 		})
+	// With no other writer, no save may have found a version it did not
+	// expect (a conflict copy here is a session that lost track of its own
+	// store's versions).
+	listed, err := st2.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range listed {
+		if strings.Contains(e.Key, ".conflict-") {
+			t.Fatalf("a conflict copy with no other writer: %s", e.Key)
+		}
+	}
 	// No whole secret in the journal or the store, whatever was replayed.
 	// (Pieces are no secret by themselves: an append may leave half of one
 	// for good. That a piece written before its completion leaves no trace

@@ -1,0 +1,63 @@
+package badgerstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/memfs/memfs/backend"
+)
+
+var _ backend.Conditional = (*Store)(nil)
+
+// SaveIf is Save with each entry expecting its key's stored version (see
+// backend.Conditional): the size and modification time in the key's
+// metadata record. A version found that is not the expected one is copied
+// to its conflict key in the same transactions as the save. Only one
+// process opens a badger store, so a conflict means a session that did not
+// see a change of its own store; the check is what a shared store will
+// need everywhere.
+func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []backend.Version) (map[string]string, error) {
+	if len(expect) != len(entries) {
+		return nil, fmt.Errorf("badgerstore: SaveIf: %d entries, %d versions", len(entries), len(expect))
+	}
+	for _, e := range entries {
+		if err := checkKey(e.Key); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.use("save"); err != nil {
+		return nil, err
+	}
+	var copies []backend.Entry
+	conflicts := map[string]string{}
+	err := s.db.View(func(txn *badger.Txn) error {
+		for i, e := range entries {
+			found, err := load(txn, e.Key)
+			if errors.Is(err, backend.ErrKeyNotFound) {
+				continue // absent, or removed by another writer: just save
+			}
+			if err != nil {
+				return err
+			}
+			if backend.VersionOf(found.Info) == expect[i] {
+				continue
+			}
+			found.Key = backend.ConflictKey(e.Key, time.Now())
+			copies = append(copies, found)
+			conflicts[e.Key] = found.Key
+		}
+		return nil
+	})
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, fmt.Errorf("badgerstore: save: %w", err)
+	}
+	if err := s.Save(ctx, append(copies, entries...)...); err != nil {
+		return nil, err
+	}
+	return conflicts, nil
+}
