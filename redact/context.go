@@ -1,12 +1,17 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"regexp"
+)
 
 // ContextStart returns where the redaction context of bytes appended at
 // offset off of value begins: the start of the line that holds off (the
-// whole line, however long), or the start of a private-key block that is
-// open at off (a "-----BEGIN ... PRIVATE KEY" line with no END line
-// between it and off), whichever is earlier.
+// whole line, however long), or, if that line is inside a private-key
+// block, the start of the block's BEGIN line. A block runs from a
+// "-----BEGIN ... PRIVATE KEY-----" line to the first whole END line
+// after it; one with no END yet before the line is open, and the
+// appended bytes may close it.
 //
 // Its contract: with s = ContextStart(v, off), Redact(v) equals
 // Redact(v[:s]) followed by Redact(v[s:]). Every rule but the private-key
@@ -15,7 +20,9 @@ import "bytes"
 func (r *Redactor) ContextStart(value []byte, off int) int {
 	off = min(max(off, 0), len(value))
 	s := bytes.LastIndexByte(value[:off], '\n') + 1
-	if b := openBlock(value[:off]); b >= 0 && b < s {
+	// A block open before the line holding off spans it: off may be on
+	// the block's END line (a line start there split the key in two).
+	if b := openBlock(value[:s]); b >= 0 {
 		s = b
 	}
 	return s
@@ -26,32 +33,36 @@ func (r *Redactor) ContextStart(value []byte, off int) int {
 // append to a long file must not scan all of it.
 const maxBlock = 64 << 10
 
-// openBlock returns the start of the line of the last private-key BEGIN
-// in v (within maxBlock of its end) that has no END after it, or -1.
+// The armour lines of the private-key rule (rules.go), as it matches
+// them: a block runs from a BEGIN line to the first whole END line after.
+var (
+	pemBegin = regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`)
+	pemEnd   = regexp.MustCompile(`-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`)
+)
+
+// openBlock returns the start of the line of the private-key BEGIN in v
+// (within maxBlock of its end) whose block has no whole END line in v, or
+// -1. An END line cut short by the end of v leaves its block open: the
+// append may finish it.
 func openBlock(v []byte) int {
-	// The last BEGIN, found with forward searches: bytes.Index is
-	// vectorised, bytes.LastIndex is not (it cost 90 µs per append of a
-	// long file).
-	b := -1
-	for from := max(0, len(v)-maxBlock); ; {
-		i := bytes.Index(v[from:], []byte("-----BEGIN"))
-		if i < 0 {
-			break
-		}
-		b = from + i
-		from = b + 1
-	}
-	if b < 0 {
+	w0 := max(0, len(v)-maxBlock)
+	w := v[w0:]
+	if !bytes.Contains(w, []byte("-----BEGIN")) { // vectorised: the common case
 		return -1
 	}
-	rest := v[b:]
-	if nl := bytes.IndexByte(rest, '\n'); nl >= 0 {
-		if !bytes.Contains(rest[:nl], []byte("PRIVATE KEY")) {
+	for pos := 0; ; {
+		b := pemBegin.FindIndex(w[pos:])
+		if b == nil {
 			return -1
 		}
+		begin, body := pos+b[0], pos+b[1]+1 // the rule needs a byte between the lines
+		if body > len(w) {
+			return w0 + bytes.LastIndexByte(w[:begin], '\n') + 1
+		}
+		e := pemEnd.FindIndex(w[body:])
+		if e == nil {
+			return w0 + bytes.LastIndexByte(w[:begin], '\n') + 1
+		}
+		pos = body + e[1]
 	}
-	if bytes.Contains(rest, []byte("-----END")) {
-		return -1
-	}
-	return bytes.LastIndexByte(v[:b], '\n') + 1
 }
