@@ -124,6 +124,18 @@ func TestReadOnlyMountOfACrashedStore(t *testing.T) {
 			}
 			before := state()
 
+			// Commands that only read show the journal's file and write
+			// nothing either.
+			if out := mustRun(t, "", "ls", "--store", store); !strings.Contains(out, "a.md") {
+				t.Errorf("memfs ls of a crashed store: %q, want the journal's file", out)
+			}
+			if got := mustRun(t, "", "cat", "--store", store, "a.md"); got != "closed before the kill\n" {
+				t.Errorf("memfs cat of a crashed store: %q", got)
+			}
+			if after := state(); after != before {
+				t.Errorf("memfs ls and cat changed the store directory:\nbefore %s\nafter  %s", before, after)
+			}
+
 			ro := startMount(t, store, mnt, env, "--read-only")
 			if b, err := os.ReadFile(a); err != nil || string(b) != "closed before the kill\n" {
 				t.Errorf("read-only mount of a crashed store: %q, %v; want the journal's file", b, err)

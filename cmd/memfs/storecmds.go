@@ -50,6 +50,10 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 		Self:     selfWriter(agent),
 		Redactor: red,
 		DirUID:   uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
+		// A command that only reads writes no value: what a crashed
+		// mount left in the journal is shown, and left for the next
+		// command or mount that writes.
+		ReadOnly: !write,
 	}, log)
 	if err != nil {
 		return err
