@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-
-	"github.com/memfs/memfs/redact"
 )
 
 // debugWriter takes go-fuse's request log (MountOptions.Debug) and passes
@@ -18,7 +16,7 @@ import (
 // shows it).
 type debugWriter struct {
 	log *slog.Logger
-	red *redact.Redactor // nil: names as they are
+	red func(name string) string // redacts a name
 }
 
 func (w debugWriter) Write(p []byte) (int, error) {
@@ -32,7 +30,7 @@ func (w debugWriter) Write(p []byte) (int, error) {
 // string followed by "..." or a byte count, or preceded by "data ", is a
 // payload and is dropped; every other quoted string is a name and is
 // redacted.
-func sanitizeDebug(line string, red *redact.Redactor) string {
+func sanitizeDebug(line string, red func(string) string) string {
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(line, '"')
@@ -54,12 +52,7 @@ func sanitizeDebug(line string, red *redact.Redactor) string {
 			after = strings.TrimPrefix(after, "...")
 		} else {
 			name, _ := strconv.Unquote(q)
-			if red != nil {
-				if r, f := red.Redact("", []byte(name)); len(f) > 0 {
-					name = string(r)
-				}
-			}
-			b.WriteString(strconv.Quote(name))
+			b.WriteString(strconv.Quote(red(name)))
 		}
 		line = after
 	}

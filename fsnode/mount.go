@@ -50,7 +50,16 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 	if mo.Debug {
 		// go-fuse prints payload bytes; the writer keeps sizes and
 		// redacted names only.
-		opts.MountOptions.Logger = log.New(debugWriter{log: root.log, red: root.c.Redactor()}, "", 0)
+		r := root.c.Redactor()
+		redactName := func(name string) string {
+			if r != nil {
+				if out, f := r.Redact("", []byte(name)); len(f) > 0 {
+					return string(out)
+				}
+			}
+			return name
+		}
+		opts.MountOptions.Logger = log.New(debugWriter{log: root.log, red: redactName}, "", 0)
 	}
 	if mo.ReadOnly {
 		opts.MountOptions.Options = append(opts.MountOptions.Options, "ro")
