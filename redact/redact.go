@@ -79,7 +79,7 @@ type Rule struct {
 // PrefixRules switches rules off for keys under a prefix.
 type PrefixRules struct {
 	Prefix string   `json:"prefix"`
-	Rules  []string `json:"rules"` // rule ids; "*" is every rule
+	Rules  []string `json:"rules"` // rule ids; "*" is every rule, "env" every environment value
 }
 
 // Config configures a Redactor. The zero value means: built-in rules on,
@@ -87,9 +87,11 @@ type PrefixRules struct {
 type Config struct {
 	// Extra rules, in addition to the built-in ones.
 	Extra []Rule `json:"rules"`
-	// Allow holds regular expressions: a secret that matches one is kept.
+	// Allow keeps a secret that equals an entry, or that an entry, as a
+	// regular expression, matches as a whole (see LoadConfig).
 	Allow []string `json:"allow"`
-	// Disabled switches rules off under key prefixes.
+	// Disabled switches rules off under key prefixes. Naming a rule that
+	// does not exist is an error.
 	Disabled []PrefixRules `json:"disable"`
 	// EnvNames are glob patterns (as in path.Match, upper case) of
 	// environment variable names whose values are secrets; nil means
@@ -112,7 +114,7 @@ var DefaultEnvNames = []string{"*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", 
 // Redactor finds and replaces secrets. Build it with New.
 type Redactor struct {
 	rules    []compiled
-	allow    []*regexp.Regexp
+	allow    userAllow
 	disabled []PrefixRules
 	env      []envSecret
 
@@ -154,7 +156,8 @@ type envSecret struct {
 	value []byte
 }
 
-// New compiles cfg into a Redactor.
+// New compiles cfg into a Redactor. It fails on a user rule or allow
+// entry that does not compile, and on a disable entry that names no rule.
 func New(cfg Config) (*Redactor, error) {
 	r := &Redactor{disabled: cfg.Disabled}
 	var rules []Rule
@@ -170,11 +173,23 @@ func New(cfg Config) (*Redactor, error) {
 		r.rules = append(r.rules, c)
 	}
 	for _, a := range cfg.Allow {
-		re, err := regexp.Compile(a)
-		if err != nil {
+		// Compiled alone first: "x)|(y" would undo the anchors around it.
+		if _, err := regexp.Compile(a); err != nil {
 			return nil, fmt.Errorf("redact: allow pattern %q: %w", a, err)
 		}
-		r.allow = append(r.allow, re)
+		r.allow.exact = append(r.allow.exact, a)
+		r.allow.res = append(r.allow.res, regexp.MustCompile(`^(?:`+a+`)$`))
+	}
+	known := map[string]bool{"*": true, "env": true}
+	for _, c := range r.rules {
+		known[c.id] = true
+	}
+	for _, d := range cfg.Disabled {
+		for _, id := range d.Rules {
+			if !known[id] && !strings.HasPrefix(id, "env-") {
+				return nil, fmt.Errorf("redact: disable under %q: no rule %q", d.Prefix, id)
+			}
+		}
 	}
 	r.env = envSecrets(cfg)
 	r.index()
@@ -320,15 +335,16 @@ func (r *Redactor) Redact(key string, value []byte) ([]byte, []Finding) {
 		}
 	}
 	for _, e := range r.env {
-		if r.off(key, "env") {
-			break
+		id := "env-" + strings.ToLower(e.name)
+		if r.off(key, "env") || r.off(key, id) {
+			continue
 		}
 		for off := 0; ; {
 			j := bytes.Index(value[off:], e.value)
 			if j < 0 {
 				break
 			}
-			spans = append(spans, Finding{RuleID: "env-" + strings.ToLower(e.name), Start: off + j, End: off + j + len(e.value)})
+			spans = append(spans, Finding{RuleID: id, Start: off + j, End: off + j + len(e.value)})
 			off += j + len(e.value)
 		}
 	}
@@ -474,7 +490,19 @@ func (c *compiled) match(in, value []byte, start, end int, spans []Finding) []Fi
 	return spans
 }
 
-// allowed drops findings whose secret matches an allow pattern, and
+// userAllow is the config's allow list: a secret is kept when it equals
+// an entry, or when an entry, as a regular expression, matches all of it.
+type userAllow struct {
+	exact []string
+	res   []*regexp.Regexp // each entry as ^(?:entry)$
+}
+
+func (u *userAllow) allows(secret []byte) bool {
+	return slices.Contains(u.exact, string(secret)) ||
+		slices.ContainsFunc(u.res, func(re *regexp.Regexp) bool { return re.Match(secret) })
+}
+
+// allowed drops findings whose secret the allow list keeps, and
 // overlapping findings (the earliest, then the longest, wins).
 func (r *Redactor) allowed(value []byte, spans []Finding) []Finding {
 	// Stable: on a tie the earlier rule (specific before generic) wins.
@@ -491,7 +519,7 @@ func (r *Redactor) allowed(value []byte, spans []Finding) []Finding {
 			continue
 		}
 		secret := value[f.Start:f.End]
-		if slices.ContainsFunc(r.allow, func(re *regexp.Regexp) bool { return re.Match(secret) }) {
+		if r.allow.allows(secret) {
 			continue
 		}
 		out = append(out, f)

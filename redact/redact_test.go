@@ -251,3 +251,50 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// An allow entry matches a whole secret: "ghp_" used to switch every
+// GitHub token off.
+func TestAllowMatchesWholeSecrets(t *testing.T) {
+	token := "ghp_Zq8mR2xL7bW4nT0vK5yJ1cH6dF3sP9gA2eU7"
+	other := "ghp_Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+	for _, tt := range []struct {
+		allow   []string
+		in      string
+		allowed bool
+	}{
+		{[]string{"ghp_"}, "token " + token, false},
+		{[]string{"ghp"}, "token " + token, false},
+		{[]string{token}, "token " + token, true},
+		{[]string{token}, "token " + other, false},
+		{[]string{"ghp_Zq8m.*"}, "token " + token, true},
+		{[]string{"ghp_Zq8m.*"}, "token " + other, false},
+		{[]string{"sk_live_4eC39HqLyjWDarjtT1zdp7dcXyZ9"}, "key sk_live_4eC39HqLyjWDarjtT1zdp7dcXyZ9", true},
+	} {
+		r := newT(t, Config{Allow: tt.allow})
+		out, f := r.Redact("k", []byte(tt.in))
+		if got := string(out) == tt.in; got != tt.allowed {
+			t.Errorf("allow %q on %q: got %q (%v), allowed %v, want %v", tt.allow, tt.in, out, f, got, tt.allowed)
+		}
+	}
+	for _, bad := range []string{"ghp_(", "x)|(y"} {
+		if _, err := New(Config{Allow: []string{bad}}); err == nil {
+			t.Errorf("allow entry %q was accepted", bad)
+		}
+	}
+}
+
+// A disable entry names a rule that exists: memfs's, a user rule, env, or
+// "*".
+func TestDisableNamesKnownRules(t *testing.T) {
+	for _, id := range []string{"github-token", "private-key", "generic-secret", "env", "env-my_token", "*", "ticket"} {
+		_, err := New(Config{Env: []string{}, Extra: []Rule{{ID: "ticket", Pattern: "TKT-[0-9]+", Keywords: []string{"tkt-"}}},
+			Disabled: []PrefixRules{{Prefix: "x/", Rules: []string{id}}}})
+		if err != nil {
+			t.Errorf("disable %q: %v", id, err)
+		}
+	}
+	_, err := New(Config{Env: []string{}, Disabled: []PrefixRules{{Prefix: "x/", Rules: []string{"github-tokn"}}}})
+	if err == nil || !strings.Contains(err.Error(), `"github-tokn"`) {
+		t.Errorf("an unknown rule: got %v, want an error naming it", err)
+	}
+}
