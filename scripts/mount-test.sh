@@ -745,15 +745,16 @@ run_backend() {
 
 	# What the store itself holds.
 	if [ "$kind" = dir ]; then
-		# A 1:1 tree; hidden names are memfs's own (.memfs.lock, .memfs-journal)
-		# and nothing else; emptied directories may be pruned or not.
+		# A 1:1 tree; hidden names are memfs's own (.memfs.lock, .memfs-journal,
+		# .memfs-sys, the .memfs-store marker) and nothing else; emptied
+		# directories may be pruned or not.
 		compare_trees "dir store on disk: names, contents, modes, owners, mtimes" \
 			implied yes yes "$exp" "$tmp/$kind-store"
 		compare_trees "dir store on disk: every file as in the session, exact mtimes included" \
 			implied yes exact "$tmp/$kind-session.tree" "$tmp/$kind-store"
-		out=$(cd "$tmp/$kind-store" && find . -mindepth 1 -name '.*' ! -name .memfs.lock ! -name .memfs-journal ! -name .memfs-sys -print -prune 2>&1) || true
+		out=$(cd "$tmp/$kind-store" && find . -mindepth 1 -name '.*' ! -name .memfs.lock ! -name .memfs-journal ! -name .memfs-sys ! -name .memfs-store -print -prune 2>&1) || true
 		if [ -z "$out" ]; then
-			pass "dir store on disk: no hidden names but .memfs.lock, .memfs-journal and .memfs-sys (event log)"
+			pass "dir store on disk: no hidden names but .memfs.lock, .memfs-journal, .memfs-sys (event log) and .memfs-store (its kind)"
 		else
 			fail "dir store on disk: unexpected hidden names" "$out"
 		fi
