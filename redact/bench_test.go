@@ -57,3 +57,28 @@ func BenchmarkRedactSmallFiles(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNew: building a Redactor, as each memfs command does: reading
+// gitleaks' rules and indexing every keyword. Expressions compile later,
+// at a rule's first keyword (BenchmarkCompileAll).
+func BenchmarkNew(b *testing.B) {
+	for b.Loop() {
+		if _, err := New(Config{Env: []string{}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompileAll: the one-time cost of compiling every rule, which a
+// Redactor pays only for the rules whose keywords it meets.
+func BenchmarkCompileAll(b *testing.B) {
+	for b.Loop() {
+		r, err := New(Config{Env: []string{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range r.rules {
+			c.program()
+		}
+	}
+}

@@ -28,9 +28,11 @@ import (
 // pattern, "sk_test_4eC39H[A-Za-z0-9]+". An entry that does not compile
 // is an error.
 //
-// A "disable" entry names rules by id: memfs's (github-token, ...), the
-// config's own, "env" or "env-NAME" for environment values, or "*" for
-// all. An id that names no rule is an error.
+// A "disable" entry names rules by id: memfs's (github-token, ...; a
+// gitleaks rule reported under a memfs id goes off with it), gitleaks'
+// own (shopify-access-token; see the package doc), the config's own, "env"
+// or "env-NAME" for environment values, or "*" for all. An id that names
+// no rule is an error.
 func LoadConfig(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -46,7 +46,7 @@ func TestContextStartContract(t *testing.T) {
 
 // corpusNote returns the corpus, secrets then look-alikes, as one note,
 // and its secrets.
-func corpusNote(t *testing.T) (string, []string) {
+func corpusNote(t testing.TB) (string, []string) {
 	var note strings.Builder
 	var secrets []string
 	for _, c := range readCorpus(t, "secrets.txt") {

@@ -1,11 +1,44 @@
 package redact
 
-import "math"
+// Tiers order the rules when findings overlap: the merged span is
+// reported under the id of the first rule in this order (then in list
+// order). Where memfs has a rule for a kind, gitleaks' rules of that kind
+// report under memfs's id anyway (sameAs); a specific format names a
+// secret better than a generic rule that took it for a value.
+const (
+	tierUser            = iota // the config's own rules
+	tierMemfs                  // memfs's own specific rules, in list order
+	tierGitleaks               // gitleaks' rules of a specific format
+	tierEnv                    // values of secret-named environment variables
+	tierMemfsGeneric           // url-credentials, generic-secret
+	tierGitleaksGeneric        // gitleaks' generic-api-key
+)
 
-// builtin is the rule set memfs ships: well-known token formats, each
-// with the literal keywords that must be on the line, and generic
+// memfsTier returns the tier of memfs's own rule id.
+func memfsTier(id string) int {
+	if id == "url-credentials" || id == "generic-secret" {
+		return tierMemfsGeneric
+	}
+	return tierMemfs
+}
+
+// builtinAllow holds allowlists, in gitleaks' form, for memfs's own
+// rules ("*": for every built-in rule, as gitleaks' global ones), made
+// for look-alikes of the corpus: documented example credentials (AWS's
+// AKIAIOSFODNN7EXAMPLE and wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY), and
+// a generic "..._file: path" that says where a secret is, not what. (Each
+// memfs rule also takes the regexes of the gitleaks allowlists of its
+// id: see New.)
+var builtinAllow = map[string][]gitleaksAllowlist{
+	"*":              {{Regexes: []string{`EXAMPLE(?:KEY)?$`}}},
+	"generic-secret": {{RegexTarget: "match", Regexes: []string{`(?i)[_.-](?:file|path|dir)["']?\s*(?::=|[:=,]|=>)`}}},
+}
+
+// builtin is the rule set memfs keeps itself: well-known token formats,
+// each with the literal keywords that must be on the line, and generic
 // assignments filtered by entropy. A rule's secret is its "secret"
-// submatch, or the whole match.
+// submatch, or the whole match. gitleaks' rules (gitleaks.go) come in
+// addition.
 var builtin = []Rule{
 	// Cloud providers.
 	{ID: "aws-access-key-id", Keywords: []string{"akia", "asia", "abia", "acca"},
@@ -49,6 +82,10 @@ var builtin = []Rule{
 		Pattern: `\b(?P<secret>SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})`},
 	{ID: "twilio-api-key", Keywords: []string{"SK"}, CaseSensitive: true,
 		Pattern: `\b(?P<secret>SK[0-9a-f]{32})\b`},
+	// A Twilio API key's secret (32 letters and digits) written after its
+	// SK id: "SK... / secret: ...", "SK...:...".
+	{ID: "twilio-api-secret", Keywords: []string{"SK"}, CaseSensitive: true, MinEntropy: 3,
+		Pattern: `\bSK[0-9a-fA-F]{32}\b[^A-Za-z0-9\n]{1,4}(?:[^\n]{0,30}?\b(?i:secret|auth[_ ]?token|token)\b[^A-Za-z0-9\n]{1,4})?(?P<secret>[A-Za-z0-9]{32})\b`},
 	// LLM APIs.
 	{ID: "anthropic-api-key", Keywords: []string{"sk-ant-"},
 		Pattern: `\b(?P<secret>sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_\-]{80,120})`},
@@ -65,24 +102,8 @@ var builtin = []Rule{
 		Pattern: `\b(?P<secret>eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`},
 	{ID: "url-credentials", Keywords: []string{"://"},
 		Pattern: `\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@"'<>]{1,64}:(?P<secret>[^\s@/"'<>\[\]]{3,128})@[A-Za-z0-9.\-\[\]]+`},
-	{ID: "generic-secret", Keywords: []string{"secret", "token", "password", "passwd", "pwd", "api_key", "apikey", "api-key", "access_key", "auth", "credential"},
-		MinEntropy: 3.5, Assignment: true,
-		Pattern: `(?i)(?:secret|token|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth|credential)[\w.\-]{0,20}["']?\s*(?::=|[:=,]|=>)\s*["']?(?P<secret>[A-Za-z0-9+/=_\-.~!@#$%^&*]{16,256})(?:["'\s,;]|$)`},
-}
-
-// entropy is the Shannon entropy of b in bits per byte.
-func entropy(b []byte) float64 {
-	var counts [256]int
-	for _, c := range b {
-		counts[c]++
-	}
-	h := 0.0
-	n := float64(len(b))
-	for _, k := range counts {
-		if k > 0 {
-			p := float64(k) / n
-			h -= p * math.Log2(p)
-		}
-	}
-	return h
+	{ID: "generic-secret", Keywords: []string{"secret", "token", "password", "passwd", "pwd", "api_key", "apikey", "api-key",
+		"access_key", "access-key", "accesskey", "auth", "credential"},
+		MinEntropy: 3.5,
+		Pattern:    `(?i)(?:secret|token|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth|credential)[\w.\-]{0,20}["']?\s*(?::=|[:=,]|=>)\s*["']?(?P<secret>[A-Za-z0-9+/=_\-.~!@#$%^&*]{16,})(?:["'\s,;]|$)`},
 }
