@@ -90,8 +90,71 @@ func (s *scanner) scan() {
 	}
 	s.flush()
 	for _, ri := range s.whole {
+		n := len(s.spans)
 		s.runRule(ri, 0, len(v), true)
+		s.openBlocks(ri, s.spans[n:])
 	}
+}
+
+// openBlocks finds the private-key blocks that no END line closes: a key
+// cut short, or one still being written (an append that ends inside a
+// key). Each runs from its BEGIN over the PEM lines that follow it
+// (base64, or the "Proc-Type: ..." headers), at most maxBlock bytes:
+// ContextStart looks back that far for it. closed are the blocks rule ri
+// found whole.
+func (s *scanner) openBlocks(ri int, closed []span) {
+	v := s.value
+	begins := pemBegin.FindAllIndex(v, -1)
+	if len(begins) == 0 {
+		return
+	}
+	lastEnd := -1 // where the last END line starts: a BEGIN before it is in a block
+	if ends := pemEnd.FindAllIndex(v[begins[0][1]:], -1); len(ends) > 0 {
+		lastEnd = begins[0][1] + ends[len(ends)-1][0]
+	}
+	for _, b := range begins {
+		if b[1] <= lastEnd || slices.ContainsFunc(closed, func(f span) bool { return f.start <= b[0] && b[0] < f.end }) {
+			continue
+		}
+		nl := bytes.IndexByte(v[b[1]:], '\n')
+		if nl < 0 || len(bytes.TrimSpace(v[b[1]:b[1]+nl])) > 0 {
+			continue // not an armour line of its own
+		}
+		end, body, header := b[1], false, false
+		for pos := b[1] + nl + 1; pos < len(v) && pos-b[0] < maxBlock; {
+			e := bytes.IndexByte(v[pos:], '\n')
+			if e < 0 {
+				e = len(v) - pos
+			}
+			line := bytes.TrimRight(v[pos:pos+e], "\r")
+			switch {
+			case len(line) > 0 && isBase64(line):
+				body, header = true, false
+			case !body && bytes.Contains(line, []byte(": ")) && isBase64(line[:bytes.IndexByte(line, ':')]):
+				header = true // Proc-Type: 4,ENCRYPTED
+			case len(line) == 0 && header:
+				header = false
+			default:
+				pos = len(v) // the block ends before this line
+				continue
+			}
+			end = min(pos+len(line), b[0]+maxBlock)
+			pos += e + 1
+		}
+		if body {
+			whole := [2]int{b[0], end}
+			s.keep(s.r.rules[ri], ri, whole, whole, whole, 0, len(v), true)
+		}
+	}
+}
+
+func isBase64(b []byte) bool {
+	for _, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // hit handles the keywords that may start at position at.
