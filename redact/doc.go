@@ -2,9 +2,12 @@
 // anything reaches disk. It is a leaf: it knows nothing of stores, sessions
 // or mounts.
 //
-// A [Redactor] holds the rules. [Redactor.Redact] returns a value with
-// each secret replaced by a stable marker, "[REDACTED:rule-id]", and the
-// findings: rule id and byte range, never the secret itself.
+// A [Redactor] holds the rules. [Redactor.Redact] returns a text value
+// with each secret replaced by a stable marker, "[REDACTED:rule-id]", and
+// the findings: rule id and byte range, never the secret itself.
+// [Redactor.Mask] does the same for binary values ([IsBinary]): it
+// overwrites each secret in place with [MaskByte], so that size and
+// offsets stay what the format expects.
 //
 // # Rules
 //
@@ -85,8 +88,9 @@
 //
 // # Invariants
 //
-// Redaction is idempotent: markers never match a rule. Findings never
-// carry the secret. Every rule but private-key matches within one line, which
+// Redaction is idempotent: markers never match a rule, and a masked run
+// of one byte is no secret to the built-in rules. Findings never carry
+// the secret. Every rule but private-key matches within one line, which
 // ContextStart relies on. A Redactor is immutable after New (its rules
 // compile once, lazily) and safe for concurrent use.
 //

@@ -28,7 +28,7 @@ func (a *span) before(b *span) bool {
 	return cmp.Or(a.tier-b.tier, (b.end-b.start)-(a.end-a.start), a.rule-b.rule) < 0
 }
 
-// scanner is the state of one Redact call.
+// scanner is the state of one Redact or Mask call.
 type scanner struct {
 	r     *Redactor
 	key   string
