@@ -57,11 +57,14 @@
 // generic-api-key as generic-secret, and so on; see sameAs), so that
 // markers, tests and users' configs keep naming what they named. Where
 // findings overlap, they are merged into one marker covering them all,
-// reported under the first rule in this order: user rules, memfs's own
-// rules (specific before generic), environment values, gitleaks' rules.
-// A finding that reaches across the parts of "scheme://user:pass@host" is
-// cut down to its part in the password: a URL keeps its scheme, user,
-// host and path.
+// reported under the first rule in this order: user rules; memfs's rules
+// of a specific format; gitleaks' (the longer match first); environment
+// values; the generic rules, memfs's url-credentials and generic-secret,
+// then gitleaks' generic-api-key. So a token memfs knows keeps memfs's
+// id, and "SHOPIFY_API_SECRET=shpss_..." is a shopify-shared-secret, not
+// a generic one. A finding that reaches across the parts of
+// "scheme://user:pass@host" is cut down to its part in the password: a
+// URL keeps its scheme, user, host and path.
 //
 // memfs's own rule of an id honours the regex allowlists of the gitleaks
 // rules reported under that id (so "secret_name: prod/x" is no generic
@@ -71,20 +74,26 @@
 // # Speed
 //
 // Every rule has keywords. A value is searched for all of them in one
-// pass (a bit set of their first two bytes, then a table); a rule's
-// expression runs only on the lines that hold one of its keywords, and
-// only once per line. Expressions are compiled when a rule first meets
-// its keyword: most never do. Clean text costs the keyword pass and
+// pass (bit sets of their first two and three bytes, then a table); a
+// rule's expression runs only on the lines that hold one of its keywords,
+// and only once per line. Expressions are compiled when a rule first
+// meets its keyword: most never do. Clean text costs the keyword pass and
 // nothing else, and a clean value is returned as is, without a copy.
 //
 // Many gitleaks expressions begin with "(?i)[\w.-]{0,50}?(?:name)": run
-// over a line, they try every position. For such rules New derives a
-// filter, the expression from "name" on, run anchored at each keyword hit
-// of the lowered line; the rule's own expression runs on the line only
-// when the filter passes somewhere. The filter matches wherever the
-// expression does, so it changes nothing in what is found. Expressions
-// that ignore case run on the line lowered, without the cost of case
-// folding in the regexp engine.
+// over a line, they try every position. For such a rule the package
+// derives a filter, the expression from "name" on, run at each keyword
+// hit of the lowered line as a small automaton (dfa.go); the rule runs on
+// the line only where the filter passes, and then without its lazy
+// prefix, which finds the same secrets ten times faster. The filter
+// matches wherever the expression does, so nothing found changes (tests
+// check it on every rule). Expressions that ignore case run on the line
+// lowered, without the cost of case folding in the regexp engine.
+//
+// Measured on 1 MiB of notes and code (BenchmarkRedact, 2 cores): 238 MB/s
+// with the 247 rules, against 264 MB/s with memfs's 27 before; Mask on
+// 64 MiB of random bytes: 990 MB/s; New: 1.2 ms (gitleaks' TOML); every
+// rule compiled: 55 ms, paid only for the rules a Redactor meets.
 //
 // # Invariants
 //
