@@ -22,7 +22,7 @@ const MaskByte = '*'
 // never changes value; a value without secrets is returned as is.
 //
 // A masked value is masked again as it is: a run of one byte is no
-// secret to any rule (gitleaks' global allowlist).
+// secret to the built-in rules (gitleaks' global allowlist).
 func (r *Redactor) Mask(key string, value []byte) ([]byte, []Finding) {
 	findings := r.find(key, value)
 	if len(findings) == 0 {
