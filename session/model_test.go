@@ -367,6 +367,9 @@ func modelRound(t *testing.T, seed uint64, kind string, red *redact.Redactor) {
 		t.Helper()
 		for key, m := range model {
 			want, _ := red.Redact(key, m.data)
+			if redact.IsBinary(m.data) {
+				want, _ = red.Mask(key, m.data) // a NUL from a truncate that extends
+			}
 			got, ok := get(key)
 			if !ok {
 				t.Fatalf("%s: %s is gone, want %q", when, key, want)

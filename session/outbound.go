@@ -59,7 +59,7 @@ func (c *Context) sealEach(e backend.Entry, found func(src []byte, f redact.Find
 	if r == nil {
 		return e
 	}
-	v, findings := r.Redact(e.Key, e.Value)
+	v, findings := sealBytes(r, e.Key, e.Value, redact.IsBinary(e.Value))
 	for _, f := range findings {
 		found(e.Value, f)
 	}
@@ -69,7 +69,7 @@ func (c *Context) sealEach(e backend.Entry, found func(src []byte, f redact.Find
 	}
 	var x map[string][]byte
 	for name, val := range e.Info.XAttrs {
-		rv, fs := r.Redact(e.Key, val)
+		rv, fs := sealBytes(r, e.Key, val, redact.IsBinary(val))
 		if len(fs) == 0 {
 			continue
 		}
@@ -85,6 +85,17 @@ func (c *Context) sealEach(e backend.Entry, found func(src []byte, f redact.Find
 		e.Info.XAttrs = x
 	}
 	return e
+}
+
+// sealBytes redacts b for key: text with markers; a binary value (see
+// redact.IsBinary: decided on the whole value, and passed so that pieces
+// of one are treated alike) masked in place, at the same length, so that
+// its format's offsets still hold.
+func sealBytes(r *redact.Redactor, key string, b []byte, binary bool) ([]byte, []redact.Finding) {
+	if binary {
+		return r.Mask(key, b)
+	}
+	return r.Redact(key, b)
 }
 
 // sealEntries seals entries in place. With logFindings, each secret is
@@ -283,9 +294,16 @@ func (c *Context) journalAppend(gen uint64, e backend.Entry, base int) (ok bool,
 	data := e.Value
 	e.Value = data[base:]
 	if r := c.opts.Redactor; r != nil {
+		binary := redact.IsBinary(data)
+		if binary != redact.IsBinary(data[:base]) {
+			// The append made the value binary (a NUL in its first 8
+			// KiB): the journal's text-redacted base is no base for a
+			// masked append.
+			return false, nil
+		}
 		s := r.ContextStart(data, base)
-		before, _ := r.Redact(e.Key, data[s:base])
-		after, _ := r.Redact(e.Key, data[s:])
+		before, _ := sealBytes(r, e.Key, data[s:base], binary)
+		after, _ := sealBytes(r, e.Key, data[s:], binary)
 		if !bytes.HasPrefix(after, before) {
 			return false, nil
 		}

@@ -1,12 +1,16 @@
 package session_test
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
@@ -124,5 +128,75 @@ func TestEachFindingIsLoggedOnce(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "rule=aws-access-key-id"); n != 1 {
 		t.Errorf("the AWS key was logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// A binary value (a NUL in its first 8 KiB) is no way around redaction: a
+// secret in it is masked in place at the same length, in the store and in
+// the journal, appends included; the session keeps the bytes written.
+func TestBinaryValuesAreMasked(t *testing.T) {
+	token := "ghp_" + strings.Repeat("Zq9Xw3Lm7P", 3) + "Ab12Cd"
+	red := defaultRedactor(t)
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	jpath := filepath.Join(t.TempDir(), "journal")
+	j, _, err := journal.Open(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := session.NewContext(st, session.Options{Redactor: red, Journal: j})
+	if err := c.Bootstrap(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	head := []byte("SQLite format 3\x00\x10\x00")
+	blob := append(append([]byte{}, head...), []byte("row: token="+token+" end")...)
+	if err := c.Set("db.sqlite", blob); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := storedValue(t, st, "db.sqlite")
+	if len(stored) != len(blob) || strings.Contains(stored, token[:12]) || !strings.HasPrefix(stored, string(head)+"row: token=") {
+		t.Fatalf("stored binary value %q: want %d bytes with the token masked in place", stored, len(blob))
+	}
+	if v, _ := c.Get("db.sqlite"); string(v) != string(blob) {
+		t.Fatal("the session does not hold the bytes written")
+	}
+	// Appends that split a token, then a crash.
+	h, err := c.Create("db.sqlite", session.CreateOptions{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{"\nmore token=" + token[:15], token[15:] + " tail\n"} {
+		if _, err := h.Append([]byte(part)); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	raw, _ := os.ReadFile(jpath)
+	if bytes.Contains(raw, []byte(token[:12])) || bytes.Contains(raw, []byte(token[15:27])) {
+		t.Fatal("the journal holds a piece of the token")
+	}
+	_, recs, err := journal.Open(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := session.NewContext(st, session.Options{Redactor: red})
+	if err := c2.Bootstrap(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Replay(recs); err != nil {
+		t.Fatal(err)
+	}
+	c2.Resolve(t.Context(), "db.sqlite")
+	got, _ := c2.Get("db.sqlite")
+	whole := append(append([]byte{}, blob...), []byte("\nmore token="+token+" tail\n")...)
+	want, _ := red.Mask("db.sqlite", whole)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("after the replay: %q, want the whole value masked: %q", got, want)
 	}
 }
