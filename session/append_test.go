@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/testcorpus"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
@@ -243,6 +244,15 @@ func TestJournalAppendsNeverHoldAPartialSecret(t *testing.T) {
 		{"OPENAI_API_KEY=", "sk-proj-Xq7Lm2Rt9Vb4Nc8Kd3Wf6Hy1Js5Pa0Ge7Ti2Uo9Bz4Cx8Mv3", ""},
 		{"key:\n", pem, ""},
 	}
+	// And every secret of the project's corpus, each split at every byte.
+	corpus, err := testcorpus.Secrets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range corpus {
+		secrets = append(secrets, struct{ prefix, value, suffix string }{c.Prefix, c.Value, c.Suffix})
+	}
+	t.Logf("%d secrets (%d from the corpus, of %d kinds), each split at every byte", len(secrets), len(corpus), testcorpus.Kinds(corpus))
 	var scanned []string
 	for _, s := range secrets {
 		for l := range strings.SplitSeq(s.value, "\n") {
