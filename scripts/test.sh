@@ -32,10 +32,10 @@ if [ -n "$unformatted" ]; then
 fi
 
 echo "== go test -race ./..."
-go test -race -count=1 ./...
+go test -race -count=1 -timeout 20m ./...
 
 echo "== mount tests with GOMAXPROCS=1"
-GOMAXPROCS=1 go test -count=1 ./fsnode/ ./cmd/memfs/
+GOMAXPROCS=1 go test -count=1 -timeout 20m ./fsnode/ ./cmd/memfs/
 
 echo "== scripts/mount-test.sh"
 scripts/mount-test.sh
