@@ -36,15 +36,29 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 	conflicts := map[string]string{}
 	err := s.db.View(func(txn *badger.Txn) error {
 		for i, e := range entries {
-			found, err := load(txn, e.Key)
-			if errors.Is(err, backend.ErrKeyNotFound) {
+			// The metadata record alone says the version; the value is
+			// read only for a conflict copy.
+			item, err := txn.Get(metaKey(e.Key))
+			if errors.Is(err, badger.ErrKeyNotFound) {
 				continue // absent, or removed by another writer: just save
 			}
 			if err != nil {
 				return err
 			}
-			if backend.VersionOf(found.Info) == expect[i] {
+			var info backend.Info
+			if err := item.Value(func(b []byte) error {
+				var err error
+				info, err = decodeMeta(e.Key, b)
+				return err
+			}); err != nil {
+				return err
+			}
+			if backend.VersionOf(info) == expect[i] {
 				continue
+			}
+			found, err := load(txn, e.Key)
+			if err != nil {
+				return err
 			}
 			found.Key = backend.ConflictKey(e.Key, time.Now())
 			copies = append(copies, found)
