@@ -122,6 +122,9 @@ func (s *Store) place(tmp, key string, want backend.Version) (string, error) {
 		// tmpName now names what key held.
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, tmpName, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			// Never leave what key held under a temp name, which the
+			// next Open sweeps away: swap it back.
+			unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_EXCHANGE)
 			return "", err
 		}
 		found := backend.Version{Size: st.Size, MTime: st.Mtim.Nano()}
