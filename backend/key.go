@@ -63,15 +63,6 @@ func invalid(key, why string, tooLong bool) error {
 	return fmt.Errorf("%w: %q: %s", ErrInvalidKey, key, why)
 }
 
-// IsHidden reports whether any segment of key starts with ".". Hidden keys
-// (editor swap files, temp files, memfs's own .memfs) live only in a session.
-func IsHidden(key string) bool {
-	if strings.HasPrefix(key, ".") {
-		return true
-	}
-	return strings.Contains(key, "/.")
-}
-
 // Join joins a directory key and a name; dir "" is the root.
 func Join(dir, name string) string {
 	if dir == "" {
@@ -87,16 +78,6 @@ func Split(key string) (dir, name string) {
 		return "", key
 	}
 	return key[:i], key[i+1:]
-}
-
-// ValidateEntries validates the key of every entry.
-func ValidateEntries(entries []Entry) error {
-	for i := range entries {
-		if err := ValidateKey(entries[i].Key); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // ValidateKeys validates every key.

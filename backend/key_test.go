@@ -61,12 +61,18 @@ func TestNotFound(t *testing.T) {
 	}
 }
 
-func TestIsHidden(t *testing.T) {
+func TestIsReserved(t *testing.T) {
 	for key, want := range map[string]bool{
-		".memfs/status": true, "a/.b.swp": true, "a/b.c": false, "a.b/c": false, ".x": true,
+		".memfs": true, ".memfs/status": true, ".memfs-journal": true, ".memfs.lock": true,
+		".memfs-sys/x": true, "a/.memfs-tmp-123": true, ".memfs-tmp-9": true,
+		"a/.memfs": false, "a/.memfs-journal": false, ".memfsx": false, ".git/HEAD": false,
+		"a/.b.swp": false, ".env": false, "memory/.hidden.md": false,
 	} {
-		if got := backend.IsHidden(key); got != want {
-			t.Errorf("IsHidden(%q) = %v, want %v", key, got, want)
+		if got := backend.IsReserved(key); got != want {
+			t.Errorf("IsReserved(%q) = %v, want %v", key, got, want)
+		}
+		if err := backend.CheckStoreKey(key); (err != nil) != want || want && !errors.Is(err, backend.ErrReserved) {
+			t.Errorf("CheckStoreKey(%q) = %v, want reserved %v", key, err, want)
 		}
 	}
 }

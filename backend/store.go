@@ -1,15 +1,30 @@
 // Package backend defines the persistence interface under memfs: a Store holds
-// a flat namespace of keys, each with a raw byte value and the file metadata a
-// mount needs (size, modification time, mode, owner).
+// a namespace of keys, each a node of a file tree (a regular file, a
+// directory, a symlink, a fifo, a socket or a device node) with its value and
+// every attribute stat(2) reports.
 //
 // # Keys
 //
 // A key is a clean, relative, slash-separated path such as "memory/global.md".
 // [ValidateKey] is the single place where the rules are checked; every Store
 // method calls it on every key it is given, and every caller that accepts a
-// key from outside (the session, the FUSE layer, the CLI) calls it too. A key
-// whose segment starts with "." is hidden ([IsHidden]): hidden keys live only
-// in a session and are never passed to, or returned by, a Store.
+// key from outside (the session, the FUSE layer, the CLI) calls it too.
+// Dotfiles are ordinary keys. Only memfs's own names are reserved
+// ([IsReserved]): they are never passed to, or returned by, a Store.
+//
+// # Nodes
+//
+// Info.Mode carries the node type and every bit of ModeMask. A regular
+// file's value is its content; a symlink's value is its target (never
+// followed by a store); directories, fifos, sockets and device nodes have
+// no value. A directory is an entry of its own: an empty directory and a
+// directory's attributes survive. A key under a directory no entry names
+// (a store written before directories were entries) implies it, with the
+// attributes the reader chooses. Entries that share a non-empty Info.Link
+// are the names of one node (hard links): each name is listed and loaded
+// with the node's value and attributes, and a save that changes the node
+// carries every name of the group in one call ([ValidateEntry] states the
+// rest).
 //
 // # Errors
 //
@@ -35,11 +50,24 @@ import (
 
 // Info is the metadata of one key, as a mount reports it through stat(2).
 type Info struct {
-	Size  int64       // length of the value in bytes
-	MTime time.Time   // last modification time of the value
-	Mode  fs.FileMode // permission bits only (0644 for an ordinary note)
-	UID   uint32      // owner
-	GID   uint32      // group
+	Size  int64     // length of the value in bytes
+	MTime time.Time // last modification time of the value
+	// ATime is the last access time; zero means MTime.
+	ATime time.Time
+	// CTime is the last change of the node (value or attributes); zero
+	// in a Save means the time of the save.
+	CTime time.Time
+	// Mode is the node type and permissions: every bit of ModeMask
+	// (0644 for an ordinary note).
+	Mode fs.FileMode
+	UID  uint32 // owner
+	GID  uint32 // group
+	// Rdev is the device number of a device node (unix.Mkdev), else 0.
+	Rdev uint64
+	// Link names the hard-link group of the entry: entries with the same
+	// non-empty Link are one node under several names. "" for a node with
+	// one name.
+	Link string
 	// XAttrs holds the entry's extended attributes, all in the "user."
 	// namespace (see ValidateXAttrs), or nil when it has none.
 	XAttrs map[string][]byte
@@ -56,8 +84,8 @@ type Entry struct {
 // Store is the persistence contract every backend fulfils. The conformance
 // suite in package storetest checks each statement below.
 type Store interface {
-	// List returns every non-hidden key in the store with its Info, sorted
-	// by key, without reading any value. A missing or empty store gives an
+	// List returns every key in the store with its Info, sorted by key,
+	// without reading any value. A missing or empty store gives an
 	// empty list and no error.
 	List(ctx context.Context) ([]Entry, error)
 
@@ -66,9 +94,13 @@ type Store interface {
 	// satisfies errors.Is(err, ErrKeyNotFound) and names that key.
 	Load(ctx context.Context, keys ...string) ([]Entry, error)
 
-	// Save persists entries: value, Info.Mode, Info.MTime and owner (as far
-	// as the process may set an owner). Info.Size is taken from the value.
-	// A zero MTime is stored as the time of the save. When Save returns
+	// Save persists entries: value and every field of Info (the owner as
+	// far as the process may set one). Info.Size is taken from the value.
+	// A zero MTime or CTime is stored as the time of the save. An entry
+	// ValidateEntry refuses fails the call before anything is written.
+	// An entry whose key holds a node of another type replaces it; a
+	// directory that still holds keys may be refused (a directory store
+	// cannot replace it), so a caller deletes what is under it first. When Save returns
 	// nil, the entries are durable. Each entry is written atomically: a
 	// reader sees the old value or the new one, never a mix. Whether the
 	// batch as a whole is atomic is up to the backend, which documents it.

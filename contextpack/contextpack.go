@@ -310,7 +310,7 @@ func memoryItems(ctx context.Context, src Source, prefixes []string) ([]item, er
 	var keys []string
 	for _, p := range prefixes {
 		for _, e := range src.Entries(p) {
-			if e.Key != SummariesKey && !backend.IsHidden(e.Key) && !slices.Contains(keys, e.Key) {
+			if e.Key != SummariesKey && !dotted(e.Key) && !slices.Contains(keys, e.Key) {
 				keys = append(keys, e.Key)
 			}
 		}
@@ -428,3 +428,9 @@ func skillItems(ctx context.Context, src Source) ([]item, error) {
 // FrontMatter returns the name and description of a SKILL.md's front
 // matter (see meta.FrontMatter).
 func FrontMatter(v []byte) (name, desc string) { return meta.FrontMatter(v) }
+
+// dotted reports whether a segment of key starts with "." (a .git
+// directory, an editor's lock): such files are not memory to pack.
+func dotted(key string) bool {
+	return strings.HasPrefix(key, ".") || strings.Contains(key, "/.")
+}

@@ -154,14 +154,14 @@ func (w *Watcher) Close() error {
 }
 
 // key returns the store key of path, or false for the root, a path outside
-// it, or a hidden name.
+// it, or a name that lives in the session only.
 func (w *Watcher) key(path string) (string, bool) {
 	rel, err := filepath.Rel(w.root, path)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return "", false
 	}
 	k := filepath.ToSlash(rel)
-	if backend.IsHidden(k) || backend.ValidateKey(k) != nil {
+	if backend.ValidateKey(k) != nil || w.c.Local(k) {
 		return "", false
 	}
 	return k, true
@@ -451,7 +451,7 @@ func (w *Watcher) reconcile(ctx context.Context) {
 		}
 	}
 	for _, e := range w.c.Entries("") {
-		if !inStore[e.Key] && !backend.IsHidden(e.Key) && !w.c.Dirty(e.Key) {
+		if !inStore[e.Key] && !w.c.Local(e.Key) && !w.c.Dirty(e.Key) {
 			w.schedule(e.Key)
 		}
 	}

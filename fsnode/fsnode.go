@@ -160,7 +160,7 @@ func (r *Root) onChange(ch session.Change) {
 		// Applied behind the kernel: its cached name (or absence) is stale.
 		r.queue.push(ch.Key, true)
 	}
-	if backend.IsHidden(ch.Key) && (ch.OldKey == "" || backend.IsHidden(ch.OldKey)) {
+	if r.c.Local(ch.Key) && (ch.OldKey == "" || r.c.Local(ch.OldKey)) {
 		return // editors' swap and temp files would drown the feed
 	}
 	origin := "mount"

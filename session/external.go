@@ -230,14 +230,14 @@ func (c *Context) Unflushed() (dirty []backend.Entry, removed []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for f := range c.dirty {
-		if f.key == "" || backend.IsHidden(f.key) || !f.loaded {
+		if f.key == "" || c.Local(f.key) || !f.loaded {
 			continue
 		}
 		f.shared.Store(true)
 		dirty = append(dirty, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
 	}
 	for k := range c.removed {
-		if !backend.IsHidden(k) {
+		if !c.Local(k) {
 			removed = append(removed, k)
 		}
 	}

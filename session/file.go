@@ -244,7 +244,7 @@ func (h *File) Commit() error {
 	var e backend.Entry
 	base := -1 // where the bytes to record as an append start; -1: the whole value
 	gen := f.gen
-	if wrote && key != "" && !backend.IsHidden(key) && c.opts.Journal != nil && gen != 0 {
+	if wrote && key != "" && !c.Local(key) && c.opts.Journal != nil && gen != 0 {
 		f.shared.Store(true)
 		e = backend.Entry{Key: key, Info: f.infoLocked(), Value: f.data}
 		if !f.jfull && f.jlen <= int64(len(f.data)) {

@@ -50,7 +50,7 @@ func (c *Context) Flush(ctx context.Context) error {
 	var saved []snap
 	var entries []backend.Entry
 	for f := range c.dirty {
-		if f.key == "" || backend.IsHidden(f.key) {
+		if f.key == "" || c.Local(f.key) {
 			continue
 		}
 		f.shared.Store(true)
@@ -73,7 +73,7 @@ func (c *Context) Flush(ctx context.Context) error {
 	var removed []string
 	for k, g := range c.removed {
 		removedGen[k] = g
-		if !backend.IsHidden(k) {
+		if !c.Local(k) {
 			removed = append(removed, k)
 		}
 	}
@@ -424,7 +424,7 @@ func (c *Context) Put(e backend.Entry) error {
 
 // journalKey records the current value of key as a completed change.
 func (c *Context) journalKey(key string) error {
-	if c.opts.Journal == nil || backend.IsHidden(key) {
+	if c.opts.Journal == nil || c.Local(key) {
 		return nil
 	}
 	c.mu.Lock()
@@ -461,7 +461,7 @@ func (c *Context) JournalDirty() error {
 	c.mu.RLock()
 	var keys []string
 	for f := range c.dirty {
-		if f.key != "" && !backend.IsHidden(f.key) {
+		if f.key != "" && !c.Local(f.key) {
 			keys = append(keys, f.key)
 		}
 	}

@@ -260,7 +260,7 @@ func (c *Context) DirtyEntries() []backend.Entry {
 	c.mu.Lock()
 	var out []backend.Entry
 	for f := range c.dirty {
-		if f.key == "" || backend.IsHidden(f.key) {
+		if f.key == "" || c.Local(f.key) {
 			continue
 		}
 		f.shared.Store(true)
@@ -281,13 +281,13 @@ func (c *Context) journal(gen uint64, entries []backend.Entry, removed []string)
 	}
 	var keep []backend.Entry
 	for _, e := range entries {
-		if !backend.IsHidden(e.Key) {
+		if !c.Local(e.Key) {
 			keep = append(keep, e)
 		}
 	}
 	var rm []string
 	for _, k := range removed {
-		if !backend.IsHidden(k) {
+		if !c.Local(k) {
 			rm = append(rm, k)
 		}
 	}

@@ -59,6 +59,10 @@ type Options struct {
 	// Delete, Rename, SetAttr, Commit or Close of a written File) so that it
 	// survives a crash of the process before the next Flush.
 	Journal Journal
+	// Transient lists the name patterns of files that live in the session
+	// only (see IsTransient); nil means DefaultTransient, an empty
+	// non-nil list persists every name.
+	Transient []string
 }
 
 // file is one file known to the session. Its identity survives renames: an
@@ -106,10 +110,11 @@ type dir struct {
 
 // Context is the session cache over one store. See the package doc.
 type Context struct {
-	store backend.Store // immutable after NewContext
-	opts  Options       // immutable after NewContext
-	log   *slog.Logger
-	now   func() time.Time
+	store     backend.Store // immutable after NewContext
+	opts      Options       // immutable after NewContext
+	transient []string      // Options.Transient, or the default
+	log       *slog.Logger
+	now       func() time.Time
 
 	flushMu sync.Mutex // serializes Flush; taken before mu
 
@@ -173,6 +178,10 @@ func NewContext(store backend.Store, opts Options) *Context {
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.transient = opts.Transient
+	if c.transient == nil {
+		c.transient = DefaultTransient
 	}
 	if c.now == nil {
 		c.now = time.Now

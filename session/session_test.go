@@ -248,9 +248,11 @@ func TestSetAfterDeleteUndoesDeletion(t *testing.T) {
 	}
 }
 
-func TestHiddenKeysStayInSession(t *testing.T) {
+// Transient editor files and memfs's reserved names live in the session
+// only; every other name, dotfiles included, is persisted.
+func TestTransientKeysStayInSession(t *testing.T) {
 	c, st, rec, _ := newSession(t, session.Options{})
-	for _, k := range []string{"memory/.global.md.swp", ".scratch", "skills/.tmp/x"} {
+	for _, k := range []string{"memory/.global.md.swp", ".scratch.swp", "skills/4913", "memory/.#global.md", ".memfs-x", "a/.memfs-tmp-1"} {
 		if err := c.Set(k, []byte("h")); err != nil {
 			t.Fatalf("Set(%s): %v", k, err)
 		}
@@ -265,14 +267,14 @@ func TestHiddenKeysStayInSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s, d := rec.get(errorstore.OpSave), rec.get(errorstore.OpDelete); len(s)+len(d) != 0 {
-		t.Fatalf("hidden keys reached the store: Save %v Delete %v", s, d)
+		t.Fatalf("transient keys reached the store: Save %v Delete %v", s, d)
 	}
 	l, _ := st.List(t.Context())
 	if len(l) != len(sample) {
 		t.Fatalf("store lists %d keys, want %d", len(l), len(sample))
 	}
-	// A hidden temp file renamed over a visible key is persisted.
-	if err := c.Rename(t.Context(), ".scratch", "memory/from-temp.md", 0); err != nil {
+	// A transient file renamed over a persisted name is persisted.
+	if err := c.Rename(t.Context(), ".scratch.swp", "memory/from-temp.md", 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Flush(t.Context()); err != nil {
@@ -280,6 +282,35 @@ func TestHiddenKeysStayInSession(t *testing.T) {
 	}
 	if v, ok := storedValue(t, st, "memory/from-temp.md"); !ok || v != "h" {
 		t.Fatalf("renamed temp stored = %q %v", v, ok)
+	}
+}
+
+func TestDotfilesArePersisted(t *testing.T) {
+	c, st, _, _ := newSession(t, session.Options{})
+	keys := []string{".gitignore", "memory/.hidden.md", ".git/HEAD", ".claude/settings.json", "a/.memfs"}
+	for _, k := range keys {
+		if err := c.Set(k, []byte("v "+k)); err != nil {
+			t.Fatalf("Set(%s): %v", k, err)
+		}
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if v, ok := storedValue(t, st, k); !ok || v != "v "+k {
+			t.Errorf("stored %s = %q %v", k, v, ok)
+		}
+	}
+	// With no transient patterns, a swap file is persisted too.
+	c2, st2, _, _ := newSession(t, session.Options{Transient: []string{}})
+	if err := c2.Set("memory/.x.swp", []byte("s")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := storedValue(t, st2, "memory/.x.swp"); !ok || v != "s" {
+		t.Errorf("with Transient empty, stored .x.swp = %q %v", v, ok)
 	}
 }
 

@@ -301,17 +301,8 @@ func (s *Store) use(op string) error {
 	return nil
 }
 
-// checkKey applies backend.ValidateKey and refuses hidden keys, which a
-// Store never persists.
-func checkKey(key string) error {
-	if err := backend.ValidateKey(key); err != nil {
-		return err
-	}
-	if backend.IsHidden(key) {
-		return fmt.Errorf("%w: %q: hidden keys are never persisted", backend.ErrInvalidKey, key)
-	}
-	return nil
-}
+// checkKey applies backend.CheckStoreKey: a valid key, not reserved.
+func checkKey(key string) error { return backend.CheckStoreKey(key) }
 
 func checkKeys(keys []string) error {
 	for _, k := range keys {

@@ -117,7 +117,7 @@ func (s *Store) sweepTemps() {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && p != "." && p != sysDir && strings.HasPrefix(d.Name(), ".") {
+		if d.IsDir() && p != "." && p != sysDir && backend.IsReserved(p) {
 			return fs.SkipDir // temps live only in key and record directories
 		}
 		if d.Type().IsRegular() && strings.HasPrefix(d.Name(), tempPrefix) {
@@ -183,7 +183,7 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 		if p == "." {
 			return nil
 		}
-		if strings.HasPrefix(d.Name(), ".") {
+		if backend.IsReserved(p) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -495,17 +495,11 @@ func checkKeys(op string, keys []string) error {
 }
 
 func checkKey(op, key string) error {
-	if err := backend.ValidateKey(key); err != nil {
+	if err := backend.CheckStoreKey(key); err != nil {
 		return fmt.Errorf("dirstore: %s: %w", op, err)
-	}
-	if backend.IsHidden(key) {
-		return &fs.PathError{Op: op, Path: key, Err: errHidden}
 	}
 	return nil
 }
-
-// errHidden refuses a hidden key; it wraps backend.ErrInvalidKey.
-var errHidden = fmt.Errorf("%w: hidden keys are never persisted", backend.ErrInvalidKey)
 
 func infoOf(fi fs.FileInfo) backend.Info {
 	info := backend.Info{Size: fi.Size(), MTime: fi.ModTime(), Mode: fi.Mode().Perm()}

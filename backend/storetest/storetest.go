@@ -51,7 +51,8 @@ func Run(t *testing.T, open Opener) {
 		{"MissingKeys", s.testMissingKeys},
 		{"FileAsDirectory", s.testFileAsDirectory},
 		{"InvalidKeys", s.testInvalidKeys},
-		{"HiddenKeys", s.testHiddenKeys},
+		{"Dotfiles", s.testDotfiles},
+		{"ReservedKeys", s.testReservedKeys},
 		{"NoRetain", s.testNoRetain},
 		{"Concurrent", s.testConcurrent},
 		{"Reopen", s.testReopen},
@@ -344,11 +345,45 @@ func (s suite) testInvalidKeys(t *testing.T) {
 	}
 }
 
-func (s suite) testHiddenKeys(t *testing.T) {
+// testDotfiles: names that start with "." are ordinary keys (a .git
+// directory, .gitignore, .env).
+func (s suite) testDotfiles(t *testing.T) {
 	st := s.fresh(t)
-	for _, k := range []string{".hidden", "a/.swp", ".memfs/status", "a/.git/config"} {
-		if err := st.Save(t.Context(), entry(k, []byte("x"))); !errors.Is(err, backend.ErrInvalidKey) {
-			t.Errorf("Save(%q) = %v, want ErrInvalidKey (hidden keys are never persisted)", k, err)
+	keys := []string{".env", ".git/HEAD", ".git/refs/heads/main", "a/.gitignore", "a/.memfs", "a/..x", "memory/.hidden.md"}
+	for _, k := range keys {
+		if err := st.Save(t.Context(), entry(k, []byte("v "+k))); err != nil {
+			t.Fatalf("Save(%q) = %v", k, err)
+		}
+	}
+	for _, k := range keys {
+		got, err := st.Load(t.Context(), k)
+		if err != nil || string(got[0].Value) != "v "+k {
+			t.Errorf("Load(%q) = %v, %v", k, got, err)
+		}
+	}
+	listed := map[string]bool{}
+	for _, e := range list(t, st) {
+		listed[e.Key] = true
+	}
+	for _, k := range keys {
+		if !listed[k] {
+			t.Errorf("List misses %q", k)
+		}
+	}
+	if err := st.Delete(t.Context(), ".env"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Load(t.Context(), ".env"); !errors.Is(err, backend.ErrKeyNotFound) {
+		t.Errorf("Load(.env) after Delete = %v", err)
+	}
+}
+
+// testReservedKeys: memfs's own names are never persisted or read.
+func (s suite) testReservedKeys(t *testing.T) {
+	st := s.fresh(t)
+	for _, k := range []string{".memfs", ".memfs/status", ".memfs-journal", ".memfs.lock", ".memfs-sys/x", "a/.memfs-tmp-1"} {
+		if err := st.Save(t.Context(), entry(k, []byte("x"))); !errors.Is(err, backend.ErrReserved) {
+			t.Errorf("Save(%q) = %v, want ErrReserved", k, err)
 		}
 		if _, err := st.Load(t.Context(), k); !errors.Is(err, backend.ErrInvalidKey) {
 			t.Errorf("Load(%q) = %v, want ErrInvalidKey", k, err)
@@ -358,7 +393,7 @@ func (s suite) testHiddenKeys(t *testing.T) {
 		}
 	}
 	if got := list(t, st); len(got) != 0 {
-		t.Fatalf("List = %v, want no hidden keys", keysOf(got))
+		t.Fatalf("List = %v, want no reserved keys", keysOf(got))
 	}
 }
 
