@@ -701,10 +701,23 @@ func encode(r Record) []byte {
 	}
 	// Optional trailers, each led by a tag byte, follow; a record with
 	// none keeps the layout of the journals memfs wrote before them.
-	// 'X': extended attributes, entry by entry. 'A': Append. 'P':
-	// padding (u32 length, zeros), always last, written by a scrub.
+	// 'X': extended attributes, entry by entry. 'A': Append. 'M': the
+	// node's whole metadata, entry by entry (st_mode, atime, ctime, rdev,
+	// hard-link group), which the fixed fields (permissions, mtime) do not
+	// hold. 'P': padding (u32 length, zeros), always last, written by a
+	// scrub.
 	if r.Append {
 		b = append(b, 'A')
+	}
+	if len(r.Entries) > 0 {
+		b = append(b, 'M')
+		for _, e := range r.Entries {
+			b = binary.LittleEndian.AppendUint32(b, backend.UnixMode(e.Info.Mode))
+			b = appendTime(b, e.Info.ATime)
+			b = appendTime(b, e.Info.CTime)
+			b = binary.LittleEndian.AppendUint64(b, e.Info.Rdev)
+			b = appendBytes(b, []byte(e.Info.Link))
+		}
 	}
 	if slices.ContainsFunc(r.Entries, func(e backend.Entry) bool { return len(e.Info.XAttrs) > 0 }) {
 		b = append(b, 'X')
@@ -718,6 +731,23 @@ func encode(r Record) []byte {
 		}
 	}
 	return b
+}
+
+// appendTime appends t as Unix nanoseconds, the zero time as 0.
+func appendTime(b []byte, t time.Time) []byte {
+	var n int64
+	if !t.IsZero() {
+		n = t.UnixNano()
+	}
+	return binary.LittleEndian.AppendUint64(b, uint64(n))
+}
+
+func (r *reader) time() time.Time {
+	n := int64(r.u64())
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 func appendBytes(b, v []byte) []byte {
@@ -798,6 +828,16 @@ func decode(b []byte) (Record, error) {
 			}
 			if r.err == nil {
 				r.b = r.b[n:]
+			}
+			continue
+		case 'M':
+			for i := 0; i < len(rec.Entries) && r.err == nil; i++ {
+				e := &rec.Entries[i]
+				e.Info.Mode = backend.FileMode(r.u32())
+				e.Info.ATime = r.time()
+				e.Info.CTime = r.time()
+				e.Info.Rdev = r.u64()
+				e.Info.Link = string(r.bytes())
 			}
 			continue
 		case 'X':

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -406,5 +407,41 @@ func TestDamageIsMovedAsideAndTheRestKept(t *testing.T) {
 				t.Fatalf("damage reported again after it was moved aside: %+v", j.Damaged())
 			}
 		})
+	}
+}
+
+// Every field of a node's metadata survives the journal: type, special
+// bits, atime, ctime, rdev and hard-link group.
+func TestNodeMetadataRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, _, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, ct := time.Unix(1000, 5), time.Unix(2000, 7)
+	want := []backend.Entry{
+		{Key: "d", Info: backend.Info{Mode: fs.ModeDir | fs.ModeSetgid | fs.ModeSticky | 0o700, ATime: at, CTime: ct, MTime: time.Unix(3, 0)}},
+		{Key: "l", Value: []byte("../x"), Info: backend.Info{Mode: fs.ModeSymlink | 0o777, MTime: time.Unix(4, 0), CTime: ct}},
+		{Key: "c", Info: backend.Info{Mode: fs.ModeDevice | fs.ModeCharDevice | 0o620, Rdev: 0x0501, MTime: time.Unix(5, 0)}},
+		{Key: "h", Value: []byte("x"), Info: backend.Info{Mode: fs.ModeSetuid | 0o755, Link: "g1", MTime: time.Unix(6, 0)}},
+	}
+	if err := j.Append(journal.Record{Gen: 1, Entries: want}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	j, recs, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if len(recs) != 1 || len(recs[0].Entries) != len(want) {
+		t.Fatalf("records = %+v", recs)
+	}
+	for i, e := range recs[0].Entries {
+		w := want[i]
+		g := e.Info
+		if g.Mode != w.Info.Mode || !g.ATime.Equal(w.Info.ATime) || !g.CTime.Equal(w.Info.CTime) || g.Rdev != w.Info.Rdev || g.Link != w.Info.Link || string(e.Value) != string(w.Value) {
+			t.Errorf("%s: got %+v, want %+v", e.Key, g, w.Info)
+		}
 	}
 }
