@@ -147,6 +147,12 @@ func ConflictKey(key string, t time.Time) string { return backend.ConflictKey(ke
 // is sealed again here (a no-op then), so that no secret stays in memory
 // even if it did not, and a name with a secret is refused.
 func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
+	if !e.Info.Mode.IsRegular() {
+		// Directories, symlinks and special files another program made
+		// in a dir store are indexed at the next mount.
+		c.log.Debug("external change of a node that is not a regular file; seen at the next mount", "key", e.Key)
+		return "", nil
+	}
 	e, _, err = c.Ingest(e)
 	if err != nil {
 		return "", err
@@ -175,8 +181,9 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	}
 	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
 	f.shared.Store(false)
-	f.mode, f.uid, f.gid = e.Info.Mode.Perm(), e.Info.UID, e.Info.GID
+	f.mode, f.uid, f.gid = backend.PermBits(e.Info.Mode), e.Info.UID, e.Info.GID
 	f.mtime = e.Info.MTime.UnixNano()
+	f.atime, f.ctime = timeOr(e.Info.ATime, e.Info.MTime), timeOr(e.Info.CTime, e.Info.MTime)
 	f.xattrs = toXAttrList(backend.CloneXAttrs(e.Info.XAttrs))
 	f.ver++
 	f.gen = 0 // the store holds exactly this

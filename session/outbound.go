@@ -8,6 +8,8 @@ import (
 	"hash/fnv"
 	"maps"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -175,16 +177,26 @@ func (c *Context) firstSighting(src []byte, f redact.Finding) bool {
 // the store refuses (a key under a symlinked directory, a value past a
 // size limit) never keeps the others from the store. A key a refused
 // entry was renamed from is not deleted: the store keeps its last copy.
-func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string) map[string]error {
-	failed := make(map[string]error)
+func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string, dirs []backend.Entry) (failed, dfailed map[string]error) {
+	failed = make(map[string]error)
+	// Directories first, parents before children, so that the files and
+	// directories under them have a place; a directory whose place a
+	// file still holds (removed below) fails here and is saved again at
+	// the end.
+	if len(dirs) > 0 {
+		c.saveEach(ctx, dirs, map[string]error{})
+	}
+	var later []int // files refused while a removed directory held their place
 	if len(entries) > 0 {
 		if err := c.save(ctx, entries, saved); err != nil {
 			if len(entries) == 1 {
 				failed[entries[0].Key] = err
+				later = append(later, 0)
 			} else {
 				for i := range entries {
 					if err := c.save(ctx, entries[i:i+1], saved[i:i+1]); err != nil {
 						failed[entries[i].Key] = err
+						later = append(later, i)
 					}
 				}
 			}
@@ -198,6 +210,9 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 		}
 		del = append(del, k)
 	}
+	// Children before their directory: a store may remove only an empty
+	// directory.
+	slices.SortFunc(del, func(a, b string) int { return strings.Compare(b, a) })
 	if len(del) > 0 {
 		if err := c.store.Delete(ctx, del...); err != nil {
 			if len(del) == 1 {
@@ -211,10 +226,33 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 			}
 		}
 	}
-	if len(failed) == 0 {
-		return nil
+	if len(later) > 0 && len(del) > 0 {
+		for _, i := range later {
+			if err := c.save(ctx, entries[i:i+1], saved[i:i+1]); err == nil {
+				delete(failed, entries[i].Key)
+			}
+		}
 	}
-	return failed
+	// Directories again: a store that keeps real directories moved
+	// their mtimes while it wrote the files in them.
+	dfailed = make(map[string]error)
+	if len(dirs) > 0 {
+		c.saveEach(ctx, dirs, dfailed)
+	}
+	return failed, dfailed
+}
+
+// saveEach saves entries in one call, or one by one when that fails,
+// recording in failed what the store refused.
+func (c *Context) saveEach(ctx context.Context, entries []backend.Entry, failed map[string]error) {
+	if err := c.store.Save(ctx, entries...); err == nil {
+		return
+	}
+	for i := range entries {
+		if err := c.store.Save(ctx, entries[i]); err != nil {
+			failed[entries[i].Key] = err
+		}
+	}
 }
 
 // save saves entries, stating the versions they replace when the store

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/memfs/memfs/backend"
@@ -94,6 +95,13 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 		}
 	} else {
 		prefix := newKey + "/"
+		for k, d := range c.dirs {
+			if k == newKey || strings.HasPrefix(k, prefix) {
+				entries = append(entries, backend.Entry{Key: k, Info: d.infoLocked()})
+				removed = append(removed, oldKey+k[len(newKey):])
+				gen = max(gen, d.gen)
+			}
+		}
 		for k, f := range c.files {
 			if strings.HasPrefix(k, prefix) {
 				add(f)
@@ -101,6 +109,17 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 			}
 		}
 	}
+	// The parents' new mtimes.
+	for _, k := range []string{parentOf(oldKey), parentOf(newKey)} {
+		if d, ok := c.dirs[k]; ok && k != "" && !slices.ContainsFunc(entries, func(e backend.Entry) bool { return e.Key == k }) {
+			entries = append(entries, backend.Entry{Key: k, Info: d.infoLocked()})
+			gen = max(gen, d.gen)
+		}
+	}
+	// Parents before children when replayed.
+	slices.SortStableFunc(entries, func(a, b backend.Entry) int {
+		return cmpDirFirst(a, b)
+	})
 	c.mu.Unlock()
 	return c.journal(gen, entries, removed)
 }
@@ -217,20 +236,31 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 	}
 	if dstIsDir {
 		delete(c.dirs, newKey)
+		delete(c.ddirty, dstD)
 	}
 	// Detach the directory from its old parent and attach it under the new name.
 	if p, ok := c.dirs[parentOf(oldKey)]; ok {
 		_, name := backend.Split(oldKey)
 		delete(p.children, name)
 	}
-	delete(c.dirs, oldKey)
-	c.dirs[newKey] = srcD
+	// Subdirectories first: their keys sort after the directory's, and
+	// the store deletes the old keys in reverse order.
+	slices.Sort(subdirs)
+	moveDir := func(d *dir, from, to string) {
+		delete(c.dirs, from)
+		c.gen++
+		c.removed[from] = c.gen
+		d.key = to
+		c.dirs[to] = d
+		delete(c.removed, to)
+		c.markDirDirtyLocked(d)
+	}
+	moveDir(srcD, oldKey, newKey)
+	srcD.ctime = c.now().UnixNano()
 	_, newName := backend.Split(newKey)
 	newParent.children[newName] = struct{}{}
 	for _, k := range subdirs {
-		d := c.dirs[k]
-		delete(c.dirs, k)
-		c.dirs[newKey+k[len(oldKey):]] = d
+		moveDir(c.dirs[k], k, newKey+k[len(oldKey):])
 	}
 	for _, f := range moved {
 		old := f.key
@@ -268,7 +298,19 @@ func (c *Context) touchParentsLocked(keys ...string) {
 	now := c.now().UnixNano()
 	for _, k := range keys {
 		if d, ok := c.dirs[parentOf(k)]; ok {
-			d.mtime = now
+			c.touchDirLocked(d, now)
 		}
 	}
+}
+
+// cmpDirFirst orders directory entries before the others, each by key.
+func cmpDirFirst(a, b backend.Entry) int {
+	ad, bd := a.Info.Mode.IsDir(), b.Info.Mode.IsDir()
+	switch {
+	case ad && !bd:
+		return -1
+	case !ad && bd:
+		return 1
+	}
+	return strings.Compare(a.Key, b.Key)
 }

@@ -72,10 +72,14 @@ type file struct {
 	ino    uint64
 	size   int64
 	mtime  int64 // unix nanoseconds
-	mode   fs.FileMode
+	atime  int64
+	ctime  int64
+	mode   fs.FileMode // node type, special bits and permissions (backend.ModeMask)
 	uid    uint32
 	gid    uint32
-	data   []byte // the value when loaded
+	rdev   uint64     // device number of a device node
+	link   *linkGroup // the node's names when it has more than one
+	data   []byte     // the value when loaded; a symlink's target
 	loaded bool
 	shared atomic.Bool // data is referenced outside the lock: copy before writing in place
 	gen    uint64      // generation of the latest unflushed change; 0 when clean
@@ -101,11 +105,25 @@ type file struct {
 }
 
 type dir struct {
+	key      string // current key; "" is the root
 	ino      uint64
-	mode     fs.FileMode
+	mode     fs.FileMode // permissions and special bits; the type is implied
 	uid, gid uint32
 	mtime    int64
+	atime    int64
+	ctime    int64
+	xattrs   xattrList
 	children map[string]struct{} // names of files and directories directly inside
+	// gen is the generation of the latest unflushed change of the
+	// directory's own attributes (in Context.ddirty); 0 when clean.
+	gen uint64
+}
+
+// linkGroup is the set of names of a node with hard links. id names the
+// group in the store (backend.Info.Link).
+type linkGroup struct {
+	id    string
+	names []string // every key of the node, f.key included
 }
 
 // Context is the session cache over one store. See the package doc.
@@ -122,6 +140,7 @@ type Context struct {
 	files   map[string]*file   // every known file, by key
 	dirs    map[string]*dir    // every known directory, by key ("" is the root)
 	dirty   map[*file]struct{} // files with unflushed changes
+	ddirty  map[*dir]struct{}  // directories with unflushed attribute changes
 	removed map[string]uint64  // keys to delete from the store -> generation
 	gen     uint64             // last generation handed out
 	ino     uint64             // last inode number handed out
@@ -170,6 +189,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 		files:   make(map[string]*file),
 		dirs:    make(map[string]*dir),
 		dirty:   make(map[*file]struct{}),
+		ddirty:  make(map[*dir]struct{}),
 		removed: make(map[string]uint64),
 		watch:   make(map[int]func(Change)),
 		written: make(map[string]stamp),
@@ -189,17 +209,36 @@ func NewContext(store backend.Store, opts Options) *Context {
 	if c.opts.DirMode == 0 {
 		c.opts.DirMode = 0o755
 	}
-	c.dirs[""] = c.newDirLocked(c.now().UnixNano())
+	c.dirs[""] = c.newDirLocked("", c.now().UnixNano())
 	return c
 }
 
 // Store returns the store under the session.
 func (c *Context) Store() backend.Store { return c.store }
 
-func (c *Context) newDirLocked(mtime int64) *dir {
+func (c *Context) newDirLocked(key string, mtime int64) *dir {
 	c.ino++
-	return &dir{ino: c.ino, mode: c.opts.DirMode, uid: c.opts.DirUID, gid: c.opts.DirGID,
-		mtime: mtime, children: make(map[string]struct{})}
+	return &dir{key: key, ino: c.ino, mode: c.opts.DirMode, uid: c.opts.DirUID, gid: c.opts.DirGID,
+		mtime: mtime, atime: mtime, ctime: mtime, children: make(map[string]struct{})}
+}
+
+// touchDirLocked records a change of directory d's entries at now: its
+// mtime and ctime move, and its entry is saved at the next flush.
+func (c *Context) touchDirLocked(d *dir, now int64) {
+	d.mtime, d.ctime = now, now
+	c.markDirDirtyLocked(d)
+}
+
+// markDirDirtyLocked schedules directory d's entry for the next flush.
+func (c *Context) markDirDirtyLocked(d *dir) {
+	c.gen++
+	d.gen = c.gen
+	c.ddirty[d] = struct{}{}
+}
+
+func (d *dir) infoLocked() backend.Info {
+	return backend.Info{MTime: time.Unix(0, d.mtime), ATime: time.Unix(0, d.atime), CTime: time.Unix(0, d.ctime),
+		Mode: fs.ModeDir | backend.PermBits(d.mode), UID: d.uid, GID: d.gid, XAttrs: d.xattrs.toMap()}
 }
 
 // RootIno is the inode number of the root directory.
@@ -219,6 +258,7 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 		return wrapf("bootstrap: %w", err)
 	}
 	var load []string
+	links := make(map[string]*file) // hard-link group -> its node
 	c.mu.Lock()
 	for _, e := range listed {
 		if _, ok := c.files[e.Key]; ok {
@@ -227,25 +267,55 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 		if _, ok := c.removed[e.Key]; ok {
 			continue
 		}
-		parent, err := c.mkdirAllLocked(parentOf(e.Key), e.Info.MTime.UnixNano())
+		if c.Local(e.Key) {
+			continue // a session-only name some other program stored
+		}
+		parent, err := c.mkdirAllLocked(parentOf(e.Key), e.Info.MTime.UnixNano(), false)
 		if err != nil {
 			c.log.Warn("bootstrap: key skipped", "key", e.Key, "err", err)
+			continue
+		}
+		if e.Info.Mode.IsDir() {
+			d, err := c.mkdirAllLocked(e.Key, e.Info.MTime.UnixNano(), false)
+			if err != nil {
+				c.log.Warn("bootstrap: directory skipped", "key", e.Key, "err", err)
+				continue
+			}
+			d.setInfo(e.Info)
 			continue
 		}
 		if _, isDir := c.dirs[e.Key]; isDir {
 			c.log.Warn("bootstrap: key is also a directory; skipped", "key", e.Key)
 			continue
 		}
-		c.ino++
-		f := &file{key: e.Key, ino: c.ino, size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
-			mode: e.Info.Mode.Perm(), uid: e.Info.UID, gid: e.Info.GID, xattrs: toXAttrList(e.Info.XAttrs), from: e.Key, jlen: e.Info.Size,
-			base: backend.VersionOf(e.Info)}
+		var f *file
+		if e.Info.Link != "" {
+			f = links[e.Info.Link]
+		}
+		if f != nil {
+			// Another name of a node already indexed.
+			f.link.names = append(f.link.names, e.Key)
+		} else {
+			c.ino++
+			f = &file{key: e.Key, ino: c.ino, size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
+				atime: timeOr(e.Info.ATime, e.Info.MTime), ctime: timeOr(e.Info.CTime, e.Info.MTime),
+				mode: e.Info.Mode & backend.ModeMask, uid: e.Info.UID, gid: e.Info.GID, rdev: e.Info.Rdev,
+				xattrs: toXAttrList(e.Info.XAttrs), from: e.Key, jlen: e.Info.Size,
+				base: backend.VersionOf(e.Info)}
+			if !f.hasValue() {
+				f.loaded = true // nothing to load: a fifo, socket or device
+			}
+			if e.Info.Link != "" {
+				f.link = &linkGroup{id: e.Info.Link, names: []string{e.Key}}
+				links[e.Info.Link] = f
+			}
+			if matchPrefix(e.Key, prefixes) && !f.loaded {
+				load = append(load, e.Key)
+			}
+		}
 		c.files[e.Key] = f
 		_, name := backend.Split(e.Key)
 		parent.children[name] = struct{}{}
-		if matchPrefix(e.Key, prefixes) {
-			load = append(load, e.Key)
-		}
 	}
 	c.mu.Unlock()
 	return c.Resolve(ctx, load...)
@@ -267,22 +337,53 @@ func parentOf(key string) string {
 
 // mkdirAllLocked makes sure directory key and its ancestors exist, and
 // returns it. It fails with ErrNotDir when a component is a file.
-func (c *Context) mkdirAllLocked(key string, mtime int64) (*dir, error) {
+// With persist, the directories it makes are saved at the next flush (a
+// bootstrap indexes implied directories of an older store, which stay
+// implied until they change).
+func (c *Context) mkdirAllLocked(key string, mtime int64, persist bool) (*dir, error) {
 	if d, ok := c.dirs[key]; ok {
 		return d, nil
 	}
 	if _, ok := c.files[key]; ok {
 		return nil, pathErr("mkdir", key, ErrNotDir)
 	}
-	parent, err := c.mkdirAllLocked(parentOf(key), mtime)
+	parent, err := c.mkdirAllLocked(parentOf(key), mtime, persist)
 	if err != nil {
 		return nil, err
 	}
-	d := c.newDirLocked(mtime)
+	d := c.newDirLocked(key, mtime)
 	c.dirs[key] = d
+	if persist {
+		c.markDirDirtyLocked(d)
+		delete(c.removed, key)
+	}
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
 	return d, nil
+}
+
+// setInfo gives d the attributes of a stored directory entry.
+func (d *dir) setInfo(info backend.Info) {
+	d.mode = backend.PermBits(info.Mode)
+	d.uid, d.gid = info.UID, info.GID
+	d.mtime = info.MTime.UnixNano()
+	d.atime = timeOr(info.ATime, info.MTime)
+	d.ctime = timeOr(info.CTime, info.MTime)
+	d.xattrs = toXAttrList(info.XAttrs)
+}
+
+// timeOr is t in Unix nanoseconds, or def's when t is zero.
+func timeOr(t, def time.Time) int64 {
+	if t.IsZero() {
+		return def.UnixNano()
+	}
+	return t.UnixNano()
+}
+
+// hasValue reports whether the node keeps a value: a regular file's
+// content or a symlink's target.
+func (f *file) hasValue() bool {
+	return f.mode.IsRegular() || f.mode&fs.ModeSymlink != 0
 }
 
 // parentLocked returns the existing parent directory of key.
@@ -413,7 +514,12 @@ func (c *Context) Entries(prefix string) []backend.Entry {
 }
 
 func (f *file) infoLocked() backend.Info {
-	return backend.Info{Size: f.size, MTime: time.Unix(0, f.mtime), Mode: f.mode, UID: f.uid, GID: f.gid, XAttrs: f.xattrs.toMap()}
+	info := backend.Info{Size: f.size, MTime: time.Unix(0, f.mtime), ATime: time.Unix(0, f.atime), CTime: time.Unix(0, f.ctime),
+		Mode: f.mode, UID: f.uid, GID: f.gid, Rdev: f.rdev, XAttrs: f.xattrs.toMap()}
+	if f.link != nil && len(f.link.names) > 1 {
+		info.Link = f.link.id
+	}
+	return info
 }
 
 // Set stores value under key with default metadata for a new key (mode
@@ -476,17 +582,17 @@ func (c *Context) createLocked(op, key string, mode fs.FileMode, uid, gid uint32
 		return nil, false, pathErr(op, key, ErrIsDir)
 	}
 	now := c.now().UnixNano()
-	parent, err := c.mkdirAllLocked(parentOf(key), now)
+	parent, err := c.mkdirAllLocked(parentOf(key), now, true)
 	if err != nil {
 		return nil, false, pathErr(op, key, ErrNotDir)
 	}
 	c.ino++
-	f := &file{key: key, ino: c.ino, mtime: now, mode: mode.Perm(), uid: uid, gid: gid, loaded: true,
+	f := &file{key: key, ino: c.ino, mtime: now, atime: now, ctime: now, mode: mode & backend.ModeMask, uid: uid, gid: gid, loaded: true,
 		xattrs: xattrList{{name: meta.Created, value: []byte(meta.FormatTime(time.Unix(0, now)))}}}
 	c.files[key] = f
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
-	parent.mtime = now
+	c.touchDirLocked(parent, now)
 	delete(c.removed, key)
 	return f, true, nil
 }
@@ -494,6 +600,7 @@ func (c *Context) createLocked(op, key string, mode fs.FileMode, uid, gid uint32
 func (c *Context) markDirtyLocked(f *file) {
 	c.gen++
 	f.gen = c.gen
+	f.ctime = c.now().UnixNano()
 	if f.key != "" {
 		c.dirty[f] = struct{}{}
 		delete(c.removed, f.key)
@@ -522,7 +629,7 @@ func (c *Context) removeFileLocked(f *file, by *meta.WriterInfo) {
 	if parent, ok := c.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
-		parent.mtime = c.now().UnixNano()
+		c.touchDirLocked(parent, c.now().UnixNano())
 	}
 	delete(c.dirty, f)
 	f.key = ""

@@ -18,12 +18,15 @@ type Stat struct {
 	IsDir  bool
 	Size   int64
 	MTime  time.Time
-	Mode   fs.FileMode // permission bits
+	ATime  time.Time
+	CTime  time.Time
+	Mode   fs.FileMode // node type, special bits and permissions
 	UID    uint32
 	GID    uint32
-	Loaded bool // the value is in memory (always true for directories)
-	Dirty  bool // the file has changes not yet flushed
-	Nlink  uint32
+	Rdev   uint64 // device number of a device node
+	Loaded bool   // the value is in memory (always true for directories)
+	Dirty  bool   // the file has changes not yet flushed
+	Nlink  uint32 // names of a file; 2 + subdirectories of a directory
 }
 
 // Stat answers from the index alone: no value is loaded.
@@ -38,8 +41,7 @@ func (c *Context) statLocked(key string) (Stat, error) {
 		return f.statLocked(c), nil
 	}
 	if d, ok := c.dirs[key]; ok {
-		return Stat{Key: key, Ino: d.ino, IsDir: true, Size: 4096, MTime: time.Unix(0, d.mtime),
-			Mode: d.mode, UID: d.uid, GID: d.gid, Loaded: true, Nlink: 2}, nil
+		return c.dirStatLocked(key, d), nil
 	}
 	if key != "" {
 		if err := backend.ValidateKey(key); err != nil {
@@ -49,14 +51,30 @@ func (c *Context) statLocked(key string) (Stat, error) {
 	return Stat{}, notExist("stat", key)
 }
 
+func (c *Context) dirStatLocked(key string, d *dir) Stat {
+	nlink := uint32(2)
+	for name := range d.children {
+		if _, ok := c.dirs[backend.Join(key, name)]; ok {
+			nlink++
+		}
+	}
+	return Stat{Key: key, Ino: d.ino, IsDir: true, Size: 4096, MTime: time.Unix(0, d.mtime),
+		ATime: time.Unix(0, d.atime), CTime: time.Unix(0, d.ctime), Mode: fs.ModeDir | backend.PermBits(d.mode),
+		UID: d.uid, GID: d.gid, Loaded: true, Dirty: d.gen != 0, Nlink: nlink}
+}
+
 func (f *file) statLocked(c *Context) Stat {
 	_, dirty := c.dirty[f]
 	nlink := uint32(1)
-	if f.key == "" {
+	switch {
+	case f.key == "":
 		nlink = 0
+	case f.link != nil:
+		nlink = uint32(len(f.link.names))
 	}
-	return Stat{Key: f.key, Ino: f.ino, Size: f.size, MTime: time.Unix(0, f.mtime), Mode: f.mode,
-		UID: f.uid, GID: f.gid, Loaded: f.loaded, Dirty: dirty || f.gen != 0, Nlink: nlink}
+	return Stat{Key: f.key, Ino: f.ino, Size: f.size, MTime: time.Unix(0, f.mtime), ATime: time.Unix(0, f.atime),
+		CTime: time.Unix(0, f.ctime), Mode: f.mode, UID: f.uid, GID: f.gid, Rdev: f.rdev,
+		Loaded: f.loaded, Dirty: dirty || f.gen != 0, Nlink: nlink}
 }
 
 // DirEntry is one name in a directory listing.
@@ -64,6 +82,7 @@ type DirEntry struct {
 	Name  string
 	Ino   uint64
 	IsDir bool
+	Mode  fs.FileMode // the node type (fs.ModeDir, fs.ModeSymlink, ...; 0 for a file)
 }
 
 // ReadDir lists directory key ("" is the root), sorted by name.
@@ -81,17 +100,18 @@ func (c *Context) ReadDir(key string) ([]DirEntry, error) {
 	for name := range d.children {
 		k := backend.Join(key, name)
 		if sub, ok := c.dirs[k]; ok {
-			out = append(out, DirEntry{Name: name, Ino: sub.ino, IsDir: true})
+			out = append(out, DirEntry{Name: name, Ino: sub.ino, IsDir: true, Mode: fs.ModeDir})
 		} else if f, ok := c.files[k]; ok {
-			out = append(out, DirEntry{Name: name, Ino: f.ino})
+			out = append(out, DirEntry{Name: name, Ino: f.ino, Mode: f.mode.Type()})
 		}
 	}
 	slices.SortFunc(out, func(a, b DirEntry) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-// Mkdir makes directory key in an existing parent. It exists in the session
-// until removed, and in the store only while a key lies under it.
+// Mkdir makes directory key in an existing parent, with mode's
+// permissions and special bits. The directory is an entry of the store
+// from the next flush.
 func (c *Context) Mkdir(key string, mode fs.FileMode, uid, gid uint32) error {
 	if err := c.creatable("mkdir", key); err != nil {
 		return err
@@ -111,15 +131,18 @@ func (c *Context) Mkdir(key string, mode fs.FileMode, uid, gid uint32) error {
 		return err
 	}
 	now := c.now().UnixNano()
-	d := c.newDirLocked(now)
-	d.mode, d.uid, d.gid = mode.Perm(), uid, gid
+	d := c.newDirLocked(key, now)
+	d.mode, d.uid, d.gid = backend.PermBits(mode), uid, gid
 	c.dirs[key] = d
+	c.markDirDirtyLocked(d)
+	delete(c.removed, key)
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
-	parent.mtime = now
+	c.touchDirLocked(parent, now)
+	gen := c.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpMkdir, Key: key})
-	return nil
+	return c.journalDir(gen, parentOf(key), key)
 }
 
 // Rmdir removes the empty directory key.
@@ -141,24 +164,26 @@ func (c *Context) Rmdir(key string) error {
 		c.mu.Unlock()
 		return pathErr("rmdir", key, ErrNotEmpty)
 	}
-	delete(c.dirs, key)
+	c.removeDirLocked(d)
 	if parent, ok := c.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
-		parent.mtime = c.now().UnixNano()
+		c.touchDirLocked(parent, c.now().UnixNano())
 	}
+	gen := c.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRmdir, Key: key})
-	return nil
+	return c.journal(gen, nil, []string{key})
 }
 
 // Attr is a change of attributes; nil fields are left alone.
 type Attr struct {
 	Size  *int64
-	Mode  *fs.FileMode
+	Mode  *fs.FileMode // permissions and special bits (the type never changes)
 	UID   *uint32
 	GID   *uint32
 	MTime *time.Time
+	ATime *time.Time
 
 	by *meta.WriterInfo // from the context given to SetAttr
 }
@@ -193,7 +218,7 @@ func (c *Context) SetAttr(ctx context.Context, key string, a Attr) (Stat, error)
 		return Stat{}, pathErr("truncate", key, ErrIsDir)
 	}
 	if a.Mode != nil {
-		d.mode = a.Mode.Perm()
+		d.mode = backend.PermBits(*a.Mode)
 	}
 	if a.UID != nil {
 		d.uid = *a.UID
@@ -204,10 +229,16 @@ func (c *Context) SetAttr(ctx context.Context, key string, a Attr) (Stat, error)
 	if a.MTime != nil {
 		d.mtime = a.MTime.UnixNano()
 	}
+	if a.ATime != nil {
+		d.atime = a.ATime.UnixNano()
+	}
+	d.ctime = c.now().UnixNano()
+	c.markDirDirtyLocked(d)
 	st, _ := c.statLocked(key)
+	gen := c.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpAttr, Key: key})
-	return st, nil
+	return st, c.journalDir(gen, key)
 }
 
 func (c *Context) setFileAttr(f *file, a Attr) (Stat, error) {
@@ -227,7 +258,7 @@ func (c *Context) setFileAttr(f *file, a Attr) (Stat, error) {
 	}
 	f.by = a.by
 	if a.Mode != nil {
-		f.mode = a.Mode.Perm()
+		f.mode = f.mode.Type() | backend.PermBits(*a.Mode)
 	}
 	if a.UID != nil {
 		f.uid = *a.UID
@@ -237,6 +268,9 @@ func (c *Context) setFileAttr(f *file, a Attr) (Stat, error) {
 	}
 	if a.MTime != nil {
 		f.mtime = a.MTime.UnixNano()
+	}
+	if a.ATime != nil {
+		f.atime = a.ATime.UnixNano()
 	}
 	c.markDirtyLocked(f)
 	st := f.statLocked(c)

@@ -1,0 +1,82 @@
+package session
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// Directories are entries of the store: Mkdir, a change of a directory's
+// attributes and a change of its entries (its mtime moves) mark it in
+// ddirty, and the next flush saves it; Rmdir marks its key removed.
+
+// removeDirLocked takes the empty directory d out of the namespace and
+// marks its key for deletion from the store.
+func (c *Context) removeDirLocked(d *dir) {
+	delete(c.dirs, d.key)
+	delete(c.ddirty, d)
+	d.gen = 0
+	c.gen++
+	c.removed[d.key] = c.gen
+}
+
+// journalDir records directory key's entry (its attributes) as a
+// completed change, and key's parent's.
+func (c *Context) journalDir(gen uint64, keys ...string) error {
+	if c.opts.Journal == nil {
+		return nil
+	}
+	c.mu.RLock()
+	var entries []backend.Entry
+	for _, k := range keys {
+		if d, ok := c.dirs[k]; ok && k != "" && !c.Local(k) {
+			entries = append(entries, backend.Entry{Key: k, Info: d.infoLocked()})
+		}
+	}
+	c.mu.RUnlock()
+	return c.journal(gen, entries, nil)
+}
+
+// dirEntriesLocked returns the entries of the dirty directories, parents
+// before children, and the directories they are.
+func (c *Context) dirEntriesLocked() ([]backend.Entry, []*dir) {
+	var ds []*dir
+	for d := range c.ddirty {
+		if d.key != "" && !c.Local(d.key) {
+			ds = append(ds, d)
+		}
+	}
+	slices.SortFunc(ds, func(a, b *dir) int { return strings.Compare(a.key, b.key) })
+	entries := make([]backend.Entry, len(ds))
+	for i, d := range ds {
+		entries[i] = backend.Entry{Key: d.key, Info: d.infoLocked()}
+	}
+	return entries, ds
+}
+
+// putDir makes directory e.Key (and its parents) with e's attributes, as
+// a replayed or imported change.
+func (c *Context) putDir(e backend.Entry) error {
+	if err := c.creatable("mkdir", e.Key); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.files[e.Key]; ok {
+		// A file in the way (replayed out of order with its removal,
+		// or imported over): the directory's entry wins, the file goes.
+		c.removeFileLocked(f, nil)
+	}
+	d, err := c.mkdirAllLocked(e.Key, e.Info.MTime.UnixNano(), true)
+	if err != nil {
+		return err
+	}
+	d.setInfo(e.Info)
+	if e.Info.MTime.IsZero() {
+		d.mtime = c.now().UnixNano()
+	}
+	delete(c.removed, e.Key)
+	c.markDirDirtyLocked(d)
+	return nil
+}
