@@ -66,7 +66,7 @@ func (c *Context) putDir(e backend.Entry) error {
 	if f, ok := c.files[e.Key]; ok {
 		// A file in the way (replayed out of order with its removal,
 		// or imported over): the directory's entry wins, the file goes.
-		c.removeFileLocked(f, nil)
+		c.removeNameLocked(f, e.Key, nil)
 	}
 	d, err := c.mkdirAllLocked(e.Key, e.Info.MTime.UnixNano(), true)
 	if err != nil {

@@ -38,6 +38,7 @@ type snap struct {
 	changed bool
 	by      *meta.WriterInfo
 	expect  backend.Version // the store's version the save replaces
+	alias   bool            // another name of a node with hard links, saved with it
 }
 
 // events describes what a successful Flush did, in the order the changes

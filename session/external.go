@@ -220,7 +220,7 @@ func (c *Context) RemoveExternal(key string) (bool, error) {
 		return false, nil
 	}
 	f.from = "" // the store no longer has it: no delete event either
-	c.removeFileLocked(f, nil)
+	c.removeNameLocked(f, key, nil)
 	// The store no longer has it: nothing to delete at the next flush.
 	delete(c.removed, key)
 	delete(c.written, key)

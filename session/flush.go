@@ -55,7 +55,17 @@ func (c *Context) Flush(ctx context.Context) error {
 		}
 		f.shared.Store(true)
 		saved = append(saved, snap{f: f, gen: f.gen, from: f.from, changed: f.changed, by: f.by})
-		entries = append(entries, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
+		info := f.infoLocked()
+		entries = append(entries, backend.Entry{Key: f.key, Info: info, Value: f.data})
+		if f.link != nil {
+			// Every name of the node, in the same save.
+			for _, k := range f.link.names {
+				if k != f.key {
+					saved = append(saved, snap{f: f, gen: f.gen, by: f.by, alias: true})
+					entries = append(entries, backend.Entry{Key: k, Info: info, Value: f.data})
+				}
+			}
+		}
 	}
 	// A file renamed away from a key leaves its store copy there until
 	// this flush: a new file at that key replaces that copy.
@@ -66,6 +76,13 @@ func (c *Context) Flush(ctx context.Context) error {
 		}
 	}
 	for i := range saved {
+		if saved[i].alias {
+			saved[i].expect = c.bases[entries[i].Key]
+			if saved[i].expect == (backend.Version{}) && saved[i].f.from != "" {
+				saved[i].expect = saved[i].f.base
+			}
+			continue
+		}
 		saved[i].expect = c.expectLocked(saved[i].f, moved)
 	}
 	dentries, ddirs := c.dirEntriesLocked()
@@ -147,6 +164,10 @@ func (c *Context) Flush(ctx context.Context) error {
 	}
 	c.stats.saved, c.stats.deleted = len(entries), len(removed)
 	for i, s := range saved {
+		if s.alias {
+			delete(c.bases, entries[i].Key)
+			continue
+		}
 		if s.f.key != "" {
 			s.f.from = entries[i].Key // what the store now holds of it
 			s.f.base = backend.VersionOf(entries[i].Info)

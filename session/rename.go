@@ -183,7 +183,11 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 		if !srcF.loaded || !dstF.loaded {
 			return false, nil
 		}
-		srcF.key, dstF.key = newKey, oldKey
+		if srcF == dstF {
+			return true, nil // two names of one node
+		}
+		c.renameNameLocked(srcF, oldKey, newKey)
+		c.renameNameLocked(dstF, newKey, oldKey)
 		c.files[oldKey], c.files[newKey] = dstF, srcF
 		srcF.by, dstF.by = by, by
 		srcF.jfull, dstF.jfull = true, true
@@ -203,18 +207,22 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 		if !srcF.loaded {
 			return false, nil
 		}
+		if dstIsFile && dstF == srcF {
+			// Two names of one node: rename(2) does nothing.
+			return true, nil
+		}
 		if dstIsFile {
-			c.removeFileLocked(dstF, by)
+			c.removeNameLocked(dstF, newKey, by)
 		}
 		srcF.by, srcF.jfull = by, true
-		c.moveFileLocked(srcF, newKey, newParent)
+		c.moveFileLocked(srcF, oldKey, newKey, newParent)
 		c.touchParentsLocked(oldKey, newKey)
 		return true, nil
 	}
 
 	// A directory: every file under it moves; it needs every value.
 	prefix := oldKey + "/"
-	var moved []*file
+	var moved []string
 	for k, f := range c.files {
 		if strings.HasPrefix(k, prefix) {
 			if !f.loaded {
@@ -225,7 +233,7 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 			if err := backend.ValidateKey(newKey + k[len(oldKey):]); err != nil {
 				return false, err
 			}
-			moved = append(moved, f)
+			moved = append(moved, k)
 		}
 	}
 	var subdirs []string
@@ -262,13 +270,13 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 	for _, k := range subdirs {
 		moveDir(c.dirs[k], k, newKey+k[len(oldKey):])
 	}
-	for _, f := range moved {
-		old := f.key
+	for _, old := range moved {
+		f := c.files[old]
 		nk := newKey + old[len(oldKey):]
 		delete(c.files, old)
 		c.gen++
 		c.removed[old] = c.gen
-		f.key = nk
+		c.renameNameLocked(f, old, nk)
 		c.files[nk] = f
 		f.by, f.jfull = by, true
 		c.markDirtyLocked(f)
@@ -277,9 +285,8 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 	return true, nil
 }
 
-// moveFileLocked gives f the key newKey in directory newParent.
-func (c *Context) moveFileLocked(f *file, newKey string, newParent *dir) {
-	old := f.key
+// moveFileLocked gives f's name old the key newKey in directory newParent.
+func (c *Context) moveFileLocked(f *file, old, newKey string, newParent *dir) {
 	if p, ok := c.dirs[parentOf(old)]; ok {
 		_, name := backend.Split(old)
 		delete(p.children, name)
@@ -287,7 +294,7 @@ func (c *Context) moveFileLocked(f *file, newKey string, newParent *dir) {
 	delete(c.files, old)
 	c.gen++
 	c.removed[old] = c.gen
-	f.key = newKey
+	c.renameNameLocked(f, old, newKey)
 	c.files[newKey] = f
 	_, name := backend.Split(newKey)
 	newParent.children[name] = struct{}{}

@@ -610,7 +610,16 @@ func (c *Context) markDirtyLocked(f *file) {
 // removeFileLocked takes f out of the namespace: an open File keeps it.
 // by removed it (nil: Options.Self).
 func (c *Context) removeFileLocked(f *file, by *meta.WriterInfo) {
-	key := f.key
+	c.removeNameLocked(f, f.key, by)
+}
+
+// removeNameLocked takes the name key of f out of the namespace; the node
+// goes with its last name.
+func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
+	if c.unlinkNameLocked(f, key) {
+		return
+	}
+	f.link = nil
 	f.jfull = true
 	if f.from != "" {
 		if by == nil {
@@ -657,9 +666,19 @@ func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
 		}
 		return notExist("delete", key)
 	}
-	c.removeFileLocked(f, by)
+	linked := f.link != nil && len(f.link.names) > 1
+	c.removeNameLocked(f, key, by)
 	gen := c.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRemove, Key: key})
-	return c.journal(gen, nil, []string{key})
+	if err := c.journal(gen, nil, []string{key}); err != nil {
+		return err
+	}
+	if linked {
+		// The other names' link count and ctime.
+		if err := c.journalNames(f); err != nil {
+			return err
+		}
+	}
+	return c.journalDir(gen, parentOf(key))
 }

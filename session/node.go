@@ -1,0 +1,222 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// MaxLinkTarget is the longest symlink target, in bytes (Linux's
+// PATH_MAX, terminating NUL excluded).
+const MaxLinkTarget = 4095
+
+// Symlink makes key a symbolic link to target. The target is stored as
+// given, never followed by memfs.
+func (c *Context) Symlink(ctx context.Context, key, target string, uid, gid uint32) error {
+	if target == "" || len(target) > MaxLinkTarget || strings.IndexByte(target, 0) >= 0 {
+		return pathErr("symlink", key, ErrInvalidOp)
+	}
+	return c.makeNode(ctx, "symlink", key, fs.ModeSymlink|0o777, 0, uid, gid, []byte(target))
+}
+
+// MakeNode makes key a fifo, a socket, a device node (with rdev) or an
+// empty regular file, as mknod(2) does; mode carries the type and the
+// permissions.
+func (c *Context) MakeNode(ctx context.Context, key string, mode fs.FileMode, rdev uint64, uid, gid uint32) error {
+	switch mode.Type() {
+	case 0, fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
+	default:
+		return pathErr("mknod", key, ErrInvalidOp)
+	}
+	if mode.Type()&fs.ModeDevice == 0 {
+		rdev = 0
+	}
+	return c.makeNode(ctx, "mknod", key, mode&backend.ModeMask, rdev, uid, gid, nil)
+}
+
+func (c *Context) makeNode(ctx context.Context, op, key string, mode fs.FileMode, rdev uint64, uid, gid uint32, value []byte) error {
+	if err := c.creatable(op, key); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if _, err := c.parentLocked(op, key); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	f, _, err := c.createLocked(op, key, mode, uid, gid, true)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	f.rdev = rdev
+	f.data, f.size, f.loaded = value, int64(len(value)), true
+	f.changed = true
+	f.jfull = true
+	c.setWriterLocked(f, writerFrom(ctx))
+	c.markDirtyLocked(f)
+	gen := c.gen
+	c.mu.Unlock()
+	c.emit(Change{Op: OpCreate, Key: key})
+	if err := c.journalKey(key); err != nil {
+		return err
+	}
+	return c.journalDir(gen, parentOf(key))
+}
+
+// Readlink returns the target of symlink key.
+func (c *Context) Readlink(ctx context.Context, key string) (string, error) {
+	if err := c.Resolve(ctx, key); err != nil {
+		return "", err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.files[key]
+	if !ok {
+		return "", notExist("readlink", key)
+	}
+	if f.mode&fs.ModeSymlink == 0 || !f.loaded {
+		return "", pathErr("readlink", key, ErrInvalidOp)
+	}
+	return string(f.data), nil
+}
+
+// Link gives the node at oldKey (not a directory) the new name newKey, as
+// link(2) does. Every name of a node is saved with the node.
+func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
+	if err := c.writable("link", oldKey); err != nil {
+		return err
+	}
+	if err := c.creatable("link", newKey); err != nil {
+		return err
+	}
+	// Saving the new name needs the value.
+	if err := c.Resolve(ctx, oldKey); err != nil {
+		c.mu.RLock()
+		_, isDir := c.dirs[oldKey]
+		c.mu.RUnlock()
+		if isDir {
+			return pathErr("link", oldKey, fs.ErrPermission)
+		}
+		return err
+	}
+	c.mu.Lock()
+	f, ok := c.files[oldKey]
+	switch {
+	case !ok:
+		c.mu.Unlock()
+		return notExist("link", oldKey)
+	case c.files[newKey] != nil || c.dirs[newKey] != nil:
+		c.mu.Unlock()
+		return exist("link", newKey)
+	case !f.loaded:
+		c.mu.Unlock()
+		return pathErr("link", oldKey, fs.ErrNotExist) // dropped meanwhile: rare, retried by the caller
+	}
+	parent, err := c.parentLocked("link", newKey)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	if c.Local(oldKey) != c.Local(newKey) {
+		// A store name and a session-only name cannot share a node.
+		c.mu.Unlock()
+		return pathErr("link", newKey, fs.ErrPermission)
+	}
+	if f.link == nil {
+		f.link = &linkGroup{id: newLinkID(), names: []string{oldKey}}
+	}
+	f.link.names = append(f.link.names, newKey)
+	c.files[newKey] = f
+	delete(c.removed, newKey)
+	_, name := backend.Split(newKey)
+	parent.children[name] = struct{}{}
+	c.touchDirLocked(parent, c.now().UnixNano())
+	f.jfull = true
+	c.markDirtyLocked(f)
+	gen := c.gen
+	c.mu.Unlock()
+	c.emit(Change{Op: OpCreate, Key: newKey})
+	if err := c.journalNames(f); err != nil {
+		return err
+	}
+	return c.journalDir(gen, parentOf(newKey))
+}
+
+// newLinkID names a new hard-link group.
+func newLinkID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// names returns every key of f: its link group's, or its key.
+func (f *file) names() []string {
+	if f.link != nil {
+		return f.link.names
+	}
+	if f.key == "" {
+		return nil
+	}
+	return []string{f.key}
+}
+
+// journalNames records f under every one of its names.
+func (c *Context) journalNames(f *file) error {
+	if c.opts.Journal == nil {
+		return nil
+	}
+	c.mu.Lock()
+	var entries []backend.Entry
+	f.shared.Store(true)
+	for _, k := range f.names() {
+		entries = append(entries, backend.Entry{Key: k, Info: f.infoLocked(), Value: f.data})
+	}
+	gen := f.gen
+	f.jlen, f.jfull = int64(len(f.data)), false
+	c.mu.Unlock()
+	return c.journal(gen, entries, nil)
+}
+
+// unlinkNameLocked takes the name key from f, which has other names: the
+// node stays under them. It reports false when f has no other name.
+func (c *Context) unlinkNameLocked(f *file, key string) bool {
+	if f.link == nil || len(f.link.names) < 2 {
+		return false
+	}
+	f.link.names = slices.DeleteFunc(f.link.names, func(k string) bool { return k == key })
+	delete(c.files, key)
+	if parent, ok := c.dirs[parentOf(key)]; ok {
+		_, name := backend.Split(key)
+		delete(parent.children, name)
+		c.touchDirLocked(parent, c.now().UnixNano())
+	}
+	if f.key == key {
+		f.key = f.link.names[0]
+	}
+	if f.from == key {
+		f.from = f.key
+	}
+	c.gen++
+	c.removed[key] = c.gen
+	c.markDirtyLocked(f)
+	return true
+}
+
+// renameNameLocked moves the name old of f to nk (f keeps its other names).
+func (c *Context) renameNameLocked(f *file, old, nk string) {
+	if f.link != nil {
+		for i, k := range f.link.names {
+			if k == old {
+				f.link.names[i] = nk
+			}
+		}
+	}
+	if f.key == old {
+		f.key = nk
+	}
+}
