@@ -130,7 +130,7 @@ func attrOf(in *fuse.SetAttrIn) session.Attr {
 		a.Size = &s
 	}
 	if m, ok := in.GetMode(); ok {
-		mode := fs.FileMode(m & 0o7777).Perm()
+		mode := backend.PermBits(backend.FileMode(m & 0o7777))
 		a.Mode = &mode
 	}
 	if uid, ok := in.GetUID(); ok {
@@ -142,7 +142,25 @@ func attrOf(in *fuse.SetAttrIn) session.Attr {
 	if mt, ok := in.GetMTime(); ok {
 		a.MTime = &mt
 	}
+	if at, ok := in.GetATime(); ok {
+		a.ATime = &at
+	}
 	return a
+}
+
+// owner is the owner of a new node in d made by the caller of ctx: the
+// caller's uid, and the caller's gid unless d is setgid, whose group new
+// nodes take (new directories take the setgid bit too).
+func (d *dirNode) owner(ctx context.Context) (uid, gid uint32, setgid bool) {
+	uid, gid = caller(ctx)
+	key, errno := d.key()
+	if errno != 0 {
+		return uid, gid, false
+	}
+	if st, err := d.root.c.Stat(key); err == nil && st.Mode&fs.ModeSetgid != 0 {
+		return uid, st.GID, true
+	}
+	return uid, gid, false
 }
 
 func (d *dirNode) Opendir(ctx context.Context) syscall.Errno {
@@ -170,10 +188,7 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		list = append(list, fuse.DirEntry{Name: reservedDir, Mode: syscall.S_IFDIR, Ino: reservedIno})
 	}
 	for _, e := range ents {
-		mode := uint32(syscall.S_IFREG)
-		if e.IsDir {
-			mode = syscall.S_IFDIR
-		}
+		mode := backend.UnixMode(e.Mode) & syscall.S_IFMT
 		list = append(list, fuse.DirEntry{Name: e.Name, Mode: mode, Ino: e.Ino})
 	}
 	return gofs.NewListDirStream(list), 0
@@ -187,11 +202,11 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if s, ok := d.root.takeStaged(key); ok {
 		return d.createExternal(ctx, key, s, out)
 	}
-	uid, gid := caller(ctx)
+	uid, gid, _ := d.owner(ctx)
 	w := d.root.writer(ctx)
 	h, err := d.root.c.Create(key, session.CreateOptions{
 		Writer:    &w,
-		Mode:      fs.FileMode(mode).Perm(),
+		Mode:      backend.PermBits(backend.FileMode(mode & 0o7777)),
 		UID:       uid,
 		GID:       gid,
 		Exclusive: flags&syscall.O_EXCL != 0,
@@ -240,8 +255,12 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if errno != 0 {
 		return nil, errno
 	}
-	uid, gid := caller(ctx)
-	if err := d.root.c.Mkdir(key, fs.FileMode(mode).Perm(), uid, gid); err != nil {
+	uid, gid, setgid := d.owner(ctx)
+	m := backend.PermBits(backend.FileMode(mode & 0o7777))
+	if setgid {
+		m |= fs.ModeSetgid
+	}
+	if err := d.root.c.Mkdir(key, m, uid, gid); err != nil {
 		return nil, toErrno(err)
 	}
 	st, err := d.root.c.Stat(key)
@@ -331,15 +350,52 @@ func (d *dirNode) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) sy
 }
 
 func (d *dirNode) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EPERM
+	key, errno := d.childKey(name)
+	if errno != 0 {
+		return nil, errno
+	}
+	oldKey, ok := d.root.keyOf(target.EmbeddedInode())
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	if err := d.root.c.Link(d.root.as(ctx), oldKey, key); err != nil {
+		return nil, toErrno(err)
+	}
+	return d.newEntry(ctx, key, out)
 }
 
 func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EPERM
+	key, errno := d.childKey(name)
+	if errno != 0 {
+		return nil, errno
+	}
+	uid, gid, _ := d.owner(ctx)
+	if err := d.root.c.Symlink(d.root.as(ctx), key, target, uid, gid); err != nil {
+		return nil, toErrno(err)
+	}
+	return d.newEntry(ctx, key, out)
 }
 
 func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EPERM
+	key, errno := d.childKey(name)
+	if errno != 0 {
+		return nil, errno
+	}
+	uid, gid, _ := d.owner(ctx)
+	if err := d.root.c.MakeNode(d.root.as(ctx), key, backend.FileMode(mode), uint64(dev), uid, gid); err != nil {
+		return nil, toErrno(err)
+	}
+	return d.newEntry(ctx, key, out)
+}
+
+// newEntry answers a request that made key in d with its entry.
+func (d *dirNode) newEntry(ctx context.Context, key string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	st, err := d.root.c.Stat(key)
+	if err != nil {
+		return nil, toErrno(err)
+	}
+	d.root.fillEntry(st, out)
+	return d.root.newChild(ctx, d.EmbeddedInode(), st), 0
 }
 
 func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {

@@ -98,6 +98,12 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if err != nil {
 		return nil, 0, toErrno(err)
 	}
+	if st := h.Stat(); st.Ino != n.StableAttr().Ino || !st.Mode.IsRegular() {
+		// The name now holds another node (a symlink put in its place
+		// since the lookup): never open what the kernel did not look up.
+		h.Close()
+		return nil, 0, syscall.ENOENT
+	}
 	if flags&syscall.O_TRUNC != 0 {
 		if err := h.Truncate(0); err != nil {
 			h.Close()
@@ -186,4 +192,19 @@ func (fh *fileHandle) Allocate(ctx context.Context, off, size uint64, mode uint3
 		return 0
 	}
 	return toErrno(fh.h.Truncate(end))
+}
+
+var _ = (gofs.NodeReadlinker)((*fileNode)(nil))
+
+// Readlink returns a symlink's target.
+func (n *fileNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	key, errno := n.key()
+	if errno != 0 {
+		return nil, errno
+	}
+	target, err := n.root.c.Readlink(ctx, key)
+	if err != nil {
+		return nil, toErrno(err)
+	}
+	return []byte(target), 0
 }

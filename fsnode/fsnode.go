@@ -196,17 +196,13 @@ func (r *Root) fillAttr(st session.Stat, out *fuse.Attr) {
 	out.Size = uint64(st.Size)
 	out.Blocks = (uint64(st.Size) + 511) / 512
 	out.Blksize = 4096
-	sec, nsec := uint64(st.MTime.Unix()), uint32(st.MTime.Nanosecond())
-	out.Mtime, out.Mtimensec = sec, nsec
-	out.Ctime, out.Ctimensec = sec, nsec
-	out.Atime, out.Atimensec = sec, nsec
+	out.Mtime, out.Mtimensec = uint64(st.MTime.Unix()), uint32(st.MTime.Nanosecond())
+	out.Ctime, out.Ctimensec = uint64(st.CTime.Unix()), uint32(st.CTime.Nanosecond())
+	out.Atime, out.Atimensec = uint64(st.ATime.Unix()), uint32(st.ATime.Nanosecond())
 	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
 	out.Nlink = st.Nlink
-	if st.IsDir {
-		out.Mode = syscall.S_IFDIR | uint32(st.Mode.Perm())
-	} else {
-		out.Mode = syscall.S_IFREG | uint32(st.Mode.Perm())
-	}
+	out.Mode = backend.UnixMode(st.Mode)
+	out.Rdev = uint32(st.Rdev)
 }
 
 func (r *Root) fillEntry(st session.Stat, out *fuse.EntryOut) {
@@ -227,7 +223,7 @@ func (r *Root) newChild(ctx context.Context, parent *fs.Inode, st session.Stat) 
 		}
 		return in
 	}
-	return parent.NewInode(ctx, &fileNode{root: r}, fs.StableAttr{Mode: syscall.S_IFREG, Ino: st.Ino})
+	return parent.NewInode(ctx, &fileNode{root: r}, fs.StableAttr{Mode: backend.UnixMode(st.Mode) & syscall.S_IFMT, Ino: st.Ino})
 }
 
 func caller(ctx context.Context) (uint32, uint32) {

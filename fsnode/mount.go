@@ -35,6 +35,8 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 		EntryTimeout:    &entry,
 		AttrTimeout:     &attr,
 		NegativeTimeout: &neg,
+		// Mode 0 is mode 0 (go-fuse would substitute 0644/0755).
+		NullPermissions: true,
 		MountOptions: fuse.MountOptions{
 			FsName:               name,
 			Name:                 "memfs",
@@ -44,7 +46,10 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 			IgnoreSecurityLabels: true,
 			DisableXAttrs:        mo.NoXAttrs,
 			MaxWrite:             1 << 20,
-			Options:              []string{"default_permissions"},
+			// The kernel checks permissions (sticky directories
+			// included) against the modes memfs reports; device nodes
+			// and setuid files are kept, never honoured.
+			Options: []string{"default_permissions", "nosuid", "nodev"},
 		},
 	}
 	if mo.Debug {

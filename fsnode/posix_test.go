@@ -12,12 +12,6 @@ import (
 // posixExcluded names every go-fuse posixtest that is not run against
 // memfs, with the reason. Everything else in posixtest.All runs.
 var posixExcluded = map[string]string{
-	"Link":                "hard links are refused with EPERM by design (DESIGN.md: unsupported kinds)",
-	"LinkUnlinkRename":    "uses hard links, refused with EPERM by design",
-	"NlinkZero":           "uses hard links, refused with EPERM by design",
-	"SymlinkReadlink":     "symlinks are refused with EPERM for now (issue: mount, unsupported kinds)",
-	"SetattrSymlink":      "symlinks are refused with EPERM for now",
-	"OpenSymlinkRace":     "symlinks are refused with EPERM for now",
 	"FallocateKeepSize":   "fallocate modes other than 0 (KEEP_SIZE, holes) are not supported: EOPNOTSUPP",
 	"Tmpfile":             "O_TMPFILE is not supported (an unnamed file cannot live in a key namespace)",
 	"LseekHoleSeeksToEOF": "SEEK_HOLE/SEEK_DATA are not implemented (values are dense in memory)",
