@@ -440,6 +440,11 @@ func (c *Context) put(e backend.Entry) error {
 		return err
 	}
 	c.mu.Lock()
+	if e.Info.Link != "" && c.joinGroupLocked(e.Key, e.Info.Link) {
+		c.mu.Unlock()
+		c.emit(Change{Op: OpCreate, Key: e.Key})
+		return nil
+	}
 	f, created, err := c.createLocked("put", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
 	if err != nil {
 		c.mu.Unlock()
@@ -468,6 +473,9 @@ func (c *Context) put(e backend.Entry) error {
 	}
 	f.changed = true
 	f.ver++
+	if e.Info.Link != "" && f.link == nil {
+		f.link = &linkGroup{id: e.Info.Link, names: []string{e.Key}}
+	}
 	c.markDirtyLocked(f)
 	f.atime = timeOr(e.Info.ATime, time.Unix(0, f.mtime))
 	if !e.Info.CTime.IsZero() {

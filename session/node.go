@@ -220,3 +220,33 @@ func (c *Context) renameNameLocked(f *file, old, nk string) {
 		f.key = nk
 	}
 }
+
+// joinGroupLocked makes key another name of the node of hard-link group
+// id, when the session has one under another name (a replayed or imported
+// entry of a group). It reports whether it did.
+func (c *Context) joinGroupLocked(key, id string) bool {
+	var g *file
+	for _, f := range c.files {
+		if f.link != nil && f.link.id == id {
+			g = f
+			break
+		}
+	}
+	if g == nil || slices.Contains(g.link.names, key) {
+		return false
+	}
+	if old, ok := c.files[key]; ok {
+		c.removeNameLocked(old, key, nil)
+	}
+	parent, err := c.mkdirAllLocked(parentOf(key), c.now().UnixNano(), true)
+	if err != nil {
+		return false
+	}
+	g.link.names = append(g.link.names, key)
+	c.files[key] = g
+	delete(c.removed, key)
+	_, name := backend.Split(key)
+	parent.children[name] = struct{}{}
+	c.markDirtyLocked(g)
+	return true
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/memfs/memfs/backend"
@@ -40,14 +41,15 @@ func writerFrom(ctx context.Context) *meta.WriterInfo {
 func (c *Context) GetXAttr(key, name string) ([]byte, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	f, ok := c.files[key]
-	if !ok {
-		if _, isDir := c.dirs[key]; isDir {
-			return nil, pathErr("getxattr", key, ErrNoXAttr)
-		}
+	var x xattrList
+	if f, ok := c.files[key]; ok {
+		x = f.xattrs
+	} else if d, ok := c.dirs[key]; ok {
+		x = d.xattrs
+	} else {
 		return nil, notExist("getxattr", key)
 	}
-	v, ok := f.xattrs.get(name)
+	v, ok := x.get(name)
 	if !ok {
 		return nil, pathErr("getxattr", key, ErrNoXAttr)
 	}
@@ -58,14 +60,13 @@ func (c *Context) GetXAttr(key, name string) ([]byte, error) {
 func (c *Context) ListXAttr(key string) ([]string, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	f, ok := c.files[key]
-	if !ok {
-		if _, isDir := c.dirs[key]; isDir {
-			return nil, nil
-		}
-		return nil, notExist("listxattr", key)
+	if f, ok := c.files[key]; ok {
+		return f.xattrs.names(), nil
 	}
-	return f.xattrs.names(), nil
+	if d, ok := c.dirs[key]; ok {
+		return d.xattrs.names(), nil
+	}
+	return nil, notExist("listxattr", key)
 }
 
 // SetXAttr sets attribute name of file key. Only user.* attributes are
@@ -130,11 +131,12 @@ func (c *Context) checkXAttrWrite(op, key, name string) error {
 		}
 	}
 	c.mu.RLock()
-	_, isDir := c.dirs[key]
+	f, isFile := c.files[key]
+	symlink := isFile && f.mode&fs.ModeSymlink != 0
 	c.mu.RUnlock()
-	if isDir {
-		// Directories are implied by keys and not stored: an attribute
-		// on one could not be kept.
+	if symlink || key == "" {
+		// Linux keeps no user.* attributes on a symlink; the root is
+		// no entry of the store.
 		return pathErr(op, key, ErrXAttrNotSupported)
 	}
 	return nil
@@ -143,6 +145,29 @@ func (c *Context) checkXAttrWrite(op, key, name string) error {
 // changeXAttr applies edit to a copy of key's attributes and installs the
 // copy if it fits the store's limit.
 func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map[string][]byte) error) error {
+	c.mu.Lock()
+	if d, ok := c.dirs[key]; ok {
+		x := d.xattrs.toMap()
+		if x == nil {
+			x = make(map[string][]byte)
+		}
+		if err := edit(x); err != nil {
+			c.mu.Unlock()
+			return pathErr(op, key, err)
+		}
+		if err := backend.ValidateXAttrs(x); err != nil {
+			c.mu.Unlock()
+			return pathErr(op, key, fmt.Errorf("%w: %w", ErrXAttrSpace, err))
+		}
+		d.xattrs = toXAttrList(x)
+		d.ctime = c.now().UnixNano()
+		c.markDirDirtyLocked(d)
+		gen := c.gen
+		c.mu.Unlock()
+		c.emit(Change{Op: OpAttr, Key: key})
+		return c.journalDir(gen, key)
+	}
+	c.mu.Unlock()
 	// Persisting an attribute means saving the entry, which needs its value.
 	if err := c.Resolve(ctx, key); err != nil {
 		return err
