@@ -3,6 +3,7 @@ package badgerstore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"testing"
 	"time"
@@ -110,5 +111,42 @@ func TestLinkGroupTooBig(t *testing.T) {
 	}
 	if l, _ := s.List(t.Context()); len(l) != 0 {
 		t.Fatalf("after a refused group List = %d keys, want none", len(l))
+	}
+}
+
+// TestSaveIfKeepsNodeFields: a conditional save keeps every new field, and
+// a conflict copy of a name of a hard-link group is a node of its own.
+func TestSaveIfKeepsNodeFields(t *testing.T) {
+	s := openT(t, t.TempDir(), Options{})
+	a, b := entry("a", []byte("theirs")), entry("b", []byte("theirs"))
+	a.Info.Link, b.Info.Link = "g", "g"
+	if err := s.Save(t.Context(), a, b); err != nil {
+		t.Fatal(err)
+	}
+	ours := entry("a", []byte("ours"))
+	ours.Info.Mode = fs.ModeSetuid | 0o755
+	ours.Info.ATime = ours.Info.MTime.Add(time.Minute)
+	ours.Info.CTime = ours.Info.MTime.Add(time.Hour)
+	c, err := s.SaveIf(t.Context(), []backend.Entry{ours}, []backend.Version{{}}) // expects no key: a conflict
+	if err != nil || c["a"] == "" {
+		t.Fatalf("SaveIf = %v, %v; want a conflict for a", c, err)
+	}
+	got, err := s.Load(t.Context(), "a", c["a"], "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got[0].Value) != "ours" || !got[0].Info.ATime.Equal(ours.Info.ATime) || !got[0].Info.CTime.Equal(ours.Info.CTime) || got[0].Info.Link != "" {
+		t.Errorf("a after SaveIf = %+v %q, want the entry saved", got[0].Info, got[0].Value)
+	}
+	if string(got[1].Value) != "theirs" || got[1].Info.Link != "" {
+		t.Errorf("conflict copy = %+v %q, want their value outside the group", got[1].Info, got[1].Value)
+	}
+	if string(got[2].Value) != "theirs" || got[2].Info.Link != "g" {
+		t.Errorf("b = %+v %q, want untouched", got[2].Info, got[2].Value)
+	}
+	bad := entry("f", []byte("x"))
+	bad.Info.Mode |= fs.ModeIrregular // not a mode a store keeps
+	if _, err := s.SaveIf(t.Context(), []backend.Entry{bad}, []backend.Version{{}}); !errors.Is(err, backend.ErrInvalidEntry) {
+		t.Errorf("SaveIf of an invalid entry = %v, want ErrInvalidEntry", err)
 	}
 }
