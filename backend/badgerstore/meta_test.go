@@ -247,3 +247,38 @@ func TestMetaDamaged(t *testing.T) {
 		t.Errorf("List with a damaged record = %v, want ErrCorrupt", err)
 	}
 }
+
+// TestSaveKeepsEveryField: what the conformance suite accepts from a store
+// whose system sets ctimes, badger must not need: every field, the given
+// CTime included, comes back exactly; a zero ATime is the MTime and a zero
+// CTime the time of the save.
+func TestSaveKeepsEveryField(t *testing.T) {
+	s := openT(t, t.TempDir(), Options{})
+	mt := time.Date(2026, 3, 4, 5, 6, 7, 8, time.UTC)
+	full := backend.Entry{Key: "dev/x", Info: backend.Info{
+		MTime: mt, ATime: mt.Add(-time.Hour), CTime: time.Date(2020, 1, 1, 0, 0, 0, 9, time.UTC),
+		Mode: fs.ModeDevice | fs.ModeCharDevice | 0o620, UID: 7, GID: 8, Rdev: 0x0408,
+		XAttrs: map[string][]byte{"user.a": []byte("b")},
+	}}
+	link := backend.Entry{Key: "l", Value: []byte("target"), Info: backend.Info{MTime: mt, Mode: fs.ModeSymlink | 0o777, Link: "g"}}
+	before := time.Now()
+	if err := s.Save(t.Context(), full, link); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	got, err := s.Load(t.Context(), "dev/x", "l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameInfo(got[0].Info, full.Info) || len(got[0].Value) != 0 {
+		t.Errorf("Load dev/x = %+v, %q; want %+v, no value", got[0].Info, got[0].Value, full.Info)
+	}
+	li := got[1].Info
+	if li.Size != 6 || !li.ATime.Equal(mt) || li.CTime.Before(before) || li.CTime.After(after) || li.Link != "g" {
+		t.Errorf("Load l = %+v; want size 6, atime = mtime, ctime of the save, link g", li)
+	}
+	l, err := s.List(t.Context())
+	if err != nil || len(l) != 2 || !sameInfo(l[0].Info, full.Info) || !sameInfo(l[1].Info, li) {
+		t.Errorf("List = %+v, %v; want what Load gave", l, err)
+	}
+}
