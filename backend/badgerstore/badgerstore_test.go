@@ -267,7 +267,7 @@ func TestSplitKeepsKeysWhole(t *testing.T) {
 			continue
 		}
 		sawPartial = true
-		n, err := s.commitPrefix(ops)
+		n, err := s.commitPrefix(ops, units(ops))
 		if err != nil {
 			t.Fatalf("commitPrefix: %v", err)
 		}
@@ -456,44 +456,6 @@ func TestClose(t *testing.T) {
 	}
 	if err := s.Delete(t.Context(), "a"); !errors.Is(err, fs.ErrClosed) {
 		t.Errorf("Delete after Close = %v, want fs.ErrClosed", err)
-	}
-}
-
-func TestMetaRoundTrip(t *testing.T) {
-	tests := []struct {
-		name string
-		info backend.Info
-	}{
-		{"ordinary", backend.Info{Size: 12, MTime: time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC), Mode: 0o644, UID: 1000, GID: 1000}},
-		{"after 2262", backend.Info{Size: 1, MTime: time.Date(2400, 1, 1, 0, 0, 0, 1, time.UTC), Mode: 0o600}},
-		{"before 1970", backend.Info{MTime: time.Date(1960, 1, 1, 0, 0, 0, 999999999, time.UTC), Mode: 0o755}},
-		{"large", backend.Info{Size: 1 << 40, MTime: time.Unix(1, 0), Mode: 0o777, UID: 1<<32 - 1, GID: 1<<32 - 2}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeMeta("k", encodeMeta(tt.info))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Size != tt.info.Size || !got.MTime.Equal(tt.info.MTime) || got.Mode != tt.info.Mode || got.UID != tt.info.UID || got.GID != tt.info.GID {
-				t.Fatalf("got %+v, want %+v", got, tt.info)
-			}
-		})
-	}
-	// Only permission bits are kept.
-	if got, _ := decodeMeta("k", encodeMeta(backend.Info{Mode: fs.ModeDir | fs.ModeSetuid | 0o750})); got.Mode != 0o750 {
-		t.Errorf("Mode = %v, want 0750", got.Mode)
-	}
-	// Version 1 records, from before version 2, still read.
-	v1 := []byte{1, 0, 0, 0, 0, 0, 0, 0, 12, 0x18, 0x9a, 0x2e, 0x5f, 0x3d, 0x27, 0x15, 0x15, 0, 0, 1, 0xa4, 0, 0, 3, 0xe8, 0, 0, 3, 0xe9}
-	want := backend.Info{Size: 12, MTime: time.Unix(0, 0x189a2e5f3d271515), Mode: 0o644, UID: 1000, GID: 1001}
-	if got, err := decodeMeta("k", v1); err != nil || got.Size != want.Size || !got.MTime.Equal(want.MTime) || got.Mode != want.Mode || got.UID != want.UID || got.GID != want.GID {
-		t.Errorf("decodeMeta(version 1) = %+v, %v; want %+v", got, err, want)
-	}
-	for _, b := range [][]byte{nil, {metaVersion}, append([]byte{metaVersion + 1}, make([]byte, metaLen-1)...), v1[:metaLenV1-1]} {
-		if _, err := decodeMeta("k", b); err == nil {
-			t.Errorf("decodeMeta(%x) succeeded, want an error", b)
-		}
 	}
 }
 

@@ -14,12 +14,24 @@
 //
 // # Layout
 //
-// A key k is two badger records. "m/"+k holds its Info in 33 bytes: a
-// version byte, then big-endian size, mtime (Unix seconds and nanoseconds),
-// permission bits, uid and gid. "v/"+k holds the value. List iterates the
-// "m/" prefix alone, so it reads no value: listing a store costs one scan of
-// small records however large the values are (TestListReadsNoValues checks
-// this against badger's own block and value-log read counters).
+// A key k is two badger records. "m/"+k holds its Info (meta.go): a
+// version byte (4), then big-endian size, mtime, atime and ctime (each Unix
+// seconds and nanoseconds, so that dates past 2262 fit), st_mode
+// (backend.UnixMode: node type, setuid, setgid, sticky, permissions), uid,
+// gid, rdev (8 bytes), the hard-link group (a length byte and the name),
+// and the extended attributes (a count, then each name and value with
+// their lengths, in name order). "v/"+k holds the value: a file's content
+// or a symlink's target, empty for a directory, fifo, socket or device.
+// List iterates the "m/" prefix alone, so it reads no value: listing a store
+// costs one scan of small records however large the values are
+// (TestListReadsNoValues checks this against badger's own block and
+// value-log read counters).
+//
+// Records of versions 1 to 3, written by earlier memfs, are read unchanged:
+// they keep permission bits only (every key was a regular file), and their
+// atime and ctime read as the mtime. A key saved again is written as
+// version 4. A record that does not parse is reported, wrapping
+// backend.ErrCorrupt and naming the key, never read as another Info.
 //
 // Values under 64 KiB are kept in the LSM tree beside their key, compressed,
 // and an overwritten version disappears with compaction. Larger values go
@@ -27,12 +39,25 @@
 // MaxValueSize (256 MiB), the size of a value-log file, since badger keeps
 // each value whole in one file.
 //
-// Save, Load and Delete check every key of a batch with backend.ValidateKey
-// and refuse hidden keys, and Save checks every value's size, before
-// anything is read or written: a batch with one bad key writes nothing.
-// Size is taken from len(Value); a zero MTime is stored as the time of the
-// Save. Load returns values the caller owns (copied out of badger's memory
-// with ValueCopy), and Delete ignores keys that are not there.
+// Save checks its whole batch with backend.ValidateEntries (keys, node
+// types, values, device numbers, link groups, attributes) and every value's
+// size, and Load and Delete check every key, before anything is read or
+// written: a batch with one bad entry writes nothing. Size is taken from
+// len(Value); a zero MTime or CTime is stored as the time of the Save, a
+// zero ATime as the MTime. Load returns values the caller owns (copied out
+// of badger's memory with ValueCopy), and Delete ignores keys that are not
+// there.
+//
+// # Nodes
+//
+// Every node type is a key like a file: a directory is an entry of its own
+// and implies nothing about the keys under it (an empty one is listed;
+// deleting a key leaves its directory's entry). A symlink's target is kept
+// as its value and never followed. Hard links are names that carry the
+// same Info.Link: each name keeps its own copy of the value and metadata,
+// so deleting one leaves the others whole, and a save that changes the
+// node carries every name (the backend.Store contract). The names of a
+// group in one Save are written in one transaction (below).
 //
 // # Transactions
 //
@@ -46,7 +71,10 @@
 // error or a crash in the middle leaves the earlier parts saved. A key's two
 // records always share a transaction: when the limit falls between them,
 // the transaction is built again without that key, so no reader, and no
-// reopened store, sees a value without its metadata.
+// reopened store, sees a value without its metadata. So do the names of a
+// hard-link group: the keys from its first name in the batch to its last
+// are committed together, and a group too large for one transaction fails
+// the Save with badger.ErrTxnTooBig rather than leave its names disagreeing.
 //
 // # Durability
 //

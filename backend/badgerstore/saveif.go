@@ -24,10 +24,8 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 	if len(expect) != len(entries) {
 		return nil, fmt.Errorf("badgerstore: SaveIf: %d entries, %d versions", len(entries), len(expect))
 	}
-	for _, e := range entries {
-		if err := checkKey(e.Key); err != nil {
-			return nil, err
-		}
+	if err := backend.ValidateEntries(entries); err != nil {
+		return nil, fmt.Errorf("badgerstore: save: %w", err)
 	}
 	if err := s.use("save"); err != nil {
 		return nil, err
@@ -61,6 +59,9 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 				return err
 			}
 			found.Key = backend.ConflictKey(e.Key, time.Now())
+			// The copy is a node of its own, not another name of the
+			// version's hard-link group.
+			found.Info.Link = ""
 			copies = append(copies, found)
 			conflicts[e.Key] = found.Key
 		}

@@ -432,19 +432,19 @@ func load(txn *badger.Txn, key string) (backend.Entry, error) {
 }
 
 // Save writes entries: one transaction per batch as far as badger's
-// transaction limit allows, and durable when it returns nil. See the
-// package documentation.
+// transaction limit allows, and never a hard-link group split between two;
+// durable when it returns nil. See the package documentation.
 func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
+	if err := backend.ValidateEntries(entries); err != nil {
+		return fmt.Errorf("badgerstore: save: %w", err)
+	}
 	for _, e := range entries {
-		if err := checkKey(e.Key); err != nil {
-			return err
-		}
-		if err := backend.ValidateXAttrs(e.Info.XAttrs); err != nil {
-			return &fs.PathError{Op: "save", Path: e.Key, Err: err}
-		}
 		if len(e.Value) > MaxValueSize {
 			return &fs.PathError{Op: "save", Path: e.Key, Err: fmt.Errorf("value of %d bytes is over the limit of %d", len(e.Value), MaxValueSize)}
 		}
+	}
+	if len(entries) == 0 {
+		return nil
 	}
 	if err := s.use("save"); err != nil {
 		return err
@@ -452,7 +452,7 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 	defer s.mu.RUnlock()
 	var need int64
 	for _, e := range entries {
-		need += int64(len(e.Key)+len(e.Value)) + 128
+		need += int64(len(e.Key)+len(e.Value)+len(e.Info.Link)) + 128
 	}
 	if err := s.room("save", entries[0].Key, need); err != nil {
 		return err
@@ -461,13 +461,21 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 	ops := make([]op, len(entries))
 	for i, e := range entries {
 		info := e.Info
+		// A symlink's target is its value, like a file's content; every
+		// other node has none (ValidateEntry saw to it), so Size is 0.
 		info.Size = int64(len(e.Value))
 		if info.MTime.IsZero() {
 			info.MTime = now
 		}
+		if info.ATime.IsZero() {
+			info.ATime = info.MTime
+		}
+		if info.CTime.IsZero() {
+			info.CTime = now
+		}
 		// No copy of the value: badger holds it only until Commit
 		// returns, and by then it is in the value log or a memtable.
-		ops[i] = op{key: e.Key, meta: encodeMeta(info), value: e.Value}
+		ops[i] = op{key: e.Key, link: info.Link, meta: encodeMeta(info), value: e.Value}
 	}
 	if err := s.write(ctx, ops); err != nil {
 		return fmt.Errorf("badgerstore: save: %w", err)
@@ -496,7 +504,7 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 }
 
 // formatVersion is the layout this package writes and reads (m/ and v/
-// prefixes, metadata v3).
+// prefixes; metadata versions 1 to 4, see meta.go).
 const formatVersion = 1
 
 // checkKind refuses a directory that holds a dir store, or files that
