@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -14,49 +15,102 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
 )
 
-// TestDifferential runs one random sequence of operations on a memfs mount
-// and on a native directory, and compares every result: errno, content,
-// listings, sizes, types and modes. MEMFS_DIFF_SEED replays a sequence;
-// MEMFS_DIFF_OPS sets its length.
+// TestDifferential runs random sequences of operations on a memfs mount
+// and on a native directory and compares every result (errno, content,
+// listings, types, modes, link counts, symlink targets, times set by
+// utimensat), then flushes, unmounts, mounts the store again and compares
+// the trees once more — on both stores. The seeds are fixed so that CI
+// runs the same sequences every time; MEMFS_DIFF_SEED replays one,
+// MEMFS_DIFF_OPS sets the length, MEMFS_DIFF_RUNS runs that many seeds
+// from MEMFS_DIFF_SEED on (the acceptance run: 5 x 20,000).
 func TestDifferential(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed, ops, runs := uint64(1), 1500, 2
 	if s := os.Getenv("MEMFS_DIFF_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
+		runs = 1
 	}
-	ops := 3000
 	if s := os.Getenv("MEMFS_DIFF_OPS"); s != "" {
 		ops, _ = strconv.Atoi(s)
 	}
-	m := mount(t, newDirStore(t, t.TempDir()), mountConfig{})
-	d := &differ{
-		t:      t,
-		rng:    rand.New(rand.NewPCG(seed, 7)),
-		roots:  [2]string{m.dir + "/work", t.TempDir() + "/work"},
-		seed:   seed,
-		opsRun: 0,
+	if s := os.Getenv("MEMFS_DIFF_RUNS"); s != "" {
+		runs, _ = strconv.Atoi(s)
 	}
-	for _, r := range d.roots {
-		if err := os.Mkdir(r, 0o755); err != nil {
+	stores := []struct {
+		name string
+		open func(t *testing.T) backend.Store
+	}{
+		{"dir", func(t *testing.T) backend.Store { return newDirStore(t, t.TempDir()) }},
+		{"badger", func(t *testing.T) backend.Store {
+			st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}},
+	}
+	for _, sto := range stores {
+		for r := range runs {
+			seed := seed + uint64(r)
+			t.Run(fmt.Sprintf("%s/seed=%d", sto.name, seed), func(t *testing.T) {
+				runDifferential(t, sto.open(t), seed, ops)
+			})
+		}
+	}
+}
+
+func runDifferential(t *testing.T, st backend.Store, seed uint64, ops int) {
+	native := t.TempDir() + "/work"
+	if err := os.Mkdir(native, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &differ{rng: rand.New(rand.NewPCG(seed, 7)), seed: seed}
+	var times []string
+	ok := t.Run("ops", func(t *testing.T) {
+		m := mount(t, st, mountConfig{})
+		d.t, d.roots = t, [2]string{m.dir + "/work", native}
+		if err := os.Mkdir(d.roots[0], 0o755); err != nil {
 			t.Fatal(err)
 		}
-	}
-	for i := range ops {
-		d.opsRun = i
-		d.step()
-		if t.Failed() {
-			t.Fatalf("differential test failed at op %d; replay with MEMFS_DIFF_SEED=%d MEMFS_DIFF_OPS=%d", i, seed, i+1)
+		for i := range ops {
+			d.opsRun = i
+			d.step()
+			if t.Failed() {
+				t.Fatalf("differential test failed at op %d; replay with MEMFS_DIFF_SEED=%d MEMFS_DIFF_OPS=%d", i, seed, i+1)
+			}
 		}
+		times = d.compareTrees()
+		if t.Failed() {
+			t.Fatalf("trees differ after %d ops; replay with MEMFS_DIFF_SEED=%d", ops, seed)
+		}
+		if d.succeeded < ops/5 {
+			t.Fatalf("only %d of %d operations succeeded: the sequence exercises too little", d.succeeded, ops)
+		}
+		if err := m.c.Flush(t.Context()); err != nil {
+			t.Fatalf("flush: %v", err)
+		}
+	})
+	if !ok {
+		return
 	}
-	d.compareTrees()
-	if t.Failed() {
-		t.Fatalf("trees differ after %d ops; replay with MEMFS_DIFF_SEED=%d", ops, seed)
-	}
-	if d.succeeded < ops/5 {
-		t.Fatalf("only %d of %d operations succeeded: the sequence exercises too little", d.succeeded, ops)
-	}
-	t.Logf("seed %d: %d operations (%d succeeded), mount and native directory agree", seed, ops, d.succeeded)
+	t.Run("remount", func(t *testing.T) {
+		m := mount(t, st, mountConfig{})
+		d.t, d.roots[0] = t, m.dir+"/work"
+		if after := d.compareTrees(); !slices.Equal(after, times) {
+			t.Errorf("times changed across the remount:\nbefore: %v\nafter:  %v", times, after)
+		}
+		if t.Failed() {
+			t.Fatalf("trees differ after a remount; replay with MEMFS_DIFF_SEED=%d MEMFS_DIFF_OPS=%d", seed, ops)
+		}
+	})
+	t.Logf("seed %d: %d operations (%d succeeded), mount and native directory agree, before and after a remount", seed, ops, d.succeeded)
 }
 
 type differ struct {
@@ -126,16 +180,24 @@ func (d *differ) both(desc string, fn func(root string) (string, error)) {
 
 func (d *differ) step() {
 	p, q := d.path(), d.path()
-	switch op := d.rng.IntN(14); op {
+	switch op := d.rng.IntN(20); op {
 	case 0, 1:
 		data := d.data()
 		d.both("writefile "+p, func(r string) (string, error) {
-			return "", os.WriteFile(filepath.Join(r, p), data, 0o644)
+			// O_NONBLOCK everywhere: a fifo with no reader fails
+			// (ENXIO) instead of blocking; regular files ignore it.
+			f, err := os.OpenFile(filepath.Join(r, p), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o644)
+			if err != nil {
+				return "", err
+			}
+			defer f.Close()
+			_, err = f.Write(data)
+			return "", err
 		})
 	case 2:
 		data, off := d.data(), int64(d.rng.IntN(5000))
 		d.both(fmt.Sprintf("pwrite %s @%d", p, off), func(r string) (string, error) {
-			f, err := os.OpenFile(filepath.Join(r, p), os.O_WRONLY, 0)
+			f, err := os.OpenFile(filepath.Join(r, p), os.O_WRONLY|syscall.O_NONBLOCK, 0)
 			if err != nil {
 				return "", err
 			}
@@ -146,7 +208,7 @@ func (d *differ) step() {
 	case 3:
 		data := d.data()
 		d.both("append "+p, func(r string) (string, error) {
-			f, err := os.OpenFile(filepath.Join(r, p), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+			f, err := os.OpenFile(filepath.Join(r, p), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 			if err != nil {
 				return "", err
 			}
@@ -180,13 +242,66 @@ func (d *differ) step() {
 			return "", syscall.Rmdir(filepath.Join(r, p))
 		})
 	case 10:
-		mode := uint32(0o600 + d.rng.IntN(0o200))
+		// Special bits too; every mode keeps the owner's rwx, so that
+		// the walk can read everything (root ignores the rest anyway).
+		mode := uint32(0o700 | d.rng.IntN(0o100) | d.rng.IntN(8)<<9)
 		d.both(fmt.Sprintf("chmod %s %o", p, mode), func(r string) (string, error) {
-			return "", syscall.Chmod(filepath.Join(r, p), mode)
+			if err := syscall.Chmod(filepath.Join(r, p), mode); err != nil {
+				return "", err
+			}
+			return statString(filepath.Join(r, p))
+		})
+	case 14:
+		at := time.Unix(int64(d.rng.IntN(2_000_000_000)), int64(d.rng.IntN(1e9)))
+		mt := time.Unix(int64(d.rng.IntN(2_000_000_000)), int64(d.rng.IntN(1e9)))
+		d.both(fmt.Sprintf("utimensat %s", p), func(r string) (string, error) {
+			ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(mt.UnixNano())}
+			if err := unix.UtimesNanoAt(unix.AT_FDCWD, filepath.Join(r, p), ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return "", err
+			}
+			var st unix.Stat_t
+			err := unix.Lstat(filepath.Join(r, p), &st)
+			return fmt.Sprintf("atime %d.%09d mtime %d.%09d", st.Atim.Sec, st.Atim.Nsec, st.Mtim.Sec, st.Mtim.Nsec), err
+		})
+	case 15:
+		d.both(fmt.Sprintf("link %s %s", p, q), func(r string) (string, error) {
+			if err := syscall.Link(filepath.Join(r, p), filepath.Join(r, q)); err != nil {
+				return "", err
+			}
+			return statString(filepath.Join(r, q))
+		})
+	case 16:
+		target := d.path()
+		if d.rng.IntN(3) == 0 {
+			target = "../" + target
+		}
+		d.both(fmt.Sprintf("symlink %s -> %s", p, target), func(r string) (string, error) {
+			return "", syscall.Symlink(target, filepath.Join(r, p))
+		})
+	case 17:
+		d.both("readlink "+p, func(r string) (string, error) {
+			return os.Readlink(filepath.Join(r, p))
+		})
+	case 18:
+		d.both("mkfifo "+p, func(r string) (string, error) {
+			return "", syscall.Mkfifo(filepath.Join(r, p), 0o640)
+		})
+	case 19:
+		mode := uint32(0o700 | d.rng.IntN(8)<<9)
+		d.both(fmt.Sprintf("mkdir %s %o", p, mode), func(r string) (string, error) {
+			if err := syscall.Mkdir(filepath.Join(r, p), mode); err != nil {
+				return "", err
+			}
+			return statString(filepath.Join(r, p))
 		})
 	case 11:
 		d.both("read "+p, func(r string) (string, error) {
-			b, err := os.ReadFile(filepath.Join(r, p))
+			f, err := os.OpenFile(filepath.Join(r, p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				return "", err
+			}
+			defer f.Close()
+			b, err := io.ReadAll(f)
 			return fmt.Sprintf("%x", b), err
 		})
 	case 12:
@@ -206,20 +321,33 @@ func (d *differ) step() {
 	}
 }
 
+// statString describes what memfs keeps of a node: type, mode with the
+// special bits, link count, size (files), target (symlinks), owner.
 func statString(path string) (string, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
 		return "", err
 	}
-	if fi.IsDir() {
-		return fmt.Sprintf("dir %v", fi.Mode()), nil
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return fmt.Sprintf("dir %o nlink %d", st.Mode, st.Nlink), nil
+	case unix.S_IFLNK:
+		target, err := os.Readlink(path)
+		return fmt.Sprintf("symlink %o -> %s", st.Mode, target), err
+	case unix.S_IFREG:
+		return fmt.Sprintf("file %o nlink %d size %d", st.Mode, st.Nlink, st.Size), nil
 	}
-	return fmt.Sprintf("file %v %d", fi.Mode(), fi.Size()), nil
+	return fmt.Sprintf("node %o nlink %d rdev %d", st.Mode, st.Nlink, st.Rdev), nil
 }
 
-// compareTrees walks both trees and compares names, types, modes and content.
-func (d *differ) compareTrees() {
-	var trees [2][]string
+// compareTrees walks both trees and compares names, types, modes, link
+// counts, hard-link groups and content. It returns the mount's times
+// (atime, mtime of every node but directories), for a comparison with the
+// same mount after a remount: the native side's differ by when each call
+// ran.
+func (d *differ) compareTrees() []string {
+	var trees, times [2][]string
+	links := [2]map[uint64][]string{{}, {}} // inode -> names, for nodes with several
 	for i, r := range d.roots {
 		err := filepath.WalkDir(r, func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
@@ -230,12 +358,24 @@ func (d *differ) compareTrees() {
 			if err != nil {
 				return err
 			}
-			if !e.IsDir() {
+			if e.Type().IsRegular() {
 				b, err := os.ReadFile(p)
 				if err != nil {
 					return err
 				}
 				s += fmt.Sprintf(" %x", md5sum(b))
+			}
+			if !e.IsDir() {
+				// Times memfs keeps (utimensat sets them; nothing in
+				// the sequence reads a file after, or lists a dir).
+				var st unix.Stat_t
+				if err := unix.Lstat(p, &st); err != nil {
+					return err
+				}
+				times[i] = append(times[i], fmt.Sprintf("%s atime %d.%09d mtime %d.%09d", rel, st.Atim.Sec, st.Atim.Nsec, st.Mtim.Sec, st.Mtim.Nsec))
+				if st.Nlink > 1 {
+					links[i][st.Ino] = append(links[i][st.Ino], rel)
+				}
 			}
 			trees[i] = append(trees[i], rel+" "+s)
 			return nil
@@ -247,6 +387,18 @@ func (d *differ) compareTrees() {
 	if !slices.Equal(trees[0], trees[1]) {
 		d.t.Errorf("trees differ:\nmemfs:  %v\nnative: %v", trees[0], trees[1])
 	}
+	// The same names share a node on both sides.
+	var groups [2][]string
+	for i := range links {
+		for _, names := range links[i] {
+			groups[i] = append(groups[i], strings.Join(names, "="))
+		}
+		slices.Sort(groups[i])
+	}
+	if !slices.Equal(groups[0], groups[1]) {
+		d.t.Errorf("hard-link groups differ:\nmemfs:  %v\nnative: %v", groups[0], groups[1])
+	}
+	return times[0]
 }
 
 func md5sum(b []byte) []byte {
