@@ -9,8 +9,15 @@
 //
 // Every subtest gets a fresh directory and a fresh store; the suite closes
 // what it opens. The suite checks the contract documented on backend.Store:
-// round trips, List metadata, missing and invalid keys, hidden keys,
-// concurrency, reopening, and exclusive use.
+// round trips, List metadata, missing and invalid keys, reserved keys,
+// concurrency, reopening, exclusive use, and every node type (files,
+// directories, symlinks, fifos, sockets, devices) with its mode, times and
+// hard links.
+//
+// A store that physically cannot do something the contract asks (a
+// directory store cannot set a time its filesystem has no room for) runs
+// the suite with RunWith and an Options field that names the limit; each
+// field relaxes one check for the stores that set it, never for all.
 package storetest
 
 import (
@@ -32,13 +39,51 @@ import (
 // Opener opens (creating if needed) the store kept in dir.
 type Opener func(t *testing.T, dir string) (backend.Store, error)
 
-type suite struct {
-	open Opener
+// Options names what a store physically cannot do. The zero value checks
+// everything, as Run does.
+type Options struct {
+	// HostTimes: the store keeps times in the filesystem that holds its
+	// directory, whose range is limited (ext4: 1901 to 2446, xfs with
+	// bigtime: 1901 to 2486), and the kernel clamps a time outside it
+	// without an error. Times tests a time far from now (year 2500,
+	// before 1970) only where a probe file in another directory of
+	// t.TempDir()'s filesystem keeps it exactly, and logs the time it
+	// leaves out. Without it, every time must round-trip.
+	HostTimes bool
+
+	// HostDevices: the store makes device nodes with mknod(2), which
+	// needs CAP_MKNOD in the initial user namespace, not just uid 0 (a
+	// rootless container, a user namespace). Devices is skipped, naming
+	// the reason, when a probe mknod in another directory of
+	// t.TempDir()'s filesystem fails with EPERM. Without it, a root
+	// process's store must keep device nodes.
+	HostDevices bool
+
+	// ImplicitDirs: the store lists the directories above its keys as
+	// entries of their own whether or not a Save named them, and may
+	// keep them after their last key is deleted (the directories of a
+	// directory store are real ones). The subtests that save no
+	// directory then leave directory entries out of the lists they
+	// compare; those that save directories check the ones they saved.
+	// Without it, List gives exactly the keys saved and not deleted.
+	ImplicitDirs bool
 }
 
-// Run runs every conformance test against stores made by open.
+type suite struct {
+	open Opener
+	opts Options
+}
+
+// Run runs every conformance test against stores made by open, checking
+// everything (the zero Options).
 func Run(t *testing.T, open Opener) {
-	s := suite{open: open}
+	RunWith(t, open, Options{})
+}
+
+// RunWith runs every conformance test against stores made by open, with
+// the limits opts names.
+func RunWith(t *testing.T, open Opener, opts Options) {
+	s := suite{open: open, opts: opts}
 	tests := []struct {
 		name string
 		fn   func(t *testing.T)
@@ -62,6 +107,14 @@ func Run(t *testing.T, open Opener) {
 		{"InvalidXAttrs", s.testInvalidXAttrs},
 		{"SysRecords", s.testSysRecords},
 		{"Conditional", s.testConditional},
+		{"NodeTypes", s.testNodeTypes},
+		{"Devices", s.testDevices},
+		{"ModeBits", s.testModeBits},
+		{"Times", s.testTimes},
+		{"HardLinks", s.testHardLinks},
+		{"DirectoryEntries", s.testDirectoryEntries},
+		{"TypeReplaced", s.testTypeReplaced},
+		{"InvalidEntries", s.testInvalidEntries},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
@@ -101,7 +154,20 @@ func save(t *testing.T, st backend.Store, entries ...backend.Entry) {
 	}
 }
 
-func list(t *testing.T, st backend.Store) []backend.Entry {
+// list is listAll, without the directories a store with
+// Options.ImplicitDirs lists of its own accord: for the subtests that save
+// no directory.
+func (s suite) list(t *testing.T, st backend.Store) []backend.Entry {
+	t.Helper()
+	all := listAll(t, st)
+	if !s.opts.ImplicitDirs {
+		return all
+	}
+	return slices.DeleteFunc(all, func(e backend.Entry) bool { return e.Info.Mode.IsDir() })
+}
+
+// listAll is List, checked to be sorted and without values.
+func listAll(t *testing.T, st backend.Store) []backend.Entry {
 	t.Helper()
 	got, err := st.List(t.Context())
 	if err != nil {
@@ -140,7 +206,7 @@ func loadOne(t *testing.T, st backend.Store, key string) backend.Entry {
 
 func (s suite) testEmptyList(t *testing.T) {
 	st := s.fresh(t)
-	if got := list(t, st); len(got) != 0 {
+	if got := s.list(t, st); len(got) != 0 {
 		t.Fatalf("List on a new store = %v, want empty", keysOf(got))
 	}
 }
@@ -198,7 +264,7 @@ func (s suite) testOverwrite(t *testing.T) {
 	if got := loadOne(t, st, "k"); string(got.Value) != "short" {
 		t.Fatalf("after overwrite got %q, want %q", got.Value, "short")
 	}
-	if l := list(t, st); len(l) != 1 || l[0].Info.Size != 5 {
+	if l := s.list(t, st); len(l) != 1 || l[0].Info.Size != 5 {
 		t.Fatalf("List after overwrite = %+v, want one key of size 5", l)
 	}
 }
@@ -212,14 +278,14 @@ func (s suite) testListAfterSaveAndDelete(t *testing.T) {
 		entry("agents/e.json", []byte("{}")),
 	)
 	want := []string{"agents/e.json", "memory/a.md", "memory/deep/b.md", "skills/x/SKILL.md"}
-	if got := keysOf(list(t, st)); !slices.Equal(got, want) {
+	if got := keysOf(s.list(t, st)); !slices.Equal(got, want) {
 		t.Fatalf("List = %v, want %v", got, want)
 	}
 	if err := st.Delete(t.Context(), "memory/deep/b.md", "agents/e.json", "never/was"); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
 	want = []string{"memory/a.md", "skills/x/SKILL.md"}
-	if got := keysOf(list(t, st)); !slices.Equal(got, want) {
+	if got := keysOf(s.list(t, st)); !slices.Equal(got, want) {
 		t.Fatalf("List after Delete = %v, want %v", got, want)
 	}
 	if err := st.Delete(t.Context()); err != nil {
@@ -251,7 +317,7 @@ func (s suite) testListMetadata(t *testing.T) {
 	save(t, st, e1, e2, e3)
 	after := time.Now().Add(2 * time.Second)
 
-	got := list(t, st)
+	got := s.list(t, st)
 	if len(got) != 3 {
 		t.Fatalf("List = %v, want 3 keys", keysOf(got))
 	}
@@ -340,7 +406,7 @@ func (s suite) testInvalidKeys(t *testing.T) {
 			t.Errorf("Delete(%.30q) = %v, want ErrInvalidKey", k, err)
 		}
 	}
-	if got := list(t, st); len(got) != 0 {
+	if got := s.list(t, st); len(got) != 0 {
 		t.Fatalf("after invalid saves List = %v, want empty", keysOf(got))
 	}
 }
@@ -362,7 +428,7 @@ func (s suite) testDotfiles(t *testing.T) {
 		}
 	}
 	listed := map[string]bool{}
-	for _, e := range list(t, st) {
+	for _, e := range s.list(t, st) {
 		listed[e.Key] = true
 	}
 	for _, k := range keys {
@@ -392,7 +458,7 @@ func (s suite) testReservedKeys(t *testing.T) {
 			t.Errorf("Delete(%q) = %v, want ErrInvalidKey", k, err)
 		}
 	}
-	if got := list(t, st); len(got) != 0 {
+	if got := s.list(t, st); len(got) != 0 {
 		t.Fatalf("List = %v, want no reserved keys", keysOf(got))
 	}
 }
@@ -445,7 +511,7 @@ func (s suite) testConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if got := list(t, st); len(got) != workers*5 {
+	if got := s.list(t, st); len(got) != workers*5 {
 		t.Fatalf("List has %d keys, want %d", len(got), workers*5)
 	}
 }
@@ -474,7 +540,7 @@ func (s suite) testReopen(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	st2 := s.openT(t, dir)
-	if got := keysOf(list(t, st2)); !slices.Equal(got, []string{"memory/a.md", "skills/x/SKILL.md"}) {
+	if got := keysOf(s.list(t, st2)); !slices.Equal(got, []string{"memory/a.md", "skills/x/SKILL.md"}) {
 		t.Fatalf("List after reopen = %v", got)
 	}
 	got := loadOne(t, st2, "skills/x/SKILL.md")
@@ -501,7 +567,7 @@ func (s suite) testInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	third := s.openT(t, dir)
-	list(t, third)
+	s.list(t, third)
 }
 
 func (s suite) testBigBatch(t *testing.T) {
@@ -512,14 +578,14 @@ func (s suite) testBigBatch(t *testing.T) {
 		batch[i] = entry(fmt.Sprintf("d%02d/f%04d.md", i%30, i), binary(4096, uint64(i)))
 	}
 	save(t, st, batch...)
-	if got := list(t, st); len(got) != n {
+	if got := s.list(t, st); len(got) != n {
 		t.Fatalf("List = %d keys, want %d", len(got), n)
 	}
 	keys := keysOf(batch)
 	if err := st.Delete(t.Context(), keys[:n/2]...); err != nil {
 		t.Fatal(err)
 	}
-	if got := list(t, st); len(got) != n-n/2 {
+	if got := s.list(t, st); len(got) != n-n/2 {
 		t.Fatalf("List after Delete = %d keys, want %d", len(got), n-n/2)
 	}
 }
@@ -535,7 +601,7 @@ func (s suite) testConditional(t *testing.T) {
 	}
 	first := entry("memory/a.md", []byte("first"))
 	save(t, st, first)
-	ver := backend.VersionOf(list(t, st)[0].Info)
+	ver := backend.VersionOf(s.list(t, st)[0].Info)
 	ifSave := func(e backend.Entry, want backend.Version) map[string]string {
 		t.Helper()
 		c, err := cs.SaveIf(t.Context(), []backend.Entry{e}, []backend.Version{want})

@@ -39,7 +39,7 @@ func (s suite) testXAttrs(t *testing.T) {
 		if got := loadOne(t, st, "notes/b.md").Info.XAttrs; got != nil {
 			t.Errorf("%s: Load of an entry without xattrs = %q, want nil", when, got)
 		}
-		l := list(t, st)
+		l := s.list(t, st)
 		if len(l) != 2 || !sameXAttrs(l[0].Info.XAttrs, x) || l[1].Info.XAttrs != nil {
 			t.Errorf("%s: List = %+v, want a.md with %q and b.md with none", when, l, x)
 		}
@@ -152,7 +152,7 @@ func (s suite) testSysRecords(t *testing.T) {
 		if all, _ := st.ListSys(ctx, ""); len(all) != len(recs) {
 			t.Errorf("%s: ListSys(\"\") = %d records, want %d", when, len(all), len(recs))
 		}
-		if keys := keysOf(list(t, st)); strings.Join(keys, " ") != "events/a" {
+		if keys := keysOf(s.list(t, st)); strings.Join(keys, " ") != "events/a" {
 			t.Errorf("%s: List = %q, want only the key events/a", when, keys)
 		}
 		if got := loadOne(t, st, "events/a"); string(got.Value) != "a key, not a record" {
