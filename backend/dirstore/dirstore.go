@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,7 +39,8 @@ const formatVersion = 1
 // concurrent use by multiple goroutines.
 type Store struct {
 	dir      string   // absolute path of the root, for messages and Root
-	root     *os.Root // every filesystem access goes through it
+	rfd      int      // the root, opened O_DIRECTORY: every key path starts here (path.go)
+	root     *os.Root // system records only (sys.go)
 	lock     *os.File // holds the exclusive flock until Close
 	lockFD   int      // lock's descriptor, for syncfs (strategy batchedSyncfs)
 	strategy strategy // how Save and Delete make a batch durable
@@ -97,8 +99,15 @@ func open(dir string, o options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
+	rfd, err := openat(unix.AT_FDCWD, abs, dirFlags, 0)
+	if err != nil {
+		lock.Close()
+		root.Close()
+		return nil, fmt.Errorf("dirstore: %w", &fs.PathError{Op: "open", Path: abs, Err: err})
+	}
 	s := &Store{
 		dir:      abs,
+		rfd:      rfd,
 		root:     root,
 		lock:     lock,
 		lockFD:   int(lock.Fd()),
@@ -109,22 +118,25 @@ func open(dir string, o options) (*Store, error) {
 	return s, nil
 }
 
-// sweepTemps removes the temp files a crashed writer left behind. Only a
-// holder of the lock writes temp files, and we hold it now, so every temp
-// file found is garbage. Failures are harmless: List never shows temps.
+// sweepTemps removes the temp nodes a crashed writer left behind, in every
+// directory (a temp directory only when empty). Only a holder of the lock
+// writes temp nodes, and we hold it now, so every one found is garbage.
+// Failures are harmless: List never shows temps.
 func (s *Store) sweepTemps() {
-	fs.WalkDir(s.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
+	s.walk(context.Background(), true, func(dirfd int, key string, fi fs.FileInfo) bool {
+		name := fi.Name()
+		if !strings.HasPrefix(name, tempPrefix) {
+			// memfs's own files at the root hold no temps, but for the
+			// system records' directory.
+			return fi.IsDir() && (!backend.IsReserved(key) || key == sysDir)
 		}
-		if d.IsDir() && p != "." && p != sysDir && backend.IsReserved(p) {
-			return fs.SkipDir // temps live only in key and record directories
+		flags := 0
+		if fi.IsDir() {
+			flags = unix.AT_REMOVEDIR
 		}
-		if d.Type().IsRegular() && strings.HasPrefix(d.Name(), tempPrefix) {
-			s.root.Remove(p)
-		}
-		return nil
-	})
+		unix.Unlinkat(dirfd, name, flags)
+		return false
+	}, nil)
 }
 
 // Skipped returns the paths the last List found but could not take for
@@ -144,7 +156,7 @@ func (s *Store) Root() string { return s.dir }
 // returns the first call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.closeErr = errors.Join(s.lock.Close(), s.root.Close())
+		s.closeErr = errors.Join(s.lock.Close(), s.root.Close(), unix.Close(s.rfd))
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("dirstore: close %s: %w", s.dir, s.closeErr)
 		}
@@ -152,12 +164,67 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// List walks the root. Only regular files count: symlinks are not followed
-// (fs.WalkDir never does), and fifos, devices and sockets are not keys. Hidden
-// names are skipped whole, which also hides the lock file, temp files left by a
-// crash, and whatever tools (.git, editors) keep in the directory. A name that
-// is not a valid key (invalid UTF-8, for example) cannot be reported and is
-// skipped.
+// walk visits every node under the root, depth first, directories before
+// what they hold, without following a symlink: each directory is opened
+// from its parent's descriptor with O_NOFOLLOW|O_DIRECTORY, so a directory
+// replaced by a symlink after it was read is not entered. visit gets the
+// descriptor of the node's directory, its key (not validated) and its
+// lstat, and returns whether to enter it (directories only). A directory
+// that vanished, or is no longer one, is passed over; one the process may
+// not read is reported to unreadable (nil: passed over). With all, names
+// that are not valid UTF-8 are visited too.
+func (s *Store) walk(ctx context.Context, all bool, visit func(dirfd int, key string, fi fs.FileInfo) bool, unreadable func(key string)) error {
+	fd, err := openDirAt(s.rfd, ".")
+	if err != nil {
+		if absentErr(err) {
+			return nil
+		}
+		return err
+	}
+	return s.walkDir(ctx, fd, "", visit, unreadable)
+}
+
+// walkDir walks the directory fd, whose key is dir, and closes fd.
+func (s *Store) walkDir(ctx context.Context, fd int, dir string, visit func(int, string, fs.FileInfo) bool, unreadable func(string)) error {
+	if err := ctx.Err(); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	// Readdir stats each name with fstatat on fd: one system call per
+	// entry, and no path that could cross a symlink.
+	f := os.NewFile(uintptr(fd), dir)
+	defer f.Close()
+	fis, err := f.Readdir(-1)
+	if err != nil && !absentErr(err) {
+		return fmt.Errorf("read directory %q: %w", dir, unwrapPath(err))
+	}
+	for _, fi := range fis {
+		key := backend.Join(dir, fi.Name())
+		if !visit(fd, key, fi) || !fi.IsDir() {
+			continue
+		}
+		cfd, err := openDirAt(fd, fi.Name())
+		switch {
+		case err == nil:
+			if err := s.walkDir(ctx, cfd, key, visit, unreadable); err != nil {
+				return err
+			}
+		case absentErr(err):
+		case err == unix.EACCES && unreadable != nil:
+			unreadable(key)
+		case err == unix.EACCES:
+		default:
+			return fmt.Errorf("open directory %q: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// List walks the root and reports every node as itself (see the package
+// doc): files, directories, symlinks (never followed), fifos, sockets and
+// devices. Reserved names are passed over, memfs's own directories whole.
+// A name that is not a valid key (invalid UTF-8, too long) cannot be
+// reported: it is skipped, a directory whole, and listed by Skipped.
 func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 	var out []backend.Entry
 	var skipped []string
@@ -166,64 +233,45 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 		s.skipped = skipped
 		s.skippedMu.Unlock()
 	}()
-	dirs := dirCache{s: s}
-	defer dirs.close()
-	err := fs.WalkDir(s.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			// A directory that vanished or became a file while we walked
-			// holds no keys; the root itself vanishing gives an empty store.
-			if absentErr(err) {
-				return nil
-			}
-			return err
+	var werr error
+	err := s.walk(ctx, false, func(dirfd int, key string, fi fs.FileInfo) bool {
+		if werr != nil || backend.IsReserved(key) {
+			return false
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if p == "." {
-			return nil
-		}
-		if backend.IsReserved(p) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !utf8.ValidString(d.Name()) {
+		if !utf8.ValidString(fi.Name()) || backend.ValidateKey(key) != nil {
 			// No key can name it (a git pull or unzip of another
 			// system's names): reported, never a reason to fail.
-			skipped = append(skipped, p)
-			if d.IsDir() {
-				return fs.SkipDir
+			skipped = append(skipped, key)
+			return false
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return false
+		}
+		info := infoOf(statOf(st))
+		// Linux keeps user.* attributes on files and directories only
+		// (the VFS refuses them on other nodes): one call for those.
+		if t := info.Mode.Type(); t == 0 || t == fs.ModeDir {
+			x, err := pathXAttrs(dirfd, fi.Name())
+			if err != nil {
+				if absentErr(err) {
+					return false
+				}
+				werr = fmt.Errorf("%q: %w", key, err)
+				return false
 			}
-			return nil
+			info.XAttrs = x
 		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if backend.ValidateKey(p) != nil {
-			skipped = append(skipped, p)
-			return nil
-		}
-		// Files opened through an os.Root read their entries with an eager
-		// lstatat, so Info costs no further system call.
-		fi, err := d.Info()
-		if err != nil {
-			if absentErr(err) {
-				return nil
-			}
-			return err
-		}
-		info := infoOf(fi)
-		if info.XAttrs, err = dirs.xattrs(p); err != nil {
-			if absentErr(err) {
-				return nil
-			}
-			return err
-		}
-		out = append(out, backend.Entry{Key: p, Info: info})
-		return nil
+		out = append(out, backend.Entry{Key: key, Info: info})
+		return true
+	}, func(key string) {
+		// A directory the process may not read: listed, its content
+		// is not, and the caller is told.
+		skipped = append(skipped, key)
 	})
+	if err == nil {
+		err = werr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dirstore: list %s: %w", s.dir, err)
 	}
@@ -233,26 +281,23 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 	return out, nil
 }
 
-// maxLoadAttempts bounds how often Load retries a key whose file is replaced
-// between its lstat and its open (a concurrent Save renames over it).
-const maxLoadAttempts = 8
-
-// errUnstable reports a key that kept changing under Load.
-var errUnstable = errors.New("file kept changing while it was read")
-
-// Load reads the files named by keys. A key whose path is missing, crosses a
-// file or a symlink that leaves the root, or names anything but a regular file
+// Load reads the nodes named by keys: a regular file's content, a
+// symlink's target (read with readlinkat, never followed), and no value for
+// the others; no fifo or device is ever opened. A key whose path is
+// missing, or crosses a symlink or anything else that is not a directory,
 // is not found.
 func (s *Store) Load(ctx context.Context, keys ...string) ([]backend.Entry, error) {
 	if err := checkKeys("load", keys); err != nil {
 		return nil, err
 	}
+	dirs := s.newDirCache(false)
+	defer dirs.close()
 	out := make([]backend.Entry, len(keys))
 	for i, k := range keys {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		e, err := s.load(k)
+		e, err := s.load(dirs, k, true)
 		if err != nil {
 			return nil, err
 		}
@@ -261,97 +306,126 @@ func (s *Store) Load(ctx context.Context, keys ...string) ([]backend.Entry, erro
 	return out, nil
 }
 
-func (s *Store) load(key string) (backend.Entry, error) {
-	for range maxLoadAttempts {
-		// Lstat first, so that a symlink is refused rather than followed
-		// (os.Root follows links that stay inside it) and a fifo or device is
-		// never opened.
-		before, err := s.root.Lstat(key)
-		if err != nil {
-			return backend.Entry{}, s.loadErr(key, err)
-		}
-		if !before.Mode().IsRegular() {
-			return backend.Entry{}, backend.NotFound("load", key)
-		}
-		// O_NONBLOCK: if a fifo replaces the file after the Lstat, open
-		// must not hang; it has no effect on a regular file.
-		f, err := s.root.OpenFile(key, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-		if err != nil {
-			return backend.Entry{}, s.loadErr(key, err)
-		}
-		e, same, err := readOpened(f, key, before)
-		f.Close()
-		if err != nil {
-			return backend.Entry{}, &fs.PathError{Op: "load", Path: key, Err: unwrapPath(err)}
-		}
-		if same {
-			return e, nil
-		}
-	}
-	return backend.Entry{}, &fs.PathError{Op: "load", Path: key, Err: errUnstable}
-}
-
-// readOpened reads f if it is still the regular file that before described;
-// same reports whether it was.
-func readOpened(f *os.File, key string, before fs.FileInfo) (e backend.Entry, same bool, err error) {
-	fi, err := f.Stat()
+// load reads key, its value only if value is set.
+func (s *Store) load(dirs *dirCache, key string, value bool) (backend.Entry, error) {
+	dir, name := backend.Split(key)
+	dfd, _, err := dirs.get(dir)
 	if err != nil {
-		return e, false, err
+		return backend.Entry{}, loadErr(key, err)
 	}
-	if !fi.Mode().IsRegular() || !os.SameFile(before, fi) {
-		return e, false, nil
+	// An O_PATH descriptor pins the node without opening it: a fifo
+	// would block, a device would act. Everything else is read through it.
+	pfd, err := openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return backend.Entry{}, loadErr(key, err)
 	}
-	// The size is a hint: another writer may change the file as we read.
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
-	if _, err := buf.ReadFrom(f); err != nil {
-		return e, false, err
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return backend.Entry{}, loadErr(key, err)
 	}
-	info := infoOf(fi)
-	info.Size = int64(buf.Len())
-	if info.XAttrs, err = fileXAttrs(f); err != nil {
-		return e, false, err
+	e := backend.Entry{Key: key, Info: infoOf(&st)}
+	switch e.Info.Mode.Type() {
+	case 0:
+		if !value {
+			e.Info.XAttrs, err = pathXAttrs(pfd, "")
+			break
+		}
+		err = readFile(pfd, &e)
+	case fs.ModeSymlink:
+		if value {
+			e.Value, err = readlink(pfd, st.Size)
+			e.Info.Size = int64(len(e.Value))
+			if err == nil {
+				keepATime(pfd, dfd, name, &st)
+			}
+		}
+	case fs.ModeDir:
+		e.Info.XAttrs, err = pathXAttrs(pfd, "")
 	}
-	return backend.Entry{Key: key, Info: info, Value: buf.Bytes()}, true, nil
+	if err != nil {
+		return backend.Entry{}, loadErr(key, err)
+	}
+	return e, nil
 }
 
-func (s *Store) loadErr(key string, err error) error {
-	if s.absent(key, err) {
+// readFile reads the regular file pinned by the O_PATH descriptor pfd into
+// e. It is reopened through /proc, which names that very inode: no other
+// node can take its place between the check and the open. O_NOATIME keeps
+// the atime that memfs stores, where the process may use it.
+func readFile(pfd int, e *backend.Entry) error {
+	p := "/proc/self/fd/" + strconv.Itoa(pfd)
+	fd, err := openat(unix.AT_FDCWD, p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOATIME|unix.O_NONBLOCK, 0)
+	if err == unix.EPERM {
+		fd, err = openat(unix.AT_FDCWD, p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	}
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), e.Key)
+	defer f.Close()
+	// The size is a hint: another writer may change the file as we read.
+	buf := bytes.NewBuffer(make([]byte, 0, e.Info.Size+bytes.MinRead))
+	if _, err := buf.ReadFrom(f); err != nil {
+		return unwrapPath(err)
+	}
+	e.Value = buf.Bytes()
+	e.Info.Size = int64(buf.Len())
+	e.Info.XAttrs, err = fileXAttrs(f)
+	return err
+}
+
+// readlink reads the target of the symlink pinned by pfd.
+func readlink(pfd int, size int64) ([]byte, error) {
+	buf := make([]byte, max(size, 64)+1)
+	for range 8 {
+		n, err := unix.Readlinkat(pfd, "", buf)
+		if err != nil {
+			return nil, err
+		}
+		if n < len(buf) {
+			return buf[:n:n], nil
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return nil, errUnstable
+}
+
+// keepATime puts back the atime of the symlink pinned by pfd (name in
+// dfd), which was before as the Load began, if reading the link moved it:
+// readlink(2) touches a symlink's atime (under relatime, whenever the atime
+// is not after the mtime and ctime, as a saved one often is), no flag
+// prevents it, and memfs keeps atimes. Putting it back moves the ctime,
+// which a directory store cannot keep anyway. Best effort: a failure
+// leaves the new atime.
+func keepATime(pfd, dfd int, name string, before *unix.Stat_t) {
+	var st unix.Stat_t
+	if unix.Fstat(pfd, &st) != nil || st.Atim == before.Atim {
+		return
+	}
+	ts := []unix.Timespec{before.Atim, {Nsec: unix.UTIME_OMIT}}
+	err := unix.UtimesNanoAt(pfd, "", ts, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW)
+	if err == unix.EINVAL || err == unix.ENOENT {
+		// Kernels before 5.8 take no AT_EMPTY_PATH here: by name, then,
+		// if the name still holds the same node.
+		if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Ino == before.Ino && st.Dev == before.Dev {
+			unix.UtimesNanoAt(dfd, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+		}
+	}
+}
+
+// errUnstable reports a symlink that kept growing while it was read.
+var errUnstable = errors.New("symlink kept changing while it was read")
+
+func loadErr(key string, err error) error {
+	var nd *notDirError
+	switch {
+	case errors.As(err, &nd):
+		return &fs.PathError{Op: "load", Path: key, Err: fmt.Errorf("%w: %w", backend.ErrKeyNotFound, nd)}
+	case absentErr(err):
 		return backend.NotFound("load", key)
 	}
 	return &fs.PathError{Op: "load", Path: key, Err: unwrapPath(err)}
-}
-
-// absent reports whether err, from an operation on key, means that key is not
-// in the store.
-func (s *Store) absent(key string, err error) bool {
-	return absentErr(err) || s.crossesLink(key)
-}
-
-// crossesLink reports whether some directory on key's path is not a
-// directory. os.Root refuses a symlink that leads out of the root, and gives
-// up on a loop, with errors that have no sentinel to test; asking for each
-// parent by Lstat tells those cases apart without matching error text. Such
-// a key is not in the store: List never walks through a symlink.
-func (s *Store) crossesLink(key string) bool {
-	for i := range len(key) {
-		if key[i] != '/' {
-			continue
-		}
-		fi, err := s.root.Lstat(key[:i])
-		if err != nil {
-			return absentErr(err)
-		}
-		if !fi.IsDir() {
-			return true
-		}
-	}
-	return false
-}
-
-// absentErr reports a missing path, or a path with a file where a directory
-// should be (os.Root reports "a/b" with "a" a file as ENOTDIR).
-func absentErr(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // unwrapPath drops the *fs.PathError or *os.LinkError that os adds, so the
@@ -368,95 +442,61 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// Delete removes the files named by keys, then every directory the removals
-// left empty, up to but not including the root. A key that is missing, or
-// names something other than a regular file, is not in the store and is
-// ignored. When Delete returns nil the removals are durable.
+// errDirNotEmpty explains why a directory cannot be deleted or replaced.
+var errDirNotEmpty = errors.New("directory is not empty: delete the entries under it first")
+
+// Delete removes the nodes named by keys, whatever their type; a directory
+// only when it is empty (Delete fails naming it otherwise; deeper keys of
+// the same call are removed first, so a directory and all it holds go in
+// one call). A key that is missing, or whose path crosses a symlink or a
+// file, is not in the store and is ignored. Directories are never removed
+// unasked: they are entries. The other keys are removed even when one
+// fails. When Delete returns nil the removals are durable.
 func (s *Store) Delete(ctx context.Context, keys ...string) error {
 	if err := checkKeys("delete", keys); err != nil {
 		return err
 	}
-	emptied := map[string]bool{} // parents of removed files
-	for _, k := range keys {
+	order := slices.Clone(keys)
+	slices.SortStableFunc(order, func(a, b string) int { return depth(b) - depth(a) })
+	dirs := s.newDirCache(false)
+	defer dirs.close()
+	changed := map[string]bool{}
+	var errs []error
+	for _, k := range order {
 		if err := ctx.Err(); err != nil {
-			return err
+			errs = append(errs, err)
+			break
 		}
-		fi, err := s.root.Lstat(k)
-		if err == nil && !fi.Mode().IsRegular() {
+		dir, name := backend.Split(k)
+		fd, _, err := dirs.get(dir)
+		if err != nil {
+			if !absentErr(err) {
+				errs = append(errs, &fs.PathError{Op: "delete", Path: k, Err: err})
+			}
 			continue
 		}
-		if err == nil {
-			err = s.root.Remove(k)
-		}
-		if err != nil {
-			if s.absent(k, err) {
-				continue
+		err = ignoringEINTR(func() error { return unix.Unlinkat(fd, name, 0) })
+		if err == unix.EISDIR {
+			err = ignoringEINTR(func() error { return unix.Unlinkat(fd, name, unix.AT_REMOVEDIR) })
+			if err == unix.ENOTEMPTY || err == unix.EEXIST {
+				err = fmt.Errorf("%w (%w)", errDirNotEmpty, err)
 			}
-			return &fs.PathError{Op: "delete", Path: k, Err: unwrapPath(err)}
 		}
-		dir, _ := backend.Split(k)
-		emptied[dir] = true
+		switch {
+		case err == nil:
+			changed[dir] = true
+		case absentErr(err):
+		default:
+			errs = append(errs, &fs.PathError{Op: "delete", Path: k, Err: err})
+		}
 	}
-	if len(emptied) == 0 {
-		return nil
+	if err := s.syncDirs(dirs, sortedKeys(changed)); err != nil {
+		errs = append(errs, err)
 	}
-	dirty := s.prune(emptied)
-	if err := s.syncDirs(dirty); err != nil {
-		return fmt.Errorf("dirstore: delete: %w", err)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("dirstore: %w", err)
 	}
 	return nil
-}
-
-// prune removes the directories in emptied that are empty, and then their
-// parents as they empty, deepest first, never the root. It returns the
-// directories whose entries changed and must be synced. Pruning is tidying:
-// directories are implied by keys, so a directory that cannot be removed
-// (not empty, gone already, busy) simply stays.
-func (s *Store) prune(emptied map[string]bool) []string {
-	byDepth := map[int][]string{}
-	maxDepth := 0
-	for d := range emptied {
-		n := depth(d)
-		byDepth[n] = append(byDepth[n], d)
-		maxDepth = max(maxDepth, n)
-	}
-	dirty := map[string]bool{}
-	for n := maxDepth; n > 0; n-- {
-		for _, d := range byDepth[n] {
-			if !s.rmdir(d) {
-				dirty[d] = true
-				continue
-			}
-			delete(dirty, d)
-			p, _ := backend.Split(d)
-			if !emptied[p] {
-				emptied[p] = true
-				byDepth[n-1] = append(byDepth[n-1], p)
-			}
-			dirty[p] = true
-		}
-	}
-	if emptied[""] {
-		dirty[""] = true
-	}
-	return sortedKeys(dirty)
-}
-
-// rmdir removes the directory d if it is empty. Root.Remove would not do:
-// it tries unlink(2) first, so if a concurrent Delete has pruned d already
-// and a Save has put a file under that name, it would delete the file. So
-// the parent is opened through the root and the one-segment name removed
-// with AT_REMOVEDIR, which removes nothing but an empty directory; a single
-// segment relative to a descriptor from the root cannot leave it.
-func (s *Store) rmdir(d string) bool {
-	p, name := backend.Split(d)
-	f, err := s.root.Open(dirName(p))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	err = ignoringEINTR(func() error { return unix.Unlinkat(int(f.Fd()), name, unix.AT_REMOVEDIR) })
-	return err == nil
 }
 
 func depth(d string) int {
@@ -464,14 +504,6 @@ func depth(d string) int {
 		return 0
 	}
 	return strings.Count(d, "/") + 1
-}
-
-// dirName turns a directory key ("" for the root) into a name for os.Root.
-func dirName(d string) string {
-	if d == "" {
-		return "."
-	}
-	return d
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -483,8 +515,8 @@ func sortedKeys(m map[string]bool) []string {
 	return ks
 }
 
-// checkKeys validates every key before anything is touched; hidden keys are
-// refused too, since they are never persisted.
+// checkKeys validates every key before anything is touched; reserved keys
+// are refused too, since they are never persisted.
 func checkKeys(op string, keys []string) error {
 	for _, k := range keys {
 		if err := checkKey(op, k); err != nil {
@@ -501,14 +533,6 @@ func checkKey(op, key string) error {
 	return nil
 }
 
-func infoOf(fi fs.FileInfo) backend.Info {
-	info := backend.Info{Size: fi.Size(), MTime: fi.ModTime(), Mode: fi.Mode().Perm()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		info.UID, info.GID = st.Uid, st.Gid
-	}
-	return info
-}
-
 func ignoringEINTR(fn func() error) error {
 	for {
 		if err := fn(); err != syscall.EINTR {
@@ -517,18 +541,14 @@ func ignoringEINTR(fn func() error) error {
 	}
 }
 
-// Stat returns the Info of key without reading its value. A missing key,
-// or one that is not a regular file, gives backend.ErrKeyNotFound.
+// Stat returns the Info of key, whatever its node type, without reading
+// its value. A missing key gives backend.ErrKeyNotFound.
 func (s *Store) Stat(ctx context.Context, key string) (backend.Info, error) {
 	if err := checkKey("stat", key); err != nil {
 		return backend.Info{}, err
 	}
-	fi, err := s.root.Lstat(key)
-	if err != nil {
-		return backend.Info{}, s.loadErr(key, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return backend.Info{}, backend.NotFound("stat", key)
-	}
-	return infoOf(fi), nil
+	dirs := s.newDirCache(false)
+	defer dirs.close()
+	e, err := s.load(dirs, key, false)
+	return e.Info, err
 }

@@ -3,14 +3,15 @@ package dirstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -32,8 +33,8 @@ const (
 	batchedSyncfs
 )
 
-// tempPrefix starts the name of every temp file; the leading dot hides it
-// from List, so a temp file left by a crash is never mistaken for a key.
+// tempPrefix starts the name of every temp node; the name is reserved
+// (backend.IsReserved), so one left by a crash is never mistaken for a key.
 const tempPrefix = ".memfs-tmp-"
 
 // workers bounds the goroutines, and so the open files and the threads
@@ -42,34 +43,43 @@ const tempPrefix = ".memfs-tmp-"
 // with 2 CPUs, 8 goroutines took 165 ms, 32 took 139 ms, 128 took 121 ms.
 const workers = 32
 
-// maxTempAttempts bounds the retries for creating one temp file: a random
-// name that exists already, or a directory that a concurrent Delete pruned
-// while we made it or before we created the file in it.
+// maxTempAttempts bounds the retries for creating one temp node under a
+// random name that exists already, or for a key that keeps changing.
 const maxTempAttempts = 8
 
-// Save writes each entry to a temp file in its key's directory and renames it
-// over the key, so a reader sees the old file or the new one, never a mix.
-// Every key is checked before anything is written. A batch is not atomic as a
-// whole: if Save fails, some keys may have their new value and others their
-// old one, and no temp file is left behind.
+// Save writes each entry by its node type (see the package doc), each to
+// a temp node in its key's directory renamed over the key, so a reader sees
+// the old node or the new one, never a mix; a directory is made in place
+// and gets its attributes after the entries saved into it. Every entry is
+// checked before anything is written. A batch is not atomic as a whole: if
+// Save fails, some keys may have their new value and others their old one,
+// and no temp node is left behind.
 func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
-	for i := range entries {
-		if err := checkKey("save", entries[i].Key); err != nil {
-			return err
-		}
-		if err := backend.ValidateXAttrs(entries[i].Info.XAttrs); err != nil {
-			return saveErr(entries[i].Key, err)
-		}
+	if err := checkEntries(entries); err != nil {
+		return err
 	}
 	if len(entries) == 0 {
 		return nil
 	}
-	if len(entries) == 1 || s.strategy == naive {
-		for i := range entries {
-			if err := ctx.Err(); err != nil {
-				return err
+	entries = lastPerKey(entries)
+	if s.strategy == naive {
+		// One entry at a time, but a hard-link group together: its
+		// names are linked to one node within a batch.
+		groups := map[string][]backend.Entry{}
+		for _, e := range entries {
+			if e.Info.Link != "" {
+				groups[e.Info.Link] = append(groups[e.Info.Link], e)
 			}
-			if err := s.saveOne(&entries[i]); err != nil {
+		}
+		for i := range entries {
+			one := entries[i : i+1]
+			if l := entries[i].Info.Link; l != "" {
+				if groups[l] == nil {
+					continue
+				}
+				one, groups[l] = groups[l], nil
+			}
+			if err := s.saveBatch(ctx, one); err != nil {
 				return err
 			}
 		}
@@ -78,48 +88,102 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 	return s.saveBatch(ctx, entries)
 }
 
-// saveOne is the plain sequence for one file: fsync(file), rename,
-// fsync(dir).
+// saveOne saves one entry (a system record: its key is not checked).
 func (s *Store) saveOne(e *backend.Entry) error {
-	t, err := s.writeTemp(e, true)
-	if err != nil {
-		return saveErr(e.Key, err)
+	return s.saveBatch(context.Background(), []backend.Entry{*e})
+}
+
+// checkEntries is backend.ValidateEntries, plus what Linux cannot keep:
+// user.* attributes on a node that is neither a regular file nor a
+// directory (the VFS refuses them with EPERM on every filesystem, and the
+// kernel never hands a mount such an attribute either).
+func checkEntries(entries []backend.Entry) error {
+	if err := backend.ValidateEntries(entries); err != nil {
+		return fmt.Errorf("dirstore: save: %w", err)
 	}
-	if err := s.root.Rename(t.name, e.Key); err != nil {
-		s.root.Remove(t.name)
-		return saveErr(e.Key, err)
-	}
-	for _, d := range t.dirs(e.Key) {
-		if err := s.syncDir(d); err != nil {
-			return saveErr(e.Key, err)
+	for i := range entries {
+		e := &entries[i]
+		if t := e.Info.Mode.Type(); len(e.Info.XAttrs) > 0 && t != 0 && t != fs.ModeDir {
+			return saveErr(e.Key, fmt.Errorf("%w: Linux keeps user.* attributes on regular files and directories only, not on a %s",
+				backend.ErrInvalidXAttr, backend.TypeName(e.Info.Mode)))
 		}
 	}
 	return nil
 }
 
-// saveBatch waits twice where saveOne waits twice per file: all data is
-// durable before any rename, and all renames are durable before Save
-// returns.
+// batch is one Save in progress.
+type batch struct {
+	s     *Store
+	dirs  *dirCache
+	items []item
+	sync  bool // fsync each temp file and directory (not batchedSyncfs)
+}
+
+// item is one entry of a batch.
+type item struct {
+	e         *backend.Entry
+	dir, name string // the key split
+	dirfd     int    // its directory, from the batch's dirCache
+	tmp       string // temp node in dirfd not yet renamed over name, or ""
+	made      bool   // directories were created on its way
+	changed   bool   // the directory's entries changed
+	followers []int  // hard links to this entry's node (a group's first entry)
+	follower  bool   // a hard link to another entry's node
+}
+
+func (s *Store) newBatch(entries []backend.Entry) *batch {
+	b := &batch{s: s, dirs: s.newDirCache(true), items: make([]item, len(entries)), sync: s.strategy != batchedSyncfs}
+	leaders := map[string]int{}
+	for i := range entries {
+		it := &b.items[i]
+		it.e = &entries[i]
+		it.dir, it.name = backend.Split(it.e.Key)
+		it.dirfd = -1
+		if l := it.e.Info.Link; l != "" {
+			if first, ok := leaders[l]; ok {
+				b.items[first].followers = append(b.items[first].followers, i)
+				it.follower = true
+			} else {
+				leaders[l] = i
+			}
+		}
+	}
+	return b
+}
+
+func (b *batch) close() { b.dirs.close() }
+
+// saveBatch waits twice where a file-by-file save waits twice per file:
+// all data is durable before any rename, and all renames are durable
+// before Save returns.
 func (s *Store) saveBatch(ctx context.Context, entries []backend.Entry) error {
-	entries = lastPerKey(entries)
-	temps := make([]temp, len(entries))
-	syncEach := s.strategy != batchedSyncfs
-	err := parallel(len(entries), func(i int) error {
-		if err := ctx.Err(); err != nil {
+	b := s.newBatch(entries)
+	defer b.close()
+	var dirs, nodes, tasks []int
+	for i := range b.items {
+		switch {
+		case entries[i].Info.Mode.IsDir():
+			dirs = append(dirs, i)
+		case b.items[i].follower:
+			nodes = append(nodes, i)
+		default:
+			nodes = append(nodes, i)
+			tasks = append(tasks, i)
+		}
+	}
+	// Directories first, shallowest first: what is saved into them needs
+	// them, and a node of another type in the way is replaced.
+	for _, level := range b.byDepth(dirs, false) {
+		if err := parallel(len(level), func(j int) error { return b.ensureDir(ctx, level[j]) }); err != nil {
 			return err
 		}
-		t, err := s.writeTemp(&entries[i], syncEach)
-		if err != nil {
-			return saveErr(entries[i].Key, err)
-		}
-		temps[i] = t
-		return nil
-	})
-	if err == nil && !syncEach {
+	}
+	err := parallel(len(tasks), func(j int) error { return b.writeTemp(ctx, tasks[j]) })
+	if err == nil && !b.sync {
 		err = s.syncfs()
 	}
 	if err != nil {
-		s.removeTemps(temps)
+		b.removeTemps()
 		return err
 	}
 	// A rename over an existing file also frees the old file, which makes
@@ -127,24 +191,66 @@ func (s *Store) saveBatch(ctx context.Context, entries []backend.Entry) error {
 	// a fresh name, measured on ext4): done one after another, renames took
 	// 30 ms of a 120 ms batch of 1000 files, concurrently 18 ms. The keys
 	// are distinct now, so the order does not matter.
-	err = parallel(len(entries), func(i int) error {
-		if err := s.root.Rename(temps[i].name, entries[i].Key); err != nil {
-			return saveErr(entries[i].Key, err)
-		}
-		temps[i].name = ""
-		return nil
-	})
-	if err != nil {
-		s.removeTemps(temps)
+	if err := parallel(len(nodes), func(j int) error { return b.place(nodes[j]) }); err != nil {
+		b.removeTemps()
 		return err
 	}
-	dirs := map[string]bool{}
-	for i := range entries {
-		for _, d := range temps[i].dirs(entries[i].Key) {
-			dirs[d] = true
+	// Directories' attributes last, deepest first: saving into a
+	// directory moves its mtime, and a mode without write permission would
+	// stop a process that is not root from saving into it.
+	var mu sync.Mutex
+	synced := map[string]bool{}
+	for _, level := range b.byDepth(dirs, true) {
+		err := parallel(len(level), func(j int) error {
+			if err := b.applyDir(level[j]); err != nil {
+				return err
+			}
+			mu.Lock()
+			synced[b.items[level[j]].e.Key] = b.sync
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
-	return s.syncDirs(sortedKeys(dirs))
+	toSync := map[string]bool{}
+	for i := range b.items {
+		it := &b.items[i]
+		if !it.changed && !it.made {
+			continue
+		}
+		d := it.dir
+		toSync[d] = true
+		// A new directory is only durable once its own parent is synced.
+		for it.made && d != "" {
+			d, _ = backend.Split(d)
+			toSync[d] = true
+		}
+	}
+	for d := range synced {
+		delete(toSync, d)
+	}
+	return s.syncDirs(b.dirs, sortedKeys(toSync))
+}
+
+// byDepth groups the items idx by the depth of their key, shallowest
+// first, or deepest first with reverse.
+func (b *batch) byDepth(idx []int, reverse bool) [][]int {
+	m := map[int][]int{}
+	for _, i := range idx {
+		n := depth(b.items[i].e.Key)
+		m[n] = append(m[n], i)
+	}
+	ds := slices.Sorted(maps.Keys(m))
+	if reverse {
+		slices.Reverse(ds)
+	}
+	out := make([][]int, len(ds))
+	for j, d := range ds {
+		out[j] = m[d]
+	}
+	return out
 }
 
 // lastPerKey drops every entry that a later entry for the same key
@@ -167,98 +273,239 @@ func lastPerKey(entries []backend.Entry) []backend.Entry {
 	return out
 }
 
-// temp is a written, not yet renamed, temp file.
-type temp struct {
-	name string // path in the root; "" if none was created
-	made bool   // directories were created for it
-}
-
-// dirs returns the directories whose entries must be synced once t is
-// renamed to key: its parent, and if directories were created on the way,
-// every ancestor up to the root (a new directory is only durable once its
-// own parent is synced). If a concurrent Save created the directory, that
-// Save syncs the ancestors; until it has, this one relies on the filesystem
-// committing the mkdir no later than the rename, as journalling filesystems
-// (ext4, xfs, btrfs) do.
-func (t temp) dirs(key string) []string {
-	dir, _ := backend.Split(key)
-	if !t.made {
-		return []string{dir}
+// ensureDir makes the directory of item i if it is missing, in place: a
+// directory cannot be renamed over another one that holds entries, and
+// saving its attributes waits for applyDir. A node of another type in the
+// way is swapped out atomically (renameat2 RENAME_EXCHANGE) and removed.
+func (b *batch) ensureDir(ctx context.Context, i int) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	ds := []string{dir}
-	for dir != "" {
-		dir, _ = backend.Split(dir)
-		ds = append(ds, dir)
+	it := &b.items[i]
+	fd, made, err := b.dirs.get(it.dir)
+	if err != nil {
+		return saveErr(it.e.Key, err)
 	}
-	return ds
-}
-
-// writeTemp writes e to a new temp file in its key's directory, creating the
-// directory if needed, with e's mode, owner and mtime, and fsyncs it if sync
-// is set. On error nothing is left behind.
-func (s *Store) writeTemp(e *backend.Entry, sync bool) (temp, error) {
-	var t temp
-	dir, _ := backend.Split(e.Key)
-	var f *os.File
-	for attempt := 1; ; attempt++ {
-		t.name = backend.Join(dir, tempPrefix+strconv.FormatUint(rand.Uint64(), 36))
-		var err error
-		f, err = s.root.OpenFile(t.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			break
-		}
-		if attempt == maxTempAttempts {
-			return temp{}, err
-		}
+	it.dirfd, it.made = fd, made
+	for range maxTempAttempts {
+		var st unix.Stat_t
+		err := unix.Fstatat(fd, it.name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		switch {
-		case errors.Is(err, fs.ErrExist):
-		case errors.Is(err, fs.ErrNotExist) && dir != "":
-			// A concurrent Delete may prune a directory MkdirAll has
-			// just made, before MkdirAll goes on below it (ENOENT) or
-			// before we create the temp file in it: try again.
-			if err := s.root.MkdirAll(dir, 0o755); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return temp{}, err
+		case err == unix.ENOENT:
+			// 0700 until applyDir gives the entry's mode.
+			err = unix.Mkdirat(fd, it.name, 0o700)
+			if err == unix.EEXIST {
+				continue
 			}
-			t.made = true
-		default:
-			return temp{}, err
+			if err != nil {
+				return saveErr(it.e.Key, err)
+			}
+			it.changed = true
+			return nil
+		case err != nil:
+			return saveErr(it.e.Key, err)
+		case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+			return nil
+		}
+		tmp, err := tempName(func(n string) error { return unix.Mkdirat(fd, n, 0o700) })
+		if err != nil {
+			return saveErr(it.e.Key, err)
+		}
+		err = unix.Renameat2(fd, tmp, fd, it.name, unix.RENAME_EXCHANGE)
+		if err != nil {
+			unix.Unlinkat(fd, tmp, unix.AT_REMOVEDIR)
+			if err == unix.ENOENT {
+				continue
+			}
+			return saveErr(it.e.Key, err)
+		}
+		// tmp names the displaced node now.
+		it.changed = true
+		if err := unix.Unlinkat(fd, tmp, 0); err != nil && err != unix.ENOENT {
+			return saveErr(it.e.Key, fmt.Errorf("remove the %s it replaced: %w", backend.TypeName(backend.FileMode(st.Mode)), err))
+		}
+		return nil
+	}
+	return saveErr(it.e.Key, errChanging)
+}
+
+// errChanging reports a key another program kept changing under a save.
+var errChanging = errors.New("kept changing under the save")
+
+// applyDir gives the directory of item i its owner, mode, attributes
+// (replacing the whole set) and times, then makes them durable.
+func (b *batch) applyDir(i int) error {
+	it := &b.items[i]
+	e := it.e
+	fd, _, err := b.dirs.get(e.Key)
+	if err != nil {
+		return saveErr(e.Key, err)
+	}
+	if err := b.s.chown(func() error { return unix.Fchown(fd, int(e.Info.UID), int(e.Info.GID)) }); err != nil {
+		return saveErr(e.Key, err)
+	}
+	if err := ignoringEINTR(func() error { return unix.Fchmod(fd, chmodBits(e.Info.Mode)) }); err != nil {
+		return saveErr(e.Key, err)
+	}
+	if err := replaceXAttrs(fd, e.Info.XAttrs); err != nil {
+		return saveErr(e.Key, err)
+	}
+	ts := timespecs(e.Info)
+	if err := unix.UtimesNanoAt(it.dirfd, it.name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return saveErr(e.Key, err)
+	}
+	if b.sync {
+		if err := ignoringEINTR(func() error { return unix.Fsync(fd) }); err != nil {
+			return saveErr(e.Key, err)
 		}
 	}
-	err := s.fill(f, t.name, e, sync)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	return nil
+}
+
+// chmodBits is what chmod(2) takes for m: permissions, setuid, setgid,
+// sticky.
+func chmodBits(m fs.FileMode) uint32 {
+	return backend.UnixMode(backend.PermBits(m)) & 0o7777
+}
+
+// chown runs fn, a chown of some kind. A process that is not root may only
+// give a node to a group it belongs to; the contract asks for the owner "as
+// far as the process may set" it, so EPERM is not an error then, and the
+// node keeps the writer's owner.
+func (s *Store) chown(fn func() error) error {
+	err := ignoringEINTR(fn)
+	if err == unix.EPERM && s.notRoot {
+		return nil
+	}
+	return err
+}
+
+// tempName creates a temp node with create, under a fresh random name in
+// the same directory, and returns the name.
+func tempName(create func(name string) error) (string, error) {
+	for attempt := 1; ; attempt++ {
+		name := tempPrefix + strconv.FormatUint(rand.Uint64(), 36)
+		err := create(name)
+		if err == nil {
+			return name, nil
+		}
+		if err != unix.EEXIST || attempt == maxTempAttempts {
+			return "", err
+		}
+	}
+}
+
+// writeTemp writes item i's node to a temp name in its key's directory,
+// creating the directory if needed, with every attribute, and makes the
+// data durable; then it links the group's other names to it, each under a
+// temp name of its own, so that all of them are one node once renamed. On
+// error, what it made is left to removeTemps.
+func (b *batch) writeTemp(ctx context.Context, i int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	it := &b.items[i]
+	fd, made, err := b.dirs.get(it.dir)
+	if err != nil {
+		return saveErr(it.e.Key, err)
+	}
+	it.dirfd, it.made = fd, made
+	it.tmp, err = b.s.makeNode(fd, it.e, b.sync)
+	if err != nil {
+		return saveErr(it.e.Key, err)
+	}
+	for _, f := range it.followers {
+		ft := &b.items[f]
+		ffd, fmade, err := b.dirs.get(ft.dir)
+		if err != nil {
+			return saveErr(ft.e.Key, err)
+		}
+		ft.dirfd, ft.made = ffd, fmade
+		ft.tmp, err = tempName(func(n string) error { return unix.Linkat(fd, it.tmp, ffd, n, 0) })
+		if err != nil {
+			return saveErr(ft.e.Key, err)
+		}
+	}
+	return nil
+}
+
+// makeNode creates e's node under a temp name in dirfd, with its owner,
+// mode, attributes and times, and returns the name. A regular file's data
+// is fsynced when sync is set; a symlink, fifo, socket or device has no
+// data to sync (it cannot even be opened for fsync without following it or
+// opening the device): the directory's fsync after the rename makes it
+// durable, as journalling filesystems (ext4, xfs, btrfs) commit the inode
+// with the entry. On error nothing is left behind.
+func (s *Store) makeNode(dirfd int, e *backend.Entry, sync bool) (string, error) {
+	var name string
+	var err error
+	typ := e.Info.Mode.Type()
+	switch typ {
+	case 0:
+		var f *os.File
+		name, err = tempName(func(n string) error {
+			fd, err := openat(dirfd, n, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+			if err == nil {
+				f = os.NewFile(uintptr(fd), n)
+			}
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		err = s.fill(f, dirfd, name, e, sync)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			unix.Unlinkat(dirfd, name, 0)
+			return "", unwrapPath(err)
+		}
+		return name, nil
+	case fs.ModeSymlink:
+		name, err = tempName(func(n string) error { return unix.Symlinkat(string(e.Value), dirfd, n) })
+	default:
+		mode := backend.UnixMode(e.Info.Mode)&unix.S_IFMT | 0o600
+		name, err = tempName(func(n string) error { return unix.Mknodat(dirfd, n, mode, int(e.Info.Rdev)) })
 	}
 	if err != nil {
-		s.root.Remove(t.name)
-		return temp{}, err
+		return "", err
 	}
-	return t, nil
+	err = s.chown(func() error {
+		return unix.Fchownat(dirfd, name, int(e.Info.UID), int(e.Info.GID), unix.AT_SYMLINK_NOFOLLOW)
+	})
+	// A symlink has no mode of its own (and fchmodat would follow it).
+	if err == nil && typ != fs.ModeSymlink {
+		err = ignoringEINTR(func() error { return unix.Fchmodat(dirfd, name, chmodBits(e.Info.Mode), 0) })
+	}
+	if err == nil {
+		err = unix.UtimesNanoAt(dirfd, name, timespecs(e.Info), unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, name, 0)
+		return "", err
+	}
+	return name, nil
 }
 
-// fill writes e's value and metadata to f, the temp file called name.
-func (s *Store) fill(f *os.File, name string, e *backend.Entry, sync bool) error {
+// fill writes e's value and metadata to f, the temp file called name in
+// dirfd.
+func (s *Store) fill(f *os.File, dirfd int, name string, e *backend.Entry, sync bool) error {
 	if _, err := f.Write(e.Value); err != nil {
 		return err
 	}
 	if err := setXAttrs(f, e.Info.XAttrs); err != nil {
 		return err
 	}
-	// Owner before mode: chown clears set-id bits. A process that is not
-	// root may only give a file to a group it belongs to; the contract asks
-	// for the owner "as far as the process may set" it, so EPERM is not an
-	// error then, and the file keeps the writer's owner.
-	if err := f.Chown(int(e.Info.UID), int(e.Info.GID)); err != nil && !(s.notRoot && errors.Is(err, syscall.EPERM)) {
+	// Owner before mode: chown clears set-id bits.
+	if err := s.chown(func() error { return unix.Fchown(int(f.Fd()), int(e.Info.UID), int(e.Info.GID)) }); err != nil {
 		return err
 	}
-	if err := f.Chmod(e.Info.Mode.Perm()); err != nil {
+	if err := ignoringEINTR(func() error { return unix.Fchmod(int(f.Fd()), chmodBits(e.Info.Mode)) }); err != nil {
 		return err
 	}
-	// A zero MTime keeps the time of the write. The zero atime is left
-	// alone (UTIME_OMIT).
-	if !e.Info.MTime.IsZero() {
-		if err := s.root.Chtimes(name, time.Time{}, e.Info.MTime); err != nil {
-			return err
-		}
+	if err := unix.UtimesNanoAt(dirfd, name, timespecs(e.Info), unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
 	}
 	if sync {
 		return f.Sync()
@@ -266,40 +513,74 @@ func (s *Store) fill(f *os.File, name string, e *backend.Entry, sync bool) error
 	return nil
 }
 
-func (s *Store) removeTemps(ts []temp) {
-	for _, t := range ts {
-		if t.name != "" {
-			s.root.Remove(t.name)
+// place renames item i's temp node over its key. A directory in the way is
+// replaced only when empty (see replaceDir).
+func (b *batch) place(i int) error {
+	it := &b.items[i]
+	err := ignoringEINTR(func() error { return unix.Renameat(it.dirfd, it.tmp, it.dirfd, it.name) })
+	if err == unix.EISDIR || err == unix.ENOTEMPTY || err == unix.EEXIST {
+		err = replaceDir(it.dirfd, it.tmp, it.name)
+	}
+	if err != nil {
+		return saveErr(it.e.Key, err)
+	}
+	it.tmp = ""
+	it.changed = true
+	return nil
+}
+
+// replaceDir puts the node tmp in place of the directory name, both in
+// dirfd, if that directory is empty: the two are swapped atomically
+// (RENAME_EXCHANGE), and the directory, under tmp now, removed; one that
+// holds entries is swapped back, and the save fails.
+func replaceDir(dirfd int, tmp, name string) error {
+	if err := unix.Renameat2(dirfd, tmp, dirfd, name, unix.RENAME_EXCHANGE); err != nil {
+		return err
+	}
+	err := ignoringEINTR(func() error { return unix.Unlinkat(dirfd, tmp, unix.AT_REMOVEDIR) })
+	if err == nil {
+		return nil
+	}
+	if xerr := unix.Renameat2(dirfd, tmp, dirfd, name, unix.RENAME_EXCHANGE); xerr != nil {
+		return fmt.Errorf("put back the directory it replaced: %w", xerr)
+	}
+	if err == unix.ENOTEMPTY || err == unix.EEXIST {
+		return fmt.Errorf("a %w (%w)", errDirNotEmpty, err)
+	}
+	return err
+}
+
+func (b *batch) removeTemps() {
+	for i := range b.items {
+		it := &b.items[i]
+		if it.tmp != "" {
+			unix.Unlinkat(it.dirfd, it.tmp, 0)
+			it.tmp = ""
 		}
 	}
 }
 
-// syncDirs fsyncs the directories concurrently; each directory's entries
-// become durable whatever the others' state.
-func (s *Store) syncDirs(dirs []string) error {
+// syncDirs fsyncs the directories, concurrently, through the descriptors
+// the operation opened (all of them are in dirs): each directory's entries
+// become durable whatever the others' state. A directory removed meanwhile
+// is synced harmlessly.
+func (s *Store) syncDirs(dirs *dirCache, list []string) error {
+	if len(list) == 0 {
+		return nil
+	}
 	if s.strategy == batchedSyncfs {
 		return s.syncfs()
 	}
-	return parallel(len(dirs), func(i int) error { return s.syncDir(dirs[i]) })
-}
-
-// syncDir fsyncs the directory d. If a concurrent Delete pruned it, the
-// nearest ancestor that still exists holds the change, and is synced
-// instead.
-func (s *Store) syncDir(d string) error {
-	for {
-		f, err := s.root.Open(dirName(d))
-		if err != nil {
-			if d != "" && absentErr(err) {
-				d, _ = backend.Split(d)
-				continue
-			}
-			return err
+	return parallel(len(list), func(i int) error {
+		fd, ok := dirs.cached(list[i])
+		if !ok {
+			return nil // never opened: nothing of ours changed in it
 		}
-		err = f.Sync()
-		f.Close()
-		return err
-	}
+		if err := ignoringEINTR(func() error { return unix.Fsync(fd) }); err != nil {
+			return &fs.PathError{Op: "fsync", Path: list[i], Err: err}
+		}
+		return nil
+	})
 }
 
 // syncfs flushes the whole filesystem that holds the root.

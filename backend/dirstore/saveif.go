@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,83 +21,79 @@ var _ backend.Conditional = (*Store)(nil)
 // displaced is then looked at: the expected version is removed, any other
 // is renamed to its conflict key. Nothing another program wrote is ever
 // overwritten unseen. Data is durable as with Save.
+//
+// Only regular files with one name are saved conditionally: directories,
+// symlinks, fifos, sockets, devices and hard-link groups are saved as Save
+// does, first (a directory the files need is there before them).
 func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []backend.Version) (map[string]string, error) {
 	if len(expect) != len(entries) {
 		return nil, fmt.Errorf("dirstore: SaveIf: %d entries, %d versions", len(entries), len(expect))
 	}
-	for i := range entries {
-		if err := checkKey("save", entries[i].Key); err != nil {
-			return nil, err
-		}
-		if err := backend.ValidateXAttrs(entries[i].Info.XAttrs); err != nil {
-			return nil, saveErr(entries[i].Key, err)
-		}
+	if err := checkEntries(entries); err != nil {
+		return nil, err
 	}
 	// Duplicate keys: the last entry wins, as in Save.
 	last := make(map[string]int, len(entries))
 	for i := range entries {
 		last[entries[i].Key] = i
 	}
-	temps := make([]temp, len(entries))
-	err := parallel(len(entries), func(i int) error {
+	var plain, cond []backend.Entry
+	var want []backend.Version
+	for i := range entries {
 		if last[entries[i].Key] != i {
-			return nil
+			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+		if entries[i].Info.Mode.IsRegular() && entries[i].Info.Link == "" {
+			cond = append(cond, entries[i])
+			want = append(want, expect[i])
+		} else {
+			plain = append(plain, entries[i])
 		}
-		t, err := s.writeTemp(&entries[i], true)
-		if err != nil {
-			return saveErr(entries[i].Key, err)
+	}
+	if len(plain) > 0 {
+		if err := s.Save(ctx, plain...); err != nil {
+			return nil, err
 		}
-		temps[i] = t
-		return nil
-	})
+	}
+	b := s.newBatch(cond)
+	defer b.close()
+	err := parallel(len(cond), func(i int) error { return b.writeTemp(ctx, i) })
 	if err != nil {
-		s.removeTemps(temps)
+		b.removeTemps()
 		return nil, err
 	}
 	conflicts := map[string]string{}
-	dirs := map[string]bool{}
-	for i := range entries {
-		if temps[i].name == "" {
-			continue
-		}
-		key := entries[i].Key
-		conflict, err := s.place(temps[i].name, key, expect[i])
+	toSync := map[string]bool{}
+	for i := range b.items {
+		it := &b.items[i]
+		conflict, err := place(it.dirfd, it.tmp, it.name, it.e.Key, want[i])
 		if err != nil {
-			s.removeTemps(temps[i:])
-			return conflicts, saveErr(key, err)
+			b.removeTemps()
+			return conflicts, saveErr(it.e.Key, err)
 		}
-		temps[i].name = ""
+		it.tmp = ""
 		if conflict != "" {
-			conflicts[key] = conflict
+			conflicts[it.e.Key] = conflict
 		}
-		for _, d := range temps[i].dirs(key) {
-			dirs[d] = true
+		d := it.dir
+		toSync[d] = true
+		for it.made && d != "" {
+			d, _ = backend.Split(d)
+			toSync[d] = true
 		}
 	}
-	if err := s.syncDirs(sortedKeys(dirs)); err != nil {
+	if err := s.syncDirs(b.dirs, sortedKeys(toSync)); err != nil {
 		return conflicts, err
 	}
 	return conflicts, nil
 }
 
-// place renames the temp file tmp to key, which is expected to hold want
-// (absent when zero), and returns the conflict key where another version
-// found at key went, or "".
-func (s *Store) place(tmp, key string, want backend.Version) (string, error) {
-	dir, tmpName := backend.Split(tmp)
-	_, name := backend.Split(key)
-	if dir == "" {
-		dir = "."
-	}
-	d, err := s.root.Open(dir)
-	if err != nil {
-		return "", err
-	}
-	defer d.Close()
-	fd := int(d.Fd())
+// place renames the temp file tmpName in the directory fd to name, the
+// last segment of key, which is expected to hold want (absent when zero),
+// and returns the conflict key where another version found at key went, or
+// "". A directory found there is removed if empty, as Save does; one that
+// holds entries is put back and the save fails.
+func place(fd int, tmpName, name, key string, want backend.Version) (string, error) {
 	for range maxTempAttempts {
 		if want == (backend.Version{}) {
 			err := unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_NOREPLACE)
@@ -127,6 +122,17 @@ func (s *Store) place(tmp, key string, want backend.Version) (string, error) {
 			unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_EXCHANGE)
 			return "", err
 		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			err := ignoringEINTR(func() error { return unix.Unlinkat(fd, tmpName, unix.AT_REMOVEDIR) })
+			if err == nil {
+				return "", nil
+			}
+			unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_EXCHANGE)
+			if err == unix.ENOTEMPTY || err == unix.EEXIST {
+				return "", fmt.Errorf("a %w (%w)", errDirNotEmpty, err)
+			}
+			return "", err
+		}
 		found := backend.Version{Size: st.Size, MTime: st.Mtim.Nano()}
 		if st.Mode&unix.S_IFMT == unix.S_IFREG && found == want {
 			return "", unix.Unlinkat(fd, tmpName, 0)
@@ -141,5 +147,5 @@ func (s *Store) place(tmp, key string, want backend.Version) (string, error) {
 		}
 		return conflict, nil
 	}
-	return "", fmt.Errorf("%s kept changing under the save: %w", key, os.ErrExist)
+	return "", fmt.Errorf("%s %w", key, errChanging)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/memfs/memfs/backend"
 )
@@ -114,7 +115,7 @@ func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 			}
 			return err
 		}
-		out = append(out, backend.Entry{Key: name, Info: infoOf(fi)})
+		out = append(out, backend.Entry{Key: name, Info: infoOf(statOf(fi.Sys().(*syscall.Stat_t)))})
 		return nil
 	})
 	if err != nil {

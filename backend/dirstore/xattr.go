@@ -72,10 +72,20 @@ func fileXAttrs(f *os.File) (map[string][]byte, error) {
 	return out, rerr
 }
 
-// pathXAttrs reads the user attributes of name in the open directory dir,
-// without following name if it is a symlink.
-func pathXAttrs(dir *os.File, name string) (map[string][]byte, error) {
-	p := "/proc/self/fd/" + strconv.Itoa(int(dir.Fd())) + "/" + name
+// pathXAttrs reads the user attributes of name in the directory dirfd,
+// without following name if it is a symlink; with name "", of the node
+// that the descriptor dirfd (O_PATH is enough) pins. Linux keeps user.*
+// attributes only on regular files and directories, so callers ask for no
+// others.
+func pathXAttrs(dirfd int, name string) (map[string][]byte, error) {
+	p := "/proc/self/fd/" + strconv.Itoa(dirfd)
+	if name == "" {
+		// The magic link leads to the pinned node itself.
+		return readXAttrs(
+			func(buf []byte) (int, error) { return unix.Listxattr(p, buf) },
+			func(n string, buf []byte) (int, error) { return unix.Getxattr(p, n, buf) })
+	}
+	p += "/" + name
 	return readXAttrs(
 		func(buf []byte) (int, error) { return unix.Llistxattr(p, buf) },
 		func(n string, buf []byte) (int, error) { return unix.Lgetxattr(p, n, buf) })
@@ -156,29 +166,35 @@ func getXAttr(get func(string, []byte) (int, error), name string, buf []byte) ([
 	return nil, syscall.EAGAIN
 }
 
-// dirCache keeps the directory List is in open, for pathXAttrs.
-type dirCache struct {
-	s    *Store
-	path string
-	f    *os.File
-}
 
-func (c *dirCache) xattrs(key string) (map[string][]byte, error) {
-	dir, name := backend.Split(key)
-	if c.f == nil || c.path != dir {
-		c.close()
-		f, err := c.s.root.Open(dirName(dir))
-		if err != nil {
-			return nil, err
+// replaceXAttrs makes attrs the user attributes of the open node fd (a
+// directory saved in place): the names not in attrs are removed.
+func replaceXAttrs(fd int, attrs map[string][]byte) error {
+	old, err := readXAttrs(
+		func(buf []byte) (int, error) { return unix.Flistxattr(fd, buf) },
+		func(name string, buf []byte) (int, error) { return unix.Fgetxattr(fd, name, buf) })
+	if err != nil {
+		return err
+	}
+	for name, v := range attrs {
+		if ov, ok := old[name]; ok && bytes.Equal(ov, v) {
+			continue
 		}
-		c.f, c.path = f, dir
+		err := ignoringEINTR(func() error { return unix.Fsetxattr(fd, name, v, 0) })
+		if errors.Is(err, unix.ENOTSUP) {
+			err = errNoXAttrs
+		}
+		if err != nil {
+			return fmt.Errorf("setxattr %s: %w", name, err)
+		}
 	}
-	return pathXAttrs(c.f, name)
-}
-
-func (c *dirCache) close() {
-	if c.f != nil {
-		c.f.Close()
-		c.f = nil
+	for name := range old {
+		if _, ok := attrs[name]; ok {
+			continue
+		}
+		if err := ignoringEINTR(func() error { return unix.Fremovexattr(fd, name) }); err != nil && err != unix.ENODATA {
+			return fmt.Errorf("removexattr %s: %w", name, err)
+		}
 	}
+	return nil
 }
