@@ -57,7 +57,11 @@ func (c *Context) makeNode(ctx context.Context, op, key string, mode fs.FileMode
 	f.data, f.size, f.loaded = value, int64(len(value)), true
 	f.changed = true
 	f.jfull = true
-	c.setWriterLocked(f, writerFrom(ctx))
+	if mode.IsRegular() {
+		c.setWriterLocked(f, writerFrom(ctx))
+	} else {
+		f.xattrs = nil // none on a symlink or a special file (Linux keeps none)
+	}
 	c.markDirtyLocked(f)
 	gen := c.gen
 	c.mu.Unlock()

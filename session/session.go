@@ -515,7 +515,11 @@ func (c *Context) Entries(prefix string) []backend.Entry {
 
 func (f *file) infoLocked() backend.Info {
 	info := backend.Info{Size: f.size, MTime: time.Unix(0, f.mtime), ATime: time.Unix(0, f.atime), CTime: time.Unix(0, f.ctime),
-		Mode: f.mode, UID: f.uid, GID: f.gid, Rdev: f.rdev, XAttrs: f.xattrs.toMap()}
+		Mode: f.mode, UID: f.uid, GID: f.gid, Rdev: f.rdev}
+	if f.mode.IsRegular() {
+		// Linux keeps user.* attributes on files and directories only.
+		info.XAttrs = f.xattrs.toMap()
+	}
 	if f.link != nil && len(f.link.names) > 1 {
 		info.Link = f.link.id
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/memfs/memfs/backend"
@@ -48,6 +47,9 @@ func (c *Context) GetXAttr(key, name string) ([]byte, error) {
 		x = d.xattrs
 	} else {
 		return nil, notExist("getxattr", key)
+	}
+	if f, ok := c.files[key]; ok && f.mode.Type() != 0 {
+		return nil, pathErr("getxattr", key, ErrNoXAttr)
 	}
 	v, ok := x.get(name)
 	if !ok {
@@ -132,11 +134,11 @@ func (c *Context) checkXAttrWrite(op, key, name string) error {
 	}
 	c.mu.RLock()
 	f, isFile := c.files[key]
-	symlink := isFile && f.mode&fs.ModeSymlink != 0
+	special := isFile && f.mode.Type() != 0
 	c.mu.RUnlock()
-	if symlink || key == "" {
-		// Linux keeps no user.* attributes on a symlink; the root is
-		// no entry of the store.
+	if special || key == "" {
+		// Linux keeps user.* attributes on regular files and
+		// directories only; the root is no entry of the store.
 		return pathErr(op, key, ErrXAttrNotSupported)
 	}
 	return nil
