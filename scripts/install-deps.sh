@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the programs the tests use, when missing: fuse3 (fusermount3, as
-# a fallback to mounting directly as root), vim, inotify-tools, python3 and
-# attr (setfattr, getfattr), and staticcheck.
+# a fallback to mounting directly as root), vim, inotify-tools, python3,
+# attr (setfattr, getfattr), git, rsync, util-linux (setpriv) and
+# staticcheck.
 set -euo pipefail
 
 # staticcheck, pinned, from the Go module proxy (scripts/test.sh runs it).
@@ -17,6 +18,9 @@ command -v vim >/dev/null || need+=(vim)
 command -v inotifywait >/dev/null || need+=(inotify-tools)
 command -v python3 >/dev/null || need+=(python3)
 command -v setfattr >/dev/null || need+=(attr) # setfattr, getfattr
+command -v git >/dev/null || need+=(git)
+command -v rsync >/dev/null || need+=(rsync)
+command -v setpriv >/dev/null || need+=(util-linux) # setpriv
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0
 fi

@@ -14,13 +14,27 @@
 # what the native filesystem gives (exit status, names, contents, modes,
 # owners, old mtimes, grep output, ls -lR listing, inotify events).
 #
+# Section "lossless", on a fresh store per backend mounted with
+# --allow-other: every name, node type and attribute survives a remount. A
+# git repository built in the mount stays intact; a tree holding every node
+# type (fifo, socket, device, symlinks, hard links, setuid/setgid/sticky,
+# mode 0, dotfiles, xattrs, old atimes and mtimes) copied in with cp -a and
+# rsync -aHAX compares equal to its source (rsync -n -aHAXc) after a
+# remount, and again once copied back out; empty and 0700 directories and
+# directory link counts survive; an unprivileged user (setpriv, uid 65534)
+# meets the sticky bit and mode 0 exactly as on a native directory.
+#
 # Prints a PASS/FAIL line per check and a summary; exits non-zero on any
-# failure. Installs what it needs (fuse3, vim, inotify-tools, python3) when
-# missing, through scripts/install-deps.sh. Mounting needs root (or fuse3).
-# Never leaves a mount or a memfs process behind, also on failure or ^C.
+# failure. Installs what it needs (fuse3, vim, inotify-tools, python3, attr,
+# git, rsync, util-linux) when missing, through scripts/install-deps.sh.
+# Mounting needs root (or fuse3); the lossless section's device node and
+# unprivileged checks need root. Never leaves a mount or a memfs process
+# behind, also on failure or ^C.
 #
 # Usage: scripts/mount-test.sh [dir|badger]...   (default: both backends)
 # MEMFS_TEST_KEEP=1 keeps the work directory (logs, trees, events).
+# MEMFS_MT_ONLY=SECTION runs one section for each backend: tools (import,
+# the editing tools, inotify, remount, export) or lossless.
 
 # shellcheck disable=SC2016 # the snippets run on both trees are single-quoted on purpose
 set -euo pipefail
@@ -38,6 +52,15 @@ for kind in "${backends[@]}"; do
 		;;
 	esac
 done
+only=${MEMFS_MT_ONLY:-}
+case $only in
+"" | tools | lossless) ;;
+*)
+	echo "unknown MEMFS_MT_ONLY=$only (want tools or lossless)" >&2
+	exit 2
+	;;
+esac
+want_section() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 umask 022
 export LC_ALL=C
 started=$(date +%s.%N)
@@ -240,11 +263,12 @@ grep_r() {
 
 # ------------------------------------------------------ mount and unmount
 
-# start_mount LOG: mounts $spec on $mnt in the background, waits (10 s at
-# most) until .memfs/status names the process. Sets mount_pid.
+# start_mount LOG [FLAG...]: mounts $spec on $mnt in the background, with
+# the extra mount FLAGs, waits (10 s at most) until .memfs/status names the
+# process. Sets mount_pid.
 start_mount() {
 	local log=$1 i status
-	"$memfs" mount --store "$spec" --flush-interval 0 "$mnt" >"$log" 2>&1 &
+	"$memfs" mount --store "$spec" --flush-interval 0 "${@:2}" "$mnt" >"$log" 2>&1 &
 	mount_pid=$!
 	mount_pids+=("$mount_pid")
 	for ((i = 0; i < 100; i++)); do
@@ -423,7 +447,7 @@ copy_out() {
 # is mounted; cat, ls and a watcher on the mount must see each change.
 # The same changes go to the expected tree, so the final comparisons hold.
 external_changes() {
-	local store=$tmp/$kind-store i ok
+	local store=$tmp/$kind-store i
 	if ! start_watch "$mnt/memory" "$tmp/ext.events"; then
 		fail "external: inotifywait on the mount" "$(cat "$tmp/ext.events.err")"
 		return
@@ -789,10 +813,415 @@ run_backend() {
 	fi
 }
 
+# ------------------------------------------------------------- lossless
+
+# The lossless section: every name, node type and attribute survives a
+# remount. Each backend gets a fresh store of its own, mounted with
+# --allow-other (the unprivileged checks need it; root is let in either
+# way), so that the section can run alone (MEMFS_MT_ONLY=lossless).
+
+# memfs shows read-only attributes of its own (user.memfs.created,
+# user.memfs.writer) on every file. They are not part of any copied tree, so
+# every rsync here leaves them alone: not sent, not compared, and not
+# removed on the receiver (rsync -X removes the attributes a destination
+# has and its source lacks, and memfs refuses to remove these).
+rsync_x=('--filter=-x user.memfs.*')
+
+# Every directory time is compared (no --no-times): memfs promises to keep
+# them. Atimes are not compared by rsync -a; lossless_atimes does that.
+lossless_same_tree() { # NAME SRC DST: rsync -n -aHAXc --itemize-changes --delete prints nothing
+	local name=$1 src=$2 dst=$3 rc=0 out
+	out=$(timeout 120 rsync -n -aHAXc --itemize-changes --delete "${rsync_x[@]}" "$src/" "$dst/" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ] && [ -z "$out" ]; then
+		pass "$name"
+	else
+		fail "$name: rsync -n -aHAXc --itemize-changes --delete (exit $rc) lists differences" "$(printf '%s\n' "$out" | head -n 40)"
+	fi
+}
+
+lossless_atimes() { # DIR: "PATH ATIME" of every non-directory, sorted (reads no file)
+	(cd "$1" && find . ! -type d -printf '%p %A@\n') | sort
+}
+
+# lossless_source DIR builds, on the native filesystem, a tree with every
+# node type and attribute memfs promises to keep. The times are set last;
+# every atime differs from its mtime, and a.txt's from every other.
+lossless_source() {
+	local d=$1
+	mkdir -p "$d"/sub/.dotdir "$d"/empty "$d"/private "$d"/sgid "$d"/sticky
+	printf 'plain\n' >"$d/a.txt"
+	printf '# b\n' >"$d/sub/b.md"
+	printf 'private\n' >"$d/private/p.txt"
+	printf 'a dotfile\n' >"$d/.hidden"
+	printf 'a dotfile in a dot directory\n' >"$d/sub/.dotdir/.x"
+	printf '#!/bin/sh\necho setuid\n' >"$d/setuid"
+	printf 'mode 0\n' >"$d/zero"
+	printf 'two names\n' >"$d/hard1"
+	ln "$d/hard1" "$d/sub/hard2"
+	ln -s sub/b.md "$d/rel-link"
+	ln -s does/not/exist "$d/dangling"
+	mkfifo "$d/fifo"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/sock"
+	if [ "$(id -u)" = 0 ]; then
+		mknod "$d/null" c 1 3
+		chown 1234:5678 "$d/sub/b.md"
+		chown 4321:8765 "$d/sub"
+	fi
+	chmod 4755 "$d/setuid" # after chown, which clears it
+	chmod 0 "$d/zero"
+	chmod 0700 "$d/private"
+	chmod 2775 "$d/sgid"
+	chmod 1777 "$d/sticky"
+	setfattr -n user.note -v 'on a file' "$d/a.txt"
+	setfattr -n user.note -v 'on a directory' "$d/sub"
+	# touch -h: no open (a fifo would block), symlinks themselves.
+	find "$d" -exec touch -h -m -d '2021-03-04 05:06:07.123456789' {} +
+	find "$d" -exec touch -h -a -d '2020-01-02 03:04:05.987654321' {} +
+	touch -h -a -d '2019-05-06 07:08:09.5' "$d/a.txt"
+}
+
+# lossless_dir_nlinks DIR: every directory under DIR whose link count is
+# not 2 + its subdirectories, as "PATH: nlink N, want M".
+lossless_dir_nlinks() {
+	local d n want
+	while IFS= read -r -d '' d; do
+		n=$(stat -c %h "$d")
+		want=$((2 + $(find "$d" -mindepth 1 -maxdepth 1 -type d -printf x | wc -c)))
+		[ "$n" = "$want" ] || echo "${d#"$1"}/: nlink $n, want $want"
+	done < <(find "$1" -path "$1/.memfs" -prune -o -type d -print0)
+}
+
+# The git repository built in the mount and, for reference, natively. The
+# identity and dates are fixed, so both give the same commit ids; HOME is a
+# temporary one (safe.directory, no background gc), never the user's.
+lossless_git_build='git -c init.defaultBranch=main init -q .
+printf "# notes\n" > notes.md
+printf "#!/bin/sh\necho run\n" > run.sh
+chmod +x run.sh
+ln -s notes.md link
+printf "*.log\n" > .gitignore
+git add -A
+git commit -q -m first
+git branch feature
+printf "more\n" >> notes.md
+printf "ignored\n" > debug.log
+git add -A
+git commit -q -m second
+git gc -q'
+
+lossless_git() { # DIR ARGS...: git ARGS in DIR, with the test's identity and HOME
+	local d=$1
+	shift
+	(cd "$d" && env HOME="$tmp/git-home" GIT_CONFIG_NOSYSTEM=1 \
+		GIT_AUTHOR_NAME='memfs test' GIT_AUTHOR_EMAIL=test@memfs.invalid GIT_AUTHOR_DATE='2021-03-04T05:06:07Z' \
+		GIT_COMMITTER_NAME='memfs test' GIT_COMMITTER_EMAIL=test@memfs.invalid GIT_COMMITTER_DATE='2021-03-04T05:06:07Z' \
+		timeout 60 "$@")
+}
+
+# The unprivileged user's operations in a sticky 01777 directory holding a
+# root-owned file and a root-owned empty directory, in order, as
+# "DESCRIPTION|EXPECTED|COMMAND"; EXPECTED is what a native filesystem gives
+# (checked), the mount must give the same exit status and error.
+lossless_sticky_ops=(
+	"create a file of its own|ok|printf 'mine\n' > sticky/mine"
+	"unlink root's file|Operation not permitted|rm -f sticky/root-file"
+	"rename its own file over root's file|Operation not permitted|mv -f sticky/mine sticky/root-file"
+	"rename root's file away|Operation not permitted|mv -f sticky/root-file sticky/moved"
+	"rmdir root's empty directory|Operation not permitted|rmdir sticky/root-dir"
+	"append to root's 0644 file|Permission denied|printf x >> sticky/root-file"
+	"unlink its own file|ok|rm -f sticky/mine"
+	"read root's mode-0 file|Permission denied|cat zero"
+)
+# Two of each: one checked in the session, one after remount.
+lossless_setup='for d in session remount; do
+	mkdir -p "$d/sticky/root-dir"
+	chmod 1777 "$d/sticky"
+	printf "root\n" > "$d/sticky/root-file"
+	printf "nobody may read this\n" > "$d/zero"
+	chmod 0 "$d/zero"
+done'
+
+as_nobody() { # DIR COMMAND: bash -c COMMAND in DIR as uid/gid 65534, no groups
+	timeout 10 setpriv --reuid=65534 --regid=65534 --clear-groups -- bash -c 'cd "$1" && eval "$2"' _ "$1" "$2"
+}
+
+# as_nobody_result DIR COMMAND: "ok (exit 0)", or the error of the last
+# line of its output (the text after the last ": ") and the exit status.
+as_nobody_result() {
+	local rc=0 out
+	out=$(as_nobody "$1" "$2" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		out=ok
+	else
+		out=$(printf '%s\n' "$out" | tail -n 1)
+		out=${out##*: }
+	fi
+	printf '%s (exit %s)' "$out" "$rc"
+}
+
+lossless() {
+	local kind=$1 section_start rc out src native m
+	section_start=$(date +%s.%N)
+	label="[$kind] lossless: "
+	spec=$kind:$tmp/$kind-lossless-store
+	mnt=$tmp/$kind-lossless-mnt
+	m=$mnt
+	src=$tmp/$kind-lossless-src
+	native=$tmp/$kind-lossless-native
+	local log1=$tmp/$kind-lossless-mount1.log log2=$tmp/$kind-lossless-mount2.log
+	echo "== backend $kind, section lossless (store $spec, mountpoint $mnt)"
+	mkdir -p "$mnt" "$native" "$tmp/git-home"
+	mnts+=("$mnt")
+	# The unprivileged user must reach the mount and the native reference.
+	chmod 0711 "$tmp"
+
+	if ! out=$( (set -euo pipefail && lossless_source "$src") 2>&1); then
+		fail "building the source tree natively (test bug)" "$out"
+		return
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "note: not root: no device node, no chown, no unprivileged checks"
+	fi
+	lossless_atimes "$src" >"$tmp/$kind-lossless-src.atimes"
+	# Controls: what the checks below demand of memfs holds natively.
+	rm -rf "$native/cp"
+	if ! out=$(cp -a "$src" "$native/cp" 2>&1); then
+		fail "cp -a of the source tree natively (test bug)" "$out"
+		return
+	fi
+	lossless_same_tree "native control: a cp -a copy compares equal to its source" "$src" "$native/cp"
+	out=$(lossless_dir_nlinks "$src")
+	[ -z "$out" ] || fail "native control: directory link counts (test bug)" "$out"
+	mkdir -p "$native/git"
+	if ! out=$(lossless_git "$native/git" git config --global safe.directory '*' 2>&1 &&
+		lossless_git "$native/git" git config --global gc.autoDetach false 2>&1 &&
+		lossless_git "$native/git" git config --global maintenance.auto false 2>&1 &&
+		lossless_git "$native/git" bash -euo pipefail -c "$lossless_git_build" 2>&1); then
+		fail "git: building the repository natively (test bug)" "$out"
+		return
+	fi
+	if ! out=$(cd "$native" && bash -euo pipefail -c "$lossless_setup" 2>&1); then
+		fail "sticky directory and mode-0 file natively (test bug)" "$out"
+		return
+	fi
+
+	if ! start_mount "$log1" --allow-other; then
+		fail "mount --allow-other: .memfs/status not readable within 10 s" "$(tail -n 20 "$log1")"
+		return
+	fi
+	pass "mount --allow-other on a new store"
+
+	# Into the mount.
+	rc=0
+	out=$(timeout 120 cp -a "$src" "$m/cp" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then pass "cp -a of the tree into the mount exits 0"; else fail "cp -a of the tree into the mount exits $rc" "$(head -n 20 <<<"$out")"; fi
+	rc=0
+	out=$(timeout 120 rsync -aHAX "${rsync_x[@]}" "$src/" "$m/rsync/" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then pass "rsync -aHAX of the tree into the mount exits 0"; else fail "rsync -aHAX of the tree into the mount exits $rc" "$(head -n 20 <<<"$out")"; fi
+
+	local git_built=no
+	mkdir -p "$m/git" 2>/dev/null || true
+	rc=0
+	out=$(lossless_git "$m/git" bash -x -euo pipefail -c "$lossless_git_build" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		git_built=yes
+		pass "git: init, a file, an executable, a symlink, .gitignore, two commits, a branch, gc in the mount"
+	else
+		fail "git: building the repository in the mount exits $rc (git checks after remount skipped)" "$(tail -n 12 <<<"$out")"
+	fi
+
+	rc=0
+	out=$(cd "$m" && bash -euo pipefail -c 'mkdir -p dirs/parent/a dirs/parent/b dirs/parent/c/deeper dirs/empty
+		mkdir -m 0700 dirs/private
+		printf "x\n" > dirs/parent/file' 2>&1) || rc=$?
+	[ "$rc" -eq 0 ] || fail "mkdir -p, mkdir -m 0700 in the mount exit $rc" "$out"
+	rc=0
+	out=$(cd "$m" && bash -euo pipefail -c "$lossless_setup" 2>&1) || rc=$?
+	[ "$rc" -eq 0 ] || fail "a sticky directory with root's file and directory, a mode-0 file in the mount: exit $rc" "$out"
+	# Enforcement in the session, apart from persistence (checked after remount).
+	if [ "$(id -u)" = 0 ]; then
+		lossless_unprivileged "$native/session" "$m/session" "in the session"
+	fi
+
+	: >"$native/mode1621" && chmod 01621 "$native/mode1621"
+	out=$({ : >"$m/mode1621" && chmod 01621 "$m/mode1621" && stat -c %a "$m/mode1621"; } 2>&1) || true
+	if [ "$(stat -c %a "$native/mode1621")" != 1621 ]; then
+		fail "chmod 01621 natively gives $(stat -c %a "$native/mode1621") (test bug)"
+	elif [ "$out" = 1621 ]; then
+		pass "chmod 01621 on a file reads back 1621 (stat -c %a)"
+	else
+		fail "chmod 01621 on a file reads back '$out' (stat -c %a), want 1621"
+	fi
+
+	stop_mount "unmount" "$log1"
+	if ! start_mount "$log2" --allow-other; then
+		fail "remount: .memfs/status not readable within 10 s" "$(tail -n 20 "$log2")"
+		return
+	fi
+	pass "remount --allow-other"
+
+	# First, before anything reads a file of the copy (a read may set atime).
+	lossless_atimes "$m/cp" >"$tmp/$kind-lossless-cp.atimes" 2>&1 || true
+	same "cp -a copy after remount: the atime of every non-directory as in the source" \
+		"$tmp/$kind-lossless-src.atimes" "$tmp/$kind-lossless-cp.atimes"
+
+	local copy
+	for copy in cp rsync; do
+		lossless_same_tree "$copy copy after remount: equal to the source (names, types, contents, modes, owners, times, hard links, xattrs, devices)" "$src" "$m/$copy"
+		out=$(stat -c '%h %i' "$m/$copy/hard1" "$m/$copy/sub/hard2" 2>&1) || true
+		if [ "$(wc -l <<<"$out")" = 2 ] && [ "$(sort -u <<<"$out" | wc -l)" = 1 ] && [[ $out == "2 "* ]]; then
+			pass "$copy copy after remount: hard1 and sub/hard2 have 2 links and one inode"
+		else
+			fail "$copy copy after remount: hard1 and sub/hard2 (stat -c '%h %i'), want 2 links and one inode" "$out"
+		fi
+		rm -rf "$tmp/$kind-lossless-out-$copy"
+		rc=0
+		out=$(timeout 120 rsync -aHAX "${rsync_x[@]}" "$m/$copy/" "$tmp/$kind-lossless-out-$copy/" 2>&1) || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			fail "$copy copy: rsync -aHAX out of the mount exits $rc" "$(head -n 20 <<<"$out")"
+		else
+			lossless_same_tree "$copy copy: rsync -aHAX back out of the mount gives the source again" "$src" "$tmp/$kind-lossless-out-$copy"
+		fi
+	done
+
+	out=$(stat -c %a "$m/dirs/private" 2>&1) || true
+	if [ "$out" = 700 ]; then pass "a 0700 directory is still 0700 after remount"; else fail "a 0700 directory after remount: stat -c %a gives '$out', want 700"; fi
+	if [ -d "$m/dirs/empty" ] && out=$(ls -A "$m/dirs/empty" 2>&1) && [ -z "$out" ]; then
+		pass "an empty directory still exists after remount"
+	else
+		fail "an empty directory after remount: gone or not empty" "$(ls -la "$m/dirs" 2>&1)"
+	fi
+	out=$(stat -c %h "$m/dirs/parent" 2>&1) || true
+	out=$( (
+		[ "$out" = 5 ] || echo "dirs/parent: nlink $out, want 5 (3 subdirectories)"
+		lossless_dir_nlinks "$m"
+	) 2>&1)
+	if [ -z "$out" ]; then
+		pass "after remount: every directory's link count is 2 + its subdirectories (dirs/parent: 5)"
+	else
+		fail "after remount: directory link counts" "$(head -n 20 <<<"$out")"
+	fi
+
+	out=$(stat -c %a "$m/mode1621" 2>&1) || true
+	if [ "$out" = 1621 ]; then pass "chmod 01621: still 1621 after remount"; else fail "chmod 01621: stat -c %a gives '$out' after remount, want 1621"; fi
+
+	if [ "$git_built" = yes ]; then
+		lossless_git_checks "$native/git" "$m/git"
+	fi
+
+	if [ "$(id -u)" = 0 ]; then
+		lossless_unprivileged "$native/remount" "$m/remount" "after remount"
+	fi
+
+	stop_mount "unmount after remount" "$log2"
+	out=$(grep -hE 'level=(WARN|ERROR)' "$log1" "$log2" || true)
+	if [ -z "$out" ]; then
+		pass "memfs logs: no WARN or ERROR"
+	else
+		fail "memfs logs: WARN or ERROR lines" "$(head -n 20 <<<"$out")"
+	fi
+	echo "== backend $kind, section lossless: $(awk -v a="$section_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+}
+
+# lossless_git_checks NATIVE MOUNTED: the remounted repository is intact
+# and says what the native one says.
+lossless_git_checks() {
+	local n=$1 g=$2 rc=0 out want
+	want=$(lossless_git "$n" git fsck --full 2>&1) || true
+	out=$(lossless_git "$g" git fsck --full 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ] && [ "$out" = "$want" ]; then
+		pass "git: fsck --full is clean after remount"
+	else
+		fail "git: fsck --full after remount exits $rc" "$(head -n 20 <<<"$out")"
+	fi
+	rc=0
+	out=$(lossless_git "$g" git status --porcelain 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ] && [ -z "$out" ] &&
+		[ "$(lossless_git "$g" git status --porcelain --ignored 2>&1)" = "!! debug.log" ]; then
+		pass "git: status --porcelain is empty after remount (debug.log ignored through .gitignore)"
+	else
+		fail "git: status --porcelain after remount exits $rc, want no output" "$out" \
+			"with --ignored: $(lossless_git "$g" git status --porcelain --ignored 2>&1)"
+	fi
+	lossless_git "$n" git log --format='%H %s' >"$tmp/git-log.want" 2>&1 || true
+	lossless_git "$g" git log --format='%H %s' >"$tmp/git-log.got" 2>&1 || true
+	same "git: log shows both commits after remount (the native commit ids)" "$tmp/git-log.want" "$tmp/git-log.got"
+	want=$(lossless_git "$n" git rev-parse --verify -q refs/heads/feature 2>&1) || true
+	out=$(lossless_git "$g" git rev-parse --verify -q refs/heads/feature 2>&1) || true
+	if [ -n "$want" ] && [ "$out" = "$want" ]; then
+		pass "git: branch feature exists after remount, at the first commit"
+	else
+		fail "git: branch feature after remount: '$out', want '$want'" "$(lossless_git "$g" git branch -a 2>&1)"
+	fi
+	if [ -L "$g/link" ] && [ "$(readlink "$g/link")" = notes.md ]; then
+		pass "git: link is a symlink to notes.md after remount"
+	else
+		fail "git: link after remount is not a symlink to notes.md" "$(ls -la "$g" 2>&1)"
+	fi
+	out=$(stat -c %a "$g/run.sh" 2>&1) || true
+	want=$(lossless_git "$g" git ls-files -s run.sh 2>&1) || true
+	if [ "$out" = 755 ] && [[ $want == "100755 "* ]]; then
+		pass "git: run.sh keeps its executable bit after remount (755, 100755 in the index)"
+	else
+		fail "git: run.sh after remount: mode '$out', index '$want'; want 755 and 100755"
+	fi
+}
+
+# lossless_unprivileged NATIVE MOUNTED WHEN: in each, as uid 65534, the
+# same commands in a sticky directory and on a mode-0 file; the mount must
+# refuse what the native filesystem refuses, with the same error. NATIVE is
+# under the work directory (/var/tmp, not a tmpfs /tmp, so that it is a
+# disk filesystem like ext4); its type is named in each check.
+lossless_unprivileged() {
+	local n=$1 g=$2 when=$3 op desc expect cmd got want fstype out
+	fstype=$(stat -f -c %T "$n")
+	out=$(stat -c '%a %U:%G' "$g/sticky" 2>&1) || true
+	if [ "$out" = "1777 root:root" ]; then
+		pass "$when: the sticky directory is 1777 root:root"
+	else
+		fail "$when: the sticky directory: '$out', want '1777 root:root'"
+	fi
+	for op in "${lossless_sticky_ops[@]}"; do
+		desc=${op%%|*}
+		cmd=${op#*|}
+		expect=${cmd%%|*}
+		cmd=${cmd#*|}
+		want=$(as_nobody_result "$n" "$cmd")
+		got=$(as_nobody_result "$g" "$cmd")
+		if [[ $want != "$expect (exit "* ]]; then
+			fail "$when, as uid 65534: $desc: native $fstype gives '$want', want '$expect' (test bug)"
+		elif [ "$got" = "$want" ]; then
+			pass "$when, as uid 65534 (--allow-other): $desc: $got, as on native $fstype"
+		else
+			fail "$when, as uid 65534 (--allow-other): $desc: '$got' on the mount, '$want' on native $fstype" "\$ $cmd"
+		fi
+	done
+	want=$(cd "$n" && find sticky -printf '%p %U:%G %m\n' | sort)
+	got=$(cd "$g" && find sticky -printf '%p %U:%G %m\n' 2>&1 | sort)
+	if [ "$got" = "$want" ]; then
+		pass "$when: the sticky directory holds what the native one holds afterwards"
+	else
+		fail "$when: the sticky directory afterwards differs from the native one" \
+			"$(diff -u --label native --label mount <(printf '%s\n' "$want") <(printf '%s\n' "$got"))"
+	fi
+	out=$(as_nobody "$g" 'stat -c "%04a %A %U" zero' 2>&1) || true
+	if [ "$out" = "0000 ---------- root" ]; then
+		pass "$when, as uid 65534: stat of root's mode-0 file shows 0000 ----------"
+	else
+		fail "$when, as uid 65534: stat of root's mode-0 file: '$out', want '0000 ---------- root'"
+	fi
+}
+
 for kind in "${backends[@]}"; do
-	run_backend "$kind"
-	# Whatever happened, nothing of this backend stays running or mounted.
-	stop_all
+	if want_section tools; then
+		run_backend "$kind"
+		# Whatever happened, nothing of this backend stays running or mounted.
+		stop_all
+	fi
+	if want_section lossless; then
+		lossless "$kind"
+		stop_all
+	fi
 done
 label=""
 
