@@ -138,6 +138,11 @@ func catCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return errors.New("cat: name at least one KEY (memfs ls lists them)")
 			}
+			for _, k := range c.Args().Slice() {
+				if err := checkCommandKey("cat", k); err != nil {
+					return err
+				}
+			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
 				for _, k := range c.Args().Slice() {
 					if err := o.c.Resolve(ctx, k); err != nil {
@@ -168,8 +173,8 @@ func putCommand() *cli.Command {
 				return errors.New("put: usage: memfs put KEY [FILE]  (standard input when FILE is missing)")
 			}
 			key := c.Args().Get(0)
-			if err := backend.ValidateKey(key); err != nil {
-				return explain(err)
+			if err := checkCommandKey("put", key); err != nil {
+				return err
 			}
 			var mode uint32
 			if _, err := fmt.Sscanf(c.String("mode"), "%o", &mode); err != nil || mode > 0o777 {
@@ -213,6 +218,11 @@ func rmCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return errors.New("rm: name at least one KEY")
+			}
+			for _, k := range c.Args().Slice() {
+				if err := checkCommandKey("rm", strings.TrimSuffix(k, "/")); err != nil {
+					return err
+				}
 			}
 			if err := checkAgent(c); err != nil {
 				return err
