@@ -7,9 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -256,8 +254,9 @@ func rmCommand() *cli.Command {
 
 func importCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "import",
-		Usage:     "copy every regular file under DIR into the store (keys are paths relative to DIR)",
+		Name: "import",
+		Usage: "copy every name under DIR into the store (keys are paths relative to DIR): files, directories, " +
+			"symlinks (never followed), fifos, sockets, devices and hard links, with mode, owner, times and user.* attributes",
 		ArgsUsage: "DIR",
 		Flags: append([]cli.Flag{
 			storeFlag(),
@@ -268,66 +267,37 @@ func importCommand() *cli.Command {
 				return errors.New("import: usage: memfs import DIR")
 			}
 			src := c.Args().First()
-			var files []string
-			err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
+			prefix := strings.Trim(c.String("prefix"), "/")
+			if prefix != "" {
+				if err := checkCommandKey("import: --prefix", prefix); err != nil {
 					return err
 				}
-				rel, _ := filepath.Rel(src, p)
-				if rel != "." && strings.HasPrefix(d.Name(), ".") {
-					if d.IsDir() {
-						return filepath.SkipDir
-					}
-					return nil // hidden names are never persisted
-				}
-				if d.Type().IsRegular() {
-					files = append(files, rel)
-				}
-				return nil
-			})
+			}
+			t := newTally(c.App.ErrWriter)
+			nodes, err := scanImport(src, prefix, t)
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
-			prefix := strings.Trim(c.String("prefix"), "/")
-			return withSession(c, true, func(ctx context.Context, o *opened) error {
-				bar := newProgress(c.App.ErrWriter, "import", len(files))
-				defer bar.done()
-				for _, rel := range files {
-					p := filepath.Join(src, rel)
-					fi, err := os.Stat(p)
-					if err != nil {
-						return err
-					}
-					v, err := os.ReadFile(p)
-					if err != nil {
-						return err
-					}
-					st := fi.Sys().(*syscall.Stat_t)
-					key := backend.Join(prefix, filepath.ToSlash(rel))
-					x, err := fileXAttrs(p)
-					if err != nil {
-						return err
-					}
-					if err := backend.ValidateXAttrs(x); err != nil {
-						return fmt.Errorf("import %s: %w", p, err)
-					}
-					if err := o.c.Put(backend.Entry{Key: key, Value: v, Info: backend.Info{
-						Mode: fi.Mode().Perm(), MTime: fi.ModTime(), UID: st.Uid, GID: st.Gid, XAttrs: x}}); err != nil {
-						return fmt.Errorf("import %s: %w", p, explain(err))
-					}
-					bar.add(1)
-				}
-				fmt.Fprintf(c.App.Writer, "imported %d files from %s into %s\n", len(files), src, o.spec)
+			err = withSession(c, true, func(ctx context.Context, o *opened) error {
+				bar := newProgress(c.App.ErrWriter, "import", len(nodes))
+				importTree(ctx, o.c, nodes, t, bar)
+				bar.done()
+				fmt.Fprintf(c.App.Writer, "imported %s from %s into %s\n", t.summary(), src, o.spec)
 				return nil
 			})
+			if err != nil {
+				return err
+			}
+			return t.err("import")
 		},
 	}
 }
 
 func exportCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "export",
-		Usage:     "write every key (under --prefix) as a file under DIR, with its mode, mtime and user.* attributes",
+		Name: "export",
+		Usage: "write every key (under --prefix) under DIR as the node it is (file, directory, symlink, fifo, socket, " +
+			"device, hard link), with its mode, times, user.* attributes and, as root, owner",
 		ArgsUsage: "DIR",
 		Flags: []cli.Flag{
 			storeFlag(),
@@ -346,36 +316,20 @@ func exportCommand() *cli.Command {
 				return err
 			}
 			defer root.Close()
-			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				entries := o.c.Entries(c.String("prefix"))
+			t := newTally(c.App.ErrWriter)
+			err = withSession(c, false, func(ctx context.Context, o *opened) error {
+				entries := exportEntries(o.c, c.String("prefix"))
 				bar := newProgress(c.App.ErrWriter, "export", len(entries))
-				defer bar.done()
-				for _, e := range entries {
-					if err := o.c.Resolve(ctx, e.Key); err != nil {
-						return err
-					}
-					v, _ := o.c.Get(e.Key)
-					if d := filepath.Dir(e.Key); d != "." {
-						if err := root.MkdirAll(d, 0o755); err != nil {
-							return err
-						}
-					}
-					if err := root.WriteFile(e.Key, v, e.Info.Mode); err != nil {
-						return err
-					}
-					root.Chmod(e.Key, e.Info.Mode)
-					if err := setFileXAttrs(filepath.Join(dst, e.Key), e.Info.XAttrs); err != nil {
-						return fmt.Errorf("export: %w (the target filesystem may not support user attributes)", err)
-					}
-					root.Chtimes(e.Key, e.Info.MTime, e.Info.MTime)
-					if os.Getuid() == 0 {
-						root.Lchown(e.Key, int(e.Info.UID), int(e.Info.GID))
-					}
-					bar.add(1)
-				}
-				fmt.Fprintf(c.App.Writer, "exported %d files from %s to %s\n", len(entries), o.spec, dst)
+				x := &exporter{root: root, dst: dst, t: t, links: map[string]string{}, asRoot: os.Geteuid() == 0}
+				exportTree(ctx, o.c, x, entries, bar)
+				bar.done()
+				fmt.Fprintf(c.App.Writer, "exported %s from %s to %s\n", t.summary(), o.spec, dst)
 				return nil
 			})
+			if err != nil {
+				return err
+			}
+			return t.err("export")
 		},
 	}
 }
