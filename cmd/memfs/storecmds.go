@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -81,7 +82,7 @@ func lsCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			storeFlag(),
 			&cli.StringFlag{Name: "mount", Usage: "list through the live mount at DIR instead of opening the store"},
-			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show mode, owner, size, modification time and tags"},
+			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show directories too, and the node type and mode (as ls -l), owner, size (major, minor of a device), modification time, symlink target and tags"},
 		}, filterFlags()...),
 		Action: func(c *cli.Context) error {
 			f, err := parseFilter(c)
@@ -101,9 +102,11 @@ func lsCommand() *cli.Command {
 						continue
 					}
 					if c.Bool("long") {
-						fmt.Fprintf(w, "%v\t%d\t%d\t%d\t%s\t %s%s\n", e.Info.Mode, e.Info.UID, e.Info.GID, e.Info.Size,
-							e.Info.MTime.Format(time.DateTime), e.Key, tagsColumn(e.Info.XAttrs))
-					} else {
+						fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t %s%s\n", lsMode(e.Info.Mode), e.Info.UID, e.Info.GID, lsSize(e.Info),
+							e.Info.MTime.Format(time.DateTime), lsName(e), tagsColumn(e.Info.XAttrs))
+					} else if !e.Info.Mode.IsDir() {
+						// The short form lists keys that hold a node;
+						// -l shows directories too, as d.
 						fmt.Fprintln(w, e.Key)
 					}
 				}
@@ -120,7 +123,11 @@ func lsCommand() *cli.Command {
 				return print(entries)
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				return print(o.c.Entries(f.prefix))
+				entries, err := lsEntries(ctx, o.c, f.prefix)
+				if err != nil {
+					return fmt.Errorf("ls: %w", err)
+				}
+				return print(entries)
 			})
 		},
 	}
@@ -229,18 +236,17 @@ func rmCommand() *cli.Command {
 				for _, k := range c.Args().Slice() {
 					removed := 0
 					if o.c.Has(k) {
-						if err := o.c.Delete(k); err != nil {
+						if err := deleteName(ctx, o.c, k); err != nil {
 							return explain(err)
 						}
 						removed++
 					}
 					if c.Bool("recursive") {
-						for _, e := range o.c.Entries(strings.TrimSuffix(k, "/") + "/") {
-							if err := o.c.Delete(e.Key); err != nil {
-								return explain(err)
-							}
-							removed++
+						n, err := removeTree(ctx, o.c, strings.TrimSuffix(k, "/"))
+						if err != nil {
+							return explain(err)
 						}
+						removed += n
 					}
 					if removed == 0 && !c.Bool("force") {
 						return fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", k)
@@ -250,6 +256,46 @@ func rmCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+// deleteName removes the name key. The value is loaded first: when the
+// node has other names (hard links), they are saved with it, and a
+// session that never loaded it would save them empty.
+func deleteName(ctx context.Context, c *session.Context, key string) error {
+	if st, err := c.Stat(key); err == nil && st.Nlink > 1 {
+		if err := c.Resolve(ctx, key); err != nil {
+			return err
+		}
+	}
+	return c.Delete(key)
+}
+
+// removeTree removes every key under dir, then the directories under it,
+// children first, and dir itself when it is a directory: directories are
+// entries of the store, and rm -r leaves none behind.
+func removeTree(ctx context.Context, c *session.Context, dir string) (int, error) {
+	removed := 0
+	var dirs []string
+	for _, e := range exportEntries(c, dir+"/") {
+		if e.Info.Mode.IsDir() {
+			dirs = append(dirs, e.Key)
+			continue
+		}
+		if err := deleteName(ctx, c, e.Key); err != nil {
+			return removed, err
+		}
+		removed++
+	}
+	if st, err := c.Stat(dir); err == nil && st.IsDir {
+		dirs = append([]string{dir}, dirs...)
+	}
+	for _, d := range slices.Backward(dirs) {
+		if err := c.Rmdir(d); err != nil {
+			return removed, err
+		}
+		removed++
+	}
+	return removed, nil
 }
 
 func importCommand() *cli.Command {
