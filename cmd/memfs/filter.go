@@ -108,22 +108,25 @@ func (f entryFilter) match(key string, info backend.Info) bool {
 	return true
 }
 
-// mountEntries lists the files of a live mount with their user attributes,
-// through the mount (the running memfs holds the store).
+// mountEntries lists the nodes of a live mount (directories included) with
+// their user attributes, through the mount (the running memfs holds the
+// store). memfs's own names (.memfs) are left out; a symlink carries its
+// target as its value.
 func mountEntries(dir string) ([]backend.Entry, error) {
 	var out []backend.Entry
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		if p == dir {
+			return nil
+		}
 		rel, _ := filepath.Rel(dir, p)
-		if rel != "." && strings.HasPrefix(d.Name(), ".") {
+		rel = filepath.ToSlash(rel)
+		if backend.IsReserved(rel) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
 			return nil
 		}
 		fi, err := d.Info()
@@ -133,14 +136,25 @@ func mountEntries(dir string) ([]backend.Entry, error) {
 			}
 			return err
 		}
-		info := backend.Info{Size: fi.Size(), MTime: fi.ModTime(), Mode: fi.Mode().Perm()}
+		info := backend.Info{Size: fi.Size(), MTime: fi.ModTime(), Mode: fi.Mode() & backend.ModeMask}
+		var value []byte
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			info.UID, info.GID = st.Uid, st.Gid
+			info.Mode = backend.FileMode(st.Mode)
+			if info.Mode&fs.ModeDevice != 0 {
+				info.Rdev = uint64(st.Rdev)
+			}
 		}
-		if info.XAttrs, err = fileXAttrs(p); err != nil {
+		if info.Mode.Type() == fs.ModeSymlink {
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			value = []byte(target)
+		} else if info.XAttrs, err = fileXAttrs(p); err != nil {
 			return err
 		}
-		out = append(out, backend.Entry{Key: filepath.ToSlash(rel), Info: info})
+		out = append(out, backend.Entry{Key: rel, Info: info, Value: value})
 		return nil
 	})
 	return out, err

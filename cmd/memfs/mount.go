@@ -42,7 +42,7 @@ func mountCommand() *cli.Command {
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request"},
 			&cli.BoolFlag{Name: "index-at-mount", Usage: "open (and repair) the search index right after mounting, in the background, instead of at the first search"},
 			&cli.BoolFlag{Name: "xattrs", Value: true, Usage: "extended attributes on the mount (getfattr/setfattr); --xattrs=false makes ls -l about 8x faster on large trees, the kernel then asks for no attribute"},
-		}, writeFlags()...),
+		}, append(transientFlags(), writeFlags()...)...),
 		Action: mountAction,
 	}
 }
@@ -117,6 +117,10 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	transient, err := transientPatterns(c)
+	if err != nil {
+		return fmt.Errorf("mount: %w", err)
+	}
 	if err := checkMountpoint(mnt, spec); err != nil {
 		return err
 	}
@@ -149,6 +153,7 @@ func mountAction(c *cli.Context) error {
 		ReadOnly:    c.Bool("read-only"),
 		DirUID:      uint32(os.Getuid()),
 		DirGID:      uint32(os.Getgid()),
+		Transient:   transient,
 	}, log, c.StringSlice("bootstrap")...)
 	if err != nil {
 		return err

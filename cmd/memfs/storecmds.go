@@ -7,9 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -83,7 +82,7 @@ func lsCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			storeFlag(),
 			&cli.StringFlag{Name: "mount", Usage: "list through the live mount at DIR instead of opening the store"},
-			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show mode, owner, size, modification time and tags"},
+			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show directories too, and the node type and mode (as ls -l), owner, size (major, minor of a device), modification time, symlink target and tags"},
 		}, filterFlags()...),
 		Action: func(c *cli.Context) error {
 			f, err := parseFilter(c)
@@ -103,9 +102,11 @@ func lsCommand() *cli.Command {
 						continue
 					}
 					if c.Bool("long") {
-						fmt.Fprintf(w, "%v\t%d\t%d\t%d\t%s\t %s%s\n", e.Info.Mode, e.Info.UID, e.Info.GID, e.Info.Size,
-							e.Info.MTime.Format(time.DateTime), e.Key, tagsColumn(e.Info.XAttrs))
-					} else {
+						fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t %s%s\n", lsMode(e.Info.Mode), e.Info.UID, e.Info.GID, lsSize(e.Info),
+							e.Info.MTime.Format(time.DateTime), lsName(e), tagsColumn(e.Info.XAttrs))
+					} else if !e.Info.Mode.IsDir() {
+						// The short form lists keys that hold a node;
+						// -l shows directories too, as d.
 						fmt.Fprintln(w, e.Key)
 					}
 				}
@@ -122,7 +123,11 @@ func lsCommand() *cli.Command {
 				return print(entries)
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				return print(o.c.Entries(f.prefix))
+				entries, err := lsEntries(ctx, o.c, f.prefix)
+				if err != nil {
+					return fmt.Errorf("ls: %w", err)
+				}
+				return print(entries)
 			})
 		},
 	}
@@ -137,6 +142,11 @@ func catCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return errors.New("cat: name at least one KEY (memfs ls lists them)")
+			}
+			for _, k := range c.Args().Slice() {
+				if err := checkCommandKey("cat", k); err != nil {
+					return err
+				}
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
 				for _, k := range c.Args().Slice() {
@@ -168,8 +178,8 @@ func putCommand() *cli.Command {
 				return errors.New("put: usage: memfs put KEY [FILE]  (standard input when FILE is missing)")
 			}
 			key := c.Args().Get(0)
-			if err := backend.ValidateKey(key); err != nil {
-				return explain(err)
+			if err := checkCommandKey("put", key); err != nil {
+				return err
 			}
 			var mode uint32
 			if _, err := fmt.Sscanf(c.String("mode"), "%o", &mode); err != nil || mode > 0o777 {
@@ -214,6 +224,11 @@ func rmCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return errors.New("rm: name at least one KEY")
 			}
+			for _, k := range c.Args().Slice() {
+				if err := checkCommandKey("rm", strings.TrimSuffix(k, "/")); err != nil {
+					return err
+				}
+			}
 			if err := checkAgent(c); err != nil {
 				return err
 			}
@@ -221,18 +236,17 @@ func rmCommand() *cli.Command {
 				for _, k := range c.Args().Slice() {
 					removed := 0
 					if o.c.Has(k) {
-						if err := o.c.Delete(k); err != nil {
+						if err := deleteName(ctx, o.c, k); err != nil {
 							return explain(err)
 						}
 						removed++
 					}
 					if c.Bool("recursive") {
-						for _, e := range o.c.Entries(strings.TrimSuffix(k, "/") + "/") {
-							if err := o.c.Delete(e.Key); err != nil {
-								return explain(err)
-							}
-							removed++
+						n, err := removeTree(ctx, o.c, strings.TrimSuffix(k, "/"))
+						if err != nil {
+							return explain(err)
 						}
+						removed += n
 					}
 					if removed == 0 && !c.Bool("force") {
 						return fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", k)
@@ -244,10 +258,51 @@ func rmCommand() *cli.Command {
 	}
 }
 
+// deleteName removes the name key. The value is loaded first: when the
+// node has other names (hard links), they are saved with it, and a
+// session that never loaded it would save them empty.
+func deleteName(ctx context.Context, c *session.Context, key string) error {
+	if st, err := c.Stat(key); err == nil && st.Nlink > 1 {
+		if err := c.Resolve(ctx, key); err != nil {
+			return err
+		}
+	}
+	return c.Delete(key)
+}
+
+// removeTree removes every key under dir, then the directories under it,
+// children first, and dir itself when it is a directory: directories are
+// entries of the store, and rm -r leaves none behind.
+func removeTree(ctx context.Context, c *session.Context, dir string) (int, error) {
+	removed := 0
+	var dirs []string
+	for _, e := range exportEntries(c, dir+"/") {
+		if e.Info.Mode.IsDir() {
+			dirs = append(dirs, e.Key)
+			continue
+		}
+		if err := deleteName(ctx, c, e.Key); err != nil {
+			return removed, err
+		}
+		removed++
+	}
+	if st, err := c.Stat(dir); err == nil && st.IsDir {
+		dirs = append([]string{dir}, dirs...)
+	}
+	for _, d := range slices.Backward(dirs) {
+		if err := c.Rmdir(d); err != nil {
+			return removed, err
+		}
+		removed++
+	}
+	return removed, nil
+}
+
 func importCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "import",
-		Usage:     "copy every regular file under DIR into the store (keys are paths relative to DIR)",
+		Name: "import",
+		Usage: "copy every name under DIR into the store (keys are paths relative to DIR): files, directories, " +
+			"symlinks (never followed), fifos, sockets, devices and hard links, with mode, owner, times and user.* attributes",
 		ArgsUsage: "DIR",
 		Flags: append([]cli.Flag{
 			storeFlag(),
@@ -258,66 +313,37 @@ func importCommand() *cli.Command {
 				return errors.New("import: usage: memfs import DIR")
 			}
 			src := c.Args().First()
-			var files []string
-			err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
+			prefix := strings.Trim(c.String("prefix"), "/")
+			if prefix != "" {
+				if err := checkCommandKey("import: --prefix", prefix); err != nil {
 					return err
 				}
-				rel, _ := filepath.Rel(src, p)
-				if rel != "." && strings.HasPrefix(d.Name(), ".") {
-					if d.IsDir() {
-						return filepath.SkipDir
-					}
-					return nil // hidden names are never persisted
-				}
-				if d.Type().IsRegular() {
-					files = append(files, rel)
-				}
-				return nil
-			})
+			}
+			t := newTally(c.App.ErrWriter)
+			nodes, err := scanImport(src, prefix, t)
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
-			prefix := strings.Trim(c.String("prefix"), "/")
-			return withSession(c, true, func(ctx context.Context, o *opened) error {
-				bar := newProgress(c.App.ErrWriter, "import", len(files))
-				defer bar.done()
-				for _, rel := range files {
-					p := filepath.Join(src, rel)
-					fi, err := os.Stat(p)
-					if err != nil {
-						return err
-					}
-					v, err := os.ReadFile(p)
-					if err != nil {
-						return err
-					}
-					st := fi.Sys().(*syscall.Stat_t)
-					key := backend.Join(prefix, filepath.ToSlash(rel))
-					x, err := fileXAttrs(p)
-					if err != nil {
-						return err
-					}
-					if err := backend.ValidateXAttrs(x); err != nil {
-						return fmt.Errorf("import %s: %w", p, err)
-					}
-					if err := o.c.Put(backend.Entry{Key: key, Value: v, Info: backend.Info{
-						Mode: fi.Mode().Perm(), MTime: fi.ModTime(), UID: st.Uid, GID: st.Gid, XAttrs: x}}); err != nil {
-						return fmt.Errorf("import %s: %w", p, explain(err))
-					}
-					bar.add(1)
-				}
-				fmt.Fprintf(c.App.Writer, "imported %d files from %s into %s\n", len(files), src, o.spec)
+			err = withSession(c, true, func(ctx context.Context, o *opened) error {
+				bar := newProgress(c.App.ErrWriter, "import", len(nodes))
+				importTree(ctx, o.c, nodes, t, bar)
+				bar.done()
+				fmt.Fprintf(c.App.Writer, "imported %s from %s into %s\n", t.summary(), src, o.spec)
 				return nil
 			})
+			if err != nil {
+				return err
+			}
+			return t.err("import")
 		},
 	}
 }
 
 func exportCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "export",
-		Usage:     "write every key (under --prefix) as a file under DIR, with its mode, mtime and user.* attributes",
+		Name: "export",
+		Usage: "write every key (under --prefix) under DIR as the node it is (file, directory, symlink, fifo, socket, " +
+			"device, hard link), with its mode, times, user.* attributes and, as root, owner",
 		ArgsUsage: "DIR",
 		Flags: []cli.Flag{
 			storeFlag(),
@@ -336,36 +362,20 @@ func exportCommand() *cli.Command {
 				return err
 			}
 			defer root.Close()
-			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				entries := o.c.Entries(c.String("prefix"))
+			t := newTally(c.App.ErrWriter)
+			err = withSession(c, false, func(ctx context.Context, o *opened) error {
+				entries := exportEntries(o.c, c.String("prefix"))
 				bar := newProgress(c.App.ErrWriter, "export", len(entries))
-				defer bar.done()
-				for _, e := range entries {
-					if err := o.c.Resolve(ctx, e.Key); err != nil {
-						return err
-					}
-					v, _ := o.c.Get(e.Key)
-					if d := filepath.Dir(e.Key); d != "." {
-						if err := root.MkdirAll(d, 0o755); err != nil {
-							return err
-						}
-					}
-					if err := root.WriteFile(e.Key, v, e.Info.Mode); err != nil {
-						return err
-					}
-					root.Chmod(e.Key, e.Info.Mode)
-					if err := setFileXAttrs(filepath.Join(dst, e.Key), e.Info.XAttrs); err != nil {
-						return fmt.Errorf("export: %w (the target filesystem may not support user attributes)", err)
-					}
-					root.Chtimes(e.Key, e.Info.MTime, e.Info.MTime)
-					if os.Getuid() == 0 {
-						root.Lchown(e.Key, int(e.Info.UID), int(e.Info.GID))
-					}
-					bar.add(1)
-				}
-				fmt.Fprintf(c.App.Writer, "exported %d files from %s to %s\n", len(entries), o.spec, dst)
+				x := &exporter{root: root, dst: dst, t: t, links: map[string]string{}, asRoot: os.Geteuid() == 0}
+				exportTree(ctx, o.c, x, entries, bar)
+				bar.done()
+				fmt.Fprintf(c.App.Writer, "exported %s from %s to %s\n", t.summary(), o.spec, dst)
 				return nil
 			})
+			if err != nil {
+				return err
+			}
+			return t.err("export")
 		},
 	}
 }

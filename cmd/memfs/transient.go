@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/session"
+)
+
+// transientFlags choose the names a mount keeps in the session only.
+func transientFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "transient",
+			Usage: "a name pattern (path.Match, matched against each path segment) whose files live in the mount only, never in the store; " +
+				"repeatable; --transient '' persists everything",
+			DefaultText: strings.Join(session.DefaultTransient, " ")},
+		&cli.BoolFlag{Name: "no-transient", Usage: "persist every name, editor swap and lock files included (same as --transient '')"},
+	}
+}
+
+// transientPatterns returns the patterns the transient flags give: nil
+// for the session's default, an empty list for none.
+func transientPatterns(c *cli.Context) ([]string, error) {
+	if c.Bool("no-transient") {
+		if c.IsSet("transient") {
+			return nil, errors.New("give --transient or --no-transient, not both")
+		}
+		return []string{}, nil
+	}
+	if !c.IsSet("transient") {
+		return nil, nil
+	}
+	return parseTransient(c.StringSlice("transient"))
+}
+
+// parseTransient validates the values of --transient; an empty value
+// stands for no pattern at all.
+func parseTransient(values []string) ([]string, error) {
+	pats := []string{}
+	empty := false
+	for _, v := range values {
+		if v == "" {
+			empty = true
+			continue
+		}
+		pats = append(pats, v)
+	}
+	if empty && len(pats) > 0 {
+		return nil, fmt.Errorf("--transient '' (persist everything) cannot go with patterns %q", pats)
+	}
+	if err := session.ValidateTransient(pats); err != nil {
+		return nil, fmt.Errorf("--transient: %w\n  patterns use path.Match syntax (*, ?, [a-z]), one name segment each", err)
+	}
+	return pats, nil
+}
+
+// checkCommandKey refuses, for the store command cmd, a key the store
+// never holds: an invalid key, one of memfs's own names, or a transient
+// editor file (session.DefaultTransient), which a session would keep in
+// memory only, so that the command would report success and store nothing.
+func checkCommandKey(cmd, key string) error {
+	if err := backend.ValidateKey(key); err != nil {
+		return fmt.Errorf("%s: %w", cmd, explain(err))
+	}
+	if backend.IsReserved(key) {
+		return fmt.Errorf("%s: %s: a name reserved for memfs's own files (.memfs, .memfs-*, .memfs.* at the root, .memfs-tmp-*); not a key", cmd, key)
+	}
+	if session.IsTransient(key, session.DefaultTransient) {
+		return fmt.Errorf("%s: %s: a transient editor file lives only in a mounted session (see --transient); not stored", cmd, key)
+	}
+	return nil
+}
