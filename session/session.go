@@ -611,12 +611,6 @@ func (c *Context) markDirtyLocked(f *file) {
 	}
 }
 
-// removeFileLocked takes f out of the namespace: an open File keeps it.
-// by removed it (nil: Options.Self).
-func (c *Context) removeFileLocked(f *file, by *meta.WriterInfo) {
-	c.removeNameLocked(f, f.key, by)
-}
-
 // removeNameLocked takes the name key of f out of the namespace; the node
 // goes with its last name.
 func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {

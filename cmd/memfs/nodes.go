@@ -322,9 +322,9 @@ func exportEntries(c *session.Context, prefix string) []backend.Entry {
 // exporter writes nodes under one directory, through an os.Root and the
 // *at calls on the parent's descriptor.
 type exporter struct {
-	root  *os.Root
-	dst   string
-	t     *tally
+	root   *os.Root
+	dst    string
+	t      *tally
 	links  map[string]string // hard-link group -> the first name written
 	asRoot bool
 }
