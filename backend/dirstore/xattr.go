@@ -166,7 +166,6 @@ func getXAttr(get func(string, []byte) (int, error), name string, buf []byte) ([
 	return nil, syscall.EAGAIN
 }
 
-
 // replaceXAttrs makes attrs the user attributes of the open node fd (a
 // directory saved in place): the names not in attrs are removed.
 func replaceXAttrs(fd int, attrs map[string][]byte) error {
