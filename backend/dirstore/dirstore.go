@@ -21,13 +21,13 @@ import (
 	"github.com/memfs/memfs/internal/lockfile"
 )
 
-// lockName is the hidden file in the root that carries the store's flock and
+// lockName is the reserved file in the root that carries the store's flock and
 // the holder's PID. It is never removed: unlinking a lock file lets a waiter
 // lock the orphaned inode while a newcomer locks a fresh one, and both win.
 const lockName = ".memfs.lock"
 
 // JournalName is where memfs keeps a dir store's crash journal: in the
-// root, under a hidden name that List never shows, so that it moves with
+// root, under a reserved name that List never shows, so that it moves with
 // the store.
 const JournalName = ".memfs-journal"
 

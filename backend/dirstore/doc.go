@@ -1,5 +1,5 @@
-// Package dirstore is a backend.Store kept in a plain directory: one regular
-// file per key, so the store can be read, grepped, edited, backed up and put
+// Package dirstore is a backend.Store kept in a plain directory: one node
+// (file, directory, symlink, fifo, socket, device) per key, so the store can be read, grepped, edited, backed up and put
 // under version control with ordinary tools while no mount is running.
 //
 //	s, err := dirstore.Open(filepath.Join(home, ".local/share/memfs"))
@@ -11,30 +11,102 @@
 //
 // # Layout
 //
-// A key is the file's path relative to the root, unchanged: "memory/global.md"
-// is <root>/memory/global.md. Directories are created (0755) as keys need
-// them and removed by Delete when it empties them, up to but excluding the
-// root. The file's permission bits, owner and modification time are the
-// key's Info; its size is the value's length.
+// A key is the node's path relative to the root, unchanged:
+// "memory/global.md" is <root>/memory/global.md. Every node is a key as
+// itself, dotfiles included (.git, .env): a regular file (its content is
+// the value), a directory (an entry of its own, with no value), a symlink
+// (its target is the value; it is never followed), a fifo, a socket, a
+// character or block device (no value; Info.Rdev from stat). Info is what
+// lstat(2) reports: the mode with the node type and the setuid, setgid and
+// sticky bits, owner, atime, mtime, ctime, and user.* extended attributes.
+// A node that is not a directory and has several names (st_nlink > 1) is
+// listed under each with Info.Link = "i<dev>.<ino>", the same for all of
+// them; the Link a caller saved under is not kept (the contract allows
+// it). Only memfs's own names stay out (backend.IsReserved: the lock, the
+// marker, the journal, system records, temp nodes); a name that is not a
+// valid key (invalid UTF-8, for example) is skipped, a directory whole, and
+// reported by Skipped, as is a directory the process may not read (it is
+// listed, its content is not).
 //
-// List reports regular files only. Anything with a hidden segment (a name
-// starting with ".") is skipped, whole directories included: the lock file,
-// temp files, .git, editors' swap files. Symlinks, fifos, sockets and devices
-// are not keys either, and neither is a name that backend.ValidateKey
-// rejects (invalid UTF-8, for example). Hidden keys are refused by Save, Load
-// and Delete with an error wrapping backend.ErrInvalidKey; they are never
-// persisted.
+// Directories are entries: Save makes one with its attributes, Delete
+// removes one only when it is empty, and neither prunes or creates one
+// unasked, but for the directories a key needs (0755, less the umask),
+// which then stay. List reports every directory but the root.
+//
+// # Node types
+//
+// Save writes each node under a temp name (".memfs-tmp-<random>") in its
+// key's directory and renames it over the key, so a reader sees the old
+// node or the new one: a file is written and fsynced, a symlink made with
+// symlinkat, a fifo, socket or device with mknodat. Owner first (lchown
+// for a symlink), then the mode (chown clears setuid and setgid; a symlink
+// has no mode of its own), then atime and mtime with utimensat and
+// AT_SYMLINK_NOFOLLOW (a zero ATime is the MTime; a zero MTime the time of
+// the save). The ctime cannot be set: List reports the real one, which is
+// the save's time.
+//
+// A directory is made in place (mkdirat) and, after everything the same
+// Save puts in it, gets its owner, mode, times and attributes (the whole
+// set: names not given are removed), deepest first: saving into it moves
+// its mtime, and a mode without write permission would stop a process that
+// is not root from saving into it. An existing directory keeps what it
+// holds. A node of another type in a directory's way is swapped out
+// atomically (renameat2 RENAME_EXCHANGE) and removed; a directory in the
+// way of another node type is removed the same way only when it is empty,
+// else it is put back and the Save fails with an error naming the key.
+//
+// Entries of one Save that share a non-empty Info.Link are one node: the
+// first is written, the others are linked to it under temp names of their
+// own (linkat) and all are renamed over their keys, so every name is the
+// same inode. The first entry's value and attributes are the node's.
+//
+// Extended attributes: Linux keeps user.* attributes on regular files and
+// directories only (the VFS refuses them with EPERM on a symlink, fifo,
+// socket or device, on every filesystem, and a mount is never handed one).
+// An entry of those types that carries some is refused with
+// backend.ErrInvalidXAttr before anything is written, rather than dropped;
+// List and Load do not ask for theirs.
+//
+// Device nodes need CAP_MKNOD: without it Save fails with EPERM naming the
+// key. A symlink, fifo, socket or device has no data to fsync and cannot be
+// opened for fsync without following it or opening the device: the fsync
+// of its directory after the rename makes it durable, as journalling
+// filesystems (ext4, xfs, btrfs) commit the inode with the entry.
+//
+// # No symlink is followed
+//
+// Every key path is resolved from a descriptor of the root one segment at
+// a time with openat(O_NOFOLLOW|O_DIRECTORY): a symlink on the way (one
+// that leaves the root, one that stays inside it, such as "skills/link" ->
+// "../memory") is never followed. Save of a key under one fails with an
+// error that names the key and matches ENOTDIR; Load and Stat report such a
+// key as not found (it matches backend.ErrKeyNotFound and ENOTDIR); Delete
+// ignores it, as it is not in the store; List does not enter a symlink, nor
+// a directory that becomes one while it walks (each directory is opened
+// from its parent's descriptor, O_NOFOLLOW). Load reads a symlink's target
+// with readlinkat and never opens a fifo or a device: the node is pinned
+// with an O_PATH|O_NOFOLLOW descriptor and, only if it is a regular file,
+// reopened through /proc/self/fd (the same inode, whatever has taken the
+// name since). Files and directories are read with O_NOATIME where the
+// process may (the owner, or root), so memfs moves no atime it keeps;
+// readlink moves a symlink's atime whatever the flags, and Load puts it
+// back (which moves the symlink's ctime). System records (sys.go) live in
+// .memfs-sys and go through an os.Root with each path checked for links.
 //
 // # Atomicity
 //
-// Each file is written atomically: Save writes the value into a hidden temp
-// file (".memfs-tmp-<random>") in the key's directory, sets its mode, owner
-// and mtime there, and renames it over the key. A reader sees the old value
-// or the new one. A batch is not atomic as a whole: if Save fails, each key
-// of the batch holds its old value or its new one, and the temp files it
-// wrote are removed. Every key of a batch is validated before anything is
-// written, so an invalid key fails the batch with nothing touched. A crash
-// can leave a temp file behind; it is hidden, so it is never listed.
+// Each node is written atomically, as above. A batch is not atomic as a
+// whole: if Save fails, each key of the batch holds its old node or its
+// new one, and the temp nodes it made are removed. Every entry of a batch
+// is validated (backend.ValidateEntries, and the xattr rule above) before
+// anything is written, so an invalid entry fails the batch with nothing
+// touched. A crash can leave a temp node behind; its name is reserved, so
+// it is never listed, and the next Open sweeps them all away (a temp
+// directory only when empty).
+//
+// SaveIf (backend.Conditional) saves regular files with one name
+// conditionally; directories, symlinks, fifos, sockets, devices and
+// hard-link groups of the same call are saved first, as Save does.
 //
 // # Durability
 //
@@ -44,7 +116,10 @@
 // concurrently (on up to 32 goroutines), so that all data is on disk before
 // any key changes; renames them all; then fsyncs each directory that gained
 // an entry once, concurrently. A directory Save created is made durable by
-// syncing its parents too. Delete fsyncs each directory it changed once.
+// syncing its parents too; a directory entry is fsynced once its
+// attributes are set. Delete fsyncs each directory it changed once. The
+// directories of one call are opened once each, from their parent's
+// descriptor, and kept open until it returns.
 //
 // Measured with BenchmarkSave (4 KiB files in 10 directories, a fresh ext4
 // on a virtio disk, 2 vCPUs, medians of 5 or more runs): a batch of 100
@@ -70,33 +145,18 @@
 // two processes both believe they hold it. The kernel drops the lock when
 // the holder dies, so a crash never leaves the store locked.
 //
-// # The root
-//
-// Every filesystem access goes through one os.Root opened on the directory
-// (the only exceptions: Open creates the directory itself, and Delete removes
-// an emptied directory with unlinkat(2) on a parent opened through the root),
-// so neither a key nor a symlink inside the root can reach outside it: a path
-// through a symlink that leaves the root fails (Save) or is treated as
-// absent (Load, Delete). Load also refuses a symlink as the last segment,
-// even one that stays inside, since List would not report it; Save replaces
-// such a link with a regular file, and Delete leaves it alone. A symlinked
-// directory that stays inside the root is followed by os.Root, harmlessly:
-// the file it leads to is in the store anyway. If the root is removed while
-// the store is open, List reports an empty store.
-//
 // # Owner and mode
 //
-// Save sets Info.Mode's permission bits exactly (no umask) and gives the file
-// to Info.UID and Info.GID. A process that is not root may only give a file
-// to a group it belongs to; the contract asks for the owner "as far as the
-// process may set" it, so when chown fails with EPERM for a non-root process
-// the file keeps the writer's owner and Save goes on. List and Load report
-// the owner the file really has.
+// Save sets Info.Mode's permission, setuid, setgid and sticky bits exactly
+// (no umask) and gives the node to Info.UID and Info.GID. A process that is
+// not root may only give a node to a group it belongs to; the contract asks
+// for the owner "as far as the process may set" it, so when chown fails
+// with EPERM for a non-root process the node keeps the writer's owner and
+// Save goes on. List and Load report the owner the node really has.
 //
 // # Concurrency
 //
 // A Store is safe for concurrent use. It holds no lock of its own: each
-// operation relies on the filesystem's atomic create, rename and rmdir. If a
-// concurrent Delete prunes the directory a Save is writing into, the Save
-// creates it again.
+// operation relies on the filesystem's atomic create, rename, renameat2
+// and rmdir, and resolves its keys' directories afresh.
 package dirstore

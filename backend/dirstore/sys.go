@@ -15,7 +15,7 @@ import (
 )
 
 // sysDir holds the system records, one file per record at its name. The
-// leading dot keeps it out of List and of the external-change watcher.
+// reserved name keeps it out of List and of the external-change watcher.
 const sysDir = ".memfs-sys"
 
 func sysPath(op, name string) (string, error) {
