@@ -304,6 +304,12 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		w.log.Warn("external change: cannot stat", "key", key, "err", err)
 		return
 	}
+	if !info.Mode.IsRegular() {
+		// Directories (memfs's own flush touches them), symlinks and
+		// special files changed by another program are indexed at the
+		// next mount.
+		return
+	}
 	if w.c.Echo(key, info) {
 		return
 	}
