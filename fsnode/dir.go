@@ -102,6 +102,9 @@ func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 		return toErrno(err)
 	}
 	d.root.fillAttr(st, &out.Attr)
+	if d.isRoot() {
+		out.Nlink++ // .memfs
+	}
 	a := out.Attr
 	d.last.Store(&a)
 	out.SetTimeout(d.root.opts.AttrTimeout)
@@ -396,10 +399,6 @@ func (d *dirNode) newEntry(ctx context.Context, key string, out *fuse.EntryOut) 
 	}
 	d.root.fillEntry(st, out)
 	return d.root.newChild(ctx, d.EmbeddedInode(), st), 0
-}
-
-func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
 }
 
 // OpendirHandle lets the kernel cache the directory's listing

@@ -44,7 +44,44 @@ func fillXAttr(v, dest []byte) (uint32, syscall.Errno) {
 	return uint32(copy(dest, v)), 0
 }
 
+// Files and directories keep user.* attributes alike (the root, which is
+// no entry of the store, keeps none).
+
+type keyer interface{ key() (string, syscall.Errno) }
+
 func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return n.root.getxattr(n, attr, dest)
+}
+
+func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	return n.root.listxattr(n, dest)
+}
+
+func (n *fileNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return n.root.setxattr(ctx, n, attr, data, flags)
+}
+
+func (n *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return n.root.removexattr(ctx, n, attr)
+}
+
+func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return d.root.getxattr(d, attr, dest)
+}
+
+func (d *dirNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	return d.root.listxattr(d, dest)
+}
+
+func (d *dirNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return d.root.setxattr(ctx, d, attr, data, flags)
+}
+
+func (d *dirNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return d.root.removexattr(ctx, d, attr)
+}
+
+func (r *Root) getxattr(n keyer, attr string, dest []byte) (uint32, syscall.Errno) {
 	if !userXAttr(attr) {
 		return 0, syscall.ENODATA
 	}
@@ -52,19 +89,25 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 	if errno != 0 {
 		return 0, errno
 	}
-	v, err := n.root.c.GetXAttr(key, attr)
+	if key == "" {
+		return 0, syscall.ENODATA
+	}
+	v, err := r.c.GetXAttr(key, attr)
 	if err != nil {
 		return 0, toErrno(err)
 	}
 	return fillXAttr(v, dest)
 }
 
-func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+func (r *Root) listxattr(n keyer, dest []byte) (uint32, syscall.Errno) {
 	key, errno := n.key()
 	if errno != 0 {
 		return 0, errno
 	}
-	names, err := n.root.c.ListXAttr(key)
+	if key == "" {
+		return 0, 0
+	}
+	names, err := r.c.ListXAttr(key)
 	if err != nil {
 		return 0, toErrno(err)
 	}
@@ -75,7 +118,7 @@ func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.
 	return fillXAttr(b, dest)
 }
 
-func (n *fileNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+func (r *Root) setxattr(ctx context.Context, n keyer, attr string, data []byte, flags uint32) syscall.Errno {
 	if !userXAttr(attr) {
 		return syscall.EOPNOTSUPP
 	}
@@ -83,14 +126,14 @@ func (n *fileNode) Setxattr(ctx context.Context, attr string, data []byte, flags
 	if errno != 0 {
 		return errno
 	}
-	err := n.root.c.SetXAttr(n.root.as(ctx), key, attr, data, session.XAttrFlags(flags))
+	err := r.c.SetXAttr(r.as(ctx), key, attr, data, session.XAttrFlags(flags))
 	if err != nil {
-		n.root.log.Debug("setxattr refused", "key", key, "attr", attr, "err", err)
+		r.log.Debug("setxattr refused", "key", key, "attr", attr, "err", err)
 	}
 	return xattrErrno(err)
 }
 
-func (n *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+func (r *Root) removexattr(ctx context.Context, n keyer, attr string) syscall.Errno {
 	if !userXAttr(attr) {
 		return syscall.EOPNOTSUPP
 	}
@@ -98,7 +141,7 @@ func (n *fileNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	return xattrErrno(n.root.c.RemoveXAttr(n.root.as(ctx), key, attr))
+	return xattrErrno(r.c.RemoveXAttr(r.as(ctx), key, attr))
 }
 
 // xattrErrno: a write to an attribute memfs maintains is EPERM, not the
@@ -108,20 +151,6 @@ func xattrErrno(err error) syscall.Errno {
 		return syscall.EPERM
 	}
 	return toErrno(err)
-}
-
-func (d *dirNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	return 0, 0
-}
-
-// Directories are implied by keys and not stored: an attribute on one
-// could not be kept, so it is refused.
-func (d *dirNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	return syscall.EOPNOTSUPP
-}
-
-func (d *dirNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	return syscall.ENODATA
 }
 
 // writer describes the process behind a request.
