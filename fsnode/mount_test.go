@@ -266,10 +266,9 @@ func TestMountWriteSemantics(t *testing.T) {
 	// errors for bad names and sizes
 	wantErrno(t, "long name", os.WriteFile(p(strings.Repeat("n", 256)), nil, 0o644), syscall.ENAMETOOLONG)
 	wantErrno(t, "too big", os.WriteFile(p("big"), make([]byte, 1<<20+1), 0o644), syscall.EFBIG)
-	wantErrno(t, "hard link", os.Link(p("x"), p("x2")), syscall.EPERM)
-	wantErrno(t, "symlink", os.Symlink("x", p("sym")), syscall.EPERM)
-	wantErrno(t, "mkfifo", syscall.Mkfifo(p("fifo"), 0o644), syscall.EPERM)
-	wantErrno(t, "mknod", syscall.Mknod(p("dev"), syscall.S_IFCHR|0o644, 0x0101), syscall.EPERM)
+	wantErrno(t, "hard link to a directory", os.Link(p(""), p("dir2")), syscall.EPERM)
+	wantErrno(t, "symlink over an existing name", os.Symlink("x", p("x")), syscall.EEXIST)
+	wantErrno(t, "symlink with a target longer than PATH_MAX", os.Symlink(strings.Repeat("t", 4096), p("sym")), syscall.ENAMETOOLONG)
 	_, err = syscall.Getxattr(p("x"), "user.foo", make([]byte, 64))
 	wantErrno(t, "getxattr of an unset attribute", err, syscall.ENODATA)
 }
@@ -340,7 +339,9 @@ func TestMountPersistsAttributesAcrossRemount(t *testing.T) {
 	}
 }
 
-func TestMountHiddenNamesStayInSession(t *testing.T) {
+// Transient editor files live in the session only; the rest, dotfiles
+// included, reach the store.
+func TestMountTransientNamesStayInSession(t *testing.T) {
 	st := newDirStore(t, t.TempDir())
 	m := mount(t, st, mountConfig{})
 	os.MkdirAll(filepath.Join(m.dir, "memory"), 0o755)
@@ -355,9 +356,17 @@ func TestMountHiddenNamesStayInSession(t *testing.T) {
 	if got := readFile(t, swp); got != "swap" {
 		t.Fatalf("hidden file reads %q", got)
 	}
+	os.WriteFile(filepath.Join(m.dir, "memory/.dotfile"), []byte("dot"), 0o644)
+	f, _ = os.Open(filepath.Join(m.dir, "memory/note.md"))
+	f.Sync()
+	f.Close()
 	l, err := st.List(t.Context())
-	if err != nil || len(l) != 1 || l[0].Key != "memory/note.md" {
-		t.Fatalf("store lists %v (%v), want only memory/note.md", l, err)
+	var keys []string
+	for _, e := range l {
+		keys = append(keys, e.Key)
+	}
+	if err != nil || !slices.Equal(keys, []string{"memory", "memory/.dotfile", "memory/note.md"}) {
+		t.Fatalf("store lists %v (%v), want memory, memory/.dotfile and memory/note.md", keys, err)
 	}
 }
 

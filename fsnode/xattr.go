@@ -126,6 +126,9 @@ func (r *Root) setxattr(ctx context.Context, n keyer, attr string, data []byte, 
 	if errno != 0 {
 		return errno
 	}
+	if key == "" {
+		return syscall.EOPNOTSUPP // the root is no entry of the store
+	}
 	err := r.c.SetXAttr(r.as(ctx), key, attr, data, session.XAttrFlags(flags))
 	if err != nil {
 		r.log.Debug("setxattr refused", "key", key, "attr", attr, "err", err)
@@ -140,6 +143,9 @@ func (r *Root) removexattr(ctx context.Context, n keyer, attr string) syscall.Er
 	key, errno := n.key()
 	if errno != 0 {
 		return errno
+	}
+	if key == "" {
+		return syscall.ENODATA
 	}
 	return xattrErrno(r.c.RemoveXAttr(r.as(ctx), key, attr))
 }

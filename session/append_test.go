@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -152,7 +153,10 @@ func TestJournalAppendRedactedWithContext(t *testing.T) {
 	}
 	j2.Close()
 	// The two appends were scrubbed by the whole value that completed
-	// the secret.
+	// the secret (the directory's own records aside).
+	recs = slices.DeleteFunc(recs, func(r journal.Record) bool {
+		return len(r.Entries) > 0 && r.Entries[0].Info.Mode.IsDir()
+	})
 	if len(recs) != 1 || recs[0].Append {
 		t.Errorf("records: %d, append flags %v; want only the whole value", len(recs), appendFlags(recs))
 	}

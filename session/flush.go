@@ -90,6 +90,20 @@ func (c *Context) Flush(ctx context.Context) error {
 	for i, d := range ddirs {
 		dgens[i] = d.gen
 	}
+	// The clean parents of what is saved: a store that keeps real
+	// directories moves their mtimes while it writes in them, and is
+	// told them again at the end.
+	touched := make(map[string]bool)
+	for _, e := range entries {
+		touched[parentOf(e.Key)] = true
+	}
+	var dlate []backend.Entry
+	for k := range touched {
+		if d, ok := c.dirs[k]; ok && k != "" && d.gen == 0 && !c.Local(k) {
+			dlate = append(dlate, backend.Entry{Key: k, Info: d.infoLocked()})
+		}
+	}
+	slices.SortFunc(dlate, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
 	gone := maps.Clone(c.gone)
 	removedGen := make(map[string]uint64, len(c.removed))
 	var removed []string
@@ -111,7 +125,8 @@ func (c *Context) Flush(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	c.sealEntries(dentries, true) // their attributes
-	failed, dfailed := c.saveAndDelete(ctx, entries, saved, removed, dentries)
+	c.sealEntries(dlate, true)
+	failed, dfailed := c.saveAndDelete(ctx, entries, saved, removed, dentries, dlate)
 
 	c.mu.Lock()
 	c.stats.flushes++

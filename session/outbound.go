@@ -177,7 +177,9 @@ func (c *Context) firstSighting(src []byte, f redact.Finding) bool {
 // the store refuses (a key under a symlinked directory, a value past a
 // size limit) never keeps the others from the store. A key a refused
 // entry was renamed from is not deleted: the store keeps its last copy.
-func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string, dirs []backend.Entry) (failed, dfailed map[string]error) {
+// dirs are the dirty directories' entries; touched the clean directories
+// whose entries are saved again at the end only (their mtimes).
+func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string, dirs, touched []backend.Entry) (failed, dfailed map[string]error) {
 	failed = make(map[string]error)
 	// Directories first, parents before children, so that the files and
 	// directories under them have a place; a directory whose place a
@@ -238,6 +240,12 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	dfailed = make(map[string]error)
 	if len(dirs) > 0 {
 		c.saveEach(ctx, dirs, dfailed)
+	}
+	if len(touched) > 0 {
+		if err := c.store.Save(ctx, touched...); err != nil {
+			// Only their mtimes: nothing the session holds is lost.
+			c.log.Debug("flush: directories' times not saved again", "err", err)
+		}
 	}
 	return failed, dfailed
 }

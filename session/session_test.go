@@ -207,8 +207,13 @@ func TestSetDeleteFlushSendOnlyChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	saves, dels := rec.get(errorstore.OpSave), rec.get(errorstore.OpDelete)
-	if len(saves) != 1 || !slices.Equal(slices.Sorted(slices.Values(saves[0])), []string{"memory/global.md", "memory/new.md"}) {
-		t.Fatalf("Save calls = %v, want one with the two dirty keys", saves)
+	// The directories whose entries changed (a name added, one removed)
+	// before the files, and again after them: a directory store moved
+	// their mtimes while it wrote in them.
+	dirs := []string{"agents", "memory"}
+	if len(saves) != 3 || !slices.Equal(saves[0], dirs) || !slices.Equal(saves[2], dirs) ||
+		!slices.Equal(slices.Sorted(slices.Values(saves[1])), []string{"memory/global.md", "memory/new.md"}) {
+		t.Fatalf("Save calls = %v, want the directories, one call with the two dirty keys, the directories", saves)
 	}
 	if len(dels) != 1 || !slices.Equal(dels[0], []string{"agents/explorer.json"}) {
 		t.Fatalf("Delete calls = %v, want one with the removed key", dels)
@@ -266,12 +271,22 @@ func TestTransientKeysStayInSession(t *testing.T) {
 	if err := c.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if s, d := rec.get(errorstore.OpSave), rec.get(errorstore.OpDelete); len(s)+len(d) != 0 {
-		t.Fatalf("transient keys reached the store: Save %v Delete %v", s, d)
+	for _, call := range append(rec.get(errorstore.OpSave), rec.get(errorstore.OpDelete)...) {
+		for _, k := range call {
+			if c.Local(k) {
+				t.Fatalf("a transient key reached the store: %s", k)
+			}
+		}
 	}
 	l, _ := st.List(t.Context())
-	if len(l) != len(sample) {
-		t.Fatalf("store lists %d keys, want %d", len(l), len(sample))
+	files := 0
+	for _, e := range l {
+		if !e.Info.Mode.IsDir() {
+			files++
+		}
+	}
+	if files != len(sample) {
+		t.Fatalf("store lists %d files, want %d", files, len(sample))
 	}
 	// A transient file renamed over a persisted name is persisted.
 	if err := c.Rename(t.Context(), ".scratch.swp", "memory/from-temp.md", 0); err != nil {
@@ -443,7 +458,9 @@ func TestRenameFileAndDirectory(t *testing.T) {
 	l, _ := st.List(t.Context())
 	var keys []string
 	for _, e := range l {
-		keys = append(keys, e.Key)
+		if !e.Info.Mode.IsDir() {
+			keys = append(keys, e.Key)
+		}
 	}
 	want := []string{"agents/explorer.json", "memory/project/global.md", "memory/project/kernel.md",
 		"skills/golang/SKILL.md", "skills/golang/resources/ref.txt"}

@@ -48,8 +48,14 @@ func TestXAttrs(t *testing.T) {
 	if err := c.SetXAttr(ctx, key, "trusted.x", []byte("x"), 0); !errors.Is(err, session.ErrXAttrNotSupported) {
 		t.Errorf("SetXAttr trusted.x = %v, want ErrXAttrNotSupported", err)
 	}
-	if err := c.SetXAttr(ctx, "skills/go", "user.x", []byte("x"), 0); !errors.Is(err, session.ErrXAttrNotSupported) {
-		t.Errorf("SetXAttr on a directory = %v, want ErrXAttrNotSupported", err)
+	if err := c.SetXAttr(ctx, "skills/go", "user.x", []byte("x"), 0); err != nil {
+		t.Errorf("SetXAttr on a directory = %v", err)
+	}
+	if v, err := c.GetXAttr("skills/go", "user.x"); err != nil || string(v) != "x" {
+		t.Errorf("GetXAttr on a directory = %q, %v", v, err)
+	}
+	if err := c.SetXAttr(ctx, "", "user.x", []byte("x"), 0); err == nil {
+		t.Error("SetXAttr on the root succeeded: no entry of the store keeps it")
 	}
 	if err := c.SetXAttr(ctx, key, "user.big", make([]byte, backend.MaxXAttrSize), 0); !errors.Is(err, session.ErrXAttrSpace) {
 		t.Errorf("SetXAttr over the limit = %v, want ErrXAttrSpace", err)
