@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -61,13 +62,21 @@ func (c *Context) putDir(e backend.Entry) error {
 	if err := c.creatable("mkdir", e.Key); err != nil {
 		return err
 	}
+	c.mu.RLock()
+	_, inWay := c.files[e.Key]
+	c.mu.RUnlock()
+	if inWay {
+		// A node another program put where the directory was (the
+		// journal replays memfs's directory): both are kept, the other
+		// node beside it under a conflict name.
+		ck := ConflictKey(e.Key, c.now())
+		if err := c.Rename(context.Background(), e.Key, ck, RenameNoReplace); err != nil {
+			return err
+		}
+		c.log.Warn("a node is where a directory of the journal goes; kept beside it", "key", e.Key, "kept_as", ck)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if f, ok := c.files[e.Key]; ok {
-		// A file in the way (replayed out of order with its removal,
-		// or imported over): the directory's entry wins, the file goes.
-		c.removeNameLocked(f, e.Key, nil)
-	}
 	d, err := c.mkdirAllLocked(e.Key, e.Info.MTime.UnixNano(), true)
 	if err != nil {
 		return err
@@ -76,7 +85,6 @@ func (c *Context) putDir(e backend.Entry) error {
 	if e.Info.MTime.IsZero() {
 		d.mtime = c.now().UnixNano()
 	}
-	delete(c.removed, e.Key)
 	c.markDirDirtyLocked(d)
 	return nil
 }

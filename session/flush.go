@@ -247,6 +247,16 @@ func (c *Context) Flush(ctx context.Context) error {
 	}
 	// The truncate took the refused entries' records with it: record
 	// them again, at a new generation, so that a crash still finds them.
+	// Directories first: a replay makes them before the files in them.
+	if len(refusedDirs) > 0 {
+		c.mu.Lock()
+		c.gen++
+		gen := c.gen
+		c.mu.Unlock()
+		if err := c.journalDir(gen, refusedDirs...); err != nil {
+			c.log.Error("journal append of directories the store refused failed", "err", err)
+		}
+	}
 	for _, f := range refused {
 		c.mu.Lock()
 		key := f.key
@@ -258,15 +268,6 @@ func (c *Context) Flush(ctx context.Context) error {
 			if err := c.journalKey(key); err != nil {
 				c.log.Error("journal append of an entry the store refused failed", "key", key, "err", err)
 			}
-		}
-	}
-	if len(refusedDirs) > 0 {
-		c.mu.Lock()
-		c.gen++
-		gen := c.gen
-		c.mu.Unlock()
-		if err := c.journalDir(gen, refusedDirs...); err != nil {
-			c.log.Error("journal append of directories the store refused failed", "err", err)
 		}
 	}
 	ferr := &FlushError{Failed: failed}
@@ -399,7 +400,12 @@ func (c *Context) Replay(records []journal.Record) error {
 			// (killed between a flush's save and its truncate) gives
 			// the same entry again.
 			if err := c.put(e); err != nil {
-				return err
+				if !errors.Is(err, ErrNotDir) || !c.moveAsideBlocking(e.Key) {
+					return err
+				}
+				if err := c.put(e); err != nil {
+					return err
+				}
 			}
 		}
 		// Children before their directories.
@@ -422,6 +428,29 @@ func (c *Context) Replay(records []journal.Record) error {
 		}
 	}
 	return nil
+}
+
+// moveAsideBlocking renames the nearest ancestor of key that is not a
+// directory (a node another program put where memfs had a directory) to a
+// conflict name beside it, and reports whether it found one: a replayed
+// change under that directory then has its place, and both are kept.
+func (c *Context) moveAsideBlocking(key string) bool {
+	for k := parentOf(key); k != ""; k = parentOf(k) {
+		c.mu.RLock()
+		_, blocking := c.files[k]
+		c.mu.RUnlock()
+		if !blocking {
+			continue
+		}
+		ck := ConflictKey(k, c.now())
+		if err := c.Rename(context.Background(), k, ck, RenameNoReplace); err != nil {
+			c.log.Error("journal: cannot move aside a node in the way of a replayed change", "key", k, "err", err)
+			return false
+		}
+		c.log.Warn("journal: a node is where a directory of the journal goes; kept beside it", "key", k, "kept_as", ck)
+		return true
+	}
+	return false
 }
 
 // replayAppend appends e.Value to the key's value (creating the key with

@@ -185,8 +185,18 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	// directories under them have a place; a directory whose place a
 	// file still holds (removed below) fails here and is saved again at
 	// the end.
+	// A key removed and made again as a directory is saved in place when
+	// the store takes the directory over what it holds (a directory
+	// already there); else what holds the key is deleted below first.
+	saved1 := make(map[string]bool, len(dirs))
 	if len(dirs) > 0 {
-		c.saveEach(ctx, dirs, map[string]error{})
+		p1 := make(map[string]error)
+		c.saveEach(ctx, dirs, p1)
+		for _, e := range dirs {
+			if _, bad := p1[e.Key]; !bad {
+				saved1[e.Key] = true
+			}
+		}
 	}
 	var later []int // files refused while a removed directory held their place
 	if len(entries) > 0 {
@@ -206,6 +216,9 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	}
 	var del []string
 	for _, k := range removed {
+		if saved1[k] {
+			continue
+		}
 		if keepsCopyOf(k, entries, saved, failed) {
 			failed[k] = fmt.Errorf("kept: the entry renamed from it was not saved")
 			continue

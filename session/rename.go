@@ -260,7 +260,6 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 		c.removed[from] = c.gen
 		d.key = to
 		c.dirs[to] = d
-		delete(c.removed, to)
 		c.markDirDirtyLocked(d)
 	}
 	moveDir(srcD, oldKey, newKey)

@@ -355,7 +355,6 @@ func (c *Context) mkdirAllLocked(key string, mtime int64, persist bool) (*dir, e
 	c.dirs[key] = d
 	if persist {
 		c.markDirDirtyLocked(d)
-		delete(c.removed, key)
 	}
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}

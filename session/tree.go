@@ -135,7 +135,6 @@ func (c *Context) Mkdir(key string, mode fs.FileMode, uid, gid uint32) error {
 	d.mode, d.uid, d.gid = backend.PermBits(mode), uid, gid
 	c.dirs[key] = d
 	c.markDirDirtyLocked(d)
-	delete(c.removed, key)
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
 	c.touchDirLocked(parent, now)

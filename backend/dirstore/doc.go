@@ -50,8 +50,9 @@
 // set: names not given are removed), deepest first: saving into it moves
 // its mtime, and a mode without write permission would stop a process that
 // is not root from saving into it. An existing directory keeps what it
-// holds. A node of another type in a directory's way is swapped out
-// atomically (renameat2 RENAME_EXCHANGE) and removed; a directory in the
+// holds. A node of another type in a directory's way is never replaced
+// (it may be another program's file): the Save fails with fs.ErrExist, and
+// the caller deletes the node first; a directory in the
 // way of another node type is removed the same way only when it is empty,
 // else it is put back and the Save fails with an error naming the key.
 //

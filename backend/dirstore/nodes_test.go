@@ -379,6 +379,17 @@ func TestTypeChanges(t *testing.T) {
 	s := openT(t, dir)
 	save(t, s, entry("f2d", "file"), node("d2f", fs.ModeDir|0o755, ""), node("l2f", fs.ModeSymlink|0o777, "/etc"),
 		entry("full/x", "x"), node("f2l", 0o644, "file"))
+	// A directory never replaces another node: that file may be another
+	// program's. It stays, and the caller deletes it first.
+	if err := s.Save(t.Context(), node("f2d", fs.ModeDir|0o700, "")); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("Save of a directory over a file = %v, want fs.ErrExist", err)
+	}
+	if got, err := s.Load(t.Context(), "f2d"); err != nil || string(got[0].Value) != "file" {
+		t.Fatalf("the file in the directory's way: %v", err)
+	}
+	if err := s.Delete(t.Context(), "f2d"); err != nil {
+		t.Fatal(err)
+	}
 	save(t, s, node("f2d", fs.ModeDir|0o700, ""), entry("d2f", "now a file"), entry("l2f", "now a file"),
 		node("f2l", fs.ModeSymlink|0o777, "f2d"))
 	m := listed(t, s)

@@ -276,7 +276,7 @@ func lastPerKey(entries []backend.Entry) []backend.Entry {
 // ensureDir makes the directory of item i if it is missing, in place: a
 // directory cannot be renamed over another one that holds entries, and
 // saving its attributes waits for applyDir. A node of another type in the
-// way is swapped out atomically (renameat2 RENAME_EXCHANGE) and removed.
+// way is never replaced: the save fails with fs.ErrExist.
 func (b *batch) ensureDir(ctx context.Context, i int) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -307,24 +307,11 @@ func (b *batch) ensureDir(ctx context.Context, i int) error {
 		case st.Mode&unix.S_IFMT == unix.S_IFDIR:
 			return nil
 		}
-		tmp, err := tempName(func(n string) error { return unix.Mkdirat(fd, n, 0o700) })
-		if err != nil {
-			return saveErr(it.e.Key, err)
-		}
-		err = unix.Renameat2(fd, tmp, fd, it.name, unix.RENAME_EXCHANGE)
-		if err != nil {
-			unix.Unlinkat(fd, tmp, unix.AT_REMOVEDIR)
-			if err == unix.ENOENT {
-				continue
-			}
-			return saveErr(it.e.Key, err)
-		}
-		// tmp names the displaced node now.
-		it.changed = true
-		if err := unix.Unlinkat(fd, tmp, 0); err != nil && err != unix.ENOENT {
-			return saveErr(it.e.Key, fmt.Errorf("remove the %s it replaced: %w", backend.TypeName(backend.FileMode(st.Mode)), err))
-		}
-		return nil
+		// Another node holds the name: a file another program put there,
+		// or one the caller deletes in the same flush (after this call).
+		// A directory entry never destroys it.
+		return saveErr(it.e.Key, fmt.Errorf("%w: a %s holds the directory's name (delete it first)",
+			fs.ErrExist, backend.TypeName(backend.FileMode(st.Mode))))
 	}
 	return saveErr(it.e.Key, errChanging)
 }

@@ -390,14 +390,13 @@ func (s suite) testDirectoryEntries(t *testing.T) {
 // testTypeReplaced: a key saved again as a node of another type holds only
 // the latest.
 func (s suite) testTypeReplaced(t *testing.T) {
-	dir := t.TempDir()
-	st := s.openT(t, dir)
+	root := t.TempDir()
+	st := s.openT(t, root)
 	steps := []struct{ first, then backend.Entry }{
 		{node("file-to-link", 0o644, "a file"), node("file-to-link", fs.ModeSymlink|0o777, "target")},
 		{node("link-to-file", fs.ModeSymlink|0o777, "target"), node("link-to-file", 0o644, "now a file")},
 		{node("fifo-to-file", fs.ModeNamedPipe|0o644, ""), node("fifo-to-file", 0o600, "was a fifo")},
 		{node("dir-to-file", fs.ModeDir|0o755, ""), node("dir-to-file", 0o644, "was a dir")},
-		{node("file-to-dir", 0o644, "a file"), node("file-to-dir", fs.ModeDir|0o700, "")},
 	}
 	var first, then []backend.Entry
 	for _, st := range steps {
@@ -407,13 +406,38 @@ func (s suite) testTypeReplaced(t *testing.T) {
 	s.checkSaved(t, st, "first types", first...)
 	save(t, st, then...)
 	s.checkSaved(t, st, "replaced", then...)
-	st = s.reopen(t, st, dir)
+	st = s.reopen(t, st, root)
 	s.checkSaved(t, st, "replaced, after reopen", then...)
 	// One at a time, too: a batch of one replaces as well.
 	for _, e := range first {
-		save(t, st, e)
+		if err := st.Save(t.Context(), e); err != nil {
+			// A directory entry over a file: deleted first (see below).
+			if !e.Info.Mode.IsDir() || !errors.Is(err, fs.ErrExist) {
+				t.Fatalf("Save(%s): %v", e.Key, err)
+			}
+			if err := st.Delete(t.Context(), e.Key); err != nil {
+				t.Fatal(err)
+			}
+			save(t, st, e)
+		}
 	}
 	s.checkSaved(t, st, "replaced back one by one", first...)
+	// A directory entry may be refused where another node holds its key
+	// (a directory store never destroys another program's file): the
+	// caller deletes the node first.
+	file, dir := node("file-to-dir", 0o644, "a file"), node("file-to-dir", fs.ModeDir|0o700, "")
+	save(t, st, file)
+	if err := st.Save(t.Context(), dir); err != nil {
+		if !errors.Is(err, fs.ErrExist) {
+			t.Fatalf("Save of a directory over a file = %v, want success or fs.ErrExist", err)
+		}
+		s.checkSaved(t, st, "a directory refused over a file", append(slices.Clone(first), file)...)
+		if err := st.Delete(t.Context(), file.Key); err != nil {
+			t.Fatal(err)
+		}
+		save(t, st, dir)
+	}
+	s.checkSaved(t, st, "file replaced by a directory", append(slices.Clone(first), dir)...)
 }
 
 // invalidEntries are entries backend.ValidateEntry refuses with
