@@ -133,6 +133,9 @@ func (s *searcher) repair(ctx context.Context) (int, error) {
 	var stale []string
 	info := make(map[string]backend.Info, len(listed))
 	for _, e := range listed {
+		if !e.Info.Mode.IsRegular() {
+			continue // directories, symlinks and special files hold no text
+		}
 		info[e.Key] = e.Info
 		m := search.MetaOf(e.Info)
 		if st, ok := stamps[e.Key]; !ok || st.Size != m.Size || st.MTime != m.MTime.UnixNano() {
@@ -170,7 +173,9 @@ func (s *searcher) repair(ctx context.Context) (int, error) {
 func (s *searcher) saved(ctx context.Context, saved []backend.Entry, deleted []string) {
 	s.mu.Lock()
 	for _, e := range saved {
-		s.pending = append(s.pending, indexChange{e: e})
+		if e.Info.Mode.IsRegular() {
+			s.pending = append(s.pending, indexChange{e: e})
+		}
 	}
 	for _, k := range deleted {
 		s.pending = append(s.pending, indexChange{e: backend.Entry{Key: k}, deleted: true})
