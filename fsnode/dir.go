@@ -357,6 +357,15 @@ func (d *dirNode) Link(ctx context.Context, target gofs.InodeEmbedder, name stri
 	if errno != 0 {
 		return nil, errno
 	}
+	if fn, ok := target.(*fileNode); ok {
+		if h := fn.unnamed.Load(); h != nil && h.Key() == "" {
+			// An O_TMPFILE file gets its first name.
+			if err := h.LinkTo(d.root.as(ctx), key); err != nil {
+				return nil, toErrno(err)
+			}
+			return d.newEntry(ctx, key, out)
+		}
+	}
 	oldKey, ok := d.root.keyOf(target.EmbeddedInode())
 	if !ok {
 		return nil, syscall.ENOENT
@@ -365,6 +374,33 @@ func (d *dirNode) Link(ctx context.Context, target gofs.InodeEmbedder, name stri
 		return nil, toErrno(err)
 	}
 	return d.newEntry(ctx, key, out)
+}
+
+var _ = (gofs.NodeTmpfiler)((*dirNode)(nil))
+
+// Tmpfile is open(2) with O_TMPFILE: a file in no directory, which a link
+// through /proc/self/fd may name later.
+func (d *dirNode) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	if _, errno := d.key(); errno != 0 {
+		return nil, nil, 0, errno
+	}
+	uid, gid, _ := d.owner(ctx)
+	w := d.root.writer(ctx)
+	h, err := d.root.c.CreateUnnamed(session.CreateOptions{
+		Writer: &w,
+		Mode:   backend.PermBits(backend.FileMode(mode & 0o7777)),
+		UID:    uid,
+		GID:    gid,
+	})
+	if err != nil {
+		return nil, nil, 0, toErrno(err)
+	}
+	st := h.Stat()
+	d.root.fillEntry(st, out)
+	fn := &fileNode{root: d.root}
+	fn.unnamed.Store(h)
+	child := d.NewInode(ctx, fn, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: st.Ino})
+	return child, &fileHandle{h: h, root: d.root, appending: flags&syscall.O_APPEND != 0}, 0, 0
 }
 
 func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

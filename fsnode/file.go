@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"golang.org/x/sys/unix"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/memfs/memfs/session"
@@ -18,6 +19,8 @@ type fileNode struct {
 	// seen is the content version the kernel's page cache holds, as of
 	// the last open; an open at the same version keeps the cache.
 	seen atomic.Uint64
+	// unnamed is the file an O_TMPFILE open made, until a link names it.
+	unnamed atomic.Pointer[session.File]
 }
 
 var (
@@ -41,6 +44,8 @@ func (n *fileNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Att
 	if fh, ok := f.(*fileHandle); ok {
 		// An open file answers from its handle: it may have been removed.
 		st = fh.h.Stat()
+	} else if h := n.unnamed.Load(); h != nil && h.Key() == "" {
+		st = h.Stat()
 	} else {
 		key, errno := n.key()
 		if errno != 0 {
@@ -123,6 +128,9 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 }
 
 func (n *fileNode) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
+	if fh, ok := f.(*fileHandle); ok && fh.h.Key() == "" {
+		return 0 // in no directory (unlinked, or O_TMPFILE): nothing to keep
+	}
 	key, errno := n.key()
 	if errno != 0 {
 		return errno
@@ -183,15 +191,32 @@ func (fh *fileHandle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 
 // Allocate supports plain preallocation (mode 0): the file grows with
 // zeros. Punching holes and other modes are not supported.
+// Allocate is fallocate(2). Values are dense in memory: allocating is
+// extending the size (or nothing, with KEEP_SIZE); punching a hole or
+// zeroing a range writes zeros.
 func (fh *fileHandle) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
-	if mode != 0 {
-		return syscall.EOPNOTSUPP
-	}
+	const keep, punch, zero = unix.FALLOC_FL_KEEP_SIZE, unix.FALLOC_FL_PUNCH_HOLE, unix.FALLOC_FL_ZERO_RANGE
 	end := int64(off + size)
-	if st := fh.h.Stat(); st.Size >= end {
+	cur := fh.h.Stat().Size
+	switch mode {
+	case 0, keep:
+		if mode == keep || cur >= end {
+			return 0
+		}
+		return toErrno(fh.h.Truncate(end))
+	case punch | keep, zero, zero | keep:
+		if mode&keep != 0 || mode == punch|keep {
+			end = min(end, cur)
+		}
+		if int64(off) >= end {
+			return 0
+		}
+		if _, err := fh.h.WriteAt(make([]byte, end-int64(off)), int64(off)); err != nil {
+			return toErrno(err)
+		}
 		return 0
 	}
-	return toErrno(fh.h.Truncate(end))
+	return syscall.EOPNOTSUPP
 }
 
 var _ = (gofs.NodeReadlinker)((*fileNode)(nil))
@@ -207,4 +232,38 @@ func (n *fileNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 		return nil, toErrno(err)
 	}
 	return []byte(target), 0
+}
+
+var _ = (gofs.NodeLseeker)((*fileNode)(nil))
+
+// Lseek answers SEEK_DATA and SEEK_HOLE: a value is data from its first
+// byte to its last, with the one hole at its end.
+func (n *fileNode) Lseek(ctx context.Context, f gofs.FileHandle, off uint64, whence uint32) (uint64, syscall.Errno) {
+	var st session.Stat
+	if fh, ok := f.(*fileHandle); ok {
+		st = fh.h.Stat()
+	} else {
+		key, errno := n.key()
+		if errno != 0 {
+			return 0, errno
+		}
+		var err error
+		if st, err = n.root.c.Stat(key); err != nil {
+			return 0, toErrno(err)
+		}
+	}
+	size := uint64(st.Size)
+	switch whence {
+	case unix.SEEK_DATA:
+		if off >= size {
+			return 0, syscall.ENXIO
+		}
+		return off, 0
+	case unix.SEEK_HOLE:
+		if off > size {
+			return 0, syscall.ENXIO
+		}
+		return size, 0
+	}
+	return 0, syscall.EINVAL
 }

@@ -12,10 +12,6 @@ import (
 // posixExcluded names every go-fuse posixtest that is not run against
 // memfs, with the reason. Everything else in posixtest.All runs.
 var posixExcluded = map[string]string{
-	"FallocateKeepSize":   "fallocate modes other than 0 (KEEP_SIZE, holes) are not supported: EOPNOTSUPP",
-	"Tmpfile":             "O_TMPFILE is not supported (an unnamed file cannot live in a key namespace)",
-	"LseekHoleSeeksToEOF": "SEEK_HOLE/SEEK_DATA are not implemented (values are dense in memory)",
-	"LseekEnxioCheck":     "SEEK_HOLE/SEEK_DATA are not implemented (values are dense in memory)",
 	"FcntlFlockLocksFile": "memfs leaves POSIX locks to the kernel, which (correctly, per POSIX) never makes two locks of one process conflict; the test expects a filesystem that keeps lock owners apart",
 }
 

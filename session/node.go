@@ -254,3 +254,61 @@ func (c *Context) joinGroupLocked(key, id string) bool {
 	c.markDirtyLocked(g)
 	return true
 }
+
+// CreateUnnamed makes a regular file in no directory, as open(2) with
+// O_TMPFILE does: it lives while a handle holds it, and is saved only once
+// LinkTo gives it a name.
+func (c *Context) CreateUnnamed(opts CreateOptions) (*File, error) {
+	if c.opts.ReadOnly {
+		return nil, pathErr("create", "", ErrReadOnly)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now().UnixNano()
+	c.ino++
+	f := &file{ino: c.ino, mtime: now, atime: now, ctime: now, mode: backend.PermBits(opts.Mode),
+		uid: opts.UID, gid: opts.GID, loaded: true, jfull: true}
+	return &File{c: c, f: f, by: opts.Writer}, nil
+}
+
+// LinkTo gives the file of h, made by CreateUnnamed and never named, the
+// name key (linkat(2) of an O_TMPFILE descriptor). A file that has a name
+// gets another one, as Link does.
+func (h *File) LinkTo(ctx context.Context, key string) error {
+	c := h.c
+	if err := c.creatable("link", key); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	f := h.f
+	if f.key != "" {
+		old := f.key
+		c.mu.Unlock()
+		return c.Link(ctx, old, key)
+	}
+	if c.files[key] != nil || c.dirs[key] != nil {
+		c.mu.Unlock()
+		return exist("link", key)
+	}
+	parent, err := c.parentLocked("link", key)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	f.key = key
+	c.files[key] = f
+	delete(c.removed, key)
+	_, name := backend.Split(key)
+	parent.children[name] = struct{}{}
+	c.touchDirLocked(parent, c.now().UnixNano())
+	f.changed, f.jfull = true, true
+	c.setWriterLocked(f, h.by)
+	c.markDirtyLocked(f)
+	gen := c.gen
+	c.mu.Unlock()
+	c.emit(Change{Op: OpCreate, Key: key})
+	if err := c.journalKey(key); err != nil {
+		return err
+	}
+	return c.journalDir(gen, parentOf(key))
+}
