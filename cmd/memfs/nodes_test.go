@@ -1,10 +1,21 @@
 package main
 
 import (
+	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
 )
 
 func TestDotfilesAreKeys(t *testing.T) {
@@ -103,4 +114,181 @@ func TestTransientFlag(t *testing.T) {
 			t.Errorf("memfs %s = %v, want a mount: error about --transient", strings.Join(args, " "), err)
 		}
 	}
+}
+
+// nodeTree makes a tree with every node type under dir: special bits,
+// hard links across directories, an empty directory, relative and
+// dangling symlinks, a transient editor file, and times set apart.
+func nodeTree(t *testing.T, dir string) {
+	t.Helper()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := func(rel string) string { return filepath.Join(dir, rel) }
+	for _, d := range []string{"a/empty", "b", "sticky", ".git/objects"} {
+		must(os.MkdirAll(p(d), 0o755))
+	}
+	must(os.WriteFile(p("a/file.md"), []byte("a note\n"), 0o644))
+	must(os.WriteFile(p("a/suid"), []byte("#!/bin/sh\n"), 0o755))
+	must(os.WriteFile(p(".git/HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	must(os.WriteFile(p("a/.x.swp"), []byte("swap"), 0o600))
+	must(os.Link(p("a/file.md"), p("b/hard.md")))
+	must(os.Link(p("a/file.md"), p("third.md")))
+	must(os.Symlink("../a/file.md", p("b/rel")))
+	must(os.Symlink("/no/such/target", p("dangling")))
+	must(unix.Mkfifo(p("a/fifo"), 0o640))
+	must(unix.Mknod(p("a/sock"), unix.S_IFSOCK|0o600, 0))
+	if os.Geteuid() == 0 {
+		must(unix.Mknod(p("a/null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))))
+		must(unix.Mknod(p("a/loop"), unix.S_IFBLK|0o660, int(unix.Mkdev(7, 200))))
+		must(os.Lchown(p("a/file.md"), 1234, 5678))
+		must(os.Lchown(p("b/rel"), 4321, 8765))
+		must(os.Lchown(p("b"), 1000, 1000))
+	}
+	must(unix.Setxattr(p("a/file.md"), "user.test", []byte("kept"), 0))
+	must(unix.Setxattr(p("b"), "user.dir", []byte("kept too"), 0))
+	must(os.Chmod(p("a/suid"), 0o755|fs.ModeSetuid|fs.ModeSetgid))
+	must(os.Chmod(p("sticky"), 0o777|fs.ModeSticky))
+	must(os.Chmod(p("b"), 0o750|fs.ModeSetgid))
+	must(os.Chmod(p("a/empty"), 0o700))
+	// Times last, children before parents. Under relatime a read moves
+	// an atime that is not after both mtime and ctime (ctime is now, set
+	// by utimes itself): an atime in the future survives the reads of the
+	// walks (directories, readlink, file contents).
+	base := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
+	var rels []string
+	filepath.WalkDir(dir, func(q string, d fs.DirEntry, err error) error {
+		rels = append(rels, q)
+		return err
+	})
+	for i, q := range slices.Backward(rels) {
+		m := base.Add(time.Duration(i)*time.Minute + time.Duration(i)*1234567)
+		ts := []unix.Timespec{unix.NsecToTimespec(m.Add(3 * time.Hour).UnixNano()), unix.NsecToTimespec(m.UnixNano())}
+		must(unix.UtimesNanoAt(unix.AT_FDCWD, q, ts, unix.AT_SYMLINK_NOFOLLOW))
+	}
+}
+
+// describe lists what a tree holds, one line a name: type and mode as ls
+// shows them, owner, size or device, symlink target, the first name of a
+// hard-linked inode, mtime and atime, and user attributes other than
+// memfs's own. It lstats each name before reading a directory, so that
+// the walk moves no time it reports.
+func describe(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	first := map[uint64]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		m := backend.FileMode(st.Mode)
+		line := fmt.Sprintf("%s %s %d:%d", rel, lsMode(m), st.Uid, st.Gid)
+		switch m.Type() {
+		case 0:
+			line += fmt.Sprintf(" size=%d", st.Size)
+		case fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
+			line += fmt.Sprintf(" dev=%d,%d", unix.Major(st.Rdev), unix.Minor(st.Rdev))
+		case fs.ModeSymlink:
+			target, _ := os.Readlink(p)
+			line += " -> " + target
+		}
+		if !m.IsDir() && st.Nlink > 1 {
+			if f, ok := first[st.Ino]; ok {
+				line += " link=" + f
+			} else {
+				first[st.Ino] = rel
+				line += fmt.Sprintf(" nlink=%d", st.Nlink)
+			}
+		}
+		line += fmt.Sprintf(" mtime=%d atime=%d", st.Mtim.Nano(), st.Atim.Nano())
+		x, err := fileXAttrs(p)
+		if err != nil {
+			return err
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if !strings.HasPrefix(k, meta.Prefix) {
+				line += fmt.Sprintf(" %s=%q", k, x[k])
+			}
+		}
+		out = append(out, line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestImportExportEveryNodeType(t *testing.T) {
+	for name, newStore := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			src := t.TempDir()
+			nodeTree(t, src)
+			want := describe(t, src)
+			store := newStore()
+			out, errOut, err := run(t, "", "import", "--store", store, src)
+			if err != nil {
+				t.Fatalf("import: %v\n%s", err, errOut)
+			}
+			wantSum := "imported 3 files, 6 directories, 2 symlinks, 1 fifo, 1 socket, "
+			if os.Geteuid() == 0 {
+				wantSum += "1 char device, 1 block device, "
+			}
+			wantSum += "2 hard links from "
+			if !strings.HasPrefix(out, wantSum) {
+				t.Errorf("import said %q, want %q...", out, wantSum)
+			}
+			if !strings.Contains(errOut, "a/.x.swp: a transient editor file") {
+				t.Errorf("import did not report the transient file it skipped:\n%s", errOut)
+			}
+			long := mustRun(t, "", "ls", "-l", "--store", store)
+			for _, w := range []string{" drwx------ ", " prw-r----- ", " srw------- ", "-rwsr-sr-x ", " drwxrwxrwt ", " drwxr-s--- ",
+				" b/rel -> ../a/file.md", " dangling -> /no/such/target", " a/empty", " .git/HEAD"} {
+				if !strings.Contains(long, w) {
+					t.Errorf("ls -l does not show %q:\n%s", w, long)
+				}
+			}
+			if os.Geteuid() == 0 && (!strings.Contains(long, " crw-") || !strings.Contains(long, " 1, 3 ")) {
+				t.Errorf("ls -l does not show the char device 1, 3:\n%s", long)
+			}
+
+			dst := filepath.Join(t.TempDir(), "export")
+			out, errOut, err = run(t, "", "export", "--store", store, dst)
+			if err != nil {
+				t.Fatalf("export: %v\n%s", err, errOut)
+			}
+			if w := strings.Replace(wantSum, "imported", "exported", 1); !strings.HasPrefix(out, w) {
+				t.Errorf("export said %q, want %q...", out, w)
+			}
+			got := describe(t, dst)
+			wantNoSwap := slices.DeleteFunc(slices.Clone(want), func(l string) bool { return strings.HasPrefix(l, "a/.x.swp ") })
+			if strings.Join(got, "\n") != strings.Join(wantNoSwap, "\n") {
+				t.Errorf("export differs from the imported tree:\n%s", lineDiff(got, wantNoSwap))
+			}
+		})
+	}
+}
+
+// lineDiff shows the lines only one of got and want has.
+func lineDiff(got, want []string) string {
+	var b strings.Builder
+	for _, l := range want {
+		if !slices.Contains(got, l) {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+	}
+	for _, l := range got {
+		if !slices.Contains(want, l) {
+			fmt.Fprintf(&b, "+ %s\n", l)
+		}
+	}
+	return b.String()
 }
