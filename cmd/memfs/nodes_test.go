@@ -292,3 +292,38 @@ func lineDiff(got, want []string) string {
 	}
 	return b.String()
 }
+
+func TestImportReservedNames(t *testing.T) {
+	// A dir store's own files are no keys: importing the store's
+	// directory leaves them out without a word.
+	store := "dir:" + t.TempDir()
+	mustRun(t, "note\n", "put", "--store", store, "memory/a.md")
+	dir := strings.TrimPrefix(store, "dir:")
+	other := "badger:" + t.TempDir()
+	out, errOut, err := run(t, "", "import", "--store", other, dir)
+	if err != nil || strings.Contains(errOut, "reserved") {
+		t.Fatalf("import of a dir store: %v\n%s", err, errOut)
+	}
+	if !strings.HasPrefix(out, "imported 1 file, 1 directory from ") {
+		t.Errorf("import of a dir store said %q", out)
+	}
+	if got := mustRun(t, "", "ls", "--store", other); got != "memory/a.md\n" {
+		t.Errorf("ls after importing a dir store = %q, want %q", got, "memory/a.md\n")
+	}
+
+	// Elsewhere such a name is a name that is lost: reported, and the
+	// command fails after importing the rest.
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, ".memfs-notes"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(src, "kept.md"), []byte("y"), 0o644)
+	_, errOut, err = run(t, "", "import", "--store", other, src)
+	if err == nil || !strings.Contains(err.Error(), "1 name could not be carried") {
+		t.Errorf("import of a reserved name = %v, want an error", err)
+	}
+	if !strings.Contains(errOut, ".memfs-notes is reserved for memfs's own files; skipped") {
+		t.Errorf("import did not report the reserved name:\n%s", errOut)
+	}
+	if got := mustRun(t, "", "cat", "--store", other, "kept.md"); got != "y" {
+		t.Errorf("cat kept.md = %q, want %q", got, "y")
+	}
+}

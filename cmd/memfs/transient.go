@@ -16,7 +16,7 @@ func transientFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "transient",
 			Usage: "a name pattern (path.Match, matched against each path segment) whose files live in the mount only, never in the store; " +
-				"repeatable; --transient '' persists everything",
+				"repeatable (a comma also separates patterns); --transient '' persists everything",
 			DefaultText: strings.Join(session.DefaultTransient, " ")},
 		&cli.BoolFlag{Name: "no-transient", Usage: "persist every name, editor swap and lock files included (same as --transient '')"},
 	}
