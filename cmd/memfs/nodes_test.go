@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/meta"
 )
 
@@ -325,5 +327,65 @@ func TestImportReservedNames(t *testing.T) {
 	}
 	if got := mustRun(t, "", "cat", "--store", other, "kept.md"); got != "y" {
 		t.Errorf("cat kept.md = %q, want %q", got, "y")
+	}
+}
+
+func TestExportDevicesNeedRoot(t *testing.T) {
+	// A store with devices, written directly; exported by a process that
+	// may not make a device: each one is reported, the rest exported.
+	dir := sharedDir(t)
+	storeDir := filepath.Join(dir, "store")
+	st, err := badgerstore.Open(storeDir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	err = st.Save(t.Context(),
+		backend.Entry{Key: "dev/null", Info: backend.Info{Mode: fs.ModeDevice | fs.ModeCharDevice | 0o666, Rdev: unix.Mkdev(1, 3), MTime: now}},
+		backend.Entry{Key: "dev/loop0", Info: backend.Info{Mode: fs.ModeDevice | 0o660, Rdev: unix.Mkdev(7, 0), MTime: now}},
+		backend.Entry{Key: "dev/README", Value: []byte("devices\n"), Info: backend.Info{Mode: 0o644, MTime: now}},
+	)
+	if err := errors.Join(err, st.Close()); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "export")
+	args := []string{os.Args[0], "export", "--store", "badger:" + storeDir, dst}
+	if os.Geteuid() == 0 {
+		// Root may make devices: export as uid 65534, who owns the store.
+		must := func(err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(os.Mkdir(dst, 0o755))
+		must(filepath.WalkDir(storeDir, func(p string, d fs.DirEntry, err error) error {
+			return errors.Join(err, os.Lchown(p, otherUID, otherUID))
+		}))
+		must(os.Chown(dst, otherUID, otherUID))
+		args = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", otherUID), fmt.Sprintf("--regid=%d", otherUID), "--clear-groups", "--"},
+			append([]string{sharedBinary(t)}, args[1:]...)...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "MEMFS_TEST_MAIN=1", "HOME=/")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("export of devices by an unprivileged process exits %d, want 1\n%s%s", code, &stdout, &stderr)
+	}
+	for _, want := range []string{
+		"export: dev/null: a char device (device 1:3) can be made by root only; skipped\n",
+		"export: dev/loop0: a block device (device 7:0) can be made by root only; skipped\n",
+		"memfs: export: 2 names could not be carried",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("export stderr does not say %q:\n%s", want, &stderr)
+		}
+	}
+	if !strings.HasPrefix(stdout.String(), "exported 1 file, 1 directory from ") {
+		t.Errorf("export said %q", &stdout)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "dev/README")); string(b) != "devices\n" {
+		t.Errorf("dev/README = %q, %v; want it exported", b, err)
 	}
 }
