@@ -389,3 +389,45 @@ func TestExportDevicesNeedRoot(t *testing.T) {
 		t.Errorf("dev/README = %q, %v; want it exported", b, err)
 	}
 }
+
+func TestMountTransientPatterns(t *testing.T) {
+	names := []string{"memory/.notes.md.swp", "memory/4913", "memory/build.tmp", "memory/.hidden.md", ".git/HEAD"}
+	tests := []struct {
+		flags []string
+		want  string // ls of the store after unmount
+	}{
+		{nil, ".git/HEAD\nmemory/.hidden.md\nmemory/build.tmp\n"},
+		{[]string{"--transient", "*.tmp"}, ".git/HEAD\nmemory/.hidden.md\nmemory/.notes.md.swp\nmemory/4913\n"},
+		{[]string{"--no-transient"}, ".git/HEAD\nmemory/.hidden.md\nmemory/.notes.md.swp\nmemory/4913\nmemory/build.tmp\n"},
+		{[]string{"--transient", ""}, ".git/HEAD\nmemory/.hidden.md\nmemory/.notes.md.swp\nmemory/4913\nmemory/build.tmp\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.flags, "="), func(t *testing.T) {
+			store := "badger:" + t.TempDir()
+			mnt := t.TempDir()
+			p := startMount(t, store, mnt, nil, tt.flags...)
+			for _, k := range names {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(mnt, k)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(mnt, k), []byte(k), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.stop(t)
+			if !p.cmd.ProcessState.Success() {
+				t.Fatalf("mount: %v\n%s", p.cmd.ProcessState, p.log)
+			}
+			if got := mustRun(t, "", "ls", "--store", store); got != tt.want {
+				t.Errorf("stored after mount %v:\n%s\nwant\n%s", tt.flags, got, tt.want)
+			}
+			// What such a mount stored, commands show and remove.
+			if strings.Contains(tt.want, "memory/4913\n") {
+				if got := mustRun(t, "", "cat", "--store", store, "memory/4913"); got != "memory/4913" {
+					t.Errorf("cat memory/4913 = %q", got)
+				}
+				mustRun(t, "", "rm", "--store", store, "memory/4913")
+			}
+		})
+	}
+}
