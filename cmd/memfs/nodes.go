@@ -83,6 +83,9 @@ func (t *tally) err(cmd string) error {
 	if t.failed == 0 {
 		return nil
 	}
+	if t.failed == 1 {
+		return fmt.Errorf("%s: 1 name could not be carried (see above)", cmd)
+	}
 	return fmt.Errorf("%s: %d names could not be carried (listed above)", cmd, t.failed)
 }
 

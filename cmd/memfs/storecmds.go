@@ -49,6 +49,9 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 		Self:     selfWriter(agent),
 		Redactor: red,
 		DirUID:   uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
+		// A command sees every key the store holds, whatever a mount
+		// keeps in memory only (--transient).
+		Transient: []string{},
 		// A command that only reads writes no value: what a crashed
 		// mount left in the journal is shown, and left for the next
 		// command or mount that writes.
@@ -150,6 +153,11 @@ func catCommand() *cli.Command {
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
 				for _, k := range c.Args().Slice() {
+					if !o.c.Has(k) {
+						if err := checkTransient("cat", k); err != nil {
+							return err
+						}
+					}
 					if err := o.c.Resolve(ctx, k); err != nil {
 						return explain(err)
 					}
@@ -179,6 +187,9 @@ func putCommand() *cli.Command {
 			}
 			key := c.Args().Get(0)
 			if err := checkCommandKey("put", key); err != nil {
+				return err
+			}
+			if err := checkTransient("put", key); err != nil {
 				return err
 			}
 			var mode uint32
@@ -249,6 +260,9 @@ func rmCommand() *cli.Command {
 						removed += n
 					}
 					if removed == 0 && !c.Bool("force") {
+						if err := checkTransient("rm", k); err != nil {
+							return err
+						}
 						return fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", k)
 					}
 				}

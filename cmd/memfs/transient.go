@@ -16,7 +16,7 @@ func transientFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "transient",
 			Usage: "a name pattern (path.Match, matched against each path segment) whose files live in the mount only, never in the store; " +
-				"repeatable; --transient '' persists everything",
+				"repeatable (a comma also separates patterns); --transient '' persists everything",
 			DefaultText: strings.Join(session.DefaultTransient, " ")},
 		&cli.BoolFlag{Name: "no-transient", Usage: "persist every name, editor swap and lock files included (same as --transient '')"},
 	}
@@ -59,9 +59,7 @@ func parseTransient(values []string) ([]string, error) {
 }
 
 // checkCommandKey refuses, for the store command cmd, a key the store
-// never holds: an invalid key, one of memfs's own names, or a transient
-// editor file (session.DefaultTransient), which a session would keep in
-// memory only, so that the command would report success and store nothing.
+// never holds: an invalid key, or one of memfs's own names.
 func checkCommandKey(cmd, key string) error {
 	if err := backend.ValidateKey(key); err != nil {
 		return fmt.Errorf("%s: %w", cmd, explain(err))
@@ -69,6 +67,15 @@ func checkCommandKey(cmd, key string) error {
 	if backend.IsReserved(key) {
 		return fmt.Errorf("%s: %s: a name reserved for memfs's own files (.memfs, .memfs-*, .memfs.* at the root, .memfs-tmp-*); not a key", cmd, key)
 	}
+	return nil
+}
+
+// checkTransient refuses, for the store command cmd, a transient editor
+// file (session.DefaultTransient): a mount keeps it in memory only, so
+// that storing one would make a key no mount shows. A store written by a
+// mount with other --transient patterns may hold such a key: cat and rm
+// call this only for a key the store does not have, to say why.
+func checkTransient(cmd, key string) error {
 	if session.IsTransient(key, session.DefaultTransient) {
 		return fmt.Errorf("%s: %s: a transient editor file lives only in a mounted session (see --transient); not stored", cmd, key)
 	}
