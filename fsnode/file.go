@@ -6,8 +6,8 @@ import (
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
-	"golang.org/x/sys/unix"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/session"
 )

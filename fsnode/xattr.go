@@ -47,7 +47,9 @@ func fillXAttr(v, dest []byte) (uint32, syscall.Errno) {
 // Files and directories keep user.* attributes alike (the root, which is
 // no entry of the store, keeps none).
 
-type keyer interface{ key() (string, syscall.Errno) }
+type keyer interface {
+	key() (string, syscall.Errno)
+}
 
 func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
 	return n.root.getxattr(n, attr, dest)
