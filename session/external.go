@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -174,6 +175,12 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 		}
 		return conflict, c.journalKey(conflict)
 	}
+	if f, ok := c.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 {
+		// Another program replaced one name of a node with hard links
+		// (an editor's write and rename): the name is a node of its own
+		// now, the others keep theirs.
+		c.detachNameLocked(f, e.Key)
+	}
 	f, created, err := c.createLocked("external", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
 	if err != nil {
 		c.mu.Unlock()
@@ -219,6 +226,14 @@ func (c *Context) RemoveExternal(key string) (bool, error) {
 		c.mu.Unlock()
 		return false, nil
 	}
+	if f.link != nil && len(f.link.names) > 1 {
+		// One name of several: the node stays, as the store has it,
+		// under the others.
+		c.detachNameLocked(f, key)
+		c.mu.Unlock()
+		c.emit(Change{Op: OpRemove, Key: key, Origin: OriginExternal})
+		return true, nil
+	}
 	f.from = "" // the store no longer has it: no delete event either
 	c.removeNameLocked(f, key, nil)
 	// The store no longer has it: nothing to delete at the next flush.
@@ -237,11 +252,15 @@ func (c *Context) Unflushed() (dirty []backend.Entry, removed []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for f := range c.dirty {
-		if f.key == "" || c.Local(f.key) || !f.loaded {
+		if !f.loaded {
 			continue
 		}
 		f.shared.Store(true)
-		dirty = append(dirty, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
+		for _, k := range f.names() { // every name of a node with hard links
+			if !c.Local(k) {
+				dirty = append(dirty, backend.Entry{Key: k, Info: f.infoLocked(), Value: f.data})
+			}
+		}
 	}
 	for k := range c.removed {
 		if !c.Local(k) {
@@ -249,4 +268,21 @@ func (c *Context) Unflushed() (dirty []backend.Entry, removed []string) {
 		}
 	}
 	return dirty, removed
+}
+
+// detachNameLocked takes the name key from f, which has others, as the
+// store already has it: no removal to flush.
+func (c *Context) detachNameLocked(f *file, key string) {
+	f.link.names = slices.DeleteFunc(f.link.names, func(k string) bool { return k == key })
+	delete(c.files, key)
+	if parent, ok := c.dirs[parentOf(key)]; ok {
+		_, name := backend.Split(key)
+		delete(parent.children, name)
+	}
+	if f.key == key {
+		f.key = f.link.names[0]
+	}
+	if f.from == key {
+		f.from = f.key
+	}
 }

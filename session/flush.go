@@ -50,6 +50,15 @@ func (c *Context) Flush(ctx context.Context) error {
 	var saved []snap
 	var entries []backend.Entry
 	for f := range c.dirty {
+		if f.key != "" && c.Local(f.key) && f.link != nil {
+			// A node with hard links is kept under its other names.
+			for _, k := range f.link.names {
+				if !c.Local(k) {
+					f.key = k
+					break
+				}
+			}
+		}
 		if f.key == "" || c.Local(f.key) {
 			continue
 		}
@@ -58,9 +67,10 @@ func (c *Context) Flush(ctx context.Context) error {
 		info := f.infoLocked()
 		entries = append(entries, backend.Entry{Key: f.key, Info: info, Value: f.data})
 		if f.link != nil {
-			// Every name of the node, in the same save.
+			// Every name of the node, in the same save, right after
+			// its first (a store saves a group together).
 			for _, k := range f.link.names {
-				if k != f.key {
+				if k != f.key && !c.Local(k) {
 					saved = append(saved, snap{f: f, gen: f.gen, by: f.by, alias: true})
 					entries = append(entries, backend.Entry{Key: k, Info: info, Value: f.data})
 				}
@@ -76,10 +86,11 @@ func (c *Context) Flush(ctx context.Context) error {
 		}
 	}
 	for i := range saved {
-		if saved[i].alias {
-			saved[i].expect = c.bases[entries[i].Key]
-			if saved[i].expect == (backend.Version{}) && saved[i].f.from != "" {
-				saved[i].expect = saved[i].f.base
+		if f := saved[i].f; f.link != nil && len(f.link.names) > 1 {
+			// Every name of a stored group is the node's version.
+			var ok bool
+			if saved[i].expect, ok = c.bases[entries[i].Key]; !ok && f.from != "" {
+				saved[i].expect = f.base
 			}
 			continue
 		}
@@ -484,15 +495,26 @@ func (c *Context) put(e backend.Entry) error {
 		return err
 	}
 	c.mu.Lock()
-	if e.Info.Link != "" && c.joinGroupLocked(e.Key, e.Info.Link) {
-		c.mu.Unlock()
-		c.emit(Change{Op: OpCreate, Key: e.Key})
-		return nil
+	if f, ok := c.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 && f.link.id != e.Info.Link {
+		// The name is one of a node's several, and e is not that node:
+		// the name leaves the group (the others keep their value).
+		c.unlinkNameLocked(f, e.Key)
 	}
-	f, created, err := c.createLocked("put", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
-	if err != nil {
-		c.mu.Unlock()
-		return err
+	var f *file
+	var created bool
+	if e.Info.Link != "" {
+		// Another name of a node the session has under other names: e
+		// holds that node's value and attributes, which it takes.
+		if f = c.joinGroupLocked(e.Key, e.Info.Link); f != nil {
+			created = true
+		}
+	}
+	if f == nil {
+		var err error
+		if f, created, err = c.createLocked("put", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false); err != nil {
+			c.mu.Unlock()
+			return err
+		}
 	}
 	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
 	f.shared.Store(false)

@@ -207,7 +207,14 @@ func (c *Context) unlinkNameLocked(f *file, key string) bool {
 	}
 	c.gen++
 	c.removed[key] = c.gen
-	c.markDirtyLocked(f)
+	if f.loaded {
+		// The other names' link count and ctime. (An unloaded node is
+		// not saved again: the store keeps its value under the other
+		// names, and saving it now would need the value.)
+		c.markDirtyLocked(f)
+	} else {
+		f.ctime = c.now().UnixNano()
+	}
 	return true
 }
 
@@ -227,8 +234,9 @@ func (c *Context) renameNameLocked(f *file, old, nk string) {
 
 // joinGroupLocked makes key another name of the node of hard-link group
 // id, when the session has one under another name (a replayed or imported
-// entry of a group). It reports whether it did.
-func (c *Context) joinGroupLocked(key, id string) bool {
+// entry of a group), and returns that node; nil when there is none (or key
+// is already one of its names). The caller gives the node its value.
+func (c *Context) joinGroupLocked(key, id string) *file {
 	var g *file
 	for _, f := range c.files {
 		if f.link != nil && f.link.id == id {
@@ -236,23 +244,25 @@ func (c *Context) joinGroupLocked(key, id string) bool {
 			break
 		}
 	}
-	if g == nil || slices.Contains(g.link.names, key) {
-		return false
+	if g == nil {
+		return nil
 	}
-	if old, ok := c.files[key]; ok {
-		c.removeNameLocked(old, key, nil)
+	if slices.Contains(g.link.names, key) {
+		return g
 	}
 	parent, err := c.mkdirAllLocked(parentOf(key), c.now().UnixNano(), true)
 	if err != nil {
-		return false
+		return nil
+	}
+	if old, ok := c.files[key]; ok {
+		c.removeNameLocked(old, key, nil)
 	}
 	g.link.names = append(g.link.names, key)
 	c.files[key] = g
 	delete(c.removed, key)
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
-	c.markDirtyLocked(g)
-	return true
+	return g
 }
 
 // CreateUnnamed makes a regular file in no directory, as open(2) with

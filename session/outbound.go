@@ -198,18 +198,30 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 			}
 		}
 	}
-	var later []int // files refused while a removed directory held their place
+	// Units: an entry, or the names of a node with hard links (they
+	// follow each other), which a store must save together.
+	var units [][2]int
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && saved[j].alias && saved[j].f == saved[i].f {
+			j++
+		}
+		units = append(units, [2]int{i, j})
+		i = j
+	}
+	var later [][2]int // units refused while a removed directory held their place
 	if len(entries) > 0 {
 		if err := c.save(ctx, entries, saved); err != nil {
-			if len(entries) == 1 {
-				failed[entries[0].Key] = err
-				later = append(later, 0)
-			} else {
-				for i := range entries {
-					if err := c.save(ctx, entries[i:i+1], saved[i:i+1]); err != nil {
+			for _, u := range units {
+				err := err
+				if len(units) > 1 {
+					err = c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]])
+				}
+				if err != nil {
+					for i := u[0]; i < u[1]; i++ {
 						failed[entries[i].Key] = err
-						later = append(later, i)
 					}
+					later = append(later, u)
 				}
 			}
 		}
@@ -242,9 +254,11 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 		}
 	}
 	if len(later) > 0 && len(del) > 0 {
-		for _, i := range later {
-			if err := c.save(ctx, entries[i:i+1], saved[i:i+1]); err == nil {
-				delete(failed, entries[i].Key)
+		for _, u := range later {
+			if err := c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]]); err == nil {
+				for i := u[0]; i < u[1]; i++ {
+					delete(failed, entries[i].Key)
+				}
 			}
 		}
 	}
@@ -319,11 +333,12 @@ func (c *Context) DirtyEntries() []backend.Entry {
 	c.mu.Lock()
 	var out []backend.Entry
 	for f := range c.dirty {
-		if f.key == "" || c.Local(f.key) {
-			continue
-		}
 		f.shared.Store(true)
-		out = append(out, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
+		for _, k := range f.names() { // every name of a node with hard links
+			if !c.Local(k) {
+				out = append(out, backend.Entry{Key: k, Info: f.infoLocked(), Value: f.data})
+			}
+		}
 	}
 	c.mu.Unlock()
 	c.sealEntries(out, false)

@@ -79,16 +79,18 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 	var entries []backend.Entry
 	var removed []string
 	var gen uint64
-	add := func(f *file) {
+	// Each name under its own key: a node with hard links has others,
+	// and its link group in Info makes a replay join them.
+	add := func(f *file, key string) {
 		f.shared.Store(true)
-		entries = append(entries, backend.Entry{Key: f.key, Info: f.infoLocked(), Value: f.data})
+		entries = append(entries, backend.Entry{Key: key, Info: f.infoLocked(), Value: f.data})
 		gen = max(gen, f.gen)
 	}
 	if f, ok := c.files[newKey]; ok {
-		add(f)
+		add(f, newKey)
 		if flags&RenameExchange != 0 {
 			if g, ok := c.files[oldKey]; ok {
-				add(g)
+				add(g, oldKey)
 			}
 		} else {
 			removed = append(removed, oldKey)
@@ -104,7 +106,7 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 		}
 		for k, f := range c.files {
 			if strings.HasPrefix(k, prefix) {
-				add(f)
+				add(f, k)
 				removed = append(removed, oldKey+k[len(newKey):])
 			}
 		}

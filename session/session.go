@@ -663,7 +663,7 @@ func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
 		}
 		return notExist("delete", key)
 	}
-	linked := f.link != nil && len(f.link.names) > 1
+	linked := f.link != nil && len(f.link.names) > 1 && f.loaded
 	c.removeNameLocked(f, key, by)
 	gen := c.gen
 	c.mu.Unlock()

@@ -461,9 +461,11 @@ func (s *Store) makeNode(dirfd int, e *backend.Entry, sync bool) (string, error)
 	err = s.chown(func() error {
 		return unix.Fchownat(dirfd, name, int(e.Info.UID), int(e.Info.GID), unix.AT_SYMLINK_NOFOLLOW)
 	})
-	// A symlink has no mode of its own (and fchmodat would follow it).
+	// A symlink has no mode of its own. The node is pinned with O_PATH
+	// and never followed: fchmodat would follow a symlink another
+	// program put in the temp node's place.
 	if err == nil && typ != fs.ModeSymlink {
-		err = ignoringEINTR(func() error { return unix.Fchmodat(dirfd, name, chmodBits(e.Info.Mode), 0) })
+		err = chmodNoFollow(dirfd, name, chmodBits(e.Info.Mode), backend.UnixMode(e.Info.Mode)&unix.S_IFMT)
 	}
 	if err == nil {
 		err = unix.UtimesNanoAt(dirfd, name, timespecs(e.Info), unix.AT_SYMLINK_NOFOLLOW)
@@ -616,4 +618,24 @@ func firstErr(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// chmodNoFollow sets the mode of name in dirfd, which must be a node of
+// type typ (S_IF*), through an O_PATH descriptor: never through a symlink.
+func chmodNoFollow(dirfd int, name string, mode uint32, typ uint32) error {
+	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != typ {
+		return fmt.Errorf("%s: a %s took the place of the node being made", name, backend.TypeName(backend.FileMode(st.Mode)))
+	}
+	return ignoringEINTR(func() error {
+		return unix.Fchmodat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), mode, 0)
+	})
 }

@@ -1,0 +1,263 @@
+package session_test
+
+// Hard links across a crash (journal replay), a failed batch, transient
+// names and external changes: no name loses its node or its value.
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/memfs/memfs/journal"
+	"github.com/memfs/memfs/session"
+)
+
+func crashReplay(t *testing.T, s int, dir, jpath string, j *journal.Journal, st interface{ Close() error }) *session.Context {
+	j.Close()
+	st.Close()
+	j2, recs, err := journal.Open(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j2.Close() })
+	c2, st2 := reopen(t, nodeStores[s].open, dir, session.Options{Journal: j2})
+	t.Cleanup(func() { st2.Close() })
+	if err := c2.Replay(recs); err != nil {
+		t.Fatal(err)
+	}
+	return c2
+}
+
+func val(t *testing.T, c *session.Context, k string) string {
+	if err := c.Resolve(t.Context(), k); err != nil {
+		return "<" + err.Error() + ">"
+	}
+	v, _ := c.Get(k)
+	return string(v)
+}
+
+// ln a b; flush; mv c a; crash: b must keep A.
+func TestLinksRenameOverLinked(t *testing.T) {
+	for s := range nodeStores {
+		t.Run(nodeStores[s].name, func(t *testing.T) {
+			dir := t.TempDir()
+			jpath := filepath.Join(t.TempDir(), "journal")
+			j, _, _ := journal.Open(jpath)
+			c, st := reopen(t, nodeStores[s].open, dir, session.Options{Journal: j})
+			c.Set("a", []byte("A"))
+			if err := c.Link(t.Context(), "a", "b"); err != nil {
+				t.Fatal(err)
+			}
+			c.Set("c", []byte("C"))
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Rename(t.Context(), "c", "a", 0); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("before crash: a=%q b=%q", val(t, c, "a"), val(t, c, "b"))
+			c2 := crashReplay(t, s, dir, jpath, j, st)
+			t.Logf("after replay: a=%q b=%q c=%v", val(t, c2, "a"), val(t, c2, "b"), c2.Has("c"))
+			if val(t, c2, "b") != "A" {
+				t.Errorf("b lost its content")
+			}
+		})
+	}
+}
+
+// ln a b; flush; mv b x; crash: x must exist.
+func TestLinksRenameAliasName(t *testing.T) {
+	for s := range nodeStores {
+		t.Run(nodeStores[s].name, func(t *testing.T) {
+			dir := t.TempDir()
+			jpath := filepath.Join(t.TempDir(), "journal")
+			j, _, _ := journal.Open(jpath)
+			c, st := reopen(t, nodeStores[s].open, dir, session.Options{Journal: j})
+			c.Set("a", []byte("A"))
+			c.Link(t.Context(), "a", "b")
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Rename(t.Context(), "b", "x", 0); err != nil {
+				t.Fatal(err)
+			}
+			c2 := crashReplay(t, s, dir, jpath, j, st)
+			t.Logf("after replay: keys %v", c2.Keys())
+			if !c2.Has("x") {
+				t.Errorf("x lost")
+			}
+		})
+	}
+}
+
+// exchange a (linked with b) and c; crash.
+func TestLinksExchangeLinked(t *testing.T) {
+	for s := range nodeStores {
+		t.Run(nodeStores[s].name, func(t *testing.T) {
+			dir := t.TempDir()
+			jpath := filepath.Join(t.TempDir(), "journal")
+			j, _, _ := journal.Open(jpath)
+			c, st := reopen(t, nodeStores[s].open, dir, session.Options{Journal: j})
+			c.Set("a", []byte("A"))
+			c.Link(t.Context(), "a", "b")
+			c.Set("c", []byte("C"))
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Rename(t.Context(), "a", "c", session.RenameExchange); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("before: a=%q b=%q c=%q", val(t, c, "a"), val(t, c, "b"), val(t, c, "c"))
+			c2 := crashReplay(t, s, dir, jpath, j, st)
+			t.Logf("after: a=%q b=%q c=%q", val(t, c2, "a"), val(t, c2, "b"), val(t, c2, "c"))
+			if val(t, c2, "a") != "C" || val(t, c2, "b") != "A" || val(t, c2, "c") != "A" {
+				t.Errorf("wrong after replay")
+			}
+		})
+	}
+}
+
+// dir rename with a linked name whose primary is outside.
+func TestLinksDirRenameLinked(t *testing.T) {
+	for s := range nodeStores {
+		t.Run(nodeStores[s].name, func(t *testing.T) {
+			dir := t.TempDir()
+			jpath := filepath.Join(t.TempDir(), "journal")
+			j, _, _ := journal.Open(jpath)
+			c, st := reopen(t, nodeStores[s].open, dir, session.Options{Journal: j})
+			c.Set("a", []byte("A"))
+			c.Mkdir("d", 0o755, 0, 0)
+			c.Link(t.Context(), "a", "d/b")
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Rename(t.Context(), "d", "e", 0); err != nil {
+				t.Fatal(err)
+			}
+			c2 := crashReplay(t, s, dir, jpath, j, st)
+			t.Logf("after replay: keys %v", c2.Keys())
+			if !c2.Has("e/b") {
+				t.Errorf("e/b lost")
+			}
+		})
+	}
+}
+func TestLinksRemoveExternalLinked(t *testing.T) {
+	dir := t.TempDir()
+	c, st := reopen(t, nodeStores[0].open, dir, session.Options{})
+	defer st.Close()
+	c.Set("a", []byte("A"))
+	c.Link(t.Context(), "a", "b")
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "a"))
+	if ok, err := c.RemoveExternal("a"); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ls, _ := st.List(t.Context())
+	for _, e := range ls {
+		t.Logf("store: %s", e.Key)
+	}
+	if len(ls) != 1 {
+		t.Errorf("want only b")
+	}
+}
+
+// A batch that fails makes the flush save entries one by one: a hard-link
+// group is then saved name by name.
+func TestLinksRetrySplitsGroup(t *testing.T) {
+	dir := t.TempDir()
+	c, st := reopen(t, nodeStores[0].open, dir, session.Options{})
+	c.Set("d/x", []byte("x"))
+	c.Set("a", []byte("A"))
+	c.Link(t.Context(), "a", "b")
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c.Delete("d/x")
+	c.Rmdir("d")
+	c.Set("d", []byte("now a file")) // refused in the batch: d is still a directory
+	c.Set("a", []byte("A2"))
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	c2, st2 := reopen(t, nodeStores[0].open, dir, session.Options{})
+	defer st2.Close()
+	x, _ := c2.Stat("a")
+	y, _ := c2.Stat("b")
+	t.Logf("a ino %d nlink %d, b ino %d nlink %d", x.Ino, x.Nlink, y.Ino, y.Nlink)
+	if x.Ino != y.Ino {
+		t.Errorf("hard link split by the per-entry retry")
+	}
+}
+func TestLinksLinkedTransient(t *testing.T) {
+	for s := range nodeStores {
+		t.Run(nodeStores[s].name, func(t *testing.T) {
+			dir := t.TempDir()
+			c, st := reopen(t, nodeStores[s].open, dir, session.Options{})
+			c.Set("a", []byte("A"))
+			c.Link(t.Context(), "a", "b")
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Rename(t.Context(), "a", ".a.swp", 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Set("b", []byte("B2")); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			c2, st2 := reopen(t, nodeStores[s].open, dir, session.Options{})
+			defer st2.Close()
+			t.Logf("keys %v b=%q", c2.Keys(), val(t, c2, "b"))
+			if val(t, c2, "b") != "B2" {
+				t.Errorf("write to b lost")
+			}
+		})
+	}
+}
+
+// Unlinking one name of a node whose value was never loaded keeps the
+// value under the other names.
+func TestLinksUnlinkUnloaded(t *testing.T) {
+	for s := range nodeStores {
+		t.Run(nodeStores[s].name, func(t *testing.T) {
+			dir := t.TempDir()
+			c, st := reopen(t, nodeStores[s].open, dir, session.Options{})
+			if err := c.Set("d/f", []byte("kept")); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Mkdir("e", 0o755, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Link(t.Context(), "d/f", "e/hl"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			c2, st2 := reopen(t, nodeStores[s].open, dir, session.Options{}) // loads memory/ only
+			if err := c2.Delete("d/f"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c2.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			st2.Close()
+			c3, st3 := reopen(t, nodeStores[s].open, dir, session.Options{})
+			defer st3.Close()
+			if got := val(t, c3, "e/hl"); got != "kept" {
+				t.Fatalf("e/hl after unlinking d/f = %q, want kept", got)
+			}
+		})
+	}
+}
