@@ -34,7 +34,9 @@ fi
 echo "== go test -race ./..."
 go test -race -count=1 -timeout 20m ./...
 
-echo "== mount tests with GOMAXPROCS=1"
+echo "== mount tests with GOMAXPROCS=1, without the race detector"
+# Some deadlocks only show on one CPU; and the tests too slow under -race
+# (they say so when they skip there) run here.
 GOMAXPROCS=1 go test -count=1 -timeout 20m ./fsnode/ ./cmd/memfs/
 
 echo "== scripts/mount-test.sh"
