@@ -46,9 +46,10 @@ type Options struct {
 // fs.Mount (or use Mount).
 type Root struct {
 	dirNode
-	c    *session.Context
-	opts Options
-	log  *slog.Logger
+	c     *session.Context
+	opts  Options
+	log   *slog.Logger
+	ready atomic.Bool // Mount returned: .memfs answers
 
 	queue *notifyQueue
 	stop  func()

@@ -73,6 +73,7 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fsnode: mount %s: %w", dir, err)
 	}
+	root.ready.Store(true)
 	return server, nil
 }
 

@@ -67,6 +67,14 @@ var (
 )
 
 func (r *Root) lookupReserved(ctx context.Context, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if !r.ready.Load() {
+		// Mount has not returned: go-fuse still opens a file of the
+		// mount from this process (its poll probe). Whoever waits for
+		// .memfs/status to act on the mount waits for that too: a kill
+		// meanwhile would leave the process waiting on its own mount.
+		// (EAGAIN, which the kernel does not cache as it does ENOENT.)
+		return nil, syscall.EAGAIN
+	}
 	n := &reservedNode{root: r}
 	n.fill(&out.Attr)
 	out.SetEntryTimeout(r.opts.EntryTimeout)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"bytes"
 	"context"
 	"os"
@@ -130,12 +131,31 @@ func (p *memfsProc) stop(t *testing.T) {
 			p.done <- err
 		case <-time.After(10 * time.Second):
 			p.cmd.Process.Kill()
-			p.done <- <-p.done
+			p.waitDead(t)
 		}
 	}
 	if isMounted(p.mnt) {
 		syscall.Unmount(p.mnt, syscall.MNT_DETACH)
 	}
+}
+
+// waitDead waits for the killed process. One that cannot finish dying
+// within 10 s waits on its own mount (a thread or its helper child in a
+// request only it could answer): the mount's FUSE connection is aborted,
+// as `memfs unmount` does, and that is reported.
+func (p *memfsProc) waitDead(t *testing.T) {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return
+	case <-time.After(10 * time.Second):
+	}
+	// What each of its threads waits on, for the report.
+	out, _ := exec.Command("sh", "-c", fmt.Sprintf("cat /proc/%d/task/*/stack", p.cmd.Process.Pid)).CombinedOutput()
+	t.Logf("kernel stacks of the process:\n%s", out)
+	err := abortConnection(p.mnt)
+	t.Errorf("memfs (pid %d) did not exit 10 s after SIGKILL: it waited on its own mount; aborted the FUSE connection (%v)", p.cmd.Process.Pid, err)
+	p.done <- <-p.done
 }
 
 // kill9 kills the process with SIGKILL and detaches its dead mount.
@@ -144,8 +164,7 @@ func (p *memfsProc) kill9(t *testing.T) {
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	err := <-p.done
-	p.done <- err
+	p.waitDead(t)
 	if err := syscall.Unmount(p.mnt, syscall.MNT_DETACH); err != nil {
 		t.Fatalf("detach dead mount %s: %v", p.mnt, err)
 	}

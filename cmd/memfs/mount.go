@@ -415,8 +415,12 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 	}
 	status, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status"))
 	if err != nil {
-		// The serving process is gone (ENOTCONN): nothing to flush here;
-		// its journal is replayed at the next mount.
+		// The serving process is gone (ENOTCONN), or cannot answer:
+		// nothing to flush here; its journal is replayed at the next
+		// mount. Requests still waiting on the mount fail at once.
+		if aerr := abortConnection(mnt); aerr != nil {
+			fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, aerr)
+		}
 		if derr := syscall.Unmount(mnt, syscall.MNT_DETACH); derr != nil {
 			return fmt.Errorf("%s: memfs does not answer (%v) and the unmount failed: %w", mnt, err, derr)
 		}

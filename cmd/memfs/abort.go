@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// fusectl is where the kernel's FUSE control filesystem lists connections.
+const fusectl = "/sys/fs/fuse/connections"
+
+// abortConnection aborts the FUSE connection of the mount at mnt, as
+// writing to /sys/fs/fuse/connections/N/abort does: every request waiting
+// on it fails at once (ENOTCONN). A serving process that died while one of
+// its own threads, or a child, waited on the mount cannot otherwise finish
+// exiting: it would wait for an answer only it could give. The control
+// filesystem is mounted first when it is not (root only).
+func abortConnection(mnt string) error {
+	dev, err := fuseDevice(mnt)
+	if err != nil {
+		return err
+	}
+	abort := filepath.Join(fusectl, dev, "abort")
+	if _, err := os.Stat(abort); errors.Is(err, os.ErrNotExist) {
+		if err := syscall.Mount("fusectl", fusectl, "fusectl", 0, ""); err != nil && !errors.Is(err, syscall.EBUSY) {
+			return fmt.Errorf("mount the FUSE control filesystem at %s: %w", fusectl, err)
+		}
+	}
+	if err := os.WriteFile(abort, []byte("1"), 0); err != nil {
+		return fmt.Errorf("abort the FUSE connection of %s: %w", mnt, err)
+	}
+	return nil
+}
+
+// fuseDevice returns the minor device number of the FUSE mount at mnt, as
+// /proc/self/mountinfo gives it: the name of its connection in fusectl.
+func fuseDevice(mnt string) (string, error) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		f := strings.Fields(line)
+		// ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS ... - FSTYPE ...
+		if len(f) < 5 || unescapeMount(f[4]) != mnt {
+			continue
+		}
+		for i := 5; i+1 < len(f); i++ {
+			if f[i] == "-" && strings.HasPrefix(f[i+1], "fuse") {
+				if _, minor, ok := strings.Cut(f[2], ":"); ok {
+					return minor, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("%s is no FUSE mount", mnt)
+}
