@@ -42,6 +42,7 @@ type options struct {
 	quick     bool
 	out       string
 	memfs     string
+	memfsBase string // a baseline binary for the targets dir-base and badger-base
 	work      string
 	keep      bool
 	targets   string
@@ -63,6 +64,7 @@ func main() {
 	flag.BoolVar(&o.quick, "quick", false, "2 rounds of 2,000 files, 200 edits, a 32 MiB file, a 10,000-key mount phase (unless flags say otherwise)")
 	flag.StringVar(&o.out, "o", "", "also write the markdown report to this file")
 	flag.StringVar(&o.memfs, "memfs", "memfs", "the memfs binary")
+	flag.StringVar(&o.memfsBase, "memfs-base", "", "a baseline memfs binary (an earlier build), for the targets dir-base and badger-base: before/after in one run")
 	flag.StringVar(&o.work, "work", "", "work directory, new or empty (default: a new one under /var/tmp); removed at the end")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (stores, logs)")
 	flag.StringVar(&o.targets, "targets", "native,dir,badger", "comma-separated targets: native, dir (memfs dir store), badger (memfs badger store), loopback (go-fuse example), bindfs, rclone (rclone mount)")
@@ -246,12 +248,19 @@ func makeTargets(o options, work, shared string) ([]Target, error) {
 			if shared == "" {
 				ts = append(ts, &nativeTarget{dir: filepath.Join(dir, "tree")})
 			}
-		case "dir", "badger":
+		case "dir", "badger", "dir-base", "badger-base":
 			store := ""
-			if name == "dir" {
+			if strings.HasPrefix(name, "dir") {
 				store = shared
 			}
-			ts = append(ts, newMemfs(o.memfs, name, filepath.Join(work, "memfs-"+name), store, mountArgs))
+			bin := o.memfs
+			if strings.HasSuffix(name, "-base") {
+				if o.memfsBase == "" {
+					return nil, fmt.Errorf("target %s needs -memfs-base", name)
+				}
+				bin = o.memfsBase
+			}
+			ts = append(ts, newMemfs(bin, name, filepath.Join(work, "memfs-"+name), store, mountArgs))
 		case "loopback":
 			ts = append(ts, newPassthrough("go-fuse loopback", dir, shared, func(b, m string) []string {
 				return []string{o.loopback, "-q", "-directmount", m, b}
@@ -265,7 +274,7 @@ func makeTargets(o options, work, shared string) ([]Target, error) {
 				return []string{"rclone", "mount", "--vfs-cache-mode", "writes", "--vfs-write-back", "0s", "--cache-dir", filepath.Join(dir, "cache"), b, m}
 			}))
 		default:
-			return nil, fmt.Errorf("unknown target %q (want native, dir, badger, loopback, bindfs, rclone)", name)
+			return nil, fmt.Errorf("unknown target %q (want native, dir, badger, dir-base, badger-base, loopback, bindfs, rclone)", name)
 		}
 	}
 	return ts, nil

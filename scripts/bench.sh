@@ -11,7 +11,7 @@
 #   scripts/bench.sh [--quick] [-rounds N] [-files N] [-o FILE]
 #                    [-targets native,dir,badger,loopback,bindfs,rclone]
 #                    [-edits N] [-big BYTES] [-mount-keys N] [-mount-reps N]
-#                    [-memfs-args '--debug'] [-memfs PATH] [-keep]
+#                    [-memfs-args '--debug'] [-memfs PATH] [-memfs-base PATH] [-keep]
 #
 # --quick: 2 rounds of 2,000 files, 200 edits, a 32 MiB file, a 10,000-key
 # mount phase (under two minutes with the default targets). Default: 5
@@ -56,7 +56,7 @@ keep=0
 ours() { # ours PID: is PID running one of our serving binaries?
 	local exe b
 	exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
-	for b in "$work/bin/memfs" "$work/bin/loopback" "$(readlink -f "$(command -v bindfs)")" "$(readlink -f "$(command -v rclone)")"; do
+	for b in "$work/bin/memfs" "$work/bin/memfs-base" "$work/bin/loopback" "$(readlink -f "$(command -v bindfs)")" "$(readlink -f "$(command -v rclone)")"; do
 		[ "$exe" = "$b" ] && return 0
 	done
 	return 1
@@ -91,8 +91,10 @@ cleanup() {
 trap cleanup EXIT
 
 # -memfs PATH (or -memfs=PATH): a prebuilt memfs, copied in; it is taken
-# out of the arguments passed on.
+# out of the arguments passed on. -memfs-base PATH: a baseline build (an
+# earlier revision) for the targets dir-base and badger-base, copied in too.
 memfs_bin=
+memfs_base=
 args=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -102,6 +104,8 @@ while [ $# -gt 0 ]; do
 		;;
 	-memfs | --memfs) memfs_bin=${2:?-memfs needs a path}; shift ;;
 	-memfs=* | --memfs=*) memfs_bin=${1#*=} ;;
+	-memfs-base | --memfs-base) memfs_base=${2:?-memfs-base needs a path}; shift ;;
+	-memfs-base=* | --memfs-base=*) memfs_base=${1#*=} ;;
 	*) args+=("$1") ;;
 	esac
 	shift
@@ -118,6 +122,10 @@ else
 	(cd "$repo" && go build -o "$work/bin/memfs" ./cmd/memfs)
 	rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	git -C "$repo" diff --quiet HEAD 2>/dev/null || rev="$rev+changes"
+fi
+if [ -n "$memfs_base" ]; then
+	cp "$memfs_base" "$work/bin/memfs-base"
+	args+=(-memfs-base "$work/bin/memfs-base")
 fi
 (cd "$repo" && go build -o "$work/bin/bench" ./bench &&
 	go build -o "$work/bin/loopback" github.com/hanwen/go-fuse/v2/example/loopback)
