@@ -46,10 +46,10 @@ type Options struct {
 // fs.Mount (or use Mount).
 type Root struct {
 	dirNode
-	c     *session.Context
-	opts  Options
-	log   *slog.Logger
-	ready atomic.Bool // Mount returned: .memfs answers
+	c        *session.Context
+	opts     Options
+	log      *slog.Logger
+	mounting atomic.Bool // Mount has not returned yet: .memfs does not answer
 
 	queue *notifyQueue
 	stop  func()

@@ -69,11 +69,12 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 	if mo.ReadOnly {
 		opts.MountOptions.Options = append(opts.MountOptions.Options, "ro")
 	}
+	root.mounting.Store(true)
+	defer root.mounting.Store(false)
 	server, err := gofs.Mount(dir, root, opts)
 	if err != nil {
 		return nil, fmt.Errorf("fsnode: mount %s: %w", dir, err)
 	}
-	root.ready.Store(true)
 	return server, nil
 }
 

@@ -67,7 +67,7 @@ var (
 )
 
 func (r *Root) lookupReserved(ctx context.Context, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	if !r.ready.Load() {
+	if r.mounting.Load() {
 		// Mount has not returned: go-fuse still opens a file of the
 		// mount from this process (its poll probe). Whoever waits for
 		// .memfs/status to act on the mount waits for that too: a kill
