@@ -80,7 +80,7 @@ func (c *Context) Ingest(e backend.Entry) (backend.Entry, []redact.Finding, erro
 // otherwise.
 func (c *Context) Rewriting(key string, info backend.Info) {
 	c.mu.Lock()
-	c.written[key] = stamp{size: info.Size, mtime: info.MTime.UnixNano()}
+	c.addWrittenLocked(key, stamp{size: info.Size, mtime: info.MTime.UnixNano()})
 	if f, ok := c.files[key]; ok && f.from == key {
 		f.base = backend.VersionOf(info)
 	}
@@ -110,7 +110,7 @@ func (c *Context) Echo(key string, info backend.Info) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	st := stamp{size: info.Size, mtime: info.MTime.UnixNano()}
-	if w, ok := c.written[key]; ok && w == st {
+	if slices.Contains(c.written[key], st) {
 		return true
 	}
 	f, ok := c.files[key]
@@ -199,7 +199,7 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	f.base = backend.VersionOf(e.Info)
 	delete(c.bases, e.Key)
 	delete(c.dirty, f)
-	c.written[e.Key] = stamp{size: f.size, mtime: f.mtime}
+	c.addWrittenLocked(e.Key, stamp{size: f.size, mtime: f.mtime})
 	c.mu.Unlock()
 	c.emitWritten(e.Key, created, OriginExternal)
 	if !created {

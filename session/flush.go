@@ -132,7 +132,7 @@ func (c *Context) Flush(ctx context.Context) error {
 	for _, e := range entries {
 		// What the store is about to hold: an external watcher seeing it
 		// come back recognises memfs's own write (Echo).
-		c.written[e.Key] = stamp{size: e.Info.Size, mtime: e.Info.MTime.UnixNano()}
+		c.addWrittenLocked(e.Key, stamp{size: e.Info.Size, mtime: e.Info.MTime.UnixNano()})
 	}
 	c.mu.Unlock()
 	c.sealEntries(dentries, true) // their attributes

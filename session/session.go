@@ -147,7 +147,10 @@ type Context struct {
 	watch   map[int]func(Change)
 	watchID int
 	stats   flushStats
-	written map[string]stamp // key -> size and mtime memfs last wrote to the store
+	// written holds, per key, the versions (size and mtime) memfs last
+	// wrote to the store, newest last: an external watcher may see an
+	// older one of them after a newer save began.
+	written map[string][]stamp
 	// gone holds stored keys whose file was removed, with who removed
 	// it, until a flush deletes them (a delete event).
 	gone map[string]*meta.WriterInfo
@@ -162,6 +165,21 @@ type Context struct {
 
 	loggedMu sync.Mutex          // guards logged; never held with mu
 	logged   map[uint64]struct{} // hashes of the secrets already logged (logFindings)
+}
+
+// writtenKept is how many of memfs's own versions of a key are known.
+const writtenKept = 4
+
+// addWrittenLocked records st as a version of key memfs wrote.
+func (c *Context) addWrittenLocked(key string, st stamp) {
+	w := c.written[key]
+	if len(w) > 0 && w[len(w)-1] == st {
+		return
+	}
+	if len(w) == writtenKept {
+		w = append(w[:0:0], w[1:]...)
+	}
+	c.written[key] = append(w, st)
 }
 
 // stamp identifies a stored version of a value.
@@ -192,7 +210,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 		ddirty:  make(map[*dir]struct{}),
 		removed: make(map[string]uint64),
 		watch:   make(map[int]func(Change)),
-		written: make(map[string]stamp),
+		written: make(map[string][]stamp),
 		gone:    make(map[string]*meta.WriterInfo),
 		bases:   make(map[string]backend.Version),
 	}
@@ -629,7 +647,7 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 	if f.gen == 0 {
 		// The store holds this version until the next flush deletes it:
 		// seen again by an external watcher, it is no external change.
-		c.written[key] = stamp{size: f.size, mtime: f.mtime}
+		c.addWrittenLocked(key, stamp{size: f.size, mtime: f.mtime})
 	}
 	delete(c.files, key)
 	if parent, ok := c.dirs[parentOf(key)]; ok {
