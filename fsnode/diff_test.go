@@ -107,7 +107,8 @@ func runDifferential(t *testing.T, st backend.Store, seed uint64, ops int) {
 			t.Errorf("times changed across the remount:\nbefore: %v\nafter:  %v", times, after)
 		}
 		if t.Failed() {
-			t.Fatalf("trees differ after a remount; replay with MEMFS_DIFF_SEED=%d MEMFS_DIFF_OPS=%d", seed, ops)
+			t.Fatalf("trees differ after a remount; replay with MEMFS_DIFF_SEED=%d MEMFS_DIFF_OPS=%d; last ops: %s",
+				seed, ops, strings.Join(d.log[max(0, len(d.log)-8):], "; "))
 		}
 	})
 	t.Logf("seed %d: %d operations (%d succeeded), mount and native directory agree, before and after a remount", seed, ops, d.succeeded)

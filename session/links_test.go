@@ -261,3 +261,39 @@ func TestLinksUnlinkUnloaded(t *testing.T) {
 		})
 	}
 }
+
+// A name of a node with hard links moved (with its directory) to where a
+// removed file was is saved, never deleted by that removal (found by the
+// differential test: seed 102, op 3,700).
+func TestLinksNameTakesARemovedKey(t *testing.T) {
+	for s := range nodeStores {
+		t.Run(nodeStores[s].name, func(t *testing.T) {
+			dir := t.TempDir()
+			c, st := reopen(t, nodeStores[s].open, dir, session.Options{})
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(c.Set("x/c", []byte("old")))
+			must(c.Flush(t.Context()))
+			must(c.Delete("x/c"))
+			must(c.Rmdir("x"))
+			must(c.Set("p", []byte("node")))
+			must(c.Mkdir("b", 0o755, 0, 0))
+			must(c.Link(t.Context(), "p", "b/c"))
+			must(c.Rename(t.Context(), "b", "x", 0))
+			must(c.Flush(t.Context()))
+			st.Close()
+			c2, st2 := reopen(t, nodeStores[s].open, dir, session.Options{})
+			defer st2.Close()
+			if got := val(t, c2, "x/c"); got != "node" {
+				t.Fatalf("x/c after the flush = %q, want node", got)
+			}
+			if a, b := mustStat(t, c2, "p"), mustStat(t, c2, "x/c"); a.Ino != b.Ino || a.Nlink != 2 {
+				t.Errorf("p and x/c: inos %d %d, nlink %d", a.Ino, b.Ino, a.Nlink)
+			}
+		})
+	}
+}

@@ -624,7 +624,12 @@ func (c *Context) markDirtyLocked(f *file) {
 	f.ctime = c.now().UnixNano()
 	if f.key != "" {
 		c.dirty[f] = struct{}{}
-		delete(c.removed, f.key)
+		// Every name the node has is saved, none deleted: a name that
+		// had been removed (a file unlinked there before) is taken
+		// again, by whichever name of the node.
+		for _, k := range f.names() {
+			delete(c.removed, k)
+		}
 	}
 }
 
