@@ -260,7 +260,9 @@ func makeTargets(o options, work, shared string) ([]Target, error) {
 				}
 				bin = o.memfsBase
 			}
-			ts = append(ts, newMemfs(bin, name, filepath.Join(work, "memfs-"+name), store, mountArgs))
+			t := newMemfs(bin, strings.TrimSuffix(name, "-base"), filepath.Join(work, "memfs-"+name), store, mountArgs)
+			t.name = "memfs " + name
+			ts = append(ts, t)
 		case "loopback":
 			ts = append(ts, newPassthrough("go-fuse loopback", dir, shared, func(b, m string) []string {
 				return []string{o.loopback, "-q", "-directmount", m, b}
