@@ -135,11 +135,7 @@ func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
 		f.link = &linkGroup{id: newLinkID(), names: []string{oldKey}}
 	}
 	f.link.names = append(f.link.names, newKey)
-	c.files[newKey] = f
-	delete(c.removed, newKey)
-	_, name := backend.Split(newKey)
-	parent.children[name] = struct{}{}
-	c.touchDirLocked(parent, c.now().UnixNano())
+	c.addNameLocked(f, newKey, parent)
 	f.jfull = true
 	c.markDirtyLocked(f)
 	gen := c.gen
@@ -258,11 +254,19 @@ func (c *Context) joinGroupLocked(key, id string) *file {
 		c.removeNameLocked(old, key, nil)
 	}
 	g.link.names = append(g.link.names, key)
-	c.files[key] = g
+	c.addNameLocked(g, key, parent)
+	return g
+}
+
+// addNameLocked enters key, a new name of f, in directory parent: the
+// name is taken (no longer a removal to flush) and the directory's entries
+// changed.
+func (c *Context) addNameLocked(f *file, key string, parent *dir) {
+	c.files[key] = f
 	delete(c.removed, key)
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
-	return g
+	c.touchDirLocked(parent, c.now().UnixNano())
 }
 
 // CreateUnnamed makes a regular file in no directory, as open(2) with
@@ -306,11 +310,7 @@ func (h *File) LinkTo(ctx context.Context, key string) error {
 		return err
 	}
 	f.key = key
-	c.files[key] = f
-	delete(c.removed, key)
-	_, name := backend.Split(key)
-	parent.children[name] = struct{}{}
-	c.touchDirLocked(parent, c.now().UnixNano())
+	c.addNameLocked(f, key, parent)
 	f.changed, f.jfull = true, true
 	c.setWriterLocked(f, h.by)
 	c.markDirtyLocked(f)

@@ -149,19 +149,12 @@ func (c *Context) checkXAttrWrite(op, key, name string) error {
 func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map[string][]byte) error) error {
 	c.mu.Lock()
 	if d, ok := c.dirs[key]; ok {
-		x := d.xattrs.toMap()
-		if x == nil {
-			x = make(map[string][]byte)
-		}
-		if err := edit(x); err != nil {
+		x, err := editedXAttrs(op, key, d.xattrs, edit)
+		if err != nil {
 			c.mu.Unlock()
-			return pathErr(op, key, err)
+			return err
 		}
-		if err := backend.ValidateXAttrs(x); err != nil {
-			c.mu.Unlock()
-			return pathErr(op, key, fmt.Errorf("%w: %w", ErrXAttrSpace, err))
-		}
-		d.xattrs = toXAttrList(x)
+		d.xattrs = x
 		d.ctime = c.now().UnixNano()
 		c.markDirDirtyLocked(d)
 		gen := c.gen
@@ -180,24 +173,33 @@ func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map
 		c.mu.Unlock()
 		return notExist(op, key)
 	}
-	x := f.xattrs.toMap()
-	if x == nil {
-		x = make(map[string][]byte)
-	}
-	if err := edit(x); err != nil {
+	x, err := editedXAttrs(op, key, f.xattrs, edit)
+	if err != nil {
 		c.mu.Unlock()
-		return pathErr(op, key, err)
+		return err
 	}
-	if err := backend.ValidateXAttrs(x); err != nil {
-		c.mu.Unlock()
-		return pathErr(op, key, fmt.Errorf("%w: %w", ErrXAttrSpace, err))
-	}
-	f.xattrs = toXAttrList(x)
+	f.xattrs = x
 	f.by = writerFrom(ctx)
 	c.markDirtyLocked(f)
 	c.mu.Unlock()
 	c.emit(Change{Op: OpAttr, Key: key})
 	return c.journalKey(key)
+}
+
+// editedXAttrs applies edit to a copy of old and returns it, if it fits
+// the store's limit (ErrXAttrSpace otherwise).
+func editedXAttrs(op, key string, old xattrList, edit func(map[string][]byte) error) (xattrList, error) {
+	x := old.toMap()
+	if x == nil {
+		x = make(map[string][]byte)
+	}
+	if err := edit(x); err != nil {
+		return nil, pathErr(op, key, err)
+	}
+	if err := backend.ValidateXAttrs(x); err != nil {
+		return nil, pathErr(op, key, fmt.Errorf("%w: %w", ErrXAttrSpace, err))
+	}
+	return toXAttrList(x), nil
 }
 
 // setWriterLocked records w as the writer of f's value (user.memfs.writer).

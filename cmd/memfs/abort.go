@@ -17,7 +17,7 @@ const fusectl = "/sys/fs/fuse/connections"
 // on it fails at once (ENOTCONN). A serving process that died while one of
 // its own threads, or a child, waited on the mount cannot otherwise finish
 // exiting: it would wait for an answer only it could give. The control
-// filesystem is mounted first when it is not (root only).
+// filesystem is mounted for the call when it is not (root only).
 func abortConnection(mnt string) error {
 	dev, err := fuseDevice(mnt)
 	if err != nil {
@@ -27,6 +27,8 @@ func abortConnection(mnt string) error {
 	if _, err := os.Stat(abort); errors.Is(err, os.ErrNotExist) {
 		if err := syscall.Mount("fusectl", fusectl, "fusectl", 0, ""); err != nil && !errors.Is(err, syscall.EBUSY) {
 			return fmt.Errorf("mount the FUSE control filesystem at %s: %w", fusectl, err)
+		} else if err == nil {
+			defer syscall.Unmount(fusectl, 0) // leave the system as it was
 		}
 	}
 	if err := os.WriteFile(abort, []byte("1"), 0); err != nil {
