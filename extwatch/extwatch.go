@@ -439,26 +439,29 @@ func (w *Watcher) apply(key string, fn func() error) {
 }
 
 // reconcile compares the store's listing with the session and schedules
-// every key that differs.
+// every key that differs. The listing is walked, never held whole: only
+// the set of its keys is kept, to find the session's keys it lacks.
 func (w *Watcher) reconcile(ctx context.Context) {
 	defer w.done.Done()
-	listed, err := w.st.List(ctx)
+	inStore := make(map[string]struct{})
+	err := backend.Walk(ctx, w.st, func(batch []backend.Entry) error {
+		for _, e := range batch {
+			inStore[e.Key] = struct{}{}
+			if !w.c.Echo(e.Key, e.Info) {
+				w.schedule(e.Key)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Warn("reconcile: cannot list the store", "err", err)
 		}
 		return
 	}
-	inStore := make(map[string]bool, len(listed))
-	for _, e := range listed {
-		inStore[e.Key] = true
-		if !w.c.Echo(e.Key, e.Info) {
-			w.schedule(e.Key)
-		}
-	}
-	for _, e := range w.c.Entries("") {
-		if !inStore[e.Key] && !w.c.Local(e.Key) && !w.c.Dirty(e.Key) {
-			w.schedule(e.Key)
+	for _, k := range w.c.Keys() {
+		if _, ok := inStore[k]; !ok && !w.c.Local(k) && !w.c.Dirty(k) {
+			w.schedule(k)
 		}
 	}
 }

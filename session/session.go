@@ -68,6 +68,8 @@ type Options struct {
 // file is one file known to the session. Its identity survives renames: an
 // open File points at it, and key follows it.
 type file struct {
+	// Fields are ordered to pack: 100,000 indexed keys hold 100,000 of
+	// these (a size class of 208 bytes; TestFileRecordSize).
 	key    string // current key; "" once removed
 	ino    uint64
 	size   int64
@@ -77,31 +79,31 @@ type file struct {
 	mode   fs.FileMode // node type, special bits and permissions (backend.ModeMask)
 	uid    uint32
 	gid    uint32
-	rdev   uint64     // device number of a device node
-	link   *linkGroup // the node's names when it has more than one
-	data   []byte     // the value when loaded; a symlink's target
-	loaded bool
 	shared atomic.Bool // data is referenced outside the lock: copy before writing in place
+	rdev   uint64      // device number of a device node
+	link   *linkGroup  // the node's names when it has more than one
+	data   []byte      // the value when loaded; a symlink's target
 	gen    uint64      // generation of the latest unflushed change; 0 when clean
 	ver    uint64      // bumped when content changes by any path but a File write
 	xattrs xattrList   // replaced on change, never modified in place
 	// from is the key under which the store holds this file's last
 	// flushed version, "" if it holds none: a flush with from != key
 	// is a rename.
-	from    string
-	changed bool             // the value changed since the last flush
-	by      *meta.WriterInfo // who made the latest unflushed change; nil: Options.Self
+	from string
+	by   *meta.WriterInfo // who made the latest unflushed change; nil: Options.Self
 	// jlen is how much of the value the store and the journal already
 	// hold as it is now; unless jfull, every change since touched only
 	// bytes after jlen, so the journal may record just those (an append
 	// record: cheap for a file that only grows, such as a log of
 	// summaries).
-	jlen  int64
-	jfull bool
+	jlen int64
 	// base is the version of the store's copy under from, as the session
 	// last saw it (listed, loaded, written or applied from outside): what
 	// a flush expects to replace when the store can check (Conditional).
-	base backend.Version
+	base    backend.Version
+	loaded  bool
+	changed bool // the value changed since the last flush
+	jfull   bool
 }
 
 type dir struct {
@@ -130,7 +132,7 @@ type linkGroup struct {
 type Context struct {
 	store     backend.Store // immutable after NewContext
 	opts      Options       // immutable after NewContext
-	transient []string      // Options.Transient, or the default
+	transient transientSet  // Options.Transient, or the default
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -217,10 +219,11 @@ func NewContext(store backend.Store, opts Options) *Context {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	c.transient = opts.Transient
-	if c.transient == nil {
-		c.transient = DefaultTransient
+	patterns := opts.Transient
+	if patterns == nil {
+		patterns = DefaultTransient
 	}
+	c.transient = compileTransient(patterns)
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -269,74 +272,88 @@ func (c *Context) RootIno() uint64 {
 // Bootstrap lists the store once, indexes every key with its Info, and
 // loads the values of keys under the given prefixes ("" loads everything;
 // a prefix such as "memory/" is matched against the key). Keys already
-// known to the session keep their session state.
+// known to the session keep their session state. A store that can walk
+// (backend.Walker) is indexed as it is read, so the whole listing is never
+// held; when the walk fails, what it indexed before stays indexed.
 func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
-	listed, err := c.store.List(ctx)
-	if err != nil {
-		return wrapf("bootstrap: %w", err)
-	}
 	var load []string
 	links := make(map[string]*file) // hard-link group -> its node
-	c.mu.Lock()
-	for _, e := range listed {
-		if _, ok := c.files[e.Key]; ok {
-			continue
-		}
-		if _, ok := c.removed[e.Key]; ok {
-			continue
-		}
-		if c.Local(e.Key) {
-			continue // a session-only name some other program stored
-		}
-		parent, err := c.mkdirAllLocked(parentOf(e.Key), e.Info.MTime.UnixNano(), false)
-		if err != nil {
-			c.log.Warn("bootstrap: key skipped", "key", e.Key, "err", err)
-			continue
-		}
-		if e.Info.Mode.IsDir() {
-			d, err := c.mkdirAllLocked(e.Key, e.Info.MTime.UnixNano(), false)
-			if err != nil {
-				c.log.Warn("bootstrap: directory skipped", "key", e.Key, "err", err)
-				continue
-			}
-			d.setInfo(e.Info)
-			continue
-		}
-		if _, isDir := c.dirs[e.Key]; isDir {
-			c.log.Warn("bootstrap: key is also a directory; skipped", "key", e.Key)
-			continue
-		}
-		var f *file
-		if e.Info.Link != "" {
-			f = links[e.Info.Link]
-		}
-		if f != nil {
-			// Another name of a node already indexed.
-			f.link.names = append(f.link.names, e.Key)
-		} else {
-			c.ino++
-			f = &file{key: e.Key, ino: c.ino, size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
-				atime: timeOr(e.Info.ATime, e.Info.MTime), ctime: timeOr(e.Info.CTime, e.Info.MTime),
-				mode: e.Info.Mode & backend.ModeMask, uid: e.Info.UID, gid: e.Info.GID, rdev: e.Info.Rdev,
-				xattrs: toXAttrList(e.Info.XAttrs), from: e.Key, jlen: e.Info.Size,
-				base: backend.VersionOf(e.Info)}
-			if !f.hasValue() {
-				f.loaded = true // nothing to load: a fifo, socket or device
-			}
-			if e.Info.Link != "" {
-				f.link = &linkGroup{id: e.Info.Link, names: []string{e.Key}}
-				links[e.Info.Link] = f
-			}
-			if matchPrefix(e.Key, prefixes) && !f.loaded {
+	err := backend.Walk(ctx, c.store, func(batch []backend.Entry) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, e := range batch {
+			if c.indexLocked(e, links) && matchPrefix(e.Key, prefixes) {
 				load = append(load, e.Key)
 			}
 		}
-		c.files[e.Key] = f
-		_, name := backend.Split(e.Key)
-		parent.children[name] = struct{}{}
+		return nil
+	})
+	if err != nil {
+		return wrapf("bootstrap: %w", err)
 	}
-	c.mu.Unlock()
 	return c.Resolve(ctx, load...)
+}
+
+// indexLocked enters a listed entry in the session, unless the session
+// knows its key already or the key is session-only, and reports whether
+// it is a node with a value still to load. links maps the hard-link groups
+// indexed so far to their node.
+func (c *Context) indexLocked(e backend.Entry, links map[string]*file) bool {
+	if _, ok := c.files[e.Key]; ok {
+		return false
+	}
+	if _, ok := c.removed[e.Key]; ok {
+		return false
+	}
+	if c.Local(e.Key) {
+		return false // a session-only name some other program stored
+	}
+	parent, err := c.mkdirAllLocked(parentOf(e.Key), e.Info.MTime.UnixNano(), false)
+	if err != nil {
+		c.log.Warn("bootstrap: key skipped", "key", e.Key, "err", err)
+		return false
+	}
+	if e.Info.Mode.IsDir() {
+		d, err := c.mkdirAllLocked(e.Key, e.Info.MTime.UnixNano(), false)
+		if err != nil {
+			c.log.Warn("bootstrap: directory skipped", "key", e.Key, "err", err)
+			return false
+		}
+		d.setInfo(e.Info)
+		return false
+	}
+	if _, isDir := c.dirs[e.Key]; isDir {
+		c.log.Warn("bootstrap: key is also a directory; skipped", "key", e.Key)
+		return false
+	}
+	var f *file
+	if e.Info.Link != "" {
+		f = links[e.Info.Link]
+	}
+	toLoad := false
+	if f != nil {
+		// Another name of a node already indexed.
+		f.link.names = append(f.link.names, e.Key)
+	} else {
+		c.ino++
+		f = &file{key: e.Key, ino: c.ino, size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
+			atime: timeOr(e.Info.ATime, e.Info.MTime), ctime: timeOr(e.Info.CTime, e.Info.MTime),
+			mode: e.Info.Mode & backend.ModeMask, uid: e.Info.UID, gid: e.Info.GID, rdev: e.Info.Rdev,
+			xattrs: toXAttrList(e.Info.XAttrs), from: e.Key, jlen: e.Info.Size,
+			base: backend.VersionOf(e.Info)}
+		if !f.hasValue() {
+			f.loaded = true // nothing to load: a fifo, socket or device
+		}
+		if e.Info.Link != "" {
+			f.link = &linkGroup{id: e.Info.Link, names: []string{e.Key}}
+			links[e.Info.Link] = f
+		}
+		toLoad = !f.loaded
+	}
+	c.files[e.Key] = f
+	_, name := backend.Split(e.Key)
+	parent.children[name] = struct{}{}
+	return toLoad
 }
 
 func matchPrefix(key string, prefixes []string) bool {

@@ -99,7 +99,10 @@ type Store struct {
 	closeErr  error // what the first Close returned
 }
 
-var _ backend.Store = (*Store)(nil)
+var (
+	_ backend.Store  = (*Store)(nil)
+	_ backend.Walker = (*Store)(nil)
+)
 
 // Open opens the store kept in dir, creating dir and the database if they
 // do not exist. It fails with an error wrapping backend.ErrStoreInUse when
@@ -316,16 +319,44 @@ func checkKeys(keys []string) error {
 // List returns every key with its Info, sorted. It iterates the metadata
 // records only; no value is read.
 func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
-	if err := s.use("list"); err != nil {
+	out := []backend.Entry{}
+	err := s.list(ctx, func(e backend.Entry) error {
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	// Badger iterates in byte order of its keys, and "m/"+a < "m/"+b
+	// exactly when a < b: out is sorted.
+	return out, nil
+}
+
+// Walk reports what List does, in key order, a batch at a time
+// (backend.Walker), from one snapshot.
+func (s *Store) Walk(ctx context.Context, fn func([]backend.Entry) error) error {
+	b := backend.NewBatcher(fn)
+	if err := s.list(ctx, b.Add); err != nil {
+		return err
+	}
+	return b.Flush()
+}
+
+// list iterates the metadata records of one snapshot for List and Walk,
+// passing each entry to add; an error from add stops it and is returned as
+// it is.
+func (s *Store) list(ctx context.Context, add func(backend.Entry) error) error {
+	if err := s.use("list"); err != nil {
+		return err
+	}
 	defer s.mu.RUnlock()
-	out := []backend.Entry{}
+	var addErr error
 	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(listOptions())
 		defer it.Close()
+		n := 0
 		for it.Rewind(); it.Valid(); it.Next() {
-			if len(out)%1024 == 0 {
+			if n++; n%1024 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
@@ -341,16 +372,19 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 			if err != nil {
 				return err
 			}
-			out = append(out, backend.Entry{Key: key, Info: info})
+			if addErr = add(backend.Entry{Key: key, Info: info}); addErr != nil {
+				return addErr
+			}
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("badgerstore: list: %w", err)
+	if addErr != nil {
+		return addErr
 	}
-	// Badger iterates in byte order of its keys, and "m/"+a < "m/"+b
-	// exactly when a < b: out is sorted.
-	return out, nil
+	if err != nil {
+		return fmt.Errorf("badgerstore: list: %w", err)
+	}
+	return nil
 }
 
 // listOptions confine List's iterator to the metadata records. Without

@@ -53,7 +53,10 @@ type Store struct {
 	closeErr  error // result of the first Close
 }
 
-var _ backend.Store = (*Store)(nil)
+var (
+	_ backend.Store  = (*Store)(nil)
+	_ backend.Walker = (*Store)(nil)
+)
 
 // Open opens the store kept in dir, creating dir (0755) if it is missing, and
 // takes its lock. If another Store holds the lock — in another process or in
@@ -198,6 +201,8 @@ func (s *Store) walkDir(ctx context.Context, fd int, dir string, visit func(int,
 	if err != nil && !absentErr(err) {
 		return fmt.Errorf("read directory %q: %w", dir, unwrapPath(err))
 	}
+	// In name order: a walk visits a tree the same way every time.
+	slices.SortFunc(fis, func(a, b fs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, fi := range fis {
 		key := backend.Join(dir, fi.Name())
 		if !visit(fd, key, fi) || !fi.IsDir() {
@@ -227,15 +232,41 @@ func (s *Store) walkDir(ctx context.Context, fd int, dir string, visit func(int,
 // reported: it is skipped, a directory whole, and listed by Skipped.
 func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 	var out []backend.Entry
+	err := s.list(ctx, func(e backend.Entry) error {
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Walk order is per directory, which is not key order: "a-b" sorts
+	// before "a/b".
+	slices.SortFunc(out, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// Walk reports what List does, as it walks (backend.Walker): depth first,
+// each directory's names in byte order, never the whole listing at once.
+func (s *Store) Walk(ctx context.Context, fn func([]backend.Entry) error) error {
+	b := backend.NewBatcher(fn)
+	if err := s.list(ctx, b.Add); err != nil {
+		return err
+	}
+	return b.Flush()
+}
+
+// list walks the root for List and Walk, passing each entry to add; an
+// error from add stops the walk and is returned as it is.
+func (s *Store) list(ctx context.Context, add func(backend.Entry) error) error {
 	var skipped []string
 	defer func() {
 		s.skippedMu.Lock()
 		s.skipped = skipped
 		s.skippedMu.Unlock()
 	}()
-	var werr error
+	var werr, addErr error
 	err := s.walk(ctx, false, func(dirfd int, key string, fi fs.FileInfo) bool {
-		if werr != nil || backend.IsReserved(key) {
+		if werr != nil || addErr != nil || backend.IsReserved(key) {
 			return false
 		}
 		if !utf8.ValidString(fi.Name()) || backend.ValidateKey(key) != nil {
@@ -262,23 +293,25 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 			}
 			info.XAttrs = x
 		}
-		out = append(out, backend.Entry{Key: key, Info: info})
+		if addErr = add(backend.Entry{Key: key, Info: info}); addErr != nil {
+			return false
+		}
 		return true
 	}, func(key string) {
 		// A directory the process may not read: listed, its content
 		// is not, and the caller is told.
 		skipped = append(skipped, key)
 	})
+	if addErr != nil {
+		return addErr
+	}
 	if err == nil {
 		err = werr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dirstore: list %s: %w", s.dir, err)
+		return fmt.Errorf("dirstore: list %s: %w", s.dir, err)
 	}
-	// Walk order is per directory, which is not key order: "a-b" sorts
-	// before "a/b".
-	slices.SortFunc(out, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
-	return out, nil
+	return nil
 }
 
 // Load reads the nodes named by keys: a regular file's content, a

@@ -39,7 +39,10 @@ type Store struct {
 	inject InjectFunc
 }
 
-var _ backend.Store = (*Store)(nil)
+var (
+	_ backend.Store  = (*Store)(nil)
+	_ backend.Walker = (*Store)(nil)
+)
 
 // Wrap returns s wrapped with fn (nil lets everything through).
 func Wrap(s backend.Store, fn InjectFunc) *Store {
@@ -69,6 +72,15 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 		return nil, err
 	}
 	return s.Store.List(ctx)
+}
+
+// Walk fails as List does if the inject function says so, else walks the
+// wrapped store (backend.Walk: in batches even when it cannot walk).
+func (s *Store) Walk(ctx context.Context, fn func([]backend.Entry) error) error {
+	if err := s.check(OpList, nil); err != nil {
+		return err
+	}
+	return backend.Walk(ctx, s.Store, fn)
 }
 
 // Load fails if the inject function says so, else loads from the wrapped store.

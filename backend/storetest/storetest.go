@@ -115,6 +115,7 @@ func RunWith(t *testing.T, open Opener, opts Options) {
 		{"DirectoryEntries", s.testDirectoryEntries},
 		{"TypeReplaced", s.testTypeReplaced},
 		{"InvalidEntries", s.testInvalidEntries},
+		{"Walk", s.testWalk},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)

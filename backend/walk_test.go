@@ -1,0 +1,89 @@
+package backend_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// lister is a store that can only List.
+type lister []backend.Entry
+
+func (l lister) List(context.Context) ([]backend.Entry, error) { return l, nil }
+
+// TestWalkWithoutWalker checks backend.Walk over a store that only lists:
+// the listing in order, in full batches and a last short one, the batches
+// capped so that fn's appends cannot reach into the next batch; fn's error
+// stops it.
+func TestWalkWithoutWalker(t *testing.T) {
+	const n = 2*backend.WalkBatch + 7
+	l := make(lister, n)
+	for i := range l {
+		l[i].Key = fmt.Sprintf("k%05d", i)
+	}
+	var sizes []int
+	next := 0
+	err := backend.Walk(t.Context(), l, func(batch []backend.Entry) error {
+		sizes = append(sizes, len(batch))
+		if cap(batch) != len(batch) {
+			t.Errorf("batch of %d with capacity %d: an append would overwrite the next batch", len(batch), cap(batch))
+		}
+		for _, e := range batch {
+			if want := fmt.Sprintf("k%05d", next); e.Key != want {
+				t.Fatalf("entry %d is %q, want %q", next, e.Key, want)
+			}
+			next++
+		}
+		return nil
+	})
+	if err != nil || next != n || fmt.Sprint(sizes) != fmt.Sprint([]int{backend.WalkBatch, backend.WalkBatch, 7}) {
+		t.Errorf("Walk: err %v, %d entries in batches %v; want nil, %d in [%d %d 7]", err, next, sizes, n, backend.WalkBatch, backend.WalkBatch)
+	}
+	stop := errors.New("stop")
+	calls := 0
+	if err := backend.Walk(t.Context(), l, func([]backend.Entry) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("Walk with fn failing: %v after %d calls; want fn's error after 1", err, calls)
+	}
+}
+
+// TestBatcher checks that a Batcher passes full batches as they fill, the
+// rest on Flush, nothing for an empty Flush, and clears the slice it
+// reuses (no reference kept to a value fn was given).
+func TestBatcher(t *testing.T) {
+	var got []int
+	var last []backend.Entry
+	b := backend.NewBatcher(func(batch []backend.Entry) error {
+		got = append(got, len(batch))
+		last = batch
+		return nil
+	})
+	for i := range backend.WalkBatch + 3 {
+		if err := b.Add(backend.Entry{Key: fmt.Sprint(i), Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]int{backend.WalkBatch}) {
+		t.Fatalf("batches after %d adds: %v", backend.WalkBatch+3, got)
+	}
+	if last[backend.WalkBatch-1].Value != nil { // the first 3 were reused
+		t.Error("the reused slice still references an entry fn was given")
+	}
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]int{backend.WalkBatch, 3}) {
+		t.Errorf("batches: %v, want [%d 3]", got, backend.WalkBatch)
+	}
+	stop := errors.New("stop")
+	b = backend.NewBatcher(func([]backend.Entry) error { return stop })
+	b.Add(backend.Entry{Key: "a"})
+	if err := b.Flush(); err != stop {
+		t.Errorf("Flush: %v, want fn's error", err)
+	}
+}
