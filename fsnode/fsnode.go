@@ -50,6 +50,7 @@ type Root struct {
 	opts     Options
 	log      *slog.Logger
 	mounting atomic.Bool // Mount has not returned yet: .memfs does not answer
+	started  time.Time   // NewRoot's time: .memfs's times
 
 	queue *notifyQueue
 	stop  func()
@@ -136,7 +137,7 @@ func NewRoot(c *session.Context, opts Options) *Root {
 			*d = time.Second
 		}
 	}
-	r := &Root{c: c, opts: opts, log: opts.Logger, feed: changes.New(0),
+	r := &Root{c: c, opts: opts, log: opts.Logger, feed: changes.New(0), started: time.Now(),
 		staged: make(map[string]staged), expect: make(map[expectKey]time.Time)}
 	r.root = r
 	r.queue = newNotifyQueue(r)

@@ -86,6 +86,8 @@ func (n *reservedNode) fill(out *fuse.Attr) {
 	out.Ino = reservedIno
 	out.Mode = syscall.S_IFDIR | 0o555
 	out.Nlink = 2
+	// Made when the mount was: its times are that moment's.
+	out.SetTimes(&n.root.started, &n.root.started, &n.root.started)
 	st, _ := n.root.c.Stat("")
 	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
 }

@@ -61,7 +61,7 @@ func TestEventLog(t *testing.T) {
 			p := startMount(t, store, mnt, nil, "--agent", "scribe")
 			// Each line ends with a flush (sync FILE is fsync), so that
 			// every change is its own flush and the order is exact.
-			sh(t, mnt, `mkdir memory
+			sh(t, mnt, `test -d memory # every mount makes it
 				printf 'first\n' > memory/a.md; sync memory/a.md
 				cp memory/a.md memory/b.md; sync memory/b.md
 				mv memory/b.md memory/c.md; sync memory/c.md

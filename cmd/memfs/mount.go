@@ -158,6 +158,9 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if !c.Bool("read-only") {
+		makeNamespace(o.c, log)
+	}
 	// Indexing lists the store once, and that garbage would stay resident:
 	// hand it back to the system before serving.
 	debug.FreeOSMemory()
@@ -236,6 +239,7 @@ func mountAction(c *cli.Context) error {
 		tick = t.C
 	}
 	flush := func(why string) {
+		defer announceFlush(o, log, why)()
 		if err := o.c.Flush(ctx); err != nil {
 			log.Error("flush failed; data stays in memory and is retried", "why", why, "err", err)
 		}
@@ -298,9 +302,28 @@ func unmountNow(mnt string, srv interface{ Unmount() error }) error {
 	return srv.Unmount()
 }
 
+// bigFlush is how many unflushed entries make a flush worth a line.
+const bigFlush = 2000
+
+// announceFlush logs a flush of bigFlush entries or more before it runs,
+// and returns what logs its end (call it when the flush is over). A flush
+// is one store call (one transaction on badger), with no steps to count:
+// a large one is announced and timed.
+func announceFlush(o *opened, log *slog.Logger, why string) func() {
+	_, _, dirty, removed := o.c.Counts()
+	n := dirty + removed
+	if n < bigFlush {
+		return func() {}
+	}
+	log.Info("flush: saving the unflushed changes", "why", why, "entries", n)
+	start := time.Now()
+	return func() { log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond)) }
+}
+
 // shutdown makes the last flush. If the store still refuses, the dirty
 // values go to a recovery directory, and the error names it.
 func shutdown(ctx context.Context, o *opened, log *slog.Logger) error {
+	defer announceFlush(o, log, "final")()
 	var err error
 	for attempt := range 3 {
 		if err = o.c.Flush(ctx); err == nil {

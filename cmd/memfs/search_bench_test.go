@@ -65,7 +65,7 @@ func BenchmarkFlushIndex(b *testing.B) {
 				}
 				c := session.NewContext(st, opts)
 				if withIndex {
-					if s, _, err = openSearcher(b.Context(), c, st, slog.New(slog.DiscardHandler), false); err != nil {
+					if s, _, err = openSearcher(b.Context(), c, st, slog.New(slog.DiscardHandler), false, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

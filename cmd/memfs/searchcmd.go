@@ -99,7 +99,7 @@ func reindexCommand() *cli.Command {
 		Flags: []cli.Flag{storeFlag()},
 		Action: func(c *cli.Context) error {
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				s, n, err := openSearcher(ctx, o.c, o.store, logger(c, false), true)
+				s, n, err := openSearcher(ctx, o.c, o.store, logger(c, false), true, c.App.ErrWriter)
 				if err != nil {
 					return err
 				}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -60,7 +61,10 @@ const saveDelay = 2 * time.Second
 // store: keys missing from it, gone from the store, or indexed from another
 // version (size and mtime) are indexed again. A corrupt index is rebuilt.
 // rebuild forces a rebuild from scratch (memfs reindex).
-func openSearcher(ctx context.Context, c *session.Context, st backend.Store, log *slog.Logger, rebuild bool) (*searcher, int, error) {
+// openSearcher opens the store's search index (a new one with rebuild) and
+// brings it up to date with the store, reporting that work's progress to
+// progressTo when it is not nil.
+func openSearcher(ctx context.Context, c *session.Context, st backend.Store, log *slog.Logger, rebuild bool, progressTo io.Writer) (*searcher, int, error) {
 	// The index is persisted with the store, so it never holds a raw
 	// secret: it redacts (the values it indexes, its snippets) with the
 	// session's redactor, or, when the session has none, with the default
@@ -115,7 +119,7 @@ func openSearcher(ctx context.Context, c *session.Context, st backend.Store, log
 	}
 	s := &searcher{c: c, st: st, log: log, base: ix, opts: opts,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	n, err := s.repair(ctx)
+	n, err := s.repair(ctx, progressTo)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -124,19 +128,17 @@ func openSearcher(ctx context.Context, c *session.Context, st backend.Store, log
 }
 
 // repair indexes every stored key whose stamp differs from the index's.
-func (s *searcher) repair(ctx context.Context) (int, error) {
+func (s *searcher) repair(ctx context.Context, progressTo io.Writer) (int, error) {
 	listed, err := s.st.List(ctx)
 	if err != nil {
 		return 0, err
 	}
 	stamps := s.base.Stamps()
 	var stale []string
-	info := make(map[string]backend.Info, len(listed))
 	for _, e := range listed {
 		if !e.Info.Mode.IsRegular() {
 			continue // directories, symlinks and special files hold no text
 		}
-		info[e.Key] = e.Info
 		m := search.MetaOf(e.Info)
 		if st, ok := stamps[e.Key]; !ok || st.Size != m.Size || st.MTime != m.MTime.UnixNano() {
 			stale = append(stale, e.Key)
@@ -145,6 +147,10 @@ func (s *searcher) repair(ctx context.Context) (int, error) {
 	}
 	for k := range stamps { // indexed, no longer stored
 		s.base.Delete(k)
+	}
+	var bar *progress
+	if progressTo != nil {
+		bar = newProgress(progressTo, "index", len(stale))
 	}
 	const chunk = 512
 	for i := 0; i < len(stale); i += chunk {
@@ -155,6 +161,12 @@ func (s *searcher) repair(ctx context.Context) (int, error) {
 		for _, e := range got {
 			s.base.Put(e.Key, e.Value, search.MetaOf(e.Info))
 		}
+		if bar != nil {
+			bar.add(len(got))
+		}
+	}
+	if bar != nil {
+		bar.done()
 	}
 	if n := len(stale) + len(stamps); n > 0 {
 		s.log.Info("search index brought up to date with the store", "indexed", len(stale), "dropped", len(stamps))

@@ -280,7 +280,7 @@ func (o *opened) searcher(ctx context.Context, log *slog.Logger) (*searcher, err
 	if o.closed {
 		return nil, errors.New("search index: the store is closed")
 	}
-	s, _, err := openSearcher(ctx, o.c, o.store, log, false)
+	s, _, err := openSearcher(ctx, o.c, o.store, log, false, nil)
 	if err != nil {
 		return nil, err
 	}

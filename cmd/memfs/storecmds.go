@@ -407,46 +407,6 @@ func explain(err error) error {
 	return err
 }
 
-// progress draws a one-line progress bar on a terminal, and nothing
-// otherwise.
-type progress struct {
-	w          io.Writer
-	what       string
-	n, total   int
-	tty        bool
-	lastRedraw time.Time
-}
-
-func newProgress(w io.Writer, what string, total int) *progress {
-	p := &progress{w: w, what: what, total: total}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
-}
-
-func (p *progress) add(n int) {
-	p.n += n
-	if !p.tty || time.Since(p.lastRedraw) < 100*time.Millisecond && p.n < p.total {
-		return
-	}
-	p.lastRedraw = time.Now()
-	const width = 30
-	filled := width
-	if p.total > 0 {
-		filled = width * p.n / p.total
-	}
-	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d", p.what, strings.Repeat("#", filled), strings.Repeat(" ", width-filled), p.n, p.total)
-}
-
-func (p *progress) done() {
-	if p.tty && p.total > 0 {
-		fmt.Fprintln(p.w)
-	}
-}
-
 // tagsColumn shows an entry's tags and importance for ls -l.
 func tagsColumn(x map[string][]byte) string {
 	a := meta.Parse(x)
