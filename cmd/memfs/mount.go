@@ -317,7 +317,9 @@ func announceFlush(o *opened, log *slog.Logger, why string) func() {
 	}
 	log.Info("flush: saving the unflushed changes", "why", why, "entries", n)
 	start := time.Now()
-	return func() { log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond)) }
+	return func() {
+		log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // shutdown makes the last flush. If the store still refuses, the dirty
