@@ -306,9 +306,10 @@ func unmountNow(mnt string, srv interface{ Unmount() error }) error {
 const bigFlush = 2000
 
 // announceFlush logs a flush of bigFlush entries or more before it runs,
-// and returns what logs its end (call it when the flush is over). A flush
-// is one store call (one transaction on badger), with no steps to count:
-// a large one is announced and timed.
+// and every progressEvery while it runs, and returns what logs its end
+// (call it when the flush is over). A flush is one store call (one
+// transaction on badger), with no steps to count: a large one is
+// announced, followed and timed.
 func announceFlush(o *opened, log *slog.Logger, why string) func() {
 	_, _, dirty, removed := o.c.Counts()
 	n := dirty + removed
@@ -317,7 +318,24 @@ func announceFlush(o *opened, log *slog.Logger, why string) func() {
 	}
 	log.Info("flush: saving the unflushed changes", "why", why, "entries", n)
 	start := time.Now()
+	stop := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				log.Info("flush: still saving", "why", why, "entries", n, "for", time.Since(start).Round(time.Second))
+			}
+		}
+	}()
 	return func() {
+		close(stop)
+		<-ended
 		log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond))
 	}
 }
