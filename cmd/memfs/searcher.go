@@ -129,22 +129,26 @@ func openSearcher(ctx context.Context, c *session.Context, st backend.Store, log
 
 // repair indexes every stored key whose stamp differs from the index's.
 func (s *searcher) repair(ctx context.Context, progressTo io.Writer) (int, error) {
-	listed, err := s.st.List(ctx)
+	stamps := s.base.Stamps()
+	var stale []string
+	// Walked, never held whole: only the stale keys are kept.
+	err := backend.Walk(ctx, s.st, func(batch []backend.Entry) error {
+		for _, e := range batch {
+			if !e.Info.Mode.IsRegular() {
+				continue // directories, symlinks and special files hold no text
+			}
+			m := search.MetaOf(e.Info)
+			if st, ok := stamps[e.Key]; !ok || st.Size != m.Size || st.MTime != m.MTime.UnixNano() {
+				stale = append(stale, e.Key)
+			}
+			delete(stamps, e.Key)
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	stamps := s.base.Stamps()
-	var stale []string
-	for _, e := range listed {
-		if !e.Info.Mode.IsRegular() {
-			continue // directories, symlinks and special files hold no text
-		}
-		m := search.MetaOf(e.Info)
-		if st, ok := stamps[e.Key]; !ok || st.Size != m.Size || st.MTime != m.MTime.UnixNano() {
-			stale = append(stale, e.Key)
-		}
-		delete(stamps, e.Key)
-	}
+	slices.Sort(stale)      // loaded in key order, as List gave them
 	for k := range stamps { // indexed, no longer stored
 		s.base.Delete(k)
 	}
