@@ -144,6 +144,10 @@ func mountAction(c *cli.Context) error {
 			return err
 		}
 	}
+	if t, ok := servingMount(spec); ok {
+		return fmt.Errorf("%s is already mounted at %s (memfs process %d); use that mount, or memfs unmount %s first",
+			spec, t.mnt, t.pid, t.mnt)
+	}
 	log := logger(c, c.Bool("debug"))
 	// Overlap first: a mountpoint made inside the store would be a key.
 	if err := checkOverlap(mnt, spec.path); err != nil {
