@@ -94,18 +94,24 @@ func locate(c *cli.Context) (target, error) {
 	return target{spec: spec}, nil
 }
 
-// namedMount is the target of --mount m: a live memfs mount, which must
-// serve the store a --store on the command line names, if any.
+// namedMount is the target of --mount m: a memfs mount, which must serve
+// the store a --store on the command line names, if any.
 func namedMount(c *cli.Context, m string) (target, error) {
 	abs, err := filepath.Abs(m)
 	if err != nil {
 		return target{}, err
 	}
+	given := flagGiven(c, "store")
 	t, err := mountStatus(abs)
-	if err != nil {
-		return target{}, fmt.Errorf("--mount %s: not a live memfs mount: %w", m, err)
+	if err != nil && !given {
+		// Each command checks what it reads there (.memfs/search,
+		// .memfs/events, ...), as a copy of a mount's files is read too.
+		return target{mnt: abs}, nil
 	}
-	if flagGiven(c, "store") {
+	if err != nil {
+		return target{}, fmt.Errorf("--mount %s: cannot tell which store it serves, to compare with --store: %w", m, err)
+	}
+	if given {
 		spec, err := parseStore(c.String("store"))
 		if err != nil {
 			return target{}, err

@@ -41,6 +41,9 @@ func TestCommandsGoThroughTheMount(t *testing.T) {
 	if err := os.WriteFile(style, []byte("always run gofmt before committing\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("style.md", filepath.Join(mnt, "memory", "link")); err != nil {
+		t.Fatal(err)
+	}
 	fsyncPath(t, style) // the event log shows flushed changes only
 
 	if out := mustRun(t, "", "ls"); !strings.Contains(out, "memory/style.md\n") {
@@ -54,6 +57,9 @@ func TestCommandsGoThroughTheMount(t *testing.T) {
 	}
 	if out := mustRun(t, "", "cat", "memory/style.md"); out != "always run gofmt before committing\n" {
 		t.Errorf("cat = %q", out)
+	}
+	if out := mustRun(t, "", "cat", "memory/link"); out != "style.md" {
+		t.Errorf("cat of a symlink = %q, want its target, as the store holds it", out)
 	}
 	mustRun(t, "a new note\n", "put", "--mode", "0600", "memory/new.md")
 	if got := readString(t, filepath.Join(mnt, "memory", "new.md")); got != "a new note\n" {
@@ -80,6 +86,9 @@ func TestCommandsGoThroughTheMount(t *testing.T) {
 	if got := readString(t, filepath.Join(exp, "memory", "style.md")); got != "always run gofmt before committing\n" {
 		t.Errorf("exported memory/style.md = %q", got)
 	}
+	if target, err := os.Readlink(filepath.Join(exp, "memory", "link")); err != nil || target != "style.md" {
+		t.Errorf("exported memory/link: %q, %v; want a symlink to style.md", target, err)
+	}
 	mustNotExist(t, filepath.Join(exp, ".memfs"), "export through the mount")
 
 	if err := p.terminate(t); err != nil {
@@ -88,6 +97,9 @@ func TestCommandsGoThroughTheMount(t *testing.T) {
 	// What went through the mount is in the store.
 	if out := mustRun(t, "", "ls"); !strings.Contains(out, "memory/summaries.jsonl\n") || strings.Contains(out, "memory/new.md") {
 		t.Errorf("the store after the unmount lists:\n%s", out)
+	}
+	if out := mustRun(t, "", "cat", "memory/link"); out != "style.md" {
+		t.Errorf("cat of the symlink from the store = %q; through the mount it gave style.md", out)
 	}
 }
 
