@@ -35,7 +35,9 @@
 # MEMFS_TEST_KEEP=1 keeps the work directory (logs, trees, events).
 # MEMFS_MT_ONLY=SECTION runs one section for each backend: tools (import,
 # the editing tools, inotify, remount, export) or lossless (git, cp -a,
-# rsync -aHAX, every node type, sticky and mode-0 checks as another user).
+# rsync -aHAX, every node type, sticky and mode-0 checks as another user);
+# or quickstart, once: the README's quick start run literally in a fresh
+# HOME, then memfs ls, search and log without --mount while it is mounted.
 
 # shellcheck disable=SC2016 # the snippets run on both trees are single-quoted on purpose
 set -euo pipefail
@@ -55,9 +57,9 @@ for kind in "${backends[@]}"; do
 done
 only=${MEMFS_MT_ONLY:-}
 case $only in
-"" | tools | lossless) ;;
+"" | tools | lossless | quickstart) ;;
 *)
-	echo "unknown MEMFS_MT_ONLY=$only (want tools or lossless)" >&2
+	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless or quickstart)" >&2
 	exit 2
 	;;
 esac
@@ -1216,6 +1218,121 @@ lossless_unprivileged() {
 	fi
 }
 
+# ----------------------------------------------------------- quickstart
+
+# The README's quick start, literally, in a fresh HOME: its first line (go
+# run ... mount ~/memory) serves the default store at a mountpoint memfs
+# makes; memfs ls, search and log, given neither --mount nor --store, find
+# the mount that serves the store and go through it, from outside the
+# mount and from inside; memfs unmount stops it, and the store then holds
+# what was written. Nothing of the user's own HOME or XDG directories is
+# used: Go's caches are passed on explicitly.
+quickstart() {
+	label="quickstart: "
+	local home block cmd mnt qlog pid mpid="" status i rc out
+	home=$(mktemp -d "$tmp/home.XXXXXX")
+	mnt=$home/memory
+	qlog=$tmp/quickstart.log
+	block=$(awk '/^## / { q = ($0 == "## Quick start") } q && /^```sh$/ { b = 1; next } b && /^```$/ { exit } b { print }' README.md)
+	cmd=$(printf '%s\n' "$block" | sed -n 1p | sed 's/[[:space:]]*#.*$//')
+	if [ "$(printf '%s\n' "$block" | wc -l)" -ne 2 ] || [[ $cmd != "go run ./cmd/memfs mount "* ]] ||
+		[[ $(printf '%s\n' "$block" | sed -n 2p) != "scripts/test.sh"* ]]; then
+		fail "the README's quick start is two commands: go run ./cmd/memfs mount ..., then scripts/test.sh" "$block"
+		return
+	fi
+	local qenv=(env -u XDG_DATA_HOME -u XDG_STATE_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME -u MEMFS_STORE -u MEMFS_AGENT
+		HOME="$home" GOPATH="$(go env GOPATH)" GOCACHE="$(go env GOCACHE)" GOMODCACHE="$(go env GOMODCACHE)"
+		GOPROXY="$(go env GOPROXY)" GOSUMDB="$(go env GOSUMDB)" GOFLAGS="$(go env GOFLAGS)" GOTOOLCHAIN="$(go env GOTOOLCHAIN)")
+	if [ -e "$mnt" ]; then
+		fail "the fresh HOME already has memory/ (test bug)"
+		return
+	fi
+	mnts+=("$mnt")
+	"${qenv[@]}" bash -c "exec $cmd" >"$qlog" 2>&1 &
+	pid=$!
+	mount_pids+=("$pid")
+	# go run builds first: up to 120 s on a busy machine.
+	for ((i = 0; i < 1200; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		if status=$(timeout 2 cat "$mnt/.memfs/status" 2>/dev/null) && [[ $status == *"pid: "* ]]; then
+			mpid=${status##*pid: }
+			mpid=${mpid%%$'\n'*}
+			mount_pids+=("$mpid") # the memfs process go run started
+			break
+		fi
+		sleep 0.1
+	done
+	if [ -z "$mpid" ]; then
+		fail "\$ $cmd: the mount did not come up" "$(tail -n 20 "$qlog")"
+		return
+	fi
+	pass "\$ $cmd: mounted, served by memfs process $mpid"
+	if grep -q 'created mountpoint' "$qlog"; then
+		pass "memfs made the missing mountpoint ~/memory, and said so"
+	else
+		fail "memfs did not log that it made ~/memory" "$(tail -n 20 "$qlog")"
+	fi
+	mkdir -p "$mnt/memory"
+	printf 'Always run gofmt before committing.\n' >"$mnt/memory/style.md"
+	sync "$mnt/memory/style.md" # fsync: the event log shows flushed changes
+	qcheck() { # DESC WANT DIR ARGS...: memfs ARGS run in DIR exits 0 and prints WANT
+		local desc=$1 want=$2 dir=$3 rc=0 out
+		shift 3
+		out=$(cd "$dir" && timeout 60 "${qenv[@]}" "$memfs" "$@" 2>&1) || rc=$?
+		if [ "$rc" -eq 0 ] && [[ $out == *"$want"* ]]; then
+			pass "$desc"
+		else
+			fail "$desc: exit $rc, want output with '$want'" "$out"
+		fi
+	}
+	qcheck "memfs ls, while mounted, without --mount, lists the file" memory/style.md "$repo" ls
+	qcheck "memfs search gofmt, while mounted, without --mount, finds it" memory/style.md "$repo" search gofmt
+	qcheck "memfs log, while mounted, without --mount, shows its write" memory/style.md "$repo" log
+	qcheck "memfs ls inside the mount uses that mount" memory/style.md "$mnt/memory" ls
+	qcheck "memfs cat, while mounted, reads through the mount" "Always run gofmt" "$repo" cat memory/style.md
+	rc=0
+	out=$(timeout 60 "${qenv[@]}" "$memfs" unmount --timeout 30s "$mnt" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "memfs unmount ~/memory exits 0"
+	else
+		fail "memfs unmount ~/memory exits $rc" "$out"
+	fi
+	rc=0
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		fail "go run still runs 10 s after memfs unmount" "$(tail -n 20 "$qlog")"
+		return # stop_all ends it
+	fi
+	wait "$pid" || rc=$?
+	forget_mount_pid "$pid"
+	forget_mount_pid "$mpid"
+	if [ "$rc" -eq 0 ]; then
+		pass "\$ $cmd exits 0 after memfs unmount"
+	else
+		fail "\$ $cmd exits $rc after memfs unmount" "$(tail -n 20 "$qlog")"
+	fi
+	if is_mounted "$mnt"; then
+		fail "the mountpoint is still mounted: $mnt"
+	else
+		pass "the mountpoint is unmounted"
+	fi
+	qcheck "memfs ls after the unmount reads the default store: the file was saved" memory/style.md "$repo" ls
+	if [ -d "$home/.local/share/memfs/store" ]; then
+		pass "the default store is under the fresh HOME (~/.local/share/memfs/store)"
+	else
+		fail "no store at ~/.local/share/memfs/store in the fresh HOME"
+	fi
+}
+
+if want_section quickstart; then
+	quickstart
+	# Whatever happened, nothing of it stays running or mounted.
+	stop_all
+	label=""
+fi
 for kind in "${backends[@]}"; do
 	if want_section tools; then
 		run_backend "$kind"

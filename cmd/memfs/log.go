@@ -228,19 +228,17 @@ func printEvents(c *cli.Context, q eventlog.Query, page eventlog.Page) error {
 // withEventSys runs fn over the event log of a live mount (--mount) or of
 // the store.
 func withEventSys(c *cli.Context, fn func(context.Context, eventlog.Sys) error) error {
-	if m := c.String("mount"); m != "" {
-		if c.IsSet("store") {
-			return errors.New("give --store or --mount, not both")
-		}
-		if _, err := os.Stat(filepath.Join(m, ".memfs", "events")); err != nil {
-			return fmt.Errorf("%s is not a memfs mount with an event log: %w", m, err)
-		}
-		return fn(c.Context, mountSys{dir: filepath.Join(m, ".memfs")})
-	}
-	spec, err := parseStore(c.String("store"))
+	t, err := locate(c)
 	if err != nil {
 		return err
 	}
+	if t.mnt != "" {
+		if _, err := os.Stat(filepath.Join(t.mnt, ".memfs", "events")); err != nil {
+			return fmt.Errorf("%s is not a memfs mount with an event log: %w", t.mnt, err)
+		}
+		return fn(c.Context, mountSys{dir: filepath.Join(t.mnt, ".memfs")})
+	}
+	spec := t.spec
 	if err := spec.mustExist(); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -74,6 +75,23 @@ func checkMountpoint(mnt string, spec storeSpec) error {
 	return nil
 }
 
+// makeMountpoint makes the mountpoint mnt when nothing is there, and
+// reports whether it did. Only the last component is made: a user who
+// names ~/memory expects it made, while a typo in a parent (~/memroy/x)
+// should fail rather than leave a tree of directories behind.
+func makeMountpoint(mnt string) (bool, error) {
+	if _, err := os.Lstat(mnt); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil // there, or unreadable: checkMountpoint says what is wrong
+	}
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("mountpoint %s: its parent %s does not exist\n  create it first: mkdir -p %s", mnt, filepath.Dir(mnt), mnt)
+		}
+		return false, fmt.Errorf("mountpoint %s: %w\n  create it first: mkdir -p %s", mnt, err, mnt)
+	}
+	return true, nil
+}
+
 // checkOverlap refuses a mountpoint inside the store or a store inside the
 // mountpoint, comparing the paths with every symlink resolved: a link must
 // not hide an overlap.
@@ -121,15 +139,36 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}
-	if err := checkMountpoint(mnt, spec); err != nil {
-		return err
-	}
 	if c.Bool("read-only") {
 		if err := spec.mustExist(); err != nil {
 			return err
 		}
 	}
+	if t, ok := servingMount(spec); ok {
+		return fmt.Errorf("%s is already mounted at %s (memfs process %d); use that mount, or memfs unmount %s first",
+			spec, t.mnt, t.pid, t.mnt)
+	}
 	log := logger(c, c.Bool("debug"))
+	// Overlap first: a mountpoint made inside the store would be a key.
+	if err := checkOverlap(mnt, spec.path); err != nil {
+		return err
+	}
+	created, err := makeMountpoint(mnt)
+	if err != nil {
+		return err
+	}
+	mounted := false
+	if created {
+		log.Info("created mountpoint", "mountpoint", mnt)
+		defer func() {
+			if !mounted {
+				os.Remove(mnt) // this failed mount made it: leave nothing behind
+			}
+		}()
+	}
+	if err := checkMountpoint(mnt, spec); err != nil {
+		return err
+	}
 	// I/O must finish even after a signal cancelled the command's context.
 	ctx := context.WithoutCancel(c.Context)
 
@@ -197,6 +236,7 @@ func mountAction(c *cli.Context) error {
 		o.close()
 		return fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, mnt)
 	}
+	mounted = true
 	// A directory store can be changed by other programs: follow them.
 	var ext *extwatch.Watcher
 	var app *applier

@@ -330,6 +330,21 @@ type exporter struct {
 	t      *tally
 	links  map[string]string // hard-link group -> the first name written
 	asRoot bool
+	// load gives the value of a file or symlink when the entries come
+	// from elsewhere than the session (a live mount); nil: the session.
+	load func(key string) ([]byte, error)
+}
+
+// value is the value of key: from load, or resolved in the session.
+func (x *exporter) value(ctx context.Context, c *session.Context, key string) ([]byte, error) {
+	if x.load != nil {
+		return x.load(key)
+	}
+	if err := c.Resolve(ctx, key); err != nil {
+		return nil, err
+	}
+	v, _ := c.Get(key)
+	return v, nil
 }
 
 // parent opens the directory holding key and returns it with key's base
@@ -372,10 +387,10 @@ func (x *exporter) write(ctx context.Context, c *session.Context, e backend.Entr
 	}
 	switch m.Type() {
 	case 0, fs.ModeSymlink:
-		if err := c.Resolve(ctx, e.Key); err != nil {
+		v, err := x.value(ctx, c, e.Key)
+		if err != nil {
 			return err
 		}
-		v, _ := c.Get(e.Key)
 		if m.Type() == fs.ModeSymlink {
 			if err := x.root.Symlink(string(v), e.Key); err != nil {
 				return err

@@ -175,13 +175,14 @@ func contextCommand() *cli.Command {
 				words = append(words, q)
 			}
 			name := url.PathEscape(strings.Join(words, " "))
-			if m := c.String("mount"); m != "" {
-				if c.IsSet("store") {
-					return errors.New("give --store or --mount, not both")
-				}
-				b, err := os.ReadFile(filepath.Join(m, ".memfs", "context", name))
+			t, err := locate(c)
+			if err != nil {
+				return err
+			}
+			if t.mnt != "" {
+				b, err := os.ReadFile(filepath.Join(t.mnt, ".memfs", "context", name))
 				if err != nil {
-					return fmt.Errorf("context through %s: %w", m, err)
+					return fmt.Errorf("context through %s: %w", t.mnt, err)
 				}
 				_, err = c.App.Writer.Write(b)
 				return err
@@ -223,8 +224,12 @@ func summaryCommand() *cli.Command {
 					return err
 				}
 				line = append(line, '\n')
-				if m := c.String("mount"); m != "" {
-					return appendLine(filepath.Join(m, filepath.FromSlash(contextpack.SummariesKey)), line)
+				t, err := locate(c)
+				if err != nil {
+					return err
+				}
+				if t.mnt != "" {
+					return appendLine(filepath.Join(t.mnt, filepath.FromSlash(contextpack.SummariesKey)), line)
 				}
 				return withSession(c, true, func(ctx context.Context, o *opened) error {
 					key := contextpack.SummariesKey

@@ -23,7 +23,7 @@ func searchCommand() *cli.Command {
 		ArgsUsage: "QUERY",
 		Flags: []cli.Flag{
 			storeFlag(),
-			&cli.StringFlag{Name: "mount", Usage: "search through the live mount at DIR (unflushed writes included)"},
+			&cli.StringFlag{Name: "mount", Usage: "search through the live mount at DIR, unflushed writes included (the default when a mount serves the store)"},
 			&cli.IntFlag{Name: "top-k", Value: 10, Usage: "how many results"},
 			&cli.Float64Flag{Name: "min-score", Usage: "drop results scoring below this"},
 			&cli.StringFlag{Name: "prefix", Usage: "only keys starting with this prefix"},
@@ -65,13 +65,14 @@ func searchCommand() *cli.Command {
 			if _, err := search.ParseQuery(q); err != nil {
 				return err
 			}
-			if m := c.String("mount"); m != "" {
-				if c.IsSet("store") {
-					return errors.New("give --store or --mount, not both")
-				}
-				b, err := os.ReadFile(filepath.Join(m, ".memfs", "search", name))
+			t, err := locate(c)
+			if err != nil {
+				return err
+			}
+			if t.mnt != "" {
+				b, err := os.ReadFile(filepath.Join(t.mnt, ".memfs", "search", name))
 				if err != nil {
-					return fmt.Errorf("search through %s: %w", m, err)
+					return fmt.Errorf("search through %s: %w", t.mnt, err)
 				}
 				_, err = c.App.Writer.Write(b)
 				return err
@@ -98,6 +99,14 @@ func reindexCommand() *cli.Command {
 		Usage: "rebuild the search index of a store from its values",
 		Flags: []cli.Flag{storeFlag()},
 		Action: func(c *cli.Context) error {
+			t, err := locate(c)
+			if err != nil {
+				return err
+			}
+			if err := needsStore("reindex", t, "the mount keeps its index up to date as it writes; to rebuild it anyway: memfs unmount "+
+				t.mnt+", then memfs reindex"); err != nil {
+				return err
+			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
 				s, n, err := openSearcher(ctx, o.c, o.store, logger(c, false), true, c.App.ErrWriter)
 				if err != nil {

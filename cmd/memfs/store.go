@@ -94,13 +94,14 @@ func parseStore(v string) (storeSpec, error) {
 	return storeSpec{kind: kind, path: abs}, nil
 }
 
-func storeFlag() *cli.StringFlag {
-	return &cli.StringFlag{
-		Name:        "store",
-		Usage:       "the memory store: badger:PATH (embedded database) or dir:PATH (plain directory)",
+func storeFlag() cli.Flag {
+	return givenFlag{&cli.StringFlag{
+		Name: "store",
+		Usage: "the memory store: badger:PATH (embedded database) or dir:PATH (plain directory); " +
+			"when a memfs mount serves it, commands go through that mount",
 		DefaultText: "badger:" + defaultStorePath(),
 		EnvVars:     []string{"MEMFS_STORE"},
-	}
+	}}
 }
 
 func openStore(spec storeSpec, log *slog.Logger) (backend.Store, error) {
@@ -113,7 +114,10 @@ func openStore(spec storeSpec, log *slog.Logger) (backend.Store, error) {
 		st, err = badgerstore.Open(spec.path, badgerstore.Options{Logger: log})
 	}
 	if errors.Is(err, backend.ErrStoreInUse) {
-		return nil, fmt.Errorf("%w\n  another memfs holds %s; unmount it first (memfs unmount MOUNTPOINT)", err, spec)
+		// A mount that serves it is gone through (locate): this holder
+		// is a command at work, or a mount this process cannot see.
+		return nil, fmt.Errorf("%w\n  another program holds %s: a memfs command still at work (wait for it), "+
+			"or a memfs mount not visible here (another mount namespace: unmount it there)", err, spec)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w\n  check that the path is a readable %s store", spec, err, spec.kind)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -84,7 +85,7 @@ func lsCommand() *cli.Command {
 		ArgsUsage: "[PREFIX]",
 		Flags: append([]cli.Flag{
 			storeFlag(),
-			&cli.StringFlag{Name: "mount", Usage: "list through the live mount at DIR instead of opening the store"},
+			&cli.StringFlag{Name: "mount", Usage: "list through the live mount at DIR (the default when a mount serves the store, or the working directory is in one)"},
 			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show directories too, and the node type and mode (as ls -l), owner, size (major, minor of a device), modification time, symlink target and tags"},
 		}, filterFlags()...),
 		Action: func(c *cli.Context) error {
@@ -115,11 +116,12 @@ func lsCommand() *cli.Command {
 				}
 				return w.Flush()
 			}
-			if m := c.String("mount"); m != "" {
-				if c.IsSet("store") {
-					return errors.New("ls: give --store or --mount, not both")
-				}
-				entries, err := mountEntries(m)
+			t, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("ls: %w", err)
+			}
+			if t.mnt != "" {
+				entries, err := mountEntries(t.mnt)
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
 				}
@@ -139,7 +141,7 @@ func lsCommand() *cli.Command {
 func catCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "cat",
-		Usage:     "print the values of KEYs, without a mount",
+		Usage:     "print the values of KEYs (through the mount when the store is mounted)",
 		ArgsUsage: "KEY...",
 		Flags:     []cli.Flag{storeFlag()},
 		Action: func(c *cli.Context) error {
@@ -150,6 +152,13 @@ func catCommand() *cli.Command {
 				if err := checkCommandKey("cat", k); err != nil {
 					return err
 				}
+			}
+			t, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("cat: %w", err)
+			}
+			if t.mnt != "" {
+				return catThrough(c, t, c.Args().Slice())
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
 				for _, k := range c.Args().Slice() {
@@ -175,7 +184,7 @@ func catCommand() *cli.Command {
 func putCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "put",
-		Usage:     "store KEY with the content of FILE (or standard input), without a mount",
+		Usage:     "store KEY with the content of FILE (or standard input); through the mount when the store is mounted",
 		ArgsUsage: "KEY [FILE]",
 		Flags: append([]cli.Flag{
 			storeFlag(),
@@ -212,6 +221,14 @@ func putCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			t, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("put: %w", err)
+			}
+			if t.mnt != "" {
+				mountSettings(c, t)
+				return putThrough(t, key, value, fs.FileMode(mode))
+			}
 			return withSession(c, true, func(ctx context.Context, o *opened) error {
 				return explain(o.c.Put(backend.Entry{Key: key, Value: value, Info: backend.Info{
 					Mode: fs.FileMode(mode), MTime: time.Now(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}}))
@@ -223,7 +240,7 @@ func putCommand() *cli.Command {
 func rmCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "rm",
-		Usage:     "remove KEYs (with -r, every key under a prefix), without a mount",
+		Usage:     "remove KEYs (with -r, every key under a prefix); through the mount when the store is mounted",
 		ArgsUsage: "KEY...",
 		Flags: []cli.Flag{
 			storeFlag(),
@@ -242,6 +259,14 @@ func rmCommand() *cli.Command {
 			}
 			if err := checkAgent(c); err != nil {
 				return err
+			}
+			t, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("rm: %w", err)
+			}
+			if t.mnt != "" {
+				mountSettings(c, t)
+				return rmThrough(t, c.Args().Slice(), c.Bool("recursive"), c.Bool("force"))
 			}
 			return withSession(c, true, func(ctx context.Context, o *opened) error {
 				for _, k := range c.Args().Slice() {
@@ -333,6 +358,14 @@ func importCommand() *cli.Command {
 					return err
 				}
 			}
+			loc, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
+			if err := needsStore("import", loc, fmt.Sprintf("copy into the mount instead (cp -a %s/. %s), or unmount it first: memfs unmount %s",
+				src, filepath.Join(loc.mnt, prefix), loc.mnt)); err != nil {
+				return err
+			}
 			t := newTally(c.App.ErrWriter)
 			nodes, err := scanImport(src, prefix, t)
 			if err != nil {
@@ -368,6 +401,19 @@ func exportCommand() *cli.Command {
 				return errors.New("export: usage: memfs export DIR")
 			}
 			dst := c.Args().First()
+			loc, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
+			if loc.mnt == "" {
+				// Checked before DST is made: a typo in --store
+				// creates nothing.
+				if err := loc.spec.mustExist(); err != nil {
+					return err
+				}
+			} else if within(resolved(dst), resolved(loc.mnt)) {
+				return fmt.Errorf("export: %s is inside the mount %s it would read from; export to a directory outside it", dst, loc.mnt)
+			}
 			if err := os.MkdirAll(dst, 0o755); err != nil {
 				return err
 			}
@@ -377,6 +423,13 @@ func exportCommand() *cli.Command {
 			}
 			defer root.Close()
 			t := newTally(c.App.ErrWriter)
+			if loc.mnt != "" {
+				x := &exporter{root: root, dst: dst, t: t, links: map[string]string{}, asRoot: os.Geteuid() == 0}
+				if err := exportThrough(c.Context, c, loc, x, c.String("prefix")); err != nil {
+					return err
+				}
+				return t.err("export")
+			}
 			err = withSession(c, false, func(ctx context.Context, o *opened) error {
 				entries := exportEntries(o.c, c.String("prefix"))
 				bar := newProgress(c.App.ErrWriter, "export", len(entries))

@@ -1,0 +1,524 @@
+package main
+
+// One way to name the memory: a command works on the store --store (or
+// MEMFS_STORE, or the default) names, and when a running memfs serves that
+// store, through its mount; --mount names a mount outright, and a command
+// run inside a mount with no store named uses that mount. Precedence:
+// --mount, --store, MEMFS_STORE, the mount the working directory is in,
+// the default store.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/internal/lockfile"
+)
+
+// givenFlag is a string flag that remembers whether the command line gave
+// it. urfave/cli's IsSet is true for a value taken from the environment
+// too, and only a --store typed on the command line conflicts with
+// --mount: MEMFS_STORE is a default, which an explicit --mount overrides.
+type givenFlag struct{ *cli.StringFlag }
+
+// Apply registers the flag, then wraps its value: the flag package calls
+// Set only for a value on the command line (urfave/cli puts the
+// environment's in as the default).
+func (f givenFlag) Apply(set *flag.FlagSet) error {
+	if err := f.StringFlag.Apply(set); err != nil {
+		return err
+	}
+	for _, name := range f.Names() {
+		if fl := set.Lookup(name); fl != nil {
+			fl.Value = &givenValue{Value: fl.Value}
+		}
+	}
+	return nil
+}
+
+type givenValue struct {
+	flag.Value
+	given bool // Set was called: the command line holds the flag
+}
+
+func (v *givenValue) Set(s string) error {
+	v.given = true
+	return v.Value.Set(s)
+}
+
+// flagGiven reports whether the command line (not the environment) gave
+// the givenFlag name.
+func flagGiven(c *cli.Context, name string) bool {
+	v, ok := c.Generic(name).(*givenValue)
+	return ok && v.given
+}
+
+// target is what a command works on: a live mount, or a store to open.
+type target struct {
+	spec storeSpec
+	mnt  string // the live memfs mount serving spec; "" to open the store
+	pid  int    // the memfs process serving mnt
+}
+
+// locate finds what the command c works on (see the top of the file).
+func locate(c *cli.Context) (target, error) {
+	if m := c.String("mount"); m != "" {
+		return namedMount(c, m)
+	}
+	v := c.String("store")
+	if v == "" {
+		if t, ok := enclosingMount(); ok {
+			return t, nil
+		}
+	}
+	spec, err := parseStore(v)
+	if err != nil {
+		return target{}, err
+	}
+	if t, ok := servingMount(spec); ok {
+		return t, nil
+	}
+	return target{spec: spec}, nil
+}
+
+// namedMount is the target of --mount m: a memfs mount, which must serve
+// the store a --store on the command line names, if any.
+func namedMount(c *cli.Context, m string) (target, error) {
+	abs, err := filepath.Abs(m)
+	if err != nil {
+		return target{}, err
+	}
+	given := flagGiven(c, "store")
+	t, err := mountStatus(abs)
+	if err != nil && !given {
+		// Each command checks what it reads there (.memfs/search,
+		// .memfs/events, ...), as a copy of a mount's files is read too.
+		return target{mnt: abs}, nil
+	}
+	if err != nil {
+		return target{}, fmt.Errorf("--mount %s: cannot tell which store it serves, to compare with --store: %w", m, err)
+	}
+	if given {
+		spec, err := parseStore(c.String("store"))
+		if err != nil {
+			return target{}, err
+		}
+		if !sameStore(spec, t.spec) {
+			return target{}, fmt.Errorf("--store %s and --mount %s name two stores: that mount serves %s; give one of them", spec, m, t.spec)
+		}
+	}
+	return t, nil
+}
+
+// mountStatus reads .memfs/status of the memfs mount at mnt: the store it
+// serves and the process serving it.
+func mountStatus(mnt string) (target, error) {
+	b, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status"))
+	if err != nil {
+		return target{}, err
+	}
+	t := target{mnt: mnt}
+	var store string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "store: "); ok {
+			store = v
+		} else if v, ok := strings.CutPrefix(line, "pid: "); ok {
+			t.pid, _ = strconv.Atoi(v)
+		}
+	}
+	if t.spec, err = parseStore(store); err != nil || store == "" || t.pid <= 0 {
+		return target{}, fmt.Errorf("%s/.memfs/status names no store and process", mnt)
+	}
+	return t, nil
+}
+
+// sameStore compares two stores with every symlink in their paths
+// resolved.
+func sameStore(a, b storeSpec) bool {
+	return a.kind == b.kind && resolved(a.path) == resolved(b.path)
+}
+
+// lockPath is the lock file of the store spec: it names the PID of the
+// process holding it (or that last held it).
+func lockPath(spec storeSpec) string {
+	if spec.kind == "dir" {
+		return dirstore.LockPath(spec.path)
+	}
+	return badgerstore.LockPath(spec.path)
+}
+
+// servingMount finds the live memfs mount that serves spec. The holder is
+// read from the store's lock; the mount is a FUSE mount of the mount
+// table named memfs:<spec> (the mount's fsname) that the holder's user
+// made, and whose .memfs/status names the same store and the holder's
+// PID. Another user's FUSE mount cannot pass for it: it would need the
+// holder's uid, and a process of its own holding the store.
+func servingMount(spec storeSpec) (target, bool) {
+	pid := lockfile.HolderPID(lockPath(spec))
+	if pid <= 0 {
+		return target{}, false
+	}
+	fi, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	if err != nil {
+		return target{}, false // it held the store once; it is gone
+	}
+	uid := fi.Sys().(*syscall.Stat_t).Uid
+	for _, m := range memfsMounts() {
+		src, err := parseStore(strings.TrimPrefix(m.source, "memfs:"))
+		if err != nil || m.uid != uid || !sameStore(src, spec) {
+			continue
+		}
+		if t, err := mountStatus(m.point); err == nil && t.pid == pid && sameStore(t.spec, spec) {
+			return t, true
+		}
+	}
+	return target{}, false
+}
+
+// enclosingMount is the memfs mount the working directory is in, if any:
+// the innermost mount holding it must be a live memfs mount.
+func enclosingMount() (target, bool) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return target{}, false
+	}
+	var best mountEntry
+	for _, m := range mountTable() {
+		if within(cwd, m.point) && len(m.point) >= len(best.point) {
+			best = m
+		}
+	}
+	if !strings.HasPrefix(best.source, "memfs:") || !strings.HasPrefix(best.fstype, "fuse") {
+		return target{}, false
+	}
+	t, err := mountStatus(best.point)
+	return t, err == nil
+}
+
+// mountEntry is one line of /proc/self/mountinfo.
+type mountEntry struct {
+	point, fstype, source string
+	uid                   uint32 // user_id=, for FUSE mounts
+	whole                 bool   // the filesystem's root is mounted (not a bind mount of a subtree)
+}
+
+// mountTable reads /proc/self/mountinfo; nil when it cannot.
+func mountTable() []mountEntry {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []mountEntry
+	for line := range strings.SplitSeq(string(data), "\n") {
+		// ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS
+		f := strings.Fields(line)
+		sep := -1
+		for i := 6; i < len(f); i++ {
+			if f[i] == "-" {
+				sep = i
+				break
+			}
+		}
+		if sep < 0 || sep+3 >= len(f) {
+			continue
+		}
+		m := mountEntry{point: unescapeMount(f[4]), fstype: f[sep+1], source: unescapeMount(f[sep+2]), whole: f[3] == "/"}
+		m.uid = ^uint32(0)
+		for o := range strings.SplitSeq(f[sep+3], ",") {
+			if v, ok := strings.CutPrefix(o, "user_id="); ok {
+				if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+					m.uid = uint32(n)
+				}
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// memfsMounts lists the FUSE mounts whose source names a memfs store,
+// whole mounts before bind mounts of a part of one.
+func memfsMounts() []mountEntry {
+	var whole, parts []mountEntry
+	for _, m := range mountTable() {
+		if !strings.HasPrefix(m.fstype, "fuse") || !strings.HasPrefix(m.source, "memfs:") {
+			continue
+		}
+		if m.whole {
+			whole = append(whole, m)
+		} else {
+			parts = append(parts, m)
+		}
+	}
+	return append(whole, parts...)
+}
+
+// needsStore refuses, for a command that needs the store to itself, a
+// store a mount serves: what to do instead is named.
+func needsStore(cmd string, t target, instead string) error {
+	if t.mnt == "" {
+		return nil
+	}
+	return fmt.Errorf("%s: %s is mounted at %s (memfs process %d), and %s needs the store to itself\n  %s",
+		cmd, t.spec, t.mnt, t.pid, cmd, instead)
+}
+
+// mountRoot opens the mount at mnt for plain file operations that stay
+// inside it.
+func mountRoot(t target) (*os.Root, error) {
+	r, err := os.OpenRoot(t.mnt)
+	if err != nil {
+		return nil, fmt.Errorf("the mount at %s: %w", t.mnt, err)
+	}
+	return r, nil
+}
+
+// catThrough prints the values of keys read through the mount: a file's
+// content, a symlink's target (as the store holds it).
+func catThrough(c *cli.Context, t target, keys []string) error {
+	r, err := mountRoot(t)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, k := range keys {
+		fi, err := r.Lstat(k)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := checkTransient("cat", k); err != nil {
+				return err
+			}
+		}
+		if err != nil {
+			return explain(err)
+		}
+		var v []byte
+		switch {
+		case fi.Mode().Type() == fs.ModeSymlink:
+			var target string
+			target, err = r.Readlink(k)
+			v = []byte(target)
+		case fi.Mode().IsRegular():
+			v, err = r.ReadFile(k)
+		default:
+			return fmt.Errorf("cat: %s: a %s has no value to print", k, kindOf(fi.Mode()))
+		}
+		if err != nil {
+			return explain(err)
+		}
+		if _, err := c.App.Writer.Write(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putThrough writes key through the mount with mode, and fsyncs it: the
+// value is in the store when put returns, as without a mount. A name that
+// is not a regular file is replaced, as in the store.
+func putThrough(t target, key string, value []byte, mode fs.FileMode) error {
+	r, err := mountRoot(t)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if dir, _ := filepath.Split(key); dir != "" {
+		if err := r.MkdirAll(filepath.Clean(dir), 0o755); err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+	}
+	if fi, err := r.Lstat(key); err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return fmt.Errorf("put: %s is a directory", key)
+		}
+		if err := r.Remove(key); err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+	}
+	f, err := r.OpenFile(key, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)
+	if err != nil {
+		return fmt.Errorf("put: %w", explain(err))
+	}
+	_, err = f.Write(value)
+	if err == nil {
+		err = f.Chmod(mode) // the umask took bits off a new file; an old one keeps its mode
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("put: %s through %s: %w", key, t.mnt, err)
+	}
+	return nil
+}
+
+// rmThrough removes keys through the mount (with recursive, every key
+// under them too), then fsyncs: the removal is in the store when rm
+// returns, as without a mount.
+func rmThrough(t target, keys []string, recursive, force bool) error {
+	r, err := mountRoot(t)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, k := range keys {
+		k = strings.TrimSuffix(k, "/")
+		fi, err := r.Lstat(k)
+		if errors.Is(err, fs.ErrNotExist) {
+			if force {
+				continue
+			}
+			if err := checkTransient("rm", k); err != nil {
+				return err
+			}
+			return fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", k)
+		}
+		if err != nil {
+			return fmt.Errorf("rm: %w", err)
+		}
+		switch {
+		case fi.IsDir() && !recursive:
+			return fmt.Errorf("rm: %s is a directory: -r removes it and every key under it", k)
+		case fi.IsDir():
+			err = r.RemoveAll(k)
+		default:
+			err = r.Remove(k)
+		}
+		if err != nil {
+			return fmt.Errorf("rm: %w", err)
+		}
+	}
+	d, err := r.Open(".")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil { // an fsync flushes the mount's whole session
+		return fmt.Errorf("rm: flush through %s: %w", t.mnt, err)
+	}
+	return nil
+}
+
+// exportEntriesThrough lists the nodes under prefix in the mount at mnt,
+// parents before children, each with its attributes as exportEntries
+// gives them from a session; the names of one inode share a Link. What
+// cannot be read is reported to t and left out.
+func exportEntriesThrough(mnt, prefix string, t *tally) ([]backend.Entry, error) {
+	var out []backend.Entry
+	err := filepath.WalkDir(mnt, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == mnt {
+				return err
+			}
+			t.fail("export: %s: %v; skipped", p, err)
+			return nil
+		}
+		if p == mnt {
+			return nil
+		}
+		rel, _ := filepath.Rel(mnt, p)
+		key := filepath.ToSlash(rel)
+		skip := func() error {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if backend.IsReserved(key) {
+			return skip() // .memfs: the mount's own files
+		}
+		if !strings.HasPrefix(key, prefix) {
+			if d.IsDir() && strings.HasPrefix(prefix, key+"/") {
+				return nil // the prefix is further down
+			}
+			return skip()
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.fail("export: %s: %v; skipped", key, err)
+			return skip()
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		info := backend.Info{
+			Mode:  backend.FileMode(st.Mode),
+			MTime: time.Unix(st.Mtim.Unix()),
+			ATime: time.Unix(st.Atim.Unix()),
+			UID:   st.Uid, GID: st.Gid,
+		}
+		if info.Mode&fs.ModeDevice != 0 {
+			info.Rdev = uint64(st.Rdev)
+		}
+		if !fi.IsDir() && st.Nlink > 1 {
+			info.Link = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+		}
+		if info.Mode.Type() != fs.ModeSymlink {
+			if info.XAttrs, err = fileXAttrs(p); err != nil {
+				t.fail("export: %s: %v; skipped", key, err)
+				return skip()
+			}
+		}
+		out = append(out, backend.Entry{Key: key, Info: info})
+		return nil
+	})
+	return out, err
+}
+
+// exportThrough writes the nodes under prefix of the mount t under x's
+// directory, as export does from a store.
+func exportThrough(ctx context.Context, c *cli.Context, t target, x *exporter, prefix string) error {
+	r, err := mountRoot(t)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	entries, err := exportEntriesThrough(t.mnt, prefix, x.t)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	x.load = func(key string) ([]byte, error) {
+		fi, err := r.Lstat(key)
+		if err != nil {
+			return nil, err
+		}
+		if fi.Mode().Type() == fs.ModeSymlink {
+			target, err := r.Readlink(key)
+			return []byte(target), err
+		}
+		return r.ReadFile(key)
+	}
+	bar := newProgress(c.App.ErrWriter, "export", len(entries))
+	exportTree(ctx, nil, x, entries, bar)
+	bar.done()
+	fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", x.t.summary(), t.spec, t.mnt, x.dst)
+	return nil
+}
+
+// mountSettings warns that the write flags of a command that goes through
+// a mount do not apply: the mount's own --agent and redaction do.
+func mountSettings(c *cli.Context, t target) {
+	var set []string
+	for _, f := range []string{"agent", "no-redact", "redact-config"} {
+		if c.IsSet(f) {
+			set = append(set, "--"+f)
+		}
+	}
+	if len(set) > 0 {
+		logger(c, false).Warn("going through the mount, which writes with its own --agent and redaction; these flags do not apply",
+			"flags", strings.Join(set, " "), "mountpoint", t.mnt)
+	}
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// noStoreEnv leaves MEMFS_STORE unset for the test, and the default store
+// under a fresh XDG_DATA_HOME, which it returns.
+func noStoreEnv(t *testing.T) string {
+	t.Helper()
+	data := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", data)
+	t.Setenv("MEMFS_STORE", "") // restored after the test
+	os.Unsetenv("MEMFS_STORE")
+	return data
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// With the default store mounted, every command given neither --store nor
+// --mount goes through the mount: the store is held, the mount answers.
+func TestCommandsGoThroughTheMount(t *testing.T) {
+	data := noStoreEnv(t)
+	store := "badger:" + filepath.Join(data, "memfs", "store")
+	mnt := t.TempDir()
+	p := startMount(t, store, mnt, []string{"XDG_DATA_HOME=" + data})
+	if err := os.MkdirAll(filepath.Join(mnt, "memory"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	style := filepath.Join(mnt, "memory", "style.md")
+	if err := os.WriteFile(style, []byte("always run gofmt before committing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("style.md", filepath.Join(mnt, "memory", "link")); err != nil {
+		t.Fatal(err)
+	}
+	fsyncPath(t, style) // the event log shows flushed changes only
+
+	if out := mustRun(t, "", "ls"); !strings.Contains(out, "memory/style.md\n") {
+		t.Errorf("ls = %q, want memory/style.md", out)
+	}
+	if got := searchKeys(t, "gofmt"); strings.Join(got, " ") != "memory/style.md" {
+		t.Errorf("search gofmt = %v, want memory/style.md", got)
+	}
+	if out := mustRun(t, "", "log"); !strings.Contains(out, "memory/style.md") {
+		t.Errorf("log = %q, want the write of memory/style.md", out)
+	}
+	if out := mustRun(t, "", "cat", "memory/style.md"); out != "always run gofmt before committing\n" {
+		t.Errorf("cat = %q", out)
+	}
+	if out := mustRun(t, "", "cat", "memory/link"); out != "style.md" {
+		t.Errorf("cat of a symlink = %q, want its target, as the store holds it", out)
+	}
+	mustRun(t, "a new note\n", "put", "--mode", "0600", "memory/new.md")
+	if got := readString(t, filepath.Join(mnt, "memory", "new.md")); got != "a new note\n" {
+		t.Errorf("after put, the mount shows %q", got)
+	}
+	if fi, err := os.Stat(filepath.Join(mnt, "memory", "new.md")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("after put --mode 0600: %v, %v", fi, err)
+	}
+	mustRun(t, "", "rm", "memory/new.md")
+	mustNotExist(t, filepath.Join(mnt, "memory", "new.md"), "after rm")
+	if _, _, err := run(t, "", "rm", "memory/new.md"); err == nil || !strings.Contains(err.Error(), "no such key") {
+		t.Errorf("rm of a missing key = %v, want no such key", err)
+	}
+	mustRun(t, "", "rm", "-f", "memory/new.md")
+	if out := mustRun(t, "", "context"); !strings.Contains(out, "always run gofmt") {
+		t.Errorf("context = %q, want the memory file", out)
+	}
+	mustRun(t, "", "summary", "add", "--run", "r1", "--step", "s1", "tested routing")
+	if got := readString(t, filepath.Join(mnt, "memory", "summaries.jsonl")); !strings.Contains(got, "tested routing") {
+		t.Errorf("summaries after summary add: %q", got)
+	}
+	exp := filepath.Join(t.TempDir(), "out")
+	mustRun(t, "", "export", exp)
+	if got := readString(t, filepath.Join(exp, "memory", "style.md")); got != "always run gofmt before committing\n" {
+		t.Errorf("exported memory/style.md = %q", got)
+	}
+	if target, err := os.Readlink(filepath.Join(exp, "memory", "link")); err != nil || target != "style.md" {
+		t.Errorf("exported memory/link: %q, %v; want a symlink to style.md", target, err)
+	}
+	mustNotExist(t, filepath.Join(exp, ".memfs"), "export through the mount")
+
+	if err := p.terminate(t); err != nil {
+		t.Fatalf("memfs exit: %v\n%s", err, p.log)
+	}
+	// What went through the mount is in the store.
+	if out := mustRun(t, "", "ls"); !strings.Contains(out, "memory/summaries.jsonl\n") || strings.Contains(out, "memory/new.md") {
+		t.Errorf("the store after the unmount lists:\n%s", out)
+	}
+	if out := mustRun(t, "", "cat", "memory/link"); out != "style.md" {
+		t.Errorf("cat of the symlink from the store = %q; through the mount it gave style.md", out)
+	}
+}
+
+// Run inside a mount, a command given no store uses that mount.
+func TestCommandsInsideAMount(t *testing.T) {
+	noStoreEnv(t)
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil)
+	if err := os.MkdirAll(filepath.Join(mnt, "memory", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "here.md"), []byte("inside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(mnt, "memory", "deep"))
+	if out := mustRun(t, "", "ls"); out != "memory/here.md\n" {
+		t.Errorf("ls inside the mount = %q, want memory/here.md", out)
+	}
+	if out := mustRun(t, "", "cat", "memory/here.md"); out != "inside\n" {
+		t.Errorf("cat inside the mount = %q", out)
+	}
+}
+
+// An explicit --mount wins over MEMFS_STORE; --store and --mount may name
+// the same store, and naming two is an error that names both.
+func TestMountFlagAndStore(t *testing.T) {
+	noStoreEnv(t)
+	dir := t.TempDir()
+	store := "dir:" + dir
+	other := "dir:" + t.TempDir()
+	mustRun(t, "", "put", "--store", other, "memory/other.md", "/dev/null")
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil)
+	if err := os.MkdirAll(filepath.Join(mnt, "memory"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "m.md"), []byte("mounted gofmt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Setenv("MEMFS_STORE", other)
+	if out := mustRun(t, "", "ls", "--mount", mnt); out != "memory/m.md\n" {
+		t.Errorf("MEMFS_STORE set: ls --mount = %q, want memory/m.md", out)
+	}
+	if got := searchKeys(t, "--mount", mnt, "gofmt"); strings.Join(got, " ") != "memory/m.md" {
+		t.Errorf("MEMFS_STORE set: search --mount = %v", got)
+	}
+	if out := mustRun(t, "", "context", "--mount", mnt); !strings.Contains(out, "mounted gofmt") {
+		t.Errorf("MEMFS_STORE set: context --mount = %q", out)
+	}
+	mustRun(t, "", "log", "--mount", mnt)
+	if out := mustRun(t, "", "ls", "--store", store, "--mount", mnt); out != "memory/m.md\n" {
+		t.Errorf("ls --store (the mounted one) --mount = %q", out)
+	}
+	for _, args := range [][]string{
+		{"ls", "--store", other, "--mount", mnt},
+		{"search", "--store", other, "--mount", mnt, "gofmt"},
+		{"log", "--store", other, "--mount", mnt},
+		{"context", "--store", other, "--mount", mnt},
+	} {
+		_, _, err := run(t, "", args...)
+		if err == nil || !strings.Contains(err.Error(), other) || !strings.Contains(err.Error(), mnt) || !strings.Contains(err.Error(), store) {
+			t.Errorf("memfs %s = %v, want an error naming %s, %s and the store it serves, %s", strings.Join(args, " "), err, other, mnt, store)
+		}
+	}
+	// MEMFS_STORE naming the mounted store goes through the mount too.
+	t.Setenv("MEMFS_STORE", store)
+	if out := mustRun(t, "", "ls"); out != "memory/m.md\n" {
+		t.Errorf("MEMFS_STORE=the mounted store: ls = %q", out)
+	}
+}
+
+// import and reindex need the store to themselves: on a mounted store they
+// refuse, naming the mount and what to do, and change nothing; so does a
+// second mount of it.
+func TestExclusiveCommandsOnAMountedStore(t *testing.T) {
+	noStoreEnv(t)
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", "--store", store, "../../testdata/sample"}, "cp -a"},
+		{[]string{"reindex", "--store", store}, "memfs unmount " + mnt},
+		{[]string{"mount", "--store", store, filepath.Join(mnt + "-second")}, "already mounted"},
+	} {
+		_, _, err := run(t, "", tt.args...)
+		if err == nil || !strings.Contains(err.Error(), mnt) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("memfs %s = %v, want an error naming %s and saying %q", strings.Join(tt.args, " "), err, mnt, tt.want)
+		}
+	}
+	mustNotExist(t, filepath.Join(mnt, "memory"), "import refused")
+	mustNotExist(t, mnt+"-second", "second mount refused")
+}
+
+// A command that only reads never creates a store, nor anything else.
+func TestReadCommandsCreateNoStore(t *testing.T) {
+	noStoreEnv(t)
+	for _, kind := range []string{"dir", "badger"} {
+		for _, args := range [][]string{{"ls"}, {"cat", "memory/a.md"}, {"search", "gofmt"}, {"log"}, {"context"}, {"export", "DST"}} {
+			t.Run(kind+"/"+args[0], func(t *testing.T) {
+				typo := filepath.Join(t.TempDir(), "typo", "store")
+				dst := filepath.Join(t.TempDir(), "export")
+				full := append([]string{args[0], "--store", kind + ":" + typo}, args[1:]...)
+				for i, a := range full {
+					if a == "DST" {
+						full[i] = dst
+					}
+				}
+				_, _, err := run(t, "", full...)
+				if err == nil || !strings.Contains(err.Error(), "no store at "+typo) {
+					t.Errorf("memfs %s = %v, want no store at %s", strings.Join(full, " "), err, typo)
+				}
+				mustNotExist(t, filepath.Dir(typo), "read command on a missing store")
+				mustNotExist(t, dst, "read command on a missing store")
+			})
+		}
+	}
+}
