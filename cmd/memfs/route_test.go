@@ -194,7 +194,7 @@ func TestExclusiveCommandsOnAMountedStore(t *testing.T) {
 			t.Errorf("memfs %s = %v, want an error naming %s and saying %q", strings.Join(tt.args, " "), err, mnt, tt.want)
 		}
 	}
-	mustNotExist(t, filepath.Join(mnt, "memory"), "import refused")
+	mustNotExist(t, filepath.Join(mnt, "agents", "reviewer.json"), "import refused") // memory/, skills/, agents/ are in every mount
 	mustNotExist(t, mnt+"-second", "second mount refused")
 }
 
