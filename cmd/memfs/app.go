@@ -20,6 +20,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // main prints and exits
+		EnableBashCompletion: true,
 		Commands: []*cli.Command{
 			mountCommand(),
 			unmountCommand(),
@@ -36,6 +37,11 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			exportCommand(),
 			redactCommand(),
 			applyCommand(),
+			mountHelperCommand(),
+			installCommand(),
+			completionCommand(),
+			manCommand(),
+			hintCommand(),
 		},
 	}
 	for _, cmd := range app.Commands {

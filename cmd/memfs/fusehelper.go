@@ -1,0 +1,315 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// How mount(8) reaches memfs, measured on Debian 12 (util-linux 2.38.1,
+// fuse3 3.14.0), for "mount -t fuse.memfs SOURCE DIR" and the fstab line
+// "SOURCE DIR fuse.memfs OPTIONS 0 0":
+//
+//   - If /sbin/mount.fuse.memfs (or /usr/sbin/...; /usr/local/sbin is not
+//     searched) exists, mount(8) runs it as
+//     "/sbin/mount.fuse.memfs SOURCE DIR [-sfnv] -o OPTIONS", options
+//     unfiltered (rw, noexec, nosuid, nodev, _netdev, user...).
+//   - Otherwise it runs /sbin/mount.fuse (fuse3's mount.fuse3), which runs
+//     "/bin/sh -c 'exec memfs SOURCE DIR -o OPTIONS'" with a fixed PATH
+//     (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, not
+//     the caller's), after removing the options it handles itself (user,
+//     _netdev, nofail, setuid=...) and adding dev,suid when not given.
+//
+// Both wait for the program to exit and report its status, so the helper
+// must return once the file system is mounted: it starts "memfs mount" in
+// the background and waits until that process answers in the mount.
+
+// helperName is the name mount(8) looks for, for file system type fuse.memfs.
+const helperName = "mount.fuse.memfs"
+
+// helperArgs rewrites the two argument shapes mount(8) uses into
+// "memfs mount-helper [FLAGS] SOURCE DIR"; other arguments are returned
+// as they are. The second shape is recognised by a SOURCE that names a
+// store (badger:PATH, dir:PATH) or by "-o" after SOURCE DIR, never by a
+// command's name.
+func helperArgs(args []string, commands []*cli.Command) []string {
+	if len(args) < 3 {
+		return args
+	}
+	if filepath.Base(args[0]) != helperName {
+		src := args[1]
+		if isCommand(commands, src) || strings.HasPrefix(src, "-") {
+			return args
+		}
+		kind, _, _ := strings.Cut(src, ":")
+		if kind != "badger" && kind != "dir" && !(len(args) > 3 && strings.HasPrefix(args[3], "-o")) {
+			return args
+		}
+	}
+	out := []string{args[0], "mount-helper"}
+	out = append(out, args[3:]...)
+	return append(out, args[1], args[2])
+}
+
+func isCommand(commands []*cli.Command, name string) bool {
+	for _, c := range commands {
+		if slices.Contains(c.Names(), name) {
+			return true
+		}
+	}
+	return name == "help" || name == "h"
+}
+
+func mountHelperCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "mount-helper",
+		Usage:     "what mount(8) runs for type fuse.memfs: start memfs mount in the background and wait until it serves",
+		ArgsUsage: "SOURCE MOUNTPOINT",
+		Hidden:    true,
+		Description: "Run by mount -t fuse.memfs and /etc/fstab through /sbin/mount.fuse.memfs or mount.fuse3.\n" +
+			"SOURCE is the store (badger:PATH or dir:PATH), or any word (memfs) with -o store=badger:PATH.\n" +
+			"Options: ro, rw, allow_other, store=, log=FILE, timeout=DURATION, and every memfs mount flag\n" +
+			"as NAME=VALUE or NAME (flush_interval=10s, bootstrap=memory/ repeated for more prefixes,\n" +
+			"noxattrs for --xattrs=false); the generic options mount passes (defaults, dev, suid, exec,\n" +
+			"auto, user, _netdev, nofail, atime, x-systemd.*, ...) are accepted and ignored.",
+		UseShortOptionHandling: true,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "o", Usage: "mount options, comma-separated"},
+			&cli.BoolFlag{Name: "s", Usage: "sloppy (ignored: unknown options are always refused)"},
+			&cli.BoolFlag{Name: "f", Usage: "fake: check the options and do not mount"},
+			&cli.BoolFlag{Name: "n", Usage: "no mtab (ignored)"},
+			&cli.BoolFlag{Name: "v", Usage: "verbose: print the memfs mount command"},
+		},
+		Action: mountHelperAction,
+	}
+}
+
+// helperPlan is what a mount through mount(8) will run.
+type helperPlan struct {
+	mountArgs []string      // the memfs arguments, "mount" first
+	logPath   string        // where the serving process logs
+	timeout   time.Duration // how long to wait for the mount to answer
+}
+
+// ignoredOptions are options mount(8) and fuse pass that mean nothing to
+// memfs (the kernel's flags for FUSE are set by memfs itself).
+var ignoredOptions = []string{
+	"rw", "defaults", "dev", "nodev", "suid", "nosuid", "exec", "noexec",
+	"auto", "noauto", "user", "nouser", "users", "owner", "group", "_netdev",
+	"nofail", "async", "sync", "atime", "noatime", "relatime", "norelatime",
+	"strictatime", "nostrictatime", "diratime", "nodiratime", "lazytime",
+	"nolazytime", "loud", "silent", "default_permissions", "auto_unmount",
+}
+
+// planMount maps SOURCE, DIR and -o options to "memfs mount" arguments.
+// memfs mount flags are found by name in mountFlags, so that a new mount
+// flag is an option too.
+func planMount(source, mnt string, opts []string, mountFlags []cli.Flag) (helperPlan, error) {
+	p := helperPlan{timeout: 2 * time.Minute}
+	store := source
+	var flags []string
+	for _, o := range opts {
+		if o == "" {
+			continue
+		}
+		name, value, hasValue := strings.Cut(o, "=")
+		switch {
+		case slices.Contains(ignoredOptions, name),
+			strings.HasPrefix(name, "x-"), name == "comment", name == "fsname", name == "subtype":
+			continue
+		case name == "ro":
+			flags = append(flags, "--read-only")
+			continue
+		case name == "store":
+			store = value
+			continue
+		case name == "log":
+			p.logPath = value
+			continue
+		case name == "timeout":
+			d, err := time.ParseDuration(value)
+			if err != nil || d <= 0 {
+				return p, fmt.Errorf("option timeout=%s: want a duration such as 2m", value)
+			}
+			p.timeout = d
+			continue
+		case name == "noxattrs":
+			flags = append(flags, "--xattrs=false")
+			continue
+		default:
+			flag := strings.ReplaceAll(name, "_", "-")
+			if f := findFlag(mountFlags, flag); f != nil {
+				if _, isBool := f.(*cli.BoolFlag); isBool && !hasValue {
+					flags = append(flags, "--"+flag)
+				} else {
+					flags = append(flags, "--"+flag+"="+value)
+				}
+				continue
+			}
+		}
+		return p, fmt.Errorf("unknown mount option %q; memfs takes ro, allow_other, store=, log=, timeout= and its mount flags (memfs mount --help) as NAME=VALUE", o)
+	}
+	spec, err := parseStore(store)
+	if err != nil {
+		return p, fmt.Errorf("SOURCE %q: want badger:PATH or dir:PATH (or -o store=badger:PATH): %w", store, err)
+	}
+	if !filepath.IsAbs(mnt) {
+		return p, fmt.Errorf("mountpoint %q: want an absolute path", mnt)
+	}
+	if p.logPath == "" {
+		p.logPath = helperLogPath(mnt)
+	}
+	p.mountArgs = append([]string{"mount", "--store", spec.String()}, flags...)
+	p.mountArgs = append(p.mountArgs, mnt)
+	return p, nil
+}
+
+func findFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// helperLogPath is where a mount started by mount(8) logs: root's under
+// /var/log/memfs (at boot there is no HOME), a user's in memfs's state
+// directory; one file per mountpoint, appended to.
+func helperLogPath(mnt string) string {
+	name := strings.ReplaceAll(strings.Trim(mnt, "/"), "/", "-")
+	if name == "" {
+		name = "root"
+	}
+	if os.Geteuid() == 0 {
+		return filepath.Join("/var/log/memfs", name+".log")
+	}
+	return filepath.Join(stateDir(), "log", name+".log")
+}
+
+func mountHelperAction(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return fmt.Errorf("mount-helper: want SOURCE MOUNTPOINT, got %d arguments", c.NArg())
+	}
+	var opts []string
+	for _, o := range c.StringSlice("o") {
+		opts = append(opts, strings.Split(o, ",")...)
+	}
+	p, err := planMount(c.Args().Get(0), c.Args().Get(1), opts, mountCommand().Flags)
+	if err != nil {
+		return err
+	}
+	if c.Bool("v") || c.Bool("f") {
+		fmt.Fprintf(c.App.Writer, "memfs %s (log: %s)\n", strings.Join(p.mountArgs, " "), p.logPath)
+	}
+	if c.Bool("f") {
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("mount-helper: cannot find the memfs binary: %w", err)
+	}
+	pid, err := startBackground(self, p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "memfs: serving %s as process %d, logging to %s\n", p.mountArgs[len(p.mountArgs)-1], pid, p.logPath)
+	return nil
+}
+
+// startBackground starts "memfs mount" detached from the caller (its own
+// session, stdin /dev/null, output appended to the log) and waits until
+// the mount's .memfs/status names it. If the process exits first, its
+// log lines are the error. It returns the serving process's pid.
+func startBackground(self string, p helperPlan) (int, error) {
+	if err := os.MkdirAll(filepath.Dir(p.logPath), 0o700); err != nil {
+		return 0, fmt.Errorf("log directory: %w", err)
+	}
+	logf, err := os.OpenFile(p.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("log: %w", err)
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "--- %s memfs %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(p.mountArgs, " "))
+	start, _ := logf.Seek(0, io.SeekCurrent)
+
+	cmd := exec.Command(self, p.mountArgs...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = helperEnv(os.Environ())
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start memfs mount: %w", err)
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	mnt := p.mountArgs[len(p.mountArgs)-1]
+	deadline := time.Now().Add(p.timeout)
+	for {
+		if servedBy(mnt) == pid {
+			return pid, nil
+		}
+		select {
+		case err := <-exited:
+			return 0, fmt.Errorf("memfs mount %s exited (%v) before serving:\n%s(log: %s)", mnt, err, logSince(p.logPath, start), p.logPath)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			// Not ready in time: leave nothing half-started behind.
+			cmd.Process.Signal(syscall.SIGTERM)
+			return 0, fmt.Errorf("memfs mount %s did not serve within %v (option timeout=); stopped process %d; log: %s", mnt, p.timeout, pid, p.logPath)
+		}
+	}
+}
+
+// servedBy returns the pid that mnt's .memfs/status names, or 0.
+func servedBy(mnt string) int {
+	status, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status"))
+	if err != nil {
+		return 0
+	}
+	pid := 0
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "pid: "); ok {
+			fmt.Sscan(v, &pid)
+		}
+	}
+	return pid
+}
+
+// helperEnv gives the serving process a HOME: mount(8) at boot runs
+// helpers without one, and memfs keeps its state under it.
+func helperEnv(env []string) []string {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "HOME="); ok && v != "" {
+			return env
+		}
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		return append(env, "HOME="+u.HomeDir)
+	}
+	return env
+}
+
+// logSince returns what the log got from offset on, at most the last 4 KiB.
+func logSince(path string, offset int64) string {
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) < offset {
+		return ""
+	}
+	data = data[offset:]
+	if len(data) > 4096 {
+		data = data[len(data)-4096:]
+	}
+	return string(data)
+}
