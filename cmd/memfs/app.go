@@ -20,7 +20,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // main prints and exits
-		EnableBashCompletion: true,
 		Commands: []*cli.Command{
 			mountCommand(),
 			unmountCommand(),
@@ -44,6 +43,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			hintCommand(),
 		},
 	}
+	app.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words
 	for _, cmd := range app.Commands {
 		cmd.Action = flagsFirst(cmd.Action)
 	}
