@@ -84,7 +84,7 @@ func mountHelperCommand() *cli.Command {
 		UseShortOptionHandling: true,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "o", Usage: "mount options, comma-separated"},
-			&cli.BoolFlag{Name: "s", Usage: "sloppy (ignored: unknown options are always refused)"},
+			&cli.BoolFlag{Name: "s", Usage: "sloppy: ignore unknown options (with a warning) instead of failing"},
 			&cli.BoolFlag{Name: "f", Usage: "fake: check the options and do not mount"},
 			&cli.BoolFlag{Name: "n", Usage: "no mtab (ignored)"},
 			&cli.BoolFlag{Name: "v", Usage: "verbose: print the memfs mount command"},
@@ -98,6 +98,7 @@ type helperPlan struct {
 	mountArgs []string      // the memfs arguments, "mount" first
 	logPath   string        // where the serving process logs
 	timeout   time.Duration // how long to wait for the mount to answer
+	ignored   []string      // unknown options left out (mount -s)
 }
 
 // ignoredOptions are options mount(8) and fuse pass that mean nothing to
@@ -112,8 +113,9 @@ var ignoredOptions = []string{
 
 // planMount maps SOURCE, DIR and -o options to "memfs mount" arguments.
 // memfs mount flags are found by name in mountFlags, so that a new mount
-// flag is an option too.
-func planMount(source, mnt string, opts []string, mountFlags []cli.Flag) (helperPlan, error) {
+// flag is an option too. An unknown option is an error, or with sloppy
+// (mount -s) is left out and listed in p.ignored.
+func planMount(source, mnt string, opts []string, mountFlags []cli.Flag, sloppy bool) (helperPlan, error) {
 	p := helperPlan{timeout: 2 * time.Minute}
 	store := source
 	var flags []string
@@ -155,6 +157,10 @@ func planMount(source, mnt string, opts []string, mountFlags []cli.Flag) (helper
 				}
 				continue
 			}
+		}
+		if sloppy {
+			p.ignored = append(p.ignored, o)
+			continue
 		}
 		return p, fmt.Errorf("unknown mount option %q; memfs takes ro, allow_other, store=, log=, timeout= and its mount flags (memfs mount --help) as NAME=VALUE", o)
 	}
@@ -204,9 +210,12 @@ func mountHelperAction(c *cli.Context) error {
 	for _, o := range c.StringSlice("o") {
 		opts = append(opts, strings.Split(o, ",")...)
 	}
-	p, err := planMount(c.Args().Get(0), c.Args().Get(1), opts, mountCommand().Flags)
+	p, err := planMount(c.Args().Get(0), c.Args().Get(1), opts, mountCommand().Flags, c.Bool("s"))
 	if err != nil {
 		return err
+	}
+	if len(p.ignored) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "memfs: ignoring unknown mount options (sloppy): %s\n", strings.Join(p.ignored, ","))
 	}
 	if c.Bool("v") || c.Bool("f") {
 		fmt.Fprintf(c.App.Writer, "memfs %s (log: %s)\n", strings.Join(p.mountArgs, " "), p.logPath)

@@ -81,7 +81,7 @@ func TestPlanMount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := planMount(tt.source, "/m", tt.opts, flags)
+			p, err := planMount(tt.source, "/m", tt.opts, flags, false)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("planMount error = %v, want one containing %q", err, tt.wantErr)
@@ -102,6 +102,24 @@ func TestPlanMount(t *testing.T) {
 				t.Errorf("log %q timeout %v, want /tmp/x.log 5s", p.logPath, p.timeout)
 			}
 		})
+	}
+}
+
+func TestPlanMountSloppy(t *testing.T) {
+	p, err := planMount("dir:/s", "/m", []string{"ro", "compress", "level=3"}, mountCommand().Flags, true)
+	if err != nil {
+		t.Fatalf("sloppy planMount: %v", err)
+	}
+	if want := []string{"compress", "level=3"}; !slices.Equal(p.ignored, want) {
+		t.Errorf("ignored = %q, want %q", p.ignored, want)
+	}
+	if want := []string{"mount", "--store", "dir:/s", "--read-only", "/m"}; !slices.Equal(p.mountArgs, want) {
+		t.Errorf("mount arguments = %q, want %q", p.mountArgs, want)
+	}
+	// Through the command: -s given as mount(8) gives it, and -f to stop short of mounting.
+	out, errOut, err := run(t, "", helperArgs([]string{"/sbin/mount.fuse.memfs", "dir:/s", "/m", "-sf", "-o", "rw,compress"}, newApp(nil, nil).Commands)[1:]...)
+	if err != nil || !strings.Contains(errOut, "ignoring unknown mount options (sloppy): compress") || !strings.Contains(out, "memfs mount --store dir:/s /m") {
+		t.Errorf("mount.fuse.memfs -sf: %v\nstdout %q\nstderr %q", err, out, errOut)
 	}
 }
 

@@ -49,6 +49,10 @@ func TestHintSearchPathsExist(t *testing.T) {
 	store, mnt := "dir:"+t.TempDir(), t.TempDir()
 	mustRun(t, "", "import", "--store", store, "../../testdata/sample")
 	startMount(t, store, mnt, nil)
+	// The mount is one that hint finds by itself (others may run too).
+	if found := memfsMounts(readMountinfo()); !slices.Contains(found, mnt) {
+		t.Errorf("memfs mounts in /proc/self/mountinfo = %q, want %s among them", found, mnt)
+	}
 	hint := mustRun(t, "", "hint", "--mount", mnt, "claude")
 	for _, rel := range []string{".memfs/search/kernel cache tag:fuse top:5", ".memfs/context/kernel cache", ".memfs/context.md"} {
 		if !strings.Contains(hint, filepath.Join(mnt, rel)) {
