@@ -37,6 +37,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			redactCommand(),
 			applyCommand(),
 			mountHelperCommand(),
+			umountHelperCommand(),
 			installCommand(),
 			completionCommand(),
 			manCommand(),

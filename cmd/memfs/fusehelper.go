@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -37,11 +39,18 @@ import (
 const helperName = "mount.fuse.memfs"
 
 // helperArgs rewrites the two argument shapes mount(8) uses into
-// "memfs mount-helper [FLAGS] SOURCE DIR"; other arguments are returned
+// "memfs mount-helper [FLAGS] SOURCE DIR", and umount(8)'s
+// "umount.fuse.memfs DIR [FLAGS]" into "memfs umount-helper [FLAGS] DIR";
+// other arguments are returned
 // as they are. The second shape is recognised by a SOURCE that names a
 // store (badger:PATH, dir:PATH) or by "-o" after SOURCE DIR, never by a
 // command's name.
 func helperArgs(args []string, commands []*cli.Command) []string {
+	if filepath.Base(args[0]) == umountHelperName && len(args) >= 2 {
+		out := []string{args[0], "umount-helper"}
+		out = append(out, args[2:]...)
+		return append(out, args[1])
+	}
 	if len(args) < 3 {
 		return args
 	}
@@ -321,4 +330,95 @@ func logSince(path string, offset int64) string {
 		data = data[len(data)-4096:]
 	}
 	return string(data)
+}
+
+// umountHelperName is what umount(8) runs for type fuse.memfs, as
+// "/sbin/umount.fuse.memfs DIR [-flnrv]" (measured as above).
+const umountHelperName = "umount.fuse.memfs"
+
+func umountHelperCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "umount-helper",
+		Usage:     "what umount(8) runs for type fuse.memfs: unmount, then wait until memfs has flushed and exited",
+		ArgsUsage: "MOUNTPOINT",
+		Hidden:    true,
+		Description: "Unmounts as umount(8) would (a busy mount fails at once with EBUSY, as always), then waits\n" +
+			"for the memfs process that served it to make its last flush and exit, so that when umount\n" +
+			"returns the store is written and free (systemd stops an fstab mount with umount, then\n" +
+			"kills what is left of it).",
+		UseShortOptionHandling: true,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "l", Usage: "lazy: detach now, memfs finishes when the last user is gone (not waited for)"},
+			&cli.BoolFlag{Name: "f", Usage: "force"},
+			&cli.BoolFlag{Name: "n", Usage: "no mtab (ignored)"},
+			&cli.BoolFlag{Name: "r", Usage: "remount read-only on failure (ignored)"},
+			&cli.BoolFlag{Name: "v", Usage: "verbose"},
+			&cli.StringFlag{Name: "t", Usage: "type (ignored)"},
+			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "how long to wait for memfs to exit"},
+		},
+		Action: umountHelperAction,
+	}
+}
+
+func umountHelperAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fmt.Errorf("umount-helper: want MOUNTPOINT, got %d arguments", c.NArg())
+	}
+	mnt, err := filepath.Abs(c.Args().First())
+	if err != nil {
+		return err
+	}
+	pid := servedBy(mnt) // 0 for a dead mount: nothing to wait for
+	flags := 0
+	if c.Bool("l") {
+		flags |= syscall.MNT_DETACH
+	}
+	if c.Bool("f") {
+		flags |= syscall.MNT_FORCE
+	}
+	if err := syscall.Unmount(mnt, flags); err != nil {
+		if !errors.Is(err, syscall.EPERM) {
+			return fmt.Errorf("umount %s: %w", mnt, err)
+		}
+		// Not root: a user's FUSE mount is unmounted by fusermount3.
+		args := []string{"-u", mnt}
+		if c.Bool("l") {
+			args = []string{"-u", "-z", mnt}
+		}
+		if out, ferr := exec.Command("fusermount3", args...).CombinedOutput(); ferr != nil {
+			return fmt.Errorf("umount %s: %v; fusermount3: %v: %s", mnt, err, ferr, out)
+		}
+	}
+	if pid <= 0 || c.Bool("l") {
+		return nil
+	}
+	if !processGone(pid, c.Duration("timeout")) {
+		return fmt.Errorf("%s is unmounted, but memfs (process %d) has not finished its last flush after %v; see its log", mnt, pid, c.Duration("timeout"))
+	}
+	if c.Bool("v") {
+		fmt.Fprintf(c.App.Writer, "%s: unmounted; memfs process %d flushed and exited\n", mnt, pid)
+	}
+	return nil
+}
+
+// processGone waits up to limit for pid to exit and reports whether it
+// did. A zombie counts as gone: it holds nothing any more, and the process
+// that reaps it (init, for a mount started by the helper) may be slow.
+func processGone(pid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat")); err == nil {
+			// pid (comm) STATE ...; comm may hold spaces and parentheses.
+			if i := strings.LastIndexByte(string(st), ')'); i >= 0 && strings.HasPrefix(string(st[i:]), ") Z") {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,6 +41,9 @@ func TestHelperArgs(t *testing.T) {
 		{"two words that are no store",
 			[]string{"memfs", "foo", "/m"},
 			[]string{"memfs", "foo", "/m"}},
+		{"umount helper, as umount(8) runs it",
+			[]string{"/sbin/umount.fuse.memfs", "/m", "-l"},
+			[]string{"/sbin/umount.fuse.memfs", "umount-helper", "-l", "/m"}},
 		{"flags first",
 			[]string{"memfs", "--help", "dir:/s"},
 			[]string{"memfs", "--help", "dir:/s"}},
@@ -168,9 +171,9 @@ func (h *helperMounts) cleanup() {
 			continue
 		}
 		syscall.Kill(pid, syscall.SIGTERM)
-		if !waitExit(pid, 20*time.Second) {
+		if !processGone(pid, 20*time.Second) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			waitExit(pid, 10*time.Second)
+			processGone(pid, 10*time.Second)
 		}
 	}
 	for _, mnt := range h.mnts {
@@ -178,23 +181,6 @@ func (h *helperMounts) cleanup() {
 			syscall.Unmount(mnt, syscall.MNT_DETACH)
 		}
 	}
-}
-
-// waitExit waits for a process that is not our child to be gone.
-func waitExit(pid int, limit time.Duration) bool {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return true
-		}
-		// A zombie (its parent, the helper, is gone and init reaps it soon)
-		// no longer holds anything.
-		if st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
 }
 
 // TestMountHelperInProcess runs the helper as mount.fuse3 runs it (memfs
@@ -264,13 +250,15 @@ func TestMountTypeFuseMemfs(t *testing.T) {
 		t.Skip("no mount(8) on this machine")
 	}
 	bin := buildMemfs(t)
-	link := filepath.Join("/sbin", helperName)
-	if _, err := os.Lstat(link); err == nil {
-		t.Skipf("%s already exists (an installed memfs?); this test does not replace it", link)
+	link, ulink := filepath.Join("/sbin", helperName), filepath.Join("/sbin", umountHelperName)
+	for _, l := range []string{link, ulink} {
+		if _, err := os.Lstat(l); err == nil {
+			t.Skipf("%s already exists (an installed memfs?); this test does not replace it", l)
+		}
 	}
-	// The link goes through memfs install, as a user would make it.
+	// The links go through memfs install, as a user would make them.
 	installOut, err := exec.Command(bin, "install", "--prefix", t.TempDir(), "--helper-dir", "/sbin").CombinedOutput()
-	t.Cleanup(func() { os.Remove(link) })
+	t.Cleanup(func() { os.Remove(link); os.Remove(ulink) })
 	if err != nil {
 		t.Fatalf("memfs install: %v\n%s", err, installOut)
 	}
@@ -296,32 +284,51 @@ func TestMountTypeFuseMemfs(t *testing.T) {
 	if out, err := exec.Command(bin, "unmount", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("memfs unmount: %v\n%s", err, out)
 	}
-	if !waitExit(pid, 30*time.Second) {
+	if !processGone(pid, 30*time.Second) {
 		t.Fatalf("memfs process %d still runs after memfs unmount", pid)
 	}
 	if got, _ := os.ReadFile(filepath.Join(store, "note.md")); string(got) != "from fstab\n" {
 		t.Errorf("store after the fstab mount: %q, want the note", got)
 	}
 
-	// mount -t, read-only: what the fstab mount wrote is there, and writes fail.
-	cmd := exec.Command("mount", "-t", "fuse.memfs", "dir:"+store, mnt, "-o", "ro,log="+filepath.Join(logDir, "t.log"))
-	if out, err := cmd.CombinedOutput(); err != nil {
+	// mount -t: what the fstab mount wrote is there. umount(8), through
+	// umount.fuse.memfs, returns only when memfs has made its last flush
+	// and exited (systemd kills what is left of an fstab mount right after
+	// umount): the new values are in the store at once.
+	if out, err := exec.Command("mount", "-t", "fuse.memfs", "dir:"+store, mnt, "-o", "flush_interval=0,log="+filepath.Join(logDir, "t.log")).CombinedOutput(); err != nil {
 		t.Fatalf("mount -t fuse.memfs: %v\n%s", err, out)
 	}
 	pid = h.served(mnt)
 	if got, _ := os.ReadFile(filepath.Join(mnt, "note.md")); string(got) != "from fstab\n" {
 		t.Errorf("note.md through mount -t = %q", got)
 	}
-	if err := os.WriteFile(filepath.Join(mnt, "new.md"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
-		t.Errorf("write on an ro mount: %v, want EROFS", err)
+	for i := range 50 {
+		if err := os.WriteFile(filepath.Join(mnt, fmt.Sprintf("new-%02d.md", i)), []byte("unflushed\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// Plain umount(8): memfs sees the unmount from outside and exits.
 	if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("umount: %v\n%s", err, out)
 	}
-	if !waitExit(pid, 30*time.Second) {
-		t.Errorf("memfs process %d still runs after umount", pid)
+	gone := processGone(pid, 0)
+	got, _ := os.ReadFile(filepath.Join(store, "new-49.md"))
+	if !gone || string(got) != "unflushed\n" {
+		t.Errorf("when umount returned: memfs process %d gone %v, store has new-49.md %q; want gone and flushed", pid, gone, got)
+		processGone(pid, 30*time.Second)
 	}
+
+	// mount -t, read-only: writes fail.
+	if out, err := exec.Command("mount", "-t", "fuse.memfs", "dir:"+store, mnt, "-o", "ro,log="+filepath.Join(logDir, "ro.log")).CombinedOutput(); err != nil {
+		t.Fatalf("mount -t fuse.memfs -o ro: %v\n%s", err, out)
+	}
+	pid = h.served(mnt)
+	if err := os.WriteFile(filepath.Join(mnt, "ro.md"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("write on an ro mount: %v, want EROFS", err)
+	}
+	if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("umount: %v\n%s", err, out)
+	}
+	processGone(pid, 30*time.Second)
 
 	// A failing mount makes mount(8) fail with the server's error.
 	out, err := exec.Command("mount", "-t", "fuse.memfs", "dir:"+store, filepath.Join(mnt, "missing"), "-o", "log="+filepath.Join(logDir, "fail.log")).CombinedOutput()

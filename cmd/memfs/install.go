@@ -143,8 +143,9 @@ mount waits for the mount to serve; 2m), and every flag of \fBmemfs mount\fP as 
 options (defaults, rw, dev, suid, exec, auto, noauto, user, _netdev, nofail, x-systemd.*, ...)
 are accepted and ignored; any other option is refused. The helper starts \fBmemfs mount\fP in the
 background and returns once the mount serves, or fails with the server's error.
-Unmount with \fBmemfs unmount\fP \fIDIR\fP (flushes, waits for memfs to exit) or \fBumount\fP \fIDIR\fP (memfs flushes
-after the unmount, then exits).
+Unmount with \fBmemfs unmount\fP \fIDIR\fP or \fBumount\fP \fIDIR\fP: with \fI/sbin/umount.fuse.memfs\fP (\fBmemfs install\fP)
+umount returns once memfs has made its last flush and exited; without it, memfs flushes
+just after the unmount.
 .SH FILES
 .TP
 \fI/var/log/memfs/MOUNTPOINT.log\fP
@@ -166,6 +167,7 @@ func installCommand() *cli.Command {
 		Usage: "install the mount helper (mount -t fuse.memfs, /etc/fstab), shell completions and the man page",
 		Description: "Writes, replacing what an earlier install wrote:\n" +
 			"  HELPER-DIR/mount.fuse.memfs -> this memfs binary (mount(8) looks only in /sbin and /usr/sbin)\n" +
+			"  HELPER-DIR/umount.fuse.memfs -> the same (umount then waits for memfs's last flush)\n" +
 			"  PREFIX/share/bash-completion/completions/memfs\n" +
 			"  PREFIX/share/zsh/site-functions/_memfs\n" +
 			"  PREFIX/share/man/man1/memfs.1\n" +
@@ -173,7 +175,7 @@ func installCommand() *cli.Command {
 			"/usr/local/bin, /usr/bin or /bin (not your PATH).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "prefix", Value: "/usr/local", Usage: "where share/ goes"},
-			&cli.StringFlag{Name: "helper-dir", Usage: "where the mount.fuse.memfs link goes", DefaultText: "/sbin, or PREFIX/sbin with --prefix"},
+			&cli.StringFlag{Name: "helper-dir", Usage: "where the mount.fuse.memfs and umount.fuse.memfs links go", DefaultText: "/sbin, or PREFIX/sbin with --prefix"},
 		},
 		Action: installAction,
 	}
@@ -213,11 +215,13 @@ func installAction(c *cli.Context) error {
 		{filepath.Join(prefix, "share/zsh/site-functions/_memfs"), zshCompletion},
 		{filepath.Join(prefix, "share/man/man1/memfs.1"), page},
 	}
-	link := filepath.Join(helperDir, helperName)
-	if err := installLink(link, self); err != nil {
-		return err
+	for _, name := range []string{helperName, umountHelperName} {
+		link := filepath.Join(helperDir, name)
+		if err := installLink(link, self); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.Writer, "%s -> %s\n", link, self)
 	}
-	fmt.Fprintf(c.App.Writer, "%s -> %s\n", link, self)
 	if strings.HasPrefix(self, os.TempDir()+"/") {
 		fmt.Fprintf(c.App.ErrWriter, "warning: %s is a temporary binary (go run, go test): build or go install memfs, then install again\n", self)
 	}

@@ -139,8 +139,10 @@ func TestInstall(t *testing.T) {
 	}
 	self, _ = filepath.EvalSymlinks(self)
 	link := filepath.Join(prefix, "sbin", "mount.fuse.memfs")
-	if target, err := os.Readlink(link); err != nil || target != self {
-		t.Errorf("%s -> %q (%v), want %s", link, target, err, self)
+	for _, l := range []string{link, filepath.Join(prefix, "sbin", "umount.fuse.memfs")} {
+		if target, err := os.Readlink(l); err != nil || target != self {
+			t.Errorf("%s -> %q (%v), want %s", l, target, err, self)
+		}
 	}
 	files := map[string]string{
 		"share/bash-completion/completions/memfs": "complete -o bashdefault -o default -F _memfs_complete memfs",
