@@ -41,12 +41,11 @@ const helperName = "mount.fuse.memfs"
 // helperArgs rewrites the two argument shapes mount(8) uses into
 // "memfs mount-helper [FLAGS] SOURCE DIR", and umount(8)'s
 // "umount.fuse.memfs DIR [FLAGS]" into "memfs umount-helper [FLAGS] DIR";
-// other arguments are returned
-// as they are. The second shape is recognised by a SOURCE that names a
-// store (badger:PATH, dir:PATH) or by "-o" after SOURCE DIR, never by a
-// command's name.
+// other arguments are returned as they are. The second mount shape is
+// recognised by a SOURCE that names a store (badger:PATH, dir:PATH) or by
+// "-o" after SOURCE DIR, never by a command's name.
 func helperArgs(args []string, commands []*cli.Command) []string {
-	if filepath.Base(args[0]) == umountHelperName && len(args) >= 2 {
+	if len(args) >= 2 && filepath.Base(args[0]) == umountHelperName {
 		out := []string{args[0], "umount-helper"}
 		out = append(out, args[2:]...)
 		return append(out, args[1])
