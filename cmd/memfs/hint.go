@@ -107,14 +107,15 @@ func hintSection(agent, mnt string) string {
 	fmt.Fprintf(&b, "- `%s/agents/*.json`: sub-agent profiles.\n\n", m)
 	b.WriteString("Search (the query is the file name; filters as words: `tag:X`, `top:5`, `since:24h`,\n")
 	b.WriteString("`prefix:memory%2Fproject`):\n\n")
-	fmt.Fprintf(&b, "    cat '%s/.memfs/search/kernel cache tag:fuse top:5'\n", m)
-	fmt.Fprintf(&b, "    cat '%s/.memfs/context/kernel cache'    # a context pack around a query\n\n", m)
+	fmt.Fprintf(&b, "    cat %s\n", shellQuote(m+"/.memfs/search/kernel cache tag:fuse top:5"))
+	fmt.Fprintf(&b, "    cat %s    # a context pack around a query\n\n", shellQuote(m+"/.memfs/context/kernel cache"))
 	b.WriteString("Write one topic per Markdown file under `memory/`, then tag it (extended attributes):\n\n")
-	fmt.Fprintf(&b, "    setfattr -n user.memfs.tags -v 'go,fuse' %s/memory/NOTE.md\n", m)
-	fmt.Fprintf(&b, "    setfattr -n user.memfs.importance -v 0.8 %s/memory/NOTE.md\n", m)
-	fmt.Fprintf(&b, "    setfattr -n user.memfs.source -v agent %s/memory/NOTE.md\n", m)
-	fmt.Fprintf(&b, "    setfattr -n user.memfs.agent -v %s %s/memory/NOTE.md\n", agent, m)
-	fmt.Fprintf(&b, "    getfattr -d -m user.memfs %s/memory/NOTE.md\n\n", m)
+	note := shellQuote(m + "/memory/NOTE.md")
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.tags -v 'go,fuse' %s\n", note)
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.importance -v 0.8 %s\n", note)
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.source -v agent %s\n", note)
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.agent -v %s %s\n", agent, note)
+	fmt.Fprintf(&b, "    getfattr -d -m user.memfs %s\n\n", note)
 	b.WriteString("Do not keep secrets in memory: they are redacted before anything is stored.\n")
 	b.WriteString(hintEnd + "\n")
 	return b.String()
@@ -166,6 +167,11 @@ func writeHint(file, section string) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func readMountinfo() string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -137,6 +138,30 @@ func TestHintErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("memfs %s: %v, want an error containing %q", strings.Join(tt.args, " "), err, tt.want)
 		}
+	}
+}
+
+// TestHintQuotesTheMount runs the hint's commands through a shell with a
+// mountpoint that holds a space and a quote.
+func TestHintQuotesTheMount(t *testing.T) {
+	mnt := filepath.Join(t.TempDir(), "agent's memory")
+	out := mustRun(t, "", "hint", "--mount", mnt, "codex")
+	var lines []string
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(line, "    cat ") {
+			lines = append(lines, "printf '%s\\n' "+strings.TrimPrefix(line, "    cat "))
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("want 2 cat lines in the hint, got %d:\n%s", len(lines), out)
+	}
+	got, err := exec.Command("sh", "-c", strings.Join(lines, "\n")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mnt + "/.memfs/search/kernel cache tag:fuse top:5\n" + mnt + "/.memfs/context/kernel cache\n"
+	if string(got) != want {
+		t.Errorf("the shell reads the hint's paths as %q, want %q", got, want)
 	}
 }
 
