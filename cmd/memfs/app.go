@@ -36,8 +36,15 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			exportCommand(),
 			redactCommand(),
 			applyCommand(),
+			mountHelperCommand(),
+			umountHelperCommand(),
+			installCommand(),
+			completionCommand(),
+			manCommand(),
+			hintCommand(),
 		},
 	}
+	app.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words
 	for _, cmd := range app.Commands {
 		cmd.Action = flagsFirst(cmd.Action)
 	}

@@ -221,8 +221,13 @@ func mountTable() []mountEntry {
 	if err != nil {
 		return nil
 	}
+	return parseMountinfo(string(data))
+}
+
+// parseMountinfo reads the lines of a mountinfo file.
+func parseMountinfo(mountinfo string) []mountEntry {
 	var out []mountEntry
-	for line := range strings.SplitSeq(string(data), "\n") {
+	for line := range strings.SplitSeq(mountinfo, "\n") {
 		// ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS
 		f := strings.Fields(line)
 		sep := -1
@@ -251,9 +256,12 @@ func mountTable() []mountEntry {
 
 // memfsMounts lists the FUSE mounts whose source names a memfs store,
 // whole mounts before bind mounts of a part of one.
-func memfsMounts() []mountEntry {
+func memfsMounts() []mountEntry { return memfsMountsIn(mountTable()) }
+
+// memfsMountsIn is memfsMounts of a given table.
+func memfsMountsIn(table []mountEntry) []mountEntry {
 	var whole, parts []mountEntry
-	for _, m := range mountTable() {
+	for _, m := range table {
 		if !strings.HasPrefix(m.fstype, "fuse") || !strings.HasPrefix(m.source, "memfs:") {
 			continue
 		}

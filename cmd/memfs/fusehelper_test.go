@@ -1,0 +1,347 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestHelperArgs(t *testing.T) {
+	cmds := newApp(nil, nil).Commands
+	tests := []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"helper link, as mount(8) runs it",
+			[]string{"/sbin/mount.fuse.memfs", "badger:/s", "/m", "-v", "-o", "rw,ro"},
+			[]string{"/sbin/mount.fuse.memfs", "mount-helper", "-v", "-o", "rw,ro", "badger:/s", "/m"}},
+		{"helper link, no options",
+			[]string{"/usr/sbin/mount.fuse.memfs", "dir:/s", "/m"},
+			[]string{"/usr/sbin/mount.fuse.memfs", "mount-helper", "dir:/s", "/m"}},
+		{"memfs run by mount.fuse3",
+			[]string{"memfs", "dir:/s", "/m", "-o", "dev,suid"},
+			[]string{"memfs", "mount-helper", "-o", "dev,suid", "dir:/s", "/m"}},
+		{"store in the options",
+			[]string{"memfs", "memfs", "/m", "-o", "store=dir:/s"},
+			[]string{"memfs", "mount-helper", "-o", "store=dir:/s", "memfs", "/m"}},
+		{"a command is never a source",
+			[]string{"memfs", "mount", "/m", "-o", "x"},
+			[]string{"memfs", "mount", "/m", "-o", "x"}},
+		{"a command with a store-like argument",
+			[]string{"memfs", "ls", "dir:/s"},
+			[]string{"memfs", "ls", "dir:/s"}},
+		{"two words that are no store",
+			[]string{"memfs", "foo", "/m"},
+			[]string{"memfs", "foo", "/m"}},
+		{"umount helper, as umount(8) runs it",
+			[]string{"/sbin/umount.fuse.memfs", "/m", "-l"},
+			[]string{"/sbin/umount.fuse.memfs", "umount-helper", "-l", "/m"}},
+		{"flags first",
+			[]string{"memfs", "--help", "dir:/s"},
+			[]string{"memfs", "--help", "dir:/s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := helperArgs(slices.Clone(tt.in), cmds); !slices.Equal(got, tt.want) {
+				t.Errorf("helperArgs(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPlanMount(t *testing.T) {
+	flags := mountCommand().Flags
+	tests := []struct {
+		name    string
+		source  string
+		opts    []string
+		want    []string // mount arguments between "--store SPEC" and the mountpoint
+		store   string
+		wantErr string
+	}{
+		{name: "generic options ignored", source: "badger:/s",
+			opts: []string{"rw", "defaults", "noauto", "_netdev", "user", "nofail", "dev", "suid", "nosuid", "nodev", "exec", "noexec", "relatime", "x-systemd.automount", "comment=x"},
+			want: nil, store: "badger:/s"},
+		{name: "ro and allow_other", source: "dir:/s", opts: []string{"ro", "allow_other"},
+			want: []string{"--read-only", "--allow-other"}, store: "dir:/s"},
+		{name: "memfs flags by name", source: "dir:/s",
+			opts:  []string{"flush_interval=5s", "bootstrap=memory/", "bootstrap=skills/", "debug", "index-at-mount", "noxattrs", "max_file_size=1024"},
+			want:  []string{"--flush-interval=5s", "--bootstrap=memory/", "--bootstrap=skills/", "--debug", "--index-at-mount", "--xattrs=false", "--max-file-size=1024"},
+			store: "dir:/s"},
+		{name: "store option wins over the source", source: "memfs", opts: []string{"store=dir:/t"}, store: "dir:/t"},
+		{name: "helper options are not memfs flags", source: "dir:/s", opts: []string{"log=/tmp/x.log", "timeout=5s"}, store: "dir:/s"},
+		{name: "unknown option", source: "dir:/s", opts: []string{"compress"}, wantErr: `unknown mount option "compress"`},
+		{name: "no store", source: "memfs", wantErr: "want badger:PATH or dir:PATH"},
+		{name: "bad timeout", source: "dir:/s", opts: []string{"timeout=soon"}, wantErr: "timeout=soon"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := planMount(tt.source, "/m", tt.opts, flags, false)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("planMount error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append(append([]string{"mount", "--store", tt.store}, tt.want...), "/m")
+			if !slices.Equal(p.mountArgs, want) {
+				t.Errorf("mount arguments = %q, want %q", p.mountArgs, want)
+			}
+			if !slices.Contains(tt.opts, "log=/tmp/x.log") {
+				return
+			}
+			if p.logPath != "/tmp/x.log" || p.timeout != 5*time.Second {
+				t.Errorf("log %q timeout %v, want /tmp/x.log 5s", p.logPath, p.timeout)
+			}
+		})
+	}
+}
+
+func TestPlanMountSloppy(t *testing.T) {
+	p, err := planMount("dir:/s", "/m", []string{"ro", "compress", "level=3"}, mountCommand().Flags, true)
+	if err != nil {
+		t.Fatalf("sloppy planMount: %v", err)
+	}
+	if want := []string{"compress", "level=3"}; !slices.Equal(p.ignored, want) {
+		t.Errorf("ignored = %q, want %q", p.ignored, want)
+	}
+	if want := []string{"mount", "--store", "dir:/s", "--read-only", "/m"}; !slices.Equal(p.mountArgs, want) {
+		t.Errorf("mount arguments = %q, want %q", p.mountArgs, want)
+	}
+	// Through the command: -s given as mount(8) gives it, and -f to stop short of mounting.
+	out, errOut, err := run(t, "", helperArgs([]string{"/sbin/mount.fuse.memfs", "dir:/s", "/m", "-sf", "-o", "rw,compress"}, newApp(nil, nil).Commands)[1:]...)
+	if err != nil || !strings.Contains(errOut, "ignoring unknown mount options (sloppy): compress") || !strings.Contains(out, "memfs mount --store dir:/s /m") {
+		t.Errorf("mount.fuse.memfs -sf: %v\nstdout %q\nstderr %q", err, out, errOut)
+	}
+}
+
+// helperMounts tracks what a test mounted through the helper, and
+// unmounts it at cleanup: SIGTERM to the serving process it started (named
+// by the mount's .memfs/status), then a lazy detach if still mounted.
+type helperMounts struct {
+	t    *testing.T
+	pids []int
+	mnts []string
+}
+
+func newHelperMounts(t *testing.T) *helperMounts {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		if os.Getenv("MEMFS_SKIP_MOUNT_TESTS") != "" {
+			t.Skip("MEMFS_SKIP_MOUNT_TESTS is set")
+		}
+		t.Fatalf("mount tests need /dev/fuse (%v); set MEMFS_SKIP_MOUNT_TESTS=1 to skip them", err)
+	}
+	h := &helperMounts{t: t}
+	t.Cleanup(h.cleanup)
+	return h
+}
+
+// served records mnt and the pid serving it, and returns the pid.
+func (h *helperMounts) served(mnt string) int {
+	h.t.Helper()
+	h.mnts = append(h.mnts, mnt)
+	pid := servedBy(mnt)
+	if pid <= 0 {
+		h.t.Fatalf("%s: .memfs/status names no pid after the helper returned", mnt)
+	}
+	h.pids = append(h.pids, pid)
+	return pid
+}
+
+func (h *helperMounts) cleanup() {
+	for _, mnt := range h.mnts {
+		if pid := servedBy(mnt); pid > 0 && !slices.Contains(h.pids, pid) {
+			h.pids = append(h.pids, pid)
+		}
+	}
+	for _, pid := range h.pids {
+		if syscall.Kill(pid, 0) != nil {
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGTERM)
+		if !processGone(pid, 20*time.Second) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			processGone(pid, 10*time.Second)
+		}
+	}
+	for _, mnt := range h.mnts {
+		if isMounted(mnt) {
+			syscall.Unmount(mnt, syscall.MNT_DETACH)
+		}
+	}
+}
+
+// TestMountHelperInProcess runs the helper as mount.fuse3 runs it (memfs
+// SOURCE DIR -o OPTS): it must return with the file system served by a
+// background process, which memfs unmount then stops after a flush.
+func TestMountHelperInProcess(t *testing.T) {
+	h := newHelperMounts(t)
+	t.Setenv("MEMFS_TEST_MAIN", "1") // the background process is this test binary acting as memfs
+	store, mnt := t.TempDir(), t.TempDir()
+	logPath := filepath.Join(t.TempDir(), "memfs.log")
+	args := helperArgs([]string{"memfs", "dir:" + store, mnt, "-o", "rw,nosuid,nodev,_netdev,flush_interval=0,log=" + logPath}, newApp(nil, nil).Commands)
+	out := mustRun(t, "", args[1:]...)
+	pid := h.served(mnt)
+	if pid == os.Getpid() {
+		t.Fatalf("the mount is served by the test process itself, not a background one")
+	}
+	if !strings.Contains(out, "logging to "+logPath) {
+		t.Errorf("helper output %q does not say where the log is", out)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "note.md"), []byte("kept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "", "unmount", mnt)
+	if isMounted(mnt) {
+		t.Fatalf("%s still mounted after memfs unmount", mnt)
+	}
+	if got, err := os.ReadFile(filepath.Join(store, "note.md")); err != nil || string(got) != "kept\n" {
+		t.Errorf("store after unmount: %q, %v; want the note flushed", got, err)
+	}
+	if log, _ := os.ReadFile(logPath); !strings.Contains(string(log), "msg=mounted") {
+		t.Errorf("the serving process's log %s lacks its mount line:\n%s", logPath, log)
+	}
+
+	// A mount that fails reports the server's own error, and exits non-zero.
+	if err := os.WriteFile(filepath.Join(mnt, "in-the-way"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := run(t, "", helperArgs([]string{"memfs", "dir:" + store, mnt, "-o", "log=" + logPath}, newApp(nil, nil).Commands)[1:]...)
+	if err == nil || !strings.Contains(err.Error(), "is not empty") || !strings.Contains(err.Error(), "before serving") {
+		t.Errorf("helper on a non-empty mountpoint: error %v, want the server's \"is not empty\" error", err)
+	}
+	if isMounted(mnt) {
+		t.Errorf("%s mounted although the helper failed", mnt)
+	}
+}
+
+// buildMemfs builds the memfs binary into a temporary directory.
+func buildMemfs(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "memfs")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestMountTypeFuseMemfs runs the real mount(8) for type fuse.memfs, from
+// the command line and from an fstab file, through /sbin/mount.fuse.memfs
+// as memfs install makes it.
+func TestMountTypeFuseMemfs(t *testing.T) {
+	h := newHelperMounts(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: mount(8) looks for its helper only in /sbin and /usr/sbin")
+	}
+	if _, err := exec.LookPath("mount"); err != nil {
+		t.Skip("no mount(8) on this machine")
+	}
+	bin := buildMemfs(t)
+	link, ulink := filepath.Join("/sbin", helperName), filepath.Join("/sbin", umountHelperName)
+	for _, l := range []string{link, ulink} {
+		if _, err := os.Lstat(l); err == nil {
+			t.Skipf("%s already exists (an installed memfs?); this test does not replace it", l)
+		}
+	}
+	// The links go through memfs install, as a user would make them.
+	installOut, err := exec.Command(bin, "install", "--prefix", t.TempDir(), "--helper-dir", "/sbin").CombinedOutput()
+	t.Cleanup(func() { os.Remove(link); os.Remove(ulink) })
+	if err != nil {
+		t.Fatalf("memfs install: %v\n%s", err, installOut)
+	}
+	if target, err := os.Readlink(link); err != nil || target != bin {
+		t.Fatalf("%s -> %q (%v), want %s", link, target, err, bin)
+	}
+	store, mnt := t.TempDir(), t.TempDir()
+	logDir := t.TempDir()
+
+	// An fstab line, with the store in the first field.
+	fstab := filepath.Join(t.TempDir(), "fstab")
+	line := "dir:" + store + " " + mnt + " fuse.memfs noauto,_netdev,nofail,flush_interval=0,log=" + filepath.Join(logDir, "fstab.log") + " 0 0\n"
+	if err := os.WriteFile(fstab, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-T", fstab, mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount -T %s %s: %v\n%s", fstab, mnt, err, out)
+	}
+	pid := h.served(mnt)
+	if err := os.WriteFile(filepath.Join(mnt, "note.md"), []byte("from fstab\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "unmount", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("memfs unmount: %v\n%s", err, out)
+	}
+	if !processGone(pid, 30*time.Second) {
+		t.Fatalf("memfs process %d still runs after memfs unmount", pid)
+	}
+	if got, _ := os.ReadFile(filepath.Join(store, "note.md")); string(got) != "from fstab\n" {
+		t.Errorf("store after the fstab mount: %q, want the note", got)
+	}
+
+	// mount -t: what the fstab mount wrote is there. umount(8), through
+	// umount.fuse.memfs, returns only when memfs has made its last flush
+	// and exited (systemd kills what is left of an fstab mount right after
+	// umount): the new values are in the store at once.
+	if out, err := exec.Command("mount", "-t", "fuse.memfs", "dir:"+store, mnt, "-o", "flush_interval=0,log="+filepath.Join(logDir, "t.log")).CombinedOutput(); err != nil {
+		t.Fatalf("mount -t fuse.memfs: %v\n%s", err, out)
+	}
+	pid = h.served(mnt)
+	if got, _ := os.ReadFile(filepath.Join(mnt, "note.md")); string(got) != "from fstab\n" {
+		t.Errorf("note.md through mount -t = %q", got)
+	}
+	for i := range 50 {
+		if err := os.WriteFile(filepath.Join(mnt, fmt.Sprintf("new-%02d.md", i)), []byte("unflushed\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("umount: %v\n%s", err, out)
+	}
+	gone := processGone(pid, 0)
+	got, _ := os.ReadFile(filepath.Join(store, "new-49.md"))
+	if !gone || string(got) != "unflushed\n" {
+		t.Errorf("when umount returned: memfs process %d gone %v, store has new-49.md %q; want gone and flushed", pid, gone, got)
+		processGone(pid, 30*time.Second)
+	}
+
+	// mount -t, read-only: writes fail.
+	if out, err := exec.Command("mount", "-t", "fuse.memfs", "dir:"+store, mnt, "-o", "ro,log="+filepath.Join(logDir, "ro.log")).CombinedOutput(); err != nil {
+		t.Fatalf("mount -t fuse.memfs -o ro: %v\n%s", err, out)
+	}
+	pid = h.served(mnt)
+	if err := os.WriteFile(filepath.Join(mnt, "ro.md"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("write on an ro mount: %v, want EROFS", err)
+	}
+	if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("umount: %v\n%s", err, out)
+	}
+	processGone(pid, 30*time.Second)
+
+	// A failing mount makes mount(8) fail with the server's error (a
+	// missing mountpoint is made, as memfs mount does; a non-empty one
+	// is refused).
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "taken"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("mount", "-t", "fuse.memfs", "dir:"+store, full, "-o", "log="+filepath.Join(logDir, "fail.log")).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "is not empty") {
+		if err == nil {
+			h.served(full) // mounted after all: unmounted by the cleanup
+		}
+		t.Errorf("mount on a non-empty mountpoint: %v\n%s\nwant a failure with the server's error", err, out)
+	}
+}

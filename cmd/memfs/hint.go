@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// hintFiles names each agent's instructions file.
+var hintFiles = map[string]string{
+	"claude": "CLAUDE.md",
+	"codex":  "AGENTS.md",
+	"gemini": "GEMINI.md",
+}
+
+// The hint is written between these lines, and replaced there on the next
+// --write: the rest of the file is the user's.
+const (
+	hintBegin = "<!-- memfs:begin (written by memfs hint; replaced on the next memfs hint --write) -->"
+	hintEnd   = "<!-- memfs:end -->"
+)
+
+// mountPlaceholder stands for the mountpoint when none is given or found.
+const mountPlaceholder = "<MEMFS_MOUNT>"
+
+func hintCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "hint",
+		Usage:     "print, or write into CLAUDE.md / AGENTS.md / GEMINI.md, where the agent's memory is and how to use it",
+		ArgsUsage: "claude|codex|gemini [FILE]",
+		Description: "Prints a short section for the agent's instructions file. With --write, puts it into FILE\n" +
+			"(default: CLAUDE.md, AGENTS.md or GEMINI.md in the current directory) between marker\n" +
+			"lines: a second run replaces that section in place, and changes nothing if it is the same.\n" +
+			"The mountpoint is --mount, else the one running memfs mount found in /proc/self/mountinfo,\n" +
+			"else the placeholder " + mountPlaceholder + " to fill in.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "mount", Usage: "where the memory is mounted"},
+			&cli.BoolFlag{Name: "write", Usage: "write the section into FILE instead of printing it"},
+		},
+		Action: hintAction,
+	}
+}
+
+func hintAction(c *cli.Context) error {
+	agent := c.Args().First()
+	file, ok := hintFiles[agent]
+	if !ok {
+		return fmt.Errorf("hint: unknown agent %q; want one of: claude, codex, gemini", agent)
+	}
+	if c.NArg() > 2 || (c.NArg() == 2 && !c.Bool("write")) {
+		return fmt.Errorf("hint: want AGENT, and FILE only with --write; got %q", c.Args().Slice())
+	}
+	mnt := c.String("mount")
+	if mnt == "" {
+		mounts := mountPoints(memfsMounts())
+		switch len(mounts) {
+		case 0:
+			mnt = mountPlaceholder
+			fmt.Fprintf(c.App.ErrWriter, "hint: no memfs mount found; replace %s with the mountpoint, or pass --mount DIR\n", mountPlaceholder)
+		case 1:
+			mnt = mounts[0]
+		default:
+			return fmt.Errorf("hint: several memfs mounts (%s); choose one with --mount DIR", strings.Join(mounts, ", "))
+		}
+	} else if abs, err := filepath.Abs(mnt); err == nil {
+		mnt = abs
+	}
+	section := hintSection(agent, mnt)
+	if !c.Bool("write") {
+		_, err := fmt.Fprint(c.App.Writer, section)
+		return err
+	}
+	if c.NArg() == 2 {
+		file = c.Args().Get(1)
+	}
+	changed, err := writeHint(file, section)
+	if err != nil {
+		return fmt.Errorf("hint: %w", err)
+	}
+	if changed {
+		fmt.Fprintf(c.App.Writer, "%s: memfs section written\n", file)
+	} else {
+		fmt.Fprintf(c.App.Writer, "%s: memfs section already up to date\n", file)
+	}
+	return nil
+}
+
+// hintSection is the section for agent, markers included.
+func hintSection(agent, mnt string) string {
+	m := mnt
+	var b strings.Builder
+	b.WriteString(hintBegin + "\n")
+	b.WriteString("## Memory (memfs)\n\n")
+	fmt.Fprintf(&b, "Your long-term memory is a directory mounted at `%s` (memfs): plain files, read and\n", m)
+	b.WriteString("written with ordinary file tools; what you write there persists across sessions.\n\n")
+	b.WriteString("Read first:\n")
+	fmt.Fprintf(&b, "- `%s/.memfs/context.md`: the context pack (always-loaded memory, latest step summaries,\n  an index of skills) in one bounded file.\n", m)
+	fmt.Fprintf(&b, "- `%s/memory/`: notes; `memory/global.md` always applies, `memory/<project>/` per project.\n", m)
+	fmt.Fprintf(&b, "- `%s/skills/*/SKILL.md`: skills (front matter: name, description); open a skill's\n  `resources/` only when the skill calls for them.\n", m)
+	fmt.Fprintf(&b, "- `%s/agents/*.json`: sub-agent profiles.\n\n", m)
+	b.WriteString("Search (the query is the file name; filters as words: `tag:X`, `top:5`, `since:24h`,\n")
+	b.WriteString("`prefix:memory%2Fproject`):\n\n")
+	fmt.Fprintf(&b, "    cat %s\n", shellQuote(m+"/.memfs/search/kernel cache tag:fuse top:5"))
+	fmt.Fprintf(&b, "    cat %s    # a context pack around a query\n\n", shellQuote(m+"/.memfs/context/kernel cache"))
+	b.WriteString("Write one topic per Markdown file under `memory/`, then tag it (extended attributes):\n\n")
+	note := shellQuote(m + "/memory/NOTE.md")
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.tags -v 'go,fuse' %s\n", note)
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.importance -v 0.8 %s\n", note)
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.source -v agent %s\n", note)
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.agent -v %s %s\n", agent, note)
+	fmt.Fprintf(&b, "    getfattr -d -m user.memfs %s\n\n", note)
+	b.WriteString("Do not keep secrets in memory: they are redacted before anything is stored.\n")
+	b.WriteString(hintEnd + "\n")
+	return b.String()
+}
+
+// writeHint puts section into file: in place of an earlier memfs section,
+// else appended. It reports whether the file changed.
+func writeHint(file, section string) (bool, error) {
+	old, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	var updated []byte
+	begin := bytes.Index(old, []byte(hintBegin))
+	end := bytes.Index(old, []byte(hintEnd))
+	switch {
+	case begin >= 0 && end > begin:
+		end += len(hintEnd)
+		if end < len(old) && old[end] == '\n' {
+			end++
+		}
+		updated = slices.Concat(old[:begin], []byte(section), old[end:])
+	case begin >= 0 || end >= 0:
+		return false, fmt.Errorf("%s has a memfs marker line without its pair; fix or remove it first", file)
+	default:
+		updated = slices.Clone(old)
+		if len(updated) > 0 {
+			if !bytes.HasSuffix(updated, []byte("\n")) {
+				updated = append(updated, '\n')
+			}
+			updated = append(updated, '\n')
+		}
+		updated = append(updated, section...)
+	}
+	if bytes.Equal(updated, old) {
+		return false, nil
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(file); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	// Written beside and renamed over: a crash leaves the old file or the new.
+	tmp := file + ".memfs-tmp"
+	if err := os.WriteFile(tmp, updated, mode); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	return true, nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// mountPoints are the mountpoints of mounts.
+func mountPoints(mounts []mountEntry) []string {
+	points := make([]string, len(mounts))
+	for i, m := range mounts {
+		points[i] = m.point
+	}
+	return points
+}
