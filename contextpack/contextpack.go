@@ -39,9 +39,9 @@
 // time, holding no lock, and only reads what they return (a value from Get
 // may be the session's own, shared with other readers). A pack is not a
 // snapshot: Build lists, then loads and reads, in several calls, so its
-// values may come from different moments while memory changes; a key
-// removed in between is left out, and each manifest hash is of the value
-// that went in.
+// values may come from different moments while memory changes; a memory
+// file removed in between is skipped (not listed as left out), and each
+// manifest hash is of the value that went in.
 package contextpack
 
 import (
