@@ -9,7 +9,7 @@
 // The package keeps no state (its variables are the two sentinel errors),
 // so every function may be called from any number of goroutines at once.
 // Parse only reads the map it is given, which must not be written
-// meanwhile; no result shares memory with an argument.
+// meanwhile; no result aliases a byte slice or map it was given.
 package meta
 
 import (
