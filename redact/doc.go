@@ -100,8 +100,20 @@
 // Redaction is idempotent: markers never match a rule, and a masked run
 // of one byte is no secret to the built-in rules. Findings never carry
 // the secret. Every rule but private-key matches within one line, which
-// ContextStart relies on. A Redactor is immutable after New (its rules
-// compile once, lazily) and safe for concurrent use.
+// ContextStart relies on.
+//
+// # Concurrency
+//
+// A Redactor is safe for concurrent use. New builds it whole; afterwards
+// only each rule's expressions (and an allowlist's) change, compiled once
+// under a sync.Once when a call first meets the rule's keyword: a call
+// that meets a rule being compiled waits for it. The package starts no
+// goroutines, and Redact, Mask and ContextStart only read the value, which
+// must not change during the call; Redact and Mask return the value
+// itself when it holds no secret. New reads DefaultEnvNames and, when
+// Config.Env is nil, the environment, once; it keeps Config.Disabled
+// without copying it, so the caller must not change that slice, or the
+// Rules in it, after New.
 //
 // # Example
 //
