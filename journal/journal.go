@@ -88,9 +88,11 @@ type Record struct {
 type Journal struct {
 	path string
 
-	// rotMu serializes Truncate and Reset, which copy the kept records to
-	// a new file outside mu, so that Append (every close(2) through the
-	// mount) never waits for their fsyncs. Lock order: rotMu, then mu.
+	// rotMu serializes Truncate and Reset. Truncate copies the kept
+	// records to a new file and fsyncs it outside mu, so that Append
+	// (every close(2) through the mount) does not wait for that fsync; it
+	// still waits for the swap's directory fsync, and for the cases the
+	// package doc lists. Lock order: rotMu, then mu.
 	rotMu sync.Mutex
 	// copied, when set (tests), runs after Truncate copied the kept
 	// records and before it takes mu again.
