@@ -79,7 +79,7 @@
 // [Index.Save] writes each shard changed since the last Save or [Load]
 // (every change bumps its shard's version; a shard is written as of a
 // version, and stays dirty if it changed meanwhile), so saving after a
-// flush that changed one value writes one record, a 64th of the index
+// flush that changed one value writes one record, about a 64th of the index
 // (the times of that save, of saving all 64 and of Load: see
 // BENCHMARKS.md, Recall: search and context packs). An empty shard is
 // saved as a record with no documents. A shard record (format version 2) is:
