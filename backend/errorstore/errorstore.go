@@ -10,8 +10,8 @@
 // inject function once, under a mutex, and calls it after releasing it.
 // The inject function is therefore called concurrently from every
 // goroutine that uses the Store, and must be safe for concurrent use; it
-// may call SetInject or the Store itself. It is given the caller's keys
-// slice (Load, Delete, DeleteSys) and must neither keep nor change it.
+// may call SetInject. It is given the caller's keys slice (Load, Delete,
+// DeleteSys) and must neither keep nor change it.
 // The package starts no goroutines. Close goes to the wrapped store
 // without a check.
 package errorstore
