@@ -48,12 +48,13 @@
 // slices. Truncate copies the kept records to a new file and fsyncs it
 // without the lock, so Appends go on meanwhile; it takes the lock to copy
 // the records appended since, rename the new file over the journal and
-// fsync the directory. Truncate copies and fsyncs the file under the lock,
-// so that an Append waits for it, when a record was scrubbed during its
-// copy, when the copy failed, or when no record is kept (the file is
-// truncated and fsynced); Reset always works under the lock. The package starts no goroutines
-// and calls nothing back. After Close, Append, Truncate and Reset fail
-// (as does a Truncate that was copying); Size and Damaged still answer.
+// fsync the directory. It copies and fsyncs the file under the lock, so
+// that an Append waits for it, when a record was scrubbed during its copy,
+// when the copy failed, or when no record is kept (the file is truncated
+// and fsynced); Reset always works under the lock. The package starts no
+// goroutines and calls nothing back. After Close, Append, Truncate and
+// Reset fail (as does a Truncate that was copying); Size and Damaged still
+// answer.
 package journal
 
 import (
