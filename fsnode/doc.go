@@ -34,9 +34,12 @@
 //     rename or a new directory, so only a full flush makes it durable.
 //   - O_APPEND writes append at the session's end of file, not at the
 //     kernel's offset, so concurrent appenders never overwrite each other.
-//   - Mode, owner and times of files are stored and persisted exactly;
-//     those of directories live in the session (directories are implied).
-//   - Hard links, symlinks, devices and fifos are refused with EPERM.
+//   - Mode, owner and times are stored and persisted exactly, those of
+//     directories too: a directory is an entry of the store (see backend).
+//   - Hard links, symlinks, device nodes, fifos and sockets are made in
+//     the session (Link, Symlink, MakeNode) and stored as such; the mount
+//     is nodev and nosuid, so device nodes and setuid bits are kept, never
+//     honoured.
 //   - The mount uses default_permissions: the kernel checks the stored
 //     modes against the caller, so --allow-other holds others to them.
 //
