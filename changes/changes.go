@@ -3,12 +3,19 @@
 // appended as changes happen, so that a program that cannot use inotify
 // can follow memory with tail -f.
 //
-// The feed is an in-memory window of the most recent lines (Options.Max
-// bytes). Offsets are absolute from the start of the session, as in a
-// growing file: a reader that falls further behind than the window gets
-// the oldest retained line next.
+// The feed is an in-memory window of the most recent lines (at most the
+// max bytes given to New). Offsets are absolute from the start of the
+// session, as in a growing file: a reader that falls further behind than
+// the window gets the oldest retained line next.
 //
-// A Log is safe for concurrent use.
+// # Concurrency
+//
+// A Log is safe for concurrent use. One mutex guards the window; Append
+// encodes its line before taking it, and Append, Size and ReadAt hold it
+// only to copy bytes in or out, so none of them waits on I/O or on a
+// reader. Lines are in the order the Appends took the lock: Appends from
+// different goroutines may land out of the order of their Record times.
+// The package starts no goroutines.
 package changes
 
 import (

@@ -30,6 +30,18 @@
 // SHA-256 of the value it was built from ("cut" when only part went in),
 // and the keys left out for lack of room. When even the list of left-out
 // keys does not fit, its tail is counted instead ("and N more").
+//
+// # Concurrency
+//
+// Build keeps no state between calls and starts no goroutines, so calls
+// may run concurrently wherever the Source and Options.Search may be used
+// concurrently. It calls them on its caller's goroutine, one call at a
+// time, holding no lock, and only reads what they return (a value from Get
+// may be the session's own, shared with other readers). A pack is not a
+// snapshot: Build lists, then loads and reads, in several calls, so its
+// values may come from different moments while memory changes; a memory
+// file removed in between is skipped (not listed as left out), and each
+// manifest hash is of the value that went in.
 package contextpack
 
 import (

@@ -48,6 +48,26 @@
 // postpones the rewrite until the file settles, which narrows the window
 // but cannot close it. If the rewrite fails, the redacted value enters the
 // session unflushed, so that the next flush writes it.
+//
+// # Concurrency
+//
+// Start starts three goroutines: one takes fsnotify's events, one (the
+// worker) processes the keys that are due, and one reconciles the session
+// with the store once. A watch error (an overflow) starts another
+// reconcile, and a new directory a walk that watches it; they run beside
+// the worker. Keys are processed one at a time, on the worker: the
+// Applier's methods are called from it alone, never concurrently, with no
+// lock of the Watcher held, and the worker waits for each. The session
+// calls its watchers on the worker too, for the changes it applies. The
+// Store and the session must be safe for concurrent use (a reconcile lists
+// the store and reads the session while the worker stats, loads and saves
+// keys); the Logger is called from every goroutine.
+//
+// Close cancels the goroutines, closes the fsnotify watcher and waits for
+// them all, the key being processed included (and the Applier call it is
+// in). It must therefore not be called from anything the Watcher's
+// goroutines call: an Applier method, the Logger, or a session watch
+// callback. Close may be called more than once.
 package extwatch
 
 import (

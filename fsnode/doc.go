@@ -34,9 +34,41 @@
 //     rename or a new directory, so only a full flush makes it durable.
 //   - O_APPEND writes append at the session's end of file, not at the
 //     kernel's offset, so concurrent appenders never overwrite each other.
-//   - Mode, owner and times of files are stored and persisted exactly;
-//     those of directories live in the session (directories are implied).
-//   - Hard links, symlinks, devices and fifos are refused with EPERM.
+//   - Mode, owner and times are stored and persisted exactly, those of
+//     directories too: a directory is an entry of the store (see backend).
+//   - Hard links, symlinks, device nodes, fifos and sockets are made in
+//     the session (Link, Symlink, MakeNode) and stored as such; the mount
+//     is nodev and nosuid, so device nodes and setuid bits are kept, never
+//     honoured.
 //   - The mount uses default_permissions: the kernel checks the stored
 //     modes against the caller, so --allow-other holds others to them.
+//
+// # Concurrency
+//
+// go-fuse calls node methods from many goroutines at once. A node keeps no
+// state but a few atomic fields (a directory's last attributes, a file's
+// page-cache version and its O_TMPFILE handle); the rest is the session's,
+// and a session.Context is safe for concurrent use. The methods of Root
+// (Stage, Expect, Reads, Session, Close) are safe for concurrent use too;
+// Stage keeps its entry, value included, without a copy, so the caller
+// must not change it afterwards. A Root serves one mount.
+//
+// NewRoot registers a session watch and starts one goroutine, which sends
+// the kernel every cache invalidation (NotifyContent, NotifyEntry). The
+// watch callback runs on whichever goroutine changed the session (a
+// request handler, extwatch's worker, a flush), with no lock held; it
+// appends to the change feed and queues the key, and never notifies the
+// kernel itself. Close removes the watch, then stops the goroutine and
+// waits for it. Call Close once the server has unmounted (after its Wait
+// returns), never from a request handler or a session watch callback: a
+// notification in flight can wait on the kernel, and the kernel on that
+// request. Close may be called more than once.
+//
+// fsnode holds none of its locks across a call into the session, a
+// callback or a kernel notification. The callbacks in Options (Status,
+// ContextPack, Search, Events, Records) are called from request handlers,
+// concurrently and with no fsnode lock held, so each must be safe for
+// concurrent use. An Answer may take long; it blocks only the request that
+// asked. No callback may touch the mountpoint: the kernel may hold, for
+// the request being served, a lock that the nested request needs.
 package fsnode

@@ -40,10 +40,21 @@
 //
 // # Concurrency
 //
-// A Journal is safe for concurrent use; one mutex guards the file and its
-// index. Append does one write(2) and, when it supersedes earlier records,
-// one pwrite(2) each; Truncate may copy the live records to a new file and
-// fsync it.
+// A Journal is safe for concurrent use. One mutex guards the file, its
+// offset and its index; a second one, taken first, serializes Truncate and
+// Reset. Append holds the first for one write(2) and, when it supersedes
+// earlier records, one pwrite(2) each (after a pread(2) of a record that
+// holds other keys too); it never fsyncs, and keeps none of the Record's
+// slices. Truncate copies the kept records to a new file and fsyncs it
+// without the lock, so Appends go on meanwhile; it takes the lock to copy
+// the records appended since, rename the new file over the journal and
+// fsync the directory. It copies and fsyncs the file under the lock, so
+// that an Append waits for it, when a record was scrubbed during its copy,
+// when the copy failed, or when no record is kept (the file is truncated
+// and fsynced); Reset always works under the lock. The package starts no
+// goroutines and calls nothing back. After Close, Append, Truncate and
+// Reset fail (as does a Truncate that was copying); Size and Damaged still
+// answer.
 package journal
 
 import (
@@ -78,9 +89,11 @@ type Record struct {
 type Journal struct {
 	path string
 
-	// rotMu serializes Truncate and Reset, which copy the kept records to
-	// a new file outside mu, so that Append (every close(2) through the
-	// mount) never waits for their fsyncs. Lock order: rotMu, then mu.
+	// rotMu serializes Truncate and Reset. Truncate copies the kept
+	// records to a new file and fsyncs it outside mu, so that Append
+	// (every close(2) through the mount) does not wait for that fsync; it
+	// still waits for the swap's directory fsync, and for the cases the
+	// package doc lists. Lock order: rotMu, then mu.
 	rotMu sync.Mutex
 	// copied, when set (tests), runs after Truncate copied the kept
 	// records and before it takes mu again.

@@ -3,6 +3,13 @@
 // importance, source, agent) or maintains (created, writer), and the Writer
 // that says who changed an entry. The session, the mount, the event log and
 // the command line all read them through this package.
+//
+// # Concurrency
+//
+// The package keeps no state (its variables are the two sentinel errors),
+// so every function may be called from any number of goroutines at once.
+// Parse only reads the map it is given, which must not be written
+// meanwhile; no result aliases a byte slice or map it was given.
 package meta
 
 import (

@@ -85,23 +85,35 @@
 // derives a filter, the expression from "name" on, run at each keyword
 // hit of the lowered line as a small automaton (dfa.go); the rule runs on
 // the line only where the filter passes, and then without its lazy
-// prefix, which finds the same secrets ten times faster. The filter
-// matches wherever the expression does, so nothing found changes (tests
-// check it on every rule). Expressions that ignore case run on the line
+// prefix, which finds the same secrets without a thread of the engine
+// started at every byte. The filter matches wherever the expression does,
+// so nothing found changes (tests check it on every rule). Expressions that ignore case run on the line
 // lowered, without the cost of case folding in the regexp engine.
 //
-// Measured on 1 MiB of notes and code (BenchmarkRedact, 2 cores): 238 MB/s
-// with the 247 rules, against 264 MB/s with memfs's 27 before; Mask on
-// 64 MiB of random bytes: 990 MB/s; New: 1.2 ms (gitleaks' TOML); every
-// rule compiled: 55 ms, paid only for the rules a Redactor meets.
+// New parses gitleaks' TOML and compiles only the user's expressions;
+// compiling every rule costs far more, and is paid only for the rules a
+// Redactor meets. The throughput of Redact and Mask, and the cost of New
+// and of compiling every rule: see BENCHMARKS.md, Redaction.
 //
 // # Invariants
 //
 // Redaction is idempotent: markers never match a rule, and a masked run
 // of one byte is no secret to the built-in rules. Findings never carry
 // the secret. Every rule but private-key matches within one line, which
-// ContextStart relies on. A Redactor is immutable after New (its rules
-// compile once, lazily) and safe for concurrent use.
+// ContextStart relies on.
+//
+// # Concurrency
+//
+// A Redactor is safe for concurrent use. New builds it whole; afterwards
+// only each rule's expressions (and an allowlist's) change, compiled once
+// under a sync.Once when a call first meets the rule's keyword: a call
+// that meets a rule being compiled waits for it. The package starts no
+// goroutines, and Redact, Mask and ContextStart only read the value, which
+// must not change during the call; Redact and Mask return the value
+// itself when it holds no secret. New reads DefaultEnvNames and, when
+// Config.Env is nil, the environment, once; it keeps Config.Disabled
+// without copying it, so the caller must not change that slice, or the
+// Rules in it, after New.
 //
 // # Example
 //

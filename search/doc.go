@@ -66,12 +66,11 @@
 // document keeps its term ids as uvarint deltas, which is how Delete and
 // Put find the entries to remove. Document and term ids are reused.
 // Removing a document splices the lists of its terms (a memmove of a term
-// in every document), so Put of an existing key costs about 1 ms at
-// 10,000 notes and 2.3 ms at 100,000. With the generated notes of the
-// benchmarks (1.3 KiB of English-like text, one word in twelve a code
-// identifier: 13 new distinct terms per note), the index takes about
-// 3.1 KiB of heap per note at 10,000 notes and 2.7 KiB at 100,000
-// (BenchmarkHeap).
+// in every document), so Put of an existing key costs more as the index
+// grows. The heap per note with the generated notes of the benchmarks
+// (1.3 KiB of English-like text, one word in twelve a code identifier: 13
+// new distinct terms per note) is in BENCHMARKS.md, Recall: search and
+// context packs (BenchmarkHeap).
 //
 // # Persistence
 //
@@ -80,11 +79,10 @@
 // [Index.Save] writes each shard changed since the last Save or [Load]
 // (every change bumps its shard's version; a shard is written as of a
 // version, and stays dirty if it changed meanwhile), so saving after a
-// flush that changed one value writes one record: about 8 ms of encoding
-// at 10,000 notes (a 180 KiB record) and 140 ms at 100,000 (1.5 MiB); all
-// 64 shards take 0.6 s and 7 s (about 1 KiB of records per note), and
-// Load 0.3 s and 2.4 s. An empty shard is saved as a record with no
-// documents. A shard record (format version 2) is:
+// flush that changed one value writes one record, about a 64th of the index
+// (the times of that save, of saving all 64 and of Load: see
+// BENCHMARKS.md, Recall: search and context packs). An empty shard is
+// saved as a record with no documents. A shard record (format version 2) is:
 //
 //	"MFSI"
 //	uvarint 2 (format version), uvarint 64 (shards), uvarint shard number

@@ -120,8 +120,9 @@ func (c *Context) sealEntries(entries []backend.Entry, logFindings bool) {
 		})
 	}
 	// A large flush is redacted on every CPU: the Redactor is safe for
-	// concurrent use, and each entry is sealed on its own (10,000 notes
-	// of 4 KiB: 180 ms of redaction on one CPU).
+	// concurrent use, and each entry is sealed on its own (the cost of
+	// redaction in a flush, on every CPU and on one: see BENCHMARKS.md,
+	// Redaction).
 	workers := min(runtime.GOMAXPROCS(0), len(entries)/64)
 	if workers < 2 {
 		for i := range entries {

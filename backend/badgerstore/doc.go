@@ -84,8 +84,8 @@
 //
 // SyncWrites off with one db.Sync per batch was measured and rejected. It
 // is not cheaper: under strace, single-transaction saves of 2 KiB make two
-// msync calls each either way, and took 320-480 µs a save either way on a
-// 2-vCPU VM with ext4 (the spread is run-to-run noise). And
+// msync calls each either way, and their times differed by less than the
+// run-to-run noise. And
 // it is not durable: db.Sync syncs only the current memtable's log, so a
 // commit whose memtable was rotated out before the Sync (by the next part
 // of a split batch, a concurrent Save, or value-log GC) stays unsynced until
@@ -130,9 +130,8 @@
 //   - Two memtables of 16 MiB (Options.MemTableSize), one taking writes
 //     while the other is flushed. Badger allocates a memtable whole on the
 //     Go heap (16 MiB plus 4.8 MiB of headroom for one transaction), so its
-//     size is heap the garbage collector paces itself by: 22 MiB in use
-//     after Open, where the defaults give 86 MiB. It is also what sets the
-//     2.4 MiB transaction limit above.
+//     size is heap in use from Open on, which the garbage collector paces
+//     itself by. It is also what sets the 2.4 MiB transaction limit above.
 //   - An 8 MiB block cache (Options.BlockCacheSize). Tables are compressed,
 //     so a block read outside the cache is decompressed again; the cache
 //     mainly keeps List's metadata blocks and recently read small values,
@@ -145,10 +144,8 @@
 // So Open, finding such logs, sizes the memtables to hold the largest, for
 // that session.
 //
-// Measured with 25,000 keys of 4 KiB, reopened, listed, and a tenth of the
-// values loaded: 42 MiB of heap in use and 50 MiB resident after a GC,
-// against 121 MiB and 68 MiB with badger's defaults; List took 16 ms with
-// either.
+// Heap after opening a store of 25,000 keys: 42 MiB with these options
+// against 121 MiB with badger's defaults (see BENCHMARKS.md, Badger store).
 //
 // # Concurrency
 //

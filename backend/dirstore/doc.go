@@ -122,15 +122,13 @@
 // directories of one call are opened once each, from their parent's
 // descriptor, and kept open until it returns.
 //
-// Measured with BenchmarkSave (4 KiB files in 10 directories, a fresh ext4
-// on a virtio disk, 2 vCPUs, medians of 5 or more runs): a batch of 100
-// files takes 90-100 ms with the serial sequence per file and 13 ms batched;
-// 1000 files take 0.9-1.4 s and 0.11 s.
+// BenchmarkSave measures it against the serial sequence per file: see
+// BENCHMARKS.md, "Dir store: one barrier for many files" (from 100 files
+// on, batched takes a fraction of the serial time).
 //
-// One syncfs(2) in place of each concurrent fsync round is twice as fast
-// again on an idle filesystem (100 files in 6.6 ms, 1000 in 55 ms), and was
-// rejected: it writes back every dirty page of the filesystem, not only
-// ours. With 1 GiB that another program had just written, a batch of 100
+// One syncfs(2) in place of each concurrent fsync round is about twice as
+// fast again on an idle filesystem (same section), and was rejected: it
+// writes back every dirty page of the filesystem, not only ours. With 1 GiB that another program had just written, a batch of 100
 // took 290-440 ms with syncfs and 13-18 ms with concurrent fsync on the same
 // machine; on a slow disk that gap becomes seconds, and a home directory is
 // where builds and browsers write. syncfs would also miss a filesystem

@@ -2,6 +2,18 @@
 // pebble's errorfs: before each operation the wrapper asks a function whether
 // the operation should fail, and with which error. Tests use it to prove that
 // a failing store loses no data.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use when the store it wraps is, and
+// SetInject may be called while operations run: each operation reads the
+// inject function once, under a mutex, and calls it after releasing it.
+// The inject function is therefore called concurrently from every
+// goroutine that uses the Store, and must be safe for concurrent use; it
+// may call SetInject. It is given the caller's keys slice (Load, Delete,
+// DeleteSys) and must neither keep nor change it.
+// The package starts no goroutines. Close goes to the wrapped store
+// without a check.
 package errorstore
 
 import (
