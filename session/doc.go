@@ -14,12 +14,15 @@
 // removed. The store is untouched until [Context.Flush], which sends every
 // dirty entry in one Save call and every removed key in one Delete call.
 //
-// Directories are implied by keys, as in git: a directory exists while a key
-// lies under it, or while it was made in this session (an empty directory
-// is not persisted).
+// Directories are entries of their own (mode, owner, times, extended
+// attributes; empty ones too), saved by Flush before the files in them and
+// deleted after; a directory no entry names (a store written before
+// directories were entries) is implied by the keys under it, and gets an
+// entry when it changes.
 //
-// Hidden keys (a segment starting with ".") work like any other key but live
-// in the session only: Flush never sends them.
+// Every name is persisted, dotfiles too, except the session-only ones
+// ([Context.Local]): memfs's reserved names and transient editor files
+// ([Options.Transient]).
 //
 // # Invariants
 //
