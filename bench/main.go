@@ -473,7 +473,7 @@ func round(t Target, r int, o options, pl *plan, res *results) error {
 			return err
 		}},
 		{"find", func() error {
-			want := pl.minFind + reservedEntries(root) // memfs adds .memfs and what it holds
+			want := pl.minFind + reservedEntries(root, pl) // memfs adds .memfs and what it holds, and its namespace
 			d, n, err := runCounted("find", root, "-printf", "%s\n")
 			if err != nil {
 				return err
@@ -609,8 +609,16 @@ func round(t Target, r int, o options, pl *plan, res *results) error {
 
 // reservedEntries counts memfs's own .memfs directory under root and
 // everything in it (0 when there is none), for the find check.
-func reservedEntries(root string) int {
+func reservedEntries(root string, pl *plan) int {
 	n := 0
+	// memory/, skills/ and agents/ are in every memfs mount: empty where
+	// the tree has nothing there.
+	for _, d := range []string{"memory", "skills", "agents"} {
+		if fi, err := os.Stat(filepath.Join(root, d)); err == nil && fi.IsDir() &&
+			!slices.ContainsFunc(pl.tree, func(f treeFile) bool { return strings.HasPrefix(f.rel, d+"/") }) {
+			n++
+		}
+	}
 	filepath.WalkDir(filepath.Join(root, ".memfs"), func(p string, d os.DirEntry, err error) error {
 		if err == nil {
 			n++
