@@ -39,6 +39,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	for _, cmd := range app.Commands {
+		cmd.Before = checkFlags
 		cmd.Action = flagsFirst(cmd.Action)
 	}
 	return app
