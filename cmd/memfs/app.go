@@ -39,8 +39,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	for _, cmd := range app.Commands {
-		cmd.Before = checkFlags
 		cmd.Action = flagsFirst(cmd.Action)
+		for _, sub := range append([]*cli.Command{cmd}, cmd.Subcommands...) {
+			sub.Before = checkFlags
+		}
 	}
 	return app
 }
