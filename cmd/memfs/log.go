@@ -196,16 +196,16 @@ func printEvents(c *cli.Context, q eventlog.Query, page eventlog.Page) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, e := range page.Events {
-		key := e.Key
+		key := showName(e.Key)
 		if e.Op == eventlog.OpRename {
-			key = e.OldKey + " -> " + e.Key
+			key = showName(e.OldKey) + " -> " + key
 		}
-		who := fmt.Sprintf("%s[%d] uid %d", e.Writer.Comm, e.Writer.PID, e.Writer.UID)
+		who := fmt.Sprintf("%s[%d] uid %d", showName(e.Writer.Comm), e.Writer.PID, e.Writer.UID)
 		if e.Writer.Agent != "" {
-			who += " agent " + e.Writer.Agent
+			who += " agent " + showName(e.Writer.Agent)
 		}
 		if e.Op == eventlog.OpBreak && e.Break != nil {
-			key, who = e.Break.Record+": "+e.Break.Reason, "memfs (damage found at open)"
+			key, who = showName(e.Break.Record)+": "+e.Break.Reason, "memfs (damage found at open)"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05.000"), e.Op, key, e.Size, who)
 	}

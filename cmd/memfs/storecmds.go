@@ -110,7 +110,7 @@ func lsCommand() *cli.Command {
 					} else if !e.Info.Mode.IsDir() {
 						// The short form lists keys that hold a node;
 						// -l shows directories too, as d.
-						fmt.Fprintln(w, e.Key)
+						fmt.Fprintln(w, showName(e.Key))
 					}
 				}
 				return w.Flush()
@@ -263,7 +263,7 @@ func rmCommand() *cli.Command {
 						if err := checkTransient("rm", k); err != nil {
 							return err
 						}
-						return fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", k)
+						return fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", showName(k))
 					}
 				}
 				return nil
