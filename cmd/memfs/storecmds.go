@@ -400,7 +400,7 @@ func explain(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, backend.ErrInvalidKey):
-		return fmt.Errorf("%w\n  keys are relative slash-separated paths without . or .. segments, e.g. memory/notes.md", err)
+		return fmt.Errorf("%w\n  keys are relative slash-separated paths without . or .. segments or control characters, e.g. memory/notes.md", err)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w\n  memfs ls lists the keys", err)
 	}
