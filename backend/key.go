@@ -15,9 +15,10 @@ const (
 
 // ValidateKey reports whether key is a valid key: relative, slash-separated,
 // clean (no empty, "." or ".." segment, no leading or trailing slash), valid
-// UTF-8 without NUL, each segment at most MaxSegmentLen bytes and the whole at
-// most MaxKeyLen bytes. The error wraps ErrInvalidKey (and ErrKeyTooLong for
-// length) and quotes the key.
+// UTF-8 without a control character (see IsControl; NUL included), each
+// segment at most MaxSegmentLen bytes and the whole at most MaxKeyLen bytes.
+// The error wraps ErrInvalidKey (and ErrKeyTooLong for length) and quotes
+// the key.
 func ValidateKey(key string) error {
 	if key == "" {
 		return invalid(key, "empty key", false)
@@ -28,8 +29,9 @@ func ValidateKey(key string) error {
 	if !utf8.ValidString(key) {
 		return invalid(key, "not valid UTF-8", false)
 	}
-	if strings.IndexByte(key, 0) >= 0 {
-		return invalid(key, "contains NUL", false)
+	if i := strings.IndexFunc(key, IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(key[i:])
+		return invalid(key, fmt.Sprintf("contains the control character %U", r), false)
 	}
 	if key[0] == '/' {
 		return invalid(key, "absolute path", false)
@@ -45,6 +47,16 @@ func ValidateKey(key string) error {
 		}
 	}
 	return nil
+}
+
+// IsControl reports whether r is a control character no key may hold: C0
+// (U+0000 to U+001F: NUL, newline, tab, ESC, BEL ...), DEL (U+007F) and C1
+// (U+0080 to U+009F, which some terminals take as ESC sequences: U+009B is
+// CSI). A name that holds one would make a line that memfs or ls prints
+// ambiguous (a newline starts a fake entry) or drive the terminal that shows
+// it (an escape sequence); no real notes or skills need one.
+func IsControl(r rune) bool {
+	return r < 0x20 || r >= 0x7f && r <= 0x9f
 }
 
 // ValidateName checks one path segment (a file name in a directory) by the

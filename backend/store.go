@@ -8,7 +8,9 @@
 // A key is a clean, relative, slash-separated path such as "memory/global.md".
 // [ValidateKey] is the single place where the rules are checked; every Store
 // method calls it on every key it is given, and every caller that accepts a
-// key from outside (the session, the FUSE layer, the CLI) calls it too.
+// key from outside (the session, the FUSE layer, the CLI) calls it too. No
+// key holds a control character ([IsControl]): every name memfs prints is
+// one line that cannot drive a terminal.
 // Dotfiles are ordinary keys. Only memfs's own names are reserved
 // ([IsReserved]): they are never passed to, or returned by, a Store.
 //

@@ -804,7 +804,7 @@ func TestGetDoesNotAllocate(t *testing.T) {
 
 func TestInvalidKeysRejected(t *testing.T) {
 	c, _, _, _ := newSession(t, session.Options{})
-	for _, k := range []string{"", "/abs", "a/../b", "x\x00", strings.Repeat("n", 256)} {
+	for _, k := range []string{"", "/abs", "a/../b", "x\x00", strings.Repeat("n", 256), "new\nline", "esc\x1b[2J", "del\x7f", "c1\u009b"} {
 		if err := c.Set(k, nil); !errors.Is(err, backend.ErrInvalidKey) {
 			t.Errorf("Set(%.20q) = %v", k, err)
 		}

@@ -31,7 +31,10 @@
 // they keep permission bits only (every key was a regular file), and their
 // atime and ctime read as the mtime. A key saved again is written as
 // version 4. A record that does not parse is reported, wrapping
-// backend.ErrCorrupt and naming the key, never read as another Info.
+// backend.ErrCorrupt and naming the key, never read as another Info. A
+// record under a key that an earlier memfs accepted and ValidateKey now
+// refuses (a control character) is left out of List and Walk, named by
+// Skipped, and kept as it is.
 //
 // Values under 64 KiB are kept in the LSM tree beside their key, compressed,
 // and an overwritten version disappears with compaction. Larger values go

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
@@ -280,5 +281,71 @@ func TestSaveKeepsEveryField(t *testing.T) {
 	l, err := s.List(t.Context())
 	if err != nil || len(l) != 2 || !sameInfo(l[0].Info, full.Info) || !sameInfo(l[1].Info, li) {
 		t.Errorf("List = %+v, %v; want what Load gave", l, err)
+	}
+}
+
+// TestOldInvalidKey: a record whose key an older memfs accepted and
+// ValidateKey now refuses (a control character) neither fails List nor is
+// reported as an entry: it is skipped, named by Skipped, and never deleted
+// (a flush of other keys leaves it where it is).
+func TestOldInvalidKey(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, Options{})
+	old := []string{"memory/esc\x1b[2Jclear.md", "new\nline.md", "c1\u009b.md"}
+	err := s.db.Update(func(txn *badger.Txn) error {
+		for _, k := range old {
+			if err := txn.Set(metaKey(k), encodeMeta(backend.Info{Size: 3, Mode: 0o644, MTime: time.Unix(1700000000, 0)})); err != nil {
+				return err
+			}
+			if err := txn.Set(valueKey(k), []byte("old")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(t.Context(), entry("memory/a.md", []byte("a")), entry("z.md", []byte("z"))); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.List(t.Context())
+	if err != nil {
+		t.Fatalf("List with old invalid keys = %v, want no error", err)
+	}
+	keys := func(es []backend.Entry) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Key)
+		}
+		return out
+	}
+	if got := keys(l); !slices.Equal(got, []string{"memory/a.md", "z.md"}) {
+		t.Fatalf("List = %q, want [memory/a.md z.md]", got)
+	}
+	wantSkipped := slices.Sorted(slices.Values(old))
+	if got := slices.Sorted(slices.Values(s.Skipped())); !slices.Equal(got, wantSkipped) {
+		t.Fatalf("Skipped = %q, want %q", got, wantSkipped)
+	}
+	var walked []string
+	if err := s.Walk(t.Context(), func(b []backend.Entry) error { walked = append(walked, keys(b)...); return nil }); err != nil {
+		t.Fatalf("Walk = %v", err)
+	}
+	if !slices.Equal(walked, []string{"memory/a.md", "z.md"}) {
+		t.Fatalf("Walk = %q, want [memory/a.md z.md]", walked)
+	}
+	if err := s.Delete(t.Context(), "memory/a.md"); err != nil {
+		t.Fatal(err)
+	}
+	err = s.db.View(func(txn *badger.Txn) error {
+		for _, k := range old {
+			if _, err := txn.Get(metaKey(k)); err != nil {
+				return fmt.Errorf("record of %q: %w", k, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the old records are gone after a delete of another key: %v", err)
 	}
 }

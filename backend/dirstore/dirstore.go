@@ -143,8 +143,8 @@ func (s *Store) sweepTemps() {
 }
 
 // Skipped returns the paths the last List found but could not take for
-// keys: names that are not valid UTF-8 (a directory of them is skipped
-// whole), or too long. Their bytes are as found, so a caller that prints
+// keys: names that are not valid UTF-8 or hold a control character (a
+// directory of them is skipped whole), or too long. Their bytes are as found, so a caller that prints
 // them should quote them.
 func (s *Store) Skipped() []string {
 	s.skippedMu.Lock()
@@ -228,8 +228,9 @@ func (s *Store) walkDir(ctx context.Context, fd int, dir string, visit func(int,
 // List walks the root and reports every node as itself (see the package
 // doc): files, directories, symlinks (never followed), fifos, sockets and
 // devices. Reserved names are passed over, memfs's own directories whole.
-// A name that is not a valid key (invalid UTF-8, too long) cannot be
-// reported: it is skipped, a directory whole, and listed by Skipped.
+// A name that is not a valid key (invalid UTF-8, a control character, too
+// long) cannot be reported: it is skipped, a directory whole, and listed
+// by Skipped.
 func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 	var out []backend.Entry
 	err := s.list(ctx, func(e backend.Entry) error {

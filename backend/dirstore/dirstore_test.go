@@ -522,3 +522,44 @@ func TestStat(t *testing.T) {
 		t.Errorf("Stat(../x) = %v", err)
 	}
 }
+
+// TestListSkipsControlNames: a name with a control character, made by
+// another program, is no key: List leaves it out (a directory whole),
+// Skipped names it, and it stays on disk untouched.
+func TestListSkipsControlNames(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	if err := s.Save(t.Context(), backend.Entry{Key: "memory/a.md", Value: []byte("a"), Info: backend.Info{Mode: 0o644}}); err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"memory/esc\x1b[2J.md", "new\nline.md", "c1\u009b.md", "bel\a/inside.md"}
+	for _, k := range bad {
+		p := filepath.Join(dir, filepath.FromSlash(k))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("kept"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := s.List(t.Context())
+	if err != nil {
+		t.Fatalf("List = %v, want no error", err)
+	}
+	var got []string
+	for _, e := range l {
+		got = append(got, e.Key)
+	}
+	if want := []string{"memory", "memory/a.md"}; !slices.Equal(got, want) {
+		t.Fatalf("List = %q, want %q", got, want)
+	}
+	want := []string{"bel\a", "c1\u009b.md", "memory/esc\x1b[2J.md", "new\nline.md"}
+	if got := slices.Sorted(slices.Values(s.Skipped())); !slices.Equal(got, want) {
+		t.Fatalf("Skipped = %q, want %q", got, want)
+	}
+	for _, k := range bad {
+		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(k))); err != nil || string(b) != "kept" {
+			t.Errorf("%q after List: %q, %v; want it kept", k, b, err)
+		}
+	}
+}

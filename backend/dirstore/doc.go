@@ -24,7 +24,7 @@
 // them; the Link a caller saved under is not kept (the contract allows
 // it). Only memfs's own names stay out (backend.IsReserved: the lock, the
 // marker, the journal, system records, temp nodes); a name that is not a
-// valid key (invalid UTF-8, for example) is skipped, a directory whole, and
+// valid key (invalid UTF-8 or a control character, for example) is skipped, a directory whole, and
 // reported by Skipped, as is a directory the process may not read (it is
 // listed, its content is not).
 //

@@ -386,6 +386,9 @@ func invalidKeys() []string {
 	return []string{
 		"", "/abs", "trailing/", "a//b", ".", "..", "./a", "a/./b", "a/../b", "../escape",
 		"../../etc/passwd", "nul\x00", "bad\xffutf8", strings.Repeat("n", 256),
+		// Control characters: a terminal would act on them when memfs
+		// prints the name (ESC sequences), or a line would split in two.
+		"new\nline", "esc\x1b]0;title\a", "dir\x01/a", "del\x7f", "c1\u009b31m",
 		strings.Repeat("abcdefgh/", 456) + "x",
 	}
 }

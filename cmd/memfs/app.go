@@ -47,6 +47,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words
 	for _, cmd := range app.Commands {
 		cmd.Action = flagsFirst(cmd.Action)
+		for _, sub := range append([]*cli.Command{cmd}, cmd.Subcommands...) {
+			sub.Before = checkFlags
+		}
 	}
 	return app
 }

@@ -45,10 +45,7 @@ type entryFilter struct {
 func parseFilter(c *cli.Context) (entryFilter, error) {
 	f := entryFilter{prefix: c.String("prefix"), tags: c.StringSlice("tag"), source: c.String("source"), agent: c.String("agent")}
 	if c.IsSet("importance-min") {
-		f.impMin, f.hasImp = c.Float64("importance-min"), true
-		if f.impMin < 0 || f.impMin > 1 {
-			return f, fmt.Errorf("--importance-min %v: want a number from 0.0 to 1.0", f.impMin)
-		}
+		f.impMin, f.hasImp = c.Float64("importance-min"), true // in range: checkFlags
 	}
 	var err error
 	if f.since, err = parseWhen("since", c.String("since")); err != nil {

@@ -62,14 +62,14 @@ func logCommand() *cli.Command {
 			&cli.StringFlag{Name: "since", Usage: "only events at or after T (RFC 3339, YYYY-MM-DD, or a duration ago such as 24h)"},
 			&cli.StringFlag{Name: "until", Usage: "only events before T"},
 			&cli.StringSliceFlag{Name: "op", Usage: "only these operations: write, delete, rename, attr, break (damage recorded in the log) (repeatable)"},
-			&cli.IntFlag{Name: "limit", Value: 20, Usage: "events per page"},
+			&cli.IntFlag{Name: "limit", Value: 20, Usage: "events per page (at least 1)"},
 			&cli.Uint64Flag{Name: "before", Usage: "only events before sequence number SEQ (the previous page)"},
-			&cli.Uint64Flag{Name: "after", Usage: "only events after sequence number SEQ, paging forward"},
+			&cli.Uint64Flag{Name: "after", Usage: "only events after sequence number SEQ, paging forward (0: from the first event)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the events as JSON lines, as stored"},
 			&cli.BoolFlag{Name: "verify", Usage: "check the hash chain of the whole log and say where it breaks"},
 		},
 		Action: func(c *cli.Context) error {
-			q := eventlog.Query{KeyPrefix: c.String("key"), Limit: c.Int("limit"), Before: c.Uint64("before"), After: c.Uint64("after")}
+			q := eventlog.Query{KeyPrefix: c.String("key"), Limit: c.Int("limit"), Before: c.Uint64("before"), After: c.Uint64("after"), Forward: c.IsSet("after")}
 			var err error
 			if q.Since, err = parseWhen("since", c.String("since")); err != nil {
 				return err
@@ -82,9 +82,6 @@ func logCommand() *cli.Command {
 					return fmt.Errorf("--op %q: want write, delete, rename, attr or break", op)
 				}
 				q.Ops = append(q.Ops, op)
-			}
-			if q.Limit <= 0 {
-				return fmt.Errorf("--limit %d: want at least 1", q.Limit)
 			}
 			return withEventSys(c, func(ctx context.Context, sys eventlog.Sys) error {
 				if c.Bool("verify") {
@@ -199,16 +196,16 @@ func printEvents(c *cli.Context, q eventlog.Query, page eventlog.Page) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, e := range page.Events {
-		key := e.Key
+		key := showName(e.Key)
 		if e.Op == eventlog.OpRename {
-			key = e.OldKey + " -> " + e.Key
+			key = showName(e.OldKey) + " -> " + key
 		}
-		who := fmt.Sprintf("%s[%d] uid %d", e.Writer.Comm, e.Writer.PID, e.Writer.UID)
+		who := fmt.Sprintf("%s[%d] uid %d", showName(e.Writer.Comm), e.Writer.PID, e.Writer.UID)
 		if e.Writer.Agent != "" {
-			who += " agent " + e.Writer.Agent
+			who += " agent " + showName(e.Writer.Agent)
 		}
 		if e.Op == eventlog.OpBreak && e.Break != nil {
-			key, who = e.Break.Record+": "+e.Break.Reason, "memfs (damage found at open)"
+			key, who = showName(e.Break.Record)+": "+e.Break.Reason, "memfs (damage found at open)"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05.000"), e.Op, key, e.Size, who)
 	}

@@ -66,9 +66,9 @@ func lsSize(info backend.Info) string {
 // lsName is the name column: a symlink's target after it, as ls shows it.
 func lsName(e backend.Entry) string {
 	if e.Info.Mode.Type() == fs.ModeSymlink {
-		return e.Key + " -> " + string(e.Value)
+		return showName(e.Key) + " -> " + showName(string(e.Value))
 	}
-	return e.Key
+	return showName(e.Key)
 }
 
 // lsEntries lists the directories and other nodes of the session under

@@ -119,7 +119,7 @@ func scanImport(src, prefix string, t *tally) ([]importNode, error) {
 			if p == src {
 				return err
 			}
-			t.fail("import: %s: %v; skipped", p, err)
+			t.fail("import: %s: %v; skipped", showName(p), err)
 			return nil
 		}
 		if p == src {
@@ -138,19 +138,19 @@ func scanImport(src, prefix string, t *tally) ([]importNode, error) {
 		case dirStore && backend.IsReserved(rel):
 			return skip()
 		case backend.IsReserved(key):
-			t.fail("import: %s: the name %s is reserved for memfs's own files; skipped", p, key)
+			t.fail("import: %s: the name %s is reserved for memfs's own files; skipped", showName(p), showName(key))
 			return skip()
 		case session.IsTransient(key, session.DefaultTransient):
-			t.note("import: %s: a transient editor file (see mount --transient); skipped", p)
+			t.note("import: %s: a transient editor file (see mount --transient); skipped", showName(p))
 			return skip()
 		}
 		if err := backend.ValidateKey(key); err != nil {
-			t.fail("import: %s: %v; skipped", p, err)
+			t.fail("import: %s: %v; skipped", showName(p), err)
 			return skip()
 		}
 		fi, err := os.Lstat(p)
 		if err != nil {
-			t.fail("import: %s: %v; skipped", p, err)
+			t.fail("import: %s: %v; skipped", showName(p), err)
 			return skip()
 		}
 		st := fi.Sys().(*syscall.Stat_t)
@@ -171,7 +171,7 @@ func scanImport(src, prefix string, t *tally) ([]importNode, error) {
 				err = backend.ValidateXAttrs(n.info.XAttrs)
 			}
 			if err != nil {
-				t.fail("import: %s: %v; skipped", p, err)
+				t.fail("import: %s: %v; skipped", showName(p), err)
 				return skip()
 			}
 		}
@@ -215,14 +215,14 @@ func importTree(ctx context.Context, c *session.Context, nodes []importNode, t *
 		case fs.ModeSymlink:
 			target, err := os.Readlink(n.path)
 			if err != nil {
-				t.fail("import: %s: %v; skipped", n.path, err)
+				t.fail("import: %s: %v; skipped", showName(n.path), err)
 				continue
 			}
 			e.Value = []byte(target)
 		case 0:
 			v, err := readRegular(n.path)
 			if err != nil {
-				t.fail("import: %s: %v; skipped", n.path, err)
+				t.fail("import: %s: %v; skipped", showName(n.path), err)
 				continue
 			}
 			e.Value = v
@@ -234,7 +234,7 @@ func importTree(ctx context.Context, c *session.Context, nodes []importNode, t *
 			linked[l] = true
 		}
 		if err := c.Put(e); err != nil {
-			t.fail("import: %s: %v; skipped", n.path, explain(err))
+			t.fail("import: %s: %v; skipped", showName(n.path), explain(err))
 			continue
 		}
 		t.add(kind)
@@ -251,7 +251,7 @@ func importTree(ctx context.Context, c *session.Context, nodes []importNode, t *
 			}
 			if err := c.Put(e); err != nil {
 				if pass == 0 {
-					t.fail("import: %s: %v; skipped", e.Key, explain(err))
+					t.fail("import: %s: %v; skipped", showName(e.Key), explain(err))
 				}
 				continue
 			}
@@ -484,7 +484,7 @@ func exportTree(ctx context.Context, c *session.Context, x *exporter, entries []
 			kind = "hard link"
 		}
 		if err := x.write(ctx, c, e); err != nil {
-			x.t.fail("export: %s: %v", e.Key, err)
+			x.t.fail("export: %s: %v", showName(e.Key), err)
 			continue
 		}
 		if e.Info.Mode.IsDir() {
@@ -495,9 +495,9 @@ func exportTree(ctx context.Context, c *session.Context, x *exporter, entries []
 	}
 	for _, e := range slices.Backward(dirs) {
 		if err := x.attrs(e); err != nil {
-			x.t.fail("export: %s: %v", e.Key, err)
+			x.t.fail("export: %s: %v", showName(e.Key), err)
 		} else if err := x.times(e); err != nil {
-			x.t.fail("export: %s: times: %v", e.Key, err)
+			x.t.fail("export: %s: times: %v", showName(e.Key), err)
 		}
 	}
 }

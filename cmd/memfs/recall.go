@@ -161,15 +161,12 @@ func contextCommand() *cli.Command {
 		Flags: []cli.Flag{
 			storeFlag(),
 			&cli.StringFlag{Name: "mount", Usage: "build it in the live mount at DIR (.memfs/context/)"},
-			&cli.IntFlag{Name: "max-chars", Value: contextpack.DefaultMaxChars, Usage: "budget in characters, manifest included"},
+			&cli.IntFlag{Name: "max-chars", Value: contextpack.DefaultMaxChars, Usage: "budget in characters, manifest included (at least 1)"},
 			&cli.StringFlag{Name: "query", Usage: "add the best search hits for this query"},
 			&cli.IntFlag{Name: "summaries", Value: 5, Usage: "how many of the latest step summaries (0: none)"},
 			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "the always-loaded prefixes"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.Int("max-chars") < 1 {
-				return fmt.Errorf("--max-chars %d: want at least 1", c.Int("max-chars"))
-			}
 			words := []string{"max:" + strconv.Itoa(c.Int("max-chars")), "summaries:" + strconv.Itoa(c.Int("summaries"))}
 			if q := c.String("query"); q != "" {
 				words = append(words, q)

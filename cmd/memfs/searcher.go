@@ -443,7 +443,7 @@ func formatResults(res []result, asJSON bool) []byte {
 		return b.Bytes()
 	}
 	for _, r := range res {
-		fmt.Fprintf(&b, "%s  score %.3f\n  %s\n\n", r.Key, r.Score, r.Snippet)
+		fmt.Fprintf(&b, "%s  score %.3f\n  %s\n\n", showName(r.Key), r.Score, r.Snippet)
 	}
 	return b.Bytes()
 }

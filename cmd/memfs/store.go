@@ -193,8 +193,8 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 	}
 	if sk, ok := st.(interface{ Skipped() []string }); ok {
 		for _, p := range sk.Skipped() {
-			log.Warn("a name in the store cannot be a key (not UTF-8, or too long); it is left out and left as it is",
-				"path", quoteName(p, opts.Redactor))
+			log.Warn("a name in the store cannot be a key (not UTF-8, a control character, or too long); it is left out and left as it is",
+				"path", redactName(p, opts.Redactor)) // quoted by slog when it needs it
 		}
 	}
 	if len(recs) > 0 && opts.ReadOnly {
@@ -349,17 +349,10 @@ func (o *opened) recoverRefused(fe *session.FlushError) error {
 	return nil
 }
 
-// quoteName quotes a name found in a store for a log line: invalid bytes
-// escaped, a secret in it redacted (with the default rules when the command
-// has no redactor of its own).
+// quoteName quotes a name found in a store for printing: invalid bytes
+// and control characters escaped, a secret in it redacted (redactName).
+// Printed output goes through showName; a log line takes redactName, which
+// the log handler quotes.
 func quoteName(name string, red *redact.Redactor) string {
-	if red == nil {
-		red, _ = redact.New(redact.Config{})
-	}
-	if red != nil {
-		if r, f := red.Redact(name, []byte(name)); len(f) > 0 {
-			name = string(r)
-		}
-	}
-	return strconv.Quote(name)
+	return strconv.Quote(redactName(name, red))
 }

@@ -111,7 +111,7 @@ func lsCommand() *cli.Command {
 					} else if !e.Info.Mode.IsDir() {
 						// The short form lists keys that hold a node;
 						// -l shows directories too, as d.
-						fmt.Fprintln(w, e.Key)
+						fmt.Fprintln(w, showName(e.Key))
 					}
 				}
 				return w.Flush()
@@ -288,7 +288,7 @@ func rmCommand() *cli.Command {
 						if err := checkTransient("rm", k); err != nil {
 							return err
 						}
-						return fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", k)
+						return fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", showName(k))
 					}
 				}
 				return nil
@@ -453,7 +453,7 @@ func explain(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, backend.ErrInvalidKey):
-		return fmt.Errorf("%w\n  keys are relative slash-separated paths without . or .. segments, e.g. memory/notes.md", err)
+		return fmt.Errorf("%w\n  keys are relative slash-separated paths without . or .. segments or control characters, e.g. memory/notes.md", err)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w\n  memfs ls lists the keys", err)
 	}

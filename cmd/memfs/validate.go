@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// flagRule is what one numeric or duration flag accepts: a number from min
+// to max (durations in nanoseconds; never NaN or an infinity), said in
+// words by want. A flag of text that holds a number (search
+// --importance-min) is parsed first.
+type flagRule struct {
+	name     string
+	min, max float64
+	want     string
+}
+
+// flagRules returns the rules of a command's numeric and duration flags
+// (TestEveryNumericFlagHasARule keeps the table complete). Each rule says
+// what 0 means where 0 is accepted; the flag's Usage says it too.
+func flagRules(command string) []flagRule {
+	inf := math.Inf(1)
+	switch command {
+	case "mount":
+		return []flagRule{
+			{"max-file-size", 1, inf, "a size in bytes of at least 1 (there is no unlimited size: give a large one)"},
+			{"flush-interval", 0, inf, "a duration of at least 0 (0: flush only on fsync and unmount)"},
+			{"attr-timeout", 0, inf, "a duration of at least 0 (0: the kernel caches no attribute)"},
+			{"entry-timeout", 0, inf, "a duration of at least 0 (0: the kernel caches no name)"},
+		}
+	case "unmount":
+		return []flagRule{{"timeout", 1, inf, "a positive duration such as 30s"}}
+	case "log":
+		return []flagRule{
+			{"limit", 1, inf, "a number of events of at least 1"},
+			{"before", 1, inf, "a sequence number of at least 1 (events are numbered from 1)"},
+			{"after", 0, inf, "a sequence number of at least 0 (0: from the first event)"},
+		}
+	case "ls":
+		return []flagRule{{"importance-min", 0, 1, "a number from 0.0 to 1.0"}}
+	case "search":
+		return []flagRule{
+			{"top-k", 1, inf, "a number of results of at least 1"},
+			{"min-score", 0, inf, "a score of at least 0 (no score is negative)"},
+			{"importance-min", 0, 1, "a number from 0.0 to 1.0"},
+		}
+	case "context":
+		return []flagRule{
+			{"max-chars", 1, inf, "a budget in characters of at least 1"},
+			{"summaries", 0, inf, "a number of summaries of at least 0 (0: none)"},
+		}
+	}
+	return nil
+}
+
+// checkFlags is every command's Before: it refuses a numeric or duration
+// flag out of its range before the command does any work. A flag left at
+// its default is not checked (TestFlagDefaultsPass checks the defaults).
+func checkFlags(c *cli.Context) error {
+	for _, r := range flagRules(c.Command.Name) {
+		if !c.IsSet(r.name) {
+			continue
+		}
+		if err := r.check(c.Command.Name, c.Value(r.name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check reports whether v, a flag's value, is within the rule; the error
+// names the command, the flag, the value as given and what is accepted.
+func (r flagRule) check(command string, v any) error {
+	var n float64
+	var text string
+	switch v := v.(type) {
+	case int:
+		n, text = float64(v), strconv.Itoa(v)
+	case int64:
+		n, text = float64(v), strconv.FormatInt(v, 10)
+	case uint64:
+		n, text = float64(v), strconv.FormatUint(v, 10)
+	case float64:
+		n, text = v, strconv.FormatFloat(v, 'g', -1, 64)
+	case time.Duration:
+		n, text = float64(v), v.String()
+	case string:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			f = math.NaN()
+		}
+		n, text = f, strconv.Quote(v)
+	default:
+		return fmt.Errorf("%s: --%s: a flag of type %T has no check", command, r.name, v)
+	}
+	if math.IsNaN(n) || math.IsInf(n, 0) || n < r.min || n > r.max {
+		return fmt.Errorf("%s: --%s %s: want %s", command, r.name, text, r.want)
+	}
+	return nil
+}
