@@ -32,7 +32,7 @@ func flagRules(command string) []flagRule {
 			{"attr-timeout", 0, inf, "a duration of at least 0 (0: the kernel caches no attribute)"},
 			{"entry-timeout", 0, inf, "a duration of at least 0 (0: the kernel caches no name)"},
 		}
-	case "unmount":
+	case "unmount", "umount-helper":
 		return []flagRule{{"timeout", 1, inf, "a positive duration such as 30s"}}
 	case "log":
 		return []flagRule{
