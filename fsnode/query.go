@@ -50,8 +50,9 @@ const answerTTL = time.Second
 const noCache = time.Nanosecond
 
 type answerCache struct {
-	mu   sync.Mutex // guards data
+	mu   sync.Mutex // guards data and gen
 	data map[answerKey]cachedAnswer
+	gen  uint64 // bumped by clear: an answer computed across it is not kept
 }
 
 // answerKey is one name as one credential sees it.
@@ -75,12 +76,19 @@ func (c *answerCache) get(ctx context.Context, fn Answer, key string, name strin
 		c.mu.Unlock()
 		return a.data, nil
 	}
+	gen := c.gen
 	c.mu.Unlock()
 	b, err := fn(session.WithCred(ctx, cr), name)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
+	if c.gen != gen {
+		// Memory changed while the answer was computed: it may hold
+		// what was there before. Its caller gets it; nobody else does.
+		c.mu.Unlock()
+		return b, nil
+	}
 	if c.data == nil {
 		c.data = make(map[answerKey]cachedAnswer)
 	}
@@ -98,6 +106,7 @@ func (c *answerCache) get(ctx context.Context, fn Answer, key string, name strin
 func (c *answerCache) clear() {
 	c.mu.Lock()
 	clear(c.data)
+	c.gen++
 	c.mu.Unlock()
 }
 
