@@ -240,7 +240,7 @@ func caller(ctx context.Context) (uint32, uint32) {
 // request may need, can deadlock the mount.
 type notifyQueue struct {
 	r    *Root
-	mu   sync.Mutex // guards items and closed
+	mu   sync.Mutex // guards keys; with cond, wakes the goroutine (closed is atomic)
 	cond *sync.Cond
 	keys []notifyItem
 	done chan struct{}
