@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dustin/go-humanize"
+	"github.com/schollz/progressbar/v3"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -279,7 +282,7 @@ func mountAction(c *cli.Context) error {
 		tick = t.C
 	}
 	flush := func(why string) {
-		defer announceFlush(o, log, why)()
+		defer announceFlush(o, log, c.App.ErrWriter, why)()
 		if err := o.c.Flush(ctx); err != nil {
 			log.Error("flush failed; data stays in memory and is retried", "why", why, "err", err)
 		}
@@ -328,7 +331,7 @@ serve:
 	<-served
 	stopExternal() // also after an unmount from outside: nothing may change the session now
 	root.Close()
-	return shutdown(ctx, o, log)
+	return shutdown(ctx, o, log, c.App.ErrWriter)
 }
 
 // unmountNow unmounts mnt. As root it calls umount(2) itself, so that a
@@ -342,48 +345,70 @@ func unmountNow(mnt string, srv interface{ Unmount() error }) error {
 	return srv.Unmount()
 }
 
-// bigFlush is how many unflushed entries make a flush worth a line.
+// bigFlush is how many unflushed entries make a flush worth following.
 const bigFlush = 2000
 
-// announceFlush logs a flush of bigFlush entries or more before it runs,
-// and every progressEvery while it runs, and returns what logs its end
-// (call it when the flush is over). A flush is one store call (one
-// transaction on badger), with no steps to count: a large one is
-// announced, followed and timed.
-func announceFlush(o *opened, log *slog.Logger, why string) func() {
+// announceFlush follows a flush of bigFlush entries or more (see
+// followFlush) and returns what ends that (call it when the flush is
+// over); a smaller flush is not worth a line.
+func announceFlush(o *opened, log *slog.Logger, w io.Writer, why string) func() {
 	_, _, dirty, removed := o.c.Counts()
-	n := dirty + removed
-	if n < bigFlush {
-		return func() {}
+	if n := dirty + removed; n >= bigFlush {
+		return followFlush(log, w, why, n)
 	}
+	return func() {}
+}
+
+// followFlush logs a flush of n entries before it runs, shows it going on
+// while it runs (on a terminal w, a spinner with the time spent; else a
+// log line every progressEvery), and returns what logs its end, with its
+// duration. A flush is one store call (one transaction on badger), with
+// no steps to count.
+func followFlush(log *slog.Logger, w io.Writer, why string, n int) func() {
 	log.Info("flush: saving the unflushed changes", "why", why, "entries", n)
 	start := time.Now()
+	var bar *progressbar.ProgressBar
+	every := progressEvery
+	if isTerminal(w) {
+		bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(fmt.Sprintf("flush: %s entries", humanize.Comma(int64(n)))),
+			progressbar.OptionSpinnerType(14), progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionClearOnFinish())
+		every = 100 * time.Millisecond
+	}
 	stop := make(chan struct{})
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
-		t := time.NewTicker(progressEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
-				log.Info("flush: still saving", "why", why, "entries", n, "for", time.Since(start).Round(time.Second))
+				if bar != nil {
+					bar.Add(1) // the spinner turns; nothing is counted
+				} else {
+					log.Info("flush: still saving", "why", why, "entries", n, "for", time.Since(start).Round(time.Second))
+				}
 			}
 		}
 	}()
 	return func() {
 		close(stop)
 		<-ended
+		if bar != nil {
+			bar.Finish()
+		}
 		log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond))
 	}
 }
 
 // shutdown makes the last flush. If the store still refuses, the dirty
 // values go to a recovery directory, and the error names it.
-func shutdown(ctx context.Context, o *opened, log *slog.Logger) error {
-	defer announceFlush(o, log, "final")()
+func shutdown(ctx context.Context, o *opened, log *slog.Logger, w io.Writer) error {
+	defer announceFlush(o, log, w, "final")()
 	var err error
 	for attempt := range 3 {
 		if err = o.c.Flush(ctx); err == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,34 @@ func TestLargeFinalFlushIsAnnounced(t *testing.T) {
 	log := p.log.String()
 	if !strings.Contains(log, "flush: saving the unflushed changes") || !strings.Contains(log, "flush done") {
 		t.Errorf("the log of a final flush of %d+ entries does not announce it:\n%s", bigFlush, log)
+	}
+}
+
+// TestFollowFlush checks how a large flush is followed: on a terminal a
+// spinner named after the flush, cleared at the end; elsewhere a log line
+// every progressEvery; the log names the start and the end in both.
+func TestFollowFlush(t *testing.T) {
+	for _, tty := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tty=%v", tty), func(t *testing.T) {
+			withProgress(t, 20*time.Millisecond, tty)
+			var logBuf, term syncBuffer
+			log := slog.New(slog.NewTextHandler(&logBuf, nil))
+			end := followFlush(log, &term, "final", 12345)
+			time.Sleep(300 * time.Millisecond) // several ticks of either kind
+			end()
+			logs := logBuf.String()
+			if !strings.Contains(logs, "flush: saving the unflushed changes") || !strings.Contains(logs, "flush done") ||
+				!strings.Contains(logs, "entries=12345") {
+				t.Errorf("log:\n%s\nwant the start and the end with entries=12345", logs)
+			}
+			still := strings.Contains(logs, "flush: still saving")
+			if tty {
+				if !strings.Contains(term.String(), "flush: 12,345 entries") || still {
+					t.Errorf("terminal %q, log lines 'still saving' %v; want a spinner named flush: 12,345 entries, and no such lines", term.String(), still)
+				}
+			} else if !still || term.String() != "" {
+				t.Errorf("log:\n%s\nterminal %q; want 'still saving' lines in the log and nothing drawn", logs, term.String())
+			}
+		})
 	}
 }
