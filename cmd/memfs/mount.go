@@ -373,7 +373,11 @@ func followFlush(log *slog.Logger, w io.Writer, why string, n int) func() {
 		bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription(fmt.Sprintf("flush: %s entries", humanize.Comma(int64(n)))),
 			progressbar.OptionSpinnerType(14), progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionClearOnFinish())
+			progressbar.OptionClearOnFinish(),
+			// No ticking goroutine of the library's own (it reads the
+			// bar's state without its lock: a data race): the spinner
+			// turns on this function's ticks.
+			progressbar.OptionSetSpinnerChangeInterval(0))
 		every = 100 * time.Millisecond
 	}
 	stop := make(chan struct{})
