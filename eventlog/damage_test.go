@@ -441,7 +441,7 @@ func TestDamageRecordFails(t *testing.T) {
 		}
 		checkKept(t, damaged, records(t, sys), true)
 	}
-	crashed := sys.clone()
+	crashed := sys.clone(t)
 
 	// The retry records the two breaks, once.
 	mustAppend(t, l, evsAt(damageEvents, 10, nil))
@@ -472,7 +472,7 @@ func TestOpenQuietOnVouchedDamage(t *testing.T) {
 	d := sys.get(t, name)
 	ln := lineOf(t, d, 7)
 	p := fmt.Appendf(nil, `{"seq":7,"hidden":true}`)
-	sys.put(name, bytes.Replace(d, ln, append(p, bytes.Repeat([]byte(" "), len(ln)-len(p))...), 1))
+	sys.put(t, name, bytes.Replace(d, ln, append(p, bytes.Repeat([]byte(" "), len(ln)-len(p))...), 1))
 	placeheld := sys.get(t, name)
 
 	var logged bytes.Buffer

@@ -194,36 +194,36 @@ func TestTornTail(t *testing.T) {
 	}{
 		{"partial last line", 10, func(t *testing.T, sys *memSys, last string) {
 			d := sys.get(t, last)
-			sys.put(last, append(d, `{"seq":11,"time":"2025-06-01T12:00:00Z","op":"wri`...))
+			sys.put(t, last, append(d, `{"seq":11,"time":"2025-06-01T12:00:00Z","op":"wri`...))
 		}, 10},
 		{"garbage last line", 10, func(t *testing.T, sys *memSys, last string) {
 			d := sys.get(t, last)
-			sys.put(last, append(d, "\x00\x01garbage\n"...))
+			sys.put(t, last, append(d, "\x00\x01garbage\n"...))
 		}, 10},
 		{"last line cut short of its newline", 10, func(t *testing.T, sys *memSys, last string) {
 			d := sys.get(t, last)
-			sys.put(last, d[:len(d)-20])
-			sys.put(headName, fmt.Appendf(nil, `{"seq":9,"hash":%q}`, lineHash(lineOf(t, d, 9))))
+			sys.put(t, last, d[:len(d)-20])
+			sys.put(t, headName, fmt.Appendf(nil, `{"seq":9,"hash":%q}`, lineHash(lineOf(t, d, 9))))
 		}, 9},
 		{"whole last line that does not chain", 10, func(t *testing.T, sys *memSys, last string) {
 			d := sys.get(t, last)
 			e := Event{Seq: 11, Time: epoch.Add(time.Hour), Op: OpWrite, Key: "x", Prev: strings.Repeat("0", 64)}
-			sys.put(last, append(append(d, mustLine(t, &e)...), '\n'))
+			sys.put(t, last, append(append(d, mustLine(t, &e)...), '\n'))
 		}, 10},
 		{"duplicated last line", 10, func(t *testing.T, sys *memSys, last string) {
 			d := sys.get(t, last)
-			sys.put(last, append(d, append(lineOf(t, d, 10), '\n')...))
+			sys.put(t, last, append(d, append(lineOf(t, d, 10), '\n')...))
 		}, 10},
 		{"torn first line of a new chunk", ChunkEvents, func(t *testing.T, sys *memSys, last string) {
-			sys.put(chunkName(ChunkEvents+1, epoch.Add(time.Hour)), []byte(`{"seq":1025,"ti`))
+			sys.put(t, chunkName(ChunkEvents+1, epoch.Add(time.Hour)), []byte(`{"seq":1025,"ti`))
 		}, ChunkEvents},
 		{"torn line after a full chunk", ChunkEvents, func(t *testing.T, sys *memSys, last string) {
 			d := sys.get(t, last)
-			sys.put(last, append(d, `{"seq":1025`...))
+			sys.put(t, last, append(d, `{"seq":1025`...))
 		}, ChunkEvents},
 		{"torn line after a full chunk and a partial one", ChunkEvents + 3, func(t *testing.T, sys *memSys, last string) {
 			d := sys.get(t, last)
-			sys.put(last, append(d, `{"seq":1028`...))
+			sys.put(t, last, append(d, `{"seq":1028`...))
 		}, ChunkEvents + 3},
 	}
 	for _, tt := range tests {
@@ -235,7 +235,7 @@ func TestTornTail(t *testing.T) {
 			tt.damage(t, sys, names[len(names)-1])
 			names = sys.chunkNames(t)
 			last := names[len(names)-1] // the damaged chunk
-			damaged := sys.clone()
+			damaged := sys.clone(t)
 			torn := sys.get(t, last)
 
 			l2 := openLog(t, sys)
@@ -246,7 +246,7 @@ func TestTornTail(t *testing.T) {
 			if len(p.Events) != 1 || p.Events[0].Seq != uint64(tt.keep) {
 				t.Fatalf("last event after Open: got %+v, want seq %d", p.Events, tt.keep)
 			}
-			if !equalRecords(sys.recs, damaged.recs) {
+			if !equalRecords(sys.records(t), damaged.records(t)) {
 				t.Fatal("Open wrote to the store")
 			}
 			if d := l2.Damage(); len(d) != 1 || d[0].Record != last || !d[0].Moved || d[0].First != uint64(tt.keep+1) {
@@ -318,7 +318,7 @@ func TestOpenKeepsVouchedLines(t *testing.T) {
 	if bytes.Equal(edited, d) {
 		t.Fatal("test did not edit")
 	}
-	sys.put(name, edited)
+	sys.put(t, name, edited)
 	l2 := openLog(t, sys)
 	if l2.Size() != int64(len(edited)) {
 		t.Errorf("Size: got %d, want %d (nothing cut)", l2.Size(), len(edited))
@@ -599,8 +599,8 @@ func TestOpenKeepsALogWithoutItsStart(t *testing.T) {
 	l := openLog(t, sys)
 	mustAppend(t, l, evsAt(0, ChunkEvents+100, nil))
 	names := sys.chunkNames(t)
-	sys.remove(names[0])
-	sys.remove(headName)
+	sys.remove(t, names[0])
+	sys.remove(t, headName)
 	want := sys.get(t, names[1])
 	l2 := openLog(t, sys)
 	if l2.Size() != int64(len(want)) {

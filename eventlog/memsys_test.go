@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,16 +14,19 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/meta"
 )
 
-// memSys is an in-memory Sys with DeleteSys, fault injection and a count
-// of LoadSys calls.
+// memSys is a memory store (backend/memstore) with fault injection and a
+// count of LoadSys calls.
 type memSys struct {
+	st    *memstore.Store // the records; immutable
 	loads atomic.Int64
 
-	mu   sync.Mutex        // guards the fields below
-	recs map[string][]byte // system records
+	// mu serializes the operations, so that fail is never called
+	// concurrently, and guards fail.
+	mu sync.Mutex
 	// fail, when set, is asked before each operation; an error it returns
 	// is returned. If it returns errLanded, the save is done and an error
 	// returned anyway (a save whose outcome the caller cannot know).
@@ -36,83 +38,80 @@ var errInjected = fmt.Errorf("injected failure")
 // errLanded makes a SaveSys store the record and fail anyway.
 var errLanded = fmt.Errorf("injected failure after the save landed")
 
-func newMemSys() *memSys { return &memSys{recs: map[string][]byte{}} }
+func newMemSys() *memSys { return &memSys{st: memstore.New()} }
 
-func (m *memSys) check(op, name string) error {
+func (m *memSys) checkLocked(op, name string) error {
 	if m.fail == nil {
 		return nil
 	}
 	return m.fail(op, name)
 }
 
-func (m *memSys) SaveSys(_ context.Context, name string, data []byte) error {
-	if err := backend.ValidateKey(name); err != nil {
-		return err
-	}
+func (m *memSys) SaveSys(ctx context.Context, name string, data []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	err := m.check("save", name)
+	err := m.checkLocked("save", name)
 	if err != nil && err != errLanded {
 		return err
 	}
-	m.recs[name] = bytes.Clone(data)
-	if m.recs[name] == nil {
-		m.recs[name] = []byte{}
+	if serr := m.st.SaveSys(ctx, name, data); serr != nil {
+		return serr
 	}
 	return err
 }
 
-func (m *memSys) LoadSys(_ context.Context, name string) ([]byte, error) {
+func (m *memSys) LoadSys(ctx context.Context, name string) ([]byte, error) {
 	m.loads.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.check("load", name); err != nil {
+	if err := m.checkLocked("load", name); err != nil {
 		return nil, err
 	}
-	d, ok := m.recs[name]
-	if !ok {
-		return nil, backend.NotFound("loadsys", name)
-	}
-	return bytes.Clone(d), nil
+	return m.st.LoadSys(ctx, name)
 }
 
-func (m *memSys) ListSys(_ context.Context, prefix string) ([]backend.Entry, error) {
+func (m *memSys) ListSys(ctx context.Context, prefix string) ([]backend.Entry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.check("list", prefix); err != nil {
+	if err := m.checkLocked("list", prefix); err != nil {
 		return nil, err
 	}
-	var out []backend.Entry
-	for name, d := range m.recs {
-		if strings.HasPrefix(name, prefix) {
-			out = append(out, backend.Entry{Key: name, Info: backend.Info{Size: int64(len(d))}})
-		}
-	}
-	slices.SortFunc(out, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
-	return out, nil
+	return m.st.ListSys(ctx, prefix)
 }
 
-func (m *memSys) DeleteSys(_ context.Context, names ...string) error {
+func (m *memSys) DeleteSys(ctx context.Context, names ...string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, n := range names {
-		if err := m.check("delete", n); err != nil {
+		if err := m.checkLocked("delete", n); err != nil {
 			return err
 		}
 	}
-	for _, n := range names {
-		delete(m.recs, n)
-	}
-	return nil
+	return m.st.DeleteSys(ctx, names...)
 }
 
-// clone returns a copy of m's records.
-func (m *memSys) clone() *memSys {
-	m.mu.Lock()
+// records returns every record by name, bypassing faults and the count.
+func (m *memSys) records(t *testing.T) map[string][]byte {
+	t.Helper()
+	m.mu.Lock() // no operation through m runs meanwhile
 	defer m.mu.Unlock()
+	es, err := m.st.ListSys(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := make(map[string][]byte, len(es))
+	for _, e := range es {
+		recs[e.Key] = m.get(t, e.Key)
+	}
+	return recs
+}
+
+// clone returns a copy of m's records, without m's faults.
+func (m *memSys) clone(t *testing.T) *memSys {
+	t.Helper()
 	c := newMemSys()
-	for k, v := range m.recs {
-		c.recs[k] = bytes.Clone(v)
+	for name, d := range m.records(t) {
+		c.put(t, name, d)
 	}
 	return c
 }
@@ -124,27 +123,30 @@ func (m *memSys) setFail(f func(op, name string) error) {
 	m.fail = f
 }
 
+// get returns the record name, bypassing faults and the count.
 func (m *memSys) get(t *testing.T, name string) []byte {
 	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	d, ok := m.recs[name]
-	if !ok {
-		t.Fatalf("no record %s", name)
+	d, err := m.st.LoadSys(t.Context(), name)
+	if err != nil {
+		t.Fatalf("record %s: %v", name, err)
 	}
-	return bytes.Clone(d)
+	return d
 }
 
-func (m *memSys) put(name string, data []byte) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recs[name] = bytes.Clone(data)
+// put stores a record, bypassing faults.
+func (m *memSys) put(t *testing.T, name string, data []byte) {
+	t.Helper()
+	if err := m.st.SaveSys(t.Context(), name, data); err != nil {
+		t.Fatal(err)
+	}
 }
 
-func (m *memSys) remove(name string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.recs, name)
+// remove deletes a record, bypassing faults.
+func (m *memSys) remove(t *testing.T, name string) {
+	t.Helper()
+	if err := m.st.DeleteSys(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // chunkNames lists the chunk records, in order.

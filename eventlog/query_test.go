@@ -204,7 +204,7 @@ func TestQueryCorruptChunk(t *testing.T) {
 			l := openLog(t, sys)
 			mustAppend(t, l, evsAt(0, 2*ChunkEvents, nil))
 			first := sys.chunkNames(t)[0]
-			sys.put(first, []byte(tt.damage(string(sys.get(t, first)))))
+			sys.put(t, first, []byte(tt.damage(string(sys.get(t, first)))))
 			l2 := openLog(t, sys)
 			if _, err := l2.Query(t.Context(), Query{Before: 600, After: 400}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), first) {
 				t.Fatalf("got %v, want ErrCorrupt naming %s", err, first)

@@ -17,7 +17,7 @@ func writeRaw(t *testing.T, sys *memSys, evs []Event) {
 	var name string
 	flush := func() {
 		if name != "" {
-			sys.put(name, chunk)
+			sys.put(t, name, chunk)
 		}
 	}
 	for i := range evs {
@@ -34,7 +34,7 @@ func writeRaw(t *testing.T, sys *memSys, evs []Event) {
 		prev = h
 	}
 	flush()
-	sys.put(headName, fmt.Appendf(nil, `{"seq":%d,"hash":%q}`, evs[len(evs)-1].Seq, prev))
+	sys.put(t, headName, fmt.Appendf(nil, `{"seq":%d,"hash":%q}`, evs[len(evs)-1].Seq, prev))
 }
 
 func TestVerify(t *testing.T) {
@@ -49,19 +49,19 @@ func TestVerify(t *testing.T) {
 			if bytes.Equal(edited, ln) {
 				t.Fatalf("event %d has no %q", seq, from)
 			}
-			sys.put(name, bytes.Replace(d, ln, edited, 1))
+			sys.put(t, name, bytes.Replace(d, ln, edited, 1))
 		}
 	}
 	dropLine := func(seq uint64) func(*testing.T, *memSys, []string) {
 		return func(t *testing.T, sys *memSys, names []string) {
 			name := names[(seq-1)/ChunkEvents]
 			d := sys.get(t, name)
-			sys.put(name, bytes.Replace(d, append(lineOf(t, d, seq), '\n'), nil, 1))
+			sys.put(t, name, bytes.Replace(d, append(lineOf(t, d, seq), '\n'), nil, 1))
 		}
 	}
 	setHead := func(seq uint64, hash func(t *testing.T, sys *memSys, names []string) string) func(*testing.T, *memSys, []string) {
 		return func(t *testing.T, sys *memSys, names []string) {
-			sys.put(headName, fmt.Appendf(nil, `{"seq":%d,"hash":%q}`, seq, hash(t, sys, names)))
+			sys.put(t, headName, fmt.Appendf(nil, `{"seq":%d,"hash":%q}`, seq, hash(t, sys, names)))
 		}
 	}
 	hashOf := func(seq uint64) func(t *testing.T, sys *memSys, names []string) string {
@@ -86,28 +86,28 @@ func TestVerify(t *testing.T) {
 		{"edited prev of the last event", edit(n, `"prev":"`, `"prev":"0`), n, "edited", ""},
 		{"removed event", dropLine(1500), 1500, "missing", ""},
 		{"removed first event", dropLine(1), 1, "missing", ""},
-		{"removed middle chunk", func(t *testing.T, sys *memSys, names []string) { sys.remove(names[1]) }, ChunkEvents + 1, "missing", ""},
-		{"removed last chunk", func(t *testing.T, sys *memSys, names []string) { sys.remove(names[3]) }, 3*ChunkEvents + 1, "removed at the end", ""},
+		{"removed middle chunk", func(t *testing.T, sys *memSys, names []string) { sys.remove(t, names[1]) }, ChunkEvents + 1, "missing", ""},
+		{"removed last chunk", func(t *testing.T, sys *memSys, names []string) { sys.remove(t, names[3]) }, 3*ChunkEvents + 1, "removed at the end", ""},
 		{"removed last event", dropLine(n), n, "removed at the end", ""},
 		{"edited last event", edit(n, `"session":"s1"`, `"session":"s2"`), n, "last event edited", ""},
 		{"head edited back", setHead(n-5, func(*testing.T, *memSys, []string) string { return strings.Repeat("0", 64) }), n - 5, "head", ""},
 		{"head behind", setHead(n-5, hashOf(n-5)), 0, "", "stopped between saving a chunk and the head"},
-		{"no head", func(t *testing.T, sys *memSys, names []string) { sys.remove(headName) }, 0, "", "no head record"},
+		{"no head", func(t *testing.T, sys *memSys, names []string) { sys.remove(t, headName) }, 0, "", "no head record"},
 		{"garbage line", edit(2000, `{"seq":2000,`, `{"seq":2000`), 2000, "does not parse", ""},
 		{"torn end", func(t *testing.T, sys *memSys, names []string) {
-			sys.put(names[3], append(sys.get(t, names[3]), `{"seq":`...))
+			sys.put(t, names[3], append(sys.get(t, names[3]), `{"seq":`...))
 		}, n + 1, "torn", ""},
 		{"renamed chunk", func(t *testing.T, sys *memSys, names []string) {
 			d := sys.get(t, names[1])
-			sys.remove(names[1])
-			sys.put(chunkName(ChunkEvents+1, epoch.Add(-time.Hour)), d)
+			sys.remove(t, names[1])
+			sys.put(t, chunkName(ChunkEvents+1, epoch.Add(-time.Hour)), d)
 		}, ChunkEvents + 1, "name does not match", ""},
 		{"duplicated line", func(t *testing.T, sys *memSys, names []string) {
 			d := sys.get(t, names[0])
 			ln := append(lineOf(t, d, 10), '\n')
-			sys.put(names[0], bytes.Replace(d, ln, append(ln, ln...), 1))
+			sys.put(t, names[0], bytes.Replace(d, ln, append(ln, ln...), 1))
 		}, 10, "appears again", ""},
-		{"stray record", func(t *testing.T, sys *memSys, names []string) { sys.put("events/notes", []byte("x")) }, 0, "", "not a chunk name"},
+		{"stray record", func(t *testing.T, sys *memSys, names []string) { sys.put(t, "events/notes", []byte("x")) }, 0, "", "not a chunk name"},
 	}
 	orig := newMemSys()
 	mustAppend(t, openLog(t, orig), evsAt(0, n, nil))
@@ -117,7 +117,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sys := orig.clone()
+			sys := orig.clone(t)
 			if tt.damage != nil {
 				tt.damage(t, sys, names)
 			}
@@ -180,7 +180,7 @@ func TestVerifyCannotSeeARewrite(t *testing.T) {
 	_, evs := func() ([]byte, []Event) { mustAppend(t, l, evsAt(0, 2000, nil)); return stored(t, sys) }()
 	evs[1499].Key = "forged"
 	for _, name := range sys.chunkNames(t) {
-		sys.remove(name)
+		sys.remove(t, name)
 	}
 	writeRaw(t, sys, evs)
 	mustVerifyOK(t, sys)

@@ -134,7 +134,7 @@ func BenchmarkSave(b *testing.B) {
 					b.Fatalf("Save: %d, %v", k, err)
 				}
 			}
-			b.ReportMetric(float64(sys.size())/float64(n), "recordB/doc")
+			b.ReportMetric(float64(sys.size(b))/float64(n), "recordB/doc")
 		})
 		b.Run(fmt.Sprintf("one/%d", n), func(b *testing.B) {
 			ix, _ := benchIndex(b, n)
@@ -149,7 +149,7 @@ func BenchmarkSave(b *testing.B) {
 					b.Fatalf("Save: %d, %v", k, err)
 				}
 			}
-			b.ReportMetric(float64(len(sys.recs[ShardName(ShardOf("memory/d00/n000000.md"))])), "shardB")
+			b.ReportMetric(float64(len(sys.rec(b, ShardName(ShardOf("memory/d00/n000000.md"))))), "shardB")
 		})
 	}
 }

@@ -3,13 +3,16 @@ package search
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
+	"testing"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/memstore"
 )
 
 // common is the head of an English word list; the generator's vocabulary
@@ -139,55 +142,68 @@ func (g *gen) queries(n int) []string {
 	return qs
 }
 
-// memSys is an in-memory Sys that counts saves.
+// memSys is a memory store (backend/memstore) that counts its SaveSys
+// calls.
 type memSys struct {
-	mu    sync.Mutex        // guards the fields below
-	recs  map[string][]byte // system records
-	saves int
+	*memstore.Store
+	saves atomic.Int64 // successful SaveSys calls
 }
 
-func newMemSys() *memSys { return &memSys{recs: make(map[string][]byte)} }
+func newMemSys() *memSys { return &memSys{Store: memstore.New()} }
 
-func (m *memSys) SaveSys(_ context.Context, name string, data []byte) error {
-	if err := backend.ValidateKey(name); err != nil {
-		return err
+func (m *memSys) SaveSys(ctx context.Context, name string, data []byte) error {
+	err := m.Store.SaveSys(ctx, name, data)
+	if err == nil {
+		m.saves.Add(1)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recs[name] = bytes.Clone(data)
-	m.saves++
-	return nil
+	return err
 }
 
-func (m *memSys) LoadSys(_ context.Context, name string) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	d, ok := m.recs[name]
-	if !ok {
-		return nil, backend.NotFound("loadsys", name)
+// records returns every record by name.
+func (m *memSys) records(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	es, err := m.ListSys(context.Background(), "")
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return bytes.Clone(d), nil
-}
-
-func (m *memSys) ListSys(_ context.Context, prefix string) ([]backend.Entry, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []backend.Entry
-	for name, d := range m.recs {
-		if strings.HasPrefix(name, prefix) {
-			out = append(out, backend.Entry{Key: name, Info: backend.Info{Size: int64(len(d))}})
-		}
+	recs := make(map[string][]byte, len(es))
+	for _, e := range es {
+		recs[e.Key] = m.rec(tb, e.Key)
 	}
-	slices.SortFunc(out, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
-	return out, nil
+	return recs
 }
 
-func (m *memSys) size() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// rec returns the record name, or nil if there is none.
+func (m *memSys) rec(tb testing.TB, name string) []byte {
+	tb.Helper()
+	d, err := m.LoadSys(context.Background(), name)
+	if errors.Is(err, backend.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// put stores a record behind the index's back, without counting it.
+func (m *memSys) put(tb testing.TB, name string, data []byte) {
+	tb.Helper()
+	if err := m.Store.SaveSys(context.Background(), name, data); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// size is the bytes of every record together.
+func (m *memSys) size(tb testing.TB) int {
+	tb.Helper()
+	es, err := m.ListSys(context.Background(), "")
+	if err != nil {
+		tb.Fatal(err)
+	}
 	n := 0
-	for _, d := range m.recs {
-		n += len(d)
+	for _, e := range es {
+		n += int(e.Info.Size)
 	}
 	return n
 }

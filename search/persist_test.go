@@ -103,16 +103,16 @@ func TestSaveOnlyDirty(t *testing.T) {
 	if _, err := ix.Save(t.Context(), sys); err != nil {
 		t.Fatal(err)
 	}
-	before := sys.saves
+	before := sys.saves.Load()
 	ix.Put("memory/new.md", []byte("a fresh note about kiwis"), DocMeta{Size: 24})
 	n, err := ix.Save(t.Context(), sys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 1 || sys.saves-before != 1 {
-		t.Errorf("Save after one Put wrote %d shards (%d SaveSys calls), want 1", n, sys.saves-before)
+	if n != 1 || sys.saves.Load()-before != 1 {
+		t.Errorf("Save after one Put wrote %d shards (%d SaveSys calls), want 1", n, sys.saves.Load()-before)
 	}
-	if _, ok := sys.recs[ShardName(ShardOf("memory/new.md"))]; !ok {
+	if sys.rec(t, ShardName(ShardOf("memory/new.md"))) == nil {
 		t.Error("the new document's shard record is missing")
 	}
 	// Two keys in different shards, and a delete.
@@ -179,7 +179,7 @@ func TestLoadCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := ShardName(ShardOf("memory/cjk.md"))
-	rec := clean.recs[name]
+	rec := clean.rec(t, name)
 	// reseal recomputes the checksum, so that the decoder's own checks
 	// are what catches the damage.
 	reseal := func(b []byte) []byte {
@@ -205,10 +205,10 @@ func TestLoadCorrupt(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sys := newMemSys()
-			for k, v := range clean.recs {
-				sys.recs[k] = v
+			for k, v := range clean.records(t) {
+				sys.put(t, k, v)
 			}
-			sys.recs[name] = tt.data
+			sys.put(t, name, tt.data)
 			_, err := Load(t.Context(), sys, Options{})
 			if !errors.Is(err, ErrCorrupt) {
 				t.Errorf("Load = %v, want ErrCorrupt", err)
@@ -218,7 +218,7 @@ func TestLoadCorrupt(t *testing.T) {
 	// A record in the wrong place: shard 5's data under shard 6's name.
 	t.Run("wrong shard", func(t *testing.T) {
 		sys := newMemSys()
-		sys.recs[ShardName(6)] = clean.recs[ShardName(5)]
+		sys.put(t, ShardName(6), clean.rec(t, ShardName(5)))
 		if _, err := Load(t.Context(), sys, Options{}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("Load = %v, want ErrCorrupt", err)
 		}
@@ -226,11 +226,11 @@ func TestLoadCorrupt(t *testing.T) {
 	// Records under the prefix that are not shards are not the index's.
 	t.Run("other records ignored", func(t *testing.T) {
 		sys := newMemSys()
-		for k, v := range clean.recs {
-			sys.recs[k] = v
+		for k, v := range clean.records(t) {
+			sys.put(t, k, v)
 		}
-		sys.recs["search/shard-7"] = []byte("junk")
-		sys.recs["search/manifest"] = []byte("junk")
+		sys.put(t, "search/shard-7", []byte("junk"))
+		sys.put(t, "search/manifest", []byte("junk"))
 		if got, err := Load(t.Context(), sys, Options{}); err != nil || got.Len() != ix.Len() {
 			t.Errorf("Load: %v, %d docs; want %d", err, got.Len(), ix.Len())
 		}
