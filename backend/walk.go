@@ -43,20 +43,20 @@ func Walk(ctx context.Context, st Lister, fn func(batch []Entry) error) error {
 	return nil
 }
 
-// Batcher collects a Walker's entries and hands them to its fn WalkBatch
+// WalkBuffer collects a Walker's entries and hands them to its fn WalkBatch
 // at a time, reusing one slice.
-type Batcher struct {
+type WalkBuffer struct {
 	fn  func([]Entry) error
 	buf []Entry
 }
 
-// NewBatcher returns a Batcher that calls fn.
-func NewBatcher(fn func([]Entry) error) *Batcher {
-	return &Batcher{fn: fn, buf: make([]Entry, 0, WalkBatch)}
+// NewWalkBuffer returns a WalkBuffer that calls fn.
+func NewWalkBuffer(fn func([]Entry) error) *WalkBuffer {
+	return &WalkBuffer{fn: fn, buf: make([]Entry, 0, WalkBatch)}
 }
 
 // Add appends e, and passes the batch on when it is full.
-func (b *Batcher) Add(e Entry) error {
+func (b *WalkBuffer) Add(e Entry) error {
 	b.buf = append(b.buf, e)
 	if len(b.buf) < WalkBatch {
 		return nil
@@ -65,7 +65,7 @@ func (b *Batcher) Add(e Entry) error {
 }
 
 // Flush passes on what was added since the last batch, if anything.
-func (b *Batcher) Flush() error {
+func (b *WalkBuffer) Flush() error {
 	if len(b.buf) == 0 {
 		return nil
 	}

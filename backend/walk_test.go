@@ -49,13 +49,13 @@ func TestWalkWithoutWalker(t *testing.T) {
 	}
 }
 
-// TestBatcher checks that a Batcher passes full batches as they fill, the
+// TestWalkBuffer checks that a WalkBuffer passes full batches as they fill, the
 // rest on Flush, nothing for an empty Flush, and clears the slice it
 // reuses (no reference kept to a value fn was given).
-func TestBatcher(t *testing.T) {
+func TestWalkBuffer(t *testing.T) {
 	var got []int
 	var last []backend.Entry
-	b := backend.NewBatcher(func(batch []backend.Entry) error {
+	b := backend.NewWalkBuffer(func(batch []backend.Entry) error {
 		got = append(got, len(batch))
 		last = batch
 		return nil
@@ -81,7 +81,7 @@ func TestBatcher(t *testing.T) {
 		t.Errorf("batches: %v, want [%d 3]", got, backend.WalkBatch)
 	}
 	stop := errors.New("stop")
-	b = backend.NewBatcher(func([]backend.Entry) error { return stop })
+	b = backend.NewWalkBuffer(func([]backend.Entry) error { return stop })
 	b.Add(backend.Entry{Key: "a"})
 	if err := b.Flush(); err != stop {
 		t.Errorf("Flush: %v, want fn's error", err)

@@ -249,7 +249,7 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 // Walk reports what List does, as it walks (backend.Walker): depth first,
 // each directory's names in byte order, never the whole listing at once.
 func (s *Store) Walk(ctx context.Context, fn func([]backend.Entry) error) error {
-	b := backend.NewBatcher(fn)
+	b := backend.NewWalkBuffer(fn)
 	if err := s.list(ctx, b.Add); err != nil {
 		return err
 	}

@@ -197,7 +197,7 @@ func (s *Store) Walk(ctx context.Context, fn func(batch []backend.Entry) error) 
 	if err != nil {
 		return err
 	}
-	b := backend.NewBatcher(fn)
+	b := backend.NewWalkBuffer(fn)
 	for _, e := range listed {
 		if err := ctx.Err(); err != nil {
 			return err
