@@ -104,9 +104,9 @@ type Applier interface {
 	// Create makes key appear with e (dirty: it is a conflict copy that
 	// the store does not hold yet).
 	Create(key string, e backend.Entry, dirty bool) error
-	// Touch tells watchers that key was modified (its new value, of
-	// size bytes, is already in the session).
-	Touch(key string, size int64) error
+	// Touch tells watchers that key was modified (its new value is
+	// already in the session): it must change nothing, whenever it runs.
+	Touch(key string) error
 	// Remove removes key.
 	Remove(key string) error
 }
@@ -398,7 +398,7 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			return
 		}
 		if w.opts.Applier != nil {
-			w.apply(key, func() error { return w.opts.Applier.Touch(key, int64(len(e.Value))) })
+			w.apply(key, func() error { return w.opts.Applier.Touch(key) })
 		}
 	default:
 		w.apply(key, func() error { return w.opts.Applier.Create(key, e, dirty) })

@@ -62,14 +62,6 @@ func (n *fileNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Att
 }
 
 func (n *fileNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	if _, ok := in.GetSize(); ok {
-		if key, errno := n.key(); errno == 0 && n.root.takeExpected(key, "touch") {
-			// The helper's truncate only makes the kernel tell watchers of
-			// a change already in the session: it must never change data,
-			// even if the size it asks for comes from a stale kernel cache.
-			return n.Getattr(ctx, f, out)
-		}
-	}
 	a := attrOf(in)
 	var st session.Stat
 	var err error

@@ -83,7 +83,7 @@ type staged struct {
 
 type expectKey struct {
 	key string
-	op  string // "touch" or "remove"
+	op  string // "remove"
 }
 
 // Stage holds e for the helper's coming create of key: the file then
@@ -95,8 +95,9 @@ func (r *Root) Stage(key string, e backend.Entry, dirty bool) {
 	r.stageMu.Unlock()
 }
 
-// Expect announces the helper's coming same-size truncate ("touch") or
-// unlink ("remove") of key, an external change already known.
+// Expect announces the helper's coming unlink ("remove") of key, an
+// external change already known. (The helper's touch needs no
+// announcement: a fallocate that keeps the size changes nothing.)
 func (r *Root) Expect(key, op string) {
 	r.stageMu.Lock()
 	r.expect[expectKey{key, op}] = time.Now().Add(announceTTL)

@@ -3,6 +3,7 @@ package fsnode_test
 import (
 	"encoding/json"
 	"errors"
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"slices"
@@ -522,29 +523,28 @@ func TestMountChangeFeed(t *testing.T) {
 	wantErrno(t, "write the feed", os.WriteFile(feed, []byte("x"), 0o644), syscall.EPERM)
 }
 
-// The helper's announced truncate only produces an event: it never changes
-// data, even when its size comes from a stale kernel cache.
-func TestMountAnnouncedTouchChangesNothing(t *testing.T) {
+// fallocate(KEEP_SIZE), the external-change helper's touch, changes
+// nothing: not a byte, not the size, and the file stays clean.
+func TestMountFallocateKeepSizeChangesNothing(t *testing.T) {
 	m := mount(t, newDirStore(t, t.TempDir()), mountConfig{})
 	p := filepath.Join(m.dir, "note.md")
 	os.WriteFile(p, []byte("version 15\n"), 0o644)
 	m.c.Flush(t.Context())
-	m.root.Expect("note.md", "touch")
-	if err := os.Truncate(p, 10); err != nil {
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
+	for _, r := range [][2]int64{{0, 1}, {0, 100}, {50, 10}} {
+		if err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, r[0], r[1]); err != nil {
+			t.Fatalf("fallocate(KEEP_SIZE, %d, %d): %v", r[0], r[1], err)
+		}
+	}
+	f.Close()
 	if got := readFile(t, p); got != "version 15\n" {
-		t.Fatalf("an announced touch changed the file: %q", got)
+		t.Fatalf("fallocate(KEEP_SIZE) changed the file: %q", got)
 	}
 	if st, _ := m.c.Stat("note.md"); st.Dirty {
-		t.Fatal("an announced touch made the file dirty")
-	}
-	// Unannounced, a truncate is a truncate.
-	if err := os.Truncate(p, 7); err != nil {
-		t.Fatal(err)
-	}
-	if got := readFile(t, p); got != "version" {
-		t.Fatalf("after a plain truncate: %q", got)
+		t.Fatal("fallocate(KEEP_SIZE) made the file dirty")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -30,7 +31,6 @@ type applyOp struct {
 	Op   string      `json:"op"` // create, touch or remove
 	Key  string      `json:"key"`
 	Mode fs.FileMode `json:"mode,omitempty"`
-	Size int64       `json:"size,omitempty"` // touch: the new size (the kernel's may be stale)
 }
 
 func applyCommand() *cli.Command {
@@ -87,15 +87,18 @@ func applyOne(root *os.Root, op applyOp) error {
 		}
 		return f.Close()
 	case "touch":
-		// A truncate to the value's size: the kernel reports a
-		// modification; memfs already holds the new value and ignores the
-		// truncate itself. The size comes from memfs, not from fstat,
-		// whose answer may be the kernel's stale cache.
+		// fallocate(KEEP_SIZE) of one byte: the kernel tells watchers
+		// of a modification (IN_MODIFY), and memfs, which holds the new
+		// value already, changes nothing for it: no byte, no size. (A
+		// truncate to a size sent with the op did the same only while
+		// memfs expected it, and truncated the file for real when two
+		// touches of one key were queued, or the helper ran late.)
 		f, err := root.OpenFile(name, os.O_WRONLY, 0)
 		if err != nil {
 			return err
 		}
-		return errors.Join(f.Truncate(op.Size), f.Close())
+		err = unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 1)
+		return errors.Join(err, f.Close())
 	case "remove":
 		return root.Remove(name)
 	}
@@ -142,9 +145,8 @@ func (a *applier) Create(key string, e backend.Entry, dirty bool) error {
 	return a.send(applyOp{Op: "create", Key: key, Mode: e.Info.Mode})
 }
 
-func (a *applier) Touch(key string, size int64) error {
-	a.root.Expect(key, "touch")
-	return a.send(applyOp{Op: "touch", Key: key, Size: size})
+func (a *applier) Touch(key string) error {
+	return a.send(applyOp{Op: "touch", Key: key})
 }
 
 func (a *applier) Remove(key string) error {

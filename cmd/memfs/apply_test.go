@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// TestHelperTouchNeverChangesData checks the helper's touch on its own:
+// however many are queued for a key, and whenever they run, they change
+// nothing in the file, and a watcher on the mount hears a modification.
+// A touch was a truncate to a size sent with it (stale when an older
+// version of an external change was loaded meanwhile), taken for
+// a no-op only when announced: two touches queued for one key shared one
+// announcement, and the second truncated the file for real (a file of 16
+// zero bytes after a burst of external writes, in TestExternalBurstIsAbsorbed
+// under load).
+func TestHelperTouchNeverChangesData(t *testing.T) {
+	store, mnt := "dir:"+t.TempDir(), t.TempDir()
+	startMount(t, store, mnt, nil)
+	p := filepath.Join(mnt, "memory", "note.md")
+	if err := os.WriteFile(p, []byte("file 40 round 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fsyncPath(t, p)
+	events := watchDir(t, filepath.Join(mnt, "memory"))
+	root, err := os.OpenRoot(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for i := range 4 { // touches queued for one key, none announced
+		if err := applyOne(root, applyOp{Op: "touch", Key: "memory/note.md"}); err != nil {
+			t.Fatalf("touch %d: %v", i, err)
+		}
+		if got := readBack(p); got != "file 40 round 4\n" {
+			t.Fatalf("after touch %d the file reads %q", i, got)
+		}
+	}
+	waitFor(t, "a watcher on the mount to hear the touch", 5*time.Second, func() bool { return events.has("note.md", fsnotify.Write) })
+}
