@@ -65,9 +65,9 @@ type Root struct {
 	// them out through the mountpoint: its requests for these keys are
 	// recognised by the announcement, not by its PID (FUSE reports the
 	// calling thread, and a Go process has many).
-	stageMu sync.Mutex              // guards staged and expect
-	staged  map[string]staged       // values for the helper's coming create
-	expect  map[expectKey]time.Time // the helper's coming touches and removals, until a deadline
+	stageMu sync.Mutex             // guards staged and expect
+	staged  map[string]staged      // values for the helper's coming create
+	expect  map[expectKey]expected // the helper's coming removals, until a deadline
 }
 
 // announceTTL bounds how long an announcement waits for the helper: one
@@ -79,6 +79,13 @@ type staged struct {
 	e        backend.Entry
 	dirty    bool
 	deadline time.Time
+}
+
+// expected counts the announcements of one key and op not yet taken: each
+// is the helper's own request, arriving once.
+type expected struct {
+	n        int
+	deadline time.Time // of the latest
 }
 
 type expectKey struct {
@@ -100,7 +107,9 @@ func (r *Root) Stage(key string, e backend.Entry, dirty bool) {
 // announcement: a fallocate that keeps the size changes nothing.)
 func (r *Root) Expect(key, op string) {
 	r.stageMu.Lock()
-	r.expect[expectKey{key, op}] = time.Now().Add(announceTTL)
+	k := expectKey{key, op}
+	e := r.expect[k]
+	r.expect[k] = expected{n: e.n + 1, deadline: time.Now().Add(announceTTL)}
 	r.stageMu.Unlock()
 }
 
@@ -116,9 +125,16 @@ func (r *Root) takeExpected(key, op string) bool {
 	r.stageMu.Lock()
 	defer r.stageMu.Unlock()
 	k := expectKey{key, op}
-	deadline, ok := r.expect[k]
-	delete(r.expect, k)
-	return ok && time.Now().Before(deadline)
+	e, ok := r.expect[k]
+	if !ok {
+		return false
+	}
+	if e.n--; e.n <= 0 || !time.Now().Before(e.deadline) {
+		delete(r.expect, k)
+	} else {
+		r.expect[k] = e
+	}
+	return time.Now().Before(e.deadline)
 }
 
 // Reads returns how many READ requests reached memfs: with the kernel's
@@ -139,7 +155,7 @@ func NewRoot(c *session.Context, opts Options) *Root {
 		}
 	}
 	r := &Root{c: c, opts: opts, log: opts.Logger, feed: changes.New(0), started: time.Now(),
-		staged: make(map[string]staged), expect: make(map[expectKey]time.Time)}
+		staged: make(map[string]staged), expect: make(map[expectKey]expected)}
 	r.root = r
 	r.queue = newNotifyQueue(r)
 	r.stop = c.Watch(r.onChange)
