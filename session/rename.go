@@ -247,11 +247,13 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 	if dstIsDir {
 		delete(c.dirs, newKey)
 		delete(c.ddirty, dstD)
+		newParent.subdirs-- // its name is srcD's now, counted below
 	}
 	// Detach the directory from its old parent and attach it under the new name.
 	if p, ok := c.dirs[parentOf(oldKey)]; ok {
 		_, name := backend.Split(oldKey)
 		delete(p.children, name)
+		p.subdirs--
 	}
 	// Subdirectories first: their keys sort after the directory's, and
 	// the store deletes the old keys in reverse order.
@@ -268,6 +270,7 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 	srcD.ctime = c.now().UnixNano()
 	_, newName := backend.Split(newKey)
 	newParent.children[newName] = struct{}{}
+	newParent.subdirs++
 	for _, k := range subdirs {
 		moveDir(c.dirs[k], k, newKey+k[len(oldKey):])
 	}

@@ -116,6 +116,7 @@ type dir struct {
 	ctime    int64
 	xattrs   xattrList
 	children map[string]struct{} // names of files and directories directly inside
+	subdirs  int                 // how many of them are directories: its link count is 2 + subdirs
 	// gen is the generation of the latest unflushed change of the
 	// directory's own attributes (in Context.ddirty); 0 when clean.
 	gen uint64
@@ -393,6 +394,7 @@ func (c *Context) mkdirAllLocked(key string, mtime int64, persist bool) (*dir, e
 	}
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
+	parent.subdirs++
 	return d, nil
 }
 

@@ -52,12 +52,7 @@ func (c *Context) statLocked(key string) (Stat, error) {
 }
 
 func (c *Context) dirStatLocked(key string, d *dir) Stat {
-	nlink := uint32(2)
-	for name := range d.children {
-		if _, ok := c.dirs[backend.Join(key, name)]; ok {
-			nlink++
-		}
-	}
+	nlink := uint32(2 + d.subdirs)
 	return Stat{Key: key, Ino: d.ino, IsDir: true, Size: 4096, MTime: time.Unix(0, d.mtime),
 		ATime: time.Unix(0, d.atime), CTime: time.Unix(0, d.ctime), Mode: fs.ModeDir | backend.PermBits(d.mode),
 		UID: d.uid, GID: d.gid, Loaded: true, Dirty: d.gen != 0, Nlink: nlink}
@@ -137,6 +132,7 @@ func (c *Context) Mkdir(key string, mode fs.FileMode, uid, gid uint32) error {
 	c.markDirDirtyLocked(d)
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
+	parent.subdirs++
 	c.touchDirLocked(parent, now)
 	gen := c.gen
 	c.mu.Unlock()
@@ -167,6 +163,7 @@ func (c *Context) Rmdir(key string) error {
 	if parent, ok := c.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
+		parent.subdirs--
 		c.touchDirLocked(parent, c.now().UnixNano())
 	}
 	gen := c.gen
