@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -93,12 +94,25 @@ func applyOne(root *os.Root, op applyOp) error {
 		// truncate to a size sent with the op did the same only while
 		// memfs expected it, and truncated the file for real when two
 		// touches of one key were queued, or the helper ran late.)
-		f, err := root.OpenFile(name, os.O_WRONLY, 0)
+		// Never a fifo put in the key's place (it would block), never
+		// through a symlink.
+		f, err := root.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 		if err != nil {
 			return err
 		}
-		err = unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 1)
-		return errors.Join(err, f.Close())
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if m := fi.Mode(); !m.IsRegular() || m&fs.ModeSetuid != 0 || (m&fs.ModeSetgid != 0 && m&0o010 != 0) {
+			// The kernel drops setuid, and setgid with group execute,
+			// from a file modified by a process without CAP_FSETID,
+			// and memfs would keep that change: such a file gets no
+			// event rather than losing its bits.
+			return nil
+		}
+		return unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 1)
 	case "remove":
 		return root.Remove(name)
 	}

@@ -226,6 +226,11 @@ func summaryCommand() *cli.Command {
 					return err
 				}
 				if t.mnt != "" {
+					r, err := mountRoot(t) // a live mount: never a plain directory's file
+					if err != nil {
+						return fmt.Errorf("summary add: %w", err)
+					}
+					r.Close()
 					return appendLine(filepath.Join(t.mnt, filepath.FromSlash(contextpack.SummariesKey)), line)
 				}
 				return withSession(c, true, func(ctx context.Context, o *opened) error {

@@ -130,7 +130,14 @@ func mountStatus(mnt string) (target, error) {
 	if err != nil {
 		return target{}, err
 	}
+	return parseStatus(mnt, b)
+}
+
+// parseStatus reads the store and the process from the .memfs/status b of
+// the mount at mnt.
+func parseStatus(mnt string, b []byte) (target, error) {
 	t := target{mnt: mnt}
+	var err error
 	var store string
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "store: "); ok {
@@ -176,6 +183,12 @@ func servingMount(spec storeSpec) (target, bool) {
 		return target{}, false // it held the store once; it is gone
 	}
 	uid := fi.Sys().(*syscall.Stat_t).Uid
+	if uid != uint32(os.Getuid()) {
+		// Only a process of the caller's own: a lock file keeps the
+		// PID of a holder that exited, and another user's process may
+		// get that PID and serve a FUSE mount named after this store.
+		return target{}, false
+	}
 	for _, m := range memfsMounts() {
 		src, err := parseStore(strings.TrimPrefix(m.source, "memfs:"))
 		if err != nil || m.uid != uid || !sameStore(src, spec) {
@@ -194,6 +207,11 @@ func enclosingMount() (target, bool) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return target{}, false
+	}
+	// The mount table holds real paths; $PWD may be reached through a
+	// symlink.
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
 	}
 	var best mountEntry
 	for _, m := range mountTable() {
@@ -286,10 +304,25 @@ func needsStore(cmd string, t target, instead string) error {
 
 // mountRoot opens the mount at mnt for plain file operations that stay
 // inside it.
+// The root must be a live memfs mount, checked through the root itself
+// (its .memfs/status names a store and a process, the one found before if
+// any): a directory that is no mount, or a mount gone since it was found,
+// would take the writes on plain disk.
 func mountRoot(t target) (*os.Root, error) {
 	r, err := os.OpenRoot(t.mnt)
 	if err != nil {
 		return nil, fmt.Errorf("the mount at %s: %w", t.mnt, err)
+	}
+	b, err := r.ReadFile(filepath.Join(".memfs", "status"))
+	if err == nil {
+		var live target
+		if live, err = parseStatus(t.mnt, b); err == nil && t.pid > 0 && live.pid != t.pid {
+			err = fmt.Errorf("served by process %d now, not %d", live.pid, t.pid)
+		}
+	}
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s is not a live memfs mount (%v): nothing was done through it", t.mnt, err)
 	}
 	return r, nil
 }

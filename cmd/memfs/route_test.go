@@ -222,3 +222,43 @@ func TestReadCommandsCreateNoStore(t *testing.T) {
 		}
 	}
 }
+
+// Through a symlink to the mount, a command still finds the mount it is in
+// (the mount table holds real paths, the working directory may not).
+func TestCommandsInsideAMountThroughASymlink(t *testing.T) {
+	noStoreEnv(t)
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil)
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "here.md"), []byte("inside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "mem")
+	if err := os.Symlink(mnt, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(link, "memory"))
+	if out := mustRun(t, "", "cat", "memory/here.md"); out != "inside\n" {
+		t.Errorf("cat inside the mount reached through a symlink = %q", out)
+	}
+}
+
+// --mount DIR that no memfs serves takes no write (summary add is the
+// writing command with --mount): it refuses, and DIR is left as it was.
+func TestWritesNeedALiveMount(t *testing.T) {
+	noStoreEnv(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "keep.md"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"summary", "add", "--mount", dir, "--run", "r", "--step", "1", "a step"}} {
+		_, _, err := run(t, "", args...)
+		if err == nil || !strings.Contains(err.Error(), "not a live memfs mount") {
+			t.Errorf("memfs %s on a plain directory = %v, want a refusal", strings.Join(args, " "), err)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 || readString(t, filepath.Join(dir, "keep.md")) != "mine\n" {
+		t.Errorf("the plain directory changed: %v", ents)
+	}
+}
