@@ -388,11 +388,24 @@ func putThrough(t target, key string, value []byte, mode fs.FileMode) error {
 			return fmt.Errorf("put: %w", err)
 		}
 	}
+	// Written in place, so that the file keeps its attributes (tags,
+	// owner), which a rename of a new file over it would drop; when the
+	// write fails (a value past the mount's --max-file-size), the old
+	// value is written back.
+	old, oldErr := r.ReadFile(key)
 	f, err := r.OpenFile(key, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)
 	if err != nil {
 		return fmt.Errorf("put: %w", explain(err))
 	}
 	_, err = f.Write(value)
+	if err != nil && oldErr == nil {
+		if _, rerr := f.WriteAt(old, 0); rerr == nil {
+			rerr = f.Truncate(int64(len(old)))
+			err = errors.Join(err, rerr)
+		} else {
+			err = errors.Join(err, fmt.Errorf("the old value could not be written back: %w", rerr))
+		}
+	}
 	if err == nil {
 		err = f.Chmod(mode) // the umask took bits off a new file; an old one keeps its mode
 	}

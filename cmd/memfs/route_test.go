@@ -262,3 +262,26 @@ func TestWritesNeedALiveMount(t *testing.T) {
 		t.Errorf("the plain directory changed: %v", ents)
 	}
 }
+
+// A put through the mount that the mount refuses (past --max-file-size)
+// leaves the key's old value, not an empty or cut file.
+func TestPutThroughTheMountKeepsTheOldValueOnFailure(t *testing.T) {
+	noStoreEnv(t)
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil, "--max-file-size", "100")
+	src := filepath.Join(t.TempDir(), "v")
+	if err := os.WriteFile(src, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "", "put", "--store", store, "memory/k.md", src)
+	if err := os.WriteFile(src, []byte(strings.Repeat("x", 5000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "", "put", "--store", store, "memory/k.md", src); err == nil {
+		t.Fatal("a put past --max-file-size through the mount succeeded")
+	}
+	if got := readString(t, filepath.Join(mnt, "memory", "k.md")); got != "keep me\n" {
+		t.Errorf("after a refused put the key holds %q, want its old value", got)
+	}
+}
