@@ -181,8 +181,6 @@ func (fh *fileHandle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	return syncErrno(fh.h.Sync(ctx))
 }
 
-// Allocate supports plain preallocation (mode 0): the file grows with
-// zeros. Punching holes and other modes are not supported.
 // Allocate is fallocate(2). Values are dense in memory: allocating is
 // extending the size (or nothing, with KEEP_SIZE); punching a hole or
 // zeroing a range writes zeros.

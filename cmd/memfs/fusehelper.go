@@ -112,7 +112,7 @@ type helperPlan struct {
 // ignoredOptions are options mount(8) and fuse pass that mean nothing to
 // memfs (the kernel's flags for FUSE are set by memfs itself).
 var ignoredOptions = []string{
-	"rw", "defaults", "dev", "nodev", "suid", "nosuid", "exec", "noexec",
+	"rw", "defaults", "dev", "nodev", "suid", "nosuid", "exec",
 	"auto", "noauto", "user", "nouser", "users", "owner", "group", "_netdev",
 	"nofail", "async", "sync", "atime", "noatime", "relatime", "norelatime",
 	"strictatime", "nostrictatime", "diratime", "nodiratime", "lazytime",
@@ -152,6 +152,10 @@ func planMount(source, mnt string, opts []string, mountFlags []cli.Flag, sloppy 
 			}
 			p.timeout = d
 			continue
+		case name == "noexec":
+			// Never dropped without a word: the mount would run programs
+			// the fstab line says it must not.
+			return p, errors.New("option noexec: memfs mounts cannot refuse to execute files; remove it, or keep executables out of the memory")
 		case name == "noxattrs":
 			flags = append(flags, "--xattrs=false")
 			continue
@@ -160,6 +164,8 @@ func planMount(source, mnt string, opts []string, mountFlags []cli.Flag, sloppy 
 			if f := findFlag(mountFlags, flag); f != nil {
 				if _, isBool := f.(*cli.BoolFlag); isBool && !hasValue {
 					flags = append(flags, "--"+flag)
+				} else if !hasValue {
+					return p, fmt.Errorf("option %s needs a value: %s=VALUE", name, name)
 				} else {
 					flags = append(flags, "--"+flag+"="+value)
 				}

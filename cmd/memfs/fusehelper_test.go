@@ -68,7 +68,7 @@ func TestPlanMount(t *testing.T) {
 		wantErr string
 	}{
 		{name: "generic options ignored", source: "badger:/s",
-			opts: []string{"rw", "defaults", "noauto", "_netdev", "user", "nofail", "dev", "suid", "nosuid", "nodev", "exec", "noexec", "relatime", "x-systemd.automount", "comment=x"},
+			opts: []string{"rw", "defaults", "noauto", "_netdev", "user", "nofail", "dev", "suid", "nosuid", "nodev", "exec", "relatime", "x-systemd.automount", "comment=x"},
 			want: nil, store: "badger:/s"},
 		{name: "ro and allow_other", source: "dir:/s", opts: []string{"ro", "allow_other"},
 			want: []string{"--read-only", "--allow-other"}, store: "dir:/s"},
@@ -81,6 +81,8 @@ func TestPlanMount(t *testing.T) {
 		{name: "unknown option", source: "dir:/s", opts: []string{"compress"}, wantErr: `unknown mount option "compress"`},
 		{name: "no store", source: "memfs", wantErr: "want badger:PATH or dir:PATH"},
 		{name: "bad timeout", source: "dir:/s", opts: []string{"timeout=soon"}, wantErr: "timeout=soon"},
+		{name: "noexec is never dropped silently", source: "dir:/s", opts: []string{"noexec"}, wantErr: "option noexec"},
+		{name: "a value option without its value", source: "dir:/s", opts: []string{"agent"}, wantErr: "option agent needs a value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
