@@ -33,7 +33,17 @@ func Walk(ctx context.Context, st Lister, fn func(batch []Entry) error) error {
 	if err != nil {
 		return err
 	}
+	return WalkListed(ctx, listed, fn)
+}
+
+// WalkListed passes a listing already taken to fn, WalkBatch entries at a
+// time, each batch capped so that an append by fn cannot reach into the
+// next.
+func WalkListed(ctx context.Context, listed []Entry, fn func(batch []Entry) error) error {
 	for len(listed) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		n := min(len(listed), WalkBatch)
 		if err := fn(listed[:n:n]); err != nil {
 			return err
@@ -43,34 +53,29 @@ func Walk(ctx context.Context, st Lister, fn func(batch []Entry) error) error {
 	return nil
 }
 
-// WalkBuffer collects a Walker's entries and hands them to its fn WalkBatch
-// at a time, reusing one slice.
-type WalkBuffer struct {
-	fn  func([]Entry) error
-	buf []Entry
-}
-
-// NewWalkBuffer returns a WalkBuffer that calls fn.
-func NewWalkBuffer(fn func([]Entry) error) *WalkBuffer {
-	return &WalkBuffer{fn: fn, buf: make([]Entry, 0, WalkBatch)}
-}
-
-// Add appends e, and passes the batch on when it is full.
-func (b *WalkBuffer) Add(e Entry) error {
-	b.buf = append(b.buf, e)
-	if len(b.buf) < WalkBatch {
-		return nil
+// WalkEach is a Walker's Walk over each, which reads the store and passes
+// every entry to the add it is given (stopping at add's first error):
+// the entries reach fn WalkBatch at a time, in one slice reused (and
+// cleared, so that it keeps no reference to what fn was given).
+func WalkEach(each func(add func(Entry) error) error, fn func(batch []Entry) error) error {
+	buf := make([]Entry, 0, WalkBatch)
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		err := fn(buf)
+		clear(buf)
+		buf = buf[:0]
+		return err
 	}
-	return b.Flush()
-}
-
-// Flush passes on what was added since the last batch, if anything.
-func (b *WalkBuffer) Flush() error {
-	if len(b.buf) == 0 {
-		return nil
+	err := each(func(e Entry) error {
+		if buf = append(buf, e); len(buf) < WalkBatch {
+			return nil
+		}
+		return flush()
+	})
+	if err != nil {
+		return err
 	}
-	err := b.fn(b.buf)
-	clear(b.buf) // the entries are fn's now; the slice keeps no reference
-	b.buf = b.buf[:0]
-	return err
+	return flush()
 }

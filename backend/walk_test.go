@@ -49,41 +49,46 @@ func TestWalkWithoutWalker(t *testing.T) {
 	}
 }
 
-// TestWalkBuffer checks that a WalkBuffer passes full batches as they fill, the
-// rest on Flush, nothing for an empty Flush, and clears the slice it
-// reuses (no reference kept to a value fn was given).
-func TestWalkBuffer(t *testing.T) {
+// TestWalkEach checks that WalkEach passes full batches as they fill, the
+// rest at the end, nothing more for an empty rest, clears the slice it
+// reuses (no reference kept to a value fn was given), and stops at the
+// first error of fn or of the reading.
+func TestWalkEach(t *testing.T) {
 	var got []int
 	var last []backend.Entry
-	b := backend.NewWalkBuffer(func(batch []backend.Entry) error {
+	adds := func(n int) func(add func(backend.Entry) error) error {
+		return func(add func(backend.Entry) error) error {
+			for i := range n {
+				if err := add(backend.Entry{Key: fmt.Sprint(i), Value: []byte("v")}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	err := backend.WalkEach(adds(backend.WalkBatch+3), func(batch []backend.Entry) error {
+		if len(got) == 1 && last[backend.WalkBatch-1].Value != nil { // the first 3 were reused
+			t.Error("the reused slice still references an entry fn was given")
+		}
 		got = append(got, len(batch))
 		last = batch
 		return nil
 	})
-	for i := range backend.WalkBatch + 3 {
-		if err := b.Add(backend.Entry{Key: fmt.Sprint(i), Value: []byte("v")}); err != nil {
-			t.Fatal(err)
-		}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint([]int{backend.WalkBatch, 3}) {
+		t.Errorf("batches: %v, %v; want [%d 3]", got, err, backend.WalkBatch)
 	}
-	if fmt.Sprint(got) != fmt.Sprint([]int{backend.WalkBatch}) {
-		t.Fatalf("batches after %d adds: %v", backend.WalkBatch+3, got)
-	}
-	if last[backend.WalkBatch-1].Value != nil { // the first 3 were reused
-		t.Error("the reused slice still references an entry fn was given")
-	}
-	if err := b.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(got) != fmt.Sprint([]int{backend.WalkBatch, 3}) {
-		t.Errorf("batches: %v, want [%d 3]", got, backend.WalkBatch)
+	got = nil
+	if err := backend.WalkEach(adds(backend.WalkBatch), func(b []backend.Entry) error { got = append(got, len(b)); return nil }); err != nil ||
+		fmt.Sprint(got) != fmt.Sprint([]int{backend.WalkBatch}) {
+		t.Errorf("exactly one batch: %v, %v; want [%d] and no empty batch", got, err, backend.WalkBatch)
 	}
 	stop := errors.New("stop")
-	b = backend.NewWalkBuffer(func([]backend.Entry) error { return stop })
-	b.Add(backend.Entry{Key: "a"})
-	if err := b.Flush(); err != stop {
-		t.Errorf("Flush: %v, want fn's error", err)
+	calls := 0
+	if err := backend.WalkEach(adds(3*backend.WalkBatch), func([]backend.Entry) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("fn failing: %v after %d calls, want fn's error after 1", err, calls)
+	}
+	broken := errors.New("broken")
+	if err := backend.WalkEach(func(func(backend.Entry) error) error { return broken }, func([]backend.Entry) error { return nil }); err != broken {
+		t.Errorf("reading failing: %v, want its error", err)
 	}
 }

@@ -339,11 +339,7 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 // Walk reports what List does, in key order, a batch at a time
 // (backend.Walker), from one snapshot.
 func (s *Store) Walk(ctx context.Context, fn func([]backend.Entry) error) error {
-	b := backend.NewWalkBuffer(fn)
-	if err := s.list(ctx, b.Add); err != nil {
-		return err
-	}
-	return b.Flush()
+	return backend.WalkEach(func(add func(backend.Entry) error) error { return s.list(ctx, add) }, fn)
 }
 
 // list iterates the metadata records of one snapshot for List and Walk,

@@ -249,11 +249,7 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 // Walk reports what List does, as it walks (backend.Walker): depth first,
 // each directory's names in byte order, never the whole listing at once.
 func (s *Store) Walk(ctx context.Context, fn func([]backend.Entry) error) error {
-	b := backend.NewWalkBuffer(fn)
-	if err := s.list(ctx, b.Add); err != nil {
-		return err
-	}
-	return b.Flush()
+	return backend.WalkEach(func(add func(backend.Entry) error) error { return s.list(ctx, add) }, fn)
 }
 
 // list walks the root for List and Walk, passing each entry to add; an

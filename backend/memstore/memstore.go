@@ -197,16 +197,7 @@ func (s *Store) Walk(ctx context.Context, fn func(batch []backend.Entry) error) 
 	if err != nil {
 		return err
 	}
-	b := backend.NewWalkBuffer(fn)
-	for _, e := range listed {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := b.Add(e); err != nil {
-			return err
-		}
-	}
-	return b.Flush()
+	return backend.WalkListed(ctx, listed, fn)
 }
 
 // Load returns the entries for keys, in order, values included.
