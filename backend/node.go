@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"time"
 )
 
 // ModeMask is every bit of Info.Mode a store keeps: the node type, setuid,
@@ -176,4 +177,23 @@ func CheckStoreKey(key string) error {
 		return fmt.Errorf("%w: %w: %q", ErrInvalidKey, ErrReserved, key)
 	}
 	return nil
+}
+
+// SavedInfo is the Info a store keeps for e, saved at now, as the Store
+// contract says: Size is the value's length (a file's content, a
+// symlink's target; no other node has a value), a zero MTime or CTime is
+// now, and a zero ATime is the MTime.
+func SavedInfo(e Entry, now time.Time) Info {
+	info := e.Info
+	info.Size = int64(len(e.Value))
+	if info.MTime.IsZero() {
+		info.MTime = now
+	}
+	if info.ATime.IsZero() {
+		info.ATime = info.MTime
+	}
+	if info.CTime.IsZero() {
+		info.CTime = now
+	}
+	return info
 }

@@ -517,19 +517,7 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 	now := time.Now()
 	ops := make([]op, len(entries))
 	for i, e := range entries {
-		info := e.Info
-		// A symlink's target is its value, like a file's content; every
-		// other node has none (ValidateEntry saw to it), so Size is 0.
-		info.Size = int64(len(e.Value))
-		if info.MTime.IsZero() {
-			info.MTime = now
-		}
-		if info.ATime.IsZero() {
-			info.ATime = info.MTime
-		}
-		if info.CTime.IsZero() {
-			info.CTime = now
-		}
+		info := backend.SavedInfo(e, now)
 		// No copy of the value: badger holds it only until Commit
 		// returns, and by then it is in the value log or a memtable.
 		ops[i] = op{key: e.Key, link: info.Link, meta: encodeMeta(info), value: e.Value}

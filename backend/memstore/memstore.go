@@ -311,18 +311,8 @@ func (c *contents) checkDirsLocked(entries []backend.Entry) error {
 // saveLocked applies entries, which have been checked, at time t.
 func (c *contents) saveLocked(entries []backend.Entry, t time.Time) {
 	for _, e := range entries {
-		info := e.Info
-		info.Size = int64(len(e.Value))
+		info := backend.SavedInfo(e, t)
 		info.XAttrs = backend.CloneXAttrs(e.Info.XAttrs)
-		if info.MTime.IsZero() {
-			info.MTime = t
-		}
-		if info.ATime.IsZero() {
-			info.ATime = info.MTime
-		}
-		if info.CTime.IsZero() {
-			info.CTime = t
-		}
 		value := bytes.Clone(e.Value)
 
 		n := c.links[info.Link]
