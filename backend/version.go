@@ -21,11 +21,11 @@ func VersionOf(info Info) Version {
 	return Version{Size: info.Size, MTime: info.MTime.UnixNano()}
 }
 
-// Conditional is a Store whose saves state the version they replace, for
+// Versioned is a Store whose saves state the version they replace, for
 // stores that other writers change too (another program in a dir store).
 // No update is ever lost: a save whose expected version no longer matches
 // is a conflict, and the version found is kept beside the key.
-type Conditional interface {
+type Versioned interface {
 	// SaveIf saves entries as Save does, each expecting its key's stored
 	// version to be expect[i]. When it is not (another writer changed or
 	// created the key), the version found is moved to ConflictKey(key,

@@ -293,9 +293,9 @@ func (c *Context) saveEach(ctx context.Context, entries []backend.Entry, failed 
 
 // save saves entries, stating the versions they replace when the store
 // can check them: another writer's version found in their place is kept
-// beside it (backend.Conditional), logged, never overwritten unseen.
+// beside it (backend.Versioned), logged, never overwritten unseen.
 func (c *Context) save(ctx context.Context, entries []backend.Entry, saved []snap) error {
-	cs, ok := c.store.(backend.Conditional)
+	cs, ok := c.store.(backend.Versioned)
 	if !ok {
 		return c.store.Save(ctx, entries...)
 	}

@@ -99,7 +99,7 @@ type file struct {
 	jlen int64
 	// base is the version of the store's copy under from, as the session
 	// last saw it (listed, loaded, written or applied from outside): what
-	// a flush expects to replace when the store can check (Conditional).
+	// a flush expects to replace when the store can check (Versioned).
 	base    backend.Version
 	loaded  bool
 	changed bool // the value changed since the last flush

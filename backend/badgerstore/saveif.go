@@ -11,10 +11,10 @@ import (
 	"github.com/memfs/memfs/backend"
 )
 
-var _ backend.Conditional = (*Store)(nil)
+var _ backend.Versioned = (*Store)(nil)
 
 // SaveIf is Save with each entry expecting its key's stored version (see
-// backend.Conditional): the size and modification time in the key's
+// backend.Versioned): the size and modification time in the key's
 // metadata record. A version found that is not the expected one is copied
 // to its conflict key in the same transactions as the save. Only one
 // process opens a badger store, so a conflict means a session that did not

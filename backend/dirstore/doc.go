@@ -105,7 +105,7 @@
 // it is never listed, and the next Open sweeps them all away (a temp
 // directory only when empty).
 //
-// SaveIf (backend.Conditional) saves regular files with one name
+// SaveIf (backend.Versioned) saves regular files with one name
 // conditionally; directories, symlinks, fifos, sockets, devices and
 // hard-link groups of the same call are saved first, as Save does.
 //

@@ -11,10 +11,10 @@ import (
 	"github.com/memfs/memfs/backend"
 )
 
-var _ backend.Conditional = (*Store)(nil)
+var _ backend.Versioned = (*Store)(nil)
 
 // SaveIf is Save with each entry expecting its key's stored version (see
-// backend.Conditional). Another program may write the directory at any
+// backend.Versioned). Another program may write the directory at any
 // time; the check cannot be a stat before the rename (the program could
 // write in between), so the entry takes the key with renameat2's
 // RENAME_EXCHANGE, which swaps the two names atomically, and what it

@@ -1,6 +1,6 @@
 // Package memstore is a backend.Store kept in memory: the reference
 // implementation of the Store contract, with every capability
-// (backend.Walker, backend.Conditional), and a test double for the packages
+// (backend.Walker, backend.Versioned), and a test double for the packages
 // above the backend.
 //
 //	s := memstore.New()
@@ -72,7 +72,7 @@ import (
 var (
 	_ backend.Store       = (*Store)(nil)
 	_ backend.Walker      = (*Store)(nil)
-	_ backend.Conditional = (*Store)(nil)
+	_ backend.Versioned = (*Store)(nil)
 )
 
 // Store is an in-memory backend.Store. Make one with New.
@@ -237,7 +237,7 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 }
 
 // SaveIf is Save with each entry expecting its key's stored version (see
-// backend.Conditional). A version found that is not the expected one is
+// backend.Versioned). A version found that is not the expected one is
 // moved to its conflict key as a node of its own (never another name of
 // its hard-link group, which the save may change), in the same atomic step
 // as the save. Nothing else writes a memory store, so a conflict means a

@@ -474,7 +474,7 @@ func (s suite) testInvalidEntries(t *testing.T) {
 	st := s.fresh(t)
 	keep := node("keep", 0o644, "old")
 	save(t, st, keep)
-	cs, conditional := st.(backend.Conditional)
+	cs, conditional := st.(backend.Versioned)
 	for _, bad := range invalidEntries() {
 		batches := [][]backend.Entry{
 			{bad},

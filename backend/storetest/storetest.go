@@ -106,7 +106,7 @@ func RunWith(t *testing.T, open Opener, opts Options) {
 		{"XAttrs", s.testXAttrs},
 		{"InvalidXAttrs", s.testInvalidXAttrs},
 		{"SysRecords", s.testSysRecords},
-		{"Conditional", s.testConditional},
+		{"Versioned", s.testVersioned},
 		{"NodeTypes", s.testNodeTypes},
 		{"Devices", s.testDevices},
 		{"ModeBits", s.testModeBits},
@@ -594,14 +594,14 @@ func (s suite) testBigBatch(t *testing.T) {
 	}
 }
 
-// testConditional checks SaveIf on stores that offer it: the expected
+// testVersioned checks SaveIf on stores that offer it: the expected
 // version is replaced silently; any other (changed, or created where none
 // was expected) is kept under a conflict key, never lost.
-func (s suite) testConditional(t *testing.T) {
+func (s suite) testVersioned(t *testing.T) {
 	st := s.fresh(t)
-	cs, ok := st.(backend.Conditional)
+	cs, ok := st.(backend.Versioned)
 	if !ok {
-		t.Skip("the store is not backend.Conditional")
+		t.Skip("the store is not backend.Versioned")
 	}
 	first := entry("memory/a.md", []byte("first"))
 	save(t, st, first)
