@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,7 +21,6 @@ import (
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/journal"
-	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
 
@@ -347,12 +345,4 @@ func (o *opened) recoverRefused(fe *session.FlushError) error {
 	o.log.Warn("entries a crashed memfs left in the journal are refused by the store; they were moved to a recovery directory",
 		"keys", len(fe.Failed), "recovery", dir, "err", fe)
 	return nil
-}
-
-// quoteName quotes a name found in a store for printing: invalid bytes
-// and control characters escaped, a secret in it redacted (redactName).
-// Printed output goes through showName; a log line takes redactName, which
-// the log handler quotes.
-func quoteName(name string, red *redact.Redactor) string {
-	return strconv.Quote(redactName(name, red))
 }

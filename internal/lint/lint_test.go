@@ -15,9 +15,9 @@ var allowed = map[string][]string{
 	"github.com/dgraph-io/badger/v4":  {"github.com/memfs/memfs/backend/badgerstore"},
 	"github.com/urfave/cli/v2":        {"github.com/memfs/memfs/cmd/memfs"},
 	"github.com/memfs/memfs/fsnode":   {"github.com/memfs/memfs/cmd/memfs"},
-	"github.com/memfs/memfs/session":  {"github.com/memfs/memfs/fsnode", "github.com/memfs/memfs/extwatch", "github.com/memfs/memfs/cmd/memfs"},
+	"github.com/memfs/memfs/session":  {"github.com/memfs/memfs/fsnode", "github.com/memfs/memfs/extwatch", "github.com/memfs/memfs/search", "github.com/memfs/memfs/cmd/memfs"},
 	"github.com/memfs/memfs/extwatch": {"github.com/memfs/memfs/cmd/memfs"},
-	"github.com/memfs/memfs/redact":   {"github.com/memfs/memfs/session", "github.com/memfs/memfs/cmd/memfs"}, // a leaf the session calls
+	"github.com/memfs/memfs/redact":   {"github.com/memfs/memfs/session", "github.com/memfs/memfs/search", "github.com/memfs/memfs/internal/names", "github.com/memfs/memfs/cmd/memfs"}, // a leaf the session calls
 	"github.com/memfs/memfs/changes":  {"github.com/memfs/memfs/fsnode"},
 	"github.com/fsnotify/fsnotify":    {"github.com/memfs/memfs/extwatch"},
 	"github.com/memfs/memfs/backend/": {"github.com/memfs/memfs/cmd/memfs"}, // concrete backends: only the CLI picks one
