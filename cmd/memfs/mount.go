@@ -208,7 +208,7 @@ func mountAction(c *cli.Context) error {
 	debug.FreeOSMemory()
 	if c.Bool("index-at-mount") {
 		go func() {
-			if _, err := o.searcher(ctx, log); err != nil {
+			if _, err := o.index.Get(ctx); err != nil {
 				log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
 			}
 		}()
@@ -220,8 +220,8 @@ func mountAction(c *cli.Context) error {
 		NegativeTimeout: c.Duration("entry-timeout"),
 		Agent:           c.String("agent"),
 		Events:          o.events,
-		ContextPack:     contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc(log)),
-		Search:          o.searchAnswer(log),
+		ContextPack:     contextAnswer(o.c, c.StringSlice("bootstrap"), o.index.ContextSearch),
+		Search:          o.index.Answer,
 		Records:         o.store,
 		Status: func() string {
 			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", spec, mnt, os.Getpid())

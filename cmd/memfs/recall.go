@@ -16,6 +16,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 )
 
@@ -56,22 +57,22 @@ func packOptions(name string) (contextpack.Options, error) {
 // (session.CredFrom): every part of it (memory files, summaries, the
 // skills index, search hits, the manifest and its list of what was left
 // out) comes only from files that caller may read.
-func contextAnswer(c *session.Context, prefixes []string, search func(context.Context, string, int) ([]contextpack.Hit, error)) func(context.Context, string) ([]byte, error) {
+func contextAnswer(c *session.Context, prefixes []string, find func(context.Context, string, int) ([]contextpack.Hit, error)) func(context.Context, string) ([]byte, error) {
 	return func(ctx context.Context, name string) ([]byte, error) {
 		cr, ok := session.CredFrom(ctx)
 		if !ok {
-			return nil, errNoCaller
+			return nil, search.ErrNoCaller
 		}
 		o, err := packOptions(name)
 		if err != nil {
 			return nil, err
 		}
 		o.Prefixes = prefixes
-		if search != nil {
+		if find != nil {
 			// The search filters by the caller in ctx already; the pack
 			// does not rely on it.
 			o.Search = func(ctx context.Context, q string, k int) ([]contextpack.Hit, error) {
-				hits, err := search(ctx, q, k)
+				hits, err := find(ctx, q, k)
 				if err != nil {
 					return nil, err
 				}
@@ -186,7 +187,7 @@ func contextCommand() *cli.Command {
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
 				ctx = session.WithCred(ctx, processCred())
-				b, err := contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc(logger(c, false)))(ctx, name)
+				b, err := contextAnswer(o.c, c.StringSlice("bootstrap"), o.index.ContextSearch)(ctx, name)
 				if err != nil {
 					return err
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/session"
 )
 
 func redactFlags() []cli.Flag {
@@ -46,6 +47,26 @@ func newRedactor(c *cli.Context, log *slog.Logger) (*redact.Redactor, error) {
 		var err error
 		if cfg, err = redact.LoadConfig(path); err != nil {
 			return nil, fmt.Errorf("redaction config %s: %w", path, err)
+		}
+	}
+	return redact.New(cfg)
+}
+
+// indexRedactor is the redactor of c's search index. The index is
+// persisted with the store, so it never holds a raw secret: it redacts
+// (the values it indexes, its snippets) with the session's redactor, or,
+// when the session has none, with the default rules and config file. The
+// store commands (reindex, search) open the store without a redactor, so
+// nil cannot be told from --no-redact here; and --no-redact asks for
+// values kept as written, not for an index of secrets.
+func indexRedactor(c *session.Context) (*redact.Redactor, error) {
+	if red := c.Redactor(); red != nil {
+		return red, nil
+	}
+	var cfg redact.Config
+	if _, err := os.Stat(defaultRedactConfig()); err == nil {
+		if cfg, err = redact.LoadConfig(defaultRedactConfig()); err != nil {
+			return nil, fmt.Errorf("redaction config %s: %w", defaultRedactConfig(), err)
 		}
 	}
 	return redact.New(cfg)

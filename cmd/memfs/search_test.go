@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memfs/memfs/search"
 )
 
 func searchKeys(t *testing.T, args ...string) []string {
@@ -16,7 +18,7 @@ func searchKeys(t *testing.T, args ...string) []string {
 		if line == "" {
 			continue
 		}
-		var r result
+		var r search.Result
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("search --json line %q: %v", line, err)
 		}

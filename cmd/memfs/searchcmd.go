@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -61,7 +62,7 @@ func searchCommand() *cli.Command {
 				words = append(words, "format:json")
 			}
 			name := url.PathEscape(strings.Join(words, " "))
-			q, _ := cutFormat(name)
+			q, _ := search.CutFormat(name)
 			if _, err := search.ParseQuery(q); err != nil {
 				return err
 			}
@@ -78,11 +79,11 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				s, err := o.searcher(ctx, logger(c, false))
+				s, err := o.index.Get(ctx)
 				if err != nil {
 					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
 				}
-				b, err := s.answer(session.WithCred(ctx, processCred()), name)
+				b, err := s.Answer(session.WithCred(ctx, processCred()), name)
 				if err != nil {
 					return err
 				}
@@ -108,14 +109,36 @@ func reindexCommand() *cli.Command {
 				return err
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				s, n, err := openSearcher(ctx, o.c, o.store, logger(c, false), true, c.App.ErrWriter)
+				s, err := openIndex(ctx, o, true, &indexProgress{w: c.App.ErrWriter})
 				if err != nil {
 					return err
 				}
-				s.close(ctx)
-				fmt.Fprintf(c.App.Writer, "search index rebuilt: %d entries indexed\n", n)
+				if err := s.Close(ctx); err != nil {
+					o.log.Warn("search index not saved; it is repaired when next opened", "err", err)
+				}
+				fmt.Fprintf(c.App.Writer, "search index rebuilt: %d entries indexed\n", s.Repaired())
 				return nil
 			})
 		},
 	}
 }
+
+// openIndex opens the search index of o's session (search.OpenService),
+// a new one with rebuild, reporting the indexing to p when it is not nil.
+func openIndex(ctx context.Context, o *opened, rebuild bool, p search.Progress) (*search.Service, error) {
+	red, err := indexRedactor(o.c)
+	if err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
+	}
+	return search.OpenService(ctx, o.c, o.store, search.ServiceOptions{Redactor: red, Logger: o.log, Rebuild: rebuild, Progress: p})
+}
+
+// indexProgress shows the indexing of reindex on w (progress).
+type indexProgress struct {
+	w   io.Writer
+	bar *progress
+}
+
+func (p *indexProgress) Start(total int) { p.bar = newProgress(p.w, "index", total) }
+func (p *indexProgress) Add(n int)       { p.bar.add(n) }
+func (p *indexProgress) Done()           { p.bar.done() }

@@ -10,17 +10,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
-	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/journal"
+	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 )
 
@@ -130,9 +128,7 @@ type opened struct {
 	journal *journal.Journal
 	events  *eventlog.Log
 	c       *session.Context
-	index   atomic.Pointer[searcher] // the search index, once opened
-	indexMu sync.Mutex               // serializes opening it, and closing
-	closed  bool                     // guarded by indexMu: no index opens after close
+	index   *search.Lazy // the search index, opened at first use
 	// inherited are the keys a crashed session left in the journal that
 	// the store refused at the replay.
 	inherited []string
@@ -178,11 +174,10 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 	opts.Logger = log
 	opts.Events = eventSink(ev, newSessionID())
 	o := &opened{spec: spec, store: st, journal: j, events: ev, log: log, readOnly: opts.ReadOnly}
-	opts.Saved = func(ctx context.Context, saved []backend.Entry, deleted []string) {
-		if s := o.index.Load(); s != nil {
-			s.saved(ctx, saved, deleted)
-		}
-	}
+	o.index = search.NewLazy(log, func(ctx context.Context) (*search.Service, error) {
+		return openIndex(ctx, o, false, nil)
+	})
+	opts.Saved = o.index.Saved
 	c := session.NewContext(st, opts)
 	o.c = c
 	if err := c.Bootstrap(ctx, prefixes...); err != nil {
@@ -239,11 +234,9 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 }
 
 func (o *opened) close() error {
-	o.indexMu.Lock() // waits for an index being opened
-	o.closed = true
-	o.indexMu.Unlock()
-	if s := o.index.Load(); s != nil {
-		s.close(context.Background()) // save what is not saved yet
+	// Waits for an index being opened; saves what is not saved yet.
+	if err := o.index.Close(context.Background()); err != nil {
+		o.log.Warn("search index not saved; it is repaired when next opened", "err", err)
 	}
 	return errors.Join(o.journal.Close(), o.store.Close())
 }
@@ -266,54 +259,6 @@ func (o *opened) finish(ctx context.Context) error {
 		return err
 	}
 	return o.close()
-}
-
-// searcher opens the search index (once), bringing it up to date with the
-// store; flushes keep it so from then on.
-func (o *opened) searcher(ctx context.Context, log *slog.Logger) (*searcher, error) {
-	if s := o.index.Load(); s != nil {
-		return s, nil
-	}
-	o.indexMu.Lock()
-	defer o.indexMu.Unlock()
-	if s := o.index.Load(); s != nil {
-		return s, nil
-	}
-	if o.closed {
-		return nil, errors.New("search index: the store is closed")
-	}
-	s, _, err := openSearcher(ctx, o.c, o.store, log, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	o.index.Store(s)
-	o.c.Watch(s.external)
-	return s, nil
-}
-
-// searchAnswer serves .memfs/search/NAME, opening the index on first use:
-// a mount that never searches pays neither its memory nor its loading.
-func (o *opened) searchAnswer(log *slog.Logger) func(context.Context, string) ([]byte, error) {
-	return func(ctx context.Context, name string) ([]byte, error) {
-		s, err := o.searcher(ctx, log)
-		if err != nil {
-			log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
-			return nil, err
-		}
-		return s.answer(ctx, name)
-	}
-}
-
-// searchFunc is the session's search for context packs: it opens the
-// index on first use.
-func (o *opened) searchFunc(log *slog.Logger) func(context.Context, string, int) ([]contextpack.Hit, error) {
-	return func(ctx context.Context, q string, k int) ([]contextpack.Hit, error) {
-		s, err := o.searcher(ctx, log)
-		if err != nil {
-			return nil, err
-		}
-		return s.contextSearch(ctx, q, k)
-	}
 }
 
 // recoverRefused writes the entries the store refused to a recovery

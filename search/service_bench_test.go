@@ -1,9 +1,8 @@
-package main
+package search
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -11,17 +10,18 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
 
-var benchWords = strings.Fields("the kernel caches attributes for a while agents keep notes about tools errors tests " +
+var flushWords = strings.Fields("the kernel caches attributes for a while agents keep notes about tools errors tests " +
 	"deploy config token review fuse lookup getattr readdir rename flush journal badger store memory skill " +
 	"camelCaseName snake_case_name path/to/file.go retry timeout latency index search summary context")
 
-func benchNote(r *rand.Rand, n int) []byte {
+func flushNote(r *rand.Rand, n int) []byte {
 	var b strings.Builder
 	for b.Len() < n {
-		b.WriteString(benchWords[r.IntN(len(benchWords))])
+		b.WriteString(flushWords[r.IntN(len(flushWords))])
 		if r.IntN(12) == 0 {
 			b.WriteString(".\n")
 		} else {
@@ -33,14 +33,14 @@ func benchNote(r *rand.Rand, n int) []byte {
 
 // BenchmarkFlushIndex flushes 10,000 new ~1 KiB notes with the search
 // index following the flush (indexing the saved values and saving the
-// changed shards, which the searcher's worker does after the flush
+// changed shards, which the Service's worker does after the flush
 // returns) and without it: the index's cost at flush.
 func BenchmarkFlushIndex(b *testing.B) {
 	const n = 10_000
 	r := rand.New(rand.NewPCG(1, 2))
 	notes := make([][]byte, n)
 	for i := range notes {
-		notes[i] = benchNote(r, 1024)
+		notes[i] = flushNote(r, 1024)
 	}
 	stores := map[string]func(string) (backend.Store, error){
 		"dir":    func(d string) (backend.Store, error) { return dirstore.Open(d) },
@@ -58,16 +58,21 @@ func BenchmarkFlushIndex(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer st.Close()
-				var s *searcher
+				var s *Service
 				opts := session.Options{}
 				if withIndex {
-					opts.Saved = func(ctx context.Context, saved []backend.Entry, deleted []string) { s.saved(ctx, saved, deleted) }
+					opts.Saved = func(ctx context.Context, saved []backend.Entry, deleted []string) { s.Saved(ctx, saved, deleted) }
 				}
 				c := session.NewContext(st, opts)
 				if withIndex {
-					if s, _, err = openSearcher(b.Context(), c, st, slog.New(slog.DiscardHandler), false, nil); err != nil {
+					red, err := redact.New(redact.Config{})
+					if err != nil {
 						b.Fatal(err)
 					}
+					if s, err = OpenService(b.Context(), c, st, ServiceOptions{Redactor: red}); err != nil {
+						b.Fatal(err)
+					}
+					defer s.Close(b.Context())
 				}
 				round := 0
 				for b.Loop() {

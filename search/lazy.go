@@ -1,0 +1,105 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/contextpack"
+)
+
+// ErrClosed is returned by a Lazy asked for its Service after Close.
+var ErrClosed = errors.New("search index: the store is closed")
+
+// Lazy holds the Service of a session, opened at its first use: a mount
+// that never searches pays neither its memory nor its loading. Its Saved
+// is the session's Options.Saved hook, so a Lazy is made before the
+// session it serves (its open function may refer to that session).
+//
+// The Service is opened once: concurrent callers wait for one open, a
+// failed open is tried again at the next use, and none is made after Close.
+type Lazy struct {
+	open func(context.Context) (*Service, error) // immutable
+	log  *slog.Logger                            // immutable
+
+	s atomic.Pointer[Service] // once opened; read without mu
+
+	mu     sync.Mutex // serializes opening, and Close; held across the open's I/O
+	closed bool       // guarded by mu: no Service opens after Close
+}
+
+// NewLazy returns a Lazy that opens its Service with open (typically
+// OpenService on the session and store). log receives the failures Answer
+// reports; nil discards.
+func NewLazy(log *slog.Logger, open func(ctx context.Context) (*Service, error)) *Lazy {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Lazy{open: open, log: log}
+}
+
+// Get returns the Service, opening it if it is not open yet; ErrClosed
+// after Close.
+func (l *Lazy) Get(ctx context.Context) (*Service, error) {
+	if s := l.s.Load(); s != nil {
+		return s, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.s.Load(); s != nil {
+		return s, nil
+	}
+	if l.closed {
+		return nil, ErrClosed
+	}
+	s, err := l.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.s.Store(s)
+	return s, nil
+}
+
+// Saved is Service.Saved once the Service is open, and nothing before:
+// the open brings the index up to date with the store. It never waits for
+// an open.
+func (l *Lazy) Saved(ctx context.Context, saved []backend.Entry, deleted []string) {
+	if s := l.s.Load(); s != nil {
+		s.Saved(ctx, saved, deleted)
+	}
+}
+
+// Answer is Service.Answer, opening the Service first (a failure to open
+// it is logged, with the hint that memfs reindex rebuilds the index).
+func (l *Lazy) Answer(ctx context.Context, name string) ([]byte, error) {
+	s, err := l.Get(ctx)
+	if err != nil {
+		l.log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
+		return nil, err
+	}
+	return s.Answer(ctx, name)
+}
+
+// ContextSearch is Service.ContextSearch, opening the Service first.
+func (l *Lazy) ContextSearch(ctx context.Context, query string, topK int) ([]contextpack.Hit, error) {
+	s, err := l.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.ContextSearch(ctx, query, topK)
+}
+
+// Close waits for an open under way, makes every later Get fail with
+// ErrClosed, and closes the Service if it was opened (Service.Close).
+func (l *Lazy) Close(ctx context.Context) error {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	if s := l.s.Load(); s != nil {
+		return s.Close(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,466 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/session"
+)
+
+// Lock order in this file: Service.applyMu, then Service.mu, then the
+// Index's own lock. A Service calls the session and the store with neither
+// of its locks held (but applyMu, which only the Index's lock follows).
+
+// ServiceOptions configures OpenService. Redactor is required; the zero
+// value of the others opens the persisted index, logs nothing, reports no
+// progress and saves DefaultSaveDelay after a change.
+type ServiceOptions struct {
+	// Redactor redacts everything the index takes in (Options.Redact): the
+	// index is persisted with the store, so it never holds a raw secret.
+	// It is required, also when the session persists values as written
+	// (--no-redact asks for values kept as written, not for an index of
+	// secrets): the caller passes the session's redactor or, when the
+	// session has none, one of its own (memfs: the default rules and the
+	// config file).
+	Redactor *redact.Redactor
+	// Logger receives the repair and rebuild notes and the failures of the
+	// saves made in the background; nil discards.
+	Logger *slog.Logger
+	// Rebuild deletes the persisted index and builds it again from every
+	// value of the store (memfs reindex).
+	Rebuild bool
+	// Progress, when set, is told of the values OpenService indexes to
+	// bring the index up to date with the store.
+	Progress Progress
+	// SaveDelay is how long after a change the index is saved; 0 means
+	// DefaultSaveDelay.
+	SaveDelay time.Duration
+}
+
+// Progress reports the indexing OpenService does: Start with the number of
+// values it is about to index (possibly 0), Add as they are indexed, and
+// Done when it is over. Its methods are called from OpenService's
+// goroutine only.
+type Progress interface {
+	Start(total int)
+	Add(n int)
+	Done()
+}
+
+// DefaultSaveDelay is how long a Service waits before persisting the index
+// after a change: flushes in a burst cost one save. A crash in between
+// leaves stale stamps, which the next open repairs.
+const DefaultSaveDelay = 2 * time.Second
+
+// ErrNoCaller refuses a search that does not say for whom it runs (no
+// session.Cred in its context): its results are filtered by what the
+// caller may read.
+var ErrNoCaller = errors.New("search: the caller is unknown (no session.Cred in the context)")
+
+// Service is the live search index of a session. Its base index holds
+// what the store holds: it follows every flush (Saved, the session's
+// Options.Saved hook) and the external changes the session is told of (a
+// watch it keeps from OpenService to Close), and is persisted in the
+// store's system records by a worker goroutine, DefaultSaveDelay after a
+// change. Unflushed changes are indexed at each search into a small
+// overlay, which is never persisted: results reflect writes not flushed
+// yet, and an unflushed secret never reaches the disk.
+type Service struct {
+	c         *session.Context // immutable after OpenService
+	st        backend.Store
+	log       *slog.Logger
+	base      *Index
+	opts      Options // base's, and the overlay's of each search
+	delay     time.Duration
+	repaired  int
+	stopWatch func()
+
+	applyMu sync.Mutex // serializes apply: queued changes go into base in order
+
+	mu      sync.Mutex    // guards the fields below
+	pending []change      // flushed changes not yet in base
+	dirty   bool          // base changed since its last save
+	closed  bool          // Close has begun: changes are no longer queued
+	wake    chan struct{} // tells the worker there is work
+	stop    chan struct{} // closed by Close
+	done    chan struct{} // closed when the worker has ended
+}
+
+// change is a value the store now holds, or a key it deleted.
+type change struct {
+	e       backend.Entry
+	deleted bool
+}
+
+// OpenService loads the persisted index of st and brings it up to date
+// with the store: keys missing from it, gone from the store, or indexed
+// from another version (size and mtime) are indexed again, and the index
+// is saved. A corrupt index (ErrCorrupt) is logged and rebuilt, as is any
+// index with opts.Rebuild. The Service then follows c until Close.
+func OpenService(ctx context.Context, c *session.Context, st backend.Store, opts ServiceOptions) (*Service, error) {
+	if opts.Redactor == nil {
+		return nil, errors.New("search index: no redactor (the index is persisted: it never holds a raw secret)")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	red := opts.Redactor
+	iopts := Options{Logger: log, Redact: func(key string, v []byte) ([]byte, []string) {
+		out, findings := red.Redact(key, v)
+		if len(findings) == 0 {
+			return out, nil
+		}
+		rules := make([]string, len(findings))
+		for i, f := range findings {
+			rules[i] = f.RuleID
+		}
+		return out, rules
+	}}
+	rebuild := opts.Rebuild
+	ix, err := Load(ctx, st, iopts)
+	if errors.Is(err, ErrCorrupt) {
+		log.Warn("search index corrupt; rebuilding it", "err", err)
+		rebuild = true
+	} else if err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
+	}
+	if rebuild {
+		old, err := st.ListSys(ctx, RecordPrefix)
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, e := range old {
+			names = append(names, e.Key)
+		}
+		if err := st.DeleteSys(ctx, names...); err != nil {
+			return nil, fmt.Errorf("search index: remove the old one: %w", err)
+		}
+		ix = New(iopts)
+	}
+	delay := opts.SaveDelay
+	if delay <= 0 {
+		delay = DefaultSaveDelay
+	}
+	s := &Service{c: c, st: st, log: log, base: ix, opts: iopts, delay: delay,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if s.repaired, err = s.repair(ctx, opts.Progress); err != nil {
+		return nil, err
+	}
+	go s.worker()
+	s.stopWatch = c.Watch(s.external)
+	return s, nil
+}
+
+// Repaired is the number of keys OpenService indexed again or dropped to
+// bring the index up to date with the store (every value, after a rebuild).
+func (s *Service) Repaired() int { return s.repaired }
+
+// repair indexes every stored key whose stamp differs from the index's.
+func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
+	stamps := s.base.Stamps()
+	var stale []string
+	// Walked, never held whole: only the stale keys are kept.
+	err := backend.Walk(ctx, s.st, func(batch []backend.Entry) error {
+		for _, e := range batch {
+			if !e.Info.Mode.IsRegular() {
+				continue // directories, symlinks and special files hold no text
+			}
+			m := MetaOf(e.Info)
+			if st, ok := stamps[e.Key]; !ok || st.Size != m.Size || st.MTime != m.MTime.UnixNano() {
+				stale = append(stale, e.Key)
+			}
+			delete(stamps, e.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	slices.Sort(stale)      // loaded in key order, as List gave them
+	for k := range stamps { // indexed, no longer stored
+		s.base.Delete(k)
+	}
+	if p != nil {
+		p.Start(len(stale))
+	}
+	const chunk = 512
+	for i := 0; i < len(stale); i += chunk {
+		got, err := s.st.Load(ctx, stale[i:min(i+chunk, len(stale))]...)
+		if err != nil {
+			return 0, fmt.Errorf("search index: %w", err)
+		}
+		for _, e := range got {
+			s.base.Put(e.Key, e.Value, MetaOf(e.Info))
+		}
+		if p != nil {
+			p.Add(len(got))
+		}
+	}
+	if p != nil {
+		p.Done()
+	}
+	if n := len(stale) + len(stamps); n > 0 {
+		s.log.Info("search index brought up to date with the store", "indexed", len(stale), "dropped", len(stamps))
+		if _, err := s.base.Save(ctx, s.st); err != nil {
+			return 0, fmt.Errorf("search index: save: %w", err)
+		}
+		return n, nil
+	}
+	return 0, nil
+}
+
+// Saved follows a flush: the store now holds these values (redacted) and
+// no longer these keys. Its signature is session.Options.Saved's. It only
+// queues them: indexing and saving run in the worker, off the flush's path
+// (saving a shard of a large index takes a while: see BENCHMARKS.md); a
+// search applies what is queued first. After Close it does nothing.
+func (s *Service) Saved(ctx context.Context, saved []backend.Entry, deleted []string) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	for _, e := range saved {
+		if e.Info.Mode.IsRegular() {
+			s.pending = append(s.pending, change{e: e})
+		}
+	}
+	for _, k := range deleted {
+		s.pending = append(s.pending, change{e: backend.Entry{Key: k}, deleted: true})
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// apply moves the queued changes into base.
+func (s *Service) apply() {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.mu.Lock()
+	p := s.pending
+	s.pending = nil
+	if len(p) > 0 {
+		s.dirty = true
+	}
+	s.mu.Unlock()
+	for _, ch := range p {
+		if ch.deleted {
+			s.base.Delete(ch.e.Key)
+		} else {
+			s.base.Put(ch.e.Key, ch.e.Value, MetaOf(ch.e.Info))
+		}
+	}
+}
+
+// worker applies queued changes and saves the index s.delay after them.
+func (s *Service) worker() {
+	defer close(s.done)
+	var timer <-chan time.Time
+	for {
+		select {
+		case <-s.wake:
+			s.apply()
+			if timer == nil {
+				timer = time.After(s.delay)
+			}
+		case <-timer:
+			timer = nil
+			if err := s.save(context.Background()); err != nil {
+				// The next open finds the stale stamps and repairs the index.
+				s.log.Warn("search index not saved; it is repaired when next opened", "err", err)
+			}
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// save persists base when it changed since its last save.
+func (s *Service) save(ctx context.Context) error {
+	s.mu.Lock()
+	dirty := s.dirty
+	s.dirty = false
+	s.mu.Unlock()
+	if !dirty {
+		return nil
+	}
+	if _, err := s.base.Save(ctx, s.st); err != nil {
+		return fmt.Errorf("search index: save: %w", err)
+	}
+	return nil
+}
+
+// external follows changes other programs made in the store (a session
+// watch: it must not block).
+func (s *Service) external(ch session.Change) {
+	if ch.Origin != session.OriginExternal {
+		return
+	}
+	switch ch.Op {
+	case session.OpRemove:
+		s.Saved(context.Background(), nil, []string{ch.Key})
+	case session.OpCreate, session.OpWrite, session.OpContent:
+		v, ok := s.c.Get(ch.Key)
+		es := s.c.Entries(ch.Key)
+		if !ok || len(es) == 0 || es[0].Key != ch.Key {
+			return
+		}
+		es[0].Value = v
+		s.Saved(context.Background(), es[:1], nil)
+	}
+}
+
+// Close stops following the session, stops the worker, and saves what is
+// not saved yet; an error is that save's (the next open repairs the
+// index). A second Close does nothing.
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.stopWatch()
+	close(s.stop)
+	<-s.done
+	s.apply()
+	return s.save(ctx)
+}
+
+// Result is one search hit with its snippet (a line of JSON in an answer
+// with format:json).
+type Result struct {
+	Key     string  `json:"key"`
+	Score   float64 `json:"score"`
+	Snippet string  `json:"snippet"`
+}
+
+// Search runs q over the store's index and the unflushed changes, for the
+// caller in ctx (session.CredFrom; without one, ErrNoCaller): hits it may
+// not read (session's Readable, as the kernel would decide through the
+// mount) are dropped before the best q.TopK (10 when not positive) are
+// taken, so it gets TopK hits it may read when there are. Hits are ordered
+// by score, then key; a key removed meanwhile is left out.
+func (s *Service) Search(ctx context.Context, q Query) ([]Result, error) {
+	cr, ok := session.CredFrom(ctx)
+	if !ok {
+		return nil, ErrNoCaller
+	}
+	topK := q.TopK
+	if topK <= 0 {
+		topK = 10
+	}
+	s.apply() // what flushes queued
+	dirty, removed := s.c.Unflushed()
+	overlay := New(s.opts)
+	shadowed := make(map[string]bool, len(dirty)+len(removed))
+	for _, e := range dirty {
+		overlay.Put(e.Key, e.Value, MetaOf(e.Info))
+		shadowed[e.Key] = true
+	}
+	for _, k := range removed {
+		shadowed[k] = true
+	}
+	// readable keeps the hits the caller may read, and that are not
+	// shadowed by an unflushed change (which the overlay answers for).
+	readable := func(hits []Hit, shadowed map[string]bool) []Hit {
+		keys := make([]string, len(hits))
+		for i, h := range hits {
+			keys[i] = h.Key
+		}
+		ok := s.c.Readable(cr, keys...)
+		kept := hits[:0]
+		for i, h := range hits {
+			if ok[i] && !shadowed[h.Key] {
+				kept = append(kept, h)
+			}
+		}
+		return kept
+	}
+	// The base index is asked for more until enough hits pass, or it has
+	// no more: a caller who may read few of the best hits still gets topK.
+	var hits []Hit
+	for k := topK + len(shadowed); ; k *= 4 {
+		bq := q
+		bq.TopK = k
+		got := s.base.Search(bq)
+		n := len(got)
+		hits = readable(got, shadowed)
+		if len(hits) >= topK || n < k {
+			break
+		}
+	}
+	oq := q
+	oq.TopK = max(topK, overlay.Len()) // every match: some may be dropped
+	hits = append(hits, readable(overlay.Search(oq), nil)...)
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	if len(hits) > topK {
+		hits = hits[:topK]
+	}
+	out := make([]Result, 0, len(hits))
+	for _, h := range hits {
+		if err := s.c.Resolve(ctx, h.Key); err != nil {
+			continue // removed meanwhile
+		}
+		v, _ := s.c.Get(h.Key)
+		out = append(out, Result{Key: h.Key, Score: h.Score, Snippet: s.base.Snippet(h.Key, v, q, snippetWidth)})
+	}
+	return out, nil
+}
+
+// Answer serves .memfs/search/NAME: the results of the query NAME
+// (ParseQuery) as text blocks, or JSON lines with the word format:json in
+// NAME (see CutFormat and FormatResults). Only the files the caller in ctx
+// may read are searched (see Search).
+func (s *Service) Answer(ctx context.Context, name string) ([]byte, error) {
+	name, asJSON := CutFormat(name)
+	q, err := ParseQuery(name)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return FormatResults(res, asJSON), nil
+}
+
+// ContextSearch is the search of context packs (contextpack.Options'
+// Search): the best topK hits of query for the caller in ctx.
+func (s *Service) ContextSearch(ctx context.Context, query string, topK int) ([]contextpack.Hit, error) {
+	q, err := ParseQuery(query)
+	if err != nil {
+		return nil, err
+	}
+	q.TopK = topK
+	res, err := s.Search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]contextpack.Hit, len(res))
+	for i, r := range res {
+		hits[i] = contextpack.Hit{Key: r.Key, Score: r.Score, Snippet: r.Snippet}
+	}
+	return hits, nil
+}
