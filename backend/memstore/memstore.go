@@ -70,8 +70,8 @@ import (
 )
 
 var (
-	_ backend.Store       = (*Store)(nil)
-	_ backend.Walker      = (*Store)(nil)
+	_ backend.Store     = (*Store)(nil)
+	_ backend.Walker    = (*Store)(nil)
 	_ backend.Versioned = (*Store)(nil)
 )
 

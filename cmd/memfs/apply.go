@@ -5,20 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 
-	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
-	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/fsnode"
+	"github.com/urfave/cli/v2"
 )
 
 // The applier: external changes to a directory store are carried out
@@ -117,59 +113,4 @@ func applyOne(root *os.Root, op applyOp) error {
 		return root.Remove(name)
 	}
 	return fmt.Errorf("unknown op %q", op.Op)
-}
-
-// applier is the serving side: it starts the helper and sends it work.
-type applier struct {
-	root *fsnode.Root
-	cmd  *exec.Cmd
-
-	mu  sync.Mutex // guards enc (one writer on the pipe)
-	enc *json.Encoder
-	in  io.WriteCloser
-}
-
-// startApplier starts the helper process on mnt.
-func startApplier(mnt string, root *fsnode.Root, stderr io.Writer) (*applier, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(exe, "__apply", mnt)
-	cmd.Stderr = stderr
-	cmd.Dir = "/" // never hold the mountpoint busy
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return &applier{root: root, cmd: cmd, enc: json.NewEncoder(in), in: in}, nil
-}
-
-func (a *applier) send(op applyOp) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.enc.Encode(op)
-}
-
-func (a *applier) Create(key string, e backend.Entry, dirty bool) error {
-	a.root.Stage(key, e, dirty)
-	return a.send(applyOp{Op: "create", Key: key, Mode: e.Info.Mode})
-}
-
-func (a *applier) Touch(key string) error {
-	return a.send(applyOp{Op: "touch", Key: key})
-}
-
-func (a *applier) Remove(key string) error {
-	a.root.Expect(key, "remove")
-	return a.send(applyOp{Op: "remove", Key: key})
-}
-
-// stop ends the helper after the work it has been sent.
-func (a *applier) stop() error {
-	a.in.Close()
-	return a.cmd.Wait()
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,28 +19,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/eventlog"
-	"github.com/memfs/memfs/session"
 )
-
-// newSessionID names one mount or command run in the event log.
-func newSessionID() string {
-	b := make([]byte, 8)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// eventSink appends a flush's events to the log, tagged with the session.
-func eventSink(l *eventlog.Log, id string) func(context.Context, []session.Event) error {
-	return func(ctx context.Context, evs []session.Event) error {
-		out := make([]eventlog.Event, len(evs))
-		for i, e := range evs {
-			out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256,
-				Writer: e.Writer, Session: id}
-		}
-		_, err := l.Append(ctx, out)
-		return err
-	}
-}
 
 func logCommand() *cli.Command {
 	return &cli.Command{

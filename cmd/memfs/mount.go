@@ -4,25 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dustin/go-humanize"
-	"github.com/schollz/progressbar/v3"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/dustin/go-humanize"
+	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
-	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/backend/dirstore"
-	"github.com/memfs/memfs/extwatch"
-	"github.com/memfs/memfs/fsnode"
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/session"
 )
 
@@ -175,11 +171,21 @@ func mountAction(c *cli.Context) error {
 	// I/O must finish even after a signal cancelled the command's context.
 	ctx := context.WithoutCancel(c.Context)
 
-	// Signals are watched from here on: each one asks for flush + unmount,
-	// and a second one retries after a busy mountpoint.
+	// Signals are watched from here on: the first one asks for flush +
+	// unmount (a busy mountpoint is retried until it is free).
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case sig := <-sigs:
+			log.Info("signal: flushing and unmounting", "signal", sig.String())
+			stop()
+		case <-serveCtx.Done():
+		}
+	}()
 
 	red, err := newRedactor(c, log)
 	if err != nil {
@@ -188,161 +194,61 @@ func mountAction(c *cli.Context) error {
 	if err := checkAgent(c); err != nil {
 		return err
 	}
-	o, err := openSession(ctx, spec, session.Options{
-		Self:        selfWriter(c.String("agent")),
-		Redactor:    red,
-		MaxFileSize: c.Int64("max-file-size"),
-		ReadOnly:    c.Bool("read-only"),
-		DirUID:      uint32(os.Getuid()),
-		DirGID:      uint32(os.Getgid()),
-		Transient:   transient,
-	}, log, c.StringSlice("bootstrap")...)
+	o, err := openSession(ctx, spec, memfs.Options{
+		Session: session.Options{
+			Self:        selfWriter(c.String("agent")),
+			Redactor:    red,
+			MaxFileSize: c.Int64("max-file-size"),
+			ReadOnly:    c.Bool("read-only"),
+			DirUID:      uint32(os.Getuid()),
+			DirGID:      uint32(os.Getgid()),
+			Transient:   transient,
+		},
+		Bootstrap: c.StringSlice("bootstrap"),
+		Namespace: true,
+	}, log)
 	if err != nil {
 		return err
 	}
-	if !c.Bool("read-only") {
-		makeNamespace(o.c, log)
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("no helper process for external changes: they reach the mount, but watchers on it see no events", "err", err)
 	}
-	// Indexing lists the store once, and that garbage would stay resident:
-	// hand it back to the system before serving.
-	debug.FreeOSMemory()
-	if c.Bool("index-at-mount") {
-		go func() {
-			if _, err := o.index.Get(ctx); err != nil {
-				log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
-			}
-		}()
-	}
-	root := fsnode.NewRoot(o.c, fsnode.Options{
-		Logger:          log,
-		EntryTimeout:    c.Duration("entry-timeout"),
-		AttrTimeout:     c.Duration("attr-timeout"),
-		NegativeTimeout: c.Duration("entry-timeout"),
-		Agent:           c.String("agent"),
-		Events:          o.events,
-		ContextPack:     contextAnswer(o.c, c.StringSlice("bootstrap"), o.index.ContextSearch),
-		Search:          o.index.Answer,
-		Records:         o.store,
-		Status: func() string {
-			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", spec, mnt, os.Getpid())
+	m, err := o.Mount(mnt, memfs.MountOptions{
+		EntryTimeout:  c.Duration("entry-timeout"),
+		AttrTimeout:   c.Duration("attr-timeout"),
+		AllowOther:    c.Bool("allow-other"),
+		Debug:         c.Bool("debug"),
+		NoXAttrs:      !c.Bool("xattrs"),
+		Agent:         c.String("agent"),
+		FlushInterval: c.Duration("flush-interval"),
+		IndexAtMount:  c.Bool("index-at-mount"),
+		Helper:        helperArgv(exe),
+		OnFlush: func(why string, entries int) func() {
+			return announceFlush(log, c.App.ErrWriter, why, entries)
 		},
 	})
-	srv, err := fsnode.Mount(mnt, root, fsnode.MountOptions{
-		AllowOther: c.Bool("allow-other"),
-		ReadOnly:   c.Bool("read-only"),
-		Debug:      c.Bool("debug"),
-		NoXAttrs:   !c.Bool("xattrs"),
-		FsName:     "memfs:" + spec.String(),
-	})
 	if err != nil {
-		root.Close()
 		o.close()
-		return fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, mnt)
-	}
-	mounted = true
-	// A directory store can be changed by other programs: follow them.
-	var ext *extwatch.Watcher
-	var app *applier
-	if ds, ok := o.store.(*dirstore.Store); ok && !c.Bool("read-only") {
-		app, err = startApplier(mnt, root, c.App.ErrWriter)
-		if err != nil {
-			log.Warn("no helper process for external changes: they reach the mount, but watchers on it see no events", "err", err)
-		}
-		wopts := extwatch.Options{Logger: log}
-		if app != nil {
-			wopts.Applier = app
-		}
-		if ext, err = extwatch.Start(ds, o.c, wopts); err != nil {
-			log.Warn("cannot watch the store for external changes", "err", err)
-		}
-	}
-	stopExternal := func() {
-		if ext != nil {
-			ext.Close()
-			ext = nil
-		}
-		if app != nil {
-			app.stop()
-			app = nil
-		}
-	}
-	defer stopExternal()
-	indexed, loaded, _, _ := o.c.Counts()
-	log.Info("mounted", "mountpoint", mnt, "store", spec.String(), "keys", indexed, "loaded", loaded, "pid", os.Getpid())
-
-	served := make(chan struct{})
-	go func() {
-		srv.Wait()
-		close(served)
-	}()
-	var tick <-chan time.Time
-	if iv := c.Duration("flush-interval"); iv > 0 {
-		t := time.NewTicker(iv)
-		defer t.Stop()
-		tick = t.C
-	}
-	flush := func(why string) {
-		defer announceFlush(o, log, c.App.ErrWriter, why)()
-		if err := o.c.Flush(ctx); err != nil {
-			log.Error("flush failed; data stays in memory and is retried", "why", why, "err", err)
-		}
-	}
-	// retry is armed after a busy unmount: memfs tries again every few
-	// seconds until the mountpoint is free, so one SIGTERM is enough.
-	var retry <-chan time.Time
-	var lastBusyLog time.Time
-	unmount := func() bool {
-		// External changes are followed until the unmount has succeeded
-		// (stopExternal after the loop): a busy mountpoint may keep memfs
-		// serving for long. The helper holds nothing open between requests.
-		flush("unmount")
-		err := unmountNow(mnt, srv)
-		if err == nil {
-			return true
-		}
-		if time.Since(lastBusyLog) > 30*time.Second {
-			lastBusyLog = time.Now()
-			log.Error("cannot unmount; still serving so that nothing is lost, and retrying: close what uses it",
-				"mountpoint", mnt, "err", err, "users", strings.Join(mountUsers(mnt), ", "))
-		}
-		retry = time.After(2 * time.Second)
-		return false
-	}
-serve:
-	for {
-		select {
-		case <-tick:
-			flush("interval")
-		case sig := <-sigs:
-			log.Info("signal: flushing and unmounting", "signal", sig.String())
-			lastBusyLog = time.Time{}
-			if unmount() {
-				break serve
-			}
-		case <-retry:
-			if unmount() {
-				break serve
-			}
-		case <-served:
-			log.Info("unmounted from outside", "mountpoint", mnt)
-			break serve
-		}
-	}
-	<-served
-	stopExternal() // also after an unmount from outside: nothing may change the session now
-	root.Close()
-	return shutdown(ctx, o, log, c.App.ErrWriter)
-}
-
-// unmountNow unmounts mnt. As root it calls umount(2) itself, so that a
-// busy mountpoint is reported as EBUSY (go-fuse would fall back to
-// fusermount and report that instead); the serving loop then ends by itself.
-func unmountNow(mnt string, srv interface{ Unmount() error }) error {
-	err := syscall.Unmount(mnt, 0)
-	if err == nil || errors.Is(err, syscall.EBUSY) {
 		return err
 	}
-	return srv.Unmount()
+	mounted = true
+	if err := m.Serve(serveCtx); err != nil {
+		o.Close(ctx)
+		return err
+	}
+	_, _, dirty, removed := o.c.Counts()
+	defer announceFlush(log, c.App.ErrWriter, "final", dirty+removed)()
+	return o.Close(ctx)
+}
+
+// helperArgv is the command that carries out external changes through the
+// mount: this binary's hidden __apply command (none without a binary).
+func helperArgv(exe string) []string {
+	if exe == "" {
+		return nil
+	}
+	return []string{exe, "__apply"}
 }
 
 // bigFlush is how many unflushed entries make a flush worth following.
@@ -351,10 +257,9 @@ const bigFlush = 2000
 // announceFlush follows a flush of bigFlush entries or more (see
 // followFlush) and returns what ends that (call it when the flush is
 // over); a smaller flush is not worth a line.
-func announceFlush(o *opened, log *slog.Logger, w io.Writer, why string) func() {
-	_, _, dirty, removed := o.c.Counts()
-	if n := dirty + removed; n >= bigFlush {
-		return followFlush(log, w, why, n)
+func announceFlush(log *slog.Logger, w io.Writer, why string, entries int) func() {
+	if entries >= bigFlush {
+		return followFlush(log, w, why, entries)
 	}
 	return func() {}
 }
@@ -407,96 +312,6 @@ func followFlush(log *slog.Logger, w io.Writer, why string, n int) func() {
 		}
 		log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond))
 	}
-}
-
-// shutdown makes the last flush. If the store still refuses, the dirty
-// values go to a recovery directory, and the error names it.
-func shutdown(ctx context.Context, o *opened, log *slog.Logger, w io.Writer) error {
-	defer announceFlush(o, log, w, "final")()
-	var err error
-	for attempt := range 3 {
-		if err = o.c.Flush(ctx); err == nil {
-			break
-		}
-		log.Error("final flush failed", "attempt", attempt+1, "err", err)
-		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
-	}
-	if err == nil && o.readOnly {
-		return o.close() // the journal stays for the next writable session
-	}
-	if err == nil {
-		if jerr := o.journal.Reset(); jerr != nil {
-			log.Warn("journal reset failed; it will be replayed (harmlessly) at the next mount", "err", jerr)
-		}
-		return o.close()
-	}
-	dir, rerr := writeRecovery(o.c.DirtyEntries())
-	o.close() // the journal keeps the closed files as well
-	if rerr != nil {
-		return fmt.Errorf("final flush failed (%v) and the recovery directory could not be written (%v); the journal %s still holds every closed file",
-			err, rerr, o.spec.journalPath())
-	}
-	return fmt.Errorf("final flush failed: %v\n  the unsaved values were written to %s (and stay in the journal %s)", err, dir, o.spec.journalPath())
-}
-
-// writeRecovery writes entries as plain files under a new directory in the
-// state directory and returns it. The values are already redacted.
-func writeRecovery(entries []backend.Entry) (string, error) {
-	dir := filepath.Join(stateDir(), "recovery", time.Now().UTC().Format("20060102T150405Z")+fmt.Sprintf("-%d", os.Getpid()))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return "", err
-	}
-	defer root.Close()
-	var errs []error
-	for _, e := range entries {
-		if d := filepath.Dir(e.Key); d != "." {
-			if err := root.MkdirAll(d, 0o700); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-		}
-		if err := root.WriteFile(e.Key, e.Value, 0o600); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		// The attributes go with the value, so that memfs import brings
-		// both back; a filesystem without them loses only them.
-		if err := setFileXAttrs(filepath.Join(dir, e.Key), e.Info.XAttrs); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return dir, errors.Join(errs...)
-}
-
-// mountUsers lists the processes with a working directory or an open file
-// under mnt, as "PID (command)".
-func mountUsers(mnt string) []string {
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	var users []string
-	for _, p := range procs {
-		if using(p, mnt) {
-			comm, _ := os.ReadFile(filepath.Join(p, "comm"))
-			users = append(users, fmt.Sprintf("%s (%s)", filepath.Base(p), strings.TrimSpace(string(comm))))
-		}
-	}
-	return users
-}
-
-func using(proc, mnt string) bool {
-	if cwd, err := os.Readlink(filepath.Join(proc, "cwd")); err == nil && within(cwd, mnt) {
-		return true
-	}
-	fds, _ := os.ReadDir(filepath.Join(proc, "fd"))
-	for _, fd := range fds {
-		if target, err := os.Readlink(filepath.Join(proc, "fd", fd.Name())); err == nil && within(target, mnt) {
-			return true
-		}
-	}
-	return false
 }
 
 func unmountCommand() *cli.Command {
@@ -564,7 +379,7 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("%s is still mounted after %v: is it busy? in use by: %s (see the memfs log of process %d)",
-		mnt, timeout, strings.Join(mountUsers(mnt), ", "), pid)
+		mnt, timeout, strings.Join(memfs.Users(mnt), ", "), pid)
 }
 
 // isMounted reports whether mnt is a mountpoint, from /proc/self/mountinfo.

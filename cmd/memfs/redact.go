@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/redact"
-	"github.com/memfs/memfs/session"
 )
 
 func redactFlags() []cli.Flag {
@@ -52,15 +51,16 @@ func newRedactor(c *cli.Context, log *slog.Logger) (*redact.Redactor, error) {
 	return redact.New(cfg)
 }
 
-// indexRedactor is the redactor of c's search index. The index is
+// indexRedactor is the redactor of a session's search index, given the
+// session's redactor red. The index is
 // persisted with the store, so it never holds a raw secret: it redacts
 // (the values it indexes, its snippets) with the session's redactor, or,
 // when the session has none, with the default rules and config file. The
 // store commands (reindex, search) open the store without a redactor, so
 // nil cannot be told from --no-redact here; and --no-redact asks for
 // values kept as written, not for an index of secrets.
-func indexRedactor(c *session.Context) (*redact.Redactor, error) {
-	if red := c.Redactor(); red != nil {
+func indexRedactor(red *redact.Redactor) (*redact.Redactor, error) {
+	if red != nil {
 		return red, nil
 	}
 	var cfg redact.Config

@@ -79,7 +79,7 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				s, err := o.index.Get(ctx)
+				s, err := o.Search(ctx)
 				if err != nil {
 					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
 				}
@@ -109,28 +109,15 @@ func reindexCommand() *cli.Command {
 				return err
 			}
 			return withSession(c, false, func(ctx context.Context, o *opened) error {
-				s, err := openIndex(ctx, o, true, &indexProgress{w: c.App.ErrWriter})
+				n, err := o.Reindex(ctx, &indexProgress{w: c.App.ErrWriter})
 				if err != nil {
 					return err
 				}
-				if err := s.Close(ctx); err != nil {
-					o.log.Warn("search index not saved; it is repaired when next opened", "err", err)
-				}
-				fmt.Fprintf(c.App.Writer, "search index rebuilt: %d entries indexed\n", s.Repaired())
+				fmt.Fprintf(c.App.Writer, "search index rebuilt: %d entries indexed\n", n)
 				return nil
 			})
 		},
 	}
-}
-
-// openIndex opens the search index of o's session (search.OpenService),
-// a new one with rebuild, reporting the indexing to p when it is not nil.
-func openIndex(ctx context.Context, o *opened, rebuild bool, p search.Progress) (*search.Service, error) {
-	red, err := indexRedactor(o.c)
-	if err != nil {
-		return nil, fmt.Errorf("search index: %w", err)
-	}
-	return search.OpenService(ctx, o.c, o.store, search.ServiceOptions{Redactor: red, Logger: o.log, Rebuild: rebuild, Progress: p})
 }
 
 // indexProgress shows the indexing of reindex on w (progress).

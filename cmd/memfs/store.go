@@ -5,20 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
-	"github.com/memfs/memfs/eventlog"
-	"github.com/memfs/memfs/journal"
-	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 )
 
@@ -121,173 +117,45 @@ func openStore(spec storeSpec, log *slog.Logger) (backend.Store, error) {
 	return st, nil
 }
 
-// opened is a store with its journal and a bootstrapped session.
+// opened is a store opened by the engine (memfs.Open) for a command or a
+// mount, with the spec it was opened from.
 type opened struct {
-	spec    storeSpec
-	store   backend.Store
-	journal *journal.Journal
-	events  *eventlog.Log
-	c       *session.Context
-	index   *search.Lazy // the search index, opened at first use
-	// inherited are the keys a crashed session left in the journal that
-	// the store refused at the replay.
-	inherited []string
-	log       *slog.Logger
-	readOnly  bool // nothing is flushed, the journal is left as it is
+	*memfs.FS
+	spec storeSpec
+	c    *session.Context // the FS's session
+	log  *slog.Logger
 }
 
-// openSession opens the store and its journal, indexes the store, loads the
-// bootstrap prefixes, and replays and flushes what a crashed memfs left in
-// the journal.
-func openSession(ctx context.Context, spec storeSpec, opts session.Options, log *slog.Logger, prefixes ...string) (*opened, error) {
+// openSession opens the store and hands it to the engine, which opens its
+// journal and event log, indexes the store, loads the bootstrap prefixes,
+// and replays and flushes what a crashed memfs left in the journal.
+// opts names the session's options, the bootstrap prefixes and the
+// namespace; the rest comes from spec.
+func openSession(ctx context.Context, spec storeSpec, opts memfs.Options, log *slog.Logger) (*opened, error) {
+	ired, err := indexRedactor(opts.Session.Redactor)
+	if err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
+	}
 	st, err := openStore(spec, log)
 	if err != nil {
 		return nil, err
 	}
-	j, recs, err := journal.Open(spec.journalPath())
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	for _, d := range j.Damaged() {
-		// Never silent: the intact records around it are replayed; the
-		// damaged bytes are kept for whoever wants to look at them.
-		if d.SavedTo != "" {
-			log.Error("the journal had damaged bytes; they were moved aside, the intact records before and after them are replayed",
-				"journal", spec.journalPath(), "offset", d.Off, "bytes", d.Len, "saved_to", d.SavedTo)
-		} else {
-			log.Error("the journal had damaged bytes that could not be saved aside", "journal", spec.journalPath(),
-				"offset", d.Off, "bytes", d.Len, "err", d.Err)
-		}
-	}
-	ev, err := eventlog.Open(ctx, st, log)
-	if err != nil {
-		j.Close()
-		st.Close()
-		return nil, fmt.Errorf("open the event log of %s: %w", spec, err)
-	}
-	if !opts.ReadOnly {
-		// A read-only session writes no journal record: the journal is
-		// left as it is for the next session that may write.
-		opts.Journal = j
-	}
+	opts.JournalPath = spec.journalPath()
+	opts.Name = spec.String()
+	opts.RecoveryDir = filepath.Join(stateDir(), "recovery")
+	opts.IndexRedactor = ired
 	opts.Logger = log
-	opts.Events = eventSink(ev, newSessionID())
-	o := &opened{spec: spec, store: st, journal: j, events: ev, log: log, readOnly: opts.ReadOnly}
-	o.index = search.NewLazy(log, func(ctx context.Context) (*search.Service, error) {
-		return openIndex(ctx, o, false, nil)
-	})
-	opts.Saved = o.index.Saved
-	c := session.NewContext(st, opts)
-	o.c = c
-	if err := c.Bootstrap(ctx, prefixes...); err != nil {
-		o.close()
-		return nil, fmt.Errorf("index store %s: %w", spec, err)
-	}
-	if sk, ok := st.(interface{ Skipped() []string }); ok {
-		for _, p := range sk.Skipped() {
-			log.Warn("a name in the store cannot be a key (not UTF-8, a control character, or too long); it is left out and left as it is",
-				"path", redactName(p, opts.Redactor)) // quoted by slog when it needs it
-		}
-	}
-	if len(recs) > 0 && opts.ReadOnly {
-		log.Warn("read-only: showing what the journal of a memfs that did not shut down cleanly holds, without saving it; the next writable mount or command saves it",
-			"records", len(recs), "journal", spec.journalPath())
-		if err := c.Replay(recs); err != nil {
-			o.close()
-			return nil, fmt.Errorf("replay journal %s: %w", spec.journalPath(), err)
-		}
-		return o, nil
-	}
-	if len(recs) > 0 {
-		log.Warn("replaying the journal of a memfs that did not shut down cleanly", "records", len(recs), "journal", spec.journalPath())
-		if err := c.Replay(recs); err != nil {
-			o.close()
-			return nil, fmt.Errorf("replay journal %s: %w", spec.journalPath(), err)
-		}
-		if err := c.Flush(ctx); err != nil {
-			var fe *session.FlushError
-			if !errors.As(err, &fe) {
-				o.close()
-				return nil, fmt.Errorf("flush replayed journal to %s: %w (the journal is kept)", spec, err)
-			}
-			// One entry the store refuses never blocks the others, nor
-			// this command: it stays in memory and in the journal.
-			for _, k := range slices.Sorted(maps.Keys(fe.Failed)) {
-				log.Error("the store refuses an entry replayed from the journal; it stays in the journal",
-					"key", k, "err", fe.Failed[k])
-				o.inherited = append(o.inherited, k)
-			}
-		}
-	}
-	if err := j.Reset(); err != nil {
-		o.close()
+	f, err := memfs.Open(ctx, st, opts)
+	if err != nil {
 		return nil, err
 	}
-	if len(o.inherited) > 0 {
-		if err := c.JournalDirty(); err != nil {
-			o.close()
-			return nil, fmt.Errorf("journal %s: %w", spec.journalPath(), err)
-		}
-	}
-	return o, nil
+	return &opened{FS: f, spec: spec, c: f.Session(), log: log}, nil
 }
 
-func (o *opened) close() error {
-	// Waits for an index being opened; saves what is not saved yet.
-	if err := o.index.Close(context.Background()); err != nil {
-		o.log.Warn("search index not saved; it is repaired when next opened", "err", err)
-	}
-	return errors.Join(o.journal.Close(), o.store.Close())
-}
+// finish flushes and closes (memfs.FS.Close: what the store refuses goes
+// to a recovery directory, which the error names).
+func (o *opened) finish(ctx context.Context) error { return o.Close(ctx) }
 
-// finish flushes the session, empties the journal, and closes everything.
-// Entries the store refuses go to a recovery directory (and out of the
-// journal): an error when this command made them, a warning when a crashed
-// session left them in the journal.
-func (o *opened) finish(ctx context.Context) error {
-	if err := o.c.Flush(ctx); err != nil {
-		var fe *session.FlushError
-		if !errors.As(err, &fe) {
-			o.close()
-			return err
-		}
-		return o.recoverRefused(fe)
-	}
-	if err := o.journal.Reset(); err != nil {
-		o.close()
-		return err
-	}
-	return o.close()
-}
-
-// recoverRefused writes the entries the store refused to a recovery
-// directory, empties the journal and closes the store.
-func (o *opened) recoverRefused(fe *session.FlushError) error {
-	var refused []backend.Entry
-	for _, e := range o.c.DirtyEntries() {
-		if fe.Refused(e.Key) {
-			refused = append(refused, e)
-		}
-	}
-	dir, err := writeRecovery(refused)
-	if err != nil {
-		o.close() // the journal keeps them
-		return fmt.Errorf("%w; the recovery directory could not be written (%v): the journal %s keeps them", fe, err, o.spec.journalPath())
-	}
-	if err := o.journal.Reset(); err != nil {
-		o.close()
-		return err
-	}
-	if err := o.close(); err != nil {
-		return err
-	}
-	for k := range fe.Failed {
-		if !slices.Contains(o.inherited, k) {
-			return fmt.Errorf("%w\n  the refused values were written to %s", fe, dir)
-		}
-	}
-	o.log.Warn("entries a crashed memfs left in the journal are refused by the store; they were moved to a recovery directory",
-		"keys", len(fe.Failed), "recovery", dir, "err", fe)
-	return nil
-}
+// close closes a session that only read: nothing is saved, and the journal
+// is left to the next session that writes.
+func (o *opened) close() error { return o.Close(context.Background()) }

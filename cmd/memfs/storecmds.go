@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/redact"
@@ -22,8 +23,10 @@ import (
 )
 
 // withSession opens the store named by --store for a command that works
-// without a mount, runs fn, and (when write) flushes before closing.
-func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *opened) error) error {
+// without a mount, runs fn, and (when write) flushes before closing. The
+// values under prefixes are loaded at the open (a context pack's
+// always-loaded memory).
+func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *opened) error, prefixes ...string) error {
 	spec, err := parseStore(c.String("store"))
 	if err != nil {
 		return err
@@ -46,7 +49,7 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 		}
 		agent = c.String("agent")
 	}
-	o, err := openSession(ctx, spec, session.Options{
+	o, err := openSession(ctx, spec, memfs.Options{Session: session.Options{
 		Self:     selfWriter(agent),
 		Redactor: red,
 		DirUID:   uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
@@ -57,7 +60,7 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 		// mount left in the journal is shown, and left for the next
 		// command or mount that writes.
 		ReadOnly: !write,
-	}, log)
+	}, Bootstrap: prefixes}, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,426 @@
+package memfs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/internal/names"
+	"github.com/memfs/memfs/journal"
+	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/session"
+)
+
+// Options configure Open.
+type Options struct {
+	// JournalPath is the crash journal's file: a closed file's value is
+	// in it until a flush has saved it. Required. Keep it with the store
+	// (dirstore.JournalName, badgerstore.JournalName under its root), so
+	// that it moves with it.
+	JournalPath string
+	// Session holds the session's options. Open sets its Journal,
+	// Events, Logger and Saved fields.
+	Session session.Options
+	// Bootstrap lists the key prefixes whose values are loaded at Open
+	// ("" loads everything); the rest load at first use.
+	Bootstrap []string
+	// Name describes the store in logs, in .memfs/status and in the mount
+	// table (memfs:NAME); "memfs" when empty.
+	Name string
+	// Namespace makes the directories memfs exists for (memory/, skills/,
+	// agents/) when a writable session lacks them.
+	Namespace bool
+	// RecoveryDir is where Close writes the values the store refuses, so
+	// that nothing acknowledged is lost; DefaultRecoveryDir when empty.
+	RecoveryDir string
+	// IndexRedactor redacts what the search index takes in (the index is
+	// persisted with the store, so it never holds a raw secret); the
+	// session's Redactor when nil, and the default rules when that is nil
+	// too (a session that keeps values as written still gets an index
+	// without secrets).
+	IndexRedactor *redact.Redactor
+	// Logger receives what the engine reports; slog.Default when nil.
+	Logger *slog.Logger
+}
+
+// FS is an open store: its session (a lazy-loading cache with dirty
+// tracking), the crash journal, the event log, the search index (opened at
+// first use) and, while mounted, the FUSE server and external-change
+// watching. Close it, mounted or not: Close makes the final flush.
+type FS struct {
+	opts    Options
+	store   backend.SysStore
+	journal *journal.Journal
+	events  *eventlog.Log
+	c       *session.Context
+	log     *slog.Logger
+	index   *search.Lazy // the search index, opened at first use
+
+	mu        sync.Mutex // guards closed
+	closed    bool
+	inherited []string // keys a crashed session left in the journal that the store refused
+}
+
+// Open opens the store st as a session: it opens the journal and the event
+// log, indexes the store (loading the Bootstrap prefixes), and replays and
+// flushes what a memfs that did not shut down cleanly left in the journal.
+// One entry the store refuses at the replay never blocks the others: it
+// stays in memory and in the journal. The store must keep system records
+// (backend.SysStore). On error, st is closed.
+func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if opts.Name == "" {
+		opts.Name = "memfs"
+	}
+	ss, ok := st.(backend.SysStore)
+	if !ok {
+		st.Close()
+		return nil, errors.New("memfs: the store keeps no system records (backend.SysStore): the event log and the search index need them")
+	}
+	if opts.JournalPath == "" {
+		st.Close()
+		return nil, errors.New("memfs: Options.JournalPath is required")
+	}
+	j, recs, err := journal.Open(opts.JournalPath)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, d := range j.Damaged() {
+		// Never silent: the intact records around it are replayed; the
+		// damaged bytes are kept for whoever wants to look at them.
+		if d.SavedTo != "" {
+			log.Error("the journal had damaged bytes; they were moved aside, the intact records before and after them are replayed",
+				"journal", opts.JournalPath, "offset", d.Off, "bytes", d.Len, "saved_to", d.SavedTo)
+		} else {
+			log.Error("the journal had damaged bytes that could not be saved aside", "journal", opts.JournalPath,
+				"offset", d.Off, "bytes", d.Len, "err", d.Err)
+		}
+	}
+	ev, err := eventlog.Open(ctx, ss, log)
+	if err != nil {
+		j.Close()
+		st.Close()
+		return nil, fmt.Errorf("open the event log of %s: %w", opts.Name, err)
+	}
+	f := &FS{opts: opts, store: ss, journal: j, events: ev, log: log}
+	so := opts.Session
+	if !so.ReadOnly {
+		// A read-only session writes no journal record: the journal is
+		// left as it is for the next session that may write.
+		so.Journal = j
+	}
+	so.Logger = log
+	so.Events = eventSink(ev, newSessionID())
+	f.index = search.NewLazy(log, func(ctx context.Context) (*search.Service, error) {
+		return f.openIndex(ctx, false, nil)
+	})
+	so.Saved = f.index.Saved
+	f.c = session.NewContext(ss, so)
+	if err := f.c.Bootstrap(ctx, opts.Bootstrap...); err != nil {
+		f.release()
+		return nil, fmt.Errorf("index store %s: %w", opts.Name, err)
+	}
+	if sk, ok := st.(interface{ Skipped() []string }); ok {
+		for _, p := range sk.Skipped() {
+			log.Warn("a name in the store cannot be a key (not UTF-8, a control character, or too long); it is left out and left as it is",
+				"path", names.Redact(p, so.Redactor)) // quoted by slog when it needs it
+		}
+	}
+	if err := f.replay(ctx, recs); err != nil {
+		f.release()
+		return nil, err
+	}
+	if opts.Namespace && !so.ReadOnly {
+		f.makeNamespace()
+	}
+	return f, nil
+}
+
+// replay applies the journal's records and, in a writable session, flushes
+// them and empties the journal.
+func (f *FS) replay(ctx context.Context, recs []journal.Record) error {
+	jp := f.opts.JournalPath
+	if len(recs) > 0 && f.opts.Session.ReadOnly {
+		f.log.Warn("read-only: showing what the journal of a memfs that did not shut down cleanly holds, without saving it; the next writable mount or command saves it",
+			"records", len(recs), "journal", jp)
+		if err := f.c.Replay(recs); err != nil {
+			return fmt.Errorf("replay journal %s: %w", jp, err)
+		}
+		return nil
+	}
+	if len(recs) > 0 {
+		f.log.Warn("replaying the journal of a memfs that did not shut down cleanly", "records", len(recs), "journal", jp)
+		if err := f.c.Replay(recs); err != nil {
+			return fmt.Errorf("replay journal %s: %w", jp, err)
+		}
+		if err := f.c.Flush(ctx); err != nil {
+			var fe *session.FlushError
+			if !errors.As(err, &fe) {
+				return fmt.Errorf("flush replayed journal to %s: %w (the journal is kept)", f.opts.Name, err)
+			}
+			for _, k := range slices.Sorted(maps.Keys(fe.Failed)) {
+				f.log.Error("the store refuses an entry replayed from the journal; it stays in the journal",
+					"key", k, "err", fe.Failed[k])
+				f.inherited = append(f.inherited, k)
+			}
+		}
+	}
+	if err := f.journal.Reset(); err != nil {
+		return err
+	}
+	if len(f.inherited) > 0 {
+		if err := f.c.JournalDirty(); err != nil {
+			return fmt.Errorf("journal %s: %w", jp, err)
+		}
+	}
+	return nil
+}
+
+// Session is the open session: what a mount serves, and what a program
+// reads and writes without mounting.
+func (f *FS) Session() *session.Context { return f.c }
+
+// Store is the store the session reads and writes through. A caller may
+// read it; a write behind the session's back is another writer's.
+func (f *FS) Store() backend.SysStore { return f.store }
+
+// Events is the store's event log.
+func (f *FS) Events() *eventlog.Log { return f.events }
+
+// Name is Options.Name.
+func (f *FS) Name() string { return f.opts.Name }
+
+// Search is the search index, opened (and brought up to date with the
+// store) at its first use.
+func (f *FS) Search(ctx context.Context) (*search.Service, error) {
+	return f.index.Get(ctx)
+}
+
+// Reindex rebuilds the search index from every value of the store,
+// reporting its progress to p when p is not nil, and returns how many
+// values it indexed.
+func (f *FS) Reindex(ctx context.Context, p search.Progress) (int, error) {
+	s, err := f.openIndex(ctx, true, p)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.Close(ctx); err != nil {
+		f.log.Warn("search index not saved; it is repaired when next opened", "err", err)
+	}
+	return s.Repaired(), nil
+}
+
+// openIndex opens the search index (search.OpenService), a new one with
+// rebuild, reporting the indexing to p when it is not nil.
+func (f *FS) openIndex(ctx context.Context, rebuild bool, p search.Progress) (*search.Service, error) {
+	red := f.opts.IndexRedactor
+	if red == nil {
+		red = f.opts.Session.Redactor
+	}
+	if red == nil {
+		var err error
+		if red, err = redact.New(redact.Config{}); err != nil {
+			return nil, fmt.Errorf("search index: %w", err)
+		}
+	}
+	return search.OpenService(ctx, f.c, f.store, search.ServiceOptions{Redactor: red, Logger: f.log, Rebuild: rebuild, Progress: p})
+}
+
+// Flush saves every dirty value and removal to the store, and empties the
+// journal of what it saved.
+func (f *FS) Flush(ctx context.Context) error {
+	return f.c.Flush(ctx)
+}
+
+// Close makes the final flush and closes everything, mounted or not (a
+// mount is unmounted first by Serve). It tries the flush three times; then
+// what the store still refuses goes to a recovery directory (see
+// Options.RecoveryDir), which the error names: nothing acknowledged is
+// lost. A refusal of only what a crashed memfs left in the journal is a
+// logged warning, not an error. A read-only session saves nothing and
+// leaves the journal to the next writable one.
+func (f *FS) Close(ctx context.Context) error {
+	if f.opts.Session.ReadOnly {
+		return f.release()
+	}
+	var err error
+	for attempt := range 3 {
+		if err = f.c.Flush(ctx); err == nil {
+			break
+		}
+		f.log.Error("final flush failed", "attempt", attempt+1, "err", err)
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+	}
+	if err == nil {
+		if jerr := f.journal.Reset(); jerr != nil {
+			f.log.Warn("journal reset failed; it will be replayed (harmlessly) at the next mount", "err", jerr)
+		}
+		return f.release()
+	}
+	var fe *session.FlushError
+	if errors.As(err, &fe) {
+		return f.recoverRefused(fe)
+	}
+	// The store fails as a whole: every unsaved value goes aside, and the
+	// journal keeps the closed files as well.
+	dir, rerr := f.writeRecovery(f.c.DirtyEntries())
+	f.release()
+	if rerr != nil {
+		return fmt.Errorf("final flush failed (%v) and the recovery directory could not be written (%v); the journal %s still holds every closed file",
+			err, rerr, f.opts.JournalPath)
+	}
+	return fmt.Errorf("final flush failed: %v\n  the unsaved values were written to %s (and stay in the journal %s)", err, dir, f.opts.JournalPath)
+}
+
+// recoverRefused writes the entries the store refused to a recovery
+// directory, empties the journal (the others are saved) and closes.
+func (f *FS) recoverRefused(fe *session.FlushError) error {
+	var refused []backend.Entry
+	for _, e := range f.c.DirtyEntries() {
+		if fe.Refused(e.Key) {
+			refused = append(refused, e)
+		}
+	}
+	dir, err := f.writeRecovery(refused)
+	if err != nil {
+		f.release() // the journal keeps them
+		return fmt.Errorf("%w; the recovery directory could not be written (%v): the journal %s keeps them", fe, err, f.opts.JournalPath)
+	}
+	if err := f.journal.Reset(); err != nil {
+		f.release()
+		return err
+	}
+	if err := f.release(); err != nil {
+		return err
+	}
+	for k := range fe.Failed {
+		if !slices.Contains(f.inherited, k) {
+			return fmt.Errorf("%w\n  the refused values were written to %s", fe, dir)
+		}
+	}
+	f.log.Warn("entries a crashed memfs left in the journal are refused by the store; they were moved to a recovery directory",
+		"keys", len(fe.Failed), "recovery", dir, "err", fe)
+	return nil
+}
+
+// release closes the index (saving it), the journal and the store, once.
+func (f *FS) release() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.closed = true
+	f.mu.Unlock()
+	if err := f.index.Close(context.Background()); err != nil {
+		f.log.Warn("search index not saved; it is repaired when next opened", "err", err)
+	}
+	return errors.Join(f.journal.Close(), f.store.Close())
+}
+
+// DefaultRecoveryDir is $XDG_STATE_HOME/memfs/recovery (by default
+// ~/.local/state/memfs/recovery).
+func DefaultRecoveryDir() string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "."
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "memfs", "recovery")
+}
+
+// writeRecovery writes entries as plain files under a new directory of the
+// recovery directory and returns it. The values are already redacted.
+func (f *FS) writeRecovery(entries []backend.Entry) (string, error) {
+	base := f.opts.RecoveryDir
+	if base == "" {
+		base = DefaultRecoveryDir()
+	}
+	dir := filepath.Join(base, time.Now().UTC().Format("20060102T150405Z")+fmt.Sprintf("-%d", os.Getpid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	var errs []error
+	for _, e := range entries {
+		if d := filepath.Dir(e.Key); d != "." {
+			if err := root.MkdirAll(d, 0o700); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if err := root.WriteFile(e.Key, e.Value, 0o600); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		// The attributes go with the value, so that memfs import brings
+		// both back; a filesystem without them loses only them.
+		if err := setXAttrs(filepath.Join(dir, e.Key), e.Info.XAttrs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return dir, errors.Join(errs...)
+}
+
+// newSessionID names one mount or command run in the event log.
+func newSessionID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// eventSink appends a flush's events to the log, tagged with the session.
+func eventSink(l *eventlog.Log, id string) func(context.Context, []session.Event) error {
+	return func(ctx context.Context, evs []session.Event) error {
+		out := make([]eventlog.Event, len(evs))
+		for i, e := range evs {
+			out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256,
+				Writer: e.Writer, Session: id}
+		}
+		_, err := l.Append(ctx, out)
+		return err
+	}
+}
+
+// NamespaceDirs are the directories memfs exists for: notes, skills and
+// sub-agent profiles (Options.Namespace).
+var NamespaceDirs = []string{"memory", "skills", "agents"}
+
+// makeNamespace makes the namespace directories the session lacks (the
+// first mount of a store, or after someone removed one): real directories,
+// saved at the next flush. A name that another node holds keeps it.
+func (f *FS) makeNamespace() {
+	for _, d := range NamespaceDirs {
+		err := f.c.Mkdir(d, 0o755, f.opts.Session.DirUID, f.opts.Session.DirGID)
+		switch {
+		case err == nil:
+			f.log.Info("made the namespace directory", "dir", d+"/")
+		case errors.Is(err, os.ErrExist):
+		default:
+			f.log.Warn("cannot make the namespace directory", "dir", d+"/", "err", err)
+		}
+	}
+}

@@ -1,0 +1,347 @@
+package memfs_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/session"
+)
+
+// These tests use the package's API alone, as a program embedding memfs
+// would: Open, Mount, Serve, Flush, Close, and plain file calls through the
+// kernel on the mountpoint.
+
+func needFUSE(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("no /dev/fuse: %v (mount tests need it)", err)
+	}
+}
+
+// served is a mount running Serve in a goroutine; stop cancels it and
+// waits. The cleanup unmounts even when the test failed early.
+type served struct {
+	m      *memfs.Mount
+	cancel context.CancelFunc
+	done   chan struct{} // closed when Serve has returned err
+	err    error
+}
+
+func serve(t *testing.T, f *memfs.FS, mnt string, mo memfs.MountOptions) *served {
+	t.Helper()
+	m, err := f.Mount(mnt, mo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &served{m: m, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		s.err = m.Serve(ctx)
+		close(s.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.done:
+		case <-time.After(20 * time.Second):
+			syscall.Unmount(mnt, syscall.MNT_DETACH)
+		}
+	})
+	return s
+}
+
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	s.cancel()
+	select {
+	case <-s.done:
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not return 20 s after its context ended")
+	}
+}
+
+func openBadger(t *testing.T, dir string, ro bool) *memfs.FS {
+	t.Helper()
+	st, err := badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := memfs.Open(context.Background(), st, memfs.Options{
+		JournalPath: filepath.Join(dir, badgerstore.JournalName),
+		Bootstrap:   []string{"memory/"},
+		Namespace:   true,
+		Session:     session.Options{ReadOnly: ro, MaxFileSize: 1 << 20, DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid())},
+		RecoveryDir: filepath.Join(t.TempDir(), "recovery"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// What is written through one mount (a file, a directory, a symlink, an
+// extended attribute, a rename) is what the next mount of the store shows.
+func TestMountWriteRemountRead(t *testing.T) {
+	needFUSE(t)
+	store, mnt := t.TempDir(), t.TempDir()
+	f := openBadger(t, store, false)
+	s := serve(t, f, mnt, memfs.MountOptions{})
+	p := func(rel string) string { return filepath.Join(mnt, rel) }
+	for _, d := range memfs.NamespaceDirs {
+		if fi, err := os.Stat(p(d)); err != nil || !fi.IsDir() {
+			t.Fatalf("namespace directory %s: %v", d, err)
+		}
+	}
+	if err := os.WriteFile(p("memory/a.md"), []byte("alpha\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(p("skills/x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p("skills/x/SKILL.md"), []byte("---\nname: x\n---\nbody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../memory/a.md", p("agents/link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setxattr(p("memory/a.md"), "user.memfs.tags", []byte("t1"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p("memory/old.md"), []byte("renamed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p("memory/old.md"), p("memory/new.md")); err != nil {
+		t.Fatal(err)
+	}
+	s.stop(t)
+	if err := f.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	f = openBadger(t, store, true)
+	s = serve(t, f, mnt, memfs.MountOptions{})
+	check := func(rel, want string) {
+		t.Helper()
+		b, err := os.ReadFile(p(rel))
+		if err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", rel, b, err, want)
+		}
+	}
+	check("memory/a.md", "alpha\n")
+	check("memory/new.md", "renamed\n")
+	check("agents/link", "alpha\n") // through the symlink
+	if _, err := os.Stat(p("memory/old.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("memory/old.md after the rename: %v, want ErrNotExist", err)
+	}
+	if fi, err := os.Stat(p("skills/x")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("skills/x: %v %v, want a 0700 directory", fi, err)
+	}
+	if fi, err := os.Stat(p("memory/a.md")); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("memory/a.md: %v %v, want mode 0640", fi, err)
+	}
+	buf := make([]byte, 64)
+	if n, err := unix.Getxattr(p("memory/a.md"), "user.memfs.tags", buf); err != nil || string(buf[:n]) != "t1" {
+		t.Errorf("user.memfs.tags = %q, %v; want t1", buf[:max(n, 0)], err)
+	}
+	// The search index, opened at the first search, finds the note, and
+	// the context pack holds the always-loaded memory.
+	if b, err := os.ReadFile(p(".memfs/search/alpha")); err != nil || !strings.Contains(string(b), "memory/a.md") {
+		t.Errorf(".memfs/search/alpha = %q, %v; want memory/a.md in it", b, err)
+	}
+	if b, err := os.ReadFile(p(".memfs/context.md")); err != nil || !strings.Contains(string(b), "alpha") {
+		t.Errorf(".memfs/context.md = %q, %v; want memory/a.md's value in it", b, err)
+	}
+	if err := os.WriteFile(p("memory/b.md"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("write on a read-only mount: %v, want EROFS", err)
+	}
+	s.stop(t)
+	if err := f.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Flush saves through a live mount: the store holds the value before the
+// mount ends.
+func TestFlushWhileMounted(t *testing.T) {
+	needFUSE(t)
+	store, mnt := t.TempDir(), t.TempDir()
+	st, err := dirstore.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := memfs.Open(context.Background(), st, memfs.Options{JournalPath: filepath.Join(store, dirstore.JournalName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, f, mnt, memfs.MountOptions{})
+	if err := os.WriteFile(filepath.Join(mnt, "note.md"), []byte("v1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(store, "note.md")); err == nil {
+		t.Fatalf("the store holds %q before any flush: the test cannot tell a flush", b)
+	}
+	if err := f.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(store, "note.md")); err != nil || string(b) != "v1" {
+		t.Fatalf("store after Flush: %q, %v; want v1", b, err)
+	}
+	s.stop(t)
+	if err := f.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A busy mountpoint (a file open on it) does not end Serve: it retries
+// until the file is closed, and loses nothing.
+func TestServeRetriesABusyUnmount(t *testing.T) {
+	needFUSE(t)
+	store, mnt := t.TempDir(), t.TempDir()
+	f := openBadger(t, store, false)
+	s := serve(t, f, mnt, memfs.MountOptions{})
+	h, err := os.Create(filepath.Join(mnt, "memory", "busy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cancel()
+	select {
+	case <-s.done:
+		t.Fatalf("Serve returned (%v) while a file was open on the mount", s.err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if _, err := h.WriteString("written while unmounting"); err != nil {
+		t.Fatal(err)
+	}
+	if users := memfs.Users(mnt); len(users) == 0 || !strings.Contains(strings.Join(users, " "), "("+filepath.Base(os.Args[0])[:min(15, len(filepath.Base(os.Args[0])))]) {
+		t.Errorf("Users(%s) = %v, want this test process", mnt, users)
+	}
+	h.Close()
+	select {
+	case <-s.done:
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not end 20 s after the mountpoint was free")
+	}
+	if err := f.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f = openBadger(t, store, true)
+	defer f.Close(context.Background())
+	c := f.Session()
+	if err := c.Resolve(context.Background(), "memory/busy.md"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.Get("memory/busy.md"); string(v) != "written while unmounting" {
+		t.Errorf("memory/busy.md = %q after the retried unmount", v)
+	}
+}
+
+// Serve returns when the mount is unmounted from outside.
+func TestServeEndsOnAnOutsideUnmount(t *testing.T) {
+	needFUSE(t)
+	store, mnt := t.TempDir(), t.TempDir()
+	f := openBadger(t, store, false)
+	s := serve(t, f, mnt, memfs.MountOptions{})
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "x.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Unmount(mnt, 0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.done:
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not return after umount(2)")
+	}
+	if err := f.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A value the store refuses at Close goes to a recovery directory, named
+// by the error: nothing acknowledged is lost. The values it accepts are
+// saved.
+func TestCloseRecoversWhatTheStoreRefuses(t *testing.T) {
+	store := t.TempDir()
+	inner, err := dirstore.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refuse atomic.Bool
+	st := errorstore.Wrap(inner, func(op errorstore.Op, keys []string) error {
+		if refuse.Load() && op == errorstore.OpSave && slices.Contains(keys, "bad.md") {
+			return syscall.EFBIG
+		}
+		return nil
+	})
+	recovery := t.TempDir()
+	f, err := memfs.Open(context.Background(), st, memfs.Options{
+		JournalPath: filepath.Join(store, dirstore.JournalName), RecoveryDir: recovery,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.Session()
+	if err := c.Set("good.md", []byte("good")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("bad.md", []byte("refused")); err != nil {
+		t.Fatal(err)
+	}
+	refuse.Store(true)
+	err = f.Close(context.Background())
+	if err == nil || !strings.Contains(err.Error(), recovery) {
+		t.Fatalf("Close = %v, want an error naming the recovery directory under %s", err, recovery)
+	}
+	got, _ := filepath.Glob(filepath.Join(recovery, "*", "bad.md"))
+	if len(got) != 1 {
+		t.Fatalf("recovery holds %v, want one bad.md", got)
+	}
+	if b, _ := os.ReadFile(got[0]); !bytes.Equal(b, []byte("refused")) {
+		t.Errorf("recovered bad.md = %q", b)
+	}
+	if b, err := os.ReadFile(filepath.Join(store, "good.md")); err != nil || string(b) != "good" {
+		t.Errorf("good.md in the store: %q, %v", b, err)
+	}
+}
+
+// Open refuses what it cannot run with, and closes the store it was given.
+func TestOpenRefuses(t *testing.T) {
+	store := t.TempDir()
+	st, err := dirstore.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := memfs.Open(context.Background(), st, memfs.Options{}); err == nil || !strings.Contains(err.Error(), "JournalPath") {
+		t.Fatalf("Open without a journal path: %v", err)
+	}
+	// The store was closed: it can be opened again (its lock is free).
+	st, err = dirstore.Open(store)
+	if err != nil {
+		t.Fatalf("the store was not closed by the failed Open: %v", err)
+	}
+	st.Close()
+}

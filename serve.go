@@ -1,0 +1,264 @@
+package memfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/memfs/memfs/extwatch"
+	"github.com/memfs/memfs/fsnode"
+)
+
+// MountOptions configure Mount.
+type MountOptions struct {
+	// EntryTimeout is how long the kernel may cache names and missing
+	// names; AttrTimeout, attributes. Zero means not at all.
+	EntryTimeout, AttrTimeout time.Duration
+	// AllowOther lets other users in, held to the stored modes.
+	AllowOther bool
+	// Debug logs every FUSE request (sizes and redacted names only).
+	Debug bool
+	// NoXAttrs switches extended attributes off (ls -l is faster).
+	NoXAttrs bool
+	// Agent labels the writer of every change made through the mount.
+	Agent string
+	// FlushInterval is how often Serve flushes; 0 flushes only on fsync
+	// and at the end.
+	FlushInterval time.Duration
+	// IndexAtMount opens the search index right after mounting, in the
+	// background, instead of at the first search.
+	IndexAtMount bool
+	// Helper is the command (argv; the mountpoint is appended) that
+	// carries out a store's external changes through the mountpoint, so
+	// that watchers on the mount see them as inotify events: memfs mount
+	// runs its own binary's hidden __apply command. Without one, external
+	// changes reach the mount without events.
+	Helper []string
+	// OnFlush, when set, is called before each flush Serve makes with
+	// why ("interval", "unmount") and the number of unflushed entries;
+	// the function it returns is called when the flush is over.
+	OnFlush func(why string, entries int) (done func())
+}
+
+// Mount is a mounted FS: the FUSE server and what follows the store's
+// external changes. Serve runs it; Unmount ends it from another goroutine.
+type Mount struct {
+	f    *FS
+	dir  string
+	opts MountOptions
+	root *fsnode.Root
+	srv  *fuse.Server
+	ext  *extwatch.Watcher
+	app  *applier
+}
+
+// Mount mounts f at dir, an existing empty directory, and returns at once;
+// the kernel's requests are served from then on. Call Serve, which
+// returns when the mount ends, then Close f.
+func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	readOnly := f.opts.Session.ReadOnly
+	// Indexing lists the store once, and that garbage would stay resident:
+	// hand it back to the system before serving.
+	debug.FreeOSMemory()
+	if mo.IndexAtMount {
+		go func() {
+			if _, err := f.index.Get(context.Background()); err != nil {
+				f.log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
+			}
+		}()
+	}
+	root := fsnode.NewRoot(f.c, fsnode.Options{
+		Logger:          f.log,
+		EntryTimeout:    mo.EntryTimeout,
+		AttrTimeout:     mo.AttrTimeout,
+		NegativeTimeout: mo.EntryTimeout,
+		Agent:           mo.Agent,
+		Events:          f.events,
+		ContextPack:     f.ContextPack,
+		Search:          f.index.Answer,
+		Records:         f.store,
+		Status: func() string {
+			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", f.opts.Name, dir, os.Getpid())
+		},
+	})
+	srv, err := fsnode.Mount(dir, root, fsnode.MountOptions{
+		AllowOther: mo.AllowOther,
+		ReadOnly:   readOnly,
+		Debug:      mo.Debug,
+		NoXAttrs:   mo.NoXAttrs,
+		FsName:     "memfs:" + f.opts.Name,
+	})
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, dir)
+	}
+	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv}
+	// A store other programs change (a directory store): follow them.
+	if es, ok := f.store.(extwatch.Store); ok && !readOnly {
+		wopts := extwatch.Options{Logger: f.log}
+		if len(mo.Helper) > 0 {
+			if m.app, err = startApplier(mo.Helper, dir, root); err != nil {
+				f.log.Warn("no helper process for external changes: they reach the mount, but watchers on it see no events", "err", err)
+			} else {
+				wopts.Applier = m.app
+			}
+		}
+		if m.ext, err = extwatch.Start(es, f.c, wopts); err != nil {
+			f.log.Warn("cannot watch the store for external changes", "err", err)
+		}
+	}
+	indexed, loaded, _, _ := f.c.Counts()
+	f.log.Info("mounted", "mountpoint", dir, "store", f.opts.Name, "keys", indexed, "loaded", loaded, "pid", os.Getpid())
+	return m, nil
+}
+
+// Serve mounts f at dir and serves it until ctx is done, then flushes and
+// unmounts (see Mount.Serve). Close f after it.
+func (f *FS) Serve(ctx context.Context, dir string, mo MountOptions) error {
+	m, err := f.Mount(dir, mo)
+	if err != nil {
+		return err
+	}
+	return m.Serve(ctx)
+}
+
+// Dir is the mountpoint.
+func (m *Mount) Dir() string { return m.dir }
+
+// Serve flushes every FlushInterval until ctx is done, then flushes and
+// unmounts. A busy mountpoint (a shell in it, an open file) is retried
+// every 2 s, and reported with what holds it every 30 s, until it is free:
+// nothing is lost, and one cancellation is enough. Serve also returns when
+// the mount is unmounted from outside (umount, fusermount -u). The
+// external-change watching ends after the unmount.
+func (m *Mount) Serve(ctx context.Context) error {
+	served := make(chan struct{})
+	go func() {
+		m.srv.Wait()
+		close(served)
+	}()
+	var tick <-chan time.Time
+	if iv := m.opts.FlushInterval; iv > 0 {
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		tick = t.C
+	}
+	done := ctx.Done()
+	var retry <-chan time.Time
+	var lastBusyLog time.Time
+	unmount := func() bool {
+		m.flush("unmount")
+		err := m.Unmount()
+		if err == nil {
+			return true
+		}
+		if time.Since(lastBusyLog) > 30*time.Second {
+			lastBusyLog = time.Now()
+			m.f.log.Error("cannot unmount; still serving so that nothing is lost, and retrying: close what uses it",
+				"mountpoint", m.dir, "err", err, "users", strings.Join(Users(m.dir), ", "))
+		}
+		retry = time.After(2 * time.Second)
+		return false
+	}
+serve:
+	for {
+		select {
+		case <-tick:
+			m.flush("interval")
+		case <-done:
+			done = nil // asked once; retry follows
+			if unmount() {
+				break serve
+			}
+		case <-retry:
+			if unmount() {
+				break serve
+			}
+		case <-served:
+			m.f.log.Info("unmounted from outside", "mountpoint", m.dir)
+			break serve
+		}
+	}
+	<-served
+	m.stopExternal() // also after an unmount from outside: nothing may change the session now
+	m.root.Close()
+	return nil
+}
+
+// flush flushes the session, telling OnFlush; a failure is logged, and the
+// data stays in memory for the next flush.
+func (m *Mount) flush(why string) {
+	if m.opts.OnFlush != nil {
+		_, _, dirty, removed := m.f.c.Counts()
+		defer m.opts.OnFlush(why, dirty+removed)()
+	}
+	if err := m.f.c.Flush(context.Background()); err != nil {
+		m.f.log.Error("flush failed; data stays in memory and is retried", "why", why, "err", err)
+	}
+}
+
+// Unmount unmounts the mountpoint; Serve then returns. As root it calls
+// umount(2) itself, so that a busy mountpoint is reported as EBUSY
+// (go-fuse would fall back to fusermount and report that instead).
+func (m *Mount) Unmount() error {
+	err := syscall.Unmount(m.dir, 0)
+	if err == nil || errors.Is(err, syscall.EBUSY) {
+		return err
+	}
+	return m.srv.Unmount()
+}
+
+func (m *Mount) stopExternal() {
+	if m.ext != nil {
+		m.ext.Close()
+		m.ext = nil
+	}
+	if m.app != nil {
+		m.app.stop()
+		m.app = nil
+	}
+}
+
+// Users lists the processes with a working directory or an open file under
+// dir, as "PID (command)": what keeps a mountpoint busy.
+func Users(dir string) []string {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var users []string
+	for _, p := range procs {
+		if using(p, dir) {
+			comm, _ := os.ReadFile(filepath.Join(p, "comm"))
+			users = append(users, fmt.Sprintf("%s (%s)", filepath.Base(p), strings.TrimSpace(string(comm))))
+		}
+	}
+	return users
+}
+
+func using(proc, dir string) bool {
+	if cwd, err := os.Readlink(filepath.Join(proc, "cwd")); err == nil && within(cwd, dir) {
+		return true
+	}
+	fds, _ := os.ReadDir(filepath.Join(proc, "fd"))
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(proc, "fd", fd.Name())); err == nil && within(target, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
