@@ -252,8 +252,9 @@ func (f *FS) Flush(ctx context.Context) error {
 // mount is unmounted first by Serve). It tries the flush three times; then
 // what the store still refuses goes to a recovery directory (see
 // Options.RecoveryDir), which the error names: nothing acknowledged is
-// lost. A refusal of only what a crashed memfs left in the journal is a
-// logged warning, not an error. A read-only session saves nothing and
+// lost; the journal keeps them too. A refusal of only what a crashed memfs
+// left in the journal is a logged warning, not an error (see
+// recoverRefused). A read-only session saves nothing and
 // leaves the journal to the next writable one.
 func (f *FS) Close(ctx context.Context) error {
 	if f.opts.Session.ReadOnly {
@@ -289,7 +290,11 @@ func (f *FS) Close(ctx context.Context) error {
 }
 
 // recoverRefused writes the entries the store refused to a recovery
-// directory, empties the journal (the others are saved) and closes.
+// directory and closes. The journal keeps them (the next session that
+// writes tries them again: the store may take them then), unless every one
+// was already left in the journal by a crashed memfs and refused again:
+// those are in the recovery directory now, and the journal lets them go,
+// so that they are not replayed and refused at every session.
 func (f *FS) recoverRefused(fe *session.FlushError) error {
 	var refused []backend.Entry
 	for _, e := range f.c.DirtyEntries() {
@@ -302,17 +307,18 @@ func (f *FS) recoverRefused(fe *session.FlushError) error {
 		f.release() // the journal keeps them
 		return fmt.Errorf("%w; the recovery directory could not be written (%v): the journal %s keeps them", fe, err, f.opts.JournalPath)
 	}
+	for k := range fe.Failed {
+		if !slices.Contains(f.inherited, k) {
+			f.release()
+			return fmt.Errorf("%w\n  the refused values were written to %s (and stay in the journal %s)", fe, dir, f.opts.JournalPath)
+		}
+	}
 	if err := f.journal.Reset(); err != nil {
 		f.release()
 		return err
 	}
 	if err := f.release(); err != nil {
 		return err
-	}
-	for k := range fe.Failed {
-		if !slices.Contains(f.inherited, k) {
-			return fmt.Errorf("%w\n  the refused values were written to %s", fe, dir)
-		}
 	}
 	f.log.Warn("entries a crashed memfs left in the journal are refused by the store; they were moved to a recovery directory",
 		"keys", len(fe.Failed), "recovery", dir, "err", fe)

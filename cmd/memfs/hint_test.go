@@ -117,9 +117,11 @@ func TestHintWriteIdempotent(t *testing.T) {
 	}
 
 	// A lone marker is the user's damage to fix, not to guess around.
+	// (--mount: the mounts other tests on this machine serve meanwhile
+	// must not decide this test.)
 	lone := filepath.Join(t.TempDir(), "AGENTS.md")
 	os.WriteFile(lone, []byte("x\n"+hintBegin+"\n"), 0o644)
-	if _, _, err := run(t, "", "hint", "--write", "codex", lone); err == nil || !strings.Contains(err.Error(), "without its pair") {
+	if _, _, err := run(t, "", "hint", "--write", "--mount", "/m1", "codex", lone); err == nil || !strings.Contains(err.Error(), "without its pair") {
 		t.Errorf("--write into a file with a lone marker: %v, want a refusal", err)
 	}
 }
