@@ -112,23 +112,6 @@ type Store interface {
 	// When Delete returns nil, the removals are durable.
 	Delete(ctx context.Context, keys ...string) error
 
-	// SaveSys atomically and durably replaces the system record name with
-	// data. System records are memfs's own data (the event log, indexes):
-	// they live apart from keys, are never listed by List and never clash
-	// with a key of the same name. Names follow the key rules.
-	SaveSys(ctx context.Context, name string, data []byte) error
-
-	// LoadSys returns the system record name; a missing record gives an
-	// error satisfying errors.Is(err, ErrKeyNotFound).
-	LoadSys(ctx context.Context, name string) ([]byte, error)
-
-	// ListSys returns the system records whose name starts with prefix,
-	// sorted by name, with Info.Size set and no value.
-	ListSys(ctx context.Context, prefix string) ([]Entry, error)
-
-	// DeleteSys removes system records; missing names are ignored.
-	DeleteSys(ctx context.Context, names ...string) error
-
 	// Close releases the store (its lock, files and memory). A closed
 	// store must not be used.
 	Close() error

@@ -70,8 +70,9 @@ import (
 )
 
 var (
-	_ backend.Store       = (*Store)(nil)
-	_ backend.Walker      = (*Store)(nil)
+	_ backend.Store     = (*Store)(nil)
+	_ backend.SysStore  = (*Store)(nil)
+	_ backend.Walker    = (*Store)(nil)
 	_ backend.Versioned = (*Store)(nil)
 )
 

@@ -31,7 +31,7 @@ import (
 // secret never reaches the persisted index.
 type searcher struct {
 	c   *session.Context
-	st  backend.Store
+	st  backend.SysStore
 	log *slog.Logger
 
 	base    *search.Index
@@ -64,7 +64,7 @@ const saveDelay = 2 * time.Second
 // openSearcher opens the store's search index (a new one with rebuild) and
 // brings it up to date with the store, reporting that work's progress to
 // progressTo when it is not nil.
-func openSearcher(ctx context.Context, c *session.Context, st backend.Store, log *slog.Logger, rebuild bool, progressTo io.Writer) (*searcher, int, error) {
+func openSearcher(ctx context.Context, c *session.Context, st backend.SysStore, log *slog.Logger, rebuild bool, progressTo io.Writer) (*searcher, int, error) {
 	// The index is persisted with the store, so it never holds a raw
 	// secret: it redacts (the values it indexes, its snippets) with the
 	// session's redactor, or, when the session has none, with the default

@@ -104,8 +104,8 @@ func storeFlag() cli.Flag {
 	}}
 }
 
-func openStore(spec storeSpec, log *slog.Logger) (backend.Store, error) {
-	var st backend.Store
+func openStore(spec storeSpec, log *slog.Logger) (backend.SysStore, error) {
+	var st backend.SysStore
 	var err error
 	switch spec.kind {
 	case "dir":
@@ -128,7 +128,7 @@ func openStore(spec storeSpec, log *slog.Logger) (backend.Store, error) {
 // opened is a store with its journal and a bootstrapped session.
 type opened struct {
 	spec    storeSpec
-	store   backend.Store
+	store   backend.SysStore
 	journal *journal.Journal
 	events  *eventlog.Log
 	c       *session.Context
