@@ -43,8 +43,8 @@ type Batcher interface {
 	// Delete does) in one atomic, durable step, and fails without
 	// writing anything when it cannot: the whole batch is checked
 	// (ValidateBatch) before anything is written, and a batch larger
-	// than the store can commit at once is refused, never split (the
-	// store documents its limit). A save whose key is in b.Expect
+	// than the store can commit at once is refused with
+	// ErrBatchTooLarge, never split (the store documents its limit). A save whose key is in b.Expect
 	// expects that stored version, as Versioned.SaveIf does, with its
 	// conflict copy in the same step; conflicts maps such a key to its
 	// conflict key. A store that is not Versioned fails a batch with a
@@ -66,6 +66,12 @@ type Batch struct {
 	// the key. Nil for none.
 	Expect map[string]Version
 }
+
+// ErrBatchTooLarge is returned by Batcher.Apply for a batch larger than the
+// store can make atomic (badger: one transaction); nothing was written.
+// The caller may send the work as Save and Delete calls instead, which a
+// store splits as it must.
+var ErrBatchTooLarge = errors.New("batch too large to apply atomically")
 
 // ErrSavedAndDeleted is returned by Batcher.Apply for a batch that both
 // saves and deletes a key, in a *fs.PathError naming it.
