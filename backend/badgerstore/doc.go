@@ -165,6 +165,7 @@
 // # Concurrency
 //
 // A Store is safe for concurrent use. List and Load each read one
-// consistent snapshot. Close waits for the operations in flight; after it,
+// consistent snapshot; Apply reads the versions it checks and writes in one
+// transaction. Close waits for the operations in flight; after it,
 // every method fails with an error wrapping fs.ErrClosed.
 package badgerstore
