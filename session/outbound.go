@@ -192,7 +192,7 @@ func (c *Context) firstSighting(src []byte, f redact.Finding) bool {
 // deleted: the store keeps its last copy.
 func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string, dirs, touched []backend.Entry) (failed, dfailed map[string]error) {
 	failed = make(map[string]error)
-	if b, ok := c.store.(backend.Batcher); ok && c.apply(ctx, b, entries, saved, removed, dirs, touched) {
+	if b, ok := c.store.(backend.Batcher); ok && c.applyBatch(ctx, b, entries, saved, removed, dirs, touched) {
 		return failed, make(map[string]error)
 	}
 	// Directories first, parents before children, so that the files and
@@ -291,13 +291,13 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	return failed, dfailed
 }
 
-// apply sends the whole flush to b in one Apply (see saveAndDelete) and
+// applyBatch sends the whole flush to b in one Apply (see saveAndDelete) and
 // reports whether the store took it. The directories go in as saves once
 // (a batch has no order, so they need not come before and after the files
 // as with Save), each save states the version it replaces when the store
 // is Versioned, and a removed key saved again (a directory made where a
 // node was removed) is saved in place rather than deleted.
-func (c *Context) apply(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string, dirs, touched []backend.Entry) bool {
+func (c *Context) applyBatch(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string, dirs, touched []backend.Entry) bool {
 	if len(entries)+len(removed)+len(dirs) == 0 {
 		return true
 	}
