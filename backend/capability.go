@@ -1,6 +1,10 @@
 package backend
 
-import "context"
+import (
+	"context"
+	"errors"
+	"io/fs"
+)
 
 // A Store has a small core (List, Load, Save, Delete, Close). What only some
 // stores can do is an optional capability, an interface of its own that a
@@ -29,14 +33,70 @@ type SysStore interface {
 }
 
 // Batcher is a Store that saves and deletes in one atomic batch: a reader
-// (and a crash) sees all of it or none of it. A flush is one Apply, so
-// that a rename (a save of the new key, a delete of the old) is never
-// half done.
+// (and a crash) sees all of it or none of it. A session's flush is one
+// Apply, so that a rename (a save of the new key, a delete of the old) is
+// never half done. A store that cannot make a batch atomic (a directory
+// store: one file at a time) does not claim Batcher, and its callers use
+// Save and Delete.
 type Batcher interface {
-	// Apply saves saves (as Save does, every entry checked before
-	// anything is written) and deletes deletes (as Delete does) in one
-	// atomic, durable step. A key may not be in both.
-	Apply(ctx context.Context, saves []Entry, deletes []string) error
+	// Apply saves b.Saves (as Save does) and deletes b.Deletes (as
+	// Delete does) in one atomic, durable step, and fails without
+	// writing anything when it cannot: the whole batch is checked
+	// (ValidateBatch) before anything is written, and a batch larger
+	// than the store can commit at once is refused with
+	// ErrBatchTooLarge, never split (the store documents its limit). A save whose key is in b.Expect
+	// expects that stored version, as Versioned.SaveIf does, with its
+	// conflict copy in the same step; conflicts maps such a key to its
+	// conflict key. A store that is not Versioned fails a batch with a
+	// non-empty Expect with an error wrapping errors.ErrUnsupported.
+	Apply(ctx context.Context, b Batch) (conflicts map[string]string, err error)
+}
+
+// Batch is the work of one Batcher.Apply.
+type Batch struct {
+	// Saves are saved as one Save call saves them (a key twice: the
+	// later entry wins).
+	Saves []Entry
+	// Deletes are removed; keys the store does not hold are ignored. A
+	// key may not be both saved and deleted (ErrSavedAndDeleted): the
+	// batch has no order between them.
+	Deletes []string
+	// Expect maps the key of a save to the version it replaces (see
+	// Versioned); a save whose key is not in it replaces whatever holds
+	// the key. Nil for none.
+	Expect map[string]Version
+}
+
+// ErrBatchTooLarge is returned by Batcher.Apply for a batch larger than the
+// store can make atomic (badger: one transaction); nothing was written.
+// The caller may send the work as Save and Delete calls instead, which a
+// store splits as it must.
+var ErrBatchTooLarge = errors.New("batch too large to apply atomically")
+
+// ErrSavedAndDeleted is returned by Batcher.Apply for a batch that both
+// saves and deletes a key, in a *fs.PathError naming it.
+var ErrSavedAndDeleted = errors.New("key both saved and deleted in one batch")
+
+// ValidateBatch checks b as Apply must before it writes anything: every
+// save as Save checks it (ValidateEntries), every deleted key as Delete
+// checks it (CheckStoreKey), and no key both saved and deleted.
+func ValidateBatch(b Batch) error {
+	if err := ValidateEntries(b.Saves); err != nil {
+		return err
+	}
+	saved := make(map[string]bool, len(b.Saves))
+	for _, e := range b.Saves {
+		saved[e.Key] = true
+	}
+	for _, k := range b.Deletes {
+		if err := CheckStoreKey(k); err != nil {
+			return err
+		}
+		if saved[k] {
+			return &fs.PathError{Op: "apply", Path: k, Err: ErrSavedAndDeleted}
+		}
+	}
+	return nil
 }
 
 // Change is one entry of a Watcher's feed.

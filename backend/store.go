@@ -28,6 +28,15 @@
 // carries every name of the group in one call ([ValidateEntry] states the
 // rest).
 //
+// # Capabilities
+//
+// [Store] is the core every backend has: List, Load, Save, Delete, Close.
+// What only some stores can do is an optional interface found by type
+// assertion, as io/fs does: [SysStore] (system records), [Walker],
+// [Versioned] (conditional saves), [Batcher] (saves and deletes in one
+// atomic step) and [Watcher] (a change feed). A caller asks for the
+// smallest interface it needs.
+//
 // # Errors
 //
 // A missing key is reported by Load with an error e for which
@@ -105,29 +114,13 @@ type Store interface {
 	// cannot replace it), so a caller deletes what is under it first. When Save returns
 	// nil, the entries are durable. Each entry is written atomically: a
 	// reader sees the old value or the new one, never a mix. Whether the
-	// batch as a whole is atomic is up to the backend, which documents it.
+	// batch as a whole is atomic is up to the backend, which documents it
+	// (Batcher.Apply always is).
 	Save(ctx context.Context, entries ...Entry) error
 
 	// Delete removes keys. Keys that are not in the store are ignored.
 	// When Delete returns nil, the removals are durable.
 	Delete(ctx context.Context, keys ...string) error
-
-	// SaveSys atomically and durably replaces the system record name with
-	// data. System records are memfs's own data (the event log, indexes):
-	// they live apart from keys, are never listed by List and never clash
-	// with a key of the same name. Names follow the key rules.
-	SaveSys(ctx context.Context, name string, data []byte) error
-
-	// LoadSys returns the system record name; a missing record gives an
-	// error satisfying errors.Is(err, ErrKeyNotFound).
-	LoadSys(ctx context.Context, name string) ([]byte, error)
-
-	// ListSys returns the system records whose name starts with prefix,
-	// sorted by name, with Info.Size set and no value.
-	ListSys(ctx context.Context, prefix string) ([]Entry, error)
-
-	// DeleteSys removes system records; missing names are ignored.
-	DeleteSys(ctx context.Context, names ...string) error
 
 	// Close releases the store (its lock, files and memory). A closed
 	// store must not be used.

@@ -1,7 +1,7 @@
 // Package eventlog is memfs's append-only, hash-chained log of the changes
 // that reach the store: each flush appends one [Event] per value written,
 // key deleted, key renamed or attributes changed. The log lives in the
-// store's system records ([backend.Store.SaveSys] and friends) through the
+// store's system records ([backend.SysStore.SaveSys] and friends) through the
 // small [Sys] interface, so it is the same on every backend.
 //
 // # Layout

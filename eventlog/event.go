@@ -15,8 +15,8 @@ import (
 	"github.com/memfs/memfs/meta"
 )
 
-// Sys is the part of backend.Store the log uses. Every backend.Store is a
-// Sys. If the Sys also has a DeleteSys method (as a backend.Store does), the
+// Sys is the part of backend.SysStore the log uses. Every backend.SysStore is a
+// Sys. If the Sys also has a DeleteSys method (as a backend.SysStore does), the
 // log uses it to remove chunks that a failed Append left behind.
 type Sys interface {
 	SaveSys(ctx context.Context, name string, data []byte) error

@@ -15,9 +15,9 @@ import (
 // end of the test.
 var realStores = []struct {
 	name string
-	open func(t testing.TB, dir string) backend.Store
+	open func(t testing.TB, dir string) backend.SysStore
 }{
-	{"dirstore", func(t testing.TB, dir string) backend.Store {
+	{"dirstore", func(t testing.TB, dir string) backend.SysStore {
 		t.Helper()
 		s, err := dirstore.Open(dir)
 		if err != nil {
@@ -25,7 +25,7 @@ var realStores = []struct {
 		}
 		return s
 	}},
-	{"badgerstore", func(t testing.TB, dir string) backend.Store {
+	{"badgerstore", func(t testing.TB, dir string) backend.SysStore {
 		t.Helper()
 		s, err := badgerstore.Open(dir, badgerstore.Options{})
 		if err != nil {
@@ -75,7 +75,7 @@ func TestRealStores(t *testing.T) {
 				}
 				return nil
 			})
-			l = openLog(t, es)
+			l = openLog(t, es.(backend.SysStore)) // the wrapper has the capabilities of s
 			size := l.Size()
 			if _, err := l.Append(ctx, evsAt(2500, 600, nil)); !errors.Is(err, errInjected) {
 				t.Fatalf("Append: got %v, want the injected error", err)

@@ -314,7 +314,7 @@ func privateTree(t *testing.T, c *session.Context) {
 
 // maskedLog is an event log with events about files of privateTree that
 // uid 65534 may and may not see, over more than one chunk.
-func maskedLog(t *testing.T, st backend.Store) (*eventlog.Log, map[uint64]bool) {
+func maskedLog(t *testing.T, st backend.SysStore) (*eventlog.Log, map[uint64]bool) {
 	t.Helper()
 	l, err := eventlog.Open(t.Context(), st, nil)
 	if err != nil {

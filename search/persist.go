@@ -36,14 +36,14 @@ const magic = "MFSI"
 var ErrCorrupt = errors.New("search index corrupt")
 
 // Sys is the part of a store the index is persisted in (its system
-// records); every backend.Store is one.
+// records); every backend.SysStore is one.
 type Sys interface {
 	SaveSys(ctx context.Context, name string, data []byte) error
 	LoadSys(ctx context.Context, name string) ([]byte, error)
 	ListSys(ctx context.Context, prefix string) ([]backend.Entry, error)
 }
 
-var _ Sys = backend.Store(nil)
+var _ Sys = backend.SysStore(nil)
 
 // ShardOf returns the shard of key: FNV-1a (32 bits) of the key modulo
 // Shards. It is part of the format: changing it needs a new formatVersion.

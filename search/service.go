@@ -77,7 +77,7 @@ var ErrNoCaller = errors.New("search: the caller is unknown (no session.Cred in 
 // yet, and an unflushed secret never reaches the disk.
 type Service struct {
 	c         *session.Context // immutable after OpenService
-	st        backend.Store
+	st        backend.SysStore
 	log       *slog.Logger
 	base      *Index
 	opts      Options // base's, and the overlay's of each search
@@ -107,7 +107,7 @@ type change struct {
 // from another version (size and mtime) are indexed again, and the index
 // is saved. A corrupt index (ErrCorrupt) is logged and rebuilt, as is any
 // index with opts.Rebuild. The Service then follows c until Close.
-func OpenService(ctx context.Context, c *session.Context, st backend.Store, opts ServiceOptions) (*Service, error) {
+func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, opts ServiceOptions) (*Service, error) {
 	if opts.Redactor == nil {
 		return nil, errors.New("search index: no redactor (the index is persisted: it never holds a raw secret)")
 	}

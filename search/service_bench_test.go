@@ -42,9 +42,9 @@ func BenchmarkFlushIndex(b *testing.B) {
 	for i := range notes {
 		notes[i] = flushNote(r, 1024)
 	}
-	stores := map[string]func(string) (backend.Store, error){
-		"dir":    func(d string) (backend.Store, error) { return dirstore.Open(d) },
-		"badger": func(d string) (backend.Store, error) { return badgerstore.Open(d, badgerstore.Options{}) },
+	stores := map[string]func(string) (backend.SysStore, error){
+		"dir":    func(d string) (backend.SysStore, error) { return dirstore.Open(d) },
+		"badger": func(d string) (backend.SysStore, error) { return badgerstore.Open(d, badgerstore.Options{}) },
 	}
 	for _, kind := range []string{"dir", "badger"} {
 		for _, withIndex := range []bool{false, true} {

@@ -21,10 +21,10 @@ import (
 // benchStores are the backends the session benchmarks run on.
 var benchStores = []struct {
 	name string
-	open func(dir string) (backend.Store, error)
+	open func(dir string) (backend.SysStore, error)
 }{
-	{"dir", func(dir string) (backend.Store, error) { return dirstore.Open(dir) }},
-	{"badger", func(dir string) (backend.Store, error) { return badgerstore.Open(dir, badgerstore.Options{}) }},
+	{"dir", func(dir string) (backend.SysStore, error) { return dirstore.Open(dir) }},
+	{"badger", func(dir string) (backend.SysStore, error) { return badgerstore.Open(dir, badgerstore.Options{}) }},
 }
 
 func benchKey(i int) string {

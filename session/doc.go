@@ -12,7 +12,10 @@
 // Writes ([Context.Set], [File.WriteAt], [Context.Rename], ...) change the
 // cached value and mark the key dirty; [Context.Delete] and renames mark keys
 // removed. The store is untouched until [Context.Flush], which sends every
-// dirty entry in one Save call and every removed key in one Delete call.
+// dirty entry and every removed key in one Apply when the store is a
+// backend.Batcher (one atomic step: a rename is never half done), else
+// every dirty entry in one Save call and every removed key in one Delete
+// call.
 //
 // Directories are entries of their own (mode, owner, times, extended
 // attributes; empty ones too), saved by Flush before the files in them and

@@ -33,9 +33,11 @@ type FlushStatus struct {
 	Deleted int       // keys deleted by the last successful one
 }
 
-// Flush sends every dirty entry to the store in one Save call and every
-// removed key in one Delete call, redacted (see outbound.go). Hidden keys
-// are never sent. Changes that
+// Flush sends every dirty entry and every removed key to the store,
+// redacted (see outbound.go): in one Apply when the store is a
+// backend.Batcher, else in one Save call and one Delete call
+// (saveAndDelete says how a refused entry is found). Hidden keys are never
+// sent. Changes that
 // land while Flush runs stay dirty for the next Flush. On failure everything
 // stays dirty and the error is returned.
 func (c *Context) Flush(ctx context.Context) error {

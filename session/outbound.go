@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"maps"
 	"runtime"
 	"slices"
@@ -171,17 +172,29 @@ func (c *Context) firstSighting(src []byte, f redact.Finding) bool {
 	return true
 }
 
-// saveAndDelete saves entries and deletes removed keys, Save before
-// Delete: a crash in between leaves a renamed file under both names rather
-// than under none. It returns the keys the store refused, with its errors.
-// When a batch fails, its entries are tried one by one, so that one entry
-// the store refuses (a key under a symlinked directory, a value past a
-// size limit) never keeps the others from the store. A key a refused
-// entry was renamed from is not deleted: the store keeps its last copy.
-// dirs are the dirty directories' entries; touched the clean directories
-// whose entries are saved again at the end only (their mtimes).
+// saveAndDelete saves entries and deletes removed keys. It returns the keys
+// the store refused, with its errors. dirs are the dirty directories'
+// entries; touched the clean directories whose entries are saved again at
+// the end only (their mtimes).
+//
+// A store that is a backend.Batcher gets the whole flush in one Apply: a
+// rename (the new key saved, the old deleted) is never half done, and a
+// flush on badger is one transaction. When the Apply fails (the store
+// refuses an entry, or the batch is more than it can make atomic), nothing
+// was written, and the flush goes the way of a store without batches,
+// below, which finds the entries the store refuses and saves the others.
+//
+// Otherwise Save comes before Delete: a crash in between leaves a renamed
+// file under both names rather than under none. When a batch fails, its
+// entries are tried one by one, so that one entry the store refuses (a key
+// under a symlinked directory, a value past a size limit) never keeps the
+// others from the store. A key a refused entry was renamed from is not
+// deleted: the store keeps its last copy.
 func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string, dirs, touched []backend.Entry) (failed, dfailed map[string]error) {
 	failed = make(map[string]error)
+	if b, ok := c.store.(backend.Batcher); ok && c.applyBatch(ctx, b, entries, saved, removed, dirs, touched) {
+		return failed, make(map[string]error)
+	}
 	// Directories first, parents before children, so that the files and
 	// directories under them have a place; a directory whose place a
 	// file still holds (removed below) fails here and is saved again at
@@ -278,6 +291,59 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	return failed, dfailed
 }
 
+// applyBatch sends the whole flush to b in one Apply (see saveAndDelete) and
+// reports whether the store took it. The directories go in as saves once
+// (a batch has no order, so they need not come before and after the files
+// as with Save), each save states the version it replaces when the store
+// is Versioned, and a removed key saved again (a directory made where a
+// node was removed) is saved in place rather than deleted.
+func (c *Context) applyBatch(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string, dirs, touched []backend.Entry) bool {
+	if len(entries)+len(removed)+len(dirs) == 0 {
+		return true
+	}
+	saves := make([]backend.Entry, 0, len(dirs)+len(entries)+len(touched))
+	saves = append(append(append(saves, dirs...), entries...), touched...)
+	var batch backend.Batch
+	batch.Saves = saves
+	if _, ok := c.store.(backend.Versioned); ok {
+		batch.Expect = make(map[string]backend.Version, len(entries))
+		for i, s := range saved {
+			batch.Expect[entries[i].Key] = s.expect
+		}
+	}
+	inSaves := make(map[string]bool, len(saves))
+	for _, e := range saves {
+		inSaves[e.Key] = true
+	}
+	for _, k := range removed {
+		if !inSaves[k] {
+			batch.Deletes = append(batch.Deletes, k)
+		}
+	}
+	conflicts, err := b.Apply(ctx, batch)
+	if errors.Is(err, backend.ErrBatchTooLarge) {
+		c.log.Info("flush: more than the store takes in one atomic batch; saved in parts (a crash in between can leave a renamed file under both names)",
+			"saves", len(saves), "deletes", len(batch.Deletes), "err", err)
+		return false
+	}
+	if err != nil {
+		c.log.Warn("flush: the store refused the flush as one batch; trying its entries one by one to find what it refuses",
+			"saves", len(saves), "deletes", len(batch.Deletes), "err", err)
+		return false
+	}
+	logConflicts(c.log, conflicts)
+	return true
+}
+
+// logConflicts logs the conflicts of a conditional save: another writer's
+// version kept beside the key memfs saved.
+func logConflicts(log *slog.Logger, conflicts map[string]string) {
+	for key, copyKey := range conflicts {
+		log.Warn("another program changed the store's copy of a file memfs was saving: memfs's version takes the name, the other is kept beside it",
+			"key", key, "other_version", copyKey)
+	}
+}
+
 // saveEach saves entries in one call, or one by one when that fails,
 // recording in failed what the store refused.
 func (c *Context) saveEach(ctx context.Context, entries []backend.Entry, failed map[string]error) {
@@ -304,10 +370,7 @@ func (c *Context) save(ctx context.Context, entries []backend.Entry, saved []sna
 		expect[i] = s.expect
 	}
 	conflicts, err := cs.SaveIf(ctx, entries, expect)
-	for key, copyKey := range conflicts {
-		c.log.Warn("another program changed the store's copy of a file memfs was saving: memfs's version takes the name, the other is kept beside it",
-			"key", key, "other_version", copyKey)
-	}
+	logConflicts(c.log, conflicts)
 	return err
 }
 

@@ -7,7 +7,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/session"
 )
@@ -17,11 +19,26 @@ import (
 // dirty and journaled (a crash still finds it), and saves it once the
 // store takes it.
 func TestARefusedEntryDoesNotBlockTheOthers(t *testing.T) {
-	dir := t.TempDir()
-	base := openStore(t, dir)
+	stores := []struct {
+		name string
+		open func(t *testing.T) backend.Store
+	}{
+		{"dirstore", func(t *testing.T) backend.Store { return openStore(t, t.TempDir()) }},
+		// A Batcher: the flush is one Apply, which the refused entry
+		// fails whole; the others must still reach the store.
+		{"memstore", func(t *testing.T) backend.Store { return memstore.New() }},
+	}
+	for _, tt := range stores {
+		t.Run(tt.name, func(t *testing.T) {
+			refusedEntryDoesNotBlockTheOthers(t, tt.open(t))
+		})
+	}
+}
+
+func refusedEntryDoesNotBlockTheOthers(t *testing.T, base backend.Store) {
 	refuse := true
 	st := errorstore.Wrap(base, func(op errorstore.Op, keys []string) error {
-		if refuse && (op == errorstore.OpSave || op == errorstore.OpDelete) && slices.Contains(keys, "memory/bad.md") {
+		if refuse && (op == errorstore.OpSave || op == errorstore.OpDelete || op == errorstore.OpApply) && slices.Contains(keys, "memory/bad.md") {
 			return syscall.EFBIG
 		}
 		return nil

@@ -99,7 +99,7 @@ var sample = map[string]string{
 
 // newSession returns a bootstrapped session over a seeded dirstore wrapped
 // in a recorder; the recorder is reset after bootstrap.
-func newSession(t *testing.T, opts session.Options) (*session.Context, *errorstore.Store, *recorder, string) {
+func newSession(t *testing.T, opts session.Options) (*session.Context, errorstore.Store, *recorder, string) {
 	t.Helper()
 	dir := t.TempDir()
 	base := openStore(t, dir)

@@ -457,6 +457,9 @@ func TestClose(t *testing.T) {
 	if err := s.Delete(t.Context(), "a"); !errors.Is(err, fs.ErrClosed) {
 		t.Errorf("Delete after Close = %v, want fs.ErrClosed", err)
 	}
+	if _, err := s.Apply(t.Context(), backend.Batch{Saves: []backend.Entry{entry("a", nil)}}); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Apply after Close = %v, want fs.ErrClosed", err)
+	}
 }
 
 // BenchmarkSave saves the same 1000 values of 4 KiB per op, a large flush:

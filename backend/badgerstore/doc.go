@@ -1,6 +1,8 @@
 // Package badgerstore is the embedded default backend of memfs: a
-// backend.Store in a badger v4 database (github.com/dgraph-io/badger/v4).
-// The store is one directory, and nothing runs beside memfs.
+// backend.Store in a badger v4 database (github.com/dgraph-io/badger/v4),
+// with the capabilities backend.SysStore, backend.Walker,
+// backend.Versioned and backend.Batcher. The store is one directory, and
+// nothing runs beside memfs.
 //
 //	s, err := badgerstore.Open(dir, badgerstore.Options{Logger: log})
 //	if err != nil {
@@ -79,6 +81,16 @@
 // are committed together, and a group too large for one transaction fails
 // the Save with badger.ErrTxnTooBig rather than leave its names disagreeing.
 //
+// Apply (backend.Batcher) is always one transaction: its saves, its
+// deletes and the conflict copies of its conditional saves (read in the
+// same transaction) commit together. It never splits: a batch over the
+// limit above is refused with backend.ErrBatchTooLarge before anything is
+// written, and the caller falls back to Save and Delete (a session's flush
+// does, and logs why). With the default memtable, a flush is one atomic
+// transaction up to about 2.4 MiB of small values with their keys and
+// metadata (a value of 64 KiB or more counts as a pointer) and some 13,000
+// keys.
+//
 // # Durability
 //
 // Badger runs with SyncWrites on: a commit returns once badger has synced
@@ -153,6 +165,7 @@
 // # Concurrency
 //
 // A Store is safe for concurrent use. List and Load each read one
-// consistent snapshot. Close waits for the operations in flight; after it,
+// consistent snapshot; Apply reads the versions it checks and writes in one
+// transaction. Close waits for the operations in flight; after it,
 // every method fails with an error wrapping fs.ErrClosed.
 package badgerstore

@@ -31,41 +31,11 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 		return nil, err
 	}
 	var copies []backend.Entry
-	conflicts := map[string]string{}
+	var conflicts map[string]string
 	err := s.db.View(func(txn *badger.Txn) error {
-		for i, e := range entries {
-			// The metadata record alone says the version; the value is
-			// read only for a conflict copy.
-			item, err := txn.Get(metaKey(e.Key))
-			if errors.Is(err, badger.ErrKeyNotFound) {
-				continue // absent, or removed by another writer: just save
-			}
-			if err != nil {
-				return err
-			}
-			var info backend.Info
-			if err := item.Value(func(b []byte) error {
-				var err error
-				info, err = decodeMeta(e.Key, b)
-				return err
-			}); err != nil {
-				return err
-			}
-			if backend.VersionOf(info) == expect[i] {
-				continue
-			}
-			found, err := load(txn, e.Key)
-			if err != nil {
-				return err
-			}
-			found.Key = backend.ConflictKey(e.Key, time.Now())
-			// The copy is a node of its own, not another name of the
-			// version's hard-link group.
-			found.Info.Link = ""
-			copies = append(copies, found)
-			conflicts[e.Key] = found.Key
-		}
-		return nil
+		var err error
+		copies, conflicts, err = conflictCopies(txn, entries, func(i int) (backend.Version, bool) { return expect[i], true })
+		return err
 	})
 	s.mu.RUnlock()
 	if err != nil {
@@ -75,4 +45,54 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 		return nil, err
 	}
 	return conflicts, nil
+}
+
+// conflictCopies reads, in txn, the version stored under the key of each
+// entry i for which expect(i) gives the version it expects, and returns a
+// copy of each one found that is not the one expected, under its conflict
+// key, with the map from key to conflict key. A key absent (or removed by
+// another writer) is simply saved: no copy.
+func conflictCopies(txn *badger.Txn, entries []backend.Entry, expect func(i int) (backend.Version, bool)) ([]backend.Entry, map[string]string, error) {
+	var copies []backend.Entry
+	conflicts := map[string]string{}
+	for i, e := range entries {
+		want, check := expect(i)
+		if !check {
+			continue
+		}
+		if _, done := conflicts[e.Key]; done {
+			continue // a key twice in the batch: its found version is kept once
+		}
+		// The metadata record alone says the version; the value is read
+		// only for a conflict copy.
+		item, err := txn.Get(metaKey(e.Key))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		var info backend.Info
+		if err := item.Value(func(b []byte) error {
+			var err error
+			info, err = decodeMeta(e.Key, b)
+			return err
+		}); err != nil {
+			return nil, nil, err
+		}
+		if backend.VersionOf(info) == want {
+			continue
+		}
+		found, err := load(txn, e.Key)
+		if err != nil {
+			return nil, nil, err
+		}
+		found.Key = backend.ConflictKey(e.Key, time.Now())
+		// The copy is a node of its own, not another name of the
+		// version's hard-link group.
+		found.Info.Link = ""
+		copies = append(copies, found)
+		conflicts[e.Key] = found.Key
+	}
+	return copies, conflicts, nil
 }

@@ -91,7 +91,7 @@ type Store struct {
 
 	stopGC chan struct{} // closed by Close to stop gcLoop
 	gcDone chan struct{} // closed when gcLoop has returned
-	txns   atomic.Int64  // transactions committed by Save and Delete, for tests
+	txns   atomic.Int64  // write transactions committed (every method that writes), for tests
 
 	mu     sync.RWMutex // guards closed; each operation holds it shared, so Close waits for them
 	closed bool
@@ -104,8 +104,9 @@ type Store struct {
 }
 
 var (
-	_ backend.Store  = (*Store)(nil)
-	_ backend.Walker = (*Store)(nil)
+	_ backend.Store    = (*Store)(nil)
+	_ backend.SysStore = (*Store)(nil)
+	_ backend.Walker   = (*Store)(nil)
 )
 
 // Open opens the store kept in dir, creating dir and the database if they
@@ -495,10 +496,8 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 	if err := backend.ValidateEntries(entries); err != nil {
 		return fmt.Errorf("badgerstore: save: %w", err)
 	}
-	for _, e := range entries {
-		if len(e.Value) > MaxValueSize {
-			return &fs.PathError{Op: "save", Path: e.Key, Err: fmt.Errorf("value of %d bytes is over the limit of %d", len(e.Value), MaxValueSize)}
-		}
+	if err := checkValueSizes("save", entries); err != nil {
+		return err
 	}
 	if len(entries) == 0 {
 		return nil
@@ -507,14 +506,39 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 		return err
 	}
 	defer s.mu.RUnlock()
+	if err := s.roomFor("save", entries); err != nil {
+		return err
+	}
+	if err := s.write(ctx, saveOps(entries, time.Now())); err != nil {
+		return fmt.Errorf("badgerstore: save: %w", err)
+	}
+	return nil
+}
+
+// checkValueSizes refuses an entry whose value is over MaxValueSize.
+func checkValueSizes(op string, entries []backend.Entry) error {
+	for _, e := range entries {
+		if len(e.Value) > MaxValueSize {
+			return &fs.PathError{Op: op, Path: e.Key, Err: fmt.Errorf("value of %d bytes is over the limit of %d", len(e.Value), MaxValueSize)}
+		}
+	}
+	return nil
+}
+
+// roomFor is room for a write of entries.
+func (s *Store) roomFor(op string, entries []backend.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
 	var need int64
 	for _, e := range entries {
 		need += int64(len(e.Key)+len(e.Value)+len(e.Info.Link)) + 128
 	}
-	if err := s.room("save", entries[0].Key, need); err != nil {
-		return err
-	}
-	now := time.Now()
+	return s.room(op, entries[0].Key, need)
+}
+
+// saveOps are the ops that save entries at now.
+func saveOps(entries []backend.Entry, now time.Time) []op {
 	ops := make([]op, len(entries))
 	for i, e := range entries {
 		info := backend.SavedInfo(e, now)
@@ -522,10 +546,7 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 		// returns, and by then it is in the value log or a memtable.
 		ops[i] = op{key: e.Key, link: info.Link, meta: encodeMeta(info), value: e.Value}
 	}
-	if err := s.write(ctx, ops); err != nil {
-		return fmt.Errorf("badgerstore: save: %w", err)
-	}
-	return nil
+	return ops
 }
 
 // Delete removes keys, ignoring those that are not in the store, in one

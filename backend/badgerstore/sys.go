@@ -56,6 +56,7 @@ func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
 	if err != nil {
 		return &fs.PathError{Op: "save", Path: name, Err: err}
 	}
+	s.txns.Add(1)
 	return nil
 }
 
@@ -148,5 +149,6 @@ func (s *Store) DeleteSys(ctx context.Context, names ...string) error {
 	if err != nil {
 		return fmt.Errorf("badgerstore: delete system records: %w", err)
 	}
+	s.txns.Add(1)
 	return nil
 }

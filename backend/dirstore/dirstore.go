@@ -54,8 +54,9 @@ type Store struct {
 }
 
 var (
-	_ backend.Store  = (*Store)(nil)
-	_ backend.Walker = (*Store)(nil)
+	_ backend.Store    = (*Store)(nil)
+	_ backend.SysStore = (*Store)(nil)
+	_ backend.Walker   = (*Store)(nil)
 )
 
 // Open opens the store kept in dir, creating dir (0755) if it is missing, and

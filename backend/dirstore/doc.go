@@ -103,7 +103,11 @@
 // anything is written, so an invalid entry fails the batch with nothing
 // touched. A crash can leave a temp node behind; its name is reserved, so
 // it is never listed, and the next Open sweeps them all away (a temp
-// directory only when empty).
+// directory only when empty). Nor can a save in one file and a delete of
+// another be one step, so the store is not a backend.Batcher: a caller
+// makes its Save and Delete calls in the order that loses nothing (the
+// session saves before it deletes). Its capabilities are
+// backend.SysStore, backend.Walker and backend.Versioned.
 //
 // SaveIf (backend.Versioned) saves regular files with one name
 // conditionally; directories, symlinks, fifos, sockets, devices and

@@ -3,6 +3,17 @@
 // the operation should fail, and with which error. Tests use it to prove that
 // a failing store loses no data.
 //
+// # Capabilities
+//
+// The wrapper has the optional capabilities of the store it wraps, and only
+// those, as io/fs wrappers do: Wrap picks the type it returns from what the
+// wrapped store implements (backend.SysStore, backend.Batcher,
+// backend.Versioned), so that a caller's type assertion finds on the
+// wrapper what it would find on the store, and a conformance run checks
+// exactly what the store claims. Every capability method asks the inject
+// function first, as the core methods do (see Op). Walk is always there: it
+// falls back to List for a store that cannot walk (backend.Walk).
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use when the store it wraps is, and
@@ -28,11 +39,16 @@ type Op string
 
 // The operations a Store performs.
 const (
-	OpList   Op = "list"
-	OpLoad   Op = "load"
+	OpList Op = "list" // List and Walk
+	OpLoad Op = "load"
+	// OpSave is Save, and SaveIf (backend.Versioned): a save that states
+	// the versions it replaces is still a save.
 	OpSave   Op = "save"
 	OpDelete Op = "delete"
-	// System records; keys holds the record names.
+	// OpApply is Apply (backend.Batcher); keys holds the saved keys, then
+	// the deleted ones.
+	OpApply Op = "apply"
+	// System records (backend.SysStore); keys holds the record names.
 	OpSaveSys   Op = "savesys"
 	OpLoadSys   Op = "loadsys"
 	OpListSys   Op = "listsys"
@@ -43,8 +59,21 @@ const (
 // result lets the operation through to the wrapped store.
 type InjectFunc func(op Op, keys []string) error
 
-// Store is a backend.Store whose operations fail when its InjectFunc says so.
-type Store struct {
+// Store is what Wrap returns: a backend.Store (and Walker) whose operations
+// fail when its InjectFunc says so. Its dynamic type also implements each
+// capability of the wrapped store (see the package documentation).
+type Store interface {
+	backend.Store
+	backend.Walker
+	// SetInject replaces the inject function; nil lets everything
+	// through.
+	SetInject(fn InjectFunc)
+}
+
+// wrapper holds the wrapped store and the inject function, and carries the
+// core methods. The capability methods live on sysOps, batchOps and
+// versionOps, which Wrap embeds beside it as the wrapped store allows.
+type wrapper struct {
 	backend.Store
 
 	mu     sync.Mutex // guards inject
@@ -52,26 +81,82 @@ type Store struct {
 }
 
 var (
-	_ backend.Store  = (*Store)(nil)
-	_ backend.Walker = (*Store)(nil)
+	_ Store            = (*wrapper)(nil)
+	_ backend.SysStore = struct {
+		*wrapper
+		sysOps
+	}{}
+	_ backend.Batcher   = batchOps{}
+	_ backend.Versioned = versionOps{}
 )
 
-// Wrap returns s wrapped with fn (nil lets everything through).
-func Wrap(s backend.Store, fn InjectFunc) *Store {
-	return &Store{Store: s, inject: fn}
+// Wrap returns s wrapped with fn (nil lets everything through). The result
+// has the optional capabilities of s, and no other.
+func Wrap(s backend.Store, fn InjectFunc) Store {
+	w := &wrapper{Store: s, inject: fn}
+	_, sys := s.(backend.SysStore)
+	_, batch := s.(backend.Batcher)
+	_, ver := s.(backend.Versioned)
+	so, bo, vo := sysOps{w}, batchOps{w}, versionOps{w}
+	// One anonymous type per combination: a method set is static, so a
+	// capability the store lacks must be absent from the type, not a
+	// method that fails.
+	switch {
+	case sys && batch && ver:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+		}{w, so, bo, vo}
+	case sys && batch:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+		}{w, so, bo}
+	case sys && ver:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+		}{w, so, vo}
+	case batch && ver:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+		}{w, bo, vo}
+	case sys:
+		return struct {
+			*wrapper
+			sysOps
+		}{w, so}
+	case batch:
+		return struct {
+			*wrapper
+			batchOps
+		}{w, bo}
+	case ver:
+		return struct {
+			*wrapper
+			versionOps
+		}{w, vo}
+	}
+	return w
 }
 
 // SetInject replaces the inject function; nil lets everything through.
-func (s *Store) SetInject(fn InjectFunc) {
-	s.mu.Lock()
-	s.inject = fn
-	s.mu.Unlock()
+func (w *wrapper) SetInject(fn InjectFunc) {
+	w.mu.Lock()
+	w.inject = fn
+	w.mu.Unlock()
 }
 
-func (s *Store) check(op Op, keys []string) error {
-	s.mu.Lock()
-	fn := s.inject
-	s.mu.Unlock()
+func (w *wrapper) check(op Op, keys []string) error {
+	w.mu.Lock()
+	fn := w.inject
+	w.mu.Unlock()
 	if fn == nil {
 		return nil
 	}
@@ -79,78 +164,111 @@ func (s *Store) check(op Op, keys []string) error {
 }
 
 // List fails if the inject function says so, else lists the wrapped store.
-func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
-	if err := s.check(OpList, nil); err != nil {
+func (w *wrapper) List(ctx context.Context) ([]backend.Entry, error) {
+	if err := w.check(OpList, nil); err != nil {
 		return nil, err
 	}
-	return s.Store.List(ctx)
+	return w.Store.List(ctx)
 }
 
 // Walk fails as List does if the inject function says so, else walks the
 // wrapped store (backend.Walk: in batches even when it cannot walk).
-func (s *Store) Walk(ctx context.Context, fn func([]backend.Entry) error) error {
-	if err := s.check(OpList, nil); err != nil {
+func (w *wrapper) Walk(ctx context.Context, fn func([]backend.Entry) error) error {
+	if err := w.check(OpList, nil); err != nil {
 		return err
 	}
-	return backend.Walk(ctx, s.Store, fn)
+	return backend.Walk(ctx, w.Store, fn)
 }
 
 // Load fails if the inject function says so, else loads from the wrapped store.
-func (s *Store) Load(ctx context.Context, keys ...string) ([]backend.Entry, error) {
-	if err := s.check(OpLoad, keys); err != nil {
+func (w *wrapper) Load(ctx context.Context, keys ...string) ([]backend.Entry, error) {
+	if err := w.check(OpLoad, keys); err != nil {
 		return nil, err
 	}
-	return s.Store.Load(ctx, keys...)
+	return w.Store.Load(ctx, keys...)
 }
 
 // Save fails if the inject function says so, else saves to the wrapped store.
-func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
+func (w *wrapper) Save(ctx context.Context, entries ...backend.Entry) error {
+	if err := w.check(OpSave, keysOf(entries)); err != nil {
+		return err
+	}
+	return w.Store.Save(ctx, entries...)
+}
+
+// Delete fails if the inject function says so, else deletes from the wrapped store.
+func (w *wrapper) Delete(ctx context.Context, keys ...string) error {
+	if err := w.check(OpDelete, keys); err != nil {
+		return err
+	}
+	return w.Store.Delete(ctx, keys...)
+}
+
+func keysOf(entries []backend.Entry) []string {
 	keys := make([]string, len(entries))
 	for i, e := range entries {
 		keys[i] = e.Key
 	}
-	if err := s.check(OpSave, keys); err != nil {
-		return err
-	}
-	return s.Store.Save(ctx, entries...)
+	return keys
 }
 
-// Delete fails if the inject function says so, else deletes from the wrapped store.
-func (s *Store) Delete(ctx context.Context, keys ...string) error {
-	if err := s.check(OpDelete, keys); err != nil {
-		return err
-	}
-	return s.Store.Delete(ctx, keys...)
-}
+// sysOps are the backend.SysStore methods of a wrapper whose store has
+// them.
+type sysOps struct{ w *wrapper }
 
 // SaveSys fails if the inject function says so, else saves the record.
-func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
-	if err := s.check(OpSaveSys, []string{name}); err != nil {
+func (o sysOps) SaveSys(ctx context.Context, name string, data []byte) error {
+	if err := o.w.check(OpSaveSys, []string{name}); err != nil {
 		return err
 	}
-	return s.Store.SaveSys(ctx, name, data)
+	return o.w.Store.(backend.SysStore).SaveSys(ctx, name, data)
 }
 
 // LoadSys fails if the inject function says so, else loads the record.
-func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
-	if err := s.check(OpLoadSys, []string{name}); err != nil {
+func (o sysOps) LoadSys(ctx context.Context, name string) ([]byte, error) {
+	if err := o.w.check(OpLoadSys, []string{name}); err != nil {
 		return nil, err
 	}
-	return s.Store.LoadSys(ctx, name)
+	return o.w.Store.(backend.SysStore).LoadSys(ctx, name)
 }
 
 // ListSys fails if the inject function says so, else lists the records.
-func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, error) {
-	if err := s.check(OpListSys, []string{prefix}); err != nil {
+func (o sysOps) ListSys(ctx context.Context, prefix string) ([]backend.Entry, error) {
+	if err := o.w.check(OpListSys, []string{prefix}); err != nil {
 		return nil, err
 	}
-	return s.Store.ListSys(ctx, prefix)
+	return o.w.Store.(backend.SysStore).ListSys(ctx, prefix)
 }
 
 // DeleteSys fails if the inject function says so, else deletes the records.
-func (s *Store) DeleteSys(ctx context.Context, names ...string) error {
-	if err := s.check(OpDeleteSys, names); err != nil {
+func (o sysOps) DeleteSys(ctx context.Context, names ...string) error {
+	if err := o.w.check(OpDeleteSys, names); err != nil {
 		return err
 	}
-	return s.Store.DeleteSys(ctx, names...)
+	return o.w.Store.(backend.SysStore).DeleteSys(ctx, names...)
+}
+
+// batchOps is the backend.Batcher method of a wrapper whose store has it.
+type batchOps struct{ w *wrapper }
+
+// Apply fails if the inject function says so (OpApply), else applies the
+// batch to the wrapped store.
+func (o batchOps) Apply(ctx context.Context, b backend.Batch) (map[string]string, error) {
+	if err := o.w.check(OpApply, append(keysOf(b.Saves), b.Deletes...)); err != nil {
+		return nil, err
+	}
+	return o.w.Store.(backend.Batcher).Apply(ctx, b)
+}
+
+// versionOps is the backend.Versioned method of a wrapper whose store has
+// it.
+type versionOps struct{ w *wrapper }
+
+// SaveIf fails if the inject function says so (OpSave), else saves to the
+// wrapped store.
+func (o versionOps) SaveIf(ctx context.Context, entries []backend.Entry, expect []backend.Version) (map[string]string, error) {
+	if err := o.w.check(OpSave, keysOf(entries)); err != nil {
+		return nil, err
+	}
+	return o.w.Store.(backend.Versioned).SaveIf(ctx, entries, expect)
 }

@@ -2,11 +2,14 @@ package errorstore_test
 
 import (
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/backend/storetest"
 )
 
@@ -20,6 +23,98 @@ func TestConformance(t *testing.T) {
 		}
 		return errorstore.Wrap(s, nil), nil
 	}, storetest.Options{HostTimes: true, HostDevices: true, ImplicitDirs: true})
+}
+
+// Over a memory store the wrapper claims every capability the memory store
+// has, and the suite checks each of them through the wrapper.
+func TestConformanceMem(t *testing.T) {
+	var mu sync.Mutex // guards opened
+	opened := map[string]*memstore.Store{}
+	storetest.Run(t, func(t *testing.T, dir string) (backend.Store, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		s := memstore.New()
+		if prev, ok := opened[dir]; ok {
+			var err error
+			if s, err = prev.Reopen(); err != nil {
+				return nil, err
+			}
+		}
+		opened[dir] = s
+		return errorstore.Wrap(s, nil), nil
+	})
+}
+
+// core is a store with the core methods alone.
+type core struct{ backend.Store }
+
+// The wrapper has exactly the capabilities of the store it wraps.
+func TestCapabilities(t *testing.T) {
+	ds, err := dirstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	ms := memstore.New()
+	tests := []struct {
+		name                string
+		inner               backend.Store
+		sys, batch, version bool
+	}{
+		{"memstore", ms, true, true, true},
+		{"dirstore", ds, true, false, true},
+		{"core only", core{ms}, false, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := errorstore.Wrap(tt.inner, nil)
+			_, sys := w.(backend.SysStore)
+			_, batch := w.(backend.Batcher)
+			_, version := w.(backend.Versioned)
+			if sys != tt.sys || batch != tt.batch || version != tt.version {
+				t.Errorf("SysStore, Batcher, Versioned = %v, %v, %v; want %v, %v, %v", sys, batch, version, tt.sys, tt.batch, tt.version)
+			}
+			if _, ok := w.(backend.Walker); !ok {
+				t.Error("not a Walker")
+			}
+		})
+	}
+}
+
+// A capability method asks the inject function as a core method does.
+func TestInjectsCapabilities(t *testing.T) {
+	ms := memstore.New()
+	boom := errors.New("boom")
+	var seen []errorstore.Op
+	w := errorstore.Wrap(ms, func(op errorstore.Op, keys []string) error {
+		seen = append(seen, op)
+		return boom
+	})
+	ctx := t.Context()
+	e := backend.Entry{Key: "k", Value: []byte("x"), Info: backend.Info{Mode: 0o644}}
+	errs := map[string]error{}
+	_, errs["Apply"] = w.(backend.Batcher).Apply(ctx, backend.Batch{Saves: []backend.Entry{e}, Deletes: []string{"gone"}})
+	_, errs["SaveIf"] = w.(backend.Versioned).SaveIf(ctx, []backend.Entry{e}, []backend.Version{{}})
+	sys := w.(backend.SysStore)
+	errs["SaveSys"] = sys.SaveSys(ctx, "r", []byte("x"))
+	_, errs["LoadSys"] = sys.LoadSys(ctx, "r")
+	_, errs["ListSys"] = sys.ListSys(ctx, "")
+	errs["DeleteSys"] = sys.DeleteSys(ctx, "r")
+	for m, err := range errs {
+		if !errors.Is(err, boom) {
+			t.Errorf("%s = %v, want the injected error", m, err)
+		}
+	}
+	want := []errorstore.Op{errorstore.OpApply, errorstore.OpSave, errorstore.OpSaveSys, errorstore.OpLoadSys, errorstore.OpListSys, errorstore.OpDeleteSys}
+	if !slices.Equal(seen, want) {
+		t.Errorf("ops seen = %v, want %v", seen, want)
+	}
+	if l, _ := ms.List(ctx); len(l) != 0 {
+		t.Errorf("an injected fault let %d entries through", len(l))
+	}
+	if _, err := ms.LoadSys(ctx, "r"); !errors.Is(err, backend.ErrKeyNotFound) {
+		t.Errorf("an injected SaveSys reached the store: %v", err)
+	}
 }
 
 func TestInjects(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package memstore is a backend.Store kept in memory: the reference
 // implementation of the Store contract, with every capability
-// (backend.Walker, backend.Versioned), and a test double for the packages
+// (backend.SysStore, backend.Walker, backend.Versioned, backend.Batcher),
+// and a test double for the packages
 // above the backend.
 //
 //	s := memstore.New()
@@ -33,16 +34,18 @@
 //
 // # Errors
 //
-// Save and SaveIf check the whole batch with backend.ValidateEntries, and
-// Load and Delete every key, before anything is read or written. A missing
+// Save and SaveIf check the whole batch with backend.ValidateEntries, Apply
+// with backend.ValidateBatch, and Load and Delete every key, before
+// anything is read or written. A missing
 // key gives backend.NotFound. After Close every method but Close fails
 // with an error wrapping fs.ErrClosed; Close itself may be called again.
 //
 // # Atomicity
 //
-// A Save, SaveIf or Delete is atomic as a whole: the batch is checked,
-// then applied under one lock that no reader shares, so a reader sees all
-// of it or none of it, and a refused batch changes nothing.
+// A Save, SaveIf, Delete or Apply is atomic as a whole: the batch is
+// checked, then applied under one lock that no reader shares, so a reader
+// sees all of it or none of it, and a refused batch changes nothing. A
+// batch has no size limit beyond memory.
 //
 // # Concurrency
 //
@@ -71,8 +74,10 @@ import (
 
 var (
 	_ backend.Store     = (*Store)(nil)
+	_ backend.SysStore  = (*Store)(nil)
 	_ backend.Walker    = (*Store)(nil)
 	_ backend.Versioned = (*Store)(nil)
+	_ backend.Batcher   = (*Store)(nil)
 )
 
 // Store is an in-memory backend.Store. Make one with New.
@@ -229,7 +234,7 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 		return err
 	}
 	defer s.c.mu.Unlock()
-	if err := s.c.checkDirsLocked(entries); err != nil {
+	if err := s.c.checkDirsLocked(entries, nil); err != nil {
 		return err
 	}
 	s.c.saveLocked(entries, now())
@@ -253,30 +258,62 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 		return nil, err
 	}
 	defer s.c.mu.Unlock()
+	return s.c.applyLocked(entries, func(i int) (backend.Version, bool) { return expect[i], true }, nil)
+}
+
+// Apply saves b.Saves and deletes b.Deletes in one atomic step
+// (backend.Batcher): the batch is checked, then applied under the lock no
+// reader shares. A save whose key is in b.Expect is conditional, as in
+// SaveIf. A memory store has no size limit of its own on a batch.
+func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, error) {
+	if err := backend.ValidateBatch(b); err != nil {
+		return nil, fmt.Errorf("memstore: apply: %w", err)
+	}
+	if err := s.lock(ctx, "apply"); err != nil {
+		return nil, err
+	}
+	defer s.c.mu.Unlock()
+	return s.c.applyLocked(b.Saves, func(i int) (backend.Version, bool) {
+		v, ok := b.Expect[b.Saves[i].Key]
+		return v, ok
+	}, b.Deletes)
+}
+
+// applyLocked deletes deletes and saves entries, each entry i for which
+// expect(i) gives a version expecting it (a version found that is not the
+// one expected is kept under its conflict key), or changes nothing and
+// fails. The caller has checked the batch and holds c.mu.
+func (c *contents) applyLocked(entries []backend.Entry, expect func(i int) (backend.Version, bool), deletes []string) (map[string]string, error) {
 	t := now()
 	var copies []backend.Entry
 	conflicts := map[string]string{}
 	for i, e := range entries {
-		n, ok := s.c.keys[e.Key]
-		if !ok || backend.VersionOf(n.info) == expect[i] {
-			continue // absent (or removed), or the version expected: just save
+		want, check := expect(i)
+		n, ok := c.keys[e.Key]
+		if !check || !ok || backend.VersionOf(n.info) == want {
+			continue // unconditional, absent (or removed), or the version expected: just save
 		}
 		if _, done := conflicts[e.Key]; done {
 			continue // a key twice in the batch: its found version is kept once
 		}
-		c := backend.Entry{Key: backend.ConflictKey(e.Key, t), Info: n.infoOut(), Value: n.value}
-		c.Info.Link = ""
-		if err := backend.ValidateEntry(&c); err != nil {
+		cp := backend.Entry{Key: backend.ConflictKey(e.Key, t), Info: n.infoOut(), Value: n.value}
+		cp.Info.Link = ""
+		if err := backend.ValidateEntry(&cp); err != nil {
 			return nil, fmt.Errorf("memstore: save: conflict copy of %q: %w", e.Key, err)
 		}
-		copies = append(copies, c)
-		conflicts[e.Key] = c.Key
+		copies = append(copies, cp)
+		conflicts[e.Key] = cp.Key
 	}
 	all := append(copies, entries...)
-	if err := s.c.checkDirsLocked(all); err != nil {
+	gone := make(map[string]bool, len(deletes))
+	for _, k := range deletes {
+		gone[k] = true
+	}
+	if err := c.checkDirsLocked(all, gone); err != nil {
 		return nil, err
 	}
-	s.c.saveLocked(all, t)
+	c.deleteLocked(deletes)
+	c.saveLocked(all, t)
 	return conflicts, nil
 }
 
@@ -285,8 +322,9 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 func now() time.Time { return time.Now().Round(0) }
 
 // checkDirsLocked refuses a batch in which a non-directory would replace a
-// directory entry that holds keys, in the store or in the batch.
-func (c *contents) checkDirsLocked(entries []backend.Entry) error {
+// directory entry that holds keys, in the store (but for the keys in gone,
+// deleted by the same batch) or in the batch.
+func (c *contents) checkDirsLocked(entries []backend.Entry, gone map[string]bool) error {
 	last := make(map[string]int, len(entries))
 	for i, e := range entries {
 		last[e.Key] = i
@@ -299,7 +337,7 @@ func (c *contents) checkDirsLocked(entries []backend.Entry) error {
 		prefix := e.Key + "/"
 		held := slices.ContainsFunc(entries, func(o backend.Entry) bool { return strings.HasPrefix(o.Key, prefix) })
 		for k := range c.keys {
-			held = held || strings.HasPrefix(k, prefix)
+			held = held || (strings.HasPrefix(k, prefix) && !gone[k])
 		}
 		if held {
 			return &fs.PathError{Op: "save", Path: e.Key, Err: fmt.Errorf("a directory that still holds keys (delete them first): %w", syscall.ENOTEMPTY)}
@@ -351,13 +389,18 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 		return err
 	}
 	defer s.c.mu.Unlock()
+	s.c.deleteLocked(keys)
+	return nil
+}
+
+// deleteLocked removes keys; keys that are not in the store are ignored.
+func (c *contents) deleteLocked(keys []string) {
 	for _, k := range keys {
-		if n, ok := s.c.keys[k]; ok {
-			delete(s.c.keys, k)
-			s.c.releaseLocked(n)
+		if n, ok := c.keys[k]; ok {
+			delete(c.keys, k)
+			c.releaseLocked(n)
 		}
 	}
-	return nil
 }
 
 func checkKeys(keys []string) error {

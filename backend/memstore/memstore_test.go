@@ -66,6 +66,7 @@ func TestClosed(t *testing.T) {
 	checks["Save"] = s.Save(ctx, entry("b", "b"))
 	checks["Delete"] = s.Delete(ctx, "a")
 	_, checks["SaveIf"] = s.SaveIf(ctx, []backend.Entry{entry("b", "b")}, []backend.Version{{}})
+	_, checks["Apply"] = s.Apply(ctx, backend.Batch{Saves: []backend.Entry{entry("b", "b")}, Deletes: []string{"a"}})
 	checks["Walk"] = s.Walk(ctx, func([]backend.Entry) error { return nil })
 	checks["SaveSys"] = s.SaveSys(ctx, "r", nil)
 	_, checks["LoadSys"] = s.LoadSys(ctx, "r")

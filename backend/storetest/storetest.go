@@ -12,7 +12,9 @@
 // round trips, List metadata, missing and invalid keys, reserved keys,
 // concurrency, reopening, exclusive use, and every node type (files,
 // directories, symlinks, fifos, sockets, devices) with its mode, times and
-// hard links.
+// hard links. Each optional capability (backend.SysStore, backend.Walker,
+// backend.Versioned, backend.Batcher) is checked on the stores that claim
+// it; its subtest is skipped, saying so, on the others.
 //
 // A store that physically cannot do something the contract asks (a
 // directory store cannot set a time its filesystem has no room for) runs
@@ -116,6 +118,7 @@ func RunWith(t *testing.T, open Opener, opts Options) {
 		{"TypeReplaced", s.testTypeReplaced},
 		{"InvalidEntries", s.testInvalidEntries},
 		{"Walk", s.testWalk},
+		{"Batcher", s.testBatcher},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)

@@ -102,7 +102,10 @@ func (s suite) testInvalidXAttrs(t *testing.T) {
 // the same name, and survive a reopen.
 func (s suite) testSysRecords(t *testing.T) {
 	dir := t.TempDir()
-	st := s.openT(t, dir)
+	st, ok := s.openT(t, dir).(backend.SysStore)
+	if !ok {
+		t.Skip("the store is not backend.SysStore")
+	}
 	ctx := t.Context()
 	save(t, st, entry("events/a", []byte("a key, not a record")))
 	recs := map[string][]byte{
@@ -124,7 +127,7 @@ func (s suite) testSysRecords(t *testing.T) {
 		t.Errorf("SaveSys ../escape = %v, want ErrInvalidKey", err)
 	}
 
-	check := func(st backend.Store, when string) {
+	check := func(st backend.SysStore, when string) {
 		t.Helper()
 		for n, want := range recs {
 			got, err := st.LoadSys(ctx, n)
@@ -161,7 +164,7 @@ func (s suite) testSysRecords(t *testing.T) {
 	}
 	check(st, "after save")
 	st.Close()
-	st = s.openT(t, dir)
+	st = s.openT(t, dir).(backend.SysStore)
 	check(st, "after reopen")
 
 	if err := st.DeleteSys(ctx, "index/x", "never/was"); err != nil {

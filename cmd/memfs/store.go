@@ -96,8 +96,8 @@ func storeFlag() cli.Flag {
 	}}
 }
 
-func openStore(spec storeSpec, log *slog.Logger) (backend.Store, error) {
-	var st backend.Store
+func openStore(spec storeSpec, log *slog.Logger) (backend.SysStore, error) {
+	var st backend.SysStore
 	var err error
 	switch spec.kind {
 	case "dir":

@@ -5,15 +5,16 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestOneWayOut holds the session's rule that every byte leaving memory is
 // redacted in one place: in package session, only outbound.go may hand
-// anything to the store (Save, Delete) or the journal (Append, or build a
-// journal.Record), and it seals what it hands on. A new path to disk
-// written anywhere else fails here rather than leak.
+// anything to the store (Save, Delete, SaveIf, Apply) or the journal
+// (Append, or build a journal.Record), and it seals what it hands on. A new
+// path to disk written anywhere else fails here rather than leak.
 func TestOneWayOut(t *testing.T) {
 	files, err := filepath.Glob("../../session/*.go")
 	if err != nil {
@@ -39,7 +40,7 @@ func TestOneWayOut(t *testing.T) {
 				}
 				recv := exprString(sel.X)
 				switch {
-				case strings.HasSuffix(recv, "store") && (sel.Sel.Name == "Save" || sel.Sel.Name == "Delete"):
+				case strings.HasSuffix(recv, "store") && slices.Contains([]string{"Save", "Delete", "SaveIf", "Apply"}, sel.Sel.Name):
 				case strings.HasSuffix(recv, "Journal") && sel.Sel.Name == "Append":
 				default:
 					return true

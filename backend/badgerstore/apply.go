@@ -1,0 +1,75 @@
+package badgerstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/memfs/memfs/backend"
+)
+
+var _ backend.Batcher = (*Store)(nil)
+
+// Apply saves b.Saves and deletes b.Deletes in one badger transaction
+// (backend.Batcher): the conflict copies of the saves in b.Expect (read in
+// the same transaction, see SaveIf), the saves and the deletes commit
+// together or not at all. The batch is checked whole (backend.ValidateBatch,
+// value sizes) before anything is written. A batch that does not fit in one
+// transaction (see Transactions in the package documentation) is refused
+// with backend.ErrBatchTooLarge and nothing written: Apply never splits,
+// since a split batch is not atomic; Save and Delete do split.
+func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, error) {
+	if err := backend.ValidateBatch(b); err != nil {
+		return nil, fmt.Errorf("badgerstore: apply: %w", err)
+	}
+	if err := checkValueSizes("apply", b.Saves); err != nil {
+		return nil, err
+	}
+	if err := s.use("apply"); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("badgerstore: apply: %w", err)
+	}
+	if len(b.Saves) == 0 && len(b.Deletes) == 0 {
+		return map[string]string{}, nil
+	}
+	if err := s.roomFor("apply", b.Saves); err != nil {
+		return nil, err
+	}
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	// Reads in a write transaction see the store as it was when the
+	// transaction began, plus its own writes, of which there are none yet.
+	copies, conflicts, err := conflictCopies(txn, b.Saves, func(i int) (backend.Version, bool) {
+		v, ok := b.Expect[b.Saves[i].Key]
+		return v, ok
+	})
+	if err != nil {
+		return nil, fmt.Errorf("badgerstore: apply: %w", err)
+	}
+	ops := saveOps(append(copies, b.Saves...), time.Now())
+	for _, k := range b.Deletes {
+		ops = append(ops, op{key: k, remove: true})
+	}
+	n, _, err := fill(txn, ops)
+	if err != nil {
+		return nil, fmt.Errorf("badgerstore: apply: %w", err)
+	}
+	if n < len(ops) {
+		return nil, fmt.Errorf("badgerstore: apply: %d saves and %d deletes do not fit in one transaction (%d keys did): %w",
+			len(b.Saves)+len(copies), len(b.Deletes), n, backend.ErrBatchTooLarge)
+	}
+	if err := txn.Commit(); err != nil {
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			err = fmt.Errorf("%w: %w", backend.ErrBatchTooLarge, err)
+		}
+		return nil, fmt.Errorf("badgerstore: apply: %w", err)
+	}
+	s.txns.Add(1)
+	return conflicts, nil
+}
