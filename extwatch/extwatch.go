@@ -1,9 +1,10 @@
-// Package extwatch brings changes that other programs make in a directory
-// store (an editor on the store, a git pull, a sync tool) into a running
+// Package extwatch brings changes that other programs make in a store (an
+// editor on a directory store, a git pull, a sync tool) into a running
 // session, and through it to the mount.
 //
-// A Watcher watches the store's root recursively with fsnotify (new
-// directories included). Events are debounced per key: a key is processed
+// A Watcher follows the store's change feed (backend.Watcher: the
+// directory store's is its fsnotify watch). Changes are debounced per key:
+// a key is processed
 // once it has been quiet for Options.Debounce, and re-read if it changed
 // while it was read, so a file written in several steps is never served
 // half-written. Then:
@@ -51,11 +52,10 @@
 //
 // # Concurrency
 //
-// Start starts three goroutines: one takes fsnotify's events, one (the
-// worker) processes the keys that are due, and one reconciles the session
-// with the store once. A watch error (an overflow) starts another
-// reconcile, and a new directory a walk that watches it; they run beside
-// the worker. Keys are processed one at a time, on the worker: the
+// Start starts three goroutines: one takes the store's change feed, one
+// (the worker) processes the keys that are due, and one reconciles the
+// session with the store once. A Change{Lost: true} (an overflow) starts
+// another reconcile, which runs beside the worker. Keys are processed one at a time, on the worker: the
 // Applier's methods are called from it alone, never concurrently, with no
 // lock of the Watcher held, and the worker waits for each. The session
 // calls its watchers on the worker too, for the changes it applies. The
@@ -63,8 +63,8 @@
 // the store and reads the session while the worker stats, loads and saves
 // keys); the Logger is called from every goroutine.
 //
-// Close cancels the goroutines, closes the fsnotify watcher and waits for
-// them all, the key being processed included (and the Applier call it is
+// Close cancels the goroutines and the feed, and waits for them all (the
+// feed's goroutine closes its channel as it ends), the key being processed included (and the Applier call it is
 // in). It must therefore not be called from anything the Watcher's
 // goroutines call: an Applier method, the Logger, or a session watch
 // callback. Close may be called more than once.
@@ -74,24 +74,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/session"
 )
 
-// Store is the directory store being watched. Save is used only to
-// rewrite, redacted, a file in which another program wrote a secret.
+// Store is the store being watched: its change feed (backend.Watcher),
+// and the reads that bring a change in. Save is used only to rewrite,
+// redacted, a file in which another program wrote a secret.
 type Store interface {
-	Root() string
+	backend.Watcher
 	Stat(ctx context.Context, key string) (backend.Info, error)
 	Load(ctx context.Context, keys ...string) ([]backend.Entry, error)
 	List(ctx context.Context) ([]backend.Entry, error)
@@ -125,8 +120,6 @@ type Watcher struct {
 	c    *session.Context
 	opts Options
 	log  *slog.Logger
-	root string
-	w    *fsnotify.Watcher
 
 	mu      sync.Mutex // guards pending
 	pending map[string]time.Time
@@ -136,9 +129,10 @@ type Watcher struct {
 	done   sync.WaitGroup
 }
 
-// Start begins watching st's root and returns the running Watcher. It
-// reconciles the session with the store once in the background, so that a
-// change made between the session's bootstrap and Start is not missed.
+// Start begins following st's change feed and returns the running
+// Watcher. It reconciles the session with the store once in the
+// background, so that a change made between the session's bootstrap and
+// Start is not missed.
 func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 50 * time.Millisecond
@@ -146,20 +140,16 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Watcher{st: st, c: c, opts: opts, log: opts.Logger, root: st.Root(), w: fw,
-		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel}
-	if err := w.addTree(w.root, false); err != nil {
-		fw.Close()
+	feed, err := st.Watch(ctx)
+	if err != nil {
 		cancel()
 		return nil, err
 	}
+	w := &Watcher{st: st, c: c, opts: opts, log: opts.Logger,
+		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel}
 	w.done.Add(3)
-	go w.events(ctx)
+	go w.events(ctx, feed)
 	go w.worker(ctx)
 	go w.reconcile(ctx)
 	return w, nil
@@ -168,54 +158,14 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 // Close stops the watcher.
 func (w *Watcher) Close() error {
 	w.cancel()
-	err := w.w.Close()
 	w.done.Wait()
-	return err
+	return nil
 }
 
-// key returns the store key of path, or false for the root, a path outside
-// it, or a name that lives in the session only.
-func (w *Watcher) key(path string) (string, bool) {
-	rel, err := filepath.Rel(w.root, path)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return "", false
-	}
-	k := filepath.ToSlash(rel)
-	if backend.ValidateKey(k) != nil || w.c.Local(k) {
-		return "", false
-	}
-	return k, true
-}
-
-// addTree watches dir and every directory below it; with schedule, it also
-// schedules every file found (a directory that appeared with content).
-func (w *Watcher) addTree(dir string, schedule bool) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == dir {
-				return err
-			}
-			return nil
-		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if err := w.w.Add(p); err != nil && p == dir {
-				return err
-			}
-			return nil
-		}
-		if schedule && d.Type().IsRegular() {
-			if k, ok := w.key(p); ok {
-				w.schedule(k)
-			}
-		}
-		return nil
-	})
+// follow reports whether key is one to follow: not a name that lives in the
+// session only.
+func (w *Watcher) follow(key string) bool {
+	return backend.ValidateKey(key) == nil && !w.c.Local(key)
 }
 
 func (w *Watcher) schedule(key string) {
@@ -228,45 +178,18 @@ func (w *Watcher) schedule(key string) {
 	}
 }
 
-func (w *Watcher) events(ctx context.Context) {
+// events takes the store's feed until it closes (when ctx is done).
+func (w *Watcher) events(ctx context.Context, feed <-chan backend.Change) {
 	defer w.done.Done()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case err, ok := <-w.w.Errors:
-			if !ok {
-				return
-			}
-			// An overflow means events were lost: look at everything again.
-			w.log.Warn("store watch error; reconciling", "err", err)
+	for ch := range feed {
+		switch {
+		case ch.Lost:
+			// Changes were lost: look at everything again.
+			w.log.Warn("the store's change feed lost changes; reconciling")
 			w.done.Add(1)
 			go w.reconcile(ctx)
-		case ev, ok := <-w.w.Events:
-			if !ok {
-				return
-			}
-			k, ok := w.key(ev.Name)
-			if !ok {
-				continue
-			}
-			if ev.Has(fsnotify.Create) {
-				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-					w.done.Add(1)
-					go func() {
-						defer w.done.Done()
-						w.addTree(ev.Name, true)
-					}()
-					continue
-				}
-			}
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				// A directory that went away: every key under it.
-				for _, e := range w.c.Entries(k + "/") {
-					w.schedule(e.Key)
-				}
-			}
-			w.schedule(k)
+		case w.follow(ch.Key):
+			w.schedule(ch.Key)
 		}
 	}
 }
@@ -436,6 +359,14 @@ func (w *Watcher) rewrite(ctx context.Context, e *backend.Entry, read backend.In
 }
 
 func (w *Watcher) removed(key string) {
+	if st, err := w.c.Stat(key); err == nil && st.IsDir {
+		// A directory that went away (the store reports it, not each
+		// key it held): every key under it.
+		for _, e := range w.c.Entries(key + "/") {
+			w.schedule(e.Key)
+		}
+		return
+	}
 	if !w.c.Has(key) {
 		return
 	}
