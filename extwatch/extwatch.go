@@ -74,6 +74,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"sync"
 	"time"
@@ -94,15 +95,20 @@ type Store interface {
 }
 
 // Applier carries an external change out through the mountpoint, in a
-// process other than memfs's, so that the kernel emits inotify events.
+// process other than memfs's, so that the kernel emits inotify events (a
+// Helper). A create or removal is announced in the session before it is
+// sent. An error says the Applier cannot take changes any more: the
+// Watcher then applies them to the session directly. An Applier that also
+// has a method Exited() <-chan struct{} (a Helper does) is given up as
+// soon as that channel closes.
 type Applier interface {
-	// Create makes key appear with e (dirty: it is a conflict copy that
-	// the store does not hold yet).
-	Create(key string, e backend.Entry, dirty bool) error
+	// Create makes key appear, with mode; the session holds its value
+	// (session.Context.AnnounceCreate).
+	Create(key string, mode fs.FileMode) error
 	// Touch tells watchers that key was modified (its new value is
 	// already in the session): it must change nothing, whenever it runs.
 	Touch(key string) error
-	// Remove removes key.
+	// Remove removes key (announced: session.Context.AnnounceRemove).
 	Remove(key string) error
 }
 
@@ -124,6 +130,13 @@ type Watcher struct {
 	mu      sync.Mutex // guards pending
 	pending map[string]time.Time
 	wake    chan struct{}
+
+	// The worker's alone: the Applier while it takes changes (nil once
+	// it failed), and the keys with announcements sent to it, until
+	// their deadline, when what it has not taken is applied directly.
+	applier Applier
+	exited  <-chan struct{} // the Applier's Exited, if it has one
+	sent    map[string]time.Time
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -147,7 +160,11 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 		return nil, err
 	}
 	w := &Watcher{st: st, c: c, opts: opts, log: opts.Logger,
-		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel}
+		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel,
+		applier: opts.Applier, sent: make(map[string]time.Time)}
+	if x, ok := opts.Applier.(interface{ Exited() <-chan struct{} }); ok {
+		w.exited = x.Exited()
+	}
 	w.done.Add(3)
 	go w.events(ctx, feed)
 	go w.worker(ctx)
@@ -196,12 +213,15 @@ func (w *Watcher) events(ctx context.Context, feed <-chan backend.Change) {
 
 func (w *Watcher) worker(ctx context.Context) {
 	defer w.done.Done()
+	// What the Applier was sent and has not taken by now never will be
+	// (the mount is going away): into the session directly.
+	defer w.sweep(time.Time{})
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for {
 		now := time.Now()
+		next := w.sweep(now)
 		var due []string
-		next := now.Add(time.Hour)
 		w.mu.Lock()
 		for k, at := range w.pending {
 			if !at.After(now) {
@@ -227,8 +247,62 @@ func (w *Watcher) worker(ctx context.Context) {
 			return
 		case <-w.wake:
 		case <-t.C:
+		case <-w.exited:
+			w.helperFailed(ErrHelperExited)
 		}
 	}
+}
+
+// sweep applies directly what was sent to the Applier and not taken by
+// its deadline (all of it with a zero now), and returns the next deadline
+// (an hour from now when there is none).
+func (w *Watcher) sweep(now time.Time) time.Time {
+	next := now.Add(time.Hour)
+	for k, at := range w.sent {
+		if !now.IsZero() && at.After(now) {
+			next = minTime(next, at)
+			continue
+		}
+		delete(w.sent, k)
+		ok, err := w.c.ApplyAnnounced(k)
+		switch {
+		case err != nil:
+			w.log.Error("external change: cannot apply", "key", k, "err", err)
+		case ok && !now.IsZero():
+			w.log.Warn("the mount helper did not carry out an external change in time: applied directly, watchers on the mount see no event for it", "key", k)
+		}
+	}
+	return next
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// send hands a change of key to the Applier (announced, when announced is
+// true); when the Applier fails, it is given up and what it was sent is
+// applied directly.
+func (w *Watcher) send(key string, announced bool, fn func(Applier) error) {
+	if announced {
+		w.sent[key] = time.Now().Add(session.AnnounceTTL)
+	}
+	if err := fn(w.applier); err != nil {
+		w.helperFailed(err)
+	}
+}
+
+// helperFailed gives the Applier up, saying so once, and applies directly
+// every change it was sent and may not have carried out.
+func (w *Watcher) helperFailed(err error) {
+	if w.applier == nil {
+		return
+	}
+	w.applier, w.exited = nil, nil
+	w.log.Error("the mount helper failed: external changes now reach the mount directly, and watchers on it see no events for them", "err", err)
+	w.sweep(time.Time{})
 }
 
 // process brings the session's view of key in line with the store's.
@@ -309,7 +383,21 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		if err := w.c.Put(e); err != nil {
 			w.log.Error("external change: cannot keep the conflict copy", "key", key, "err", err)
 		}
-	case w.c.Has(key) || w.opts.Applier == nil:
+	default:
+		if w.applier != nil {
+			// Through the mount: announced in the session, unless the
+			// session has the key (the helper's create would fail), then
+			// sent to the helper.
+			announced, err := w.c.AnnounceCreate(e, dirty)
+			if err != nil {
+				w.log.Error("external change: cannot apply", "key", key, "err", err)
+				return
+			}
+			if announced {
+				w.send(key, true, func(a Applier) error { return a.Create(key, e.Info.Mode) })
+				return
+			}
+		}
 		var err error
 		if dirty {
 			err = w.c.Put(e)
@@ -320,11 +408,9 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
 			return
 		}
-		if w.opts.Applier != nil {
-			w.apply(key, func() error { return w.opts.Applier.Touch(key) })
+		if w.applier != nil {
+			w.send(key, false, func(a Applier) error { return a.Touch(key) })
 		}
-	default:
-		w.apply(key, func() error { return w.opts.Applier.Create(key, e, dirty) })
 	}
 }
 
@@ -374,18 +460,13 @@ func (w *Watcher) removed(key string) {
 		w.log.Warn("external removal of a key with unflushed changes: memfs keeps its value", "key", key)
 		return
 	}
-	if w.opts.Applier != nil {
-		w.apply(key, func() error { return w.opts.Applier.Remove(key) })
+	if w.applier != nil {
+		w.c.AnnounceRemove(key)
+		w.send(key, true, func(a Applier) error { return a.Remove(key) })
 		return
 	}
 	if _, err := w.c.RemoveExternal(key); err != nil {
 		w.log.Error("external removal: cannot apply", "key", key, "err", err)
-	}
-}
-
-func (w *Watcher) apply(key string, fn func() error) {
-	if err := fn(); err != nil {
-		w.log.Error("external change: the mount helper failed", "key", key, "err", err)
 	}
 }
 

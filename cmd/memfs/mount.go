@@ -242,9 +242,9 @@ func mountAction(c *cli.Context) error {
 	mounted = true
 	// A directory store can be changed by other programs: follow them.
 	var ext *extwatch.Watcher
-	var app *applier
+	var app *extwatch.Helper
 	if ds, ok := o.store.(*dirstore.Store); ok && !c.Bool("read-only") {
-		app, err = startApplier(mnt, root, c.App.ErrWriter)
+		app, err = startHelper(mnt, c.App.ErrWriter)
 		if err != nil {
 			log.Warn("no helper process for external changes: they reach the mount, but watchers on it see no events", "err", err)
 		}
@@ -262,7 +262,7 @@ func mountAction(c *cli.Context) error {
 			ext = nil
 		}
 		if app != nil {
-			app.stop()
+			app.Close()
 			app = nil
 		}
 	}
