@@ -1,10 +1,11 @@
 // Package extwatch brings changes that other programs make in a store (an
 // editor on a directory store, a git pull, a sync tool) into a running
-// session, and through it to the mount.
+// session, and through it to the mount. It holds both ends of the helper
+// protocol that shows those changes to watchers on the mount.
 //
 // A Watcher follows the store's change feed (backend.Watcher: the
-// directory store's is its fsnotify watch). Changes are debounced per key:
-// a key is processed
+// directory store's is its fsnotify watch; a store that is no Watcher
+// cannot be followed). Changes are debounced per key: a key is processed
 // once it has been quiet for Options.Debounce, and re-read if it changed
 // while it was read, so a file written in several steps is never served
 // half-written. Then:
@@ -12,20 +13,41 @@
 //   - memfs's own flushes coming back (same size and mtime as what the
 //     session wrote or holds) are ignored;
 //   - a new or changed file becomes the session's value, clean (the store
-//     has it); a removed file leaves the session;
+//     has it); a removed file leaves the session, and a removed directory
+//     every key the session holds under it;
 //   - a change to a key that is dirty in the session is a conflict: the
 //     session's value stays under the key, and the external value is kept
 //     beside it under session.ConflictKey and saved at the next flush.
 //     A removal of a dirty key keeps the session's value. Nothing is lost,
 //     and a conflict never blocks a flush.
 //
-// With an Applier (the mount's helper process), creations, removals and
-// modifications are carried out through the mountpoint, so that the
-// kernel emits real inotify events to watchers on the mount; without one,
-// they go to the session directly and the kernel's caches are invalidated.
+// Names that live in the session only (session.Context.Local: memfs's
+// reserved names, an editor's swap files) are ignored.
 //
-// Hidden names (memfs's temp files, lock and journal, an editor's swap
-// files) are ignored.
+// # The helper protocol
+//
+// Changes applied to the session reach the mount, but behind the kernel:
+// watchers on the mount get no inotify event for them (on every FUSE
+// filesystem), and the serving process must never touch its own mount, or
+// it can deadlock. So, with an Applier (a Helper: a process started with
+// StartHelper that runs RunHelper on the mountpoint), creations, removals
+// and modifications are carried out through the mountpoint:
+//
+//   - a new file is announced in the session with its whole value
+//     (session.Context.AnnounceCreate), then the helper creates it with
+//     O_CREAT|O_EXCL and the mount, recognising the announcement, makes
+//     it appear with that value at once;
+//   - a removal is announced (AnnounceRemove), then the helper unlinks it;
+//   - a modification is applied to the session, then the helper touches
+//     the file (a fallocate that keeps its size: IN_MODIFY, no change).
+//
+// When the helper cannot take a change (a send fails: the process died),
+// the Watcher says so once, gives the helper up and applies every change
+// it had sent and the mount did not take, and every later one, to the
+// session directly, as without an Applier: watchers see no event, but the
+// mount never misses a change. The same holds when the helper's process
+// exits (Helper.Exited), and for one change whose announcement was not
+// taken within session.AnnounceTTL (the helper's request failed).
 //
 // # Redaction on ingest
 //
@@ -55,19 +77,28 @@
 // Start starts three goroutines: one takes the store's change feed, one
 // (the worker) processes the keys that are due, and one reconciles the
 // session with the store once. A Change{Lost: true} (an overflow) starts
-// another reconcile, which runs beside the worker. Keys are processed one at a time, on the worker: the
-// Applier's methods are called from it alone, never concurrently, with no
-// lock of the Watcher held, and the worker waits for each. The session
-// calls its watchers on the worker too, for the changes it applies. The
-// Store and the session must be safe for concurrent use (a reconcile lists
-// the store and reads the session while the worker stats, loads and saves
-// keys); the Logger is called from every goroutine.
+// another reconcile, which runs beside the worker. Keys are processed one
+// at a time, on the worker: the Applier's methods are called from it
+// alone, never concurrently, with no lock of the Watcher held, and the
+// worker waits for each; the announcements sent and the fallback are the
+// worker's too. The session calls its watchers on the worker, for the
+// changes it applies. The Store and the session must be safe for
+// concurrent use (a reconcile lists the store and reads the session while
+// the worker stats, loads and saves keys); the Logger is called from every
+// goroutine.
 //
 // Close cancels the goroutines and the feed, and waits for them all (the
-// feed's goroutine closes its channel as it ends), the key being processed included (and the Applier call it is
-// in). It must therefore not be called from anything the Watcher's
-// goroutines call: an Applier method, the Logger, or a session watch
-// callback. Close may be called more than once.
+// feed's goroutine closes its channel as it ends), the key being processed
+// included (and the Applier call it is in); the worker applies, before it
+// ends, what the Applier was sent and the mount did not take. Close must
+// therefore not be called from anything the Watcher's goroutines call: an
+// Applier method, the Logger, or a session watch callback. Close may be
+// called more than once.
+//
+// A Helper's methods are safe for concurrent use (one mutex serializes
+// the writes on the pipe). StartHelper starts one goroutine, which waits
+// for the process and closes Exited; Close ends the process's input and
+// waits for it. RunHelper runs on the caller's goroutine.
 package extwatch
 
 import (
