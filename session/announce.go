@@ -83,6 +83,9 @@ func (c *Context) AnnounceRemove(key string) {
 // fs.ErrExist. Without an announcement, ok is false: the create is a
 // user's.
 func (c *Context) CreateAnnounced(ctx context.Context, key string) (f *File, ok bool, err error) {
+	if !c.announced(key, true) {
+		return nil, false, nil // every create but the helper's: no exclusive lock
+	}
 	c.mu.Lock()
 	a, ok := c.creates[key]
 	if ok && c.now().Before(a.deadline) {
@@ -120,6 +123,9 @@ func (c *Context) applyCreate(a announcedCreate) (conflict string, err error) {
 // false when the key has unflushed changes, which it keeps. Without an
 // announcement, ok is false: the unlink is a user's.
 func (c *Context) RemoveAnnounced(key string) (ok, removed bool, err error) {
+	if !c.announced(key, false) {
+		return false, false, nil
+	}
 	c.mu.Lock()
 	a, ok := c.removes[key]
 	if ok {
@@ -137,6 +143,19 @@ func (c *Context) RemoveAnnounced(key string) (ok, removed bool, err error) {
 	}
 	removed, err = c.RemoveExternal(key)
 	return true, removed, err
+}
+
+// announced reports whether a create (or a removal) of key is announced,
+// under the read lock.
+func (c *Context) announced(key string, create bool) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if create {
+		_, ok := c.creates[key]
+		return ok
+	}
+	_, ok := c.removes[key]
+	return ok
 }
 
 // ApplyAnnounced applies directly, expired or not, what is announced for
