@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -36,12 +37,13 @@ type MountOptions struct {
 	// IndexAtMount opens the search index right after mounting, in the
 	// background, instead of at the first search.
 	IndexAtMount bool
-	// Helper is the command (argv; the mountpoint is appended) that
-	// carries out a store's external changes through the mountpoint, so
-	// that watchers on the mount see them as inotify events: memfs mount
-	// runs its own binary's hidden __apply command. Without one, external
-	// changes reach the mount without events.
-	Helper []string
+	// Helper, when set, makes the command of the helper process that
+	// carries out a store's external changes through the mountpoint (see
+	// extwatch.RunHelper), so that watchers on the mount see them as
+	// inotify events: memfs mount runs its own binary's hidden __apply
+	// command. Without one, or when it fails, external changes reach the
+	// mount without events.
+	Helper func(mountpoint string) *exec.Cmd
 	// OnFlush, when set, is called before each flush Serve makes with
 	// why ("interval", "unmount") and the number of unflushed entries;
 	// the function it returns is called when the flush is over.
@@ -57,7 +59,7 @@ type Mount struct {
 	root *fsnode.Root
 	srv  *fuse.Server
 	ext  *extwatch.Watcher
-	app  *applier
+	app  *extwatch.Helper
 }
 
 // Mount mounts f at dir, an existing empty directory, and returns at once;
@@ -105,11 +107,11 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		return nil, fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, dir)
 	}
 	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv}
-	// A store other programs change (a directory store): follow them.
+	// A store other writers change (its Watcher feed): follow them.
 	if es, ok := f.store.(extwatch.Store); ok && !readOnly {
 		wopts := extwatch.Options{Logger: f.log}
-		if len(mo.Helper) > 0 {
-			if m.app, err = startApplier(mo.Helper, dir, root); err != nil {
+		if mo.Helper != nil {
+			if m.app, err = extwatch.StartHelper(mo.Helper(dir)); err != nil {
 				f.log.Warn("no helper process for external changes: they reach the mount, but watchers on it see no events", "err", err)
 			} else {
 				wopts.Applier = m.app
@@ -226,7 +228,7 @@ func (m *Mount) stopExternal() {
 		m.ext = nil
 	}
 	if m.app != nil {
-		m.app.stop()
+		m.app.Close()
 		m.app = nil
 	}
 }

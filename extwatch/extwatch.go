@@ -1,9 +1,11 @@
-// Package extwatch brings changes that other programs make in a directory
-// store (an editor on the store, a git pull, a sync tool) into a running
-// session, and through it to the mount.
+// Package extwatch brings changes that other programs make in a store (an
+// editor on a directory store, a git pull, a sync tool) into a running
+// session, and through it to the mount. It holds both ends of the helper
+// protocol that shows those changes to watchers on the mount.
 //
-// A Watcher watches the store's root recursively with fsnotify (new
-// directories included). Events are debounced per key: a key is processed
+// A Watcher follows the store's change feed (backend.Watcher: the
+// directory store's is its fsnotify watch; a store that is no Watcher
+// cannot be followed). Changes are debounced per key: a key is processed
 // once it has been quiet for Options.Debounce, and re-read if it changed
 // while it was read, so a file written in several steps is never served
 // half-written. Then:
@@ -11,20 +13,41 @@
 //   - memfs's own flushes coming back (same size and mtime as what the
 //     session wrote or holds) are ignored;
 //   - a new or changed file becomes the session's value, clean (the store
-//     has it); a removed file leaves the session;
+//     has it); a removed file leaves the session, and a removed directory
+//     every key the session holds under it;
 //   - a change to a key that is dirty in the session is a conflict: the
 //     session's value stays under the key, and the external value is kept
 //     beside it under session.ConflictKey and saved at the next flush.
 //     A removal of a dirty key keeps the session's value. Nothing is lost,
 //     and a conflict never blocks a flush.
 //
-// With an Applier (the mount's helper process), creations, removals and
-// modifications are carried out through the mountpoint, so that the
-// kernel emits real inotify events to watchers on the mount; without one,
-// they go to the session directly and the kernel's caches are invalidated.
+// Names that live in the session only (session.Context.Local: memfs's
+// reserved names, an editor's swap files) are ignored.
 //
-// Hidden names (memfs's temp files, lock and journal, an editor's swap
-// files) are ignored.
+// # The helper protocol
+//
+// Changes applied to the session reach the mount, but behind the kernel:
+// watchers on the mount get no inotify event for them (on every FUSE
+// filesystem), and the serving process must never touch its own mount, or
+// it can deadlock. So, with an Applier (a Helper: a process started with
+// StartHelper that runs RunHelper on the mountpoint), creations, removals
+// and modifications are carried out through the mountpoint:
+//
+//   - a new file is announced in the session with its whole value
+//     (session.Context.AnnounceCreate), then the helper creates it with
+//     O_CREAT|O_EXCL and the mount, recognising the announcement, makes
+//     it appear with that value at once;
+//   - a removal is announced (AnnounceRemove), then the helper unlinks it;
+//   - a modification is applied to the session, then the helper touches
+//     the file (a fallocate that keeps its size: IN_MODIFY, no change).
+//
+// When the helper cannot take a change (a send fails: the process died),
+// the Watcher says so once, gives the helper up and applies every change
+// it had sent and the mount did not take, and every later one, to the
+// session directly, as without an Applier: watchers see no event, but the
+// mount never misses a change. The same holds when the helper's process
+// exits (Helper.Exited), and for one change whose announcement was not
+// taken within session.AnnounceTTL (the helper's request failed).
 //
 // # Redaction on ingest
 //
@@ -51,23 +74,31 @@
 //
 // # Concurrency
 //
-// Start starts three goroutines: one takes fsnotify's events, one (the
-// worker) processes the keys that are due, and one reconciles the session
-// with the store once. A watch error (an overflow) starts another
-// reconcile, and a new directory a walk that watches it; they run beside
-// the worker. Keys are processed one at a time, on the worker: the
-// Applier's methods are called from it alone, never concurrently, with no
-// lock of the Watcher held, and the worker waits for each. The session
-// calls its watchers on the worker too, for the changes it applies. The
-// Store and the session must be safe for concurrent use (a reconcile lists
-// the store and reads the session while the worker stats, loads and saves
-// keys); the Logger is called from every goroutine.
+// Start starts three goroutines: one takes the store's change feed, one
+// (the worker) processes the keys that are due, and one reconciles the
+// session with the store once. A Change{Lost: true} (an overflow) starts
+// another reconcile, which runs beside the worker. Keys are processed one
+// at a time, on the worker: the Applier's methods are called from it
+// alone, never concurrently, with no lock of the Watcher held, and the
+// worker waits for each; the announcements sent and the fallback are the
+// worker's too. The session calls its watchers on the worker, for the
+// changes it applies. The Store and the session must be safe for
+// concurrent use (a reconcile lists the store and reads the session while
+// the worker stats, loads and saves keys); the Logger is called from every
+// goroutine.
 //
-// Close cancels the goroutines, closes the fsnotify watcher and waits for
-// them all, the key being processed included (and the Applier call it is
-// in). It must therefore not be called from anything the Watcher's
-// goroutines call: an Applier method, the Logger, or a session watch
-// callback. Close may be called more than once.
+// Close cancels the goroutines and the feed, and waits for them all (the
+// feed's goroutine closes its channel as it ends), the key being processed
+// included (and the Applier call it is in); the worker applies, before it
+// ends, what the Applier was sent and the mount did not take. Close must
+// therefore not be called from anything the Watcher's goroutines call: an
+// Applier method, the Logger, or a session watch callback. Close may be
+// called more than once.
+//
+// A Helper's methods are safe for concurrent use (one mutex serializes
+// the writes on the pipe). StartHelper starts one goroutine, which waits
+// for the process and closes Exited; Close ends the process's input and
+// waits for it. RunHelper runs on the caller's goroutine.
 package extwatch
 
 import (
@@ -76,22 +107,18 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/session"
 )
 
-// Store is the directory store being watched. Save is used only to
-// rewrite, redacted, a file in which another program wrote a secret.
+// Store is the store being watched: its change feed (backend.Watcher),
+// and the reads that bring a change in. Save is used only to rewrite,
+// redacted, a file in which another program wrote a secret.
 type Store interface {
-	Root() string
+	backend.Watcher
 	Stat(ctx context.Context, key string) (backend.Info, error)
 	Load(ctx context.Context, keys ...string) ([]backend.Entry, error)
 	List(ctx context.Context) ([]backend.Entry, error)
@@ -99,15 +126,20 @@ type Store interface {
 }
 
 // Applier carries an external change out through the mountpoint, in a
-// process other than memfs's, so that the kernel emits inotify events.
+// process other than memfs's, so that the kernel emits inotify events (a
+// Helper). A create or removal is announced in the session before it is
+// sent. An error says the Applier cannot take changes any more: the
+// Watcher then applies them to the session directly. An Applier that also
+// has a method Exited() <-chan struct{} (a Helper does) is given up as
+// soon as that channel closes.
 type Applier interface {
-	// Create makes key appear with e (dirty: it is a conflict copy that
-	// the store does not hold yet).
-	Create(key string, e backend.Entry, dirty bool) error
+	// Create makes key appear, with mode; the session holds its value
+	// (session.Context.AnnounceCreate).
+	Create(key string, mode fs.FileMode) error
 	// Touch tells watchers that key was modified (its new value is
 	// already in the session): it must change nothing, whenever it runs.
 	Touch(key string) error
-	// Remove removes key.
+	// Remove removes key (announced: session.Context.AnnounceRemove).
 	Remove(key string) error
 }
 
@@ -125,20 +157,26 @@ type Watcher struct {
 	c    *session.Context
 	opts Options
 	log  *slog.Logger
-	root string
-	w    *fsnotify.Watcher
 
 	mu      sync.Mutex // guards pending
 	pending map[string]time.Time
 	wake    chan struct{}
 
+	// The worker's alone: the Applier while it takes changes (nil once
+	// it failed), and the keys with announcements sent to it, until
+	// their deadline, when what it has not taken is applied directly.
+	applier Applier
+	exited  <-chan struct{} // the Applier's Exited, if it has one
+	sent    map[string]time.Time
+
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 }
 
-// Start begins watching st's root and returns the running Watcher. It
-// reconciles the session with the store once in the background, so that a
-// change made between the session's bootstrap and Start is not missed.
+// Start begins following st's change feed and returns the running
+// Watcher. It reconciles the session with the store once in the
+// background, so that a change made between the session's bootstrap and
+// Start is not missed.
 func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 50 * time.Millisecond
@@ -146,20 +184,20 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Watcher{st: st, c: c, opts: opts, log: opts.Logger, root: st.Root(), w: fw,
-		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel}
-	if err := w.addTree(w.root, false); err != nil {
-		fw.Close()
+	feed, err := st.Watch(ctx)
+	if err != nil {
 		cancel()
 		return nil, err
 	}
+	w := &Watcher{st: st, c: c, opts: opts, log: opts.Logger,
+		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel,
+		applier: opts.Applier, sent: make(map[string]time.Time)}
+	if x, ok := opts.Applier.(interface{ Exited() <-chan struct{} }); ok {
+		w.exited = x.Exited()
+	}
 	w.done.Add(3)
-	go w.events(ctx)
+	go w.events(ctx, feed)
 	go w.worker(ctx)
 	go w.reconcile(ctx)
 	return w, nil
@@ -168,54 +206,14 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 // Close stops the watcher.
 func (w *Watcher) Close() error {
 	w.cancel()
-	err := w.w.Close()
 	w.done.Wait()
-	return err
+	return nil
 }
 
-// key returns the store key of path, or false for the root, a path outside
-// it, or a name that lives in the session only.
-func (w *Watcher) key(path string) (string, bool) {
-	rel, err := filepath.Rel(w.root, path)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return "", false
-	}
-	k := filepath.ToSlash(rel)
-	if backend.ValidateKey(k) != nil || w.c.Local(k) {
-		return "", false
-	}
-	return k, true
-}
-
-// addTree watches dir and every directory below it; with schedule, it also
-// schedules every file found (a directory that appeared with content).
-func (w *Watcher) addTree(dir string, schedule bool) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == dir {
-				return err
-			}
-			return nil
-		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if err := w.w.Add(p); err != nil && p == dir {
-				return err
-			}
-			return nil
-		}
-		if schedule && d.Type().IsRegular() {
-			if k, ok := w.key(p); ok {
-				w.schedule(k)
-			}
-		}
-		return nil
-	})
+// follow reports whether key is one to follow: not a name that lives in the
+// session only.
+func (w *Watcher) follow(key string) bool {
+	return backend.ValidateKey(key) == nil && !w.c.Local(key)
 }
 
 func (w *Watcher) schedule(key string) {
@@ -228,57 +226,33 @@ func (w *Watcher) schedule(key string) {
 	}
 }
 
-func (w *Watcher) events(ctx context.Context) {
+// events takes the store's feed until it closes (when ctx is done).
+func (w *Watcher) events(ctx context.Context, feed <-chan backend.Change) {
 	defer w.done.Done()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case err, ok := <-w.w.Errors:
-			if !ok {
-				return
-			}
-			// An overflow means events were lost: look at everything again.
-			w.log.Warn("store watch error; reconciling", "err", err)
+	for ch := range feed {
+		switch {
+		case ch.Lost:
+			// Changes were lost: look at everything again.
+			w.log.Warn("the store's change feed lost changes; reconciling")
 			w.done.Add(1)
 			go w.reconcile(ctx)
-		case ev, ok := <-w.w.Events:
-			if !ok {
-				return
-			}
-			k, ok := w.key(ev.Name)
-			if !ok {
-				continue
-			}
-			if ev.Has(fsnotify.Create) {
-				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-					w.done.Add(1)
-					go func() {
-						defer w.done.Done()
-						w.addTree(ev.Name, true)
-					}()
-					continue
-				}
-			}
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				// A directory that went away: every key under it.
-				for _, e := range w.c.Entries(k + "/") {
-					w.schedule(e.Key)
-				}
-			}
-			w.schedule(k)
+		case w.follow(ch.Key):
+			w.schedule(ch.Key)
 		}
 	}
 }
 
 func (w *Watcher) worker(ctx context.Context) {
 	defer w.done.Done()
+	// What the Applier was sent and has not taken by now never will be
+	// (the mount is going away): into the session directly.
+	defer w.sweep(time.Time{})
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for {
 		now := time.Now()
+		next := w.sweep(now)
 		var due []string
-		next := now.Add(time.Hour)
 		w.mu.Lock()
 		for k, at := range w.pending {
 			if !at.After(now) {
@@ -304,8 +278,62 @@ func (w *Watcher) worker(ctx context.Context) {
 			return
 		case <-w.wake:
 		case <-t.C:
+		case <-w.exited:
+			w.helperFailed(ErrHelperExited)
 		}
 	}
+}
+
+// sweep applies directly what was sent to the Applier and not taken by
+// its deadline (all of it with a zero now), and returns the next deadline
+// (an hour from now when there is none).
+func (w *Watcher) sweep(now time.Time) time.Time {
+	next := now.Add(time.Hour)
+	for k, at := range w.sent {
+		if !now.IsZero() && at.After(now) {
+			next = minTime(next, at)
+			continue
+		}
+		delete(w.sent, k)
+		ok, err := w.c.ApplyAnnounced(k)
+		switch {
+		case err != nil:
+			w.log.Error("external change: cannot apply", "key", k, "err", err)
+		case ok && !now.IsZero():
+			w.log.Warn("the mount helper did not carry out an external change in time: applied directly, watchers on the mount see no event for it", "key", k)
+		}
+	}
+	return next
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// send hands a change of key to the Applier (announced, when announced is
+// true); when the Applier fails, it is given up and what it was sent is
+// applied directly.
+func (w *Watcher) send(key string, announced bool, fn func(Applier) error) {
+	if announced {
+		w.sent[key] = time.Now().Add(session.AnnounceTTL)
+	}
+	if err := fn(w.applier); err != nil {
+		w.helperFailed(err)
+	}
+}
+
+// helperFailed gives the Applier up, saying so once, and applies directly
+// every change it was sent and may not have carried out.
+func (w *Watcher) helperFailed(err error) {
+	if w.applier == nil {
+		return
+	}
+	w.applier, w.exited = nil, nil
+	w.log.Error("the mount helper failed: external changes now reach the mount directly, and watchers on it see no events for them", "err", err)
+	w.sweep(time.Time{})
 }
 
 // process brings the session's view of key in line with the store's.
@@ -386,7 +414,21 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		if err := w.c.Put(e); err != nil {
 			w.log.Error("external change: cannot keep the conflict copy", "key", key, "err", err)
 		}
-	case w.c.Has(key) || w.opts.Applier == nil:
+	default:
+		if w.applier != nil {
+			// Through the mount: announced in the session, unless the
+			// session has the key (the helper's create would fail), then
+			// sent to the helper.
+			announced, err := w.c.AnnounceCreate(e, dirty)
+			if err != nil {
+				w.log.Error("external change: cannot apply", "key", key, "err", err)
+				return
+			}
+			if announced {
+				w.send(key, true, func(a Applier) error { return a.Create(key, e.Info.Mode) })
+				return
+			}
+		}
 		var err error
 		if dirty {
 			err = w.c.Put(e)
@@ -397,11 +439,9 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
 			return
 		}
-		if w.opts.Applier != nil {
-			w.apply(key, func() error { return w.opts.Applier.Touch(key) })
+		if w.applier != nil {
+			w.send(key, false, func(a Applier) error { return a.Touch(key) })
 		}
-	default:
-		w.apply(key, func() error { return w.opts.Applier.Create(key, e, dirty) })
 	}
 }
 
@@ -436,6 +476,14 @@ func (w *Watcher) rewrite(ctx context.Context, e *backend.Entry, read backend.In
 }
 
 func (w *Watcher) removed(key string) {
+	if st, err := w.c.Stat(key); err == nil && st.IsDir {
+		// A directory that went away (the store reports it, not each
+		// key it held): every key under it.
+		for _, e := range w.c.Entries(key + "/") {
+			w.schedule(e.Key)
+		}
+		return
+	}
 	if !w.c.Has(key) {
 		return
 	}
@@ -443,18 +491,13 @@ func (w *Watcher) removed(key string) {
 		w.log.Warn("external removal of a key with unflushed changes: memfs keeps its value", "key", key)
 		return
 	}
-	if w.opts.Applier != nil {
-		w.apply(key, func() error { return w.opts.Applier.Remove(key) })
+	if w.applier != nil {
+		w.c.AnnounceRemove(key)
+		w.send(key, true, func(a Applier) error { return a.Remove(key) })
 		return
 	}
 	if _, err := w.c.RemoveExternal(key); err != nil {
 		w.log.Error("external removal: cannot apply", "key", key, "err", err)
-	}
-}
-
-func (w *Watcher) apply(key string, fn func() error) {
-	if err := fn(); err != nil {
-		w.log.Error("external change: the mount helper failed", "key", key, "err", err)
 	}
 }
 

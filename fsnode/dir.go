@@ -202,8 +202,15 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
-	if s, ok := d.root.takeStaged(key); ok {
-		return d.createExternal(ctx, key, s, out)
+	if h, ok, err := d.root.c.CreateAnnounced(ctx, key); ok {
+		// The helper's create of a file another program made in the
+		// store: it appears with its whole value, atomically.
+		if err != nil {
+			return nil, nil, 0, toErrno(err)
+		}
+		st := h.Stat()
+		d.root.fillEntry(st, out)
+		return d.root.newChild(ctx, d.EmbeddedInode(), st), &fileHandle{h: h, root: d.root}, 0, 0
 	}
 	uid, gid, _ := d.owner(ctx)
 	w := d.root.writer(ctx)
@@ -225,32 +232,6 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 		fn.seen.Store(h.Version())
 	}
 	return child, &fileHandle{h: h, root: d.root, appending: flags&syscall.O_APPEND != 0}, 0, 0
-}
-
-// createExternal is the applier's create of a file another program made in
-// the store: the file appears with its staged value, atomically.
-func (d *dirNode) createExternal(ctx context.Context, key string, s staged, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
-	if s.dirty {
-		if err := d.root.c.Put(s.e); err != nil {
-			return nil, nil, 0, toErrno(err)
-		}
-	} else {
-		conflict, err := d.root.c.ApplyExternal(s.e)
-		if err != nil {
-			return nil, nil, 0, toErrno(err)
-		}
-		if conflict != "" {
-			return nil, nil, 0, syscall.EEXIST // kept under the conflict name
-		}
-	}
-	h, err := d.root.c.Open(ctx, key)
-	if err != nil {
-		return nil, nil, 0, toErrno(err)
-	}
-	st := h.Stat()
-	d.root.fillEntry(st, out)
-	child := d.root.newChild(ctx, d.EmbeddedInode(), st)
-	return child, &fileHandle{h: h, root: d.root}, 0, 0
 }
 
 func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -287,10 +268,10 @@ func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	if d.root.takeExpected(key, "remove") {
-		// Removed from the store by another program; a key changed in
-		// the session meanwhile stays (EBUSY tells the applier so).
-		removed, err := d.root.c.RemoveExternal(key)
+	if ok, removed, err := d.root.c.RemoveAnnounced(key); ok {
+		// The helper's unlink of a key another program removed from the
+		// store; a key changed in the session meanwhile stays (EBUSY
+		// tells the helper so).
 		if err == nil && !removed {
 			return syscall.EBUSY
 		}

@@ -49,9 +49,10 @@
 // state but a few atomic fields (a directory's last attributes, a file's
 // page-cache version and its O_TMPFILE handle); the rest is the session's,
 // and a session.Context is safe for concurrent use. The methods of Root
-// (Stage, Expect, Reads, Session, Close) are safe for concurrent use too;
-// Stage keeps its entry, value included, without a copy, so the caller
-// must not change it afterwards. A Root serves one mount.
+// (Reads, Session, Close) are safe for concurrent use too. A Root serves
+// one mount. The external-change helper's create and unlink are
+// recognised by the session's announcements (session.CreateAnnounced,
+// RemoveAnnounced): fsnode holds no state for them.
 //
 // NewRoot registers a session watch and starts one goroutine, which sends
 // the kernel every cache invalidation (NotifyContent, NotifyEntry). The

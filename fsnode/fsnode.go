@@ -60,81 +60,6 @@ type Root struct {
 	answers   answerCache   // contents of .memfs/context.md, context/ and search/
 	answerIno atomic.Uint64 // inode numbers handed to answer files
 	feed      *changes.Log  // .memfs/changes
-
-	// External changes announced for the helper process that carries
-	// them out through the mountpoint: its requests for these keys are
-	// recognised by the announcement, not by its PID (FUSE reports the
-	// calling thread, and a Go process has many).
-	stageMu sync.Mutex             // guards staged and expect
-	staged  map[string]staged      // values for the helper's coming create
-	expect  map[expectKey]expected // the helper's coming removals, until a deadline
-}
-
-// announceTTL bounds how long an announcement waits for the helper: one
-// that never comes (the helper failed) must not later capture a user's
-// own create, truncate or unlink of the key.
-const announceTTL = 5 * time.Second
-
-type staged struct {
-	e        backend.Entry
-	dirty    bool
-	deadline time.Time
-}
-
-// expected counts the announcements of one key and op not yet taken: each
-// is the helper's own request, arriving once.
-type expected struct {
-	n        int
-	deadline time.Time // of the latest
-}
-
-type expectKey struct {
-	key string
-	op  string // "remove"
-}
-
-// Stage holds e for the helper's coming create of key: the file then
-// appears with its whole value at once. dirty says the store does not hold
-// it yet (a conflict copy).
-func (r *Root) Stage(key string, e backend.Entry, dirty bool) {
-	r.stageMu.Lock()
-	r.staged[key] = staged{e: e, dirty: dirty, deadline: time.Now().Add(announceTTL)}
-	r.stageMu.Unlock()
-}
-
-// Expect announces the helper's coming unlink ("remove") of key, an
-// external change already known. (The helper's touch needs no
-// announcement: a fallocate that keeps the size changes nothing.)
-func (r *Root) Expect(key, op string) {
-	r.stageMu.Lock()
-	k := expectKey{key, op}
-	e := r.expect[k]
-	r.expect[k] = expected{n: e.n + 1, deadline: time.Now().Add(announceTTL)}
-	r.stageMu.Unlock()
-}
-
-func (r *Root) takeStaged(key string) (staged, bool) {
-	r.stageMu.Lock()
-	defer r.stageMu.Unlock()
-	s, ok := r.staged[key]
-	delete(r.staged, key)
-	return s, ok && time.Now().Before(s.deadline)
-}
-
-func (r *Root) takeExpected(key, op string) bool {
-	r.stageMu.Lock()
-	defer r.stageMu.Unlock()
-	k := expectKey{key, op}
-	e, ok := r.expect[k]
-	if !ok {
-		return false
-	}
-	if e.n--; e.n <= 0 || !time.Now().Before(e.deadline) {
-		delete(r.expect, k)
-	} else {
-		r.expect[k] = e
-	}
-	return time.Now().Before(e.deadline)
 }
 
 // Reads returns how many READ requests reached memfs: with the kernel's
@@ -154,8 +79,7 @@ func NewRoot(c *session.Context, opts Options) *Root {
 			*d = time.Second
 		}
 	}
-	r := &Root{c: c, opts: opts, log: opts.Logger, feed: changes.New(0), started: time.Now(),
-		staged: make(map[string]staged), expect: make(map[expectKey]expected)}
+	r := &Root{c: c, opts: opts, log: opts.Logger, feed: changes.New(0), started: time.Now()}
 	r.root = r
 	r.queue = newNotifyQueue(r)
 	r.stop = c.Watch(r.onChange)

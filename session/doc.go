@@ -56,6 +56,13 @@
 // released; they must not block and must not call into a kernel that may
 // wait on this Context (queue the work instead).
 //
+// The announcements of the external-change helper protocol (announce.go:
+// [Context.AnnounceCreate], [Context.AnnounceRemove]) are state of the
+// Context like any other, under its lock: the mount's request that takes
+// one ([Context.CreateAnnounced], [Context.RemoveAnnounced]) and the
+// announcer's fallback ([Context.ApplyAnnounced]) each take it whole, so
+// an announcement is carried out once, by one of them.
+//
 // # Example
 //
 //	c := session.NewContext(store, session.Options{})

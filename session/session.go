@@ -161,6 +161,10 @@ type Context struct {
 	// replaced in the session, until a flush deletes or saves them.
 	bases   map[string]backend.Version
 	pending []Event // events a failed Options.Events call left for the next flush
+	// creates and removes hold the external changes announced for the
+	// mount's helper process and not taken yet (announce.go).
+	creates map[string]announcedCreate
+	removes map[string]announcedRemove
 
 	// replaying lets Replay change a read-only Context: a crashed
 	// session's journal is shown by a read-only mount, never flushed.
@@ -216,6 +220,8 @@ func NewContext(store backend.Store, opts Options) *Context {
 		written: make(map[string][]stamp),
 		gone:    make(map[string]*meta.WriterInfo),
 		bases:   make(map[string]backend.Version),
+		creates: make(map[string]announcedCreate),
+		removes: make(map[string]announcedRemove),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)

@@ -49,6 +49,9 @@ type Store struct {
 	skippedMu sync.Mutex // guards skipped
 	skipped   []string   // what the last List could not take for a key
 
+	closed  chan struct{}  // closed by Close: running Watches end
+	watches sync.WaitGroup // running Watch goroutines; Close waits for them
+
 	closeOnce sync.Once
 	closeErr  error // result of the first Close
 }
@@ -117,6 +120,7 @@ func open(dir string, o options) (*Store, error) {
 		lockFD:   int(lock.Fd()),
 		strategy: o.strategy,
 		notRoot:  os.Geteuid() != 0,
+		closed:   make(chan struct{}),
 	}
 	s.sweepTemps()
 	return s, nil
@@ -156,10 +160,13 @@ func (s *Store) Skipped() []string {
 // Root returns the absolute path of the store's directory.
 func (s *Store) Root() string { return s.dir }
 
-// Close releases the lock and the root. Calling it again does nothing and
-// returns the first call's result.
+// Close ends every running Watch (and waits for it), then releases the
+// lock and the root. Calling it again does nothing and returns the first
+// call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.watches.Wait()
 		s.closeErr = errors.Join(s.lock.Close(), s.root.Close(), unix.Close(s.rfd))
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("dirstore: close %s: %w", s.dir, s.closeErr)

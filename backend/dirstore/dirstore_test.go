@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +25,9 @@ import (
 
 // conformance names what a directory store physically cannot do: times
 // outside its filesystem's range, device nodes without CAP_MKNOD, and a
-// key without the real directories above it.
-var conformance = storetest.Options{HostTimes: true, HostDevices: true, ImplicitDirs: true}
+// key without the real directories above it; and how another program
+// changes it (for the change feed).
+var conformance = storetest.Options{HostTimes: true, HostDevices: true, ImplicitDirs: true, External: dirstore.ExternalWrite}
 
 func TestConformance(t *testing.T) {
 	storetest.RunWith(t, func(t *testing.T, dir string) (backend.Store, error) {
@@ -560,6 +562,74 @@ func TestListSkipsControlNames(t *testing.T) {
 	for _, k := range bad {
 		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(k))); err != nil || string(b) != "kept" {
 			t.Errorf("%q after List: %q, %v; want it kept", k, b, err)
+		}
+	}
+}
+
+// TestWatchIgnoresOwnNames checks that the change feed never reports
+// memfs's own names (lock, journal, temp nodes) and does not enter a
+// hidden directory, while a key beside them is reported.
+func TestWatchIgnoresOwnNames(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	ch, err := s.Watch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{dirstore.JournalName, ".memfs.lock", "memory/.memfs-tmp-x", ".git/objects/ab"} {
+		dirstore.ExternalWrite(t, dir, name, []byte("x"))
+	}
+	dirstore.ExternalWrite(t, dir, ".git/objects/cd", []byte("in a hidden directory"))
+	dirstore.ExternalWrite(t, dir, "memory/key.md", []byte("x"))
+	for c := range ch {
+		switch {
+		case c.Lost:
+			t.Fatal("Lost reported for a handful of changes")
+		case c.Key == "memory/key.md":
+			return
+		case c.Key != "memory" && c.Key != ".git":
+			t.Errorf("reported %q", c.Key)
+		}
+	}
+	t.Fatal("the channel closed")
+}
+
+// TestWatchLeavesNoGoroutine checks that a Watch's goroutines (its own and
+// fsnotify's) end when its context is cancelled and when the store closes.
+func TestWatchLeavesNoGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for _, byClose := range []bool{false, true} {
+		dir := t.TempDir()
+		s, err := dirstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		var chans []<-chan backend.Change
+		for range 5 {
+			ch, err := s.Watch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chans = append(chans, ch)
+		}
+		dirstore.ExternalWrite(t, dir, "a/b.md", []byte("unread changes pending"))
+		if byClose {
+			s.Close()
+		} else {
+			cancel()
+		}
+		for _, ch := range chans {
+			for range ch {
+			}
+		}
+		cancel()
+		s.Close()
+	}
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines, %d before the watches:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 		}
 	}
 }

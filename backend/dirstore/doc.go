@@ -157,9 +157,29 @@
 // with EPERM for a non-root process the node keeps the writer's owner and
 // Save goes on. List and Load report the owner the node really has.
 //
+// # Watch
+//
+// A Store is a backend.Watcher: Watch follows the directory with inotify
+// (fsnotify), recursively. A directory that appears is watched at once and
+// every node found in it reported (its files raised no event of their
+// own); a directory removed or renamed away is reported under its own key,
+// and the reader looks for the keys it held under it. memfs's own names
+// (backend.IsReserved: the lock, the journal, the records, temp nodes) and
+// names that are no valid key are never reported. Hidden directories
+// (".git", ".cache") are not entered: a repository holds thousands of
+// them, each an inotify watch from a small per-user budget, and a change
+// inside one is seen at the next List. An overflow of the kernel's queue
+// (or any other watch error) is reported as Change{Lost: true}.
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use. It holds no lock of its own: each
 // operation relies on the filesystem's atomic create, rename, renameat2
 // and rmdir, and resolves its keys' directories afresh.
+//
+// Each Watch runs one goroutine (and fsnotify's own), which owns its
+// inotify instance and its channel; it sends with ctx and Close watched,
+// so a reader that stops reading never holds it. It ends, closing the
+// channel, when ctx is done or Close is called; Close waits for every
+// Watch to end before it releases the store.
 package dirstore

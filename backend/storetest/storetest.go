@@ -69,6 +69,10 @@ type Options struct {
 	// compare; those that save directories check the ones they saved.
 	// Without it, List gives exactly the keys saved and not deleted.
 	ImplicitDirs bool
+
+	// External changes the store as another writer would; a store that
+	// is a backend.Watcher must set it (see ExternalFunc).
+	External ExternalFunc
 }
 
 type suite struct {
@@ -119,6 +123,7 @@ func RunWith(t *testing.T, open Opener, opts Options) {
 		{"InvalidEntries", s.testInvalidEntries},
 		{"Walk", s.testWalk},
 		{"Batcher", s.testBatcher},
+		{"Watcher", s.testWatcher},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/memfs/memfs/extwatch"
 )
 
 // TestHelperTouchNeverChangesData checks the helper's touch on its own:
@@ -27,14 +32,11 @@ func TestHelperTouchNeverChangesData(t *testing.T) {
 	}
 	fsyncPath(t, p)
 	events := watchDir(t, filepath.Join(mnt, "memory"))
-	root, err := os.OpenRoot(mnt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
 	for i := range 4 { // touches queued for one key, none announced
-		if err := applyOne(root, applyOp{Op: "touch", Key: "memory/note.md"}); err != nil {
-			t.Fatalf("touch %d: %v", i, err)
+		var logged bytes.Buffer
+		touch := strings.NewReader(`{"op":"touch","key":"memory/note.md"}` + "\n")
+		if err := extwatch.RunHelper(mnt, touch, slog.New(slog.NewTextHandler(&logged, nil))); err != nil || logged.Len() > 0 {
+			t.Fatalf("touch %d: %v %s", i, err, logged.String())
 		}
 		if got := readBack(p); got != "file 40 round 4\n" {
 			t.Fatalf("after touch %d the file reads %q", i, got)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -210,9 +211,11 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	exe, err := os.Executable()
-	if err != nil {
+	var helper func(string) *exec.Cmd
+	if exe, err := os.Executable(); err != nil {
 		log.Warn("no helper process for external changes: they reach the mount, but watchers on it see no events", "err", err)
+	} else {
+		helper = helperCommand(exe, c.App.ErrWriter)
 	}
 	m, err := o.Mount(mnt, memfs.MountOptions{
 		EntryTimeout:  c.Duration("entry-timeout"),
@@ -223,7 +226,7 @@ func mountAction(c *cli.Context) error {
 		Agent:         c.String("agent"),
 		FlushInterval: c.Duration("flush-interval"),
 		IndexAtMount:  c.Bool("index-at-mount"),
-		Helper:        helperArgv(exe),
+		Helper:        helper,
 		OnFlush: func(why string, entries int) func() {
 			return announceFlush(log, c.App.ErrWriter, why, entries)
 		},
@@ -240,15 +243,6 @@ func mountAction(c *cli.Context) error {
 	_, _, dirty, removed := o.c.Counts()
 	defer announceFlush(log, c.App.ErrWriter, "final", dirty+removed)()
 	return o.Close(ctx)
-}
-
-// helperArgv is the command that carries out external changes through the
-// mount: this binary's hidden __apply command (none without a binary).
-func helperArgv(exe string) []string {
-	if exe == "" {
-		return nil
-	}
-	return []string{exe, "__apply"}
 }
 
 // bigFlush is how many unflushed entries make a flush worth following.

@@ -1,0 +1,194 @@
+package extwatch
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The helper protocol: external changes are carried out through the
+// mountpoint by a helper process, so that the kernel emits real inotify
+// events to watchers on the mount. (Changes applied behind the kernel
+// produce none, on every FUSE filesystem; and the serving process must
+// never touch its own mount, or it can deadlock.) The serving side (a
+// Helper, the Watcher's Applier) announces each create and removal in the
+// session and writes one JSON line per change to the helper's standard
+// input; the helper (RunHelper) carries it out under the mountpoint, and
+// the mount recognises its request by the announcement.
+
+// helperOp is one line on the helper's standard input.
+type helperOp struct {
+	Op   string      `json:"op"` // create, touch or remove
+	Key  string      `json:"key"`
+	Mode fs.FileMode `json:"mode,omitempty"`
+}
+
+// RunHelper is the helper process's side: it reads changes from r and
+// carries them out under the mountpoint mnt until r ends. A change that
+// fails is logged and passed over (the serving side applies it directly
+// when its announcement expires).
+func RunHelper(mnt string, r io.Reader, log *slog.Logger) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var op helperOp
+		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
+			log.Error("mount helper: bad request", "err", err)
+			continue
+		}
+		// The mountpoint is opened per request: an open descriptor on it
+		// between requests would make a plain umount fail with EBUSY.
+		root, err := os.OpenRoot(mnt)
+		if err == nil {
+			err = helperApply(root, op)
+			root.Close()
+		}
+		if err != nil {
+			log.Warn("mount helper: external change not shown through the mount", "op", op.Op, "key", op.Key, "err", err)
+		}
+	}
+	return sc.Err()
+}
+
+func helperApply(root *os.Root, op helperOp) error {
+	name := filepath.FromSlash(op.Key)
+	switch op.Op {
+	case "create":
+		if d := filepath.Dir(name); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, op.Mode.Perm())
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	case "touch":
+		// fallocate(KEEP_SIZE) of one byte: the kernel tells watchers
+		// of a modification (IN_MODIFY), and memfs, which holds the new
+		// value already, changes nothing for it: no byte, no size. (A
+		// truncate to a size sent with the op did the same only while
+		// memfs expected it, and truncated the file for real when two
+		// touches of one key were queued, or the helper ran late.)
+		// Never a fifo put in the key's place (it would block), never
+		// through a symlink.
+		f, err := root.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if m := fi.Mode(); !m.IsRegular() || m&fs.ModeSetuid != 0 || (m&fs.ModeSetgid != 0 && m&0o010 != 0) {
+			// The kernel drops setuid, and setgid with group execute,
+			// from a file modified by a process without CAP_FSETID,
+			// and memfs would keep that change: such a file gets no
+			// event rather than losing its bits.
+			return nil
+		}
+		return unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 1)
+	case "remove":
+		return root.Remove(name)
+	}
+	return fmt.Errorf("unknown op %q", op.Op)
+}
+
+// ErrHelperExited is the error of a Helper's methods once its process has
+// exited.
+var ErrHelperExited = errors.New("extwatch: the mount helper process has exited")
+
+// Helper is the serving side of the helper protocol: the helper process,
+// and the Applier that sends it work. Its methods are safe for concurrent
+// use.
+type Helper struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has exited
+
+	mu  sync.Mutex // guards enc and in (one writer on the pipe)
+	enc *json.Encoder
+	in  io.WriteCloser
+}
+
+var _ Applier = (*Helper)(nil)
+
+// StartHelper starts cmd as the helper process. cmd must call RunHelper
+// on the mountpoint with its standard input (memfs's hidden __apply
+// command does); StartHelper sets its Stdin to a pipe and, when Dir is
+// empty, its Dir to "/", so that the helper never holds the mountpoint
+// busy. Close ends it.
+func StartHelper(cmd *exec.Cmd) (*Helper, error) {
+	if cmd.Dir == "" {
+		cmd.Dir = "/"
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	h := &Helper{cmd: cmd, exited: make(chan struct{}), enc: json.NewEncoder(in), in: in}
+	go func() {
+		cmd.Wait()
+		close(h.exited)
+	}()
+	return h, nil
+}
+
+func (h *Helper) send(op helperOp) error {
+	select {
+	case <-h.exited:
+		return ErrHelperExited
+	default:
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.enc.Encode(op); err != nil {
+		return fmt.Errorf("extwatch: mount helper: %w", err)
+	}
+	return nil
+}
+
+// Create asks the helper to create key (announced in the session).
+func (h *Helper) Create(key string, mode fs.FileMode) error {
+	return h.send(helperOp{Op: "create", Key: key, Mode: mode})
+}
+
+// Touch asks the helper to show a modification of key.
+func (h *Helper) Touch(key string) error { return h.send(helperOp{Op: "touch", Key: key}) }
+
+// Remove asks the helper to remove key (announced in the session).
+func (h *Helper) Remove(key string) error { return h.send(helperOp{Op: "remove", Key: key}) }
+
+// Exited is closed once the helper process has exited.
+func (h *Helper) Exited() <-chan struct{} { return h.exited }
+
+// PID returns the helper process's id.
+func (h *Helper) PID() int { return h.cmd.Process.Pid }
+
+// Close ends the helper after the work it has been sent, and waits for it
+// to exit. It may be called more than once.
+func (h *Helper) Close() error {
+	h.mu.Lock()
+	err := h.in.Close()
+	h.mu.Unlock()
+	<-h.exited
+	if errors.Is(err, os.ErrClosed) {
+		err = nil
+	}
+	return err
+}

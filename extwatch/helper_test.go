@@ -1,0 +1,242 @@
+package extwatch_test
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/extwatch"
+	"github.com/memfs/memfs/session"
+)
+
+// TestMain lets the test binary be the helper process: with
+// EXTWATCH_TEST_HELPER set to a directory, it runs RunHelper there.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("EXTWATCH_TEST_HELPER"); dir != "" {
+		if err := extwatch.RunHelper(dir, os.Stdin, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestRunHelper runs the helper's side on a plain directory (the kernel's
+// part, a FUSE mount, is tested by cmd/memfs): creates with their mode,
+// touches that change nothing (and never block on a fifo), removals, and a
+// bad request passed over.
+func TestRunHelper(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "kept.md"), []byte("kept"), 0o644)
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "gone.md"), []byte("x"), 0o644)
+	var logged bytes.Buffer
+	in := strings.Join([]string{
+		`{"op":"create","key":"deep/new/a.md","mode":384}`,
+		`not json`,
+		`{"op":"touch","key":"kept.md"}`,
+		`{"op":"touch","key":"kept.md"}`,
+		`{"op":"touch","key":"fifo"}`,
+		`{"op":"remove","key":"gone.md"}`,
+		`{"op":"frobnicate","key":"kept.md"}`,
+	}, "\n") + "\n"
+	if err := extwatch.RunHelper(dir, strings.NewReader(in), slog.New(slog.NewTextHandler(&logged, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "deep/new/a.md")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("create: %v, %v; want a file of mode 0600", fi, err)
+	}
+	if v, _ := os.ReadFile(filepath.Join(dir, "kept.md")); string(v) != "kept" {
+		t.Errorf("touches changed the file: %q", v)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gone.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("remove: the file is still there (%v)", err)
+	}
+	// Three failures logged: the bad request, the fifo (ENXIO: no reader,
+	// and never a wait for one) and the unknown op.
+	if got := strings.Count(logged.String(), "\n"); got != 3 || !strings.Contains(logged.String(), "bad request") ||
+		!strings.Contains(logged.String(), "key=fifo") || !strings.Contains(logged.String(), "frobnicate") {
+		t.Errorf("logged %d lines, want the bad request, the fifo and the unknown op:\n%s", got, logged.String())
+	}
+}
+
+// TestStartHelper runs the serving side with a real helper process (this
+// test binary): its changes are carried out, Close waits for them, and once
+// the process has exited Exited is closed and every send fails.
+func TestStartHelper(t *testing.T) {
+	dir := t.TempDir()
+	start := func() *extwatch.Helper {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "EXTWATCH_TEST_HELPER="+dir)
+		h, err := extwatch.StartHelper(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	h := start()
+	if err := h.Create("memory/a.md", 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "memory/a.md")); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("after Close: %v, %v; want the file created", fi, err)
+	}
+	h.Close() // again: nothing
+
+	h = start()
+	defer h.Close()
+	p, err := os.FindProcess(h.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Kill()
+	select {
+	case <-h.Exited():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Exited not closed after the helper was killed")
+	}
+	if err := h.Remove("memory/a.md"); !errors.Is(err, extwatch.ErrHelperExited) {
+		t.Fatalf("Remove after the helper exited = %v, want ErrHelperExited", err)
+	}
+}
+
+// fakeApplier records what it is sent and carries nothing out; fail makes
+// every call fail.
+type fakeApplier struct {
+	mu     sync.Mutex // guards ops
+	ops    []string
+	fail   error
+	exited chan struct{}
+}
+
+func (a *fakeApplier) record(op string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ops = append(a.ops, op)
+	return a.fail
+}
+
+func (a *fakeApplier) Create(key string, _ fs.FileMode) error { return a.record("create " + key) }
+func (a *fakeApplier) Touch(key string) error                 { return a.record("touch " + key) }
+func (a *fakeApplier) Remove(key string) error                { return a.record("remove " + key) }
+
+func (a *fakeApplier) calls() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.ops...)
+}
+
+// exitingApplier is a fakeApplier with an Exited channel, as a Helper has.
+type exitingApplier struct{ *fakeApplier }
+
+func (a exitingApplier) Exited() <-chan struct{} { return a.exited }
+
+func startWatched(t *testing.T, opts extwatch.Options) (dir string, c *session.Context) {
+	t.Helper()
+	dir = t.TempDir()
+	st, err := dirstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	st.Save(t.Context(), backend.Entry{Key: "memory/old.md", Value: []byte("old"), Info: backend.Info{Mode: 0o644}})
+	c = session.NewContext(st, session.Options{})
+	if err := c.Bootstrap(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	w, err := extwatch.Start(st, c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return dir, c
+}
+
+// TestHelperFailureFallsBack checks that changes the helper cannot take
+// (its sends fail) reach the session directly, that the failure is logged
+// once, and that the helper is not asked again.
+func TestHelperFailureFallsBack(t *testing.T) {
+	app := &fakeApplier{fail: errors.New("broken pipe")}
+	var logged lockedBuffer
+	dir, c := startWatched(t, extwatch.Options{Applier: app, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	get := func(k string) string { v, _ := c.Get(k); return string(v) }
+
+	os.WriteFile(filepath.Join(dir, "memory/new.md"), []byte("external"), 0o644)
+	waitFor(t, "the new file in the session", func() bool { return get("memory/new.md") == "external" })
+	if c.Dirty("memory/new.md") {
+		t.Error("the external value is dirty")
+	}
+	os.WriteFile(filepath.Join(dir, "memory/second.md"), []byte("second"), 0o644)
+	waitFor(t, "a second new file in the session", func() bool { return get("memory/second.md") == "second" })
+	os.Remove(filepath.Join(dir, "memory/old.md"))
+	waitFor(t, "a removal in the session", func() bool { return !c.Has("memory/old.md") })
+
+	if got := app.calls(); len(got) != 1 {
+		t.Errorf("the helper was asked %v; want one create, then nothing", got)
+	}
+	if n := strings.Count(logged.String(), "the mount helper failed"); n != 1 {
+		t.Errorf("the failure logged %d times, want once:\n%s", n, logged.String())
+	}
+	// Nothing announced is left to capture a user's create.
+	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/new.md"); ok {
+		t.Error("an announcement was left behind")
+	}
+}
+
+// TestHelperExitFallsBack checks that changes sent to a helper that then
+// exits without carrying them out reach the session as soon as it exits,
+// and later ones directly.
+func TestHelperExitFallsBack(t *testing.T) {
+	app := exitingApplier{&fakeApplier{exited: make(chan struct{})}}
+	dir, c := startWatched(t, extwatch.Options{Applier: app})
+	get := func(k string) string { v, _ := c.Get(k); return string(v) }
+
+	os.WriteFile(filepath.Join(dir, "memory/new.md"), []byte("external"), 0o644)
+	waitFor(t, "the create sent to the helper", func() bool { return len(app.calls()) == 1 })
+	if c.Has("memory/new.md") {
+		t.Fatal("the change reached the session before the helper's create")
+	}
+	close(app.exited)
+	waitFor(t, "the sent create in the session after the helper exited", func() bool { return get("memory/new.md") == "external" })
+	os.Remove(filepath.Join(dir, "memory/old.md"))
+	waitFor(t, "a later removal in the session", func() bool { return !c.Has("memory/old.md") })
+	if got := app.calls(); len(got) != 1 {
+		t.Errorf("the helper was asked %v after it exited", got)
+	}
+}
+
+// TestHelperTimeoutFallsBack checks that a change the helper took but never
+// carried out (its request failed in the mount) reaches the session once
+// its announcement expires.
+func TestHelperTimeoutFallsBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits for session.AnnounceTTL")
+	}
+	app := &fakeApplier{}
+	dir, c := startWatched(t, extwatch.Options{Applier: app})
+	os.WriteFile(filepath.Join(dir, "memory/new.md"), []byte("external"), 0o644)
+	waitFor(t, "the create sent to the helper", func() bool { return len(app.calls()) == 1 })
+	deadline := time.Now().Add(session.AnnounceTTL + 5*time.Second)
+	for !c.Has("memory/new.md") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the change never reached the session (helper asked %v)", app.calls())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,184 @@
+package session
+
+import (
+	"context"
+	"io/fs"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// This file keeps the announcements of the external-change helper
+// protocol (package extwatch). A change another program made in the store
+// is carried out through the mountpoint by a helper process, so that the
+// kernel emits inotify events to watchers on the mount. The serving side
+// announces each change here before it sends it to the helper; the mount
+// recognises the helper's request by the announcement (not by its PID:
+// FUSE reports the calling thread, and a Go process has many) and carries
+// out the change the announcement holds. An announcement is taken once.
+// One the helper did not take (it failed, it exited) is applied directly
+// by ApplyAnnounced: the mount never misses the change, only its watchers'
+// event.
+
+// AnnounceTTL bounds how long an announcement waits for the helper's
+// request: one that never comes must not later capture a user's own
+// create or unlink of the key. The announcer applies what is left after
+// it with ApplyAnnounced.
+const AnnounceTTL = 5 * time.Second
+
+// announcedCreate is a create announced for the helper.
+type announcedCreate struct {
+	e        backend.Entry // from Ingest
+	dirty    bool          // the store does not hold e yet: a write to flush
+	deadline time.Time
+}
+
+// announcedRemove counts the removals of one key announced and not taken:
+// each is the helper's own request, arriving once.
+type announcedRemove struct {
+	n        int
+	deadline time.Time // of the latest
+}
+
+// AnnounceCreate announces the helper's coming create of e.Key, a file
+// another program made in the store: the mount's next create of the key
+// within AnnounceTTL (CreateAnnounced) makes the file appear with e's whole
+// value at once. dirty says the store does not hold e yet (the redacted
+// rewrite of the store's copy failed): the file is then a change to flush,
+// as Put makes. e is sealed as Ingest does (a no-op for e from Ingest), so
+// that no secret waits here. AnnounceCreate announces nothing and reports
+// false when the session has the key already (the helper's create would
+// fail): the caller applies the change directly.
+func (c *Context) AnnounceCreate(e backend.Entry, dirty bool) (bool, error) {
+	e, _, err := c.Ingest(e)
+	if err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.files[e.Key]; ok {
+		return false, nil
+	}
+	if _, ok := c.dirs[e.Key]; ok {
+		return false, nil
+	}
+	c.creates[e.Key] = announcedCreate{e: e, dirty: dirty, deadline: c.now().Add(AnnounceTTL)}
+	return true, nil
+}
+
+// AnnounceRemove announces the helper's coming unlink of key, which another
+// program removed from the store. Each announcement is taken once.
+func (c *Context) AnnounceRemove(key string) {
+	c.mu.Lock()
+	a := c.removes[key]
+	c.removes[key] = announcedRemove{n: a.n + 1, deadline: c.now().Add(AnnounceTTL)}
+	c.mu.Unlock()
+}
+
+// CreateAnnounced carries out the create announced for key, if one is
+// waiting and has not expired (ok): the announced entry becomes the
+// session's value (clean, as ApplyExternal makes it, or dirty, as Put) and
+// is opened. When key became dirty meanwhile (a user's create), the
+// external value is kept beside it under ConflictKey and the error wraps
+// fs.ErrExist. Without an announcement, ok is false: the create is a
+// user's.
+func (c *Context) CreateAnnounced(ctx context.Context, key string) (f *File, ok bool, err error) {
+	if !c.announced(key, true) {
+		return nil, false, nil // every create but the helper's: no exclusive lock
+	}
+	c.mu.Lock()
+	a, ok := c.creates[key]
+	if ok && c.now().Before(a.deadline) {
+		delete(c.creates, key)
+	} else {
+		ok = false
+	}
+	c.mu.Unlock()
+	if !ok {
+		return nil, false, nil
+	}
+	conflict, err := c.applyCreate(a)
+	if err != nil {
+		return nil, true, err
+	}
+	if conflict != "" {
+		// Kept under the conflict name.
+		return nil, true, pathErr("create", key, fs.ErrExist)
+	}
+	f, err = c.Open(ctx, key)
+	return f, true, err
+}
+
+// applyCreate makes an announced create the session's value, or a
+// conflict copy beside it (its key returned) when the key is dirty.
+func (c *Context) applyCreate(a announcedCreate) (conflict string, err error) {
+	if a.dirty {
+		return "", c.Put(a.e)
+	}
+	return c.ApplyExternal(a.e)
+}
+
+// RemoveAnnounced carries out one removal announced for key, if one is
+// waiting and has not expired (ok), as RemoveExternal does: removed is
+// false when the key has unflushed changes, which it keeps. Without an
+// announcement, ok is false: the unlink is a user's.
+func (c *Context) RemoveAnnounced(key string) (ok, removed bool, err error) {
+	if !c.announced(key, false) {
+		return false, false, nil
+	}
+	c.mu.Lock()
+	a, ok := c.removes[key]
+	if ok {
+		live := c.now().Before(a.deadline)
+		if a.n--; a.n <= 0 || !live {
+			delete(c.removes, key)
+		} else {
+			c.removes[key] = a
+		}
+		ok = live
+	}
+	c.mu.Unlock()
+	if !ok {
+		return false, false, nil
+	}
+	removed, err = c.RemoveExternal(key)
+	return true, removed, err
+}
+
+// announced reports whether a create (or a removal) of key is announced,
+// under the read lock.
+func (c *Context) announced(key string, create bool) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if create {
+		_, ok := c.creates[key]
+		return ok
+	}
+	_, ok := c.removes[key]
+	return ok
+}
+
+// ApplyAnnounced applies directly, expired or not, what is announced for
+// key and was not taken: the helper could not carry it out (it failed, it
+// exited). It reports whether anything was waiting. A create is applied
+// before removals (the order the watcher announced them in, as a key is
+// created before it is removed).
+func (c *Context) ApplyAnnounced(key string) (bool, error) {
+	c.mu.Lock()
+	cr, create := c.creates[key]
+	_, remove := c.removes[key]
+	delete(c.creates, key)
+	delete(c.removes, key)
+	c.mu.Unlock()
+	if create {
+		if _, err := c.applyCreate(cr); err != nil {
+			return true, err
+		}
+	}
+	if remove {
+		if _, err := c.RemoveExternal(key); err != nil {
+			return true, err
+		}
+	}
+	return create || remove, nil
+}
