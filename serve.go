@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
-
 	"github.com/memfs/memfs/extwatch"
 	"github.com/memfs/memfs/fsnode"
 )
@@ -50,6 +48,12 @@ type MountOptions struct {
 	OnFlush func(why string, entries int) (done func())
 }
 
+// server is the FUSE server fsnode.Mount returns (go-fuse stays in fsnode).
+type server interface {
+	Wait()
+	Unmount() error
+}
+
 // Mount is a mounted FS: the FUSE server and what follows the store's
 // external changes. Serve runs it; Unmount ends it from another goroutine.
 type Mount struct {
@@ -57,7 +61,7 @@ type Mount struct {
 	dir  string
 	opts MountOptions
 	root *fsnode.Root
-	srv  *fuse.Server
+	srv  server
 	ext  *extwatch.Watcher
 	app  *extwatch.Helper
 }

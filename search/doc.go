@@ -4,6 +4,12 @@
 // user.memfs.* metadata, and persisted in the store's system records in
 // [Shards] shards, of which a Save writes only the changed ones.
 //
+// [Service] is the live index of a session (package session): the
+// persisted index kept up to date with the store (it follows each flush
+// and each external change, and saves in a worker), searched together with
+// an overlay of the session's unflushed changes and filtered by what the
+// caller may read. [Lazy] holds a Service that opens at its first use.
+//
 // # Tokenization
 //
 // [Tokenize] turns text into lower-cased terms with ordinal positions; a
@@ -153,12 +159,57 @@
 //
 //	"deploy plan" tag:infra since:7d top:3
 //
+// # The live service
+//
+// [OpenService] loads the persisted index and repairs it as Staleness
+// says (a corrupt one, or any with ServiceOptions.Rebuild, is rebuilt),
+// then follows the session: [Service.Saved] is the session's
+// Options.Saved hook (the values as the store now holds them), and a
+// session watch, kept from OpenService to [Service.Close], takes the
+// external changes. Both only queue; a worker goroutine applies the queue
+// to the index and saves it ServiceOptions.SaveDelay after the first
+// change of a burst (a crash in between leaves stale stamps, which the
+// next open repairs). [Service.Search] applies the queue, indexes the
+// session's unflushed values into an overlay index built for that search
+// alone (never saved: an unflushed secret never reaches the disk, and
+// every index redacts with ServiceOptions.Redactor, which is required),
+// drops base hits that an unflushed change shadows and hits the caller in
+// its context (session.CredFrom) may not read, asking the base for more
+// until TopK pass, and orders the rest by score, then key. An overlay's
+// scores come from its own few documents, so they are comparable with the
+// base's only roughly. [Service.Answer] serves .memfs/search/NAME (text,
+// or JSON lines with format:json: [CutFormat], [FormatResults]), and
+// [Service.ContextSearch] the search of context packs. Close stops the
+// watch and the worker, then saves.
+//
 // # Concurrency
 //
 // An Index is safe for concurrent use: Search, Has, Len, Stamps and Stats
 // share a read lock; Put and Delete tokenize outside the lock and take it
 // to apply. Save encodes each shard under the read lock and writes it
 // without a lock; Saves are serialized.
+//
+// A Service is safe for concurrent use, Close included (a second Close
+// does nothing). It has two mutexes, taken in this order: applyMu
+// serializes the moving of queued changes into the base index (so they
+// go in in order), and mu guards the queue, the dirty flag and the closed
+// flag, held only to copy them; the Index's own lock comes last. No
+// Service lock is held while it calls the session or the store, so Saved,
+// called by a flush with the session's flush serializer held, and the
+// watch, called with no session lock held, only take mu for an append:
+// a flush never waits for indexing or for a save. The worker is the only
+// goroutine a Service starts; Close waits for it to end. Searches run
+// on their callers' goroutines and may run together, and with the worker.
+//
+// A Lazy is safe for concurrent use. Its mutex serializes opening and
+// Close and is held across the open's I/O (loading and repairing the
+// index): the first callers wait for one open, later ones read the open
+// Service without a lock. Saved never takes it, so a flush never waits
+// for an open. A flush that ends during the open is not queued: when the
+// open's repair read the key before that flush saved it, searches miss
+// the new value until the next open repairs it (as the code moved here
+// always did). After Close no Service opens; a Service opened before
+// stays returned by Get.
 //
 // # Example
 //

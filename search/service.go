@@ -18,8 +18,8 @@ import (
 )
 
 // Lock order in this file: Service.applyMu, then Service.mu, then the
-// Index's own lock. A Service calls the session and the store with neither
-// of its locks held (but applyMu, which only the Index's lock follows).
+// Index's own lock. A Service holds no lock of its own while it calls the
+// session or the store; under applyMu it calls only the Index.
 
 // ServiceOptions configures OpenService. Redactor is required; the zero
 // value of the others opens the persisted index, logs nothing, reports no

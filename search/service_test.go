@@ -1,0 +1,449 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/session"
+)
+
+// testRedactor redacts testSecret (rule "test") and nothing else.
+func testRedactor(t *testing.T) *redact.Redactor {
+	t.Helper()
+	red, err := redact.New(redact.Config{NoBuiltin: true, Env: []string{},
+		Extra: []redact.Rule{{ID: "test", Pattern: testSecretRE.String(), Keywords: []string{"tok_"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return red
+}
+
+// svcEnv is a session over a memory store with a Service following it
+// (through a Lazy, as memfs wires it).
+type svcEnv struct {
+	st   *memSys
+	c    *session.Context
+	lazy *Lazy
+	opts ServiceOptions
+}
+
+// newSvcEnv opens a session over st (a new store when nil) whose search
+// index opens with opts (Redactor defaults to testRedactor) at first use.
+func newSvcEnv(t *testing.T, st *memSys, opts ServiceOptions) *svcEnv {
+	t.Helper()
+	if st == nil {
+		st = newMemSys()
+	}
+	if opts.Redactor == nil {
+		opts.Redactor = testRedactor(t)
+	}
+	e := &svcEnv{st: st, opts: opts}
+	e.lazy = NewLazy(nil, func(ctx context.Context) (*Service, error) {
+		return OpenService(ctx, e.c, e.st, e.opts)
+	})
+	e.c = session.NewContext(st, session.Options{Saved: e.lazy.Saved})
+	if err := e.c.Bootstrap(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.lazy.Close(context.Background()) })
+	return e
+}
+
+// svc opens (or returns) the Service.
+func (e *svcEnv) svc(t *testing.T) *Service {
+	t.Helper()
+	s, err := e.lazy.Get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// put writes key (unflushed) as a regular file with mode and owner uid.
+func (e *svcEnv) put(t *testing.T, key, value string, mode fs.FileMode, uid uint32) {
+	t.Helper()
+	err := e.c.Put(backend.Entry{Key: key, Value: []byte(value),
+		Info: backend.Info{Mode: mode, UID: uid, MTime: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *svcEnv) flush(t *testing.T) {
+	t.Helper()
+	if err := e.c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var (
+	credOwner = session.Cred{UID: 1000, GIDs: []uint32{1000}}
+	credOther = session.Cred{UID: 2000, GIDs: []uint32{2000}}
+)
+
+// found searches text for cr and returns the keys of the results, sorted
+// (after checking that the results are ordered by score, then key).
+func found(t *testing.T, s *Service, cr session.Cred, text string, topK int) []string {
+	t.Helper()
+	res, err := s.Search(session.WithCred(t.Context(), cr), Query{Text: text, TopK: topK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []string
+	for i, r := range res {
+		if i > 0 && (r.Score > res[i-1].Score || r.Score == res[i-1].Score && r.Key < res[i-1].Key) {
+			t.Errorf("search %q: %+v before %+v", text, res[i-1], r)
+		}
+		ks = append(ks, r.Key)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// TestServiceOverlay: unflushed writes and removals are searched at once;
+// a flushed value is found in the base index; the order is score, then key.
+func TestServiceOverlay(t *testing.T) {
+	e := newSvcEnv(t, nil, ServiceOptions{})
+	e.put(t, "memory/a.md", "the wombat digs", 0o644, 1000)
+	e.put(t, "memory/b.md", "the wombat digs a burrow", 0o644, 1000)
+	e.flush(t)
+	s := e.svc(t)
+	e.put(t, "memory/c.md", "the wombat digs", 0o644, 1000) // unflushed, scores as a.md
+	if got, want := strings.Join(found(t, s, credOwner, "wombat digs", 0), " "), "memory/a.md memory/b.md memory/c.md"; got != want {
+		t.Errorf("search: got %s, want %s", got, want)
+	}
+	if err := e.c.Delete("memory/a.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Set("memory/b.md", []byte("now about a numbat")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(found(t, s, credOwner, "wombat", 0), " "), "memory/c.md"; got != want {
+		t.Errorf("after unflushed delete and rewrite: got %s, want %s", got, want)
+	}
+	if got, want := strings.Join(found(t, s, credOwner, "numbat", 0), " "), "memory/b.md"; got != want {
+		t.Errorf("unflushed rewrite: got %s, want %s", got, want)
+	}
+	e.flush(t)
+	if got, want := strings.Join(found(t, s, credOwner, "wombat", 0), " "), "memory/c.md"; got != want {
+		t.Errorf("after the flush: got %s, want %s", got, want)
+	}
+	if _, err := s.Search(t.Context(), Query{Text: "wombat"}); !errors.Is(err, ErrNoCaller) {
+		t.Errorf("search without a caller: got %v, want ErrNoCaller", err)
+	}
+}
+
+// TestServiceReadable: a caller gets only hits it may read, and still
+// TopK of them when the best hits are others'.
+func TestServiceReadable(t *testing.T) {
+	e := newSvcEnv(t, nil, ServiceOptions{})
+	// The private notes score best (shorter) in the base: another user's
+	// best 3 come after all of them.
+	for _, k := range []string{"p1", "p2", "p3", "p4", "p5"} {
+		e.put(t, "private/"+k+".md", "quokka", 0o600, 1000)
+	}
+	e.put(t, "public/x.md", "quokka on an island far away", 0o644, 1000)
+	e.put(t, "public/y.md", "quokka on an island far far away", 0o644, 1000)
+	e.flush(t)
+	s := e.svc(t)
+	e.put(t, "private/p6.md", "quokka", 0o600, 1000)
+	e.put(t, "public/z.md", "quokka on an island far far far away", 0o644, 1000)
+	if got, want := strings.Join(found(t, s, credOther, "quokka", 3), " "), "public/x.md public/y.md public/z.md"; got != want {
+		t.Errorf("another user: got %s, want %s", got, want)
+	}
+	if got := found(t, s, credOwner, "quokka", 3); len(got) != 3 || !strings.HasPrefix(got[0], "private/") {
+		t.Errorf("the owner: got %v, want 3 hits, private ones among them", got)
+	}
+}
+
+// TestServiceNeverPersistsSecrets: neither an unflushed value nor a flushed
+// one (stored as written: this session does not redact) reaches the index
+// records with its secret; snippets show it redacted.
+func TestServiceNeverPersistsSecrets(t *testing.T) {
+	e := newSvcEnv(t, nil, ServiceOptions{SaveDelay: time.Millisecond})
+	s := e.svc(t)
+	e.put(t, "memory/unflushed.md", "wombat key "+testSecret, 0o644, 1000)
+	res, err := s.Search(session.WithCred(t.Context(), credOwner), Query{Text: "wombat"})
+	if err != nil || len(res) != 1 || strings.Contains(res[0].Snippet, testSecret) || !strings.Contains(res[0].Snippet, "[REDACTED:test]") {
+		t.Errorf("unflushed: got %+v, %v; want one hit with the secret redacted", res, err)
+	}
+	if name := secretIn(t, e.st); name != "" {
+		t.Errorf("an unflushed secret reached record %s", name)
+	}
+	e.put(t, "memory/flushed.md", "numbat key "+testSecret, 0o644, 1000)
+	e.flush(t)
+	if err := e.lazy.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.st.records(t)) == 0 {
+		t.Fatal("no index record saved: the check proves nothing")
+	}
+	if name := secretIn(t, e.st); name != "" {
+		t.Errorf("a flushed secret reached record %s", name)
+	}
+	if _, err := OpenService(t.Context(), e.c, e.st, ServiceOptions{}); err == nil {
+		t.Error("OpenService without a redactor succeeded")
+	}
+}
+
+// shardHolds reports whether the shard record of key holds word.
+func shardHolds(t *testing.T, st *memSys, key, word string) bool {
+	t.Helper()
+	return bytes.Contains(st.rec(t, ShardName(ShardOf(key))), []byte(word))
+}
+
+// TestServiceSaveDelay: a flush reaches the records SaveDelay later, in
+// the worker; Close saves what is not saved yet.
+func TestServiceSaveDelay(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		delay time.Duration
+	}{{"worker", 300 * time.Millisecond}, {"close", time.Hour}} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newSvcEnv(t, nil, ServiceOptions{SaveDelay: tt.delay})
+			e.svc(t)
+			e.put(t, "memory/a.md", "bandicoot", 0o644, 1000)
+			e.flush(t)
+			if shardHolds(t, e.st, "memory/a.md", "bandicoot") {
+				t.Fatal("saved at once, not after the delay")
+			}
+			if tt.delay == time.Hour {
+				if err := e.lazy.Close(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				time.Sleep(tt.delay / 10)
+				if shardHolds(t, e.st, "memory/a.md", "bandicoot") {
+					t.Fatal("saved before the delay")
+				}
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for !shardHolds(t, e.st, "memory/a.md", "bandicoot") {
+				if time.Now().After(deadline) {
+					t.Fatal("not saved")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestServiceRepairAndRebuild: at open, a value changed, added or removed
+// behind the index is indexed again or dropped; a corrupt index is
+// rebuilt; Rebuild rebuilds from every value.
+func TestServiceRepairAndRebuild(t *testing.T) {
+	st := newMemSys()
+	e := newSvcEnv(t, st, ServiceOptions{})
+	e.put(t, "memory/a.md", "wombat", 0o644, 1000)
+	e.put(t, "memory/b.md", "wombat", 0o644, 1000)
+	e.put(t, "memory/c.md", "wombat", 0o644, 1000)
+	e.flush(t)
+	if s := e.svc(t); s.Repaired() != 3 {
+		t.Errorf("first open: Repaired() = %d, want 3", s.Repaired())
+	}
+	if err := e.lazy.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Behind the index: a changed, a removed and a new value.
+	later := time.Now().Add(time.Hour)
+	if err := st.Save(t.Context(),
+		backend.Entry{Key: "memory/a.md", Value: []byte("a numbat"), Info: backend.Info{Mode: 0o644, MTime: later}},
+		backend.Entry{Key: "memory/d.md", Value: []byte("numbat"), Info: backend.Info{Mode: 0o644, MTime: later}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Delete(t.Context(), "memory/b.md"); err != nil {
+		t.Fatal(err)
+	}
+	// Each open finds 3 to index or drop: a, d and b in the repair, and
+	// every value (a, c, d) in a rebuild.
+	for _, tt := range []struct {
+		name    string
+		damage  func()
+		rebuild bool
+	}{
+		{"repair", func() {}, false},
+		{"corrupt", func() { st.put(t, ShardName(ShardOf("memory/c.md")), []byte("garbage")) }, false},
+		{"rebuild", func() {}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.damage()
+			e := newSvcEnv(t, st, ServiceOptions{Rebuild: tt.rebuild})
+			s := e.svc(t)
+			if s.Repaired() != 3 {
+				t.Errorf("Repaired() = %d, want 3", s.Repaired())
+			}
+			if got, want := strings.Join(found(t, s, credOwner, "numbat", 0), " "), "memory/a.md memory/d.md"; got != want {
+				t.Errorf("numbat: got %s, want %s", got, want)
+			}
+			if got, want := strings.Join(found(t, s, credOwner, "wombat", 0), " "), "memory/c.md"; got != want {
+				t.Errorf("wombat: got %s, want %s", got, want)
+			}
+			if err := e.lazy.Close(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestServiceExternal: a change another program made in the store, applied
+// to the session, reaches the index through the watch, until Close.
+func TestServiceExternal(t *testing.T) {
+	e := newSvcEnv(t, nil, ServiceOptions{})
+	s := e.svc(t)
+	ext := backend.Entry{Key: "memory/ext.md", Value: []byte("a platypus"), Info: backend.Info{Mode: 0o644, MTime: time.Now()}}
+	if err := e.st.Save(t.Context(), ext); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.st.Load(t.Context(), ext.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.ApplyExternal(got[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(found(t, s, credOwner, "platypus", 0), " "), "memory/ext.md"; got != want {
+		t.Errorf("after an external write: got %s, want %s", got, want)
+	}
+	if _, err := e.c.RemoveExternal(ext.Key); err != nil {
+		t.Fatal(err)
+	}
+	if got := found(t, s, credOwner, "platypus", 0); len(got) != 0 {
+		t.Errorf("after an external remove: got %v, want nothing", got)
+	}
+	if err := s.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.ApplyExternal(got[0]); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	n := len(s.pending)
+	s.mu.Unlock()
+	if n != 0 {
+		t.Errorf("after Close: %d changes queued, want none (the watch is stopped, Saved does nothing)", n)
+	}
+}
+
+// TestServiceAnswer: text blocks with names as names.Show prints them, or
+// JSON lines with format:json; ContextSearch gives the same hits.
+func TestServiceAnswer(t *testing.T) {
+	e := newSvcEnv(t, nil, ServiceOptions{})
+	e.put(t, "memory/echidna.md", "an echidna lays eggs", 0o644, 1000)
+	e.put(t, `"odd name.md`, "another echidna", 0o644, 1000)
+	ctx := session.WithCred(t.Context(), credOwner)
+	text, err := e.lazy.Answer(ctx, "echidna")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "memory/echidna.md  score ") || !strings.Contains(string(text), "\n  an echidna lays eggs\n\n") ||
+		!strings.Contains(string(text), `"\"odd name.md"  score `) {
+		t.Errorf("text answer: %q", text)
+	}
+	js, err := e.lazy.Answer(ctx, "echidna%20format:json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(js)), "\n")
+	var r Result
+	if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &r) != nil || r.Key == "" || r.Snippet == "" {
+		t.Errorf("JSON answer: %q", js)
+	}
+	hits, err := e.lazy.ContextSearch(ctx, "echidna", 1)
+	if err != nil || len(hits) != 1 || hits[0].Key != r.Key {
+		t.Errorf("ContextSearch: got %v, %v; want one hit, %s", hits, err, r.Key)
+	}
+	if _, err := e.lazy.Answer(ctx, "x%zz"); err == nil {
+		t.Error("a name that does not decode was answered")
+	}
+}
+
+func TestCutFormat(t *testing.T) {
+	for _, tt := range []struct {
+		name, want string
+		asJSON     bool
+	}{
+		{"kernel cache", "kernel cache", false},
+		{"kernel%20cache", "kernel%20cache", false},
+		{"kernel format:json cache", "kernel%20cache", true},
+		{"format:json", "", true},
+		{"format%3Ajson tag:x", "tag:x", true},
+		{"format:jsonl", "format:jsonl", false},
+		{"bad%zz format:json", "bad%zz format:json", false},
+	} {
+		got, asJSON := CutFormat(tt.name)
+		if got != tt.want || asJSON != tt.asJSON {
+			t.Errorf("CutFormat(%q) = %q, %v; want %q, %v", tt.name, got, asJSON, tt.want, tt.asJSON)
+		}
+	}
+}
+
+// TestLazy: one open for concurrent callers, tried again after a failure,
+// none after Close; Saved before the open is dropped (the open repairs).
+func TestLazy(t *testing.T) {
+	st := newMemSys()
+	c := session.NewContext(st, session.Options{})
+	var opens atomic.Int32
+	fail := errors.New("no")
+	failing := true
+	l := NewLazy(nil, func(ctx context.Context) (*Service, error) {
+		opens.Add(1)
+		if failing {
+			return nil, fail
+		}
+		time.Sleep(20 * time.Millisecond) // the others wait for this one
+		return OpenService(ctx, c, st, ServiceOptions{Redactor: testRedactor(t)})
+	})
+	l.Saved(t.Context(), []backend.Entry{{Key: "a"}}, nil) // nothing open: dropped
+	if _, err := l.Get(t.Context()); !errors.Is(err, fail) {
+		t.Fatalf("failing open: got %v, want %v", err, fail)
+	}
+	failing = false
+	var wg sync.WaitGroup
+	got := make([]*Service, 8)
+	for i := range got {
+		wg.Go(func() {
+			s, err := l.Get(t.Context())
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = s
+		})
+	}
+	wg.Wait()
+	if n := opens.Load(); n != 2 {
+		t.Errorf("opens: got %d, want 2 (the failed one and one for 8 callers)", n)
+	}
+	for _, s := range got {
+		if s != got[0] || s == nil {
+			t.Fatalf("callers got different Services: %v", got)
+		}
+	}
+	if err := l.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(t.Context()); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	closed := NewLazy(nil, func(context.Context) (*Service, error) {
+		t.Error("opened after Close")
+		return nil, fail
+	})
+	closed.Close(t.Context())
+	if _, err := closed.Answer(t.Context(), "x"); !errors.Is(err, ErrClosed) {
+		t.Errorf("Answer after Close: got %v, want ErrClosed", err)
+	}
+	if _, err := closed.ContextSearch(t.Context(), "x", 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("ContextSearch after Close: got %v, want ErrClosed", err)
+	}
+}
