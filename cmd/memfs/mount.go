@@ -222,7 +222,7 @@ func mountAction(c *cli.Context) error {
 		Events:          o.events,
 		ContextPack:     contextAnswer(o.c, c.StringSlice("bootstrap"), o.searchFunc(log)),
 		Search:          o.searchAnswer(log),
-		Records:         o.store,
+		Records:         o.events,
 		Status: func() string {
 			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", spec, mnt, os.Getpid())
 		},
