@@ -446,3 +446,14 @@ func FrontMatter(v []byte) (name, desc string) { return meta.FrontMatter(v) }
 func dotted(key string) bool {
 	return strings.HasPrefix(key, ".") || strings.Contains(key, "/.")
 }
+
+// SkillAttr derives user.memfs.skill (meta.Skill): the front matter of a
+// skills/NAME/SKILL.md as JSON (meta.SkillInfo), so that the skills index
+// of a pack needs no skill's value; other keys have none. It is a
+// session.AttrFunc: register it as session.Options.Derived[meta.Skill].
+func SkillAttr(key string, value []byte) ([]byte, bool) {
+	if !meta.IsSkillFile(key) {
+		return nil, false
+	}
+	return meta.SkillAttr(value), true
+}

@@ -63,7 +63,20 @@ type Options struct {
 	// only (see IsTransient); nil means DefaultTransient, an empty
 	// non-nil list persists every name.
 	Transient []string
+	// Derived are extended attributes computed from a file's key and
+	// value at each flush, by name: Flush sets each on every entry it
+	// saves for which its function returns ok, from the value as the
+	// store gets it (redacted), and removes it from the others (a file
+	// renamed to where it does not apply). The store gets them; the
+	// session shows them once the save succeeded. The functions run
+	// without the session's lock and must be safe for concurrent use.
+	// contextpack.SkillAttr derives user.memfs.skill. nil derives none.
+	Derived map[string]AttrFunc
 }
+
+// AttrFunc computes a derived attribute (see Options.Derived) of the file
+// key from its value; ok false means the file has none.
+type AttrFunc func(key string, value []byte) (attr []byte, ok bool)
 
 // file is one file known to the session. Its identity survives renames: an
 // open File points at it, and key follows it.

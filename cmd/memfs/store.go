@@ -22,6 +22,7 @@ import (
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/journal"
+	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
@@ -179,6 +180,7 @@ func openSession(ctx context.Context, spec storeSpec, opts session.Options, log 
 	}
 	opts.Logger = log
 	opts.Events = eventSink(ev, newSessionID())
+	opts.Derived = map[string]session.AttrFunc{meta.Skill: contextpack.SkillAttr}
 	o := &opened{spec: spec, store: st, journal: j, events: ev, log: log, readOnly: opts.ReadOnly}
 	opts.Saved = func(ctx context.Context, saved []backend.Entry, deleted []string) {
 		if s := o.index.Load(); s != nil {
