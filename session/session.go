@@ -542,24 +542,43 @@ func (c *Context) Keys() []string {
 
 // Entries returns the files whose key starts with prefix, sorted by key,
 // with their Info and, when loaded, their value (which the caller must not
-// modify).
+// modify). It scans every file under the read lock; for one key, Entry.
 func (c *Context) Entries(prefix string) []backend.Entry {
-	c.mu.Lock()
+	c.mu.RLock()
 	var out []backend.Entry
 	for k, f := range c.files {
-		if !strings.HasPrefix(k, prefix) {
-			continue
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, f.entryRLocked(k))
 		}
-		e := backend.Entry{Key: k, Info: f.infoLocked()}
-		if f.loaded {
-			f.shared.Store(true)
-			e.Value = f.data[:len(f.data):len(f.data)] // an append by the caller must copy
-		}
-		out = append(out, e)
 	}
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	slices.SortFunc(out, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
 	return out
+}
+
+// Entry returns the file key with its Info and, when loaded, its value
+// (which the caller must not modify), as Entries would; false when the
+// session has no file key.
+func (c *Context) Entry(key string) (backend.Entry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.files[key]
+	if !ok {
+		return backend.Entry{}, false
+	}
+	return f.entryRLocked(key), true
+}
+
+// entryRLocked is f under its name key, value included when loaded. The
+// read lock is enough: marking f shared is atomic, and writers, which hold
+// the exclusive lock, copy a shared value before changing it.
+func (f *file) entryRLocked(key string) backend.Entry {
+	e := backend.Entry{Key: key, Info: f.infoLocked()}
+	if f.loaded {
+		f.shared.Store(true)
+		e.Value = f.data[:len(f.data):len(f.data)] // an append by the caller must copy
+	}
+	return e
 }
 
 func (f *file) infoLocked() backend.Info {
