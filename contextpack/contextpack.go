@@ -41,7 +41,8 @@
 // snapshot: Build lists, then loads and reads, in several calls, so its
 // values may come from different moments while memory changes; a memory
 // file removed in between is skipped (not listed as left out), and each
-// manifest hash is of the value that went in.
+// manifest hash is of the value that went in. SkillAttr keeps no state
+// either: a flush may call it from any goroutine.
 package contextpack
 
 import (

@@ -1,4 +1,3 @@
-// Package lint holds tests that enforce the project's conventions.
 package lint
 
 import (
