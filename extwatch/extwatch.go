@@ -260,7 +260,7 @@ func (w *Watcher) events(ctx context.Context) {
 					continue
 				}
 			}
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			if st, err := w.c.Stat(k); err == nil && st.IsDir && (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) {
 				// A directory that went away: every key under it.
 				for _, e := range w.c.Entries(k + "/") {
 					w.schedule(e.Key)
