@@ -523,8 +523,11 @@ func (r *Root) recordFile(name string, ino uint64) *virtualNode {
 	return &virtualNode{root: r, ino: ino, size: size, open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
 		b, err := r.opts.Records.ReadRecord(ctx, name)
 		if err != nil {
+			if errors.Is(err, backend.ErrKeyNotFound) {
+				return nil, syscall.ENOENT // gone since the lookup (a leftover chunk removed)
+			}
 			r.log.Warn("reading a record of the event log", "name", name, "err", err)
-			return nil, toErrno(err)
+			return nil, syscall.EIO
 		}
 		if cr := callerCred(ctx); cr.UID != 0 && strings.HasPrefix(name, "events/") {
 			b = bytes.Clone(b) // the log shares it
