@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/internal/names"
 	"github.com/memfs/memfs/journal"
+	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
@@ -31,7 +33,8 @@ type Options struct {
 	// that it moves with it.
 	JournalPath string
 	// Session holds the session's options. Open sets its Journal,
-	// Events, Logger and Saved fields.
+	// Events, Logger and Saved fields, and Derived when it is nil (to the
+	// skills front matter, user.memfs.skill).
 	Session session.Options
 	// Bootstrap lists the key prefixes whose values are loaded at Open
 	// ("" loads everything); the rest load at first use.
@@ -127,6 +130,11 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 	}
 	so.Logger = log
 	so.Events = eventSink(ev, newSessionID())
+	if so.Derived == nil {
+		// A skill's front matter, as an attribute the skills index and
+		// getfattr read (user.memfs.skill).
+		so.Derived = map[string]session.AttrFunc{meta.Skill: contextpack.SkillAttr}
+	}
 	f.index = search.NewLazy(log, func(ctx context.Context) (*search.Service, error) {
 		return f.openIndex(ctx, false, nil)
 	})

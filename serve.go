@@ -94,7 +94,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		Events:          f.events,
 		ContextPack:     f.ContextPack,
 		Search:          f.index.Answer,
-		Records:         f.store,
+		Records:         f.events,
 		Status: func() string {
 			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", f.opts.Name, dir, os.Getpid())
 		},

@@ -9,6 +9,14 @@
 //
 // Adding a target (a peer FUSE filesystem): a constructor returning a
 // *fuseTarget (see targets.go) and a case in makeTargets.
+//
+// # Concurrency
+//
+// A command, not a library: the workloads run one at a time on main's
+// goroutine (a parallel-write workload starts its own writers and waits
+// for them). A signal goroutine stops what the run started (cleanup, under
+// cleanupMu; the registry of processes and mounts is guarded by its own
+// mutex) and a goroutine per memfs process waits for its exit.
 package main
 
 import (

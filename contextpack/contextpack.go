@@ -41,7 +41,8 @@
 // snapshot: Build lists, then loads and reads, in several calls, so its
 // values may come from different moments while memory changes; a memory
 // file removed in between is skipped (not listed as left out), and each
-// manifest hash is of the value that went in.
+// manifest hash is of the value that went in. SkillAttr keeps no state
+// either: a flush may call it from any goroutine.
 package contextpack
 
 import (
@@ -445,4 +446,15 @@ func FrontMatter(v []byte) (name, desc string) { return meta.FrontMatter(v) }
 // directory, an editor's lock): such files are not memory to pack.
 func dotted(key string) bool {
 	return strings.HasPrefix(key, ".") || strings.Contains(key, "/.")
+}
+
+// SkillAttr derives user.memfs.skill (meta.Skill): the front matter of a
+// skills/NAME/SKILL.md as JSON (meta.SkillInfo), so that the skills index
+// of a pack needs no skill's value; other keys have none. It is a
+// session.AttrFunc: register it as session.Options.Derived[meta.Skill].
+func SkillAttr(key string, value []byte) ([]byte, bool) {
+	if !meta.IsSkillFile(key) {
+		return nil, false
+	}
+	return meta.SkillAttr(value), true
 }

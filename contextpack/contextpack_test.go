@@ -16,6 +16,7 @@ import (
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
 	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/session"
 )
 
@@ -276,7 +277,7 @@ func TestSkillsIndexLoadsNoSkill(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	w := session.NewContext(st, session.Options{})
+	w := session.NewContext(st, session.Options{Derived: map[string]session.AttrFunc{meta.Skill: contextpack.SkillAttr}}) // as memfs registers it
 	for k, v := range files {
 		if err := w.Set(k, []byte(v)); err != nil {
 			t.Fatal(err)

@@ -28,6 +28,11 @@
 // of the last event, saved after each append. Copies of damaged records are
 // kept under events.damaged/ (see Damage).
 //
+// [Log.RecordNames], [Log.RecordSize] and [Log.ReadRecord] serve the chunks
+// and the head as the store holds them, for a reader that opens the log
+// through a mount (.memfs/events/ and .memfs/events.head): the names and
+// sizes from memory, the head and the tail too.
+//
 // # Hash chain
 //
 // The hash of an event is the SHA-256 of its line without the newline. Each
@@ -140,6 +145,8 @@
 //
 // A Log is safe for concurrent use. Appends are serialized; queries and
 // reads run beside them on a snapshot and never wait for an Append's I/O.
+// Its lock guards only memory (no I/O runs under it), so Size,
+// RecordNames and RecordSize answer at once, from a FUSE getattr too.
 // One process at a time may have a store's log open (the store's lock sees
 // to that).
 //

@@ -44,6 +44,11 @@ type Log struct {
 	cache    [2]cached  // the chunks loaded last, most recent first
 	fix      repair     // what Open found damaged, for the next Append to record
 	found    []Break    // everything Open found damaged (Damage)
+	// records are the sizes of the log's records as the store holds
+	// them, by name, and head is events.head's bytes (nil when there is
+	// none): see records.go.
+	records map[string]int64
+	head    []byte
 }
 
 // chunk is one chunk as its name and the store's listing describe it.
@@ -83,10 +88,15 @@ func Open(ctx context.Context, sys Sys, log *slog.Logger) (*Log, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	l := &Log{sys: sys, log: log, now: time.Now}
+	l := &Log{sys: sys, log: log, now: time.Now, records: make(map[string]int64)}
 	entries, err := sys.ListSys(ctx, chunkPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: open: list: %w", err)
+	}
+	for _, e := range entries {
+		if isRecord(e.Key) {
+			l.records[e.Key] = e.Info.Size
+		}
 	}
 	chunks, ignored := index(entries)
 	for _, ig := range ignored {
@@ -107,6 +117,9 @@ func Open(ctx context.Context, sys Sys, log *slog.Logger) (*Log, error) {
 	hr, err := loadHead(ctx, l)
 	if err != nil {
 		return nil, err
+	}
+	if hr.data != nil {
+		l.records[headName], l.head = int64(len(hr.data)), hr.data
 	}
 	if err := l.recover(ctx, chunks, hr); err != nil {
 		return nil, err
@@ -131,12 +144,15 @@ func quoteShort(b []byte) string {
 func (l *Log) drop(ctx context.Context, names []string) {
 	var err error
 	if d, ok := l.sys.(deleter); ok {
-		err = d.DeleteSys(ctx, names...)
+		if err = d.DeleteSys(ctx, names...); err == nil {
+			l.noteRemoved(names)
+		}
 	} else {
 		for _, n := range names {
 			if err = l.sys.SaveSys(ctx, n, nil); err != nil {
 				break
 			}
+			l.noteSaved(n, nil)
 		}
 	}
 	if err != nil {
@@ -294,11 +310,13 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 			l.failed(t0, oldTail, saves[:k+1])
 			return nil, fmt.Errorf("eventlog: append: save %s: %w", s.name, err)
 		}
+		l.noteSaved(s.name, s.data)
 	}
 	if err := l.sys.SaveSys(ctx, headName, hd); err != nil {
 		l.failed(t0, oldTail, saves)
 		return nil, fmt.Errorf("eventlog: append: save %s: %w", headName, err)
 	}
+	l.noteSaved(headName, hd)
 
 	l.mu.Lock()
 	l.full = append(l.full, finished...)

@@ -157,6 +157,10 @@ type view struct {
 func (l *Log) view() view {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.viewLocked()
+}
+
+func (l *Log) viewLocked() view {
 	return view{full: l.full[:len(l.full):len(l.full)], tail: l.tail, data: l.tailData, lastSeq: l.lastSeq}
 }
 

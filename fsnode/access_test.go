@@ -399,7 +399,7 @@ func TestEventLogMaskedPerCaller(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	l, visible := maskedLog(t, st)
-	r := newRawTreeOn(t, st, Options{Events: l, Records: st})
+	r := newRawTreeOn(t, st, Options{Events: l, Records: l})
 	privateTree(t, r.c)
 	raw := wholeStream(t, l)
 	all := make(map[uint64]bool)
@@ -595,6 +595,56 @@ func TestStatusShowsFlushErrorTextToRootOnly(t *testing.T) {
 		got, _ := r.read(e.NodeId, tt.uid)
 		if !strings.Contains(got, tt.want) || tt.notWant != "" && strings.Contains(got, tt.notWant) {
 			t.Errorf("status as uid %d:\n%s\nwant %q in it and not %q", tt.uid, got, tt.want, tt.notWant)
+		}
+	}
+}
+
+// .memfs/events/ and .memfs/events.head are served by the event log, not
+// the store: with every system-record read of the store failing, their
+// listing, sizes and the head and tail still answer (a getattr does no
+// store I/O), and a chunk the log must read fails with EIO.
+func TestRecordsServedByTheLog(t *testing.T) {
+	dir, err := dirstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dir.Close() })
+	st := errorstore.Wrap(dir, nil)
+	sys := st.(backend.SysStore) // a directory store keeps system records
+	l, _ := maskedLog(t, sys)
+	r := newRawTreeOn(t, st, Options{Events: l, Records: l})
+	head, err := sys.LoadSys(t.Context(), "events.head")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := sys.ListSys(t.Context(), "events/")
+	if err != nil || len(chunks) != 2 {
+		t.Fatalf("the log has %d chunks (%v), want 2", len(chunks), err)
+	}
+	st.SetInject(func(op errorstore.Op, keys []string) error {
+		if op == errorstore.OpListSys || op == errorstore.OpLoadSys {
+			return syscall.EIO
+		}
+		return nil
+	})
+	e, st2 := r.lookup(0, reservedDir, "events.head")
+	if !st2.Ok() || e.Attr.Size != uint64(len(head)) {
+		t.Fatalf("lookup events.head: size %d, %v; want %d", e.Attr.Size, st2, len(head))
+	}
+	if got, st2 := r.read(e.NodeId, 0); !st2.Ok() || got != string(head) {
+		t.Errorf("read events.head: %q, %v; want %q", got, st2, head)
+	}
+	for i, ch := range chunks {
+		_, name := backend.Split(ch.Key)
+		e, st2 := r.lookup(0, reservedDir, "events", name)
+		if !st2.Ok() || e.Attr.Size != uint64(ch.Info.Size) {
+			t.Fatalf("lookup events/%s: size %d, %v; want %d", name, e.Attr.Size, st2, ch.Info.Size)
+		}
+		_, st2 = r.read(e.NodeId, 0)
+		if last := i == len(chunks)-1; last && !st2.Ok() {
+			t.Errorf("read the tail events/%s: %v, want it from memory", name, st2)
+		} else if !last && st2 != fuse.EIO {
+			t.Errorf("read events/%s with the store failing: %v, want EIO", name, st2)
 		}
 	}
 }

@@ -65,11 +65,17 @@
 // notification in flight can wait on the kernel, and the kernel on that
 // request. Close may be called more than once.
 //
-// fsnode holds none of its locks across a call into the session, a
-// callback or a kernel notification. The callbacks in Options (Status,
-// ContextPack, Search, Events, Records) are called from request handlers,
-// concurrently and with no fsnode lock held, so each must be safe for
-// concurrent use. An Answer may take long; it blocks only the request that
-// asked. No callback may touch the mountpoint: the kernel may hold, for
-// the request being served, a lock that the nested request needs.
+// fsnode's own locks each guard a little memory and are never held
+// together: the staging table's (Root.stageMu), the notification queue's
+// (notifyQueue.mu) and the answer cache's (answerCache.mu). fsnode holds
+// none of them across a call into the session, a callback or a kernel
+// notification. The callbacks in Options (Status, ContextPack, Search,
+// Events, Records) are called from request handlers, concurrently and with
+// no fsnode lock held, so each must be safe for concurrent use. An Answer
+// may take long; it blocks only the request that asked. Records'
+// RecordNames and RecordSize, and Events' Size, are called by lookup and
+// getattr and must answer from memory; ReadRecord and ReadAt get the
+// request's context. fsnode never calls the store (internal/lint holds
+// it). No callback may touch the mountpoint: the kernel may hold, for the
+// request being served, a lock that the nested request needs.
 package fsnode

@@ -491,40 +491,46 @@ func readFeedMasked(feed *changes.Log, dest []byte, off int64, m masker) (int, e
 	return 0, errors.New("fsnode: the change feed kept growing during 64 reads")
 }
 
-// Records are the store's system records that .memfs/events/ and
-// .memfs/events.head show read-only: the event log's chunks, whose names
-// are its index, so that memfs log --mount pages through a live mount's log
-// as through a store.
+// Records are the event log's own records that .memfs/events/ and
+// .memfs/events.head show read-only, as the store holds them: its chunks,
+// whose names are its index, so that memfs log --mount pages through a live
+// mount's log as through a store. The engine gives the event log itself
+// (eventlog.Log); fsnode never reads the store. RecordNames and RecordSize
+// must answer from memory: a getattr or a lookup calls them.
 type Records interface {
-	ListSys(ctx context.Context, prefix string) ([]backend.Entry, error)
-	LoadSys(ctx context.Context, name string) ([]byte, error)
+	// RecordNames returns the names of the records that start with
+	// prefix, sorted.
+	RecordNames(prefix string) []string
+	// RecordSize returns the size of record name; false when there is
+	// no such record.
+	RecordSize(name string) (int64, bool)
+	// ReadRecord returns record name's bytes, which the caller must not
+	// modify; it may do I/O, with ctx.
+	ReadRecord(ctx context.Context, name string) ([]byte, error)
 }
 
 // recordFile is the virtual file of record name, nil if it does not exist.
 // A chunk of the event log (events/...) is masked for its opener as
 // events.jsonl is (see reservedNode): same size, hidden lines replaced.
 func (r *Root) recordFile(name string, ino uint64) *virtualNode {
-	size := func() int64 {
-		l, err := r.opts.Records.ListSys(context.Background(), name)
-		for _, e := range l {
-			if e.Key == name && err == nil {
-				return e.Info.Size
-			}
-		}
-		return 0
-	}
-	l, err := r.opts.Records.ListSys(context.Background(), name)
-	if err != nil || !slices.ContainsFunc(l, func(e backend.Entry) bool { return e.Key == name }) {
+	if _, ok := r.opts.Records.RecordSize(name); !ok {
 		return nil
 	}
+	size := func() int64 {
+		size, _ := r.opts.Records.RecordSize(name)
+		return size
+	}
 	return &virtualNode{root: r, ino: ino, size: size, open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
-		b, err := r.opts.Records.LoadSys(ctx, name)
+		b, err := r.opts.Records.ReadRecord(ctx, name)
 		if err != nil {
-			r.log.Warn("reading a system record", "name", name, "err", err)
+			if errors.Is(err, backend.ErrKeyNotFound) {
+				return nil, syscall.ENOENT // gone since the lookup (a leftover chunk removed)
+			}
+			r.log.Warn("reading a record of the event log", "name", name, "err", err)
 			return nil, syscall.EIO
 		}
 		if cr := callerCred(ctx); cr.UID != 0 && strings.HasPrefix(name, "events/") {
-			b = bytes.Clone(b) // the store may share it
+			b = bytes.Clone(b) // the log shares it
 			masker{c: r.c, cr: cr, events: true}.mask(b)
 		}
 		return &staticHandle{data: b}, 0
@@ -559,25 +565,21 @@ func (d *recordsDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.A
 	return 0
 }
 
-func (d *recordsDir) list(ctx context.Context) ([]backend.Entry, syscall.Errno) {
-	l, err := d.root.opts.Records.ListSys(ctx, "events/")
-	if err != nil {
-		d.root.log.Warn("listing the event log", "err", err)
-		return nil, syscall.EIO
-	}
-	return l, 0
+// chunks returns the names of the chunks directly under events/, in order.
+func (d *recordsDir) chunks() []string {
+	names := d.root.opts.Records.RecordNames("events/")
+	return slices.DeleteFunc(names, func(n string) bool {
+		_, name := backend.Split(n)
+		return backend.Join("events", name) != n
+	})
 }
 
 func (d *recordsDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	l, errno := d.list(ctx)
-	if errno != 0 {
-		return nil, errno
-	}
-	out := make([]fuse.DirEntry, 0, len(l))
-	for i, e := range l {
-		if _, name := backend.Split(e.Key); backend.Join("events", name) == e.Key {
-			out = append(out, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: chunkInoBase + uint64(i)})
-		}
+	names := d.chunks()
+	out := make([]fuse.DirEntry, 0, len(names))
+	for i, n := range names {
+		_, name := backend.Split(n)
+		out = append(out, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: chunkInoBase + uint64(i)})
 	}
 	return gofs.NewListDirStream(out), 0
 }
@@ -586,11 +588,7 @@ func (d *recordsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut
 	if backend.ValidateName(name) != nil {
 		return nil, syscall.ENOENT
 	}
-	l, errno := d.list(ctx)
-	if errno != 0 {
-		return nil, errno
-	}
-	i := slices.IndexFunc(l, func(e backend.Entry) bool { return e.Key == "events/"+name })
+	i := slices.Index(d.chunks(), "events/"+name)
 	if i < 0 {
 		return nil, syscall.ENOENT
 	}

@@ -316,12 +316,12 @@ func (s *Service) external(ch session.Change) {
 		s.Saved(context.Background(), nil, []string{ch.Key})
 	case session.OpCreate, session.OpWrite, session.OpContent:
 		v, ok := s.c.Get(ch.Key)
-		es := s.c.Entries(ch.Key)
-		if !ok || len(es) == 0 || es[0].Key != ch.Key {
+		e, found := s.c.Entry(ch.Key) // one key: no scan of the session
+		if !ok || !found {
 			return
 		}
-		es[0].Value = v
-		s.Saved(context.Background(), es[:1], nil)
+		e.Value = v
+		s.Saved(context.Background(), []backend.Entry{e}, nil)
 	}
 }
 

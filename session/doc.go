@@ -51,10 +51,30 @@
 //
 // # Concurrency
 //
-// A Context and its Files are safe for concurrent use. Change callbacks
-// registered with [Context.Watch] run synchronously after the lock has been
-// released; they must not block and must not call into a kernel that may
-// wait on this Context (queue the work instead).
+// A Context and its Files are safe for concurrent use. Two locks: flushMu
+// serializes Flush and is taken before mu, which guards the session's
+// state. No I/O runs under mu: store loads and saves, journal appends and
+// truncates, the event sink (Options.Events), Options.Saved, the derived
+// attributes (Options.Derived) and the redactor all run with mu released;
+// state is copied out under the lock and re-checked after. (The one
+// exception is a warning logged under mu when Bootstrap skips a key it
+// cannot index.) A Flush holds
+// flushMu across its store and journal I/O, so flushes wait for each
+// other, never a reader or a writer.
+//
+// Reads take mu shared: lookups (Get, Has, Stat, [Context.Entry]) and the
+// full scans (Keys, [Context.Entries], Counts, [Context.Unflushed],
+// [Context.DirtyEntries]), which run beside each other and wait only for
+// writers. A scan that hands out values marks them shared (an atomic
+// flag) so that the next writer, under the exclusive lock, copies before
+// changing one: a value handed out never changes under its reader. For
+// one key, Entry costs a map lookup where Entries scans every file.
+//
+// Change callbacks registered with [Context.Watch] run synchronously after
+// the lock has been released; they must not block and must not call into
+// a kernel that may wait on this Context (queue the work instead). Two
+// goroutines' changes may reach the callbacks in the opposite order from
+// the one in which they took the lock.
 //
 // The announcements of the external-change helper protocol (announce.go:
 // [Context.AnnounceCreate], [Context.AnnounceRemove]) are state of the

@@ -247,18 +247,18 @@ func (c *Context) RemoveExternal(key string) (bool, error) {
 
 // Unflushed returns the session's unflushed changes: every dirty,
 // non-hidden file with its Info and loaded value (which the caller must not
-// modify; not redacted), and the keys removed since the last flush.
+// modify; not redacted), and the keys removed since the last flush. It
+// takes the read lock only (see Entry).
 func (c *Context) Unflushed() (dirty []backend.Entry, removed []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	for f := range c.dirty {
 		if !f.loaded {
 			continue
 		}
-		f.shared.Store(true)
 		for _, k := range f.names() { // every name of a node with hard links
 			if !c.Local(k) {
-				dirty = append(dirty, backend.Entry{Key: k, Info: f.infoLocked(), Value: f.data})
+				dirty = append(dirty, f.entryRLocked(k))
 			}
 		}
 	}

@@ -129,7 +129,7 @@ func (c *Context) Flush(ctx context.Context) error {
 	c.mu.Unlock()
 
 	c.sealEntries(entries, true)
-	skillAttrs(entries)
+	c.deriveAttrs(entries)
 	c.mu.Lock()
 	for _, e := range entries {
 		// What the store is about to hold: an external watcher seeing it
@@ -202,14 +202,7 @@ func (c *Context) Flush(ctx context.Context) error {
 		}
 		delete(c.bases, entries[i].Key)
 		if s.f.key == entries[i].Key {
-			// The session shows the attributes the store now has.
-			if v, ok := entries[i].Info.XAttrs[meta.Skill]; ok {
-				if old, _ := s.f.xattrs.get(meta.Skill); string(old) != string(v) {
-					s.f.xattrs = s.f.xattrs.with(meta.Skill, v)
-				}
-			} else {
-				s.f.xattrs = s.f.xattrs.without(meta.Skill)
-			}
+			c.showDerivedLocked(s.f, entries[i].Info.XAttrs)
 		}
 		if s.f.gen != s.gen {
 			// Written again during the flush: stays dirty, and the
@@ -342,20 +335,38 @@ func (e *FlushError) Refused(key string) bool {
 	return ok
 }
 
-// skillAttrs gives every skills/NAME/SKILL.md its user.memfs.skill (the
-// front matter of its value as it is stored), and takes it from any other
-// key (a SKILL.md renamed away). The entries' attribute maps are their own
-// (Info.XAttrs is built for each).
-func skillAttrs(entries []backend.Entry) {
+// deriveAttrs sets the derived attributes (Options.Derived) of the entries
+// a flush saves, and takes them from the entries they do not apply to. The
+// entries' attribute maps are their own (Info.XAttrs is built for each).
+func (c *Context) deriveAttrs(entries []backend.Entry) {
+	if len(c.opts.Derived) == 0 {
+		return
+	}
 	for i := range entries {
 		e := &entries[i]
-		if meta.IsSkillFile(e.Key) {
-			if e.Info.XAttrs == nil {
-				e.Info.XAttrs = make(map[string][]byte, 1)
+		for name, fn := range c.opts.Derived {
+			if v, ok := fn(e.Key, e.Value); ok {
+				if e.Info.XAttrs == nil {
+					e.Info.XAttrs = make(map[string][]byte, 1)
+				}
+				e.Info.XAttrs[name] = v
+			} else {
+				delete(e.Info.XAttrs, name)
 			}
-			e.Info.XAttrs[meta.Skill] = meta.SkillAttr(e.Value)
+		}
+	}
+}
+
+// showDerivedLocked gives f the derived attributes the store now holds for
+// it (stored: the saved entry's attributes).
+func (c *Context) showDerivedLocked(f *file, stored map[string][]byte) {
+	for name := range c.opts.Derived {
+		if v, ok := stored[name]; ok {
+			if old, _ := f.xattrs.get(name); string(old) != string(v) {
+				f.xattrs = f.xattrs.with(name, v)
+			}
 		} else {
-			delete(e.Info.XAttrs, meta.Skill)
+			f.xattrs = f.xattrs.without(name)
 		}
 	}
 }

@@ -394,7 +394,7 @@ func keepsCopyOf(k string, entries []backend.Entry, saved []snap, failed map[str
 // value, sealed: what a recovery directory must receive when the store
 // refuses the final flush.
 func (c *Context) DirtyEntries() []backend.Entry {
-	c.mu.Lock()
+	c.mu.RLock() // see Entry
 	var out []backend.Entry
 	for f := range c.dirty {
 		f.shared.Store(true)
@@ -404,7 +404,7 @@ func (c *Context) DirtyEntries() []backend.Entry {
 			}
 		}
 	}
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	c.sealEntries(out, false)
 	return out
 }

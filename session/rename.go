@@ -75,7 +75,7 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 	if c.opts.Journal == nil {
 		return nil
 	}
-	c.mu.Lock()
+	c.mu.RLock() // it only reads, and marks values shared (see Entry)
 	var entries []backend.Entry
 	var removed []string
 	var gen uint64
@@ -122,7 +122,7 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 	slices.SortStableFunc(entries, func(a, b backend.Entry) int {
 		return cmpDirFirst(a, b)
 	})
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	return c.journal(gen, entries, removed)
 }
 

@@ -63,7 +63,20 @@ type Options struct {
 	// only (see IsTransient); nil means DefaultTransient, an empty
 	// non-nil list persists every name.
 	Transient []string
+	// Derived are extended attributes computed from a file's key and
+	// value at each flush, by name: Flush sets each on every entry it
+	// saves for which its function returns ok, from the value as the
+	// store gets it (redacted), and removes it from the others (a file
+	// renamed to where it does not apply). The store gets them; the
+	// session shows them once the save succeeded. The functions run
+	// without the session's lock and must be safe for concurrent use.
+	// contextpack.SkillAttr derives user.memfs.skill. nil derives none.
+	Derived map[string]AttrFunc
 }
+
+// AttrFunc computes a derived attribute (see Options.Derived) of the file
+// key from its value; ok false means the file has none.
+type AttrFunc func(key string, value []byte) (attr []byte, ok bool)
 
 // file is one file known to the session. Its identity survives renames: an
 // open File points at it, and key follows it.
@@ -535,24 +548,43 @@ func (c *Context) Keys() []string {
 
 // Entries returns the files whose key starts with prefix, sorted by key,
 // with their Info and, when loaded, their value (which the caller must not
-// modify).
+// modify). It scans every file under the read lock; for one key, Entry.
 func (c *Context) Entries(prefix string) []backend.Entry {
-	c.mu.Lock()
+	c.mu.RLock()
 	var out []backend.Entry
 	for k, f := range c.files {
-		if !strings.HasPrefix(k, prefix) {
-			continue
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, f.entryRLocked(k))
 		}
-		e := backend.Entry{Key: k, Info: f.infoLocked()}
-		if f.loaded {
-			f.shared.Store(true)
-			e.Value = f.data[:len(f.data):len(f.data)] // an append by the caller must copy
-		}
-		out = append(out, e)
 	}
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	slices.SortFunc(out, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
 	return out
+}
+
+// Entry returns the file key with its Info and, when loaded, its value
+// (which the caller must not modify), as Entries would; false when the
+// session has no file key.
+func (c *Context) Entry(key string) (backend.Entry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.files[key]
+	if !ok {
+		return backend.Entry{}, false
+	}
+	return f.entryRLocked(key), true
+}
+
+// entryRLocked is f under its name key, value included when loaded. The
+// read lock is enough: marking f shared is atomic, and writers, which hold
+// the exclusive lock, copy a shared value before changing it.
+func (f *file) entryRLocked(key string) backend.Entry {
+	e := backend.Entry{Key: key, Info: f.infoLocked()}
+	if f.loaded {
+		f.shared.Store(true)
+		e.Value = f.data[:len(f.data):len(f.data)] // an append by the caller must copy
+	}
+	return e
 }
 
 func (f *file) infoLocked() backend.Info {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/session"
 )
@@ -20,7 +21,7 @@ import (
 // validated; read-only ones refused; all persisted by Flush and found
 // again by a new session.
 func TestXAttrs(t *testing.T) {
-	c, st, _, _ := newSession(t, session.Options{})
+	c, st, _, _ := newSession(t, session.Options{Derived: map[string]session.AttrFunc{meta.Skill: contextpack.SkillAttr}})
 	ctx := t.Context()
 	key := "skills/go/SKILL.md" // indexed, not loaded
 	if err := c.SetXAttr(ctx, key, "user.memfs.tags", []byte("go, tools"), 0); err != nil {
@@ -249,5 +250,65 @@ func TestSavedHook(t *testing.T) {
 	}
 	if len(saved) != 1 || string(saved[0].Value) != "a [REDACTED:word]" || saved[0].Info.Size != 17 || !slices.Equal(deleted, []string{"agents/explorer.json"}) {
 		t.Errorf("Saved got %+v, deleted %v", saved, deleted)
+	}
+}
+
+// Derived attributes are the caller's (Options.Derived): computed from each
+// saved entry's key and value, stored with it, shown by the session after
+// the flush, and taken away from a file renamed where they do not apply.
+// Without them the session derives nothing: it knows no skills.
+func TestDerivedAttrs(t *testing.T) {
+	const name = "user.test.len"
+	mdLen := func(key string, value []byte) ([]byte, bool) {
+		return fmt.Appendf(nil, "%d", len(value)), strings.HasSuffix(key, ".md")
+	}
+	c, st, _, _ := newSession(t, session.Options{Derived: map[string]session.AttrFunc{name: mdLen}})
+	ctx := t.Context()
+	stored := func(key string) map[string][]byte {
+		t.Helper()
+		got, err := st.Load(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[0].Info.XAttrs
+	}
+	if err := c.Set("notes/a.md", []byte("12345")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := stored("notes/a.md")[name]; string(v) != "5" {
+		t.Errorf("stored %s = %q, want 5", name, v)
+	}
+	if v, err := c.GetXAttr("notes/a.md", name); err != nil || string(v) != "5" {
+		t.Errorf("session %s = %q, %v; want 5 after the flush", name, v, err)
+	}
+	if err := c.Rename(ctx, "notes/a.md", "notes/a.txt", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := stored("notes/a.txt")[name]; ok {
+		t.Errorf("stored %s of a file renamed away = %q, want none", name, v)
+	}
+	if v, err := c.GetXAttr("notes/a.txt", name); !errors.Is(err, session.ErrNoXAttr) {
+		t.Errorf("session %s of a file renamed away = %q, %v; want ErrNoXAttr", name, v, err)
+	}
+
+	c2, st2, _, _ := newSession(t, session.Options{})
+	if err := c2.Set("skills/x/SKILL.md", []byte("---\nname: x\n---\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st2.Load(ctx, "skills/x/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := got[0].Info.XAttrs[meta.Skill]; ok {
+		t.Errorf("a session without Derived stored %s = %q", meta.Skill, v)
 	}
 }

@@ -20,6 +20,13 @@
 // directory store cannot set a time its filesystem has no room for) runs
 // the suite with RunWith and an Options field that names the limit; each
 // field relaxes one check for the stores that set it, never for all.
+//
+// # Concurrency
+//
+// Run runs its subtests one after another on the test's goroutine (none
+// is parallel), each on its own store, and calls the opener from there.
+// One subtest uses a store from 16 goroutines at once: that is the
+// contract it checks (every backend.Store is safe for concurrent use).
 package storetest
 
 import (

@@ -1,4 +1,3 @@
-// Package lint holds tests that enforce the project's conventions.
 package lint
 
 import (
@@ -19,7 +18,7 @@ var allowed = map[string][]string{
 	"github.com/memfs/memfs/fsnode":   {engine},
 	"github.com/memfs/memfs/journal":  {"github.com/memfs/memfs/session", engine},
 	"github.com/memfs/memfs/session":  {"github.com/memfs/memfs/fsnode", "github.com/memfs/memfs/extwatch", "github.com/memfs/memfs/search", engine, "github.com/memfs/memfs/cmd/memfs"},
-	"github.com/memfs/memfs/extwatch": {engine, "github.com/memfs/memfs/cmd/memfs"}, // the command is the helper process (extwatch.RunHelper)
+	"github.com/memfs/memfs/extwatch": {engine, "github.com/memfs/memfs/cmd/memfs"},                                                                                                             // the command is the helper process (extwatch.RunHelper)
 	"github.com/memfs/memfs/redact":   {"github.com/memfs/memfs/session", "github.com/memfs/memfs/search", "github.com/memfs/memfs/internal/names", engine, "github.com/memfs/memfs/cmd/memfs"}, // a leaf the session calls
 	"github.com/memfs/memfs/changes":  {"github.com/memfs/memfs/fsnode"},
 	"github.com/fsnotify/fsnotify":    {"github.com/memfs/memfs/backend/dirstore"}, // behind backend.Watcher

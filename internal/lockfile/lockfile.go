@@ -10,7 +10,12 @@
 // following a symbolic link (backend.ErrSymlink): a store that arrives by
 // git pull or unzip could otherwise make memfs truncate a file elsewhere.
 //
-// The functions are safe for concurrent use; they keep no state.
+// # Concurrency
+//
+// The functions keep no state and are safe for concurrent use. The lock
+// is the open file description's, not the process's or the goroutine's:
+// two Locks of one path in one process conflict (the second fails with
+// ErrStoreInUse), whichever goroutines call them.
 package lockfile
 
 import (

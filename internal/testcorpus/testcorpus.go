@@ -3,7 +3,10 @@
 // RULE<TAB>TEXT, the secret between « and », a multi-line secret's
 // newlines written \n. None of them is a real credential.
 //
-// It keeps no state; its functions are safe for concurrent use.
+// # Concurrency
+//
+// It keeps no state; its functions read the corpus file at each call and
+// are safe for concurrent use (parallel tests of several packages).
 package testcorpus
 
 import (

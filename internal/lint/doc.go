@@ -1,0 +1,12 @@
+// Package lint holds tests that enforce the project's conventions, as
+// pebble's internal/lint does: who may import what (TestForbiddenImports),
+// every byte to disk through session/outbound.go (TestOneWayOut), fsnode
+// never touching the store (TestFsnodeNeverTouchesTheStore), and the
+// session knowing no skills (TestSessionKnowsNoSkills). It has no other
+// code.
+//
+// # Concurrency
+//
+// Nothing to share: the tests run go list in a subprocess and parse source
+// files, each on its own data.
+package lint
