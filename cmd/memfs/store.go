@@ -48,18 +48,9 @@ func defaultStorePath() string {
 	return filepath.Join(base, "memfs", "store")
 }
 
-// stateDir is where recovery directories go.
-func stateDir() string {
-	base := os.Getenv("XDG_STATE_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "."
-		}
-		base = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(base, "memfs")
-}
+// stateDir is memfs's state directory ($XDG_STATE_HOME/memfs): the
+// engine's recovery directories and the mount helper's logs.
+func stateDir() string { return filepath.Dir(memfs.DefaultRecoveryDir()) }
 
 // mustExist refuses a store path that does not exist: a command that only
 // reads never creates a store (a typo would otherwise make an empty one
@@ -142,7 +133,6 @@ func openSession(ctx context.Context, spec storeSpec, opts memfs.Options, log *s
 	}
 	opts.JournalPath = spec.journalPath()
 	opts.Name = spec.String()
-	opts.RecoveryDir = filepath.Join(stateDir(), "recovery")
 	opts.IndexRedactor = ired
 	opts.Logger = log
 	f, err := memfs.Open(ctx, st, opts)
