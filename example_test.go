@@ -33,7 +33,9 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	os.WriteFile(filepath.Join(mnt, "memory", "hello.md"), []byte("hello\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "hello.md"), []byte("hello\n"), 0o644); err != nil {
+		panic(err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()     // ask at once: Serve flushes and unmounts

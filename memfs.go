@@ -32,10 +32,16 @@ type Options struct {
 	// (dirstore.JournalName, badgerstore.JournalName under its root), so
 	// that it moves with it.
 	JournalPath string
-	// Session holds the session's options. Open sets its Journal,
-	// Events, Logger and Saved fields, and Derived when it is nil (to the
-	// skills front matter, user.memfs.skill).
+	// Session holds the session's options. Open sets its Journal, Events
+	// and Logger; Saved is called after the search index's own hook;
+	// Derived, when nil, is the skills front matter (user.memfs.skill);
+	// Redactor, when nil in a writable session, is the default rules
+	// (redact.New with no config) unless NoRedact.
 	Session session.Options
+	// NoRedact persists values as they are written, secrets included: a
+	// writable session without a Redactor gets none. (The search index
+	// is redacted all the same, see IndexRedactor.)
+	NoRedact bool
 	// Bootstrap lists the key prefixes whose values are loaded at Open
 	// ("" loads everything); the rest load at first use.
 	Bootstrap []string
@@ -71,8 +77,9 @@ type FS struct {
 	log     *slog.Logger
 	index   *search.Lazy // the search index, opened at first use
 
-	mu        sync.Mutex // guards closed
+	mu        sync.Mutex // guards closed and mount
 	closed    bool
+	mount     *Mount   // the live mount, if any
 	inherited []string // keys a crashed session left in the journal that the store refused
 }
 
@@ -130,6 +137,14 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 	}
 	so.Logger = log
 	so.Events = eventSink(ev, newSessionID())
+	if so.Redactor == nil && !so.ReadOnly && !opts.NoRedact {
+		// No secret reaches disk unless the caller says so.
+		if so.Redactor, err = redact.New(redact.Config{}); err != nil {
+			j.Close()
+			st.Close()
+			return nil, err
+		}
+	}
 	if so.Derived == nil {
 		// A skill's front matter, as an attribute the skills index and
 		// getfattr read (user.memfs.skill).
@@ -139,6 +154,12 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		return f.openIndex(ctx, false, nil)
 	})
 	so.Saved = f.index.Saved
+	if saved := opts.Session.Saved; saved != nil {
+		so.Saved = func(ctx context.Context, es []backend.Entry, deleted []string) {
+			f.index.Saved(ctx, es, deleted)
+			saved(ctx, es, deleted)
+		}
+	}
 	f.c = session.NewContext(ss, so)
 	if err := f.c.Bootstrap(ctx, opts.Bootstrap...); err != nil {
 		f.release()
@@ -222,8 +243,12 @@ func (f *FS) Search(ctx context.Context) (*search.Service, error) {
 
 // Reindex rebuilds the search index from every value of the store,
 // reporting its progress to p when p is not nil, and returns how many
-// values it indexed.
+// values it indexed. It refuses once the index is open (Search, a mount's
+// search): two indexes would write the same records.
 func (f *FS) Reindex(ctx context.Context, p search.Progress) (int, error) {
+	if f.index.Opened() {
+		return 0, errors.New("memfs: the search index is open; reindex before the first search")
+	}
 	s, err := f.openIndex(ctx, true, p)
 	if err != nil {
 		return 0, err
@@ -256,8 +281,9 @@ func (f *FS) Flush(ctx context.Context) error {
 	return f.c.Flush(ctx)
 }
 
-// Close makes the final flush and closes everything, mounted or not (a
-// mount is unmounted first by Serve). It tries the flush three times; then
+// Close makes the final flush and closes everything. A mount must have
+// ended first (Serve returns when it has); Close refuses while one is live.
+// A second Close does nothing. It tries the flush three times; then
 // what the store still refuses goes to a recovery directory (see
 // Options.RecoveryDir), which the error names: nothing acknowledged is
 // lost; the journal keeps them too. A refusal of only what a crashed memfs
@@ -265,6 +291,15 @@ func (f *FS) Flush(ctx context.Context) error {
 // recoverRefused). A read-only session saves nothing and
 // leaves the journal to the next writable one.
 func (f *FS) Close(ctx context.Context) error {
+	f.mu.Lock()
+	closed, m := f.closed, f.mount
+	f.mu.Unlock()
+	if closed {
+		return nil
+	}
+	if m != nil {
+		return fmt.Errorf("memfs: %s is still mounted: Close after Serve has returned (Mount.Unmount ends it)", m.dir)
+	}
 	if f.opts.Session.ReadOnly {
 		return f.release()
 	}
@@ -369,8 +404,12 @@ func (f *FS) writeRecovery(entries []backend.Entry) (string, error) {
 	if base == "" {
 		base = DefaultRecoveryDir()
 	}
-	dir := filepath.Join(base, time.Now().UTC().Format("20060102T150405Z")+fmt.Sprintf("-%d", os.Getpid()))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", err
+	}
+	// A directory of its own, even for two closes in one second.
+	dir, err := os.MkdirTemp(base, time.Now().UTC().Format("20060102T150405Z")+fmt.Sprintf("-%d-", os.Getpid()))
+	if err != nil {
 		return "", err
 	}
 	root, err := os.OpenRoot(dir)
@@ -419,15 +458,15 @@ func eventSink(l *eventlog.Log, id string) func(context.Context, []session.Event
 	}
 }
 
-// NamespaceDirs are the directories memfs exists for: notes, skills and
-// sub-agent profiles (Options.Namespace).
-var NamespaceDirs = []string{"memory", "skills", "agents"}
+// NamespaceDirs returns the directories memfs exists for: notes, skills
+// and sub-agent profiles (Options.Namespace).
+func NamespaceDirs() []string { return []string{"memory", "skills", "agents"} }
 
 // makeNamespace makes the namespace directories the session lacks (the
 // first mount of a store, or after someone removed one): real directories,
 // saved at the next flush. A name that another node holds keeps it.
 func (f *FS) makeNamespace() {
-	for _, d := range NamespaceDirs {
+	for _, d := range NamespaceDirs() {
 		err := f.c.Mkdir(d, 0o755, f.opts.Session.DirUID, f.opts.Session.DirGID)
 		switch {
 		case err == nil:

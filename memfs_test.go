@@ -105,7 +105,7 @@ func TestMountWriteRemountRead(t *testing.T) {
 	f := openBadger(t, store, false)
 	s := serve(t, f, mnt, memfs.MountOptions{})
 	p := func(rel string) string { return filepath.Join(mnt, rel) }
-	for _, d := range memfs.NamespaceDirs {
+	for _, d := range memfs.NamespaceDirs() {
 		if fi, err := os.Stat(p(d)); err != nil || !fi.IsDir() {
 			t.Fatalf("namespace directory %s: %v", d, err)
 		}
@@ -230,7 +230,7 @@ func TestServeRetriesABusyUnmount(t *testing.T) {
 	if _, err := h.WriteString("written while unmounting"); err != nil {
 		t.Fatal(err)
 	}
-	if users := memfs.Users(mnt); len(users) == 0 || !strings.Contains(strings.Join(users, " "), "("+filepath.Base(os.Args[0])[:min(15, len(filepath.Base(os.Args[0])))]) {
+	if users := memfs.MountUsers(mnt); len(users) == 0 || !strings.Contains(strings.Join(users, " "), "("+filepath.Base(os.Args[0])[:min(15, len(filepath.Base(os.Args[0])))]) {
 		t.Errorf("Users(%s) = %v, want this test process", mnt, users)
 	}
 	h.Close()
@@ -344,4 +344,95 @@ func TestOpenRefuses(t *testing.T) {
 		t.Fatalf("the store was not closed by the failed Open: %v", err)
 	}
 	st.Close()
+}
+
+// An FS has one mount at a time; Close refuses while it is live, and a
+// second Close does nothing.
+func TestOneMountAndCloseAfterServe(t *testing.T) {
+	needFUSE(t)
+	store, mnt, mnt2 := t.TempDir(), t.TempDir(), t.TempDir()
+	f := openBadger(t, store, false)
+	s := serve(t, f, mnt, memfs.MountOptions{})
+	if _, err := f.Mount(mnt2, memfs.MountOptions{}); err == nil || !strings.Contains(err.Error(), "already mounted") {
+		t.Errorf("a second Mount: %v, want a refusal", err)
+	}
+	if err := f.Close(context.Background()); err == nil || !strings.Contains(err.Error(), "still mounted") {
+		t.Errorf("Close while mounted: %v, want a refusal", err)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "after.md"), []byte("kept"), 0o644); err != nil {
+		t.Fatalf("the mount after the refused Close: %v", err)
+	}
+	s.stop(t)
+	if err := f.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(context.Background()); err != nil {
+		t.Errorf("a second Close: %v, want nil", err)
+	}
+	if _, err := f.Mount(mnt2, memfs.MountOptions{}); err == nil {
+		t.Error("Mount of a closed FS succeeded")
+	}
+}
+
+// A mountpoint inside the journal's directory (the store's) is refused:
+// memfs would serve its own journal writes.
+func TestMountInsideTheStoreRefused(t *testing.T) {
+	store := t.TempDir()
+	f := openBadger(t, store, false)
+	defer f.Close(context.Background())
+	inside := filepath.Join(store, "mnt")
+	if err := os.Mkdir(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Mount(inside, memfs.MountOptions{}); err == nil || !strings.Contains(err.Error(), "overlap") {
+		t.Fatalf("Mount inside the store: %v, want an overlap refusal", err)
+	}
+}
+
+// A writable session without a Redactor redacts with the default rules:
+// no secret reaches disk unless NoRedact says so.
+func TestRedactionByDefault(t *testing.T) {
+	const secret = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+	for _, noRedact := range []bool{false, true} {
+		store := t.TempDir()
+		st, err := dirstore.Open(store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := memfs.Open(context.Background(), st, memfs.Options{
+			JournalPath: filepath.Join(store, dirstore.JournalName), NoRedact: noRedact,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Session().Set("memory/token.md", []byte("token: "+secret+"\n")); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(store, "memory", "token.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), secret); got != noRedact {
+			t.Errorf("NoRedact %v: the stored value %q holds the secret: %v", noRedact, b, got)
+		}
+	}
+}
+
+// Reindex builds an index of its own: refused once the session's is open.
+func TestReindexRefusedOnceTheIndexIsOpen(t *testing.T) {
+	store := t.TempDir()
+	f := openBadger(t, store, false)
+	defer f.Close(context.Background())
+	if _, err := f.Reindex(context.Background(), nil); err != nil {
+		t.Fatalf("Reindex before any search: %v", err)
+	}
+	if _, err := f.Search(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Reindex(context.Background(), nil); err == nil {
+		t.Error("Reindex with the index open succeeded")
+	}
 }

@@ -12,14 +12,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/extwatch"
 	"github.com/memfs/memfs/fsnode"
+	"github.com/memfs/memfs/internal/paths"
 )
 
 // MountOptions configure Mount.
 type MountOptions struct {
 	// EntryTimeout is how long the kernel may cache names and missing
-	// names; AttrTimeout, attributes. Zero means not at all.
+	// names; AttrTimeout, attributes. Zero means 1 s; a negative value,
+	// not at all.
 	EntryTimeout, AttrTimeout time.Duration
 	// AllowOther lets other users in, held to the stored modes.
 	AllowOther bool
@@ -68,11 +71,25 @@ type Mount struct {
 
 // Mount mounts f at dir, an existing empty directory, and returns at once;
 // the kernel's requests are served from then on. Call Serve, which
-// returns when the mount ends, then Close f.
+// returns when the mount ends, then Close f. An FS has one mount at a
+// time, and its mountpoint may not overlap the directory of its journal
+// (nor, the caller sees to it, the store): memfs would serve its own
+// writes to it, and deadlock.
 func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
+	}
+	if err := CheckOverlap(dir, filepath.Dir(f.opts.JournalPath)); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.closed:
+		return nil, errors.New("memfs: Mount of a closed FS")
+	case f.mount != nil:
+		return nil, fmt.Errorf("memfs: already mounted at %s", f.mount.dir)
 	}
 	readOnly := f.opts.Session.ReadOnly
 	// Indexing lists the store once, and that garbage would stay resident:
@@ -111,8 +128,13 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		return nil, fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, dir)
 	}
 	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv}
+	f.mount = m
 	// A store other writers change (its Watcher feed): follow them.
-	if es, ok := f.store.(extwatch.Store); ok && !readOnly {
+	es, ok := f.store.(extwatch.Store)
+	if _, w := f.store.(backend.Watcher); w && !ok {
+		f.log.Warn("the store reports changes but cannot be followed (no Stat): other writers' changes show at the next mount")
+	}
+	if ok && !readOnly {
 		wopts := extwatch.Options{Logger: f.log}
 		if mo.Helper != nil {
 			if m.app, err = extwatch.StartHelper(mo.Helper(dir)); err != nil {
@@ -173,7 +195,7 @@ func (m *Mount) Serve(ctx context.Context) error {
 		if time.Since(lastBusyLog) > 30*time.Second {
 			lastBusyLog = time.Now()
 			m.f.log.Error("cannot unmount; still serving so that nothing is lost, and retrying: close what uses it",
-				"mountpoint", m.dir, "err", err, "users", strings.Join(Users(m.dir), ", "))
+				"mountpoint", m.dir, "err", err, "users", strings.Join(MountUsers(m.dir), ", "))
 		}
 		retry = time.After(2 * time.Second)
 		return false
@@ -200,6 +222,9 @@ serve:
 	<-served
 	m.stopExternal() // also after an unmount from outside: nothing may change the session now
 	m.root.Close()
+	m.f.mu.Lock()
+	m.f.mount = nil
+	m.f.mu.Unlock()
 	return nil
 }
 
@@ -237,9 +262,9 @@ func (m *Mount) stopExternal() {
 	}
 }
 
-// Users lists the processes with a working directory or an open file under
-// dir, as "PID (command)": what keeps a mountpoint busy.
-func Users(dir string) []string {
+// MountUsers lists the processes with a working directory or an open file
+// under dir, as "PID (command)": what keeps a mountpoint busy.
+func MountUsers(dir string) []string {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	var users []string
 	for _, p := range procs {
@@ -252,19 +277,26 @@ func Users(dir string) []string {
 }
 
 func using(proc, dir string) bool {
-	if cwd, err := os.Readlink(filepath.Join(proc, "cwd")); err == nil && within(cwd, dir) {
+	if cwd, err := os.Readlink(filepath.Join(proc, "cwd")); err == nil && paths.Within(cwd, dir) {
 		return true
 	}
 	fds, _ := os.ReadDir(filepath.Join(proc, "fd"))
 	for _, fd := range fds {
-		if target, err := os.Readlink(filepath.Join(proc, "fd", fd.Name())); err == nil && within(target, dir) {
+		if target, err := os.Readlink(filepath.Join(proc, "fd", fd.Name())); err == nil && paths.Within(target, dir) {
 			return true
 		}
 	}
 	return false
 }
 
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+// CheckOverlap refuses a mountpoint inside dir (a store, a journal's
+// directory) or dir inside the mountpoint, comparing the paths with every
+// symlink resolved: a link must not hide an overlap. The kernel would
+// deadlock serving one from the other.
+func CheckOverlap(mountpoint, dir string) error {
+	m, d := paths.Resolved(mountpoint), paths.Resolved(dir)
+	if paths.Within(m, d) || paths.Within(d, m) {
+		return fmt.Errorf("mountpoint %s and store %s overlap (%s and %s); the kernel would deadlock serving one from the other", mountpoint, dir, m, d)
+	}
+	return nil
 }

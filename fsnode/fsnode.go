@@ -21,9 +21,9 @@ import (
 // discarding logger and the time of NewRoot as the mount time.
 type Options struct {
 	Logger          *slog.Logger
-	EntryTimeout    time.Duration // 0 means 1 s
-	AttrTimeout     time.Duration // 0 means 1 s
-	NegativeTimeout time.Duration // 0 means 1 s
+	EntryTimeout    time.Duration // 0 means 1 s; negative, no caching
+	AttrTimeout     time.Duration // 0 means 1 s; negative, no caching
+	NegativeTimeout time.Duration // 0 means 1 s; negative, no caching
 	// Status, when set, is appended to .memfs/status (the CLI adds the
 	// store and mountpoint).
 	Status func() string
@@ -75,8 +75,11 @@ func NewRoot(c *session.Context, opts Options) *Root {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	for _, d := range []*time.Duration{&opts.EntryTimeout, &opts.AttrTimeout, &opts.NegativeTimeout} {
-		if *d == 0 {
+		switch {
+		case *d == 0:
 			*d = time.Second
+		case *d < 0:
+			*d = 0 // the kernel caches nothing
 		}
 	}
 	r := &Root{c: c, opts: opts, log: opts.Logger, feed: changes.New(0), started: time.Now()}

@@ -63,6 +63,9 @@ func (l *Lazy) Get(ctx context.Context) (*Service, error) {
 	return s, nil
 }
 
+// Opened reports whether the Service is open.
+func (l *Lazy) Opened() bool { return l.s.Load() != nil }
+
 // Saved is Service.Saved once the Service is open, and nothing before:
 // the open brings the index up to date with the store. It never waits for
 // an open.

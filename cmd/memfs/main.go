@@ -4,15 +4,11 @@
 // # Concurrency
 //
 // A command runs on main's goroutine; SIGINT and SIGTERM cancel its
-// context. A mount adds the FUSE server's goroutines (see fsnode), one
-// that waits for the server to end, the serve loop (flush on fsync, on a
-// tick and at the end, then unmount and shut down, in that order), the
-// --index-at-mount indexer, the search worker (searcher.go: applyMu
-// before mu; the index is opened once under opened.indexMu and published
-// through an atomic pointer), and for a directory store the external-change
-// watcher (extwatch) with its helper process (apply.go: applier.mu guards
-// the pipe). A long command may turn a progress spinner on a goroutine of
-// its own.
+// context. A mount runs the engine (package memfs: the FUSE server, the
+// serve loop, the search worker, the external-change watcher and its
+// helper process, each described there) and one goroutine of its own, which
+// turns the first SIGINT or SIGTERM into the end of the serve loop. A long
+// command or flush may turn a progress spinner on a goroutine of its own.
 package main
 
 import (

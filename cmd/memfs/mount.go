@@ -66,7 +66,7 @@ func checkMountpoint(mnt string, spec storeSpec) error {
 	if len(ents) > 0 {
 		return fmt.Errorf("mountpoint %s is not empty (%d entries); mount on an empty directory", mnt, len(ents))
 	}
-	if err := checkOverlap(mnt, spec.path); err != nil {
+	if err := memfs.CheckOverlap(mnt, spec.path); err != nil {
 		return err
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
@@ -90,37 +90,6 @@ func makeMountpoint(mnt string) (bool, error) {
 		return false, fmt.Errorf("mountpoint %s: %w\n  create it first: mkdir -p %s", mnt, err, mnt)
 	}
 	return true, nil
-}
-
-// checkOverlap refuses a mountpoint inside the store or a store inside the
-// mountpoint, comparing the paths with every symlink resolved: a link must
-// not hide an overlap.
-func checkOverlap(mnt, store string) error {
-	m, s := resolved(mnt), resolved(store)
-	if within(m, s) || within(s, m) {
-		return fmt.Errorf("mountpoint %s and store %s overlap (%s and %s); the kernel would deadlock serving one from the other", mnt, store, m, s)
-	}
-	return nil
-}
-
-// resolved returns the absolute path p with every symlink resolved; a part
-// that does not exist yet (a new store) is joined to its nearest existing
-// parent, resolved.
-func resolved(p string) string {
-	p = filepath.Clean(p)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	parent := filepath.Dir(p)
-	if parent == p {
-		return p
-	}
-	return filepath.Join(resolved(parent), filepath.Base(p))
-}
-
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func mountAction(c *cli.Context) error {
@@ -150,7 +119,7 @@ func mountAction(c *cli.Context) error {
 	}
 	log := logger(c, c.Bool("debug"))
 	// Overlap first: a mountpoint made inside the store would be a key.
-	if err := checkOverlap(mnt, spec.path); err != nil {
+	if err := memfs.CheckOverlap(mnt, spec.path); err != nil {
 		return err
 	}
 	created, err := makeMountpoint(mnt)
@@ -218,8 +187,8 @@ func mountAction(c *cli.Context) error {
 		helper = helperCommand(exe, c.App.ErrWriter)
 	}
 	m, err := o.Mount(mnt, memfs.MountOptions{
-		EntryTimeout:  c.Duration("entry-timeout"),
-		AttrTimeout:   c.Duration("attr-timeout"),
+		EntryTimeout:  noneIfZero(c.Duration("entry-timeout")),
+		AttrTimeout:   noneIfZero(c.Duration("attr-timeout")),
 		AllowOther:    c.Bool("allow-other"),
 		Debug:         c.Bool("debug"),
 		NoXAttrs:      !c.Bool("xattrs"),
@@ -243,6 +212,15 @@ func mountAction(c *cli.Context) error {
 	_, _, dirty, removed := o.c.Counts()
 	defer announceFlush(log, c.App.ErrWriter, "final", dirty+removed)()
 	return o.Close(ctx)
+}
+
+// noneIfZero is a cache timeout flag as the engine takes it: the flag's 0
+// ("not at all") is the engine's negative.
+func noneIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // bigFlush is how many unflushed entries make a flush worth following.
@@ -373,7 +351,7 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("%s is still mounted after %v: is it busy? in use by: %s (see the memfs log of process %d)",
-		mnt, timeout, strings.Join(memfs.Users(mnt), ", "), pid)
+		mnt, timeout, strings.Join(memfs.MountUsers(mnt), ", "), pid)
 }
 
 // isMounted reports whether mnt is a mountpoint, from /proc/self/mountinfo.

@@ -27,7 +27,7 @@ func TestNamespaceAlwaysThere(t *testing.T) {
 			mnt := t.TempDir()
 			before := time.Now().Add(-time.Second) // the kernel's clock granularity
 			p := startMount(t, store, mnt, nil)
-			for _, d := range memfs.NamespaceDirs {
+			for _, d := range memfs.NamespaceDirs() {
 				fi, err := os.Stat(filepath.Join(mnt, d))
 				if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o755 {
 					t.Errorf("%s in a fresh mount: %v, %v; want a 0755 directory", d, fi, err)

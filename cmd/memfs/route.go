@@ -26,6 +26,7 @@ import (
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/internal/lockfile"
+	"github.com/memfs/memfs/internal/paths"
 )
 
 // givenFlag is a string flag that remembers whether the command line gave
@@ -155,7 +156,7 @@ func parseStatus(mnt string, b []byte) (target, error) {
 // sameStore compares two stores with every symlink in their paths
 // resolved.
 func sameStore(a, b storeSpec) bool {
-	return a.kind == b.kind && resolved(a.path) == resolved(b.path)
+	return a.kind == b.kind && paths.Resolved(a.path) == paths.Resolved(b.path)
 }
 
 // lockPath is the lock file of the store spec: it names the PID of the
@@ -215,7 +216,7 @@ func enclosingMount() (target, bool) {
 	}
 	var best mountEntry
 	for _, m := range mountTable() {
-		if within(cwd, m.point) && len(m.point) >= len(best.point) {
+		if paths.Within(cwd, m.point) && len(m.point) >= len(best.point) {
 			best = m
 		}
 	}

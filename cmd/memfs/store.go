@@ -146,6 +146,7 @@ func openSession(ctx context.Context, spec storeSpec, opts memfs.Options, log *s
 // to a recovery directory, which the error names).
 func (o *opened) finish(ctx context.Context) error { return o.Close(ctx) }
 
-// close closes a session that only read: nothing is saved, and the journal
-// is left to the next session that writes.
+// close closes the session: a read-only one saves nothing and leaves the
+// journal to the next session that writes; a writable one flushes (see
+// finish).
 func (o *opened) close() error { return o.Close(context.Background()) }

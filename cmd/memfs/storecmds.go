@@ -17,6 +17,7 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
@@ -414,7 +415,7 @@ func exportCommand() *cli.Command {
 				if err := loc.spec.mustExist(); err != nil {
 					return err
 				}
-			} else if within(resolved(dst), resolved(loc.mnt)) {
+			} else if paths.Within(paths.Resolved(dst), paths.Resolved(loc.mnt)) {
 				return fmt.Errorf("export: %s is inside the mount %s it would read from; export to a directory outside it", dst, loc.mnt)
 			}
 			if err := os.MkdirAll(dst, 0o755); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs"
 )
 
 // TestSymlinksInTheStoreDirectory: a store that arrives by git pull, rsync
@@ -151,7 +153,7 @@ func TestOverlapThroughSymlinks(t *testing.T) {
 		{"apart", other, store, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkOverlap(tc.mnt, tc.store)
+			err := memfs.CheckOverlap(tc.mnt, tc.store)
 			if tc.overlap && err == nil {
 				t.Fatalf("mountpoint %s and store %s: no error, want an overlap", tc.mnt, tc.store)
 			}
@@ -162,10 +164,10 @@ func TestOverlapThroughSymlinks(t *testing.T) {
 	}
 	// A store that does not exist yet is resolved through its nearest
 	// existing parent.
-	if err := checkOverlap(inside, filepath.Join(storeLink, "mnt", "new", "deeper")); err == nil {
+	if err := memfs.CheckOverlap(inside, filepath.Join(storeLink, "mnt", "new", "deeper")); err == nil {
 		t.Error("a new store inside the mountpoint, given through a link: no error")
 	}
-	if err := checkOverlap(filepath.Join(storeLink, "mnt"), filepath.Join(store, "mnt", "s")); err == nil {
+	if err := memfs.CheckOverlap(filepath.Join(storeLink, "mnt"), filepath.Join(store, "mnt", "s")); err == nil {
 		t.Error("a new store inside the mountpoint, both through links: no error")
 	}
 }
