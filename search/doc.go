@@ -205,11 +205,12 @@
 // Close and is held across the open's I/O (loading and repairing the
 // index): the first callers wait for one open, later ones read the open
 // Service without a lock. Saved never takes it, so a flush never waits
-// for an open. A flush that ends during the open is not queued: when the
-// open's repair read the key before that flush saved it, searches miss
-// the new value until the next open repairs it (as the code moved here
-// always did). After Close no Service opens; a Service opened before
-// stays returned by Get.
+// for an open: a flush that ends during the open is kept (under a second
+// mutex, held for no I/O) and queued on the Service before it is
+// published, so that the open's repair, which may have read the store
+// before that flush, never leaves it out, and no later flush overtakes
+// it. After Close no Service opens; a Service opened before stays
+// returned by Get.
 //
 // # Example
 //

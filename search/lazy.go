@@ -25,10 +25,22 @@ type Lazy struct {
 	open func(context.Context) (*Service, error) // immutable
 	log  *slog.Logger                            // immutable
 
-	s atomic.Pointer[Service] // once opened; read without mu
+	s atomic.Pointer[Service] // once opened; read without mu, stored under heldMu
 
 	mu     sync.Mutex // serializes opening, and Close; held across the open's I/O
 	closed bool       // guarded by mu: no Service opens after Close
+
+	// The flushes that land while an open is under way, for the Service
+	// it opens: its repair may have read the store before them.
+	heldMu  sync.Mutex // guards opening and held; never held across I/O
+	opening bool
+	held    []heldSave
+}
+
+// heldSave is one Saved call kept for the Service being opened.
+type heldSave struct {
+	saved   []backend.Entry
+	deleted []string
 }
 
 // NewLazy returns a Lazy that opens its Service with open (typically
@@ -55,9 +67,21 @@ func (l *Lazy) Get(ctx context.Context) (*Service, error) {
 	if l.closed {
 		return nil, ErrClosed
 	}
+	l.heldMu.Lock()
+	l.opening = true
+	l.heldMu.Unlock()
 	s, err := l.open(ctx)
+	l.heldMu.Lock()
+	defer l.heldMu.Unlock()
+	held := l.held
+	l.opening, l.held = false, nil
 	if err != nil {
-		return nil, err
+		return nil, err // the next open repairs from the store
+	}
+	// Queued in order, before any later flush can reach s (Saved only
+	// queues: no I/O under heldMu). Indexing a value again is harmless.
+	for _, h := range held {
+		s.Saved(ctx, h.saved, h.deleted)
 	}
 	l.s.Store(s)
 	return s, nil
@@ -66,11 +90,22 @@ func (l *Lazy) Get(ctx context.Context) (*Service, error) {
 // Opened reports whether the Service is open.
 func (l *Lazy) Opened() bool { return l.s.Load() != nil }
 
-// Saved is Service.Saved once the Service is open, and nothing before:
-// the open brings the index up to date with the store. It never waits for
-// an open.
+// Saved is Service.Saved once the Service is open, and nothing before an
+// open starts (the open brings the index up to date with the store). A
+// flush that lands during an open is kept and given to the Service it
+// opens. It never waits for an open.
 func (l *Lazy) Saved(ctx context.Context, saved []backend.Entry, deleted []string) {
 	if s := l.s.Load(); s != nil {
+		s.Saved(ctx, saved, deleted)
+		return
+	}
+	l.heldMu.Lock()
+	s := l.s.Load()
+	if s == nil && l.opening {
+		l.held = append(l.held, heldSave{saved: saved, deleted: deleted})
+	}
+	l.heldMu.Unlock()
+	if s != nil {
 		s.Saved(ctx, saved, deleted)
 	}
 }

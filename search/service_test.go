@@ -447,3 +447,47 @@ func TestLazy(t *testing.T) {
 		t.Errorf("ContextSearch after Close: got %v, want ErrClosed", err)
 	}
 }
+
+// A flush that lands while the index is being opened (after its repair
+// read the store, before the Service is published) is indexed: Lazy keeps
+// it for the Service it is opening. (It was dropped: the key stayed stale
+// in search until the next open.)
+func TestLazySavedDuringOpen(t *testing.T) {
+	st := newMemSys()
+	repaired := make(chan struct{})
+	proceed := make(chan struct{})
+	e := newSvcEnv(t, st, ServiceOptions{})
+	e.lazy = NewLazy(nil, func(ctx context.Context) (*Service, error) {
+		s, err := OpenService(ctx, e.c, e.st, e.opts)
+		close(repaired)
+		<-proceed
+		return s, err
+	})
+	// The session's Saved hook is the first Lazy's: point it at this one.
+	e.c = session.NewContext(st, session.Options{Saved: e.lazy.Saved})
+	if err := e.c.Bootstrap(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.lazy.Close(context.Background()) })
+	e.put(t, "memory/a.md", "before", 0o644, credOwner.UID)
+	e.flush(t)
+	opened := make(chan *Service)
+	go func() {
+		s, err := e.lazy.Get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- s
+	}()
+	<-repaired
+	e.put(t, "memory/a.md", "afterwards", 0o644, credOwner.UID)
+	e.flush(t)
+	close(proceed)
+	s := <-opened
+	if got := found(t, s, credOwner, "afterwards", 10); !slices.Equal(got, []string{"memory/a.md"}) {
+		t.Errorf("search for the value flushed during the open: %v, want memory/a.md", got)
+	}
+	if got := found(t, s, credOwner, "before", 10); len(got) != 0 {
+		t.Errorf("search for the value replaced during the open: %v, want nothing", got)
+	}
+}
