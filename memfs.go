@@ -194,7 +194,8 @@ func (f *FS) replay(ctx context.Context, recs []journal.Record) error {
 		return nil
 	}
 	if len(recs) > 0 {
-		f.log.Warn("replaying the journal of a memfs that did not shut down cleanly", "records", len(recs), "journal", jp)
+		f.log.Warn("replaying the journal: what a memfs that did not shut down cleanly left, or values the store refused at the last close",
+			"records", len(recs), "journal", jp)
 		if err := f.c.Replay(recs); err != nil {
 			return fmt.Errorf("replay journal %s: %w", jp, err)
 		}
