@@ -1,8 +1,9 @@
 // Package memstore is a backend.Store kept in memory: the reference
 // implementation of the Store contract, with every capability
-// (backend.SysStore, backend.Walker, backend.Versioned, backend.Batcher),
-// and a test double for the packages
-// above the backend.
+// (backend.SysStore, backend.Walker, backend.Versioned, backend.Batcher,
+// backend.Watcher: Other writes the contents as another writer would, and
+// Watch reports it), and a test double for the packages above the
+// backend.
 //
 //	s := memstore.New()
 //	defer s.Close()
@@ -52,7 +53,10 @@
 // A Store is safe for concurrent use by multiple goroutines. One
 // sync.RWMutex, shared with the Stores Reopen makes over the same contents,
 // guards everything: readers (List, Walk, Load, LoadSys, ListSys) share it,
-// writers hold it alone. No goroutine is started. Values and attributes
+// writers hold it alone (Other's too). Each Watch runs one goroutine, which
+// ends when its context is done or its Store closes; a writer queues a
+// change for it (an unbounded queue under the watch's own mutex, taken
+// after the store's) and never waits for the reader. Values and attributes
 // are copied on the way in and on the way out, so neither side's later
 // change to a slice or map reaches the other.
 package memstore
@@ -93,6 +97,8 @@ type contents struct {
 	keys   map[string]*node // every key; the names of a hard-link group share a node
 	links  map[string]*node // Info.Link -> the node of that group
 	sys    map[string][]byte
+	// watchers are the live Watches of every Store over the contents.
+	watchers map[*watcher]bool
 }
 
 // node is one node of the tree, under one or (a hard-link group) several
@@ -134,6 +140,7 @@ func (s *Store) Close() error {
 	defer s.c.mu.Unlock()
 	if s.c.holder == s {
 		s.c.holder = nil
+		s.c.closeWatchersLocked(s)
 	}
 	return nil
 }

@@ -38,7 +38,24 @@ func TestConformance(t *testing.T) {
 		}
 		opened[dir] = s
 		return s, nil
-	}, storetest.Options{})
+	}, storetest.Options{
+		// Another writer of the contents (memstore.Other), whose changes
+		// the Stores over them report.
+		External: func(t *testing.T, dir, key string, value []byte) {
+			mu.Lock()
+			o := opened[dir].Other()
+			mu.Unlock()
+			var err error
+			if value == nil {
+				err = o.Remove(key)
+			} else {
+				err = o.Set(key, value)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
 }
 
 func entry(key, value string) backend.Entry {
@@ -72,6 +89,8 @@ func TestClosed(t *testing.T) {
 	_, checks["LoadSys"] = s.LoadSys(ctx, "r")
 	_, checks["ListSys"] = s.ListSys(ctx, "")
 	checks["DeleteSys"] = s.DeleteSys(ctx, "r")
+	_, checks["Watch"] = s.Watch(ctx)
+	_, checks["Stat"] = s.Stat(ctx, "a")
 	for op, err := range checks {
 		if !errors.Is(err, fs.ErrClosed) {
 			t.Errorf("%s after Close = %v, want fs.ErrClosed", op, err)
@@ -225,5 +244,36 @@ func TestReopenKeepsSys(t *testing.T) {
 	}
 	if d, err := s2.LoadSys(ctx, "r"); err != nil || string(d) != "rec" {
 		t.Errorf("LoadSys after Reopen = %q, %v", d, err)
+	}
+}
+
+// Another writer never waits for a watcher that does not read, and the
+// watch ends (its channel closes) when the store closes all the same.
+func TestWatchNeverBlocksAWriter(t *testing.T) {
+	s := memstore.New()
+	ch, err := s.Watch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := s.Other()
+	for i := range 1000 {
+		if err := o.Set("memory/k.md", []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := <-ch; c.Key != "memory/k.md" {
+		t.Errorf("first change %+v, want memory/k.md", c)
+	}
+	s.Close()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the watch did not end 5 s after the store closed")
+		}
 	}
 }
