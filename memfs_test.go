@@ -19,6 +19,7 @@ import (
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/session"
 )
 
@@ -434,5 +435,52 @@ func TestReindexRefusedOnceTheIndexIsOpen(t *testing.T) {
 	}
 	if _, err := f.Reindex(context.Background(), nil); err == nil {
 		t.Error("Reindex with the index open succeeded")
+	}
+}
+
+// Another writer's change to a store with a change feed (backend.Watcher:
+// here a memory store's Other, as another client of a shared store) shows
+// in the mount, without a helper process.
+func TestAnotherWritersChangeShows(t *testing.T) {
+	needFUSE(t)
+	st := memstore.New()
+	mnt := t.TempDir()
+	f, err := memfs.Open(context.Background(), st, memfs.Options{JournalPath: filepath.Join(t.TempDir(), "journal")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, f, mnt, memfs.MountOptions{EntryTimeout: -1, AttrTimeout: -1})
+	other := st.Other()
+	if err := other.Set("memory/theirs.md", []byte("from another agent\n")); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(mnt, "memory", "theirs.md")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(p)
+		if err == nil && string(b) == "from another agent\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("another writer's file in the mount: %q, %v after 10 s", b, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := other.Remove("memory/theirs.md"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("another writer's removal: stat %v, want ErrNotExist", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.stop(t)
+	if err := f.Close(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
