@@ -174,6 +174,7 @@ func mountAction(c *cli.Context) error {
 			DirGID:      uint32(os.Getgid()),
 			Transient:   transient,
 		},
+		NoRedact:  red == nil, // --no-redact
 		Bootstrap: c.StringSlice("bootstrap"),
 		Namespace: true,
 	}, log)

@@ -61,7 +61,7 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 		// mount left in the journal is shown, and left for the next
 		// command or mount that writes.
 		ReadOnly: !write,
-	}, Bootstrap: prefixes}, log)
+	}, NoRedact: write && red == nil, Bootstrap: prefixes}, log)
 	if err != nil {
 		return err
 	}
