@@ -168,7 +168,9 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 		return 0, pathErr("write", f.key, ErrTooLarge)
 	}
 	if end > int64(len(f.data)) {
-		f.data = c.growLocked(f, end)
+		// Copies a shared value when off is inside it (see growLocked);
+		// an append grows in place.
+		f.data = c.growLocked(f, end, off)
 	} else if f.shared.Load() {
 		f.data = append([]byte(nil), f.data...)
 		f.shared.Store(false)
