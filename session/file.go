@@ -247,8 +247,7 @@ func (h *File) Commit() error {
 	base := -1 // where the bytes to record as an append start; -1: the whole value
 	gen := f.gen
 	if wrote && key != "" && !c.Local(key) && c.opts.Journal != nil && gen != 0 {
-		f.shared.Store(true)
-		e = backend.Entry{Key: key, Info: f.infoLocked(), Value: f.data}
+		e = backend.Entry{Key: key, Info: f.infoLocked(), Value: f.shareRLocked()}
 		if !f.jfull && f.jlen <= int64(len(f.data)) {
 			// Only bytes after jlen changed: record those.
 			base = int(f.jlen)
