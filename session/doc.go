@@ -42,6 +42,9 @@
 //     an open descriptor. The Context, not the handle, owns all state.
 //   - Values are never modified in place once a reader outside the lock
 //     may hold them (a Get result, a Flush snapshot): the next write copies.
+//     Only bytes past a shared value's end may be written in place (an
+//     append into its spare capacity), which no holder sees: every value
+//     handed out is clipped at its length.
 //
 // # Errors
 //
@@ -69,6 +72,22 @@
 // flag) so that the next writer, under the exclusive lock, copies before
 // changing one: a value handed out never changes under its reader. For
 // one key, Entry costs a map lookup where Entries scans every file.
+//
+// The shared-value rule covers every value that leaves the lock: those of
+// Get, Entry, Entries, Unflushed and DirtyEntries, a flush's save (and
+// Options.Saved), and every journal record (Commit, Set, Put, a rename,
+// a link). Each is handed out by one function (file.shareRLocked), which
+// marks it shared and clips its capacity at its length. A writer copies a
+// shared value before changing any byte below its length: a write inside
+// it, a write that starts inside it and ends past it (the buffer may have
+// the capacity, but growing in place would then overwrite bytes that a
+// holder sees), a truncate that shrinks it. A change that only adds bytes
+// past its end (an append, a write past a hole, a truncate that extends)
+// grows it in place when the capacity allows and keeps it shared: a
+// holder's length is never more than the value's (shrinking a shared
+// value copies it), so it sees none of the new bytes, and a holder that
+// appends copies, its slice being clipped. Appends, the hot path, never
+// copy for sharing.
 //
 // Change callbacks registered with [Context.Watch] run synchronously after
 // the lock has been released; they must not block and must not call into

@@ -168,7 +168,9 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 		return 0, pathErr("write", f.key, ErrTooLarge)
 	}
 	if end > int64(len(f.data)) {
-		f.data = c.growLocked(f, end)
+		// Copies a shared value when off is inside it (see growLocked);
+		// an append grows in place.
+		f.data = c.growLocked(f, end, off)
 	} else if f.shared.Load() {
 		f.data = append([]byte(nil), f.data...)
 		f.shared.Store(false)
@@ -245,8 +247,7 @@ func (h *File) Commit() error {
 	base := -1 // where the bytes to record as an append start; -1: the whole value
 	gen := f.gen
 	if wrote && key != "" && !c.Local(key) && c.opts.Journal != nil && gen != 0 {
-		f.shared.Store(true)
-		e = backend.Entry{Key: key, Info: f.infoLocked(), Value: f.data}
+		e = backend.Entry{Key: key, Info: f.infoLocked(), Value: f.shareRLocked()}
 		if !f.jfull && f.jlen <= int64(len(f.data)) {
 			// Only bytes after jlen changed: record those.
 			base = int(f.jlen)

@@ -64,17 +64,17 @@ func (c *Context) Flush(ctx context.Context) error {
 		if f.key == "" || c.Local(f.key) {
 			continue
 		}
-		f.shared.Store(true)
+		value := f.shareRLocked()
 		saved = append(saved, snap{f: f, gen: f.gen, from: f.from, changed: f.changed, by: f.by})
 		info := f.infoLocked()
-		entries = append(entries, backend.Entry{Key: f.key, Info: info, Value: f.data})
+		entries = append(entries, backend.Entry{Key: f.key, Info: info, Value: value})
 		if f.link != nil {
 			// Every name of the node, in the same save, right after
 			// its first (a store saves a group together).
 			for _, k := range f.link.names {
 				if k != f.key && !c.Local(k) {
 					saved = append(saved, snap{f: f, gen: f.gen, by: f.by, alias: true})
-					entries = append(entries, backend.Entry{Key: k, Info: info, Value: f.data})
+					entries = append(entries, backend.Entry{Key: k, Info: info, Value: value})
 				}
 			}
 		}
@@ -586,8 +586,7 @@ func (c *Context) journalKey(key string) error {
 		c.mu.Unlock()
 		return nil
 	}
-	f.shared.Store(true)
-	e := backend.Entry{Key: key, Info: f.infoLocked(), Value: f.data}
+	e := backend.Entry{Key: key, Info: f.infoLocked(), Value: f.shareRLocked()}
 	gen := f.gen
 	f.jlen, f.jfull = int64(len(f.data)), false
 	c.mu.Unlock()

@@ -172,9 +172,9 @@ func (c *Context) journalNames(f *file) error {
 	}
 	c.mu.Lock()
 	var entries []backend.Entry
-	f.shared.Store(true)
+	value := f.shareRLocked()
 	for _, k := range f.names() {
-		entries = append(entries, backend.Entry{Key: k, Info: f.infoLocked(), Value: f.data})
+		entries = append(entries, backend.Entry{Key: k, Info: f.infoLocked(), Value: value})
 	}
 	gen := f.gen
 	f.jlen, f.jfull = int64(len(f.data)), false

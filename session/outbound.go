@@ -390,17 +390,18 @@ func keepsCopyOf(k string, entries []backend.Entry, saved []snap, failed map[str
 	return false
 }
 
-// DirtyEntries returns a copy of every dirty, non-hidden entry with its
-// value, sealed: what a recovery directory must receive when the store
-// refuses the final flush.
+// DirtyEntries returns every dirty, non-hidden entry with its value,
+// sealed: what a recovery directory must receive when the store refuses
+// the final flush. A value is shared, as Entries' are: it never changes,
+// and the caller must not modify it (an append copies).
 func (c *Context) DirtyEntries() []backend.Entry {
 	c.mu.RLock() // see Entry
 	var out []backend.Entry
 	for f := range c.dirty {
-		f.shared.Store(true)
+		value := f.shareRLocked()
 		for _, k := range f.names() { // every name of a node with hard links
 			if !c.Local(k) {
-				out = append(out, backend.Entry{Key: k, Info: f.infoLocked(), Value: f.data})
+				out = append(out, backend.Entry{Key: k, Info: f.infoLocked(), Value: value})
 			}
 		}
 	}

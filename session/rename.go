@@ -82,8 +82,7 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 	// Each name under its own key: a node with hard links has others,
 	// and its link group in Info makes a replay join them.
 	add := func(f *file, key string) {
-		f.shared.Store(true)
-		entries = append(entries, backend.Entry{Key: key, Info: f.infoLocked(), Value: f.data})
+		entries = append(entries, backend.Entry{Key: key, Info: f.infoLocked(), Value: f.shareRLocked()})
 		gen = max(gen, f.gen)
 	}
 	if f, ok := c.files[newKey]; ok {

@@ -520,8 +520,7 @@ func (c *Context) Get(key string) ([]byte, bool) {
 	}
 	// Writers hold the exclusive lock, so marking under the read lock is
 	// enough for the next write to copy rather than change data in place.
-	f.shared.Store(true)
-	data := f.data[:len(f.data):len(f.data)] // an append by the caller must copy
+	data := f.shareRLocked()
 	c.mu.RUnlock()
 	return data, true
 }
@@ -581,10 +580,22 @@ func (c *Context) Entry(key string) (backend.Entry, bool) {
 func (f *file) entryRLocked(key string) backend.Entry {
 	e := backend.Entry{Key: key, Info: f.infoLocked()}
 	if f.loaded {
-		f.shared.Store(true)
-		e.Value = f.data[:len(f.data):len(f.data)] // an append by the caller must copy
+		e.Value = f.shareRLocked()
 	}
 	return e
+}
+
+// shareRLocked hands out f's value to be read outside the lock (a scan's
+// caller, a flush's save, a journal record): it marks the value shared,
+// so that the next writer copies before changing any of its bytes, and
+// clips it at its length, so that an append by the holder copies rather
+// than writing into the spare capacity, which the next append of f may
+// fill in place (see growLocked). Every value that leaves the lock goes
+// through here. The read lock is enough: the flag is atomic, and writers
+// hold the exclusive lock.
+func (f *file) shareRLocked() []byte {
+	f.shared.Store(true)
+	return f.data[:len(f.data):len(f.data)]
 }
 
 func (f *file) infoLocked() backend.Info {

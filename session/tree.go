@@ -304,23 +304,36 @@ func (c *Context) truncateLocked(f *file, size int64) error {
 			f.data = f.data[:size]
 		}
 	default:
-		f.data = c.growLocked(f, size)
+		// Only the new bytes change (to zeros): from is the old length.
+		f.data = c.growLocked(f, size, int64(len(f.data)))
 	}
 	f.size = size
 	f.mtime = c.now().UnixNano()
 	return nil
 }
 
-// growLocked returns f.data extended with zeros to size, owned by f.
-func (c *Context) growLocked(f *file, size int64) []byte {
-	if int64(cap(f.data)) >= size {
-		// Growing in place is safe even when the value is shared: while
-		// it is, every other holder views at most its first len(f.data)
-		// bytes (a write, truncate or replacement of a shared value
-		// copies it first), and Get and Entries hand out slices clipped
-		// at their length, so the spare capacity is ours. The shared
-		// flag stays: the old bytes are still seen. The spare capacity
-		// may hold bytes of a caller's buffer (Set): zero it.
+// growLocked returns f.data extended with zeros to size, owned by f, for
+// the caller to change from byte from on: from >= len(f.data) when it
+// changes only the new bytes (an append, a write past a hole, a truncate
+// that extends), less when it also overwrites some of the old ones (a
+// write that starts inside the value and ends past it).
+func (c *Context) growLocked(f *file, size, from int64) []byte {
+	// Growing in place into the spare capacity is safe when the value is
+	// not shared, and when it is but the caller changes only bytes past
+	// its end: every other holder views at most its first len(f.data)
+	// bytes. A holder's length never exceeds the value's while the array
+	// is shared (a truncate of a shared value copies it), and every value
+	// handed out is clipped at its length (file.shareLocked), so a holder
+	// that appends copies rather than writing into the spare capacity,
+	// which is therefore ours. The shared flag stays: the old bytes are
+	// still seen. The spare capacity may hold bytes of a caller's buffer
+	// (Set): zero it.
+	//
+	// A change below len(f.data) of a shared value must copy even when
+	// the capacity would do: growing in place and then writing over the
+	// old bytes would change them under their holders (a scan's caller,
+	// an in-flight flush's save, a journal record being written).
+	if int64(cap(f.data)) >= size && (from >= int64(len(f.data)) || !f.shared.Load()) {
 		nd := f.data[:size]
 		clear(nd[len(f.data):])
 		return nd
