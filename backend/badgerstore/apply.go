@@ -41,6 +41,18 @@ func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, 
 	if err := s.roomFor("apply", b.Saves); err != nil {
 		return nil, err
 	}
+	now := time.Now()
+	ops := saveOps(b.Saves, now)
+	for _, k := range b.Deletes {
+		ops = append(ops, op{key: k, remove: true})
+	}
+	if s.surelyTooLarge(ops) {
+		// Refused before any read: a flush too big for one transaction
+		// (2,000 notes of 2 KiB) is saved by its caller another way, and
+		// must not pay for filling a transaction first.
+		return nil, fmt.Errorf("badgerstore: apply: %d saves and %d deletes are more than one transaction holds: %w",
+			len(b.Saves), len(b.Deletes), backend.ErrBatchTooLarge)
+	}
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	// Reads in a write transaction see the store as it was when the
@@ -52,9 +64,8 @@ func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, 
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: apply: %w", err)
 	}
-	ops := saveOps(append(copies, b.Saves...), time.Now())
-	for _, k := range b.Deletes {
-		ops = append(ops, op{key: k, remove: true})
+	if len(copies) > 0 {
+		ops = append(saveOps(copies, now), ops...)
 	}
 	n, _, err := fill(txn, ops)
 	if err != nil {
@@ -72,4 +83,28 @@ func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, 
 	}
 	s.txns.Add(1)
 	return conflicts, nil
+}
+
+// surelyTooLarge reports whether ops cannot fit in one transaction, by
+// badger's own reckoning of a write (key, value below the value threshold
+// or a 12-byte pointer, 2 bytes of meta; a delete has no value) against
+// its limits. It never refuses what badger would take: a batch it lets
+// through may still fail in fill.
+func (s *Store) surelyTooLarge(ops []op) bool {
+	threshold := s.db.Opts().ValueThreshold
+	var size, count int64
+	for _, o := range ops {
+		size += int64(len(valueKey(o.key))+len(metaKey(o.key))) + 4
+		count += 2
+		if o.remove {
+			continue
+		}
+		size += int64(len(o.meta))
+		if v := int64(len(o.value)); v < threshold {
+			size += v
+		} else {
+			size += 12
+		}
+	}
+	return size >= s.db.MaxBatchSize() || count >= s.db.MaxBatchCount()
 }
