@@ -35,8 +35,10 @@
 //
 //   - a new file is announced in the session with its whole value
 //     (session.Context.AnnounceCreate), then the helper creates it with
-//     O_CREAT|O_EXCL and the mount, recognising the announcement, makes
-//     it appear with that value at once;
+//     O_CREAT|O_EXCL, read-only, and the mount, recognising the
+//     announcement, makes it appear with that value at once (a create
+//     that comes after the announcement expired, or a user's, finds the
+//     file exists: the announcement is applied, never lost);
 //   - a removal is announced (AnnounceRemove), then the helper unlinks it;
 //   - a modification is applied to the session, then the helper touches
 //     the file (a fallocate that keeps its size: IN_MODIFY, no change).

@@ -70,7 +70,9 @@ func helperApply(root *os.Root, op helperOp) error {
 				return err
 			}
 		}
-		f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, op.Mode.Perm())
+		// Exclusive and read-only: the shape by which the mount tells
+		// the helper's create from a user's (session.CreateRequest).
+		f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_RDONLY, op.Mode.Perm())
 		if err != nil {
 			return err
 		}

@@ -194,7 +194,7 @@ func TestHelperFailureFallsBack(t *testing.T) {
 		t.Errorf("the failure logged %d times, want once:\n%s", n, logged.String())
 	}
 	// Nothing announced is left to capture a user's create.
-	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/new.md"); ok {
+	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/new.md", session.CreateRequest{Exclusive: true}); ok {
 		t.Error("an announcement was left behind")
 	}
 }

@@ -12,6 +12,9 @@ import (
 	"github.com/memfs/memfs/session"
 )
 
+// helperReq is the helper's create (RunHelper): exclusive, read-only.
+var helperReq = session.CreateRequest{Exclusive: true}
+
 func extEntry(key, value string) backend.Entry {
 	return backend.Entry{Key: key, Value: []byte(value),
 		Info: backend.Info{Size: int64(len(value)), Mode: 0o640, MTime: time.Unix(1800000000, 7)}}
@@ -22,7 +25,7 @@ func extEntry(key, value string) backend.Entry {
 // the whole external value, clean.
 func TestAnnounceCreate(t *testing.T) {
 	c, _, _, _ := newSession(t, session.Options{})
-	if f, ok, err := c.CreateAnnounced(t.Context(), "memory/ext.md"); ok || f != nil || err != nil {
+	if f, ok, err := c.CreateAnnounced(t.Context(), "memory/ext.md", helperReq); ok || f != nil || err != nil {
 		t.Fatalf("CreateAnnounced of a key never announced = %v, %v, %v; want nothing", f, ok, err)
 	}
 	if ok, err := c.AnnounceCreate(extEntry("memory/ext.md", "external"), false); !ok || err != nil {
@@ -31,7 +34,7 @@ func TestAnnounceCreate(t *testing.T) {
 	if c.Has("memory/ext.md") {
 		t.Fatal("an announced create is in the session before the helper's request")
 	}
-	f, ok, err := c.CreateAnnounced(t.Context(), "memory/ext.md")
+	f, ok, err := c.CreateAnnounced(t.Context(), "memory/ext.md", helperReq)
 	if !ok || err != nil {
 		t.Fatalf("CreateAnnounced = %v, %v; want the announced create", ok, err)
 	}
@@ -42,7 +45,7 @@ func TestAnnounceCreate(t *testing.T) {
 	if c.Dirty("memory/ext.md") {
 		t.Fatal("the external value is dirty: the store has it")
 	}
-	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/ext.md"); ok {
+	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/ext.md", helperReq); ok {
 		t.Fatal("one announcement taken twice")
 	}
 	// A key the session has already: nothing to announce, the caller
@@ -52,7 +55,7 @@ func TestAnnounceCreate(t *testing.T) {
 	}
 	// dirty: the store does not hold the value yet (its rewrite failed).
 	c.AnnounceCreate(extEntry("memory/dirty.md", "redacted"), true)
-	f, _, _ = c.CreateAnnounced(t.Context(), "memory/dirty.md")
+	f, _, _ = c.CreateAnnounced(t.Context(), "memory/dirty.md", helperReq)
 	f.Close()
 	if !c.Dirty("memory/dirty.md") {
 		t.Fatal("an announced dirty create is clean: the next flush would not write it")
@@ -66,7 +69,7 @@ func TestAnnounceCreateConflict(t *testing.T) {
 	c, _, _, _ := newSession(t, session.Options{})
 	c.AnnounceCreate(extEntry("memory/ext.md", "external"), false)
 	c.Put(extEntry("memory/ext.md", "the user's")) // dirty, not through the announcement
-	_, ok, err := c.CreateAnnounced(t.Context(), "memory/ext.md")
+	_, ok, err := c.CreateAnnounced(t.Context(), "memory/ext.md", helperReq)
 	if !ok || !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("CreateAnnounced over a dirty key = %v, %v; want an announced create failing with ErrExist", ok, err)
 	}
@@ -144,7 +147,7 @@ func TestApplyAnnounced(t *testing.T) {
 			t.Errorf("ApplyAnnounced(%s) again found an announcement", k)
 		}
 	}
-	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/new.md"); ok {
+	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/new.md", helperReq); ok {
 		t.Error("an applied announcement captured a later create")
 	}
 	if ok, _, _ := c.RemoveAnnounced("memory/gone.md"); ok {
@@ -153,21 +156,26 @@ func TestApplyAnnounced(t *testing.T) {
 }
 
 // TestAnnouncementExpires checks that an announcement the helper did not
-// take in time no longer captures the mount's requests (a user's own
-// create must stay the user's), and is still there for the fallback.
+// take in time no longer opens a create as the helper's, and is still
+// there for the fallback.
 func TestAnnouncementExpires(t *testing.T) {
 	now := time.Unix(1900000000, 0)
 	c, _, _, _ := newSession(t, session.Options{Now: func() time.Time { return now }})
 	c.AnnounceCreate(extEntry("memory/late.md", "external"), false)
 	now = now.Add(session.AnnounceTTL + time.Second)
-	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/late.md"); ok {
-		t.Fatal("an expired announcement captured a create")
-	}
 	if ok, err := c.ApplyAnnounced("memory/late.md"); !ok || err != nil {
 		t.Fatalf("ApplyAnnounced of an expired announcement = %v, %v; want applied", ok, err)
 	}
 	if v, _ := c.Get("memory/late.md"); string(v) != "external" {
 		t.Fatalf("memory/late.md holds %q", v)
+	}
+	c.AnnounceCreate(extEntry("memory/later.md", "external"), false)
+	now = now.Add(session.AnnounceTTL + time.Second)
+	if f, ok, err := c.CreateAnnounced(t.Context(), "memory/later.md", helperReq); !ok || f != nil || !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a create shaped as the helper's after the TTL = %v, %v, %v; want taken, failing with ErrExist", f, ok, err)
+	}
+	if v, _ := c.Get("memory/later.md"); string(v) != "external" {
+		t.Fatalf("memory/later.md holds %q", v)
 	}
 }
 
@@ -185,7 +193,7 @@ var (
 // announced create, else a user's.
 func mountCreate(t *testing.T, c *session.Context, key string, r request) (*session.File, error) {
 	t.Helper()
-	if f, ok, err := c.CreateAnnounced(t.Context(), key); ok {
+	if f, ok, err := c.CreateAnnounced(t.Context(), key, session.CreateRequest{Exclusive: r.excl, Truncate: r.trunc, Write: r.write}); ok {
 		return f, err
 	}
 	return c.Create(key, session.CreateOptions{Mode: 0o644, Exclusive: r.excl, Truncate: r.trunc})
