@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -238,5 +239,85 @@ func TestHelperTimeoutFallsBack(t *testing.T) {
 			t.Fatalf("the change never reached the session (helper asked %v)", app.calls())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// slowApplier is a helper with a backlog: it reports its progress as a
+// Helper does (Progress, Progressed), requests before the ones it is sent
+// count as already queued, and the test carries out its requests, late.
+type slowApplier struct {
+	*fakeApplier
+	backlog    uint64
+	done       atomic.Uint64
+	progressed chan struct{}
+}
+
+func (a *slowApplier) Progress() (sent, done uint64) {
+	return a.backlog + uint64(len(a.calls())), a.done.Load()
+}
+
+func (a *slowApplier) Progressed() <-chan struct{} { return a.progressed }
+
+func (a *slowApplier) advance(n uint64) {
+	a.done.Add(n)
+	select {
+	case a.progressed <- struct{}{}:
+	default:
+	}
+}
+
+// TestSlowHelperNotOvertaken checks a helper that falls more than
+// session.AnnounceTTL behind (a burst of external files): what it was sent
+// is not applied directly while it is still working towards it, so its
+// requests, when they come, are still known as its own. A late unlink
+// applied as a user's would delete a value the user wrote since; a late
+// create taken for a user's would make an empty file.
+func TestSlowHelperNotOvertaken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits for session.AnnounceTTL")
+	}
+	const backlog = 20
+	app := &slowApplier{fakeApplier: &fakeApplier{}, backlog: backlog, progressed: make(chan struct{}, 1)}
+	dir, c := startWatched(t, extwatch.Options{Applier: app})
+	os.Remove(filepath.Join(dir, "memory/old.md"))
+	os.WriteFile(filepath.Join(dir, "memory/new.md"), []byte("external"), 0o644)
+	waitFor(t, "the removal and create sent to the helper", func() bool { return len(app.calls()) == 2 })
+
+	// The helper works through its backlog, slowly but steadily.
+	for i := 0; i < backlog; i++ {
+		time.Sleep(session.AnnounceTTL * 3 / 2 / backlog)
+		app.advance(1)
+		if i == backlog-4 {
+			// Meanwhile, past the TTL: the user writes the removed key,
+			// and deletes the new one if it is shown.
+			c.Set("memory/old.md", []byte("the user's"))
+			c.Delete("memory/new.md")
+		}
+	}
+	// The helper's requests, as the mount serves them.
+	for _, op := range app.calls() {
+		key := op[strings.IndexByte(op, ' ')+1:]
+		switch {
+		case strings.HasPrefix(op, "remove "):
+			if ok, _, _ := c.RemoveAnnounced(key); !ok {
+				c.Delete(key) // a user's
+			}
+		case strings.HasPrefix(op, "create "):
+			f, ok, err := c.CreateAnnounced(t.Context(), key, session.CreateRequest{Exclusive: true})
+			if !ok {
+				f, err = c.Create(key, session.CreateOptions{Mode: 0o644, Exclusive: true}) // a user's
+			}
+			if err == nil {
+				f.Close()
+			}
+		}
+		app.advance(1)
+	}
+	waitFor(t, "the new file in the session", func() bool { return c.Has("memory/new.md") })
+	if v, _ := c.Get("memory/old.md"); string(v) != "the user's" {
+		t.Errorf("memory/old.md holds %q, want the value the user wrote after the external removal", v)
+	}
+	if v, _ := c.Get("memory/new.md"); string(v) != "external" {
+		t.Errorf("memory/new.md holds %q, want the external value", v)
 	}
 }
