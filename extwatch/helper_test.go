@@ -25,7 +25,7 @@ import (
 // EXTWATCH_TEST_HELPER set to a directory, it runs RunHelper there.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("EXTWATCH_TEST_HELPER"); dir != "" {
-		if err := extwatch.RunHelper(dir, os.Stdin, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
+		if err := extwatch.RunHelper(dir, os.Stdin, os.Stdout, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -54,7 +54,7 @@ func TestRunHelper(t *testing.T) {
 		`{"op":"remove","key":"gone.md"}`,
 		`{"op":"frobnicate","key":"kept.md"}`,
 	}, "\n") + "\n"
-	if err := extwatch.RunHelper(dir, strings.NewReader(in), slog.New(slog.NewTextHandler(&logged, nil))); err != nil {
+	if err := extwatch.RunHelper(dir, strings.NewReader(in), nil, slog.New(slog.NewTextHandler(&logged, nil))); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "deep/new/a.md")); err != nil || fi.Mode().Perm() != 0o600 {
@@ -75,8 +75,9 @@ func TestRunHelper(t *testing.T) {
 }
 
 // TestStartHelper runs the serving side with a real helper process (this
-// test binary): its changes are carried out, Close waits for them, and once
-// the process has exited Exited is closed and every send fails.
+// test binary): its changes are carried out and acknowledged, Close waits
+// for them, and once the process has exited Exited is closed and every
+// send fails.
 func TestStartHelper(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *extwatch.Helper {
@@ -97,6 +98,9 @@ func TestStartHelper(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "memory/a.md")); err != nil || fi.Mode().Perm() != 0o640 {
 		t.Fatalf("after Close: %v, %v; want the file created", fi, err)
+	}
+	if sent, done := h.Progress(); sent != 1 || done != 1 {
+		t.Fatalf("Progress after Close = %d, %d; want the one request sent and acknowledged", sent, done)
 	}
 	h.Close() // again: nothing
 
