@@ -20,11 +20,13 @@ import (
 // by ApplyAnnounced: the mount never misses the change, only its watchers'
 // event.
 
-// AnnounceTTL bounds how long an announcement waits for the helper's
-// request: the announcer applies what is left after it with
-// ApplyAnnounced. Until then the mount's create or unlink of the key takes
-// it (the helper may only be late), and after it only a create shaped as
-// the helper's opens the file as created (CreateAnnounced).
+// AnnounceTTL is how long after its announcement a create shaped as the
+// helper's still opens the file as created (CreateAnnounced); a later one
+// fails with EEXIST, the file made to exist all the same. An announcement
+// the helper did not take is applied by the announcer with ApplyAnnounced
+// (package extwatch: once the helper is past it, or after AnnounceTTL
+// without progress); until then the mount's create or unlink of the key
+// takes it, expired or not: the helper may only be late.
 const AnnounceTTL = 5 * time.Second
 
 // announcedCreate is a create announced for the helper.
