@@ -44,8 +44,9 @@ type announcedRemove struct {
 
 // AnnounceCreate announces the helper's coming create of e.Key, a file
 // another program made in the store: the mount's next create of the key
-// (CreateAnnounced) makes the file appear with e's whole value at once. dirty says the store does not hold e yet (the redacted
-// rewrite of the store's copy failed): the file is then a change to flush,
+// (CreateAnnounced) makes the file appear with e's whole value at once.
+// dirty says the store does not hold e yet (the redacted rewrite of the
+// store's copy failed): the file is then a change to flush,
 // as Put makes. e is sealed as Ingest does (a no-op for e from Ingest), so
 // that no secret waits here. AnnounceCreate announces nothing and reports
 // false when the session has the key already (the helper's create would

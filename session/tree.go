@@ -323,7 +323,7 @@ func (c *Context) growLocked(f *file, size, from int64) []byte {
 	// its end: every other holder views at most its first len(f.data)
 	// bytes. A holder's length never exceeds the value's while the array
 	// is shared (a truncate of a shared value copies it), and every value
-	// handed out is clipped at its length (file.shareLocked), so a holder
+	// handed out is clipped at its length (file.shareRLocked), so a holder
 	// that appends copies rather than writing into the spare capacity,
 	// which is therefore ours. The shared flag stays: the old bytes are
 	// still seen. The spare capacity may hold bytes of a caller's buffer
