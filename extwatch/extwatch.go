@@ -35,10 +35,8 @@
 //
 //   - a new file is announced in the session with its whole value
 //     (session.Context.AnnounceCreate), then the helper creates it with
-//     O_CREAT|O_EXCL, read-only, and the mount, recognising the
-//     announcement, makes it appear with that value at once (a create
-//     that comes after the announcement expired, or a user's, finds the
-//     file exists: the announcement is applied, never lost);
+//     O_CREAT|O_EXCL and the mount, recognising the announcement, makes
+//     it appear with that value at once;
 //   - a removal is announced (AnnounceRemove), then the helper unlinks it;
 //   - a modification is applied to the session, then the helper touches
 //     the file (a fallocate that keeps its size: IN_MODIFY, no change).
@@ -48,15 +46,8 @@
 // it had sent and the mount did not take, and every later one, to the
 // session directly, as without an Applier: watchers see no event, but the
 // mount never misses a change. The same holds when the helper's process
-// exits (Helper.Exited), and for one change whose announcement the helper
-// did not take (its request failed). The helper acknowledges each request
-// it has finished with (Helper.Progress), and an announcement is applied
-// directly only once the helper is past it: a helper that falls behind (a
-// burst of external files) is waited for, never overtaken, so that its
-// request cannot come after the fallback and be taken for a user's. Only
-// a helper that makes no progress for session.AnnounceTTL (stuck), or an
-// Applier that reports none, has its announcements applied after that
-// long.
+// exits (Helper.Exited), and for one change whose announcement was not
+// taken within session.AnnounceTTL (the helper's request failed).
 //
 // # Redaction on ingest
 //
@@ -105,10 +96,9 @@
 // called more than once.
 //
 // A Helper's methods are safe for concurrent use (one mutex serializes
-// the writes on the pipe). StartHelper starts two goroutines: one reads
-// the process's acknowledgments, one waits for the process (and the
-// first) and closes Exited; Close ends the process's input and waits for
-// it. RunHelper runs on the caller's goroutine.
+// the writes on the pipe). StartHelper starts one goroutine, which waits
+// for the process and closes Exited; Close ends the process's input and
+// waits for it. RunHelper runs on the caller's goroutine.
 package extwatch
 
 import (
@@ -153,21 +143,6 @@ type Applier interface {
 	Remove(key string) error
 }
 
-// progresser is an Applier that reports how far it is (a Helper does):
-// Progress returns how many requests it was sent and how many it has
-// finished with, and Progressed receives a token when done grows.
-type progresser interface {
-	Progress() (sent, done uint64)
-	Progressed() <-chan struct{}
-}
-
-// sentChange is an announced change sent to the Applier: when, and its
-// number among the requests sent (0 without a progresser).
-type sentChange struct {
-	at  time.Time
-	seq uint64
-}
-
 // Options configures a Watcher. The zero value debounces for 50 ms and
 // applies changes to the session directly.
 type Options struct {
@@ -188,14 +163,11 @@ type Watcher struct {
 	wake    chan struct{}
 
 	// The worker's alone: the Applier while it takes changes (nil once
-	// it failed), and the keys with announcements sent to it, until it
-	// is past them, when what it has not taken is applied directly.
-	applier  Applier
-	exited   <-chan struct{} // the Applier's Exited, if it has one
-	progress progresser      // the Applier, if it reports its progress
-	sent     map[string]sentChange
-	acked    uint64    // the progress last seen
-	ackedAt  time.Time // when it was seen to change
+	// it failed), and the keys with announcements sent to it, until
+	// their deadline, when what it has not taken is applied directly.
+	applier Applier
+	exited  <-chan struct{} // the Applier's Exited, if it has one
+	sent    map[string]time.Time
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -220,12 +192,9 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 	}
 	w := &Watcher{st: st, c: c, opts: opts, log: opts.Logger,
 		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel,
-		applier: opts.Applier, sent: make(map[string]sentChange)}
+		applier: opts.Applier, sent: make(map[string]time.Time)}
 	if x, ok := opts.Applier.(interface{ Exited() <-chan struct{} }); ok {
 		w.exited = x.Exited()
-	}
-	if x, ok := opts.Applier.(progresser); ok {
-		w.progress = x
 	}
 	w.done.Add(3)
 	go w.events(ctx, feed)
@@ -303,16 +272,11 @@ func (w *Watcher) worker(ctx context.Context) {
 		if len(due) > 0 {
 			continue
 		}
-		var progressed <-chan struct{}
-		if w.progress != nil {
-			progressed = w.progress.Progressed()
-		}
 		t.Reset(time.Until(next))
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.wake:
-		case <-progressed:
 		case <-t.C:
 		case <-w.exited:
 			w.helperFailed(ErrHelperExited)
@@ -320,33 +284,15 @@ func (w *Watcher) worker(ctx context.Context) {
 	}
 }
 
-// sweep applies directly what was sent to the Applier and that it will
-// not take (all of it with a zero now), and returns the next deadline (an
-// hour from now when there is none). With a progresser, that is what the
-// Applier is past: its request, if it made one, has been served, so it
-// cannot come later and be taken for a user's (a late unlink would delete
-// what the user wrote since, a late create make an empty file); however
-// far behind it is, as long as it keeps going. One that made no progress
-// for session.AnnounceTTL (stuck), and any other Applier, get the
-// announcement's AnnounceTTL from the send.
+// sweep applies directly what was sent to the Applier and not taken by
+// its deadline (all of it with a zero now), and returns the next deadline
+// (an hour from now when there is none).
 func (w *Watcher) sweep(now time.Time) time.Time {
 	next := now.Add(time.Hour)
-	var done uint64
-	if w.progress != nil && !now.IsZero() {
-		if _, done = w.progress.Progress(); done != w.acked {
-			w.acked, w.ackedAt = done, now
-		}
-	}
-	for k, s := range w.sent {
-		if !now.IsZero() && (w.progress == nil || done < s.seq) {
-			at := s.at
-			if w.progress != nil && w.ackedAt.After(at) {
-				at = w.ackedAt
-			}
-			if at = at.Add(session.AnnounceTTL); at.After(now) {
-				next = minTime(next, at)
-				continue
-			}
+	for k, at := range w.sent {
+		if !now.IsZero() && at.After(now) {
+			next = minTime(next, at)
+			continue
 		}
 		delete(w.sent, k)
 		ok, err := w.c.ApplyAnnounced(k)
@@ -354,7 +300,7 @@ func (w *Watcher) sweep(now time.Time) time.Time {
 		case err != nil:
 			w.log.Error("external change: cannot apply", "key", k, "err", err)
 		case ok && !now.IsZero():
-			w.log.Warn("the mount helper did not carry out an external change: applied directly, watchers on the mount see no event for it", "key", k)
+			w.log.Warn("the mount helper did not carry out an external change in time: applied directly, watchers on the mount see no event for it", "key", k)
 		}
 	}
 	return next
@@ -372,16 +318,10 @@ func minTime(a, b time.Time) time.Time {
 // applied directly.
 func (w *Watcher) send(key string, announced bool, fn func(Applier) error) {
 	if announced {
-		w.sent[key] = sentChange{at: time.Now()}
+		w.sent[key] = time.Now().Add(session.AnnounceTTL)
 	}
 	if err := fn(w.applier); err != nil {
 		w.helperFailed(err)
-		return
-	}
-	if announced && w.progress != nil {
-		s := w.sent[key]
-		s.seq, _ = w.progress.Progress()
-		w.sent[key] = s
 	}
 }
 
@@ -391,7 +331,7 @@ func (w *Watcher) helperFailed(err error) {
 	if w.applier == nil {
 		return
 	}
-	w.applier, w.exited, w.progress = nil, nil, nil
+	w.applier, w.exited = nil, nil
 	w.log.Error("the mount helper failed: external changes now reach the mount directly, and watchers on it see no events for them", "err", err)
 	w.sweep(time.Time{})
 }

@@ -2,7 +2,6 @@ package extwatch
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -37,41 +35,30 @@ type helperOp struct {
 }
 
 // RunHelper is the helper process's side: it reads changes from r and
-// carries them out under the mountpoint mnt until r ends, and writes a
-// newline to ack (if not nil) as it finishes with each line. A change that
+// carries them out under the mountpoint mnt until r ends. A change that
 // fails is logged and passed over (the serving side applies it directly
-// once it is acknowledged).
-func RunHelper(mnt string, r io.Reader, ack io.Writer, log *slog.Logger) error {
+// when its announcement expires).
+func RunHelper(mnt string, r io.Reader, log *slog.Logger) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		helperLine(mnt, sc.Bytes(), log)
-		if ack != nil {
-			if _, err := ack.Write([]byte{'\n'}); err != nil {
-				return fmt.Errorf("mount helper: acknowledge: %w", err)
-			}
+		var op helperOp
+		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
+			log.Error("mount helper: bad request", "err", err)
+			continue
+		}
+		// The mountpoint is opened per request: an open descriptor on it
+		// between requests would make a plain umount fail with EBUSY.
+		root, err := os.OpenRoot(mnt)
+		if err == nil {
+			err = helperApply(root, op)
+			root.Close()
+		}
+		if err != nil {
+			log.Warn("mount helper: external change not shown through the mount", "op", op.Op, "key", op.Key, "err", err)
 		}
 	}
 	return sc.Err()
-}
-
-// helperLine carries out one line of the helper's input.
-func helperLine(mnt string, line []byte, log *slog.Logger) {
-	var op helperOp
-	if err := json.Unmarshal(line, &op); err != nil {
-		log.Error("mount helper: bad request", "err", err)
-		return
-	}
-	// The mountpoint is opened per request: an open descriptor on it
-	// between requests would make a plain umount fail with EBUSY.
-	root, err := os.OpenRoot(mnt)
-	if err == nil {
-		err = helperApply(root, op)
-		root.Close()
-	}
-	if err != nil {
-		log.Warn("mount helper: external change not shown through the mount", "op", op.Op, "key", op.Key, "err", err)
-	}
 }
 
 func helperApply(root *os.Root, op helperOp) error {
@@ -83,9 +70,7 @@ func helperApply(root *os.Root, op helperOp) error {
 				return err
 			}
 		}
-		// Exclusive and read-only: the shape by which the mount tells
-		// the helper's create from a user's (session.CreateRequest).
-		f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_RDONLY, op.Mode.Perm())
+		f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, op.Mode.Perm())
 		if err != nil {
 			return err
 		}
@@ -133,22 +118,18 @@ type Helper struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed once the process has exited
 
-	mu  sync.Mutex // guards enc, in and sent (one writer on the pipe)
+	mu  sync.Mutex // guards enc and in (one writer on the pipe)
 	enc *json.Encoder
 	in  io.WriteCloser
-
-	sent       atomic.Uint64 // requests written
-	done       atomic.Uint64 // requests the process acknowledged
-	progressed chan struct{} // a token after each acknowledgment
 }
 
 var _ Applier = (*Helper)(nil)
 
 // StartHelper starts cmd as the helper process. cmd must call RunHelper
-// on the mountpoint with its standard input and output (memfs's hidden
-// __apply command does); StartHelper sets its Stdin and Stdout to pipes
-// and, when Dir is empty, its Dir to "/", so that the helper never holds
-// the mountpoint busy. Close ends it.
+// on the mountpoint with its standard input (memfs's hidden __apply
+// command does); StartHelper sets its Stdin to a pipe and, when Dir is
+// empty, its Dir to "/", so that the helper never holds the mountpoint
+// busy. Close ends it.
 func StartHelper(cmd *exec.Cmd) (*Helper, error) {
 	if cmd.Dir == "" {
 		cmd.Dir = "/"
@@ -157,43 +138,12 @@ func StartHelper(cmd *exec.Cmd) (*Helper, error) {
 	if err != nil {
 		return nil, err
 	}
-	acks, ackw, err := os.Pipe()
-	if err != nil {
-		in.Close()
+	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	cmd.Stdout = ackw
-	err = cmd.Start()
-	ackw.Close() // the process's now
-	if err != nil {
-		acks.Close()
-		in.Close()
-		return nil, err
-	}
-	h := &Helper{cmd: cmd, exited: make(chan struct{}), enc: json.NewEncoder(in), in: in,
-		progressed: make(chan struct{}, 1)}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		defer acks.Close()
-		buf := make([]byte, 512)
-		for {
-			n, err := acks.Read(buf)
-			if k := bytes.Count(buf[:n], []byte{'\n'}); k > 0 {
-				h.done.Add(uint64(k))
-				select {
-				case h.progressed <- struct{}{}:
-				default:
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	h := &Helper{cmd: cmd, exited: make(chan struct{}), enc: json.NewEncoder(in), in: in}
 	go func() {
 		cmd.Wait()
-		<-readDone // the process's output ends with it (unless a child kept it)
 		close(h.exited)
 	}()
 	return h, nil
@@ -210,18 +160,8 @@ func (h *Helper) send(op helperOp) error {
 	if err := h.enc.Encode(op); err != nil {
 		return fmt.Errorf("extwatch: mount helper: %w", err)
 	}
-	h.sent.Add(1)
 	return nil
 }
-
-// Progress returns how many requests the helper was sent and how many it
-// has finished with (carried out or passed over): a request numbered
-// above done may still reach the mount.
-func (h *Helper) Progress() (sent, done uint64) { return h.sent.Load(), h.done.Load() }
-
-// Progressed receives a token whenever the helper has finished with more
-// requests.
-func (h *Helper) Progressed() <-chan struct{} { return h.progressed }
 
 // Create asks the helper to create key (announced in the session).
 func (h *Helper) Create(key string, mode fs.FileMode) error {

@@ -202,15 +202,9 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
-	if h, ok, err := d.root.c.CreateAnnounced(ctx, key, session.CreateRequest{
-		Exclusive: flags&syscall.O_EXCL != 0,
-		Truncate:  flags&syscall.O_TRUNC != 0,
-		Write:     flags&syscall.O_ACCMODE != syscall.O_RDONLY,
-	}); ok {
+	if h, ok, err := d.root.c.CreateAnnounced(ctx, key); ok {
 		// The helper's create of a file another program made in the
-		// store: it appears with its whole value, atomically. (A create
-		// the announcement does not take is served below, on the file
-		// it made exist.)
+		// store: it appears with its whole value, atomically.
 		if err != nil {
 			return nil, nil, 0, toErrno(err)
 		}

@@ -20,13 +20,10 @@ import (
 // by ApplyAnnounced: the mount never misses the change, only its watchers'
 // event.
 
-// AnnounceTTL is how long after its announcement a create shaped as the
-// helper's still opens the file as created (CreateAnnounced); a later one
-// fails with EEXIST, the file made to exist all the same. An announcement
-// the helper did not take is applied by the announcer with ApplyAnnounced
-// (package extwatch: once the helper is past it, or after AnnounceTTL
-// without progress); until then the mount's create or unlink of the key
-// takes it, expired or not: the helper may only be late.
+// AnnounceTTL bounds how long an announcement waits for the helper's
+// request: one that never comes must not later capture a user's own
+// create or unlink of the key. The announcer applies what is left after
+// it with ApplyAnnounced.
 const AnnounceTTL = 5 * time.Second
 
 // announcedCreate is a create announced for the helper.
@@ -39,14 +36,15 @@ type announcedCreate struct {
 // announcedRemove counts the removals of one key announced and not taken:
 // each is the helper's own request, arriving once.
 type announcedRemove struct {
-	n int
+	n        int
+	deadline time.Time // of the latest
 }
 
 // AnnounceCreate announces the helper's coming create of e.Key, a file
 // another program made in the store: the mount's next create of the key
-// (CreateAnnounced) makes the file appear with e's whole value at once.
-// dirty says the store does not hold e yet (the redacted rewrite of the
-// store's copy failed): the file is then a change to flush,
+// within AnnounceTTL (CreateAnnounced) makes the file appear with e's whole
+// value at once. dirty says the store does not hold e yet (the redacted
+// rewrite of the store's copy failed): the file is then a change to flush,
 // as Put makes. e is sealed as Ingest does (a no-op for e from Ingest), so
 // that no secret waits here. AnnounceCreate announces nothing and reports
 // false when the session has the key already (the helper's create would
@@ -73,74 +71,42 @@ func (c *Context) AnnounceCreate(e backend.Entry, dirty bool) (bool, error) {
 func (c *Context) AnnounceRemove(key string) {
 	c.mu.Lock()
 	a := c.removes[key]
-	c.removes[key] = announcedRemove{n: a.n + 1}
+	c.removes[key] = announcedRemove{n: a.n + 1, deadline: c.now().Add(AnnounceTTL)}
 	c.mu.Unlock()
 }
 
-// CreateRequest is what the mount knows of a create request that may be
-// the helper's: the helper creates with O_CREAT|O_EXCL and read-only
-// access (RunHelper), which a user's create that writes cannot match.
-type CreateRequest struct {
-	Exclusive bool // O_EXCL
-	Truncate  bool // O_TRUNC
-	Write     bool // opened for writing (O_WRONLY or O_RDWR)
-}
-
-// helper reports whether r may be the helper's create.
-func (r CreateRequest) helper() bool { return r.Exclusive && !r.Truncate && !r.Write }
-
 // CreateAnnounced carries out the create announced for key, if one is
-// waiting, expired or not (ok): the announced entry becomes the session's
-// value (clean, as ApplyExternal makes it, or dirty, as Put). An
-// announcement is never left for the next flush to lose: the mount's
-// create of a key with one is the helper's or a user's, and either way
-// the other program's file exists by then.
-//
-// A live announcement and a request shaped as the helper's (r) open the
-// file, with its whole value. Otherwise (the helper came late, or the
-// request is a user's) the file exists when the request is served: an
-// exclusive create fails with an error wrapping fs.ErrExist; any other
-// reports ok false, so that the caller goes on with it as the user's
-// create of an existing file, which opens it, or truncates it with r.
-// Truncate; the user never saw that value, so it is kept beside the key
-// under ConflictKey first. When key became dirty meanwhile (a user's
-// rename onto it), the external value is kept beside it under ConflictKey
-// and an exclusive create fails with fs.ErrExist. Without an
-// announcement, ok is false: the create is a user's.
-func (c *Context) CreateAnnounced(ctx context.Context, key string, r CreateRequest) (f *File, ok bool, err error) {
+// waiting and has not expired (ok): the announced entry becomes the
+// session's value (clean, as ApplyExternal makes it, or dirty, as Put) and
+// is opened. When key became dirty meanwhile (a user's create), the
+// external value is kept beside it under ConflictKey and the error wraps
+// fs.ErrExist. Without an announcement, ok is false: the create is a
+// user's.
+func (c *Context) CreateAnnounced(ctx context.Context, key string) (f *File, ok bool, err error) {
 	if !c.announced(key, true) {
 		return nil, false, nil // every create but the helper's: no exclusive lock
 	}
 	c.mu.Lock()
 	a, ok := c.creates[key]
-	live := ok && c.now().Before(a.deadline)
-	delete(c.creates, key)
+	if ok && c.now().Before(a.deadline) {
+		delete(c.creates, key)
+	} else {
+		ok = false
+	}
 	c.mu.Unlock()
 	if !ok {
 		return nil, false, nil
 	}
 	conflict, err := c.applyCreate(a)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, true, err
-	case r.Exclusive && (conflict != "" || !live || !r.helper()):
-		// Kept under the conflict name, or the file exists.
-		return nil, true, pathErr("create", key, fs.ErrExist)
-	case r.Exclusive:
-		f, err = c.Open(ctx, key)
-		return f, true, err
-	case r.Truncate && conflict == "" && len(a.e.Value) > 0:
-		// The user's truncate of a value never shown: kept beside it.
-		e := a.e
-		e.Key = ConflictKey(key, c.now())
-		if err := c.put(e); err != nil {
-			return nil, true, err
-		}
-		if err := c.journalKey(e.Key); err != nil {
-			return nil, true, err
-		}
 	}
-	return nil, false, nil
+	if conflict != "" {
+		// Kept under the conflict name.
+		return nil, true, pathErr("create", key, fs.ErrExist)
+	}
+	f, err = c.Open(ctx, key)
+	return f, true, err
 }
 
 // applyCreate makes an announced create the session's value, or a
@@ -153,13 +119,9 @@ func (c *Context) applyCreate(a announcedCreate) (conflict string, err error) {
 }
 
 // RemoveAnnounced carries out one removal announced for key, if one is
-// waiting, expired or not (ok), as RemoveExternal does: removed is false
-// when the key has unflushed changes, which it keeps. An expired one is
-// taken too: the helper's unlink that comes late must not delete, as a
-// user's would, a value the user wrote since the other program removed
-// the key (a user's own unlink taken for it keeps a dirty key, and the
-// next one is the user's). Without an announcement, ok is false: the
-// unlink is a user's.
+// waiting and has not expired (ok), as RemoveExternal does: removed is
+// false when the key has unflushed changes, which it keeps. Without an
+// announcement, ok is false: the unlink is a user's.
 func (c *Context) RemoveAnnounced(key string) (ok, removed bool, err error) {
 	if !c.announced(key, false) {
 		return false, false, nil
@@ -167,11 +129,13 @@ func (c *Context) RemoveAnnounced(key string) (ok, removed bool, err error) {
 	c.mu.Lock()
 	a, ok := c.removes[key]
 	if ok {
-		if a.n--; a.n <= 0 {
+		live := c.now().Before(a.deadline)
+		if a.n--; a.n <= 0 || !live {
 			delete(c.removes, key)
 		} else {
 			c.removes[key] = a
 		}
+		ok = live
 	}
 	c.mu.Unlock()
 	if !ok {
