@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"time"
 )
 
 // A Store has a small core (List, Load, Save, Delete, Close). What only some
@@ -65,6 +66,19 @@ type Batch struct {
 	// Versioned); a save whose key is not in it replaces whatever holds
 	// the key. Nil for none.
 	Expect map[string]Version
+	// FailOnConflict changes what a mismatch does: instead of keeping
+	// the version found beside the key, Apply writes nothing and returns
+	// a *ConflictError naming every key whose stored version does not
+	// match (Version.Matches) its entry in Expect or ExpectDeleted. A
+	// save expecting a key present that another writer removed is not a
+	// conflict (it is saved); a save expecting an absent key
+	// (zero Version) that another writer created is.
+	FailOnConflict bool
+	// ExpectDeleted maps a key of Deletes to the version the delete
+	// removes; checked only with FailOnConflict (a delete of a key
+	// another writer changed since is a conflict; of a key already
+	// gone is not). Nil for none.
+	ExpectDeleted map[string]Version
 }
 
 // ErrBatchTooLarge is returned by Batcher.Apply for a batch larger than the
@@ -97,6 +111,40 @@ func ValidateBatch(b Batch) error {
 		}
 	}
 	return nil
+}
+
+// SysSwapper is a SysStore that several processes write at once (a shared
+// store): it changes system records by compare-and-swap, so that writers
+// of one record (the event log's head) never overwrite each other.
+type SysSwapper interface {
+	SysStore
+	// SwapSys saves puts and deletes dels, in one atomic step, if the
+	// system record guard holds exactly old (nil: guard is absent), and
+	// reports ok. When guard holds anything else it writes nothing and
+	// returns ok false and a nil error.
+	SwapSys(ctx context.Context, guard string, old []byte, puts map[string][]byte, dels []string) (ok bool, err error)
+}
+
+// Peer is one process that has a store open, as Presence reports it.
+type Peer struct {
+	ID    string    // unique for the registration, chosen by the store
+	Agent string    // the agent name the mount runs as
+	Host  string    // the machine
+	PID   int       // the process
+	Mount string    // the mountpoint, "" for none
+	Since time.Time // when it registered
+}
+
+// Presence is a store that many processes use at once and that knows who
+// they are: each registers itself for as long as it lives (a lease: a
+// process that dies without leaving is gone within seconds).
+type Presence interface {
+	// Register announces p until ctx is done, the store is closed or
+	// the returned function is called. p.ID and p.Since are set by the
+	// store.
+	Register(ctx context.Context, p Peer) (leave func(), err error)
+	// Peers returns the live registrations, sorted by ID.
+	Peers(ctx context.Context) ([]Peer, error)
 }
 
 // Change is one entry of a Watcher's feed.

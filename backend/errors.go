@@ -28,6 +28,12 @@ var ErrInvalidXAttr = errors.New("invalid extended attribute")
 // another Open in this process) holds the store.
 var ErrStoreInUse = errors.New("store is in use")
 
+// ErrUnavailable is returned (wrapped) by a store that cannot reach its
+// server within its timeout (a shared store while etcd is down): nothing
+// was written, and the call may succeed later. A session keeps its
+// changes dirty and journaled until it does.
+var ErrUnavailable = errors.New("store unavailable")
+
 type notFound struct{}
 
 func (notFound) Error() string        { return "key not found" }

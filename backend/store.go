@@ -82,6 +82,12 @@ type Info struct {
 	// XAttrs holds the entry's extended attributes, all in the "user."
 	// namespace (see ValidateXAttrs), or nil when it has none.
 	XAttrs map[string][]byte
+	// Rev is the store's revision of the entry (a number that grows with
+	// every write to the store), set by List and Load of a store that
+	// numbers its writes (etcd, memstore), 0 elsewhere. Save, SaveIf and
+	// Apply of such a store write the revision of the save into the
+	// caller's entries; a value given to them is ignored.
+	Rev int64
 }
 
 // Entry is one key with its metadata and, where the operation carries one,

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -9,16 +10,36 @@ import (
 )
 
 // Version identifies the stored version of a key that a conditional save
-// expects to replace: its size and modification time (nanoseconds). The
-// zero Version means the key is absent.
+// expects to replace: its size and modification time (nanoseconds), and its
+// revision on a store that numbers its writes. The zero Version means the
+// key is absent.
 type Version struct {
 	Size  int64
 	MTime int64
+	// Rev is Info.Rev: 0 on a store without revisions.
+	Rev int64
 }
 
 // VersionOf is the version of a stored entry with info.
 func VersionOf(info Info) Version {
-	return Version{Size: info.Size, MTime: info.MTime.UnixNano()}
+	return Version{Size: info.Size, MTime: info.MTime.UnixNano(), Rev: info.Rev}
+}
+
+// IsZero reports whether v is the version of an absent key.
+func (v Version) IsZero() bool { return v == Version{} }
+
+// Matches reports whether the stored version found is the version v that
+// a save expects. When both carry a revision the revisions decide (two
+// writes in one nanosecond with one size still differ); else size and
+// modification time do.
+func (v Version) Matches(found Version) bool {
+	if v.IsZero() || found.IsZero() {
+		return v.IsZero() && found.IsZero()
+	}
+	if v.Rev != 0 && found.Rev != 0 {
+		return v.Rev == found.Rev
+	}
+	return v.Size == found.Size && v.MTime == found.MTime
 }
 
 // Versioned is a Store whose saves state the version they replace, for
@@ -48,3 +69,63 @@ func ConflictKey(key string, t time.Time) string {
 	base := strings.TrimSuffix(name, ext)
 	return Join(dir, fmt.Sprintf("%s.conflict-%s%s", base, t.UTC().Format("20060102T150405.000000000Z"), ext))
 }
+
+// ConflictKeyBy is the name under which a mount keeps its own version of
+// key when another writer's version keeps the name (the keep-both
+// policy): "NAME.conflict-AGENT-UTC.EXT" in the same directory
+// ("notes.md" by agent "planner" ->
+// "notes.conflict-planner-20261122T232400.000000000Z.md"). The agent name
+// is reduced to letters, digits, '-' and '_' (at most 32 of them); an empty
+// one gives ConflictKey's name.
+func ConflictKeyBy(key, agent string, t time.Time) string {
+	var b strings.Builder
+	for _, r := range agent {
+		if b.Len() >= 32 {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return ConflictKey(key, t)
+	}
+	dir, name := Split(key)
+	ext := path.Ext(name)
+	if ext == name {
+		ext = ""
+	}
+	base := strings.TrimSuffix(name, ext)
+	return Join(dir, fmt.Sprintf("%s.conflict-%s-%s%s", base, b.String(), t.UTC().Format("20060102T150405.000000000Z"), ext))
+}
+
+// ErrConflict is matched (errors.Is) by a *ConflictError.
+var ErrConflict = errors.New("conflicting write by another writer")
+
+// ConflictError is returned by Batcher.Apply of a Batch with
+// FailOnConflict when a key no longer holds the version the batch expects:
+// nothing was written. Conflicts lists every such key.
+type ConflictError struct {
+	Conflicts []Conflict
+}
+
+// Conflict is one key of a ConflictError.
+type Conflict struct {
+	Key string
+	// Found is the version the store holds (zero: the key is absent).
+	Found Version
+	// Delete reports that the conflicting operation was a delete
+	// (Batch.ExpectDeleted), else a save (Batch.Expect).
+	Delete bool
+}
+
+func (e *ConflictError) Error() string {
+	if len(e.Conflicts) == 1 {
+		return fmt.Sprintf("%s: %v", e.Conflicts[0].Key, ErrConflict)
+	}
+	return fmt.Sprintf("%d keys (%s, ...): %v", len(e.Conflicts), e.Conflicts[0].Key, ErrConflict)
+}
+
+// Is makes errors.Is(err, ErrConflict) hold.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
