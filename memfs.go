@@ -17,6 +17,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/internal/lockfile"
 	"github.com/memfs/memfs/internal/names"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/meta"
@@ -32,6 +33,12 @@ type Options struct {
 	// (dirstore.JournalName, badgerstore.JournalName under its root), so
 	// that it moves with it.
 	JournalPath string
+	// LockJournal takes an exclusive lock (JournalPath + ".lock") for as
+	// long as the FS is open, for a store that does not lock itself
+	// (a shared store: many processes open it, each with a journal of
+	// its own). A second Open of the same journal fails with an error
+	// wrapping backend.ErrStoreInUse that names the holder's PID.
+	LockJournal bool
 	// Session holds the session's options. Open sets its Journal, Events
 	// and Logger; Saved is called after the search index's own hook;
 	// Derived, when nil, is the skills front matter (user.memfs.skill);
@@ -81,6 +88,14 @@ type FS struct {
 	closed    bool
 	mount     *Mount   // the live mount, if any
 	inherited []string // keys a crashed session left in the journal that the store refused
+	lock      *os.File // the journal's lock (Options.LockJournal), else nil
+}
+
+// closeLock releases a journal lock taken by Open; nil is none.
+func closeLock(l *os.File) {
+	if l != nil {
+		l.Close()
+	}
 }
 
 // Open opens the store st as a session: it opens the journal and the event
@@ -106,8 +121,22 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		st.Close()
 		return nil, errors.New("memfs: Options.JournalPath is required")
 	}
+	var lock *os.File
+	if opts.LockJournal {
+		if err := os.MkdirAll(filepath.Dir(opts.JournalPath), 0o700); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("memfs: the journal's directory: %w", err)
+		}
+		l, err := lockfile.Lock(opts.JournalPath+".lock", "the journal "+opts.JournalPath)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		lock = l
+	}
 	j, recs, err := journal.Open(opts.JournalPath)
 	if err != nil {
+		closeLock(lock)
 		st.Close()
 		return nil, err
 	}
@@ -125,10 +154,11 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 	ev, err := eventlog.Open(ctx, ss, log)
 	if err != nil {
 		j.Close()
+		closeLock(lock)
 		st.Close()
 		return nil, fmt.Errorf("open the event log of %s: %w", opts.Name, err)
 	}
-	f := &FS{opts: opts, store: ss, journal: j, events: ev, log: log}
+	f := &FS{opts: opts, store: ss, journal: j, events: ev, log: log, lock: lock}
 	so := opts.Session
 	if !so.ReadOnly {
 		// A read-only session writes no journal record: the journal is
@@ -141,6 +171,7 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		// No secret reaches disk unless the caller says so.
 		if so.Redactor, err = redact.New(redact.Config{}); err != nil {
 			j.Close()
+			closeLock(lock)
 			st.Close()
 			return nil, err
 		}
@@ -381,7 +412,9 @@ func (f *FS) release() error {
 	if err := f.index.Close(context.Background()); err != nil {
 		f.log.Warn("search index not saved; it is repaired when next opened", "err", err)
 	}
-	return errors.Join(f.journal.Close(), f.store.Close())
+	err := errors.Join(f.journal.Close(), f.store.Close())
+	closeLock(f.lock)
+	return err
 }
 
 // DefaultRecoveryDir is $XDG_STATE_HOME/memfs/recovery (by default

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
@@ -483,4 +485,29 @@ func TestAnotherWritersChangeShows(t *testing.T) {
 	if err := f.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestLockJournal: two FS on one shared store each have a journal; a
+// second Open of a journal another FS holds is refused (ErrStoreInUse),
+// and the journal is free again once the first is closed.
+func TestLockJournal(t *testing.T) {
+	journalPath := filepath.Join(t.TempDir(), "state", "journal")
+	st := memstore.New()
+	opts := memfs.Options{JournalPath: journalPath, LockJournal: true}
+	f, err := memfs.Open(context.Background(), st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = memfs.Open(context.Background(), memstore.New(), opts)
+	if !errors.Is(err, backend.ErrStoreInUse) || !strings.Contains(err.Error(), strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second Open of a locked journal: %v, want ErrStoreInUse naming pid %d", err, os.Getpid())
+	}
+	if err := f.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f2, err := memfs.Open(context.Background(), memstore.New(), opts)
+	if err != nil {
+		t.Fatalf("Open after the holder closed: %v", err)
+	}
+	f2.Close(context.Background())
 }

@@ -67,6 +67,7 @@ type Mount struct {
 	srv  server
 	ext  *extwatch.Watcher
 	app  *extwatch.Helper
+	peer *presence // the registration with a shared store, or nil
 }
 
 // Mount mounts f at dir, an existing empty directory, and returns at once;
@@ -102,6 +103,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 			}
 		}()
 	}
+	peer := f.register(dir, mo.Agent)
 	root := fsnode.NewRoot(f.c, fsnode.Options{
 		Logger:          f.log,
 		EntryTimeout:    mo.EntryTimeout,
@@ -113,7 +115,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		Search:          f.index.Answer,
 		Records:         f.events,
 		Status: func() string {
-			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", f.opts.Name, dir, os.Getpid())
+			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", f.opts.Name, dir, os.Getpid()) + peer.status()
 		},
 	})
 	srv, err := fsnode.Mount(dir, root, fsnode.MountOptions{
@@ -124,10 +126,11 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		FsName:     "memfs:" + f.opts.Name,
 	})
 	if err != nil {
+		peer.close()
 		root.Close()
 		return nil, fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, dir)
 	}
-	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv}
+	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv, peer: peer}
 	f.mount = m
 	// A store other writers change (its Watcher feed): follow them.
 	es, ok := f.store.(extwatch.Store)
@@ -221,6 +224,7 @@ serve:
 	}
 	<-served
 	m.stopExternal() // also after an unmount from outside: nothing may change the session now
+	m.peer.close()
 	m.root.Close()
 	m.f.mu.Lock()
 	m.f.mount = nil
