@@ -21,6 +21,11 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	if dir := os.Getenv("MEMFS_TEST_WRITER"); dir != "" {
+		// A writer in a process of its own (see startWriter).
+		writerMain(dir, os.Getenv("MEMFS_TEST_WRITER_TAG"))
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

@@ -39,6 +39,9 @@ func mountCommand() *cli.Command {
 			&cli.DurationFlag{Name: "entry-timeout", Value: time.Second, Usage: "how long the kernel may cache names (and missing names) (0 = not at all)"},
 			&cli.Int64Flag{Name: "max-file-size", Value: 64 << 20, Usage: "largest file in bytes, at least 1 (there is no unlimited size); larger writes fail with EFBIG"},
 			&cli.BoolFlag{Name: "read-only", Usage: "mount read-only"},
+			&cli.StringFlag{Name: "on-conflict", Value: "keep-both", Usage: "on a shared (etcd) store, what a flush does when another mount saved a file since this one loaded it: " +
+				"keep-both (theirs keeps the name, ours is saved as NAME.conflict-AGENT-UTC.EXT), merge (three-way line merge of text; " +
+				"an overlap or a binary file keeps both) or last-writer-wins"},
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users in, held to the stored modes (needs user_allow_other in /etc/fuse.conf unless root)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request"},
 			&cli.BoolFlag{Name: "index-at-mount", Usage: "open (and repair) the search index right after mounting, in the background, instead of at the first search"},
@@ -66,8 +69,10 @@ func checkMountpoint(mnt string, spec storeSpec) error {
 	if len(ents) > 0 {
 		return fmt.Errorf("mountpoint %s is not empty (%d entries); mount on an empty directory", mnt, len(ents))
 	}
-	if err := memfs.CheckOverlap(mnt, spec.path); err != nil {
-		return err
+	if spec.local() {
+		if err := memfs.CheckOverlap(mnt, spec.path); err != nil {
+			return err
+		}
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return fmt.Errorf("no /dev/fuse (%v): load the fuse module (modprobe fuse) or install fuse3", err)
@@ -94,7 +99,7 @@ func makeMountpoint(mnt string) (bool, error) {
 
 func mountAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return fmt.Errorf("mount: want exactly one MOUNTPOINT, got %d arguments\n  usage: memfs mount [--store badger:PATH|dir:PATH] MOUNTPOINT", c.NArg())
+		return fmt.Errorf("mount: want exactly one MOUNTPOINT, got %d arguments\n  usage: memfs mount [--store badger:PATH|dir:PATH|etcd://HOST:PORT/NS] MOUNTPOINT", c.NArg())
 	}
 	mnt, err := filepath.Abs(c.Args().First())
 	if err != nil {
@@ -119,8 +124,10 @@ func mountAction(c *cli.Context) error {
 	}
 	log := logger(c, c.Bool("debug"))
 	// Overlap first: a mountpoint made inside the store would be a key.
-	if err := memfs.CheckOverlap(mnt, spec.path); err != nil {
-		return err
+	if spec.local() {
+		if err := memfs.CheckOverlap(mnt, spec.path); err != nil {
+			return err
+		}
 	}
 	created, err := makeMountpoint(mnt)
 	if err != nil {
@@ -164,8 +171,19 @@ func mountAction(c *cli.Context) error {
 	if err := checkAgent(c); err != nil {
 		return err
 	}
+	policy, err := conflictPolicy(c, spec)
+	if err != nil {
+		return err
+	}
+	var journalPath string
+	if !spec.local() {
+		journalPath = etcdJournal(spec, mnt)
+	}
 	o, err := openSession(ctx, spec, memfs.Options{
+		JournalPath: journalPath,
 		Session: session.Options{
+			OnConflict:  policy,
+			Agent:       c.String("agent"),
 			Self:        selfWriter(c.String("agent")),
 			Redactor:    red,
 			MaxFileSize: c.Int64("max-file-size"),

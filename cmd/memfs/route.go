@@ -156,6 +156,9 @@ func parseStatus(mnt string, b []byte) (target, error) {
 // sameStore compares two stores with every symlink in their paths
 // resolved.
 func sameStore(a, b storeSpec) bool {
+	if !a.local() || !b.local() {
+		return a == b
+	}
 	return a.kind == b.kind && paths.Resolved(a.path) == paths.Resolved(b.path)
 }
 
@@ -175,6 +178,9 @@ func lockPath(spec storeSpec) string {
 // PID. Another user's FUSE mount cannot pass for it: it would need the
 // holder's uid, and a process of its own holding the store.
 func servingMount(spec storeSpec) (target, bool) {
+	if !spec.local() {
+		return target{}, false // many mounts serve a shared store, each on its own
+	}
 	pid := lockfile.HolderPID(lockPath(spec))
 	if pid <= 0 {
 		return target{}, false

@@ -18,17 +18,30 @@ import (
 	"github.com/memfs/memfs/session"
 )
 
-// storeSpec is a parsed --store value: KIND:PATH.
+// storeSpec is a parsed --store value: KIND:PATH, or an etcd URL.
 type storeSpec struct {
-	kind string // "badger" or "dir"
-	path string // absolute
+	kind string // "badger", "dir" or "etcd"
+	path string // absolute; for etcd, the URL (etcdURL)
 }
 
-func (s storeSpec) String() string { return s.kind + ":" + s.path }
+func (s storeSpec) String() string {
+	if s.kind == "etcd" {
+		return s.path
+	}
+	return s.kind + ":" + s.path
+}
+
+// local reports whether the store is a path on this machine (not etcd).
+func (s storeSpec) local() bool { return s.kind != "etcd" }
 
 // journalPath is where a store's crash journal lives: with the store, under
 // a hidden name, so that it moves with it and is never listed as a key.
+// A shared (etcd) store has one journal per process under the state
+// directory: the commands' one here, a mount's by mountJournal.
 func (s storeSpec) journalPath() string {
+	if s.kind == "etcd" {
+		return etcdJournal(s, "")
+	}
 	if s.kind == "dir" {
 		return filepath.Join(s.path, dirstore.JournalName)
 	}
@@ -56,6 +69,9 @@ func stateDir() string { return filepath.Dir(memfs.DefaultRecoveryDir()) }
 // reads never creates a store (a typo would otherwise make an empty one
 // and report it empty).
 func (s storeSpec) mustExist() error {
+	if !s.local() {
+		return nil // reachable or not, Open says
+	}
 	if _, err := os.Stat(s.path); err != nil {
 		return fmt.Errorf("no store at %s (%w); a command that only reads creates none", s.path, err)
 	}
@@ -66,9 +82,12 @@ func parseStore(v string) (storeSpec, error) {
 	if v == "" {
 		return storeSpec{kind: "badger", path: defaultStorePath()}, nil
 	}
+	if strings.HasPrefix(v, "etcd://") {
+		return parseEtcd(v)
+	}
 	kind, path, ok := strings.Cut(v, ":")
 	if !ok || path == "" || (kind != "badger" && kind != "dir") {
-		return storeSpec{}, fmt.Errorf("--store %q: want badger:PATH or dir:PATH", v)
+		return storeSpec{}, fmt.Errorf("--store %q: want badger:PATH, dir:PATH or etcd://HOST:PORT[,HOST:PORT...]/NAMESPACE", v)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -80,8 +99,9 @@ func parseStore(v string) (storeSpec, error) {
 func storeFlag() cli.Flag {
 	return givenFlag{&cli.StringFlag{
 		Name: "store",
-		Usage: "the memory store: badger:PATH (embedded database) or dir:PATH (plain directory); " +
-			"when a memfs mount serves it, commands go through that mount",
+		Usage: "the memory store: badger:PATH (embedded database), dir:PATH (plain directory) or " +
+			"etcd://HOST:PORT[,HOST:PORT...]/NAMESPACE (shared by many mounts; TLS and auth from ETCDCTL_* variables); " +
+			"when a memfs mount serves a local store, commands go through that mount",
 		DefaultText: "badger:" + defaultStorePath(),
 		EnvVars:     []string{"MEMFS_STORE"},
 	}}
@@ -91,6 +111,8 @@ func openStore(spec storeSpec, log *slog.Logger) (backend.SysStore, error) {
 	var st backend.SysStore
 	var err error
 	switch spec.kind {
+	case "etcd":
+		st, err = openEtcd(spec)
 	case "dir":
 		st, err = dirstore.Open(spec.path)
 	default:
@@ -101,6 +123,9 @@ func openStore(spec storeSpec, log *slog.Logger) (backend.SysStore, error) {
 		// is a command at work, or a mount this process cannot see.
 		return nil, fmt.Errorf("%w\n  another program holds %s: a memfs command still at work (wait for it), "+
 			"or a memfs mount not visible here (another mount namespace: unmount it there)", err, spec)
+	}
+	if err != nil && spec.kind == "etcd" {
+		return nil, fmt.Errorf("open store %s: %w\n  check that etcd answers there (etcdctl --endpoints ... endpoint health) and the ETCDCTL_* TLS and auth variables", spec, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w\n  check that the path is a readable %s store", spec, err, spec.kind)
@@ -131,7 +156,11 @@ func openSession(ctx context.Context, spec storeSpec, opts memfs.Options, log *s
 	if err != nil {
 		return nil, err
 	}
-	opts.JournalPath = spec.journalPath()
+	if opts.JournalPath == "" {
+		opts.JournalPath = spec.journalPath()
+	}
+	// A shared store's journals are the processes' own, locked by each.
+	opts.LockJournal = !spec.local()
 	opts.Name = spec.String()
 	opts.IndexRedactor = ired
 	opts.Logger = log

@@ -50,10 +50,16 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 		}
 		agent = c.String("agent")
 	}
+	policy := session.KeepBeside
+	if !spec.local() {
+		policy = session.KeepBoth // a command's writes keep another mount's too
+	}
 	o, err := openSession(ctx, spec, memfs.Options{Session: session.Options{
-		Self:     selfWriter(agent),
-		Redactor: red,
-		DirUID:   uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
+		OnConflict: policy,
+		Agent:      agent,
+		Self:       selfWriter(agent),
+		Redactor:   red,
+		DirUID:     uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
 		// A command sees every key the store holds, whatever a mount
 		// keeps in memory only (--transient).
 		Transient: []string{},
