@@ -75,7 +75,7 @@ func main() {
 	flag.StringVar(&o.memfsBase, "memfs-base", "", "a baseline memfs binary (an earlier build), for the targets dir-base and badger-base: before/after in one run")
 	flag.StringVar(&o.work, "work", "", "work directory, new or empty (default: a new one under /var/tmp); removed at the end")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (stores, logs)")
-	flag.StringVar(&o.targets, "targets", "native,dir,badger", "comma-separated targets: native, dir (memfs dir store), badger (memfs badger store), loopback (go-fuse example), bindfs, rclone (rclone mount)")
+	flag.StringVar(&o.targets, "targets", "native,dir,badger", "comma-separated targets: native, dir (memfs dir store), badger (memfs badger store), etcd (memfs on an etcd server the benchmark starts: /usr/bin/etcd), loopback (go-fuse example), bindfs, rclone (rclone mount)")
 	flag.StringVar(&o.mountArgs, "memfs-args", "", "extra arguments for memfs mount (e.g. --debug)")
 	flag.StringVar(&o.loopback, "loopback", "loopback", "the go-fuse loopback example binary (target loopback)")
 	flag.StringVar(&o.rev, "rev", "", "memfs revision, shown in the report")
@@ -271,6 +271,18 @@ func makeTargets(o options, work, shared string) ([]Target, error) {
 			t := newMemfs(bin, strings.TrimSuffix(name, "-base"), filepath.Join(work, "memfs-"+name), store, mountArgs)
 			t.name = "memfs " + name
 			ts = append(ts, t)
+		case "etcd":
+			// One etcd server for the run, a namespace of its own for
+			// each set of targets.
+			ep, err := benchEtcd(work)
+			if err != nil {
+				return nil, err
+			}
+			etcdNamespaces++
+			store := fmt.Sprintf("etcd://%s/bench%d", ep, etcdNamespaces)
+			t := newMemfs(o.memfs, "etcd", filepath.Join(work, "memfs-etcd"), store, mountArgs)
+			t.name = "memfs etcd"
+			ts = append(ts, t)
 		case "loopback":
 			ts = append(ts, newPassthrough("go-fuse loopback", dir, shared, func(b, m string) []string {
 				return []string{o.loopback, "-q", "-directmount", m, b}
@@ -284,7 +296,7 @@ func makeTargets(o options, work, shared string) ([]Target, error) {
 				return []string{"rclone", "mount", "--vfs-cache-mode", "writes", "--vfs-write-back", "0s", "--cache-dir", filepath.Join(dir, "cache"), b, m}
 			}))
 		default:
-			return nil, fmt.Errorf("unknown target %q (want native, dir, badger, dir-base, badger-base, loopback, bindfs, rclone)", name)
+			return nil, fmt.Errorf("unknown target %q (want native, dir, badger, etcd, dir-base, badger-base, loopback, bindfs, rclone)", name)
 		}
 	}
 	return ts, nil

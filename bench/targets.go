@@ -182,6 +182,9 @@ func newMemfs(bin, kind, dir, store string, mountArgs []string) *fuseTarget {
 		path = filepath.Join(dir, "store")
 	}
 	spec := kind + ":" + path
+	if kind == "etcd" {
+		spec = store // etcd://HOST:PORT/NS: nothing local but the journals
+	}
 	return &fuseTarget{
 		name:  "memfs " + kind,
 		dir:   dir,
@@ -190,8 +193,10 @@ func newMemfs(bin, kind, dir, store string, mountArgs []string) *fuseTarget {
 			if kind == "dir" && path == src {
 				return nil // the tree is the store: 1:1 paths
 			}
-			if err := os.MkdirAll(path, 0o755); err != nil {
-				return err
+			if kind != "etcd" {
+				if err := os.MkdirAll(path, 0o755); err != nil {
+					return err
+				}
 			}
 			out, err := output(bin, "import", "--store", spec, src)
 			if err != nil {
