@@ -1,6 +1,9 @@
 package merge3
 
-import "bytes"
+import (
+	"bytes"
+	"hash/maphash"
+)
 
 // maxEdits bounds the Myers search: a diff whose middle part (after the
 // common prefix and suffix are trimmed, and after a pure insertion or
@@ -40,23 +43,21 @@ func diff(a, b [][]byte) (hunks []hunk, ok bool) {
 		return []hunk{{pre, pre + len(a), pre, pre + len(b)}}, true
 	}
 
-	// Compare small integers, not lines: each distinct line gets an id.
-	ids := make(map[string]int32, len(a)+len(b))
-	intern := func(ls [][]byte) []int32 {
-		out := make([]int32, len(ls))
+	// Compare hashes first: a line is read in full only when its hash
+	// matches (interning the lines in a map took 60% of a merge's time).
+	seed := maphash.MakeSeed()
+	hash := func(ls [][]byte) []uint64 {
+		out := make([]uint64, len(ls))
 		for i, l := range ls {
-			id, seen := ids[string(l)]
-			if !seen {
-				id = int32(len(ids))
-				ids[string(l)] = id
-			}
-			out[i] = id
+			out[i] = maphash.Bytes(seed, l)
 		}
 		return out
 	}
 	d := &differ{
-		a:    intern(a),
-		b:    intern(b),
+		a:    a,
+		b:    b,
+		ha:   hash(a),
+		hb:   hash(b),
 		delA: make([]bool, len(a)),
 		insB: make([]bool, len(b)),
 	}
@@ -94,19 +95,25 @@ func diff(a, b [][]byte) (hunks []hunk, ok bool) {
 // problem at a point of an optimal path found by searching from both ends
 // at once, and marks the lines of a deleted and of b inserted.
 type differ struct {
-	a, b       []int32
+	a, b       [][]byte
+	ha, hb     []uint64 // the hashes of a and b
 	delA, insB []bool
 	work       int   // comparisons and steps so far, against maxWork
 	vf, vb     []int // search vectors, reused across the recursion
 }
 
+// eq reports whether line i of a equals line j of b.
+func (d *differ) eq(i, j int) bool {
+	return d.ha[i] == d.hb[j] && bytes.Equal(d.a[i], d.b[j])
+}
+
 // compare marks the changes between a[aLo:aHi] and b[bLo:bHi].
 func (d *differ) compare(aLo, aHi, bLo, bHi int) bool {
-	for aLo < aHi && bLo < bHi && d.a[aLo] == d.b[bLo] {
+	for aLo < aHi && bLo < bHi && d.eq(aLo, bLo) {
 		aLo++
 		bLo++
 	}
-	for aLo < aHi && bLo < bHi && d.a[aHi-1] == d.b[bHi-1] {
+	for aLo < aHi && bLo < bHi && d.eq(aHi-1, bHi-1) {
 		aHi--
 		bHi--
 	}
@@ -122,7 +129,7 @@ func (d *differ) compare(aLo, aHi, bLo, bHi int) bool {
 		}
 		return true
 	}
-	x, y, ok := d.split(d.a[aLo:aHi], d.b[bLo:bHi])
+	x, y, ok := d.split(aLo, aHi, bLo, bHi)
 	if !ok {
 		return false
 	}
@@ -148,8 +155,8 @@ func (d *differ) compare(aLo, aHi, bLo, bHi int) bool {
 // vf[k] is the furthest x reached forward on it, vb[k] the furthest
 // distance reached backward (measured from the end). Paths that run off
 // the grid narrow the range of diagonals searched from then on.
-func (d *differ) split(a, b []int32) (x, y int, ok bool) {
-	n, m := len(a), len(b)
+func (d *differ) split(aLo, aHi, bLo, bHi int) (x, y int, ok bool) {
+	n, m := aHi-aLo, bHi-bLo
 	maxD := (n + m + 1) / 2
 	if maxD > maxEdits/2+1 {
 		maxD = maxEdits/2 + 1
@@ -167,13 +174,13 @@ func (d *differ) split(a, b []int32) (x, y int, ok bool) {
 	vf[off+1], vb[off+1] = 0, 0
 	delta := n - m
 	odd := delta%2 != 0
-	var fLo, fHi, bLo, bHi int // diagonals cut off at each end of the range
+	var fCutLo, fCutHi, bCutLo, bCutHi int // diagonals cut off at each end of the ranges
 	for step := 0; step <= maxD; step++ {
 		d.work += 2 * step
 		if d.work > maxWork {
 			return 0, 0, false
 		}
-		for k := -step + fLo; k <= step-fHi; k += 2 {
+		for k := -step + fCutLo; k <= step-fCutHi; k += 2 {
 			i := off + k
 			var x int
 			if k == -step || (k != step && vf[i-1] < vf[i+1]) {
@@ -183,7 +190,7 @@ func (d *differ) split(a, b []int32) (x, y int, ok bool) {
 			}
 			y := x - k
 			x0 := x
-			for x < n && y < m && a[x] == b[y] {
+			for x < n && y < m && d.eq(aLo+x, bLo+y) {
 				x++
 				y++
 			}
@@ -191,9 +198,9 @@ func (d *differ) split(a, b []int32) (x, y int, ok bool) {
 			vf[i] = x
 			switch {
 			case x > n:
-				fHi += 2
+				fCutHi += 2
 			case y > m:
-				fLo += 2
+				fCutLo += 2
 			case odd:
 				j := off + delta - k
 				if j >= 0 && j < size && vb[j] != -1 && x >= n-vb[j] {
@@ -201,7 +208,7 @@ func (d *differ) split(a, b []int32) (x, y int, ok bool) {
 				}
 			}
 		}
-		for k := -step + bLo; k <= step-bHi; k += 2 {
+		for k := -step + bCutLo; k <= step-bCutHi; k += 2 {
 			i := off + k
 			var x int
 			if k == -step || (k != step && vb[i-1] < vb[i+1]) {
@@ -211,7 +218,7 @@ func (d *differ) split(a, b []int32) (x, y int, ok bool) {
 			}
 			y := x - k
 			x0 := x
-			for x < n && y < m && a[n-1-x] == b[m-1-y] {
+			for x < n && y < m && d.eq(aHi-1-x, bHi-1-y) {
 				x++
 				y++
 			}
@@ -219,9 +226,9 @@ func (d *differ) split(a, b []int32) (x, y int, ok bool) {
 			vb[i] = x
 			switch {
 			case x > n:
-				bHi += 2
+				bCutHi += 2
 			case y > m:
-				bLo += 2
+				bCutLo += 2
 			case !odd:
 				j := off + delta - k
 				if j >= 0 && j < size && vf[j] != -1 {
