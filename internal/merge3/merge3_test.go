@@ -367,3 +367,57 @@ func TestMergeMode(t *testing.T) {
 		}
 	}
 }
+
+// bigText is about size bytes of JSONL, one distinct record a line.
+func bigText(size int) [][]byte {
+	var lines [][]byte
+	for n, i := 0, 0; n < size; i++ {
+		l := fmt.Appendf(nil, `{"n":%d,"msg":"an event the agent logged, padded to look real"}`+"\n", i)
+		lines = append(lines, l)
+		n += len(l)
+	}
+	return lines
+}
+
+func BenchmarkMerge1MiB(b *testing.B) {
+	lines := bigText(1 << 20)
+	n := len(lines)
+	base := bytes.Join(lines, nil)
+	edited := func(edits map[int]string, appended ...string) []byte {
+		var out []byte
+		for i, l := range lines {
+			if e, in := edits[i]; in {
+				out = append(out, e...)
+				continue
+			}
+			out = append(out, l...)
+		}
+		for _, a := range appended {
+			out = append(out, a...)
+		}
+		return out
+	}
+	cases := []struct {
+		name         string
+		ours, theirs []byte
+	}{
+		{"edits at both ends",
+			edited(map[int]string{1: "ours at the start\n", n - 3: "ours at the end\n"}),
+			edited(map[int]string{5: "theirs at the start\n", n - 10: "theirs at the end\n"})},
+		{"edit at start and appends",
+			edited(map[int]string{0: "ours at the start\n"}, "ours appended\n"),
+			edited(nil, "theirs appended\n", "and another\n")},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			if _, ok := Merge(base, c.ours, c.theirs); !ok {
+				b.Fatal("conflict")
+			}
+			b.SetBytes(int64(len(base)))
+			b.ReportAllocs()
+			for b.Loop() {
+				Merge(base, c.ours, c.theirs)
+			}
+		})
+	}
+}
