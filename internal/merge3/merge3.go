@@ -93,7 +93,7 @@ func join(lines [][]byte, sizeHint int) []byte {
 // takes that side's lines, and a group with both is resolved by
 // resolve.
 func mergeLines(base, ours, theirs [][]byte, oh, th []hunk) ([][]byte, bool) {
-	out := make([][]byte, 0, len(ours)+len(theirs)-len(base))
+	out := make([][]byte, 0, max(len(ours), len(theirs)))
 	pos := 0               // base lines before pos are in out
 	oShift, tShift := 0, 0 // side index minus base index after the hunks consumed
 	for len(oh) > 0 || len(th) > 0 {

@@ -56,6 +56,7 @@ func TestMerge(t *testing.T) {
 		{name: "invalid utf-8", base: "a\n", ours: "a\n\xff\n", theirs: "a\nb\n", wantOK: false},
 		{name: "all empty", base: "", ours: "", theirs: "", want: "", wantOK: true},
 		{name: "both deleted everything", base: "a\nb\n", ours: "", theirs: "", want: "", wantOK: true},
+		{name: "blank lines, shrunk on both sides", base: "\n\n\n", ours: "0\n", theirs: "\n", wantOK: false},
 		{name: "one emptied, other changed", base: "a\nb\n", ours: "", theirs: "a\nB\n", wantOK: false},
 	}
 	for _, tt := range tests {
