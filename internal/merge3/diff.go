@@ -11,12 +11,14 @@ import (
 // lines is abandoned and the merge reports a conflict. The search keeps
 // two vectors of O(maxEdits) ints whatever the input, so memory stays
 // linear; the bound is on time, which grows as the square of the distance.
-const maxEdits = 20000
+const maxEdits = 10000
 
 // maxWork bounds the comparisons and diagonal steps of one diff, so that
-// a pathological input (long runs of repeated lines, which make every
-// snake long) cannot keep a writer waiting: about a second at worst.
-const maxWork = 1 << 28
+// no input keeps a writer waiting long: two unrelated 1 MiB texts, or
+// long runs of repeated lines (which make every snake long), give up in
+// about half a second, where 1<<28 took 1.4 s. It is sized so that
+// maxEdits unrelated lines (5,000 steps each way, 5e7 diagonals) fit.
+const maxWork = 1 << 26
 
 // hunk is one change: base lines [a0, a1) become side lines [b0, b1).
 // An insertion has a0 == a1, a deletion b0 == b1. Hunks from diff are

@@ -87,6 +87,10 @@ func TestDiffGivesUp(t *testing.T) {
 	if _, ok := diff(a, b); ok {
 		t.Fatal("diff of 60,000 edits succeeded, want it to give up")
 	}
+	// Just under maxEdits is still done.
+	if _, ok := diff(a[:maxEdits/2-1], b[:maxEdits/2-1]); !ok {
+		t.Fatalf("diff of %d edits gave up, want it done", maxEdits-2)
+	}
 	// A pure insertion of the same size is no work at all.
 	if h, ok := diff(a[:10], append(a[:10:10], b...)); !ok || len(h) != 1 {
 		t.Fatalf("pure insertion: got %v, %v; want one hunk", h, ok)

@@ -26,10 +26,10 @@
 //
 // The diff is Myers' O(ND) algorithm in linear space, after the common
 // prefix and suffix are trimmed, so a 1 MiB file with a few edits merges
-// in a few milliseconds. A diff that needs more than 20,000 inserted plus
+// in a few milliseconds. A diff that needs more than 10,000 inserted plus
 // deleted lines outside a pure insertion or deletion (or too much work on
 // repetitive input) is given up, and Merge reports a conflict rather than
-// spend seconds.
+// spend more than about half a second.
 //
 // # Concurrency
 //
