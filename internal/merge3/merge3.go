@@ -45,6 +45,8 @@ func Merge(base, ours, theirs []byte) (merged []byte, ok bool) {
 	if !ok {
 		return nil, false
 	}
+	slide(bl, ol, oh, tl, th)
+	slide(bl, tl, th, ol, oh)
 	out, ok := mergeLines(bl, ol, tl, oh, th)
 	if !ok {
 		return nil, false

@@ -29,6 +29,18 @@ func TestMerge(t *testing.T) {
 			ours:   strings.Replace(note, "# Plan\n", "# The plan\n", 1),
 			theirs: note + "done\n",
 			want:   strings.Replace(note, "# Plan\n", "# The plan\n", 1) + "done\n", wantOK: true},
+		// Myers puts an added paragraph's blank line last, touching the
+		// next heading; slide moves it off the heading the other side edited.
+		{name: "markdown paragraph added above an edited heading", base: "# A\n\ntext a\n\n# B\n\ntext b\n",
+			ours:   "# A\n\ntext a\n\nmore a\n\n# B\n\ntext b\n",
+			theirs: "# A\n\ntext a\n\n# Bee\n\ntext b\n",
+			want:   "# A\n\ntext a\n\nmore a\n\n# Bee\n\ntext b\n", wantOK: true},
+		{name: "markdown paragraph added below an edited line", base: "# A\n\ntext a\n\n# B\n",
+			ours:   "# A\n\ntext a\n\nmore a\n\n# B\n",
+			theirs: "# A\n\ntext A\n\n# B\n",
+			want:   "# A\n\ntext A\n\nmore a\n\n# B\n", wantOK: true},
+		{name: "blank line deleted next to an edit", base: "a\n\n\nb\nc\n", ours: "a\n\nb\nc\n", theirs: "a\n\n\nB\nc\n", want: "a\n\nB\nc\n", wantOK: true},
+		{name: "one of repeated lines deleted on both", base: "x\nx\nx\nm\nq\n", ours: "x\nx\nm\nq\n", theirs: "x\nx\nm\nQ\n", want: "x\nx\nm\nQ\n", wantOK: true},
 		{name: "same line changed differently", base: "a\nb\nc\n", ours: "a\nB\nc\n", theirs: "a\nβ\nc\n", wantOK: false},
 		{name: "identical change", base: "a\nb\nc\n", ours: "a\nB\nc\n", theirs: "a\nB\nc\n", want: "a\nB\nc\n", wantOK: true},
 		{name: "identical change and another", base: "a\nb\nc\nd\ne\n", ours: "a\nB\nc\nd\nE\n", theirs: "a\nB\nc\nd\ne\n", want: "a\nB\nc\nd\nE\n", wantOK: true},
