@@ -18,6 +18,14 @@
 // then ours'. If base's last line had no newline, a side that appended
 // after it added one; the merge keeps the lines separate the same way.
 //
+// A line-based merge cannot know which copy of a repeated line a side
+// deleted, nor where in a run of equal lines it inserted. Where that
+// choice decides between a conflict and a clean merge (a paragraph added
+// above a heading the other side edited: its blank line can go first or
+// last), an insertion or deletion is moved to an equivalent place that
+// merges. Two deletions from one run of equal lines, one on each side,
+// may merge as one, as in diff3.
+//
 // Text that is not text (a NUL byte in the first 8000 bytes, or invalid
 // UTF-8) is never merged: Merge reports ok=false and the caller keeps
 // both values, as it does for a conflict.
