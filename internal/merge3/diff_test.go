@@ -96,3 +96,33 @@ func TestDiffGivesUp(t *testing.T) {
 		t.Fatalf("pure insertion: got %v, %v; want one hunk", h, ok)
 	}
 }
+
+// TestSlideKeepsTheSide: whatever slide does to one side's hunks, they
+// still turn base into that side, sorted and separated.
+func TestSlideKeepsTheSide(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 5))
+	moved := 0
+	for iter := range 5000 {
+		base := randLines(r, r.IntN(30), 1+r.IntN(3))
+		side := randLines(r, r.IntN(30), 1+r.IntN(3))
+		other := randLines(r, r.IntN(30), 1+r.IntN(3))
+		hs, ok1 := diff(base, side)
+		oh, ok2 := diff(base, other)
+		if !ok1 || !ok2 {
+			t.Fatalf("iter %d: diff gave up", iter)
+		}
+		before := append([]hunk(nil), hs...)
+		slide(base, side, hs, other, oh)
+		for i := range hs {
+			if hs[i] != before[i] {
+				moved++
+			}
+		}
+		if got := apply(t, base, side, hs); !equalLines(got, side) {
+			t.Fatalf("iter %d: after slide the hunks give %q, want %q\nbefore %v\nafter  %v", iter, got, side, before, hs)
+		}
+	}
+	t.Logf("slide moved %d hunks", moved)
+}
