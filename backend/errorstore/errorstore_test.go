@@ -30,7 +30,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceMem(t *testing.T) {
 	var mu sync.Mutex // guards opened
 	opened := map[string]*memstore.Store{}
-	storetest.Run(t, func(t *testing.T, dir string) (backend.Store, error) {
+	storetest.RunWith(t, func(t *testing.T, dir string) (backend.Store, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		s := memstore.New()
@@ -42,7 +42,7 @@ func TestConformanceMem(t *testing.T) {
 		}
 		opened[dir] = s
 		return errorstore.Wrap(s, nil), nil
-	})
+	}, storetest.Options{Revisions: true})
 }
 
 // core is a store with the core methods alone.
