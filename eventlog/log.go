@@ -73,8 +73,8 @@ type lineState struct {
 	time time.Time
 }
 
-// Open opens the log stored in sys. It lists the chunks and loads the head
-// record and the last chunk (and, when the head does not vouch for that
+// Open opens the log stored in sys. It loads the head record, lists the
+// chunks and loads the last chunk (and, when the head does not vouch for that
 // chunk, the last line of the one before it). An empty store gives an
 // empty log. A nil logger discards.
 //
@@ -234,6 +234,17 @@ func index(entries []backend.Entry) ([]chunk, []ignoredChunk) {
 // store may hold some of them, in chunks the retry overwrites or removes.)
 // An event with an unknown Op (OpBreak included: only the log writes it) or
 // an empty Key is refused before anything is saved.
+//
+// On a shared store (Sys has SwapSys, as a backend.SysSwapper does) Append
+// saves nothing with SaveSys: the copies, the changed chunks and the head
+// go in one SwapSys guarded by the head the Log knows, and the chunks to
+// remove are deleted in it. When another writer moved the head, Append
+// reloads the end of the log and numbers evs again after the other
+// writer's events; after SwapTries lost races it fails with an error
+// wrapping ErrContended, having appended nothing. When SwapSys fails, the
+// events may have been appended after all: offered again (alone or
+// followed by others), they are not appended twice. See the package doc,
+// "Many writers".
 func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 	if len(evs) == 0 {
 		return nil, nil

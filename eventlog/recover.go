@@ -49,8 +49,8 @@ func loadHead(ctx context.Context, l *Log, op string) (headRecord, error) {
 	return headRecord{head: hd, data: data}, nil
 }
 
-// Damage returns what Open found damaged, one Break per record, as the
-// break events record it. The first successful Append after Open writes
+// Damage returns what Open (or a later reload, on a shared store) found
+// damaged, one Break per record, as the break events record it. The first successful Append after Open writes
 // them (and the copies they name); until then the store is as Open found
 // it. Damage that Open did not look at (inside earlier chunks, a missing
 // chunk) is not here: Verify finds it.

@@ -219,18 +219,23 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Refresh brings the Log up to date with the store: on a shared store,
-// other writers append to the log, and a Log sees their events (in Query,
-// ReadAt, RecordNames and the rest) only after a Refresh, or after an
-// Append that raced with them. It loads events.head; when that is what
-// the Log knows, Refresh does nothing else (one LoadSys). Otherwise it
-// reloads the end of the log as Open does (the listing, the new tail),
-// not the chunks in between, which queries load when they need them.
+// Refresh brings the Log up to date with a shared store (one that has
+// SwapSys): other writers append to the log, and a Log sees their events
+// (in Query, ReadAt, RecordNames and the rest) only after a Refresh, or
+// after an Append that raced with them. It loads events.head; when that is
+// what the Log knows, Refresh does nothing else (one LoadSys). Otherwise it
+// reloads the end of the log as Open does (the listing, the new tail), not
+// the chunks in between, which queries load when they need them. Damage
+// it finds there is reported and recorded as Open's is.
 //
 // Refresh waits for an Append in progress, and an Append for it. A
-// process on a shared store calls it before it answers a reader that
-// must see the whole namespace's history, or every few seconds.
+// process on a shared store calls it before it answers a reader that must
+// see the whole namespace's history, or every few seconds. On a store that
+// is not shared, only this Log writes, and Refresh does nothing.
 func (l *Log) Refresh(ctx context.Context) error {
+	if _, ok := l.sys.(swapper); !ok {
+		return nil
+	}
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	_, err := l.refresh(ctx, "refresh")

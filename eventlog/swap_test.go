@@ -434,8 +434,12 @@ func TestNoSwapOnPlainStore(t *testing.T) {
 	}
 	l := openLog(t, sys)
 	mustAppend(t, l, evsAt(0, 10, nil))
+	loads := sys.loads.Load()
 	if err := l.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+	if got := sys.loads.Load() - loads; got != 0 {
+		t.Errorf("Refresh on a store that is not shared: %d loads, want 0", got)
 	}
 	checkChain(t, sys, 10)
 }
