@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // wev is event i of writer w, with a key that names both.
@@ -60,6 +62,18 @@ func TestSwapConcurrent(t *testing.T) {
 	ctx := context.Background()
 	logs := []*Log{openLog(t, sys), openLog(t, sys)}
 	const goroutines, events = 4, 200
+	// A random pause before each swap lets the other writer in more
+	// often than the scheduler alone would.
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	var rndMu sync.Mutex // guards rnd
+	rnd := rand.New(rand.NewPCG(uint64(seed), 0))
+	sys.setHook(func() {
+		rndMu.Lock()
+		d := time.Duration(rnd.IntN(2000)) * time.Microsecond
+		rndMu.Unlock()
+		time.Sleep(d)
+	})
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex // guards got
