@@ -52,7 +52,7 @@ type record struct {
 }
 
 func timeOf(t [2]int64) time.Time { return time.Unix(t[0], t[1]).UTC() }
-func stamp(t time.Time) [2]int64   { return [2]int64{t.Unix(), int64(t.Nanosecond())} }
+func stamp(t time.Time) [2]int64  { return [2]int64{t.Unix(), int64(t.Nanosecond())} }
 
 // newRecord is the record of info (a saved Info: SavedInfo's) with the
 // value's chunks (nil: inline).

@@ -137,7 +137,9 @@ func (c *Cluster) Kill(i int) { c.Members[i].Kill() }
 func (s *Server) Endpoint() string { return fmt.Sprintf("http://127.0.0.1:%d", s.clientPort) }
 
 // URL is an etcd:// store URL for the server and namespace ns.
-func (s *Server) URL(ns string) string { return fmt.Sprintf("etcd://127.0.0.1:%d/%s", s.clientPort, ns) }
+func (s *Server) URL(ns string) string {
+	return fmt.Sprintf("etcd://127.0.0.1:%d/%s", s.clientPort, ns)
+}
 
 func (s *Server) peerURL() string { return fmt.Sprintf("http://127.0.0.1:%d", s.peerPort) }
 
