@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -72,40 +71,47 @@ func (c Config) grace() time.Duration {
 // (port 2379 by default), into a Config with the endpoints and namespace
 // set. NAMESPACE is one valid key segment.
 func ParseURL(s string) (Config, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return Config{}, fmt.Errorf("etcdstore: %w", err)
+	rest, ok := strings.CutPrefix(s, "etcd://")
+	if !ok {
+		return Config{}, fmt.Errorf("etcdstore: %q: not an etcd:// URL", redactURL(s))
 	}
-	if u.Scheme != "etcd" {
-		return Config{}, fmt.Errorf("etcdstore: %q: not an etcd:// URL", s)
+	hosts, ns, _ := strings.Cut(rest, "/")
+	if strings.ContainsAny(hosts, "@") || strings.ContainsAny(ns, "?#") {
+		return Config{}, fmt.Errorf("etcdstore: %q: user, query and fragment are not allowed (credentials come from ETCDCTL_USER and ETCDCTL_PASSWORD)", redactURL(s))
 	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return Config{}, fmt.Errorf("etcdstore: %q: user, query and fragment are not allowed (credentials come from ETCDCTL_USER and ETCDCTL_PASSWORD)", redactURL(u))
-	}
-	if u.Host == "" {
+	if hosts == "" {
 		return Config{}, fmt.Errorf("etcdstore: %q: no host", s)
 	}
 	var cfg Config
-	for h := range strings.SplitSeq(u.Host, ",") {
+	for h := range strings.SplitSeq(hosts, ",") {
 		if h == "" {
 			return Config{}, fmt.Errorf("etcdstore: %q: empty host", s)
 		}
 		if _, _, err := net.SplitHostPort(h); err != nil {
 			h = net.JoinHostPort(strings.Trim(h, "[]"), defaultPort)
 		}
+		host, port, err := net.SplitHostPort(h)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			return Config{}, fmt.Errorf("etcdstore: %q: bad host %q", s, h)
+		}
 		cfg.Endpoints = append(cfg.Endpoints, h)
 	}
-	cfg.Namespace = strings.TrimPrefix(u.Path, "/")
+	cfg.Namespace = ns
 	if err := checkNamespace(cfg.Namespace); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
 }
 
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
+// redactURL is s without the user information a URL may hold.
+func redactURL(s string) string {
+	if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		if j := strings.Index(s, "://"); j >= 0 && j < i {
+			return s[:j+3] + "REDACTED" + s[i:]
+		}
+		return "REDACTED" + s[i:]
+	}
+	return s
 }
 
 func checkNamespace(ns string) error {
