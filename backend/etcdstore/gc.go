@@ -105,8 +105,7 @@ func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
 	var gone []cand
 	dir := s.prefix + "c/"
 	_, err = s.rangeEach(ctx, dir, listPage, true, func(kv *mvccpb.KeyValue) error {
-		h := string(kv.Key[len(dir):])
-		if !used[h] && kv.ModRevision <= rev && kv.ModRevision <= at {
+		if !used[string(kv.Key[len(dir):])] && kv.ModRevision <= rev && kv.ModRevision <= at {
 			gone = append(gone, cand{string(kv.Key), kv.ModRevision})
 		}
 		return nil

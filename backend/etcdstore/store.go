@@ -268,17 +268,27 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 	if err := s.begin(ctx, "list"); err != nil {
 		return nil, err
 	}
-	var out []backend.Entry
-	rev, err := s.each(ctx, listPage, func(e backend.Entry) error {
-		out = append(out, e)
-		return nil
-	})
-	if err != nil {
-		return nil, mapErr("list", err, ctx)
+	for attempt := 1; ; attempt++ {
+		var out []backend.Entry
+		rev, err := s.each(ctx, listPage, func(e backend.Entry) error {
+			out = append(out, e)
+			return nil
+		})
+		if errors.Is(err, rpctypes.ErrCompacted) && attempt < compactedAttempts {
+			continue // compacted past the revision of the first page: again
+		}
+		if err != nil {
+			return nil, mapErr("list", err, ctx)
+		}
+		s.setListRev(rev)
+		return out, nil
 	}
-	s.setListRev(rev)
-	return out, nil
 }
+
+// compactedAttempts bounds how often a read that spans several requests
+// at one revision starts again when etcd compacts that revision away
+// meanwhile.
+const compactedAttempts = 3
 
 func (s *Store) setListRev(rev int64) {
 	s.mu.Lock()
@@ -336,6 +346,20 @@ func (s *Store) Load(ctx context.Context, keys ...string) ([]backend.Entry, erro
 	if err := s.begin(ctx, "load"); err != nil {
 		return nil, err
 	}
+	for attempt := 1; ; attempt++ {
+		out, err := s.load(ctx, keys)
+		if errors.Is(err, rpctypes.ErrCompacted) && attempt < compactedAttempts {
+			continue // compacted past the revision of the first request: again
+		}
+		if err != nil && !errors.Is(err, backend.ErrKeyNotFound) && !errors.Is(err, backend.ErrCorrupt) {
+			return nil, mapErr("load", err, ctx)
+		}
+		return out, err
+	}
+}
+
+// load is one attempt of Load; client errors come back as they are.
+func (s *Store) load(ctx context.Context, keys []string) ([]backend.Entry, error) {
 	out := make([]backend.Entry, len(keys))
 	var rev int64
 	for start := 0; start < len(keys); start += loadGroup {
@@ -350,7 +374,7 @@ func (s *Store) Load(ctx context.Context, keys ...string) ([]backend.Entry, erro
 		}
 		resp, err := s.txn(ctx, nil, ops)
 		if err != nil {
-			return nil, mapErr("load", err, ctx)
+			return nil, err
 		}
 		if rev == 0 {
 			rev = resp.Header.Revision
@@ -390,7 +414,7 @@ func (s *Store) assemble(ctx context.Context, key string, m *mvccpb.KeyValue, v 
 			if errors.As(err, &ce) {
 				return backend.Entry{}, corrupt("%v", err)
 			}
-			return backend.Entry{}, mapErr("load "+key, err, ctx)
+			return backend.Entry{}, fmt.Errorf("%s: %w", key, err)
 		}
 		e.Value = val
 		return e, nil

@@ -132,8 +132,8 @@ func (s *Store) DeleteSys(ctx context.Context, names ...string) error {
 // SwapSys saves puts and deletes dels in one transaction if the system
 // record guard holds exactly old (nil: absent), comparing its head record
 // with the head old would have. The chunks of large records are written
-// first. More than 128 puts and deletes, or more than 1 MiB of head
-// records, are refused with backend.ErrBatchTooLarge.
+// first. More than 128 puts and deletes, or more than 1.4 MiB of head
+// records (a record up to 1 MiB is its own head), are refused with backend.ErrBatchTooLarge.
 func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[string][]byte, dels []string) (bool, error) {
 	if err := checkSysNames("swapsys", guard); err != nil {
 		return false, err
@@ -174,7 +174,7 @@ func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[
 	for _, d := range dels {
 		ops = append(ops, clientv3.OpDelete(s.sys(d)))
 	}
-	if len(ops) > maxTxnOps || size > maxTxnBytes {
+	if len(ops) > maxTxnOps || size > maxSwapBytes {
 		return false, fmt.Errorf("etcdstore: swapsys: %d operations of %d bytes, over one transaction's %d and %d: %w",
 			len(ops), size, maxTxnOps, maxTxnBytes, backend.ErrBatchTooLarge)
 	}
@@ -196,3 +196,8 @@ func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[
 	}
 	return resp.Succeeded, nil
 }
+
+// maxSwapBytes bounds the head records of one SwapSys: under etcd's 1.5
+// MiB per request, with room for the request's framing, so that one
+// record of up to 1 MiB kept inline fits.
+const maxSwapBytes = 1536<<10 - 64<<10
