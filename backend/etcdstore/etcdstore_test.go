@@ -68,6 +68,7 @@ func TestConformance(t *testing.T) {
 		mu.Unlock()
 		return st, nil
 	}, storetest.Options{
+		Revisions: true, // Info.Rev is the ModRevision of the key's record
 		External: func(t *testing.T, dir, key string, value []byte) {
 			other, err := etcdstore.Open(t.Context(), etcdstore.Config{Endpoints: []string{srv.Endpoint()}, Namespace: nsOf(dir)})
 			if err != nil {
