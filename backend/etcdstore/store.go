@@ -302,32 +302,27 @@ func (s *Store) Walk(ctx context.Context, fn func(batch []backend.Entry) error) 
 	if err := s.begin(ctx, "walk"); err != nil {
 		return err
 	}
-	var fnErr error
+	var fnErr error // fn's own error, returned as it is
 	var rev int64
 	err := backend.WalkEach(func(add func(backend.Entry) error) error {
 		var err error
-		rev, err = s.each(ctx, backend.WalkBatch, func(e backend.Entry) error {
-			if err := add(e); err != nil {
-				fnErr = err
-				return err
-			}
-			return nil
-		})
+		rev, err = s.each(ctx, backend.WalkBatch, add)
 		return err
 	}, func(batch []backend.Entry) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return fn(batch)
+		fnErr = fn(batch)
+		return fnErr
 	})
 	switch {
-	case err == nil:
-		s.setListRev(rev)
-		return nil
-	case fnErr != nil && err == fnErr:
-		return err // fn's own error, as it is
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return mapErr("walk", err, ctx)
 	}
-	return mapErr("walk", err, ctx)
+	s.setListRev(rev)
+	return nil
 }
 
 // loadGroup is how many keys one Load transaction reads (two gets each).

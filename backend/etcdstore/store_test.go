@@ -764,3 +764,16 @@ func TestClosed(t *testing.T) {
 		t.Errorf("Save after Close = %v, want fs.ErrClosed", err)
 	}
 }
+
+// TestWalkError: fn's error comes back as it is, from the last batch too.
+func TestWalkError(t *testing.T) {
+	srv := etcdtest.Start(t)
+	st := open(t, srv, "walk")
+	if err := st.Save(t.Context(), entry("a", []byte("a"))); err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	if err := st.Walk(t.Context(), func([]backend.Entry) error { return stop }); err != stop {
+		t.Fatalf("Walk = %v, want fn's error as it is", err)
+	}
+}
