@@ -106,8 +106,8 @@ func (s *Store) Close() error {
 	return s.cli.Close()
 }
 
-// Damaged returns the keys whose records List, Walk or Load found
-// damaged (left out of the listing, refused by Load), sorted.
+// Damaged returns the keys whose records do not decode, sorted: those the
+// last whole List or Walk left out, and those Load refused since.
 func (s *Store) Damaged() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -119,14 +119,18 @@ func (s *Store) Damaged() []string {
 	return out
 }
 
-func (s *Store) markDamaged(key string, bad bool) {
+// markDamaged records key as damaged (Load found its record so).
+func (s *Store) markDamaged(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if bad {
-		s.damaged[key] = true
-	} else {
-		delete(s.damaged, key)
-	}
+	s.damaged[key] = true
+}
+
+// setDamaged replaces the damaged keys with those a whole listing found.
+func (s *Store) setDamaged(keys map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.damaged = keys
 }
 
 // The key layout under the prefix.
@@ -243,8 +247,8 @@ func (s *Store) rangeEach(ctx context.Context, dir string, page int64, keysOnly 
 const listPage = 4096
 
 // each reads every record at one revision and passes each entry to add;
-// a record that does not decode is left out and marked damaged.
-func (s *Store) each(ctx context.Context, page int64, add func(backend.Entry) error) (int64, error) {
+// a record that does not decode is left out and recorded in damaged.
+func (s *Store) each(ctx context.Context, page int64, damaged map[string]bool, add func(backend.Entry) error) (int64, error) {
 	dir := s.prefix + "m/"
 	return s.rangeEach(ctx, dir, page, false, func(kv *mvccpb.KeyValue) error {
 		key := string(kv.Key[len(dir):])
@@ -253,10 +257,9 @@ func (s *Store) each(ctx context.Context, page int64, add func(backend.Entry) er
 		}
 		r, err := decodeRecord(kv.Value)
 		if err != nil {
-			s.markDamaged(key, true)
+			damaged[key] = true
 			return nil
 		}
-		s.markDamaged(key, false)
 		return add(backend.Entry{Key: key, Info: r.info(kv.ModRevision)})
 	})
 }
@@ -270,7 +273,8 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		var out []backend.Entry
-		rev, err := s.each(ctx, listPage, func(e backend.Entry) error {
+		damaged := map[string]bool{}
+		rev, err := s.each(ctx, listPage, damaged, func(e backend.Entry) error {
 			out = append(out, e)
 			return nil
 		})
@@ -281,6 +285,7 @@ func (s *Store) List(ctx context.Context) ([]backend.Entry, error) {
 			return nil, mapErr("list", err, ctx)
 		}
 		s.setListRev(rev)
+		s.setDamaged(damaged)
 		return out, nil
 	}
 }
@@ -304,9 +309,10 @@ func (s *Store) Walk(ctx context.Context, fn func(batch []backend.Entry) error) 
 	}
 	var fnErr error // fn's own error, returned as it is
 	var rev int64
+	damaged := map[string]bool{}
 	err := backend.WalkEach(func(add func(backend.Entry) error) error {
 		var err error
-		rev, err = s.each(ctx, backend.WalkBatch, add)
+		rev, err = s.each(ctx, backend.WalkBatch, damaged, add)
 		return err
 	}, func(batch []backend.Entry) error {
 		if err := ctx.Err(); err != nil {
@@ -322,6 +328,7 @@ func (s *Store) Walk(ctx context.Context, fn func(batch []backend.Entry) error) 
 		return mapErr("walk", err, ctx)
 	}
 	s.setListRev(rev)
+	s.setDamaged(damaged)
 	return nil
 }
 
@@ -398,7 +405,7 @@ func (s *Store) assemble(ctx context.Context, key string, m *mvccpb.KeyValue, v 
 	}
 	r, err := decodeRecord(m.Value)
 	if err != nil {
-		s.markDamaged(key, true)
+		s.markDamaged(key)
 		return backend.Entry{}, corrupt("record: %v", err)
 	}
 	e := backend.Entry{Key: key, Info: r.info(m.ModRevision)}

@@ -154,6 +154,21 @@ func TestDamagedRecord(t *testing.T) {
 	if got := st.Damaged(); len(got) != 0 {
 		t.Errorf("Damaged after repair = %q, want none", got)
 	}
+	// A damaged record removed is no longer reported after a listing.
+	if _, err := cli.Put(t.Context(), "/memfs/dmg/m/d", "{"); err != nil {
+		t.Fatal(err)
+	}
+	keys(t, st)
+	if got := st.Damaged(); !slices.Equal(got, []string{"d"}) {
+		t.Errorf("Damaged = %q, want [d]", got)
+	}
+	if err := st.Delete(t.Context(), "d"); err != nil {
+		t.Fatal(err)
+	}
+	keys(t, st)
+	if got := st.Damaged(); len(got) != 0 {
+		t.Errorf("Damaged after deleting d and listing = %q, want none", got)
+	}
 }
 
 func TestDamagedChunk(t *testing.T) {
