@@ -792,3 +792,53 @@ func TestWalkError(t *testing.T) {
 		t.Fatalf("Walk = %v, want fn's error as it is", err)
 	}
 }
+
+// TestConditionalChunked: Apply and SaveIf with values over 64 KiB (in
+// chunks, written before the transaction); a conflict copy of a chunked
+// value names the same chunks and loads whole; SaveIf of more entries than
+// one transaction holds.
+func TestConditionalChunked(t *testing.T) {
+	srv := etcdtest.Start(t)
+	st := open(t, srv, "cc")
+	ctx := t.Context()
+	theirs, ours := random(700<<10, 1), random(300<<10, 2)
+	es := []backend.Entry{entry("big", theirs)}
+	if err := st.Save(ctx, es...); err != nil {
+		t.Fatal(err)
+	}
+	stale := backend.VersionOf(es[0].Info)
+	stale.Rev--
+	c, err := st.Apply(ctx, backend.Batch{Saves: []backend.Entry{entry("big", ours)}, Expect: map[string]backend.Version{"big": stale}})
+	if err != nil || len(c) != 1 {
+		t.Fatalf("Apply expecting a stale version of a chunked value: %v, conflicts %v", err, c)
+	}
+	if got := loadValue(t, st, c["big"]); !bytes.Equal(got, theirs) {
+		t.Errorf("the conflict copy of a chunked value: %d bytes, want the %d found", len(got), len(theirs))
+	}
+	if got := loadValue(t, st, "big"); !bytes.Equal(got, ours) {
+		t.Errorf("big: %d bytes, want the %d saved", len(got), len(ours))
+	}
+
+	var many []backend.Entry
+	var expect []backend.Version
+	for i := range 100 {
+		many = append(many, entry(fmt.Sprintf("m/%03d", i), random(2<<10, uint64(i))))
+		expect = append(expect, backend.Version{})
+	}
+	many = append(many, entry("m/big", random(200<<10, 9)))
+	expect = append(expect, backend.Version{})
+	if c, err := st.SaveIf(ctx, many, expect); err != nil || len(c) != 0 {
+		t.Fatalf("SaveIf of 101 new keys: %v, conflicts %v", err, c)
+	}
+	if c, err := st.SaveIf(ctx, many, expect); err != nil || len(c) != len(many) {
+		t.Fatalf("SaveIf of 101 keys expecting them absent: %v, %d conflicts; want %d", err, len(c), len(many))
+	}
+	for _, e := range many {
+		if e.Info.Rev == 0 {
+			t.Fatalf("SaveIf left Rev 0 in %s", e.Key)
+		}
+	}
+	if got := len(keys(t, st)); got != 2+2*len(many) {
+		t.Errorf("%d keys, want %d (big, its copy, 101 keys and their copies)", got, 2+2*len(many))
+	}
+}
