@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -840,5 +841,37 @@ func TestConditionalChunked(t *testing.T) {
 	}
 	if got := len(keys(t, st)); got != 2+2*len(many) {
 		t.Errorf("%d keys, want %d (big, its copy, 101 keys and their copies)", got, 2+2*len(many))
+	}
+}
+
+// TestCloseEndsGoroutines: Close ends the watches and the presence
+// keep-alive, and the client's own goroutines with them.
+func TestCloseEndsGoroutines(t *testing.T) {
+	srv := etcdtest.Start(t)
+	before := runtime.NumGoroutine()
+	st, err := etcdstore.Open(t.Context(), etcdstore.Config{Endpoints: []string{srv.Endpoint()}, Namespace: "leak"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := st.Watch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Register(context.Background(), backend.Peer{Agent: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := <-ch; ok {
+		t.Fatal("a change after Close, want the channel closed")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines 5 s after Close, %d before Open:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
