@@ -51,6 +51,14 @@
 // Batch.FailOnConflict, nothing is written and a *backend.ConflictError
 // names every such key.
 //
+// # Sharing
+//
+// A namespace is meant to be open in many processes at once: Open takes
+// no lock, and backend.ErrStoreInUse never comes from it (the
+// conformance suite's InUse subtest is skipped, saying so). Writers of
+// one key meet through the conditional writes above; Presence tells who
+// they are.
+//
 // # Errors
 //
 // Every request is bounded by Config.RequestTimeout (5 s by default). A

@@ -77,7 +77,7 @@ func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
 		return 0, mapErr("collect", err, ctx)
 	}
 	damaged := false
-	_, err = s.rangeEach(ctx, s.prefix+"s/", 16, false, func(kv *mvccpb.KeyValue) error {
+	_, err = s.rangeEach(ctx, s.prefix+"s/", sysPage, false, func(kv *mvccpb.KeyValue) error {
 		_, man, err := decodeSys(kv.Value)
 		if err != nil {
 			damaged = true

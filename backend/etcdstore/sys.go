@@ -80,16 +80,21 @@ func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
 	return data, nil
 }
 
+// sysPage is how many head records one request reads: system records are
+// mostly small (events), and a page of large ones stays far below the
+// client's limit on a response (2 GiB).
+const sysPage = 128
+
 // ListSys returns the system records whose name starts with prefix,
-// sorted, with their sizes. It reads their head records (a listing reads
-// up to 1 MiB per record).
+// sorted, with their sizes. It reads their head records (up to 1 MiB
+// each: a record's size is known only from its head).
 func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, error) {
 	if err := s.begin(ctx, "listsys"); err != nil {
 		return nil, err
 	}
 	dir := s.prefix + "s/"
 	var out []backend.Entry
-	_, err := s.rangeEach(ctx, dir+prefix, 16, false, func(kv *mvccpb.KeyValue) error {
+	_, err := s.rangeEach(ctx, dir+prefix, sysPage, false, func(kv *mvccpb.KeyValue) error {
 		name := string(kv.Key[len(dir):])
 		data, man, err := decodeSys(kv.Value)
 		if err != nil {
