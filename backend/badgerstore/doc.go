@@ -93,7 +93,10 @@
 // metadata (a value of 64 KiB or more counts as a pointer) and some 13,000
 // keys. With Batch.FailOnConflict, the versions the batch expects are
 // read in its transaction before anything is added to it, and a mismatch
-// fails it with nothing written.
+// fails it with nothing written. Badger's conflict detection is off, so
+// the check sees the store as of the transaction's start: a Save, Delete
+// or Apply of this process committed between that read and the commit is
+// not seen (no other process writes the store).
 //
 // SwapSys (backend.SysSwapper) reads its guard and writes its records in
 // one transaction. Badger's conflict detection is off (no other write

@@ -298,8 +298,8 @@ func writeRev(entries []backend.Entry, rev int64) {
 // backend.Versioned). A version found that is not the expected one is
 // moved to its conflict key as a node of its own (never another name of
 // its hard-link group, which the save may change), in the same atomic step
-// as the save. Nothing else writes a memory store, so a conflict means a
-// caller that lost track of its own writes.
+// as the save. A conflict comes from an Other's write, or from a caller
+// that lost track of its own writes.
 func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []backend.Version) (map[string]string, error) {
 	if len(expect) != len(entries) {
 		return nil, fmt.Errorf("memstore: SaveIf: %d entries, %d versions", len(entries), len(expect))
