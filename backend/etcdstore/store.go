@@ -630,3 +630,28 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 	}
 	return nil
 }
+
+// Stat returns the Info of key without its value (one small request): what
+// a mount following the watch compares with what it holds. A missing key
+// gives backend.NotFound; a damaged record, backend.ErrCorrupt.
+func (s *Store) Stat(ctx context.Context, key string) (backend.Info, error) {
+	if err := backend.CheckStoreKey(key); err != nil {
+		return backend.Info{}, fmt.Errorf("etcdstore: stat: %w", err)
+	}
+	if err := s.begin(ctx, "stat"); err != nil {
+		return backend.Info{}, err
+	}
+	resp, err := s.get(ctx, s.meta(key))
+	if err != nil {
+		return backend.Info{}, mapErr("stat", err, ctx)
+	}
+	if len(resp.Kvs) == 0 {
+		return backend.Info{}, backend.NotFound("stat", key)
+	}
+	r, err := decodeRecord(resp.Kvs[0].Value)
+	if err != nil {
+		s.markDamaged(key)
+		return backend.Info{}, &fs.PathError{Op: "stat", Path: key, Err: fmt.Errorf("%w: record: %v", backend.ErrCorrupt, err)}
+	}
+	return r.info(resp.Kvs[0].ModRevision), nil
+}

@@ -875,3 +875,41 @@ func TestCloseEndsGoroutines(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Stat reports what Load reports of a key, without its value: the same
+// Info, revision included; a missing key, a damaged record and an invalid
+// key each give their error.
+func TestStat(t *testing.T) {
+	srv := etcdtest.Start(t)
+	st := open(t, srv, "stat")
+	big := random(3<<20, 7)
+	if err := st.Save(t.Context(), entry("a", []byte("a")), entry("big", big)); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "big"} {
+		got, err := st.Stat(t.Context(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded, err := st.Load(t.Context(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := loaded[0].Info
+		if got.Size != want.Size || !got.MTime.Equal(want.MTime) || got.Mode != want.Mode || got.Rev != want.Rev || got.Rev == 0 {
+			t.Errorf("Stat(%s) = %+v, Load's Info %+v", k, got, want)
+		}
+	}
+	if _, err := st.Stat(t.Context(), "missing"); !errors.Is(err, backend.ErrKeyNotFound) {
+		t.Errorf("Stat of a missing key = %v, want ErrKeyNotFound", err)
+	}
+	if _, err := raw(t, srv).Put(t.Context(), "/memfs/stat/m/bad", "{"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Stat(t.Context(), "bad"); !errors.Is(err, backend.ErrCorrupt) {
+		t.Errorf("Stat of a damaged record = %v, want ErrCorrupt", err)
+	}
+	if _, err := st.Stat(t.Context(), "../x"); !errors.Is(err, backend.ErrInvalidKey) {
+		t.Errorf("Stat of ../x = %v, want ErrInvalidKey", err)
+	}
+}
