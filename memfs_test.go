@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -510,4 +511,49 @@ func TestLockJournal(t *testing.T) {
 		t.Fatalf("Open after the holder closed: %v", err)
 	}
 	f2.Close(context.Background())
+}
+
+// TestPeersInStatus: on a store with Presence, a mount registers itself
+// while it serves, .memfs/status lists every live registration (another
+// process's too; its odd agent name quoted on one line), and the mount's
+// own is withdrawn when Serve returns.
+func TestPeersInStatus(t *testing.T) {
+	needFUSE(t)
+	st := memstore.New()
+	mnt := t.TempDir()
+	f, err := memfs.Open(context.Background(), st, memfs.Options{JournalPath: filepath.Join(t.TempDir(), "journal")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave, err := st.Other().Register(context.Background(), backend.Peer{Agent: "evil\nagent", Host: "elsewhere", PID: 42, Mount: "/mnt/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leave()
+	s := serve(t, f, mnt, memfs.MountOptions{Agent: "planner"})
+	status, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	for _, want := range []string{
+		"peers: 2\n",
+		fmt.Sprintf("peer: planner@%s pid %d %s since ", host, os.Getpid(), mnt),
+		`peer: "evil\nagent"@elsewhere pid 42 /mnt/x since `,
+	} {
+		if !strings.Contains(string(status), want) {
+			t.Errorf(".memfs/status lacks %q:\n%s", want, status)
+		}
+	}
+	s.stop(t)
+	peers, err := st.Peers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(peers) != 1 || peers[0].PID != 42 {
+		t.Errorf("after the unmount the peers are %+v, want only the other process", peers)
+	}
+	if err := f.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -26,14 +26,16 @@ func (f *FS) register(dir, agent string) *presence {
 		return nil
 	}
 	host, _ := os.Hostname()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	// The registration lasts as long as its context: until close. The
+	// store bounds the call itself by its own timeout.
+	ctx, cancel := context.WithCancel(context.Background())
 	leave, err := p.Register(ctx, backend.Peer{Agent: agent, Host: host, PID: os.Getpid(), Mount: dir})
 	if err != nil {
+		cancel()
 		f.log.Warn("not registered with the store: other mounts will not list this one", "err", err)
 		return &presence{p: p}
 	}
-	return &presence{p: p, leave: leave}
+	return &presence{p: p, leave: func() { leave(); cancel() }}
 }
 
 // close withdraws the registration.

@@ -51,6 +51,10 @@ type MountOptions struct {
 	OnFlush func(why string, entries int) (done func())
 }
 
+// refreshEvents is how often a mount of a shared store reads what other
+// mounts appended to the event log.
+const refreshEvents = 3 * time.Second
+
 // server is the FUSE server fsnode.Mount returns (go-fuse stays in fsnode).
 type server interface {
 	Wait()
@@ -186,6 +190,14 @@ func (m *Mount) Serve(ctx context.Context) error {
 		defer t.Stop()
 		tick = t.C
 	}
+	var refresh <-chan time.Time
+	if _, shared := m.f.store.(backend.Presence); shared {
+		// Other mounts append to the namespace's event log: what they
+		// wrote shows in .memfs/events* within refreshEvents.
+		t := time.NewTicker(refreshEvents)
+		defer t.Stop()
+		refresh = t.C
+	}
 	done := ctx.Done()
 	var retry <-chan time.Time
 	var lastBusyLog time.Time
@@ -208,6 +220,12 @@ serve:
 		select {
 		case <-tick:
 			m.flush("interval")
+		case <-refresh:
+			rctx, cancel := context.WithTimeout(context.Background(), refreshEvents)
+			if err := m.f.events.Refresh(rctx); err != nil {
+				m.f.log.Debug("event log not refreshed", "err", err)
+			}
+			cancel()
 		case <-done:
 			done = nil // asked once; retry follows
 			if unmount() {

@@ -43,6 +43,9 @@
 //
 // # Atomicity
 //
+// (On a shared store an Append is one atomic SwapSys instead: see "Many
+// writers". The rest of this section is about the other stores.)
+//
 // SaveSys replaces a record atomically and durably, and a chunk is only ever
 // replaced by itself with lines added at the end (or, once a copy of it is
 // kept, cut short of a damaged end: see Damage). Append saves each changed
@@ -124,6 +127,30 @@
 // saves leaves the cut and its copy without the break event (Verify still
 // reports the copy).
 //
+// # Many writers
+//
+// On a shared store (a [backend.SysSwapper]: several mounts on one
+// namespace) every process appends to the one log, and Append commits the
+// chunks it changes and the head in one SwapSys, guarded by events.head as
+// the Log last knew it. Since every Append moves the head, a guard that
+// holds means the tail in memory is the stored one. A writer that lost the
+// race wrote nothing (its chunk saves were part of the failed swap, so two
+// writers never leave different bytes under one chunk name); it reloads
+// the end of the log as Open does (the head, the listing, the new tail),
+// numbers its events again onto it (new seqs and Prevs; the content
+// unchanged, a time raised to the new last event's when earlier) and tries
+// again, up to [SwapTries] times with a short jittered wait, then fails
+// with [ErrContended]. Break events are planned again from what the store
+// holds, so damage two writers found is recorded once, by whichever wins.
+//
+// A SwapSys error leaves the outcome unknown: the store may have committed
+// the swap, or may still. The Log remembers the attempt; when the caller
+// offers the same events again, the next Append finds out (a line hash at
+// the attempt's last seq) and returns them as stored rather than storing
+// them twice. A Log sees other writers' events after [Log.Refresh] (or an
+// Append that raced with them); Verify reads the store, so it checks the
+// whole chain whoever wrote it.
+//
 // # What Verify detects
 //
 // [Verify] reads every chunk and reports the first break, naming the event
@@ -147,8 +174,9 @@
 // reads run beside them on a snapshot and never wait for an Append's I/O.
 // Its lock guards only memory (no I/O runs under it), so Size,
 // RecordNames and RecordSize answer at once, from a FUSE getattr too.
-// One process at a time may have a store's log open (the store's lock sees
-// to that).
+// On a store that is not shared, one process at a time has the log open
+// (the store's lock sees to that); on a shared one, many (see "Many
+// writers").
 //
 // # Example
 //

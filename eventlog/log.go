@@ -31,6 +31,7 @@ type Log struct {
 	loads atomic.Int64     // LoadSys calls made
 
 	appendMu sync.Mutex // serializes Append across its saves; taken before mu
+	unsure   *attempt   // guarded by appendMu: a shared store's Append in doubt (see attempt)
 
 	mu       sync.Mutex // guards the fields below
 	full     []chunk    // the chunks before the tail, in seq order; elements never change once here
@@ -72,8 +73,8 @@ type lineState struct {
 	time time.Time
 }
 
-// Open opens the log stored in sys. It lists the chunks and loads the head
-// record and the last chunk (and, when the head does not vouch for that
+// Open opens the log stored in sys. It loads the head record, lists the
+// chunks and loads the last chunk (and, when the head does not vouch for that
 // chunk, the last line of the one before it). An empty store gives an
 // empty log. A nil logger discards.
 //
@@ -88,10 +89,29 @@ func Open(ctx context.Context, sys Sys, log *slog.Logger) (*Log, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	l := &Log{sys: sys, log: log, now: time.Now, records: make(map[string]int64)}
-	entries, err := sys.ListSys(ctx, chunkPrefix)
+	l := &Log{sys: sys, log: log, now: time.Now}
+	hr, err := loadHead(ctx, l, "open")
 	if err != nil {
-		return nil, fmt.Errorf("eventlog: open: list: %w", err)
+		return nil, err
+	}
+	if err := l.loadEnd(ctx, hr, "open"); err != nil {
+		return nil, err
+	}
+	l.warnGaps()
+	return l, nil
+}
+
+// loadEnd lists the chunks and finds the end of the log (see recover) into
+// l, which nobody else uses yet: Open's Log, or a scratch Log that reload
+// then installs. hr is the head record, loaded before the listing so that
+// on a shared store the listing holds every chunk the head vouches for
+// (chunks are only ever added, or grow); a listing newer than the head
+// only adds events that chain. op names the caller in errors.
+func (l *Log) loadEnd(ctx context.Context, hr headRecord, op string) error {
+	l.records = make(map[string]int64)
+	entries, err := l.sys.ListSys(ctx, chunkPrefix)
+	if err != nil {
+		return fmt.Errorf("eventlog: %s: list: %w", op, err)
 	}
 	for _, e := range entries {
 		if isRecord(e.Key) {
@@ -101,7 +121,7 @@ func Open(ctx context.Context, sys Sys, log *slog.Logger) (*Log, error) {
 	chunks, ignored := index(entries)
 	for _, ig := range ignored {
 		if ig.why != whyEmpty {
-			log.Warn("eventlog: ignoring record", "name", ig.name, "reason", ig.why)
+			l.log.Warn("eventlog: ignoring record", "name", ig.name, "reason", ig.why)
 		}
 		// A stale chunk's time still bounds new times, so that a chunk
 		// written later at the same seq sorts after it (see index).
@@ -114,18 +134,10 @@ func Open(ctx context.Context, sys Sys, log *slog.Logger) (*Log, error) {
 			l.floor = c.time
 		}
 	}
-	hr, err := loadHead(ctx, l)
-	if err != nil {
-		return nil, err
-	}
 	if hr.data != nil {
 		l.records[headName], l.head = int64(len(hr.data)), hr.data
 	}
-	if err := l.recover(ctx, chunks, hr); err != nil {
-		return nil, err
-	}
-	l.warnGaps()
-	return l, nil
+	return l.recover(ctx, chunks, hr, op)
 }
 
 func quoteShort(b []byte) string {
@@ -222,6 +234,17 @@ func index(entries []backend.Entry) ([]chunk, []ignoredChunk) {
 // store may hold some of them, in chunks the retry overwrites or removes.)
 // An event with an unknown Op (OpBreak included: only the log writes it) or
 // an empty Key is refused before anything is saved.
+//
+// On a shared store (Sys has SwapSys, as a backend.SysSwapper does) Append
+// saves nothing with SaveSys: the copies, the changed chunks and the head
+// go in one SwapSys guarded by the head the Log knows, and the chunks to
+// remove are deleted in it. When another writer moved the head, Append
+// reloads the end of the log and numbers evs again after the other
+// writer's events; after SwapTries lost races it fails with an error
+// wrapping ErrContended, having appended nothing. When SwapSys fails, the
+// events may have been appended after all: offered again (alone or
+// followed by others), they are not appended twice. See the package doc,
+// "Many writers".
 func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 	if len(evs) == 0 {
 		return nil, nil
@@ -237,67 +260,22 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 
+	if sw, ok := l.sys.(swapper); ok {
+		return l.appendSwap(ctx, sw, evs)
+	}
+
 	l.mu.Lock()
-	cur, data, n := l.tail, l.tailData, l.tailN
-	seq, prev, t0 := l.lastSeq, l.lastHash, l.floor
-	fix := l.fix
+	tp := l.tipLocked()
 	l.mu.Unlock()
-	oldTail := cur.name
-
-	all := evs
-	if len(fix.breaks) > 0 {
-		all = append(slices.Clone(fix.breaks), evs...)
+	fix := tp.fix
+	oldTail := tp.cur.name
+	b, err := l.build(tp, evs)
+	if err != nil {
+		return nil, err
 	}
-	var (
-		finished []chunk      // chunks this call filled, in seq order
-		saves    []save       // changed chunks, in seq order
-		dirty    = fix.cut    // cur has bytes the store does not
-		sealed   = fix.sealed // cur must not grow
-		now      = l.now().UTC()
-		out      = make([]Event, len(all))
-	)
-	for i, ev := range all {
-		seq++
-		ev.Seq, ev.Prev = seq, prev
-		t := ev.Time
-		if t.IsZero() {
-			t = now
-		}
-		t = t.UTC()
-		if t.Before(t0) {
-			t = t0
-		}
-		ev.Time, t0 = t, t
-		line, h, err := encodeLine(&ev)
-		if err != nil {
-			return nil, fmt.Errorf("eventlog: append: event %d: %w", i-len(fix.breaks), err)
-		}
-		if cur.name == "" || n == ChunkEvents || sealed {
-			if cur.name != "" {
-				cur.size = int64(len(data))
-				finished = append(finished, cur)
-				if dirty {
-					saves = append(saves, save{cur.name, data})
-				}
-			}
-			cur = chunk{name: chunkName(seq, t), seq: seq, time: t, off: cur.off + int64(len(data))}
-			data = make([]byte, 0, min(len(all)-i, ChunkEvents)*(len(line)+1))
-			n, sealed = 0, false
-		}
-		// Appending in place is safe: readers only look below the
-		// length they were given, and only this call (under appendMu)
-		// writes past it.
-		data = append(data, line...)
-		data = append(data, '\n')
-		n++
-		dirty = true
-		prev = h
-		out[i] = ev
-	}
-	cur.size = int64(len(data))
-	saves = append(saves, save{cur.name, data})
+	finished, saves, cur, data, n := b.finished, b.saves, b.cur, b.data, b.n
+	seq, prev, t0, hd, out := b.seq, b.prev, b.t0, b.hd, b.out
 
-	hd, _ := json.Marshal(head{Seq: seq, Hash: prev}) // cannot fail: plain fields
 	// The copies first: no damaged byte leaves its place before it is
 	// kept elsewhere.
 	for _, s := range fix.copies {
@@ -337,6 +315,106 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 		l.drop(ctx, stale)
 	}
 	return out[len(fix.breaks):], nil
+}
+
+// tip is the end of the log an Append builds on, as the Log knows it.
+type tip struct {
+	cur   chunk  // the tail
+	data  []byte // its bytes
+	n     int    // its events
+	seq   uint64 // the last event's seq and hash
+	prev  string
+	t0    time.Time // the floor on new times
+	fix   repair    // damage to record first
+	guard []byte    // events.head as the Log knows it (nil: none)
+}
+
+func (l *Log) tipLocked() tip {
+	return tip{
+		cur: l.tail, data: l.tailData, n: l.tailN,
+		seq: l.lastSeq, prev: l.lastHash, t0: l.floor,
+		fix: l.fix, guard: l.head,
+	}
+}
+
+// batch is one attempt at an Append: the events numbered onto a tip, and
+// the records that hold them.
+type batch struct {
+	finished []chunk // chunks the attempt filled, in seq order
+	saves    []save  // changed chunks, in seq order
+	cur      chunk   // the new tail
+	data     []byte  // its bytes
+	n        int     // its events
+	seq      uint64  // the last event's seq and hash
+	prev     string
+	t0       time.Time // the last event's time
+	hd       []byte    // the new events.head
+	out      []Event   // the events as stored, tp.fix's breaks first
+}
+
+// build numbers the break events tp.fix plans and evs onto tp: seqs,
+// Prevs, times no earlier than tp.t0, new chunks when the tail is full
+// (or sealed). It writes nothing. It appends to tp.data in place, which is
+// safe: readers only look below the length they were given, and only the
+// caller (under appendMu) writes past it.
+func (l *Log) build(tp tip, evs []Event) (batch, error) {
+	fix := tp.fix
+	cur, data, n := tp.cur, tp.data, tp.n
+	seq, prev, t0 := tp.seq, tp.prev, tp.t0
+	all := evs
+	if len(fix.breaks) > 0 {
+		all = append(slices.Clone(fix.breaks), evs...)
+	}
+	var (
+		finished []chunk      // chunks this call filled, in seq order
+		saves    []save       // changed chunks, in seq order
+		dirty    = fix.cut    // cur has bytes the store does not
+		sealed   = fix.sealed // cur must not grow
+		now      = l.now().UTC()
+		out      = make([]Event, len(all))
+	)
+	for i, ev := range all {
+		seq++
+		ev.Seq, ev.Prev = seq, prev
+		t := ev.Time
+		if t.IsZero() {
+			t = now
+		}
+		t = t.UTC()
+		if t.Before(t0) {
+			t = t0
+		}
+		ev.Time, t0 = t, t
+		line, h, err := encodeLine(&ev)
+		if err != nil {
+			return batch{}, fmt.Errorf("eventlog: append: event %d: %w", i-len(fix.breaks), err)
+		}
+		if cur.name == "" || n == ChunkEvents || sealed {
+			if cur.name != "" {
+				cur.size = int64(len(data))
+				finished = append(finished, cur)
+				if dirty {
+					saves = append(saves, save{cur.name, data})
+				}
+			}
+			cur = chunk{name: chunkName(seq, t), seq: seq, time: t, off: cur.off + int64(len(data))}
+			data = make([]byte, 0, min(len(all)-i, ChunkEvents)*(len(line)+1))
+			n, sealed = 0, false
+		}
+		data = append(data, line...)
+		data = append(data, '\n')
+		n++
+		dirty = true
+		prev = h
+		out[i] = ev
+	}
+	cur.size = int64(len(data))
+	saves = append(saves, save{cur.name, data})
+	hd, _ := json.Marshal(head{Seq: seq, Hash: prev}) // cannot fail: plain fields
+	return batch{
+		finished: finished, saves: saves, cur: cur, data: data, n: n,
+		seq: seq, prev: prev, t0: t0, hd: hd, out: out,
+	}, nil
 }
 
 type save struct {

@@ -6,7 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -325,4 +328,117 @@ func mustVerifyOK(t *testing.T, sys Sys) Report {
 		t.Fatalf("Verify: %s (seq %d)", r.Problem, r.Seq)
 	}
 	return r
+}
+
+// swapSys is memSys as a shared store (a backend.SysSwapper): a Log on it
+// appends by SwapSys. Two Logs opened on one swapSys are two processes on
+// one store. SwapSys asks fail with op "swap" and the guard's name: an
+// errLanded swaps and fails anyway; errLater writes nothing and fails, and
+// keeps the swap for applyLate (a request the store commits after the
+// caller gave up on it).
+type swapSys struct {
+	backend.Store // List, Load, Save, Delete, Close of the memory store
+	*memSys
+
+	swaps atomic.Int64 // SwapSys calls
+	lost  atomic.Int64 // of which the guard did not hold
+
+	hookMu sync.Mutex // guards hook and late
+	// hook, when set, runs at the start of each SwapSys, before the
+	// swap takes the store's lock: a place to let another writer in.
+	hook func()
+	late []func() (bool, error)
+}
+
+var _ backend.SysSwapper = (*swapSys)(nil)
+
+// errLater makes a SwapSys fail without writing, and keep the swap for
+// applyLate.
+var errLater = fmt.Errorf("injected failure; the swap may still be committed")
+
+func newSwapSys() *swapSys {
+	m := newMemSys()
+	return &swapSys{Store: m.st, memSys: m}
+}
+
+func (s *swapSys) setHook(f func()) {
+	s.hookMu.Lock()
+	defer s.hookMu.Unlock()
+	s.hook = f
+}
+
+func (s *swapSys) SwapSys(ctx context.Context, guard string, old []byte, puts map[string][]byte, dels []string) (bool, error) {
+	s.swaps.Add(1)
+	s.hookMu.Lock()
+	hook := s.hook
+	s.hookMu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	s.mu.Lock()
+	err := s.checkLocked("swap", guard)
+	s.mu.Unlock()
+	switch err {
+	case nil, errLanded:
+	case errLater:
+		puts, dels, old = maps.Clone(puts), slices.Clone(dels), slices.Clone(old)
+		s.hookMu.Lock()
+		s.late = append(s.late, func() (bool, error) { return s.swap(ctx, guard, old, puts, dels) })
+		s.hookMu.Unlock()
+		return false, err
+	default:
+		return false, err
+	}
+	ok, serr := s.swap(ctx, guard, old, puts, dels)
+	if serr != nil {
+		return false, serr
+	}
+	return ok, err
+}
+
+// swap is SwapSys without faults.
+func (s *swapSys) swap(ctx context.Context, guard string, old []byte, puts map[string][]byte, dels []string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, err := s.st.LoadSys(ctx, guard)
+	switch {
+	case errors.Is(err, backend.ErrKeyNotFound):
+		cur = nil
+	case err != nil:
+		return false, err
+	case cur == nil:
+		cur = []byte{} // present, empty
+	}
+	if (cur == nil) != (old == nil) || !bytes.Equal(cur, old) {
+		s.lost.Add(1)
+		return false, nil
+	}
+	for name, data := range puts {
+		if err := s.st.SaveSys(ctx, name, data); err != nil {
+			return false, err
+		}
+	}
+	if err := s.st.DeleteSys(ctx, dels...); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// applyLate commits the swaps errLater kept, in order, and reports which
+// held.
+func (s *swapSys) applyLate(t *testing.T) []bool {
+	t.Helper()
+	s.hookMu.Lock()
+	late := s.late
+	s.late = nil
+	s.hookMu.Unlock()
+	var oks []bool
+	for _, f := range late {
+		ok, err := f()
+		if err != nil {
+			t.Fatal(err)
+		}
+		oks = append(oks, ok)
+	}
+	return oks
 }

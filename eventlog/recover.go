@@ -34,13 +34,13 @@ type headRecord struct {
 }
 
 // loadHead reads events.head.
-func loadHead(ctx context.Context, l *Log) (headRecord, error) {
+func loadHead(ctx context.Context, l *Log, op string) (headRecord, error) {
 	data, err := l.load(ctx, headName)
 	if errors.Is(err, backend.ErrKeyNotFound) {
 		return headRecord{}, nil
 	}
 	if err != nil {
-		return headRecord{}, fmt.Errorf("eventlog: open: load %s: %w", headName, err)
+		return headRecord{}, fmt.Errorf("eventlog: %s: load %s: %w", op, headName, err)
 	}
 	var hd head
 	if err := json.Unmarshal(data, &hd); err != nil || hd.Seq == 0 {
@@ -49,8 +49,8 @@ func loadHead(ctx context.Context, l *Log) (headRecord, error) {
 	return headRecord{head: hd, data: data}, nil
 }
 
-// Damage returns what Open found damaged, one Break per record, as the
-// break events record it. The first successful Append after Open writes
+// Damage returns what Open (or a later reload, on a shared store) found
+// damaged, one Break per record, as the break events record it. The first successful Append after Open writes
 // them (and the copies they name); until then the store is as Open found
 // it. Damage that Open did not look at (inside earlier chunks, a missing
 // chunk) is not here: Verify finds it.
@@ -65,7 +65,7 @@ func (l *Log) Damage() []Break {
 // failed Append's leftover chunk is set to be removed; every other chunk
 // or byte left out, and a head record that disagrees with the log, is
 // planned as a break (see repair).
-func (l *Log) recover(ctx context.Context, chunks []chunk, hr headRecord) error {
+func (l *Log) recover(ctx context.Context, chunks []chunk, hr headRecord, op string) error {
 	var (
 		data  []byte  // the last chunk's bytes, when already loaded
 		moved []noted // whole chunks left out, the last first
@@ -78,7 +78,7 @@ func (l *Log) recover(ctx context.Context, chunks []chunk, hr headRecord) error 
 		if data == nil {
 			var err error
 			if data, err = l.load(ctx, c.name); err != nil {
-				return fmt.Errorf("eventlog: open: load %s: %w", c.name, err)
+				return fmt.Errorf("eventlog: %s: load %s: %w", op, c.name, err)
 			}
 		}
 		var prevData []byte
@@ -88,7 +88,7 @@ func (l *Log) recover(ctx context.Context, chunks []chunk, hr headRecord) error 
 			}
 			var err error
 			if prevData, err = l.load(ctx, chunks[i-1].name); err != nil {
-				return lineState{}, false, fmt.Errorf("eventlog: open: load %s: %w", chunks[i-1].name, err)
+				return lineState{}, false, fmt.Errorf("eventlog: %s: load %s: %w", op, chunks[i-1].name, err)
 			}
 			st, ok := lastLine(prevData)
 			return st, ok, nil

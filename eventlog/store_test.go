@@ -73,6 +73,9 @@ func TestRealStores(t *testing.T) {
 				if op == errorstore.OpSaveSys && keys[0] == headName {
 					return errInjected
 				}
+				if op == errorstore.OpSwapSys {
+					return errInjected // a store that swaps saves the head that way
+				}
 				return nil
 			})
 			l = openLog(t, es.(backend.SysStore)) // the wrapper has the capabilities of s

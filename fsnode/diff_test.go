@@ -20,13 +20,15 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/etcdstore"
+	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // TestDifferential runs random sequences of operations on a memfs mount
 // and on a native directory and compares every result (errno, content,
 // listings, types, modes, link counts, symlink targets, times set by
 // utimensat), then flushes, unmounts, mounts the store again and compares
-// the trees once more — on both stores. The seeds are fixed so that CI
+// the trees once more — on every store (etcd: a real server). The seeds are fixed so that CI
 // runs the same sequences every time; MEMFS_DIFF_SEED replays one,
 // MEMFS_DIFF_OPS sets the length, MEMFS_DIFF_RUNS runs that many seeds
 // from MEMFS_DIFF_SEED on (the acceptance run: 5 x 20,000).
@@ -49,6 +51,19 @@ func TestDifferential(t *testing.T) {
 		{"dir", func(t *testing.T) backend.Store { return newDirStore(t, t.TempDir()) }},
 		{"badger", func(t *testing.T) backend.Store {
 			st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}},
+		{"etcd", func(t *testing.T) backend.Store {
+			srv := etcdtest.Start(t)
+			cfg, err := etcdstore.ParseURL(srv.URL("diff"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := etcdstore.Open(t.Context(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

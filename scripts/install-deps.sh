@@ -21,6 +21,8 @@ command -v setfattr >/dev/null || need+=(attr) # setfattr, getfattr
 command -v git >/dev/null || need+=(git)
 command -v rsync >/dev/null || need+=(rsync)
 command -v setpriv >/dev/null || need+=(util-linux) # setpriv
+command -v etcd >/dev/null || need+=(etcd-server)
+command -v etcdctl >/dev/null || need+=(etcd-client)
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0
 fi

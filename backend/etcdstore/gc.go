@@ -1,0 +1,128 @@
+package etcdstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// gcMark is g/mark: the revision a CollectChunks saw, and when.
+type gcMark struct {
+	Rev  int64 `json:"rev"`
+	Time int64 `json:"time"` // Unix nanoseconds
+}
+
+// CollectChunks removes the chunks no record names and that were last
+// written before the mark an earlier CollectChunks left at least
+// Config.ChunkGrace ago; then it leaves a new mark. The first call (and
+// any call sooner than ChunkGrace after the mark) only leaves the mark, so
+// a chunk is removed no sooner than ChunkGrace after it was last written.
+// That spares a concurrent Save, which writes its chunks (again, if they
+// are stored already: a new revision) before the record that names them,
+// as long as it takes less than ChunkGrace. Each chunk is deleted only if
+// its revision is still the one read.
+func (s *Store) CollectChunks(ctx context.Context) (removed int, err error) {
+	if err := s.begin(ctx, "collect"); err != nil {
+		return 0, err
+	}
+	markKey := s.prefix + "g/mark"
+	resp, err := s.get(ctx, markKey)
+	if err != nil {
+		return 0, mapErr("collect", err, ctx)
+	}
+	now := time.Now()
+	var mark gcMark
+	markRev := int64(0) // ModRevision of g/mark; 0: none
+	if len(resp.Kvs) > 0 {
+		markRev = resp.Kvs[0].ModRevision
+		if json.Unmarshal(resp.Kvs[0].Value, &mark) != nil {
+			mark = gcMark{}
+		}
+	}
+	ripe := mark.Rev != 0 && now.Sub(time.Unix(0, mark.Time)) >= s.cfg.grace()
+	if ripe {
+		if removed, err = s.sweep(ctx, mark.Rev); err != nil {
+			return removed, err
+		}
+	}
+	if mark.Rev == 0 || ripe {
+		b, _ := json.Marshal(gcMark{Rev: resp.Header.Revision, Time: now.UnixNano()})
+		// Only one collector moves the mark from what it read.
+		_, err := s.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(markKey), "=", markRev)},
+			[]clientv3.Op{clientv3.OpPut(markKey, string(b))})
+		if err != nil {
+			return removed, mapErr("collect", err, ctx)
+		}
+	}
+	return removed, nil
+}
+
+// sweep deletes the chunks not named at the current revision whose last
+// write is at or before rev.
+func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
+	used := map[string]bool{}
+	at, err := s.rangeEach(ctx, s.prefix+"m/", listPage, false, func(kv *mvccpb.KeyValue) error {
+		if r, err := decodeRecord(kv.Value); err == nil {
+			for _, h := range r.Chunks {
+				used[h] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, mapErr("collect", err, ctx)
+	}
+	damaged := false
+	_, err = s.rangeEach(ctx, s.prefix+"s/", sysPage, false, func(kv *mvccpb.KeyValue) error {
+		_, man, err := decodeSys(kv.Value)
+		if err != nil {
+			damaged = true
+			return nil
+		}
+		if man != nil {
+			for _, h := range man.Chunks {
+				used[h] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, mapErr("collect", err, ctx)
+	}
+	if damaged {
+		// A damaged system head may name chunks no one can tell:
+		// keep every chunk rather than guess.
+		return 0, fmt.Errorf("etcdstore: collect: a system record is damaged; no chunk removed")
+	}
+	type cand struct {
+		key string
+		rev int64
+	}
+	var gone []cand
+	dir := s.prefix + "c/"
+	_, err = s.rangeEach(ctx, dir, listPage, true, func(kv *mvccpb.KeyValue) error {
+		if !used[string(kv.Key[len(dir):])] && kv.ModRevision <= rev && kv.ModRevision <= at {
+			gone = append(gone, cand{string(kv.Key), kv.ModRevision})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, mapErr("collect", err, ctx)
+	}
+	removed := 0
+	for _, c := range gone {
+		resp, err := s.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(c.key), "=", c.rev)},
+			[]clientv3.Op{clientv3.OpDelete(c.key)})
+		if err != nil {
+			return removed, mapErr("collect", err, ctx)
+		}
+		if resp.Succeeded {
+			removed++
+		}
+	}
+	return removed, nil
+}
