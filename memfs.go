@@ -453,6 +453,9 @@ func eventSink(l *eventlog.Log, id string) func(context.Context, []session.Event
 		for i, e := range evs {
 			out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256,
 				Writer: e.Writer, Session: id}
+			if e.Op == session.EventConflict {
+				out[i].Conflict = &eventlog.Conflict{Policy: e.Policy, Outcome: e.Outcome, Copy: e.CopyKey}
+			}
 		}
 		_, err := l.Append(ctx, out)
 		return err
