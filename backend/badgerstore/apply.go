@@ -21,6 +21,12 @@ var _ backend.Batcher = (*Store)(nil)
 // transaction (see Transactions in the package documentation) is refused
 // with backend.ErrBatchTooLarge and nothing written: Apply never splits,
 // since a split batch is not atomic; Save and Delete do split.
+//
+// With b.FailOnConflict the versions b.Expect and b.ExpectDeleted name
+// are read in the same transaction before anything is added to it, and a
+// mismatch fails the batch with a *backend.ConflictError and nothing
+// written. A badger store does not number its writes: Info.Rev stays 0,
+// and versions compare by size and modification time.
 func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, error) {
 	if err := backend.ValidateBatch(b); err != nil {
 		return nil, fmt.Errorf("badgerstore: apply: %w", err)
@@ -57,6 +63,11 @@ func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, 
 	defer txn.Discard()
 	// Reads in a write transaction see the store as it was when the
 	// transaction began, plus its own writes, of which there are none yet.
+	if b.FailOnConflict {
+		if err := checkBatch(txn, b); err != nil {
+			return nil, fmt.Errorf("badgerstore: apply: %w", err)
+		}
+	}
 	copies, conflicts, err := conflictCopies(txn, b.Saves, func(i int) (backend.Version, bool) {
 		v, ok := b.Expect[b.Saves[i].Key]
 		return v, ok

@@ -1,8 +1,10 @@
 // Package badgerstore is the embedded default backend of memfs: a
 // backend.Store in a badger v4 database (github.com/dgraph-io/badger/v4),
-// with the capabilities backend.SysStore, backend.Walker,
-// backend.Versioned and backend.Batcher. The store is one directory, and
-// nothing runs beside memfs.
+// with the capabilities backend.SysStore (and backend.SysSwapper),
+// backend.Walker, backend.Versioned and backend.Batcher. The store is one
+// directory, and nothing runs beside memfs. Only one process writes it,
+// so it does not number its writes: Info.Rev is always 0, and versions
+// compare by size and modification time.
 //
 //	s, err := badgerstore.Open(dir, badgerstore.Options{Logger: log})
 //	if err != nil {
@@ -89,7 +91,18 @@
 // does, and logs why). With the default memtable, a flush is one atomic
 // transaction up to about 2.4 MiB of small values with their keys and
 // metadata (a value of 64 KiB or more counts as a pointer) and some 13,000
-// keys.
+// keys. With Batch.FailOnConflict, the versions the batch expects are
+// read in its transaction before anything is added to it, and a mismatch
+// fails it with nothing written. Badger's conflict detection is off, so
+// the check sees the store as of the transaction's start: a Save, Delete
+// or Apply of this process committed between that read and the commit is
+// not seen (no other process writes the store).
+//
+// SwapSys (backend.SysSwapper) reads its guard and writes its records in
+// one transaction. Badger's conflict detection is off (no other write
+// reads), so the writes of system records (SaveSys, DeleteSys, SwapSys)
+// take turns under a mutex of the Store: none comes between a swap's read
+// and its commit.
 //
 // # Durability
 //

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -63,24 +65,11 @@ func conflictCopies(txn *badger.Txn, entries []backend.Entry, expect func(i int)
 		if _, done := conflicts[e.Key]; done {
 			continue // a key twice in the batch: its found version is kept once
 		}
-		// The metadata record alone says the version; the value is read
-		// only for a conflict copy.
-		item, err := txn.Get(metaKey(e.Key))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			continue
-		}
+		v, ok, err := storedVersion(txn, e.Key)
 		if err != nil {
 			return nil, nil, err
 		}
-		var info backend.Info
-		if err := item.Value(func(b []byte) error {
-			var err error
-			info, err = decodeMeta(e.Key, b)
-			return err
-		}); err != nil {
-			return nil, nil, err
-		}
-		if backend.VersionOf(info) == want {
+		if !ok || want.Matches(v) {
 			continue
 		}
 		found, err := load(txn, e.Key)
@@ -95,4 +84,67 @@ func conflictCopies(txn *badger.Txn, entries []backend.Entry, expect func(i int)
 		conflicts[e.Key] = found.Key
 	}
 	return copies, conflicts, nil
+}
+
+// storedVersion reads, in txn, the version of key and whether the store
+// holds it. The metadata record alone says the version; the value is not
+// read.
+func storedVersion(txn *badger.Txn, key string) (backend.Version, bool, error) {
+	item, err := txn.Get(metaKey(key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return backend.Version{}, false, nil
+	}
+	if err != nil {
+		return backend.Version{}, false, err
+	}
+	var info backend.Info
+	if err := item.Value(func(b []byte) error {
+		var err error
+		info, err = decodeMeta(key, b)
+		return err
+	}); err != nil {
+		return backend.Version{}, false, err
+	}
+	return backend.VersionOf(info), true, nil
+}
+
+// checkBatch is the check of Batch.FailOnConflict, read in txn: a
+// *backend.ConflictError naming every key of b whose stored version does
+// not match what b expects, sorted by key, or nil. A key absent is no
+// conflict, but where a save expects it absent: a save expecting a key
+// that is gone is saved, a delete of a key that is gone does nothing.
+func checkBatch(txn *badger.Txn, b backend.Batch) error {
+	var found []backend.Conflict
+	seen := map[string]bool{}
+	check := func(key string, want backend.Version, del bool) error {
+		if seen[key] {
+			return nil
+		}
+		seen[key] = true
+		v, ok, err := storedVersion(txn, key)
+		if err != nil || !ok || want.Matches(v) {
+			return err
+		}
+		found = append(found, backend.Conflict{Key: key, Found: v, Delete: del})
+		return nil
+	}
+	for _, e := range b.Saves {
+		if want, ok := b.Expect[e.Key]; ok {
+			if err := check(e.Key, want, false); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range b.Deletes {
+		if want, ok := b.ExpectDeleted[k]; ok {
+			if err := check(k, want, true); err != nil {
+				return err
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	slices.SortFunc(found, func(a, b backend.Conflict) int { return strings.Compare(a.Key, b.Key) })
+	return &backend.ConflictError{Conflicts: found}
 }

@@ -96,6 +96,13 @@ type Store struct {
 	mu     sync.RWMutex // guards closed; each operation holds it shared, so Close waits for them
 	closed bool
 
+	// sysMu orders the writes of system records (SaveSys, DeleteSys,
+	// SwapSys): conflict detection is off (see badgerOptions), so a
+	// SwapSys's read of its guard and its writes are one step only
+	// because no other write of a record comes between them. Taken after
+	// mu, and no I/O but the record's own transaction under it.
+	sysMu sync.Mutex
+
 	skippedMu sync.Mutex // guards skipped
 	skipped   []string   // the keys the last List or Walk could not report
 

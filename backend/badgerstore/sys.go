@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -47,6 +48,8 @@ func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
 	if err := s.room("save", name, int64(len(name)+len(data))+128); err != nil {
 		return err
 	}
+	s.sysMu.Lock()
+	defer s.sysMu.Unlock()
 	err := s.db.Update(func(txn *badger.Txn) error {
 		if err := txn.Set([]byte(sysValuePrefix+name), data); err != nil {
 			return err
@@ -135,6 +138,8 @@ func (s *Store) DeleteSys(ctx context.Context, names ...string) error {
 		return err
 	}
 	defer s.mu.RUnlock()
+	s.sysMu.Lock()
+	defer s.sysMu.Unlock()
 	err := s.db.Update(func(txn *badger.Txn) error {
 		for _, n := range names {
 			if err := txn.Delete([]byte(sysValuePrefix + n)); err != nil {
@@ -151,4 +156,91 @@ func (s *Store) DeleteSys(ctx context.Context, names ...string) error {
 	}
 	s.txns.Add(1)
 	return nil
+}
+
+var _ backend.SysSwapper = (*Store)(nil)
+
+// SwapSys saves puts and deletes dels if the record guard holds exactly
+// old (nil: absent), all in one durable transaction, and reports whether
+// it did (backend.SysSwapper). A name both put and deleted is refused
+// with an error wrapping backend.ErrSavedAndDeleted.
+func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[string][]byte, dels []string) (bool, error) {
+	if err := checkSys("swap", guard); err != nil {
+		return false, err
+	}
+	var need int64 = 128
+	for n, d := range puts {
+		if err := checkSys("swap", n); err != nil {
+			return false, err
+		}
+		if len(d) > MaxValueSize {
+			return false, &fs.PathError{Op: "swap", Path: n, Err: fmt.Errorf("record of %d bytes is over the limit of %d", len(d), MaxValueSize)}
+		}
+		need += int64(len(n)+len(d)) + 128
+	}
+	for _, n := range dels {
+		if err := checkSys("swap", n); err != nil {
+			return false, err
+		}
+		if _, ok := puts[n]; ok {
+			return false, &fs.PathError{Op: "swap", Path: n, Err: backend.ErrSavedAndDeleted}
+		}
+	}
+	if err := s.use("swap"); err != nil {
+		return false, err
+	}
+	defer s.mu.RUnlock()
+	if err := s.room("swap", guard, need); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.sysMu.Lock()
+	defer s.sysMu.Unlock()
+	swapped := false
+	err := s.db.Update(func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte(sysValuePrefix + guard))
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+			if old != nil {
+				return nil
+			}
+		case err != nil:
+			return err
+		default:
+			cur, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if old == nil || !bytes.Equal(cur, old) {
+				return nil
+			}
+		}
+		for _, n := range dels {
+			if err := txn.Delete([]byte(sysValuePrefix + n)); err != nil {
+				return err
+			}
+			if err := txn.Delete([]byte(sysMetaPrefix + n)); err != nil {
+				return err
+			}
+		}
+		for n, d := range puts {
+			if err := txn.Set([]byte(sysValuePrefix+n), d); err != nil {
+				return err
+			}
+			if err := txn.Set([]byte(sysMetaPrefix+n), binary.BigEndian.AppendUint64(nil, uint64(len(d)))); err != nil {
+				return err
+			}
+		}
+		swapped = true
+		return nil
+	})
+	if err != nil {
+		return false, &fs.PathError{Op: "swap", Path: guard, Err: err}
+	}
+	if swapped {
+		s.txns.Add(1)
+	}
+	return swapped, nil
 }

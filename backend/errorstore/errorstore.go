@@ -7,10 +7,11 @@
 //
 // The wrapper has the optional capabilities of the store it wraps, and only
 // those, as io/fs wrappers do: Wrap picks the type it returns from what the
-// wrapped store implements (backend.SysStore, backend.Batcher,
-// backend.Versioned), so that a caller's type assertion finds on the
-// wrapper what it would find on the store, and a conformance run checks
-// exactly what the store claims. Every capability method asks the inject
+// wrapped store implements (backend.SysStore, backend.SysSwapper,
+// backend.Batcher, backend.Versioned, backend.Presence), so that a
+// caller's type assertion finds on the wrapper what it would find on the
+// store, and a conformance run checks exactly what the store claims. The
+// types, one per combination, are generated (gen.go, wrap_gen.go). Every capability method asks the inject
 // function first, as the core methods do (see Op). Walk is always there: it
 // falls back to List for a store that cannot walk (backend.Walk).
 //
@@ -29,6 +30,8 @@ package errorstore
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/memfs/memfs/backend"
@@ -53,6 +56,12 @@ const (
 	OpLoadSys   Op = "loadsys"
 	OpListSys   Op = "listsys"
 	OpDeleteSys Op = "deletesys"
+	// OpSwapSys is SwapSys (backend.SysSwapper); keys holds the guard,
+	// the names put (sorted), then the names deleted.
+	OpSwapSys Op = "swapsys"
+	// Presence (backend.Presence); keys is nil.
+	OpRegister Op = "register"
+	OpPeers    Op = "peers"
 )
 
 // InjectFunc decides whether op on keys fails. keys is nil for List. A nil
@@ -71,8 +80,9 @@ type Store interface {
 }
 
 // wrapper holds the wrapped store and the inject function, and carries the
-// core methods. The capability methods live on sysOps, batchOps and
-// versionOps, which Wrap embeds beside it as the wrapped store allows.
+// core methods. The capability methods live on sysOps, swapOps, batchOps,
+// versionOps and presenceOps, which Wrap embeds beside it as the wrapped
+// store allows.
 type wrapper struct {
 	backend.Store
 
@@ -86,65 +96,59 @@ var (
 		*wrapper
 		sysOps
 	}{}
+	_ backend.SysSwapper = struct {
+		*wrapper
+		sysOps
+		swapOps
+	}{}
 	_ backend.Batcher   = batchOps{}
 	_ backend.Versioned = versionOps{}
+	_ backend.Presence  = presenceOps{}
 )
+
+// caps is a set of the optional capabilities Wrap carries over, one bit
+// each.
+type caps uint8
+
+const (
+	capSys caps = 1 << iota
+	capSwap
+	capBatch
+	capVersion
+	capPresence
+)
+
+// capsOf returns the capabilities of s.
+func capsOf(s backend.Store) caps {
+	var c caps
+	if _, ok := s.(backend.SysStore); ok {
+		c |= capSys
+	}
+	if _, ok := s.(backend.SysSwapper); ok {
+		c |= capSwap
+	}
+	if _, ok := s.(backend.Batcher); ok {
+		c |= capBatch
+	}
+	if _, ok := s.(backend.Versioned); ok {
+		c |= capVersion
+	}
+	if _, ok := s.(backend.Presence); ok {
+		c |= capPresence
+	}
+	return c
+}
 
 // Wrap returns s wrapped with fn (nil lets everything through). The result
 // has the optional capabilities of s, and no other.
 func Wrap(s backend.Store, fn InjectFunc) Store {
-	w := &wrapper{Store: s, inject: fn}
-	_, sys := s.(backend.SysStore)
-	_, batch := s.(backend.Batcher)
-	_, ver := s.(backend.Versioned)
-	so, bo, vo := sysOps{w}, batchOps{w}, versionOps{w}
-	// One anonymous type per combination: a method set is static, so a
-	// capability the store lacks must be absent from the type, not a
-	// method that fails.
-	switch {
-	case sys && batch && ver:
-		return struct {
-			*wrapper
-			sysOps
-			batchOps
-			versionOps
-		}{w, so, bo, vo}
-	case sys && batch:
-		return struct {
-			*wrapper
-			sysOps
-			batchOps
-		}{w, so, bo}
-	case sys && ver:
-		return struct {
-			*wrapper
-			sysOps
-			versionOps
-		}{w, so, vo}
-	case batch && ver:
-		return struct {
-			*wrapper
-			batchOps
-			versionOps
-		}{w, bo, vo}
-	case sys:
-		return struct {
-			*wrapper
-			sysOps
-		}{w, so}
-	case batch:
-		return struct {
-			*wrapper
-			batchOps
-		}{w, bo}
-	case ver:
-		return struct {
-			*wrapper
-			versionOps
-		}{w, vo}
-	}
-	return w
+	// One anonymous type per combination (wrap_gen.go, written by
+	// gen.go): a method set is static, so a capability the store lacks
+	// must be absent from the type, not a method that fails.
+	return build(&wrapper{Store: s, inject: fn}, capsOf(s))
 }
+
+//go:generate go run gen.go
 
 // SetInject replaces the inject function; nil lets everything through.
 func (w *wrapper) SetInject(fn InjectFunc) {
@@ -271,4 +275,40 @@ func (o versionOps) SaveIf(ctx context.Context, entries []backend.Entry, expect 
 		return nil, err
 	}
 	return o.w.Store.(backend.Versioned).SaveIf(ctx, entries, expect)
+}
+
+// swapOps is the backend.SysSwapper method of a wrapper whose store has
+// it (beside sysOps).
+type swapOps struct{ w *wrapper }
+
+// SwapSys fails if the inject function says so (OpSwapSys), else swaps in
+// the wrapped store.
+func (o swapOps) SwapSys(ctx context.Context, guard string, old []byte, puts map[string][]byte, dels []string) (bool, error) {
+	names := slices.Sorted(maps.Keys(puts))
+	if err := o.w.check(OpSwapSys, slices.Concat([]string{guard}, names, dels)); err != nil {
+		return false, err
+	}
+	return o.w.Store.(backend.SysSwapper).SwapSys(ctx, guard, old, puts, dels)
+}
+
+// presenceOps are the backend.Presence methods of a wrapper whose store
+// has them.
+type presenceOps struct{ w *wrapper }
+
+// Register fails if the inject function says so (OpRegister), else
+// registers with the wrapped store.
+func (o presenceOps) Register(ctx context.Context, p backend.Peer) (func(), error) {
+	if err := o.w.check(OpRegister, nil); err != nil {
+		return nil, err
+	}
+	return o.w.Store.(backend.Presence).Register(ctx, p)
+}
+
+// Peers fails if the inject function says so (OpPeers), else lists the
+// wrapped store's peers.
+func (o presenceOps) Peers(ctx context.Context) ([]backend.Peer, error) {
+	if err := o.w.check(OpPeers, nil); err != nil {
+		return nil, err
+	}
+	return o.w.Store.(backend.Presence).Peers(ctx)
 }

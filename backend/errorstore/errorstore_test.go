@@ -30,7 +30,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceMem(t *testing.T) {
 	var mu sync.Mutex // guards opened
 	opened := map[string]*memstore.Store{}
-	storetest.Run(t, func(t *testing.T, dir string) (backend.Store, error) {
+	storetest.RunWith(t, func(t *testing.T, dir string) (backend.Store, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		s := memstore.New()
@@ -42,7 +42,7 @@ func TestConformanceMem(t *testing.T) {
 		}
 		opened[dir] = s
 		return errorstore.Wrap(s, nil), nil
-	})
+	}, storetest.Options{Revisions: true})
 }
 
 // core is a store with the core methods alone.
@@ -57,22 +57,26 @@ func TestCapabilities(t *testing.T) {
 	defer ds.Close()
 	ms := memstore.New()
 	tests := []struct {
-		name                string
-		inner               backend.Store
-		sys, batch, version bool
+		name                                string
+		inner                               backend.Store
+		sys, swap, batch, version, presence bool
 	}{
-		{"memstore", ms, true, true, true},
-		{"dirstore", ds, true, false, true},
-		{"core only", core{ms}, false, false, false},
+		{"memstore", ms, true, true, true, true, true},
+		{"dirstore", ds, true, false, false, true, false},
+		{"core only", core{ms}, false, false, false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := errorstore.Wrap(tt.inner, nil)
 			_, sys := w.(backend.SysStore)
+			_, swap := w.(backend.SysSwapper)
 			_, batch := w.(backend.Batcher)
 			_, version := w.(backend.Versioned)
-			if sys != tt.sys || batch != tt.batch || version != tt.version {
-				t.Errorf("SysStore, Batcher, Versioned = %v, %v, %v; want %v, %v, %v", sys, batch, version, tt.sys, tt.batch, tt.version)
+			_, presence := w.(backend.Presence)
+			got := []bool{sys, swap, batch, version, presence}
+			want := []bool{tt.sys, tt.swap, tt.batch, tt.version, tt.presence}
+			if !slices.Equal(got, want) {
+				t.Errorf("SysStore, SysSwapper, Batcher, Versioned, Presence = %v; want %v", got, want)
 			}
 			if _, ok := w.(backend.Walker); !ok {
 				t.Error("not a Walker")
@@ -100,12 +104,16 @@ func TestInjectsCapabilities(t *testing.T) {
 	_, errs["LoadSys"] = sys.LoadSys(ctx, "r")
 	_, errs["ListSys"] = sys.ListSys(ctx, "")
 	errs["DeleteSys"] = sys.DeleteSys(ctx, "r")
+	_, errs["SwapSys"] = w.(backend.SysSwapper).SwapSys(ctx, "g", nil, map[string][]byte{"r": []byte("x")}, nil)
+	_, errs["Register"] = w.(backend.Presence).Register(ctx, backend.Peer{Agent: "a"})
+	_, errs["Peers"] = w.(backend.Presence).Peers(ctx)
 	for m, err := range errs {
 		if !errors.Is(err, boom) {
 			t.Errorf("%s = %v, want the injected error", m, err)
 		}
 	}
-	want := []errorstore.Op{errorstore.OpApply, errorstore.OpSave, errorstore.OpSaveSys, errorstore.OpLoadSys, errorstore.OpListSys, errorstore.OpDeleteSys}
+	want := []errorstore.Op{errorstore.OpApply, errorstore.OpSave, errorstore.OpSaveSys, errorstore.OpLoadSys, errorstore.OpListSys, errorstore.OpDeleteSys,
+		errorstore.OpSwapSys, errorstore.OpRegister, errorstore.OpPeers}
 	if !slices.Equal(seen, want) {
 		t.Errorf("ops seen = %v, want %v", seen, want)
 	}
@@ -114,6 +122,9 @@ func TestInjectsCapabilities(t *testing.T) {
 	}
 	if _, err := ms.LoadSys(ctx, "r"); !errors.Is(err, backend.ErrKeyNotFound) {
 		t.Errorf("an injected SaveSys reached the store: %v", err)
+	}
+	if p, _ := ms.Peers(ctx); len(p) != 0 {
+		t.Errorf("an injected Register reached the store: %v", p)
 	}
 }
 

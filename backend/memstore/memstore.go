@@ -3,7 +3,8 @@
 // (backend.SysStore, backend.Walker, backend.Versioned, backend.Batcher,
 // backend.Watcher: Other writes the contents as another writer would, and
 // Watch reports it), and a test double for the packages above the
-// backend.
+// backend, a shared store's among them: it numbers its writes (Info.Rev),
+// and is a backend.SysSwapper and a backend.Presence.
 //
 //	s := memstore.New()
 //	defer s.Close()
@@ -47,6 +48,26 @@
 // checked, then applied under one lock that no reader shares, so a reader
 // sees all of it or none of it, and a refused batch changes nothing. A
 // batch has no size limit beyond memory.
+//
+// # Revisions
+//
+// The contents number their writes of keys, as etcd numbers its
+// transactions: every Save, SaveIf, Apply or Delete call, and every write
+// of an Other, that changes keys takes the next revision, one for the
+// whole call, and every entry it saves (conflict copies included) has it
+// as Info.Rev; Save, SaveIf and Apply write it into the caller's entries.
+// A Delete of keys the store does not hold, and an empty batch, change
+// nothing and take none. Writes of system records are not numbered. The
+// counter belongs to the contents, so the Stores Reopen makes go on from
+// where the last one stopped.
+//
+// # Shared-store capabilities
+//
+// SwapSys is a compare-and-swap of system records under the one lock.
+// Register keeps a registration in memory until it is left, its context
+// is done or its Store closes (Other.Register: until left or done); IDs
+// are "mem-" and a counter, so Peers lists them in the order they
+// registered.
 //
 // # Concurrency
 //
@@ -97,6 +118,12 @@ type contents struct {
 	keys   map[string]*node // every key; the names of a hard-link group share a node
 	links  map[string]*node // Info.Link -> the node of that group
 	sys    map[string][]byte
+	// rev is the revision of the last write of keys (see Revisions).
+	rev int64
+	// peers are the live Presence registrations, by ID; lastPeer
+	// numbers them.
+	peers    map[string]*registration
+	lastPeer int64
 	// watchers are the live Watches of every Store over the contents.
 	watchers map[*watcher]bool
 }
@@ -141,6 +168,7 @@ func (s *Store) Close() error {
 	if s.c.holder == s {
 		s.c.holder = nil
 		s.c.closeWatchersLocked(s)
+		s.c.leaveAllLocked(s)
 	}
 	return nil
 }
@@ -244,16 +272,34 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 	if err := s.c.checkDirsLocked(entries, nil); err != nil {
 		return err
 	}
-	s.c.saveLocked(entries, now())
+	if len(entries) > 0 {
+		s.c.saveLocked(entries, now(), s.c.bumpLocked())
+		writeRev(entries, s.c.rev)
+	}
 	return nil
+}
+
+// bumpLocked numbers a write of keys: the revision it returns is the
+// store's new one. The caller holds c.mu.
+func (c *contents) bumpLocked() int64 {
+	c.rev++
+	return c.rev
+}
+
+// writeRev writes rev into the caller's entries, as backend.Info.Rev
+// promises.
+func writeRev(entries []backend.Entry, rev int64) {
+	for i := range entries {
+		entries[i].Info.Rev = rev
+	}
 }
 
 // SaveIf is Save with each entry expecting its key's stored version (see
 // backend.Versioned). A version found that is not the expected one is
 // moved to its conflict key as a node of its own (never another name of
 // its hard-link group, which the save may change), in the same atomic step
-// as the save. Nothing else writes a memory store, so a conflict means a
-// caller that lost track of its own writes.
+// as the save. A conflict comes from an Other's write, or from a caller
+// that lost track of its own writes.
 func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []backend.Version) (map[string]string, error) {
 	if len(expect) != len(entries) {
 		return nil, fmt.Errorf("memstore: SaveIf: %d entries, %d versions", len(entries), len(expect))
@@ -271,7 +317,10 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 // Apply saves b.Saves and deletes b.Deletes in one atomic step
 // (backend.Batcher): the batch is checked, then applied under the lock no
 // reader shares. A save whose key is in b.Expect is conditional, as in
-// SaveIf. A memory store has no size limit of its own on a batch.
+// SaveIf; with b.FailOnConflict a version found that does not match
+// b.Expect or b.ExpectDeleted fails the batch with a
+// *backend.ConflictError and nothing written. A memory store has no size
+// limit of its own on a batch.
 func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, error) {
 	if err := backend.ValidateBatch(b); err != nil {
 		return nil, fmt.Errorf("memstore: apply: %w", err)
@@ -280,6 +329,11 @@ func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, 
 		return nil, err
 	}
 	defer s.c.mu.Unlock()
+	if b.FailOnConflict {
+		if err := s.c.checkBatchLocked(b); err != nil {
+			return nil, err
+		}
+	}
 	return s.c.applyLocked(b.Saves, func(i int) (backend.Version, bool) {
 		v, ok := b.Expect[b.Saves[i].Key]
 		return v, ok
@@ -297,7 +351,7 @@ func (c *contents) applyLocked(entries []backend.Entry, expect func(i int) (back
 	for i, e := range entries {
 		want, check := expect(i)
 		n, ok := c.keys[e.Key]
-		if !check || !ok || backend.VersionOf(n.info) == want {
+		if !check || !ok || want.Matches(backend.VersionOf(n.info)) {
 			continue // unconditional, absent (or removed), or the version expected: just save
 		}
 		if _, done := conflicts[e.Key]; done {
@@ -319,9 +373,58 @@ func (c *contents) applyLocked(entries []backend.Entry, expect func(i int) (back
 	if err := c.checkDirsLocked(all, gone); err != nil {
 		return nil, err
 	}
+	if len(all) == 0 && !c.holdsAnyLocked(deletes) {
+		return conflicts, nil // changes nothing: no revision
+	}
+	rev := c.bumpLocked()
 	c.deleteLocked(deletes)
-	c.saveLocked(all, t)
+	c.saveLocked(all, t, rev)
+	writeRev(entries, rev)
 	return conflicts, nil
+}
+
+// checkBatchLocked is the check of Batch.FailOnConflict: a
+// *backend.ConflictError naming every key of b whose stored version does
+// not match what b expects, sorted by key, or nil. The caller holds c.mu.
+func (c *contents) checkBatchLocked(b backend.Batch) error {
+	var found []backend.Conflict
+	seen := map[string]bool{}
+	for _, e := range b.Saves {
+		want, ok := b.Expect[e.Key]
+		if !ok || seen[e.Key] {
+			continue
+		}
+		seen[e.Key] = true
+		n, present := c.keys[e.Key]
+		if !present {
+			continue // absent as expected, or removed by another writer: saved
+		}
+		if v := backend.VersionOf(n.info); !want.Matches(v) {
+			found = append(found, backend.Conflict{Key: e.Key, Found: v})
+		}
+	}
+	for _, k := range b.Deletes {
+		want, ok := b.ExpectDeleted[k]
+		n, present := c.keys[k]
+		if !ok || !present || seen[k] {
+			continue // unconditional, or already gone: not a conflict
+		}
+		seen[k] = true
+		if v := backend.VersionOf(n.info); !want.Matches(v) {
+			found = append(found, backend.Conflict{Key: k, Found: v, Delete: true})
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	slices.SortFunc(found, func(a, b backend.Conflict) int { return strings.Compare(a.Key, b.Key) })
+	return fmt.Errorf("memstore: apply: %w", &backend.ConflictError{Conflicts: found})
+}
+
+// holdsAnyLocked reports whether any of keys is in the store. The caller
+// holds c.mu.
+func (c *contents) holdsAnyLocked(keys []string) bool {
+	return slices.ContainsFunc(keys, func(k string) bool { _, ok := c.keys[k]; return ok })
 }
 
 // now is the time a Save stores for a zero MTime or CTime, without the
@@ -353,10 +456,12 @@ func (c *contents) checkDirsLocked(entries []backend.Entry, gone map[string]bool
 	return nil
 }
 
-// saveLocked applies entries, which have been checked, at time t.
-func (c *contents) saveLocked(entries []backend.Entry, t time.Time) {
+// saveLocked applies entries, which have been checked, at time t, as
+// revision rev.
+func (c *contents) saveLocked(entries []backend.Entry, t time.Time, rev int64) {
 	for _, e := range entries {
 		info := backend.SavedInfo(e, t)
+		info.Rev = rev
 		info.XAttrs = backend.CloneXAttrs(e.Info.XAttrs)
 		value := bytes.Clone(e.Value)
 
@@ -396,7 +501,10 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 		return err
 	}
 	defer s.c.mu.Unlock()
-	s.c.deleteLocked(keys)
+	if s.c.holdsAnyLocked(keys) {
+		s.c.bumpLocked()
+		s.c.deleteLocked(keys)
+	}
 	return nil
 }
 

@@ -39,6 +39,7 @@ func TestConformance(t *testing.T) {
 		opened[dir] = s
 		return s, nil
 	}, storetest.Options{
+		Revisions: true,
 		// Another writer of the contents (memstore.Other), whose changes
 		// the Stores over them report.
 		External: func(t *testing.T, dir, key string, value []byte) {

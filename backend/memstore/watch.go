@@ -34,7 +34,7 @@ func (o *Other) Set(key string, value []byte) error {
 	if err := o.c.checkDirsLocked([]backend.Entry{e}, nil); err != nil {
 		return err
 	}
-	o.c.saveLocked([]backend.Entry{e}, now())
+	o.c.saveLocked([]backend.Entry{e}, now(), o.c.bumpLocked())
 	o.c.notifyLocked(key)
 	return nil
 }
@@ -46,7 +46,10 @@ func (o *Other) Remove(key string) error {
 	}
 	o.c.mu.Lock()
 	defer o.c.mu.Unlock()
-	o.c.deleteLocked([]string{key})
+	if o.c.holdsAnyLocked([]string{key}) {
+		o.c.bumpLocked()
+		o.c.deleteLocked([]string{key})
+	}
 	o.c.notifyLocked(key)
 	return nil
 }

@@ -13,8 +13,11 @@
 // concurrency, reopening, exclusive use, and every node type (files,
 // directories, symlinks, fifos, sockets, devices) with its mode, times and
 // hard links. Each optional capability (backend.SysStore, backend.Walker,
-// backend.Versioned, backend.Batcher) is checked on the stores that claim
-// it; its subtest is skipped, saying so, on the others.
+// backend.Versioned, backend.Batcher, backend.Watcher, backend.SysSwapper,
+// backend.Presence, and Batch.FailOnConflict of a store both Batcher and
+// Versioned) is checked on the stores that claim it, and revisions on the
+// stores that set Options.Revisions; each subtest is skipped, saying so,
+// on the others.
 //
 // A store that physically cannot do something the contract asks (a
 // directory store cannot set a time its filesystem has no room for) runs
@@ -77,6 +80,10 @@ type Options struct {
 	// Without it, List gives exactly the keys saved and not deleted.
 	ImplicitDirs bool
 
+	// Revisions: the store numbers its writes (backend.Info.Rev), and
+	// Revisions checks how. Without it, the store must leave Rev 0.
+	Revisions bool
+
 	// External changes the store as another writer would; a store that
 	// is a backend.Watcher must set it (see ExternalFunc).
 	External ExternalFunc
@@ -131,6 +138,10 @@ func RunWith(t *testing.T, open Opener, opts Options) {
 		{"Walk", s.testWalk},
 		{"Batcher", s.testBatcher},
 		{"Watcher", s.testWatcher},
+		{"Revisions", s.testRevisions},
+		{"FailOnConflict", s.testFailOnConflict},
+		{"SysSwapper", s.testSysSwapper},
+		{"Presence", s.testPresence},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
