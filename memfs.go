@@ -160,7 +160,12 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 			saved(ctx, es, deleted)
 		}
 	}
-	f.c = session.NewContext(ss, so)
+	// New refuses a conflict policy (Session.OnConflict) the store cannot
+	// carry out.
+	if f.c, err = session.New(ss, so); err != nil {
+		f.release()
+		return nil, fmt.Errorf("open %s: %w", opts.Name, err)
+	}
 	if err := f.c.Bootstrap(ctx, opts.Bootstrap...); err != nil {
 		f.release()
 		return nil, fmt.Errorf("index store %s: %w", opts.Name, err)

@@ -344,6 +344,17 @@ func TestOpenRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the store was not closed by the failed Open: %v", err)
 	}
+	// A conflict policy needs a store that checks versions in a batch;
+	// a dir store applies no batch.
+	_, err = memfs.Open(context.Background(), st, memfs.Options{JournalPath: filepath.Join(t.TempDir(), "journal"),
+		Session: session.Options{OnConflict: session.KeepBoth}})
+	if !errors.Is(err, session.ErrPolicyUnsupported) {
+		t.Fatalf("Open with keep-both on a dir store: %v, want ErrPolicyUnsupported", err)
+	}
+	st, err = dirstore.Open(store)
+	if err != nil {
+		t.Fatalf("the store was not closed by the failed Open: %v", err)
+	}
 	st.Close()
 }
 
