@@ -717,3 +717,61 @@ func TestTwoMountsLoseNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestConflictsOfRenamesAndLinks: a file renamed away from a key another
+// writer changed meanwhile leaves theirs at the old key; a node with hard
+// links keeps its names, and theirs is kept beside.
+func TestConflictsOfRenamesAndLinks(t *testing.T) {
+	t.Run("rename", func(t *testing.T) {
+		mem := memstore.New()
+		mem.Other().Set("memory/a.md", []byte("base\n"))
+		c, evs := policySession(t, mem, session.KeepBoth, nil)
+		if err := c.Rename(t.Context(), "memory/a.md", "memory/b.md", 0); err != nil {
+			t.Fatal(err)
+		}
+		mem.Other().Set("memory/a.md", []byte("theirs\n"))
+		if err := c.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		all := stored(t, mem)
+		if all["memory/a.md"] != "theirs\n" || all["memory/b.md"] != "base\n" {
+			t.Errorf("store = %v; want theirs at a.md, ours renamed to b.md", all)
+		}
+		if v, ok := c.Get("memory/a.md"); !ok || string(v) != "theirs\n" {
+			t.Errorf("session a.md = %q, %v; want theirs", v, ok)
+		}
+		if !slices.ContainsFunc(*evs, func(e session.Event) bool {
+			return e.Op == session.EventConflict && e.Key == "memory/a.md" && e.Outcome == session.OutcomeRestored
+		}) {
+			t.Errorf("events %+v lack the restored conflict", *evs)
+		}
+	})
+	t.Run("hard link", func(t *testing.T) {
+		mem := memstore.New()
+		mem.Other().Set("memory/a.md", []byte("base\n"))
+		c, _ := policySession(t, mem, session.KeepBoth, nil)
+		if err := c.Resolve(t.Context(), "memory/a.md"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Link(t.Context(), "memory/a.md", "memory/l.md"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Set("memory/a.md", []byte("ours\n")); err != nil {
+			t.Fatal(err)
+		}
+		mem.Other().Set("memory/a.md", []byte("theirs\n"))
+		if err := c.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		all := stored(t, mem)
+		if all["memory/a.md"] != "ours\n" || all["memory/l.md"] != "ours\n" {
+			t.Errorf("store = %v; want ours under both names", all)
+		}
+		if cs := conflictCopies(all, "memory/a.md"); len(cs) != 1 || all[cs[0]] != "theirs\n" {
+			t.Errorf("conflict copies %v of %v, want one holding theirs", cs, all)
+		}
+	})
+}
