@@ -120,8 +120,11 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 	for _, r := range done {
 		c.log.Warn("flush: another writer changed a key being flushed; resolved by the conflict policy",
 			"key", r.key, "policy", c.opts.OnConflict.String(), "outcome", r.outcome, "copy", r.copyKey)
-		if r.copyKey != "" {
-			c.emit(Change{Op: OpRename, Key: r.copyKey, OldKey: r.key})
+		switch {
+		case r.outcome == OutcomeKeptBoth:
+			c.emit(Change{Op: OpRename, Key: r.copyKey, OldKey: r.key}) // ours moved
+		case r.copyKey != "":
+			c.emit(Change{Op: OpCreate, Key: r.copyKey, Origin: OriginExternal}) // theirs beside
 		}
 		if r.created {
 			// Theirs took the name behind the kernel's back.

@@ -164,6 +164,13 @@ func TestWriteWriteConflict(t *testing.T) {
 				}
 			}
 			c, evs := policySession(t, st, tt.policy, nil)
+			var chMu sync.Mutex
+			var changes []session.Change
+			defer c.Watch(func(ch session.Change) {
+				chMu.Lock()
+				changes = append(changes, ch)
+				chMu.Unlock()
+			})()
 			if tt.base == "" {
 				if err := c.Set(key, nil); err != nil { // a new file
 					t.Fatal(err)
@@ -247,6 +254,13 @@ func TestWriteWriteConflict(t *testing.T) {
 			}
 			if e := conflicts[0]; e.Key != key || e.Outcome != tt.outcome || e.Policy != tt.policy.String() || e.CopyKey != copyKey {
 				t.Errorf("conflict event = %+v; want key %s, outcome %s, policy %s, copy %q", e, key, tt.outcome, tt.policy, copyKey)
+			}
+			chMu.Lock()
+			defer chMu.Unlock()
+			if !slices.ContainsFunc(changes, func(ch session.Change) bool {
+				return ch.Op == session.OpConflict && ch.Key == key && ch.OldKey == copyKey
+			}) {
+				t.Errorf("watchers were told %+v; want a conflict of %s (copy %q)", changes, key, copyKey)
 			}
 		})
 	}
