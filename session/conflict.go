@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -57,16 +59,16 @@ const (
 func (c *Context) flushPolicy(ctx context.Context) error {
 	for round := 1; ; round++ {
 		err := c.flushOnce(ctx, true)
-		var ce *backend.ConflictError
-		if !errors.As(err, &ce) {
+		conflicts := conflictsOf(err)
+		if len(conflicts) == 0 {
 			return err
 		}
 		if round > conflictRounds {
 			c.log.Warn("flush: another writer kept changing the keys being flushed; this flush keeps its versions beside them (keep-beside)",
-				"rounds", round-1, "policy", c.opts.OnConflict.String(), "keys", len(ce.Conflicts))
+				"rounds", round-1, "policy", c.opts.OnConflict.String(), "keys", len(conflicts))
 			return c.flushOnce(ctx, false)
 		}
-		if err := c.resolveConflicts(ctx, ce.Conflicts); err != nil {
+		if err := c.resolveConflicts(ctx, conflicts); err != nil {
 			return err
 		}
 		if round >= conflictHotRounds {
@@ -81,6 +83,38 @@ func (c *Context) flushPolicy(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// conflictsOf returns the conflicts err reports: those of a
+// *backend.ConflictError (a flush applied as one batch), or of every one
+// a *FlushError holds (a flush applied in parts, some of which met
+// conflicts while the others were saved); nil when err is no conflict, or
+// when the flush failed for any other reason too.
+func conflictsOf(err error) []backend.Conflict {
+	var fe *FlushError
+	if errors.As(err, &fe) {
+		var out []backend.Conflict
+		seen := make(map[string]bool)
+		for _, e := range fe.Failed {
+			var ce *backend.ConflictError
+			if !errors.As(e, &ce) {
+				return nil // another failure: reported as it is
+			}
+			for _, cf := range ce.Conflicts {
+				if !seen[cf.Key] {
+					seen[cf.Key] = true
+					out = append(out, cf)
+				}
+			}
+		}
+		slices.SortFunc(out, func(a, b backend.Conflict) int { return strings.Compare(a.Key, b.Key) })
+		return out
+	}
+	var ce *backend.ConflictError
+	if errors.As(err, &ce) {
+		return ce.Conflicts
+	}
+	return nil
 }
 
 // resolved is what resolving one conflict did, for the log, the event and

@@ -223,6 +223,10 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 		if done {
 			return failed, dfailed, kept, nil
 		}
+		if errors.Is(err, backend.ErrBatchTooLarge) && delExpect != nil {
+			c.applyParts(ctx, b, entries, saved, removed, delExpect, dirs, failed, dfailed, kept)
+			return failed, dfailed, kept, nil
+		}
 	}
 	// Directories first, parents before children, so that the files and
 	// directories under them have a place; a directory whose place a
@@ -326,9 +330,11 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 // is Versioned, and a removed key saved again (a directory made where a
 // node was removed) is saved in place rather than deleted.
 //
-// It returns an error only when the flush must not go on one entry at a
-// time: a conflict under FailOnConflict (delExpect non-nil), or a store
-// that cannot be reached.
+// It returns an error when the flush must not go on one entry at a time
+// as a store without batches does: a conflict under FailOnConflict
+// (delExpect non-nil), a store that cannot be reached, or a batch larger
+// than the store takes (which a policy's flush applies in parts:
+// applyParts).
 func (c *Context) applyBatch(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
 	delExpect map[string]backend.Version, dirs, touched []backend.Entry, kept map[string]string) (bool, error) {
 	if len(entries)+len(removed)+len(dirs) == 0 {
@@ -371,7 +377,7 @@ func (c *Context) applyBatch(ctx context.Context, b backend.Batcher, entries []b
 	if errors.Is(err, backend.ErrBatchTooLarge) {
 		c.log.Info("flush: more than the store takes in one atomic batch; saved in parts (a crash in between can leave a renamed file under both names)",
 			"saves", len(saves), "deletes", len(batch.Deletes), "err", err)
-		return false, nil
+		return false, err
 	}
 	if err != nil {
 		c.log.Warn("flush: the store refused the flush as one batch; trying its entries one by one to find what it refuses",
@@ -554,4 +560,113 @@ func (c *Context) recordBases(r journal.Record) map[string]backend.Version {
 		}
 	}
 	return bases
+}
+
+// applyParts is a conflict policy's flush of a batch larger than the
+// store applies at once: it is cut in halves, again and again, until each
+// part is taken, each part applied with FailOnConflict. A part that meets
+// a conflict writes nothing, and its keys are failed with the
+// *backend.ConflictError, so that they stay dirty while the parts the
+// store took are committed; the policy resolves the conflict and the next
+// round sends the rest. A part of one entry the store still refuses goes
+// the way of a store without batches (SaveIf: theirs kept beside). Each
+// unit keeps together the names of a node with hard links, and a
+// renamed file's save with the delete of its old key.
+func (c *Context) applyParts(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
+	delExpect map[string]backend.Version, dirs []backend.Entry, failed, dfailed map[string]error, kept map[string]string) {
+	type unit struct {
+		ents []int // indices into entries (and saved)
+		dels []string
+		dir  int // index into dirs, or -1
+	}
+	toDelete := make(map[string]bool, len(removed))
+	for _, k := range removed {
+		toDelete[k] = true
+	}
+	var units []unit
+	for i := 0; i < len(entries); {
+		u := unit{dir: -1}
+		j := i + 1
+		for j < len(entries) && saved[j].alias && saved[j].f == saved[i].f {
+			j++
+		}
+		for x := i; x < j; x++ {
+			u.ents = append(u.ents, x)
+		}
+		if from := saved[i].from; from != "" && toDelete[from] {
+			u.dels = append(u.dels, from)
+			delete(toDelete, from)
+		}
+		units = append(units, u)
+		i = j
+	}
+	for _, k := range removed {
+		if toDelete[k] {
+			units = append(units, unit{dels: []string{k}, dir: -1})
+		}
+	}
+	for i := range dirs {
+		units = append(units, unit{dir: i})
+	}
+	var apply func(us []unit)
+	apply = func(us []unit) {
+		var es []backend.Entry
+		var ss []snap
+		var idx []int
+		var dels []string
+		var ds []backend.Entry
+		for _, u := range us {
+			for _, i := range u.ents {
+				es = append(es, entries[i])
+				ss = append(ss, saved[i])
+				idx = append(idx, i)
+			}
+			dels = append(dels, u.dels...)
+			if u.dir >= 0 {
+				ds = append(ds, dirs[u.dir])
+			}
+		}
+		done, err := c.applyBatch(ctx, b, es, ss, dels, delExpect, ds, nil, kept)
+		if done {
+			for j, i := range idx {
+				entries[i].Info.Rev = es[j].Info.Rev
+			}
+			return
+		}
+		if errors.Is(err, backend.ErrBatchTooLarge) && len(us) > 1 {
+			apply(us[:len(us)/2])
+			apply(us[len(us)/2:])
+			return
+		}
+		if err == nil || errors.Is(err, backend.ErrBatchTooLarge) {
+			// One unit the store refuses in a batch: saved as a store
+			// without batches saves it.
+			if len(es) > 0 {
+				if err = c.save(ctx, es, ss, kept); err == nil {
+					for j, i := range idx {
+						entries[i].Info.Rev = es[j].Info.Rev
+					}
+				}
+			}
+			if err == nil && len(dels) > 0 {
+				err = c.store.Delete(ctx, dels...)
+			}
+			if err == nil && len(ds) > 0 {
+				err = c.store.Save(ctx, ds...)
+			}
+			if err == nil {
+				return
+			}
+		}
+		for _, e := range es {
+			failed[e.Key] = err
+		}
+		for _, k := range dels {
+			failed[k] = err
+		}
+		for _, e := range ds {
+			dfailed[e.Key] = err
+		}
+	}
+	apply(units)
 }

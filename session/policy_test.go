@@ -789,3 +789,73 @@ func TestConflictsOfRenamesAndLinks(t *testing.T) {
 		}
 	})
 }
+
+// TestConflictsInABatchTooLarge: a store that takes only small batches
+// (etcd: 64 keys) gets a policy's flush in parts; the conflicts of some
+// parts are resolved while the others are saved, and nothing is lost.
+func TestConflictsInABatchTooLarge(t *testing.T) {
+	mem := memstore.New()
+	other := mem.Other()
+	for i := range 10 {
+		other.Set(fmt.Sprintf("memory/%d.md", i), []byte("base\n"))
+	}
+	var applies atomic.Int32
+	st := errorstore.Wrap(mem, func(op errorstore.Op, keys []string) error {
+		if op == errorstore.OpApply {
+			applies.Add(1)
+			if len(keys) > 3 {
+				return fmt.Errorf("test: %d keys: %w", len(keys), backend.ErrBatchTooLarge)
+			}
+		}
+		return nil
+	})
+	c, evs := policySession(t, st, session.KeepBoth, nil)
+	for i := range 9 {
+		if err := c.Set(fmt.Sprintf("memory/%d.md", i), []byte(fmt.Sprintf("ours %d\n", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Delete("memory/9.md"); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{2, 7, 9} {
+		other.Set(fmt.Sprintf("memory/%d.md", i), []byte(fmt.Sprintf("theirs %d\n", i)))
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatalf("Flush = %v", err)
+	}
+	all := stored(t, mem)
+	for i := range 10 {
+		key := fmt.Sprintf("memory/%d.md", i)
+		switch i {
+		case 2, 7:
+			cs := conflictCopies(all, key)
+			if all[key] != fmt.Sprintf("theirs %d\n", i) || len(cs) != 1 || all[cs[0]] != fmt.Sprintf("ours %d\n", i) {
+				t.Errorf("%s = %q, copies %v; want theirs under the name and ours beside", key, all[key], cs)
+			}
+		case 9:
+			if all[key] != "theirs 9\n" {
+				t.Errorf("%s = %q, want theirs back", key, all[key])
+			}
+		default:
+			if all[key] != fmt.Sprintf("ours %d\n", i) {
+				t.Errorf("%s = %q, want ours", key, all[key])
+			}
+		}
+		if c.Dirty(key) {
+			t.Errorf("%s still dirty", key)
+		}
+	}
+	n := 0
+	for _, e := range *evs {
+		if e.Op == session.EventConflict {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d conflict events, want 3: %+v", n, *evs)
+	}
+	if applies.Load() < 4 {
+		t.Errorf("%d applies: the batch was never cut", applies.Load())
+	}
+}
