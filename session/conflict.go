@@ -194,23 +194,22 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 			r.outcome = OutcomeDeleted
 			break
 		}
-		if !theirs.Info.Mode.IsRegular() {
-			// A directory, symlink or special file: indexed at the
-			// next mount; the session deletes nothing of it.
-			delete(c.removed, key)
-			delete(c.gone, key)
-			delete(c.bases, key)
-			r.outcome = OutcomeRestored
-			break
+		r.outcome = OutcomeRestored
+		if theirs.Info.Mode.IsRegular() {
+			_, err := c.loadCleanLocked(theirs)
+			if err == nil {
+				delete(c.gone, key)
+				r.created = true
+				break
+			}
+			c.log.Error("flush: conflict: the other writer's version cannot take its key in the session; left in the store", "key", key, "err", err)
 		}
-		if _, err := c.loadCleanLocked(theirs); err != nil {
-			c.log.Error("flush: conflict: the other writer's version cannot take its key in the session; deleted", "key", key, "err", err)
-			c.bases[key] = v
-			r.outcome = OutcomeDeleted
-			break
-		}
+		// A directory, symlink or special file (indexed at the next
+		// mount), or a file the session cannot show: the session
+		// deletes nothing of it.
+		delete(c.removed, key)
 		delete(c.gone, key)
-		r.outcome, r.created = OutcomeRestored, true
+		delete(c.bases, key)
 	case !have || f.gen == 0:
 		return r, false // no longer ours to save
 	case f.link != nil && len(f.link.names) > 1:
