@@ -191,7 +191,12 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 			saved(ctx, es, deleted)
 		}
 	}
-	f.c = session.NewContext(ss, so)
+	// New refuses a conflict policy (Session.OnConflict) the store cannot
+	// carry out.
+	if f.c, err = session.New(ss, so); err != nil {
+		f.release()
+		return nil, fmt.Errorf("open %s: %w", opts.Name, err)
+	}
 	if err := f.c.Bootstrap(ctx, opts.Bootstrap...); err != nil {
 		f.release()
 		return nil, fmt.Errorf("index store %s: %w", opts.Name, err)
@@ -486,6 +491,9 @@ func eventSink(l *eventlog.Log, id string) func(context.Context, []session.Event
 		for i, e := range evs {
 			out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256,
 				Writer: e.Writer, Session: id}
+			if e.Op == session.EventConflict {
+				out[i].Conflict = &eventlog.Conflict{Policy: e.Policy, Outcome: e.Outcome, Copy: e.CopyKey}
+			}
 		}
 		_, err := l.Append(ctx, out)
 		return err

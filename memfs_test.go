@@ -557,3 +557,95 @@ func TestPeersInStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Keep-both through a mount: another writer changes a file while a process
+// has it open and written; fsync resolves the conflict, the name shows
+// theirs, and the open descriptor goes on writing to ours, which is kept
+// under the agent's conflict key. user.memfs.rev is the store's revision,
+// and read-only.
+func TestKeepBothThroughTheMount(t *testing.T) {
+	needFUSE(t)
+	const key = "memory/n.md"
+	mem := memstore.New()
+	other := mem.Other()
+	if err := other.Set(key, []byte("base\n")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := memfs.Open(context.Background(), mem, memfs.Options{
+		JournalPath: filepath.Join(t.TempDir(), "journal"),
+		Bootstrap:   []string{"memory/"},
+		Session:     session.Options{OnConflict: session.KeepBoth, Agent: "me"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mnt := t.TempDir()
+	s := serve(t, f, mnt, memfs.MountOptions{})
+	fd, err := os.OpenFile(filepath.Join(mnt, key), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	if _, err := fd.WriteAt([]byte("ours\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Set(key, []byte("theirs\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := fd.Sync(); err != nil {
+		t.Fatalf("fsync = %v", err)
+	}
+	if _, err := fd.WriteAt([]byte("more\n"), 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := fd.Sync(); err != nil {
+		t.Fatalf("second fsync = %v", err)
+	}
+	list, err := mem.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copyKey string
+	for _, e := range list {
+		if strings.HasPrefix(e.Key, "memory/n.conflict-me-") {
+			copyKey = e.Key
+		}
+	}
+	if copyKey == "" {
+		t.Fatalf("no conflict copy of ours in the store: %v", list)
+	}
+	for k, want := range map[string]string{key: "theirs\n", copyKey: "ours\nmore\n"} {
+		got, err := mem.Load(t.Context(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got[0].Value) != want {
+			t.Errorf("store %s = %q; want %q", k, got[0].Value, want)
+		}
+		// The kernel drops its name of the moved node when the entry
+		// notification, sent from a queue, reaches it: until then an
+		// open of the name finds the old node and fails (ENOENT).
+		var b []byte
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if b, err = os.ReadFile(filepath.Join(mnt, k)); (err == nil && string(b) == want) || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil || string(b) != want {
+			t.Errorf("mount %s = %q, %v; want %q", k, b, err, want)
+		}
+	}
+	buf := make([]byte, 32)
+	n, err := unix.Getxattr(filepath.Join(mnt, key), "user.memfs.rev", buf)
+	if err != nil || n == 0 {
+		t.Errorf("getxattr user.memfs.rev = %q, %v; want the store's revision", buf[:max(n, 0)], err)
+	}
+	if err := unix.Setxattr(filepath.Join(mnt, key), "user.memfs.rev", []byte("1"), 0); err != syscall.EPERM {
+		t.Errorf("setxattr user.memfs.rev = %v, want EPERM", err)
+	}
+	fd.Close()
+	s.stop(t)
+	if err := f.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

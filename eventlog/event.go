@@ -35,6 +35,10 @@ const (
 	OpDelete = "delete" // a key was removed
 	OpRename = "rename" // OldKey was renamed to Key
 	OpAttr   = "attr"   // attributes (mode, owner, xattrs) changed, value unchanged
+	// OpConflict: another writer changed Key since the session read it,
+	// and the session's conflict policy resolved it (Conflict says how;
+	// Size and SHA256 are of the other writer's value).
+	OpConflict = "conflict"
 	// OpBreak records damage that Open found in the log's own records
 	// (see Break). Only the log writes it: Append refuses it from callers.
 	OpBreak = "break"
@@ -45,7 +49,7 @@ const (
 type Event struct {
 	Seq     uint64          `json:"seq"`               // 1, 2, 3 ... no gaps
 	Time    time.Time       `json:"time"`              // UTC; non-decreasing in seq order
-	Op      string          `json:"op"`                // OpWrite, OpDelete, OpRename or OpAttr
+	Op      string          `json:"op"`                // OpWrite, OpDelete, OpRename, OpAttr or OpConflict
 	Key     string          `json:"key"`               // the key changed (the new name for a rename)
 	OldKey  string          `json:"old_key,omitempty"` // the old name, for a rename
 	Size    int64           `json:"size"`              // the value's size after the change
@@ -53,7 +57,10 @@ type Event struct {
 	Writer  meta.WriterInfo `json:"writer"`            // who made the change
 	Session string          `json:"session"`           // the mount session's id
 	Break   *Break          `json:"break,omitempty"`   // for OpBreak: the damage; nil for every other op
-	Prev    string          `json:"prev"`              // hex SHA-256 of the previous event's line; "" for seq 1
+	// Conflict is, for OpConflict, how the conflict was resolved; nil for
+	// every other op.
+	Conflict *Conflict `json:"conflict,omitempty"`
+	Prev     string    `json:"prev"` // hex SHA-256 of the previous event's line; "" for seq 1
 }
 
 // Break is what an OpBreak event records: a record of the log that Open
@@ -99,7 +106,7 @@ const (
 
 func validOp(op string) bool {
 	switch op {
-	case OpWrite, OpDelete, OpRename, OpAttr:
+	case OpWrite, OpDelete, OpRename, OpAttr, OpConflict:
 		return true
 	}
 	return false
@@ -178,4 +185,11 @@ func splitLines(data []byte) (lines [][]byte, torn int) {
 		data = data[i+1:]
 	}
 	return lines, 0
+}
+
+// Conflict is what an OpConflict event records.
+type Conflict struct {
+	Policy  string `json:"policy"`         // keep-both, merge, last-writer-wins
+	Outcome string `json:"outcome"`        // kept-both, merged, overwritten, restored, deleted, kept-beside
+	Copy    string `json:"copy,omitempty"` // the key of the conflict copy, if any
 }

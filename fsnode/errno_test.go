@@ -65,6 +65,7 @@ func TestSyncErrno(t *testing.T) {
 		{"full disk", flush(&fs.PathError{Op: "save", Path: "memory/a.md", Err: syscall.ENOSPC}), syscall.ENOSPC},
 		{"quota", flush(syscall.EDQUOT), syscall.EDQUOT},
 		{"journal truncate", fmt.Errorf("session: flush: journal truncate: %w", fs.ErrPermission), syscall.EIO},
+		{"store unavailable", flush(fmt.Errorf("etcdstore: apply: %w", backend.ErrUnavailable)), syscall.EIO},
 		{"interrupted", fmt.Errorf("session: flush: %w", context.Canceled), syscall.EINTR},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

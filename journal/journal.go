@@ -83,6 +83,11 @@ type Record struct {
 	// Append says that each entry's Value is bytes appended to the key's
 	// value (created with the entry's Info if missing), not the value.
 	Append bool
+	// Bases maps keys of Entries and Removed to the store's version the
+	// change was made on (the zero Version: the key was absent), for a
+	// session that states it at its flush (a shared store's conflict
+	// policy); nil for none. Records written before it have none.
+	Bases map[string]backend.Version
 }
 
 // Journal is an open journal file. It is safe for concurrent use.
@@ -453,6 +458,9 @@ func (j *Journal) rewriteFrameLocked(i int, key string) error {
 			return fmt.Errorf("journal: scrub: frame at %d unreadable", fr.off)
 		}
 		r.Entries = slices.DeleteFunc(r.Entries, func(e backend.Entry) bool { return e.Key == key })
+		if !slices.Contains(r.Removed, key) {
+			delete(r.Bases, key)
+		}
 	}
 	payload := encode(r)
 	pad := len(buf) - header - len(payload) - 5
@@ -717,8 +725,9 @@ func encode(r Record) []byte {
 	// 'X': extended attributes, entry by entry. 'A': Append. 'M': the
 	// node's whole metadata, entry by entry (st_mode, atime, ctime, rdev,
 	// hard-link group), which the fixed fields (permissions, mtime) do not
-	// hold. 'P': padding (u32 length, zeros), always last, written by a
-	// scrub.
+	// hold. 'B': the base versions (Record.Bases): u32 count, then per
+	// key, sorted, the key and u64 size, mtime and revision. 'P':
+	// padding (u32 length, zeros), always last, written by a scrub.
 	if r.Append {
 		b = append(b, 'A')
 	}
@@ -741,6 +750,17 @@ func encode(r Record) []byte {
 				b = appendBytes(b, []byte(n))
 				b = appendBytes(b, e.Info.XAttrs[n])
 			}
+		}
+	}
+	if len(r.Bases) > 0 {
+		b = append(b, 'B')
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Bases)))
+		for _, k := range slices.Sorted(maps.Keys(r.Bases)) {
+			v := r.Bases[k]
+			b = appendBytes(b, []byte(k))
+			b = binary.LittleEndian.AppendUint64(b, uint64(v.Size))
+			b = binary.LittleEndian.AppendUint64(b, uint64(v.MTime))
+			b = binary.LittleEndian.AppendUint64(b, uint64(v.Rev))
 		}
 	}
 	return b
@@ -851,6 +871,20 @@ func decode(b []byte) (Record, error) {
 				e.Info.CTime = r.time()
 				e.Info.Rdev = r.u64()
 				e.Info.Link = string(r.bytes())
+			}
+			continue
+		case 'B':
+			n := int(r.u32())
+			if r.err == nil && n > len(r.b) {
+				r.err = errCorrupt // each base takes more than a byte
+			}
+			for i := 0; i < n && r.err == nil; i++ {
+				k := string(r.bytes())
+				v := backend.Version{Size: int64(r.u64()), MTime: int64(r.u64()), Rev: int64(r.u64())}
+				if rec.Bases == nil {
+					rec.Bases = make(map[string]backend.Version, n)
+				}
+				rec.Bases[k] = v
 			}
 			continue
 		case 'X':

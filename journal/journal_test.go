@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -443,5 +444,46 @@ func TestNodeMetadataRoundTrip(t *testing.T) {
 		if g.Mode != w.Info.Mode || !g.ATime.Equal(w.Info.ATime) || !g.CTime.Equal(w.Info.CTime) || g.Rdev != w.Info.Rdev || g.Link != w.Info.Link || string(e.Value) != string(w.Value) {
 			t.Errorf("%s: got %+v, want %+v", e.Key, g, w.Info)
 		}
+	}
+}
+
+// TestBasesRoundTrip: the base versions a record carries (a shared store's
+// conflict policy) come back, records without them come back without,
+// and a scrub of one entry keeps the bases of the rest.
+func TestBasesRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, _ := open(t, path)
+	withBases := rec(1, "memory/a.md", "alpha", "memory/gone.md")
+	withBases.Entries = append(withBases.Entries, rec(1, "memory/b.md", "beta").Entries...)
+	withBases.Bases = map[string]backend.Version{
+		"memory/a.md":    {Size: 3, MTime: 1700000000000000042, Rev: 17},
+		"memory/b.md":    {}, // created: absent
+		"memory/gone.md": {Size: 1, MTime: 5, Rev: 9},
+	}
+	for _, r := range []journal.Record{withBases, rec(2, "memory/c.md", "gamma")} {
+		if err := j.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	j, recs := open(t, path)
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2", len(recs))
+	}
+	if got := recs[0].Bases; !maps.Equal(got, withBases.Bases) {
+		t.Errorf("bases = %v, want %v", got, withBases.Bases)
+	}
+	if recs[1].Bases != nil {
+		t.Errorf("a record without bases came back with %v", recs[1].Bases)
+	}
+	// A whole value of memory/b.md later scrubs it from the first record.
+	if err := j.Append(rec(3, "memory/b.md", "beta2")); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	_, recs = open(t, path)
+	want := map[string]backend.Version{"memory/a.md": withBases.Bases["memory/a.md"], "memory/gone.md": withBases.Bases["memory/gone.md"]}
+	if got := recs[0].Bases; !maps.Equal(got, want) {
+		t.Errorf("after a scrub, bases = %v, want %v", got, want)
 	}
 }

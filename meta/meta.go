@@ -37,6 +37,10 @@ const (
 	// "description"} of its front matter, kept at each flush so that an
 	// index of skills needs no skill's value.
 	Skill = Prefix + "skill"
+	// Rev is read-only and never stored: the decimal store revision of a
+	// clean file's content on a store that numbers its writes
+	// (backend.Info.Rev); absent while the file has unflushed changes.
+	Rev = Prefix + "rev"
 )
 
 // MaxAgentLen is the longest agent id (in user.memfs.agent and --agent).
@@ -49,7 +53,9 @@ var ErrInvalid = errors.New("invalid memfs attribute")
 var ErrReadOnly = errors.New("attribute is maintained by memfs")
 
 // ReadOnly reports whether name is an attribute only memfs may write.
-func ReadOnly(name string) bool { return name == Created || name == Writer || name == Skill }
+func ReadOnly(name string) bool {
+	return name == Created || name == Writer || name == Skill || name == Rev
+}
 
 // Validate checks a value written to name by a user. Names outside
 // user.memfs. are not memfs's business and always pass; unknown names under
@@ -60,7 +66,7 @@ func Validate(name string, value []byte) error {
 	}
 	v := string(value)
 	switch name {
-	case Created, Writer, Skill:
+	case Created, Writer, Skill, Rev:
 		return fmt.Errorf("%w: %s", ErrReadOnly, name)
 	case Tags:
 		_, err := ParseTags(v)
@@ -77,7 +83,7 @@ func Validate(name string, value []byte) error {
 	case Agent:
 		return ValidateAgent(v)
 	}
-	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent; created, writer and skill are read-only)", ErrInvalid, name)
+	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent; created, writer, skill and rev are read-only)", ErrInvalid, name)
 }
 
 // ParseTags splits a tags value: comma-separated, spaces around a tag

@@ -102,6 +102,23 @@
 // announcer's fallback ([Context.ApplyAnnounced]) each take it whole, so
 // an announcement is carried out once, by one of them.
 //
+// # Shared stores and conflicts
+//
+// Several mounts may share one store (etcd). A flush states the version
+// each save replaces and each delete removes (the version a file was
+// loaded from or last saved as, with the store's revision: Info.Rev);
+// what another writer changed since is a conflict. Options.OnConflict
+// chooses what happens: KeepBeside (the zero value) leaves it to the
+// store, which keeps the other version beside the key; KeepBoth, Merge
+// and LastWriterWins make the flush fail on a conflict without writing
+// anything (Batch.FailOnConflict), resolve each conflicting key in the
+// session and flush again, a bounded number of rounds (conflict.go). The
+// version a change was made on is journaled with it (journal.Record.Bases),
+// so a change replayed after a crash still meets the conflict. A clean
+// file shows the store's revision as user.memfs.rev. A store that cannot
+// be reached (backend.ErrUnavailable) fails the whole flush: everything
+// stays dirty and journaled, and fsync reports EIO at the mount.
+//
 // # Example
 //
 //	c := session.NewContext(store, session.Options{})

@@ -17,6 +17,11 @@ const (
 	EventDelete = "delete" // the key was removed
 	EventRename = "rename" // the value moved from OldKey to Key
 	EventAttr   = "attr"   // only metadata changed: mode, owner, times, attributes
+	// EventConflict: another writer changed Key since the session read
+	// it, and Options.OnConflict resolved it (Policy, Outcome; CopyKey
+	// is the conflict copy, if any). Size and SHA256 are of the other
+	// writer's value.
+	EventConflict = "conflict"
 )
 
 // Event is one change that reached the store in a Flush.
@@ -27,7 +32,12 @@ type Event struct {
 	Size   int64  // of the stored value; 0 for EventDelete
 	SHA256 string // hex SHA-256 of the stored value; "" for EventDelete
 	Writer meta.WriterInfo
-	gen    uint64 // order of the change in the session
+	// For EventConflict: the policy's name, its outcome (Outcome...)
+	// and the key of the conflict copy, "" for none.
+	Policy  string
+	Outcome string
+	CopyKey string
+	gen     uint64 // order of the change in the session
 }
 
 // snap is one dirty file as a Flush took it.

@@ -144,7 +144,9 @@ func ConflictKey(key string, t time.Time) string { return backend.ConflictKey(ke
 // it, the session's value of e.Key: clean (the store has it), loaded, and
 // with the kernel told (OpContent). When the key is dirty it is a
 // conflict: the session keeps its value and e is stored beside it under
-// ConflictKey, which ApplyExternal returns. e should come from Ingest; it
+// ConflictKey, which ApplyExternal returns; under a conflict policy
+// (Options.OnConflict) the session's value stays and nothing else happens:
+// the next flush meets the conflict and resolves it. e should come from Ingest; it
 // is sealed again here (a no-op then), so that no secret stays in memory
 // even if it did not, and a name with a secret is refused.
 func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
@@ -159,6 +161,14 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 		return "", err
 	}
 	c.mu.Lock()
+	if f, ok := c.files[e.Key]; ok && f.gen != 0 && c.opts.OnConflict != KeepBeside {
+		// Under a conflict policy the flush decides: it still expects
+		// the version ours was made on, meets theirs, and resolves.
+		c.mu.Unlock()
+		c.log.Info("external change of a key with unflushed changes; the next flush resolves it by the conflict policy",
+			"key", e.Key, "policy", c.opts.OnConflict.String())
+		return "", nil
+	}
 	if f, ok := c.files[e.Key]; ok && f.gen != 0 {
 		// The store's version is the external one now, kept beside the
 		// key as a conflict copy: the next flush replaces it knowingly.
@@ -199,6 +209,7 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	f.base = backend.VersionOf(e.Info)
 	delete(c.bases, e.Key)
 	delete(c.dirty, f)
+	c.keepMergeBaseLocked(f, f.shareRLocked())
 	c.addWrittenLocked(e.Key, stamp{size: f.size, mtime: f.mtime})
 	c.mu.Unlock()
 	c.emitWritten(e.Key, created, OriginExternal)

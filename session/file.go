@@ -120,7 +120,7 @@ func (h *File) Stat() Stat {
 func (h *File) Version() uint64 {
 	h.c.mu.RLock()
 	defer h.c.mu.RUnlock()
-	return h.f.ver
+	return uint64(h.f.ver)
 }
 
 // ReadAt reads from the cached value at off, as io.ReaderAt does.

@@ -40,13 +40,30 @@ type FlushStatus struct {
 // sent. Changes that
 // land while Flush runs stay dirty for the next Flush. On failure everything
 // stays dirty and the error is returned.
+//
+// Under a conflict policy (Options.OnConflict) a flush that meets another
+// writer's changes resolves them and goes round again (see conflict.go).
 func (c *Context) Flush(ctx context.Context) error {
 	if c.opts.ReadOnly {
 		return nil // replayed changes stay in memory (and in the journal)
 	}
+	if c.policyErr != nil {
+		return c.policyErr
+	}
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
+	if c.opts.OnConflict != KeepBeside {
+		return c.flushPolicy(ctx)
+	}
+	return c.flushOnce(ctx, false)
+}
 
+// flushOnce is one flush. With strict (a conflict policy's round), every
+// save and delete states the version it replaces and the store writes
+// nothing when one does not match: flushOnce then returns the
+// *backend.ConflictError as it is, and everything stays dirty. The caller
+// holds flushMu.
+func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	c.mu.Lock()
 	through := c.gen
 	var saved []snap
@@ -120,10 +137,25 @@ func (c *Context) Flush(ctx context.Context) error {
 	gone := maps.Clone(c.gone)
 	removedGen := make(map[string]uint64, len(c.removed))
 	var removed []string
+	var delExpect map[string]backend.Version
+	if strict {
+		delExpect = make(map[string]backend.Version)
+	}
 	for k, g := range c.removed {
 		removedGen[k] = g
 		if !c.Local(k) {
 			removed = append(removed, k)
+			if !strict {
+				continue
+			}
+			// The version the delete removes: the copy of a file removed
+			// there, or of one renamed away from there. A key of neither
+			// (a directory) is deleted whatever it holds.
+			if v, ok := c.bases[k]; ok {
+				delExpect[k] = v
+			} else if v, ok := moved[k]; ok {
+				delExpect[k] = v
+			}
 		}
 	}
 	c.mu.Unlock()
@@ -139,9 +171,15 @@ func (c *Context) Flush(ctx context.Context) error {
 	c.mu.Unlock()
 	c.sealEntries(dentries, true) // their attributes
 	c.sealEntries(dlate, true)
-	failed, dfailed := c.saveAndDelete(ctx, entries, saved, removed, dentries, dlate)
+	failed, dfailed, kept, err := c.saveAndDelete(ctx, entries, saved, removed, delExpect, dentries, dlate)
+	if err != nil {
+		return err // a conflict: nothing was written
+	}
 
 	c.mu.Lock()
+	if c.opts.OnConflict != KeepBeside {
+		c.keptBesideEventsLocked(kept)
+	}
 	c.stats.flushes++
 	c.stats.last = c.now()
 	c.stats.lastErr = nil
@@ -199,6 +237,7 @@ func (c *Context) Flush(ctx context.Context) error {
 		if s.f.key != "" {
 			s.f.from = entries[i].Key // what the store now holds of it
 			s.f.base = backend.VersionOf(entries[i].Info)
+			c.keepMergeBaseLocked(s.f, entries[i].Value)
 		}
 		delete(c.bases, entries[i].Key)
 		if s.f.key == entries[i].Key {
@@ -234,8 +273,10 @@ func (c *Context) Flush(ctx context.Context) error {
 			delete(c.gone, k)
 		}
 	}
+	conflictEvs := c.conflicts
+	c.conflicts = nil
 	c.mu.Unlock()
-	c.sendEvents(ctx, c.events(saved, entries, removed, removedGen, gone))
+	c.sendEvents(ctx, append(conflictEvs, c.events(saved, entries, removed, removedGen, gone)...))
 	if c.opts.Saved != nil && (len(entries) > 0 || len(removed) > 0) {
 		c.opts.Saved(ctx, entries, removed)
 	}
@@ -416,6 +457,7 @@ func (c *Context) Replay(records []journal.Record) error {
 				if err := c.replayAppend(e); err != nil {
 					return err
 				}
+				c.replayBase(r, e.Key, false)
 				continue
 			}
 			// A whole record is replayed whatever the store holds: the
@@ -431,6 +473,7 @@ func (c *Context) Replay(records []journal.Record) error {
 					return err
 				}
 			}
+			c.replayBase(r, e.Key, false)
 		}
 		// Children before their directories.
 		removed := slices.Clone(r.Removed)
@@ -449,9 +492,35 @@ func (c *Context) Replay(records []journal.Record) error {
 			if err != nil && !isNotExist(err) {
 				return err
 			}
+			c.replayBase(r, k, true)
 		}
 	}
 	return nil
+}
+
+// replayBase makes the version record r says the change of key was made on
+// (journal.Record.Bases) what the next flush expects of key, under a
+// conflict policy: another writer's change since is then met as a
+// conflict, and resolved, rather than overwritten. removed: key was
+// removed (its delete expects the version). The store's value the session
+// holds now is no merge base for the replayed change.
+func (c *Context) replayBase(r journal.Record, key string, removed bool) {
+	v, ok := r.Bases[key]
+	if !ok || c.opts.OnConflict == KeepBeside {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if removed {
+		if _, gone := c.removed[key]; gone {
+			c.bases[key] = v
+		}
+		return
+	}
+	if f, ok := c.files[key]; ok && f.gen != 0 {
+		c.setExpectLocked(f, key, v)
+		delete(c.mergeBase, f)
+	}
 }
 
 // moveAsideBlocking renames the nearest ancestor of key that is not a

@@ -190,10 +190,43 @@ func (c *Context) firstSighting(src []byte, f redact.Finding) bool {
 // under a symlinked directory, a value past a size limit) never keeps the
 // others from the store. A key a refused entry was renamed from is not
 // deleted: the store keeps its last copy.
-func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string, dirs, touched []backend.Entry) (failed, dfailed map[string]error) {
+//
+// With delExpect non-nil (a conflict policy's round: see conflict.go) the
+// Apply fails on a conflict (Batch.FailOnConflict), each delete expecting
+// its version in delExpect, and saveAndDelete returns the
+// *backend.ConflictError, having written nothing. A store that cannot be
+// reached (backend.ErrUnavailable) fails every entry at once, without the
+// one-by-one tries. kept maps the keys whose other version the store kept
+// beside (the keep-beside rule) to that copy's key.
+func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string, delExpect map[string]backend.Version,
+	dirs, touched []backend.Entry) (failed, dfailed map[string]error, kept map[string]string, err error) {
 	failed = make(map[string]error)
-	if b, ok := c.store.(backend.Batcher); ok && c.applyBatch(ctx, b, entries, saved, removed, dirs, touched) {
-		return failed, make(map[string]error)
+	dfailed = make(map[string]error)
+	kept = make(map[string]string)
+	if b, ok := c.store.(backend.Batcher); ok {
+		done, err := c.applyBatch(ctx, b, entries, saved, removed, delExpect, dirs, touched, kept)
+		if errors.Is(err, backend.ErrConflict) {
+			return nil, nil, nil, err
+		}
+		if errors.Is(err, backend.ErrUnavailable) {
+			for _, e := range entries {
+				failed[e.Key] = err
+			}
+			for _, k := range removed {
+				failed[k] = err
+			}
+			for _, e := range dirs {
+				dfailed[e.Key] = err
+			}
+			return failed, dfailed, kept, nil
+		}
+		if done {
+			return failed, dfailed, kept, nil
+		}
+		if errors.Is(err, backend.ErrBatchTooLarge) && delExpect != nil {
+			c.applyParts(ctx, b, entries, saved, removed, delExpect, dirs, failed, dfailed, kept)
+			return failed, dfailed, kept, nil
+		}
 	}
 	// Directories first, parents before children, so that the files and
 	// directories under them have a place; a directory whose place a
@@ -225,11 +258,11 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	}
 	var later [][2]int // units refused while a removed directory held their place
 	if len(entries) > 0 {
-		if err := c.save(ctx, entries, saved); err != nil {
+		if err := c.save(ctx, entries, saved, kept); err != nil {
 			for _, u := range units {
 				err := err
 				if len(units) > 1 {
-					err = c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]])
+					err = c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]], kept)
 				}
 				if err != nil {
 					for i := u[0]; i < u[1]; i++ {
@@ -269,7 +302,7 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	}
 	if len(later) > 0 && len(del) > 0 {
 		for _, u := range later {
-			if err := c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]]); err == nil {
+			if err := c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]], kept); err == nil {
 				for i := u[0]; i < u[1]; i++ {
 					delete(failed, entries[i].Key)
 				}
@@ -278,7 +311,6 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	}
 	// Directories again: a store that keeps real directories moved
 	// their mtimes while it wrote the files in them.
-	dfailed = make(map[string]error)
 	if len(dirs) > 0 {
 		c.saveEach(ctx, dirs, dfailed)
 	}
@@ -288,7 +320,7 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 			c.log.Debug("flush: directories' times not saved again", "err", err)
 		}
 	}
-	return failed, dfailed
+	return failed, dfailed, kept, nil
 }
 
 // applyBatch sends the whole flush to b in one Apply (see saveAndDelete) and
@@ -297,9 +329,16 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 // as with Save), each save states the version it replaces when the store
 // is Versioned, and a removed key saved again (a directory made where a
 // node was removed) is saved in place rather than deleted.
-func (c *Context) applyBatch(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string, dirs, touched []backend.Entry) bool {
+//
+// It returns an error when the flush must not go on one entry at a time
+// as a store without batches does: a conflict under FailOnConflict
+// (delExpect non-nil), a store that cannot be reached, or a batch larger
+// than the store takes (which a policy's flush applies in parts:
+// applyParts).
+func (c *Context) applyBatch(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
+	delExpect map[string]backend.Version, dirs, touched []backend.Entry, kept map[string]string) (bool, error) {
 	if len(entries)+len(removed)+len(dirs) == 0 {
-		return true
+		return true, nil
 	}
 	saves := make([]backend.Entry, 0, len(dirs)+len(entries)+len(touched))
 	saves = append(append(append(saves, dirs...), entries...), touched...)
@@ -318,21 +357,40 @@ func (c *Context) applyBatch(ctx context.Context, b backend.Batcher, entries []b
 	for _, k := range removed {
 		if !inSaves[k] {
 			batch.Deletes = append(batch.Deletes, k)
+			if v, ok := delExpect[k]; ok {
+				if batch.ExpectDeleted == nil {
+					batch.ExpectDeleted = make(map[string]backend.Version)
+				}
+				batch.ExpectDeleted[k] = v
+			}
 		}
 	}
+	batch.FailOnConflict = delExpect != nil
 	conflicts, err := b.Apply(ctx, batch)
+	if errors.Is(err, backend.ErrConflict) && batch.FailOnConflict {
+		return false, err
+	}
+	if errors.Is(err, backend.ErrUnavailable) {
+		c.log.Warn("flush: the store cannot be reached; everything stays dirty", "err", err)
+		return false, err
+	}
 	if errors.Is(err, backend.ErrBatchTooLarge) {
 		c.log.Info("flush: more than the store takes in one atomic batch; saved in parts (a crash in between can leave a renamed file under both names)",
 			"saves", len(saves), "deletes", len(batch.Deletes), "err", err)
-		return false
+		return false, err
 	}
 	if err != nil {
 		c.log.Warn("flush: the store refused the flush as one batch; trying its entries one by one to find what it refuses",
 			"saves", len(saves), "deletes", len(batch.Deletes), "err", err)
-		return false
+		return false, nil
+	}
+	for i := range entries {
+		// The revision the store wrote into its copy of the batch.
+		entries[i].Info.Rev = saves[len(dirs)+i].Info.Rev
 	}
 	logConflicts(c.log, conflicts)
-	return true
+	maps.Copy(kept, conflicts)
+	return true, nil
 }
 
 // logConflicts logs the conflicts of a conditional save: another writer's
@@ -360,7 +418,7 @@ func (c *Context) saveEach(ctx context.Context, entries []backend.Entry, failed 
 // save saves entries, stating the versions they replace when the store
 // can check them: another writer's version found in their place is kept
 // beside it (backend.Versioned), logged, never overwritten unseen.
-func (c *Context) save(ctx context.Context, entries []backend.Entry, saved []snap) error {
+func (c *Context) save(ctx context.Context, entries []backend.Entry, saved []snap, kept map[string]string) error {
 	cs, ok := c.store.(backend.Versioned)
 	if !ok {
 		return c.store.Save(ctx, entries...)
@@ -371,6 +429,7 @@ func (c *Context) save(ctx context.Context, entries []backend.Entry, saved []sna
 	}
 	conflicts, err := cs.SaveIf(ctx, entries, expect)
 	logConflicts(c.log, conflicts)
+	maps.Copy(kept, conflicts)
 	return err
 }
 
@@ -438,6 +497,9 @@ func (c *Context) journal(gen uint64, entries []backend.Entry, removed []string)
 }
 
 func (c *Context) appendRecord(r journal.Record) error {
+	if c.opts.OnConflict != KeepBeside {
+		r.Bases = c.recordBases(r)
+	}
 	if err := c.opts.Journal.Append(r); err != nil {
 		c.log.Error("journal append failed", "err", err)
 		return wrapf("journal: %w", err)
@@ -477,4 +539,134 @@ func (c *Context) journalAppend(gen uint64, e backend.Entry, base int) (ok bool,
 		e.Info, e.Value = sealed.Info, after[len(before):]
 	}
 	return true, c.appendRecord(journal.Record{Gen: gen, Entries: []backend.Entry{e}, Append: true})
+}
+
+// recordBases is what a journal record of r's keys carries under a
+// conflict policy: the store's version each change was made on, which a
+// flush after a crash must still expect (see Replay), so that another
+// writer's change made meanwhile is a conflict, not overwritten.
+func (c *Context) recordBases(r journal.Record) map[string]backend.Version {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	bases := make(map[string]backend.Version, len(r.Entries)+len(r.Removed))
+	for _, e := range r.Entries {
+		if f, ok := c.files[e.Key]; ok {
+			bases[e.Key] = c.expectLocked(f, nil)
+		}
+	}
+	for _, k := range r.Removed {
+		if v, ok := c.bases[k]; ok {
+			bases[k] = v
+		}
+	}
+	return bases
+}
+
+// applyParts is a conflict policy's flush of a batch larger than the
+// store applies at once: it is cut in halves, again and again, until each
+// part is taken, each part applied with FailOnConflict. A part that meets
+// a conflict writes nothing, and its keys are failed with the
+// *backend.ConflictError, so that they stay dirty while the parts the
+// store took are committed; the policy resolves the conflict and the next
+// round sends the rest. A part of one entry the store still refuses goes
+// the way of a store without batches (SaveIf: theirs kept beside). Each
+// unit keeps together the names of a node with hard links, and a
+// renamed file's save with the delete of its old key.
+func (c *Context) applyParts(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
+	delExpect map[string]backend.Version, dirs []backend.Entry, failed, dfailed map[string]error, kept map[string]string) {
+	type unit struct {
+		ents []int // indices into entries (and saved)
+		dels []string
+		dir  int // index into dirs, or -1
+	}
+	toDelete := make(map[string]bool, len(removed))
+	for _, k := range removed {
+		toDelete[k] = true
+	}
+	var units []unit
+	for i := 0; i < len(entries); {
+		u := unit{dir: -1}
+		j := i + 1
+		for j < len(entries) && saved[j].alias && saved[j].f == saved[i].f {
+			j++
+		}
+		for x := i; x < j; x++ {
+			u.ents = append(u.ents, x)
+		}
+		if from := saved[i].from; from != "" && toDelete[from] {
+			u.dels = append(u.dels, from)
+			delete(toDelete, from)
+		}
+		units = append(units, u)
+		i = j
+	}
+	for _, k := range removed {
+		if toDelete[k] {
+			units = append(units, unit{dels: []string{k}, dir: -1})
+		}
+	}
+	for i := range dirs {
+		units = append(units, unit{dir: i})
+	}
+	var apply func(us []unit)
+	apply = func(us []unit) {
+		var es []backend.Entry
+		var ss []snap
+		var idx []int
+		var dels []string
+		var ds []backend.Entry
+		for _, u := range us {
+			for _, i := range u.ents {
+				es = append(es, entries[i])
+				ss = append(ss, saved[i])
+				idx = append(idx, i)
+			}
+			dels = append(dels, u.dels...)
+			if u.dir >= 0 {
+				ds = append(ds, dirs[u.dir])
+			}
+		}
+		done, err := c.applyBatch(ctx, b, es, ss, dels, delExpect, ds, nil, kept)
+		if done {
+			for j, i := range idx {
+				entries[i].Info.Rev = es[j].Info.Rev
+			}
+			return
+		}
+		if errors.Is(err, backend.ErrBatchTooLarge) && len(us) > 1 {
+			apply(us[:len(us)/2])
+			apply(us[len(us)/2:])
+			return
+		}
+		if err == nil || errors.Is(err, backend.ErrBatchTooLarge) {
+			// One unit the store refuses in a batch: saved as a store
+			// without batches saves it.
+			if len(es) > 0 {
+				if err = c.save(ctx, es, ss, kept); err == nil {
+					for j, i := range idx {
+						entries[i].Info.Rev = es[j].Info.Rev
+					}
+				}
+			}
+			if err == nil && len(dels) > 0 {
+				err = c.store.Delete(ctx, dels...)
+			}
+			if err == nil && len(ds) > 0 {
+				err = c.store.Save(ctx, ds...)
+			}
+			if err == nil {
+				return
+			}
+		}
+		for _, e := range es {
+			failed[e.Key] = err
+		}
+		for _, k := range dels {
+			failed[k] = err
+		}
+		for _, e := range ds {
+			dfailed[e.Key] = err
+		}
+	}
+	apply(units)
 }

@@ -72,6 +72,21 @@ type Options struct {
 	// without the session's lock and must be safe for concurrent use.
 	// contextpack.SkillAttr derives user.memfs.skill. nil derives none.
 	Derived map[string]AttrFunc
+	// OnConflict is what a flush does when another writer changed a key
+	// since the session read it (see ConflictPolicy). The zero value,
+	// KeepBeside, leaves it to the store (the other writer's version
+	// kept beside the key); any other policy needs a store that is a
+	// backend.Batcher and a backend.Versioned (New checks; a Context
+	// made by NewContext fails every Flush otherwise), and makes every
+	// flush state the version each save and delete replaces
+	// (Batch.FailOnConflict) and resolve what it meets. Under Merge the
+	// session keeps the value each written regular file was loaded from
+	// (or last saved as) until the next flush: up to one more copy of
+	// every file written since its load.
+	OnConflict ConflictPolicy
+	// Agent names the copies the session keeps of its own versions under
+	// KeepBoth (backend.ConflictKeyBy); "" gives ConflictKey's names.
+	Agent string
 }
 
 // AttrFunc computes a derived attribute (see Options.Derived) of the file
@@ -97,7 +112,6 @@ type file struct {
 	link   *linkGroup  // the node's names when it has more than one
 	data   []byte      // the value when loaded; a symlink's target
 	gen    uint64      // generation of the latest unflushed change; 0 when clean
-	ver    uint64      // bumped when content changes by any path but a File write
 	xattrs xattrList   // replaced on change, never modified in place
 	// from is the key under which the store holds this file's last
 	// flushed version, "" if it holds none: a flush with from != key
@@ -113,7 +127,11 @@ type file struct {
 	// base is the version of the store's copy under from, as the session
 	// last saw it (listed, loaded, written or applied from outside): what
 	// a flush expects to replace when the store can check (Versioned).
-	base    backend.Version
+	base backend.Version
+	// ver is bumped when content changes by any path but a File write
+	// (32 bits: beside the flags it packs the record; a wrap after 2^32
+	// such changes costs at most one stale kernel cache reuse).
+	ver     uint32
 	loaded  bool
 	changed bool // the value changed since the last flush
 	jfull   bool
@@ -174,6 +192,13 @@ type Context struct {
 	// replaced in the session, until a flush deletes or saves them.
 	bases   map[string]backend.Version
 	pending []Event // events a failed Options.Events call left for the next flush
+	// conflicts are the conflict events of resolutions whose flush has
+	// not succeeded yet (a policy's; see conflict.go).
+	conflicts []Event
+	// mergeBase holds, under the Merge policy, the value the store held
+	// when each loaded regular file was read or last saved: the base of
+	// a three-way merge. Clean files share it with their value.
+	mergeBase map[*file][]byte
 	// creates and removes hold the external changes announced for the
 	// mount's helper process and not taken yet (announce.go).
 	creates map[string]announcedCreate
@@ -182,6 +207,8 @@ type Context struct {
 	// replaying lets Replay change a read-only Context: a crashed
 	// session's journal is shown by a read-only mount, never flushed.
 	replaying atomic.Bool
+
+	policyErr error // checkPolicy's verdict on Options.OnConflict; immutable
 
 	loggedMu sync.Mutex          // guards logged; never held with mu
 	logged   map[uint64]struct{} // hashes of the secrets already logged (logFindings)
@@ -251,6 +278,10 @@ func NewContext(store backend.Store, opts Options) *Context {
 		c.opts.DirMode = 0o755
 	}
 	c.dirs[""] = c.newDirLocked("", c.now().UnixNano())
+	c.policyErr = checkPolicy(store, opts.OnConflict)
+	if c.opts.OnConflict == Merge {
+		c.mergeBase = make(map[*file][]byte)
+	}
 	return c
 }
 
@@ -501,6 +532,7 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			f.size = int64(len(e.Value))
 			f.jlen, f.jfull = f.size, false // as the store holds it
 			f.base = backend.VersionOf(e.Info)
+			c.keepMergeBaseLocked(f, f.shareRLocked())
 		}
 		c.mu.Unlock()
 	}
@@ -716,7 +748,15 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 		c.gone[f.from] = by
 		c.bases[f.from] = f.base
 		f.from = ""
+	} else if c.opts.OnConflict != KeepBeside {
+		// Never stored by the session: the delete expects the key
+		// absent, so that it never removes what another writer saved
+		// there meanwhile (a conflict instead).
+		if _, ok := c.bases[key]; !ok {
+			c.bases[key] = backend.Version{}
+		}
 	}
+	delete(c.mergeBase, f)
 	if f.gen == 0 {
 		// The store holds this version until the next flush deletes it:
 		// seen again by an external watcher, it is no external change.

@@ -20,6 +20,10 @@ const (
 	OpMkdir   Op = "mkdir"   // a directory was made
 	OpRmdir   Op = "rmdir"   // a directory was removed
 	OpContent Op = "content" // the content changed behind any open handle (an external change, a reload)
+	// OpConflict: another writer changed Key since the session read it,
+	// and the conflict policy resolved it at a flush; OldKey is the
+	// conflict copy, if any (see Options.OnConflict).
+	OpConflict Op = "conflict"
 )
 
 // Origin says where a change came from.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/memfs/memfs/backend"
@@ -51,6 +54,14 @@ func (c *Context) GetXAttr(key, name string) ([]byte, error) {
 	if f, ok := c.files[key]; ok && f.mode.Type() != 0 {
 		return nil, pathErr("getxattr", key, ErrNoXAttr)
 	}
+	if name == meta.Rev {
+		if f, ok := c.files[key]; ok {
+			if rev, ok := f.revLocked(); ok {
+				return []byte(strconv.FormatInt(rev, 10)), nil
+			}
+		}
+		return nil, pathErr("getxattr", key, ErrNoXAttr)
+	}
 	v, ok := x.get(name)
 	if !ok {
 		return nil, pathErr("getxattr", key, ErrNoXAttr)
@@ -63,7 +74,11 @@ func (c *Context) ListXAttr(key string) ([]string, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if f, ok := c.files[key]; ok {
-		return f.xattrs.names(), nil
+		names := f.xattrs.names()
+		if _, ok := f.revLocked(); ok && f.mode.Type() == 0 {
+			names = slices.Insert(names, sort.SearchStrings(names, meta.Rev), meta.Rev)
+		}
+		return names, nil
 	}
 	if d, ok := c.dirs[key]; ok {
 		return d.xattrs.names(), nil
@@ -216,4 +231,14 @@ func (c *Context) setWriterLocked(f *file, w *meta.WriterInfo) {
 		return
 	}
 	f.xattrs = f.xattrs.with(meta.Writer, v)
+}
+
+// revLocked is user.memfs.rev of f: the store's revision of its content,
+// when f is clean, the store holds it under its key and numbers its
+// writes.
+func (f *file) revLocked() (int64, bool) {
+	if f.gen != 0 || f.key == "" || f.from != f.key || f.base.Rev == 0 {
+		return 0, false
+	}
+	return f.base.Rev, true
 }

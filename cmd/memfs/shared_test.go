@@ -48,18 +48,6 @@ func twoMounts(t *testing.T, store string, env []string, extra ...string) (a, b 
 	return a, b
 }
 
-// waitFor polls cond every 10 ms until it holds, failing the test after d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // writeSync writes path and fsyncs it: when it returns nil, the store has
 // the value.
 func writeSync(path string, data []byte) error {
@@ -103,7 +91,7 @@ func TestSharedVisibility(t *testing.T) {
 		if err := writeSync(filepath.Join(a.mnt, "memory", name), []byte(want)); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "B reads "+name, func() bool {
+		waitFor(t, "B reads "+name, 10*time.Second, func() bool {
 			got, err := os.ReadFile(filepath.Join(b.mnt, "memory", name))
 			return err == nil && string(got) == want
 		})
@@ -274,7 +262,7 @@ func TestSharedMarkdownSections(t *testing.T) {
 	if err := writeSync(filepath.Join(a.mnt, note), []byte(base)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "B reads the note", func() bool {
+	waitFor(t, "B reads the note", 10*time.Second, func() bool {
 		got, err := os.ReadFile(filepath.Join(b.mnt, note))
 		return err == nil && string(got) == base
 	})
@@ -294,7 +282,7 @@ func TestSharedMarkdownSections(t *testing.T) {
 	fsyncPath(t, filepath.Join(b.mnt, note))
 	want := strings.Replace(fromA, "nothing yet\n", "bob was here\n", 1)
 	for _, m := range []*memfsProc{a, b} {
-		waitFor(t, 10*time.Second, m.mnt+" shows the merged note", func() bool {
+		waitFor(t, m.mnt+" shows the merged note", 10*time.Second, func() bool {
 			got, err := os.ReadFile(filepath.Join(m.mnt, note))
 			return err == nil && string(got) == want
 		})
@@ -311,9 +299,9 @@ func TestSharedMarkdownSections(t *testing.T) {
 	}
 }
 
-// writeFiles writes memory/TAG-i.md on mnt until stop closes or a write
+// writeUntil writes memory/TAG-i.md on mnt until stop closes or a write
 // fails, and returns the names whose close succeeded (acknowledged).
-func writeFiles(mnt, tag string, stop <-chan struct{}) (acked []string, err error) {
+func writeUntil(mnt, tag string, stop <-chan struct{}) (acked []string, err error) {
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
@@ -329,8 +317,8 @@ func writeFiles(mnt, tag string, stop <-chan struct{}) (acked []string, err erro
 	}
 }
 
-// checkFiles fails for every acknowledged name not on mnt with its content.
-func checkFiles(t *testing.T, mnt string, names []string) {
+// checkAcked fails for every acknowledged name not on mnt with its content.
+func checkAcked(t *testing.T, mnt string, names []string) {
 	t.Helper()
 	var lost []string
 	for _, n := range names {
@@ -385,7 +373,7 @@ func TestSharedKillNine(t *testing.T) {
 	stop := make(chan struct{})
 	resB := make(chan []string, 1)
 	go func() {
-		acked, err := writeFiles(b.mnt, "b", stop)
+		acked, err := writeUntil(b.mnt, "b", stop)
 		if err != nil {
 			t.Errorf("B's writer: %v", err)
 		}
@@ -412,11 +400,11 @@ func TestSharedKillNine(t *testing.T) {
 	a2 := startMount(t, store, a.mnt, env, "--agent", "alice")
 	fsyncPath(t, filepath.Join(a2.mnt, "memory"))
 	all := append(ackedA, ackedB...)
-	waitFor(t, 10*time.Second, "B sees every file A closed", func() bool {
+	waitFor(t, "B sees every file A closed", 10*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(b.mnt, "memory", ackedA[len(ackedA)-1]))
 		return err == nil
 	})
-	checkFiles(t, b.mnt, all)
+	checkAcked(t, b.mnt, all)
 	if err := b.terminate(t); err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +412,7 @@ func TestSharedKillNine(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := startMount(t, store, filepath.Join(t.TempDir(), "c"), env)
-	checkFiles(t, c.mnt, all)
+	checkAcked(t, c.mnt, all)
 }
 
 // (e) etcd stopped for 10 s mid-run and restarted: nothing lost; fsync
@@ -437,7 +425,7 @@ func TestSharedEtcdOutage(t *testing.T) {
 	if err := writeSync(filepath.Join(a.mnt, "memory", "before.md"), []byte("before\n")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "B reads before.md", func() bool {
+	waitFor(t, "B reads before.md", 10*time.Second, func() bool {
 		got, err := os.ReadFile(filepath.Join(b.mnt, "memory", "before.md"))
 		return err == nil && string(got) == "before\n"
 	})
@@ -475,7 +463,7 @@ func TestSharedEtcdOutage(t *testing.T) {
 		t.Error("no fsync returned EIO while etcd was down")
 	}
 	srv.Restart()
-	waitFor(t, 30*time.Second, "fsync succeeds again", func() bool {
+	waitFor(t, "fsync succeeds again", 30*time.Second, func() bool {
 		f, err := os.Open(filepath.Join(a.mnt, "memory"))
 		if err != nil {
 			return false
@@ -489,7 +477,7 @@ func TestSharedEtcdOutage(t *testing.T) {
 		}
 	}
 	c := startMount(t, store, filepath.Join(t.TempDir(), "c"), env)
-	checkFiles(t, c.mnt, written)
+	checkAcked(t, c.mnt, written)
 	if got, err := os.ReadFile(filepath.Join(c.mnt, "memory", "before.md")); err != nil || string(got) != "before\n" {
 		t.Errorf("before.md: %q, %v", got, err)
 	}
@@ -510,7 +498,7 @@ func TestSharedClusterMemberKilled(t *testing.T) {
 	res := make(chan result, 2)
 	for _, m := range []*memfsProc{a, b} {
 		go func() {
-			acked, err := writeFiles(m.mnt, filepath.Base(m.mnt), stop)
+			acked, err := writeUntil(m.mnt, filepath.Base(m.mnt), stop)
 			res <- result{acked, err}
 		}()
 	}
@@ -533,5 +521,5 @@ func TestSharedClusterMemberKilled(t *testing.T) {
 		}
 	}
 	c := startMount(t, store, filepath.Join(t.TempDir(), "c"), env)
-	checkFiles(t, c.mnt, all)
+	checkAcked(t, c.mnt, all)
 }

@@ -1,0 +1,403 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
+)
+
+// Conflicts on a shared store, under a ConflictPolicy (Options.OnConflict).
+//
+// A flush under a policy is one Apply with Batch.FailOnConflict: every
+// save states the version it replaces (the version the file was loaded
+// from or last saved as; absent for a new file), every delete the version
+// it removes. When another writer changed any of those keys, the store
+// writes nothing and names them (*backend.ConflictError); the session
+// loads the other writer's version of each ("theirs"), resolves it by the
+// policy, and flushes again. Conflict resolution changes only the session;
+// the store learns the outcome from the next round. A round that meets
+// conflicts again goes round again: conflictHotRounds of them at once,
+// then with a growing, jittered pause, and past conflictRounds the flush
+// falls back to KeepBeside (the store keeps theirs beside ours), so that
+// a writer that never stops cannot keep a flush from ending, and nothing
+// is lost.
+//
+// Each conflict is logged (key and policy, never a value) and reported as
+// an Event of op EventConflict with the next successful flush's events,
+// and to watchers as a Change of op OpConflict.
+
+// The outcomes of a conflict (Event.Outcome).
+const (
+	OutcomeKeptBoth    = "kept-both"   // theirs has the name, ours is under Event.CopyKey
+	OutcomeMerged      = "merged"      // the name holds the merge of both
+	OutcomeOverwritten = "overwritten" // last writer wins: ours replaced theirs
+	OutcomeRestored    = "restored"    // a key we removed came back with theirs
+	OutcomeDeleted     = "deleted"     // last writer wins: our removal deleted theirs
+	OutcomeKeptBeside  = "kept-beside" // fallback: the store kept theirs under Event.CopyKey
+)
+
+const (
+	// conflictHotRounds rounds that met conflicts run back to back;
+	// the rounds after them pause first.
+	conflictHotRounds = 32
+	// conflictRounds is the last round resolved by the policy; the next
+	// one keeps theirs beside (KeepBeside).
+	conflictRounds = 48
+	// conflictPauseMax bounds the pause between late rounds.
+	conflictPauseMax = 200 * time.Millisecond
+)
+
+// flushPolicy is Flush under a conflict policy. The caller holds flushMu.
+func (c *Context) flushPolicy(ctx context.Context) error {
+	for round := 1; ; round++ {
+		err := c.flushOnce(ctx, true)
+		conflicts := conflictsOf(err)
+		if len(conflicts) == 0 {
+			return err
+		}
+		if round > conflictRounds {
+			c.log.Warn("flush: another writer kept changing the keys being flushed; this flush keeps its versions beside them (keep-beside)",
+				"rounds", round-1, "policy", c.opts.OnConflict.String(), "keys", len(conflicts))
+			return c.flushOnce(ctx, false)
+		}
+		if err := c.resolveConflicts(ctx, conflicts); err != nil {
+			return err
+		}
+		if round >= conflictHotRounds {
+			d := min(time.Millisecond<<(round-conflictHotRounds+1), conflictPauseMax)
+			d = d/2 + rand.N(d/2+1)
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return wrapf("flush: %w", ctx.Err())
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// conflictsOf returns the conflicts err reports: those of a
+// *backend.ConflictError (a flush applied as one batch), or of every one
+// a *FlushError holds (a flush applied in parts, some of which met
+// conflicts while the others were saved); nil when err is no conflict, or
+// when the flush failed for any other reason too.
+func conflictsOf(err error) []backend.Conflict {
+	var fe *FlushError
+	if errors.As(err, &fe) {
+		var out []backend.Conflict
+		seen := make(map[string]bool)
+		for _, e := range fe.Failed {
+			var ce *backend.ConflictError
+			if !errors.As(e, &ce) {
+				return nil // another failure: reported as it is
+			}
+			for _, cf := range ce.Conflicts {
+				if !seen[cf.Key] {
+					seen[cf.Key] = true
+					out = append(out, cf)
+				}
+			}
+		}
+		slices.SortFunc(out, func(a, b backend.Conflict) int { return strings.Compare(a.Key, b.Key) })
+		return out
+	}
+	var ce *backend.ConflictError
+	if errors.As(err, &ce) {
+		return ce.Conflicts
+	}
+	return nil
+}
+
+// resolved is what resolving one conflict did, for the log, the event and
+// the watchers.
+type resolved struct {
+	key, copyKey, outcome string
+	theirs                backend.Entry
+	journal               []string // keys whose session value changed
+	created               bool     // theirs now has the key in the session
+}
+
+// resolveConflicts loads theirs of every conflict and resolves each by the
+// policy (see the file comment). Store I/O runs without the lock.
+func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conflict) error {
+	var done []resolved
+	for _, cf := range conflicts {
+		got, err := c.store.Load(ctx, cf.Key)
+		if isNotExist(err) {
+			continue // gone again: the next round meets no conflict there
+		}
+		if err != nil {
+			return wrapf("flush: load %s after a conflict: %w", cf.Key, err)
+		}
+		theirs := got[0]
+		if theirs.Info.Mode.IsRegular() {
+			if theirs, _, err = c.Ingest(theirs); err != nil {
+				return wrapf("flush: conflict: %w", err)
+			}
+		}
+		c.mu.Lock()
+		r, ok := c.resolveLocked(cf, theirs)
+		c.mu.Unlock()
+		if ok {
+			done = append(done, r)
+		}
+	}
+	for _, r := range done {
+		c.log.Warn("flush: another writer changed a key being flushed; resolved by the conflict policy",
+			"key", r.key, "policy", c.opts.OnConflict.String(), "outcome", r.outcome, "copy", r.copyKey)
+		switch {
+		case r.outcome == OutcomeKeptBoth:
+			c.emit(Change{Op: OpRename, Key: r.copyKey, OldKey: r.key}) // ours moved
+		case r.copyKey != "":
+			c.emit(Change{Op: OpCreate, Key: r.copyKey, Origin: OriginExternal}) // theirs beside
+		}
+		if r.created {
+			// Theirs took the name behind the kernel's back.
+			c.emit(Change{Op: OpCreate, Key: r.key, Origin: OriginExternal})
+		}
+		if r.outcome == OutcomeMerged {
+			c.emit(Change{Op: OpContent, Key: r.key, Origin: OriginExternal})
+		}
+		c.emit(Change{Op: OpConflict, Key: r.key, OldKey: r.copyKey, Origin: OriginExternal})
+		for _, k := range r.journal {
+			if err := c.journalKey(k); err != nil {
+				c.log.Error("journal append after a conflict failed", "key", k, "err", err)
+			}
+		}
+	}
+	return nil
+}
+
+// resolveLocked resolves one conflict with theirs, the stored version, and
+// reports what it did (false: nothing to resolve any more).
+func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (resolved, bool) {
+	key := cf.Key
+	r := resolved{key: key, theirs: theirs}
+	v := backend.VersionOf(theirs.Info)
+	f, have := c.files[key]
+	switch {
+	case cf.Delete:
+		if have {
+			return r, false // made again since: a save next round
+		}
+		if c.opts.OnConflict == LastWriterWins {
+			c.bases[key] = v
+			r.outcome = OutcomeDeleted
+			break
+		}
+		r.outcome = OutcomeRestored
+		if theirs.Info.Mode.IsRegular() {
+			_, err := c.loadCleanLocked(theirs)
+			if err == nil {
+				delete(c.gone, key)
+				r.created = true
+				break
+			}
+			c.log.Error("flush: conflict: the other writer's version cannot take its key in the session; left in the store", "key", key, "err", err)
+		}
+		// A directory, symlink or special file (indexed at the next
+		// mount), or a file the session cannot show: the session
+		// deletes nothing of it.
+		delete(c.removed, key)
+		delete(c.gone, key)
+		delete(c.bases, key)
+	case !have || f.gen == 0:
+		return r, false // no longer ours to save
+	case f.link != nil && len(f.link.names) > 1:
+		// A node with several names moves as a whole or not at all:
+		// theirs is kept beside it, ours takes the name.
+		ck := c.freeConflictKeyLocked(ConflictKey(key, c.now()))
+		theirs.Key = ck
+		if _, err := c.loadCleanLocked(theirs); err != nil {
+			c.setExpectLocked(f, key, v) // overwritten: logged and reported
+			r.outcome = OutcomeOverwritten
+			break
+		}
+		// The store holds nothing of it under ck: save it there.
+		nf := c.files[ck]
+		nf.from, nf.base = "", backend.Version{}
+		nf.changed = true
+		c.markDirtyLocked(nf)
+		c.setExpectLocked(f, key, v)
+		r.copyKey, r.outcome, r.journal = ck, OutcomeKeptBeside, []string{ck}
+	case c.opts.OnConflict == LastWriterWins:
+		c.setExpectLocked(f, key, v)
+		r.outcome = OutcomeOverwritten
+	default:
+		if c.opts.OnConflict == Merge && c.mergeLocked(f, theirs) {
+			r.outcome, r.journal = OutcomeMerged, []string{key}
+			break
+		}
+		if !theirs.Info.Mode.IsRegular() {
+			// Not a file the session can show clean: ours moves, theirs
+			// is indexed at the next mount.
+			r.copyKey = c.moveOursLocked(f, key)
+			r.outcome, r.journal = OutcomeKeptBoth, []string{r.copyKey}
+			break
+		}
+		r.copyKey = c.moveOursLocked(f, key)
+		if _, err := c.loadCleanLocked(theirs); err != nil {
+			c.log.Error("flush: conflict: the other writer's version cannot take its key in the session", "key", key, "err", err)
+		} else {
+			r.created = true
+		}
+		r.outcome, r.journal = OutcomeKeptBoth, []string{r.copyKey}
+	}
+	c.conflictEventLocked(r)
+	return r, true
+}
+
+// setExpectLocked makes v the version the next save of f under key
+// expects (see expectLocked).
+func (c *Context) setExpectLocked(f *file, key string, v backend.Version) {
+	if f.from == key {
+		f.base = v
+		return
+	}
+	c.bases[key] = v
+}
+
+// moveOursLocked moves f, dirty, from key to a new conflict key of the
+// agent's (ConflictKeyBy), as a rename moves a file: its open handles
+// follow it. The store holds nothing under that key yet: the next flush
+// saves it there as a new file. It returns the conflict key.
+func (c *Context) moveOursLocked(f *file, key string) string {
+	ck := c.freeConflictKeyLocked(backend.ConflictKeyBy(key, c.opts.Agent, c.now()))
+	delete(c.files, key)
+	f.key = ck
+	c.files[ck] = f
+	if parent, ok := c.dirs[parentOf(key)]; ok {
+		_, name := backend.Split(ck)
+		parent.children[name] = struct{}{}
+		c.touchDirLocked(parent, c.now().UnixNano())
+	}
+	if f.from == key {
+		// The store's copy under key is theirs now, and stays.
+		f.from, f.base = "", backend.Version{}
+	}
+	delete(c.mergeBase, f)
+	f.changed = true
+	f.jfull = true
+	c.markDirtyLocked(f)
+	return ck
+}
+
+// freeConflictKeyLocked returns ck, or a later conflict time's key when
+// the session has ck already.
+func (c *Context) freeConflictKeyLocked(ck string) string {
+	for i := 1; ; i++ {
+		_, f := c.files[ck]
+		_, d := c.dirs[ck]
+		if !f && !d {
+			return ck
+		}
+		ck = backend.ConflictKeyBy(ck, "", c.now().Add(time.Duration(i)))
+	}
+}
+
+// loadCleanLocked makes e, the store's version of e.Key, the session's
+// value of it, clean, as ApplyExternal does; it returns the file.
+func (c *Context) loadCleanLocked(e backend.Entry) (*file, error) {
+	if f, ok := c.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 {
+		c.detachNameLocked(f, e.Key)
+	}
+	f, _, err := c.createLocked("external", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
+	if err != nil {
+		return nil, err
+	}
+	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
+	f.shared.Store(false)
+	f.mode, f.uid, f.gid = backend.PermBits(e.Info.Mode), e.Info.UID, e.Info.GID
+	f.mtime = e.Info.MTime.UnixNano()
+	f.atime, f.ctime = timeOr(e.Info.ATime, e.Info.MTime), timeOr(e.Info.CTime, e.Info.MTime)
+	f.xattrs = toXAttrList(backend.CloneXAttrs(e.Info.XAttrs))
+	f.ver++
+	f.gen = 0 // the store holds exactly this
+	f.from, f.changed, f.by = e.Key, false, nil
+	f.jlen, f.jfull = f.size, false
+	f.base = backend.VersionOf(e.Info)
+	delete(c.bases, e.Key)
+	delete(c.removed, e.Key)
+	delete(c.dirty, f)
+	c.keepMergeBaseLocked(f, f.shareRLocked())
+	c.addWrittenLocked(e.Key, stamp{size: f.size, mtime: f.mtime})
+	return f, nil
+}
+
+// keepMergeBaseLocked records value, which the store holds for f, as the
+// base of a merge of f's next changes (the Merge policy only). value must
+// be shared (shareRLocked) or the store's own.
+func (c *Context) keepMergeBaseLocked(f *file, value []byte) {
+	if c.mergeBase != nil && f.mode.IsRegular() {
+		c.mergeBase[f] = value
+	}
+}
+
+// mergeLocked merges theirs into f, dirty under theirs' key, and reports
+// whether it could: a regular text file whose base the session knows (or
+// that both created: no base). f's content becomes the merge (its open
+// handles read it), and its next save expects theirs. Attributes and mode
+// stay ours.
+func (c *Context) mergeLocked(f *file, theirs backend.Entry) bool {
+	if !f.mode.IsRegular() || !f.loaded || !theirs.Info.Mode.IsRegular() {
+		return false
+	}
+	base, ok := c.mergeBase[f]
+	if !ok {
+		if !c.expectLocked(f, nil).IsZero() {
+			return false // changed from a version whose value is gone
+		}
+		base = nil // both created it
+	}
+	merged, ok := mergeText(base, f.data, theirs.Value)
+	if !ok {
+		return false
+	}
+	f.data = merged
+	f.shared.Store(false)
+	f.size = int64(len(merged))
+	f.mtime = c.now().UnixNano()
+	f.ver++
+	f.changed = true
+	f.jfull = true
+	c.markDirtyLocked(f)
+	c.setExpectLocked(f, theirs.Key, backend.VersionOf(theirs.Info))
+	c.mergeBase[f] = theirs.Value
+	return true
+}
+
+// conflictEventLocked queues the event of r for the next successful
+// flush.
+func (c *Context) conflictEventLocked(r resolved) {
+	if c.opts.Events == nil {
+		return
+	}
+	var w meta.WriterInfo
+	if c.opts.Self != nil {
+		w = *c.opts.Self
+	}
+	ev := Event{Op: EventConflict, Key: r.key, CopyKey: r.copyKey, Policy: c.opts.OnConflict.String(), Outcome: r.outcome,
+		Writer: w, gen: c.gen}
+	if r.theirs.Info.Mode.IsRegular() {
+		sum := sha256.Sum256(r.theirs.Value)
+		ev.Size, ev.SHA256 = int64(len(r.theirs.Value)), hex.EncodeToString(sum[:])
+	}
+	c.conflicts = append(c.conflicts, ev)
+}
+
+// keptBesideEvents queues the events of the conflicts a KeepBeside flush
+// under a policy met (the store kept theirs under each copy key).
+func (c *Context) keptBesideEventsLocked(conflicts map[string]string) {
+	for key, ck := range conflicts {
+		c.conflictEventLocked(resolved{key: key, copyKey: ck, outcome: OutcomeKeptBeside})
+	}
+}
