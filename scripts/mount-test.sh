@@ -463,7 +463,7 @@ fi
 # stores under a namespace of its own (store_spec).
 etcd_endpoint=""
 start_etcd() {
-	local ports client peer i out
+	local ports client peer out
 	ports=$(python3 -c 'import socket
 ss = [socket.socket() for _ in range(2)]
 for s in ss: s.bind(("127.0.0.1", 0))
@@ -476,13 +476,14 @@ for s in ss: s.close()') || return 1
 		--listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
 		--initial-cluster "memfs-mt=http://127.0.0.1:$peer" >"$tmp/etcd.log" 2>&1 &
 	etcd_pid=$!
-	for ((i = 0; i < 40; i++)); do
-		kill -0 "$etcd_pid" 2>/dev/null || break
+	local deadline=$((SECONDS + 20))
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		kill -0 "$etcd_pid" 2>/dev/null || return 1
 		if out=$(ETCDCTL_API=3 timeout 2 etcdctl --endpoints "$etcd_endpoint" --dial-timeout 1s \
 			--command-timeout 1s endpoint health 2>&1) && [[ $out == *"is healthy"* ]]; then
 			return 0
 		fi
-		sleep 0.5
+		sleep 0.2
 	done
 	return 1
 }
@@ -501,7 +502,11 @@ etcdctl_ns() { ETCDCTL_API=3 timeout 30 etcdctl --endpoints "$etcd_endpoint" "$@
 if [[ " ${backends[*]} " == *" etcd "* ]] && { want_section tools || want_section lossless; }; then
 	echo "== starting etcd ($(etcd --version | head -n 1))"
 	if ! start_etcd; then
-		echo "FAIL  etcd did not become healthy within 20 s"
+		if kill -0 "$etcd_pid" 2>/dev/null; then
+			echo "FAIL  etcd (pid $etcd_pid) did not become healthy within 20 s"
+		else
+			echo "FAIL  etcd exited before it became healthy"
+		fi
 		tail -n 20 "$tmp/etcd.log"
 		exit 1
 	fi
@@ -1472,7 +1477,9 @@ if want_section quickstart; then
 fi
 for kind in "${backends[@]}"; do
 	if want_section tools; then
+		section_start=$(date +%s.%N)
 		run_backend "$kind"
+		echo "== backend $kind, section tools: $(awk -v a="$section_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
 		# Whatever happened, nothing of this backend stays running or mounted.
 		stop_all
 	fi
