@@ -403,6 +403,11 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		}
 	}
 	switch {
+	case w.c.Policy() != session.KeepBeside && (w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key))):
+		// A shared store's conflict policy decides at the next flush,
+		// which still expects the version ours was made on and meets
+		// theirs: nothing to do here.
+		return
 	case w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key)):
 		conflict := session.ConflictKey(key, time.Now())
 		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",

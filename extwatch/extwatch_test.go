@@ -3,11 +3,13 @@ package extwatch_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/extwatch"
 	"github.com/memfs/memfs/session"
 )
@@ -110,5 +112,63 @@ func TestPartialWriteNotServed(t *testing.T) {
 	}
 	if !seen[full] {
 		t.Fatal("the finished file never arrived")
+	}
+}
+
+// Under a conflict policy (a shared store), another writer's change to a
+// key with unflushed changes is not kept beside it here: the flush meets
+// it and the policy resolves it (keep-both: theirs keeps the name, ours
+// moves to the agent's conflict key). Nothing is lost, and no copy without
+// the agent's name appears.
+func TestDirtyKeyLeftToThePolicy(t *testing.T) {
+	st := memstore.New()
+	defer st.Close()
+	const key = "memory/a.md"
+	if err := st.Save(t.Context(), backend.Entry{Key: key, Value: []byte("base\n"), Info: backend.Info{Mode: 0o644}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := session.New(st, session.Options{OnConflict: session.KeepBoth, Agent: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Bootstrap(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	w, err := extwatch.Start(st, c, extwatch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := c.Set(key, []byte("ours\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Other().Set(key, []byte("theirs\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the watcher has seen it
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := st.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]string{}
+	for _, e := range ents {
+		if e.Info.Mode.IsRegular() {
+			got, err := st.Load(t.Context(), e.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			values[e.Key] = string(got[0].Value)
+		}
+	}
+	if values[key] != "theirs\n" || len(values) != 2 {
+		t.Fatalf("store after the flush: %q; want theirs under the name and ours beside it", values)
+	}
+	for k, v := range values {
+		if k != key && (v != "ours\n" || !strings.Contains(k, ".conflict-me-")) {
+			t.Errorf("%s = %q: want ours under the agent's conflict key", k, v)
+		}
 	}
 }

@@ -125,6 +125,9 @@ func (c *Context) Dirty(key string) bool {
 	return ok && f.gen != 0
 }
 
+// Policy is the session's conflict policy (Options.OnConflict).
+func (c *Context) Policy() ConflictPolicy { return c.opts.OnConflict }
+
 // Removed reports whether key was removed in the session and the store
 // has not been told yet.
 func (c *Context) Removed(key string) bool {

@@ -76,7 +76,7 @@ func TestStoreCommandErrors(t *testing.T) {
 		{[]string{"cat", "--store", store, "no/such.md"}, "memfs ls lists the keys"},
 		{[]string{"put", "--store", store, "../escape"}, "invalid key"},
 		{[]string{"rm", "--store", store, "no/such.md"}, "no such key"},
-		{[]string{"ls", "--store", "nfs:/x"}, "want badger:PATH or dir:PATH"},
+		{[]string{"ls", "--store", "nfs:/x"}, "want badger:PATH, dir:PATH or etcd://"},
 		{[]string{"mount", "--store", store}, "want exactly one MOUNTPOINT"},
 		{[]string{"mount", "--store", store, "/no/such/dir"}, "create it first"},
 		{[]string{"import", "somedir", "--store", store}, "flags go first"},
