@@ -363,6 +363,28 @@ func (s *Store) Load(ctx context.Context, keys ...string) ([]backend.Entry, erro
 // load is one attempt of Load; client errors come back as they are.
 func (s *Store) load(ctx context.Context, keys []string) ([]backend.Entry, error) {
 	out := make([]backend.Entry, len(keys))
+	err := s.readPairs(ctx, keys, func(i int, k string, m, v []*mvccpb.KeyValue, rev int64) error {
+		if len(m) == 0 {
+			return backend.NotFound("load", k)
+		}
+		e, err := s.assemble(ctx, k, m[0], v, rev)
+		if err != nil {
+			return err
+		}
+		out[i] = e
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readPairs reads the record (m/) and the inline value (v/) of each of
+// keys, all at one revision, loadGroup keys a transaction, and calls fn
+// with each key's index, the key-values found (none when absent) and the
+// revision read; fn's error ends it.
+func (s *Store) readPairs(ctx context.Context, keys []string, fn func(i int, key string, m, v []*mvccpb.KeyValue, rev int64) error) error {
 	var rev int64
 	for start := 0; start < len(keys); start += loadGroup {
 		group := keys[start:min(len(keys), start+loadGroup)]
@@ -376,7 +398,7 @@ func (s *Store) load(ctx context.Context, keys []string) ([]backend.Entry, error
 		}
 		resp, err := s.txn(ctx, nil, ops)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if rev == 0 {
 			rev = resp.Header.Revision
@@ -384,17 +406,12 @@ func (s *Store) load(ctx context.Context, keys []string) ([]backend.Entry, error
 		for i, k := range group {
 			m := resp.Responses[2*i].GetResponseRange().Kvs
 			v := resp.Responses[2*i+1].GetResponseRange().Kvs
-			if len(m) == 0 {
-				return nil, backend.NotFound("load", k)
+			if err := fn(start+i, k, m, v, rev); err != nil {
+				return err
 			}
-			e, err := s.assemble(ctx, k, m[0], v, rev)
-			if err != nil {
-				return nil, err
-			}
-			out[start+i] = e
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // assemble makes the entry of key from its record and value, reading its

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/memfs/memfs/backend"
@@ -34,44 +35,27 @@ func (f found) version() backend.Version {
 // readFound reads the records and values of keys at one revision.
 func (s *Store) readFound(ctx context.Context, keys []string) (map[string]found, error) {
 	out := make(map[string]found, len(keys))
-	var rev int64
-	for start := 0; start < len(keys); start += loadGroup {
-		group := keys[start:min(len(keys), start+loadGroup)]
-		var at []clientv3.OpOption
-		if rev != 0 {
-			at = append(at, clientv3.WithRev(rev))
+	err := s.readPairs(ctx, keys, func(_ int, k string, m, v []*mvccpb.KeyValue, _ int64) error {
+		if len(m) == 0 {
+			out[k] = found{}
+			return nil
 		}
-		var ops []clientv3.Op
-		for _, k := range group {
-			ops = append(ops, clientv3.OpGet(s.meta(k), at...), clientv3.OpGet(s.value(k), at...))
+		f := found{rev: m[0].ModRevision}
+		if r, err := decodeRecord(m[0].Value); err == nil {
+			f.rec = r
+		} else {
+			// A damaged record is replaced like any other version,
+			// but never copied: there is nothing to copy.
+			f.rec = &record{V: recordVersion, Size: -1}
 		}
-		resp, err := s.txn(ctx, nil, ops)
-		if err != nil {
-			return nil, err
+		if len(v) > 0 {
+			f.inline = v[0].Value
 		}
-		if rev == 0 {
-			rev = resp.Header.Revision
-		}
-		for i, k := range group {
-			m := resp.Responses[2*i].GetResponseRange().Kvs
-			v := resp.Responses[2*i+1].GetResponseRange().Kvs
-			if len(m) == 0 {
-				out[k] = found{}
-				continue
-			}
-			f := found{rev: m[0].ModRevision}
-			if r, err := decodeRecord(m[0].Value); err == nil {
-				f.rec = r
-			} else {
-				// A damaged record is replaced like any other
-				// version, but never copied: there is nothing to copy.
-				f.rec = &record{V: recordVersion, Size: -1}
-			}
-			if len(v) > 0 {
-				f.inline = v[0].Value
-			}
-			out[k] = f
-		}
+		out[k] = f
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
