@@ -138,6 +138,14 @@ func run(o options) (code int) {
 	work, _ = filepath.Abs(work)
 	o.workDir = work
 	reg.pidFile = filepath.Join(work, "pids")
+	// memfs keeps per-process state under $XDG_STATE_HOME/memfs (an etcd
+	// store's journals, one directory per store URL, so one per run; the
+	// dir store's helper log): keep it in the work directory, removed
+	// with it, rather than in root's home.
+	if err := os.Setenv("XDG_STATE_HOME", filepath.Join(work, "state")); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
 
 	// On a signal: stop the memfs processes and detach the mounts at once
 	// (that also unblocks a client call stuck on a mount), then let the
