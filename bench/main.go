@@ -922,6 +922,15 @@ func render(o options, targets []Target, rs *results, treeBytes int64, loadStart
   unmount.
 `, thousands(o.mountKeys), thousands(max(1, o.mountKeys/100)), o.mountReps)
 	}
+	if etcdEndpoint != "" {
+		b.WriteString(`- memfs etcd: one etcd server (/usr/bin/etcd, one member, loopback) for
+  the run, started by the benchmark, a namespace per tree (memfs import, as
+  for badger). Dropping the caches does not evict etcd's database: etcd
+  maps it, and drop_caches leaves mapped pages. Only the first read of
+  data just written (the first round, the first mount repetition) may
+  find it on disk; later "cold" figures are memfs cold, etcd warm.
+`)
+	}
 	fmt.Fprintf(&b, "- Run time of the whole benchmark: %s.\n", took.Round(time.Second))
 	return b.String()
 }
