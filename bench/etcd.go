@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -15,6 +18,7 @@ import (
 var (
 	etcdEndpoint   string
 	etcdNamespaces int
+	etcdProc       *proc // stopped last by cleanup
 )
 
 // benchEtcd starts /usr/bin/etcd (once) on free loopback ports and returns
@@ -42,9 +46,11 @@ func benchEtcd(work string) (string, error) {
 		"--listen-peer-urls", pu, "--initial-advertise-peer-urls", pu,
 		"--initial-cluster", "bench=" + pu, "--quota-backend-bytes", "8589934592",
 		"--log-level", "warn"}
-	if _, err := startProc(argv, filepath.Join(dir, "etcd.log")); err != nil {
+	p, err := startProc(argv, filepath.Join(dir, "etcd.log"))
+	if err != nil {
 		return "", fmt.Errorf("start etcd (apt-get install etcd-server): %w", err)
 	}
+	etcdProc = p
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp, err := http.Get(cu + "/health")
@@ -61,6 +67,16 @@ func benchEtcd(work string) (string, error) {
 	}
 	etcdEndpoint = fmt.Sprintf("127.0.0.1:%d", client)
 	return etcdEndpoint, nil
+}
+
+// killedBy reports whether err is a process's exit by signal sig.
+func killedBy(err error, sig syscall.Signal) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == sig
 }
 
 // freePort is a TCP port on 127.0.0.1 that nothing listens on now.
