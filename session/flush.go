@@ -237,7 +237,9 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		if s.f.key != "" {
 			s.f.from = entries[i].Key // what the store now holds of it
 			s.f.base = backend.VersionOf(entries[i].Info)
-			c.keepMergeBaseLocked(s.f, entries[i].Value)
+			if c.mergeBase != nil {
+				c.keepMergeBaseLocked(s.f, entries[i].Value, toXAttrList(entries[i].Info.XAttrs), entries[i].Info.Mode)
+			}
 		}
 		delete(c.bases, entries[i].Key)
 		if s.f.key == entries[i].Key {
