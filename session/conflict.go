@@ -171,7 +171,13 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 		}
 		c.emit(Change{Op: OpConflict, Key: r.key, OldKey: r.copyKey, Origin: OriginExternal})
 		for _, k := range r.journal {
-			if err := c.journalKey(k); err != nil {
+			dropped := ""
+			if r.outcome == OutcomeKeptBoth {
+				// Ours moved: the records of the key hold it no longer,
+				// and a replay must not put it back there.
+				dropped = r.key
+			}
+			if err := c.journalKeyDropping(k, dropped); err != nil {
 				c.log.Error("journal append after a conflict failed", "key", k, "err", err)
 			}
 		}

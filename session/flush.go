@@ -647,7 +647,12 @@ func (c *Context) Put(e backend.Entry) error {
 }
 
 // journalKey records the current value of key as a completed change.
-func (c *Context) journalKey(key string) error {
+func (c *Context) journalKey(key string) error { return c.journalKeyDropping(key, "") }
+
+// journalKeyDropping is journalKey, with the record making the earlier
+// records of dropped no longer matter (journal.Record.Dropped): the change
+// they hold is key's now (keep-both moved it to a conflict copy).
+func (c *Context) journalKeyDropping(key, dropped string) error {
 	if c.opts.Journal == nil || c.Local(key) {
 		return nil
 	}
@@ -661,7 +666,15 @@ func (c *Context) journalKey(key string) error {
 	gen := f.gen
 	f.jlen, f.jfull = int64(len(f.data)), false
 	c.mu.Unlock()
-	if err := c.journal(gen, []backend.Entry{e}, nil); err != nil {
+	var err error
+	if dropped == "" || c.Local(dropped) {
+		err = c.journal(gen, []backend.Entry{e}, nil)
+	} else if gen != 0 {
+		entries := []backend.Entry{e}
+		c.sealEntries(entries, false)
+		err = c.appendRecord(journal.Record{Gen: gen, Entries: entries, Dropped: []string{dropped}})
+	}
+	if err != nil {
 		c.needFullRecord(f)
 		return err
 	}

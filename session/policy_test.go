@@ -908,3 +908,52 @@ func TestMergeOfAttributes(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashAfterKeepBoth: the process dies after keep-both moved ours to
+// its conflict copy and before a flush saved it; the replay puts ours in
+// the copy only, not back under the key (which would make a second copy).
+func TestCrashAfterKeepBoth(t *testing.T) {
+	const key = "memory/k.md"
+	mem := memstore.New()
+	other := mem.Other()
+	other.Set(key, []byte("base\n"))
+	var applies atomic.Int32
+	st := errorstore.Wrap(mem, func(op errorstore.Op, _ []string) error {
+		if op == errorstore.OpApply && applies.Add(1) > 1 {
+			return fmt.Errorf("etcd: %w", backend.ErrUnavailable) // down after the conflict
+		}
+		return nil
+	})
+	path := filepath.Join(t.TempDir(), "journal")
+	j, _, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := policySession(t, st, session.KeepBoth, func(o *session.Options) { o.Journal = j })
+	if err := c.Set(key, []byte("ours\n")); err != nil {
+		t.Fatal(err)
+	}
+	other.Set(key, []byte("theirs\n"))
+	if err := c.Flush(t.Context()); !errors.Is(err, backend.ErrUnavailable) {
+		t.Fatalf("Flush = %v, want ErrUnavailable", err)
+	}
+	j.Close() // kill -9
+
+	j2, recs, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	c2, _ := policySession(t, mem, session.KeepBoth, func(o *session.Options) { o.Journal = j2 })
+	if err := c2.Replay(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	all := stored(t, mem)
+	cs := conflictCopies(all, key)
+	if all[key] != "theirs\n" || len(cs) != 1 || all[cs[0]] != "ours\n" {
+		t.Errorf("store = %v; want theirs under %s and ours in one conflict copy", all, key)
+	}
+}
