@@ -443,7 +443,7 @@ func (c *Context) conflictEventLocked(r resolved) {
 	c.conflicts = append(c.conflicts, ev)
 }
 
-// keptBesideEvents queues the events of the conflicts a KeepBeside flush
+// keptBesideEventsLocked queues the events of the conflicts a KeepBeside flush
 // under a policy met (the store kept theirs under each copy key).
 func (c *Context) keptBesideEventsLocked(conflicts map[string]string) {
 	for key, ck := range conflicts {

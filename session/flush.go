@@ -669,10 +669,8 @@ func (c *Context) journalKeyDropping(key, dropped string) error {
 	var err error
 	if dropped == "" || c.Local(dropped) {
 		err = c.journal(gen, []backend.Entry{e}, nil)
-	} else if gen != 0 {
-		entries := []backend.Entry{e}
-		c.sealEntries(entries, false)
-		err = c.appendRecord(journal.Record{Gen: gen, Entries: entries, Dropped: []string{dropped}})
+	} else {
+		err = c.journalDropping(gen, e, dropped)
 	}
 	if err != nil {
 		c.needFullRecord(f)
