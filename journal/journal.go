@@ -88,6 +88,10 @@ type Record struct {
 	// session that states it at its flush (a shared store's conflict
 	// policy); nil for none. Records written before it have none.
 	Bases map[string]backend.Version
+	// Dropped are keys whose earlier records no longer matter, though r
+	// changes nothing of them: the change they recorded moved elsewhere
+	// (a conflict copy in r's Entries). Replay has nothing to do for them.
+	Dropped []string
 }
 
 // Journal is an open journal file. It is safe for concurrent use.
@@ -326,7 +330,7 @@ func (j *Journal) addFrameLocked(fr frame, r Record) {
 		j.whole = make(map[string]uint64)
 	}
 	i := len(j.index)
-	fr.solo = len(r.Entries) == 1 && len(r.Removed) == 0
+	fr.solo = len(r.Entries) == 1 && len(r.Removed) == 0 && len(r.Dropped) == 0
 	j.index = append(j.index, fr)
 	for _, e := range r.Entries {
 		if v := j.values[e.Key]; len(v) == 0 || v[len(v)-1] != i {
@@ -347,7 +351,8 @@ func determined(r Record) []string {
 			keys = append(keys, e.Key)
 		}
 	}
-	return append(keys, r.Removed...)
+	keys = append(keys, r.Removed...)
+	return append(keys, r.Dropped...)
 }
 
 // Append writes r to the journal without waiting for a disk barrier. A
@@ -365,7 +370,7 @@ func (j *Journal) Append(r Record) error {
 		return nil
 	}
 	r = j.withoutStaleLocked(r)
-	if len(r.Entries) == 0 && len(r.Removed) == 0 {
+	if len(r.Entries) == 0 && len(r.Removed) == 0 && len(r.Dropped) == 0 {
 		return nil
 	}
 	buf, err := frameOf(r)
@@ -726,7 +731,8 @@ func encode(r Record) []byte {
 	// node's whole metadata, entry by entry (st_mode, atime, ctime, rdev,
 	// hard-link group), which the fixed fields (permissions, mtime) do not
 	// hold. 'B': the base versions (Record.Bases): u32 count, then per
-	// key, sorted, the key and u64 size, mtime and revision. 'P':
+	// key, sorted, the key and u64 size, mtime and revision. 'D': the
+	// dropped keys (Record.Dropped): u32 count, then each key. 'P':
 	// padding (u32 length, zeros), always last, written by a scrub.
 	if r.Append {
 		b = append(b, 'A')
@@ -750,6 +756,13 @@ func encode(r Record) []byte {
 				b = appendBytes(b, []byte(n))
 				b = appendBytes(b, e.Info.XAttrs[n])
 			}
+		}
+	}
+	if len(r.Dropped) > 0 {
+		b = append(b, 'D')
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Dropped)))
+		for _, k := range r.Dropped {
+			b = appendBytes(b, []byte(k))
 		}
 	}
 	if len(r.Bases) > 0 {
@@ -871,6 +884,15 @@ func decode(b []byte) (Record, error) {
 				e.Info.CTime = r.time()
 				e.Info.Rdev = r.u64()
 				e.Info.Link = string(r.bytes())
+			}
+			continue
+		case 'D':
+			n := int(r.u32())
+			if r.err == nil && n > len(r.b) {
+				r.err = errCorrupt
+			}
+			for i := 0; i < n && r.err == nil; i++ {
+				rec.Dropped = append(rec.Dropped, string(r.bytes()))
 			}
 			continue
 		case 'B':

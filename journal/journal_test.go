@@ -487,3 +487,42 @@ func TestBasesRoundTrip(t *testing.T) {
 		t.Errorf("after a scrub, bases = %v, want %v", got, want)
 	}
 }
+
+// TestDroppedKeys: a record that drops a key scrubs the earlier records of
+// its value, changes nothing of it, and comes back with the key listed.
+func TestDroppedKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, _ := open(t, path)
+	moved := rec(2, "memory/a.conflict-me.md", "ours")
+	moved.Dropped = []string{"memory/a.md"}
+	for _, r := range []journal.Record{rec(1, "memory/a.md", "ours"), moved} {
+		if err := j.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A late record of the dropped key, older than the drop, is ignored.
+	if err := j.Append(rec(1, "memory/a.md", "late")); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	_, recs := open(t, path)
+	var keys []string
+	for _, r := range recs {
+		for _, e := range r.Entries {
+			keys = append(keys, e.Key)
+		}
+	}
+	if !slices.Equal(keys, []string{"memory/a.conflict-me.md"}) {
+		t.Errorf("entries after the drop: %v, want only the conflict copy", keys)
+	}
+	if n := len(recs); n == 0 || !slices.Equal(recs[n-1].Dropped, []string{"memory/a.md"}) {
+		t.Errorf("records %+v; want the last to drop memory/a.md", recs)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Count(b, []byte("ours")) != 1 {
+		t.Errorf("the journal holds the dropped value still: %q", b)
+	}
+}

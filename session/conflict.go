@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/merge3"
 	"github.com/memfs/memfs/meta"
 )
 
@@ -169,7 +171,13 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 		}
 		c.emit(Change{Op: OpConflict, Key: r.key, OldKey: r.copyKey, Origin: OriginExternal})
 		for _, k := range r.journal {
-			if err := c.journalKey(k); err != nil {
+			dropped := ""
+			if r.outcome == OutcomeKeptBoth {
+				// Ours moved: the records of the key hold it no longer,
+				// and a replay must not put it back there.
+				dropped = r.key
+			}
+			if err := c.journalKeyDropping(k, dropped); err != nil {
 				c.log.Error("journal append after a conflict failed", "key", k, "err", err)
 			}
 		}
@@ -328,25 +336,34 @@ func (c *Context) loadCleanLocked(e backend.Entry) (*file, error) {
 	delete(c.bases, e.Key)
 	delete(c.removed, e.Key)
 	delete(c.dirty, f)
-	c.keepMergeBaseLocked(f, f.shareRLocked())
+	c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
 	c.addWrittenLocked(e.Key, stamp{size: f.size, mtime: f.mtime})
 	return f, nil
 }
 
-// keepMergeBaseLocked records value, which the store holds for f, as the
-// base of a merge of f's next changes (the Merge policy only). value must
-// be shared (shareRLocked) or the store's own.
-func (c *Context) keepMergeBaseLocked(f *file, value []byte) {
+// mergeBase is the store's version of a file that the session's changes
+// were made on, for a three-way merge (the Merge policy).
+type mergeBase struct {
+	value  []byte
+	xattrs xattrList // never modified in place
+	mode   fs.FileMode
+}
+
+// keepMergeBaseLocked records value, attributes and mode, which the store
+// holds for f, as the base of a merge of f's next changes (the Merge
+// policy only). value must be shared (shareRLocked) or the store's own.
+func (c *Context) keepMergeBaseLocked(f *file, value []byte, x xattrList, mode fs.FileMode) {
 	if c.mergeBase != nil && f.mode.IsRegular() {
-		c.mergeBase[f] = value
+		c.mergeBase[f] = mergeBase{value: value, xattrs: x, mode: mode}
 	}
 }
 
 // mergeLocked merges theirs into f, dirty under theirs' key, and reports
 // whether it could: a regular text file whose base the session knows (or
-// that both created: no base). f's content becomes the merge (its open
-// handles read it), and its next save expects theirs. Attributes and mode
-// stay ours.
+// that both created: no base), with attributes and permissions that do
+// not conflict (the attributes memfs maintains, such as the writer, stay
+// ours). f becomes the merge (its open handles read it), and its next
+// save expects theirs.
 func (c *Context) mergeLocked(f *file, theirs backend.Entry) bool {
 	if !f.mode.IsRegular() || !f.loaded || !theirs.Info.Mode.IsRegular() {
 		return false
@@ -356,12 +373,31 @@ func (c *Context) mergeLocked(f *file, theirs backend.Entry) bool {
 		if !c.expectLocked(f, nil).IsZero() {
 			return false // changed from a version whose value is gone
 		}
-		base = nil // both created it
+		// Both created it: no base; permissions count as agreed.
+		base = mergeBase{mode: f.mode}
+		if backend.PermBits(f.mode) != backend.PermBits(theirs.Info.Mode) {
+			base.mode = theirs.Info.Mode
+		}
 	}
-	merged, ok := mergeText(base, f.data, theirs.Value)
+	x, ok := merge3.MergeXAttrs(userAttrs(base.xattrs.toMap()), userAttrs(f.xattrs.toMap()), userAttrs(theirs.Info.XAttrs))
 	if !ok {
 		return false
 	}
+	perm, ok := merge3.MergeMode(uint32(backend.PermBits(base.mode)), uint32(backend.PermBits(f.mode)), uint32(backend.PermBits(theirs.Info.Mode)))
+	if !ok {
+		return false
+	}
+	merged, ok := mergeText(base.value, f.data, theirs.Value)
+	if !ok {
+		return false
+	}
+	for _, kv := range f.xattrs {
+		if meta.ReadOnly(kv.name) {
+			x[kv.name] = kv.value
+		}
+	}
+	f.xattrs = toXAttrList(x)
+	f.mode = f.mode&^backend.PermBits(f.mode) | fs.FileMode(perm)
 	f.data = merged
 	f.shared.Store(false)
 	f.size = int64(len(merged))
@@ -371,8 +407,21 @@ func (c *Context) mergeLocked(f *file, theirs backend.Entry) bool {
 	f.jfull = true
 	c.markDirtyLocked(f)
 	c.setExpectLocked(f, theirs.Key, backend.VersionOf(theirs.Info))
-	c.mergeBase[f] = theirs.Value
+	c.mergeBase[f] = mergeBase{value: theirs.Value, xattrs: toXAttrList(theirs.Info.XAttrs), mode: theirs.Info.Mode}
 	return true
+}
+
+// userAttrs is m without the attributes memfs maintains (meta.ReadOnly):
+// a writer or creation time always differs between two writers and is
+// never merged.
+func userAttrs(m map[string][]byte) map[string][]byte {
+	out := make(map[string][]byte, len(m))
+	for k, v := range m {
+		if !meta.ReadOnly(k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // conflictEventLocked queues the event of r for the next successful
@@ -394,7 +443,7 @@ func (c *Context) conflictEventLocked(r resolved) {
 	c.conflicts = append(c.conflicts, ev)
 }
 
-// keptBesideEvents queues the events of the conflicts a KeepBeside flush
+// keptBesideEventsLocked queues the events of the conflicts a KeepBeside flush
 // under a policy met (the store kept theirs under each copy key).
 func (c *Context) keptBesideEventsLocked(conflicts map[string]string) {
 	for key, ck := range conflicts {

@@ -212,7 +212,7 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	f.base = backend.VersionOf(e.Info)
 	delete(c.bases, e.Key)
 	delete(c.dirty, f)
-	c.keepMergeBaseLocked(f, f.shareRLocked())
+	c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
 	c.addWrittenLocked(e.Key, stamp{size: f.size, mtime: f.mtime})
 	c.mu.Unlock()
 	c.emitWritten(e.Key, created, OriginExternal)

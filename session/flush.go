@@ -237,7 +237,9 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		if s.f.key != "" {
 			s.f.from = entries[i].Key // what the store now holds of it
 			s.f.base = backend.VersionOf(entries[i].Info)
-			c.keepMergeBaseLocked(s.f, entries[i].Value)
+			if c.mergeBase != nil {
+				c.keepMergeBaseLocked(s.f, entries[i].Value, toXAttrList(entries[i].Info.XAttrs), entries[i].Info.Mode)
+			}
 		}
 		delete(c.bases, entries[i].Key)
 		if s.f.key == entries[i].Key {
@@ -645,7 +647,12 @@ func (c *Context) Put(e backend.Entry) error {
 }
 
 // journalKey records the current value of key as a completed change.
-func (c *Context) journalKey(key string) error {
+func (c *Context) journalKey(key string) error { return c.journalKeyDropping(key, "") }
+
+// journalKeyDropping is journalKey, with the record making the earlier
+// records of dropped no longer matter (journal.Record.Dropped): the change
+// they hold is key's now (keep-both moved it to a conflict copy).
+func (c *Context) journalKeyDropping(key, dropped string) error {
 	if c.opts.Journal == nil || c.Local(key) {
 		return nil
 	}
@@ -659,7 +666,13 @@ func (c *Context) journalKey(key string) error {
 	gen := f.gen
 	f.jlen, f.jfull = int64(len(f.data)), false
 	c.mu.Unlock()
-	if err := c.journal(gen, []backend.Entry{e}, nil); err != nil {
+	var err error
+	if dropped == "" || c.Local(dropped) {
+		err = c.journal(gen, []backend.Entry{e}, nil)
+	} else {
+		err = c.journalDropping(gen, e, dropped)
+	}
+	if err != nil {
 		c.needFullRecord(f)
 		return err
 	}

@@ -496,6 +496,17 @@ func (c *Context) journal(gen uint64, entries []backend.Entry, removed []string)
 	return c.appendRecord(journal.Record{Gen: gen, Entries: keep, Removed: rm})
 }
 
+// journalDropping records e, sealed, as journal does, with the record
+// dropping the earlier records of key dropped (journal.Record.Dropped).
+func (c *Context) journalDropping(gen uint64, e backend.Entry, dropped string) error {
+	if c.opts.Journal == nil || gen == 0 {
+		return nil
+	}
+	entries := []backend.Entry{e}
+	c.sealEntries(entries, false)
+	return c.appendRecord(journal.Record{Gen: gen, Entries: entries, Dropped: []string{dropped}})
+}
+
 func (c *Context) appendRecord(r journal.Record) error {
 	if c.opts.OnConflict != KeepBeside {
 		r.Bases = c.recordBases(r)

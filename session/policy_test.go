@@ -859,3 +859,101 @@ func TestConflictsInABatchTooLarge(t *testing.T) {
 		t.Errorf("%d applies: the batch was never cut", applies.Load())
 	}
 }
+
+// TestMergeOfAttributes: under merge, our attribute change and their
+// content change both survive; different values of one attribute on the
+// two sides keep both files.
+func TestMergeOfAttributes(t *testing.T) {
+	const key = "memory/t.md"
+	for _, tt := range []struct {
+		name       string
+		theirsTags string // "" : theirs sets none
+		wantName   string
+		wantTags   string
+		wantCopies int
+	}{
+		{"content and attribute", "", "a\ntheirs\n", "ours", 0},
+		{"same attribute, two values", "theirs", "a\ntheirs\n", "theirs", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memstore.New()
+			mem.Other().Set(key, []byte("a\n"))
+			c, _ := policySession(t, mem, session.Merge, nil)
+			if err := c.Resolve(t.Context(), key); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.SetXAttr(t.Context(), key, meta.Tags, []byte("ours"), 0); err != nil {
+				t.Fatal(err)
+			}
+			theirs := backend.Entry{Key: key, Value: []byte("a\ntheirs\n"), Info: backend.Info{Mode: 0o644}}
+			if tt.theirsTags != "" {
+				theirs.Info.XAttrs = map[string][]byte{meta.Tags: []byte(tt.theirsTags)}
+			}
+			if err := mem.Save(t.Context(), theirs); err != nil { // as another mount's flush
+				t.Fatal(err)
+			}
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			got, err := mem.Load(t.Context(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got[0].Value) != tt.wantName || string(got[0].Info.XAttrs[meta.Tags]) != tt.wantTags {
+				t.Errorf("store %s = %q, tags %q; want %q, tags %q", key, got[0].Value, got[0].Info.XAttrs[meta.Tags], tt.wantName, tt.wantTags)
+			}
+			if cs := conflictCopies(stored(t, mem), key); len(cs) != tt.wantCopies {
+				t.Errorf("conflict copies %v, want %d", cs, tt.wantCopies)
+			}
+		})
+	}
+}
+
+// TestCrashAfterKeepBoth: the process dies after keep-both moved ours to
+// its conflict copy and before a flush saved it; the replay puts ours in
+// the copy only, not back under the key (which would make a second copy).
+func TestCrashAfterKeepBoth(t *testing.T) {
+	const key = "memory/k.md"
+	mem := memstore.New()
+	other := mem.Other()
+	other.Set(key, []byte("base\n"))
+	var applies atomic.Int32
+	st := errorstore.Wrap(mem, func(op errorstore.Op, _ []string) error {
+		if op == errorstore.OpApply && applies.Add(1) > 1 {
+			return fmt.Errorf("etcd: %w", backend.ErrUnavailable) // down after the conflict
+		}
+		return nil
+	})
+	path := filepath.Join(t.TempDir(), "journal")
+	j, _, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := policySession(t, st, session.KeepBoth, func(o *session.Options) { o.Journal = j })
+	if err := c.Set(key, []byte("ours\n")); err != nil {
+		t.Fatal(err)
+	}
+	other.Set(key, []byte("theirs\n"))
+	if err := c.Flush(t.Context()); !errors.Is(err, backend.ErrUnavailable) {
+		t.Fatalf("Flush = %v, want ErrUnavailable", err)
+	}
+	j.Close() // kill -9
+
+	j2, recs, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	c2, _ := policySession(t, mem, session.KeepBoth, func(o *session.Options) { o.Journal = j2 })
+	if err := c2.Replay(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	all := stored(t, mem)
+	cs := conflictCopies(all, key)
+	if all[key] != "theirs\n" || len(cs) != 1 || all[cs[0]] != "ours\n" {
+		t.Errorf("store = %v; want theirs under %s and ours in one conflict copy", all, key)
+	}
+}

@@ -195,10 +195,11 @@ type Context struct {
 	// conflicts are the conflict events of resolutions whose flush has
 	// not succeeded yet (a policy's; see conflict.go).
 	conflicts []Event
-	// mergeBase holds, under the Merge policy, the value the store held
-	// when each loaded regular file was read or last saved: the base of
-	// a three-way merge. Clean files share it with their value.
-	mergeBase map[*file][]byte
+	// mergeBase holds, under the Merge policy, the value (and attributes
+	// and mode) the store held when each loaded regular file was read or
+	// last saved: the base of a three-way merge. Clean files share it
+	// with their value.
+	mergeBase map[*file]mergeBase
 	// creates and removes hold the external changes announced for the
 	// mount's helper process and not taken yet (announce.go).
 	creates map[string]announcedCreate
@@ -280,7 +281,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 	c.dirs[""] = c.newDirLocked("", c.now().UnixNano())
 	c.policyErr = checkPolicy(store, opts.OnConflict)
 	if c.opts.OnConflict == Merge {
-		c.mergeBase = make(map[*file][]byte)
+		c.mergeBase = make(map[*file]mergeBase)
 	}
 	return c
 }
@@ -532,7 +533,7 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			f.size = int64(len(e.Value))
 			f.jlen, f.jfull = f.size, false // as the store holds it
 			f.base = backend.VersionOf(e.Info)
-			c.keepMergeBaseLocked(f, f.shareRLocked())
+			c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
 		}
 		c.mu.Unlock()
 	}
