@@ -204,7 +204,7 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		}
 		r.outcome = OutcomeRestored
 		if theirs.Info.Mode.IsRegular() {
-			_, err := c.loadCleanLocked(theirs)
+			_, _, err := c.loadCleanLocked(theirs)
 			if err == nil {
 				delete(c.gone, key)
 				r.created = true
@@ -225,7 +225,7 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		// theirs is kept beside it, ours takes the name.
 		ck := c.freeConflictKeyLocked(ConflictKey(key, c.now()))
 		theirs.Key = ck
-		if _, err := c.loadCleanLocked(theirs); err != nil {
+		if _, _, err := c.loadCleanLocked(theirs); err != nil {
 			c.setExpectLocked(f, key, v) // overwritten: logged and reported
 			r.outcome = OutcomeOverwritten
 			break
@@ -253,7 +253,7 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 			break
 		}
 		r.copyKey = c.moveOursLocked(f, key)
-		if _, err := c.loadCleanLocked(theirs); err != nil {
+		if _, _, err := c.loadCleanLocked(theirs); err != nil {
 			c.log.Error("flush: conflict: the other writer's version cannot take its key in the session", "key", key, "err", err)
 		} else {
 			r.created = true
@@ -313,14 +313,16 @@ func (c *Context) freeConflictKeyLocked(ck string) string {
 }
 
 // loadCleanLocked makes e, the store's version of e.Key, the session's
-// value of it, clean, as ApplyExternal does; it returns the file.
-func (c *Context) loadCleanLocked(e backend.Entry) (*file, error) {
+// value of it, clean (the store holds exactly this), as ApplyExternal and
+// a conflict's resolution do; it returns the file and whether it was
+// created. A name of a node with hard links becomes a node of its own.
+func (c *Context) loadCleanLocked(e backend.Entry) (*file, bool, error) {
 	if f, ok := c.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 {
 		c.detachNameLocked(f, e.Key)
 	}
-	f, _, err := c.createLocked("external", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
+	f, created, err := c.createLocked("external", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
 	f.shared.Store(false)
@@ -338,7 +340,7 @@ func (c *Context) loadCleanLocked(e backend.Entry) (*file, error) {
 	delete(c.dirty, f)
 	c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
 	c.addWrittenLocked(e.Key, stamp{size: f.size, mtime: f.mtime})
-	return f, nil
+	return f, created, nil
 }
 
 // mergeBase is the store's version of a file that the session's changes

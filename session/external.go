@@ -188,33 +188,14 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 		}
 		return conflict, c.journalKey(conflict)
 	}
-	if f, ok := c.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 {
-		// Another program replaced one name of a node with hard links
-		// (an editor's write and rename): the name is a node of its own
-		// now, the others keep theirs.
-		c.detachNameLocked(f, e.Key)
-	}
-	f, created, err := c.createLocked("external", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
+	// Another program replacing one name of a node with hard links (an
+	// editor's write and rename) makes the name a node of its own; the
+	// others keep theirs.
+	_, created, err := c.loadCleanLocked(e)
+	c.mu.Unlock()
 	if err != nil {
-		c.mu.Unlock()
 		return "", err
 	}
-	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
-	f.shared.Store(false)
-	f.mode, f.uid, f.gid = backend.PermBits(e.Info.Mode), e.Info.UID, e.Info.GID
-	f.mtime = e.Info.MTime.UnixNano()
-	f.atime, f.ctime = timeOr(e.Info.ATime, e.Info.MTime), timeOr(e.Info.CTime, e.Info.MTime)
-	f.xattrs = toXAttrList(backend.CloneXAttrs(e.Info.XAttrs))
-	f.ver++
-	f.gen = 0 // the store holds exactly this
-	f.from, f.changed, f.by = e.Key, false, nil
-	f.jlen, f.jfull = f.size, false // the store holds exactly this
-	f.base = backend.VersionOf(e.Info)
-	delete(c.bases, e.Key)
-	delete(c.dirty, f)
-	c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
-	c.addWrittenLocked(e.Key, stamp{size: f.size, mtime: f.mtime})
-	c.mu.Unlock()
 	c.emitWritten(e.Key, created, OriginExternal)
 	if !created {
 		c.emit(Change{Op: OpContent, Key: e.Key, Origin: OriginExternal})
