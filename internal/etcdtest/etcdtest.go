@@ -52,6 +52,7 @@ type Server struct {
 	clusterTok string
 	cmd        *exec.Cmd // nil while stopped
 	waited     chan struct{}
+	tls        *TLSFiles // StartTLS's: clients over TLS only
 }
 
 // Cluster is a cluster of several members.
@@ -134,7 +135,12 @@ func (c *Cluster) URL(ns string) string {
 func (c *Cluster) Kill(i int) { c.Members[i].Kill() }
 
 // Endpoint is the server's client URL.
-func (s *Server) Endpoint() string { return fmt.Sprintf("http://127.0.0.1:%d", s.clientPort) }
+func (s *Server) Endpoint() string {
+	if s.tls != nil {
+		return fmt.Sprintf("https://127.0.0.1:%d", s.clientPort)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", s.clientPort)
+}
 
 // URL is an etcd:// store URL for the server and namespace ns.
 func (s *Server) URL(ns string) string {
@@ -167,7 +173,7 @@ func (s *Server) start() {
 		s.t.Fatal(err)
 	}
 	defer out.Close()
-	cmd := exec.Command(Binary,
+	args := []string{
 		"--name", s.name,
 		"--data-dir", filepath.Join(s.dir, "data"),
 		"--listen-client-urls", s.Endpoint(),
@@ -179,7 +185,11 @@ func (s *Server) start() {
 		"--logger", "zap",
 		"--log-level", "error",
 		"--log-outputs", "stderr",
-	)
+	}
+	if s.tls != nil {
+		args = append(args, s.tls.tlsArgs()...)
+	}
+	cmd := exec.Command(Binary, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group: a ^C to the test run is not also the
 	// server's, so that the cleanup decides when it ends.
@@ -223,6 +233,13 @@ func (s *Server) waitHealthy() {
 	s.t.Helper()
 	deadline := time.Now().Add(healthWait)
 	client := &http.Client{Timeout: time.Second}
+	if s.tls != nil {
+		tc, err := s.tls.clientConfig()
+		if err != nil {
+			s.t.Fatalf("etcdtest: %v", err)
+		}
+		client.Transport = &http.Transport{TLSClientConfig: tc}
+	}
 	var last error
 	for time.Now().Before(deadline) {
 		select {
