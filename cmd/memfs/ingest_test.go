@@ -135,7 +135,9 @@ func TestIngestRedactsExternalWrites(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the other writer: %v\n%s", err, out)
 	}
-	waitFor(t, "the note on the mount", 5*time.Second, func() bool {
+	// Beyond session.AnnounceTTL: a change the helper did not take
+	// shows once its announcement expires.
+	waitFor(t, "the note on the mount", 3*session.AnnounceTTL, func() bool {
 		return strings.Contains(readBack(filepath.Join(mnt, "memory", "x.md")), "wombat")
 	})
 	checkRedacted(t, "the mount's memory/x.md", readBack(filepath.Join(mnt, "memory", "x.md")))
