@@ -15,7 +15,9 @@ type Embedder interface {
 	// under another: an index keeps the ID and embeds again when it
 	// changes.
 	ID() string
-	// Dim is the length of every vector Embed returns.
+	// Dim is the length of every vector Embed returns; 0 while it is not
+	// known yet (a remote model whose dimension was not configured, before
+	// its first answer).
 	Dim() int
 	// Embed returns one vector per text, in order, each of length Dim and
 	// L2-normalized (a text with nothing the model knows gives the zero
