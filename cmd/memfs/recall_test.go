@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,8 +62,8 @@ func TestSummariesConcurrentAppendAndContext(t *testing.T) {
 	}
 
 	pack := mustRun(t, "", "context", "--mount", mnt, "--max-chars", "3000", "--summaries", "1")
-	for _, want := range []string{"## Memory", "### memory/global.md", "## Recent steps", "run final step 1: the last step, through memfs summary add",
-		"## Skills", "- go-patterns: ", "## Manifest"} {
+	for _, want := range []string{"<!-- memfs context pack sha256:", "## Skills", "- go-patterns: ", "## Recent steps",
+		"run final step 1: the last step, through memfs summary add", "## Memory", "### memory/global.md"} {
 		if !strings.Contains(pack, want) {
 			t.Errorf("context --mount lacks %q:\n%s", want, pack)
 		}
@@ -70,8 +71,19 @@ func TestSummariesConcurrentAppendAndContext(t *testing.T) {
 	if n := len([]rune(pack)); n > 3000 {
 		t.Errorf("context --mount: %d characters over the budget of 3000", n)
 	}
-	if got, _ := os.ReadFile(filepath.Join(mnt, ".memfs", "context.md")); !strings.Contains(string(got), "## Manifest") {
-		t.Errorf(".memfs/context.md:\n%s", got)
+	// The manifest beside each pack names its hash: through the CLI, and
+	// .memfs/context.manifest.json for .memfs/context.md.
+	var m contextpack.Manifest
+	if err := json.Unmarshal([]byte(mustRun(t, "", "context", "--mount", mnt, "--max-chars", "3000", "--summaries", "1", "--manifest")), &m); err != nil {
+		t.Fatalf("context --manifest: %v", err)
+	}
+	if !strings.HasPrefix(pack, "<!-- memfs context pack sha256:"+m.PackSHA256+" ") || m.MaxChars != 3000 {
+		t.Errorf("context --manifest: hash %s, budget %d; the pack starts %.100q", m.PackSHA256, m.MaxChars, pack)
+	}
+	got, _ := os.ReadFile(filepath.Join(mnt, ".memfs", "context.md"))
+	mj, _ := os.ReadFile(filepath.Join(mnt, ".memfs", "context.manifest.json"))
+	if err := json.Unmarshal(mj, &m); err != nil || !strings.HasPrefix(string(got), "<!-- memfs context pack sha256:"+m.PackSHA256+" ") {
+		t.Errorf(".memfs/context.manifest.json (%v) does not name .memfs/context.md:\n%.300s", err, got)
 	}
 	// A tree walk does not meet the computed and large files: they are
 	// opened by name only.
