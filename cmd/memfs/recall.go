@@ -33,7 +33,7 @@ func processCred() session.Cred {
 func contextCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "context",
-		Usage: "print the context pack (skills index, latest step summaries, notes ranked by relevance × importance × recency, within a budget) or, with --manifest, its manifest",
+		Usage: "print the context pack (skills index, latest step summaries, notes ranked by relevance, importance and recency, within a budget) or, with --manifest, its manifest",
 		Flags: []cli.Flag{
 			storeFlag(),
 			&cli.StringFlag{Name: "mount", Usage: "build it in the live mount at DIR (.memfs/context/)"},
