@@ -53,7 +53,8 @@
 // # Budget
 //
 // MaxChars counts runes and covers the whole text, the first line
-// included; the output never exceeds it. The hash line is reserved first
+// included; the output never exceeds it (a budget too small for the first
+// line gives an empty text, its manifest listing everything as left out). The hash line is reserved first
 // (its omitted count at the widest it could be). Of the rest, B:
 //
 //  1. Skills take what they need up to SkillsShare of B (default 25%),
@@ -374,6 +375,7 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 	done := map[*piece]bool{}
 	if o.MaxChars >= reserve {
 		sk.fill(skills, sk.reserved, done)
+		su.reserved = min(su.reserved, b-sk.used) // shares that add up to more than the budget
 		newestFirst := slices.Clone(sums)
 		slices.Reverse(newestFirst)
 		su.fill(newestFirst, su.reserved, done)

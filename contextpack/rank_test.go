@@ -332,3 +332,21 @@ func TestPackReservedShares(t *testing.T) {
 		t.Errorf("with room to spare, not every skill and note is in:\n%s", p.Text)
 	}
 }
+
+// Shares that add up to more than the budget still keep the pack within
+// it.
+func TestPackSharesOverBudget(t *testing.T) {
+	src := corpus(2)
+	for max := 1; max < 3000; max += 211 {
+		p, err := contextpack.Build(t.Context(), src, contextpack.Options{MaxChars: max, SkillsShare: 0.9, SummariesShare: 0.9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := utf8.RuneCountInString(p.Text); n > max {
+			t.Errorf("budget %d: %d characters", max, n)
+		}
+		if p.Text != "" {
+			checkManifest(t, p)
+		}
+	}
+}
