@@ -681,8 +681,10 @@ func summaryItems(ctx context.Context, src Source, k int) ([]*piece, error) {
 // is loaded to read it.
 func skillItems(ctx context.Context, src Source) ([]*piece, error) {
 	var es []backend.Entry
+	seen := map[string]bool{}
 	for _, e := range src.Entries("skills/") {
-		if meta.IsSkillFile(e.Key) && !slices.ContainsFunc(es, func(o backend.Entry) bool { return o.Key == e.Key }) {
+		if meta.IsSkillFile(e.Key) && !seen[e.Key] {
+			seen[e.Key] = true
 			es = append(es, e)
 		}
 	}
