@@ -13,19 +13,24 @@ import (
 	"github.com/memfs/memfs/session"
 )
 
-// ContextPack builds the context pack named name (.memfs/context.md is
-// name "", .memfs/context/NAME the others: percent-encoded words, max:N
-// and summaries:K, the rest a search query) for the caller in ctx
-// (session.WithCred): the always-loaded memory (Options.Bootstrap), the
-// latest step summaries, the skills index and search hits, only from files
-// that caller may read.
+// ContextPack answers .memfs/context.md (name ""), .memfs/context/NAME and
+// their manifests (NAME + contextpack.ManifestSuffix; .memfs/context.manifest.json
+// is name contextpack.ManifestSuffix) for the caller in ctx
+// (session.WithCred). NAME is percent-encoded words, max:N and summaries:K,
+// the rest a query that ranks the notes. The pack holds the skills index,
+// the latest step summaries and the notes under Options.Bootstrap, only
+// from files that caller may read; a manifest is the JSON of the pack the
+// same caller would read from the same files (contextpack.Manifest.JSON).
 func (f *FS) ContextPack(ctx context.Context, name string) ([]byte, error) {
-	return contextAnswer(f.c, f.opts.Bootstrap, f.index.ContextSearch)(ctx, name)
+	// Notes are ranked by contextpack.DefaultRank: a ranker must be a pure
+	// function of the candidates (see contextpack.RankFunc), never the live
+	// search index.
+	return contextAnswer(f.c, f.opts.Bootstrap, nil)(ctx, name)
 }
 
 // packOptions reads the name of a .memfs/context/NAME file: percent-encoded
 // words, "max:N" (the budget) and "summaries:K" filters, the rest the
-// search query.
+// query.
 func packOptions(name string) (contextpack.Options, error) {
 	var o contextpack.Options
 	dec, err := url.PathUnescape(name)
@@ -56,46 +61,30 @@ func packOptions(name string) (contextpack.Options, error) {
 }
 
 // contextAnswer builds the pack served at .memfs/context.md and
-// .memfs/context/NAME from the live session, for the caller in ctx
-// (session.CredFrom): every part of it (memory files, summaries, the
-// skills index, search hits, the manifest and its list of what was left
-// out) comes only from files that caller may read.
-func contextAnswer(c *session.Context, prefixes []string, find func(context.Context, string, int) ([]contextpack.Hit, error)) func(context.Context, string) ([]byte, error) {
+// .memfs/context/NAME, or its manifest when NAME ends in
+// contextpack.ManifestSuffix (a query word that ends so is written with its
+// dot percent-encoded), from the live session, for the caller in ctx
+// (session.CredFrom): every part of it comes only from files that caller
+// may read. rank nil is contextpack.DefaultRank.
+func contextAnswer(c *session.Context, prefixes []string, rank contextpack.RankFunc) func(context.Context, string) ([]byte, error) {
 	return func(ctx context.Context, name string) ([]byte, error) {
 		cr, ok := session.CredFrom(ctx)
 		if !ok {
 			return nil, search.ErrNoCaller
 		}
+		name, manifest := strings.CutSuffix(name, contextpack.ManifestSuffix)
 		o, err := packOptions(name)
 		if err != nil {
 			return nil, err
 		}
 		o.Prefixes = prefixes
-		if find != nil {
-			// The search filters by the caller in ctx already; the pack
-			// does not rely on it.
-			o.Search = func(ctx context.Context, q string, k int) ([]contextpack.Hit, error) {
-				hits, err := find(ctx, q, k)
-				if err != nil {
-					return nil, err
-				}
-				keys := make([]string, len(hits))
-				for i, h := range hits {
-					keys[i] = h.Key
-				}
-				ok := c.Readable(cr, keys...)
-				kept := hits[:0]
-				for i, h := range hits {
-					if ok[i] {
-						kept = append(kept, h)
-					}
-				}
-				return kept, nil
-			}
-		}
+		o.Rank = rank
 		p, err := contextpack.Build(ctx, readableSource{c: c, cr: cr}, o)
 		if err != nil {
 			return nil, err
+		}
+		if manifest {
+			return p.Manifest.JSON(), nil
 		}
 		return []byte(p.Text), nil
 	}

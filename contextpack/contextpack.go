@@ -1,60 +1,116 @@
 // Package contextpack builds the bounded context an agent loads at the start
-// of a step: its always-loaded memory, the latest step summaries, an index of
-// its skills, and, with a query, the best search hits, until a character
-// budget is spent, followed by a manifest of what went in and what was left
-// out.
+// of a step: an index of its skills, the latest step summaries and its
+// notes (the files under the always-loaded prefixes), chosen by value
+// within a character budget, with a manifest of what went in and why.
 //
-// # Order and trimming
+// A pack is a pure function of its inputs: the Source's entries (key, Info
+// with MTime and XAttrs, value), the Options and the query. It never reads
+// the clock, depends on map or listing order, or asks a live index, so the
+// same inputs give a byte-identical pack (what rebuilding a pack as of an
+// event-log position relies on).
 //
-// The pack is filled section by section, in this order, and within a
-// section item by item:
+// # Layout
 //
-//  1. Memory: every file under the always-loaded prefixes (memory/ by
-//     default; the summaries file excluded), by key.
-//  2. Recent steps: the latest Summaries step summaries, oldest first.
-//  3. Skills: one line per skills/NAME/SKILL.md, "- name: description",
-//     from its front matter. Skill bodies are not included and resources
-//     are never read (the first level of progressive skill loading).
-//  4. Search: with a query, the best hits, one line each with a snippet.
+// The pack's first line names it:
 //
-// An item goes in whole when it fits in what is left of the budget (the
-// manifest's own line for it counted). A memory file that does not fit
-// whole goes in cut after its last line that fits, marked "[cut: N of M
-// lines]"; a line is never cut. Other items that do not fit are left out.
-// Once an item is left out, the later items of every section are still
-// tried, smaller ones may fit. The output never exceeds the budget.
+//	<!-- memfs context pack sha256:HEX seq:N omitted:K -->
+//
+// HEX is the SHA-256 of the rest of the text (everything after that line);
+// seq:N appears when Options.Seq is set (the event-log position the inputs
+// are as of); K is how many notes, skills and summaries were left out (the
+// manifest names them). A blank line follows, then the sections, each only
+// when it has an item:
+//
+//  1. Skills: one line per skills/NAME/SKILL.md, "- name: description
+//     (key)", by key, from its front matter (user.memfs.skill when the
+//     value is not loaded). Skill bodies are not included and resources
+//     are never read: the first level of progressive skill loading.
+//  2. Recent steps: the latest Options.Summaries step summaries, oldest
+//     first.
+//  3. Memory: notes, best first (see Ranking), each "### key", a blank
+//     line, its value. A binary value (a NUL in its first 8 KiB) is named
+//     with its size instead.
+//
+// # Ranking
+//
+// Every note gets score = relevance × importance × recency:
+//
+//   - relevance: 1 for all without a query. With a query, Options.Rank
+//     (DefaultRank when nil) scores the candidates (a pure function of
+//     their keys and texts); scores are divided by the best one, and
+//     floored at MinRelevance, so that notes with nothing of the query
+//     still order among themselves by importance and recency.
+//   - importance: user.memfs.importance, 0.5 when unset, floored at
+//     MinImportance so that importance 0 lowers a note without erasing
+//     its relevance.
+//   - recency: 0.5^(age/HalfLife), floored at MinRecency, where age is
+//     measured from the newest MTime among the candidate notes, not from
+//     now: a pack does not change by itself as time passes, and an old
+//     note can still win on relevance.
+//
+// Ties are broken by key.
+//
+// # Budget
+//
+// MaxChars counts runes and covers the whole text, the first line
+// included; the output never exceeds it (a budget too small for the first
+// line gives an empty text, its manifest listing everything as left out). The hash line is reserved first
+// (its omitted count at the widest it could be). Of the rest, B:
+//
+//  1. Skills take what they need up to SkillsShare of B (default 25%),
+//     lines by key; a line that does not fit is skipped, later ones are
+//     still tried.
+//  2. Recent steps take up to SummariesShare of B (default 15%), newest
+//     first.
+//  3. Notes take what is left, whole, best first; a note that does not fit
+//     whole is skipped and later (smaller) ones are still tried. Then, if
+//     room is left, the best note left out goes in cut after its last line
+//     that fits, marked "[cut: N of M lines]" (a line is never cut, nor a
+//     binary note).
+//  4. What notes leave goes to the skills, then the summaries, that their
+//     shares could not hold.
+//
+// So notes can never take the reserved shares, and a share that its
+// section does not use is not wasted. The whole skills index and the latest
+// summaries are in the pack whenever they fit in their shares.
 //
 // # Manifest
 //
-// The pack ends with a manifest: one line per included file with the
-// SHA-256 of the value it was built from ("cut" when only part went in),
-// and the keys left out for lack of room. When even the list of left-out
-// keys does not fit, its tail is counted instead ("and N more").
+// Pack.Manifest (Manifest.JSON for its canonical form) holds the pack's
+// hash, the budget, the query, the reference time of recency, each section's
+// reserved and used sizes, each included item (kind, key, the SHA-256 of a
+// note's whole value, its score parts, cut) and each item left out with
+// its score. It is not in the pack and does not count toward the budget.
 //
 // # Concurrency
 //
 // Build keeps no state between calls and starts no goroutines, so calls
-// may run concurrently wherever the Source and Options.Search may be used
+// may run concurrently wherever the Source and Options.Rank may be used
 // concurrently. It calls them on its caller's goroutine, one call at a
 // time, holding no lock, and only reads what they return (a value from Get
-// may be the session's own, shared with other readers). A pack is not a
-// snapshot: Build lists, then loads and reads, in several calls, so its
-// values may come from different moments while memory changes; a memory
-// file removed in between is skipped (not listed as left out), and each
-// manifest hash is of the value that went in. SkillAttr keeps no state
-// either: a flush may call it from any goroutine.
+// may be the session's own, shared with other readers). Over a live
+// session a pack is not a snapshot: Build lists, then loads and reads, in
+// several calls, so its values may come from different moments while
+// memory changes; a note removed in between is skipped (not listed as left
+// out), and each hash is of the value that went in. SkillAttr keeps no
+// state either: a flush may call it from any goroutine.
 package contextpack
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/meta"
@@ -63,10 +119,29 @@ import (
 // SummariesKey is where step summaries live: one JSON object per line.
 const SummariesKey = "memory/summaries.jsonl"
 
+// ManifestSuffix ends the name of a pack's manifest beside the pack:
+// .memfs/context.manifest.json for .memfs/context.md, and
+// .memfs/context/NAME.manifest.json for .memfs/context/NAME.
+const ManifestSuffix = ".manifest.json"
+
 // DefaultMaxChars is the budget of a pack when Options.MaxChars is 0.
 const DefaultMaxChars = 8000
 
-// Source is what a pack is read from: a memfs session.
+// Defaults and floors of the ranking and the budget (see the package doc).
+const (
+	DefaultHalfLife       = 7 * 24 * time.Hour
+	DefaultSkillsShare    = 0.25
+	DefaultSummariesShare = 0.15
+	MinRelevance          = 0.05
+	MinImportance         = 0.05
+	MinRecency            = 0.05
+	// DefaultImportance is the importance of a note without
+	// user.memfs.importance.
+	DefaultImportance = 0.5
+)
+
+// Source is what a pack is read from: a memfs session, or the files as of
+// an event-log position.
 type Source interface {
 	// Entries returns the files under prefix with their Info and, when
 	// loaded, their value.
@@ -77,22 +152,45 @@ type Source interface {
 	Get(key string) ([]byte, bool)
 }
 
-// Hit is one search result.
+// Hit is one search result (what search.Service.ContextSearch returns).
 type Hit struct {
 	Key     string
 	Score   float64
 	Snippet string
 }
 
-// Options configure Build.
+// Doc is one candidate note as a ranker sees it: its key and its text (""
+// for a binary value).
+type Doc struct {
+	Key  string
+	Text string
+}
+
+// RankFunc scores docs for query, one score per doc, higher is more
+// relevant; negative and non-finite scores count as 0. It must be a pure
+// function of query and docs (no clock, no live index): packs are rebuilt
+// byte for byte from the same inputs.
+type RankFunc func(ctx context.Context, query string, docs []Doc) ([]float64, error)
+
+// Options configure Build. The zero value is a pack of DefaultMaxChars
+// over memory/ with the 5 latest summaries and no query.
 type Options struct {
 	MaxChars  int      // budget in characters (runes); 0 is DefaultMaxChars
 	Prefixes  []string // always-loaded prefixes; nil is ["memory/"]
 	Summaries int      // how many latest summaries; 0 is 5, negative none
-	Query     string   // search query; "" for no search section
-	TopK      int      // search hits; 0 is 5
-	// Search runs the query; nil leaves the search section out.
-	Search func(ctx context.Context, query string, topK int) ([]Hit, error)
+	Query     string   // ranks notes by relevance to it; "" for none
+	// Rank scores the notes for Query; nil is DefaultRank.
+	Rank RankFunc
+	// HalfLife is the age at which a note's recency halves; 0 is
+	// DefaultHalfLife.
+	HalfLife time.Duration
+	// SkillsShare and SummariesShare are the fractions of the budget
+	// reserved for the skills index and the recent steps; 0 is the
+	// default, negative none reserved.
+	SkillsShare, SummariesShare float64
+	// Seq, when not 0, is the event-log position the Source is as of,
+	// shown in the hash line and the manifest.
+	Seq uint64
 }
 
 // Summary is one line of SummariesKey.
@@ -106,24 +204,119 @@ type Summary struct {
 // Pack is a built context pack.
 type Pack struct {
 	Text     string
-	Included []Included
-	LeftOut  []string // keys (or "summary RUN/STEP", "skill NAME", "hit KEY") left out
+	Manifest Manifest
 }
 
-// Included is one file that went into the pack.
-type Included struct {
-	Key    string
-	SHA256 string // of the whole value
-	Cut    bool   // only its first lines went in
+// Manifest describes a pack: what went in, what was left out, and why.
+type Manifest struct {
+	PackSHA256 string    `json:"pack_sha256"` // as in the pack's first line
+	Seq        uint64    `json:"seq,omitempty"`
+	MaxChars   int       `json:"max_chars"`
+	Chars      int       `json:"chars"` // the pack's length in runes
+	Query      string    `json:"query,omitempty"`
+	HalfLife   string    `json:"half_life"`
+	Newest     time.Time `json:"newest"` // recency's reference: the newest note's MTime
+	Sections   []Section `json:"sections"`
+	Included   []Item    `json:"included"`
+	LeftOut    []Item    `json:"left_out"`
 }
 
-// item is one candidate piece of the pack.
-type item struct {
-	key   string // for the manifest; "" for none
+// Section is how much of the budget a section had reserved and used, in
+// runes.
+type Section struct {
+	Name     string `json:"name"` // skills, summaries, notes
+	Reserved int    `json:"reserved"`
+	Used     int    `json:"used"`
+}
+
+// Item is one candidate of a pack.
+type Item struct {
+	Kind   string `json:"kind"` // note, skill or summary
+	Key    string `json:"key"`
+	Name   string `json:"name,omitempty"`   // a skill's name; a summary's RUN/STEP
+	SHA256 string `json:"sha256,omitempty"` // a note's whole value
+	Chars  int    `json:"chars,omitempty"`  // runes it took (included only)
+	Cut    bool   `json:"cut,omitempty"`    // only its first lines went in
+	Score  *Score `json:"score,omitempty"`  // notes only
+}
+
+// Score is a note's rank and its parts: Score = Relevance × Importance ×
+// Recency.
+type Score struct {
+	Score      float64 `json:"score"`
+	Relevance  float64 `json:"relevance"`
+	Importance float64 `json:"importance"`
+	Recency    float64 `json:"recency"`
+}
+
+// JSON returns the manifest's canonical form: indented JSON and a newline.
+func (m Manifest) JSON() []byte {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		// Every float is finite (see rankNotes): cannot happen.
+		panic("contextpack: manifest: " + err.Error())
+	}
+	return append(b, '\n')
+}
+
+// piece is one candidate of the pack.
+type piece struct {
+	Item
 	text  string
-	lines []string // for a memory file, cut by lines
-	sum   string
-	name  string // what the left-out list says
+	lines []string // a text note's lines, its heading first, to cut by
+	mtime time.Time
+	xattr map[string][]byte
+	doc   string // the text relevance is scored on
+}
+
+// section is a part of the pack being filled.
+type section struct {
+	name, head, tail string
+	reserved, used   int
+	in               []*piece
+}
+
+// cost is what adding text to s takes.
+func (s *section) cost(text string) int {
+	c := runes(text)
+	if len(s.in) == 0 {
+		c += runes(s.head) + runes(s.tail)
+	}
+	return c
+}
+
+func (s *section) add(p *piece, text string, cut bool) {
+	c := s.cost(text)
+	s.used += c
+	p.text, p.Cut, p.Chars = text, cut, runes(text)
+	s.in = append(s.in, p)
+}
+
+// fill adds the pieces of ps not yet in (in that order) that fit in room
+// runes, and returns the room left.
+func (s *section) fill(ps []*piece, room int, done map[*piece]bool) int {
+	for _, p := range ps {
+		if done[p] {
+			continue
+		}
+		if c := s.cost(p.text); c <= room {
+			s.add(p, p.text, false)
+			done[p] = true
+			room -= c
+		}
+	}
+	return room
+}
+
+func (s *section) render(b *strings.Builder) {
+	if len(s.in) == 0 {
+		return
+	}
+	b.WriteString(s.head)
+	for _, p := range s.in {
+		b.WriteString(p.text)
+	}
+	b.WriteString(s.tail)
 }
 
 // Build makes a pack from src.
@@ -137,177 +330,151 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 	if o.Summaries == 0 {
 		o.Summaries = 5
 	}
-	if o.TopK == 0 {
-		o.TopK = 5
+	if o.HalfLife <= 0 {
+		o.HalfLife = DefaultHalfLife
 	}
-	var sections []section
-	mem, err := memoryItems(ctx, src, o.Prefixes)
+	if o.Rank == nil {
+		o.Rank = DefaultRank
+	}
+	share := func(v, def float64) float64 {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return min(v, 1)
+	}
+	skillsShare, sumShare := share(o.SkillsShare, DefaultSkillsShare), share(o.SummariesShare, DefaultSummariesShare)
+
+	notes, err := noteItems(ctx, src, o.Prefixes)
 	if err != nil {
 		return Pack{}, err
 	}
-	sections = append(sections, section{"## Memory\n\n", mem})
+	newest, err := rankNotes(ctx, notes, o)
+	if err != nil {
+		return Pack{}, err
+	}
+	var sums []*piece
 	if o.Summaries > 0 {
-		sum, err := summaryItems(ctx, src, o.Summaries)
-		if err != nil {
+		if sums, err = summaryItems(ctx, src, o.Summaries); err != nil {
 			return Pack{}, err
 		}
-		sections = append(sections, section{"## Recent steps\n\n", sum})
 	}
 	skills, err := skillItems(ctx, src)
 	if err != nil {
 		return Pack{}, err
 	}
-	sections = append(sections, section{"## Skills\n\n", skills})
-	if o.Query != "" && o.Search != nil {
-		hits, err := o.Search(ctx, o.Query, o.TopK)
-		if err != nil {
-			return Pack{}, err
-		}
-		var its []item
-		for _, h := range hits {
-			its = append(its, item{text: fmt.Sprintf("- %s (score %.2f): %s\n", h.Key, h.Score, oneLine(h.Snippet)), name: "hit " + h.Key})
-		}
-		sections = append(sections, section{"## Search: " + oneLine(o.Query) + "\n\n", its})
-	}
-	// The list of what was left out must fit too: lay out again with room
-	// kept for it until it does (more left out needs a longer list).
-	keep := 0
-	for range 6 {
-		p := fill(sections, o.MaxChars, keep)
-		need := runes(leftOutLine(p.LeftOut, len(p.LeftOut)))
-		if len(p.LeftOut) == 0 || p.listed {
-			return p.Pack, nil
-		}
-		keep = max(keep+1, need)
-	}
-	return fill(sections, o.MaxChars, o.MaxChars).Pack, nil
-}
 
-func leftOutLine(names []string, k int) string {
-	line := "left out for lack of room:"
-	if k > 0 {
-		line += " " + strings.Join(names[:k], ", ")
-	}
-	if k < len(names) {
-		line += fmt.Sprintf(" and %d more", len(names)-k)
-	}
-	return line + "\n"
-}
-
-type section struct {
-	head  string
-	items []item
-}
-
-func runes(s string) int { return len([]rune(s)) }
-
-type filled struct {
-	Pack
-	listed bool // the manifest lists everything left out (by name or count)
-}
-
-// fill lays the sections out within max runes, the manifest included,
-// keeping keep runes free for the list of what was left out.
-func fill(sections []section, max, keep int) filled {
-	var body strings.Builder
-	var p filled
-	used := keep
-	manifestHead := "## Manifest\n\n"
-	// The manifest's fixed part is reserved from the start, with the blank
-	// line that may go before it.
-	reserve := runes(manifestHead) + 1
-	manifestLine := func(inc Included) string {
-		cut := ""
-		if inc.Cut {
-			cut = " (cut)"
-		}
-		return fmt.Sprintf("- %s sha256:%s%s\n", inc.Key, inc.SHA256, cut)
-	}
-	// sep puts a blank line before a heading.
-	sep := func(head string) string {
-		if b := body.String(); b != "" && !strings.HasSuffix(b, "\n\n") {
-			return "\n" + head
-		}
-		return head
-	}
-	for _, s := range sections {
-		headDone := false
-		for _, it := range s.items {
-			head := ""
-			if !headDone {
-				head = sep(s.head)
-			}
-			cost := func(text string, cut bool) int {
-				c := runes(head) + runes(text)
-				if it.key != "" {
-					c += runes(manifestLine(Included{Key: it.key, SHA256: it.sum, Cut: cut}))
-				}
-				return c
-			}
-			text, cut := it.text, false
-			if used+reserve+cost(text, false) > max && it.lines != nil {
-				text, cut = cutLines(it, max-used-reserve-cost("", true))
-			}
-			if text == "" || used+reserve+cost(text, cut) > max {
-				p.LeftOut = append(p.LeftOut, it.name)
+	total := len(notes) + len(sums) + len(skills)
+	reserve := runes(hashLine(strings.Repeat("0", 64), o.Seq, total))
+	b := max(o.MaxChars-reserve, 0)
+	sk := &section{name: "skills", head: "## Skills\n\n", tail: "\n", reserved: int(float64(b) * skillsShare)}
+	su := &section{name: "summaries", head: "## Recent steps\n\n", tail: "\n", reserved: int(float64(b) * sumShare)}
+	no := &section{name: "notes", head: "## Memory\n\n"}
+	done := map[*piece]bool{}
+	if o.MaxChars >= reserve {
+		sk.fill(skills, sk.reserved, done)
+		su.reserved = min(su.reserved, b-sk.used) // shares that add up to more than the budget
+		newestFirst := slices.Clone(sums)
+		slices.Reverse(newestFirst)
+		su.fill(newestFirst, su.reserved, done)
+		room := b - sk.used - su.used
+		no.reserved = room
+		room = no.fill(notes, room, done)
+		for _, p := range notes {
+			if done[p] {
 				continue
 			}
-			body.WriteString(head)
-			body.WriteString(text)
-			used += runes(head) + runes(text)
-			headDone = true
-			if it.key != "" {
-				inc := Included{Key: it.key, SHA256: it.sum, Cut: cut}
-				p.Included = append(p.Included, inc)
-				reserve += runes(manifestLine(inc))
+			if p.lines != nil {
+				if text, ok := cutLines(p.lines, room-no.cost("")); ok {
+					room -= no.cost(text)
+					no.add(p, text, true)
+					done[p] = true
+				}
+			}
+			break // only the best note left out is cut
+		}
+		room = sk.fill(skills, room, done)
+		su.fill(newestFirst, room, done)
+		// Display order: skills by key, summaries oldest first, notes
+		// best first (the order of their candidate lists).
+		for _, s := range []struct {
+			sec *section
+			all []*piece
+		}{{sk, skills}, {su, sums}, {no, notes}} {
+			s.sec.in = slices.DeleteFunc(slices.Clone(s.all), func(p *piece) bool { return !done[p] })
+		}
+	}
+
+	var body strings.Builder
+	for _, s := range []*section{sk, su, no} {
+		s.render(&body)
+	}
+	sum := sha256.Sum256([]byte(body.String()))
+	m := Manifest{
+		PackSHA256: hex.EncodeToString(sum[:]),
+		Seq:        o.Seq,
+		MaxChars:   o.MaxChars,
+		Query:      o.Query,
+		HalfLife:   o.HalfLife.String(),
+		Newest:     newest,
+		Included:   []Item{},
+		LeftOut:    []Item{},
+	}
+	for _, s := range []*section{sk, su, no} {
+		m.Sections = append(m.Sections, Section{Name: s.name, Reserved: s.reserved, Used: s.used})
+	}
+	for _, all := range [][]*piece{skills, sums, notes} {
+		for _, p := range all {
+			if done[p] {
+				m.Included = append(m.Included, p.Item)
+			} else {
+				it := p.Item
+				it.Chars = 0
+				m.LeftOut = append(m.LeftOut, it)
 			}
 		}
 	}
-	// The manifest's heading was reserved with its blank line.
-	manifestHead = sep(manifestHead)
-	var m strings.Builder
-	m.WriteString(manifestHead)
-	for _, inc := range p.Included {
-		m.WriteString(manifestLine(inc))
+	text := ""
+	if o.MaxChars >= reserve {
+		text = hashLine(m.PackSHA256, o.Seq, len(m.LeftOut)) + body.String()
 	}
-	used -= keep
-	left := max - used - runes(m.String())
-	if n := len(p.LeftOut); n > 0 {
-		for k := n; k >= 0; k-- {
-			if line := leftOutLine(p.LeftOut, k); runes(line) <= left {
-				m.WriteString(line)
-				p.listed = true
-				break
-			}
-		}
-	}
-	if used+runes(m.String()) <= max {
-		body.WriteString(m.String())
-	}
-	p.Text = body.String()
-	return p
+	m.Chars = runes(text)
+	return Pack{Text: text, Manifest: m}, nil
 }
 
-// cutLines returns it's header line and the longest run of its first
-// lines that fits in room runes together with the cut marker; linear in the
-// number of lines.
-func cutLines(it item, room int) (string, bool) {
-	if len(it.lines) < 2 {
+// hashLine is the pack's first line and the blank line after it.
+func hashLine(sum string, seq uint64, omitted int) string {
+	s := ""
+	if seq != 0 {
+		s = " seq:" + strconv.FormatUint(seq, 10)
+	}
+	return fmt.Sprintf("<!-- memfs context pack sha256:%s%s omitted:%d -->\n\n", sum, s, omitted)
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+// cutLines returns the heading line (lines[0]) and the longest run of the
+// first lines after it that fits in room runes together with the cut
+// marker; linear in the number of lines.
+func cutLines(lines []string, room int) (string, bool) {
+	if len(lines) < 3 {
 		return "", false
 	}
-	head := it.lines[0]
-	total := len(it.lines) - 1
+	head := lines[0]
+	total := len(lines) - 1
 	marker := func(n int) string { return fmt.Sprintf("[cut: %d of %d lines]\n\n", n, total) }
 	used := runes(head)
 	n := 0
-	for n < total-1 && used+runes(it.lines[1+n])+runes(marker(n+1)) <= room {
-		used += runes(it.lines[1+n])
+	for n < total-1 && used+runes(lines[1+n])+runes(marker(n+1)) <= room {
+		used += runes(lines[1+n])
 		n++
 	}
 	if n == 0 {
 		return "", false
 	}
-	return head + strings.Join(it.lines[1:1+n], "") + marker(n), true
+	return head + strings.Join(lines[1:1+n], "") + marker(n), true
 }
 
 func oneLine(s string) string {
@@ -319,32 +486,39 @@ func hash(v []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func memoryItems(ctx context.Context, src Source, prefixes []string) ([]item, error) {
+// noteItems returns the notes under prefixes, by key, with their values.
+func noteItems(ctx context.Context, src Source, prefixes []string) ([]*piece, error) {
+	byKey := map[string]backend.Entry{}
 	var keys []string
 	for _, p := range prefixes {
 		for _, e := range src.Entries(p) {
-			if e.Key != SummariesKey && !dotted(e.Key) && !slices.Contains(keys, e.Key) {
-				keys = append(keys, e.Key)
+			if _, ok := byKey[e.Key]; ok || e.Key == SummariesKey || dotted(e.Key) {
+				continue
 			}
+			byKey[e.Key] = e
+			keys = append(keys, e.Key)
 		}
 	}
 	slices.Sort(keys)
 	if err := src.Resolve(ctx, keys...); err != nil {
 		return nil, err
 	}
-	var out []item
+	var out []*piece
 	for _, k := range keys {
 		v, ok := src.Get(k)
 		if !ok {
 			continue // removed meanwhile
 		}
+		e := byKey[k]
+		p := &piece{Item: Item{Kind: "note", Key: k, SHA256: hash(v)}, mtime: e.Info.MTime, xattr: e.Info.XAttrs}
 		if bytes.IndexByte(v[:min(len(v), 8<<10)], 0) >= 0 {
-			// Binary data is no context; its key and hash still are.
-			note := fmt.Sprintf("### %s\n\n(binary, %d bytes)\n\n", k, len(v))
-			out = append(out, item{key: k, text: note, sum: hash(v), name: k})
+			// Binary data is no context; its key and size still are.
+			p.text = fmt.Sprintf("### %s\n\n(binary, %d bytes)\n\n", k, len(v))
+			out = append(out, p)
 			continue
 		}
 		text := string(bytes.ToValidUTF8(v, []byte("\uFFFD")))
+		p.doc = text
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
@@ -353,9 +527,111 @@ func memoryItems(ctx context.Context, src Source, prefixes []string) ([]item, er
 		if lines[len(lines)-1] == "" {
 			lines = lines[:len(lines)-1]
 		}
-		out = append(out, item{key: k, text: head + text + "\n", lines: lines, sum: hash(v), name: k})
+		p.text, p.lines = head+text+"\n", lines
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+// rankNotes scores notes (see the package doc) and sorts them best first;
+// it returns the newest MTime, recency's reference.
+func rankNotes(ctx context.Context, notes []*piece, o Options) (time.Time, error) {
+	var newest time.Time
+	for _, p := range notes {
+		if p.mtime.After(newest) {
+			newest = p.mtime
+		}
+	}
+	rel := make([]float64, len(notes))
+	for i := range rel {
+		rel[i] = 1
+	}
+	if strings.TrimSpace(o.Query) != "" && len(notes) > 0 {
+		docs := make([]Doc, len(notes))
+		for i, p := range notes {
+			docs[i] = Doc{Key: p.Key, Text: p.doc}
+		}
+		raw, err := o.Rank(ctx, o.Query, docs)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("contextpack: rank notes: %w", err)
+		}
+		if len(raw) != len(docs) {
+			return time.Time{}, fmt.Errorf("contextpack: rank notes: %d scores for %d notes", len(raw), len(docs))
+		}
+		best := 0.0
+		for i, r := range raw {
+			if math.IsNaN(r) || math.IsInf(r, 0) || r < 0 {
+				raw[i] = 0
+			}
+			best = max(best, raw[i])
+		}
+		for i, r := range raw {
+			rel[i] = MinRelevance
+			if best > 0 {
+				rel[i] = max(r/best, MinRelevance)
+			}
+		}
+	}
+	for i, p := range notes {
+		imp := DefaultImportance
+		if a := meta.Parse(p.xattr); a.HasImp {
+			imp = a.Importance
+		}
+		imp = max(imp, MinImportance)
+		rec := 1.0
+		if age := newest.Sub(p.mtime); age > 0 {
+			rec = max(math.Pow(0.5, float64(age)/float64(o.HalfLife)), MinRecency)
+		}
+		p.Score = &Score{Score: rel[i] * imp * rec, Relevance: rel[i], Importance: imp, Recency: rec}
+	}
+	slices.SortStableFunc(notes, func(a, b *piece) int {
+		if c := cmp.Compare(b.Score.Score, a.Score.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	return newest, nil
+}
+
+// DefaultRank is the ranker used when Options.Rank is nil: each query term
+// (a run of letters and digits, case folded) found in a doc's key or text
+// adds log(1 + N/df), where N is the number of docs and df how many hold
+// the term.
+func DefaultRank(_ context.Context, query string, docs []Doc) ([]float64, error) {
+	q := terms(query)
+	has := make([]map[string]bool, len(docs))
+	df := map[string]int{}
+	for i, d := range docs {
+		has[i] = map[string]bool{}
+		for _, t := range terms(d.Key + " " + d.Text) {
+			if !has[i][t] {
+				has[i][t] = true
+				df[t]++
+			}
+		}
+	}
+	out := make([]float64, len(docs))
+	for i := range docs {
+		for _, t := range q {
+			if has[i][t] {
+				out[i] += math.Log1p(float64(len(docs)) / float64(df[t]))
+			}
+		}
+	}
+	return out, nil
+}
+
+// terms returns the distinct terms of s, in order of first appearance.
+func terms(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ReadSummaries parses the summaries file; lines that do not parse are
@@ -375,7 +651,8 @@ func ReadSummaries(v []byte) (sums []Summary, bad int) {
 	return sums, bad
 }
 
-func summaryItems(ctx context.Context, src Source, k int) ([]item, error) {
+// summaryItems returns the latest k summaries, oldest first.
+func summaryItems(ctx context.Context, src Source, k int) ([]*piece, error) {
 	if len(src.Entries(SummariesKey)) == 0 {
 		return nil, nil
 	}
@@ -387,11 +664,11 @@ func summaryItems(ctx context.Context, src Source, k int) ([]item, error) {
 	if len(sums) > k {
 		sums = sums[len(sums)-k:]
 	}
-	var out []item
+	var out []*piece
 	for _, s := range sums {
-		out = append(out, item{
+		out = append(out, &piece{
+			Item: Item{Kind: "summary", Key: SummariesKey, Name: s.Run + "/" + s.Step},
 			text: fmt.Sprintf("- %s run %s step %s: %s\n", s.Time.UTC().Format(time.RFC3339), s.Run, s.Step, oneLine(s.Text)),
-			name: "summary " + s.Run + "/" + s.Step,
 		})
 	}
 	return out, nil
@@ -402,15 +679,17 @@ func summaryItems(ctx context.Context, src Source, k int) ([]item, error) {
 // front matter memfs stores with it at each flush), so that no skill's
 // value is loaded; only a SKILL.md stored before memfs kept that attribute
 // is loaded to read it.
-func skillItems(ctx context.Context, src Source) ([]item, error) {
+func skillItems(ctx context.Context, src Source) ([]*piece, error) {
 	var es []backend.Entry
+	seen := map[string]bool{}
 	for _, e := range src.Entries("skills/") {
-		if meta.IsSkillFile(e.Key) {
+		if meta.IsSkillFile(e.Key) && !seen[e.Key] {
+			seen[e.Key] = true
 			es = append(es, e)
 		}
 	}
 	slices.SortFunc(es, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
-	var out []item
+	var out []*piece
 	for _, e := range es {
 		var name, desc string
 		var si meta.SkillInfo
@@ -433,7 +712,10 @@ func skillItems(ctx context.Context, src Source) ([]item, error) {
 		if name == "" {
 			name = strings.Split(e.Key, "/")[1]
 		}
-		out = append(out, item{text: fmt.Sprintf("- %s: %s (%s)\n", name, oneLine(desc), e.Key), name: "skill " + name})
+		out = append(out, &piece{
+			Item: Item{Kind: "skill", Key: e.Key, Name: name},
+			text: fmt.Sprintf("- %s: %s (%s)\n", name, oneLine(desc), e.Key),
+		})
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -81,23 +82,66 @@ func newSource(t *testing.T) (*session.Context, *loads) {
 	return c, l
 }
 
-func search(ctx context.Context, q string, k int) ([]contextpack.Hit, error) {
-	return []contextpack.Hit{{Key: "memory/project/kernel.md", Score: 3.5, Snippet: "The kernel\ncaches attributes."}}, nil
+// hashLine matches a pack's first line.
+var hashLine = regexp.MustCompile(`^<!-- memfs context pack sha256:([0-9a-f]{64})( seq:\d+)? omitted:(\d+) -->\n\n`)
+
+// checkManifest checks that p's first line names the SHA-256 of the rest
+// of its text, as its manifest does, that the manifest's included notes
+// are the notes in the text and its counts are right.
+func checkManifest(t *testing.T, p contextpack.Pack) {
+	t.Helper()
+	m := hashLine.FindStringSubmatch(p.Text)
+	if m == nil {
+		t.Fatalf("pack does not start with its hash line:\n%.300s", p.Text)
+	}
+	body := p.Text[len(m[0]):]
+	sum := sha256.Sum256([]byte(body))
+	if m[1] != hex.EncodeToString(sum[:]) || m[1] != p.Manifest.PackSHA256 {
+		t.Errorf("hash line %s, sha256 of the body %x, manifest %s: want all equal", m[1], sum, p.Manifest.PackSHA256)
+	}
+	if m[3] != fmt.Sprint(len(p.Manifest.LeftOut)) {
+		t.Errorf("hash line says omitted:%s, manifest leaves out %d", m[3], len(p.Manifest.LeftOut))
+	}
+	if n := utf8.RuneCountInString(p.Text); n != p.Manifest.Chars || n > p.Manifest.MaxChars {
+		t.Errorf("pack of %d characters, manifest says %d, budget %d", n, p.Manifest.Chars, p.Manifest.MaxChars)
+	}
+	used := utf8.RuneCountInString(m[0])
+	for _, s := range p.Manifest.Sections {
+		used += s.Used
+	}
+	if used != p.Manifest.Chars {
+		t.Errorf("sections use %d characters with the hash line, the pack has %d", used, p.Manifest.Chars)
+	}
+	in := map[string]bool{}
+	for _, it := range p.Manifest.Included {
+		in[it.Kind+" "+it.Key+" "+it.Name] = true
+		if it.Kind == "note" && !strings.Contains(p.Text, "\n### "+it.Key+"\n\n") {
+			t.Errorf("manifest includes note %s; it is not in the pack", it.Key)
+		}
+	}
+	for _, it := range p.Manifest.LeftOut {
+		if in[it.Kind+" "+it.Key+" "+it.Name] {
+			t.Errorf("%s %s %s both included and left out", it.Kind, it.Key, it.Name)
+		}
+		if it.Kind == "note" && strings.Contains(p.Text, "\n### "+it.Key+"\n\n") {
+			t.Errorf("manifest leaves note %s out; it is in the pack", it.Key)
+		}
+	}
 }
 
 // The whole pack with room to spare: sections in order, skills from their
-// front matter only, the latest summaries, the hit, and a manifest whose
-// hashes are those of the values.
+// front matter only, the latest summaries, every note, and a manifest
+// whose hashes are those of the values.
 func TestPackOrderAndManifest(t *testing.T) {
 	c, l := newSource(t)
-	p, err := contextpack.Build(t.Context(), c, contextpack.Options{MaxChars: 100_000, Summaries: 3, Query: "kernel cache", Search: search})
+	p, err := contextpack.Build(t.Context(), c, contextpack.Options{MaxChars: 100_000, Summaries: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := []string{"## Memory", "### memory/global.md", "### memory/project/kernel.md", "### memory/zz-last-and-largest.md",
-		"## Recent steps", "run r1 step s5: did step 5", "run r1 step s7: did step 7",
-		"## Skills", "- go-patterns: Idiomatic Go patterns. (skills/go/SKILL.md)", "- shell-tools: Small shell helpers. (skills/shell/SKILL.md)",
-		"## Search: kernel cache", "- memory/project/kernel.md (score 3.50): The kernel caches attributes.", "## Manifest"}
+	checkManifest(t, p)
+	order := []string{"<!-- memfs context pack sha256:", " omitted:0 -->\n\n## Skills\n\n",
+		"- go-patterns: Idiomatic Go patterns. (skills/go/SKILL.md)", "- shell-tools: Small shell helpers. (skills/shell/SKILL.md)",
+		"## Recent steps", "run r1 step s5: did step 5", "run r1 step s7: did step 7", "## Memory"}
 	at := 0
 	for _, want := range order {
 		i := strings.Index(p.Text[at:], want)
@@ -109,18 +153,26 @@ func TestPackOrderAndManifest(t *testing.T) {
 	if strings.Contains(p.Text, "s4: did step 4") || strings.Contains(p.Text, "Body that must not appear") {
 		t.Errorf("an older summary or a skill body is in the pack:\n%s", p.Text)
 	}
-	for _, inc := range p.Included {
+	notes := 0
+	for _, inc := range p.Manifest.Included {
+		if inc.Kind != "note" {
+			continue
+		}
+		notes++
 		v, _ := c.Get(inc.Key)
 		sum := sha256.Sum256(v)
 		if inc.SHA256 != hex.EncodeToString(sum[:]) || inc.Cut {
 			t.Errorf("manifest %+v: want sha256 %x, not cut", inc, sum)
 		}
-		if !strings.Contains(p.Text, fmt.Sprintf("- %s sha256:%s\n", inc.Key, inc.SHA256)) {
-			t.Errorf("manifest line for %s missing", inc.Key)
+		if !strings.Contains(p.Text, "### "+inc.Key+"\n\n"+string(v)) {
+			t.Errorf("note %s is not in the pack whole", inc.Key)
 		}
 	}
-	if len(p.Included) != 3 || len(p.LeftOut) != 0 {
-		t.Errorf("included %d, left out %v", len(p.Included), p.LeftOut)
+	if notes != 3 || len(p.Manifest.LeftOut) != 0 || len(p.Manifest.Included) != 3+3+2 {
+		t.Errorf("included %d notes of %+v, left out %+v", notes, p.Manifest.Included, p.Manifest.LeftOut)
+	}
+	if strings.Contains(p.Text, "sha256:"+p.Manifest.Included[len(p.Manifest.Included)-1].SHA256) {
+		t.Error("a note's hash is in the pack: the manifest belongs outside it")
 	}
 	// Loads: the memory files, the summaries and the two SKILL.md files;
 	// no skill resource, no agent profile.
@@ -132,13 +184,18 @@ func TestPackOrderAndManifest(t *testing.T) {
 	if n := strings.Count(strings.Join(l.keys, " "), "SKILL.md"); n != 2 {
 		t.Errorf("loaded %d SKILL.md files, want 2: %v", n, l.keys)
 	}
+	// The manifest's JSON is the manifest.
+	var back contextpack.Manifest
+	if err := json.Unmarshal(p.Manifest.JSON(), &back); err != nil || back.PackSHA256 != p.Manifest.PackSHA256 || len(back.Included) != len(p.Manifest.Included) {
+		t.Errorf("manifest JSON does not read back: %v %+v", err, back)
+	}
 }
 
 var cutMarker = regexp.MustCompile(`^\[cut: \d+ of \d+ lines\]$`)
 
 // For every budget from tiny to ample: the pack never exceeds it, every
-// line of it is a whole line (of a value, or one memfs wrote), items come
-// in the documented order, and the manifest lists what went in.
+// line of it is a whole line (of a value, or one memfs wrote), sections
+// come in the documented order, and the manifest matches the pack.
 func TestPackBudget(t *testing.T) {
 	c, _ := newSource(t)
 	var sourceLines = map[string]bool{}
@@ -147,28 +204,29 @@ func TestPackBudget(t *testing.T) {
 			sourceLines[line] = true
 		}
 	}
-	generated := regexp.MustCompile(`^(#{2,3} .*|- .*|left out for lack of room:.*|)$`)
-	for max := 50; max <= 3000; max += 37 {
-		p, err := contextpack.Build(t.Context(), c, contextpack.Options{MaxChars: max, Query: "q", Search: search})
+	generated := regexp.MustCompile(`^(#{2,3} .*|- .*|<!-- memfs context pack sha256:[0-9a-f]{64} omitted:\d+ -->|)$`)
+	for max := 1; max <= 3000; max += 37 {
+		p, err := contextpack.Build(t.Context(), c, contextpack.Options{MaxChars: max, Query: "kernel cache"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := utf8.RuneCountInString(p.Text); n > max {
 			t.Fatalf("budget %d: pack of %d characters", max, n)
 		}
+		if p.Text == "" {
+			if max > 200 {
+				t.Fatalf("budget %d: empty pack", max)
+			}
+			continue
+		}
+		checkManifest(t, p)
 		for _, line := range strings.Split(strings.TrimSuffix(p.Text, "\n"), "\n") {
 			if !sourceLines[line] && !generated.MatchString(line) && !cutMarker.MatchString(line) {
 				t.Fatalf("budget %d: line %q is not a whole line", max, line)
 			}
 		}
-		// Memory comes first: a file is included only after every
-		// earlier memory file that fits whole or cut.
-		if p.Included != nil && p.Included[0].Key != "memory/global.md" && max > 200 {
-			t.Errorf("budget %d: first included %s", max, p.Included[0].Key)
-		}
-		// Sections keep their order whatever is left out.
 		last := -1
-		for _, h := range []string{"## Memory", "## Recent steps", "## Skills", "## Search", "## Manifest"} {
+		for _, h := range []string{"<!-- memfs", "## Skills", "## Recent steps", "## Memory"} {
 			if i := strings.Index(p.Text, h); i >= 0 {
 				if i < last {
 					t.Errorf("budget %d: %s out of order", max, h)
@@ -176,19 +234,38 @@ func TestPackBudget(t *testing.T) {
 				last = i
 			}
 		}
-		for _, inc := range p.Included {
-			if inc.Cut && !strings.Contains(p.Text, "sha256:"+inc.SHA256+" (cut)") {
-				t.Errorf("budget %d: cut file %s not marked in the manifest", max, inc.Key)
+		// The query ranks memory/project/kernel.md first: notes go in best
+		// first, so it is the first note whenever it is in, and the notes
+		// in come in descending score.
+		var notes []contextpack.Item
+		for _, inc := range p.Manifest.Included {
+			if inc.Kind == "note" {
+				notes = append(notes, inc)
 			}
 		}
-		if len(p.LeftOut) > 0 && max > 100 && !strings.Contains(p.Text, "left out for lack of room:") {
-			t.Errorf("budget %d: %d items left out, not listed:\n%s", max, len(p.LeftOut), p.Text)
+		for i, n := range notes {
+			if n.Key == "memory/project/kernel.md" && i != 0 {
+				t.Errorf("budget %d: memory/project/kernel.md is note %d, want the first", max, i)
+			}
+			if i > 0 && n.Score.Score > notes[i-1].Score.Score {
+				t.Errorf("budget %d: note %s (%v) after %s (%v)", max, n.Key, n.Score.Score, notes[i-1].Key, notes[i-1].Score.Score)
+			}
+		}
+		if max >= 1000 && (len(notes) == 0 || notes[0].Key != "memory/project/kernel.md") {
+			t.Errorf("budget %d: notes %+v, want memory/project/kernel.md first", max, notes)
 		}
 	}
-	// A budget where the largest note must be cut: cut at a line, marked.
-	p, _ := contextpack.Build(t.Context(), c, contextpack.Options{MaxChars: 900, Summaries: -1})
-	if !strings.Contains(p.Text, "[cut: ") {
+	// A budget where the largest note must be cut: cut at a line, marked,
+	// and the manifest says so.
+	p, _ := contextpack.Build(t.Context(), c, contextpack.Options{MaxChars: 900, Summaries: -1, Query: "largest"})
+	checkManifest(t, p)
+	if !strings.Contains(p.Text, "### memory/zz-last-and-largest.md\n\n") || !strings.Contains(p.Text, "[cut: ") {
 		t.Errorf("budget 900: the largest note is not cut:\n%s", p.Text)
+	}
+	for _, inc := range p.Manifest.Included {
+		if inc.Key == "memory/zz-last-and-largest.md" && !inc.Cut {
+			t.Errorf("the cut note is not marked cut in the manifest: %+v", inc)
+		}
 	}
 }
 
@@ -229,8 +306,8 @@ func TestPackBinaryValue(t *testing.T) {
 	if !strings.Contains(p.Text, "### memory/archive.zip\n\n(binary, 5005 bytes)\n") || strings.Contains(p.Text, "PK") {
 		t.Errorf("binary value in the pack:\n%s", p.Text)
 	}
-	if len(p.Included) != 2 {
-		t.Errorf("included %+v", p.Included)
+	if len(p.Manifest.Included) != 2 {
+		t.Errorf("included %+v", p.Manifest.Included)
 	}
 }
 
@@ -262,8 +339,8 @@ func BenchmarkBuildTypical(b *testing.B) {
 	}
 	for b.Loop() {
 		p, err := contextpack.Build(b.Context(), src, contextpack.Options{})
-		if err != nil || len(p.LeftOut) == 0 {
-			b.Fatal(err, len(p.LeftOut))
+		if err != nil || len(p.Manifest.LeftOut) == 0 {
+			b.Fatal(err, len(p.Manifest.LeftOut))
 		}
 	}
 }

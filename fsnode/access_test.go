@@ -218,6 +218,8 @@ func TestAnswersArePerCaller(t *testing.T) {
 		{"search", []string{reservedDir, "search", "q"}, "q for uid %d"},
 		{"context pack", []string{reservedDir, "context", "q"}, "q for uid %d"},
 		{"context.md", []string{reservedDir, "context.md"}, " for uid %d"},
+		{"context.manifest.json", []string{reservedDir, "context.manifest.json"}, ".manifest.json for uid %d"},
+		{"named pack's manifest", []string{reservedDir, "context", "q.manifest.json"}, "q.manifest.json for uid %d"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

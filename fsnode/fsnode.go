@@ -32,8 +32,11 @@ type Options struct {
 	// Records, when set, serves the event log's records read-only:
 	// .memfs/events/ (its chunks) and .memfs/events.head.
 	Records Records
-	// ContextPack, when set, answers .memfs/context.md (name "") and
-	// .memfs/context/NAME.
+	// ContextPack, when set, answers .memfs/context.md (name ""),
+	// .memfs/context/NAME, and their manifests: .memfs/context.manifest.json
+	// (name ".manifest.json") and .memfs/context/NAME.manifest.json (the
+	// name as it is). The manifest must describe the pack the same caller
+	// reads under the name without the suffix.
 	ContextPack Answer
 	// Search, when set, answers .memfs/search/NAME.
 	Search Answer

@@ -17,7 +17,8 @@ import (
 )
 
 // Answers are virtual files whose content memfs computes from their name:
-// .memfs/context.md, .memfs/context/QUERY and .memfs/search/QUERY.
+// .memfs/context.md, .memfs/context.manifest.json, .memfs/context/QUERY
+// (QUERY.manifest.json for its manifest) and .memfs/search/QUERY.
 //
 // Each caller gets the answer computed for it: the request's uid, gid and
 // supplementary groups (callerCred) go to the Answer in its context, and

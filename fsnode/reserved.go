@@ -35,6 +35,7 @@ const (
 	contextIno
 	contextDirIno
 	searchDirIno
+	contextManifestIno
 	answerInoBase                 // + a counter: the files under search/ and context/
 	chunkInoBase  = 1<<62 + 1<<40 // + a chunk's position in its directory listing
 )
@@ -43,7 +44,7 @@ const (
 //
 // Its files tell each caller only what it could learn through the mount
 // itself (the kernel checks the stored modes: the mount uses
-// default_permissions). Answers (search/, context/, context.md) hold only
+// default_permissions). Answers (search/, context/, context.md, context.manifest.json) hold only
 // files the caller can read (see query.go). The change feed, the event log
 // (events.jsonl) and its chunks (events/) show each line that names a key
 // the caller may not see (session.Context.CanSee: a file it cannot read,
@@ -132,6 +133,15 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		if v, errno = n.root.answerFile(ctx, n.root.opts.ContextPack, "context", "", contextIno); errno != 0 {
 			return nil, errno
 		}
+	case "context.manifest.json":
+		// The manifest of context.md: the Answer's name "" + ".manifest.json".
+		if n.root.opts.ContextPack == nil {
+			return nil, syscall.ENOENT
+		}
+		var errno syscall.Errno
+		if v, errno = n.root.answerFile(ctx, n.root.opts.ContextPack, "context", ".manifest.json", contextManifestIno); errno != 0 {
+			return nil, errno
+		}
 	case "context", "search":
 		fn, ino := n.root.opts.ContextPack, uint64(contextDirIno)
 		if name == "search" {
@@ -160,7 +170,7 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 }
 
 // Readdir lists status and changes only. The other files of .memfs
-// (context.md, context/, search/, events.jsonl, events/, events.head) are
+// (context.md, context.manifest.json, context/, search/, events.jsonl, events/, events.head) are
 // opened by name: they are computed (a context pack, a search) or large
 // (the whole event log), and a tree walk over the mount (grep -r, find,
 // du, cp -r) must not compute or copy them. .memfs/status names them.
@@ -269,7 +279,7 @@ func (r *Root) statusText(cr session.Cred) string {
 	}
 	var also []string
 	if r.opts.ContextPack != nil {
-		also = append(also, "context.md", "context/QUERY")
+		also = append(also, "context.md", "context.manifest.json", "context/QUERY", "context/QUERY.manifest.json")
 	}
 	if r.opts.Search != nil {
 		also = append(also, "search/QUERY")

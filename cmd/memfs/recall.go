@@ -33,12 +33,13 @@ func processCred() session.Cred {
 func contextCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "context",
-		Usage: "print the context pack: always-loaded memory, latest step summaries, skills index, search hits, within a budget",
+		Usage: "print the context pack (skills index, latest step summaries, notes ranked by relevance, importance and recency, within a budget) or, with --manifest, its manifest",
 		Flags: []cli.Flag{
 			storeFlag(),
 			&cli.StringFlag{Name: "mount", Usage: "build it in the live mount at DIR (.memfs/context/)"},
-			&cli.IntFlag{Name: "max-chars", Value: contextpack.DefaultMaxChars, Usage: "budget in characters, manifest included (at least 1)"},
-			&cli.StringFlag{Name: "query", Usage: "add the best search hits for this query"},
+			&cli.IntFlag{Name: "max-chars", Value: contextpack.DefaultMaxChars, Usage: "budget in characters, the hash line included (at least 1)"},
+			&cli.StringFlag{Name: "query", Usage: "rank the notes by relevance to this query"},
+			&cli.BoolFlag{Name: "manifest", Usage: "print the pack's manifest (JSON: hash, sections, every item with its score, what was left out) instead of the pack"},
 			&cli.IntFlag{Name: "summaries", Value: 5, Usage: "how many of the latest step summaries (0: none)"},
 			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "the always-loaded prefixes"},
 		},
@@ -47,7 +48,12 @@ func contextCommand() *cli.Command {
 			if q := c.String("query"); q != "" {
 				words = append(words, q)
 			}
-			name := url.PathEscape(strings.Join(words, " "))
+			// A dot is escaped too: a name ending in ".manifest.json"
+			// asks for a manifest.
+			name := strings.ReplaceAll(url.PathEscape(strings.Join(words, " ")), ".", "%2E")
+			if c.Bool("manifest") {
+				name += contextpack.ManifestSuffix
+			}
 			t, err := locate(c)
 			if err != nil {
 				return err

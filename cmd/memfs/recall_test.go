@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/contextpack"
 )
@@ -61,8 +65,8 @@ func TestSummariesConcurrentAppendAndContext(t *testing.T) {
 	}
 
 	pack := mustRun(t, "", "context", "--mount", mnt, "--max-chars", "3000", "--summaries", "1")
-	for _, want := range []string{"## Memory", "### memory/global.md", "## Recent steps", "run final step 1: the last step, through memfs summary add",
-		"## Skills", "- go-patterns: ", "## Manifest"} {
+	for _, want := range []string{"<!-- memfs context pack sha256:", "## Skills", "- go-patterns: ", "## Recent steps",
+		"run final step 1: the last step, through memfs summary add", "## Memory", "### memory/global.md"} {
 		if !strings.Contains(pack, want) {
 			t.Errorf("context --mount lacks %q:\n%s", want, pack)
 		}
@@ -70,8 +74,19 @@ func TestSummariesConcurrentAppendAndContext(t *testing.T) {
 	if n := len([]rune(pack)); n > 3000 {
 		t.Errorf("context --mount: %d characters over the budget of 3000", n)
 	}
-	if got, _ := os.ReadFile(filepath.Join(mnt, ".memfs", "context.md")); !strings.Contains(string(got), "## Manifest") {
-		t.Errorf(".memfs/context.md:\n%s", got)
+	// The manifest beside each pack names its hash: through the CLI, and
+	// .memfs/context.manifest.json for .memfs/context.md.
+	var m contextpack.Manifest
+	if err := json.Unmarshal([]byte(mustRun(t, "", "context", "--mount", mnt, "--max-chars", "3000", "--summaries", "1", "--manifest")), &m); err != nil {
+		t.Fatalf("context --manifest: %v", err)
+	}
+	if !strings.HasPrefix(pack, "<!-- memfs context pack sha256:"+m.PackSHA256+" ") || m.MaxChars != 3000 {
+		t.Errorf("context --manifest: hash %s, budget %d; the pack starts %.100q", m.PackSHA256, m.MaxChars, pack)
+	}
+	got, _ := os.ReadFile(filepath.Join(mnt, ".memfs", "context.md"))
+	mj, _ := os.ReadFile(filepath.Join(mnt, ".memfs", "context.manifest.json"))
+	if err := json.Unmarshal(mj, &m); err != nil || !strings.HasPrefix(string(got), "<!-- memfs context pack sha256:"+m.PackSHA256+" ") {
+		t.Errorf(".memfs/context.manifest.json (%v) does not name .memfs/context.md:\n%.300s", err, got)
 	}
 	// A tree walk does not meet the computed and large files: they are
 	// opened by name only.
@@ -89,5 +104,104 @@ func TestSummariesConcurrentAppendAndContext(t *testing.T) {
 	pack = mustRun(t, "", "context", "--store", store, "--summaries", "2")
 	if !strings.Contains(pack, "run final step 1:") || !strings.Contains(pack, "run offline step 2: added to the store") {
 		t.Errorf("context --store lacks the two latest summaries:\n%s", pack)
+	}
+}
+
+// Through a live mount, with 300 short notes and 3 skills:
+// .memfs/context.md holds the whole skills index and the latest summaries,
+// its notes are the highest-ranked ones (the notes made important through
+// user.memfs.importance first), and .memfs/context.manifest.json
+// describes it.
+func TestContextPackByValueThroughTheMount(t *testing.T) {
+	src := t.TempDir()
+	write := func(rel, text string) {
+		t.Helper()
+		p := filepath.Join(src, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 300 {
+		write(fmt.Sprintf("memory/n%03d.md", i), fmt.Sprintf("note %03d of many.\n", i))
+	}
+	for _, s := range []string{"deploy", "review", "triage"} {
+		write("skills/"+s+"/SKILL.md", "---\nname: "+s+"\ndescription: how to "+s+".\n---\nbody\n")
+	}
+	var sums strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&sums, `{"run":"r","step":"%d","time":"2026-11-23T00:00:00Z","text":"step %d done"}`+"\n", i, i)
+	}
+	write(contextpack.SummariesKey, sums.String())
+	store := "dir:" + t.TempDir()
+	mustRun(t, "", "import", "--store", store, src)
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil)
+	important := []string{"memory/n250.md", "memory/n120.md", "memory/n299.md"}
+	for i, k := range important {
+		if err := unix.Setxattr(filepath.Join(mnt, k), "user.memfs.importance", []byte(fmt.Sprint(1-float64(i)/10)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	pack, err := os.ReadFile(filepath.Join(mnt, ".memfs", "context.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mj, err := os.ReadFile(filepath.Join(mnt, ".memfs", "context.manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m contextpack.Manifest
+	if err := json.Unmarshal(mj, &m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(pack), "<!-- memfs context pack sha256:"+m.PackSHA256+" ") || len([]rune(string(pack))) > contextpack.DefaultMaxChars {
+		t.Fatalf("pack of %d characters does not start with its manifest's hash %s:\n%.300s", len([]rune(string(pack))), m.PackSHA256, pack)
+	}
+	for _, s := range []string{"- deploy: how to deploy. (skills/deploy/SKILL.md)", "- review: how to review.", "- triage: how to triage."} {
+		if !strings.Contains(string(pack), s) {
+			t.Errorf("context.md lacks the skill line %q", s)
+		}
+	}
+	for i := 15; i < 20; i++ {
+		if s := fmt.Sprintf("run r step %d: step %d done", i, i); !strings.Contains(string(pack), s) {
+			t.Errorf("context.md lacks the summary %q", s)
+		}
+	}
+	var notes []string
+	for _, it := range m.Included {
+		if it.Kind == "note" {
+			notes = append(notes, it.Key)
+		}
+	}
+	if len(notes) < 10 || len(notes) >= 300 {
+		t.Fatalf("%d notes in context.md: want many, not all", len(notes))
+	}
+	if !slices.Equal(notes[:3], important) {
+		t.Errorf("first notes %v, want the important ones %v", notes[:3], important)
+	}
+	// The rest tie on importance (all unset) and recency (imported at
+	// once, or within seconds of a 7-day half-life): by score, then key.
+	for i := 4; i < len(notes); i++ {
+		a, b := m.Included[0], m.Included[0]
+		for _, it := range m.Included {
+			if it.Key == notes[i-1] {
+				a = it
+			}
+			if it.Key == notes[i] {
+				b = it
+			}
+		}
+		if a.Score.Score < b.Score.Score || a.Score.Score == b.Score.Score && a.Key > b.Key {
+			t.Errorf("%s (%v) before %s (%v)", a.Key, a.Score.Score, b.Key, b.Score.Score)
+		}
+	}
+	for _, it := range m.LeftOut {
+		if it.Kind != "note" {
+			t.Errorf("left out %s %s: skills and summaries must fit their shares", it.Kind, it.Key)
+		}
 	}
 }
