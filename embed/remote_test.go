@@ -50,7 +50,7 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		Input []string `json:"input"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model == "" {
-		http.Error(w, "bad request", 400)
+		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
 	f.mu.Lock()
@@ -194,7 +194,7 @@ func TestRemoteRetries(t *testing.T) {
 	// Gives up after 3 tries.
 	f := newFake(t, 2)
 	f.set(func(f *fakeServer) {
-		f.fail = func(n int32, w http.ResponseWriter) bool { http.Error(w, "down", 502); return true }
+		f.fail = func(n int32, w http.ResponseWriter) bool { http.Error(w, "down", http.StatusBadGateway); return true }
 	})
 	e := openFake(t, "openai:"+f.URL+"/v1?model=m", nil)
 	_, err := e.Embed(t.Context(), []string{"a"})
@@ -207,7 +207,7 @@ func TestRemoteRetries(t *testing.T) {
 	// A 400 is not retried.
 	f = newFake(t, 2)
 	f.set(func(f *fakeServer) {
-		f.fail = func(n int32, w http.ResponseWriter) bool { http.Error(w, "bad", 400); return true }
+		f.fail = func(n int32, w http.ResponseWriter) bool { http.Error(w, "bad", http.StatusBadRequest); return true }
 	})
 	e = openFake(t, "openai:"+f.URL+"/v1?model=m", nil)
 	if _, err := e.Embed(t.Context(), []string{"a"}); err == nil || f.requests.Load() != 1 {
@@ -247,7 +247,7 @@ func TestRemoteTimeout(t *testing.T) {
 	// A cancelled context stops the retries.
 	f2 := newFake(t, 2)
 	f2.set(func(f *fakeServer) {
-		f.fail = func(n int32, w http.ResponseWriter) bool { http.Error(w, "x", 500); return true }
+		f.fail = func(n int32, w http.ResponseWriter) bool { http.Error(w, "x", http.StatusInternalServerError); return true }
 	})
 	e = embedOpen(t, "ollama:"+f2.URL+"?model=m", embed.Options{Backoff: time.Hour})
 	ctx, cancel := contextWithTimeout(t, 200*time.Millisecond)
@@ -305,7 +305,7 @@ func TestRemoteKey(t *testing.T) {
 	// The server echoes the Authorization header in its error.
 	f.set(func(f *fakeServer) {
 		f.fail = func(n int32, w http.ResponseWriter) bool {
-			http.Error(w, "unauthorized: "+f.auth[len(f.auth)-1], 503)
+			http.Error(w, "unauthorized: "+f.auth[len(f.auth)-1], http.StatusServiceUnavailable)
 			return true
 		}
 	})
