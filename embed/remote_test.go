@@ -247,7 +247,10 @@ func TestRemoteTimeout(t *testing.T) {
 	// A cancelled context stops the retries.
 	f2 := newFake(t, 2)
 	f2.set(func(f *fakeServer) {
-		f.fail = func(n int32, w http.ResponseWriter) bool { http.Error(w, "x", http.StatusInternalServerError); return true }
+		f.fail = func(n int32, w http.ResponseWriter) bool {
+			http.Error(w, "x", http.StatusInternalServerError)
+			return true
+		}
 	})
 	e = embedOpen(t, "ollama:"+f2.URL+"?model=m", embed.Options{Backoff: time.Hour})
 	ctx, cancel := contextWithTimeout(t, 200*time.Millisecond)

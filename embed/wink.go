@@ -273,3 +273,19 @@ func tokenizable(w string) bool {
 	}
 	return true
 }
+
+// InstallWink converts the wink tarball at tgz into a table at path,
+// atomically (a temporary file renamed over path), and returns the opened
+// table. It checks no integrity: that is the caller's.
+func InstallWink(tgz, path string, opts ConvertOptions) (*Static, error) {
+	f, err := os.Open(tgz)
+	if err != nil {
+		return nil, fmt.Errorf("embed: install: %w", err)
+	}
+	defer f.Close()
+	err = writeFileAtomic(path, func(w io.Writer) error { return ConvertWink(f, w, opts) })
+	if err != nil {
+		return nil, err
+	}
+	return OpenStatic(path)
+}
