@@ -29,7 +29,8 @@ type staticIndex struct {
 	rows    map[string]int32
 	scales  []float32
 	weights []float32
-	vectors []byte // int8 components, row-major
+	vectors []byte    // int8 components, row-major
+	common  []float32 // unit vector of the common component; nil = none
 }
 
 // OpenStatic reads the table file at path and checks it (a damaged file
@@ -85,14 +86,18 @@ func (s *Static) index() *staticIndex {
 			x.scales[i] = math.Float32frombits(le.Uint32(tf.data[tf.scales+4*i:]))
 			x.weights[i] = math.Float32frombits(le.Uint32(tf.data[tf.weights+4*i:]))
 		}
+		if c := tf.commonVector(); c != nil {
+			x.common = c
+		}
 		s.idx = x
 	})
 	return s.idx
 }
 
 // Embed returns the unit vector of each text: the weighted mean of the
-// vectors of its known words, L2-normalized; the zero vector when it has
-// none.
+// vectors of its known words, less its projection on the table's common
+// component (when the table has one), L2-normalized; the zero vector when
+// it has no known word.
 func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	x := s.index()
 	out := make([][]float32, len(texts))
@@ -120,6 +125,15 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			}
 		})
 		v := make([]float32, x.dim)
+		if known > 0 && x.common != nil {
+			var p float32
+			for j, a := range acc {
+				p += a * x.common[j]
+			}
+			for j := range acc {
+				acc[j] -= p * x.common[j]
+			}
+		}
 		if known > 0 {
 			var ss float64
 			for _, a := range acc {

@@ -253,6 +253,9 @@ func TestConvertWink(t *testing.T) {
 	if want := 1e-3 / (1e-3 + 1/h); math.Abs(float64(tab.Weights[0])-want) > 1e-6 {
 		t.Errorf("weight of the: %v, want %v", tab.Weights[0], want)
 	}
+	if len(tab.Common) != 3 || math.Abs(norm(tab.Common)-1) > 1e-6 {
+		t.Errorf("common component %v, want a unit vector of length 3", tab.Common)
+	}
 	if got := tab.Vectors[3:6]; !reflect.DeepEqual(got, []int8{127, 13, 0}) {
 		t.Errorf("invoice quantized %v, want [127 13 0]", got)
 	}
@@ -283,5 +286,32 @@ func TestDefaultDir(t *testing.T) {
 		if got := embed.DefaultDir(env(tt.env)); got != tt.want {
 			t.Errorf("DefaultDir(%v) = %q, want %q", tt.env, got, tt.want)
 		}
+	}
+}
+
+func TestStaticCommonComponent(t *testing.T) {
+	tab := synthTable()
+	tab.Common = []float32{0, 0, 0, 1} // the direction of "the"
+	path := filepath.Join(t.TempDir(), "c.mfse")
+	if err := embed.WriteTableFile(path, tab); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := embed.ReadTable(path); err != nil || !reflect.DeepEqual(got, tab) {
+		t.Fatalf("round trip with a common component: %v, %+v", err, got)
+	}
+	s, err := embed.OpenStatic(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := embedOne(t, s, "the"); norm(v) != 0 {
+		t.Errorf("embed(the) = %v, want zero: it is all common component", v)
+	}
+	v := embedOne(t, s, "bill")
+	if v[3] != 0 || math.Abs(norm(v)-1) > 1e-5 {
+		t.Errorf("embed(bill) = %v, want the 4th component removed and norm 1", v)
+	}
+	tab.Common = []float32{1, 0}
+	if err := embed.WriteTable(&bytes.Buffer{}, tab); err == nil {
+		t.Error("wrote a common component of the wrong length")
 	}
 }

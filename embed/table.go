@@ -38,7 +38,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Table is a static embedding table in memory: a word list with one
 // int8-quantized vector per word (row i is Vectors[i*Dim:(i+1)*Dim] times
-// Scales[i]) and a weight per word (its SIF weight a/(a+p(w))).
+// Scales[i]), a weight per word (its SIF weight a/(a+p(w))) and the
+// common component that Embed removes from every text's mean (SIF's
+// second step; nil for none).
 type Table struct {
 	Name    string    // the model, e.g. "glove-wink-100d@1.1.0"
 	Dim     int       // length of each vector
@@ -46,6 +48,7 @@ type Table struct {
 	Scales  []float32 // per row: the float value of one int8 step
 	Weights []float32 // per row: the word's weight in a mean
 	Vectors []int8    // len(Words)*Dim quantized components
+	Common  []float32 // nil, or a unit vector of length Dim
 }
 
 // Quantize returns the int8 row and its scale for a float vector: each
@@ -78,6 +81,9 @@ func WriteTable(w io.Writer, t *Table) error {
 		return fmt.Errorf("embed: write table: %d words with %d scales, %d weights, %d components (dim %d)",
 			n, len(t.Scales), len(t.Weights), len(t.Vectors), t.Dim)
 	}
+	if t.Common != nil && len(t.Common) != t.Dim {
+		return fmt.Errorf("embed: write table: common component of length %d, dim %d", len(t.Common), t.Dim)
+	}
 	if len(t.Name) > math.MaxUint16 {
 		return fmt.Errorf("embed: write table: name of %d bytes too long", len(t.Name))
 	}
@@ -107,6 +113,14 @@ func WriteTable(w io.Writer, t *Table) error {
 	}
 	for _, s := range t.Weights {
 		le.PutUint32(b[:], math.Float32bits(s))
+		bw.Write(b[:])
+	}
+	for i := 0; i < t.Dim; i++ {
+		var c float32
+		if t.Common != nil {
+			c = t.Common[i]
+		}
+		le.PutUint32(b[:], math.Float32bits(c))
 		bw.Write(b[:])
 	}
 	for _, q := range t.Vectors {
@@ -179,6 +193,7 @@ type tableFile struct {
 	words   int // offset of the word list
 	scales  int // offset of the scales
 	weights int // offset of the weights
+	common  int // offset of the common component
 	vectors int // offset of the vectors
 }
 
@@ -242,7 +257,8 @@ func parseTableFile(data []byte) (*tableFile, error) {
 	}
 	tf.scales = off
 	tf.weights = tf.scales + 4*tf.count
-	tf.vectors = tf.weights + 4*tf.count
+	tf.common = tf.weights + 4*tf.count
+	tf.vectors = tf.common + 4*tf.dim
 	if end := tf.vectors + tf.count*tf.dim; end != len(body) {
 		return nil, corrupt("sections end at %d, file body is %d bytes", end, len(body))
 	}
@@ -274,6 +290,7 @@ func (tf *tableFile) table() *Table {
 		t.Scales = append(t.Scales, math.Float32frombits(le.Uint32(tf.data[tf.scales+4*i:])))
 		t.Weights = append(t.Weights, math.Float32frombits(le.Uint32(tf.data[tf.weights+4*i:])))
 	}
+	t.Common = tf.commonVector()
 	t.Vectors = make([]int8, tf.count*tf.dim)
 	for i := range t.Vectors {
 		t.Vectors[i] = int8(tf.data[tf.vectors+i])
@@ -288,4 +305,19 @@ func tableID(name, sha string) string {
 		name = "unnamed"
 	}
 	return "static:" + strings.ReplaceAll(name, "#", "_") + "#" + sha[:12]
+}
+
+// commonVector returns the table's common component, nil when it is all
+// zero.
+func (tf *tableFile) commonVector() []float32 {
+	c := make([]float32, tf.dim)
+	zero := true
+	for i := range c {
+		c[i] = math.Float32frombits(binary.LittleEndian.Uint32(tf.data[tf.common+4*i:]))
+		zero = zero && c[i] == 0
+	}
+	if zero {
+		return nil
+	}
+	return c
 }

@@ -70,7 +70,10 @@ type ConvertOptions struct {
 // order (GloVe's vocabulary order), and a word's rank r (its index, or its
 // place in words) gives p(w) by Zipf's law, p = 1/((r+1)·H(n)), and the
 // weight a/(a+p). Words the tokenizer cannot produce (punctuation,
-// mixed tokens like "e-mail") are left out.
+// mixed tokens like "e-mail") are left out. The table's common component
+// is the direction of Σ p(w)·weight(w)·v(w) over the kept words: what the
+// weighted mean of any text shares, which Embed removes (SIF's second
+// step, with word frequencies standing in for a sentence corpus).
 func ConvertWink(r io.Reader, w io.Writer, opts ConvertOptions) error {
 	t, err := ReadWink(r, opts)
 	if err != nil {
@@ -239,12 +242,30 @@ func readWinkJSON(r io.Reader, opts ConvertOptions) (*Table, error) {
 	h := math.Log(float64(size)) + 0.5772156649 + 1/(2*float64(size)) // harmonic number H(size)
 	t := &Table{Name: opts.Name, Dim: dim}
 	t.Vectors = make([]int8, 0, len(rows)*dim)
+	common := make([]float64, dim)
 	for _, row := range rows {
 		p := 1 / (float64(row.rank+1) * h)
+		weight := opts.SIFA / (opts.SIFA + p)
 		t.Words = append(t.Words, row.word)
 		t.Scales = append(t.Scales, row.scale)
-		t.Weights = append(t.Weights, float32(opts.SIFA/(opts.SIFA+p)))
+		t.Weights = append(t.Weights, float32(weight))
 		t.Vectors = append(t.Vectors, row.q...)
+		// What every text's weighted sum shares: each word's weighted
+		// vector as often as the word occurs.
+		f := p * weight * float64(row.scale)
+		for j, q := range row.q {
+			common[j] += f * float64(q)
+		}
+	}
+	var ss float64
+	for _, c := range common {
+		ss += c * c
+	}
+	if ss > 0 {
+		t.Common = make([]float32, dim)
+		for j, c := range common {
+			t.Common[j] = float32(c / math.Sqrt(ss))
+		}
 	}
 	return t, nil
 }
