@@ -315,3 +315,35 @@ func TestStaticCommonComponent(t *testing.T) {
 		t.Error("wrote a common component of the wrong length")
 	}
 }
+
+// TestStaticConcurrent embeds from many goroutines at once, the first
+// calls racing to build the index (run it with -race).
+func TestStaticConcurrent(t *testing.T) {
+	s, err := embed.OpenStatic(writeSynth(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float32(nil)
+	errs := make(chan error, 8)
+	vecs := make(chan []float32, 8)
+	for range 8 {
+		go func() {
+			v, err := s.Embed(context.Background(), []string{"invoice bill kitten"})
+			errs <- err
+			if err == nil {
+				vecs <- v[0]
+			}
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		v := <-vecs
+		if want == nil {
+			want = v
+		} else if !reflect.DeepEqual(v, want) {
+			t.Errorf("concurrent embeddings differ: %v, %v", v, want)
+		}
+	}
+}
