@@ -15,7 +15,7 @@
 //
 // Static, the offline default, needs no network and no accelerator: a
 // text's vector is the SIF-weighted mean of its words' GloVe vectors
-// (weight a/(a+p(w)), a = 1e-3, p from Zipf's law on the word's frequency
+// (weight a/(a+p(w)), a = 1e-4, p from Zipf's law on the word's frequency
 // rank), less the table's common component, L2-normalized. Words are the
 // lower-cased runs of letters and digits, camelCase, snake_case,
 // kebab-case and paths split into parts (Tokenize); a word the table

@@ -29,22 +29,39 @@ func realTable(tb testing.TB) *embed.Static {
 	return s
 }
 
-// Notes and the queries that should find them first, with no word in
-// common beyond stems and stop words.
-var realNotes = map[string]string{
-	"billing":  "Billing records: we keep customer receipts and payment statements for seven years, then archive and delete them.",
-	"deploy":   "Deploying services: build the container image, push it to the registry, roll it out to the cluster and watch the health checks.",
-	"pets":     "My neighbour's cat had kittens last spring; the puppy next door chases them around the garden.",
-	"cooking":  "Recipe: simmer the tomatoes with garlic and onion, add basil, then serve the sauce over fresh pasta.",
-	"football": "The team won the match in extra time after the striker scored a late goal; the coach praised the defence.",
+// Notes, and queries that should find them (two a note, sharing few
+// words with it). Measured on the default table: 20 of 24 queries find
+// their note first, mean reciprocal rank 0.91 (with a = 1e-3 instead of
+// 1e-4: 18 and 0.875; without removing the common component: 17 and
+// 0.83).
+var realNotes = []string{
+	"Billing records: we keep customer receipts and payment statements for seven years, then archive and delete them.",
+	"Deploying services: build the container image, push it to the registry, roll it out to the cluster and watch the health checks.",
+	"My neighbour's cat had kittens last spring; the puppy next door chases them around the garden.",
+	"Recipe: simmer the tomatoes with garlic and onion, add basil, then serve the sauce over fresh pasta.",
+	"The team won the match in extra time after the striker scored a late goal; the coach praised the defence.",
+	"Password policy: rotate credentials every ninety days, use a manager, and never share secrets in chat.",
+	"Flight to Berlin leaves at 7am from terminal 2; hotel booked near the station for three nights.",
+	"The database migration adds an index on the orders table and backfills the new column in batches.",
+	"Doctor said to take the antibiotics twice a day for a week and rest; follow-up appointment on Friday.",
+	"Quarterly planning: hire two engineers, cut cloud spending by ten percent, launch the mobile app.",
+	"The user prefers concise answers, metric units, and examples written in Go.",
+	"Rainy weekend forecast: heavy storms Saturday, clearing Sunday afternoon, cold wind from the north.",
 }
 
-var realQueries = map[string]string{
-	"what happens to old invoices":       "billing",
-	"how do we ship a new release":       "deploy",
-	"animals at home":                    "pets",
-	"what should I cook for dinner":      "cooking",
-	"who won the soccer game on sunday?": "football",
+var realQueries = map[string]int{
+	"what happens to old invoices": 0, "how long do we retain bills": 0,
+	"how do we ship a new release": 1, "kubernetes rollout steps": 1,
+	"animals at home": 2, "pets in the yard": 2,
+	"what should I cook for dinner": 3, "italian food ideas": 3,
+	"who won the soccer game on sunday?": 4, "sports result": 4,
+	"how often to change login keys": 5, "security rules for accounts": 5,
+	"travel plans for germany": 6, "when is my plane": 6,
+	"schema change on sql tables": 7, "slow queries need indexing": 7,
+	"medical advice from the clinic": 8, "when do I see the physician again": 8,
+	"company goals for next quarter": 9, "budget and hiring plan": 9,
+	"how does the user like replies": 10, "preferred programming language": 10,
+	"will it rain": 11, "weather next days": 11,
 }
 
 func TestRealTable(t *testing.T) {
@@ -67,27 +84,35 @@ func TestRealTable(t *testing.T) {
 			t.Errorf("cos(%s, %s) = %.3f, not above cos(%s, %s) = %.3f", tt.a, tt.near, cn, tt.a, tt.far, cf)
 		}
 	}
-	names := make([]string, 0, len(realNotes))
-	texts := make([]string, 0, len(realNotes))
-	for name, text := range realNotes {
-		names = append(names, name)
-		texts = append(texts, text)
-	}
-	docs, err := s.Embed(t.Context(), texts)
+	docs, err := s.Embed(t.Context(), realNotes)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The brief's example: old invoices are about billing-record
+	// retention, not about deploying services.
+	q := word("what happens to old invoices")
+	if cb, cd := cos(q, docs[0]), cos(q, docs[1]); cb <= cd {
+		t.Errorf("old invoices: cos with the billing note %.3f, not above the deploy note's %.3f", cb, cd)
+	}
+	top1, mrr := 0, 0.0
 	for q, want := range realQueries {
 		v := word(q)
-		best, bestCos := "", -2.0
+		wc, rank := cos(v, docs[want]), 1
 		for i, d := range docs {
-			if c := cos(v, d); c > bestCos {
-				best, bestCos = names[i], c
+			if i != want && cos(v, d) > wc {
+				rank++
 			}
 		}
-		t.Logf("%q -> %s (%.3f)", q, best, bestCos)
-		if best != want {
-			t.Errorf("query %q: nearest note %s (%.3f), want %s", q, best, bestCos, want)
+		if rank == 1 {
+			top1++
+		} else {
+			t.Logf("query %q: its note ranks %d", q, rank)
 		}
+		mrr += 1 / float64(rank)
+	}
+	mrr /= float64(len(realQueries))
+	t.Logf("%d of %d queries find their note first; mean reciprocal rank %.3f", top1, len(realQueries), mrr)
+	if top1 < 18 || mrr < 0.85 {
+		t.Errorf("%d of %d first, MRR %.3f; want at least 18 and 0.85 (measured 20, 0.91)", top1, len(realQueries), mrr)
 	}
 }

@@ -59,6 +59,9 @@ func (s *Static) Words() int { return s.tf.count }
 // Path is the table file.
 func (s *Static) Path() string { return s.path }
 
+// SHA256 is the hex SHA-256 of the table file.
+func (s *Static) SHA256() string { return s.tf.sha256 }
+
 // Size is the table file's size in bytes.
 func (s *Static) Size() int { return len(s.tf.data) }
 

@@ -260,8 +260,8 @@ func TestConvertWink(t *testing.T) {
 	}
 	// size 6: H = ln 6 + γ + 1/12; p(rank 0) = 1/H; weight = a/(a+p).
 	h := math.Log(6) + 0.5772156649 + 1.0/12
-	if want := 1e-3 / (1e-3 + 1/h); math.Abs(float64(tab.Weights[0])-want) > 1e-6 {
-		t.Errorf("weight of the: %v, want %v", tab.Weights[0], want)
+	if a := embed.DefaultSIFA; math.Abs(float64(tab.Weights[0])-a/(a+1/h)) > 1e-6 {
+		t.Errorf("weight of the: %v, want %v", tab.Weights[0], a/(a+1/h))
 	}
 	if len(tab.Common) != 3 || math.Abs(norm(tab.Common)-1) > 1e-6 {
 		t.Errorf("common component %v, want a unit vector of length 3", tab.Common)

