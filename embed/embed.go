@@ -30,7 +30,7 @@
 // the variable key_env names, as a Bearer token) or to Ollama
 // (URL/api/embed). Each request has a timeout (30 s by default); network
 // errors, 429 and 5xx are tried 3 times in all, with a doubling backoff
-// that honours the context. Every vector of an answer must have the same
+// (or the server's Retry-After, up to 30 s) that honours the context. Every vector of an answer must have the same
 // length (dim= when given, else the first answer's, which Dim then
 // reports), and as many vectors as texts must come back. The API key
 // never appears in an ID, an error or a log line.

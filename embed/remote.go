@@ -63,9 +63,13 @@ func (e *Remote) Embed(ctx context.Context, texts []string) ([][]float32, error)
 
 // httpStatusError is an answer with a non-2xx status.
 type httpStatusError struct {
-	code int
-	body string
+	code       int
+	body       string
+	retryAfter time.Duration // the server's Retry-After, in seconds; 0 = none
 }
+
+// maxRetryAfter bounds the wait a server's Retry-After asks for.
+const maxRetryAfter = 30 * time.Second
 
 func (e *httpStatusError) Error() string {
 	if e.body == "" {
@@ -104,6 +108,10 @@ func (e *Remote) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		if !retryable(err) || try == remoteTries {
 			break
 		}
+		var se *httpStatusError
+		if errors.As(err, &se) && se.retryAfter > wait {
+			wait = min(se.retryAfter, maxRetryAfter)
+		}
 		e.log.Warn("embed request failed; retrying", "model", e.ID(), "try", try, "wait", wait, "err", err)
 		select {
 		case <-ctx.Done():
@@ -124,7 +132,7 @@ func (e *Remote) redact(err error) error {
 	msg := strings.ReplaceAll(err.Error(), e.key, "[redacted]")
 	var se *httpStatusError
 	if errors.As(err, &se) {
-		return &httpStatusError{code: se.code, body: msg}
+		return &httpStatusError{code: se.code, body: msg, retryAfter: se.retryAfter}
 	}
 	var pe *protocolError
 	if errors.As(err, &pe) {
@@ -207,7 +215,11 @@ func (e *Remote) request(ctx context.Context, texts []string) ([][]float32, erro
 		if len(snippet) > 200 {
 			snippet = snippet[:200] + "…"
 		}
-		return nil, &httpStatusError{code: resp.StatusCode, body: snippet}
+		se := &httpStatusError{code: resp.StatusCode, body: snippet}
+		if sec, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && sec > 0 {
+			se.retryAfter = time.Duration(sec) * time.Second
+		}
+		return nil, se
 	}
 	if e.kind == "ollama" {
 		var ans struct {

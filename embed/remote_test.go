@@ -223,6 +223,28 @@ func TestRemoteRetries(t *testing.T) {
 	}
 }
 
+func TestRemoteRetryAfter(t *testing.T) {
+	f := newFake(t, 2)
+	f.set(func(f *fakeServer) {
+		f.fail = func(n int32, w http.ResponseWriter) bool {
+			if n == 1 {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return true
+			}
+			return false
+		}
+	})
+	e := openFake(t, "ollama:"+f.URL+"?model=m", nil)
+	start := time.Now()
+	if _, err := e.Embed(t.Context(), []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("retried after %v, want the 1 s Retry-After asked for", d)
+	}
+}
+
 func TestRemoteTimeout(t *testing.T) {
 	f := newFake(t, 2)
 	release := make(chan struct{})
