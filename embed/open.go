@@ -80,9 +80,17 @@ func Open(spec string, o Options) (Embedder, error) {
 		if rest == "" {
 			return nil, fmt.Errorf("embed: spec %q: static needs a path (static:PATH)", spec)
 		}
-		return OpenStatic(rest)
+		s, err := OpenStatic(rest)
+		if err != nil {
+			return nil, err // a nil Embedder, not a nil *Static
+		}
+		return s, nil
 	case "openai", "ollama":
-		return openRemote(kind, rest, o)
+		e, err := openRemote(kind, rest, o)
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
 	}
 	return nil, fmt.Errorf("embed: spec %q: unknown kind %q (want none, default, static:PATH, openai:URL, ollama:URL)", spec, kind)
 }

@@ -405,8 +405,8 @@ func TestOpenSpecs(t *testing.T) {
 		"openai:http://h/v1?model=m&timeout=soon", "openai:http://h/v1?model=m&colour=red", "openai:http://h/v1?model=m&model=n",
 		"openai://user:pw@h/v1?model=m", "ollama:http://h?model=m&key_env=K",
 	} {
-		if e, err := embed.Open(spec, embed.Options{Getenv: getenv}); err == nil {
-			t.Errorf("Open(%q) = %v, want an error", spec, e)
+		if e, err := embed.Open(spec, embed.Options{Getenv: getenv}); err == nil || e != nil {
+			t.Errorf("Open(%q) = %v, %v; want nil and an error", spec, e, err)
 		}
 	}
 	e, err = embed.Open("openai:http://127.0.0.1:8080/v1/?model=text-embedding-3-small&dim=1536&batch=8&timeout=5s", embed.Options{Getenv: getenv})
