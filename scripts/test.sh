@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 # The etcd store's tests fail, not skip, without an etcd server.
 export MEMFS_REQUIRE_ETCD=1
+# The embedding tests that need the real table fail, not skip, without it.
+export MEMFS_REQUIRE_MODEL=1
 
 echo "== go vet"
 go vet ./...

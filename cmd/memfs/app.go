@@ -42,6 +42,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			completionCommand(),
 			manCommand(),
 			hintCommand(),
+			modelsCommand(),
 		},
 	}
 	app.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words
