@@ -412,7 +412,9 @@ func (s *Service) searchVectors(ctx context.Context, q Query, mode Mode, topK in
 				c += float64(v[j]) * float64(qf[j])
 			}
 			ovCos[h.Key] = c
-			ovVec = append(ovVec, Hit{Key: h.Key, Score: c})
+			if c > 0 {
+				ovVec = append(ovVec, Hit{Key: h.Key, Score: c})
+			}
 		}
 	}
 	n := topK

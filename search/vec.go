@@ -218,7 +218,8 @@ func (vx *vecIndex) cosine(key string, qv queryVec) (float64, bool) {
 }
 
 // search returns the k vectors closest to qv (by cosine, then key) among
-// the keys that pass keep (nil keeps all). keep is called only for a
+// the keys that pass keep (nil keeps all), leaving out a cosine of 0 or
+// less. keep is called only for a
 // vector that would enter the top k, so a selective filter costs little.
 func (vx *vecIndex) search(qv queryVec, k int, keep func(key string) bool) []Hit {
 	vx.mu.RLock()
@@ -258,6 +259,9 @@ func (vx *vecIndex) scanLocked(qv queryVec, lo, hi, k int, keep func(string) boo
 			continue
 		}
 		score := float64(dot8(vx.q[s*d:(s+1)*d], qv.q)) * float64(vx.scale[s]) * qs
+		if score <= 0 {
+			continue // unrelated (or the zero vector): no semantic hit
+		}
 		hit := Hit{Key: key, Score: score}
 		if len(h) == k && !better(hit, h[0]) {
 			continue
