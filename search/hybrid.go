@@ -209,10 +209,6 @@ func RankDocs(ctx context.Context, e embed.Embedder, docs []Doc, q Query, f Fusi
 	if mode == ModeKeyword || strings.TrimSpace(q.Text) == "" {
 		return ix.Search(q), nil
 	}
-	topK := q.TopK
-	if topK <= 0 {
-		topK = 10
-	}
 	vx := newVecIndex(e.ID())
 	for i := 0; i < len(docs); i += embedBatch {
 		batch := docs[i:min(i+embedBatch, len(docs))]
@@ -232,6 +228,16 @@ func RankDocs(ctx context.Context, e embed.Embedder, docs []Doc, q Query, f Fusi
 				return nil, err
 			}
 		}
+	}
+	return rankIndexed(ctx, e, ix, vx, q, mode, f)
+}
+
+// rankIndexed ranks the documents of ix and vx by q in mode (semantic or
+// hybrid), embedding the query with e.
+func rankIndexed(ctx context.Context, e embed.Embedder, ix *Index, vx *vecIndex, q Query, mode Mode, f Fusion) ([]Hit, error) {
+	topK := q.TopK
+	if topK <= 0 {
+		topK = 10
 	}
 	qvs, err := e.Embed(ctx, []string{q.Text})
 	if err != nil {
