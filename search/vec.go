@@ -274,18 +274,7 @@ func (vx *vecIndex) scanLocked(qv queryVec, lo, hi, k int, keep func(string) boo
 	return h
 }
 
-// heapBytes estimates the heap the index takes.
-func (vx *vecIndex) heapBytes() int {
-	vx.mu.RLock()
-	defer vx.mu.RUnlock()
-	n := cap(vx.q) + cap(vx.scale)*4 + cap(vx.stamps)*16 + cap(vx.keys)*16 + cap(vx.free)*4
-	for k := range vx.byKey {
-		n += len(k) + 48 // the key's bytes and a map entry
-	}
-	return n
-}
-
-// markAllDirtyLocked makes the next save write every shard (an index of
+// markAllDirty makes the next save write every shard (an index of
 // another embedder, or a corrupt one, is overwritten whole).
 func (vx *vecIndex) markAllDirty() {
 	vx.mu.Lock()
