@@ -285,6 +285,17 @@ func TestServiceVectorsPersistAndRepair(t *testing.T) {
 	emb := &fakeEmbedder{}
 	e, s := vecEnv(t, st, emb, vecDocs)
 	waitVectors(t, s, len(vecDocs))
+	e.put(t, "memory/gone.md", "soon deleted", 0o644, 1000)
+	e.flush(t)
+	waitVectors(t, s, len(vecDocs)+1)
+	if err := e.c.Delete("memory/gone.md"); err != nil {
+		t.Fatal(err)
+	}
+	e.flush(t)
+	s.apply()
+	if _, ok := s.vec.cosine("memory/gone.md", newQueryVec(fakeVector("soon"))); ok {
+		t.Error("a deleted key kept its vector")
+	}
 	if err := e.lazy.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
