@@ -226,25 +226,27 @@ func (s *Service) embedJobs(keys []string, jobs []*embedJob) error {
 	texts := make([]string, len(keys))
 	stamps := make([]Stamp, len(keys))
 	drop := make([]bool, len(keys))
+	var load []int // the jobs whose value is read from the store
 	for i, j := range jobs {
 		texts[i], stamps[i] = j.text, j.stamp
-		if !j.load {
-			continue
+		if j.load {
+			load = append(load, i)
 		}
-		es, err := s.st.Load(s.ectx, keys[i])
-		if errors.Is(err, backend.ErrKeyNotFound) {
-			drop[i] = true // gone: its deletion comes through Saved or the next open
-			continue
-		}
+	}
+	if len(load) > 0 {
+		loaded, err := s.loadValues(keys, load)
 		if err != nil {
 			s.noteErr(err)
-			return fmt.Errorf("load a value to embed: %w", err)
+			return fmt.Errorf("load values to embed: %w", err)
 		}
-		if !s.base.Has(keys[i]) {
-			drop[i] = true
-			continue
+		for _, i := range load {
+			e, ok := loaded[keys[i]]
+			if !ok || !s.base.Has(keys[i]) {
+				drop[i] = true // gone: its deletion comes through Saved or the next open
+				continue
+			}
+			texts[i], stamps[i] = s.docText(s.base, keys[i], e.Value), stampOf(MetaOf(e.Info))
 		}
-		texts[i], stamps[i] = s.docText(s.base, keys[i], es[0].Value), stampOf(MetaOf(es[0].Info))
 	}
 	var todo []string
 	for i, t := range texts {
@@ -288,6 +290,38 @@ func (s *Service) embedJobs(keys []string, jobs []*embedJob) error {
 		n++
 	}
 	return nil
+}
+
+// loadValues reads the values of keys[i] for i in at, in one Load, or
+// one by one when one of them is gone (Load fails for all then); a key
+// gone from the store is left out.
+func (s *Service) loadValues(keys []string, at []int) (map[string]backend.Entry, error) {
+	ks := make([]string, len(at))
+	for j, i := range at {
+		ks[j] = keys[i]
+	}
+	out := make(map[string]backend.Entry, len(ks))
+	es, err := s.st.Load(s.ectx, ks...)
+	if err == nil {
+		for _, e := range es {
+			out[e.Key] = e
+		}
+		return out, nil
+	}
+	if !errors.Is(err, backend.ErrKeyNotFound) {
+		return nil, err
+	}
+	for _, k := range ks {
+		es, err := s.st.Load(s.ectx, k)
+		if errors.Is(err, backend.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[k] = es[0]
+	}
+	return out, nil
 }
 
 // vecCache holds the vectors of recent texts (queries, unflushed values)
