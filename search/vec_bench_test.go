@@ -63,7 +63,9 @@ func benchRank(b *testing.B, mode Mode) {
 			ix, _ := benchIndex(b, n)
 			keys, values := benchNotes(n)
 			vx := benchVectors(b, keys, values)
+			keys, values = nil, nil // a Service holds no values
 			queries := newGen(99).queries(100)
+			runtime.GC()
 			var lat []time.Duration
 			i := 0
 			for b.Loop() {
