@@ -651,3 +651,30 @@ func TestServiceSlowEmbedder(t *testing.T) {
 		t.Errorf("Close took %v with embeds in flight", d)
 	}
 }
+
+// TestServiceVectorsRebuild: Rebuild deletes the vector records with the
+// rest, and every value is embedded again.
+func TestServiceVectorsRebuild(t *testing.T) {
+	st := newMemSys()
+	emb := &fakeEmbedder{}
+	e, s := vecEnv(t, st, emb, vecDocs)
+	waitVectors(t, s, len(vecDocs))
+	if err := e.lazy.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before := len(emb.embedded())
+	s2, err := OpenService(t.Context(), e.c, st, ServiceOptions{Redactor: testRedactor(t), Embedder: emb, Rebuild: true, SaveDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitVectors(t, s2, len(vecDocs))
+	if err := s2.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(emb.embedded()) - before; got != len(vecDocs) {
+		t.Errorf("rebuild embedded %d values, want %d", got, len(vecDocs))
+	}
+	if rec := st.rec(t, VecShardName(ShardOf("memory/clinic.md"))); !bytes.Contains(rec, []byte("memory/clinic.md")) {
+		t.Error("after the rebuild the vector shard lacks its key")
+	}
+}
