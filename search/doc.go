@@ -256,12 +256,15 @@
 // the notes of a context pack); it is deterministic for a deterministic
 // embedder.
 //
-// Measured (2 cores, AMD EPYC; a synthetic embedder of random unit
-// vectors, dimension 100; the generated notes of the benchmarks):
-// BenchmarkHybridSearch p50/p99 1.7/4.7 ms at 10,000 notes and 30/100 ms
-// at 100,000 (most of it the BM25 top 100); BenchmarkVecHeap about 210
-// heap bytes and 129 record bytes per note; BenchmarkVecFlush 166 ms for
-// the vectors of a flush of 10,000 notes (embedding included).
+// Measured (2 cores, AMD EPYC, shared with other work, so the tails are
+// noisy; a synthetic embedder of random unit vectors, dimension 100; the
+// generated notes of the benchmarks): BenchmarkHybridSearch p50/p99
+// 2.1/9.3 ms at 10,000 notes and 16/45 ms at 100,000, most of it the BM25
+// top 100 (BenchmarkSearch, top 10: 0.46/3.9 and 6.5/19 ms in the same
+// run; BenchmarkSemanticSearch, the vectors alone: 0.95/1.4 and 5.5/9.6
+// ms); BenchmarkVecHeap 207 to 219 heap bytes and 129 record bytes per
+// note; BenchmarkVecFlush 72 ms for the vectors of a flush of 10,000
+// notes (embedding, quantizing and saving all 64 shards).
 //
 // # Concurrency
 //
