@@ -87,6 +87,16 @@ func (l *Lazy) Get(ctx context.Context) (*Service, error) {
 	return s, nil
 }
 
+// VectorStatus returns the VectorStatus of the Service if it has opened
+// (false if not: it does not open it).
+func (l *Lazy) VectorStatus() (VectorStatus, bool) {
+	s := l.s.Load()
+	if s == nil {
+		return VectorStatus{}, false
+	}
+	return s.VectorStatus(), true
+}
+
 // Opened reports whether the Service is open.
 func (l *Lazy) Opened() bool { return l.s.Load() != nil }
 

@@ -76,6 +76,12 @@ func ParseQueryAt(s string, now time.Time) (Query, error) {
 				return q, fmt.Errorf("%w: %q: want a positive number", ErrQuery, w)
 			}
 			q.TopK = n
+		case "mode":
+			m, ok := parseMode(val)
+			if !ok {
+				return q, fmt.Errorf("%w: %q: want keyword, semantic or hybrid", ErrQuery, w)
+			}
+			q.Mode = m
 		case "min":
 			f, err := strconv.ParseFloat(val, 64)
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
@@ -99,7 +105,7 @@ func filterWord(w string) (key, val string, ok bool) {
 		return "", "", false
 	}
 	switch k {
-	case "prefix", "tag", "source", "agent", "importance", "since", "until", "top", "min":
+	case "prefix", "tag", "source", "agent", "importance", "since", "until", "top", "min", "mode":
 		return k, unquote(v), true
 	}
 	return "", "", false

@@ -42,6 +42,7 @@ type Query struct {
 	ImportanceMin    float64   // the document has an importance of at least this ...
 	HasImportanceMin bool      // ... when set
 	Since, Until     time.Time // on DocMeta.MTime: Since <= MTime < Until
+	Mode             Mode      // how text ranks; Index.Search ranks by keyword whatever the mode
 }
 
 // Hit is one search result.

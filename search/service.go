@@ -1,7 +1,6 @@
 package search
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/embed"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
@@ -45,6 +45,15 @@ type ServiceOptions struct {
 	// SaveDelay is how long after a change the index is saved; 0 means
 	// DefaultSaveDelay.
 	SaveDelay time.Duration
+	// Embedder, when set, gives every document a vector (of its redacted
+	// value) for semantic and hybrid search; nil searches by keyword only.
+	Embedder embed.Embedder
+	// Fusion sets hybrid ranking; nil means DefaultFusion().
+	Fusion *Fusion
+	// EmbedWait bounds how long a search waits for the embedder (the
+	// query's vector and the unflushed values'); what is not ready by then
+	// ranks by keyword. 0 means DefaultEmbedWait.
+	EmbedWait time.Duration
 }
 
 // Progress reports the indexing OpenService does: Start with the number of
@@ -84,6 +93,16 @@ type Service struct {
 	delay     time.Duration
 	repaired  int
 	stopWatch func()
+	emb       embed.Embedder // nil: keyword only
+	vec       *vecIndex      // nil without emb
+	fusion    Fusion
+	embedWait time.Duration
+	cache     *vecCache       // the vectors of queries and unflushed values
+	ectx      context.Context // cancelled by Close: ends the embeds in flight
+	ecancel   context.CancelFunc
+	ewake     chan struct{}  // tells the embed worker there is work
+	edone     chan struct{}  // closed when the embed worker has ended
+	inflight  sync.WaitGroup // the search-time embeds, which may outlive their search
 
 	applyMu sync.Mutex // serializes apply: queued changes go into base in order
 
@@ -94,6 +113,10 @@ type Service struct {
 	wake    chan struct{} // tells the worker there is work
 	stop    chan struct{} // closed by Close
 	done    chan struct{} // closed when the worker has ended
+
+	embedQ    map[string]*embedJob // documents to embed: their vectors are missing or stale
+	lastErr   error                // the embedder's last failure, nil after a success
+	lastErrAt time.Time
 }
 
 // change is a value the store now holds, or a key it deleted.
@@ -157,6 +180,12 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if s.repaired, err = s.repair(ctx, opts.Progress); err != nil {
 		return nil, err
+	}
+	if opts.Embedder != nil {
+		if err := s.openVectors(ctx, opts); err != nil {
+			return nil, err
+		}
+		go s.embedWorker()
 	}
 	go s.worker()
 	s.stopWatch = c.Watch(s.external)
@@ -265,6 +294,9 @@ func (s *Service) apply() {
 			s.base.Put(ch.e.Key, ch.e.Value, MetaOf(ch.e.Info))
 		}
 	}
+	if s.emb != nil {
+		s.queueEmbeds(p)
+	}
 }
 
 // worker applies queued changes and saves the index s.delay after them.
@@ -296,6 +328,11 @@ func (s *Service) save(ctx context.Context) error {
 	dirty := s.dirty
 	s.dirty = false
 	s.mu.Unlock()
+	if s.vec != nil && s.vec.dirtyShards() > 0 {
+		if _, err := s.vec.save(ctx, s.st); err != nil {
+			return fmt.Errorf("search index: save vectors: %w", err)
+		}
+	}
 	if !dirty {
 		return nil
 	}
@@ -339,6 +376,11 @@ func (s *Service) Close(ctx context.Context) error {
 	s.stopWatch()
 	close(s.stop)
 	<-s.done
+	if s.emb != nil {
+		s.ecancel()
+		<-s.edone
+		s.inflight.Wait()
+	}
 	s.apply()
 	return s.save(ctx)
 }
@@ -356,11 +398,19 @@ type Result struct {
 // not read (session's Readable, as the kernel would decide through the
 // mount) are dropped before the best q.TopK (10 when not positive) are
 // taken, so it gets TopK hits it may read when there are. Hits are ordered
-// by score, then key; a key removed meanwhile is left out.
+// by score, then key; a key removed meanwhile is left out. q.Mode
+// semantic or hybrid (the default with an Embedder) ranks by vectors too
+// (see Fusion); without an Embedder they are an error wrapping ErrQuery.
+// A search waits at most EmbedWait for the embedder: a document not
+// embedded yet, or a query whose vector is not ready, ranks by keyword.
 func (s *Service) Search(ctx context.Context, q Query) ([]Result, error) {
 	cr, ok := session.CredFrom(ctx)
 	if !ok {
 		return nil, ErrNoCaller
+	}
+	mode, err := resolveMode(q.Mode, s.emb != nil)
+	if err != nil {
+		return nil, err
 	}
 	topK := q.TopK
 	if topK <= 0 {
@@ -393,30 +443,35 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Result, error) {
 		}
 		return kept
 	}
-	// The base index is asked for more until enough hits pass, or it has
-	// no more: a caller who may read few of the best hits still gets topK.
-	var hits []Hit
-	for k := topK + len(shadowed); ; k *= 4 {
-		bq := q
-		bq.TopK = k
-		got := s.base.Search(bq)
-		n := len(got)
-		hits = readable(got, shadowed)
-		if len(hits) >= topK || n < k {
-			break
+	// collect asks the base index for more until want hits pass, or it
+	// has no more: a caller who may read few of the best hits still gets
+	// them.
+	collect := func(want int, search func(k int) []Hit) []Hit {
+		for k := want + len(shadowed); ; k *= 4 {
+			got := search(k)
+			n := len(got)
+			hits := readable(got, shadowed)
+			if len(hits) >= want || n < k {
+				return hits
+			}
 		}
 	}
-	oq := q
-	oq.TopK = max(topK, overlay.Len()) // every match: some may be dropped
-	hits = append(hits, readable(overlay.Search(oq), nil)...)
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Key, b.Key)
-	})
-	if len(hits) > topK {
-		hits = hits[:topK]
+	var hits []Hit
+	ranked := false
+	if mode != ModeKeyword && strings.TrimSpace(q.Text) != "" {
+		hits, ranked = s.searchVectors(ctx, q, mode, topK, overlay, dirty, collect, readable)
+	}
+	if !ranked {
+		hits = collect(topK, func(k int) []Hit {
+			bq := q
+			bq.TopK = k
+			return s.base.Search(bq)
+		})
+		oq := q
+		oq.TopK = max(topK, overlay.Len()) // every match: some may be dropped
+		hits = append(hits, readable(overlay.Search(oq), nil)...)
+		sortHits(hits)
+		hits = hits[:min(len(hits), topK)]
 	}
 	out := make([]Result, 0, len(hits))
 	for _, h := range hits {

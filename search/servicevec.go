@@ -1,0 +1,484 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// Lock order for vectors: Service.mu, then vecIndex.mu, then Index.mu
+// (a vector search with filters asks the Index while it holds vecIndex.mu
+// for reading). vecCache.mu is taken alone.
+
+// DefaultEmbedWait is how long a search waits for the embedder (the
+// query's vector and the unflushed values') unless ServiceOptions say
+// otherwise.
+const DefaultEmbedWait = time.Second
+
+// cacheSize bounds the vectors a Service keeps of queries and unflushed
+// values.
+const cacheSize = 4096
+
+// embedJob is a document whose vector is missing or stale: the text to
+// embed and the stamp of the value it is made from, or, with load, only
+// the key (the repair at open: the value is read from the store when its
+// turn comes, so that the queue does not hold every value).
+type embedJob struct {
+	text  string
+	stamp Stamp
+	load  bool
+}
+
+// VectorStatus is the state of a Service's vectors (for .memfs/status).
+type VectorStatus struct {
+	Embedder    string    // the embedder's ID; "" without one (keyword-only search)
+	Dim         int       // the vectors' length; 0 until the first
+	Vectors     int       // documents with a vector
+	Pending     int       // documents waiting to be embedded (again)
+	LastError   string    // the embedder's last failure; "" after a success
+	LastErrorAt time.Time // when it failed
+}
+
+// VectorStatus returns the state of the vectors.
+func (s *Service) VectorStatus() VectorStatus {
+	if s.emb == nil {
+		return VectorStatus{}
+	}
+	st := VectorStatus{Embedder: s.emb.ID(), Vectors: s.vec.len()}
+	s.vec.mu.RLock()
+	st.Dim = s.vec.dim
+	s.vec.mu.RUnlock()
+	s.mu.Lock()
+	st.Pending = len(s.embedQ)
+	if s.lastErr != nil {
+		st.LastError, st.LastErrorAt = s.lastErr.Error(), s.lastErrAt
+	}
+	s.mu.Unlock()
+	return st
+}
+
+// openVectors loads the persisted vectors (none after a rebuild), drops
+// them whole when another embedder made them or one shard is corrupt,
+// and queues every document of base whose vector is missing or stale.
+func (s *Service) openVectors(ctx context.Context, opts ServiceOptions) error {
+	s.emb = opts.Embedder
+	s.fusion = DefaultFusion()
+	if opts.Fusion != nil {
+		s.fusion = *opts.Fusion
+	}
+	s.embedWait = opts.EmbedWait
+	if s.embedWait <= 0 {
+		s.embedWait = DefaultEmbedWait
+	}
+	s.cache = &vecCache{m: make(map[[sha256.Size]byte][]float32)}
+	s.ewake = make(chan struct{}, 1)
+	s.edone = make(chan struct{})
+	s.embedQ = make(map[string]*embedJob)
+	id := s.emb.ID()
+	vx, err := loadVectors(ctx, s.st, id)
+	switch {
+	case errors.Is(err, errOtherModel):
+		s.log.Info("search vectors were made by another embedder; embedding every value again", "embedder", id, "err", err)
+		vx = newVecIndex(id)
+		vx.markAllDirty()
+	case errors.Is(err, ErrCorrupt):
+		s.log.Warn("search vectors corrupt; embedding every value again", "err", err)
+		vx = newVecIndex(id)
+		vx.markAllDirty()
+	case err != nil:
+		return fmt.Errorf("search index: %w", err)
+	}
+	s.vec = vx
+	vs := vx.stampsOf()
+	for k, st := range s.base.Stamps() {
+		if v, ok := vs[k]; !ok || v != st {
+			s.embedQ[k] = &embedJob{load: true}
+		}
+		delete(vs, k)
+	}
+	for k := range vs { // no longer indexed
+		vx.delete(k)
+	}
+	if n := len(s.embedQ) + len(vs); n > 0 {
+		s.log.Info("search vectors to bring up to date", "embed", len(s.embedQ), "dropped", len(vs))
+	}
+	if vx.dirtyShards() > 0 {
+		if _, err := vx.save(ctx, s.st); err != nil {
+			return fmt.Errorf("search index: save vectors: %w", err)
+		}
+	}
+	s.ectx, s.ecancel = context.WithCancel(context.Background())
+	return nil
+}
+
+// queueEmbeds queues the vectors of changes just applied to base: from
+// the redacted value, as base indexes it, so that a vector never encodes
+// a secret. A deleted key, or one base does not index (a secret in its
+// name), loses its vector.
+func (s *Service) queueEmbeds(p []change) {
+	type item struct {
+		key string
+		job *embedJob // nil: delete
+	}
+	items := make([]item, 0, len(p))
+	for _, ch := range p {
+		k := ch.e.Key
+		if ch.deleted || !s.base.Has(k) {
+			items = append(items, item{key: k})
+			continue
+		}
+		items = append(items, item{k, &embedJob{text: s.docText(s.base, k, ch.e.Value), stamp: stampOf(MetaOf(ch.e.Info))}})
+	}
+	s.mu.Lock()
+	for _, it := range items {
+		if it.job == nil {
+			delete(s.embedQ, it.key)
+			s.vec.delete(it.key)
+		} else {
+			s.embedQ[it.key] = it.job
+		}
+	}
+	s.mu.Unlock()
+	select {
+	case s.ewake <- struct{}{}:
+	default:
+	}
+}
+
+// docText is what is embedded of key's value: redacted by ix (as ix
+// indexes it); of a binary value, only the key's words.
+func (s *Service) docText(ix *Index, key string, v []byte) string {
+	if isBinary(v) {
+		return embedText(key, nil)
+	}
+	return embedText(key, ix.redactValue(key, v))
+}
+
+// embedWorker embeds the queued documents in batches until Close,
+// retrying after a failure with a growing delay, and has each batch
+// saved by the worker.
+func (s *Service) embedWorker() {
+	defer close(s.edone)
+	backoff := time.Duration(0)
+	for {
+		keys, jobs := s.nextBatch()
+		if len(keys) == 0 {
+			select {
+			case <-s.ewake:
+				continue
+			case <-s.ectx.Done():
+				return
+			}
+		}
+		err := s.embedJobs(keys, jobs)
+		if s.ectx.Err() != nil {
+			return
+		}
+		if err != nil {
+			backoff = min(max(2*backoff, time.Second), time.Minute)
+			s.log.Warn("search: embedding failed; retrying", "embedder", s.emb.ID(), "err", err, "retry", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-s.ectx.Done():
+				return
+			}
+			continue
+		}
+		backoff = 0
+		select {
+		case s.wake <- struct{}{}: // the worker saves
+		default:
+		}
+	}
+}
+
+// nextBatch returns up to embedBatch queued documents (left queued until
+// their vectors are in).
+func (s *Service) nextBatch() ([]string, []*embedJob) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var keys []string
+	var jobs []*embedJob
+	for k, j := range s.embedQ {
+		if len(keys) == embedBatch {
+			break
+		}
+		keys, jobs = append(keys, k), append(jobs, j)
+	}
+	return keys, jobs
+}
+
+// noteErr records the embedder's failure for VectorStatus.
+func (s *Service) noteErr(err error) {
+	s.mu.Lock()
+	s.lastErr, s.lastErrAt = err, time.Now()
+	s.mu.Unlock()
+}
+
+// embedJobs embeds one batch and puts the vectors of the jobs still
+// current (a job replaced meanwhile is left for its successor).
+func (s *Service) embedJobs(keys []string, jobs []*embedJob) error {
+	texts := make([]string, len(keys))
+	stamps := make([]Stamp, len(keys))
+	drop := make([]bool, len(keys))
+	var load []int // the jobs whose value is read from the store
+	for i, j := range jobs {
+		texts[i], stamps[i] = j.text, j.stamp
+		if j.load {
+			load = append(load, i)
+		}
+	}
+	if len(load) > 0 {
+		loaded, err := s.loadValues(keys, load)
+		if err != nil {
+			s.noteErr(err)
+			return fmt.Errorf("load values to embed: %w", err)
+		}
+		for _, i := range load {
+			e, ok := loaded[keys[i]]
+			if !ok || !s.base.Has(keys[i]) {
+				drop[i] = true // gone: its deletion comes through Saved or the next open
+				continue
+			}
+			texts[i], stamps[i] = s.docText(s.base, keys[i], e.Value), stampOf(MetaOf(e.Info))
+		}
+	}
+	var todo []string
+	for i, t := range texts {
+		if !drop[i] {
+			todo = append(todo, t)
+		}
+	}
+	var vecs [][]float32
+	if len(todo) > 0 {
+		var err error
+		vecs, err = s.emb.Embed(s.ectx, todo)
+		if err == nil && len(vecs) != len(todo) {
+			err = fmt.Errorf("%d vectors for %d texts", len(vecs), len(todo))
+		}
+		if err != nil {
+			if s.ectx.Err() == nil {
+				s.noteErr(err)
+			}
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastErr = nil
+	n := 0
+	for i, k := range keys {
+		if s.embedQ[k] != jobs[i] {
+			if !drop[i] {
+				n++
+			}
+			continue
+		}
+		delete(s.embedQ, k)
+		if drop[i] {
+			continue
+		}
+		if err := s.vec.put(k, stamps[i], vecs[n]); err != nil {
+			s.lastErr, s.lastErrAt = err, time.Now()
+			s.log.Warn("search: a vector not kept", "embedder", s.emb.ID(), "err", err)
+		}
+		n++
+	}
+	return nil
+}
+
+// loadValues reads the values of keys[i] for i in at, in one Load, or
+// one by one when one of them is gone (Load fails for all then); a key
+// gone from the store is left out.
+func (s *Service) loadValues(keys []string, at []int) (map[string]backend.Entry, error) {
+	ks := make([]string, len(at))
+	for j, i := range at {
+		ks[j] = keys[i]
+	}
+	out := make(map[string]backend.Entry, len(ks))
+	es, err := s.st.Load(s.ectx, ks...)
+	if err == nil {
+		for _, e := range es {
+			out[e.Key] = e
+		}
+		return out, nil
+	}
+	if !errors.Is(err, backend.ErrKeyNotFound) {
+		return nil, err
+	}
+	for _, k := range ks {
+		es, err := s.st.Load(s.ectx, k)
+		if errors.Is(err, backend.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[k] = es[0]
+	}
+	return out, nil
+}
+
+// vecCache holds the vectors of recent texts (queries, unflushed values)
+// by the SHA-256 of the text, up to cacheSize; when full it is emptied.
+type vecCache struct {
+	mu sync.Mutex // guards m
+	m  map[[sha256.Size]byte][]float32
+}
+
+func (c *vecCache) get(text string) ([]float32, bool) {
+	h := sha256.Sum256([]byte(text))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[h]
+	return v, ok
+}
+
+func (c *vecCache) put(text string, v []float32) {
+	h := sha256.Sum256([]byte(text))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= cacheSize {
+		clear(c.m)
+	}
+	c.m[h] = v
+}
+
+// embedNow returns the vectors of texts, from the cache or the embedder,
+// waiting until ctx is done at most: a text whose vector is not ready by
+// then gets nil (the embedding goes on, and its vector is cached for the
+// next search, until Close).
+func (s *Service) embedNow(ctx context.Context, texts []string) [][]float32 {
+	out := make([][]float32, len(texts))
+	var miss []string
+	var at []int
+	for i, t := range texts {
+		if v, ok := s.cache.get(t); ok {
+			out[i] = v
+		} else {
+			miss, at = append(miss, t), append(at, i)
+		}
+	}
+	if len(miss) == 0 {
+		return out
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return out
+	}
+	s.inflight.Add(1)
+	s.mu.Unlock()
+	ch := make(chan [][]float32, 1)
+	go func() {
+		defer s.inflight.Done()
+		ectx, cancel := context.WithTimeout(s.ectx, time.Minute)
+		defer cancel()
+		got := make([][]float32, 0, len(miss))
+		for i := 0; i < len(miss); i += embedBatch {
+			part := miss[i:min(i+embedBatch, len(miss))]
+			vs, err := s.emb.Embed(ectx, part)
+			if err == nil && len(vs) != len(part) {
+				err = fmt.Errorf("%d vectors for %d texts", len(vs), len(part))
+			}
+			if err != nil {
+				if ectx.Err() == nil {
+					s.noteErr(err)
+				}
+				break
+			}
+			for j, v := range vs {
+				s.cache.put(part[j], v)
+			}
+			got = append(got, vs...)
+		}
+		ch <- got
+	}()
+	select {
+	case got := <-ch:
+		for j, v := range got {
+			out[at[j]] = v
+		}
+	case <-ctx.Done():
+	}
+	return out
+}
+
+// searchVectors ranks q's hits in a semantic or hybrid mode; ok is false
+// when the query's vector is not ready within EmbedWait (the caller ranks
+// by keyword). Unflushed values are embedded as they are searched (or
+// come from the cache); one not ready in time ranks by keyword only.
+func (s *Service) searchVectors(ctx context.Context, q Query, mode Mode, topK int, overlay *Index, dirty []backend.Entry,
+	collect func(want int, search func(k int) []Hit) []Hit, readable func([]Hit, map[string]bool) []Hit) ([]Hit, bool) {
+	// The unflushed values the caller may read and the filters pass.
+	lq := q
+	lq.Text, lq.MinScore, lq.TopK = "", 0, max(1, overlay.Len())
+	ovHits := readable(overlay.Search(lq), nil)
+	values := make(map[string][]byte, len(dirty))
+	for _, e := range dirty {
+		values[e.Key] = e.Value
+	}
+	qtext, _ := s.opts.Redact("", []byte(q.Text)) // the query may be sent to a remote model
+	texts := []string{string(qtext)}
+	for _, h := range ovHits {
+		texts = append(texts, s.docText(overlay, h.Key, values[h.Key]))
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.embedWait)
+	vecs := s.embedNow(wctx, texts)
+	cancel()
+	if vecs[0] == nil {
+		s.log.Debug("search: the query's vector is not ready; ranking by keyword", "embedder", s.emb.ID())
+		return nil, false
+	}
+	qf := vecs[0]
+	qv := newQueryVec(qf)
+	ovCos := make(map[string]float64, len(ovHits))
+	var ovVec []Hit
+	for i, h := range ovHits {
+		if v := vecs[i+1]; len(v) == len(qf) {
+			c := 0.0
+			for j := range v {
+				c += float64(v[j]) * float64(qf[j])
+			}
+			ovCos[h.Key] = c
+			if c > 0 {
+				ovVec = append(ovVec, Hit{Key: h.Key, Score: c})
+			}
+		}
+	}
+	n := topK
+	if mode == ModeHybrid {
+		n = s.fusion.candidates(topK)
+	}
+	keep := s.base.matcher(q)
+	vecHits := collect(n, func(k int) []Hit { return s.vec.search(qv, k, keep) })
+	vecHits = append(vecHits, ovVec...)
+	if mode == ModeSemantic {
+		sortHits(vecHits)
+		return cut(vecHits, q.MinScore, topK), true
+	}
+	bq := q
+	bq.MinScore = 0
+	bmHits := collect(n, func(k int) []Hit {
+		bq.TopK = k
+		return s.base.Search(bq)
+	})
+	oq := bq
+	oq.TopK = max(n, overlay.Len())
+	bmHits = append(bmHits, readable(overlay.Search(oq), nil)...)
+	cosOf := func(k string) (float64, bool) {
+		if c, ok := ovCos[k]; ok {
+			return c, true
+		}
+		if overlay.Has(k) {
+			return 0, false // not embedded in time
+		}
+		return s.vec.cosine(k, qv)
+	}
+	return cut(fuse(bmHits, vecHits, cosOf, s.fusion), q.MinScore, topK), true
+}
