@@ -22,10 +22,10 @@ import (
 // from files that caller may read; a manifest is the JSON of the pack the
 // same caller would read from the same files (contextpack.Manifest.JSON).
 func (f *FS) ContextPack(ctx context.Context, name string) ([]byte, error) {
-	// Notes are ranked by contextpack.DefaultRank: a ranker must be a pure
-	// function of the candidates (see contextpack.RankFunc), never the live
-	// search index.
-	return contextAnswer(f.c, f.opts.Bootstrap, nil)(ctx, name)
+	// Notes are ranked by search's ranking over just the candidates
+	// (packRank): a ranker must be a pure function of them (see
+	// contextpack.RankFunc), never the live search index.
+	return contextAnswer(f.c, f.opts.Bootstrap, f.packRank())(ctx, name)
 }
 
 // packOptions reads the name of a .memfs/context/NAME file: percent-encoded

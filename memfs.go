@@ -16,6 +16,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/embed"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/internal/lockfile"
 	"github.com/memfs/memfs/internal/names"
@@ -67,6 +68,10 @@ type Options struct {
 	// too (a session that keeps values as written still gets an index
 	// without secrets).
 	IndexRedactor *redact.Redactor
+	// Embedder makes the vectors of semantic and hybrid search, and ranks
+	// the notes of context packs with them (package embed: the installed
+	// static table, a remote model); nil is keyword search only.
+	Embedder embed.Embedder
 	// Logger receives what the engine reports; slog.Default when nil.
 	Logger *slog.Logger
 }
@@ -83,6 +88,9 @@ type FS struct {
 	c       *session.Context
 	log     *slog.Logger
 	index   *search.Lazy // the search index, opened at first use
+
+	rankOnce sync.Once
+	rank     contextpack.RankFunc // of context packs: packRank
 
 	mu        sync.Mutex // guards closed and mount
 	closed    bool
@@ -299,17 +307,41 @@ func (f *FS) Reindex(ctx context.Context, p search.Progress) (int, error) {
 // openIndex opens the search index (search.OpenService), a new one with
 // rebuild, reporting the indexing to p when it is not nil.
 func (f *FS) openIndex(ctx context.Context, rebuild bool, p search.Progress) (*search.Service, error) {
-	red := f.opts.IndexRedactor
-	if red == nil {
-		red = f.opts.Session.Redactor
+	red, err := f.indexRedactor()
+	if err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
 	}
-	if red == nil {
-		var err error
-		if red, err = redact.New(redact.Config{}); err != nil {
-			return nil, fmt.Errorf("search index: %w", err)
+	return search.OpenService(ctx, f.c, f.store, search.ServiceOptions{Redactor: red, Logger: f.log, Rebuild: rebuild, Progress: p,
+		Embedder: f.opts.Embedder})
+}
+
+// indexRedactor is what redacts the text the search index and the
+// rankers take in: Options.IndexRedactor, else the session's Redactor,
+// else the default rules.
+func (f *FS) indexRedactor() (*redact.Redactor, error) {
+	if red := f.opts.IndexRedactor; red != nil {
+		return red, nil
+	}
+	if red := f.opts.Session.Redactor; red != nil {
+		return red, nil
+	}
+	return redact.New(redact.Config{})
+}
+
+// packRank is the ranker of context packs (see packRank), made once.
+func (f *FS) packRank() contextpack.RankFunc {
+	f.rankOnce.Do(func() {
+		red, err := f.indexRedactor()
+		if err != nil {
+			// Without a redactor no note's text may reach a model that
+			// could be remote: rank by words alone.
+			f.log.Warn("context packs rank by keywords: no redactor", "err", err)
+			f.rank = packRank(nil, nil)
+			return
 		}
-	}
-	return search.OpenService(ctx, f.c, f.store, search.ServiceOptions{Redactor: red, Logger: f.log, Rebuild: rebuild, Progress: p})
+		f.rank = packRank(red, f.opts.Embedder)
+	})
+	return f.rank
 }
 
 // Flush saves every dirty value and removal to the store, and empties the

@@ -86,7 +86,7 @@ type Fusion struct {
 
 // DefaultFusion returns the fusion parameters services use unless told
 // otherwise.
-func DefaultFusion() Fusion { return Fusion{Alpha: 0.5, Floor: 0} }
+func DefaultFusion() Fusion { return Fusion{Alpha: 0.7, Floor: 0} }
 
 // candidates returns how many hits each ranking gives for topK.
 func (f Fusion) candidates(topK int) int {
