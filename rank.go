@@ -3,7 +3,9 @@ package memfs
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/embed"
@@ -99,3 +101,25 @@ func (c *vecCache) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	return out, nil
 }
+
+// SearchStatus is the search part of .memfs/status: "search: keyword only
+// (no embedder)", or the embedder and the state of its vectors (how many,
+// how many wait to be embedded, the model's last failure).
+func (f *FS) SearchStatus() string {
+	if f.opts.Embedder == nil {
+		return "search: keyword only (no embedder)\n"
+	}
+	line := "search: hybrid, embedder " + f.opts.Embedder.ID()
+	if st, ok := f.index.VectorStatus(); ok {
+		line += fmt.Sprintf(", %d vectors, %d pending", st.Vectors, st.Pending)
+		if st.LastError != "" {
+			line += fmt.Sprintf("; last embedding error at %s: %s", st.LastErrorAt.UTC().Format(time.RFC3339), st.LastError)
+		}
+	} else {
+		line += " (the index opens at the first search)"
+	}
+	return line + "\n"
+}
+
+// Embedder is Options.Embedder: nil when search is keyword-only.
+func (f *FS) Embedder() embed.Embedder { return f.opts.Embedder }

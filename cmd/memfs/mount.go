@@ -33,6 +33,7 @@ func mountCommand() *cli.Command {
 			"after writing survives a crash of memfs through the store's journal.",
 		Flags: append([]cli.Flag{
 			storeFlag(),
+			embedderFlag(),
 			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "key prefixes whose values are loaded at mount (\"\" loads everything)"},
 			&cli.DurationFlag{Name: "flush-interval", Value: 30 * time.Second, Usage: "flush dirty values this often (0 = only on fsync and unmount)"},
 			&cli.DurationFlag{Name: "attr-timeout", Value: time.Second, Usage: "how long the kernel may cache attributes (0 = not at all)"},
@@ -179,6 +180,10 @@ func mountAction(c *cli.Context) error {
 	if !spec.local() {
 		journalPath = etcdJournal(spec, mnt)
 	}
+	emb, err := openEmbedder(c, log)
+	if err != nil {
+		return err
+	}
 	o, err := openSession(ctx, spec, memfs.Options{
 		JournalPath: journalPath,
 		Session: session.Options{
@@ -195,6 +200,7 @@ func mountAction(c *cli.Context) error {
 		NoRedact:  red == nil, // --no-redact
 		Bootstrap: c.StringSlice("bootstrap"),
 		Namespace: true,
+		Embedder:  emb,
 	}, log)
 	if err != nil {
 		return err

@@ -36,6 +36,7 @@ func contextCommand() *cli.Command {
 		Usage: "print the context pack (skills index, latest step summaries, notes ranked by relevance, importance and recency, within a budget) or, with --manifest, its manifest",
 		Flags: []cli.Flag{
 			storeFlag(),
+			embedderFlag(),
 			&cli.StringFlag{Name: "mount", Usage: "build it in the live mount at DIR (.memfs/context/)"},
 			&cli.IntFlag{Name: "max-chars", Value: contextpack.DefaultMaxChars, Usage: "budget in characters, the hash line included (at least 1)"},
 			&cli.StringFlag{Name: "query", Usage: "rank the notes by relevance to this query"},

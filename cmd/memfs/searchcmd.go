@@ -20,11 +20,13 @@ import (
 func searchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "search",
-		Usage:     "ranked full-text search of the memory (BM25, exact phrases first), with metadata filters",
+		Usage:     "ranked search of the memory: keyword (BM25, exact phrases first), semantic (vectors) or hybrid (both; the default with an embedder), with metadata filters",
 		ArgsUsage: "QUERY",
 		Flags: []cli.Flag{
 			storeFlag(),
+			embedderFlag(),
 			&cli.StringFlag{Name: "mount", Usage: "search through the live mount at DIR, unflushed writes included (the default when a mount serves the store)"},
+			&cli.StringFlag{Name: "mode", Usage: "keyword (BM25), semantic (vectors) or hybrid (both fused; the default with an embedder, keyword without one)"},
 			&cli.IntFlag{Name: "top-k", Value: 10, Usage: "how many results (at least 1)"},
 			&cli.Float64Flag{Name: "min-score", Usage: "drop results scoring below this (at least 0)"},
 			&cli.StringFlag{Name: "prefix", Usage: "only keys starting with this prefix"},
@@ -47,7 +49,7 @@ func searchCommand() *cli.Command {
 			if c.IsSet("min-score") {
 				words = append(words, "min:"+strconv.FormatFloat(c.Float64("min-score"), 'g', -1, 64))
 			}
-			for _, f := range []string{"prefix", "source", "agent", "since", "until"} {
+			for _, f := range []string{"mode", "prefix", "source", "agent", "since", "until"} {
 				if v := c.String(f); v != "" {
 					words = append(words, f+":"+v)
 				}
@@ -98,7 +100,7 @@ func reindexCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "reindex",
 		Usage: "rebuild the search index of a store from its values",
-		Flags: []cli.Flag{storeFlag()},
+		Flags: []cli.Flag{storeFlag(), embedderFlag()},
 		Action: func(c *cli.Context) error {
 			t, err := locate(c)
 			if err != nil {

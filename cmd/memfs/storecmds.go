@@ -50,6 +50,10 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 		}
 		agent = c.String("agent")
 	}
+	emb, err := openEmbedder(c, log)
+	if err != nil {
+		return err
+	}
 	policy := session.KeepBeside
 	if !spec.local() {
 		policy = session.KeepBoth // a command's writes keep another mount's too
@@ -67,7 +71,7 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 		// mount left in the journal is shown, and left for the next
 		// command or mount that writes.
 		ReadOnly: !write,
-	}, NoRedact: write && red == nil, Bootstrap: prefixes}, log)
+	}, NoRedact: write && red == nil, Bootstrap: prefixes, Embedder: emb}, log)
 	if err != nil {
 		return err
 	}

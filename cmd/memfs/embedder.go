@@ -1,0 +1,46 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/embed"
+)
+
+// embedderFlag is --embedder: the model of semantic and hybrid search and
+// of the ranking of context packs' notes.
+func embedderFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name: "embedder",
+		Usage: "the model of semantic search: default (the static table memfs models install puts in place; " +
+			"keyword search only, with a warning, when it is not installed), none (keyword search only), static:PATH, " +
+			"openai:URL?model=M[&key_env=VAR&dim=N] (an OpenAI-compatible /v1/embeddings; the key from $VAR, OPENAI_API_KEY by default) " +
+			"or ollama:URL?model=M (Ollama's /api/embed)",
+		Value:   "default",
+		EnvVars: []string{"MEMFS_EMBEDDER"},
+	}
+}
+
+// openEmbedder opens the embedder --embedder names, for a command that
+// has the flag (nil for one that does not search). The default one not
+// installed is a warning, and search is keyword-only; any other failure,
+// or a model named explicitly and missing, is an error.
+func openEmbedder(c *cli.Context, log *slog.Logger) (embed.Embedder, error) {
+	if !slices.Contains(c.FlagNames(), "embedder") {
+		return nil, nil
+	}
+	spec := c.String("embedder")
+	e, err := embed.Open(spec, embed.Options{Logger: log})
+	switch {
+	case errors.Is(err, embed.ErrNotInstalled) && (spec == "" || spec == "default"):
+		log.Warn("semantic search is off: the default embedder is not installed; search is keyword-only (memfs models install puts it in place)")
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("--embedder %s: %w", spec, err)
+	}
+	return e, nil
+}
