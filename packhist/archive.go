@@ -1,0 +1,300 @@
+package packhist
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/eventlog"
+)
+
+// Options configure an Archiver and a rebuild.
+type Options struct {
+	// Prefixes are the pack's always-loaded prefixes (memfs
+	// Options.Bootstrap); nil is "memory/".
+	Prefixes []string
+	// Window is how many of the last events a rebuild is guaranteed for
+	// (see "Retention"); 0 is DefaultWindow.
+	Window uint64
+	// Logger receives what the Archiver reports (keys and seqs, never a
+	// value); slog.Default when nil.
+	Logger *slog.Logger
+}
+
+// Item is one flushed change to archive: the event as the log stored it
+// (with its seq) and the entry exactly as flushed (session.Event.Saved),
+// nil for a delete or a conflict.
+type Item struct {
+	Event eventlog.Event
+	Saved *backend.Entry
+}
+
+// Archiver writes the records of pack sources as flushes report them, on a
+// goroutine of its own, and prunes what the retention lets go.
+type Archiver struct {
+	sys    Sys
+	log    Log
+	opts   Options
+	logger *slog.Logger
+	done   chan struct{} // closed when the worker has returned
+
+	mu      sync.Mutex // guards the fields below
+	queue   []Item     // added, not yet taken by the worker
+	added   uint64     // items ever added
+	written uint64     // items the worker is through with
+	closing bool
+	wake    chan struct{} // closed and replaced when the queue or written moves
+	// sinceP is how many records were written since the last prune.
+	sinceP uint64
+	// stored holds the values known to be stored (by SHA-256), so that an
+	// unchanged value is not saved again at every attr event; emptied at
+	// each prune, which may remove values.
+	stored map[string]bool
+}
+
+// NewArchiver starts an Archiver writing to sys and reading l. Close it.
+func NewArchiver(sys Sys, l Log, o Options) *Archiver {
+	if o.Window == 0 {
+		o.Window = DefaultWindow
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	a := &Archiver{sys: sys, log: l, opts: o, logger: logger, done: make(chan struct{}),
+		wake: make(chan struct{}), stored: make(map[string]bool)}
+	go a.run()
+	return a
+}
+
+// Add queues items to archive; it never blocks on I/O and never fails.
+// Items that are no pack source are dropped at once.
+func (a *Archiver) Add(items []Item) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closing {
+		a.logger.Warn("packhist: items added after Close are not archived", "events", len(items))
+		return
+	}
+	for _, it := range items {
+		if it.Event.Op == eventlog.OpDelete || it.Event.Op == eventlog.OpConflict || it.Saved == nil ||
+			!Tracks(a.opts.Prefixes, it.Event.Key) {
+			continue
+		}
+		a.queue = append(a.queue, it)
+		a.added++
+	}
+	a.wakeLocked()
+}
+
+func (a *Archiver) wakeLocked() {
+	close(a.wake)
+	a.wake = make(chan struct{})
+}
+
+// Sync waits until every item added before it has been written (or its
+// write has failed), or ctx ends.
+func (a *Archiver) Sync(ctx context.Context) error {
+	a.mu.Lock()
+	target := a.added
+	for a.written < target {
+		w := a.wake
+		a.mu.Unlock()
+		select {
+		case <-w:
+		case <-a.done:
+			a.mu.Lock()
+			if a.written < target {
+				a.mu.Unlock()
+				return errors.New("packhist: the archiver stopped")
+			}
+			a.mu.Unlock()
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		a.mu.Lock()
+	}
+	a.mu.Unlock()
+	return nil
+}
+
+// Close writes what is queued and stops the Archiver. What ctx's end cuts
+// short is lost, as a crash would lose it.
+func (a *Archiver) Close(ctx context.Context) error {
+	err := a.Sync(ctx)
+	a.mu.Lock()
+	if !a.closing {
+		a.closing = true
+		a.wakeLocked()
+	}
+	a.mu.Unlock()
+	<-a.done
+	return err
+}
+
+func (a *Archiver) run() {
+	defer close(a.done)
+	ctx := context.Background()
+	for {
+		a.mu.Lock()
+		for len(a.queue) == 0 && !a.closing {
+			w := a.wake
+			a.mu.Unlock()
+			<-w
+			a.mu.Lock()
+		}
+		if len(a.queue) == 0 {
+			a.mu.Unlock()
+			return
+		}
+		batch := a.queue
+		a.queue = nil
+		a.mu.Unlock()
+
+		for _, it := range batch {
+			if err := a.write(ctx, it); err != nil {
+				a.logger.Error("packhist: a version of a pack source was not archived; a rebuild as of its seq will say so",
+					"key", it.Event.Key, "seq", it.Event.Seq, "err", err)
+			}
+		}
+		a.mu.Lock()
+		a.sinceP += uint64(len(batch))
+		prune := a.sinceP >= max(a.opts.Window/4, 1)
+		if prune {
+			a.sinceP = 0
+		}
+		a.mu.Unlock()
+		if prune {
+			if err := a.prune(ctx); err != nil {
+				a.logger.Error("packhist: prune failed; the archive keeps more than its window until the next one", "err", err)
+			}
+		}
+		a.mu.Lock()
+		a.written += uint64(len(batch))
+		a.wakeLocked()
+		a.mu.Unlock()
+	}
+}
+
+// write saves it's value (unless stored already) and then its record, so
+// that a record never names a missing value.
+func (a *Archiver) write(ctx context.Context, it Item) error {
+	e, ev := it.Saved, &it.Event
+	s := sum(e.Value)
+	if s != ev.SHA256 {
+		// Never record a value the log does not vouch for.
+		return fmt.Errorf("the flushed value of %s is not the one event %d names: %w", ev.Key, ev.Seq, ErrMismatch)
+	}
+	a.mu.Lock()
+	known := a.stored[s]
+	a.mu.Unlock()
+	if !known {
+		if err := a.sys.SaveSys(ctx, valueName(s), e.Value); err != nil {
+			return fmt.Errorf("save the value of %s: %w", ev.Key, err)
+		}
+		a.mu.Lock()
+		a.stored[s] = true
+		a.mu.Unlock()
+	}
+	r := Record{Seq: ev.Seq, Op: ev.Op, Key: ev.Key, SHA256: s, Size: int64(len(e.Value)), MTime: e.Info.MTime.UnixNano(),
+		Mode: e.Info.Mode, UID: e.Info.UID, GID: e.Info.GID, XAttrs: memfsXAttrs(e.Info.XAttrs)}
+	b, err := json.Marshal(&r)
+	if err != nil {
+		return err
+	}
+	if err := a.sys.SaveSys(ctx, recordName(ev.Seq), b); err != nil {
+		return fmt.Errorf("save the record of %s: %w", ev.Key, err)
+	}
+	return nil
+}
+
+// prune removes the records and values no rebuild of the last Window
+// events needs (see "Retention").
+func (a *Archiver) prune(ctx context.Context) error {
+	h, err := head(ctx, a.log)
+	if err != nil {
+		return err
+	}
+	w := a.opts.Window
+	if h <= w {
+		return nil
+	}
+	cut := h - w
+	r := newReplay(a.opts.Prefixes)
+	keep := make(map[uint64]bool)
+	sums := make(map[uint64]string) // seq -> value hash, of every event
+	if err := replayLog(ctx, a.log, h, func(ev *eventlog.Event) {
+		if ev.Seq <= cut {
+			r.apply(ev)
+		} else {
+			keep[ev.Seq] = true
+		}
+		sums[ev.Seq] = ev.SHA256
+	}); err != nil {
+		return err
+	}
+	for _, s := range r.keys {
+		keep[s.seq] = true
+	}
+	keepSums := make(map[string]bool)
+	for seq := range keep {
+		keepSums[sums[seq]] = true
+	}
+	es, err := a.sys.ListSys(ctx, recordPrefix)
+	if err != nil {
+		return fmt.Errorf("packhist: list the records: %w", err)
+	}
+	var drop []string
+	dropSums := make(map[string]bool)
+	for _, e := range es {
+		seq, ok := parseRecordName(e.Key)
+		switch {
+		case !ok:
+		case seq > h:
+			// Another writer's, past what this log has seen: its value
+			// stays.
+			b, err := a.sys.LoadSys(ctx, e.Key)
+			if err != nil {
+				return fmt.Errorf("packhist: load %s: %w", e.Key, err)
+			}
+			var rec Record
+			if json.Unmarshal(b, &rec) == nil {
+				keepSums[rec.SHA256] = true
+			}
+		case seq <= cut && !keep[seq]:
+			drop = append(drop, e.Key)
+			dropSums[sums[seq]] = true
+		}
+	}
+	// Only values a dropped record named go, and only when no kept one
+	// names them: an orphan value is never guessed at.
+	var vals []string
+	for s := range dropSums {
+		if s != "" && !keepSums[s] {
+			vals = append(vals, valueName(s))
+		}
+	}
+	slices.Sort(vals)
+	// The watermark first: a rebuild that misses a record then says it
+	// was pruned, not that it was never archived.
+	b, _ := json.Marshal(pruned{Through: cut, Window: w})
+	if err := a.sys.SaveSys(ctx, prunedName, b); err != nil {
+		return fmt.Errorf("packhist: save %s: %w", prunedName, err)
+	}
+	if err := a.sys.DeleteSys(ctx, drop...); err != nil {
+		return fmt.Errorf("packhist: remove %d records: %w", len(drop), err)
+	}
+	a.mu.Lock()
+	clear(a.stored)
+	a.mu.Unlock()
+	if err := a.sys.DeleteSys(ctx, vals...); err != nil {
+		return fmt.Errorf("packhist: remove %d values: %w", len(vals), err)
+	}
+	return nil
+}

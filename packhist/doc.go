@@ -1,0 +1,75 @@
+// Package packhist keeps what a context pack reads, version by version,
+// beside memfs's event log, so that a pack can be rebuilt as of an
+// event-log position (memfs context --at SEQ): [StateAt] gives the
+// [contextpack.Source] of the pack sources as they stood when the log's
+// head was seq, and contextpack.Build over it gives the pack a live build
+// would have given then.
+//
+// The event log records each flushed change (seq, op, key, size, SHA-256
+// of the value) but neither the values nor a file's mtime, mode or
+// attributes. The [Archiver] keeps them for the pack sources only:
+// keys under the always-loaded prefixes (memfs Options.Bootstrap,
+// "memory/" by default; "" is every key), every skills/NAME/SKILL.md,
+// and memory/summaries.jsonl ([Tracks]).
+//
+// # Records
+//
+// Everything lives in the store's system records, so it is the same on
+// every backend:
+//
+//	packhist/v/<sha256 hex>    a value, as the store got it
+//	packhist/e/<seq, 20 digits> JSON of a Record: the key, the value's
+//	                            SHA-256, mtime, mode, owner and the
+//	                            user.memfs.* attributes, as flushed
+//	packhist/pruned            {"through":N,"window":W}: records of
+//	                            seqs up to N that the last W events no
+//	                            longer need were removed
+//
+// A Record is written for each write, rename (under the new key) and attr
+// event of a pack source; a delete needs none (the log says it). The
+// values are those the session flushed, which it has redacted already: no
+// raw secret the session kept out of the store reaches the archive. Only
+// the user.memfs.* attributes are kept (importance, tags, skill ...),
+// never other user attributes, whose contents memfs does not check.
+//
+// # Crashes and failures
+//
+// The archive is written off the flush path, by one goroutine, after the
+// log has numbered the events ([Archiver.Add] never blocks and never
+// fails a flush). A crash between the log's append and the archive's
+// write, or a write the store refuses (logged, never retried for ever),
+// loses that event's record: a rebuild that needs it fails with an error
+// wrapping [ErrNotArchived] naming the key and seq, never a different
+// pack. Likewise a change memfs did not flush itself (another writer's,
+// which a conflict event or an external write records) has no record.
+// A value written before its record, whose record then never came, is
+// an orphan the pruning leaves in place (it is small, and harmless).
+//
+// # Retention
+//
+// The archive keeps what a rebuild of any of the last Window events
+// ([DefaultWindow] by default) needs: every record of a seq after
+// head-Window, and for each pack source that existed at head-Window the
+// record of its version then; values as long as a kept record names
+// them. So it holds at most Window records plus one per live pack
+// source, whatever the age of the store. The Archiver prunes after every
+// Window/4 archived events. A rebuild of an older seq works as long as
+// every version it needs is still kept (a file unchanged since is); when
+// one is not, it fails with an error wrapping [ErrNotKept] that names the
+// key, the seq and the window.
+//
+// # Verification
+//
+// [StateAt] replays the log from its first event to seq and checks every
+// record against it: a record's key and SHA-256 must be the event's, and a
+// value's SHA-256 must be the one its record names; a mismatch is an error
+// wrapping [ErrMismatch] naming the key, and the value is never used. A
+// log that lost events before seq (a break event: see eventlog's
+// "Damage") cannot be replayed faithfully past them, and is an error too.
+//
+// # Concurrency
+//
+// An Archiver is safe for concurrent use; its writes run on its own
+// goroutine. A State is for one build at a time (contextpack.Build calls
+// it from one goroutine).
+package packhist
