@@ -10,6 +10,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/packhist"
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
@@ -71,6 +72,28 @@ func (f *FS) ContextPackAt(ctx context.Context, seq uint64, name string) ([]byte
 		return nil, err
 	}
 	return []byte(p.Text), nil
+}
+
+// baseline hands the archive of pack sources what the session found at
+// Open, clean, with the log's head (see packhist.Archiver.Baseline), so
+// that a change made outside memfs's flushes is never rebuilt as if it
+// were not there.
+func (f *FS) baseline(ctx context.Context) {
+	if f.hist == nil {
+		return
+	}
+	p, err := f.events.Query(ctx, eventlog.Query{Limit: 1})
+	if err != nil {
+		f.log.Warn("packhist: no check of the pack sources at open: the event log's head is unknown", "err", err)
+		return
+	}
+	var head uint64
+	if n := len(p.Events); n > 0 {
+		head = p.Events[n-1].Seq
+	}
+	es := f.c.Entries("")
+	es = slices.DeleteFunc(es, func(e backend.Entry) bool { return f.c.Dirty(e.Key) })
+	f.hist.Baseline(head, es)
 }
 
 // readableAt is a past state as one caller may read it (see

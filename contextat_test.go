@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/eventlog"
@@ -271,5 +273,78 @@ func TestContextPackAtArchiveHoldsNoSecret(t *testing.T) {
 				t.Errorf("no archived value holds the redacted note (records: %d)", len(es))
 			}
 		})
+	}
+}
+
+// A store whose archive is missing (older than it, or lost) gets the
+// versions its log names back-filled at open; a change made to the store
+// while no memfs had it open is never rebuilt as if absent: the rebuild
+// fails, naming the key, until memfs writes it again.
+func TestContextPackAtBaselineAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *memfs.FS {
+		t.Helper()
+		st, err := badgerstore.Open(dir, badgerstore.Options{})
+		must(t, err)
+		f, err := memfs.Open(t.Context(), st, memfs.Options{
+			JournalPath: filepath.Join(dir, badgerstore.JournalName),
+			Namespace:   true,
+			Session:     session.Options{DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid())},
+			RecoveryDir: filepath.Join(t.TempDir(), "recovery"),
+		})
+		must(t, err)
+		return f
+	}
+	ctx := session.WithCred(t.Context(), session.Cred{UID: uint32(os.Getuid()), GIDs: []uint32{uint32(os.Getgid())}})
+	f := open()
+	c := f.Session()
+	must(t, c.Mkdir("skills/s", 0o755, uint32(os.Getuid()), uint32(os.Getgid())))
+	must(t, c.Set("memory/a.md", []byte("# A\nfirst\n")))
+	must(t, c.Set("memory/b.md", []byte("# B\nsecond\n")))
+	must(t, c.Set("skills/s/SKILL.md", []byte("---\nname: s\ndescription: a skill\n---\n")))
+	must(t, f.Flush(ctx))
+	seq1 := headSeq(t, f)
+	want1, err := f.ContextPack(ctx, "")
+	must(t, err)
+	if got, err := f.ContextPackAt(ctx, seq1, ""); err != nil || !bytes.Equal(got, want1) {
+		t.Fatalf("as of %d: got %q, %v; want %q", seq1, got, err, want1)
+	}
+	// The archive is lost.
+	es, err := f.Store().ListSys(ctx, "packhist/")
+	must(t, err)
+	for _, e := range es {
+		must(t, f.Store().DeleteSys(ctx, e.Key))
+	}
+	if _, err := f.ContextPackAt(ctx, seq1, ""); !errors.Is(err, packhist.ErrNotArchived) {
+		t.Fatalf("without an archive: got %v, want an error wrapping ErrNotArchived", err)
+	}
+	must(t, f.Close(t.Context()))
+	f = open()
+	if got, err := f.ContextPackAt(ctx, seq1, ""); err != nil || !bytes.Equal(got, want1) {
+		t.Fatalf("back-filled at open: got %q, %v; want %q", got, err, want1)
+	}
+	must(t, f.Close(t.Context()))
+
+	// A change while no memfs has the store open.
+	st, err := badgerstore.Open(dir, badgerstore.Options{})
+	must(t, err)
+	must(t, st.Save(t.Context(), backend.Entry{Key: "memory/b.md", Value: []byte("# B\nedited behind memfs\n"),
+		Info: backend.Info{Mode: 0o644, MTime: time.Unix(1800000000, 0)}}))
+	must(t, st.Close())
+	f = open()
+	t.Cleanup(func() { f.Close(context.Background()) })
+	for _, seq := range []uint64{seq1, headSeq(t, f)} {
+		_, err := f.ContextPackAt(ctx, seq, "")
+		if !errors.Is(err, packhist.ErrNotArchived) || !strings.Contains(err.Error(), "memory/b.md") {
+			t.Errorf("as of %d after an edit behind memfs: got %v, want an error wrapping ErrNotArchived naming memory/b.md", seq, err)
+		}
+	}
+	must(t, f.Session().Set("memory/b.md", []byte("# B\nwritten again\n")))
+	must(t, f.Flush(ctx))
+	seq2 := headSeq(t, f)
+	want2, err := f.ContextPack(ctx, "")
+	must(t, err)
+	if got, err := f.ContextPackAt(ctx, seq2, ""); err != nil || !bytes.Equal(got, want2) {
+		t.Errorf("as of %d, once memfs wrote it again: got %q, %v; want %q", seq2, got, err, want2)
 	}
 }

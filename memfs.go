@@ -216,6 +216,7 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		f.release()
 		return nil, err
 	}
+	f.baseline(ctx)
 	if opts.Namespace && !so.ReadOnly {
 		f.makeNamespace()
 	}

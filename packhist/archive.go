@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"slices"
 	"sync"
@@ -43,12 +44,15 @@ type Archiver struct {
 	logger *slog.Logger
 	done   chan struct{} // closed when the worker has returned
 
-	mu      sync.Mutex // guards the fields below
-	queue   []Item     // added, not yet taken by the worker
-	added   uint64     // items ever added
-	written uint64     // items the worker is through with
-	closing bool
-	wake    chan struct{} // closed and replaced when the queue or written moves
+	mu    sync.Mutex // guards the fields below
+	queue []Item     // added, not yet taken by the worker
+	base  []baseline // baselines to check, before the queue
+	// cancelBase ends the Baseline check in progress, nil when none.
+	cancelBase context.CancelFunc
+	added      uint64 // items ever added
+	written    uint64 // items the worker is through with
+	closing    bool
+	wake       chan struct{} // closed and replaced when the queue or written moves
 	// sinceP is how many records were written since the last prune.
 	sinceP uint64
 	// stored holds the values known to be stored (by SHA-256), so that an
@@ -70,6 +74,42 @@ func NewArchiver(sys Sys, l Log, o Options) *Archiver {
 		wake: make(chan struct{}), stored: make(map[string]bool)}
 	go a.run()
 	return a
+}
+
+// baseline is what a Baseline call asked to check.
+type baseline struct {
+	head    uint64
+	entries []backend.Entry
+}
+
+// Baseline has the Archiver check, before what is added after it, that
+// the pack sources a session found at Open (entries: their Info and,
+// when loaded, their value; clean ones only) are what the log's events
+// up to head, the log's head then, say they are. A version the log
+// explains whose record is missing (a store older than the archive, a
+// crash before its write) is archived from entries, when its value is
+// there to check against the event. A source the log does not explain
+// (changed, made or removed while no memfs flushed it: a store filled
+// before its event log, an edit of a directory store while unmounted) is
+// recorded as a gap: a rebuild as of head or later that needs it fails
+// with an error wrapping ErrNotArchived, until an event changes it. It
+// never blocks on I/O; the check replays the log, on the Archiver's
+// goroutine.
+func (a *Archiver) Baseline(head uint64, entries []backend.Entry) {
+	var es []backend.Entry
+	for _, e := range entries {
+		if Tracks(a.opts.Prefixes, e.Key) && e.Info.Mode.IsRegular() {
+			es = append(es, e)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closing {
+		return
+	}
+	a.base = append(a.base, baseline{head: head, entries: es})
+	a.added++
+	a.wakeLocked()
 }
 
 // Add queues items to archive; it never blocks on I/O and never fails.
@@ -124,16 +164,23 @@ func (a *Archiver) Sync(ctx context.Context) error {
 	return nil
 }
 
-// Close writes what is queued and stops the Archiver. What ctx's end cuts
-// short is lost, as a crash would lose it.
+// Close writes what is queued and stops the Archiver. A Baseline check
+// not finished is dropped (the next open checks again): a short command
+// does not wait for a replay of the whole log. What ctx's end cuts short
+// is lost, as a crash would lose it.
 func (a *Archiver) Close(ctx context.Context) error {
-	err := a.Sync(ctx)
 	a.mu.Lock()
 	if !a.closing {
 		a.closing = true
+		a.written += uint64(len(a.base))
+		a.base = nil
+		if a.cancelBase != nil {
+			a.cancelBase()
+		}
 		a.wakeLocked()
 	}
 	a.mu.Unlock()
+	err := a.Sync(ctx)
 	<-a.done
 	return err
 }
@@ -143,15 +190,32 @@ func (a *Archiver) run() {
 	ctx := context.Background()
 	for {
 		a.mu.Lock()
-		for len(a.queue) == 0 && !a.closing {
+		for len(a.queue) == 0 && len(a.base) == 0 && !a.closing {
 			w := a.wake
 			a.mu.Unlock()
 			<-w
 			a.mu.Lock()
 		}
-		if len(a.queue) == 0 {
+		if len(a.queue) == 0 && len(a.base) == 0 {
 			a.mu.Unlock()
 			return
+		}
+		if len(a.base) > 0 {
+			b := a.base[0]
+			a.base = a.base[1:]
+			bctx, cancel := context.WithCancel(ctx)
+			a.cancelBase = cancel
+			a.mu.Unlock()
+			if err := a.checkBaseline(bctx, b); err != nil && bctx.Err() == nil {
+				a.logger.Error("packhist: the check of the pack sources at open failed; a rebuild may miss a change made outside memfs", "head", b.head, "err", err)
+			}
+			cancel()
+			a.mu.Lock()
+			a.cancelBase = nil
+			a.written++
+			a.wakeLocked()
+			a.mu.Unlock()
+			continue
 		}
 		batch := a.queue
 		a.queue = nil
@@ -180,6 +244,69 @@ func (a *Archiver) run() {
 		a.wakeLocked()
 		a.mu.Unlock()
 	}
+}
+
+// checkBaseline carries out a Baseline.
+func (a *Archiver) checkBaseline(ctx context.Context, b baseline) error {
+	r := newReplay(a.opts.Prefixes)
+	if err := replayLog(ctx, a.log, b.head, r.apply); err != nil {
+		return err
+	}
+	now := make(map[string]bool, len(b.entries))
+	var gaps []string
+	for _, e := range b.entries {
+		now[e.Key] = true
+		s, ok := r.keys[e.Key]
+		switch {
+		case !ok || s.size != e.Info.Size || (e.Value != nil && sum(e.Value) != s.sum):
+			gaps = append(gaps, e.Key)
+			continue
+		case s.foreign:
+			continue // StateAt says what it lacks
+		}
+		switch _, err := a.sys.LoadSys(ctx, recordName(s.seq)); {
+		case errors.Is(err, fs.ErrNotExist):
+			if e.Value == nil {
+				// Not loaded at open: the store's value, if it is still
+				// the one the event names (write checks), is the one.
+				l, ok := a.sys.(interface {
+					Load(context.Context, ...string) ([]backend.Entry, error)
+				})
+				if !ok {
+					continue
+				}
+				les, err := l.Load(ctx, e.Key)
+				if err != nil || len(les) != 1 {
+					continue // changed since: its next event is archived
+				}
+				if e.Value = les[0].Value; sum(e.Value) != s.sum {
+					continue // changed since: its next event is archived
+				}
+			}
+			it := Item{Event: eventlog.Event{Seq: s.seq, Op: eventlog.OpWrite, Key: e.Key, SHA256: s.sum}, Saved: &e}
+			if err := a.write(ctx, it); err != nil {
+				a.logger.Error("packhist: a version found at open was not archived", "key", e.Key, "seq", s.seq, "err", err)
+			}
+		case err != nil:
+			return fmt.Errorf("load the record of %s: %w", e.Key, err)
+		}
+	}
+	for k := range r.keys {
+		if !now[k] {
+			gaps = append(gaps, k)
+		}
+	}
+	if len(gaps) == 0 {
+		return nil
+	}
+	slices.Sort(gaps)
+	a.logger.Warn("packhist: pack sources changed outside memfs's flushes; a context pack as of an earlier seq cannot show them, nor one as of later seqs until they change again",
+		"head", b.head, "keys", len(gaps))
+	data, err := json.Marshal(gap{Seq: b.head, Keys: gaps})
+	if err != nil {
+		return err
+	}
+	return a.sys.SaveSys(ctx, gapName(b.head), data)
 }
 
 // write saves it's value (unless stored already) and then its record, so

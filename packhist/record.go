@@ -60,6 +60,7 @@ const (
 	valuePrefix  = "packhist/v/"
 	recordPrefix = "packhist/e/"
 	prunedName   = "packhist/pruned"
+	gapPrefix    = "packhist/g/"
 	seqDigits    = 20
 )
 
@@ -90,12 +91,23 @@ type pruned struct {
 	Window  uint64 `json:"window"`
 }
 
+// gap is a record packhist/g/<seq>: at an Open whose log head was Seq,
+// the store held pack sources (Keys) that the log does not explain.
+type gap struct {
+	Seq  uint64   `json:"seq"`
+	Keys []string `json:"keys"`
+}
+
+func gapName(seq uint64) string { return fmt.Sprintf("%s%0*d", gapPrefix, seqDigits, seq) }
+
 func recordName(seq uint64) string { return fmt.Sprintf("%s%0*d", recordPrefix, seqDigits, seq) }
 
 func valueName(sum string) string { return valuePrefix + sum }
 
-func parseRecordName(name string) (uint64, bool) {
-	rest, ok := strings.CutPrefix(name, recordPrefix)
+func parseRecordName(name string) (uint64, bool) { return parseSeqName(recordPrefix, name) }
+
+func parseSeqName(prefix, name string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok || len(rest) != seqDigits {
 		return 0, false
 	}
@@ -145,6 +157,7 @@ func Tracks(prefixes []string, key string) bool {
 type slot struct {
 	seq     uint64 // the event that set it
 	sum     string
+	size    int64
 	foreign bool // another writer's version (a conflict): no record
 }
 
@@ -152,11 +165,12 @@ type slot struct {
 type replay struct {
 	prefixes []string
 	keys     map[string]slot
-	lost     *eventlog.Event // the first break event that lost events
+	last     map[string]uint64 // pack source -> the last event that changed it (removals included)
+	lost     *eventlog.Event   // the first break event that lost events
 }
 
 func newReplay(prefixes []string) *replay {
-	return &replay{prefixes: prefixes, keys: make(map[string]slot)}
+	return &replay{prefixes: prefixes, keys: make(map[string]slot), last: make(map[string]uint64)}
 }
 
 // apply moves the state past ev.
@@ -164,34 +178,41 @@ func (r *replay) apply(ev *eventlog.Event) {
 	set := func(k string, s slot) {
 		if Tracks(r.prefixes, k) {
 			r.keys[k] = s
+			r.last[k] = s.seq
+		}
+	}
+	remove := func(k string) {
+		if _, ok := r.keys[k]; ok || Tracks(r.prefixes, k) {
+			delete(r.keys, k)
+			r.last[k] = ev.Seq
 		}
 	}
 	switch ev.Op {
 	case eventlog.OpWrite, eventlog.OpAttr:
-		set(ev.Key, slot{seq: ev.Seq, sum: ev.SHA256})
+		set(ev.Key, slot{seq: ev.Seq, sum: ev.SHA256, size: ev.Size})
 	case eventlog.OpRename:
-		delete(r.keys, ev.OldKey)
-		set(ev.Key, slot{seq: ev.Seq, sum: ev.SHA256})
+		remove(ev.OldKey)
+		set(ev.Key, slot{seq: ev.Seq, sum: ev.SHA256, size: ev.Size})
 	case eventlog.OpDelete:
 		// A directory's removal takes what is under it.
-		delete(r.keys, ev.Key)
+		remove(ev.Key)
 		for k := range r.keys {
 			if strings.HasPrefix(k, ev.Key+"/") {
-				delete(r.keys, k)
+				remove(k)
 			}
 		}
 	case eventlog.OpConflict:
 		// The name held the other writer's value at this seq, whatever
 		// the session's own events of this flush do with it next.
-		set(ev.Key, slot{seq: ev.Seq, sum: ev.SHA256, foreign: true})
+		set(ev.Key, slot{seq: ev.Seq, sum: ev.SHA256, size: ev.Size, foreign: true})
 		if c := ev.Conflict; c != nil {
 			switch c.Outcome {
 			case session.OutcomeKeptBeside:
 				if c.Copy != "" {
-					set(c.Copy, slot{seq: ev.Seq, sum: ev.SHA256, foreign: true})
+					set(c.Copy, slot{seq: ev.Seq, sum: ev.SHA256, size: ev.Size, foreign: true})
 				}
 			case session.OutcomeDeleted:
-				delete(r.keys, ev.Key)
+				remove(ev.Key)
 			}
 		}
 	case eventlog.OpBreak:

@@ -58,6 +58,9 @@ func StateAt(ctx context.Context, sys Sys, l Log, seq uint64, prefixes []string)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("packhist: load %s: %w", prunedName, err)
 	}
+	if err := checkGaps(ctx, sys, r, seq); err != nil {
+		return nil, err
+	}
 	st := &State{sys: sys, seq: seq, recs: make(map[string]*Record, len(r.keys)), vals: make(map[string][]byte)}
 	keys := slices.Sorted(func(yield func(string) bool) {
 		for k := range r.keys {
@@ -157,4 +160,34 @@ func (s *State) Resolve(ctx context.Context, keys ...string) error {
 func (s *State) Get(key string) ([]byte, bool) {
 	v, ok := s.vals[key]
 	return v, ok
+}
+
+// checkGaps fails when a gap recorded at or before seq (see
+// Archiver.Baseline) names a pack source that no event changed after it.
+func checkGaps(ctx context.Context, sys Sys, r *replay, seq uint64) error {
+	es, err := sys.ListSys(ctx, gapPrefix)
+	if err != nil {
+		return fmt.Errorf("packhist: list %s: %w", gapPrefix, err)
+	}
+	for _, e := range es {
+		g, ok := parseSeqName(gapPrefix, e.Key)
+		if !ok || g > seq {
+			continue
+		}
+		b, err := sys.LoadSys(ctx, e.Key)
+		if err != nil {
+			return fmt.Errorf("packhist: load %s: %w", e.Key, err)
+		}
+		var gp gap
+		if err := json.Unmarshal(b, &gp); err != nil {
+			return fmt.Errorf("packhist: %s does not parse: %w", e.Key, err)
+		}
+		for _, k := range gp.Keys {
+			if r.last[k] <= g {
+				return fmt.Errorf("packhist: %s as of seq %d is %w: the store held a version of it that no event records (found when memfs opened the store at seq %d), and no event changed it since",
+					k, seq, ErrNotArchived, g)
+			}
+		}
+	}
+	return nil
 }
