@@ -22,6 +22,12 @@ type Options struct {
 	// Window is how many of the last events a rebuild is guaranteed for
 	// (see "Retention"); 0 is DefaultWindow.
 	Window uint64
+	// MaxValue is the largest value copied into the archive, in bytes; 0
+	// is DefaultMaxValue. A larger value gets its record, but a rebuild
+	// reads it from the store's key, and only while the store still holds
+	// that version (checked by its SHA-256): it keeps the archive from
+	// doubling a store of large files.
+	MaxValue int64
 	// Logger receives what the Archiver reports (keys and seqs, never a
 	// value); slog.Default when nil.
 	Logger *slog.Logger
@@ -65,6 +71,9 @@ type Archiver struct {
 func NewArchiver(sys Sys, l Log, o Options) *Archiver {
 	if o.Window == 0 {
 		o.Window = DefaultWindow
+	}
+	if o.MaxValue == 0 {
+		o.MaxValue = DefaultMaxValue
 	}
 	logger := o.Logger
 	if logger == nil {
@@ -319,7 +328,7 @@ func (a *Archiver) write(ctx context.Context, it Item) error {
 		return fmt.Errorf("the flushed value of %s is not the one event %d names: %w", ev.Key, ev.Seq, ErrMismatch)
 	}
 	a.mu.Lock()
-	known := a.stored[s]
+	known := a.stored[s] || int64(len(e.Value)) > a.opts.MaxValue
 	a.mu.Unlock()
 	if !known {
 		if err := a.sys.SaveSys(ctx, valueName(s), e.Value); err != nil {

@@ -24,6 +24,9 @@
 //	packhist/pruned            {"through":N,"window":W}: records of
 //	                            seqs up to N that the last W events no
 //	                            longer need were removed
+//	packhist/g/<seq, 20 digits> {"seq":N,"keys":[...]}: pack sources the
+//	                            store held at an open whose log head was
+//	                            N that the log does not explain (a gap)
 //
 // A Record is written for each write, rename (under the new key) and attr
 // event of a pack source; a delete needs none (the log says it). The
@@ -31,6 +34,12 @@
 // raw secret the session kept out of the store reaches the archive. Only
 // the user.memfs.* attributes are kept (importance, tags, skill ...),
 // never other user attributes, whose contents memfs does not check.
+//
+// A value over Options.MaxValue (DefaultMaxValue, 64 KiB) gets its record
+// but is not copied: a rebuild reads it from the store's key while the
+// store still holds that version (its SHA-256 says so), and otherwise
+// fails with ErrNotKept. Without the limit the archive would double a
+// store of large files (and move where a backend's value log keeps them).
 //
 // # Crashes and failures
 //
@@ -44,6 +53,20 @@
 // which a conflict event or an external write records) has no record.
 // A value written before its record, whose record then never came, is
 // an orphan the pruning leaves in place (it is small, and harmless).
+//
+// # The check at open
+//
+// [Archiver.Baseline] (memfs calls it at each writable Open) compares the
+// pack sources the session found with what the log's events say they
+// are. A version the log names whose record is missing (a store older
+// than the archive, a crash before the archive's write) is back-filled
+// from the store, checked against the event's SHA-256. A source changed,
+// made or removed while no memfs flushed it (files put in a directory
+// store by hand, a store filled before its event log existed) is written
+// as a gap: a rebuild as of that open's head or later fails, naming the
+// key, until an event changes it. The check replays the whole log on the
+// Archiver's goroutine (a few hundred thousand events a second); Close
+// drops it rather than waiting.
 //
 // # Retention
 //
@@ -66,6 +89,18 @@
 // wrapping [ErrMismatch] naming the key, and the value is never used. A
 // log that lost events before seq (a break event: see eventlog's
 // "Damage") cannot be replayed faithfully past them, and is an error too.
+//
+// # Shared stores
+//
+// On a store many mounts share, each one's Archiver writes the records of
+// its own flushes; the others' changes reach this log as their events and
+// their records as they write them. A prune keeps every record past the
+// head its log has seen, and removes a value only when a record it
+// removed names it and no kept record does, so one mount never takes a
+// value another's newer record needs; a value saved by another mount
+// whose record is not written yet, while this one prunes the last record
+// naming the same bytes, is the one race left (that rebuild then fails
+// with ErrNotKept, never a different pack).
 //
 // # Concurrency
 //

@@ -269,3 +269,46 @@ func TestArchiverRefusesAValueTheLogDoesNotName(t *testing.T) {
 		t.Errorf("StateAt: got %v, want an error wrapping ErrNotArchived", err)
 	}
 }
+
+// A value over MaxValue is not copied: a rebuild reads it from the store
+// while the store holds that version, and says it is no longer kept once
+// the store holds another.
+func TestLargeValueReadFromTheStore(t *testing.T) {
+	st := memstore.New()
+	l, err := eventlog.Open(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{st: st, l: l, a: packhist.NewArchiver(st, l, packhist.Options{MaxValue: 8})}
+	t.Cleanup(func() { r.a.Close(context.Background()) })
+	put := func(v string) uint64 {
+		t.Helper()
+		if err := st.Save(t.Context(), backend.Entry{Key: "memory/big.md", Value: []byte(v), Info: backend.Info{Mode: 0o644}}); err != nil {
+			t.Fatal(err)
+		}
+		return r.write(t, "memory/big.md", v)
+	}
+	s1 := put("a value longer than eight bytes")
+	s, err := r.state(t, s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := values(t, s)["memory/big.md"]; got != "a value longer than eight bytes" {
+		t.Errorf("StateAt(%d): got %q", s1, got)
+	}
+	vals, err := st.ListSys(t.Context(), "packhist/v/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vals) != 0 {
+		t.Errorf("%d values copied, want none over MaxValue", len(vals))
+	}
+	put("another long value, the store's now")
+	s, err = r.state(t, s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Resolve(t.Context(), "memory/big.md"); !errors.Is(err, packhist.ErrNotKept) || !strings.Contains(err.Error(), "memory/big.md") {
+		t.Errorf("Resolve as of %d after the store moved on: got %v, want an error wrapping ErrNotKept naming memory/big.md", s1, err)
+	}
+}

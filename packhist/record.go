@@ -55,6 +55,10 @@ var ErrOutOfRange = errors.New("not in the event log")
 // DefaultWindow is Options.Window when 0.
 const DefaultWindow = 10000
 
+// DefaultMaxValue is Options.MaxValue when 0: 64 KiB, eight times a
+// pack's default budget.
+const DefaultMaxValue = 64 << 10
+
 // The system records (see "Records").
 const (
 	valuePrefix  = "packhist/v/"

@@ -140,7 +140,14 @@ func (s *State) Resolve(ctx context.Context, keys ...string) error {
 		}
 		v, err := s.sys.LoadSys(ctx, valueName(r.SHA256))
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("packhist: the value of %s as of seq %d (event %d) is %w: its record is there, its value is not", k, s.seq, r.Seq, ErrNotKept)
+			// Not copied (over Options.MaxValue): the store's key, if it
+			// still holds that version.
+			var ok bool
+			if v, ok = s.current(ctx, k, r.SHA256); !ok {
+				return fmt.Errorf("packhist: the value of %s as of seq %d (event %d, %d bytes) is %w: the archive has no copy (values over its size limit, %d bytes by default, are not copied) and the store now holds another version",
+					k, s.seq, r.Seq, r.Size, ErrNotKept, DefaultMaxValue)
+			}
+			err = nil
 		}
 		if err != nil {
 			return fmt.Errorf("packhist: load the value of %s as of seq %d: %w", k, s.seq, err)
@@ -190,4 +197,20 @@ func checkGaps(ctx context.Context, sys Sys, r *replay, seq uint64) error {
 		}
 	}
 	return nil
+}
+
+// current returns the store's value of key when the store keeps it (Sys is
+// a backend.Store) and its SHA-256 is want.
+func (s *State) current(ctx context.Context, key, want string) ([]byte, bool) {
+	l, ok := s.sys.(interface {
+		Load(context.Context, ...string) ([]backend.Entry, error)
+	})
+	if !ok {
+		return nil, false
+	}
+	es, err := l.Load(ctx, key)
+	if err != nil || len(es) != 1 || sum(es[0].Value) != want {
+		return nil, false
+	}
+	return es[0].Value, true
 }
