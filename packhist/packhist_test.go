@@ -312,3 +312,7 @@ func TestLargeValueReadFromTheStore(t *testing.T) {
 		t.Errorf("Resolve as of %d after the store moved on: got %v, want an error wrapping ErrNotKept naming memory/big.md", s1, err)
 	}
 }
+
+func entry(key string, v []byte) *backend.Entry {
+	return &backend.Entry{Key: key, Value: v, Info: backend.Info{Size: int64(len(v)), Mode: 0o644, MTime: time.Unix(1800000000, 0)}}
+}
