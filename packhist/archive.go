@@ -49,6 +49,10 @@ type Archiver struct {
 	opts   Options
 	logger *slog.Logger
 	done   chan struct{} // closed when the worker has returned
+	// pr is the state of the pack sources at the last prune's cut, prAt
+	// that cut (the worker's own: only prune uses them).
+	pr   *replay
+	prAt uint64
 
 	mu    sync.Mutex // guards the fields below
 	queue []Item     // added, not yet taken by the worker
@@ -362,25 +366,27 @@ func (a *Archiver) prune(ctx context.Context) error {
 		return nil
 	}
 	cut := h - w
-	r := newReplay(a.opts.Prefixes)
-	keep := make(map[uint64]bool)
-	sums := make(map[uint64]string) // seq -> value hash, of every event
-	if err := replayLog(ctx, a.log, h, func(ev *eventlog.Event) {
-		if ev.Seq <= cut {
-			r.apply(ev)
-		} else {
-			keep[ev.Seq] = true
-		}
-		sums[ev.Seq] = ev.SHA256
-	}); err != nil {
+	// The state at the cut moves forward from the last prune's: a prune
+	// reads the events since then, not the whole log.
+	if a.pr == nil || a.prAt > cut {
+		a.pr, a.prAt = newReplay(a.opts.Prefixes), 0
+	}
+	if err := replayRange(ctx, a.log, a.prAt, cut, a.pr.apply); err != nil {
+		a.pr = nil
 		return err
 	}
-	for _, s := range r.keys {
-		keep[s.seq] = true
-	}
+	a.prAt = cut
+	keep := make(map[uint64]bool)
 	keepSums := make(map[string]bool)
-	for seq := range keep {
-		keepSums[sums[seq]] = true
+	for _, s := range a.pr.keys {
+		keep[s.seq] = true
+		keepSums[s.sum] = true
+	}
+	if err := replayRange(ctx, a.log, cut, h, func(ev *eventlog.Event) {
+		keep[ev.Seq] = true
+		keepSums[ev.SHA256] = true
+	}); err != nil {
+		return err
 	}
 	es, err := a.sys.ListSys(ctx, recordPrefix)
 	if err != nil {
@@ -390,22 +396,26 @@ func (a *Archiver) prune(ctx context.Context) error {
 	dropSums := make(map[string]bool)
 	for _, e := range es {
 		seq, ok := parseRecordName(e.Key)
-		switch {
-		case !ok:
-		case seq > h:
-			// Another writer's, past what this log has seen: its value
-			// stays.
-			b, err := a.sys.LoadSys(ctx, e.Key)
-			if err != nil {
-				return fmt.Errorf("packhist: load %s: %w", e.Key, err)
-			}
-			var rec Record
-			if json.Unmarshal(b, &rec) == nil {
+		if !ok || (seq <= h && (seq > cut || keep[seq])) {
+			continue
+		}
+		// Past what this log has seen (another writer's), kept with its
+		// value; at or before the cut and not needed, dropped with it.
+		b, err := a.sys.LoadSys(ctx, e.Key)
+		if err != nil {
+			return fmt.Errorf("packhist: load %s: %w", e.Key, err)
+		}
+		var rec Record
+		jerr := json.Unmarshal(b, &rec)
+		if seq > h {
+			if jerr == nil {
 				keepSums[rec.SHA256] = true
 			}
-		case seq <= cut && !keep[seq]:
-			drop = append(drop, e.Key)
-			dropSums[sums[seq]] = true
+			continue
+		}
+		drop = append(drop, e.Key)
+		if jerr == nil {
+			dropSums[rec.SHA256] = true
 		}
 	}
 	// Only values a dropped record named go, and only when no kept one

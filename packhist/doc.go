@@ -76,7 +76,9 @@
 // record of its version then; values as long as a kept record names
 // them. So it holds at most Window records plus one per live pack
 // source, whatever the age of the store. The Archiver prunes after every
-// Window/4 archived events. A rebuild of an older seq works as long as
+// Window/4 archived events; a prune reads the events since the last one's
+// cut and the window (the first in a process reads the log from the
+// start). A rebuild of an older seq works as long as
 // every version it needs is still kept (a file unchanged since is); when
 // one is not, it fails with an error wrapping [ErrNotKept] that names the
 // key, the seq and the window.

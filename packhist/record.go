@@ -230,7 +230,11 @@ func (r *replay) apply(ev *eventlog.Event) {
 // replayLog feeds fn every event of l with a seq from 1 to through, in
 // order, a page at a time.
 func replayLog(ctx context.Context, l Log, through uint64, fn func(*eventlog.Event)) error {
-	var after uint64
+	return replayRange(ctx, l, 0, through, fn)
+}
+
+// replayRange feeds fn the events after seq after up to through.
+func replayRange(ctx context.Context, l Log, after, through uint64, fn func(*eventlog.Event)) error {
 	for after < through {
 		p, err := l.Query(ctx, eventlog.Query{After: after, Before: through + 1, Forward: true, Limit: 1000})
 		if err != nil {
