@@ -16,6 +16,7 @@ import (
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/errorstore"
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/meta"
@@ -346,5 +347,37 @@ func TestContextPackAtBaselineAtOpen(t *testing.T) {
 	must(t, err)
 	if got, err := f.ContextPackAt(ctx, seq2, ""); err != nil || !bytes.Equal(got, want2) {
 		t.Errorf("as of %d, once memfs wrote it again: got %q, %v; want %q", seq2, got, err, want2)
+	}
+}
+
+// An archive the store refuses never fails a flush: the flush and its
+// events succeed, and a rebuild as of that seq fails naming the key.
+func TestContextPackAtArchiveRefusedFlushSucceeds(t *testing.T) {
+	st := errorstore.Wrap(memstore.New(), func(op errorstore.Op, keys []string) error {
+		if op == errorstore.OpSaveSys && len(keys) == 1 && strings.HasPrefix(keys[0], "packhist/") {
+			return errors.New("injected: the archive's record is refused")
+		}
+		return nil
+	})
+	f, err := memfs.Open(t.Context(), st, memfs.Options{
+		JournalPath: filepath.Join(t.TempDir(), "journal"),
+		Namespace:   true,
+		Session:     session.Options{DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid())},
+		RecoveryDir: filepath.Join(t.TempDir(), "recovery"),
+	})
+	must(t, err)
+	t.Cleanup(func() { f.Close(context.Background()) })
+	ctx := session.WithCred(t.Context(), session.Cred{UID: uint32(os.Getuid())})
+	must(t, f.Session().Set("memory/a.md", []byte("# A\nsaved all the same\n")))
+	if err := f.Flush(ctx); err != nil {
+		t.Fatalf("flush with the archive refused: %v", err)
+	}
+	seq := headSeq(t, f)
+	if p, err := f.Events().Query(ctx, eventlog.Query{Limit: 1}); err != nil || p.Events[0].Key != "memory/a.md" {
+		t.Errorf("the event log's last event: got %+v, %v; want the write of memory/a.md", p.Events, err)
+	}
+	_, err = f.ContextPackAt(ctx, seq, "")
+	if !errors.Is(err, packhist.ErrNotArchived) || !strings.Contains(err.Error(), "memory/a.md") {
+		t.Errorf("as of %d: got %v, want an error wrapping ErrNotArchived naming memory/a.md", seq, err)
 	}
 }
