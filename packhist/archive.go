@@ -135,7 +135,7 @@ func (a *Archiver) Add(items []Item) {
 		return
 	}
 	for _, it := range items {
-		if it.Event.Op == eventlog.OpDelete || it.Event.Op == eventlog.OpConflict || it.Saved == nil ||
+		if it.Event.Op == eventlog.OpDelete || it.Event.Op == eventlog.OpConflict ||
 			!Tracks(a.opts.Prefixes, it.Event.Key) {
 			continue
 		}
@@ -281,20 +281,12 @@ func (a *Archiver) checkBaseline(ctx context.Context, b baseline) error {
 		case errors.Is(err, fs.ErrNotExist):
 			if e.Value == nil {
 				// Not loaded at open: the store's value, if it is still
-				// the one the event names (write checks), is the one.
-				l, ok := a.sys.(interface {
-					Load(context.Context, ...string) ([]backend.Entry, error)
-				})
+				// the one the event names.
+				le, ok := a.storeEntry(ctx, e.Key, s.sum)
 				if !ok {
-					continue
-				}
-				les, err := l.Load(ctx, e.Key)
-				if err != nil || len(les) != 1 {
 					continue // changed since: its next event is archived
 				}
-				if e.Value = les[0].Value; sum(e.Value) != s.sum {
-					continue // changed since: its next event is archived
-				}
+				e.Value = le.Value
 			}
 			it := Item{Event: eventlog.Event{Seq: s.seq, Op: eventlog.OpWrite, Key: e.Key, SHA256: s.sum}, Saved: &e}
 			if err := a.write(ctx, it); err != nil {
@@ -326,6 +318,15 @@ func (a *Archiver) checkBaseline(ctx context.Context, b baseline) error {
 // that a record never names a missing value.
 func (a *Archiver) write(ctx context.Context, it Item) error {
 	e, ev := it.Saved, &it.Event
+	if e == nil {
+		// A change memfs took from another writer (an external write):
+		// the store's entry, while it is still the version the event
+		// names.
+		var ok bool
+		if e, ok = a.storeEntry(ctx, ev.Key, ev.SHA256); !ok {
+			return fmt.Errorf("%s changed by another writer: the store no longer holds the version event %d names: %w", ev.Key, ev.Seq, ErrNotArchived)
+		}
+	}
 	s := sum(e.Value)
 	if s != ev.SHA256 {
 		// Never record a value the log does not vouch for.
@@ -443,4 +444,20 @@ func (a *Archiver) prune(ctx context.Context) error {
 		return fmt.Errorf("packhist: remove %d values: %w", len(vals), err)
 	}
 	return nil
+}
+
+// storeEntry loads key from the store (when Sys is a backend.Store) if its
+// value's SHA-256 is want.
+func (a *Archiver) storeEntry(ctx context.Context, key, want string) (*backend.Entry, bool) {
+	l, ok := a.sys.(interface {
+		Load(context.Context, ...string) ([]backend.Entry, error)
+	})
+	if !ok {
+		return nil, false
+	}
+	es, err := l.Load(ctx, key)
+	if err != nil || len(es) != 1 || sum(es[0].Value) != want {
+		return nil, false
+	}
+	return &es[0], true
 }

@@ -49,8 +49,11 @@
 // write, or a write the store refuses (logged, never retried for ever),
 // loses that event's record: a rebuild that needs it fails with an error
 // wrapping [ErrNotArchived] naming the key and seq, never a different
-// pack. Likewise a change memfs did not flush itself (another writer's,
-// which a conflict event or an external write records) has no record.
+// pack. A change memfs took from another writer (an external write's
+// event carries no flushed entry) is archived from the store's key, as
+// long as the store still holds the version the event names (by its
+// SHA-256); another writer's version that a conflict event records is
+// not archived.
 // A value written before its record, whose record then never came, is
 // an orphan the pruning leaves in place (it is small, and harmless).
 //

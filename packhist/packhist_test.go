@@ -316,3 +316,34 @@ func TestLargeValueReadFromTheStore(t *testing.T) {
 func entry(key string, v []byte) *backend.Entry {
 	return &backend.Entry{Key: key, Value: v, Info: backend.Info{Size: int64(len(v)), Mode: 0o644, MTime: time.Unix(1800000000, 0)}}
 }
+
+// A change memfs took from another writer (an event without the flushed
+// entry) is archived from the store while it holds that version, and is
+// not archived when the store has moved on.
+func TestArchiverTakesAnotherWritersVersionFromTheStore(t *testing.T) {
+	r := newRig(t, memstore.New(), 0)
+	ext := func(key, stored, logged string) uint64 {
+		t.Helper()
+		if err := r.st.Save(t.Context(), backend.Entry{Key: key, Value: []byte(stored), Info: backend.Info{Mode: 0o600, MTime: time.Unix(1800000000, 0)}}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := r.l.Append(t.Context(), []eventlog.Event{{Op: eventlog.OpWrite, Key: key, SHA256: hexSum([]byte(logged)), Size: int64(len(logged))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.a.Add([]packhist.Item{{Event: out[0]}})
+		return out[0].Seq
+	}
+	s1 := ext("memory/ext.md", "from outside", "from outside")
+	st, err := r.state(t, s1)
+	if err != nil {
+		t.Fatalf("StateAt(%d): %v", s1, err)
+	}
+	if got := values(t, st)["memory/ext.md"]; got != "from outside" || st.Entries("memory/")[0].Info.Mode != 0o600 {
+		t.Errorf("StateAt(%d): got %q, %+v; want the store's value and mode", s1, got, st.Entries("memory/"))
+	}
+	s2 := ext("memory/moved.md", "newer than the event", "what the event saw")
+	if _, err := r.state(t, s2); !errors.Is(err, packhist.ErrNotArchived) || !strings.Contains(err.Error(), "memory/moved.md") {
+		t.Errorf("StateAt(%d), the store moved on: got %v, want an error wrapping ErrNotArchived naming memory/moved.md", s2, err)
+	}
+}
