@@ -419,6 +419,29 @@ func (a *Archiver) prune(ctx context.Context) error {
 			dropSums[rec.SHA256] = true
 		}
 	}
+	// A gap is moot once an event changed each key it names before the
+	// cut: no rebuild in the window can meet it.
+	gs, err := a.sys.ListSys(ctx, gapPrefix)
+	if err != nil {
+		return fmt.Errorf("packhist: list the gaps: %w", err)
+	}
+	for _, e := range gs {
+		g, ok := parseSeqName(gapPrefix, e.Key)
+		if !ok || g > cut {
+			continue
+		}
+		b, err := a.sys.LoadSys(ctx, e.Key)
+		if err != nil {
+			return fmt.Errorf("packhist: load %s: %w", e.Key, err)
+		}
+		var gp gap
+		if json.Unmarshal(b, &gp) != nil {
+			continue
+		}
+		if !slices.ContainsFunc(gp.Keys, func(k string) bool { return a.pr.last[k] <= g }) {
+			drop = append(drop, e.Key)
+		}
+	}
 	// Only values a dropped record named go, and only when no kept one
 	// names them: an orphan value is never guessed at.
 	var vals []string

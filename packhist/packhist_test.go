@@ -347,3 +347,50 @@ func TestArchiverTakesAnotherWritersVersionFromTheStore(t *testing.T) {
 		t.Errorf("StateAt(%d), the store moved on: got %v, want an error wrapping ErrNotArchived naming memory/moved.md", s2, err)
 	}
 }
+
+// A change the log does not explain, found by Baseline, makes rebuilds
+// from then on fail naming the key until an event changes it; the gap
+// goes once the window has moved past that event.
+func TestBaselineGap(t *testing.T) {
+	r := newRig(t, memstore.New(), 4)
+	r.write(t, "memory/other.md", "stays")
+	s1 := r.write(t, "memory/a.md", "as logged")
+	r.a.Baseline(s1, []backend.Entry{
+		{Key: "memory/other.md", Info: backend.Info{Size: 5, Mode: 0o644}, Value: []byte("stays")},
+		{Key: "memory/a.md", Info: backend.Info{Size: 16, Mode: 0o644}, Value: []byte("edited by hand!!")},
+		{Key: "memory/new.md", Info: backend.Info{Size: 3, Mode: 0o644}, Value: []byte("new")},
+	})
+	if _, err := r.state(t, s1); !errors.Is(err, packhist.ErrNotArchived) || !strings.Contains(err.Error(), "memory/a.md") {
+		t.Errorf("StateAt(%d) after a gap: got %v, want an error wrapping ErrNotArchived naming memory/a.md", s1, err)
+	}
+	s2 := r.write(t, "memory/a.md", "written again")
+	if _, err := r.state(t, s2); !errors.Is(err, packhist.ErrNotArchived) || !strings.Contains(err.Error(), "memory/new.md") {
+		t.Errorf("StateAt(%d), new.md not written since: got %v, want an error wrapping ErrNotArchived naming memory/new.md", s2, err)
+	}
+	if _, err := r.state(t, s1-1); err != nil {
+		t.Errorf("StateAt(%d), before the gap: %v", s1-1, err)
+	}
+	s3 := r.write(t, "memory/new.md", "new, written by memfs")
+	if _, err := r.state(t, s3); err != nil {
+		t.Errorf("StateAt(%d), both written again: %v", s3, err)
+	}
+	gaps := func() int {
+		es, err := r.st.ListSys(t.Context(), "packhist/g/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	if n := gaps(); n != 1 {
+		t.Fatalf("%d gap records, want 1", n)
+	}
+	for range 6 {
+		r.write(t, "memory/other.md", "moving the window")
+	}
+	if err := r.a.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := gaps(); n != 0 {
+		t.Errorf("%d gap records once the window moved past them, want 0", n)
+	}
+}
