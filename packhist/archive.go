@@ -33,6 +33,11 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// MaxQueued bounds the bytes of the values waiting for the Archiver's
+// goroutine; what a flush hands it beyond that is not archived (logged;
+// a rebuild that needs it says so).
+const MaxQueued = 64 << 20
+
 // Item is one flushed change to archive: the event as the log stored it
 // (with its seq) and the entry exactly as flushed (session.Event.Saved),
 // nil for a delete or a conflict.
@@ -59,6 +64,8 @@ type Archiver struct {
 	base  []baseline // baselines to check, before the queue
 	// cancelBase ends the Baseline check in progress, nil when none.
 	cancelBase context.CancelFunc
+	queued     int64  // bytes of the queue's values (about)
+	dropped    uint64 // items not queued: the queue was full
 	added      uint64 // items ever added
 	written    uint64 // items the worker is through with
 	closing    bool
@@ -139,7 +146,21 @@ func (a *Archiver) Add(items []Item) {
 			!Tracks(a.opts.Prefixes, it.Event.Key) {
 			continue
 		}
+		n := int64(len(it.Event.Key)) + 256
+		if it.Saved != nil {
+			n += int64(len(it.Saved.Value))
+		}
+		if a.queued+n > MaxQueued && len(a.queue) > 0 {
+			// The store cannot keep up: memory stays bounded, and the
+			// rebuild as of this seq says it was not archived.
+			a.dropped++
+			if a.dropped == 1 || a.dropped%1000 == 0 {
+				a.logger.Error("packhist: the archive falls behind the flushes; versions are not archived", "key", it.Event.Key, "seq", it.Event.Seq, "dropped", a.dropped)
+			}
+			continue
+		}
 		a.queue = append(a.queue, it)
+		a.queued += n
 		a.added++
 	}
 	a.wakeLocked()
@@ -231,7 +252,7 @@ func (a *Archiver) run() {
 			continue
 		}
 		batch := a.queue
-		a.queue = nil
+		a.queue, a.queued = nil, 0
 		a.mu.Unlock()
 
 		for _, it := range batch {

@@ -54,6 +54,8 @@
 // long as the store still holds the version the event names (by its
 // SHA-256); another writer's version that a conflict event records is
 // not archived.
+// When the store falls behind the flushes by more than [MaxQueued] bytes
+// of values, what does not fit in the queue is not archived, the same way.
 // A value written before its record, whose record then never came, is
 // an orphan the pruning leaves in place (it is small, and harmless).
 //
@@ -81,7 +83,8 @@
 // source, whatever the age of the store. The Archiver prunes after every
 // Window/4 archived events; a prune reads the events since the last one's
 // cut and the window (the first in a process reads the log from the
-// start). A rebuild of an older seq works as long as
+// start). A gap record goes once an event changed each key it names
+// before the window. A rebuild of an older seq works as long as
 // every version it needs is still kept (a file unchanged since is); when
 // one is not, it fails with an error wrapping [ErrNotKept] that names the
 // key, the seq and the window.
