@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/packhist"
@@ -14,14 +16,28 @@ import (
 // 20,000 writes to 200 notes (the replay of the whole log, then one record
 // per note), and reports the archiving rate.
 func BenchmarkStateAt(b *testing.B) {
-	st := memstore.New()
+	benchStateAt(b, memstore.New(), 20000)
+}
+
+// BenchmarkStateAtBadger is BenchmarkStateAt on badger (durable saves),
+// with 5,000 events.
+func BenchmarkStateAtBadger(b *testing.B) {
+	st, err := badgerstore.Open(b.TempDir(), badgerstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	benchStateAt(b, st, 5000)
+}
+
+func benchStateAt(b *testing.B, st backend.SysStore, events int) {
 	l, err := eventlog.Open(b.Context(), st, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	a := packhist.NewArchiver(st, l, packhist.Options{})
 	defer a.Close(b.Context())
-	const events, notes, batch = 20000, 200, 100
+	const notes, batch = 200, 100
 	start := time.Now()
 	for i := 0; i < events; i += batch {
 		evs := make([]eventlog.Event, batch)
@@ -46,7 +62,7 @@ func BenchmarkStateAt(b *testing.B) {
 	rate := float64(events) / time.Since(start).Seconds()
 	b.ResetTimer()
 	for b.Loop() {
-		s, err := packhist.StateAt(b.Context(), st, l, events, nil)
+		s, err := packhist.StateAt(b.Context(), st, l, uint64(events), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
