@@ -130,9 +130,8 @@ func (s readableAt) Get(key string) ([]byte, bool) {
 }
 
 func (s readableAt) readableKey(key string) bool {
-	es := s.st.Entries(key)
-	i := slices.IndexFunc(es, func(e backend.Entry) bool { return e.Key == key })
-	return i >= 0 && s.readable(es[i])
+	e, ok := s.st.Entry(key)
+	return ok && s.readable(e)
 }
 
 // readable is session's rule (CanRead): 'r' on the file, as of the

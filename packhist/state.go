@@ -128,6 +128,20 @@ func (s *State) Entries(prefix string) []backend.Entry {
 	return out
 }
 
+// Entry returns key as Entries would, false when it is no source as of
+// Seq.
+func (s *State) Entry(key string) (backend.Entry, bool) {
+	r, ok := s.recs[key]
+	if !ok {
+		return backend.Entry{}, false
+	}
+	e := backend.Entry{Key: key, Info: r.Info()}
+	if v, ok := s.vals[key]; ok {
+		e.Value = v
+	}
+	return e, true
+}
+
 // Resolve loads the values of keys from the archive and checks each
 // against its record's SHA-256 (which StateAt checked against the log); a
 // value that does not match is an error wrapping ErrMismatch naming the
