@@ -33,6 +33,9 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// writers is how many items the Archiver's goroutine writes at once.
+const writers = 8
+
 // MaxQueued bounds the bytes of the values waiting for the Archiver's
 // goroutine; what a flush hands it beyond that is not archived (logged;
 // a rebuild that needs it says so).
@@ -255,12 +258,22 @@ func (a *Archiver) run() {
 		a.queue, a.queued = nil, 0
 		a.mu.Unlock()
 
+		// Items are independent (each saves its value, then its record),
+		// so several go at once: a store that makes each save durable
+		// (badger) commits concurrent ones together.
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, writers)
 		for _, it := range batch {
-			if err := a.write(ctx, it); err != nil {
-				a.logger.Error("packhist: a version of a pack source was not archived; a rebuild as of its seq will say so",
-					"key", it.Event.Key, "seq", it.Event.Seq, "err", err)
-			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				if err := a.write(ctx, it); err != nil {
+					a.logger.Error("packhist: a version of a pack source was not archived; a rebuild as of its seq will say so",
+						"key", it.Event.Key, "seq", it.Event.Seq, "err", err)
+				}
+			})
 		}
+		wg.Wait()
 		a.mu.Lock()
 		a.sinceP += uint64(len(batch))
 		prune := a.sinceP >= max(a.opts.Window/4, 1)
