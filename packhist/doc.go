@@ -110,6 +110,17 @@
 // naming the same bytes, is the one race left (that rebuild then fails
 // with ErrNotKept, never a different pack).
 //
+// # Example
+//
+//	a := packhist.NewArchiver(store, log, packhist.Options{Prefixes: bootstrap})
+//	defer a.Close(ctx)
+//	a.Add(items) // after each eventlog Append: the stored events and the flushed entries
+//	...
+//	a.Sync(ctx)
+//	st, err := packhist.StateAt(ctx, store, log, seq, bootstrap)
+//	if err != nil { ... } // ErrOutOfRange, ErrNotKept, ErrNotArchived, ErrMismatch
+//	pack, err := contextpack.Build(ctx, st, contextpack.Options{Prefixes: bootstrap})
+//
 // # Concurrency
 //
 // An Archiver is safe for concurrent use; its writes run on its own
