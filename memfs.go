@@ -22,6 +22,7 @@ import (
 	"github.com/memfs/memfs/internal/names"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/packhist"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
@@ -87,7 +88,8 @@ type FS struct {
 	events  *eventlog.Log
 	c       *session.Context
 	log     *slog.Logger
-	index   *search.Lazy // the search index, opened at first use
+	index   *search.Lazy       // the search index, opened at first use
+	hist    *packhist.Archiver // what a pack read, per event (ContextPackAt); nil in a read-only session
 
 	rankOnce sync.Once
 	rank     contextpack.RankFunc // of context packs: packRank
@@ -174,7 +176,6 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		so.Journal = j
 	}
 	so.Logger = log
-	so.Events = eventSink(ev, newSessionID())
 	if so.Redactor == nil && !so.ReadOnly && !opts.NoRedact {
 		// No secret reaches disk unless the caller says so.
 		if so.Redactor, err = redact.New(redact.Config{}); err != nil {
@@ -184,6 +185,10 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 			return nil, err
 		}
 	}
+	if !so.ReadOnly {
+		f.hist = packhist.NewArchiver(ss, ev, packhist.Options{Prefixes: opts.Bootstrap, Logger: log})
+	}
+	so.Events = eventSink(ev, newSessionID(), f.hist)
 	if so.Derived == nil {
 		// A skill's front matter, as an attribute the skills index and
 		// getfattr read (user.memfs.skill).
@@ -219,6 +224,7 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		f.release()
 		return nil, err
 	}
+	f.baseline(ctx)
 	if opts.Namespace && !so.ReadOnly {
 		f.makeNamespace()
 	}
@@ -449,6 +455,12 @@ func (f *FS) release() error {
 	if err := f.index.Close(context.Background()); err != nil {
 		f.log.Warn("search index not saved; it is repaired when next opened", "err", err)
 	}
+	if f.hist != nil {
+		// What is queued is written before the store closes.
+		if err := f.hist.Close(context.Background()); err != nil {
+			f.log.Warn("the archive of pack sources missed some versions; a rebuild as of their seqs says so", "err", err)
+		}
+	}
 	err := errors.Join(f.journal.Close(), f.store.Close())
 	closeLock(f.lock)
 	return err
@@ -516,8 +528,10 @@ func newSessionID() string {
 	return hex.EncodeToString(b)
 }
 
-// eventSink appends a flush's events to the log, tagged with the session.
-func eventSink(l *eventlog.Log, id string) func(context.Context, []session.Event) error {
+// eventSink appends a flush's events to the log, tagged with the session,
+// and hands them, numbered, with the entries as flushed, to the archive of
+// pack sources when there is one (off the flush path: see packhist).
+func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver) func(context.Context, []session.Event) error {
 	return func(ctx context.Context, evs []session.Event) error {
 		out := make([]eventlog.Event, len(evs))
 		for i, e := range evs {
@@ -527,8 +541,16 @@ func eventSink(l *eventlog.Log, id string) func(context.Context, []session.Event
 				out[i].Conflict = &eventlog.Conflict{Policy: e.Policy, Outcome: e.Outcome, Copy: e.CopyKey}
 			}
 		}
-		_, err := l.Append(ctx, out)
-		return err
+		stored, err := l.Append(ctx, out)
+		if err != nil || hist == nil || len(stored) != len(evs) {
+			return err
+		}
+		items := make([]packhist.Item, len(evs))
+		for i := range evs {
+			items[i] = packhist.Item{Event: stored[i], Saved: evs[i].Saved}
+		}
+		hist.Add(items)
+		return nil
 	}
 }
 

@@ -37,7 +37,15 @@ type Event struct {
 	Policy  string
 	Outcome string
 	CopyKey string
-	gen     uint64 // order of the change in the session
+	// Saved is, for an EventWrite, EventRename or EventAttr of a Flush,
+	// the entry exactly as the store got it (its value redacted, its
+	// derived attributes set), so that a receiver keeping history
+	// (package packhist) records what was flushed rather than a newer
+	// state of the session. A receiver must not modify it. It is nil for
+	// other events (a delete, a conflict, a change another writer made).
+	// A pointer keeps Event comparable.
+	Saved *backend.Entry
+	gen   uint64 // order of the change in the session
 }
 
 // snap is one dirty file as a Flush took it.
@@ -72,7 +80,8 @@ func (c *Context) events(saved []snap, entries []backend.Entry, removed []string
 	for i, s := range saved {
 		e := entries[i]
 		sum := sha256.Sum256(e.Value)
-		ev := Event{Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: who(s.by), gen: s.gen}
+		ev := Event{Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: who(s.by),
+			Saved: &entries[i], gen: s.gen}
 		switch {
 		case s.from != "" && s.from != e.Key:
 			renamedFrom[s.from] = true

@@ -1,0 +1,176 @@
+package memfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/packhist"
+	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/session"
+)
+
+// ErrQueryAt is returned by ContextPackAt for a name with a search query:
+// the search index is of now, so the search section of a past pack cannot
+// be rebuilt.
+var ErrQueryAt = errors.New("memfs: a pack with a search query cannot be rebuilt as of a seq (the search index is of now): leave the query out of the name")
+
+// ContextPackAt rebuilds the context pack named name (as in ContextPack:
+// max:N and summaries:K; a search query is refused with ErrQueryAt) as it
+// stood when the event log's head was seq, for the caller in ctx
+// (session.WithCred): contextpack.Build over packhist.StateAt, with the
+// options the live pack uses. It equals, byte for byte, the pack
+// ContextPack gave when the head was seq and nothing was unflushed, with
+// two exceptions stated here rather than hidden. The values are the
+// store's, as flushed: a session that wrote a secret keeps the bytes it
+// was given in its cache (the store gets them redacted), so its own live
+// pack shows them until a remount, and the rebuilt one shows the redacted
+// form. Which files the caller may read is judged by each file's mode and
+// owner as of seq, and by the directories above it as they are now (the
+// archive does not keep directories); a file under a directory that is
+// gone is left out for every caller but root.
+//
+// seq 0 or past the head is an error wrapping packhist.ErrOutOfRange. A
+// version the archive no longer keeps, never got, or holds altered is an
+// error naming the key (packhist.ErrNotKept, ErrNotArchived,
+// ErrMismatch): never a different pack.
+func (f *FS) ContextPackAt(ctx context.Context, seq uint64, name string) ([]byte, error) {
+	cr, ok := session.CredFrom(ctx)
+	if !ok {
+		return nil, search.ErrNoCaller
+	}
+	o, err := packOptions(name)
+	if err != nil {
+		return nil, err
+	}
+	if o.Query != "" {
+		return nil, ErrQueryAt
+	}
+	o.Prefixes = f.opts.Bootstrap
+	if f.hist != nil {
+		// The archive is written off the flush path: a seq flushed a
+		// moment ago may still be queued.
+		if err := f.hist.Sync(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.events.Refresh(ctx); err != nil {
+		return nil, fmt.Errorf("memfs: context as of seq %d: %w", seq, err)
+	}
+	st, err := packhist.StateAt(ctx, f.store, f.events, seq, f.opts.Bootstrap)
+	if err != nil {
+		return nil, err
+	}
+	p, err := contextpack.Build(ctx, readableAt{st: st, c: f.c, cr: cr}, o)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(p.Text), nil
+}
+
+// baseline hands the archive of pack sources what the session found at
+// Open, clean, with the log's head (see packhist.Archiver.Baseline), so
+// that a change made outside memfs's flushes is never rebuilt as if it
+// were not there.
+func (f *FS) baseline(ctx context.Context) {
+	if f.hist == nil {
+		return
+	}
+	p, err := f.events.Query(ctx, eventlog.Query{Limit: 1})
+	if err != nil {
+		f.log.Warn("packhist: no check of the pack sources at open: the event log's head is unknown", "err", err)
+		return
+	}
+	var head uint64
+	if n := len(p.Events); n > 0 {
+		head = p.Events[n-1].Seq
+	}
+	es := f.c.Entries("")
+	es = slices.DeleteFunc(es, func(e backend.Entry) bool { return f.c.Dirty(e.Key) })
+	f.hist.Baseline(head, es)
+}
+
+// readableAt is a past state as one caller may read it (see
+// ContextPackAt): the files it may not read are not there.
+type readableAt struct {
+	st *packhist.State
+	c  *session.Context
+	cr session.Cred
+}
+
+var _ contextpack.Source = readableAt{}
+
+func (s readableAt) Entries(prefix string) []backend.Entry {
+	es := s.st.Entries(prefix)
+	return slices.DeleteFunc(es, func(e backend.Entry) bool { return !s.readable(e) })
+}
+
+// Resolve loads the keys the caller may read; Get does not give the others.
+func (s readableAt) Resolve(ctx context.Context, keys ...string) error {
+	var kept []string
+	for _, k := range keys {
+		if s.readableKey(k) {
+			kept = append(kept, k)
+		}
+	}
+	return s.st.Resolve(ctx, kept...)
+}
+
+func (s readableAt) Get(key string) ([]byte, bool) {
+	if !s.readableKey(key) {
+		return nil, false
+	}
+	return s.st.Get(key)
+}
+
+func (s readableAt) readableKey(key string) bool {
+	e, ok := s.st.Entry(key)
+	return ok && s.readable(e)
+}
+
+// readable is session's rule (CanRead): 'r' on the file, as of the
+// state's seq, and 'x' on every directory from the root down, as now.
+func (s readableAt) readable(e backend.Entry) bool {
+	if s.cr.UID == 0 {
+		return true
+	}
+	if !allowed(s.cr, e.Info.Mode, e.Info.UID, e.Info.GID, 4) {
+		return false
+	}
+	for d := path.Dir(e.Key); ; d = path.Dir(d) {
+		if d == "." {
+			d = ""
+		}
+		st, err := s.c.Stat(d)
+		if err != nil || !st.IsDir || !allowed(s.cr, st.Mode, st.UID, st.GID, 1) {
+			return false
+		}
+		if d == "" {
+			return true
+		}
+	}
+}
+
+// allowed is session.Cred's permission check: want (4 read, 1 search)
+// among the bits of the class cr falls in.
+func allowed(cr session.Cred, mode fs.FileMode, uid, gid uint32, want fs.FileMode) bool {
+	if cr.UID == 0 {
+		return true
+	}
+	var bits fs.FileMode
+	switch {
+	case cr.UID == uid:
+		bits = mode >> 6
+	case slices.Contains(cr.GIDs, gid):
+		bits = mode >> 3
+	default:
+		bits = mode
+	}
+	return bits&7&want == want
+}

@@ -1,0 +1,383 @@
+package memfs_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/backend/memstore"
+	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/packhist"
+	"github.com/memfs/memfs/session"
+)
+
+// histStore opens an FS over a fresh store of one kind; reopen (nil for a
+// store that does not outlive its FS) opens it again after Close.
+type histStore struct {
+	name string
+	open func(t *testing.T) (f *memfs.FS, reopen func(t *testing.T) *memfs.FS)
+}
+
+func histStores() []histStore {
+	opts := func(t *testing.T, journal string) memfs.Options {
+		return memfs.Options{
+			JournalPath: journal,
+			Namespace:   true,
+			Session:     session.Options{MaxFileSize: 1 << 20, DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid())},
+			RecoveryDir: filepath.Join(t.TempDir(), "recovery"),
+		}
+	}
+	return []histStore{
+		{"memstore", func(t *testing.T) (*memfs.FS, func(*testing.T) *memfs.FS) {
+			f, err := memfs.Open(t.Context(), memstore.New(), opts(t, filepath.Join(t.TempDir(), "journal")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f, nil
+		}},
+		{"badger", func(t *testing.T) (*memfs.FS, func(*testing.T) *memfs.FS) {
+			dir := t.TempDir()
+			o := func(t *testing.T) *memfs.FS {
+				t.Helper()
+				st, err := badgerstore.Open(dir, badgerstore.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := memfs.Open(t.Context(), st, opts(t, filepath.Join(dir, badgerstore.JournalName)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return f
+			}
+			return o(t), o
+		}},
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func headSeq(t *testing.T, f *memfs.FS) uint64 {
+	t.Helper()
+	p, err := f.Events().Query(t.Context(), eventlog.Query{Limit: 1})
+	must(t, err)
+	if len(p.Events) == 0 {
+		t.Fatal("the event log is empty")
+	}
+	return p.Events[0].Seq
+}
+
+func hexSum(v string) string {
+	s := sha256.Sum256([]byte(v))
+	return hex.EncodeToString(s[:])
+}
+
+// packNames are the packs each step records: the default and two budgets
+// that cut and leave out.
+var packNames = []string{"", "max:400", "max:900%20summaries:1"}
+
+// The pack rebuilt as of a seq is, byte for byte, the live pack at that
+// seq, through writes, importance changes, a skill, summaries, a delete,
+// a rename and an attribute change, on memstore and badger, and (badger)
+// after a reopen.
+func TestContextPackAtEqualsLivePack(t *testing.T) {
+	for _, hs := range histStores() {
+		t.Run(hs.name, func(t *testing.T) {
+			f, reopen := hs.open(t)
+			c := f.Session()
+			ctx := session.WithCred(t.Context(), session.Cred{UID: uint32(os.Getuid()), GIDs: []uint32{uint32(os.Getgid())}})
+			type step struct {
+				seq   uint64
+				packs [][]byte
+			}
+			var steps []step
+			record := func() {
+				t.Helper()
+				must(t, f.Flush(ctx))
+				s := step{seq: headSeq(t, f)}
+				for _, n := range packNames {
+					p, err := f.ContextPack(ctx, n)
+					must(t, err)
+					s.packs = append(s.packs, p)
+				}
+				steps = append(steps, s)
+			}
+			must(t, c.Mkdir("skills/review", 0o755, uint32(os.Getuid()), uint32(os.Getgid())))
+			must(t, c.Set("memory/a.md", []byte("# A\nthe first note\nline two\n")))
+			must(t, c.Set("memory/b.md", []byte("# B\nsecond note, soon removed\n")))
+			must(t, c.SetXAttr(ctx, "memory/a.md", meta.Importance, []byte("0.9"), 0))
+			must(t, c.Set("skills/review/SKILL.md", []byte("---\nname: review\ndescription: reviews a change\n---\nbody\n")))
+			must(t, c.Set("memory/summaries.jsonl", []byte(`{"run":"r1","step":"1","time":"2026-01-02T03:04:05Z","text":"did one"}`+"\n")))
+			record()
+
+			must(t, c.Set("memory/a.md", []byte("# A\nthe first note, changed\n")))
+			must(t, c.Delete("memory/b.md"))
+			record()
+
+			must(t, c.Rename(ctx, "memory/a.md", "memory/c.md", 0))
+			must(t, c.SetXAttr(ctx, "memory/c.md", meta.Importance, []byte("0.2"), 0))
+			must(t, c.Set("memory/d.md", []byte(strings.Repeat("a long line of a note\n", 40))))
+			record()
+
+			must(t, c.Set("memory/summaries.jsonl", []byte(`{"run":"r1","step":"1","time":"2026-01-02T03:04:05Z","text":"did one"}`+"\n"+
+				`{"run":"r1","step":"2","time":"2026-01-02T03:05:05Z","text":"did two"}`+"\n")))
+			must(t, c.Set("skills/review/SKILL.md", []byte("---\nname: review\ndescription: reviews a change, now strictly\n---\nbody\n")))
+			must(t, c.SetXAttr(ctx, "memory/d.md", meta.Importance, []byte("1"), 0))
+			record()
+
+			check := func(f *memfs.FS) {
+				t.Helper()
+				distinct := map[string]bool{}
+				for _, s := range steps {
+					for i, n := range packNames {
+						got, err := f.ContextPackAt(ctx, s.seq, n)
+						if err != nil {
+							t.Fatalf("ContextPackAt(%d, %q): %v", s.seq, n, err)
+						}
+						if !bytes.Equal(got, s.packs[i]) {
+							t.Errorf("ContextPackAt(%d, %q):\n got %q\nwant %q", s.seq, n, got, s.packs[i])
+						}
+						distinct[string(got)] = true
+					}
+				}
+				if len(distinct) < len(steps) {
+					t.Errorf("the steps gave %d distinct packs, want at least %d: the test changes nothing a pack shows", len(distinct), len(steps))
+				}
+			}
+			check(f)
+			for _, seq := range []uint64{0, headSeq(t, f) + 1} {
+				if _, err := f.ContextPackAt(ctx, seq, ""); !errors.Is(err, packhist.ErrOutOfRange) {
+					t.Errorf("ContextPackAt(%d): got %v, want an error wrapping ErrOutOfRange", seq, err)
+				}
+			}
+			if _, err := f.ContextPackAt(ctx, steps[0].seq, "alpha"); !errors.Is(err, memfs.ErrQueryAt) {
+				t.Errorf("ContextPackAt with a query: got %v, want ErrQueryAt", err)
+			}
+			if _, err := f.ContextPackAt(t.Context(), steps[0].seq, ""); err == nil {
+				t.Error("ContextPackAt without a caller: got no error")
+			}
+			if reopen != nil {
+				must(t, f.Close(t.Context()))
+				f = reopen(t)
+				check(f)
+			}
+			t.Cleanup(func() { f.Close(context.Background()) })
+		})
+	}
+}
+
+// An archived value altered after the fact is an error naming the key,
+// never used.
+func TestContextPackAtTamperedValue(t *testing.T) {
+	f, _ := histStores()[0].open(t)
+	t.Cleanup(func() { f.Close(context.Background()) })
+	ctx := session.WithCred(t.Context(), session.Cred{UID: uint32(os.Getuid())})
+	const v = "# A\nkept as it was\n"
+	must(t, f.Session().Set("memory/a.md", []byte(v)))
+	must(t, f.Flush(ctx))
+	seq := headSeq(t, f)
+	if _, err := f.ContextPackAt(ctx, seq, ""); err != nil {
+		t.Fatalf("before tampering: %v", err)
+	}
+	must(t, f.Store().SaveSys(ctx, "packhist/v/"+hexSum(v), []byte("# A\nsomething else\n")))
+	_, err := f.ContextPackAt(ctx, seq, "")
+	if !errors.Is(err, packhist.ErrMismatch) || !strings.Contains(err.Error(), "memory/a.md") {
+		t.Errorf("after tampering: got %v, want an error wrapping ErrMismatch naming memory/a.md", err)
+	}
+}
+
+// A file the caller may not read as of seq is not in its pack; root's
+// pack has it.
+func TestContextPackAtReadable(t *testing.T) {
+	f, _ := histStores()[0].open(t)
+	t.Cleanup(func() { f.Close(context.Background()) })
+	c := f.Session()
+	owner := session.WithCred(t.Context(), session.Cred{UID: uint32(os.Getuid()), GIDs: []uint32{uint32(os.Getgid())}})
+	other := session.WithCred(t.Context(), session.Cred{UID: uint32(os.Getuid()) + 4242, GIDs: []uint32{4242}})
+	must(t, c.Set("memory/private.md", []byte("# private\nnot for others\n")))
+	must(t, c.Set("memory/public.md", []byte("# public\nfor all\n")))
+	_, err := c.SetAttr(t.Context(), "memory/private.md", session.Attr{Mode: ptr[fs.FileMode](0o600)})
+	must(t, err)
+	must(t, f.Flush(owner))
+	seq := headSeq(t, f)
+	want, err := f.ContextPack(other, "")
+	must(t, err)
+	got, err := f.ContextPackAt(other, seq, "")
+	must(t, err)
+	if !bytes.Equal(got, want) || bytes.Contains(got, []byte("not for others")) {
+		t.Errorf("another user's pack as of %d:\n got %q\nwant %q (without memory/private.md)", seq, got, want)
+	}
+	// Readable again now: the pack as of seq still leaves it out.
+	_, err = c.SetAttr(t.Context(), "memory/private.md", session.Attr{Mode: ptr[fs.FileMode](0o644)})
+	must(t, err)
+	must(t, f.Flush(owner))
+	if got, err := f.ContextPackAt(other, seq, ""); err != nil || bytes.Contains(got, []byte("not for others")) {
+		t.Errorf("as of %d after a chmod: got %q, %v; want no memory/private.md", seq, got, err)
+	}
+	root := session.WithCred(t.Context(), session.Cred{UID: 0})
+	if got, err := f.ContextPackAt(root, seq, ""); err != nil || !bytes.Contains(got, []byte("not for others")) {
+		t.Errorf("root's pack as of %d: got %q, %v; want memory/private.md in it", seq, got, err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// No raw secret reaches the archive: its values and records hold the
+// redacted form the store got.
+func TestContextPackAtArchiveHoldsNoSecret(t *testing.T) {
+	for _, hs := range histStores() {
+		t.Run(hs.name, func(t *testing.T) {
+			f, _ := hs.open(t)
+			t.Cleanup(func() { f.Close(context.Background()) })
+			ctx := session.WithCred(t.Context(), session.Cred{UID: 0})
+			const secret = "AKIAQ3EGXP7ZLRK2MV5N"
+			must(t, f.Session().Set("memory/keys.md", []byte("# keys\nthe deploy key is "+secret+"\n")))
+			must(t, f.Session().SetXAttr(ctx, "memory/keys.md", meta.Tags, []byte("ops"), 0))
+			must(t, f.Flush(ctx))
+			seq := headSeq(t, f)
+			got, err := f.ContextPackAt(ctx, seq, "")
+			must(t, err)
+			if bytes.Contains(got, []byte(secret)) || !bytes.Contains(got, []byte("[REDACTED:")) {
+				t.Errorf("pack as of %d: got %q, want the key redacted", seq, got)
+			}
+			es, err := f.Store().ListSys(ctx, "packhist/")
+			must(t, err)
+			var values int
+			for _, e := range es {
+				b, err := f.Store().LoadSys(ctx, e.Key)
+				must(t, err)
+				if bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte(hexSum(secret))) {
+					t.Errorf("archive record %s holds the raw secret", e.Key)
+				}
+				if strings.HasPrefix(e.Key, "packhist/v/") && bytes.Contains(b, []byte("[REDACTED:aws-access-key-id]")) {
+					values++
+				}
+			}
+			if values == 0 {
+				t.Errorf("no archived value holds the redacted note (records: %d)", len(es))
+			}
+		})
+	}
+}
+
+// A store whose archive is missing (older than it, or lost) gets the
+// versions its log names back-filled at open; a change made to the store
+// while no memfs had it open is never rebuilt as if absent: the rebuild
+// fails, naming the key, until memfs writes it again.
+func TestContextPackAtBaselineAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *memfs.FS {
+		t.Helper()
+		st, err := badgerstore.Open(dir, badgerstore.Options{})
+		must(t, err)
+		f, err := memfs.Open(t.Context(), st, memfs.Options{
+			JournalPath: filepath.Join(dir, badgerstore.JournalName),
+			Namespace:   true,
+			Session:     session.Options{DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid())},
+			RecoveryDir: filepath.Join(t.TempDir(), "recovery"),
+		})
+		must(t, err)
+		return f
+	}
+	ctx := session.WithCred(t.Context(), session.Cred{UID: uint32(os.Getuid()), GIDs: []uint32{uint32(os.Getgid())}})
+	f := open()
+	c := f.Session()
+	must(t, c.Mkdir("skills/s", 0o755, uint32(os.Getuid()), uint32(os.Getgid())))
+	must(t, c.Set("memory/a.md", []byte("# A\nfirst\n")))
+	must(t, c.Set("memory/b.md", []byte("# B\nsecond\n")))
+	must(t, c.Set("skills/s/SKILL.md", []byte("---\nname: s\ndescription: a skill\n---\n")))
+	must(t, f.Flush(ctx))
+	seq1 := headSeq(t, f)
+	want1, err := f.ContextPack(ctx, "")
+	must(t, err)
+	if got, err := f.ContextPackAt(ctx, seq1, ""); err != nil || !bytes.Equal(got, want1) {
+		t.Fatalf("as of %d: got %q, %v; want %q", seq1, got, err, want1)
+	}
+	// The archive is lost.
+	es, err := f.Store().ListSys(ctx, "packhist/")
+	must(t, err)
+	for _, e := range es {
+		must(t, f.Store().DeleteSys(ctx, e.Key))
+	}
+	if _, err := f.ContextPackAt(ctx, seq1, ""); !errors.Is(err, packhist.ErrNotArchived) {
+		t.Fatalf("without an archive: got %v, want an error wrapping ErrNotArchived", err)
+	}
+	must(t, f.Close(t.Context()))
+	f = open()
+	if got, err := f.ContextPackAt(ctx, seq1, ""); err != nil || !bytes.Equal(got, want1) {
+		t.Fatalf("back-filled at open: got %q, %v; want %q", got, err, want1)
+	}
+	must(t, f.Close(t.Context()))
+
+	// A change while no memfs has the store open.
+	st, err := badgerstore.Open(dir, badgerstore.Options{})
+	must(t, err)
+	must(t, st.Save(t.Context(), backend.Entry{Key: "memory/b.md", Value: []byte("# B\nedited behind memfs\n"),
+		Info: backend.Info{Mode: 0o644, MTime: time.Unix(1800000000, 0)}}))
+	must(t, st.Close())
+	f = open()
+	t.Cleanup(func() { f.Close(context.Background()) })
+	for _, seq := range []uint64{seq1, headSeq(t, f)} {
+		_, err := f.ContextPackAt(ctx, seq, "")
+		if !errors.Is(err, packhist.ErrNotArchived) || !strings.Contains(err.Error(), "memory/b.md") {
+			t.Errorf("as of %d after an edit behind memfs: got %v, want an error wrapping ErrNotArchived naming memory/b.md", seq, err)
+		}
+	}
+	must(t, f.Session().Set("memory/b.md", []byte("# B\nwritten again\n")))
+	must(t, f.Flush(ctx))
+	seq2 := headSeq(t, f)
+	want2, err := f.ContextPack(ctx, "")
+	must(t, err)
+	if got, err := f.ContextPackAt(ctx, seq2, ""); err != nil || !bytes.Equal(got, want2) {
+		t.Errorf("as of %d, once memfs wrote it again: got %q, %v; want %q", seq2, got, err, want2)
+	}
+}
+
+// An archive the store refuses never fails a flush: the flush and its
+// events succeed, and a rebuild as of that seq fails naming the key.
+func TestContextPackAtArchiveRefusedFlushSucceeds(t *testing.T) {
+	st := errorstore.Wrap(memstore.New(), func(op errorstore.Op, keys []string) error {
+		if op == errorstore.OpSaveSys && len(keys) == 1 && strings.HasPrefix(keys[0], "packhist/") {
+			return errors.New("injected: the archive's record is refused")
+		}
+		return nil
+	})
+	f, err := memfs.Open(t.Context(), st, memfs.Options{
+		JournalPath: filepath.Join(t.TempDir(), "journal"),
+		Namespace:   true,
+		Session:     session.Options{DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid())},
+		RecoveryDir: filepath.Join(t.TempDir(), "recovery"),
+	})
+	must(t, err)
+	t.Cleanup(func() { f.Close(context.Background()) })
+	ctx := session.WithCred(t.Context(), session.Cred{UID: uint32(os.Getuid())})
+	must(t, f.Session().Set("memory/a.md", []byte("# A\nsaved all the same\n")))
+	if err := f.Flush(ctx); err != nil {
+		t.Fatalf("flush with the archive refused: %v", err)
+	}
+	seq := headSeq(t, f)
+	if p, err := f.Events().Query(ctx, eventlog.Query{Limit: 1}); err != nil || p.Events[0].Key != "memory/a.md" {
+		t.Errorf("the event log's last event: got %+v, %v; want the write of memory/a.md", p.Events, err)
+	}
+	_, err = f.ContextPackAt(ctx, seq, "")
+	if !errors.Is(err, packhist.ErrNotArchived) || !strings.Contains(err.Error(), "memory/a.md") {
+		t.Errorf("as of %d: got %v, want an error wrapping ErrNotArchived naming memory/a.md", seq, err)
+	}
+}
