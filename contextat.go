@@ -2,11 +2,11 @@ package memfs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
@@ -16,13 +16,9 @@ import (
 	"github.com/memfs/memfs/session"
 )
 
-// ErrQueryAt is returned by ContextPackAt for a name with a search query:
-// the search index is of now, so the search section of a past pack cannot
-// be rebuilt.
-var ErrQueryAt = errors.New("memfs: a pack with a search query cannot be rebuilt as of a seq (the search index is of now): leave the query out of the name")
-
 // ContextPackAt rebuilds the context pack named name (as in ContextPack:
-// max:N and summaries:K; a search query is refused with ErrQueryAt) as it
+// max:N, summaries:K and a query that ranks the notes; a name ending in
+// contextpack.ManifestSuffix gives the manifest) as it
 // stood when the event log's head was seq, for the caller in ctx
 // (session.WithCred): contextpack.Build over packhist.StateAt, with the
 // options the live pack uses. It equals, byte for byte, the pack
@@ -45,14 +41,13 @@ func (f *FS) ContextPackAt(ctx context.Context, seq uint64, name string) ([]byte
 	if !ok {
 		return nil, search.ErrNoCaller
 	}
+	name, manifest := strings.CutSuffix(name, contextpack.ManifestSuffix)
 	o, err := packOptions(name)
 	if err != nil {
 		return nil, err
 	}
-	if o.Query != "" {
-		return nil, ErrQueryAt
-	}
 	o.Prefixes = f.opts.Bootstrap
+	o.Rank = f.packRank()
 	if f.hist != nil {
 		// The archive is written off the flush path: a seq flushed a
 		// moment ago may still be queued.
@@ -70,6 +65,9 @@ func (f *FS) ContextPackAt(ctx context.Context, seq uint64, name string) ([]byte
 	p, err := contextpack.Build(ctx, readableAt{st: st, c: f.c, cr: cr}, o)
 	if err != nil {
 		return nil, err
+	}
+	if manifest {
+		return p.Manifest.JSON(), nil
 	}
 	return []byte(p.Text), nil
 }
