@@ -21,11 +21,50 @@ import (
 // the latest step summaries and the notes under Options.Bootstrap, only
 // from files that caller may read; a manifest is the JSON of the pack the
 // same caller would read from the same files (contextpack.Manifest.JSON).
+//
+// A word at:SEQ in NAME asks for the pack as it stood when the event
+// log's head was SEQ (ContextPackAt).
 func (f *FS) ContextPack(ctx context.Context, name string) ([]byte, error) {
+	if seq, rest, ok, err := cutAt(name); err != nil {
+		return nil, err
+	} else if ok {
+		return f.ContextPackAt(ctx, seq, rest)
+	}
 	// Notes are ranked by search's ranking over just the candidates
 	// (packRank): a ranker must be a pure function of them (see
 	// contextpack.RankFunc), never the live search index.
 	return contextAnswer(f.c, f.opts.Bootstrap, f.packRank())(ctx, name)
+}
+
+// cutAt takes the word at:SEQ out of a pack's name: ok reports whether
+// there was one, rest is the name without it (its words percent-encoded
+// again, dots included, and a manifest suffix kept).
+func cutAt(name string) (seq uint64, rest string, ok bool, err error) {
+	base, manifest := strings.CutSuffix(name, contextpack.ManifestSuffix)
+	dec, err := url.PathUnescape(base)
+	if err != nil {
+		return 0, "", false, fmt.Errorf("context %q: %w", name, err)
+	}
+	var words []string
+	for _, w := range strings.Fields(dec) {
+		v, isAt := strings.CutPrefix(w, "at:")
+		if !isAt {
+			words = append(words, w)
+			continue
+		}
+		if ok {
+			return 0, "", false, fmt.Errorf("context: at: given twice")
+		}
+		if seq, err = strconv.ParseUint(v, 10, 64); err != nil || seq == 0 {
+			return 0, "", false, fmt.Errorf("context: at:%s: want an event-log sequence number (1 or more)", v)
+		}
+		ok = true
+	}
+	rest = strings.ReplaceAll(url.PathEscape(strings.Join(words, " ")), ".", "%2E")
+	if manifest {
+		rest += contextpack.ManifestSuffix
+	}
+	return seq, rest, ok, nil
 }
 
 // packOptions reads the name of a .memfs/context/NAME file: percent-encoded

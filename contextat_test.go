@@ -162,6 +162,11 @@ func TestContextPackAtEqualsLivePack(t *testing.T) {
 			must(t, c.Mkdir("skills/review", 0o755, uint32(os.Getuid()), uint32(os.Getgid())))
 			must(t, c.Set("memory/a.md", []byte("# A\nthe first note\nline two\n")))
 			must(t, c.Set("memory/b.md", []byte("# B\nsecond note, soon removed\n")))
+			// Notes a query word ranks apart by how often it occurs and
+			// how long the note is: the ranker (search's, not the
+			// default's mere presence) shows in the scores.
+			must(t, c.Set("memory/c.md", []byte("# C\nalpha alpha alpha notes\n")))
+			must(t, c.Set("memory/d.md", []byte("# D\nalpha, once, among many other words of a longer line than the others have\n")))
 			must(t, c.SetXAttr(ctx, "memory/a.md", meta.Importance, []byte("0.9"), 0))
 			must(t, c.Set("skills/review/SKILL.md", []byte("---\nname: review\ndescription: reviews a change\n---\nbody\n")))
 			must(t, c.Set("memory/summaries.jsonl", []byte(`{"run":"r1","step":"1","time":"2026-01-02T03:04:05Z","text":"did one"}`+"\n")))

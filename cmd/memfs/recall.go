@@ -40,6 +40,7 @@ func contextCommand() *cli.Command {
 			&cli.StringFlag{Name: "mount", Usage: "build it in the live mount at DIR (.memfs/context/)"},
 			&cli.IntFlag{Name: "max-chars", Value: contextpack.DefaultMaxChars, Usage: "budget in characters, the hash line included (at least 1)"},
 			&cli.StringFlag{Name: "query", Usage: "rank the notes by relevance to this query"},
+			&cli.Uint64Flag{Name: "at", Usage: "rebuild the pack as it stood when the event log's head was SEQ (memfs log shows the seqs), byte for byte"},
 			&cli.BoolFlag{Name: "manifest", Usage: "print the pack's manifest (JSON: hash, sections, every item with its score, what was left out) instead of the pack"},
 			&cli.IntFlag{Name: "summaries", Value: 5, Usage: "how many of the latest step summaries (0: none)"},
 			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "the always-loaded prefixes"},
@@ -48,6 +49,9 @@ func contextCommand() *cli.Command {
 			words := []string{"max:" + strconv.Itoa(c.Int("max-chars")), "summaries:" + strconv.Itoa(c.Int("summaries"))}
 			if q := c.String("query"); q != "" {
 				words = append(words, q)
+			}
+			if c.IsSet("at") {
+				words = append(words, "at:"+strconv.FormatUint(c.Uint64("at"), 10))
 			}
 			// A dot is escaped too: a name ending in ".manifest.json"
 			// asks for a manifest.

@@ -205,3 +205,80 @@ func TestContextPackByValueThroughTheMount(t *testing.T) {
 		}
 	}
 }
+
+// memfs context --at SEQ (and the word at:SEQ in .memfs/context/NAME)
+// gives, byte for byte, the pack the mount served when the event log's
+// head was SEQ: through the mount after the notes changed, and from the
+// store once it is unmounted; with a query, and for the manifest too.
+func TestContextAtRebuildsThePackServedThen(t *testing.T) {
+	src := t.TempDir()
+	for rel, text := range map[string]string{
+		"memory/deploy.md":     "# Deploy\nship on Tuesdays after the canary is green.\n",
+		"memory/holidays.md":   "# Holidays\nthe office is closed in August.\n",
+		"skills/ship/SKILL.md": "---\nname: ship\ndescription: how to ship a release.\n---\nbody\n",
+	} {
+		p := filepath.Join(src, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := "dir:" + t.TempDir()
+	mustRun(t, "", "import", "--store", store, src)
+	mnt := t.TempDir()
+	p := startMount(t, store, mnt, nil)
+	sh := func(script string) {
+		t.Helper()
+		cmd := exec.Command("bash", "-euc", script)
+		cmd.Dir = mnt
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+	}
+	sh(`echo "the canary runs for an hour" >> memory/deploy.md && sync memory/deploy.md`)
+	evs := events(t, "--mount", mnt)
+	seq := evs[len(evs)-1].Seq
+	read := func(name string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(mnt, ".memfs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	type pack struct {
+		flags []string
+		want  string
+	}
+	then := []pack{
+		{nil, read("context.md")},
+		{[]string{"--manifest"}, read("context.manifest.json")},
+		{[]string{"--query", "release canary"}, read("context/release%20canary")},
+		{[]string{"--query", "closed", "--manifest"}, read("context/closed.manifest.json")},
+	}
+	sh(`echo "# Deploy\nnever on Fridays" > memory/deploy.md && rm memory/holidays.md && echo new > memory/new.md && sync memory/new.md`)
+	if now := read("context.md"); now == then[0].want {
+		t.Fatal("the pack did not change with the notes: the test shows nothing")
+	}
+	at := fmt.Sprint(seq)
+	if got := read("context/at:" + at); got != then[0].want {
+		t.Errorf(".memfs/context/at:%s:\n%s\nwant the pack served then:\n%s", at, got, then[0].want)
+	}
+	check := func(where ...string) {
+		t.Helper()
+		for _, p := range then {
+			args := append(append([]string{"context", "--at", at}, where...), p.flags...)
+			if got := mustRun(t, "", args...); got != p.want {
+				t.Errorf("memfs %s:\n%s\nwant:\n%s", strings.Join(args, " "), got, p.want)
+			}
+		}
+	}
+	check("--mount", mnt)
+	p.stop(t)
+	check("--store", store)
+	if _, _, err := run(t, "", "context", "--store", store, "--at", "0"); err == nil {
+		t.Error("memfs context --at 0: no error")
+	}
+}
