@@ -30,7 +30,7 @@ func embedderFlag() cli.Flag {
 // installed is a warning, and search is keyword-only; any other failure,
 // or a model named explicitly and missing, is an error.
 func openEmbedder(c *cli.Context, log *slog.Logger) (embed.Embedder, error) {
-	if !slices.Contains(c.FlagNames(), "embedder") {
+	if !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "embedder") }) {
 		return nil, nil
 	}
 	spec := c.String("embedder")

@@ -77,6 +77,9 @@ func searchCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("search through %s: %w", t.mnt, err)
 				}
+				if st, err := os.ReadFile(filepath.Join(t.mnt, ".memfs", "status")); err == nil && strings.Contains(string(st), keywordOnly) {
+					fmt.Fprintf(c.App.ErrWriter, "memfs: keyword search only: the mount at %s has no embedder\n", t.mnt)
+				}
 				_, err = c.App.Writer.Write(b)
 				return err
 			}
@@ -89,12 +92,19 @@ func searchCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
+				if o.Embedder() == nil {
+					fmt.Fprintln(c.App.ErrWriter, "memfs: keyword search only: no embedder (memfs models install puts the default in place; see --embedder)")
+				}
 				_, err = c.App.Writer.Write(b)
 				return err
 			})
 		},
 	}
 }
+
+// keywordOnly is how .memfs/status says that a mount has no embedder
+// (memfs.FS.SearchStatus).
+const keywordOnly = "search: keyword only"
 
 func reindexCommand() *cli.Command {
 	return &cli.Command{

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/memfs/memfs/embed"
+)
+
+// needModel skips a test that needs the default embedder when it is not
+// installed, and fails it under MEMFS_REQUIRE_MODEL=1 (CI installs it).
+func needModel(t *testing.T) {
+	t.Helper()
+	_, err := embed.Open("default", embed.Options{})
+	if errors.Is(err, embed.ErrNotInstalled) {
+		if os.Getenv("MEMFS_REQUIRE_MODEL") == "1" {
+			t.Fatalf("MEMFS_REQUIRE_MODEL=1 and %v", err)
+		}
+		t.Skipf("the default embedder is not installed (memfs models install): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// semanticNotes are notes a paraphrased question finds by meaning: it
+// shares no word with the one it wants.
+var semanticNotes = map[string]string{
+	"memory/billing/retention.md": "# Billing records\nInvoices and receipts are kept for seven years, then archived to cold storage and purged.\n",
+	"memory/deploy/canary.md":     "# Deploys\nEvery service rolls out behind a canary on Tuesdays; roll back when error rates climb.\n",
+	"memory/team/lunch.md":        "# Lunch\nThe team eats together on Fridays at the noodle bar downstairs.\n",
+}
+
+func writeNotes(t *testing.T, mnt string, notes map[string]string) {
+	t.Helper()
+	for k, v := range notes {
+		p := filepath.Join(mnt, filepath.FromSlash(k))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func readMemfs(t *testing.T, mnt, name string) (string, error) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(mnt, ".memfs", name))
+	return string(b), err
+}
+
+// firstKey is the key of the first result of a search answer.
+func firstKey(answer string) string {
+	line, _, _ := strings.Cut(answer, "\n")
+	key, _, _ := strings.Cut(line, " ")
+	return key
+}
+
+// A mount with the default embedder finds a note by a question in other
+// words (semantic and hybrid, the default), which keyword search cannot;
+// .memfs/status names the embedder; memfs search through the mount and
+// from the store agree.
+func TestSemanticSearchThroughTheMount(t *testing.T) {
+	needModel(t)
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	p := startMount(t, store, mnt, nil)
+	writeNotes(t, mnt, semanticNotes)
+	const question = "how long do we hold old bills"
+	for _, mode := range []string{"mode:semantic ", "mode:hybrid ", ""} {
+		got, err := readMemfs(t, mnt, "search/"+mode+question)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := firstKey(got); k != "memory/billing/retention.md" {
+			t.Errorf("%q: first hit %q, want memory/billing/retention.md:\n%s", mode+question, k, got)
+		}
+	}
+	if got, err := readMemfs(t, mnt, "search/mode:keyword "+question); err != nil || strings.Contains(got, "retention") {
+		t.Errorf("keyword search found the note with no word in common (the test shows nothing): %q %v", got, err)
+	}
+	st, err := readMemfs(t, mnt, "status")
+	if err != nil || !strings.Contains(st, "search: hybrid, embedder static:glove-wink-100d") {
+		t.Errorf(".memfs/status does not name the embedder: %q %v", st, err)
+	}
+	out, errOut, err := run(t, "", "search", "--mount", mnt, "--top-k", "1", question)
+	if err != nil || firstKey(out) != "memory/billing/retention.md" || strings.Contains(errOut, "keyword search only") {
+		t.Errorf("memfs search --mount: %q %q %v", out, errOut, err)
+	}
+	p.stop(t)
+	out, errOut, err = run(t, "", "search", "--store", store, "--top-k", "1", question)
+	if err != nil || firstKey(out) != "memory/billing/retention.md" {
+		t.Errorf("memfs search --store: %q %q %v", out, errOut, err)
+	}
+}
+
+// With --embedder none search is keyword-only, and says so: in
+// .memfs/status, in memfs search, and as an error for a mode that needs
+// vectors.
+func TestEmbedderNoneIsKeywordOnly(t *testing.T) {
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil, "--embedder", "none")
+	writeNotes(t, mnt, semanticNotes)
+	if st, err := readMemfs(t, mnt, "status"); err != nil || !strings.Contains(st, "search: keyword only (no embedder)") {
+		t.Errorf(".memfs/status: %q %v", st, err)
+	}
+	if _, err := readMemfs(t, mnt, "search/mode:semantic old bills"); err == nil {
+		t.Error("mode:semantic without an embedder: no error")
+	}
+	if got, err := readMemfs(t, mnt, "search/canary"); err != nil || firstKey(got) != "memory/deploy/canary.md" {
+		t.Errorf("keyword search: %q %v", got, err)
+	}
+	_, errOut, err := run(t, "", "search", "--mount", mnt, "canary")
+	if err != nil || !strings.Contains(errOut, "keyword search only") {
+		t.Errorf("memfs search did not say it is keyword-only: %q %v", errOut, err)
+	}
+}
+
+// A mount with an OpenAI-compatible embedder (a server of this test on
+// loopback) sends it the notes and the queries, redacted, with the key
+// from the variable key_env names, and ranks by its vectors.
+func TestRemoteEmbedderThroughTheMount(t *testing.T) {
+	var calls, leaked atomic.Int64
+	const secret = "AKIAQWERTYUIOPASDFGH"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/embeddings" || r.Header.Get("Authorization") != "Bearer test-key-123" {
+			http.Error(w, "bad request", http.StatusUnauthorized)
+			return
+		}
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		calls.Add(1)
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var resp struct {
+			Data []item `json:"data"`
+		}
+		for i, text := range req.Input {
+			if strings.Contains(text, secret) {
+				leaked.Add(1)
+			}
+			// Two directions: money matters, and the rest.
+			v := []float32{0.1, 1}
+			for _, w := range []string{"bill", "invoice", "receipt", "money"} {
+				if strings.Contains(strings.ToLower(text), w) {
+					v = []float32{1, 0.1}
+				}
+			}
+			resp.Data = append(resp.Data, item{Index: i, Embedding: v})
+		}
+		json.NewEncoder(w).Encode(resp)
+	}))
+	defer srv.Close()
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, store, mnt, []string{"MEMFS_TEST_EMBED_KEY=test-key-123"},
+		"--embedder", "openai:"+srv.URL+"/v1?model=test&key_env=MEMFS_TEST_EMBED_KEY")
+	notes := map[string]string{
+		"memory/a.md": "# Money\nInvoices are kept seven years. aws key " + secret + "\n",
+		"memory/b.md": "# Deploys\nCanary on Tuesdays.\n",
+	}
+	writeNotes(t, mnt, notes)
+	got, err := readMemfs(t, mnt, "search/mode:semantic what about bills")
+	if err != nil || firstKey(got) != "memory/a.md" {
+		t.Errorf("semantic search with the remote model: %q %v", got, err)
+	}
+	if calls.Load() == 0 {
+		t.Error("the remote model was never asked")
+	}
+	if n := leaked.Load(); n > 0 {
+		t.Errorf("%d texts sent to the remote model held the secret", n)
+	}
+	if st, err := readMemfs(t, mnt, "status"); err != nil || !strings.Contains(st, "embedder openai:"+srv.URL+"/v1#test") || strings.Contains(st, "test-key-123") {
+		t.Errorf(".memfs/status: %q %v", st, err)
+	}
+}
