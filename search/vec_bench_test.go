@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/embed"
 )
 
 // randEmbedder gives each text a random unit vector of dim 100 seeded by
@@ -117,15 +119,43 @@ func BenchmarkVecHeap(b *testing.B) {
 	}
 }
 
-// BenchmarkVecFlush indexes the vectors of a flush of 10,000 notes with
-// the synthetic embedder (embed texts, quantize, save every shard).
+// BenchmarkVecFlush indexes the vectors of a flush of 10,000 notes (embed
+// the texts, quantize, save every shard): with the synthetic embedder (the
+// index's own cost) and with the default static table when it is
+// installed (what a mount spends).
 func BenchmarkVecFlush(b *testing.B) {
 	keys, values := benchNotes(10_000)
-	for b.Loop() {
-		vx := benchVectors(b, keys, values)
-		if _, err := vx.save(context.Background(), newMemSys()); err != nil {
-			b.Fatal(err)
+	run := func(b *testing.B, e embed.Embedder) {
+		for b.Loop() {
+			vx := newVecIndex(e.ID())
+			for i := 0; i < len(keys); i += embedBatch {
+				j := min(i+embedBatch, len(keys))
+				texts := make([]string, 0, j-i)
+				for k := i; k < j; k++ {
+					texts = append(texts, embedText(keys[k], values[k]))
+				}
+				vecs, err := e.Embed(context.Background(), texts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for k := i; k < j; k++ {
+					if err := vx.put(keys[k], Stamp{Size: int64(len(values[k]))}, vecs[k-i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if _, err := vx.save(context.Background(), newMemSys()); err != nil {
+				b.Fatal(err)
+			}
 		}
+		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/flush")
 	}
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/flush")
+	b.Run("synthetic", func(b *testing.B) { run(b, randEmbedder{}) })
+	b.Run("static", func(b *testing.B) {
+		e, err := embed.Open("default", embed.Options{})
+		if err != nil {
+			b.Skipf("no default embedder: %v", err)
+		}
+		run(b, e)
+	})
 }
