@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/embed"
 )
@@ -189,5 +190,48 @@ func TestRemoteEmbedderThroughTheMount(t *testing.T) {
 	}
 	if st, err := readMemfs(t, mnt, "status"); err != nil || !strings.Contains(st, "embedder openai:"+srv.URL+"/v1#test") || strings.Contains(st, "test-key-123") {
 		t.Errorf(".memfs/status: %q %v", st, err)
+	}
+}
+
+// A remote model that fails does not take search down: the mount comes
+// up, a search answers by keywords, and .memfs/status tells the model's
+// last error (without the key).
+func TestRemoteEmbedderDownSearchStillAnswers(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, store, mnt, []string{"MEMFS_TEST_EMBED_KEY=test-key-123"},
+		"--embedder", "openai:"+srv.URL+"/v1?model=test&key_env=MEMFS_TEST_EMBED_KEY&timeout=1s")
+	writeNotes(t, mnt, semanticNotes)
+	start := time.Now()
+	got, err := readMemfs(t, mnt, "search/canary")
+	if err != nil || firstKey(got) != "memory/deploy/canary.md" {
+		t.Errorf("search with the model down: %q %v", got, err)
+	}
+	t.Logf("answered in %v with the model down", time.Since(start))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := readMemfs(t, mnt, "status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(st, "last embedding error") {
+			if strings.Contains(st, "test-key-123") {
+				t.Errorf(".memfs/status shows the key: %q", st)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf(".memfs/status never told the model's error:\n%s", st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if calls.Load() == 0 {
+		t.Error("the model was never asked: the test shows nothing")
 	}
 }
