@@ -16,7 +16,6 @@ import (
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/meta"
-	"github.com/memfs/memfs/session"
 )
 
 // Sys is the part of backend.SysStore the archive uses.
@@ -211,11 +210,11 @@ func (r *replay) apply(ev *eventlog.Event) {
 		set(ev.Key, slot{seq: ev.Seq, sum: ev.SHA256, size: ev.Size, foreign: true})
 		if c := ev.Conflict; c != nil {
 			switch c.Outcome {
-			case session.OutcomeKeptBeside:
+			case outcomeKeptBeside:
 				if c.Copy != "" {
 					set(c.Copy, slot{seq: ev.Seq, sum: ev.SHA256, size: ev.Size, foreign: true})
 				}
-			case session.OutcomeDeleted:
+			case outcomeDeleted:
 				remove(ev.Key)
 			}
 		}
@@ -262,3 +261,12 @@ func head(ctx context.Context, l Log) (uint64, error) {
 	}
 	return p.Events[len(p.Events)-1].Seq, nil
 }
+
+// The outcomes of a conflict event (eventlog.Conflict.Outcome) that move
+// or remove a name: session.OutcomeKeptBeside and session.OutcomeDeleted,
+// written out here because only the engine may import the session
+// (internal/lint); TestOutcomesAgree keeps them equal.
+const (
+	outcomeKeptBeside = "kept-beside"
+	outcomeDeleted    = "deleted"
+)

@@ -52,6 +52,7 @@ func flagRules(command string) []flagRule {
 		return []flagRule{
 			{"max-chars", 1, inf, "a budget in characters of at least 1"},
 			{"summaries", 0, inf, "a number of summaries of at least 0 (0: none)"},
+			{"at", 1, inf, "an event-log sequence number of at least 1 (events are numbered from 1)"},
 		}
 	}
 	return nil
