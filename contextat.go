@@ -28,7 +28,9 @@ import (
 // was given in its cache (the store gets them redacted), so its own live
 // pack shows them until a remount, and the rebuilt one shows the redacted
 // form. Which files the caller may read is judged by each file's mode and
-// owner as of seq, and by the directories above it as they are now (the
+// owner as of seq and, for a file still there, as they are now (taking
+// access away also takes it from the past), and by the directories above
+// it as they are now (the
 // archive does not keep directories); a file under a directory that is
 // gone is left out for every caller but root.
 //
@@ -133,12 +135,17 @@ func (s readableAt) readableKey(key string) bool {
 }
 
 // readable is session's rule (CanRead): 'r' on the file, as of the
-// state's seq, and 'x' on every directory from the root down, as now.
+// state's seq and, when the file is still there, now (access taken away
+// since is not given back by going back in time), and 'x' on every
+// directory from the root down, as now.
 func (s readableAt) readable(e backend.Entry) bool {
 	if s.cr.UID == 0 {
 		return true
 	}
 	if !allowed(s.cr, e.Info.Mode, e.Info.UID, e.Info.GID, 4) {
+		return false
+	}
+	if st, err := s.c.Stat(e.Key); err == nil && !st.IsDir && !s.c.CanRead(e.Key, s.cr) {
 		return false
 	}
 	for d := path.Dir(e.Key); ; d = path.Dir(d) {

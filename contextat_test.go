@@ -273,6 +273,19 @@ func TestContextPackAtReadable(t *testing.T) {
 	if got, err := f.ContextPackAt(other, seq, ""); err != nil || bytes.Contains(got, []byte("not for others")) {
 		t.Errorf("as of %d after a chmod: got %q, %v; want no memory/private.md", seq, got, err)
 	}
+	// Readable then, not now: the pack as of then leaves it out too.
+	must(t, c.Set("memory/plan.md", []byte("# plan\nlayoffs in march\n")))
+	must(t, f.Flush(owner))
+	seq2 := headSeq(t, f)
+	if got, err := f.ContextPackAt(other, seq2, ""); err != nil || !bytes.Contains(got, []byte("layoffs in march")) {
+		t.Fatalf("as of %d, before the chmod: got %q, %v; want memory/plan.md in it (the test shows nothing)", seq2, got, err)
+	}
+	_, err = c.SetAttr(t.Context(), "memory/plan.md", session.Attr{Mode: ptr[fs.FileMode](0o600)})
+	must(t, err)
+	must(t, f.Flush(owner))
+	if got, err := f.ContextPackAt(other, seq2, ""); err != nil || bytes.Contains(got, []byte("layoffs in march")) {
+		t.Errorf("as of %d after a chmod 600: got %q, %v; want no memory/plan.md (it may not read it now)", seq2, got, err)
+	}
 	root := session.WithCred(t.Context(), session.Cred{UID: 0})
 	if got, err := f.ContextPackAt(root, seq, ""); err != nil || !bytes.Contains(got, []byte("not for others")) {
 		t.Errorf("root's pack as of %d: got %q, %v; want memory/private.md in it", seq, got, err)
