@@ -342,10 +342,10 @@ func (f *FS) packRank() contextpack.RankFunc {
 			// Without a redactor no note's text may reach a model that
 			// could be remote: rank by words alone.
 			f.log.Warn("context packs rank by keywords: no redactor", "err", err)
-			f.rank = packRank(nil, nil)
+			f.rank = packRank(nil, nil, f.log)
 			return
 		}
-		f.rank = packRank(red, f.opts.Embedder)
+		f.rank = packRank(red, f.opts.Embedder, f.log)
 	})
 	return f.rank
 }

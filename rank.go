@@ -3,7 +3,9 @@ package memfs
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -19,29 +21,54 @@ import (
 // remote model and the scores are the same whether the values are the
 // session's or the archive's (redacted when flushed). It is a pure
 // function of the query and the notes for a deterministic embedder, as
-// contextpack.RankFunc must be.
-func packRank(red *redact.Redactor, e embed.Embedder) contextpack.RankFunc {
+// contextpack.RankFunc must be (a remote model may not be: its packs are
+// rebuilt as of a seq byte for byte only while it answers the same). A
+// note whose name holds a secret is not ranked (scores 0), as the search
+// index leaves it out; an embedder that fails or takes more than rankWait
+// leaves the ranking to keywords (logged).
+func packRank(red *redact.Redactor, e embed.Embedder, log *slog.Logger) contextpack.RankFunc {
 	if e != nil {
 		e = newVecCache(e, 8192)
 	}
 	return func(ctx context.Context, query string, docs []contextpack.Doc) ([]float64, error) {
-		in := make([]search.Doc, len(docs))
+		in := make([]search.Doc, 0, len(docs))
 		at := make(map[string]int, len(docs))
 		for i, d := range docs {
+			if red != nil {
+				if _, found := red.Redact(d.Key, []byte(d.Key)); len(found) > 0 {
+					// Its name holds a secret: as in the search index, it is
+					// not ranked (its words would go to the model).
+					continue
+				}
+			}
 			v := []byte(d.Text)
 			if red != nil {
 				v, _ = red.Redact(d.Key, v)
 			}
-			in[i] = search.Doc{Key: d.Key, Value: v}
+			in = append(in, search.Doc{Key: d.Key, Value: v})
 			at[d.Key] = i
 		}
 		if red != nil {
 			q, _ := red.Redact("", []byte(query))
 			query = string(q)
 		}
-		hits, err := search.RankDocs(ctx, e, in, search.Query{Text: query, TopK: len(docs)}, search.DefaultFusion())
+		q := search.Query{Text: query, TopK: max(1, len(in))}
+		var hits []search.Hit
+		err := errors.New("no embedder")
+		if e != nil {
+			// A model that fails or is slow leaves the pack to keywords,
+			// as search does, rather than failing the pack.
+			ectx, cancel := context.WithTimeout(ctx, rankWait)
+			hits, err = search.RankDocs(ectx, e, in, q, search.DefaultFusion())
+			cancel()
+			if err != nil {
+				log.Warn("context pack: notes ranked by keywords: the embedder failed", "err", err)
+			}
+		}
 		if err != nil {
-			return nil, err
+			if hits, err = search.RankDocs(ctx, nil, in, q, search.DefaultFusion()); err != nil {
+				return nil, err
+			}
 		}
 		out := make([]float64, len(docs))
 		for _, h := range hits {
@@ -50,6 +77,10 @@ func packRank(red *redact.Redactor, e embed.Embedder) contextpack.RankFunc {
 		return out, nil
 	}
 }
+
+// rankWait bounds the time a pack waits for its notes' vectors before it
+// ranks them by keywords.
+const rankWait = 5 * time.Second
 
 // vecCache is an Embedder that keeps the vectors of the texts it embedded
 // (by SHA-256 of the text), up to max of them, so that packs built over
