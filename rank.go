@@ -135,7 +135,7 @@ func (c *vecCache) Embed(ctx context.Context, texts []string) ([][]float32, erro
 
 // SearchStatus is the search part of .memfs/status: "search: keyword only
 // (no embedder)", or the embedder and the state of its vectors (how many,
-// how many wait to be embedded, the model's last failure).
+// how many wait to be embedded, when the model last failed).
 func (f *FS) SearchStatus() string {
 	if f.opts.Embedder == nil {
 		return "search: keyword only (no embedder)\n"
@@ -144,7 +144,10 @@ func (f *FS) SearchStatus() string {
 	if st, ok := f.index.VectorStatus(); ok {
 		line += fmt.Sprintf(", %d vectors, %d pending", st.Vectors, st.Pending)
 		if st.LastError != "" {
-			line += fmt.Sprintf("; last embedding error at %s: %s", st.LastErrorAt.UTC().Format(time.RFC3339), st.LastError)
+			// Not the error itself: it may name a file or quote a note
+			// back from the model, and every reader sees the status. The
+			// log has it.
+			line += fmt.Sprintf("; last embedding error at %s (in memfs's log)", st.LastErrorAt.UTC().Format(time.RFC3339))
 		}
 	} else {
 		line += " (the index opens at the first search)"

@@ -72,8 +72,9 @@ func resolveMode(m Mode, hasEmbedder bool) (Mode, error) {
 //
 // where s_bm25 is its BM25 score over the highest among the candidates (0
 // without one) and s_vec is (cos - Floor)/(maxcos - Floor), clamped to 0..1,
-// maxcos the highest cosine among the candidates (0 without a vector, or
-// when maxcos <= Floor).
+// maxcos the highest cosine among the candidates. A candidate with no
+// vector, or every candidate when maxcos <= Floor (a query with no
+// vector), takes s_bm25 for s_vec: it ranks by BM25 alone.
 type Fusion struct {
 	Alpha float64 // the vector score's weight, 0 to 1
 	// Floor is the cosine counted as no likeness at all: unrelated texts
@@ -132,10 +133,16 @@ func fuse(bm, vec []Hit, cosOf func(key string) (float64, bool), f Fusion) []Hit
 	}
 	out := make([]Hit, len(keys))
 	for i, k := range keys {
-		sBM, sVec := 0.0, 0.0
+		sBM := 0.0
 		if maxBM > 0 {
 			sBM = bmOf[k] / maxBM
 		}
+		// Without a likeness to go by (the query has no vector: none of
+		// its words is known to the model) the ranking is BM25's, and a
+		// document with no vector yet (queued for the model) counts its
+		// BM25 share for both: neither is held down for what the model
+		// has not said.
+		sVec := sBM
 		if c, ok := cos[k]; ok && maxCos > f.Floor {
 			sVec = min(1, max(0, (c-f.Floor)/(maxCos-f.Floor)))
 		}
