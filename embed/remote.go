@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // remoteTries is how many times a request is sent before Embed gives up.
@@ -212,8 +213,17 @@ func (e *Remote) request(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	if resp.StatusCode/100 != 2 {
 		snippet := strings.TrimSpace(string(data))
+		if e.key != "" {
+			// Before the cut: a key the server echoes across the cut
+			// would otherwise leave its first part in the error.
+			snippet = strings.ReplaceAll(snippet, e.key, "[redacted]")
+		}
 		if len(snippet) > 200 {
-			snippet = snippet[:200] + "…"
+			cut := 200
+			for cut > 0 && !utf8.RuneStart(snippet[cut]) {
+				cut--
+			}
+			snippet = snippet[:cut] + "…"
 		}
 		se := &httpStatusError{code: resp.StatusCode, body: snippet}
 		if sec, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && sec > 0 {

@@ -351,6 +351,19 @@ func TestRemoteKey(t *testing.T) {
 	if !strings.Contains(err.Error(), "[redacted]") {
 		t.Errorf("error %q: want the echoed key shown as [redacted]", err)
 	}
+	// A key echoed across the 200 bytes an error quotes leaves no part
+	// of itself in the error.
+	f3 := newFake(t, 2)
+	f3.set(func(f *fakeServer) {
+		f.fail = func(n int32, w http.ResponseWriter) bool {
+			http.Error(w, strings.Repeat("x", 180)+f.auth[len(f.auth)-1], http.StatusServiceUnavailable)
+			return true
+		}
+	})
+	_, err = openFake(t, "openai:"+f3.URL+"/v1?model=m&key_env=MY_KEY", nil).Embed(t.Context(), []string{"a"})
+	if err == nil || strings.Contains(err.Error(), secret[:8]) {
+		t.Errorf("error %v: want one with no part of the key", err)
+	}
 	// No key: no header.
 	f2 := newFake(t, 2)
 	e2, err := embed.Open("openai:"+f2.URL+"/v1?model=m", embed.Options{Getenv: env(nil)})
