@@ -2,7 +2,10 @@ package search
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
+	"time"
 )
 
 // zeroEmbedder knows no word: every vector is zero.
@@ -40,5 +43,25 @@ func TestHybridWithoutVectorsRanksByKeywords(t *testing.T) {
 	// b has the best cosine (1.0) and half a's BM25: 0.7 + 0.3*0.5.
 	if len(f) != 2 || f[0].Key != "a" || f[0].Score != 1 || f[1].Score != 0.85 {
 		t.Errorf("fuse: %v, want a 1.0 (no vector: BM25 alone), b 0.85", f)
+	}
+}
+
+// Many unflushed values do not keep a slow model's query vector from
+// being ready in time: the query is embedded alone, first, and the
+// unflushed values are bounded (they rank by keyword when not ready).
+func TestServiceManyUnflushedSlowEmbedder(t *testing.T) {
+	emb := &fakeEmbedder{delay: 150 * time.Millisecond}
+	e := newSvcEnv(t, nil, ServiceOptions{Embedder: emb, EmbedWait: 400 * time.Millisecond, SaveDelay: time.Millisecond})
+	e.put(t, "memory/billing.md", vecDocs["memory/billing.md"], 0o644, 1000)
+	e.flush(t)
+	s := e.svc(t)
+	waitVectors(t, s, 1)
+	for i := range 300 {
+		if err := e.c.Set(fmt.Sprintf("memory/draft%03d.md", i), []byte(fmt.Sprintf("draft %d of the weekly plan", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := keysOf(semantic(t, s, credOwner, "bills", ModeSemantic, 3)); !slices.Contains(got, "memory/billing.md") {
+		t.Errorf("semantic search with 300 unflushed values and a slow model: got %v, want memory/billing.md", got)
 	}
 }

@@ -103,6 +103,7 @@ type Service struct {
 	ewake     chan struct{}  // tells the embed worker there is work
 	edone     chan struct{}  // closed when the embed worker has ended
 	inflight  sync.WaitGroup // the search-time embeds, which may outlive their search
+	slots     chan struct{}  // one token a search-time embed running: at most searchEmbeds
 
 	applyMu sync.Mutex // serializes apply: queued changes go into base in order
 

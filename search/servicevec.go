@@ -24,6 +24,15 @@ const DefaultEmbedWait = time.Second
 // values.
 const cacheSize = 4096
 
+// searchEmbeds bounds the search-time embeds running at once (each may
+// outlive its search): searches of a slow model do not pile requests up
+// on it. A search that finds no slot ranks what is not cached by keyword.
+const searchEmbeds = 4
+
+// overlayEmbeds bounds the unflushed values one search embeds: beyond,
+// they rank by keyword (their BM25 share stands for their likeness).
+const overlayEmbeds = 256
+
 // embedJob is a document whose vector is missing or stale: the text to
 // embed and the stamp of the value it is made from, or, with load, only
 // the key (the repair at open: the value is read from the store when its
@@ -76,6 +85,7 @@ func (s *Service) openVectors(ctx context.Context, opts ServiceOptions) error {
 		s.embedWait = DefaultEmbedWait
 	}
 	s.cache = &vecCache{m: make(map[[sha256.Size]byte][]float32)}
+	s.slots = make(chan struct{}, searchEmbeds)
 	s.ewake = make(chan struct{}, 1)
 	s.edone = make(chan struct{})
 	s.embedQ = make(map[string]*embedJob)
@@ -367,9 +377,15 @@ func (s *Service) embedNow(ctx context.Context, texts []string) [][]float32 {
 	if len(miss) == 0 {
 		return out
 	}
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		return out // the model has enough to do: keyword for these
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		<-s.slots
 		return out
 	}
 	s.inflight.Add(1)
@@ -377,6 +393,7 @@ func (s *Service) embedNow(ctx context.Context, texts []string) [][]float32 {
 	ch := make(chan [][]float32, 1)
 	go func() {
 		defer s.inflight.Done()
+		defer func() { <-s.slots }()
 		ectx, cancel := context.WithTimeout(s.ectx, time.Minute)
 		defer cancel()
 		got := make([][]float32, 0, len(miss))
@@ -424,23 +441,26 @@ func (s *Service) searchVectors(ctx context.Context, q Query, mode Mode, topK in
 		values[e.Key] = e.Value
 	}
 	qtext, _ := s.opts.Redact("", []byte(q.Text)) // the query may be sent to a remote model
-	texts := []string{string(qtext)}
-	for _, h := range ovHits {
-		texts = append(texts, s.docText(overlay, h.Key, values[h.Key]))
-	}
 	wctx, cancel := context.WithTimeout(ctx, s.embedWait)
-	vecs := s.embedNow(wctx, texts)
-	cancel()
-	if vecs[0] == nil {
+	defer cancel()
+	// The query first and alone: many unflushed values must not keep its
+	// vector from being ready in time.
+	qvs := s.embedNow(wctx, []string{string(qtext)})
+	if qvs[0] == nil {
 		s.log.Debug("search: the query's vector is not ready; ranking by keyword", "embedder", s.emb.ID())
 		return nil, false
 	}
-	qf := vecs[0]
+	var texts []string
+	for _, h := range ovHits[:min(len(ovHits), overlayEmbeds)] {
+		texts = append(texts, s.docText(overlay, h.Key, values[h.Key]))
+	}
+	vecs := s.embedNow(wctx, texts)
+	qf := qvs[0]
 	qv := newQueryVec(qf)
 	ovCos := make(map[string]float64, len(ovHits))
 	var ovVec []Hit
-	for i, h := range ovHits {
-		if v := vecs[i+1]; len(v) == len(qf) {
+	for i, h := range ovHits[:len(vecs)] {
+		if v := vecs[i]; len(v) == len(qf) {
 			c := 0.0
 			for j := range v {
 				c += float64(v[j]) * float64(qf[j])
