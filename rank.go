@@ -143,6 +143,9 @@ func (f *FS) SearchStatus() string {
 	line := "search: hybrid, embedder " + f.opts.Embedder.ID()
 	if st, ok := f.index.VectorStatus(); ok {
 		line += fmt.Sprintf(", %d vectors, %d pending", st.Vectors, st.Pending)
+		if st.Refused > 0 {
+			line += fmt.Sprintf(", %d refused by the model (ranked by keyword)", st.Refused)
+		}
 		if st.LastError != "" {
 			// Not the error itself: it may name a file or quote a note
 			// back from the model, and every reader sees the status. The

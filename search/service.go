@@ -118,6 +118,7 @@ type Service struct {
 	embedQ    map[string]*embedJob // documents to embed: their vectors are missing or stale
 	lastErr   error                // the embedder's last failure, nil after a success
 	lastErrAt time.Time
+	refused   int // documents the model refused alone (isolate)
 }
 
 // change is a value the store now holds, or a key it deleted.

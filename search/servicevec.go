@@ -51,6 +51,7 @@ type VectorStatus struct {
 	Pending     int       // documents waiting to be embedded (again)
 	LastError   string    // the embedder's last failure; "" after a success
 	LastErrorAt time.Time // when it failed
+	Refused     int       // documents the model refused alone (they have no vector; they rank by keyword)
 }
 
 // VectorStatus returns the state of the vectors.
@@ -64,6 +65,7 @@ func (s *Service) VectorStatus() VectorStatus {
 	s.vec.mu.RUnlock()
 	s.mu.Lock()
 	st.Pending = len(s.embedQ)
+	st.Refused = s.refused
 	if s.lastErr != nil {
 		st.LastError, st.LastErrorAt = s.lastErr.Error(), s.lastErrAt
 	}
@@ -175,6 +177,7 @@ func (s *Service) docText(ix *Index, key string, v []byte) string {
 func (s *Service) embedWorker() {
 	defer close(s.edone)
 	backoff := time.Duration(0)
+	fails := 0 // the batches failed in a row
 	for {
 		keys, jobs := s.nextBatch()
 		if len(keys) == 0 {
@@ -190,6 +193,11 @@ func (s *Service) embedWorker() {
 			return
 		}
 		if err != nil {
+			fails++
+			if fails >= 2 && len(keys) > 1 && s.isolate(keys, jobs) {
+				fails, backoff = 0, 0
+				continue
+			}
 			backoff = min(max(2*backoff, time.Second), time.Minute)
 			s.log.Warn("search: embedding failed; retrying", "embedder", s.emb.ID(), "err", err, "retry", backoff)
 			select {
@@ -199,12 +207,47 @@ func (s *Service) embedWorker() {
 			}
 			continue
 		}
-		backoff = 0
+		fails, backoff = 0, 0
 		select {
 		case s.wake <- struct{}{}: // the worker saves
 		default:
 		}
 	}
+}
+
+// isolate embeds a batch that failed twice one document at a time, so
+// that a text the model refuses (too long, bad input) does not hold up
+// the others: when some succeed, the ones that fail alone are refused
+// for good (dropped from the queue, counted in VectorStatus.Refused; they
+// rank by keyword). When none succeeds the model is down, not the texts:
+// nothing is dropped, and it reports false.
+func (s *Service) isolate(keys []string, jobs []*embedJob) bool {
+	var bad []int
+	for i := range keys {
+		if err := s.embedJobs(keys[i:i+1], jobs[i:i+1]); err != nil {
+			if s.ectx.Err() != nil {
+				return false
+			}
+			bad = append(bad, i)
+		}
+	}
+	if len(bad) == len(keys) {
+		return false
+	}
+	s.mu.Lock()
+	for _, i := range bad {
+		if s.embedQ[keys[i]] == jobs[i] {
+			delete(s.embedQ, keys[i])
+			s.refused++
+		}
+	}
+	s.mu.Unlock()
+	if len(bad) > 0 {
+		// The names are not logged: a count, and the model's error above.
+		s.log.Warn("search: the embedder refused documents on their own; they have no vector and rank by keyword",
+			"embedder", s.emb.ID(), "refused", len(bad))
+	}
+	return true
 }
 
 // nextBatch returns up to embedBatch queued documents (left queued until
