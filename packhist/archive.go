@@ -138,10 +138,23 @@ func (a *Archiver) Baseline(head uint64, entries []backend.Entry) {
 // Add queues items to archive; it never blocks on I/O and never fails.
 // Items that are no pack source are dropped at once.
 func (a *Archiver) Add(items []Item) {
+	// Logged after the lock is let go, and with no key: a name may hold
+	// a secret.
+	var late bool
+	var firstSeq uint64
+	var dropped uint64
+	defer func() {
+		if late {
+			a.logger.Warn("packhist: items added after Close are not archived", "events", len(items))
+		}
+		if firstSeq != 0 {
+			a.logger.Error("packhist: the archive falls behind the flushes; versions are not archived", "seq", firstSeq, "dropped", dropped)
+		}
+	}()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closing {
-		a.logger.Warn("packhist: items added after Close are not archived", "events", len(items))
+		late = true
 		return
 	}
 	for _, it := range items {
@@ -157,8 +170,8 @@ func (a *Archiver) Add(items []Item) {
 			// The store cannot keep up: memory stays bounded, and the
 			// rebuild as of this seq says it was not archived.
 			a.dropped++
-			if a.dropped == 1 || a.dropped%1000 == 0 {
-				a.logger.Error("packhist: the archive falls behind the flushes; versions are not archived", "key", it.Event.Key, "seq", it.Event.Seq, "dropped", a.dropped)
+			if (a.dropped == 1 || a.dropped%1000 == 0) && firstSeq == 0 {
+				firstSeq, dropped = it.Event.Seq, a.dropped
 			}
 			continue
 		}
@@ -269,7 +282,7 @@ func (a *Archiver) run() {
 				defer func() { <-sem }()
 				if err := a.write(ctx, it); err != nil {
 					a.logger.Error("packhist: a version of a pack source was not archived; a rebuild as of its seq will say so",
-						"key", it.Event.Key, "seq", it.Event.Seq, "err", err)
+						"seq", it.Event.Seq, "err", err)
 				}
 			})
 		}
@@ -324,7 +337,7 @@ func (a *Archiver) checkBaseline(ctx context.Context, b baseline) error {
 			}
 			it := Item{Event: eventlog.Event{Seq: s.seq, Op: eventlog.OpWrite, Key: e.Key, SHA256: s.sum}, Saved: &e}
 			if err := a.write(ctx, it); err != nil {
-				a.logger.Error("packhist: a version found at open was not archived", "key", e.Key, "seq", s.seq, "err", err)
+				a.logger.Error("packhist: a version found at open was not archived", "seq", s.seq, "err", err)
 			}
 		case err != nil:
 			return fmt.Errorf("load the record of %s: %w", e.Key, err)
