@@ -228,15 +228,21 @@
 // which embeds them in batches of 64 (the repair's documents are read
 // from the store when their turn comes) and has the worker save the
 // changed vector shards; after a failure it retries, waiting 1 s doubling
-// to a minute, and [Service.VectorStatus] reports the embedder, the number
-// of vectors, the documents pending and the last failure. A search never
-// waits for the queue: a document not embedded yet ranks by BM25 alone.
-// The query and the unflushed values the search may return are embedded
-// at search time, their vectors cached by the SHA-256 of their text (4096
-// at most), and a search waits at most ServiceOptions.EmbedWait
-// ([DefaultEmbedWait], 1 s) for them: a query whose vector is not ready
-// ranks by keyword, an unflushed value whose vector is not ready ranks by
-// BM25, and the embedding goes on to fill the cache for the next search.
+// to a minute. A batch that fails twice is embedded one document at a
+// time: when some succeed, those the model refuses alone are dropped from
+// the queue and counted (they rank by BM25), so one text a model cannot
+// take never holds up the rest; when none succeeds the model is down and
+// nothing is dropped. [Service.VectorStatus] reports the embedder, the
+// number of vectors, the documents pending and refused, and the last
+// failure. A search never waits for the queue: a document not embedded
+// yet ranks by BM25 alone. The query, first and alone, then at most 256
+// of the unflushed values the search may return, are embedded at search
+// time, their vectors cached by the SHA-256 of their text (4096 at most),
+// by at most 4 search-time embeds at once, and a search waits at most
+// ServiceOptions.EmbedWait ([DefaultEmbedWait], 1 s) for them: a query
+// whose vector is not ready ranks by keyword, an unflushed value whose
+// vector is not ready ranks by BM25, and the embedding goes on to fill
+// the cache for the next search.
 //
 // A query's mode (Query.Mode, the word mode:keyword|semantic|hybrid) is
 // hybrid by default with an embedder, keyword without one; semantic or
@@ -248,7 +254,10 @@
 // the BM25 score over the highest among the candidates and s_vec the
 // cosine calibrated as (cos - Floor)/(max cos - Floor) among them
 // ([DefaultFusion]: Alpha 0.7, Floor 0, chosen on the dev set of
-// testdata/recall: see TestDevSetTuneFusion). In every mode the filters, TopK,
+// testdata/recall: see TestDevSetTuneFusion). A candidate with no vector
+// (not embedded yet), and every candidate when the query's vector is
+// zero or like none of them (none of its words known to the model), take
+// s_bm25 for s_vec: they rank by BM25 alone. In every mode the filters, TopK,
 // MinScore (on the mode's score: BM25, cosine, or the fused score in 0..1),
 // the permission rule, the overlay and its shadowing apply unchanged, and
 // a hit with no query word in it gets the start of its value as snippet.
