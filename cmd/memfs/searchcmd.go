@@ -77,6 +77,9 @@ func searchCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("search through %s: %w", t.mnt, err)
 				}
+				if c.IsSet("embedder") {
+					fmt.Fprintf(c.App.ErrWriter, "memfs: --embedder is not used: the mount at %s searches with its own (see its .memfs/status)\n", t.mnt)
+				}
 				if st, err := os.ReadFile(filepath.Join(t.mnt, ".memfs", "status")); err == nil && strings.Contains(string(st), keywordOnly) {
 					fmt.Fprintf(c.App.ErrWriter, "memfs: keyword search only: the mount at %s has no embedder\n", t.mnt)
 				}

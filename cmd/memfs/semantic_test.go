@@ -124,6 +124,10 @@ func TestEmbedderNoneIsKeywordOnly(t *testing.T) {
 	if err != nil || !strings.Contains(errOut, "keyword search only") {
 		t.Errorf("memfs search did not say it is keyword-only: %q %v", errOut, err)
 	}
+	_, errOut, err = run(t, "", "search", "--mount", mnt, "--embedder", "default", "canary")
+	if err != nil || !strings.Contains(errOut, "--embedder is not used") {
+		t.Errorf("memfs search --embedder through a mount did not say the flag is not used: %q %v", errOut, err)
+	}
 }
 
 // A mount with an OpenAI-compatible embedder (a server of this test on
