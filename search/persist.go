@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -70,29 +71,55 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func (ix *Index) Save(ctx context.Context, sys Sys) (int, error) {
 	ix.saveMu.Lock()
 	defer ix.saveMu.Unlock()
-	ix.mu.RLock()
+	return saveShards(ctx, sys, shardSet{mu: &ix.mu, version: &ix.version, saved: &ix.saved,
+		encodeLocked: ix.encodeShardLocked, name: ShardName, what: "shard",
+		savedLocked: func() { ix.nsaved++ }})
+}
+
+// shardSet is what saveShards needs of a sharded index: its lock, the
+// version of each shard and the version last saved (both guarded by mu),
+// how a shard is encoded (under mu, read-locked) and named, and what to
+// count when one is saved (under mu; may be nil).
+type shardSet struct {
+	mu             *sync.RWMutex
+	version, saved *[Shards]uint64
+	encodeLocked   func(s int) []byte
+	name           func(s int) string
+	what           string // in errors: "shard", "vector shard"
+	savedLocked    func()
+}
+
+// saveShards writes the shards of x changed since their last save, each
+// encoded under the read lock and written without it, and returns how
+// many it wrote. A shard that changes while it is written stays dirty; on
+// an error the shards not written stay dirty. Its caller serializes the
+// saves of x.
+func saveShards(ctx context.Context, sys Sys, x shardSet) (int, error) {
+	x.mu.RLock()
 	var dirty []int
 	for s := range Shards {
-		if ix.version[s] != ix.saved[s] {
+		if x.version[s] != x.saved[s] {
 			dirty = append(dirty, s)
 		}
 	}
-	ix.mu.RUnlock()
+	x.mu.RUnlock()
 	n := 0
 	for _, s := range dirty {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		ix.mu.RLock()
-		data, v := ix.encodeShardLocked(s), ix.version[s]
-		ix.mu.RUnlock()
-		if err := sys.SaveSys(ctx, ShardName(s), data); err != nil {
-			return n, fmt.Errorf("search: save shard %d: %w", s, err)
+		x.mu.RLock()
+		data, v := x.encodeLocked(s), x.version[s]
+		x.mu.RUnlock()
+		if err := sys.SaveSys(ctx, x.name(s), data); err != nil {
+			return n, fmt.Errorf("search: save %s %d: %w", x.what, s, err)
 		}
-		ix.mu.Lock()
-		ix.saved[s] = v
-		ix.nsaved++
-		ix.mu.Unlock()
+		x.mu.Lock()
+		x.saved[s] = v
+		if x.savedLocked != nil {
+			x.savedLocked()
+		}
+		x.mu.Unlock()
 		n++
 	}
 	return n, nil
@@ -235,24 +262,8 @@ func Load(ctx context.Context, sys Sys, opts Options) (*Index, error) {
 		return nil, fmt.Errorf("search: list shards: %w", err)
 	}
 	ix := New(opts)
-	for _, e := range list {
-		s, ok := parseShardName(e.Key)
-		if !ok {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		data, err := sys.LoadSys(ctx, e.Key)
-		if errors.Is(err, backend.ErrKeyNotFound) {
-			continue // removed since the listing: an empty shard
-		}
-		if err != nil {
-			return nil, fmt.Errorf("search: load shard %d: %w", s, err)
-		}
-		if err := ix.decodeShard(s, data); err != nil {
-			return nil, fmt.Errorf("search: shard %d: %w", s, err)
-		}
+	if err := loadShards(ctx, sys, list, parseShardName, ix.decodeShard, "shard"); err != nil {
+		return nil, err
 	}
 	if ix.Stats().DirtyShards > 0 { // documents dropped
 		if _, err := ix.Save(ctx, sys); err != nil {
@@ -262,14 +273,44 @@ func Load(ctx context.Context, sys Sys, opts Options) (*Index, error) {
 	return ix, nil
 }
 
+// loadShards loads the records of list that parse as shards and has
+// decode take each, in list order. A record removed since the listing is
+// an empty shard. what names the shards in errors.
+func loadShards(ctx context.Context, sys Sys, list []backend.Entry, parse func(name string) (int, bool),
+	decode func(s int, data []byte) error, what string) error {
+	for _, e := range list {
+		s, ok := parse(e.Key)
+		if !ok {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		data, err := sys.LoadSys(ctx, e.Key)
+		if errors.Is(err, backend.ErrKeyNotFound) {
+			continue // removed since the listing: an empty shard
+		}
+		if err != nil {
+			return fmt.Errorf("search: load %s %d: %w", what, s, err)
+		}
+		if err := decode(s, data); err != nil {
+			return fmt.Errorf("search: %s %d: %w", what, s, err)
+		}
+	}
+	return nil
+}
+
 // parseShardName returns s for ShardName(s).
-func parseShardName(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, RecordPrefix+"shard-")
+func parseShardName(name string) (int, bool) { return parseName(name, "shard-", ShardName) }
+
+// parseName returns s for a record name kind-NN that is name(s).
+func parseName(name, kind string, nameOf func(int) string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, RecordPrefix+kind)
 	if !ok || len(rest) != 2 {
 		return 0, false
 	}
 	s, err := strconv.Atoi(rest)
-	if err != nil || s < 0 || s >= Shards || ShardName(s) != name {
+	if err != nil || s < 0 || s >= Shards || nameOf(s) != name {
 		return 0, false
 	}
 	return s, true

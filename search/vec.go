@@ -9,12 +9,9 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/memfs/memfs/backend"
 )
 
 // vecFormatVersion is the version of the vector shard encoding; a shard of
@@ -36,17 +33,7 @@ const parallelMin = 20000
 func VecShardName(s int) string { return fmt.Sprintf("%svec-%02d", RecordPrefix, s) }
 
 // parseVecShardName returns s for VecShardName(s).
-func parseVecShardName(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, RecordPrefix+"vec-")
-	if !ok || len(rest) != 2 {
-		return 0, false
-	}
-	s, err := strconv.Atoi(rest)
-	if err != nil || s < 0 || s >= Shards || VecShardName(s) != name {
-		return 0, false
-	}
-	return s, true
-}
+func parseVecShardName(name string) (int, bool) { return parseName(name, "vec-", VecShardName) }
 
 // embedText is what is embedded of a document: its key's words, then the
 // first EmbedBytes of its redacted value, cut at a rune boundary.
@@ -302,31 +289,8 @@ func (vx *vecIndex) dirtyShards() int {
 func (vx *vecIndex) save(ctx context.Context, sys Sys) (int, error) {
 	vx.saveMu.Lock()
 	defer vx.saveMu.Unlock()
-	vx.mu.RLock()
-	var dirty []int
-	for s := range Shards {
-		if vx.version[s] != vx.saved[s] {
-			dirty = append(dirty, s)
-		}
-	}
-	vx.mu.RUnlock()
-	n := 0
-	for _, s := range dirty {
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
-		vx.mu.RLock()
-		data, v := vx.encodeShardLocked(s), vx.version[s]
-		vx.mu.RUnlock()
-		if err := sys.SaveSys(ctx, VecShardName(s), data); err != nil {
-			return n, fmt.Errorf("search: save vector shard %d: %w", s, err)
-		}
-		vx.mu.Lock()
-		vx.saved[s] = v
-		vx.mu.Unlock()
-		n++
-	}
-	return n, nil
+	return saveShards(ctx, sys, shardSet{mu: &vx.mu, version: &vx.version, saved: &vx.saved,
+		encodeLocked: vx.encodeShardLocked, name: VecShardName, what: "vector shard"})
 }
 
 // encodeShardLocked encodes the vectors of shard s (format in doc.go).
@@ -372,24 +336,8 @@ func loadVectors(ctx context.Context, sys Sys, id string) (*vecIndex, error) {
 		return nil, fmt.Errorf("search: list vector shards: %w", err)
 	}
 	vx := newVecIndex(id)
-	for _, e := range list {
-		s, ok := parseVecShardName(e.Key)
-		if !ok {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		data, err := sys.LoadSys(ctx, e.Key)
-		if errors.Is(err, backend.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("search: load vector shard %d: %w", s, err)
-		}
-		if err := vx.decodeShard(s, data); err != nil {
-			return nil, fmt.Errorf("search: vector shard %d: %w", s, err)
-		}
+	if err := loadShards(ctx, sys, list, parseVecShardName, vx.decodeShard, "vector shard"); err != nil {
+		return nil, err
 	}
 	return vx, nil
 }
