@@ -67,6 +67,24 @@ func cutAt(name string) (seq uint64, rest string, ok bool, err error) {
 	return seq, rest, ok, nil
 }
 
+// packRequest reads a request for a pack or its manifest (NAME ending in
+// contextpack.ManifestSuffix): the caller in ctx, the pack's options
+// (packOptions, with prefixes and rank) and whether the manifest is
+// asked for.
+func packRequest(ctx context.Context, name string, prefixes []string, rank contextpack.RankFunc) (session.Cred, contextpack.Options, bool, error) {
+	cr, ok := session.CredFrom(ctx)
+	if !ok {
+		return cr, contextpack.Options{}, false, search.ErrNoCaller
+	}
+	name, manifest := strings.CutSuffix(name, contextpack.ManifestSuffix)
+	o, err := packOptions(name)
+	if err != nil {
+		return cr, o, false, err
+	}
+	o.Prefixes, o.Rank = prefixes, rank
+	return cr, o, manifest, nil
+}
+
 // packOptions reads the name of a .memfs/context/NAME file: percent-encoded
 // words, "max:N" (the budget) and "summaries:K" filters, the rest the
 // query.
@@ -107,17 +125,10 @@ func packOptions(name string) (contextpack.Options, error) {
 // may read. rank nil is contextpack.DefaultRank.
 func contextAnswer(c *session.Context, prefixes []string, rank contextpack.RankFunc) func(context.Context, string) ([]byte, error) {
 	return func(ctx context.Context, name string) ([]byte, error) {
-		cr, ok := session.CredFrom(ctx)
-		if !ok {
-			return nil, search.ErrNoCaller
-		}
-		name, manifest := strings.CutSuffix(name, contextpack.ManifestSuffix)
-		o, err := packOptions(name)
+		cr, o, manifest, err := packRequest(ctx, name, prefixes, rank)
 		if err != nil {
 			return nil, err
 		}
-		o.Prefixes = prefixes
-		o.Rank = rank
 		p, err := contextpack.Build(ctx, readableSource{c: c, cr: cr}, o)
 		if err != nil {
 			return nil, err

@@ -6,13 +6,11 @@ import (
 	"io/fs"
 	"path"
 	"slices"
-	"strings"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/packhist"
-	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 )
 
@@ -39,17 +37,10 @@ import (
 // error naming the key (packhist.ErrNotKept, ErrNotArchived,
 // ErrMismatch): never a different pack.
 func (f *FS) ContextPackAt(ctx context.Context, seq uint64, name string) ([]byte, error) {
-	cr, ok := session.CredFrom(ctx)
-	if !ok {
-		return nil, search.ErrNoCaller
-	}
-	name, manifest := strings.CutSuffix(name, contextpack.ManifestSuffix)
-	o, err := packOptions(name)
+	cr, o, manifest, err := packRequest(ctx, name, f.opts.Bootstrap, f.packRank())
 	if err != nil {
 		return nil, err
 	}
-	o.Prefixes = f.opts.Bootstrap
-	o.Rank = f.packRank()
 	if f.hist != nil {
 		// The archive is written off the flush path: a seq flushed a
 		// moment ago may still be queued.

@@ -519,15 +519,5 @@ func (a *Archiver) prune(ctx context.Context) error {
 // storeEntry loads key from the store (when Sys is a backend.Store) if its
 // value's SHA-256 is want.
 func (a *Archiver) storeEntry(ctx context.Context, key, want string) (*backend.Entry, bool) {
-	l, ok := a.sys.(interface {
-		Load(context.Context, ...string) ([]backend.Entry, error)
-	})
-	if !ok {
-		return nil, false
-	}
-	es, err := l.Load(ctx, key)
-	if err != nil || len(es) != 1 || sum(es[0].Value) != want {
-		return nil, false
-	}
-	return &es[0], true
+	return loadIfSum(ctx, a.sys, key, want)
 }

@@ -216,7 +216,17 @@ func checkGaps(ctx context.Context, sys Sys, r *replay, seq uint64) error {
 // current returns the store's value of key when the store keeps it (Sys is
 // a backend.Store) and its SHA-256 is want.
 func (s *State) current(ctx context.Context, key, want string) ([]byte, bool) {
-	l, ok := s.sys.(interface {
+	e, ok := loadIfSum(ctx, s.sys, key, want)
+	if !ok {
+		return nil, false
+	}
+	return e.Value, true
+}
+
+// loadIfSum loads key from sys when sys is also a backend.Store and the
+// value's SHA-256 is want.
+func loadIfSum(ctx context.Context, sys Sys, key, want string) (*backend.Entry, bool) {
+	l, ok := sys.(interface {
 		Load(context.Context, ...string) ([]backend.Entry, error)
 	})
 	if !ok {
@@ -226,5 +236,5 @@ func (s *State) current(ctx context.Context, key, want string) ([]byte, bool) {
 	if err != nil || len(es) != 1 || sum(es[0].Value) != want {
 		return nil, false
 	}
-	return es[0].Value, true
+	return &es[0], true
 }
