@@ -3,7 +3,6 @@ package memfs
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"path"
 	"slices"
 
@@ -133,7 +132,7 @@ func (s readableAt) readable(e backend.Entry) bool {
 	if s.cr.UID == 0 {
 		return true
 	}
-	if !allowed(s.cr, e.Info.Mode, e.Info.UID, e.Info.GID, 4) {
+	if !s.cr.MayRead(e.Info.Mode, e.Info.UID, e.Info.GID) {
 		return false
 	}
 	if st, err := s.c.Stat(e.Key); err == nil && !st.IsDir && !s.c.CanRead(e.Key, s.cr) {
@@ -144,29 +143,11 @@ func (s readableAt) readable(e backend.Entry) bool {
 			d = ""
 		}
 		st, err := s.c.Stat(d)
-		if err != nil || !st.IsDir || !allowed(s.cr, st.Mode, st.UID, st.GID, 1) {
+		if err != nil || !st.IsDir || !s.cr.MaySearch(st.Mode, st.UID, st.GID) {
 			return false
 		}
 		if d == "" {
 			return true
 		}
 	}
-}
-
-// allowed is session.Cred's permission check: want (4 read, 1 search)
-// among the bits of the class cr falls in.
-func allowed(cr session.Cred, mode fs.FileMode, uid, gid uint32, want fs.FileMode) bool {
-	if cr.UID == 0 {
-		return true
-	}
-	var bits fs.FileMode
-	switch {
-	case cr.UID == uid:
-		bits = mode >> 6
-	case slices.Contains(cr.GIDs, gid):
-		bits = mode >> 3
-	default:
-		bits = mode
-	}
-	return bits&7&want == want
 }

@@ -30,10 +30,15 @@ func (randEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error
 }
 
 // benchVectors embeds the notes keys/values (as a Service does, in
-// batches) into a new vector index.
+// batches) into a new vector index, with the synthetic embedder.
 func benchVectors(b *testing.B, keys []string, values [][]byte) *vecIndex {
+	return embedVectors(b, randEmbedder{}, keys, values)
+}
+
+// embedVectors embeds the notes keys/values with e, in batches, into a
+// new vector index.
+func embedVectors(b *testing.B, e embed.Embedder, keys []string, values [][]byte) *vecIndex {
 	b.Helper()
-	e := randEmbedder{}
 	vx := newVecIndex(e.ID())
 	for i := 0; i < len(keys); i += embedBatch {
 		j := min(i+embedBatch, len(keys))
@@ -41,7 +46,10 @@ func benchVectors(b *testing.B, keys []string, values [][]byte) *vecIndex {
 		for k := i; k < j; k++ {
 			texts = append(texts, embedText(keys[k], values[k]))
 		}
-		vecs, _ := e.Embed(context.Background(), texts)
+		vecs, err := e.Embed(context.Background(), texts)
+		if err != nil {
+			b.Fatal(err)
+		}
 		for k := i; k < j; k++ {
 			if err := vx.put(keys[k], Stamp{Size: int64(len(values[k]))}, vecs[k-i]); err != nil {
 				b.Fatal(err)
@@ -127,23 +135,7 @@ func BenchmarkVecFlush(b *testing.B) {
 	keys, values := benchNotes(10_000)
 	run := func(b *testing.B, e embed.Embedder) {
 		for b.Loop() {
-			vx := newVecIndex(e.ID())
-			for i := 0; i < len(keys); i += embedBatch {
-				j := min(i+embedBatch, len(keys))
-				texts := make([]string, 0, j-i)
-				for k := i; k < j; k++ {
-					texts = append(texts, embedText(keys[k], values[k]))
-				}
-				vecs, err := e.Embed(context.Background(), texts)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for k := i; k < j; k++ {
-					if err := vx.put(keys[k], Stamp{Size: int64(len(values[k]))}, vecs[k-i]); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
+			vx := embedVectors(b, e, keys, values)
 			if _, err := vx.save(context.Background(), newMemSys()); err != nil {
 				b.Fatal(err)
 			}

@@ -70,6 +70,19 @@ func (cr Cred) allowed(mode fs.FileMode, uid, gid uint32, want fs.FileMode) bool
 	return bits&7&want == want
 }
 
+// MayRead reports whether cr may read an object of mode, uid and gid, by
+// the rule CanRead applies to a file: for a file as it was (a mode and an
+// owner that history keeps).
+func (cr Cred) MayRead(mode fs.FileMode, uid, gid uint32) bool {
+	return cr.allowed(mode, uid, gid, permRead)
+}
+
+// MaySearch reports whether cr may pass through a directory of mode, uid
+// and gid.
+func (cr Cred) MaySearch(mode fs.FileMode, uid, gid uint32) bool {
+	return cr.allowed(mode, uid, gid, permSearch)
+}
+
 // searchableLocked reports whether cr may pass through directory key and
 // every directory above it: each needs 'x'. The root directory "" counts:
 // it is the mountpoint the caller walks through.
