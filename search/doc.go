@@ -248,12 +248,12 @@
 // hybrid by default with an embedder, keyword without one; semantic or
 // hybrid without an embedder is an error wrapping [ErrQuery]. Keyword is
 // BM25 as above. Semantic ranks by the cosine of the query's vector with
-// the documents' (a cosine of 0 or less is no hit). Hybrid takes the
+// the documents' (a cosine of Floor or less is no hit). Hybrid takes the
 // best N of each ranking (N = max(100, 4·TopK), [Fusion].Candidates),
 // and scores their union by Alpha·s_vec + (1-Alpha)·s_bm25, s_bm25 being
 // the BM25 score over the highest among the candidates and s_vec the
 // cosine calibrated as (cos - Floor)/(max cos - Floor) among them
-// ([DefaultFusion]: Alpha 0.7, Floor 0, chosen on the dev set of
+// ([DefaultFusion]: Alpha 0.6, Floor 0.2, chosen on the dev set of
 // testdata/recall: see TestDevSetTuneFusion). A candidate with no vector
 // (not embedded yet), and every candidate when the query's vector is
 // zero or like none of them (none of its words known to the model), take

@@ -509,7 +509,7 @@ func (s *Service) searchVectors(ctx context.Context, q Query, mode Mode, topK in
 				c += float64(v[j]) * float64(qf[j])
 			}
 			ovCos[h.Key] = c
-			if c > 0 {
+			if c > s.fusion.Floor {
 				ovVec = append(ovVec, Hit{Key: h.Key, Score: c})
 			}
 		}
@@ -519,7 +519,7 @@ func (s *Service) searchVectors(ctx context.Context, q Query, mode Mode, topK in
 		n = s.fusion.candidates(topK)
 	}
 	keep := s.base.matcher(q)
-	vecHits := collect(n, func(k int) []Hit { return s.vec.search(qv, k, keep) })
+	vecHits := collect(n, func(k int) []Hit { return s.vec.search(qv, k, keep, s.fusion.Floor) })
 	vecHits = append(vecHits, ovVec...)
 	if mode == ModeSemantic {
 		sortHits(vecHits)

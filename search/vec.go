@@ -205,10 +205,10 @@ func (vx *vecIndex) cosine(key string, qv queryVec) (float64, bool) {
 }
 
 // search returns the k vectors closest to qv (by cosine, then key) among
-// the keys that pass keep (nil keeps all), leaving out a cosine of 0 or
-// less. keep is called only for a
+// the keys that pass keep (nil keeps all), leaving out a cosine of floor
+// or less (no likeness). keep is called only for a
 // vector that would enter the top k, so a selective filter costs little.
-func (vx *vecIndex) search(qv queryVec, k int, keep func(key string) bool) []Hit {
+func (vx *vecIndex) search(qv queryVec, k int, keep func(key string) bool, floor float64) []Hit {
 	vx.mu.RLock()
 	defer vx.mu.RUnlock()
 	if len(qv.q) != vx.dim || vx.dim == 0 || k <= 0 {
@@ -223,7 +223,7 @@ func (vx *vecIndex) search(qv queryVec, k int, keep func(key string) bool) []Hit
 	var wg sync.WaitGroup
 	for p := range parts {
 		lo, hi := n*p/parts, n*(p+1)/parts
-		wg.Go(func() { heaps[p] = vx.scanLocked(qv, lo, hi, k, keep) })
+		wg.Go(func() { heaps[p] = vx.scanLocked(qv, lo, hi, k, keep, floor) })
 	}
 	wg.Wait()
 	h := heaps[0]
@@ -236,7 +236,7 @@ func (vx *vecIndex) search(qv queryVec, k int, keep func(key string) bool) []Hit
 }
 
 // scanLocked keeps the best k of slots lo to hi.
-func (vx *vecIndex) scanLocked(qv queryVec, lo, hi, k int, keep func(string) bool) hitHeap {
+func (vx *vecIndex) scanLocked(qv queryVec, lo, hi, k int, keep func(string) bool, floor float64) hitHeap {
 	h := make(hitHeap, 0, k)
 	d := vx.dim
 	qs := float64(qv.scale)
@@ -246,7 +246,7 @@ func (vx *vecIndex) scanLocked(qv queryVec, lo, hi, k int, keep func(string) boo
 			continue
 		}
 		score := float64(dot8(vx.q[s*d:(s+1)*d], qv.q)) * float64(vx.scale[s]) * qs
-		if score <= 0 {
+		if score <= floor {
 			continue // unrelated (or the zero vector): no semantic hit
 		}
 		hit := Hit{Key: key, Score: score}

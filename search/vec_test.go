@@ -161,7 +161,7 @@ func TestVecRoundTrip(t *testing.T) {
 	}
 	for range 20 {
 		qv := newQueryVec(randomUnit(r, 32))
-		if a, b := vx.search(qv, 10, nil), got.search(qv, 10, nil); !slices.Equal(a, b) || len(a) == 0 {
+		if a, b := vx.search(qv, 10, nil, 0), got.search(qv, 10, nil, 0); !slices.Equal(a, b) || len(a) == 0 {
 			t.Fatalf("search after the round trip: got %v, want %v", b, a)
 		}
 	}

@@ -152,9 +152,14 @@ func TestIngestRedactsExternalWrites(t *testing.T) {
 			t.Errorf("search for wombat: the snippet holds the token %.12s...: %q", tok, res)
 		}
 	}
-	// A search for a token finds nothing: the index has no such term.
-	if res := readBack(filepath.Join(mnt, ".memfs", "search", ingestTokens[1])); strings.Contains(res, "memory/x.md") {
+	// A search for a token finds nothing: the index has no such term
+	// (by meaning the redacted query is like the redaction marker in the
+	// note: a hit that shows no token).
+	if res := readBack(filepath.Join(mnt, ".memfs", "search", "mode:keyword "+ingestTokens[1])); strings.Contains(res, "memory/x.md") {
 		t.Errorf("search for the AWS key id: got %q, want no hit", res)
+	}
+	if res := readBack(filepath.Join(mnt, ".memfs", "search", ingestTokens[1])); strings.Contains(res, ingestTokens[1]) {
+		t.Errorf("hybrid search for the AWS key id shows it: %q", res)
 	}
 
 	if err := p.terminate(t); err != nil {
@@ -242,8 +247,14 @@ func TestIndexRedactsOfflineWrites(t *testing.T) {
 			if keys := searchKeys(t, "--store", spec, tt.word); len(keys) != 1 || keys[0] != tt.key {
 				t.Errorf("memfs search %s: got %v, want [%s]", tt.word, keys, tt.key)
 			}
-			if keys := searchKeys(t, "--store", spec, ingestTokens[0]); len(keys) != 0 {
+			// The index holds no token: keyword search finds none. (By
+			// meaning, a query redacted to "[REDACTED:github-token]" is
+			// like a note that holds that marker: a hit, but no token.)
+			if keys := searchKeys(t, "--store", spec, "--mode", "keyword", ingestTokens[0]); len(keys) != 0 {
 				t.Errorf("memfs search for the GitHub token: got %v, want no hit", keys)
+			}
+			if out := mustRun(t, "", "search", "--store", spec, ingestTokens[0]); strings.Contains(out, ingestTokens[0]) {
+				t.Errorf("memfs search (hybrid) shows the GitHub token: %q", out)
 			}
 			if leaks := ingestLeaks(t, sys); len(leaks) > 0 {
 				t.Errorf("%d system records hold a token: %v", len(leaks), leaks)

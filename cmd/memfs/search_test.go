@@ -70,13 +70,13 @@ func TestSearch(t *testing.T) {
 	}
 	// Removed before any flush: gone from the results at once.
 	os.Remove(note)
-	if got := searchKeys(t, "--mount", mnt, "quokka"); len(got) != 0 {
+	if got := searchKeys(t, "--mount", mnt, "--mode", "keyword", "quokka"); len(got) != 0 {
 		t.Errorf("after rm: search quokka = %v", got)
 	}
 	os.WriteFile(note, []byte("A wombat, not a quokka.\n"), 0o644)
 	p.stop(t)
 
-	if got := searchKeys(t, "--store", store, "wombat"); strings.Join(got, " ") != "memory/quokka.md" {
+	if got := searchKeys(t, "--store", store, "--mode", "keyword", "wombat"); strings.Join(got, " ") != "memory/quokka.md" {
 		t.Errorf("after unmount: search --store wombat = %v", got)
 	}
 	// The store changes behind the index: the next mount re-indexes it.
@@ -85,7 +85,7 @@ func TestSearch(t *testing.T) {
 	if got := searchKeys(t, "--mount", mnt, "numbat"); strings.Join(got, " ") != "memory/quokka.md" {
 		t.Errorf("after a change behind the index: search numbat = %v", got)
 	}
-	if got := searchKeys(t, "--mount", mnt, "wombat"); len(got) != 0 {
+	if got := searchKeys(t, "--mount", mnt, "--mode", "keyword", "wombat"); len(got) != 0 {
 		t.Errorf("the old value is still found: %v", got)
 	}
 	p.stop(t)
