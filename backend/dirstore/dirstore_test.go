@@ -633,3 +633,35 @@ func TestWatchLeavesNoGoroutine(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchSeesWritesRightAfter checks that a file written into an
+// existing subdirectory right after Watch returns is reported: the
+// directories below the root are watched before Watch returns. (They were
+// watched by Watch's goroutine, after it returned: a write that came
+// first was lost, and a mount missed an external change for good.)
+func TestWatchSeesWritesRightAfter(t *testing.T) {
+	dir := t.TempDir()
+	const dirs = 1000
+	for i := range dirs {
+		if err := os.MkdirAll(filepath.Join(dir, fmt.Sprintf("d%04d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openT(t, dir)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	ch, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := fmt.Sprintf("d%04d/late.md", dirs-1) // the walk's last directory
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(last)), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for c := range ch {
+		if c.Key == last || c.Lost {
+			return
+		}
+	}
+	t.Fatalf("no change reported for %s written right after Watch returned", last)
+}

@@ -35,6 +35,12 @@ func (s *Store) Watch(ctx context.Context) (<-chan backend.Change, error) {
 		fw.Close()
 		return nil, err
 	}
+	// Every directory below the root is watched before Watch returns: a
+	// file written into one right after (which a caller's listing made
+	// after Watch may not see yet) is reported. Added by the goroutine,
+	// such a write was lost when it came before the directory's watch.
+	// Nothing is reported here, so nothing waits for a reader.
+	w.addTree(ctx, s.dir, false)
 	s.watches.Add(1)
 	go func() {
 		defer s.watches.Done()
@@ -54,11 +60,6 @@ type watch struct {
 }
 
 func (w *watch) run(ctx context.Context) {
-	// Directories below the root: watched before the first event is
-	// taken, reported not (they were there before Watch).
-	if !w.addTree(ctx, w.s.dir, false) {
-		return
-	}
 	for {
 		select {
 		case <-ctx.Done():

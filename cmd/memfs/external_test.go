@@ -230,7 +230,12 @@ func TestExternalVisibilityLatency(t *testing.T) {
 	store := t.TempDir()
 	os.MkdirAll(filepath.Join(store, "lat"), 0o755)
 	mnt := t.TempDir()
-	startMount(t, "dir:"+store, mnt, nil)
+	p := startMount(t, "dir:"+store, mnt, nil)
+	defer func() {
+		if t.Failed() {
+			t.Logf("the mount's log:\n%s", p.log)
+		}
+	}()
 	var lat []time.Duration
 	for i := range 100 {
 		want := fmt.Sprintf("version %d\n", i)
