@@ -352,7 +352,9 @@ func (a *Archiver) checkBaseline(ctx context.Context, b baseline) error {
 		return nil
 	}
 	slices.Sort(gaps)
-	a.logger.Warn("packhist: pack sources changed outside memfs's flushes; a context pack as of an earlier seq cannot show them, nor one as of later seqs until they change again",
+	// Info, not a warning: another program editing a directory store is
+	// how memfs is meant to be used; only rebuilds of those seqs lose.
+	a.logger.Info("packhist: pack sources changed outside memfs's flushes; a context pack as of an earlier seq cannot show them, nor one as of later seqs until they change again",
 		"head", b.head, "keys", len(gaps))
 	data, err := json.Marshal(gap{Seq: b.head, Keys: gaps})
 	if err != nil {
