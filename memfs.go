@@ -304,6 +304,11 @@ func (f *FS) Reindex(ctx context.Context, p search.Progress) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// The vectors too: a rebuild that left them to the next open would
+	// make that open pay for them, and a search meanwhile rank by words.
+	if err := s.WaitEmbedded(ctx); err != nil {
+		f.log.Warn("search index rebuilt; some vectors are made at the next open", "err", err)
+	}
 	if err := s.Close(ctx); err != nil {
 		f.log.Warn("search index not saved; it is repaired when next opened", "err", err)
 	}

@@ -545,3 +545,30 @@ func (s *Service) searchVectors(ctx context.Context, q Query, mode Mode, topK in
 	}
 	return cut(fuse(bmHits, vecHits, cosOf, s.fusion), q.MinScore, topK), true
 }
+
+// WaitEmbedded waits until no document waits for its vector: for a command
+// that searches once and ends, or rebuilds the index, so that it neither
+// answers before the vectors are in nor leaves them unmade. It ends early
+// with ctx's error, or with an error when the embedder fails meanwhile
+// (the documents left are embedded at the next open). Without an embedder
+// it returns at once.
+func (s *Service) WaitEmbedded(ctx context.Context) error {
+	if s.emb == nil {
+		return nil
+	}
+	start := time.Now()
+	for {
+		st := s.VectorStatus()
+		if st.Pending == 0 {
+			return nil
+		}
+		if st.LastError != "" && !st.LastErrorAt.Before(start) {
+			return fmt.Errorf("search: %d documents not embedded: the embedder failed: %s", st.Pending, st.LastError)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("search: %d documents not embedded: %w", st.Pending, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

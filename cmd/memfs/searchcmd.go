@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -90,6 +91,14 @@ func searchCommand() *cli.Command {
 				s, err := o.Search(ctx)
 				if err != nil {
 					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
+				}
+				// A store no mount serves may have notes without vectors
+				// yet: they are made before the answer (bounded).
+				wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+				err = s.WaitEmbedded(wctx)
+				cancel()
+				if err != nil {
+					fmt.Fprintf(c.App.ErrWriter, "memfs: %v; those notes rank by their words\n", err)
 				}
 				b, err := s.Answer(session.WithCred(ctx, processCred()), name)
 				if err != nil {

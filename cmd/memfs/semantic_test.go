@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -237,5 +238,26 @@ func TestRemoteEmbedderDownSearchStillAnswers(t *testing.T) {
 	}
 	if calls.Load() == 0 {
 		t.Error("the model was never asked: the test shows nothing")
+	}
+}
+
+// memfs search on a store no mount ever served embeds its notes before it
+// answers, and memfs reindex makes the vectors too.
+func TestSemanticSearchOfAStoreNeverMounted(t *testing.T) {
+	needModel(t)
+	src := t.TempDir()
+	writeNotes(t, src, semanticNotes)
+	for i := range 300 {
+		writeNotes(t, src, map[string]string{fmt.Sprintf("memory/filler/n%03d.md", i): fmt.Sprintf("# Filler %d\nA note about the weather on day %d.\n", i, i)})
+	}
+	store := "dir:" + t.TempDir()
+	mustRun(t, "", "import", "--store", store, src)
+	const question = "how long do we hold old bills"
+	if out := mustRun(t, "", "search", "--store", store, "--mode", "semantic", "--top-k", "1", question); firstKey(out) != "memory/billing/retention.md" {
+		t.Errorf("first search of a store never mounted: %q", out)
+	}
+	mustRun(t, "", "reindex", "--store", store)
+	if out := mustRun(t, "", "search", "--store", store, "--mode", "semantic", "--top-k", "1", question); firstKey(out) != "memory/billing/retention.md" {
+		t.Errorf("search after reindex: %q", out)
 	}
 }
