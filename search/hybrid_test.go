@@ -53,8 +53,10 @@ func TestHybridWithoutVectorsRanksByKeywords(t *testing.T) {
 // being ready in time: the query is embedded alone, first, and the
 // unflushed values are bounded (they rank by keyword when not ready).
 func TestServiceManyUnflushedSlowEmbedder(t *testing.T) {
-	emb := &fakeEmbedder{delay: 150 * time.Millisecond}
-	e := newSvcEnv(t, nil, ServiceOptions{Embedder: emb, EmbedWait: 400 * time.Millisecond, SaveDelay: time.Millisecond})
+	// 300 unflushed values are 5 calls of 300 ms, well past the 800 ms a
+	// search waits; the query alone is one.
+	emb := &fakeEmbedder{delay: 300 * time.Millisecond}
+	e := newSvcEnv(t, nil, ServiceOptions{Embedder: emb, EmbedWait: 800 * time.Millisecond, SaveDelay: time.Millisecond})
 	e.put(t, "memory/billing.md", vecDocs["memory/billing.md"], 0o644, 1000)
 	e.flush(t)
 	s := e.svc(t)
