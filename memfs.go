@@ -144,26 +144,17 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		}
 		lock = l
 	}
-	j, recs, err := journal.Open(opts.JournalPath)
+	j, recs, err := openJournal(opts.JournalPath, opts.Session.ReadOnly, log)
 	if err != nil {
 		closeLock(lock)
 		st.Close()
 		return nil, err
 	}
-	for _, d := range j.Damaged() {
-		// Never silent: the intact records around it are replayed; the
-		// damaged bytes are kept for whoever wants to look at them.
-		if d.SavedTo != "" {
-			log.Error("the journal had damaged bytes; they were moved aside, the intact records before and after them are replayed",
-				"journal", opts.JournalPath, "offset", d.Off, "bytes", d.Len, "saved_to", d.SavedTo)
-		} else {
-			log.Error("the journal had damaged bytes that could not be saved aside", "journal", opts.JournalPath,
-				"offset", d.Off, "bytes", d.Len, "err", d.Err)
-		}
-	}
 	ev, err := eventlog.Open(ctx, ss, log)
 	if err != nil {
-		j.Close()
+		if j != nil {
+			j.Close()
+		}
 		closeLock(lock)
 		st.Close()
 		return nil, fmt.Errorf("open the event log of %s: %w", opts.Name, err)
@@ -179,7 +170,7 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 	if so.Redactor == nil && !so.ReadOnly && !opts.NoRedact {
 		// No secret reaches disk unless the caller says so.
 		if so.Redactor, err = redact.New(redact.Config{}); err != nil {
-			j.Close()
+			j.Close() // a writable session: j is open
 			closeLock(lock)
 			st.Close()
 			return nil, err
@@ -235,7 +226,10 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 // them and empties the journal.
 func (f *FS) replay(ctx context.Context, recs []journal.Record) error {
 	jp := f.opts.JournalPath
-	if len(recs) > 0 && f.opts.Session.ReadOnly {
+	if f.opts.Session.ReadOnly {
+		if len(recs) == 0 {
+			return nil
+		}
 		f.log.Warn("read-only: showing what the journal of a memfs that did not shut down cleanly holds, without saving it; the next writable mount or command saves it",
 			"records", len(recs), "journal", jp)
 		if err := f.c.Replay(recs); err != nil {
@@ -316,14 +310,16 @@ func (f *FS) Reindex(ctx context.Context, p search.Progress) (int, error) {
 }
 
 // openIndex opens the search index (search.OpenService), a new one with
-// rebuild, reporting the indexing to p when it is not nil.
+// rebuild, reporting the indexing to p when it is not nil. A read-only
+// session keeps it in memory, but for a rebuild (Reindex): the command
+// reindex changes no value, and saves the index it makes.
 func (f *FS) openIndex(ctx context.Context, rebuild bool, p search.Progress) (*search.Service, error) {
 	red, err := f.indexRedactor()
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	return search.OpenService(ctx, f.c, f.store, search.ServiceOptions{Redactor: red, Logger: f.log, Rebuild: rebuild, Progress: p,
-		Embedder: f.opts.Embedder})
+		Embedder: f.opts.Embedder, InMemory: f.opts.Session.ReadOnly && !rebuild})
 }
 
 // indexRedactor is what redacts the text the search index and the
@@ -466,7 +462,11 @@ func (f *FS) release() error {
 			f.log.Warn("the archive of pack sources missed some versions; a rebuild as of their seqs says so", "err", err)
 		}
 	}
-	err := errors.Join(f.journal.Close(), f.store.Close())
+	var jerr error
+	if f.journal != nil {
+		jerr = f.journal.Close()
+	}
+	err := errors.Join(jerr, f.store.Close())
 	closeLock(f.lock)
 	return err
 }

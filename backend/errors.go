@@ -28,6 +28,11 @@ var ErrInvalidXAttr = errors.New("invalid extended attribute")
 // another Open in this process) holds the store.
 var ErrStoreInUse = errors.New("store is in use")
 
+// ErrReadOnly is returned (wrapped) by every write to a store opened
+// read-only (dirstore.OpenReadOnly, badgerstore.Options.ReadOnly): the
+// commands that only read open the store so, and change nothing in it.
+var ErrReadOnly = errors.New("store opened read-only")
+
 // ErrUnavailable is returned (wrapped) by a store that cannot reach its
 // server within its timeout (a shared store while etcd is down): nothing
 // was written, and the call may succeed later. A session keeps its

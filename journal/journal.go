@@ -119,7 +119,8 @@ type Journal struct {
 	scrubs  uint64            // frames rewritten in place so far (a copy made before one is stale)
 }
 
-// Damage is a damaged range of a journal that Open moved aside.
+// Damage is a damaged range of a journal that Open moved aside, or that
+// Read found and left in place.
 type Damage struct {
 	Off, Len int64  // where it was in the journal file
 	SavedTo  string // the file that holds its bytes now ("" if it could not be written)
@@ -161,7 +162,7 @@ func Open(path string) (*Journal, []Record, error) {
 		return nil, nil, err
 	}
 	j := &Journal{path: path, f: f}
-	recs, rewrite, err := j.readAll()
+	recs, rewrite, err := j.readAll(true)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -214,9 +215,10 @@ var magic = []byte("\xe5JNL")
 
 const header = 12 // magic, length, checksum
 
-// readAll reads every intact frame, moves damaged ranges aside, and says
-// whether the file must be written again (damage, or old frames).
-func (j *Journal) readAll() (recs []Record, rewrite bool, err error) {
+// readAll reads every intact frame, moves damaged ranges aside (with
+// save; else it notes them only), and says whether the file must be
+// written again (damage, or old frames).
+func (j *Journal) readAll(save bool) (recs []Record, rewrite bool, err error) {
 	data, err := io.ReadAll(j.f)
 	if err != nil {
 		return nil, false, fmt.Errorf("journal: read %s: %w", j.path, err)
@@ -251,7 +253,11 @@ func (j *Journal) readAll() (recs []Record, rewrite bool, err error) {
 			}
 			from += i + 1
 		}
-		j.damaged = append(j.damaged, j.saveDamage(int64(off), data[off:next]))
+		d := Damage{Off: int64(off), Len: int64(next - off)}
+		if save {
+			d = j.saveDamage(int64(off), data[off:next])
+		}
+		j.damaged = append(j.damaged, d)
 		rewrite = true
 		legacy = false
 		off = next

@@ -39,6 +39,12 @@ type ServiceOptions struct {
 	// Rebuild deletes the persisted index and builds it again from every
 	// value of the store (memfs reindex).
 	Rebuild bool
+	// InMemory keeps the index in memory only: the persisted index is
+	// loaded and brought up to date, but nothing is ever saved to the
+	// store or deleted from it (a corrupt one, or Rebuild, builds a new
+	// one in memory beside it). For a session that writes nothing (a
+	// command that only reads, on a store opened read-only).
+	InMemory bool
 	// Progress, when set, is told of the values OpenService indexes to
 	// bring the index up to date with the store.
 	Progress Progress
@@ -92,6 +98,7 @@ type Service struct {
 	opts      Options // base's, and the overlay's of each search
 	delay     time.Duration
 	repaired  int
+	inMemory  bool // ServiceOptions.InMemory: nothing is saved
 	stopWatch func()
 	emb       embed.Embedder // nil: keyword only
 	vec       *vecIndex      // nil without emb
@@ -169,8 +176,10 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 		for _, e := range old {
 			names = append(names, e.Key)
 		}
-		if err := st.DeleteSys(ctx, names...); err != nil {
-			return nil, fmt.Errorf("search index: remove the old one: %w", err)
+		if !opts.InMemory {
+			if err := st.DeleteSys(ctx, names...); err != nil {
+				return nil, fmt.Errorf("search index: remove the old one: %w", err)
+			}
 		}
 		ix = New(iopts)
 	}
@@ -178,7 +187,7 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 	if delay <= 0 {
 		delay = DefaultSaveDelay
 	}
-	s := &Service{c: c, st: st, log: log, base: ix, opts: iopts, delay: delay,
+	s := &Service{c: c, st: st, log: log, base: ix, opts: iopts, delay: delay, inMemory: opts.InMemory,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if s.repaired, err = s.repair(ctx, opts.Progress); err != nil {
 		return nil, err
@@ -244,6 +253,9 @@ func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
 	}
 	if n := len(stale) + len(stamps); n > 0 {
 		s.log.Info("search index brought up to date with the store", "indexed", len(stale), "dropped", len(stamps))
+		if s.inMemory {
+			return n, nil
+		}
 		if _, err := s.base.Save(ctx, s.st); err != nil {
 			return 0, fmt.Errorf("search index: save: %w", err)
 		}
@@ -330,6 +342,9 @@ func (s *Service) save(ctx context.Context) error {
 	dirty := s.dirty
 	s.dirty = false
 	s.mu.Unlock()
+	if s.inMemory {
+		return nil
+	}
 	if s.vec != nil && s.vec.dirtyShards() > 0 {
 		if _, err := s.vec.save(ctx, s.st); err != nil {
 			return fmt.Errorf("search index: save vectors: %w", err)

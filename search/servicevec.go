@@ -119,7 +119,7 @@ func (s *Service) openVectors(ctx context.Context, opts ServiceOptions) error {
 	if n := len(s.embedQ) + len(vs); n > 0 {
 		s.log.Info("search vectors to bring up to date", "embed", len(s.embedQ), "dropped", len(vs))
 	}
-	if vx.dirtyShards() > 0 {
+	if vx.dirtyShards() > 0 && !s.inMemory {
 		if _, err := vx.save(ctx, s.st); err != nil {
 			return fmt.Errorf("search index: save vectors: %w", err)
 		}

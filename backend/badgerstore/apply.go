@@ -28,6 +28,9 @@ var _ backend.Batcher = (*Store)(nil)
 // written. A badger store does not number its writes: Info.Rev stays 0,
 // and versions compare by size and modification time.
 func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, error) {
+	if err := s.writable("apply"); err != nil {
+		return nil, err
+	}
 	if err := backend.ValidateBatch(b); err != nil {
 		return nil, fmt.Errorf("badgerstore: apply: %w", err)
 	}

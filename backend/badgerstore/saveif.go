@@ -23,6 +23,9 @@ var _ backend.Versioned = (*Store)(nil)
 // see a change of its own store; the check is what a shared store will
 // need everywhere.
 func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []backend.Version) (map[string]string, error) {
+	if err := s.writable("save"); err != nil {
+		return nil, err
+	}
 	if len(expect) != len(entries) {
 		return nil, fmt.Errorf("badgerstore: SaveIf: %d entries, %d versions", len(entries), len(expect))
 	}

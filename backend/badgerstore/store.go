@@ -19,7 +19,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/internal/lockfile"
 )
 
 // Options configures a Store. The zero value is what memfs uses: badger's
@@ -41,6 +40,15 @@ type Options struct {
 	// BlockCacheSize is the size in bytes of badger's cache of
 	// decompressed table blocks; 0 means DefaultBlockCacheSize.
 	BlockCacheSize int64
+
+	// ReadOnly opens the store for reading only, and changes nothing in
+	// its directory: badger opens its files read-only and never truncates
+	// or repairs a value log or a memtable log (a store that needs that
+	// fails to open, saying so, see ErrNeedsRecovery); memfs.lock is
+	// shared with other readers, not written; no marker is written and no
+	// value-log GC runs. Every write fails with an error wrapping
+	// backend.ErrReadOnly. The directory must exist.
+	ReadOnly bool
 
 	// SkipVerify skips the check of every table's checksums at Open, for
 	// tests that count the blocks reads touch. A damaged table then reads
@@ -79,10 +87,11 @@ const (
 // Store is a backend.Store in a badger database. It is safe for concurrent
 // use.
 type Store struct {
-	dir  string       // absolute; immutable after Open, like the fields up to mu
-	db   *badger.DB   // closed by Close
-	lock *os.File     // holds the flock on memfs.lock
-	log  *slog.Logger // never nil
+	dir      string       // absolute; immutable after Open, like the fields up to mu
+	db       *badger.DB   // closed by Close
+	lock     *os.File     // holds the flock on memfs.lock (shared when read-only; nil: no lock file to share)
+	readOnly bool         // Options.ReadOnly
+	log      *slog.Logger // never nil
 	// reserve is the free space every write leaves on the disk: badger
 	// writes its value log and memtables through memory maps, where a
 	// full disk is a SIGBUS that kills the process, and a memtable flush
@@ -124,10 +133,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
-	// 0700: a memory store is personal, and the modes of the files badger
-	// creates inside are not ours to choose.
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return nil, fmt.Errorf("badgerstore: %w", err)
+	if !opts.ReadOnly {
+		// 0700: a memory store is personal, and the modes of the files
+		// badger creates inside are not ours to choose.
+		if err := os.MkdirAll(abs, 0o700); err != nil {
+			return nil, fmt.Errorf("badgerstore: %w", err)
+		}
 	}
 	// Badger opens its files by name and follows links; every entry of
 	// the directory is ours or badger's, so none may be a link.
@@ -140,7 +151,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := checkManifest(abs); err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
-	lf, err := lockfile.Lock(filepath.Join(abs, lockName), abs)
+	lf, err := lock(abs, opts.ReadOnly)
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
@@ -164,6 +175,9 @@ func Open(dir string, opts Options) (*Store, error) {
 			}
 		}
 		lf.Close()
+		if opts.ReadOnly {
+			return nil, readOnlyOpenError(abs, err)
+		}
 		return nil, fmt.Errorf("badgerstore: open %s: %w", abs, err)
 	}
 	// Every table's blocks are checked once here. Checking them at each
@@ -178,19 +192,26 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("badgerstore: %s: a table is damaged (%v); nothing was deleted: copy the directory aside before anything else: %w",
 			abs, err, backend.ErrCorrupt)
 	}
-	if err := backend.WriteMarker(abs, backend.BadgerMarker, "badger", formatVersion); err != nil {
-		db.Close()
-		lf.Close()
-		return nil, fmt.Errorf("badgerstore: %w", err)
+	if !opts.ReadOnly {
+		if err := backend.WriteMarker(abs, backend.BadgerMarker, "badger", formatVersion); err != nil {
+			db.Close()
+			lf.Close()
+			return nil, fmt.Errorf("badgerstore: %w", err)
+		}
 	}
 	s := &Store{
-		dir:     abs,
-		reserve: 2*bo.MemTableSize + 4<<20,
-		db:      db,
-		lock:    lf,
-		log:     log,
-		stopGC:  make(chan struct{}),
-		gcDone:  make(chan struct{}),
+		dir:      abs,
+		reserve:  2*bo.MemTableSize + 4<<20,
+		db:       db,
+		lock:     lf,
+		log:      log,
+		stopGC:   make(chan struct{}),
+		gcDone:   make(chan struct{}),
+		readOnly: opts.ReadOnly,
+	}
+	if opts.ReadOnly {
+		close(s.gcDone)
+		return s, nil
 	}
 	go s.gcLoop()
 	return s, nil
@@ -222,7 +243,13 @@ func badgerOptions(dir string, opts Options, log *slog.Logger) badger.Options {
 		WithNumCompactors(2).
 		// Save and Delete never read inside their transactions, so no
 		// transaction can conflict; tracking keys for it would be waste.
-		WithDetectConflicts(false)
+		WithDetectConflicts(false).
+		// Read-only, badger opens its files O_RDONLY, takes a shared
+		// lock on the directory, and skips what repairs a store: the
+		// truncation of the newest value log to its last intact entry,
+		// of a memtable log (ErrTruncateNeeded instead), a new value
+		// log, the discard stats.
+		WithReadOnly(opts.ReadOnly)
 }
 
 // leftoverLogSize returns the size of the largest memtable write-ahead log
@@ -260,7 +287,9 @@ func (s *Store) Close() error {
 		<-s.gcDone
 		// GC before taking the lock: badger runs it beside reads and
 		// writes, and operations still arriving need not wait for it.
-		s.gc()
+		if !s.readOnly {
+			s.gc()
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.closed = true
@@ -268,7 +297,10 @@ func (s *Store) Close() error {
 		if cerr := s.db.Close(); cerr != nil {
 			err = fmt.Errorf("badgerstore: close %s: %w", s.dir, cerr)
 		}
-		s.closeErr = errors.Join(err, s.lock.Close())
+		if s.lock != nil {
+			err = errors.Join(err, s.lock.Close())
+		}
+		s.closeErr = err
 	})
 	return s.closeErr
 }
@@ -500,6 +532,9 @@ func load(txn *badger.Txn, key string) (backend.Entry, error) {
 // transaction limit allows, and never a hard-link group split between two;
 // durable when it returns nil. See the package documentation.
 func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
+	if err := s.writable("save"); err != nil {
+		return err
+	}
 	if err := backend.ValidateEntries(entries); err != nil {
 		return fmt.Errorf("badgerstore: save: %w", err)
 	}
@@ -559,6 +594,9 @@ func saveOps(entries []backend.Entry, now time.Time) []op {
 // Delete removes keys, ignoring those that are not in the store, in one
 // transaction as far as badger's limit allows; durable when it returns nil.
 func (s *Store) Delete(ctx context.Context, keys ...string) error {
+	if err := s.writable("delete"); err != nil {
+		return err
+	}
 	if err := checkKeys(keys); err != nil {
 		return err
 	}

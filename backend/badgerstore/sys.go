@@ -32,6 +32,9 @@ func checkSys(op, name string) error {
 
 // SaveSys replaces the record in one durable transaction.
 func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
+	if err := s.writable("save a system record"); err != nil {
+		return err
+	}
 	if err := checkSys("save", name); err != nil {
 		return err
 	}
@@ -129,6 +132,9 @@ func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 
 // DeleteSys removes records in one durable transaction.
 func (s *Store) DeleteSys(ctx context.Context, names ...string) error {
+	if err := s.writable("delete a system record"); err != nil {
+		return err
+	}
 	for _, n := range names {
 		if err := checkSys("delete", n); err != nil {
 			return err
@@ -165,6 +171,9 @@ var _ backend.SysSwapper = (*Store)(nil)
 // it did (backend.SysSwapper). A name both put and deleted is refused
 // with an error wrapping backend.ErrSavedAndDeleted.
 func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[string][]byte, dels []string) (bool, error) {
+	if err := s.writable("swap system records"); err != nil {
+		return false, err
+	}
 	if err := checkSys("swap", guard); err != nil {
 		return false, err
 	}

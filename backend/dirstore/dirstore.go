@@ -41,10 +41,11 @@ type Store struct {
 	dir      string   // absolute path of the root, for messages and Root
 	rfd      int      // the root, opened O_DIRECTORY: every key path starts here (path.go)
 	root     *os.Root // system records only (sys.go)
-	lock     *os.File // holds the exclusive flock until Close
+	lock     *os.File // holds the flock until Close (shared when read-only; nil: no lock file to share)
 	lockFD   int      // lock's descriptor, for syncfs (strategy batchedSyncfs)
 	strategy strategy // how Save and Delete make a batch durable
 	notRoot  bool     // the process may not give files away (chown EPERM is expected)
+	readOnly bool     // OpenReadOnly: every write fails with backend.ErrReadOnly
 
 	skippedMu sync.Mutex // guards skipped
 	skipped   []string   // what the last List could not take for a key
@@ -73,6 +74,7 @@ func Open(dir string) (*Store, error) {
 // options are the knobs only this package's tests and benchmarks turn.
 type options struct {
 	strategy strategy
+	readOnly bool // OpenReadOnly
 }
 
 func open(dir string, o options) (*Store, error) {
@@ -84,31 +86,45 @@ func open(dir string, o options) (*Store, error) {
 	if err := backend.CheckKind(abs, "dir", formatVersion); err != nil {
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
-	// The root itself cannot be made through the root.
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, fmt.Errorf("dirstore: %w", err)
+	if !o.readOnly {
+		// The root itself cannot be made through the root.
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return nil, fmt.Errorf("dirstore: %w", err)
+		}
 	}
 	// os.Root follows a symlink that stays inside the root, and ignores
 	// O_NOFOLLOW: memfs's own files are checked by name first.
 	if err := backend.RefuseSymlinks(abs, lockName, sysDir, JournalName, backend.DirMarker); err != nil {
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
-	lock, err := lockfile.Lock(filepath.Join(abs, lockName), abs)
+	var lock *os.File
+	if o.readOnly {
+		lock, err = lockfile.Share(filepath.Join(abs, lockName), abs)
+	} else {
+		lock, err = lockfile.Lock(filepath.Join(abs, lockName), abs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
-	if err := backend.WriteMarker(abs, backend.DirMarker, "dir", formatVersion); err != nil {
-		lock.Close()
-		return nil, fmt.Errorf("dirstore: %w", err)
+	closeLock := func() {
+		if lock != nil {
+			lock.Close()
+		}
+	}
+	if !o.readOnly {
+		if err := backend.WriteMarker(abs, backend.DirMarker, "dir", formatVersion); err != nil {
+			closeLock()
+			return nil, fmt.Errorf("dirstore: %w", err)
+		}
 	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {
-		lock.Close()
+		closeLock()
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
 	rfd, err := openat(unix.AT_FDCWD, abs, dirFlags, 0)
 	if err != nil {
-		lock.Close()
+		closeLock()
 		root.Close()
 		return nil, fmt.Errorf("dirstore: %w", &fs.PathError{Op: "open", Path: abs, Err: err})
 	}
@@ -117,11 +133,16 @@ func open(dir string, o options) (*Store, error) {
 		rfd:      rfd,
 		root:     root,
 		lock:     lock,
-		lockFD:   int(lock.Fd()),
+		lockFD:   -1,
 		strategy: o.strategy,
 		notRoot:  os.Geteuid() != 0,
+		readOnly: o.readOnly,
 		closed:   make(chan struct{}),
 	}
+	if o.readOnly {
+		return s, nil
+	}
+	s.lockFD = int(lock.Fd())
 	s.sweepTemps()
 	return s, nil
 }
@@ -167,7 +188,11 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closed)
 		s.watches.Wait()
-		s.closeErr = errors.Join(s.lock.Close(), s.root.Close(), unix.Close(s.rfd))
+		var lerr error
+		if s.lock != nil {
+			lerr = s.lock.Close()
+		}
+		s.closeErr = errors.Join(lerr, s.root.Close(), unix.Close(s.rfd))
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("dirstore: close %s: %w", s.dir, s.closeErr)
 		}
@@ -491,6 +516,9 @@ var errDirNotEmpty = errors.New("directory is not empty: delete the entries unde
 // unasked: they are entries. The other keys are removed even when one
 // fails. When Delete returns nil the removals are durable.
 func (s *Store) Delete(ctx context.Context, keys ...string) error {
+	if err := s.writable("delete"); err != nil {
+		return err
+	}
 	if err := checkKeys("delete", keys); err != nil {
 		return err
 	}

@@ -56,6 +56,9 @@ const maxTempAttempts = 8
 // Save fails, some keys may have their new value and others their old one,
 // and no temp node is left behind.
 func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
+	if err := s.writable("save"); err != nil {
+		return err
+	}
 	if err := checkEntries(entries); err != nil {
 		return err
 	}

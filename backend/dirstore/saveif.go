@@ -26,6 +26,9 @@ var _ backend.Versioned = (*Store)(nil)
 // symlinks, fifos, sockets, devices and hard-link groups are saved as Save
 // does, first (a directory the files need is there before them).
 func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []backend.Version) (map[string]string, error) {
+	if err := s.writable("save"); err != nil {
+		return nil, err
+	}
 	if len(expect) != len(entries) {
 		return nil, fmt.Errorf("dirstore: SaveIf: %d entries, %d versions", len(entries), len(expect))
 	}

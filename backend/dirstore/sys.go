@@ -48,6 +48,9 @@ func (s *Store) noLink(p string) error {
 // SaveSys writes the record like a one-entry Save: temp file, fsync,
 // rename, fsync of the directory.
 func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
+	if err := s.writable("save a system record"); err != nil {
+		return err
+	}
 	p, err := sysPath("save", name)
 	if err != nil {
 		return err
@@ -127,6 +130,9 @@ func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 
 // DeleteSys removes records; missing ones are ignored.
 func (s *Store) DeleteSys(ctx context.Context, names ...string) error {
+	if err := s.writable("delete a system record"); err != nil {
+		return err
+	}
 	for _, n := range names {
 		p, err := sysPath("delete", n)
 		if err != nil {

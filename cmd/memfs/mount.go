@@ -184,7 +184,7 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := openSession(ctx, spec, memfs.Options{
+	o, err := openSession(ctx, spec, false, memfs.Options{
 		JournalPath: journalPath,
 		Session: session.Options{
 			OnConflict:  policy,

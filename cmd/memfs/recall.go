@@ -71,7 +71,7 @@ func contextCommand() *cli.Command {
 				_, err = c.App.Writer.Write(b)
 				return err
 			}
-			return withSession(c, false, func(ctx context.Context, o *opened) error {
+			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
 				b, err := o.ContextPack(session.WithCred(ctx, processCred()), name)
 				if err != nil {
 					return err
@@ -119,7 +119,7 @@ func summaryCommand() *cli.Command {
 					r.Close()
 					return appendLine(filepath.Join(t.mnt, filepath.FromSlash(contextpack.SummariesKey)), line)
 				}
-				return withSession(c, true, func(ctx context.Context, o *opened) error {
+				return withSession(c, writeStore, func(ctx context.Context, o *opened) error {
 					key := contextpack.SummariesKey
 					var v []byte
 					if o.c.Has(key) {

@@ -87,7 +87,7 @@ func searchCommand() *cli.Command {
 				_, err = c.App.Writer.Write(b)
 				return err
 			}
-			return withSession(c, false, func(ctx context.Context, o *opened) error {
+			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
 				s, err := o.Search(ctx)
 				if err != nil {
 					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
@@ -132,7 +132,7 @@ func reindexCommand() *cli.Command {
 				t.mnt+", then memfs reindex"); err != nil {
 				return err
 			}
-			return withSession(c, false, func(ctx context.Context, o *opened) error {
+			return withSession(c, rebuildIndex, func(ctx context.Context, o *opened) error {
 				n, err := o.Reindex(ctx, &indexProgress{w: c.App.ErrWriter})
 				if err != nil {
 					return err

@@ -107,16 +107,33 @@ func storeFlag() cli.Flag {
 	}}
 }
 
+// openStore opens the store spec names for a mount or a command that
+// writes.
 func openStore(spec storeSpec, log *slog.Logger) (backend.SysStore, error) {
+	return openStoreAs(spec, false, log)
+}
+
+// openReadOnly opens the store spec names for a command that only reads:
+// nothing in a local store's directory changes (dirstore.OpenReadOnly,
+// badgerstore.Options.ReadOnly), and every write fails (backend.ErrReadOnly).
+// An etcd store has no such mode: the session and the search index of a
+// read command write nothing to it (see withSession).
+func openReadOnly(spec storeSpec, log *slog.Logger) (backend.SysStore, error) {
+	return openStoreAs(spec, true, log)
+}
+
+func openStoreAs(spec storeSpec, readOnly bool, log *slog.Logger) (backend.SysStore, error) {
 	var st backend.SysStore
 	var err error
-	switch spec.kind {
-	case "etcd":
+	switch {
+	case spec.kind == "etcd":
 		st, err = openEtcd(spec)
-	case "dir":
+	case spec.kind == "dir" && readOnly:
+		st, err = dirstore.OpenReadOnly(spec.path)
+	case spec.kind == "dir":
 		st, err = dirstore.Open(spec.path)
 	default:
-		st, err = badgerstore.Open(spec.path, badgerstore.Options{Logger: log})
+		st, err = badgerstore.Open(spec.path, badgerstore.Options{Logger: log, ReadOnly: readOnly})
 	}
 	if errors.Is(err, backend.ErrStoreInUse) {
 		// A mount that serves it is gone through (locate): this holder
@@ -146,13 +163,14 @@ type opened struct {
 // journal and event log, indexes the store, loads the bootstrap prefixes,
 // and replays and flushes what a crashed memfs left in the journal.
 // opts names the session's options, the bootstrap prefixes and the
-// namespace; the rest comes from spec.
-func openSession(ctx context.Context, spec storeSpec, opts memfs.Options, log *slog.Logger) (*opened, error) {
+// namespace; the rest comes from spec. With readOnlyStore the store is
+// opened read-only (openReadOnly), and the session must be read-only too.
+func openSession(ctx context.Context, spec storeSpec, readOnlyStore bool, opts memfs.Options, log *slog.Logger) (*opened, error) {
 	ired, err := indexRedactor(opts.Session.Redactor)
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	st, err := openStore(spec, log)
+	st, err := openStoreAs(spec, readOnlyStore, log)
 	if err != nil {
 		return nil, err
 	}

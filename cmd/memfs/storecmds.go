@@ -23,11 +23,34 @@ import (
 	"github.com/memfs/memfs/session"
 )
 
+// access is what a command that works without a mount does to the store.
+type access int
+
+const (
+	// readStore: the command only reads (ls, cat, log, search, context,
+	// export). The store is opened read-only, and nothing in its
+	// directory changes: no lock PID, marker or journal is written, no
+	// damaged value log or journal bytes are cut or moved aside, and the
+	// search index is kept in memory. What a crashed mount left in the
+	// journal is shown from memory (a read-only replay) and left there
+	// for the next mount or command that writes.
+	readStore access = iota
+	// rebuildIndex: the command rebuilds the search index (reindex): the
+	// store is writable, the session read-only (no value changes, the
+	// journal is left as it is).
+	rebuildIndex
+	// writeStore: the command writes values (put, rm, import, summary
+	// add): the journal is replayed and saved, and the session flushed
+	// before it closes.
+	writeStore
+)
+
 // withSession opens the store named by --store for a command that works
-// without a mount, runs fn, and (when write) flushes before closing. The
-// values under prefixes are loaded at the open (a context pack's
+// without a mount, runs fn, and (with writeStore) flushes before closing.
+// The values under prefixes are loaded at the open (a context pack's
 // always-loaded memory).
-func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *opened) error, prefixes ...string) error {
+func withSession(c *cli.Context, a access, fn func(ctx context.Context, o *opened) error, prefixes ...string) error {
+	write := a == writeStore
 	spec, err := parseStore(c.String("store"))
 	if err != nil {
 		return err
@@ -58,7 +81,7 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 	if !spec.local() {
 		policy = session.KeepBoth // a command's writes keep another mount's too
 	}
-	o, err := openSession(ctx, spec, memfs.Options{Session: session.Options{
+	o, err := openSession(ctx, spec, a == readStore, memfs.Options{Session: session.Options{
 		OnConflict: policy,
 		Agent:      agent,
 		Self:       selfWriter(agent),
@@ -69,7 +92,7 @@ func withSession(c *cli.Context, write bool, fn func(ctx context.Context, o *ope
 		Transient: []string{},
 		// A command that only reads writes no value: what a crashed
 		// mount left in the journal is shown, and left for the next
-		// command or mount that writes.
+		// command or mount that writes (see access).
 		ReadOnly: !write,
 	}, NoRedact: write && red == nil, Bootstrap: prefixes, Embedder: emb}, log)
 	if err != nil {
@@ -141,7 +164,7 @@ func lsCommand() *cli.Command {
 				}
 				return print(entries)
 			}
-			return withSession(c, false, func(ctx context.Context, o *opened) error {
+			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
 				entries, err := lsEntries(ctx, o.c, f.prefix)
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
@@ -174,7 +197,7 @@ func catCommand() *cli.Command {
 			if t.mnt != "" {
 				return catThrough(c, t, c.Args().Slice())
 			}
-			return withSession(c, false, func(ctx context.Context, o *opened) error {
+			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
 				for _, k := range c.Args().Slice() {
 					if !o.c.Has(k) {
 						if err := checkTransient("cat", k); err != nil {
@@ -243,7 +266,7 @@ func putCommand() *cli.Command {
 				mountSettings(c, t)
 				return putThrough(t, key, value, fs.FileMode(mode))
 			}
-			return withSession(c, true, func(ctx context.Context, o *opened) error {
+			return withSession(c, writeStore, func(ctx context.Context, o *opened) error {
 				return explain(o.c.Put(backend.Entry{Key: key, Value: value, Info: backend.Info{
 					Mode: fs.FileMode(mode), MTime: time.Now(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}}))
 			})
@@ -282,7 +305,7 @@ func rmCommand() *cli.Command {
 				mountSettings(c, t)
 				return rmThrough(t, c.Args().Slice(), c.Bool("recursive"), c.Bool("force"))
 			}
-			return withSession(c, true, func(ctx context.Context, o *opened) error {
+			return withSession(c, writeStore, func(ctx context.Context, o *opened) error {
 				for _, k := range c.Args().Slice() {
 					removed := 0
 					if o.c.Has(k) {
@@ -385,7 +408,7 @@ func importCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
-			err = withSession(c, true, func(ctx context.Context, o *opened) error {
+			err = withSession(c, writeStore, func(ctx context.Context, o *opened) error {
 				bar := newProgress(c.App.ErrWriter, "import", len(nodes))
 				importTree(ctx, o.c, nodes, t, bar)
 				bar.done()
@@ -444,7 +467,7 @@ func exportCommand() *cli.Command {
 				}
 				return t.err("export")
 			}
-			err = withSession(c, false, func(ctx context.Context, o *opened) error {
+			err = withSession(c, readStore, func(ctx context.Context, o *opened) error {
 				entries := exportEntries(o.c, c.String("prefix"))
 				bar := newProgress(c.App.ErrWriter, "export", len(entries))
 				x := &exporter{root: root, dst: dst, t: t, links: map[string]string{}, asRoot: os.Geteuid() == 0}

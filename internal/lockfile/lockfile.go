@@ -62,9 +62,13 @@ func Lock(path, what string) (*os.File, error) {
 }
 
 // Flock takes a non-blocking exclusive flock on f, retrying on EINTR.
-func Flock(f *os.File) error {
+func Flock(f *os.File) error { return flock(f, unix.LOCK_EX) }
+
+// flock takes a non-blocking flock of kind how (unix.LOCK_EX or
+// unix.LOCK_SH) on f, retrying on EINTR.
+func flock(f *os.File, how int) error {
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		if !errors.Is(err, unix.EINTR) {
 			return err
 		}
