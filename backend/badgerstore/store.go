@@ -43,8 +43,9 @@ type Options struct {
 
 	// ReadOnly opens the store for reading only, and changes nothing in
 	// its directory: badger opens its files read-only and never truncates
-	// or repairs a value log or a memtable log (a store that needs that
-	// fails to open, saying so, see ErrNeedsRecovery); memfs.lock is
+	// or repairs a value log or a memtable log; a store that was not
+	// closed cleanly, which read-only badger refuses, is opened through a
+	// scratch view that badger may repair (scratch.go); memfs.lock is
 	// shared with other readers, not written; no marker is written and no
 	// value-log GC runs. Every write fails with an error wrapping
 	// backend.ErrReadOnly. The directory must exist.
@@ -91,6 +92,7 @@ type Store struct {
 	db       *badger.DB   // closed by Close
 	lock     *os.File     // holds the flock on memfs.lock (shared when read-only; nil: no lock file to share)
 	readOnly bool         // Options.ReadOnly
+	scratch  string       // the scratch view badger has open instead of dir (scratch.go); "" for none
 	log      *slog.Logger // never nil
 	// reserve is the free space every write leaves on the disk: badger
 	// writes its value log and memtables through memory maps, where a
@@ -163,10 +165,25 @@ func Open(dir string, opts Options) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	dbDir, scratch := abs, ""
+	if opts.ReadOnly && leftoverLogSize(abs) > 0 {
+		// Not closed cleanly: read-only badger would refuse it.
+		if scratch, err = makeScratch(abs); err != nil {
+			lf.Close()
+			return nil, fmt.Errorf("badgerstore: %w", err)
+		}
+		dbDir = scratch
+	}
 	existing := names(abs)
-	bo := badgerOptions(abs, opts, log)
+	bo := badgerOptions(dbDir, opts, log)
+	if scratch != "" {
+		// Badger repairs the scratch view as it opens it, and deletes
+		// no table or value log of the store (see scratch.go).
+		bo = bo.WithReadOnly(false).WithNumCompactors(0).WithCompactL0OnClose(false)
+	}
 	db, err := badger.Open(bo)
 	if err != nil {
+		removeScratch(scratch)
 		// A store badger cannot open (a damaged table) is left as it
 		// was: the files this attempt created (a memtable log) go.
 		for n := range names(abs) {
@@ -176,7 +193,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		lf.Close()
 		if opts.ReadOnly {
-			return nil, readOnlyOpenError(abs, err)
+			return nil, fmt.Errorf("badgerstore: open %s read-only (nothing was changed): %w", abs, err)
 		}
 		return nil, fmt.Errorf("badgerstore: open %s: %w", abs, err)
 	}
@@ -188,6 +205,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	// (BENCHMARKS.md).
 	if err := verifyTables(db, opts.SkipVerify); err != nil {
 		db.Close()
+		removeScratch(scratch)
 		lf.Close()
 		return nil, fmt.Errorf("badgerstore: %s: a table is damaged (%v); nothing was deleted: copy the directory aside before anything else: %w",
 			abs, err, backend.ErrCorrupt)
@@ -208,6 +226,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		stopGC:   make(chan struct{}),
 		gcDone:   make(chan struct{}),
 		readOnly: opts.ReadOnly,
+		scratch:  scratch,
 	}
 	if opts.ReadOnly {
 		close(s.gcDone)
@@ -297,6 +316,7 @@ func (s *Store) Close() error {
 		if cerr := s.db.Close(); cerr != nil {
 			err = fmt.Errorf("badgerstore: close %s: %w", s.dir, cerr)
 		}
+		removeScratch(s.scratch)
 		if s.lock != nil {
 			err = errors.Join(err, s.lock.Close())
 		}
