@@ -366,9 +366,10 @@ func TestBusyMountKeepsServing(t *testing.T) {
 }
 
 // One flipped byte in the first journal record of a crashed mount: a read
-// command says so, replays the intact records after it (the files closed
-// later are all there), keeps the damaged bytes beside the journal, and
-// leaves a journal that opens clean.
+// command says so and shows the intact records after it (the files closed
+// later are all there), leaving the journal as it is; the next command that
+// writes keeps the damaged bytes beside the journal, and leaves a journal
+// that opens clean.
 func TestDamagedJournalKeepsTheIntactRecords(t *testing.T) {
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
