@@ -44,8 +44,13 @@ func Lock(path, what string) (*os.File, error) {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
 	if err := Flock(f); err != nil {
-		f.Close()
+		defer f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
+			if flock(f, unix.LOCK_SH) == nil {
+				// Only readers (Share) hold it: the PID in the file
+				// is a writer's that is gone.
+				return nil, fmt.Errorf("%s is in use by a memfs command that reads it (wait for it to end): %w", what, backend.ErrStoreInUse)
+			}
 			return nil, InUse(what, path)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)

@@ -51,3 +51,43 @@ func TestLockRefusesSymlink(t *testing.T) {
 		t.Errorf("Holder read through a symlink: %q", h)
 	}
 }
+
+// TestShare: readers share the lock and write nothing into it; a writer
+// is refused while they hold it, told that readers do (the PID in the file
+// is an old writer's), and readers are refused while a writer holds it.
+func TestShare(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "lock")
+	if f, err := Share(p, dir); f != nil || err != nil {
+		t.Fatalf("Share of a missing lock file: %v, %v; want no lock and no error", f, err)
+	}
+	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Share created the lock file: %v", err)
+	}
+	w, err := Lock(p, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Share(p, dir); !errors.Is(err, backend.ErrStoreInUse) {
+		t.Errorf("Share beside a writer: %v, want ErrStoreInUse", err)
+	}
+	w.Close()
+	before, _ := os.ReadFile(p)
+	r1, err := Share(p, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	r2, err := Share(p, dir)
+	if err != nil {
+		t.Fatalf("a second reader: %v", err)
+	}
+	defer r2.Close()
+	_, err = Lock(p, dir)
+	if !errors.Is(err, backend.ErrStoreInUse) || !strings.Contains(err.Error(), "reads it") {
+		t.Errorf("Lock beside readers: %v, want ErrStoreInUse saying that a reader holds it", err)
+	}
+	if after, _ := os.ReadFile(p); string(after) != string(before) {
+		t.Errorf("the lock file changed under readers: %q, was %q", after, before)
+	}
+}
