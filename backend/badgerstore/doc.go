@@ -139,6 +139,19 @@
 // its PID. Badger's own error for that case cannot be recognised: it
 // flattens the errno into its message.
 //
+// # Read-only
+//
+// With Options.ReadOnly (the commands that only read) Open changes nothing
+// in the directory: badger opens its files read-only and takes a shared
+// lock on the directory, so it never cuts the newest value log to its last
+// intact entry (a damaged one lost every byte after the damage), makes no
+// new value log and runs no GC; memfs.lock is shared with other readers
+// (lockfile.Share: no PID written) and excludes a writer, and no marker
+// is written. Every write fails with backend.ErrReadOnly. Read-only badger
+// refuses a store whose memtable log a crash left unfinished; Open then
+// reads it through a scratch view under os.TempDir (scratch.go), which it
+// removes at Close.
+//
 // # Value-log GC
 //
 // A value in the value log stays on disk after it is overwritten or deleted

@@ -148,6 +148,12 @@
 // two processes both believe they hold it. The kernel drops the lock when
 // the holder dies, so a crash never leaves the store locked.
 //
+// OpenReadOnly (the commands that only read) changes nothing in the root:
+// it shares the lock file with other readers (a flock(2) LOCK_SH, on the
+// file opened read-only: no PID written), creates none where there is
+// none, writes no marker and sweeps no temp; every write fails with
+// backend.ErrReadOnly. Open and OpenReadOnly exclude each other.
+//
 // # Owner and mode
 //
 // Save sets Info.Mode's permission, setuid, setgid and sticky bits exactly
