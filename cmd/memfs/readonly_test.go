@@ -103,7 +103,10 @@ func readCommands(t *testing.T) [][]string {
 // fail on the damage; it may not repair it.
 func TestReadCommandsNeverWrite(t *testing.T) {
 	for _, kind := range []string{"badger", "dir"} {
-		for _, state := range []string{"healthy", "unflushed journal", "damaged"} {
+		for _, state := range []string{"healthy", "unflushed journal", "damaged", "flipped"} {
+			if state == "flipped" && kind != "badger" {
+				continue // a dir store's values are plain files: "damaged" cuts one
+			}
 			t.Run(kind+"/"+state, func(t *testing.T) {
 				dir := t.TempDir()
 				store := kind + ":" + dir
@@ -123,7 +126,13 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 				case "unflushed journal":
 					// What a memfs killed before its flush leaves.
 					appendJournal(t, jpath, "memory/pending.md", "written before the crash\n")
+				case "flipped":
+					// Bytes of the value log flipped in place, its length kept.
+					mustRun(t, "", "reindex", "--store", store)
+					damageStore(t, kind, dir, true)
 				case "damaged":
+					// The search index saved, so that its damage is read.
+					mustRun(t, "", "reindex", "--store", store)
 					appendJournal(t, jpath, "memory/pending.md", "written before the crash\n")
 					f, err := os.OpenFile(jpath, os.O_WRONLY|os.O_APPEND, 0)
 					if err != nil {
@@ -131,14 +140,14 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 					}
 					f.Write(bytes.Repeat([]byte{0xA5}, 100))
 					f.Close()
-					damageStore(t, kind, dir)
+					damageStore(t, kind, dir, false)
 				}
 				before := storeSnapshot(t, dir)
 				for _, args := range readCommands(t) {
 					full := append([]string{args[0], "--store", store}, args[1:]...)
 					_, errOut, err := run(t, "", full...)
-					missing := state == "healthy" && slices.Contains(args, "memory/pending.md")
-					if state != "damaged" && !missing && err != nil {
+					missing := (state == "healthy" || state == "flipped") && slices.Contains(args, "memory/pending.md")
+					if (state == "healthy" || state == "unflushed journal") && !missing && err != nil {
 						t.Errorf("memfs %s: %v\n%s", strings.Join(full, " "), err, errOut)
 					}
 					if after := storeSnapshot(t, dir); after != before {
@@ -172,10 +181,11 @@ func appendJournal(t *testing.T, path, key, value string) {
 }
 
 // damageStore damages the store of kind at dir where a read finds it: for
-// badger, the newest value log loses its tail (the value of memory/big.md);
-// for a dir store, the newest event chunk and the search index's shards
-// get flipped bytes, and a value file is cut short.
-func damageStore(t *testing.T, kind, dir string) {
+// badger, the value log that holds memory/big.md loses its tail, or with
+// flip has bytes flipped in place; for a dir store, the newest event chunk
+// and the search index's shards get flipped bytes, and a value file is cut
+// short.
+func damageStore(t *testing.T, kind, dir string, flipped bool) {
 	t.Helper()
 	flip := func(p string) {
 		b, err := os.ReadFile(p)
@@ -205,6 +215,10 @@ func damageStore(t *testing.T, kind, dir string) {
 		if size < 200_000 {
 			t.Fatalf("no value log holds memory/big.md: %v", vlogs)
 		}
+		if flipped {
+			flip(newest)
+			return
+		}
 		if err := os.Truncate(newest, 100_000); err != nil {
 			t.Fatal(err)
 		}
@@ -215,6 +229,13 @@ func damageStore(t *testing.T, kind, dir string) {
 		t.Fatal("no event chunk")
 	}
 	flip(chunks[len(chunks)-1])
+	shards, _ := filepath.Glob(filepath.Join(dir, ".memfs-sys", "search", "shard-*"))
+	if len(shards) == 0 {
+		t.Fatal("no search shard")
+	}
+	for _, s := range shards {
+		flip(s)
+	}
 	if err := os.Truncate(filepath.Join(dir, "memory", "big.md"), 1000); err != nil {
 		t.Fatal(err)
 	}
