@@ -153,6 +153,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := checkManifest(abs); err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
 	}
+	if _, err := os.Lstat(filepath.Join(abs, "MANIFEST")); opts.ReadOnly && errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("badgerstore: no store in %s (badger's MANIFEST is not there); a read-only open creates none: %w", abs, err)
+	}
 	lf, err := lock(abs, opts.ReadOnly)
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)

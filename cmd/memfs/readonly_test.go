@@ -338,3 +338,17 @@ func TestReadCommandsOnACrashedBadgerStore(t *testing.T) {
 		t.Errorf("after a writable open: %q", got)
 	}
 }
+
+// TestReadCommandsMakeNoBadgerStore: a read command given an empty
+// directory as a badger store fails, saying there is no store, and makes
+// none there.
+func TestReadCommandsMakeNoBadgerStore(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, err := run(t, "", "ls", "--store", "badger:"+dir)
+	if err == nil || !strings.Contains(err.Error()+errOut, "no store") {
+		t.Errorf("memfs ls of an empty directory as a badger store: %v, %s; want an error saying there is no store", err, errOut)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("memfs ls made %d files in the empty directory (%s, ...)", len(ents), ents[0].Name())
+	}
+}
