@@ -252,10 +252,12 @@ func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
 		p.Done()
 	}
 	if n := len(stale) + len(stamps); n > 0 {
-		s.log.Info("search index brought up to date with the store", "indexed", len(stale), "dropped", len(stamps))
 		if s.inMemory {
+			s.log.Info("search index brought up to date with the store in memory only (this command writes nothing; a mount or memfs reindex saves it)",
+				"indexed", len(stale), "dropped", len(stamps))
 			return n, nil
 		}
+		s.log.Info("search index brought up to date with the store", "indexed", len(stale), "dropped", len(stamps))
 		if _, err := s.base.Save(ctx, s.st); err != nil {
 			return 0, fmt.Errorf("search index: save: %w", err)
 		}
