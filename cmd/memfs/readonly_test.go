@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -350,5 +351,31 @@ func TestReadCommandsMakeNoBadgerStore(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("memfs ls made %d files in the empty directory (%s, ...)", len(ents), ents[0].Name())
+	}
+}
+
+// TestEveryCommandIsClassified: each command either reads a store (and is
+// in readCommands, so TestReadCommandsNeverWrite runs it), writes one, or
+// uses none. A new command must be put in one of the lists, so that a
+// new read command is checked for writing nothing.
+func TestEveryCommandIsClassified(t *testing.T) {
+	read := map[string]bool{}
+	for _, args := range readCommands(t) {
+		read[args[0]] = true
+	}
+	writes := map[string]bool{"mount": true, "put": true, "rm": true, "import": true, "reindex": true, "summary": true,
+		"__apply": true, "mount-helper": true}
+	noStore := map[string]bool{"unmount": true, "umount-helper": true, "redact": true, "install": true, "completion": true,
+		"man": true, "hint": true, "models": true, "help": true}
+	for _, cmd := range newApp(io.Discard, io.Discard).Commands {
+		n := 0
+		for _, m := range []map[string]bool{read, writes, noStore} {
+			if m[cmd.Name] {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("command %q is in %d of the lists (read, write, no store), want 1", cmd.Name, n)
+		}
 	}
 }
