@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -284,4 +286,64 @@ func TestPutThroughTheMountKeepsTheOldValueOnFailure(t *testing.T) {
 	if got := readString(t, filepath.Join(mnt, "memory", "k.md")); got != "keep me\n" {
 		t.Errorf("after a refused put the key holds %q, want its old value", got)
 	}
+}
+
+// A cp -a copy of a live mount keeps a .memfs/status that names the live
+// process; it is still plain disk. --mount COPY is refused by every
+// command (summary add exited 0 having appended to the copy), and the
+// copy is left as it was; inside the copy, no command takes it for a
+// mount either.
+func TestACopyOfAMountIsNoMount(t *testing.T) {
+	noStoreEnv(t)
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil)
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "m.md"), []byte("mounted gofmt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(t.TempDir(), "copy")
+	if out, err := exec.Command("cp", "-a", mnt, cp).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a %s %s: %v\n%s", mnt, cp, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(cp, ".memfs", "status")); err != nil {
+		t.Fatalf("the copy has no .memfs/status (%v): it tests nothing", err)
+	}
+	before := treeOf(t, cp)
+	for _, args := range [][]string{
+		{"summary", "add", "--mount", cp, "--run", "r", "--step", "1", "a step"},
+		{"ls", "--mount", cp},
+		{"search", "--mount", cp, "gofmt"},
+		{"context", "--mount", cp},
+		{"log", "--mount", cp},
+	} {
+		_, _, err := run(t, "", args...)
+		if err == nil || !strings.Contains(err.Error(), "not a live memfs mount") {
+			t.Errorf("memfs %s on a copy of a mount = %v, want a refusal", strings.Join(args, " "), err)
+		}
+	}
+	if after := treeOf(t, cp); after != before {
+		t.Errorf("the copy changed:\n%s\nwas\n%s", after, before)
+	}
+	// Inside the copy, with no store named: the default store, not the copy.
+	t.Chdir(filepath.Join(cp, "memory"))
+	if out, _, _ := run(t, "", "ls"); strings.Contains(out, "m.md") {
+		t.Errorf("ls inside the copy listed the copy: %q", out)
+	}
+}
+
+// treeOf lists every name under dir with its size.
+func treeOf(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		b.WriteString(p + " " + fi.Mode().String() + " " + strconv.FormatInt(fi.Size(), 10) + "\n")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
