@@ -64,7 +64,7 @@ func contextCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := os.ReadFile(filepath.Join(t.mnt, ".memfs", "context", name))
+				b, err := askThrough(t, "context", name)
 				if err != nil {
 					return fmt.Errorf("context through %s: %w", t.mnt, err)
 				}

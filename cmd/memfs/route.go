@@ -12,8 +12,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,6 +29,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/fsnode"
 	"github.com/memfs/memfs/internal/lockfile"
 	"github.com/memfs/memfs/internal/paths"
 )
@@ -416,6 +420,32 @@ func mountRoot(t target) (*os.Root, error) {
 		return nil, notLive(t.mnt, err)
 	}
 	return r, nil
+}
+
+// askThrough asks the live mount of t for the answer to the query name
+// (percent-encoded words, as a file name under .memfs/DIR/ would be) in
+// .memfs/DIR/ ("search" or "context"), through its query file: a query
+// of any length, which no path could hold, answered for this process's
+// credential as a file name's would be.
+func askThrough(t target, dir, name string) ([]byte, error) {
+	r, err := mountRoot(t)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := r.OpenFile(path.Join(".memfs", dir, fsnode.QueryFile), os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte(name)); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, math.MaxInt64))
+	if errors.Is(err, syscall.EINVAL) {
+		return nil, fmt.Errorf("the mount refused the query (its log says why)")
+	}
+	return b, err
 }
 
 // catThrough prints the values of keys read through the mount: a file's

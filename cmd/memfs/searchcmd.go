@@ -74,7 +74,7 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := os.ReadFile(filepath.Join(t.mnt, ".memfs", "search", name))
+				b, err := askThrough(t, "search", name)
 				if err != nil {
 					return fmt.Errorf("search through %s: %w", t.mnt, err)
 				}
