@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,7 +63,7 @@ func searchCommand() *cli.Command {
 			if c.Bool("json") {
 				words = append(words, "format:json")
 			}
-			name := url.PathEscape(strings.Join(words, " "))
+			name := search.QueryName(words...)
 			q, _ := search.CutFormat(name)
 			if _, err := search.ParseQuery(q); err != nil {
 				return err
