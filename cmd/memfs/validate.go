@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs"
 )
 
 // flagRule is what one numeric or duration flag accepts: a number from min
@@ -29,9 +31,7 @@ func flagRules(command string) []flagRule {
 	case "mount":
 		return []flagRule{
 			{"max-file-size", 1, inf, "a size in bytes of at least 1 (there is no unlimited size: give a large one)", false},
-			// Each flush walks the session and stamps .memfs/status: at
-			// --flush-interval 1ns an idle mount kept 60-77% of a core busy.
-			{"flush-interval", float64(100 * time.Millisecond), inf, "0 (flush only on fsync and unmount) or a duration of at least 100ms", true},
+			{"flush-interval", float64(memfs.MinFlushInterval), inf, "0 (flush only on fsync and unmount) or a duration of at least " + memfs.MinFlushInterval.String(), true},
 			// The kernel keeps these in jiffies (1 to 10 ms), rounding up:
 			// less than 1ms is not a shorter cache, only a surprising one.
 			{"attr-timeout", float64(time.Millisecond), inf, "0 (the kernel caches no attribute) or a duration of at least 1ms", true},
