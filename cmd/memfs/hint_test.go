@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestHintPerAgent(t *testing.T) {
@@ -260,5 +262,24 @@ func TestHintIgnoresOtherUsersMounts(t *testing.T) {
 	}
 	if got, want := mountPoints(ownMounts(memfsMountsIn(table), 1000)), []string{"/home/u/memory"}; !slices.Equal(got, want) {
 		t.Errorf("uid 1000's candidates = %q, want %q", got, want)
+	}
+}
+
+// parseMountinfo reads what liveMount checks: the device (MAJOR:MINOR, as
+// stat gives st_dev) and whether the owner let other users in.
+func TestParseMountinfoDeviceAndAllowOther(t *testing.T) {
+	info := strings.Join([]string{
+		`41 26 0:38 / /home/u/memory rw - fuse.memfs memfs:dir:/s rw,user_id=1000,group_id=1000,default_permissions,allow_other`,
+		`42 26 259:70000 / /root/memory rw - fuse.memfs memfs:dir:/t rw,user_id=0,group_id=0`,
+	}, "\n")
+	got := parseMountinfo(info)
+	if len(got) != 2 {
+		t.Fatalf("parsed %d entries, want 2", len(got))
+	}
+	if got[0].dev != unix.Mkdev(0, 38) || !got[0].allowOther || got[0].uid != 1000 {
+		t.Errorf("first entry: dev %d allowOther %v uid %d, want %d true 1000", got[0].dev, got[0].allowOther, got[0].uid, unix.Mkdev(0, 38))
+	}
+	if got[1].dev != unix.Mkdev(259, 70000) || got[1].allowOther || got[1].uid != 0 {
+		t.Errorf("second entry: dev %d allowOther %v uid %d, want %d false 0", got[1].dev, got[1].allowOther, got[1].uid, unix.Mkdev(259, 70000))
 	}
 }

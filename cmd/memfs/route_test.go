@@ -347,3 +347,40 @@ func treeOf(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// Another user's mount, even one shared with --allow-other, is never
+// where a command goes by itself: run inside it, ls does not list it, and
+// hint does not offer it; named with --mount, it is read as that user may
+// read it (its owner offered it with allow_other).
+func TestAnotherUsersMountIsNotRouted(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Fatalf("this test runs commands as another user with setpriv (util-linux): %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Fatalf("this test needs root: it mounts with --allow-other and runs commands as uid %d", otherUID)
+	}
+	noStoreEnv(t)
+	store := "dir:" + t.TempDir()
+	mnt := sharedDir(t)
+	bin := sharedBinary(t)
+	startMount(t, store, mnt, nil, "--allow-other")
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "antelope.md"), []byte("gnu antelope\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := sharedDir(t)
+	if err := os.Chown(home, otherUID, otherUID); err != nil {
+		t.Fatal(err)
+	}
+	other := caller{name: "uid 65534", priv: []string{"--reuid=65534", "--regid=65534", "--clear-groups"},
+		env: []string{"MEMFS_TEST_MAIN=1", "HOME=" + home, "XDG_DATA_HOME=" + home, "MEMFS_STORE="}}
+
+	if out, _ := other.run(t, filepath.Join(mnt, "memory"), bin, "ls"); strings.Contains(out, "antelope") {
+		t.Errorf("ls as uid 65534 inside root's mount went through it: %q", out)
+	}
+	if out, err := other.run(t, "/", bin, "hint", "claude"); err != nil || strings.Contains(out, mnt) || !strings.Contains(out, mountPlaceholder) {
+		t.Errorf("hint as uid 65534 with only root's mount on the machine = %v\n%.400s\nwant the placeholder, not %s", err, out, mnt)
+	}
+	if out, err := other.run(t, "/", bin, "ls", "--mount", mnt); err != nil || !strings.Contains(out, "memory/antelope.md") {
+		t.Errorf("ls --mount of root's allow_other mount as uid 65534 = %v, %q; want it listed", err, out)
+	}
+}
