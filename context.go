@@ -36,6 +36,13 @@ func (f *FS) ContextPack(ctx context.Context, name string) ([]byte, error) {
 	return contextAnswer(f.c, f.opts.Bootstrap, f.packRank())(ctx, name)
 }
 
+// ContextName writes words as the NAME of .memfs/context/NAME, the form
+// ContextPack reads: joined with spaces, then percent-encoded, dots too
+// (a name ending in contextpack.ManifestSuffix asks for a manifest).
+func ContextName(words ...string) string {
+	return strings.ReplaceAll(url.PathEscape(strings.Join(words, " ")), ".", "%2E")
+}
+
 // cutAt takes the word at:SEQ out of a pack's name: ok reports whether
 // there was one, rest is the name without it (its words percent-encoded
 // again, dots included, and a manifest suffix kept).
@@ -43,7 +50,7 @@ func cutAt(name string) (seq uint64, rest string, ok bool, err error) {
 	base, manifest := strings.CutSuffix(name, contextpack.ManifestSuffix)
 	dec, err := url.PathUnescape(base)
 	if err != nil {
-		return 0, "", false, fmt.Errorf("context %q: %w", name, err)
+		return 0, "", false, fmt.Errorf("context: %w", err) // not name: a query may be a paragraph
 	}
 	var words []string
 	for _, w := range strings.Fields(dec) {
@@ -60,7 +67,7 @@ func cutAt(name string) (seq uint64, rest string, ok bool, err error) {
 		}
 		ok = true
 	}
-	rest = strings.ReplaceAll(url.PathEscape(strings.Join(words, " ")), ".", "%2E")
+	rest = ContextName(words...)
 	if manifest {
 		rest += contextpack.ManifestSuffix
 	}
@@ -92,7 +99,7 @@ func packOptions(name string) (contextpack.Options, error) {
 	var o contextpack.Options
 	dec, err := url.PathUnescape(name)
 	if err != nil {
-		return o, fmt.Errorf("context %q: %w", name, err)
+		return o, fmt.Errorf("context: %w", err)
 	}
 	var query []string
 	for _, w := range strings.Fields(dec) {

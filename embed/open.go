@@ -20,6 +20,10 @@ const (
 	DefaultBatch   = 64
 	DefaultTimeout = 30 * time.Second
 	DefaultBackoff = 500 * time.Millisecond
+	// MinTimeout is the least timeout= a spec may give: a request needs
+	// a round trip to the model, and under it every one failed (at 1ns,
+	// before it was sent), leaving search to the words alone.
+	MinTimeout = 100 * time.Millisecond
 )
 
 // Options configures Open. The zero value uses the process environment,
@@ -152,8 +156,8 @@ func openRemote(kind, rest string, o Options) (*Remote, error) {
 			}
 		case "timeout":
 			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return nil, fmt.Errorf("embed: %s: timeout=%q is not a positive duration", kind, v)
+			if err != nil || d < MinTimeout {
+				return nil, fmt.Errorf("embed: %s: timeout=%q: want a duration of at least %v", kind, v, MinTimeout)
 			}
 			e.timeout = d
 		default:

@@ -415,7 +415,8 @@ func TestOpenSpecs(t *testing.T) {
 		"bogus", "none:x", "default:x", "static:", "static:/nonexistent/t.mfse",
 		"openai:", "openai:ftp://h/v1?model=m", "openai:http:///v1?model=m", "openai:http://h/v1",
 		"openai:http://h/v1?model=m&dim=0", "openai:http://h/v1?model=m&dim=x", "openai:http://h/v1?model=m&batch=-1",
-		"openai:http://h/v1?model=m&timeout=soon", "openai:http://h/v1?model=m&colour=red", "openai:http://h/v1?model=m&model=n",
+		"openai:http://h/v1?model=m&timeout=soon", "openai:http://h/v1?model=m&timeout=1ns", "openai:http://h/v1?model=m&timeout=99ms",
+		"openai:http://h/v1?model=m&colour=red", "openai:http://h/v1?model=m&model=n",
 		"openai://user:pw@h/v1?model=m", "ollama:http://h?model=m&key_env=K",
 	} {
 		if e, err := embed.Open(spec, embed.Options{Getenv: getenv}); err == nil || e != nil {

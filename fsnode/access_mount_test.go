@@ -3,10 +3,12 @@ package fsnode_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/memfs/memfs/fsnode"
@@ -71,5 +73,61 @@ func TestMountAnswersPerCallerThroughTheKernel(t *testing.T) {
 		"cat", filepath.Join(m.dir, ".memfs/search/who"), filepath.Join(m.dir, ".memfs/search/who")).CombinedOutput(); err != nil ||
 		strings.Count(string(out), "for 65534:65534") != 2 {
 		t.Errorf("cat twice as uid 65534 = %q, %v", out, err)
+	}
+}
+
+// The query file of .memfs/search/ and .memfs/context/ takes a query of
+// any length (a file name holds at most 255 bytes on many kernels): opened
+// read-write, the query is written and its answer read back from offset
+// 0, for the opener's credential. Each open is its own exchange; a read
+// before any write, a write after the answer, an open that is not
+// read-write and a query past 64 KiB are refused.
+func TestMountQueryFile(t *testing.T) {
+	m := mount(t, newDirStore(t, t.TempDir()), mountConfig{
+		fopts: fsnode.Options{Search: callerAnswer, ContextPack: callerAnswer},
+	})
+	long := strings.Repeat("kernel%20cache%20", 1000)
+	for _, dir := range []string{"search", "context"} {
+		p := filepath.Join(m.dir, ".memfs", dir, fsnode.QueryFile)
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatalf("open %s read-write: %v", p, err)
+		}
+		if _, err := f.Write([]byte(long[:5000])); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte(long[5000:] + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<40))
+		if want := long + " for 0:0\n"; err != nil || string(b) != want {
+			t.Errorf("%s: read back %d bytes (%v), want the answer to the %d-byte query", dir, len(b), err, len(long))
+		}
+		_, err = f.Write([]byte("more"))
+		wantErrno(t, "a write after the answer", err, syscall.EINVAL)
+		f.Close()
+
+		f2, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f2.ReadAt(make([]byte, 10), 0)
+		wantErrno(t, "a read before any query", err, syscall.EINVAL)
+		f2.Close()
+
+		f3, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f3.Write(make([]byte, 64<<10+1))
+		wantErrno(t, "a query past 64 KiB", err, syscall.EFBIG)
+		f3.Close()
+
+		_, err = os.ReadFile(p)
+		wantErrno(t, "a read-only open", err, syscall.EINVAL)
+	}
+	// The query ".query" itself is still asked, percent-encoded.
+	if got := readFile(t, filepath.Join(m.dir, ".memfs", "search", "%2Equery")); got != "%2Equery for 0:0\n" {
+		t.Errorf("the query %%2Equery = %q", got)
 	}
 }

@@ -42,6 +42,11 @@
 //     honoured.
 //   - The mount uses default_permissions: the kernel checks the stored
 //     modes against the caller, so --allow-other holds others to them.
+//   - A query longer than a file name may be (255 bytes on many kernels'
+//     FUSE, 4 KiB on Linux 6.x, percent-encoded) goes through QueryFile
+//     (.memfs/search/.query, .memfs/context/.query): written and read back
+//     on one read-write descriptor, whose opener the answer is for, so the
+//     per-caller masking of answers holds and no path carries the query.
 //
 // # Concurrency
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -165,6 +166,13 @@ func (d *answerDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno)
 }
 
 func (d *answerDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if name == QueryFile {
+		q := &queryNode{dir: d, ino: answerInoBase + d.root.answerIno.Add(1)}
+		q.fill(&out.Attr)
+		out.SetEntryTimeout(noCache)
+		out.SetAttrTimeout(noCache)
+		return d.NewInode(ctx, q, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: q.ino}), 0
+	}
 	// A distinct inode per lookup: the answer to a name changes as
 	// memory changes, and the kernel must not keep an old one. The number
 	// is the one Add returned: read back with Load, two lookups at once
@@ -262,4 +270,114 @@ func parseStatusGroups(status []byte, uid, gid uint32) ([]uint32, error) {
 		return nil, fmt.Errorf("fsnode: /proc status: ids %d:%d, the request's %d:%d (another thread now)", fsuid, fsgid, uid, gid)
 	}
 	return groups, nil
+}
+
+// QueryFile is the name, in .memfs/search/ and .memfs/context/, of the
+// file that takes a query of any length: a file name holds at most 255
+// bytes on many kernels' FUSE (4 KiB on Linux 6.x), and a query written
+// as one is percent-encoded. Opened read-write, the file takes the query
+// name (the same text as a file name there: percent-encoded words) by
+// write(2), and then reads back, from offset 0, the answer that name
+// would give, computed at the first read for the credential of the
+// process that opened it (as an answer file is for its opener). Each open
+// is its own exchange: nobody else sees the query or the answer. The
+// query ".query" itself is asked as %2Equery.
+const QueryFile = ".query"
+
+// maxQuery bounds the query written into a QueryFile.
+const maxQuery = 64 << 10
+
+// queryNode is a QueryFile: mode 0666, size 0, nothing cached.
+type queryNode struct {
+	gofs.Inode
+	dir *answerDir
+	ino uint64
+}
+
+var (
+	_ gofs.NodeOpener    = (*queryNode)(nil)
+	_ gofs.NodeGetattrer = (*queryNode)(nil)
+	_ gofs.NodeSetattrer = (*queryNode)(nil)
+)
+
+func (q *queryNode) fill(out *fuse.Attr) {
+	out.Ino = q.ino
+	out.Mode = syscall.S_IFREG | 0o666
+	out.Nlink = 1
+	st, _ := q.dir.root.c.Stat("")
+	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
+}
+
+func (q *queryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	q.fill(&out.Attr)
+	out.SetTimeout(noCache)
+	return 0
+}
+
+func (q *queryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return syscall.EPERM
+}
+
+// Open takes only O_RDWR: the query is written, the answer read back.
+func (q *queryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDWR {
+		return nil, 0, syscall.EINVAL
+	}
+	return &queryHandle{node: q, cred: callerCred(ctx)}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// queryHandle is one exchange through a QueryFile.
+type queryHandle struct {
+	node *queryNode
+	cred session.Cred // the opener's: the answer holds only what it may read
+
+	mu     sync.Mutex // guards query and answer
+	query  []byte     // written so far
+	answer []byte     // computed at the first read; nil before
+}
+
+var (
+	_ gofs.FileReader = (*queryHandle)(nil)
+	_ gofs.FileWriter = (*queryHandle)(nil)
+)
+
+// Write appends to the query; it must come before the first read, in
+// order, and within maxQuery.
+func (h *queryHandle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.answer != nil || off != int64(len(h.query)):
+		return 0, syscall.EINVAL
+	case len(h.query)+len(data) > maxQuery:
+		return 0, syscall.EFBIG
+	}
+	h.query = append(h.query, data...)
+	return uint32(len(data)), 0
+}
+
+// Read answers the query written (one trailing newline dropped), then
+// serves that answer at any offset. A query that does not parse is
+// EINVAL, as its name would be ENOENT; the log says why, without the
+// query.
+func (h *queryHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.answer == nil {
+		name := strings.TrimSuffix(string(h.query), "\n")
+		if name == "" {
+			return nil, syscall.EINVAL
+		}
+		d := h.node.dir
+		b, err := d.root.answers.get(ctx, d.fn, d.name+"/"+name, name, h.cred)
+		if err != nil {
+			d.root.log.Info("query refused", "dir", d.name, "bytes", len(name), "err", err)
+			return nil, syscall.EINVAL
+		}
+		h.answer = b
+	}
+	if off >= int64(len(h.answer)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	return fuse.ReadResultData(dest[:copy(dest, h.answer[off:])]), 0
 }

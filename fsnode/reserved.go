@@ -279,10 +279,10 @@ func (r *Root) statusText(cr session.Cred) string {
 	}
 	var also []string
 	if r.opts.ContextPack != nil {
-		also = append(also, "context.md", "context.manifest.json", "context/QUERY", "context/QUERY.manifest.json")
+		also = append(also, "context.md", "context.manifest.json", "context/QUERY", "context/QUERY.manifest.json", "context/"+QueryFile)
 	}
 	if r.opts.Search != nil {
-		also = append(also, "search/QUERY")
+		also = append(also, "search/QUERY", "search/"+QueryFile)
 	}
 	if r.opts.Events != nil {
 		also = append(also, "events.jsonl")

@@ -10,6 +10,11 @@ import (
 	"github.com/memfs/memfs/internal/names"
 )
 
+// QueryName writes words as a query name, the form ParseQuery reads and
+// .memfs/search/ (or its query file) takes: joined with spaces, then
+// percent-encoded.
+func QueryName(words ...string) string { return url.PathEscape(strings.Join(words, " ")) }
+
 // CutFormat removes the word format:json from a query name (as
 // ParseQuery reads it: percent-encoded) and reports whether it was there.
 // Without it, name is returned as it is.
@@ -31,7 +36,7 @@ func CutFormat(name string) (string, bool) {
 	if !asJSON {
 		return name, false
 	}
-	return url.PathEscape(strings.Join(kept, " ")), true
+	return QueryName(kept...), true
 }
 
 // FormatResults renders results: one block per hit (the key as names.Show

@@ -26,7 +26,7 @@ func ParseQueryAt(s string, now time.Time) (Query, error) {
 	var q Query
 	u, err := url.PathUnescape(s)
 	if err != nil {
-		return q, fmt.Errorf("%w: %q: %v", ErrQuery, s, err)
+		return q, fmt.Errorf("%w: %v", ErrQuery, err) // not s: a query may be a paragraph
 	}
 	var text []string
 	seen := make(map[string]bool)

@@ -124,6 +124,11 @@ func checkNamespace(ns string) error {
 	return nil
 }
 
+// MinRequestTimeout is the least MEMFS_ETCD_TIMEOUT: a request needs a
+// round trip to the cluster, and under it every one timed out (at 1ns,
+// before it was sent), which memfs reports as an outage.
+const MinRequestTimeout = 100 * time.Millisecond
+
 // ConfigFromEnv fills cfg from etcdctl's environment variables:
 // ETCDCTL_CACERT, ETCDCTL_CERT and ETCDCTL_KEY (TLS files),
 // ETCDCTL_INSECURE_SKIP_TLS_VERIFY, ETCDCTL_USER ("user" or
@@ -133,8 +138,8 @@ func ConfigFromEnv(cfg *Config) error {
 	get := os.Getenv
 	if v := get("MEMFS_ETCD_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("etcdstore: MEMFS_ETCD_TIMEOUT=%q: want a positive Go duration (5s)", v)
+		if err != nil || d < MinRequestTimeout {
+			return fmt.Errorf("etcdstore: MEMFS_ETCD_TIMEOUT=%q: want a Go duration of at least %v (5s)", v, MinRequestTimeout)
 		}
 		cfg.RequestTimeout = d
 	}

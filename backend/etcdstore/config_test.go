@@ -90,6 +90,15 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Errorf("ETCDCTL_USER=bob ETCDCTL_PASSWORD: user %q, password set %v, %v", cfg.Username, cfg.Password == "pw2", err)
 	}
 
+	// A floor: at 1ns every request timed out before it was sent.
+	for _, v := range []string{"1ns", "99ms"} {
+		t.Setenv("MEMFS_ETCD_TIMEOUT", v)
+		if err := etcdstore.ConfigFromEnv(&etcdstore.Config{}); err == nil || !strings.Contains(err.Error(), "at least 100ms") {
+			t.Errorf("MEMFS_ETCD_TIMEOUT=%s: %v, want a refusal naming the floor", v, err)
+		}
+	}
+	t.Setenv("MEMFS_ETCD_TIMEOUT", "")
+
 	for name, val := range map[string]string{
 		"MEMFS_ETCD_TIMEOUT":               "soon",
 		"ETCDCTL_INSECURE_SKIP_TLS_VERIFY": "maybe",

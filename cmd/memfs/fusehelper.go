@@ -147,8 +147,8 @@ func planMount(source, mnt string, opts []string, mountFlags []cli.Flag, sloppy 
 			continue
 		case name == "timeout":
 			d, err := time.ParseDuration(value)
-			if err != nil || d <= 0 {
-				return p, fmt.Errorf("option timeout=%s: want a duration such as 2m", value)
+			if err != nil || d < minWait {
+				return p, fmt.Errorf("option timeout=%s: want a duration of at least %v, such as 2m", value, minWait)
 			}
 			p.timeout = d
 			continue
@@ -359,7 +359,7 @@ func umountHelperCommand() *cli.Command {
 			&cli.BoolFlag{Name: "r", Usage: "remount read-only on failure (ignored)"},
 			&cli.BoolFlag{Name: "v", Usage: "verbose"},
 			&cli.StringFlag{Name: "t", Usage: "type (ignored)"},
-			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "how long to wait for memfs to exit"},
+			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "how long to wait for memfs to exit (at least 1s)"},
 		},
 		Action: umountHelperAction,
 	}

@@ -81,6 +81,7 @@ func TestPlanMount(t *testing.T) {
 		{name: "unknown option", source: "dir:/s", opts: []string{"compress"}, wantErr: `unknown mount option "compress"`},
 		{name: "no store", source: "memfs", wantErr: "want badger:PATH or dir:PATH"},
 		{name: "bad timeout", source: "dir:/s", opts: []string{"timeout=soon"}, wantErr: "timeout=soon"},
+		{name: "timeout under its floor", source: "dir:/s", opts: []string{"timeout=1ns"}, wantErr: "option timeout=1ns: want a duration of at least 1s"},
 		{name: "noexec is never dropped silently", source: "dir:/s", opts: []string{"noexec"}, wantErr: "option noexec"},
 		{name: "a value option without its value", source: "dir:/s", opts: []string{"agent"}, wantErr: "option agent needs a value"},
 	}

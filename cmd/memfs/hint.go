@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 )
@@ -38,8 +39,10 @@ func hintCommand() *cli.Command {
 		Description: "Prints a short section for the agent's instructions file. With --write, puts it into FILE\n" +
 			"(default: CLAUDE.md, AGENTS.md or GEMINI.md in the current directory) between marker\n" +
 			"lines: a second run replaces that section in place, and changes nothing if it is the same.\n" +
-			"The mountpoint is --mount, else the one running memfs mount found in /proc/self/mountinfo,\n" +
-			"else the placeholder " + mountPlaceholder + " to fill in.",
+			"The mountpoint is --mount, else the one memfs mount of yours found in /proc/self/mountinfo\n" +
+			"(other users' mounts are not candidates), else the placeholder " + mountPlaceholder + " to fill in.\n" +
+			"FILE may be a symlink (a dotfiles manager's): it stays one, and the section is written into\n" +
+			"the file it names when that is a regular file of yours; any other target is refused, unchanged.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "mount", Usage: "where the memory is mounted"},
 			&cli.BoolFlag{Name: "write", Usage: "write the section into FILE instead of printing it"},
@@ -59,7 +62,7 @@ func hintAction(c *cli.Context) error {
 	}
 	mnt := c.String("mount")
 	if mnt == "" {
-		mounts := mountPoints(memfsMounts())
+		mounts := mountPoints(ownMounts(memfsMounts(), uint32(os.Getuid())))
 		switch len(mounts) {
 		case 0:
 			mnt = mountPlaceholder
@@ -123,8 +126,13 @@ func hintSection(agent, mnt string) string {
 }
 
 // writeHint puts section into file: in place of an earlier memfs section,
-// else appended. It reports whether the file changed.
+// else appended. It reports whether the file changed. A symlink is
+// written through (hintTarget), never replaced.
 func writeHint(file, section string) (bool, error) {
+	file, err := hintTarget(file)
+	if err != nil {
+		return false, err
+	}
 	old, err := os.ReadFile(file)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
@@ -155,19 +163,61 @@ func writeHint(file, section string) (bool, error) {
 		return false, nil
 	}
 	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(file); err == nil {
+	if fi, err := os.Lstat(file); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	// Written beside and renamed over: a crash leaves the old file or the new.
+	// Written beside and renamed over: a crash leaves the old file or the
+	// new. The new one is made O_EXCL|O_NOFOLLOW: a symlink at its name
+	// is never written through.
 	tmp := file + ".memfs-tmp"
-	if err := os.WriteFile(tmp, updated, mode); err != nil {
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
+	if err != nil {
 		return false, err
 	}
-	if err := os.Rename(tmp, file); err != nil {
+	_, err = f.Write(updated)
+	if err == nil {
+		err = f.Chmod(mode) // the umask took bits off
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, file)
+	}
+	if err != nil {
 		os.Remove(tmp)
 		return false, err
 	}
 	return true, nil
+}
+
+// hintTarget is the file hint --write changes for file: file itself,
+// unless it is a symlink; then the file the link names, which must be a
+// regular file of the caller's own (a dotfiles manager's link to the
+// user's file). Anything else is refused: replacing the link would lose
+// it, and writing into another user's file (root running hint in a
+// user's directory) or a device is not hint's to do.
+func hintTarget(file string) (string, error) {
+	fi, err := os.Lstat(file)
+	if err != nil || fi.Mode().Type() != fs.ModeSymlink {
+		return file, nil // a missing file is made; ReadFile reports the rest
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return "", fmt.Errorf("%s is a symlink that names nothing (%v); write to its target or remove the link", file, err)
+	}
+	fi, err = os.Lstat(real)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is a symlink to %s, which is not a regular file (a %s); nothing was written", file, real, kindOf(fi.Mode()))
+	}
+	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != uint32(os.Geteuid()) {
+		return "", fmt.Errorf("%s is a symlink to %s, which is not yours (owner uid %d); nothing was written: run hint as its owner, or write to a file of your own", file, real, uid)
+	}
+	return real, nil
 }
 
 // shellQuote quotes s for a POSIX shell.
@@ -182,4 +232,16 @@ func mountPoints(mounts []mountEntry) []string {
 		points[i] = m.point
 	}
 	return points
+}
+
+// ownMounts keeps the mounts that the user uid made: another user's
+// mount is not where the caller's agent keeps its memory.
+func ownMounts(mounts []mountEntry, uid uint32) []mountEntry {
+	var own []mountEntry
+	for _, m := range mounts {
+		if m.uid == uid {
+			own = append(own, m)
+		}
+	}
+	return own
 }

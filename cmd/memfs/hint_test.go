@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestHintPerAgent(t *testing.T) {
@@ -179,5 +181,105 @@ func TestMemfsMounts(t *testing.T) {
 	want := []string{"/home/u/memory", "/srv/my memory"}
 	if !slices.Equal(got, want) {
 		t.Errorf("memfsMounts = %q, want %q", got, want)
+	}
+}
+
+// TestHintWriteThroughSymlink: a CLAUDE.md that is a symlink (a dotfiles
+// manager's) stays one. hint --write writes into the file it names when
+// that is the caller's own regular file, and refuses, changing nothing,
+// when it is another user's file, a directory, or missing.
+func TestHintWriteThroughSymlink(t *testing.T) {
+	dots := t.TempDir()
+	link := filepath.Join(t.TempDir(), "CLAUDE.md")
+	mine := "# dotfiles\n"
+
+	target := filepath.Join(dots, "CLAUDE.md")
+	if err := os.WriteFile(target, []byte(mine), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "", "hint", "--write", "--mount", "/m1", "claude", link)
+	if !strings.Contains(out, "written") {
+		t.Errorf("--write said %q", out)
+	}
+	if got, err := os.Readlink(link); err != nil || got != target {
+		t.Errorf("%s is now %q (%v), want it still a symlink to %s", link, got, err, target)
+	}
+	data, _ := os.ReadFile(target)
+	if !strings.HasPrefix(string(data), mine) || !strings.Contains(string(data), hintBegin) {
+		t.Errorf("the link's target does not hold the user's text and the section:\n%s", data)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
+		t.Errorf("the target's mode is %v, want 0640 kept", fi.Mode().Perm())
+	}
+
+	others := filepath.Join(dots, "others.md")
+	if err := os.WriteFile(others, []byte(mine), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(others, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, target, want string }{
+		{"another user's file", others, "is not yours"},
+		{"a directory", dots, "not a regular file"},
+		{"nothing", filepath.Join(dots, "missing.md"), "names nothing"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			link := filepath.Join(t.TempDir(), "CLAUDE.md")
+			if err := os.Symlink(tt.target, link); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := run(t, "", "hint", "--write", "--mount", "/m1", "claude", link)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "symlink") {
+				t.Errorf("--write through a symlink to %s: %v, want a refusal containing %q", tt.name, err, tt.want)
+			}
+			if got, err := os.Readlink(link); err != nil || got != tt.target {
+				t.Errorf("%s is now %q (%v), want the symlink left alone", link, got, err)
+			}
+			if data, err := os.ReadFile(others); err != nil || string(data) != mine {
+				t.Errorf("another user's file changed: %q (%v)", data, err)
+			}
+			if _, err := os.Lstat(filepath.Join(dots, "missing.md")); err == nil {
+				t.Errorf("a dangling link's target was created")
+			}
+		})
+	}
+}
+
+// TestHintIgnoresOtherUsersMounts: only the caller's own memfs mounts are
+// candidates for the section's mountpoint.
+func TestHintIgnoresOtherUsersMounts(t *testing.T) {
+	info := strings.Join([]string{
+		`41 26 0:38 / /home/u/memory rw,nosuid,nodev,relatime shared:5 - fuse.memfs memfs:badger:/home/u/.local/share/memfs/store rw,user_id=1000,group_id=1000`,
+		`42 26 0:39 / /root/memory rw - fuse.memfs memfs:dir:/srv/store rw,user_id=0,group_id=0`,
+	}, "\n")
+	table := parseMountinfo(info)
+	if got, want := mountPoints(ownMounts(memfsMountsIn(table), 0)), []string{"/root/memory"}; !slices.Equal(got, want) {
+		t.Errorf("root's candidates = %q, want %q", got, want)
+	}
+	if got, want := mountPoints(ownMounts(memfsMountsIn(table), 1000)), []string{"/home/u/memory"}; !slices.Equal(got, want) {
+		t.Errorf("uid 1000's candidates = %q, want %q", got, want)
+	}
+}
+
+// parseMountinfo reads what liveMount checks: the device (MAJOR:MINOR, as
+// stat gives st_dev) and whether the owner let other users in.
+func TestParseMountinfoDeviceAndAllowOther(t *testing.T) {
+	info := strings.Join([]string{
+		`41 26 0:38 / /home/u/memory rw - fuse.memfs memfs:dir:/s rw,user_id=1000,group_id=1000,default_permissions,allow_other`,
+		`42 26 259:70000 / /root/memory rw - fuse.memfs memfs:dir:/t rw,user_id=0,group_id=0`,
+	}, "\n")
+	got := parseMountinfo(info)
+	if len(got) != 2 {
+		t.Fatalf("parsed %d entries, want 2", len(got))
+	}
+	if got[0].dev != unix.Mkdev(0, 38) || !got[0].allowOther || got[0].uid != 1000 {
+		t.Errorf("first entry: dev %d allowOther %v uid %d, want %d true 1000", got[0].dev, got[0].allowOther, got[0].uid, unix.Mkdev(0, 38))
+	}
+	if got[1].dev != unix.Mkdev(259, 70000) || got[1].allowOther || got[1].uid != 0 {
+		t.Errorf("second entry: dev %d allowOther %v uid %d, want %d false 0", got[1].dev, got[1].allowOther, got[1].uid, unix.Mkdev(259, 70000))
 	}
 }

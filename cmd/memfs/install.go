@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 )
@@ -171,6 +172,9 @@ func installCommand() *cli.Command {
 			"  PREFIX/share/bash-completion/completions/memfs\n" +
 			"  PREFIX/share/zsh/site-functions/_memfs\n" +
 			"  PREFIX/share/man/man1/memfs.1\n" +
+			"Links are never followed: a symlink where a file goes is refused (remove it first; nothing\n" +
+			"is written then), and a symlink where a helper link goes is replaced, with a \"replaced\" line\n" +
+			"naming what it pointed to; a file where a helper link goes is refused.\n" +
 			"Without the helper link, mount(8) falls back to fuse3's mount.fuse, which runs \"memfs\" from\n" +
 			"/usr/local/bin, /usr/bin or /bin (not your PATH).",
 		Flags: []cli.Flag{
@@ -215,10 +219,26 @@ func installAction(c *cli.Context) error {
 		{filepath.Join(prefix, "share/zsh/site-functions/_memfs"), zshCompletion},
 		{filepath.Join(prefix, "share/man/man1/memfs.1"), page},
 	}
-	for _, name := range []string{helperName, umountHelperName} {
-		link := filepath.Join(helperDir, name)
-		if err := installLink(link, self); err != nil {
+	links := []string{filepath.Join(helperDir, helperName), filepath.Join(helperDir, umountHelperName)}
+	// Every place is checked before anything is written: a refusal
+	// leaves the machine as it was.
+	for _, f := range files {
+		if err := checkInstallFile(f.path); err != nil {
 			return err
+		}
+	}
+	for _, link := range links {
+		if err := checkInstallLink(link); err != nil {
+			return err
+		}
+	}
+	for _, link := range links {
+		old, err := installLink(link, self)
+		if err != nil {
+			return err
+		}
+		if old != "" && old != self {
+			fmt.Fprintf(c.App.Writer, "replaced %s -> %s\n", link, old)
 		}
 		fmt.Fprintf(c.App.Writer, "%s -> %s\n", link, self)
 	}
@@ -226,40 +246,96 @@ func installAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "warning: %s is a temporary binary (go run, go test): build or go install memfs, then install again\n", self)
 	}
 	for _, f := range files {
-		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
-			return fmt.Errorf("install: %w", err)
-		}
-		if err := os.WriteFile(f.path, []byte(f.content), 0o644); err != nil {
-			return fmt.Errorf("install: %w", err)
+		if err := installFile(f.path, []byte(f.content)); err != nil {
+			return err
 		}
 		fmt.Fprintln(c.App.Writer, f.path)
 	}
 	return nil
 }
 
-// installLink makes link a symlink to target. It replaces a symlink (an
-// earlier install) but never a file: that is someone else's helper.
-func installLink(link, target string) error {
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+// checkInstallFile refuses to install a file at path when a symlink is
+// there (as root, writing through it would overwrite whatever it names)
+// or anything but a regular file (an earlier install).
+func checkInstallFile(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
 		return fmt.Errorf("install: %w", err)
+	case fi.Mode().Type() == fs.ModeSymlink:
+		target, _ := os.Readlink(path)
+		return fmt.Errorf("install: %s is a symlink (to %s): memfs writes no file through a link; remove it if memfs should put its own file there", path, target)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("install: %s is a %s, not a file; remove it if memfs should put its file there", path, kindOf(fi.Mode()))
 	}
+	return nil
+}
+
+// checkInstallLink refuses a helper link's place when something other
+// than a symlink is there: that is someone else's helper.
+func checkInstallLink(link string) error {
 	fi, err := os.Lstat(link)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		return nil
 	case err != nil:
 		return fmt.Errorf("install: %w", err)
-	case fi.Mode()&fs.ModeSymlink == 0:
+	case fi.Mode().Type() != fs.ModeSymlink:
 		return fmt.Errorf("install: %s exists and is not a symlink; remove it first if memfs should replace it", link)
 	}
-	// A new name renamed over the old one: the helper is never missing.
-	tmp := link + ".memfs-new"
-	os.Remove(tmp)
-	if err := os.Symlink(target, tmp); err != nil {
+	return nil
+}
+
+// installFile writes data to a new file beside path, made with O_EXCL and
+// O_NOFOLLOW, and renames it over path: a symlink that appears at either
+// name meanwhile is replaced as a name, never written through.
+func installFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("install: %w", err)
 	}
-	if err := os.Rename(tmp, link); err != nil {
+	tmp := path + ".memfs-new"
+	os.Remove(tmp) // a leftover of an interrupted install (a symlink itself, if one)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644) // the umask took bits off
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("install: %w", err)
 	}
 	return nil
+}
+
+// installLink makes link a symlink to target, replacing the symlink
+// there (an earlier install's, or another's: checkInstallLink refused
+// anything else) as a name, never following it. It returns the target of
+// the link it replaced, "" if none.
+func installLink(link, target string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		return "", fmt.Errorf("install: %w", err)
+	}
+	old, _ := os.Readlink(link)
+	// A new name renamed over the old one: the helper is never missing.
+	tmp := link + ".memfs-new"
+	os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return "", fmt.Errorf("install: %w", err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("install: %w", err)
+	}
+	return old, nil
 }

@@ -35,9 +35,9 @@ func mountCommand() *cli.Command {
 			storeFlag(),
 			embedderFlag(),
 			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "key prefixes whose values are loaded at mount (\"\" loads everything)"},
-			&cli.DurationFlag{Name: "flush-interval", Value: 30 * time.Second, Usage: "flush dirty values this often (0 = only on fsync and unmount)"},
-			&cli.DurationFlag{Name: "attr-timeout", Value: time.Second, Usage: "how long the kernel may cache attributes (0 = not at all)"},
-			&cli.DurationFlag{Name: "entry-timeout", Value: time.Second, Usage: "how long the kernel may cache names (and missing names) (0 = not at all)"},
+			&cli.DurationFlag{Name: "flush-interval", Value: 30 * time.Second, Usage: "flush dirty values this often: at least 100ms, or 0 = only on fsync and unmount"},
+			&cli.DurationFlag{Name: "attr-timeout", Value: time.Second, Usage: "how long the kernel may cache attributes: at least 1ms, or 0 = not at all"},
+			&cli.DurationFlag{Name: "entry-timeout", Value: time.Second, Usage: "how long the kernel may cache names (and missing names): at least 1ms, or 0 = not at all"},
 			&cli.Int64Flag{Name: "max-file-size", Value: 64 << 20, Usage: "largest file in bytes, at least 1 (there is no unlimited size); larger writes fail with EFBIG"},
 			&cli.BoolFlag{Name: "read-only", Usage: "mount read-only"},
 			&cli.StringFlag{Name: "on-conflict", Value: "keep-both", Usage: "on a shared (etcd) store, what a flush does when another mount saved a file since this one loaded it: " +
@@ -318,7 +318,7 @@ func unmountCommand() *cli.Command {
 		Usage:     "flush through the running memfs, then unmount MOUNTPOINT",
 		ArgsUsage: "MOUNTPOINT",
 		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "how long to wait for the flush and unmount (more than 0)"},
+			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "how long to wait for the flush and unmount (at least 1s)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {

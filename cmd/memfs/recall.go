@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/session"
 )
@@ -53,9 +53,7 @@ func contextCommand() *cli.Command {
 			if c.IsSet("at") {
 				words = append(words, "at:"+strconv.FormatUint(c.Uint64("at"), 10))
 			}
-			// A dot is escaped too: a name ending in ".manifest.json"
-			// asks for a manifest.
-			name := strings.ReplaceAll(url.PathEscape(strings.Join(words, " ")), ".", "%2E")
+			name := memfs.ContextName(words...)
 			if c.Bool("manifest") {
 				name += contextpack.ManifestSuffix
 			}
@@ -64,7 +62,7 @@ func contextCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := os.ReadFile(filepath.Join(t.mnt, ".memfs", "context", name))
+				b, err := askThrough(t, "context", name)
 				if err != nil {
 					return fmt.Errorf("context through %s: %w", t.mnt, err)
 				}

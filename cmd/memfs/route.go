@@ -12,8 +12,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,10 +24,12 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/fsnode"
 	"github.com/memfs/memfs/internal/lockfile"
 	"github.com/memfs/memfs/internal/paths"
 )
@@ -72,6 +77,7 @@ type target struct {
 	spec storeSpec
 	mnt  string // the live memfs mount serving spec; "" to open the store
 	pid  int    // the memfs process serving mnt
+	dev  uint64 // the device of the mount at mnt
 }
 
 // locate finds what the command c works on (see the top of the file).
@@ -95,24 +101,18 @@ func locate(c *cli.Context) (target, error) {
 	return target{spec: spec}, nil
 }
 
-// namedMount is the target of --mount m: a memfs mount, which must serve
-// the store a --store on the command line names, if any.
+// namedMount is the target of --mount m: a live memfs mount (liveMount),
+// which must serve the store a --store on the command line names, if any.
 func namedMount(c *cli.Context, m string) (target, error) {
 	abs, err := filepath.Abs(m)
 	if err != nil {
 		return target{}, err
 	}
-	given := flagGiven(c, "store")
-	t, err := mountStatus(abs)
-	if err != nil && !given {
-		// Each command checks what it reads there (.memfs/search,
-		// .memfs/events, ...), as a copy of a mount's files is read too.
-		return target{mnt: abs}, nil
-	}
+	t, err := liveMount(abs, true)
 	if err != nil {
-		return target{}, fmt.Errorf("--mount %s: cannot tell which store it serves, to compare with --store: %w", m, err)
+		return target{}, fmt.Errorf("--mount %s: %w", m, err)
 	}
-	if given {
+	if flagGiven(c, "store") {
 		spec, err := parseStore(c.String("store"))
 		if err != nil {
 			return target{}, err
@@ -124,14 +124,106 @@ func namedMount(c *cli.Context, m string) (target, error) {
 	return t, nil
 }
 
-// mountStatus reads .memfs/status of the memfs mount at mnt: the store it
-// serves and the process serving it.
-func mountStatus(mnt string) (target, error) {
-	b, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status"))
+// liveMount is the target of the memfs mount at mnt, which must be live
+// and the caller's own: the mount table has a FUSE mount of a memfs store
+// at that very point, made by the caller's user; its .memfs/status, read
+// through the directory whose device is that mount's, names the same
+// store and a process of that user's that is alive (and, when the caller
+// may look, holds /dev/fuse open). A copy of a mount (cp -a keeps
+// .memfs/status, with the PID of a process that may still run) is no
+// mount point. Another user's mount is not the caller's memory: only
+// with shared (a --mount the caller named) is one taken, and only one its
+// owner mounted with allow_other, offering it to other users.
+func liveMount(mnt string, shared bool) (target, error) {
+	real, err := filepath.EvalSymlinks(mnt)
+	if err != nil {
+		return target{}, notLive(mnt, err)
+	}
+	var m mountEntry
+	found := false
+	for _, e := range mountTable() {
+		if e.point == real {
+			m, found = e, true // the last one is the mount on top
+		}
+	}
+	uid := uint32(os.Getuid())
+	switch {
+	case !found:
+		return target{}, notLive(mnt, errors.New("no mount there"))
+	case !strings.HasPrefix(m.fstype, "fuse") || !strings.HasPrefix(m.source, "memfs:"):
+		return target{}, notLive(mnt, fmt.Errorf("a %s mount of %s", m.fstype, m.source))
+	case m.uid != uid && !(shared && m.allowOther):
+		return target{}, notLive(mnt, fmt.Errorf("a mount of user %d, not yours (%d), and not shared with allow_other", m.uid, uid))
+	}
+	r, err := os.OpenRoot(real)
+	if err != nil {
+		return target{}, notLive(mnt, err)
+	}
+	defer r.Close()
+	t, err := rootStatus(r, mnt, m.dev)
+	if err != nil {
+		return target{}, notLive(mnt, err)
+	}
+	if src, err := parseStore(strings.TrimPrefix(m.source, "memfs:")); err != nil || !sameStore(src, t.spec) {
+		return target{}, notLive(mnt, fmt.Errorf("it is mounted as %s, and its status names %s", m.source, t.spec))
+	}
+	if err := servingProcess(t.pid, m.uid); err != nil {
+		return target{}, notLive(mnt, err)
+	}
+	return t, nil
+}
+
+// notLive is liveMount's error.
+func notLive(mnt string, why error) error {
+	return fmt.Errorf("%s is not a live memfs mount (%v): nothing was done through it", mnt, why)
+}
+
+// rootStatus reads .memfs/status through r, the root of the mount at mnt,
+// whose device must be dev: a directory that is not that mount (a copy,
+// or the mountpoint after an unmount) has another.
+func rootStatus(r *os.Root, mnt string, dev uint64) (target, error) {
+	fi, err := r.Stat(".")
 	if err != nil {
 		return target{}, err
 	}
-	return parseStatus(mnt, b)
+	if d := fi.Sys().(*syscall.Stat_t).Dev; d != dev {
+		return target{}, fmt.Errorf("device %d:%d, not the mount's %d:%d", unix.Major(d), unix.Minor(d), unix.Major(dev), unix.Minor(dev))
+	}
+	b, err := r.ReadFile(filepath.Join(".memfs", "status"))
+	if err != nil {
+		return target{}, err
+	}
+	t, err := parseStatus(mnt, b)
+	t.dev = dev
+	return t, err
+}
+
+// servingProcess checks that pid is a live process of user uid (the
+// mount's) holding /dev/fuse open, as the process serving a memfs mount
+// does; the descriptors of another user's process are not checked when
+// the caller may not list them.
+func servingProcess(pid int, uid uint32) error {
+	dir := "/proc/" + strconv.Itoa(pid)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("its process %d is gone", pid)
+	}
+	if owner := fi.Sys().(*syscall.Stat_t).Uid; owner != uid {
+		return fmt.Errorf("its process %d is user %d's, not the mount's (%d)", pid, owner, uid)
+	}
+	fds, err := os.ReadDir(dir + "/fd")
+	if errors.Is(err, fs.ErrPermission) && uid != uint32(os.Getuid()) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("process %d: %w", pid, err)
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil && l == "/dev/fuse" {
+			return nil
+		}
+	}
+	return fmt.Errorf("its process %d serves no FUSE mount", pid)
 }
 
 // parseStatus reads the store and the process from the .memfs/status b of
@@ -172,11 +264,9 @@ func lockPath(spec storeSpec) string {
 }
 
 // servingMount finds the live memfs mount that serves spec. The holder is
-// read from the store's lock; the mount is a FUSE mount of the mount
-// table named memfs:<spec> (the mount's fsname) that the holder's user
-// made, and whose .memfs/status names the same store and the holder's
-// PID. Another user's FUSE mount cannot pass for it: it would need the
-// holder's uid, and a process of its own holding the store.
+// read from the store's lock; the mount is a live memfs mount of the
+// caller's (liveMount) whose source is memfs:<spec> (the mount's fsname)
+// and whose .memfs/status names the holder's PID.
 func servingMount(spec storeSpec) (target, bool) {
 	if !spec.local() {
 		return target{}, false // many mounts serve a shared store, each on its own
@@ -185,23 +275,12 @@ func servingMount(spec storeSpec) (target, bool) {
 	if pid <= 0 {
 		return target{}, false
 	}
-	fi, err := os.Stat("/proc/" + strconv.Itoa(pid))
-	if err != nil {
-		return target{}, false // it held the store once; it is gone
-	}
-	uid := fi.Sys().(*syscall.Stat_t).Uid
-	if uid != uint32(os.Getuid()) {
-		// Only a process of the caller's own: a lock file keeps the
-		// PID of a holder that exited, and another user's process may
-		// get that PID and serve a FUSE mount named after this store.
-		return target{}, false
-	}
 	for _, m := range memfsMounts() {
 		src, err := parseStore(strings.TrimPrefix(m.source, "memfs:"))
-		if err != nil || m.uid != uid || !sameStore(src, spec) {
+		if err != nil || m.uid != uint32(os.Getuid()) || !sameStore(src, spec) {
 			continue
 		}
-		if t, err := mountStatus(m.point); err == nil && t.pid == pid && sameStore(t.spec, spec) {
+		if t, err := liveMount(m.point, false); err == nil && t.pid == pid {
 			return t, true
 		}
 	}
@@ -209,7 +288,8 @@ func servingMount(spec storeSpec) (target, bool) {
 }
 
 // enclosingMount is the memfs mount the working directory is in, if any:
-// the innermost mount holding it must be a live memfs mount.
+// the innermost mount holding it must be a live memfs mount of the
+// caller's (liveMount).
 func enclosingMount() (target, bool) {
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -229,14 +309,16 @@ func enclosingMount() (target, bool) {
 	if !strings.HasPrefix(best.source, "memfs:") || !strings.HasPrefix(best.fstype, "fuse") {
 		return target{}, false
 	}
-	t, err := mountStatus(best.point)
+	t, err := liveMount(best.point, false)
 	return t, err == nil
 }
 
 // mountEntry is one line of /proc/self/mountinfo.
 type mountEntry struct {
 	point, fstype, source string
+	dev                   uint64 // MAJOR:MINOR, as stat's st_dev gives it
 	uid                   uint32 // user_id=, for FUSE mounts
+	allowOther            bool   // allow_other: the mount's owner lets other users in
 	whole                 bool   // the filesystem's root is mounted (not a bind mount of a subtree)
 }
 
@@ -266,8 +348,18 @@ func parseMountinfo(mountinfo string) []mountEntry {
 			continue
 		}
 		m := mountEntry{point: unescapeMount(f[4]), fstype: f[sep+1], source: unescapeMount(f[sep+2]), whole: f[3] == "/"}
+		if maj, min, ok := strings.Cut(f[2], ":"); ok {
+			a, aerr := strconv.ParseUint(maj, 10, 32)
+			b, berr := strconv.ParseUint(min, 10, 32)
+			if aerr == nil && berr == nil {
+				m.dev = unix.Mkdev(uint32(a), uint32(b))
+			}
+		}
 		m.uid = ^uint32(0)
 		for o := range strings.SplitSeq(f[sep+3], ",") {
+			if o == "allow_other" {
+				m.allowOther = true
+			}
 			if v, ok := strings.CutPrefix(o, "user_id="); ok {
 				if n, err := strconv.ParseUint(v, 10, 32); err == nil {
 					m.uid = uint32(n)
@@ -309,29 +401,51 @@ func needsStore(cmd string, t target, instead string) error {
 		cmd, t.spec, t.mnt, t.pid, cmd, instead)
 }
 
-// mountRoot opens the mount at mnt for plain file operations that stay
-// inside it.
-// The root must be a live memfs mount, checked through the root itself
-// (its .memfs/status names a store and a process, the one found before if
-// any): a directory that is no mount, or a mount gone since it was found,
-// would take the writes on plain disk.
+// mountRoot opens the mount of t (found by liveMount) for plain file
+// operations that stay inside it. The root is checked again through
+// itself: its device must still be the mount's and its .memfs/status
+// name the same process, or the writes would land on plain disk (a
+// mount gone since it was found leaves the mountpoint directory).
 func mountRoot(t target) (*os.Root, error) {
 	r, err := os.OpenRoot(t.mnt)
 	if err != nil {
 		return nil, fmt.Errorf("the mount at %s: %w", t.mnt, err)
 	}
-	b, err := r.ReadFile(filepath.Join(".memfs", "status"))
-	if err == nil {
-		var live target
-		if live, err = parseStatus(t.mnt, b); err == nil && t.pid > 0 && live.pid != t.pid {
-			err = fmt.Errorf("served by process %d now, not %d", live.pid, t.pid)
-		}
+	live, err := rootStatus(r, t.mnt, t.dev)
+	if err == nil && live.pid != t.pid {
+		err = fmt.Errorf("served by process %d now, not %d", live.pid, t.pid)
 	}
 	if err != nil {
 		r.Close()
-		return nil, fmt.Errorf("%s is not a live memfs mount (%v): nothing was done through it", t.mnt, err)
+		return nil, notLive(t.mnt, err)
 	}
 	return r, nil
+}
+
+// askThrough asks the live mount of t for the answer to the query name
+// (percent-encoded words, as a file name under .memfs/DIR/ would be) in
+// .memfs/DIR/ ("search" or "context"), through its query file: a query
+// of any length, which no path could hold, answered for this process's
+// credential as a file name's would be.
+func askThrough(t target, dir, name string) ([]byte, error) {
+	r, err := mountRoot(t)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := r.OpenFile(path.Join(".memfs", dir, fsnode.QueryFile), os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte(name)); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, math.MaxInt64))
+	if errors.Is(err, syscall.EINVAL) {
+		return nil, fmt.Errorf("the mount refused the query (its log says why)")
+	}
+	return b, err
 }
 
 // catThrough prints the values of keys read through the mount: a file's

@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -283,5 +285,102 @@ func TestPutThroughTheMountKeepsTheOldValueOnFailure(t *testing.T) {
 	}
 	if got := readString(t, filepath.Join(mnt, "memory", "k.md")); got != "keep me\n" {
 		t.Errorf("after a refused put the key holds %q, want its old value", got)
+	}
+}
+
+// A cp -a copy of a live mount keeps a .memfs/status that names the live
+// process; it is still plain disk. --mount COPY is refused by every
+// command (summary add exited 0 having appended to the copy), and the
+// copy is left as it was; inside the copy, no command takes it for a
+// mount either.
+func TestACopyOfAMountIsNoMount(t *testing.T) {
+	noStoreEnv(t)
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil)
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "m.md"), []byte("mounted gofmt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(t.TempDir(), "copy")
+	if out, err := exec.Command("cp", "-a", mnt, cp).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a %s %s: %v\n%s", mnt, cp, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(cp, ".memfs", "status")); err != nil {
+		t.Fatalf("the copy has no .memfs/status (%v): it tests nothing", err)
+	}
+	before := treeOf(t, cp)
+	for _, args := range [][]string{
+		{"summary", "add", "--mount", cp, "--run", "r", "--step", "1", "a step"},
+		{"ls", "--mount", cp},
+		{"search", "--mount", cp, "gofmt"},
+		{"context", "--mount", cp},
+		{"log", "--mount", cp},
+	} {
+		_, _, err := run(t, "", args...)
+		if err == nil || !strings.Contains(err.Error(), "not a live memfs mount") {
+			t.Errorf("memfs %s on a copy of a mount = %v, want a refusal", strings.Join(args, " "), err)
+		}
+	}
+	if after := treeOf(t, cp); after != before {
+		t.Errorf("the copy changed:\n%s\nwas\n%s", after, before)
+	}
+	// Inside the copy, with no store named: the default store, not the copy.
+	t.Chdir(filepath.Join(cp, "memory"))
+	if out, _, _ := run(t, "", "ls"); strings.Contains(out, "m.md") {
+		t.Errorf("ls inside the copy listed the copy: %q", out)
+	}
+}
+
+// treeOf lists every name under dir with its size.
+func treeOf(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		b.WriteString(p + " " + fi.Mode().String() + " " + strconv.FormatInt(fi.Size(), 10) + "\n")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// Another user's mount, even one shared with --allow-other, is never
+// where a command goes by itself: run inside it, ls does not list it, and
+// hint does not offer it; named with --mount, it is read as that user may
+// read it (its owner offered it with allow_other).
+func TestAnotherUsersMountIsNotRouted(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Fatalf("this test runs commands as another user with setpriv (util-linux): %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Fatalf("this test needs root: it mounts with --allow-other and runs commands as uid %d", otherUID)
+	}
+	noStoreEnv(t)
+	store := "dir:" + t.TempDir()
+	mnt := sharedDir(t)
+	bin := sharedBinary(t)
+	startMount(t, store, mnt, nil, "--allow-other")
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "antelope.md"), []byte("gnu antelope\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := sharedDir(t)
+	if err := os.Chown(home, otherUID, otherUID); err != nil {
+		t.Fatal(err)
+	}
+	other := caller{name: "uid 65534", priv: []string{"--reuid=65534", "--regid=65534", "--clear-groups"},
+		env: []string{"MEMFS_TEST_MAIN=1", "HOME=" + home, "XDG_DATA_HOME=" + home, "MEMFS_STORE="}}
+
+	if out, _ := other.run(t, filepath.Join(mnt, "memory"), bin, "ls"); strings.Contains(out, "antelope") {
+		t.Errorf("ls as uid 65534 inside root's mount went through it: %q", out)
+	}
+	if out, err := other.run(t, "/", bin, "hint", "claude"); err != nil || strings.Contains(out, mnt) || !strings.Contains(out, mountPlaceholder) {
+		t.Errorf("hint as uid 65534 with only root's mount on the machine = %v\n%.400s\nwant the placeholder, not %s", err, out, mnt)
+	}
+	if out, err := other.run(t, "/", bin, "ls", "--mount", mnt); err != nil || !strings.Contains(out, "memory/antelope.md") {
+		t.Errorf("ls --mount of root's allow_other mount as uid 65534 = %v, %q; want it listed", err, out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,5 +98,42 @@ func TestSearch(t *testing.T) {
 	}
 	if _, _, err := run(t, "", "search", "--store", store, "x", "--importance-min", "3"); err == nil {
 		t.Error("search --importance-min 3 succeeded")
+	}
+}
+
+// A query of any length goes through a mount: a long paragraph (past what
+// a file name may hold: 255 bytes on older kernels' FUSE, 4 KiB on 6.x,
+// percent-encoded) finds the note, in search and in a context pack, and
+// no error echoes the encoded query. It failed with "file name too long"
+// and the whole encoded query.
+func TestLongQueryThroughTheMount(t *testing.T) {
+	noStoreEnv(t)
+	store := "dir:" + t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil, "--embedder", "none")
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "kumquat.md"), []byte("the kumquat orchard needs water on tuesdays\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("what should I remember about the orchard and its watering schedule, ", 80) + "kumquat"
+	if len(long) < 5000 {
+		t.Fatalf("the query is %d bytes, want a paragraph", len(long))
+	}
+	out, errOut, err := run(t, "", "search", "--mount", mnt, "--json", long)
+	if err != nil || !strings.Contains(out, "memory/kumquat.md") {
+		t.Errorf("search --mount with a %d-byte query: %v\nstdout: %.300s\nstderr: %.300s", len(long), err, out, errOut)
+	}
+	if err != nil && strings.Contains(err.Error(), "watering%20schedule") {
+		t.Errorf("the error echoes the encoded query (%d bytes)", len(err.Error()))
+	}
+	out, errOut, err = run(t, "", "context", "--mount", mnt, "--query", long)
+	if err != nil || !strings.Contains(out, "kumquat orchard") {
+		t.Errorf("context --mount with a %d-byte query: %v\nstdout: %.300s\nstderr: %.300s", len(long), err, out, errOut)
+	}
+	if err != nil && strings.Contains(err.Error(), "watering%20schedule") {
+		t.Errorf("the error echoes the encoded query (%d bytes)", len(err.Error()))
+	}
+	// Routed without --mount (the store is mounted), the same.
+	if keys := searchKeys(t, "--store", store, long); !slices.Contains(keys, "memory/kumquat.md") {
+		t.Errorf("search --store (routed through the mount) with a long query = %v", keys)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,7 +63,7 @@ func searchCommand() *cli.Command {
 			if c.Bool("json") {
 				words = append(words, "format:json")
 			}
-			name := url.PathEscape(strings.Join(words, " "))
+			name := search.QueryName(words...)
 			q, _ := search.CutFormat(name)
 			if _, err := search.ParseQuery(q); err != nil {
 				return err
@@ -74,7 +73,7 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := os.ReadFile(filepath.Join(t.mnt, ".memfs", "search", name))
+				b, err := askThrough(t, "search", name)
 				if err != nil {
 					return fmt.Errorf("search through %s: %w", t.mnt, err)
 				}

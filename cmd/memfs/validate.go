@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs"
 )
 
 // flagRule is what one numeric or duration flag accepts: a number from min
@@ -17,6 +19,7 @@ type flagRule struct {
 	name     string
 	min, max float64
 	want     string
+	zero     bool // 0 is accepted too (it means something else: "never", "not at all")
 }
 
 // flagRules returns the rules of a command's numeric and duration flags
@@ -27,36 +30,44 @@ func flagRules(command string) []flagRule {
 	switch command {
 	case "mount":
 		return []flagRule{
-			{"max-file-size", 1, inf, "a size in bytes of at least 1 (there is no unlimited size: give a large one)"},
-			{"flush-interval", 0, inf, "a duration of at least 0 (0: flush only on fsync and unmount)"},
-			{"attr-timeout", 0, inf, "a duration of at least 0 (0: the kernel caches no attribute)"},
-			{"entry-timeout", 0, inf, "a duration of at least 0 (0: the kernel caches no name)"},
+			{"max-file-size", 1, inf, "a size in bytes of at least 1 (there is no unlimited size: give a large one)", false},
+			{"flush-interval", float64(memfs.MinFlushInterval), inf, "0 (flush only on fsync and unmount) or a duration of at least " + memfs.MinFlushInterval.String(), true},
+			// The kernel keeps these in jiffies (1 to 10 ms), rounding up:
+			// less than 1ms is not a shorter cache, only a surprising one.
+			{"attr-timeout", float64(time.Millisecond), inf, "0 (the kernel caches no attribute) or a duration of at least 1ms", true},
+			{"entry-timeout", float64(time.Millisecond), inf, "0 (the kernel caches no name) or a duration of at least 1ms", true},
 		}
 	case "unmount", "umount-helper":
-		return []flagRule{{"timeout", 1, inf, "a positive duration such as 30s"}}
+		return []flagRule{{"timeout", float64(minWait), inf, "a duration of at least " + minWait.String() + " such as 30s", false}}
 	case "log":
 		return []flagRule{
-			{"limit", 1, inf, "a number of events of at least 1"},
-			{"before", 1, inf, "a sequence number of at least 1 (events are numbered from 1)"},
-			{"after", 0, inf, "a sequence number of at least 0 (0: from the first event)"},
+			{"limit", 1, inf, "a number of events of at least 1", false},
+			{"before", 1, inf, "a sequence number of at least 1 (events are numbered from 1)", false},
+			{"after", 0, inf, "a sequence number of at least 0 (0: from the first event)", false},
 		}
 	case "ls":
-		return []flagRule{{"importance-min", 0, 1, "a number from 0.0 to 1.0"}}
+		return []flagRule{{"importance-min", 0, 1, "a number from 0.0 to 1.0", false}}
 	case "search":
 		return []flagRule{
-			{"top-k", 1, inf, "a number of results of at least 1"},
-			{"min-score", 0, inf, "a score of at least 0 (no score is negative)"},
-			{"importance-min", 0, 1, "a number from 0.0 to 1.0"},
+			{"top-k", 1, inf, "a number of results of at least 1", false},
+			{"min-score", 0, inf, "a score of at least 0 (no score is negative)", false},
+			{"importance-min", 0, 1, "a number from 0.0 to 1.0", false},
 		}
 	case "context":
 		return []flagRule{
-			{"max-chars", 1, inf, "a budget in characters of at least 1"},
-			{"summaries", 0, inf, "a number of summaries of at least 0 (0: none)"},
-			{"at", 1, inf, "an event-log sequence number of at least 1 (events are numbered from 1)"},
+			{"max-chars", 1, inf, "a budget in characters of at least 1", false},
+			{"summaries", 0, inf, "a number of summaries of at least 0 (0: none)", false},
+			{"at", 1, inf, "an event-log sequence number of at least 1 (events are numbered from 1)", false},
 		}
 	}
 	return nil
 }
+
+// minWait is the least a command waits for memfs to flush, unmount or
+// serve (unmount --timeout, mount's timeout= option): the last flush of
+// even a small session needs a round trip to the store, and a shorter
+// wait gives up before it could end (then reports a failure that is not).
+const minWait = time.Second
 
 // checkFlags is every command's Before: it refuses a numeric or duration
 // flag out of its range before the command does any work. A flag left at
@@ -97,6 +108,9 @@ func (r flagRule) check(command string, v any) error {
 		n, text = f, strconv.Quote(v)
 	default:
 		return fmt.Errorf("%s: --%s: a flag of type %T has no check", command, r.name, v)
+	}
+	if r.zero && n == 0 {
+		return nil
 	}
 	if math.IsNaN(n) || math.IsInf(n, 0) || n < r.min || n > r.max {
 		return fmt.Errorf("%s: --%s %s: want %s", command, r.name, text, r.want)

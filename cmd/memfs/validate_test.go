@@ -24,11 +24,17 @@ func TestFlagValidation(t *testing.T) {
 	}{
 		{[]string{"mount", "--max-file-size", "0"}, "--max-file-size 0: want a size in bytes of at least 1"},
 		{[]string{"mount", "--max-file-size", "-1"}, "--max-file-size -1: want a size in bytes of at least 1"},
-		{[]string{"mount", "--flush-interval", "-5s"}, "--flush-interval -5s: want a duration of at least 0"},
-		{[]string{"mount", "--attr-timeout", "-1s"}, "--attr-timeout -1s: want a duration of at least 0"},
-		{[]string{"mount", "--entry-timeout", "-1ms"}, "--entry-timeout -1ms: want a duration of at least 0"},
-		{[]string{"unmount", "--timeout", "0s"}, "--timeout 0s: want a positive duration"},
-		{[]string{"unmount", "--timeout", "-1m"}, "--timeout -1m0s: want a positive duration"},
+		{[]string{"mount", "--flush-interval", "-5s"}, "--flush-interval -5s: want 0 (flush only on fsync and unmount) or a duration of at least 100ms"},
+		{[]string{"mount", "--attr-timeout", "-1s"}, "--attr-timeout -1s: want 0 (the kernel caches no attribute) or a duration of at least 1ms"},
+		{[]string{"mount", "--entry-timeout", "-1ms"}, "--entry-timeout -1ms: want 0 (the kernel caches no name) or a duration of at least 1ms"},
+		// Floors: a flush every nanosecond kept an idle mount at 60-77% of a core.
+		{[]string{"mount", "--flush-interval", "1ns"}, "--flush-interval 1ns: want 0 (flush only on fsync and unmount) or a duration of at least 100ms"},
+		{[]string{"mount", "--flush-interval", "99ms"}, "--flush-interval 99ms: want 0 (flush only on fsync and unmount) or a duration of at least 100ms"},
+		{[]string{"mount", "--attr-timeout", "1ns"}, "--attr-timeout 1ns: want 0 (the kernel caches no attribute) or a duration of at least 1ms"},
+		{[]string{"mount", "--entry-timeout", "999us"}, "--entry-timeout 999µs: want 0 (the kernel caches no name) or a duration of at least 1ms"},
+		{[]string{"unmount", "--timeout", "0s"}, "--timeout 0s: want a duration of at least 1s"},
+		{[]string{"unmount", "--timeout", "-1m"}, "--timeout -1m0s: want a duration of at least 1s"},
+		{[]string{"unmount", "--timeout", "1ns"}, "--timeout 1ns: want a duration of at least 1s"},
 		{[]string{"log", "--limit", "0"}, "--limit 0: want a number of events of at least 1"},
 		{[]string{"log", "--limit", "-1"}, "--limit -1: want a number of events of at least 1"},
 		{[]string{"log", "--before", "0"}, "--before 0: want a sequence number of at least 1"},
@@ -78,12 +84,15 @@ func TestFlagValidation(t *testing.T) {
 }
 
 // TestFlagZeroKeepsItsMeaning: where 0 means something (no periodic flush,
-// no kernel caching, no summaries, from the first event) it is accepted;
-// the command then fails on what comes after the flags, never on them.
+// no kernel caching, no summaries, from the first event) it is accepted,
+// as is each floor itself; the command then fails on what comes after the
+// flags, never on them.
 func TestFlagZeroKeepsItsMeaning(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"mount", "--flush-interval", "0", "--attr-timeout", "0", "--entry-timeout", "0", "--max-file-size", "1", "--store", "dir:" + dir, filepath.Join(dir, "missing")},
+		{"mount", "--flush-interval", "100ms", "--attr-timeout", "1ms", "--entry-timeout", "1ms", "--store", "dir:" + dir, filepath.Join(dir, "missing")},
+		{"unmount", "--timeout", "1s", filepath.Join(dir, "missing")},
 		{"log", "--after", "0", "--store", "dir:" + filepath.Join(dir, "missing")},
 		{"context", "--summaries", "0", "--store", "dir:" + filepath.Join(dir, "missing")},
 	} {
