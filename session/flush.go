@@ -185,11 +185,21 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	c.stats.lastErr = nil
 	var refusedDirs []string
 	for i, d := range ddirs {
+		if _, bad := dfailed[dentries[i].Key]; !bad && d.key == dentries[i].Key {
+			d.base = backend.VersionOf(dentries[i].Info) // what the store holds of it now
+		}
 		if _, bad := dfailed[d.key]; !bad && d.gen == dgens[i] {
 			d.gen = 0
 			delete(c.ddirty, d)
 		} else if bad {
 			refusedDirs = append(refusedDirs, d.key)
+		}
+	}
+	for _, e := range dlate {
+		if d, ok := c.dirs[e.Key]; ok {
+			if _, bad := dfailed[e.Key]; !bad {
+				d.base = backend.VersionOf(e.Info)
+			}
 		}
 	}
 	maps.Copy(failed, dfailed)

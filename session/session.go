@@ -151,6 +151,11 @@ type dir struct {
 	// gen is the generation of the latest unflushed change of the
 	// directory's own attributes (in Context.ddirty); 0 when clean.
 	gen uint64
+	// base is the version of the store's entry of the directory under
+	// key, as the session last listed or saved it; zero when the store
+	// holds none (an implied or a new directory). A file made where the
+	// directory was removed replaces that version, not another writer's.
+	base backend.Version
 }
 
 // linkGroup is the set of names of a node with hard links. id names the
@@ -372,6 +377,7 @@ func (c *Context) indexLocked(e backend.Entry, links map[string]*file) bool {
 			return false
 		}
 		d.setInfo(e.Info)
+		d.base = backend.VersionOf(e.Info)
 		return false
 	}
 	if _, isDir := c.dirs[e.Key]; isDir {
