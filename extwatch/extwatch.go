@@ -10,12 +10,19 @@
 // while it was read, so a file written in several steps is never served
 // half-written. Then:
 //
-//   - memfs's own flushes coming back (same size and mtime as what the
-//     session wrote or holds) are ignored;
-//   - a new or changed file becomes the session's value, clean (the store
-//     has it); a removed file leaves the session, and a removed directory
-//     every key the session holds under it;
-//   - a change to a key that is dirty in the session is a conflict: the
+//   - memfs's own flushes coming back (the whole node as the session
+//     wrote or holds it: size, mtime, mode, owner, attributes; see
+//     session.Context.Echo) are ignored;
+//   - a new or changed file or symlink becomes the session's value, clean
+//     (the store has it), a change of its mode, owner or attributes
+//     alone included; a new or changed directory likewise
+//     (session.Context.ApplyExternalDir); a removed file leaves the
+//     session, and a removed directory every key the session holds under
+//     it;
+//   - a change of the metadata alone of a key that is dirty in the
+//     session is merged into it (session.Context.MergeExternalMeta: the
+//     most restrictive mode wins), logged, and no conflict;
+//   - any other change to a key that is dirty in the session is a conflict: the
 //     session's value stays under the key, and the external value is kept
 //     beside it under session.ConflictKey and saved at the next flush.
 //     A removal of a dirty key keeps the session's value. Nothing is lost,
@@ -352,13 +359,16 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		w.log.Warn("external change: cannot stat", "key", key, "err", err)
 		return
 	}
-	if !info.Mode.IsRegular() {
-		// Directories (memfs's own flush touches them), symlinks and
-		// special files changed by another program are indexed at the
-		// next mount.
+	if w.c.Echo(key, info) {
 		return
 	}
-	if w.c.Echo(key, info) {
+	if info.Mode.IsDir() {
+		// A directory another writer made, or whose mode, owner or
+		// attributes it changed: straight into the session (the helper
+		// makes files only).
+		if err := w.c.ApplyExternalDir(key, info); err != nil {
+			w.log.Error("external change: cannot apply", "key", key, "err", err)
+		}
 		return
 	}
 	got, err := w.st.Load(ctx, key)
@@ -408,6 +418,9 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		// which still expects the version ours was made on and meets
 		// theirs: nothing to do here.
 		return
+	case w.c.Dirty(key) && w.c.MergeExternalMeta(e):
+		// A chmod, chown or setxattr of a file the session changed:
+		// both kept by the session's rule, which it logged.
 	case w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key)):
 		conflict := session.ConflictKey(key, time.Now())
 		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",
@@ -420,7 +433,7 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			w.log.Error("external change: cannot keep the conflict copy", "key", key, "err", err)
 		}
 	default:
-		if w.applier != nil {
+		if w.applier != nil && e.Info.Mode.IsRegular() {
 			// Through the mount: announced in the session, unless the
 			// session has the key (the helper's create would fail), then
 			// sent to the helper.
@@ -444,7 +457,7 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
 			return
 		}
-		if w.applier != nil {
+		if w.applier != nil && e.Info.Mode.IsRegular() {
 			w.send(key, false, func(a Applier) error { return a.Touch(key) })
 		}
 	}

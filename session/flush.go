@@ -166,7 +166,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	for _, e := range entries {
 		// What the store is about to hold: an external watcher seeing it
 		// come back recognises memfs's own write (Echo).
-		c.addWrittenLocked(e.Key, stamp{size: e.Info.Size, mtime: e.Info.MTime.UnixNano()})
+		c.addWrittenLocked(e.Key, stampOf(e.Info))
 	}
 	c.mu.Unlock()
 	c.sealEntries(dentries, true) // their attributes
