@@ -46,7 +46,11 @@
 //     it appear with that value at once;
 //   - a removal is announced (AnnounceRemove), then the helper unlinks it;
 //   - a modification is applied to the session, then the helper touches
-//     the file (a fallocate that keeps its size: IN_MODIFY, no change).
+//     the file (a fallocate that keeps its size: IN_MODIFY, no change);
+//   - a change of a file's or directory's mode, owner or attributes is
+//     applied to the session and announced (AnnounceAttr), then the
+//     helper sets session.AttrSignal on it, which the mount takes for the
+//     announcement and changes nothing for (IN_ATTRIB, no change).
 //
 // When the helper cannot take a change (a send fails: the process died),
 // the Watcher says so once, gives the helper up and applies every change
@@ -146,6 +150,11 @@ type Applier interface {
 	// Touch tells watchers that key was modified (its new value is
 	// already in the session): it must change nothing, whenever it runs.
 	Touch(key string) error
+	// Attr tells watchers that key's mode, owner or attributes changed
+	// (the session holds them already, and the change is announced:
+	// session.Context.AnnounceAttr): it must change nothing, whenever
+	// it runs.
+	Attr(key string) error
 	// Remove removes key (announced: session.Context.AnnounceRemove).
 	Remove(key string) error
 }
@@ -365,9 +374,14 @@ func (w *Watcher) process(ctx context.Context, key string) {
 	if info.Mode.IsDir() {
 		// A directory another writer made, or whose mode, owner or
 		// attributes it changed: straight into the session (the helper
-		// makes files only).
+		// makes files only), then shown to watchers.
+		_, attrs := w.c.ExternalParts(key, info)
 		if err := w.c.ApplyExternalDir(key, info); err != nil {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
+			return
+		}
+		if attrs {
+			w.sendAttr(key)
 		}
 		return
 	}
@@ -418,9 +432,12 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		// which still expects the version ours was made on and meets
 		// theirs: nothing to do here.
 		return
-	case w.c.Dirty(key) && w.c.MergeExternalMeta(e):
+	case len(findings) == 0 && w.c.Dirty(key) && w.c.MergeExternalMeta(e):
 		// A chmod, chown or setxattr of a file the session changed:
-		// both kept by the session's rule, which it logged.
+		// both kept by the session's rule, which it logged. (Not after
+		// a rewrite: it moved the version the session's changes count
+		// as made on, and the content did change.)
+		w.sendAttr(key)
 	case w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key)):
 		conflict := session.ConflictKey(key, time.Now())
 		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",
@@ -447,6 +464,7 @@ func (w *Watcher) process(ctx context.Context, key string) {
 				return
 			}
 		}
+		content, attrs := w.c.ExternalParts(key, e.Info)
 		var err error
 		if dirty {
 			err = w.c.Put(e)
@@ -457,10 +475,24 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
 			return
 		}
-		if w.applier != nil && e.Info.Mode.IsRegular() {
+		if w.applier != nil && e.Info.Mode.IsRegular() && content {
 			w.send(key, false, func(a Applier) error { return a.Touch(key) })
 		}
+		if attrs && e.Info.Mode.IsRegular() {
+			w.sendAttr(key)
+		}
 	}
+}
+
+// sendAttr has the Applier show watchers a change of key's mode, owner or
+// attributes, which the session holds already (announced:
+// session.Context.AnnounceAttr).
+func (w *Watcher) sendAttr(key string) {
+	if w.applier == nil {
+		return
+	}
+	w.c.AnnounceAttr(key)
+	w.send(key, false, func(a Applier) error { return a.Attr(key) })
 }
 
 // errChanged is rewrite's report that the file changed after it was read.

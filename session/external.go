@@ -237,6 +237,27 @@ func (c *Context) mergeMetaLocked(f *file, key string, theirs backend.Info) bool
 	return true
 }
 
+// ExternalParts reports what of key the store's version with info changes
+// in the session: its content (size or mtime; a key the session lacks is
+// all content) and its attributes (mode, owner, extended attributes), so
+// that watchers can be told each (IN_MODIFY, IN_ATTRIB).
+func (c *Context) ExternalParts(key string, info backend.Info) (content, attrs bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if d, ok := c.dirs[key]; ok {
+		return false, backend.PermBits(info.Mode) != d.mode || info.UID != d.uid || info.GID != d.gid ||
+			xattrsHash(toXAttrList(info.XAttrs)) != xattrsHash(d.xattrs)
+	}
+	f, ok := c.files[key]
+	if !ok {
+		return true, false
+	}
+	mine, found := f.stampLocked(), stampOf(info)
+	content = mine.size != found.size || mine.mtime != found.mtime
+	mine.size, mine.mtime = found.size, found.mtime
+	return content, !c.sameNode(mine, found)
+}
+
 // Dirty reports whether key has changes the store has not seen.
 func (c *Context) Dirty(key string) bool {
 	c.mu.RLock()

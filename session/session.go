@@ -213,6 +213,7 @@ type Context struct {
 	// mount's helper process and not taken yet (announce.go).
 	creates map[string]announcedCreate
 	removes map[string]announcedRemove
+	attrs   map[string]announcedRemove // AnnounceAttr's
 
 	// replaying lets Replay change a read-only Context: a crashed
 	// session's journal is shown by a read-only mount, never flushed.
@@ -324,6 +325,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 		bases:   make(map[string]backend.Version),
 		creates: make(map[string]announcedCreate),
 		removes: make(map[string]announcedRemove),
+		attrs:   make(map[string]announcedRemove),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/internal/etcdtest"
@@ -14,7 +15,8 @@ import (
 
 // Every attribute is part of a version (issue 26): a chmod, chown and
 // setxattr on mount A, fsynced, reach mount B of the same etcd namespace
-// (stat and getfattr on B within a bounded wait), and B's own next write
+// (stat and getfattr on B within a bounded wait; an inotify watcher on B
+// hears IN_ATTRIB), and B's own next write
 // of the files keeps them, with no conflict copy.
 func TestSharedMetadataReachesTheOtherMount(t *testing.T) {
 	srv := etcdtest.Start(t)
@@ -36,6 +38,7 @@ func TestSharedMetadataReachesTheOtherMount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	ev := watchDir(t, filepath.Join(b.mnt, "memory"))
 	must(os.Chmod(am("f.md"), 0o600))
 	must(os.Chown(am("g.md"), 65534, 65534))
 	must(unix.Setxattr(am("h.md"), "user.memfs.tags", []byte("ops"), 0))
@@ -58,6 +61,11 @@ func TestSharedMetadataReachesTheOtherMount(t *testing.T) {
 		n, err := unix.Getxattr(bm("h.md"), "user.memfs.tags", buf)
 		return err == nil && string(buf[:n]) == "ops"
 	})
+
+	// A watcher on B hears each as an attribute change (IN_ATTRIB).
+	for _, k := range []string{"f.md", "g.md", "h.md"} {
+		waitFor(t, "IN_ATTRIB of "+k+" on B", 5*time.Second, func() bool { return ev.has(k, fsnotify.Chmod) })
+	}
 
 	// B's next writes keep A's metadata, and copy nothing.
 	for _, k := range []string{"f.md", "g.md", "h.md"} {
