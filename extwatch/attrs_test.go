@@ -234,3 +234,32 @@ func checkMerged(t *testing.T, st backend.Store, mode fs.FileMode) {
 		t.Errorf("f.md in the store: %q, %v, tags %q; want ours, %v, their tags", e.Value, e.Info.Mode, e.Info.XAttrs["user.memfs.tags"], mode)
 	}
 }
+
+// A directory another program removes from a directory store leaves the
+// session: an empty one, and one with a file in it.
+func TestExternalRmdirReachesTheSession(t *testing.T) {
+	dir := t.TempDir()
+	st, err := dirstore.Open(dir)
+	must(t, err)
+	defer st.Close()
+	must(t, st.Save(t.Context(), backend.Entry{Key: "memory/full/f.md", Value: []byte("f\n"), Info: backend.Info{Mode: 0o644}}))
+	must(t, st.Save(t.Context(), backend.Entry{Key: "memory/empty", Info: backend.Info{Mode: fs.ModeDir | 0o755}}))
+	c := session.NewContext(st, session.Options{})
+	must(t, c.Bootstrap(t.Context(), ""))
+	w, err := extwatch.Start(st, c, extwatch.Options{})
+	must(t, err)
+	defer w.Close()
+	must(t, os.Remove(filepath.Join(dir, "memory/empty")))
+	must(t, os.RemoveAll(filepath.Join(dir, "memory/full")))
+	gone := func(k string) bool { _, err := c.Stat(k); return err != nil }
+	waitFor(t, "the empty directory gone", func() bool { return gone("memory/empty") })
+	waitFor(t, "the full directory gone", func() bool { return gone("memory/full/f.md") && gone("memory/full") })
+	// The session's next flush brings neither back.
+	must(t, c.Set("memory/other.md", []byte("o\n")))
+	must(t, c.Flush(t.Context()))
+	for _, k := range []string{"memory/empty", "memory/full"} {
+		if _, err := os.Lstat(filepath.Join(dir, k)); !os.IsNotExist(err) {
+			t.Errorf("%s in the store after the session's flush: %v; want it gone", k, err)
+		}
+	}
+}

@@ -232,9 +232,12 @@ func (w *Watcher) follow(key string) bool {
 	return backend.ValidateKey(key) == nil && !w.c.Local(key)
 }
 
-func (w *Watcher) schedule(key string) {
+func (w *Watcher) schedule(key string) { w.scheduleAfter(key, w.opts.Debounce) }
+
+// scheduleAfter has key processed once it has been quiet for d.
+func (w *Watcher) scheduleAfter(key string, d time.Duration) {
 	w.mu.Lock()
-	w.pending[key] = time.Now().Add(w.opts.Debounce)
+	w.pending[key] = time.Now().Add(d)
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -528,9 +531,19 @@ func (w *Watcher) rewrite(ctx context.Context, e *backend.Entry, read backend.In
 func (w *Watcher) removed(key string) {
 	if st, err := w.c.Stat(key); err == nil && st.IsDir {
 		// A directory that went away (the store reports it, not each
-		// key it held): every key under it.
+		// key it held): every key under it, then the directory once
+		// they are gone (keys with unflushed changes stay, and keep
+		// it).
+		if w.c.RemoveExternalDir(key) {
+			return
+		}
+		again := false
 		for _, e := range w.c.Entries(key + "/") {
 			w.schedule(e.Key)
+			again = again || !w.c.Dirty(e.Key)
+		}
+		if again {
+			w.scheduleAfter(key, 2*w.opts.Debounce)
 		}
 		return
 	}

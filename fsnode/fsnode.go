@@ -105,7 +105,7 @@ func (r *Root) onChange(ch session.Change) {
 	switch {
 	case ch.Op == session.OpContent, ch.Origin == session.OriginExternal && ch.Op == session.OpAttr:
 		r.queue.push(ch.Key, false)
-	case ch.Origin == session.OriginExternal && (ch.Op == session.OpCreate || ch.Op == session.OpRemove || ch.Op == session.OpMkdir):
+	case ch.Origin == session.OriginExternal && (ch.Op == session.OpCreate || ch.Op == session.OpRemove || ch.Op == session.OpMkdir || ch.Op == session.OpRmdir):
 		// Applied behind the kernel: its cached name (or absence) is stale.
 		r.queue.push(ch.Key, true)
 	}

@@ -389,6 +389,37 @@ func (c *Context) RemoveExternal(key string) (bool, error) {
 	return true, nil
 }
 
+// RemoveExternalDir takes directory key out of the session after another
+// writer removed it from the store, and reports whether it did: only an
+// empty directory goes (the keys under one that is not empty leave first,
+// by RemoveExternal; one that holds unflushed changes stays, and is saved
+// again at the next flush). The removal, seen after them, wins over
+// unflushed changes of the directory's own attributes (the removal of a
+// key under it marks them, its mtime moving).
+func (c *Context) RemoveExternalDir(key string) bool {
+	if backend.ValidateKey(key) != nil {
+		return false
+	}
+	c.mu.Lock()
+	d, ok := c.dirs[key]
+	if !ok || len(d.children) > 0 {
+		c.mu.Unlock()
+		return false
+	}
+	delete(c.dirs, key)
+	delete(c.ddirty, d)
+	d.gen = 0
+	if parent, ok := c.dirs[parentOf(key)]; ok {
+		_, name := backend.Split(key)
+		delete(parent.children, name)
+		parent.subdirs--
+	}
+	delete(c.bases, key)
+	c.mu.Unlock()
+	c.emit(Change{Op: OpRmdir, Key: key, Origin: OriginExternal})
+	return true
+}
+
 // Unflushed returns the session's unflushed changes: every dirty,
 // non-hidden file with its Info and loaded value (which the caller must not
 // modify; not redacted), and the keys removed since the last flush. It
