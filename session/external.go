@@ -211,6 +211,9 @@ func (c *Context) MergeExternalMeta(theirs backend.Entry) bool {
 	c.log.Warn("another writer changed the metadata of a file with unflushed changes: both kept (the most restrictive mode, their owner, the attributes of both)",
 		"key", theirs.Key, "mode", mode.String())
 	c.emit(Change{Op: OpAttr, Key: theirs.Key, Origin: OriginExternal})
+	if err := c.journalKey(theirs.Key); err != nil {
+		c.log.Error("journal append after a metadata merge failed", "key", theirs.Key, "err", err)
+	}
 	return true
 }
 
@@ -232,7 +235,9 @@ func (c *Context) mergeMetaLocked(f *file, key string, theirs backend.Info) bool
 		}
 	}
 	f.xattrs = x
-	f.ctime = c.now().UnixNano()
+	// A change of its own: a flush that took the file before it leaves
+	// it dirty, and the next saves the merge.
+	c.markDirtyLocked(f)
 	c.setExpectLocked(f, key, backend.VersionOf(theirs))
 	return true
 }
