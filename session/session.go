@@ -190,7 +190,7 @@ type Context struct {
 	watch   map[int]func(Change)
 	watchID int
 	stats   flushStats
-	// written holds, per key, the versions (size and mtime) memfs last
+	// written holds, per key, the versions (stamps: the whole node) memfs last
 	// wrote to the store, newest last: an external watcher may see an
 	// older one of them after a newer save began.
 	written map[string][]stamp
