@@ -10,12 +10,19 @@
 // while it was read, so a file written in several steps is never served
 // half-written. Then:
 //
-//   - memfs's own flushes coming back (same size and mtime as what the
-//     session wrote or holds) are ignored;
-//   - a new or changed file becomes the session's value, clean (the store
-//     has it); a removed file leaves the session, and a removed directory
-//     every key the session holds under it;
-//   - a change to a key that is dirty in the session is a conflict: the
+//   - memfs's own flushes coming back (the whole node as the session
+//     wrote or holds it: size, mtime, mode, owner, attributes; see
+//     session.Context.Echo) are ignored;
+//   - a new or changed file or symlink becomes the session's value, clean
+//     (the store has it), a change of its mode, owner or attributes
+//     alone included; a new or changed directory likewise
+//     (session.Context.ApplyExternalDir); a removed file leaves the
+//     session, and a removed directory every key the session holds under
+//     it;
+//   - a change of the metadata alone of a key that is dirty in the
+//     session is merged into it (session.Context.MergeExternalMeta: the
+//     most restrictive mode wins), logged, and no conflict;
+//   - any other change to a key that is dirty in the session is a conflict: the
 //     session's value stays under the key, and the external value is kept
 //     beside it under session.ConflictKey and saved at the next flush.
 //     A removal of a dirty key keeps the session's value. Nothing is lost,
@@ -39,7 +46,11 @@
 //     it appear with that value at once;
 //   - a removal is announced (AnnounceRemove), then the helper unlinks it;
 //   - a modification is applied to the session, then the helper touches
-//     the file (a fallocate that keeps its size: IN_MODIFY, no change).
+//     the file (a fallocate that keeps its size: IN_MODIFY, no change);
+//   - a change of a file's or directory's mode, owner or attributes is
+//     applied to the session and announced (AnnounceAttr), then the
+//     helper sets session.AttrSignal on it, which the mount takes for the
+//     announcement and changes nothing for (IN_ATTRIB, no change).
 //
 // When the helper cannot take a change (a send fails: the process died),
 // the Watcher says so once, gives the helper up and applies every change
@@ -139,6 +150,11 @@ type Applier interface {
 	// Touch tells watchers that key was modified (its new value is
 	// already in the session): it must change nothing, whenever it runs.
 	Touch(key string) error
+	// Attr tells watchers that key's mode, owner or attributes changed
+	// (the session holds them already, and the change is announced:
+	// session.Context.AnnounceAttr): it must change nothing, whenever
+	// it runs.
+	Attr(key string) error
 	// Remove removes key (announced: session.Context.AnnounceRemove).
 	Remove(key string) error
 }
@@ -216,9 +232,12 @@ func (w *Watcher) follow(key string) bool {
 	return backend.ValidateKey(key) == nil && !w.c.Local(key)
 }
 
-func (w *Watcher) schedule(key string) {
+func (w *Watcher) schedule(key string) { w.scheduleAfter(key, w.opts.Debounce) }
+
+// scheduleAfter has key processed once it has been quiet for d.
+func (w *Watcher) scheduleAfter(key string, d time.Duration) {
 	w.mu.Lock()
-	w.pending[key] = time.Now().Add(w.opts.Debounce)
+	w.pending[key] = time.Now().Add(d)
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -352,13 +371,21 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		w.log.Warn("external change: cannot stat", "key", key, "err", err)
 		return
 	}
-	if !info.Mode.IsRegular() {
-		// Directories (memfs's own flush touches them), symlinks and
-		// special files changed by another program are indexed at the
-		// next mount.
+	if w.c.Echo(key, info) {
 		return
 	}
-	if w.c.Echo(key, info) {
+	if info.Mode.IsDir() {
+		// A directory another writer made, or whose mode, owner or
+		// attributes it changed: straight into the session (the helper
+		// makes files only), then shown to watchers.
+		_, attrs := w.c.ExternalParts(key, info)
+		if err := w.c.ApplyExternalDir(key, info); err != nil {
+			w.log.Error("external change: cannot apply", "key", key, "err", err)
+			return
+		}
+		if attrs {
+			w.sendAttr(key)
+		}
 		return
 	}
 	got, err := w.st.Load(ctx, key)
@@ -408,6 +435,12 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		// which still expects the version ours was made on and meets
 		// theirs: nothing to do here.
 		return
+	case len(findings) == 0 && w.c.Dirty(key) && w.c.MergeExternalMeta(e):
+		// A chmod, chown or setxattr of a file the session changed:
+		// both kept by the session's rule, which it logged. (Not after
+		// a rewrite: it moved the version the session's changes count
+		// as made on, and the content did change.)
+		w.sendAttr(key)
 	case w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key)):
 		conflict := session.ConflictKey(key, time.Now())
 		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",
@@ -420,7 +453,7 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			w.log.Error("external change: cannot keep the conflict copy", "key", key, "err", err)
 		}
 	default:
-		if w.applier != nil {
+		if w.applier != nil && e.Info.Mode.IsRegular() {
 			// Through the mount: announced in the session, unless the
 			// session has the key (the helper's create would fail), then
 			// sent to the helper.
@@ -434,6 +467,7 @@ func (w *Watcher) process(ctx context.Context, key string) {
 				return
 			}
 		}
+		content, attrs := w.c.ExternalParts(key, e.Info)
 		var err error
 		if dirty {
 			err = w.c.Put(e)
@@ -444,10 +478,24 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
 			return
 		}
-		if w.applier != nil {
+		if w.applier != nil && e.Info.Mode.IsRegular() && content {
 			w.send(key, false, func(a Applier) error { return a.Touch(key) })
 		}
+		if attrs && e.Info.Mode.IsRegular() {
+			w.sendAttr(key)
+		}
 	}
+}
+
+// sendAttr has the Applier show watchers a change of key's mode, owner or
+// attributes, which the session holds already (announced:
+// session.Context.AnnounceAttr).
+func (w *Watcher) sendAttr(key string) {
+	if w.applier == nil {
+		return
+	}
+	w.c.AnnounceAttr(key)
+	w.send(key, false, func(a Applier) error { return a.Attr(key) })
 }
 
 // errChanged is rewrite's report that the file changed after it was read.
@@ -483,9 +531,19 @@ func (w *Watcher) rewrite(ctx context.Context, e *backend.Entry, read backend.In
 func (w *Watcher) removed(key string) {
 	if st, err := w.c.Stat(key); err == nil && st.IsDir {
 		// A directory that went away (the store reports it, not each
-		// key it held): every key under it.
+		// key it held): every key under it, then the directory once
+		// they are gone (keys with unflushed changes stay, and keep
+		// it).
+		if w.c.RemoveExternalDir(key) {
+			return
+		}
+		again := false
 		for _, e := range w.c.Entries(key + "/") {
 			w.schedule(e.Key)
+			again = again || !w.c.Dirty(e.Key)
+		}
+		if again {
+			w.scheduleAfter(key, 2*w.opts.Debounce)
 		}
 		return
 	}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/session"
 )
 
 // The helper protocol: external changes are carried out through the
@@ -29,7 +31,7 @@ import (
 
 // helperOp is one line on the helper's standard input.
 type helperOp struct {
-	Op   string      `json:"op"` // create, touch or remove
+	Op   string      `json:"op"` // create, touch, attr or remove
 	Key  string      `json:"key"`
 	Mode fs.FileMode `json:"mode,omitempty"`
 }
@@ -101,6 +103,18 @@ func helperApply(root *os.Root, op helperOp) error {
 			return nil
 		}
 		return unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 1)
+	case "attr":
+		// A setxattr of session.AttrSignal, which memfs takes, while
+		// announced, as this request and changes nothing for: the
+		// kernel tells watchers of an attribute change (IN_ATTRIB).
+		// Unannounced (late), memfs refuses it: still no change. Never
+		// a fifo put in the key's place, never through a symlink.
+		f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return unix.Fsetxattr(int(f.Fd()), session.AttrSignal, []byte("helper"), 0)
 	case "remove":
 		return root.Remove(name)
 	}
@@ -170,6 +184,10 @@ func (h *Helper) Create(key string, mode fs.FileMode) error {
 
 // Touch asks the helper to show a modification of key.
 func (h *Helper) Touch(key string) error { return h.send(helperOp{Op: "touch", Key: key}) }
+
+// Attr asks the helper to show a change of key's attributes (announced
+// in the session).
+func (h *Helper) Attr(key string) error { return h.send(helperOp{Op: "attr", Key: key}) }
 
 // Remove asks the helper to remove key (announced in the session).
 func (h *Helper) Remove(key string) error { return h.send(helperOp{Op: "remove", Key: key}) }

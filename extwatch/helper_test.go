@@ -134,6 +134,7 @@ func (a *fakeApplier) record(op string) error {
 
 func (a *fakeApplier) Create(key string, _ fs.FileMode) error { return a.record("create " + key) }
 func (a *fakeApplier) Touch(key string) error                 { return a.record("touch " + key) }
+func (a *fakeApplier) Attr(key string) error                  { return a.record("attr " + key) }
 func (a *fakeApplier) Remove(key string) error                { return a.record("remove " + key) }
 
 func (a *fakeApplier) calls() []string {

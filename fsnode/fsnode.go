@@ -103,9 +103,9 @@ func (r *Root) Close() {
 func (r *Root) onChange(ch session.Change) {
 	r.answers.clear() // search results and context packs may differ now
 	switch {
-	case ch.Op == session.OpContent:
+	case ch.Op == session.OpContent, ch.Origin == session.OriginExternal && ch.Op == session.OpAttr:
 		r.queue.push(ch.Key, false)
-	case ch.Origin == session.OriginExternal && (ch.Op == session.OpCreate || ch.Op == session.OpRemove):
+	case ch.Origin == session.OriginExternal && (ch.Op == session.OpCreate || ch.Op == session.OpRemove || ch.Op == session.OpMkdir || ch.Op == session.OpRmdir):
 		// Applied behind the kernel: its cached name (or absence) is stale.
 		r.queue.push(ch.Key, true)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
 )
 
 // This file keeps the announcements of the external-change helper
@@ -73,6 +74,44 @@ func (c *Context) AnnounceRemove(key string) {
 	a := c.removes[key]
 	c.removes[key] = announcedRemove{n: a.n + 1, deadline: c.now().Add(AnnounceTTL)}
 	c.mu.Unlock()
+}
+
+// AttrSignal is the attribute the helper sets on a key to show watchers
+// on the mount a change of its mode, owner or attributes (IN_ATTRIB)
+// that the session holds already (AnnounceAttr): memfs's read-only
+// writer attribute, which every other setxattr of is refused, so that a
+// request that comes after its announcement expired changes nothing
+// either.
+const AttrSignal = meta.Writer
+
+// AnnounceAttr announces the helper's coming setxattr of AttrSignal on
+// key: another writer changed key's mode, owner or attributes, which the
+// session has applied; the helper's request, taken once within
+// AnnounceTTL, succeeds and changes nothing, and the kernel tells
+// watchers.
+func (c *Context) AnnounceAttr(key string) {
+	c.mu.Lock()
+	a := c.attrs[key]
+	c.attrs[key] = announcedRemove{n: a.n + 1, deadline: c.now().Add(AnnounceTTL)}
+	c.mu.Unlock()
+}
+
+// attrAnnounced takes one announced attribute request of key, and reports
+// whether one was waiting and had not expired.
+func (c *Context) attrAnnounced(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.attrs[key]
+	if !ok {
+		return false
+	}
+	live := c.now().Before(a.deadline)
+	if a.n--; a.n <= 0 || !live {
+		delete(c.attrs, key)
+	} else {
+		c.attrs[key] = a
+	}
+	return live
 }
 
 // CreateAnnounced carries out the create announced for key, if one is
@@ -169,6 +208,7 @@ func (c *Context) ApplyAnnounced(key string) (bool, error) {
 	_, remove := c.removes[key]
 	delete(c.creates, key)
 	delete(c.removes, key)
+	delete(c.attrs, key) // the session has the change; only its event is lost
 	c.mu.Unlock()
 	if create {
 		if _, err := c.applyCreate(cr); err != nil {

@@ -44,6 +44,10 @@ const (
 	OutcomeRestored    = "restored"    // a key we removed came back with theirs
 	OutcomeDeleted     = "deleted"     // last writer wins: our removal deleted theirs
 	OutcomeKeptBeside  = "kept-beside" // fallback: the store kept theirs under Event.CopyKey
+	// OutcomeMetadata: theirs changed the metadata alone (a chmod,
+	// chown or setxattr); ours keeps its value and takes theirs by
+	// MergeExternalMeta's rule (the most restrictive mode wins).
+	OutcomeMetadata = "merged-metadata"
 )
 
 const (
@@ -169,6 +173,9 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 		if r.outcome == OutcomeMerged {
 			c.emit(Change{Op: OpContent, Key: r.key, Origin: OriginExternal})
 		}
+		if r.outcome == OutcomeMetadata {
+			c.emit(Change{Op: OpAttr, Key: r.key, Origin: OriginExternal})
+		}
 		c.emit(Change{Op: OpConflict, Key: r.key, OldKey: r.copyKey, Origin: OriginExternal})
 		for _, k := range r.journal {
 			dropped := ""
@@ -220,6 +227,8 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		delete(c.bases, key)
 	case !have || f.gen == 0:
 		return r, false // no longer ours to save
+	case (f.link == nil || len(f.link.names) < 2) && c.mergeMetaLocked(f, key, theirs.Info):
+		r.outcome, r.journal = OutcomeMetadata, []string{key}
 	case f.link != nil && len(f.link.names) > 1:
 		// A node with several names moves as a whole or not at all:
 		// theirs is kept beside it, ours takes the name.
@@ -326,7 +335,7 @@ func (c *Context) loadCleanLocked(e backend.Entry) (*file, bool, error) {
 	}
 	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
 	f.shared.Store(false)
-	f.mode, f.uid, f.gid = backend.PermBits(e.Info.Mode), e.Info.UID, e.Info.GID
+	f.mode, f.uid, f.gid = e.Info.Mode&backend.ModeMask, e.Info.UID, e.Info.GID
 	f.mtime = e.Info.MTime.UnixNano()
 	f.atime, f.ctime = timeOr(e.Info.ATime, e.Info.MTime), timeOr(e.Info.CTime, e.Info.MTime)
 	f.xattrs = toXAttrList(backend.CloneXAttrs(e.Info.XAttrs))
@@ -339,7 +348,7 @@ func (c *Context) loadCleanLocked(e backend.Entry) (*file, bool, error) {
 	delete(c.removed, e.Key)
 	delete(c.dirty, f)
 	c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
-	c.addWrittenLocked(e.Key, stamp{size: f.size, mtime: f.mtime})
+	c.addWrittenLocked(e.Key, stampOf(e.Info))
 	return f, created, nil
 }
 

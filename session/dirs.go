@@ -18,8 +18,23 @@ func (c *Context) removeDirLocked(d *dir) {
 	delete(c.dirs, d.key)
 	delete(c.ddirty, d)
 	d.gen = 0
+	c.leaveDirLocked(d)
 	c.gen++
 	c.removed[d.key] = c.gen
+}
+
+// leaveDirLocked records that directory d leaves its key (removed or
+// renamed away): the store's entry there, of d.base, is what the next
+// save or delete of the key replaces (the session's own version, never
+// taken for another writer's).
+func (c *Context) leaveDirLocked(d *dir) {
+	if d.base.IsZero() {
+		return
+	}
+	if _, ok := c.bases[d.key]; !ok {
+		c.bases[d.key] = d.base
+	}
+	d.base = backend.Version{}
 }
 
 // journalDir records directory key's entry (its attributes) as a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io/fs"
 	"slices"
 	"time"
 
@@ -80,7 +81,7 @@ func (c *Context) Ingest(e backend.Entry) (backend.Entry, []redact.Finding, erro
 // otherwise.
 func (c *Context) Rewriting(key string, info backend.Info) {
 	c.mu.Lock()
-	c.addWrittenLocked(key, stamp{size: info.Size, mtime: info.MTime.UnixNano()})
+	c.addWrittenLocked(key, stampOf(info))
 	if f, ok := c.files[key]; ok && f.from == key {
 		f.base = backend.VersionOf(info)
 	}
@@ -105,16 +106,161 @@ func (c *Context) Rewritten(ctx context.Context, e backend.Entry) {
 
 // Echo reports whether the store's version of key, with info, is what the
 // session already has or last wrote: memfs's own flush seen coming back,
-// or a change already applied.
+// or a change already applied. The whole node is compared (see stamp):
+// another writer's chmod, chown or setxattr, which leaves the size and
+// mtime as they were, is a change. A directory is compared by its mode,
+// owner and attributes (a store that keeps real directories moves their
+// mtimes as entries come and go).
 func (c *Context) Echo(key string, info backend.Info) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	st := stamp{size: info.Size, mtime: info.MTime.UnixNano()}
-	if slices.Contains(c.written[key], st) {
-		return true
+	if info.Mode.IsDir() {
+		d, ok := c.dirs[key]
+		if !ok {
+			return false
+		}
+		mine := stamp{mode: fs.ModeDir | d.mode, uid: d.uid, gid: d.gid, xattrs: xattrsHash(d.xattrs)}
+		found := stampOf(info)
+		found.size, found.mtime = 0, 0
+		return c.sameNode(mine, found)
+	}
+	st := stampOf(info)
+	for _, w := range c.written[key] {
+		if c.sameNode(w, st) {
+			return true
+		}
 	}
 	f, ok := c.files[key]
-	return ok && f.gen == 0 && f.size == st.size && f.mtime == st.mtime
+	return ok && f.gen == 0 && c.sameNode(f.stampLocked(), st)
+}
+
+// ApplyExternalDir makes directory key, as another writer made it or
+// changed its mode, owner or attributes (info), the session's: clean (the
+// store has it), with the kernel told. A directory whose attributes have
+// unflushed changes in the session keeps them, but for its permissions:
+// the most restrictive of both (the intersection of the bits) wins, so
+// that another writer's chmod that closes a directory is never undone by
+// this one's flush; the log says so. A file where the directory goes is
+// left as it is (the next flush meets the conflict).
+func (c *Context) ApplyExternalDir(key string, info backend.Info) error {
+	if err := backend.ValidateKey(key); err != nil {
+		return err
+	}
+	if !info.Mode.IsDir() {
+		return pathErr("external", key, ErrNotDir)
+	}
+	c.mu.Lock()
+	if _, isFile := c.files[key]; isFile {
+		c.mu.Unlock()
+		c.log.Warn("another writer made a directory where the session has a file; kept as it is until the next flush", "key", key)
+		return nil
+	}
+	d, ok := c.dirs[key]
+	if !ok {
+		var err error
+		if d, err = c.mkdirAllLocked(key, info.MTime.UnixNano(), false); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+		d.setInfo(info)
+		d.base = backend.VersionOf(info)
+		c.mu.Unlock()
+		c.emit(Change{Op: OpMkdir, Key: key, Origin: OriginExternal})
+		return nil
+	}
+	if d.gen != 0 {
+		ours, theirs := d.mode, backend.PermBits(info.Mode)
+		d.mode = ours & theirs
+		d.base = backend.VersionOf(info)
+		c.mu.Unlock()
+		if d.mode != ours {
+			c.log.Warn("another writer changed the mode of a directory with unflushed changes: the most restrictive mode of both is kept",
+				"key", key, "ours", ours.String(), "theirs", theirs.String(), "kept", (ours & theirs).String())
+		}
+		c.emit(Change{Op: OpAttr, Key: key, Origin: OriginExternal})
+		return nil
+	}
+	mtime, atime, ctime := d.mtime, d.atime, d.ctime
+	d.setInfo(info)
+	d.mtime, d.atime, d.ctime = mtime, atime, ctime // its entries' times are the session's
+	d.base = backend.VersionOf(info)
+	c.mu.Unlock()
+	c.emit(Change{Op: OpAttr, Key: key, Origin: OriginExternal})
+	return nil
+}
+
+// MergeExternalMeta takes in theirs, another writer's version of key,
+// when key has unflushed changes and theirs differs from the version
+// those changes were made on in its metadata alone (the same size and
+// mtime: a chmod, chown or setxattr), and reports whether it did. The
+// session's file keeps its value and takes, by a documented rule, the
+// metadata of both: the most restrictive mode (the intersection of the
+// permission bits, so that a chmod that closes a file is never undone),
+// their owner, and the attributes of both (ours where both set one).
+// Its next save then replaces theirs knowingly: no conflict copy, and
+// the log says what was kept.
+func (c *Context) MergeExternalMeta(theirs backend.Entry) bool {
+	c.mu.Lock()
+	f, ok := c.files[theirs.Key]
+	if !ok || f.gen == 0 || !c.mergeMetaLocked(f, theirs.Key, theirs.Info) {
+		c.mu.Unlock()
+		return false
+	}
+	mode := f.mode
+	c.mu.Unlock()
+	c.log.Warn("another writer changed the metadata of a file with unflushed changes: both kept (the most restrictive mode, their owner, the attributes of both)",
+		"key", theirs.Key, "mode", mode.String())
+	c.emit(Change{Op: OpAttr, Key: theirs.Key, Origin: OriginExternal})
+	if err := c.journalKey(theirs.Key); err != nil {
+		c.log.Error("journal append after a metadata merge failed", "key", theirs.Key, "err", err)
+	}
+	return true
+}
+
+// mergeMetaLocked is MergeExternalMeta's rule, on f, dirty under key;
+// theirs is the store's version's Info.
+func (c *Context) mergeMetaLocked(f *file, key string, theirs backend.Info) bool {
+	base := c.expectLocked(f, nil)
+	if base.IsZero() || base.Size != theirs.Size || base.MTime != theirs.MTime.UnixNano() ||
+		f.mode.Type() != theirs.Mode.Type() {
+		return false // their content changed too (or they made it): a conflict
+	}
+	perm := backend.PermBits(f.mode) & backend.PermBits(theirs.Mode)
+	f.mode = f.mode&^backend.PermBits(f.mode) | perm
+	f.uid, f.gid = theirs.UID, theirs.GID
+	x := f.xattrs
+	for name, v := range theirs.XAttrs {
+		if _, ours := x.get(name); !ours {
+			x = x.with(name, v)
+		}
+	}
+	f.xattrs = x
+	// A change of its own: a flush that took the file before it leaves
+	// it dirty, and the next saves the merge.
+	c.markDirtyLocked(f)
+	c.setExpectLocked(f, key, backend.VersionOf(theirs))
+	return true
+}
+
+// ExternalParts reports what of key the store's version with info changes
+// in the session: its content (size or mtime; a key the session lacks is
+// all content) and its attributes (mode, owner, extended attributes), so
+// that watchers can be told each (IN_MODIFY, IN_ATTRIB).
+func (c *Context) ExternalParts(key string, info backend.Info) (content, attrs bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if d, ok := c.dirs[key]; ok {
+		return false, backend.PermBits(info.Mode) != d.mode || info.UID != d.uid || info.GID != d.gid ||
+			xattrsHash(toXAttrList(info.XAttrs)) != xattrsHash(d.xattrs)
+	}
+	f, ok := c.files[key]
+	if !ok {
+		return true, false
+	}
+	mine, found := f.stampLocked(), stampOf(info)
+	content = mine.size != found.size || mine.mtime != found.mtime
+	mine.size, mine.mtime = found.size, found.mtime
+	return content, !c.sameNode(mine, found)
 }
 
 // Dirty reports whether key has changes the store has not seen.
@@ -153,10 +299,18 @@ func ConflictKey(key string, t time.Time) string { return backend.ConflictKey(ke
 // is sealed again here (a no-op then), so that no secret stays in memory
 // even if it did not, and a name with a secret is refused.
 func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
-	if !e.Info.Mode.IsRegular() {
-		// Directories, symlinks and special files another program made
-		// in a dir store are indexed at the next mount.
-		c.log.Debug("external change of a node that is not a regular file; seen at the next mount", "key", e.Key)
+	if e.Info.Mode.IsDir() {
+		return "", c.ApplyExternalDir(e.Key, e.Info)
+	}
+	c.mu.RLock()
+	f, had := c.files[e.Key]
+	retyped := had && f.mode.Type() != e.Info.Mode.Type()
+	c.mu.RUnlock()
+	if retyped || (!had && !e.Info.Mode.IsRegular() && e.Info.Mode.Type() != fs.ModeSymlink) {
+		// A node whose type changed under its name, and fifos, sockets
+		// and devices another program made, are indexed at the next
+		// mount.
+		c.log.Debug("external change of a node's type, or a special file; seen at the next mount", "key", e.Key)
 		return "", nil
 	}
 	e, _, err = c.Ingest(e)
@@ -238,6 +392,37 @@ func (c *Context) RemoveExternal(key string) (bool, error) {
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRemove, Key: key, Origin: OriginExternal})
 	return true, nil
+}
+
+// RemoveExternalDir takes directory key out of the session after another
+// writer removed it from the store, and reports whether it did: only an
+// empty directory goes (the keys under one that is not empty leave first,
+// by RemoveExternal; one that holds unflushed changes stays, and is saved
+// again at the next flush). The removal, seen after them, wins over
+// unflushed changes of the directory's own attributes (the removal of a
+// key under it marks them, its mtime moving).
+func (c *Context) RemoveExternalDir(key string) bool {
+	if backend.ValidateKey(key) != nil {
+		return false
+	}
+	c.mu.Lock()
+	d, ok := c.dirs[key]
+	if !ok || len(d.children) > 0 {
+		c.mu.Unlock()
+		return false
+	}
+	delete(c.dirs, key)
+	delete(c.ddirty, d)
+	d.gen = 0
+	if parent, ok := c.dirs[parentOf(key)]; ok {
+		_, name := backend.Split(key)
+		delete(parent.children, name)
+		parent.subdirs--
+	}
+	delete(c.bases, key)
+	c.mu.Unlock()
+	c.emit(Change{Op: OpRmdir, Key: key, Origin: OriginExternal})
+	return true
 }
 
 // Unflushed returns the session's unflushed changes: every dirty,

@@ -166,7 +166,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	for _, e := range entries {
 		// What the store is about to hold: an external watcher seeing it
 		// come back recognises memfs's own write (Echo).
-		c.addWrittenLocked(e.Key, stamp{size: e.Info.Size, mtime: e.Info.MTime.UnixNano()})
+		c.addWrittenLocked(e.Key, stampOf(e.Info))
 	}
 	c.mu.Unlock()
 	c.sealEntries(dentries, true) // their attributes
@@ -185,11 +185,21 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	c.stats.lastErr = nil
 	var refusedDirs []string
 	for i, d := range ddirs {
+		if _, bad := dfailed[dentries[i].Key]; !bad && d.key == dentries[i].Key {
+			d.base = backend.VersionOf(dentries[i].Info) // what the store holds of it now
+		}
 		if _, bad := dfailed[d.key]; !bad && d.gen == dgens[i] {
 			d.gen = 0
 			delete(c.ddirty, d)
 		} else if bad {
 			refusedDirs = append(refusedDirs, d.key)
+		}
+	}
+	for _, e := range dlate {
+		if d, ok := c.dirs[e.Key]; ok {
+			if _, bad := dfailed[e.Key]; !bad {
+				d.base = backend.VersionOf(e.Info)
+			}
 		}
 	}
 	maps.Copy(failed, dfailed)

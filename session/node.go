@@ -190,6 +190,12 @@ func (c *Context) unlinkNameLocked(f *file, key string) bool {
 	}
 	f.link.names = slices.DeleteFunc(f.link.names, func(k string) bool { return k == key })
 	delete(c.files, key)
+	if _, ok := c.bases[key]; !ok && f.from != "" {
+		// The store holds the node's version under this name too (every
+		// name of a stored group is saved with it): what a file made
+		// here next replaces.
+		c.bases[key] = f.base
+	}
 	if parent, ok := c.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)

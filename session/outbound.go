@@ -384,9 +384,15 @@ func (c *Context) applyBatch(ctx context.Context, b backend.Batcher, entries []b
 			"saves", len(saves), "deletes", len(batch.Deletes), "err", err)
 		return false, nil
 	}
+	// The revisions the store wrote into its copy of the batch.
+	for i := range dirs {
+		dirs[i].Info.Rev = saves[i].Info.Rev
+	}
 	for i := range entries {
-		// The revision the store wrote into its copy of the batch.
 		entries[i].Info.Rev = saves[len(dirs)+i].Info.Rev
+	}
+	for i := range touched {
+		touched[i].Info.Rev = saves[len(dirs)+len(entries)+i].Info.Rev
 	}
 	logConflicts(c.log, conflicts)
 	maps.Copy(kept, conflicts)

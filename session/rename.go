@@ -258,6 +258,7 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 	// the store deletes the old keys in reverse order.
 	slices.Sort(subdirs)
 	moveDir := func(d *dir, from, to string) {
+		c.leaveDirLocked(d)
 		delete(c.dirs, from)
 		c.gen++
 		c.removed[from] = c.gen

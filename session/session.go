@@ -2,8 +2,11 @@ package session
 
 import (
 	"context"
+	"encoding/binary"
+	"hash/fnv"
 	"io/fs"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -151,6 +154,11 @@ type dir struct {
 	// gen is the generation of the latest unflushed change of the
 	// directory's own attributes (in Context.ddirty); 0 when clean.
 	gen uint64
+	// base is the version of the store's entry of the directory under
+	// key, as the session last listed or saved it; zero when the store
+	// holds none (an implied or a new directory). A file made where the
+	// directory was removed replaces that version, not another writer's.
+	base backend.Version
 }
 
 // linkGroup is the set of names of a node with hard links. id names the
@@ -167,6 +175,7 @@ type Context struct {
 	transient transientSet  // Options.Transient, or the default
 	log       *slog.Logger
 	now       func() time.Time
+	euid      uint32 // the process's effective uid (sameNode)
 
 	flushMu sync.Mutex // serializes Flush; taken before mu
 
@@ -181,7 +190,7 @@ type Context struct {
 	watch   map[int]func(Change)
 	watchID int
 	stats   flushStats
-	// written holds, per key, the versions (size and mtime) memfs last
+	// written holds, per key, the versions (stamps: the whole node) memfs last
 	// wrote to the store, newest last: an external watcher may see an
 	// older one of them after a newer save began.
 	written map[string][]stamp
@@ -204,6 +213,7 @@ type Context struct {
 	// mount's helper process and not taken yet (announce.go).
 	creates map[string]announcedCreate
 	removes map[string]announcedRemove
+	attrs   map[string]announcedRemove // AnnounceAttr's
 
 	// replaying lets Replay change a read-only Context: a crashed
 	// session's journal is shown by a read-only mount, never flushed.
@@ -230,10 +240,61 @@ func (c *Context) addWrittenLocked(key string, st stamp) {
 	c.written[key] = append(w, st)
 }
 
-// stamp identifies a stored version of a value.
+// stamp identifies a stored version of a node by every attribute a
+// store keeps of it (issue 26: a change of the mode, owner or attributes
+// alone is a version too), but the times a reader or the store moves
+// (atime, ctime) and the hard-link group's name, which each store spells
+// its own way (whether the node has several names counts).
 type stamp struct {
-	size  int64
-	mtime int64
+	size   int64
+	mtime  int64
+	mode   fs.FileMode // backend.ModeMask bits: the type and permissions
+	uid    uint32
+	gid    uint32
+	linked bool
+	xattrs uint64 // xattrsHash
+}
+
+// stampOf is the stamp of a stored node with info.
+func stampOf(info backend.Info) stamp {
+	return stamp{size: info.Size, mtime: info.MTime.UnixNano(), mode: info.Mode & backend.ModeMask,
+		uid: info.UID, gid: info.GID, linked: info.Link != "", xattrs: xattrsHash(toXAttrList(info.XAttrs))}
+}
+
+// stampLocked is the stamp of f as the session holds it.
+func (f *file) stampLocked() stamp {
+	return stamp{size: f.size, mtime: f.mtime, mode: f.mode & backend.ModeMask, uid: f.uid, gid: f.gid,
+		linked: f.link != nil && len(f.link.names) > 1, xattrs: xattrsHash(f.xattrs)}
+}
+
+// xattrsHash is a digest of a node's attributes (FNV-1a over the sorted
+// names and values), for stamps: equal lists give equal digests.
+func xattrsHash(l xattrList) uint64 {
+	h := fnv.New64a()
+	var n [8]byte
+	for _, kv := range l {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(kv.name)))
+		h.Write(n[:])
+		h.Write([]byte(kv.name))
+		binary.LittleEndian.PutUint64(n[:], uint64(len(kv.value)))
+		h.Write(n[:])
+		h.Write(kv.value)
+	}
+	return h.Sum64()
+}
+
+// sameNode reports whether mine, a stamp of a version memfs holds or
+// wrote, is the version found in the store. A store that cannot give a
+// file away (a directory store run by a user other than root: chown
+// fails, and the store keeps the file as that user's) holds the
+// process's owner for every file memfs wrote, whatever the session said:
+// an owner that is the process's own is then no change by another writer
+// (nor could one have made it, not being root either).
+func (c *Context) sameNode(mine, found stamp) bool {
+	if found.uid == c.euid && c.euid != 0 {
+		mine.uid, mine.gid = found.uid, found.gid
+	}
+	return mine == found
 }
 
 type flushStats struct {
@@ -250,6 +311,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 	c := &Context{
 		store:   store,
 		opts:    opts,
+		euid:    uint32(os.Geteuid()),
 		log:     opts.Logger,
 		now:     opts.Now,
 		files:   make(map[string]*file),
@@ -263,6 +325,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 		bases:   make(map[string]backend.Version),
 		creates: make(map[string]announcedCreate),
 		removes: make(map[string]announcedRemove),
+		attrs:   make(map[string]announcedRemove),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -372,6 +435,7 @@ func (c *Context) indexLocked(e backend.Entry, links map[string]*file) bool {
 			return false
 		}
 		d.setInfo(e.Info)
+		d.base = backend.VersionOf(e.Info)
 		return false
 	}
 	if _, isDir := c.dirs[e.Key]; isDir {
@@ -761,7 +825,7 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 	if f.gen == 0 {
 		// The store holds this version until the next flush deletes it:
 		// seen again by an external watcher, it is no external change.
-		c.addWrittenLocked(key, stamp{size: f.size, mtime: f.mtime})
+		c.addWrittenLocked(key, f.stampLocked())
 	}
 	delete(c.files, key)
 	if parent, ok := c.dirs[parentOf(key)]; ok {

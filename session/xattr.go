@@ -90,6 +90,9 @@ func (c *Context) ListXAttr(key string) ([]string, error) {
 // kept; memfs's own (user.memfs.*) are validated, and created and writer
 // are read-only. The change is flushed with the entry and journaled.
 func (c *Context) SetXAttr(ctx context.Context, key, name string, value []byte, flags XAttrFlags) error {
+	if name == AttrSignal && c.attrAnnounced(key) {
+		return nil // the helper's request: the change is in the session already
+	}
 	if err := c.checkXAttrWrite("setxattr", key, name); err != nil {
 		return err
 	}

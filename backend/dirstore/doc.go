@@ -166,9 +166,9 @@
 // # Watch
 //
 // A Store is a backend.Watcher: Watch follows the directory with inotify
-// (fsnotify), recursively. A directory that appears is watched at once and
-// every node found in it reported (its files raised no event of their
-// own); a directory removed or renamed away is reported under its own key,
+// (fsnotify), recursively. A directory that appears is reported, watched
+// at once, and every node found in it reported (its files raised no event
+// of their own); a directory removed or renamed away is reported under its own key,
 // and the reader looks for the keys it held under it. memfs's own names
 // (backend.IsReserved: the lock, the journal, the records, temp nodes) and
 // names that are no valid key are never reported. Hidden directories

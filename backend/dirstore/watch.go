@@ -86,8 +86,13 @@ func (w *watch) run(ctx context.Context) {
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
 					// A new directory (made, or moved in with what it
-					// holds): watch it, and report what it holds.
-					if !w.hidden(ev.Name) && !w.addTree(ctx, ev.Name, true) {
+					// holds): watch it, and report it (an entry of its
+					// own: its mode, owner and attributes) and what it
+					// holds.
+					if w.hidden(ev.Name) {
+						continue
+					}
+					if !w.send(ctx, backend.Change{Key: key}) || !w.addTree(ctx, ev.Name, true) {
 						return
 					}
 					continue

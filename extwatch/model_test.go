@@ -1,0 +1,289 @@
+package extwatch_test
+
+import (
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/etcdstore"
+	"github.com/memfs/memfs/extwatch"
+	"github.com/memfs/memfs/internal/etcdtest"
+	"github.com/memfs/memfs/session"
+)
+
+// The two-writer model test (issue 26, "Done when"; a start): two
+// sessions over one etcd namespace, each following the other, make random
+// content and metadata changes (writes, chmod, setxattr, removal, a name
+// removed and made again) with random flushes. Afterwards, both flushed,
+// both views and a fresh session's must be equal. MEMFS_TWO_WRITER_SEED
+// sets the seed (default: the clock, printed); MEMFS_TWO_WRITER_OPS the
+// operations (default 200; a tenth of them for each of ten rounds on a
+// directory store). MEMFS_TWO_WRITER_STRICT=1 checks, on the directory
+// store, that the last change made to each name is found at the end (see
+// otherProgramModel: known to fail still).
+func TestTwoWriterModel(t *testing.T) {
+	seed, ops := modelParams(t)
+	t.Logf("seed %d (rerun with MEMFS_TWO_WRITER_SEED=%d)", seed, seed)
+	t.Run("etcd", func(t *testing.T) { twoMountModel(t, seed, ops) })
+	// Short rounds, each over a fresh store: the final state is where a
+	// lost or undone change shows, so many ends find more than one long
+	// run.
+	for r := range 10 {
+		t.Run(fmt.Sprintf("dir/seed=%d", seed+uint64(r)), func(t *testing.T) { otherProgramModel(t, seed+uint64(r), max(ops/7, 1)) })
+	}
+}
+
+func modelParams(t *testing.T) (uint64, int) {
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("MEMFS_TWO_WRITER_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		must(t, err)
+		seed = n
+	}
+	ops := 200
+	if v := os.Getenv("MEMFS_TWO_WRITER_OPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		must(t, err)
+		ops = n
+	}
+	return seed, ops
+}
+
+func twoMountModel(t *testing.T, seed uint64, ops int) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	srv := etcdtest.Start(t)
+	open := func() *etcdstore.Store {
+		st, err := etcdstore.Open(t.Context(), etcdstore.Config{Endpoints: []string{srv.Endpoint()}, Namespace: "model"})
+		must(t, err)
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	start := func(st *etcdstore.Store, agent string) *session.Context {
+		c, err := session.New(st, session.Options{OnConflict: session.KeepBoth, Agent: agent})
+		must(t, err)
+		must(t, c.Bootstrap(t.Context(), ""))
+		w, err := extwatch.Start(st, c, extwatch.Options{Debounce: 10 * time.Millisecond})
+		must(t, err)
+		t.Cleanup(func() { w.Close() })
+		return c
+	}
+	sides := []*session.Context{start(open(), "a"), start(open(), "b")}
+	names := []string{"n1.md", "n2.md", "n3.md"}
+	for i := range ops {
+		c := sides[rng.IntN(2)]
+		k := names[rng.IntN(len(names))]
+		var err error
+		switch op := rng.IntN(6); {
+		case op <= 1 || !c.Has(k):
+			err = c.Set(k, []byte(fmt.Sprintf("op %d\n", i)))
+		case op == 2:
+			mode := fs.FileMode([]int{0o600, 0o640, 0o644}[rng.IntN(3)])
+			_, err = c.SetAttr(t.Context(), k, session.Attr{Mode: &mode})
+		case op == 3:
+			err = c.SetXAttr(t.Context(), k, "user.memfs.tags", []byte(fmt.Sprintf("t%d", i)), 0)
+		case op == 4:
+			err = c.Delete(k)
+		default:
+			if err = c.Delete(k); err == nil {
+				err = c.Set(k, []byte(fmt.Sprintf("again %d\n", i)))
+			}
+		}
+		if err != nil {
+			t.Fatalf("op %d on %s: %v", i, k, err)
+		}
+		if rng.IntN(3) == 0 {
+			must(t, c.Flush(t.Context()))
+		}
+	}
+	view := func(c *session.Context) string { return sessionView(t, c) }
+	var va, vb string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, c := range sides {
+			must(t, c.Flush(t.Context()))
+		}
+		va, vb = view(sides[0]), view(sides[1])
+		if va == vb {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("seed %d: the views differ after both flushed:\nA: %s\nB: %s", seed, va, vb)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fresh := session.NewContext(open(), session.Options{})
+	must(t, fresh.Bootstrap(t.Context(), ""))
+	if vf := view(fresh); vf != va {
+		t.Fatalf("seed %d: a fresh session differs:\nfresh: %s\nA:     %s", seed, vf, va)
+	}
+}
+
+// sessionView is every file of c: key, mode, value and tags.
+func sessionView(t *testing.T, c *session.Context) string {
+	var out []string
+	for _, k := range c.Keys() {
+		if err := c.Resolve(t.Context(), k); err != nil {
+			return err.Error()
+		}
+		st, _ := c.Stat(k)
+		v, _ := c.Get(k)
+		tag, _ := c.GetXAttr(k, "user.memfs.tags")
+		out = append(out, fmt.Sprintf("%s %v %q %q", k, st.Mode, v, tag))
+	}
+	slices.Sort(out)
+	return fmt.Sprint(out)
+}
+
+// storeView is sessionView of what st holds.
+func storeView(t *testing.T, st backend.Store) string {
+	es, err := st.List(t.Context())
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, e := range es {
+		if !e.Info.Mode.IsRegular() {
+			continue
+		}
+		got, err := st.Load(t.Context(), e.Key)
+		if err != nil {
+			return err.Error()
+		}
+		g := got[0]
+		out = append(out, fmt.Sprintf("%s %v %q %q", g.Key, g.Info.Mode, g.Value, g.Info.XAttrs["user.memfs.tags"]))
+	}
+	slices.Sort(out)
+	return fmt.Sprint(out)
+}
+
+// The other writer is another program writing a directory store: its
+// writes, chmods, setxattrs and removals, and the session's, with random
+// flushes; afterwards the session's view and the store's must be equal.
+func otherProgramModel(t *testing.T, seed uint64, ops int) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x51ed27))
+	dir := t.TempDir()
+	st, err := dirstore.Open(dir)
+	must(t, err)
+	defer st.Close()
+	c := session.NewContext(st, session.Options{})
+	must(t, c.Bootstrap(t.Context(), ""))
+	w, err := extwatch.Start(st, c, extwatch.Options{Debounce: 10 * time.Millisecond})
+	must(t, err)
+	defer w.Close()
+	names := []string{"n1.md", "n2.md", "n3.md"}
+	// The last change made to each name, by either side, that must be
+	// found afterwards: a value written (under the name, or in a
+	// conflict copy of it), or the other program's chmod (never undone:
+	// at most narrowed by the most-restrictive rule).
+	type lastOp struct {
+		value string
+		mode  fs.FileMode // 0: a write
+	}
+	last := map[string]lastOp{}
+	for i := range ops {
+		k := names[rng.IntN(len(names))]
+		p := filepath.Join(dir, k)
+		op := rng.IntN(6)
+		if rng.IntN(2) == 0 {
+			// The session.
+			delete(last, k)
+			switch {
+			case op <= 1 || !c.Has(k):
+				v := fmt.Sprintf("op %d\n", i)
+				err = c.Set(k, []byte(v))
+				last[k] = lastOp{value: v}
+			case op == 2:
+				mode := fs.FileMode([]int{0o600, 0o640, 0o644}[rng.IntN(3)])
+				_, err = c.SetAttr(t.Context(), k, session.Attr{Mode: &mode})
+			case op == 3:
+				err = c.SetXAttr(t.Context(), k, "user.memfs.tags", []byte(fmt.Sprintf("s%d", i)), 0)
+			default:
+				err = c.Delete(k)
+				if os.IsNotExist(err) {
+					err = nil
+				}
+			}
+			if err != nil {
+				t.Fatalf("seed %d: op %d on %s: %v", seed, i, k, err)
+			}
+			if rng.IntN(3) == 0 {
+				must(t, c.Flush(t.Context()))
+			}
+			continue
+		}
+		// The other program; its failures (a file not there) are its own.
+		delete(last, k)
+		switch {
+		case op <= 1:
+			v := fmt.Sprintf("other %d\n", i)
+			if os.WriteFile(p, []byte(v), 0o644) == nil {
+				last[k] = lastOp{value: v}
+			}
+		case op == 2:
+			mode := fs.FileMode([]int{0o600, 0o640, 0o644}[rng.IntN(3)])
+			if os.Chmod(p, mode) == nil {
+				last[k] = lastOp{mode: mode}
+			}
+		case op == 3:
+			unix.Setxattr(p, "user.memfs.tags", []byte(fmt.Sprintf("o%d", i)), 0)
+		default:
+			os.Remove(p)
+		}
+		if rng.IntN(4) == 0 {
+			time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // random timing against the watcher
+		}
+	}
+	var vs, vd string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		must(t, c.Flush(t.Context()))
+		vs, vd = sessionView(t, c), storeView(t, st)
+		if vs == vd {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("seed %d: the session and the store differ after a flush:\nsession: %s\nstore:   %s", seed, vs, vd)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if os.Getenv("MEMFS_TWO_WRITER_STRICT") != "1" {
+		// Known to fail (issue 26, item 3 of what was found): a flush
+		// that runs before the watcher has seen the other program's
+		// change deletes its new file (a directory store's deletes are
+		// unconditional) or saves over its chmod (a directory store's
+		// version is the size and mtime).
+		return
+	}
+	es := mustList(t, st)
+	for k, op := range last {
+		if op.mode != 0 {
+			fi, err := os.Stat(filepath.Join(dir, k))
+			if err != nil || fi.Mode().Perm()&^op.mode != 0 {
+				t.Errorf("seed %d: %s: the other program's last change, chmod %v, undone: %v %v\nstore: %s", seed, k, op.mode, fi.Mode(), err, vd)
+			}
+			continue
+		}
+		found := false
+		base := strings.TrimSuffix(k, ".md")
+		for _, e := range es {
+			if e.Key == k || strings.HasPrefix(e.Key, base+".conflict-") {
+				got, err := st.Load(t.Context(), e.Key)
+				found = found || (err == nil && string(got[0].Value) == op.value)
+			}
+		}
+		if !found {
+			t.Errorf("seed %d: %s: the last write, %q, is lost\nstore: %s", seed, k, op.value, vd)
+		}
+	}
+}
