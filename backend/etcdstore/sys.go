@@ -62,9 +62,13 @@ func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
 	if len(resp.Kvs) == 0 {
 		return nil, backend.NotFound("loadsys", name)
 	}
-	data, man, err := decodeSys(resp.Kvs[0].Value)
+	raw := resp.Kvs[0].Value
+	corrupt := func(err error) error {
+		return &fs.PathError{Op: "loadsys", Path: name, Err: &backend.CorruptError{Raw: bytes.Clone(raw), Reason: err.Error()}}
+	}
+	data, man, err := decodeSys(raw)
 	if err != nil {
-		return nil, &fs.PathError{Op: "loadsys", Path: name, Err: fmt.Errorf("%w: %v", backend.ErrCorrupt, err)}
+		return nil, corrupt(err)
 	}
 	if man == nil {
 		return bytes.Clone(data), nil
@@ -72,7 +76,7 @@ func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
 	data, err = s.readChunks(ctx, man.Chunks, man.Size, resp.Header.Revision)
 	var ce chunkError
 	if errors.As(err, &ce) {
-		return nil, &fs.PathError{Op: "loadsys", Path: name, Err: fmt.Errorf("%w: %v", backend.ErrCorrupt, err)}
+		return nil, corrupt(err)
 	}
 	if err != nil {
 		return nil, mapErr("loadsys "+name, err, ctx)
@@ -197,6 +201,23 @@ func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[
 	}
 	resp, err := s.txn(ctx, []clientv3.Cmp{cmp}, ops)
 	if err != nil {
+		return false, mapErr("swapsys", err, ctx)
+	}
+	if resp.Succeeded || old == nil {
+		return resp.Succeeded, nil
+	}
+	// old may be a damaged record as stored (backend.CorruptError's Raw):
+	// then the guard holds if the stored bytes are old, unchanged since
+	// they were read here.
+	cur, err := s.get(ctx, s.sys(guard))
+	if err != nil {
+		return false, mapErr("swapsys", err, ctx)
+	}
+	if len(cur.Kvs) == 0 || !bytes.Equal(cur.Kvs[0].Value, old) {
+		return false, nil
+	}
+	cmp = clientv3.Compare(clientv3.ModRevision(s.sys(guard)), "=", cur.Kvs[0].ModRevision)
+	if resp, err = s.txn(ctx, []clientv3.Cmp{cmp}, ops); err != nil {
 		return false, mapErr("swapsys", err, ctx)
 	}
 	return resp.Succeeded, nil
