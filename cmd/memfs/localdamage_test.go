@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/embed"
 	"github.com/memfs/memfs/internal/etcdtest"
 )
 
@@ -326,4 +327,57 @@ func saveBadgerSys(t *testing.T, dir, name string, data []byte) {
 	if err := st.SaveSys(t.Context(), name, data); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDamagedModelTableIsAWarning: a damaged default model table (the
+// embedding table memfs models install puts in place) is what a missing
+// one is: a warning, and keyword search. The mount starts and finds by
+// words.
+func TestDamagedModelTableIsAWarning(t *testing.T) {
+	models := t.TempDir()
+	if err := os.WriteFile(filepath.Join(models, embed.DefaultTable), bytes.Repeat([]byte("not a table "), 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := "dir:" + t.TempDir()
+	mustRun(t, "the quick brown fox\n", "put", "--store", store, "memory/fox.md")
+	m := startMount(t, store, filepath.Join(t.TempDir(), "mnt"), []string{"MEMFS_MODEL_DIR=" + models})
+	got := readBack(filepath.Join(m.mnt, ".memfs/search/fox"))
+	if !strings.Contains(got, "memory/fox.md") {
+		t.Errorf("keyword search with a damaged model table: %q", got)
+	}
+	if log := m.log.String(); !strings.Contains(log, "WARN") || !strings.Contains(log, models) {
+		t.Errorf("no warning naming the damaged table:\n%s", log)
+	}
+}
+
+// TestSearchDuringEtcdOutageSaysSo: the first search of a mount while
+// etcd is down fails, and the log says the store is unavailable and that
+// the index opens once it answers, not that memfs reindex must rebuild
+// it; once etcd is back the search answers with no reindex.
+func TestSearchDuringEtcdOutageSaysSo(t *testing.T) {
+	srv := etcdtest.Start(t)
+	env := sharedEnv(t)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	store := etcdStoreURL("outsearch", srv.Endpoint())
+	mustRun(t, "the quick brown fox\n", "put", "--store", store, "memory/fox.md")
+	m := startMount(t, store, filepath.Join(t.TempDir(), "mnt"), env)
+	srv.Stop()
+	if got, err := os.ReadFile(filepath.Join(m.mnt, ".memfs/search/fox")); err == nil {
+		t.Errorf("search with etcd down answered: %q", got)
+	}
+	waitFor(t, "the log line of the failed search", 10*time.Second, func() bool {
+		return strings.Contains(m.log.String(), "search index")
+	})
+	log := m.log.String()
+	if strings.Contains(log, "reindex rebuilds it") || !strings.Contains(log, "unavailable") {
+		t.Errorf("the log of a search during an outage:\n%s", log)
+	}
+	srv.Restart()
+	waitFor(t, "search after the outage", 30*time.Second, func() bool {
+		got, err := os.ReadFile(filepath.Join(m.mnt, ".memfs/search/fox"))
+		return err == nil && strings.Contains(string(got), "memory/fox.md")
+	})
 }
