@@ -60,3 +60,20 @@ func (c *Context) Damaged() []Damage {
 	}
 	return ds
 }
+
+// indexDamagedLocked enters the keys the store's listing left out because
+// their records do not decode (a store with a Damaged() []string method)
+// as files whose every read fails as their Load does: the key is seen, and
+// is that key's EIO, rather than silently gone. Nothing about them can be
+// trusted, so they are root's, mode 0600, empty, of the epoch.
+func (c *Context) indexDamagedLocked(links map[string]*file) {
+	st, ok := c.store.(interface{ Damaged() []string })
+	if !ok {
+		return
+	}
+	for _, k := range st.Damaged() {
+		if c.indexLocked(backend.Entry{Key: k, Info: backend.Info{Mode: 0o600}}, links) {
+			c.damaged[k] = ErrDamagedRecord
+		}
+	}
+}

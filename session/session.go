@@ -349,6 +349,9 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 	if err != nil {
 		return wrapf("bootstrap: %w", err)
 	}
+	c.mu.Lock()
+	c.indexDamagedLocked(links)
+	c.mu.Unlock()
 	// A value that cannot be loaded is that key's failure, not the
 	// mount's: resolve noted it (Damaged), and a read of it fails.
 	_, err = c.resolve(ctx, load)

@@ -381,3 +381,32 @@ func TestSearchDuringEtcdOutageSaysSo(t *testing.T) {
 		return err == nil && strings.Contains(string(got), "memory/fox.md")
 	})
 }
+
+// TestDamagedRecordIsThatKeysEIO: a key whose record does not decode
+// (garbage put in its place, on etcd) is listed and reads EIO in a new
+// mount, and .memfs/status names it; the rest works.
+func TestDamagedRecordIsThatKeysEIO(t *testing.T) {
+	srv := etcdtest.Start(t)
+	env := sharedEnv(t)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	store := etcdStoreURL("rec", srv.Endpoint())
+	mustRun(t, "small\n", "put", "--store", store, "memory/small.md")
+	mustRun(t, "rec\n", "put", "--store", store, "memory/rec.md")
+	etcdPut(t, etcdRaw(t, srv), "/memfs/rec/m/memory/rec.md", []byte("garbage record"))
+	m := startMount(t, store, filepath.Join(t.TempDir(), "mnt"), env)
+	if _, err := os.ReadFile(filepath.Join(m.mnt, "memory/rec.md")); !errors.Is(err, syscall.EIO) {
+		t.Errorf("read of the key with a damaged record: %v, want EIO", err)
+	}
+	if got := readBack(filepath.Join(m.mnt, "memory/small.md")); got != "small\n" {
+		t.Errorf("the other note: %q", got)
+	}
+	if err := writeSync(filepath.Join(m.mnt, "memory/new.md"), []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	if status := readBack(filepath.Join(m.mnt, ".memfs/status")); !strings.Contains(status, "damaged: memory/rec.md") {
+		t.Errorf(".memfs/status:\n%s", status)
+	}
+}
