@@ -332,7 +332,9 @@ func (c *Context) RootIno() uint64 {
 // a prefix such as "memory/" is matched against the key). Keys already
 // known to the session keep their session state. A store that can walk
 // (backend.Walker) is indexed as it is read, so the whole listing is never
-// held; when the walk fails, what it indexed before stays indexed.
+// held; when the walk fails, what it indexed before stays indexed. A
+// value that does not load, and a key the store reports damaged, are that
+// key's failure (Damaged), never Bootstrap's.
 func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 	var load []string
 	links := make(map[string]*file) // hard-link group -> its node
@@ -502,7 +504,10 @@ func (c *Context) parentLocked(op, key string) (*dir, error) {
 
 // Resolve loads the values of keys that are indexed but not loaded. Keys
 // already loaded cost nothing; a key the session does not know fails with
-// fs.ErrNotExist. Store I/O runs without the lock held.
+// fs.ErrNotExist. A key whose own load fails (its value damaged or
+// unreadable, noted for Damaged; or gone from the store since it was
+// listed) fails Resolve with that error once the others are loaded.
+// Store I/O runs without the lock held.
 func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 	failed, err := c.resolve(ctx, keys)
 	if err != nil {
