@@ -2,6 +2,7 @@ package badgerstore_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +49,36 @@ func TestDamagedMetadataIsLocal(t *testing.T) {
 	}
 	if _, err := st.Load(t.Context(), "b.md"); !errors.Is(err, backend.ErrCorrupt) {
 		t.Errorf("Load of the damaged key: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestMoveAsideOfDamagedMetadata: MoveAside moves a key whose metadata
+// does not decode, both records as stored, out of the namespace.
+func TestMoveAsideOfDamagedMetadata(t *testing.T) {
+	st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	info := backend.Info{Mode: 0o644, MTime: time.Now()}
+	if err := st.Save(t.Context(), backend.Entry{Key: "a.md", Value: []byte("a"), Info: info},
+		backend.Entry{Key: "b.md", Value: []byte("b"), Info: info}); err != nil {
+		t.Fatal(err)
+	}
+	if err := badgerstore.PutRawMeta(st, "b.md", []byte{0xEE, 1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	where, err := st.MoveAside(t.Context(), "b.md")
+	if err != nil || !strings.Contains(where, "x/") {
+		t.Fatalf("MoveAside = %q, %v", where, err)
+	}
+	if _, err := st.Load(t.Context(), "b.md"); !errors.Is(err, backend.ErrKeyNotFound) {
+		t.Errorf("Load after MoveAside: %v, want not found", err)
+	}
+	if es, err := st.List(t.Context()); err != nil || len(es) != 1 || len(st.Damaged()) != 0 {
+		t.Errorf("List after MoveAside: %v, %v, damaged %v", es, err, st.Damaged())
+	}
+	if _, err := st.MoveAside(t.Context(), "a.md"); err != nil {
+		t.Errorf("MoveAside of an intact key: %v", err) // it moves whatever it is asked to
 	}
 }

@@ -16,7 +16,7 @@ func fsckCommand() *cli.Command {
 		Description: "Reads the whole store and prints one line per damaged key, record or break of\n" +
 			"the event log (never a value), then exits 1 if it found any. It writes nothing.\n" +
 			"--repair moves each damaged key's records aside, as they are, to a place of the\n" +
-			"store no listing shows (a dir store's .memfs-damaged/, an etcd namespace's x/),\n" +
+			"store no listing shows (a dir store's .memfs-damaged/, keys under x/ on badger and etcd),\n" +
 			"and has the event log record the damage it finds at its end (copies under\n" +
 			"events.damaged/, a break event each); it says where each went. Nothing is deleted.\n" +
 			"Damage the event log recorded earlier is listed, and is not a failure.\n" +
