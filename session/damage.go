@@ -28,7 +28,7 @@ func (c *Context) noteFailedLocked(failed map[string]error) {
 			continue // gone since it was listed: an ordinary race with another writer
 		}
 		if _, known := c.damaged[k]; !known {
-			c.log.Error("a stored value is damaged: reading it gives EIO, everything else works (memfs fsck lists it)", "key", k, "err", err)
+			c.log.Error("a stored value cannot be loaded (damaged, or unreadable where the store keeps it): reads of it fail, everything else works (memfs fsck lists it)", "key", k, "err", err)
 		}
 		c.damaged[k] = err
 	}
