@@ -32,14 +32,18 @@ import (
 
 // The kinds of Finding.
 const (
-	KindValue  = "value"  // a key whose value does not load
-	KindRecord = "record" // a key whose record the store cannot decode (left out of the listing)
-	KindEvents = "events" // the event log: a chain break, or damage on record
+	KindValue  = "value"         // a key whose value does not load
+	KindRecord = "record"        // a key whose record the store cannot decode (left out of the listing)
+	KindEvents = "events"        // the event log: a chain break, or damage on record
+	KindSys    = "system record" // one of memfs's own records that the store cannot decode
 )
 
 // ErrNoAside is a Finding's Err when Repair was asked of a store that
 // cannot move records aside (not a backend.AsideMover): nothing changed.
 var ErrNoAside = errors.New("this store cannot move a record aside; it is left as it is")
+
+// errSysKept is why Repair leaves a damaged system record.
+var errSysKept = errors.New("fsck moves no system record aside; it is kept as it is")
 
 // Options configure Check. The zero value only reads.
 type Options struct {
@@ -124,6 +128,17 @@ func Check(ctx context.Context, st backend.SysStore, opts Options) (Report, erro
 	}
 	if r.Events, err = eventlog.Verify(ctx, st); err != nil {
 		return r, fmt.Errorf("fsck: %w", err)
+	}
+	if d, ok := st.(interface{ DamagedSys() []string }); ok {
+		// Records the listing of system records left out (Verify
+		// listed the event log's): kept as they are.
+		for _, n := range d.DamagedSys() {
+			f := Finding{Kind: KindSys, Key: n, Reason: "the system record does not decode; memfs reads on without it"}
+			if opts.Repair {
+				f.Err = errSysKept
+			}
+			r.Findings = append(r.Findings, f)
+		}
 	}
 	if !r.Events.OK && !slices.Contains(r.Events.Damage, r.Events.Problem) {
 		r.Findings = append(r.Findings, Finding{Kind: KindEvents, Reason: r.Events.Problem})

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
+	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -98,11 +100,13 @@ func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 	}
 	dir := s.prefix + "s/"
 	var out []backend.Entry
+	var bad []string
 	_, err := s.rangeEach(ctx, dir+prefix, sysPage, false, func(kv *mvccpb.KeyValue) error {
 		name := string(kv.Key[len(dir):])
 		data, man, err := decodeSys(kv.Value)
 		if err != nil {
-			return nil // damaged: LoadSys reports it
+			bad = append(bad, name) // damaged: LoadSys reports it, DamagedSys names it
+			return nil
 		}
 		size := int64(len(data))
 		if man != nil {
@@ -114,7 +118,34 @@ func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 	if err != nil {
 		return nil, mapErr("listsys", err, ctx)
 	}
+	s.noteDamagedSys(prefix, bad)
 	return out, nil
+}
+
+// DamagedSys returns the system records that ListSys found but left out
+// because they do not decode, sorted (under the prefixes listed so far).
+// They are kept as they are.
+func (s *Store) DamagedSys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.damagedSys))
+}
+
+// noteDamagedSys replaces what DamagedSys knows under prefix with bad.
+func (s *Store) noteDamagedSys(prefix string, bad []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.damagedSys == nil {
+		s.damagedSys = map[string]bool{}
+	}
+	for n := range s.damagedSys {
+		if strings.HasPrefix(n, prefix) {
+			delete(s.damagedSys, n)
+		}
+	}
+	for _, n := range bad {
+		s.damagedSys[n] = true
+	}
 }
 
 // DeleteSys removes system records; missing names are ignored.

@@ -117,6 +117,31 @@ func TestFsckReportsAndMovesAside(t *testing.T) {
 			t.Errorf("memfs ls after --repair: %q", out)
 		}
 	})
+	t.Run("etcd event chunk", func(t *testing.T) {
+		srv := etcdtest.Start(t)
+		for _, kv := range sharedEnv(t) {
+			k, v, _ := strings.Cut(kv, "=")
+			t.Setenv(k, v)
+		}
+		store := etcdStoreURL("chunk", srv.Endpoint())
+		mustRun(t, "a\n", "put", "--store", store, "memory/a.md")
+		cli := etcdRaw(t, srv)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := cli.Get(ctx, "/memfs/chunk/s/events/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil || len(resp.Kvs) == 0 {
+			t.Fatalf("event chunks: %v, %v", resp, err)
+		}
+		chunk := string(resp.Kvs[len(resp.Kvs)-1].Key)
+		etcdPut(t, cli, chunk, []byte("garbage"))
+		out, _, err := run(t, "", "fsck", "--store", store)
+		if name := strings.TrimPrefix(chunk, "/memfs/chunk/s/"); err == nil || !strings.Contains(out, "damaged system record "+name) {
+			t.Errorf("memfs fsck: %v, %q; want a failure naming %s", err, out, name)
+		}
+		if got := mustRun(t, "", "cat", "--store", store, "memory/a.md"); got != "a\n" {
+			t.Errorf("memfs cat: %q", got)
+		}
+	})
 	t.Run("dir event head", func(t *testing.T) {
 		dir := t.TempDir()
 		store := "dir:" + dir
