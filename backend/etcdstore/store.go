@@ -43,14 +43,15 @@ type Store struct {
 	stop    context.CancelFunc
 	workers sync.WaitGroup // the watch and presence goroutines
 
-	mu      sync.Mutex // guards the fields below
-	closed  bool
-	listRev int64           // header revision of the last List or Walk
-	damaged map[string]bool // keys whose record did not decode
+	mu       sync.Mutex // guards the fields below
+	closed   bool
+	listRev  int64           // header revision of the last List or Walk
+	damaged  map[string]bool // keys whose record did not decode
+	presence *presence       // nil until the first Register
+
 	// damagedSys are the system records ListSys found that do not
-	// decode (left out of its listings): see DamagedSys.
+	// decode (left out of its listings): see DamagedSys. Guarded by mu.
 	damagedSys map[string]bool
-	presence   *presence // nil until the first Register
 }
 
 // Open connects to the cluster cfg names and checks that it answers:
