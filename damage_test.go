@@ -68,8 +68,13 @@ func TestUnreadableDirStoreFileIsLocal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the search index with one unreadable value: %v", err)
 	}
-	out, err := s.Answer(session.WithCred(ctx, session.Cred{}), "fox")
+	rctx := session.WithCred(ctx, session.Cred{})
+	out, err := s.Answer(rctx, "fox")
 	if err != nil || !strings.Contains(string(out), "memory/small.md") {
 		t.Errorf("search fox: %q, %v", out, err)
+	}
+	pack, err := f.ContextPack(rctx, "")
+	if err != nil || !strings.Contains(string(pack), "the quick brown fox") {
+		t.Errorf("the context pack beside an unreadable note: %v\n%s", err, pack)
 	}
 }
