@@ -111,7 +111,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 	if mo.IndexAtMount {
 		go func() {
 			if _, err := f.index.Get(context.Background()); err != nil {
-				f.log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
+				f.index.LogOpenError(err)
 			}
 		}()
 	}

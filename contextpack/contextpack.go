@@ -146,7 +146,9 @@ type Source interface {
 	// Entries returns the files under prefix with their Info and, when
 	// loaded, their value.
 	Entries(prefix string) []backend.Entry
-	// Resolve loads the values of keys.
+	// Resolve loads the values of keys. A key whose own value does not
+	// load (backend.KeyLocal: damaged, gone) fails it with that key's
+	// error once the others are loaded; a pack leaves such a key out.
 	Resolve(ctx context.Context, keys ...string) error
 	// Get returns a loaded value.
 	Get(key string) ([]byte, bool)
@@ -500,14 +502,14 @@ func noteItems(ctx context.Context, src Source, prefixes []string) ([]*piece, er
 		}
 	}
 	slices.Sort(keys)
-	if err := src.Resolve(ctx, keys...); err != nil {
+	if err := src.Resolve(ctx, keys...); err != nil && !backend.KeyLocal(err) {
 		return nil, err
 	}
 	var out []*piece
 	for _, k := range keys {
 		v, ok := src.Get(k)
 		if !ok {
-			continue // removed meanwhile
+			continue // removed meanwhile, or damaged (memfs fsck names it)
 		}
 		e := byKey[k]
 		p := &piece{Item: Item{Kind: "note", Key: k, SHA256: hash(v)}, mtime: e.Info.MTime, xattr: e.Info.XAttrs}
@@ -656,7 +658,9 @@ func summaryItems(ctx context.Context, src Source, k int) ([]*piece, error) {
 	if len(src.Entries(SummariesKey)) == 0 {
 		return nil, nil
 	}
-	if err := src.Resolve(ctx, SummariesKey); err != nil {
+	if err := src.Resolve(ctx, SummariesKey); backend.KeyLocal(err) {
+		return nil, nil // damaged: the pack goes on without summaries
+	} else if err != nil {
 		return nil, err
 	}
 	v, _ := src.Get(SummariesKey)
@@ -700,7 +704,7 @@ func skillItems(ctx context.Context, src Source) ([]*piece, error) {
 		case hasAttr && json.Unmarshal(attr, &si) == nil:
 			name, desc = si.Name, si.Description
 		default:
-			if err := src.Resolve(ctx, e.Key); err != nil {
+			if err := src.Resolve(ctx, e.Key); err != nil && !backend.KeyLocal(err) {
 				return nil, err
 			}
 			v, ok := src.Get(e.Key)

@@ -257,6 +257,12 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 			return nil, fmt.Errorf("eventlog: append: event %d: empty key", i)
 		}
 	}
+	return l.append(ctx, evs)
+}
+
+// append is Append of valid events; with none, it records only the damage
+// Open found (RecordDamage), if any.
+func (l *Log) append(ctx context.Context, evs []Event) ([]Event, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 
@@ -267,6 +273,9 @@ func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 	l.mu.Lock()
 	tp := l.tipLocked()
 	l.mu.Unlock()
+	if len(evs) == 0 && len(tp.fix.breaks) == 0 {
+		return nil, nil
+	}
 	fix := tp.fix
 	oldTail := tp.cur.name
 	b, err := l.build(tp, evs)

@@ -39,6 +39,16 @@ func loadHead(ctx context.Context, l *Log, op string) (headRecord, error) {
 	if errors.Is(err, backend.ErrKeyNotFound) {
 		return headRecord{}, nil
 	}
+	if errors.Is(err, backend.ErrCorrupt) {
+		// A head the store cannot decode is a head that does not
+		// parse: the log continues past it, with the break recorded
+		// and its bytes (when the store gives them) copied aside.
+		var ce *backend.CorruptError
+		if errors.As(err, &ce) {
+			data = ce.Raw
+		}
+		return headRecord{data: data, bad: true}, nil
+	}
 	if err != nil {
 		return headRecord{}, fmt.Errorf("eventlog: %s: load %s: %w", op, headName, err)
 	}

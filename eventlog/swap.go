@@ -105,6 +105,9 @@ func (l *Log) appendSwap(ctx context.Context, sw swapper, orig []Event) ([]Event
 			}
 		}
 
+		if len(evs) == 0 && len(tp.fix.breaks) == 0 {
+			return done, nil // RecordDamage, and another writer recorded it
+		}
 		b, err := l.build(tp, evs)
 		if err != nil {
 			return fail(err)

@@ -64,6 +64,9 @@ func Verify(ctx context.Context, sys Sys) (Report, error) {
 	switch data, err := sys.LoadSys(ctx, headName); {
 	case errors.Is(err, backend.ErrKeyNotFound):
 		hasHead = false
+	case errors.Is(err, backend.ErrCorrupt):
+		fail(0, "the head record %s is damaged in the store: %v", headName, err)
+		hasHead = false
 	case err != nil:
 		return Report{}, fmt.Errorf("eventlog: verify: load %s: %w", headName, err)
 	default:

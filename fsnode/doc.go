@@ -9,8 +9,9 @@
 //
 // The session's keys are files; directories are implied by keys (or made
 // with mkdir). ".memfs" at the root is reserved for memfs's own read-only
-// virtual files: ".memfs/status" reports the session's counts and the last
-// flush.
+// virtual files: ".memfs/status" reports the session's counts, the last
+// flush, and the damaged keys (session Damaged: one "damaged: KEY" line per
+// key the caller may see, a count of the others).
 //
 // # Decisions
 //

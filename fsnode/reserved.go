@@ -274,6 +274,7 @@ func (r *Root) statusText(cr session.Cred) string {
 		}
 		fmt.Fprintf(&b, "last_flush: %s\nlast_flush_result: %s\nflushes: %d\n", fs.Time.Format(time.RFC3339Nano), result, fs.Flushes)
 	}
+	r.damageText(&b, cr)
 	if r.opts.Status != nil {
 		b.WriteString(r.opts.Status())
 	}

@@ -121,14 +121,26 @@ func (l *Lazy) Saved(ctx context.Context, saved []backend.Entry, deleted []strin
 }
 
 // Answer is Service.Answer, opening the Service first (a failure to open
-// it is logged, with the hint that memfs reindex rebuilds the index).
+// it is logged: LogOpenError).
 func (l *Lazy) Answer(ctx context.Context, name string) ([]byte, error) {
 	s, err := l.Get(ctx)
 	if err != nil {
-		l.log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
+		l.LogOpenError(err)
 		return nil, err
 	}
 	return s.Answer(ctx, name)
+}
+
+// LogOpenError logs err, a failed open of the Service (Get), saying what
+// happens next: a store that is unavailable (an outage) leaves the index
+// to open by itself at the next use once the store answers; anything
+// else may need memfs reindex.
+func (l *Lazy) LogOpenError(err error) {
+	if errors.Is(err, backend.ErrUnavailable) {
+		l.log.Warn("search index not open: the store is unavailable; it opens at the next search once the store answers (nothing to rebuild)", "err", err)
+		return
+	}
+	l.log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
 }
 
 // ContextSearch is Service.ContextSearch, opening the Service first.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -237,9 +238,16 @@ func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
 	}
 	const chunk = 512
 	for i := 0; i < len(stale); i += chunk {
-		got, err := s.st.Load(ctx, stale[i:min(i+chunk, len(stale))]...)
+		// A value that does not load (gone since the listing, or
+		// damaged) is left out: the index holds the rest.
+		got, failed, err := backend.LoadEach(ctx, s.st, stale[i:min(i+chunk, len(stale))]...)
 		if err != nil {
 			return 0, fmt.Errorf("search index: %w", err)
+		}
+		for _, k := range slices.Sorted(maps.Keys(failed)) {
+			if backend.Damaged(failed[k]) {
+				s.log.Warn("search index: a damaged value is left out of the index", "key", k, "err", failed[k])
+			}
 		}
 		for _, e := range got {
 			s.base.Put(e.Key, e.Value, MetaOf(e.Info))

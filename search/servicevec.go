@@ -345,34 +345,20 @@ func (s *Service) embedJobs(keys []string, jobs []*embedJob) error {
 	return nil
 }
 
-// loadValues reads the values of keys[i] for i in at, in one Load, or
-// one by one when one of them is gone (Load fails for all then); a key
-// gone from the store is left out.
+// loadValues reads the values of keys[i] for i in at; a key gone from
+// the store, or whose value is damaged, is left out.
 func (s *Service) loadValues(keys []string, at []int) (map[string]backend.Entry, error) {
 	ks := make([]string, len(at))
 	for j, i := range at {
 		ks[j] = keys[i]
 	}
-	out := make(map[string]backend.Entry, len(ks))
-	es, err := s.st.Load(s.ectx, ks...)
-	if err == nil {
-		for _, e := range es {
-			out[e.Key] = e
-		}
-		return out, nil
-	}
-	if !errors.Is(err, backend.ErrKeyNotFound) {
+	es, _, err := backend.LoadEach(s.ectx, s.st, ks...)
+	if err != nil {
 		return nil, err
 	}
-	for _, k := range ks {
-		es, err := s.st.Load(s.ectx, k)
-		if errors.Is(err, backend.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[k] = es[0]
+	out := make(map[string]backend.Entry, len(es))
+	for _, e := range es {
+		out[e.Key] = e
 	}
 	return out, nil
 }

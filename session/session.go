@@ -219,6 +219,11 @@ type Context struct {
 	// session's journal is shown by a read-only mount, never flushed.
 	replaying atomic.Bool
 
+	// damaged holds the keys whose stored value did not load (damaged,
+	// or unreadable where the store keeps it), with the error, until a
+	// load of one succeeds (see Damaged).
+	damaged map[string]error
+
 	policyErr error // checkPolicy's verdict on Options.OnConflict; immutable
 
 	loggedMu sync.Mutex          // guards logged; never held with mu
@@ -326,6 +331,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 		creates: make(map[string]announcedCreate),
 		removes: make(map[string]announcedRemove),
 		attrs:   make(map[string]announcedRemove),
+		damaged: make(map[string]error),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -389,7 +395,9 @@ func (c *Context) RootIno() uint64 {
 // a prefix such as "memory/" is matched against the key). Keys already
 // known to the session keep their session state. A store that can walk
 // (backend.Walker) is indexed as it is read, so the whole listing is never
-// held; when the walk fails, what it indexed before stays indexed.
+// held; when the walk fails, what it indexed before stays indexed. A
+// value that does not load, and a key the store reports damaged, are that
+// key's failure (Damaged), never Bootstrap's.
 func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 	var load []string
 	links := make(map[string]*file) // hard-link group -> its node
@@ -406,7 +414,13 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 	if err != nil {
 		return wrapf("bootstrap: %w", err)
 	}
-	return c.Resolve(ctx, load...)
+	c.mu.Lock()
+	c.indexDamagedLocked(links)
+	c.mu.Unlock()
+	// A value that cannot be loaded is that key's failure, not the
+	// mount's: resolve noted it (Damaged), and a read of it fails.
+	_, err = c.resolve(ctx, load)
+	return err
 }
 
 // indexLocked enters a listed entry in the session, unless the session
@@ -554,8 +568,27 @@ func (c *Context) parentLocked(op, key string) (*dir, error) {
 
 // Resolve loads the values of keys that are indexed but not loaded. Keys
 // already loaded cost nothing; a key the session does not know fails with
-// fs.ErrNotExist. Store I/O runs without the lock held.
+// fs.ErrNotExist. A key whose own load fails (its value damaged or
+// unreadable, noted for Damaged; or gone from the store since it was
+// listed) fails Resolve with that error once the others are loaded.
+// Store I/O runs without the lock held.
 func (c *Context) Resolve(ctx context.Context, keys ...string) error {
+	failed, err := c.resolve(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err, ok := failed[k]; ok {
+			return wrapf("resolve: %w", err)
+		}
+	}
+	return nil
+}
+
+// resolve is Resolve, which also returns the keys whose own load failed
+// (backend.KeyLocal: gone, or damaged) with their errors; the others are
+// loaded. err is the store's failure, or a key the session does not know.
+func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string]error, err error) {
 	c.mu.RLock()
 	var need []string
 	var which []*file
@@ -564,9 +597,9 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 		if !ok {
 			c.mu.RUnlock()
 			if err := backend.ValidateKey(k); err != nil {
-				return err
+				return nil, err
 			}
-			return notExist("resolve", k)
+			return nil, notExist("resolve", k)
 		}
 		if !f.loaded {
 			need = append(need, k)
@@ -575,18 +608,25 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 	}
 	c.mu.RUnlock()
 	if len(need) == 0 {
-		return nil
+		return nil, nil
 	}
 	const chunk = 512 // bound the memory of one Load call
 	for start := 0; start < len(need); start += chunk {
 		end := min(start+chunk, len(need))
-		got, err := c.store.Load(ctx, need[start:end]...)
+		got, bad, err := backend.LoadEach(ctx, c.store, need[start:end]...)
 		if err != nil {
-			return wrapf("resolve: %w", err)
+			return failed, wrapf("resolve: %w", err)
 		}
 		c.mu.Lock()
-		for i, e := range got {
-			f := which[start+i]
+		c.noteFailedLocked(bad)
+		i := start
+		for _, e := range got {
+			for _, skip := bad[need[i]]; skip; _, skip = bad[need[i]] {
+				i++ // a key LoadEach left out
+			}
+			f := which[i]
+			i++
+			delete(c.damaged, e.Key)
 			// The file may have been written, truncated or renamed
 			// while we were loading: a loaded or dirty file is newer.
 			if f.loaded || f.gen != 0 {
@@ -600,8 +640,14 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
 		}
 		c.mu.Unlock()
+		for k, err := range bad {
+			if failed == nil {
+				failed = make(map[string]error)
+			}
+			failed[k] = err
+		}
 	}
-	return nil
+	return failed, nil
 }
 
 // Get returns the cached value of key. It never does I/O: an unknown key, or

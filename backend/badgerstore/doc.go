@@ -35,8 +35,11 @@
 // they keep permission bits only (every key was a regular file), and their
 // atime and ctime read as the mtime. A key saved again is written as
 // version 4. A record that does not parse is reported, wrapping
-// backend.ErrCorrupt and naming the key, never read as another Info. A
-// record under a key that an earlier memfs accepted and ValidateKey now
+// backend.ErrCorrupt and naming the key, never read as another Info: Load
+// of it fails so, and List and Walk leave it out and report it by Damaged
+// (one damaged record never fails the listing, and so every mount). A
+// value the value log fails to give, or gives short, fails its Load
+// with backend.ErrCorrupt. A record under a key that an earlier memfs accepted and ValidateKey now
 // refuses (a control character) is left out of List and Walk, named by
 // Skipped, and kept as it is.
 //

@@ -227,8 +227,8 @@ func TestMetaDamaged(t *testing.T) {
 		}
 	}
 
-	// Through the store: Load names the key, List fails rather than
-	// leave it out.
+	// Through the store: Load names the key, List leaves it out and
+	// Damaged reports it.
 	s := openT(t, t.TempDir(), Options{})
 	if err := s.Save(t.Context(), entry("good", []byte("g")), entry("bad", []byte("abc"))); err != nil {
 		t.Fatal(err)
@@ -244,8 +244,13 @@ func TestMetaDamaged(t *testing.T) {
 	if _, err := s.Load(t.Context(), "good"); err != nil {
 		t.Errorf("Load of the undamaged key = %v", err)
 	}
-	if _, err := s.List(t.Context()); !errors.Is(err, backend.ErrCorrupt) {
-		t.Errorf("List with a damaged record = %v, want ErrCorrupt", err)
+	// One damaged record is that key's, never the listing's: left out,
+	// and reported (see TestDamagedMetadataIsLocal).
+	if es, err := s.List(t.Context()); err != nil || len(es) != 1 || es[0].Key != "good" {
+		t.Errorf("List with a damaged record = %v, %v; want good alone", es, err)
+	}
+	if d := s.Damaged(); len(d) != 1 || d[0] != "bad" {
+		t.Errorf("Damaged() = %v, want bad", d)
 	}
 }
 

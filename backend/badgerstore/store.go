@@ -114,8 +114,9 @@ type Store struct {
 	// mu, and no I/O but the record's own transaction under it.
 	sysMu sync.Mutex
 
-	skippedMu sync.Mutex // guards skipped
+	skippedMu sync.Mutex // guards skipped and damaged
 	skipped   []string   // the keys the last List or Walk could not report
+	damaged   []string   // the keys whose metadata the last List or Walk could not decode
 
 	closeOnce sync.Once
 	closeErr  error // what the first Close returned
@@ -414,10 +415,10 @@ func (s *Store) list(ctx context.Context, add func(backend.Entry) error) error {
 	}
 	defer s.mu.RUnlock()
 	var addErr error
-	var skipped []string
+	var skipped, damaged []string
 	defer func() {
 		s.skippedMu.Lock()
-		s.skipped = skipped
+		s.skipped, s.damaged = skipped, damaged
 		s.skippedMu.Unlock()
 	}()
 	err := s.db.View(func(txn *badger.Txn) error {
@@ -444,6 +445,12 @@ func (s *Store) list(ctx context.Context, add func(backend.Entry) error) error {
 				info, err = decodeMeta(key, b)
 				return err
 			})
+			if errors.Is(err, backend.ErrCorrupt) {
+				// One damaged record is that key's (Damaged; its
+				// Load fails), never the listing's.
+				damaged = append(damaged, key)
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -460,6 +467,15 @@ func (s *Store) list(ctx context.Context, add func(backend.Entry) error) error {
 		return fmt.Errorf("badgerstore: list: %w", err)
 	}
 	return nil
+}
+
+// Damaged returns the keys whose metadata record the last List or Walk
+// could not decode, sorted: they are left out of the listing, kept as
+// they are, and their Load fails with backend.ErrCorrupt.
+func (s *Store) Damaged() []string {
+	s.skippedMu.Lock()
+	defer s.skippedMu.Unlock()
+	return slices.Sorted(slices.Values(s.damaged))
 }
 
 // Skipped returns the keys the last List or Walk found but could not
@@ -537,7 +553,9 @@ func load(txn *badger.Txn, key string) (backend.Entry, error) {
 	// memtable, a table block or the mmapped value log) and are reused.
 	v, err := item.ValueCopy(nil)
 	if err != nil {
-		return backend.Entry{}, &fs.PathError{Op: "load", Path: key, Err: err}
+		// The value log failed to give this value: its damage, not
+		// the store's (a closed store fails before this).
+		return backend.Entry{}, &fs.PathError{Op: "load", Path: key, Err: fmt.Errorf("value: %w: %w", err, backend.ErrCorrupt)}
 	}
 	if v == nil {
 		v = []byte{}

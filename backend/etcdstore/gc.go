@@ -76,6 +76,18 @@ func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
 	if err != nil {
 		return 0, mapErr("collect", err, ctx)
 	}
+	// What MoveAside kept is kept whole, its chunks included.
+	_, err = s.rangeEach(ctx, s.prefix+asideDir, listPage, false, func(kv *mvccpb.KeyValue) error {
+		if r, err := decodeRecord(kv.Value); err == nil {
+			for _, h := range r.Chunks {
+				used[h] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, mapErr("collect", err, ctx)
+	}
 	damaged := false
 	_, err = s.rangeEach(ctx, s.prefix+"s/", sysPage, false, func(kv *mvccpb.KeyValue) error {
 		_, man, err := decodeSys(kv.Value)

@@ -48,6 +48,10 @@ type Store struct {
 	listRev  int64           // header revision of the last List or Walk
 	damaged  map[string]bool // keys whose record did not decode
 	presence *presence       // nil until the first Register
+
+	// damagedSys are the system records ListSys found that do not
+	// decode (left out of its listings): see DamagedSys. Guarded by mu.
+	damagedSys map[string]bool
 }
 
 // Open connects to the cluster cfg names and checks that it answers:

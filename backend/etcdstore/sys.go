@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
+	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -62,9 +64,13 @@ func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
 	if len(resp.Kvs) == 0 {
 		return nil, backend.NotFound("loadsys", name)
 	}
-	data, man, err := decodeSys(resp.Kvs[0].Value)
+	raw := resp.Kvs[0].Value
+	corrupt := func(err error) error {
+		return &fs.PathError{Op: "loadsys", Path: name, Err: &backend.CorruptError{Raw: bytes.Clone(raw), Reason: err.Error()}}
+	}
+	data, man, err := decodeSys(raw)
 	if err != nil {
-		return nil, &fs.PathError{Op: "loadsys", Path: name, Err: fmt.Errorf("%w: %v", backend.ErrCorrupt, err)}
+		return nil, corrupt(err)
 	}
 	if man == nil {
 		return bytes.Clone(data), nil
@@ -72,7 +78,7 @@ func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
 	data, err = s.readChunks(ctx, man.Chunks, man.Size, resp.Header.Revision)
 	var ce chunkError
 	if errors.As(err, &ce) {
-		return nil, &fs.PathError{Op: "loadsys", Path: name, Err: fmt.Errorf("%w: %v", backend.ErrCorrupt, err)}
+		return nil, corrupt(err)
 	}
 	if err != nil {
 		return nil, mapErr("loadsys "+name, err, ctx)
@@ -94,11 +100,13 @@ func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 	}
 	dir := s.prefix + "s/"
 	var out []backend.Entry
+	var bad []string
 	_, err := s.rangeEach(ctx, dir+prefix, sysPage, false, func(kv *mvccpb.KeyValue) error {
 		name := string(kv.Key[len(dir):])
 		data, man, err := decodeSys(kv.Value)
 		if err != nil {
-			return nil // damaged: LoadSys reports it
+			bad = append(bad, name) // damaged: LoadSys reports it, DamagedSys names it
+			return nil
 		}
 		size := int64(len(data))
 		if man != nil {
@@ -110,7 +118,34 @@ func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 	if err != nil {
 		return nil, mapErr("listsys", err, ctx)
 	}
+	s.noteDamagedSys(prefix, bad)
 	return out, nil
+}
+
+// DamagedSys returns the system records that ListSys found but left out
+// because they do not decode, sorted (under the prefixes listed so far).
+// They are kept as they are.
+func (s *Store) DamagedSys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.damagedSys))
+}
+
+// noteDamagedSys replaces what DamagedSys knows under prefix with bad.
+func (s *Store) noteDamagedSys(prefix string, bad []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.damagedSys == nil {
+		s.damagedSys = map[string]bool{}
+	}
+	for n := range s.damagedSys {
+		if strings.HasPrefix(n, prefix) {
+			delete(s.damagedSys, n)
+		}
+	}
+	for _, n := range bad {
+		s.damagedSys[n] = true
+	}
 }
 
 // DeleteSys removes system records; missing names are ignored.
@@ -197,6 +232,23 @@ func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[
 	}
 	resp, err := s.txn(ctx, []clientv3.Cmp{cmp}, ops)
 	if err != nil {
+		return false, mapErr("swapsys", err, ctx)
+	}
+	if resp.Succeeded || old == nil {
+		return resp.Succeeded, nil
+	}
+	// old may be a damaged record as stored (backend.CorruptError's Raw):
+	// then the guard holds if the stored bytes are old, unchanged since
+	// they were read here.
+	cur, err := s.get(ctx, s.sys(guard))
+	if err != nil {
+		return false, mapErr("swapsys", err, ctx)
+	}
+	if len(cur.Kvs) == 0 || !bytes.Equal(cur.Kvs[0].Value, old) {
+		return false, nil
+	}
+	cmp = clientv3.Compare(clientv3.ModRevision(s.sys(guard)), "=", cur.Kvs[0].ModRevision)
+	if resp, err = s.txn(ctx, []clientv3.Cmp{cmp}, ops); err != nil {
 		return false, mapErr("swapsys", err, ctx)
 	}
 	return resp.Succeeded, nil

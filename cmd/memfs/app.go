@@ -25,6 +25,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			unmountCommand(),
 			lsCommand(),
 			logCommand(),
+			fsckCommand(),
 			searchCommand(),
 			reindexCommand(),
 			contextCommand(),

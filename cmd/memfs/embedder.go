@@ -17,7 +17,7 @@ func embedderFlag() cli.Flag {
 	return &cli.StringFlag{
 		Name: "embedder",
 		Usage: "the model of semantic search: default (the static table memfs models install puts in place; " +
-			"keyword search only, with a warning, when it is not installed), none (keyword search only), static:PATH, " +
+			"keyword search only, with a warning, when it is not installed or its table is damaged), none (keyword search only), static:PATH, " +
 			"openai:URL?model=M[&key_env=VAR&dim=N] (an OpenAI-compatible /v1/embeddings; the key from $VAR, OPENAI_API_KEY by default) " +
 			"or ollama:URL?model=M (Ollama's /api/embed)",
 		Value:   "default",
@@ -27,7 +27,7 @@ func embedderFlag() cli.Flag {
 
 // openEmbedder opens the embedder --embedder names, for a command that
 // has the flag (nil for one that does not search). The default one not
-// installed is a warning, and search is keyword-only; any other failure,
+// installed, or damaged, is a warning, and search is keyword-only; any other failure,
 // or a model named explicitly and missing, is an error.
 func openEmbedder(c *cli.Context, log *slog.Logger) (embed.Embedder, error) {
 	if !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "embedder") }) {
@@ -38,6 +38,10 @@ func openEmbedder(c *cli.Context, log *slog.Logger) (embed.Embedder, error) {
 	switch {
 	case errors.Is(err, embed.ErrNotInstalled) && (spec == "" || spec == "default"):
 		log.Warn("semantic search is off: the default embedder is not installed; search is keyword-only (memfs models install puts it in place)")
+		return nil, nil
+	case errors.Is(err, embed.ErrCorrupt) && (spec == "" || spec == "default"):
+		// As a missing table: one damaged file never stops a mount.
+		log.Warn("semantic search is off: the default embedder's table is damaged; search is keyword-only (memfs models install puts it back)", "err", err)
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("--embedder %s: %w", spec, err)

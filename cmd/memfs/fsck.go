@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/fsck"
+)
+
+func fsckCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "fsck",
+		Usage: "check a store for damage: every value, the records the store cannot decode, the event log's chain",
+		Description: "Reads the whole store and prints one line per damaged key, record or break of\n" +
+			"the event log (never a value), then exits 1 if it found any. It writes nothing.\n" +
+			"--repair moves each damaged key's records aside, as they are, to a place of the\n" +
+			"store no listing shows (a dir store's .memfs-damaged/, keys under x/ on badger and etcd),\n" +
+			"and has the event log record the damage it finds at its end (copies under\n" +
+			"events.damaged/, a break event each); it says where each went. Nothing is deleted.\n" +
+			"Damage the event log recorded earlier is listed, and is not a failure.\n" +
+			"A store a live mount serves is checked after it is unmounted (the mount's\n" +
+			".memfs/status lists the damaged keys it found).",
+		Flags: []cli.Flag{
+			storeFlag(),
+			&cli.BoolFlag{Name: "repair", Usage: "move damaged records aside (never deleted) and say where they went"},
+		},
+		Action: func(c *cli.Context) error {
+			t, err := locate(c)
+			if err != nil {
+				return err
+			}
+			if t.mnt != "" {
+				return fmt.Errorf("a memfs mount serves this store at %s: its .memfs/status lists the damaged keys it found; unmount it to check the whole store", t.mnt)
+			}
+			if err := t.spec.mustExist(); err != nil {
+				return err
+			}
+			st, err := openStore(t.spec, logger(c, false))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := fsck.Check(c.Context, st, fsck.Options{Repair: c.Bool("repair")})
+			printFindings(c.App.Writer, r)
+			if err != nil {
+				return err
+			}
+			if n := r.Damaged(); n > 0 {
+				hint := " (memfs fsck --repair moves damaged records aside; nothing is deleted)"
+				if c.Bool("repair") {
+					hint = ""
+				}
+				return fmt.Errorf("fsck: %s: %d damaged (%d values read)%s", t.spec, n, r.Keys, hint)
+			}
+			fmt.Fprintf(c.App.Writer, "%s: no damage left (%d values read, event log: %d events in %d chunks)\n", t.spec, r.Keys, r.Events.Events, r.Events.Chunks)
+			return nil
+		},
+	}
+}
+
+// printFindings writes one line per finding, and where --repair put it.
+func printFindings(w io.Writer, r fsck.Report) {
+	for _, f := range r.Findings {
+		switch {
+		case f.Recorded:
+			fmt.Fprintf(w, "recorded earlier (kept, nothing to do): %s\n", f.Reason)
+			continue
+		case f.Kind == fsck.KindEvents && f.Key == "":
+			fmt.Fprintf(w, "damaged event log: %s\n", f.Reason)
+		case f.Kind == fsck.KindEvents:
+			fmt.Fprintf(w, "damaged event log record %s: %s\n", f.Key, f.Reason)
+		default:
+			fmt.Fprintf(w, "damaged %s %s: %s\n", f.Kind, f.Key, f.Reason)
+		}
+		switch {
+		case f.Err != nil:
+			fmt.Fprintf(w, "  not moved: %v\n", f.Err)
+		case f.Aside != "":
+			fmt.Fprintf(w, "  moved aside to %s\n", f.Aside)
+		}
+	}
+}
