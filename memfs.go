@@ -186,7 +186,14 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		}
 	}
 	if !so.ReadOnly {
-		f.hist = packhist.NewArchiver(ss, ev, packhist.Options{Prefixes: opts.Bootstrap, Logger: log})
+		ho := packhist.Options{Prefixes: opts.Bootstrap, Logger: log}
+		if r := so.Redactor; r != nil {
+			ho.SecretName = func(name string) bool {
+				_, found := r.Redact(name, []byte(name))
+				return len(found) > 0
+			}
+		}
+		f.hist = packhist.NewArchiver(ss, ev, ho)
 	}
 	so.Events = eventSink(ev, newSessionID(), f.hist)
 	if so.Derived == nil {

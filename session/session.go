@@ -360,6 +360,12 @@ func (c *Context) indexLocked(e backend.Entry, links map[string]*file) bool {
 	if c.Local(e.Key) {
 		return false // a session-only name some other program stored
 	}
+	if c.checkName("bootstrap", e.Key) != nil {
+		// Another program stored a name with a secret: it stays in the
+		// store as it is, and out of the session, so that it reaches no
+		// event, index or record (as an external change of it does).
+		return false
+	}
 	parent, err := c.mkdirAllLocked(parentOf(e.Key), e.Info.MTime.UnixNano(), false)
 	if err != nil {
 		c.log.Warn("bootstrap: key skipped", "key", e.Key, "err", err)
