@@ -37,6 +37,9 @@ func wideText(value []byte) (wide, bool) {
 		return wide{unit: 2, big: true, start: 2}, true
 	}
 	sample := value[:min(len(value), binarySniff)]
+	if bytes.IndexByte(sample, 0) < 0 {
+		return wide{}, false // ASCII text in them has NULs: the fast way out for UTF-8 text
+	}
 	// UTF-32 first: its ASCII text is no UTF-16 text (every other unit
 	// is NUL), the reverse holds too.
 	for _, w := range []wide{{unit: 4}, {unit: 4, big: true}, {unit: 2}, {unit: 2, big: true}} {
