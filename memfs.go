@@ -44,8 +44,8 @@ type Options struct {
 	// Session holds the session's options. Open sets its Journal, Events
 	// and Logger; Saved is called after the search index's own hook;
 	// Derived, when nil, is the skills front matter (user.memfs.skill);
-	// Redactor, when nil in a writable session, is the default rules
-	// (redact.New with no config) unless NoRedact.
+	// Redactor, when nil, is the default rules (redact.New with no
+	// config) unless NoRedact.
 	Session session.Options
 	// NoRedact persists values as they are written, secrets included: a
 	// writable session without a Redactor gets none. (The search index
@@ -176,8 +176,10 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		so.Journal = j
 	}
 	so.Logger = log
-	if so.Redactor == nil && !so.ReadOnly && !opts.NoRedact {
-		// No secret reaches disk unless the caller says so.
+	if so.Redactor == nil && !opts.NoRedact {
+		// No secret reaches disk unless the caller says so; nor is one
+		// that another program left in the store shown (a read-only
+		// session redacts what it loads, see session.Context.Ingested).
 		if so.Redactor, err = redact.New(redact.Config{}); err != nil {
 			j.Close()
 			closeLock(lock)
@@ -230,6 +232,15 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 	if err := f.replay(ctx, recs); err != nil {
 		f.release()
 		return nil, err
+	}
+	if n := f.c.Ingested(); n > 0 && !so.ReadOnly {
+		// Secrets another program left in the store while no memfs
+		// watched: the store's copies are rewritten redacted now, not at
+		// some later flush (a failure leaves them dirty for the next).
+		if err := f.c.Flush(ctx); err != nil {
+			f.log.Error("cannot rewrite redacted the store files another program wrote secrets into; memfs holds them redacted and retries at the next flush",
+				"files", n, "err", err)
+		}
 	}
 	f.baseline(ctx)
 	if opts.Namespace && !so.ReadOnly {

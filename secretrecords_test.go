@@ -12,6 +12,7 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/packhist"
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
@@ -20,13 +21,14 @@ import (
 // stripeKey is a token the default rules find (stripe-secret-key).
 const stripeKey = "sk_live_4eC39HqLyjWDarjtT1zdp7dcXyZ9"
 
-// openDir opens memfs over the directory store at dir.
+// openDir opens memfs over the directory store at dir, loading memory/ at
+// Open as a mount does.
 func openDir(t *testing.T, dir string) *memfs.FS {
 	t.Helper()
 	st, err := dirstore.Open(dir)
 	must(t, err)
 	f, err := memfs.Open(t.Context(), st, memfs.Options{JournalPath: filepath.Join(dir, dirstore.JournalName),
-		RecoveryDir: filepath.Join(t.TempDir(), "recovery")})
+		RecoveryDir: filepath.Join(t.TempDir(), "recovery"), Bootstrap: []string{"memory/"}})
 	must(t, err)
 	return f
 }
@@ -110,5 +112,58 @@ func TestSecretNameReachesNoRecord(t *testing.T) {
 	open()
 	if got := rawIn(t, dir, stripeKey); len(got) > 0 {
 		t.Errorf("after an open, an old gap record still holds the name with the secret: %v", got)
+	}
+}
+
+// A token another program wrote into a directory store while no memfs ran
+// is redacted when memfs opens the store: the store's file is rewritten
+// (an event by memfs:redact-on-ingest records it) and the context pack
+// shows the marker. A read-only open shows the marker too, and writes
+// nothing.
+func TestRawSecretInStoreIsRedactedAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "memory", "raw.md")
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	raw := "# deploy\nstripe.api_key = \"" + stripeKey + "\"\n"
+	root := session.WithCred(t.Context(), session.Cred{UID: 0})
+
+	// Read-only first: nothing is written, nothing shown.
+	must(t, os.WriteFile(p, []byte(raw), 0o644))
+	st, err := dirstore.Open(dir)
+	must(t, err)
+	ro, err := memfs.Open(t.Context(), st, memfs.Options{JournalPath: filepath.Join(dir, dirstore.JournalName),
+		Session: session.Options{ReadOnly: true}})
+	must(t, err)
+	pack, err := ro.ContextPack(root, "")
+	must(t, err)
+	if bytes.Contains(pack, []byte(stripeKey)) || !bytes.Contains(pack, []byte("stripe.api_key")) {
+		t.Errorf("read-only: the context pack shows the token, or not the note:\n%s", pack)
+	}
+	must(t, ro.Close(context.Background()))
+	if b, _ := os.ReadFile(p); string(b) != raw {
+		t.Errorf("a read-only open rewrote the store's file: %q", b)
+	}
+
+	f := openDir(t, dir)
+	defer f.Close(context.Background())
+	b, err := os.ReadFile(p)
+	must(t, err)
+	if bytes.Contains(b, []byte(stripeKey)) || !bytes.Contains(b, []byte("[REDACTED:stripe-secret-key]")) {
+		t.Errorf("the store's file after an open: %q, want it redacted", b)
+	}
+	pack, err = f.ContextPack(root, "")
+	must(t, err)
+	if bytes.Contains(pack, []byte(stripeKey)) {
+		t.Errorf("the context pack shows the token:\n%s", pack)
+	}
+	evs, err := f.Events().Query(t.Context(), eventlog.Query{Limit: 10})
+	must(t, err)
+	var rewrite bool
+	for _, ev := range evs.Events {
+		rewrite = rewrite || ev.Key == "memory/raw.md" && ev.Op == eventlog.OpWrite && ev.Writer.Agent == session.IngestAgent &&
+			ev.SHA256 == hexSum(string(b))
+	}
+	if !rewrite {
+		t.Errorf("no write event by %s with the rewritten file's hash: %+v", session.IngestAgent, evs.Events)
 	}
 }

@@ -170,6 +170,8 @@ type Context struct {
 
 	flushMu sync.Mutex // serializes Flush; taken before mu
 
+	ingested atomic.Int64 // values Resolve found a secret in (ingestload.go)
+
 	mu      sync.RWMutex       // guards every field below
 	files   map[string]*file   // every known file, by key
 	dirs    map[string]*dir    // every known directory, by key ("" is the root)
@@ -526,6 +528,7 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 		if err != nil {
 			return wrapf("resolve: %w", err)
 		}
+		secret := c.sealLoaded(got) // see ingestload.go
 		c.mu.Lock()
 		for i, e := range got {
 			f := which[start+i]
@@ -539,6 +542,14 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			f.size = int64(len(e.Value))
 			f.jlen, f.jfull = f.size, false // as the store holds it
 			f.base = backend.VersionOf(e.Info)
+			if slices.Contains(secret, i) {
+				c.ingested.Add(1)
+				if !c.opts.ReadOnly {
+					w := c.ingestWriter()
+					f.changed, f.by, f.jfull = true, &w, true
+					c.markDirtyLocked(f)
+				}
+			}
 			c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
 		}
 		c.mu.Unlock()

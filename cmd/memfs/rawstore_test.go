@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A token written into a directory store while no memfs ran: memfs
+// context prints it redacted and leaves the store as it is (a read
+// command); a mount rewrites the file redacted, with an event, and its log
+// names the key and the rule, never the token.
+func TestRawSecretInADirStore(t *testing.T) {
+	dir := t.TempDir()
+	store := "dir:" + dir
+	p := filepath.Join(dir, "memory", "deploy.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	raw := "# deploy\nthe token is " + fakeSecrets[0] + "\n"
+	if err := os.WriteFile(p, []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := run(t, "", "context", "--store", store)
+	if err != nil || strings.Contains(out+errOut, fakeSecrets[0]) || !strings.Contains(out, "[REDACTED:github-token]") {
+		t.Errorf("memfs context: %v; want the marker, never the token:\n%s\n%s", err, out, errOut)
+	}
+	if b, _ := os.ReadFile(p); string(b) != raw {
+		t.Errorf("memfs context changed the store's file: %q", b)
+	}
+
+	mnt := t.TempDir()
+	proc := startMount(t, store, mnt, nil)
+	b, err := os.ReadFile(p)
+	if err != nil || strings.Contains(string(b), fakeSecrets[0]) || !strings.Contains(string(b), "[REDACTED:github-token]") {
+		t.Errorf("the store's file once mounted: %q, %v; want it redacted", b, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(mnt, "memory", "deploy.md")); err != nil || string(got) != string(b) {
+		t.Errorf("the mount shows %q, %v; want the store's redacted file %q", got, err, b)
+	}
+	events, err := os.ReadFile(filepath.Join(mnt, ".memfs", "events.jsonl"))
+	if err != nil || !strings.Contains(string(events), `"agent":"memfs:redact-on-ingest"`) {
+		t.Errorf("no event of the rewrite: %v\n%s", err, events)
+	}
+	proc.stop(t)
+	if log := proc.log.String(); strings.Contains(log, fakeSecrets[0]) || !strings.Contains(log, "memory/deploy.md") {
+		t.Errorf("the mount's log holds the token, or does not name the file:\n%s", log)
+	}
+}
