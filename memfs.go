@@ -313,10 +313,21 @@ func (f *FS) Search(ctx context.Context) (*search.Service, error) {
 // Reindex rebuilds the search index from every value of the store,
 // reporting its progress to p when p is not nil, and returns how many
 // values it indexed. It refuses once the index is open (Search, a mount's
-// search): two indexes would write the same records.
+// search): two indexes would write the same records. A value that holds
+// a secret another program wrote (while no memfs watched) is rewritten
+// redacted in the store, as at Open (a read-only session only holds it
+// redacted, and says so).
 func (f *FS) Reindex(ctx context.Context, p search.Progress) (int, error) {
 	if f.index.Opened() {
 		return 0, errors.New("memfs: the search index is open; reindex before the first search")
+	}
+	switch n, err := f.ingestStore(ctx); {
+	case err != nil:
+		f.log.Error("cannot rewrite redacted the store files another program wrote secrets into; the next flush retries", "err", err)
+	case n > 0 && f.opts.Session.ReadOnly:
+		f.log.Warn("store files hold secrets another program wrote; a mount or a command that writes rewrites them redacted", "files", n)
+	case n > 0:
+		f.log.Info("rewrote redacted the store files another program wrote secrets into", "files", n)
 	}
 	s, err := f.openIndex(ctx, true, p)
 	if err != nil {

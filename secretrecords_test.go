@@ -167,3 +167,31 @@ func TestRawSecretInStoreIsRedactedAtOpen(t *testing.T) {
 		t.Errorf("no write event by %s with the rewritten file's hash: %+v", session.IngestAgent, evs.Events)
 	}
 }
+
+// Reindex finds a token another program wrote into a file that Open did
+// not load (outside memory/) and rewrites the store's file redacted, with
+// an event.
+func TestReindexRewritesARawSecret(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "agents", "deploy.md")
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	must(t, os.WriteFile(p, []byte("token "+stripeKey+"\n"), 0o644))
+	f := openDir(t, dir)
+	defer f.Close(context.Background())
+	if b, _ := os.ReadFile(p); !bytes.Contains(b, []byte(stripeKey)) {
+		t.Fatalf("Open rewrote a file it did not load (the test shows nothing): %q", b)
+	}
+	if _, err := f.Reindex(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	must(t, err)
+	if bytes.Contains(b, []byte(stripeKey)) || !bytes.Contains(b, []byte("[REDACTED:stripe-secret-key]")) {
+		t.Errorf("the store's file after Reindex: %q, want it redacted", b)
+	}
+	evs, err := f.Events().Query(t.Context(), eventlog.Query{Limit: 10})
+	must(t, err)
+	if n := len(evs.Events); n == 0 || evs.Events[n-1].Writer.Agent != session.IngestAgent || evs.Events[n-1].Key != "agents/deploy.md" {
+		t.Errorf("events %+v, want a write of agents/deploy.md by %s", evs.Events, session.IngestAgent)
+	}
+}

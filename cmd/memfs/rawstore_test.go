@@ -48,3 +48,30 @@ func TestRawSecretInADirStore(t *testing.T) {
 		t.Errorf("the mount's log holds the token, or does not name the file:\n%s", log)
 	}
 }
+
+// memfs reindex rewrites, redacted, a store file another program left a
+// token in; on a store that does not exist it makes none.
+func TestReindexRewritesRawSecrets(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "agents", "deploy.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("the token is "+fakeSecrets[0]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := run(t, "", "reindex", "--store", "dir:"+dir)
+	if err != nil || strings.Contains(out+errOut, fakeSecrets[0]) {
+		t.Fatalf("memfs reindex: %v\n%s\n%s", err, out, errOut)
+	}
+	if b, err := os.ReadFile(p); err != nil || strings.Contains(string(b), fakeSecrets[0]) || !strings.Contains(string(b), "[REDACTED:github-token]") {
+		t.Errorf("the store's file after reindex: %q, %v; want it redacted", b, err)
+	}
+	missing := filepath.Join(t.TempDir(), "none")
+	if _, _, err := run(t, "", "reindex", "--store", "dir:"+missing); err == nil {
+		t.Error("reindex of a store that does not exist succeeded")
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("reindex made a store")
+	}
+}

@@ -132,7 +132,16 @@ func reindexCommand() *cli.Command {
 				t.mnt+", then memfs reindex"); err != nil {
 				return err
 			}
-			return withSession(c, false, func(ctx context.Context, o *opened) error {
+			// It writes (the index, and the store files another program
+			// left a secret in, rewritten redacted), but makes no store.
+			spec, err := parseStore(c.String("store"))
+			if err != nil {
+				return err
+			}
+			if err := spec.mustExist(); err != nil {
+				return err
+			}
+			return withSession(c, true, func(ctx context.Context, o *opened) error {
 				n, err := o.Reindex(ctx, &indexProgress{w: c.App.ErrWriter})
 				if err != nil {
 					return err
