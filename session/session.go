@@ -529,6 +529,7 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			return wrapf("resolve: %w", err)
 		}
 		secret := c.sealLoaded(got) // see ingestload.go
+		var resized []string
 		c.mu.Lock()
 		for i, e := range got {
 			f := which[start+i]
@@ -544,6 +545,7 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			f.base = backend.VersionOf(e.Info)
 			if slices.Contains(secret, i) {
 				c.ingested.Add(1)
+				resized = append(resized, e.Key)
 				if !c.opts.ReadOnly {
 					w := c.ingestWriter()
 					f.changed, f.by, f.jfull = true, &w, true
@@ -553,6 +555,11 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
 		}
 		c.mu.Unlock()
+		for _, k := range resized {
+			// The kernel has the store's size: the sealed value's
+			// differs.
+			c.emit(Change{Op: OpContent, Key: k, Origin: OriginExternal})
+		}
 	}
 	return nil
 }

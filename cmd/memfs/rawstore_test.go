@@ -75,3 +75,34 @@ func TestReindexRewritesRawSecrets(t *testing.T) {
 		t.Error("reindex made a store")
 	}
 }
+
+// A file outside memory/ is loaded at its first open: the mount shows it
+// redacted, whole, even where the marker is longer than the secret (an
+// AWS key id: 20 bytes, its marker 28), and the next flush rewrites the
+// store's file.
+func TestRawSecretLoadedAtFirstOpen(t *testing.T) {
+	dir, mnt := t.TempDir(), t.TempDir()
+	p := filepath.Join(dir, "agents", "aws.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("key "+fakeSecrets[2]+" and the rest of the line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startMount(t, "dir:"+dir, mnt, nil)
+	want := "key [REDACTED:aws-access-key-id] and the rest of the line\n"
+	if got, err := os.ReadFile(filepath.Join(mnt, "agents", "aws.md")); err != nil || string(got) != want {
+		t.Errorf("the mount shows %q, %v; want %q", got, err, want)
+	}
+	f, err := os.Open(filepath.Join(mnt, "agents", "aws.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if got, err := os.ReadFile(p); err != nil || string(got) != want {
+		t.Errorf("the store's file after a flush: %q, %v; want %q", got, err, want)
+	}
+}
