@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A token written into a directory store while no memfs ran: memfs
@@ -104,5 +106,97 @@ func TestRawSecretLoadedAtFirstOpen(t *testing.T) {
 	f.Close()
 	if got, err := os.ReadFile(p); err != nil || string(got) != want {
 		t.Errorf("the store's file after a flush: %q, %v; want %q", got, err, want)
+	}
+}
+
+// A file whose name holds a token, made in a directory store by another
+// program while it is mounted, then renamed and removed there, and the
+// mounts after: no record memfs writes (event log, pack archive and its
+// gaps, search index, journal) holds the token, nor any log line.
+func TestSecretNameInADirStoreReachesNoRecord(t *testing.T) {
+	dir := t.TempDir()
+	spec := "dir:" + dir
+	store := func(k string) string { return filepath.Join(dir, filepath.FromSlash(k)) }
+	name := "memory/" + fakeSecrets[0] + ".md"
+	var logs strings.Builder
+	mount := func(during func(mnt string)) {
+		t.Helper()
+		mnt := t.TempDir()
+		p := startMount(t, spec, mnt, nil)
+		during(mnt)
+		// A pack as of a seq waits for the archive's check at mount
+		// (which an unmount would drop unfinished); its answer does
+		// not matter.
+		os.ReadFile(filepath.Join(mnt, ".memfs", "context", "at:1"))
+		if err := p.terminate(t); err != nil {
+			t.Fatalf("memfs exit: %v\n%s", err, p.log)
+		}
+		logs.WriteString(p.log.String())
+	}
+	if err := os.MkdirAll(store("memory"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mount(func(mnt string) {
+		if err := os.WriteFile(store(name), []byte("# a note\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// A file made after it: once the mount shows that one, the
+		// watcher has been through the first.
+		if err := os.WriteFile(store("memory/after.md"), []byte("# after\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "memory/after.md in the mount", 10*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(mnt, "memory", "after.md"))
+			return err == nil
+		})
+	})
+	// Each mount writes a note, so that the log's head moves on (a gap
+	// record is named by the head).
+	n := 0
+	write := func(mnt string) {
+		t.Helper()
+		n++
+		f, err := os.Create(filepath.Join(mnt, "memory", fmt.Sprintf("n%d.md", n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("# a later note\n")
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	mount(write) // a mount that finds it there
+	if err := os.Rename(store(name), store("memory/renamed.md")); err != nil {
+		t.Fatal(err)
+	}
+	mount(write)
+	if err := os.Remove(store("memory/renamed.md")); err != nil {
+		t.Fatal(err)
+	}
+	mount(write)
+	mustRun(t, "", "search", "--store", spec, "note")
+	var leaks []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.Contains(p, fakeSecrets[0]) {
+			leaks = append(leaks, p)
+		} else if d.Type().IsRegular() {
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), fakeSecrets[0]) {
+				leaks = append(leaks, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(leaks) > 0 {
+		t.Errorf("the token is in: %v", leaks)
+	}
+	if strings.Contains(logs.String(), fakeSecrets[0]) {
+		t.Errorf("a mount's log holds the token:\n%s", logs.String())
 	}
 }
