@@ -47,8 +47,9 @@ type Options struct {
 	// Redactor, when nil, is the default rules (redact.New with no
 	// config) unless NoRedact.
 	Session session.Options
-	// NoRedact persists values as they are written, secrets included: a
-	// writable session without a Redactor gets none. (The search index
+	// NoRedact persists values as they are written, secrets included, and
+	// shows values as the store holds them: a session without a Redactor
+	// gets none. (The search index
 	// is redacted all the same, see IndexRedactor.)
 	NoRedact bool
 	// Bootstrap lists the key prefixes whose values are loaded at Open
