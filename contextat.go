@@ -25,11 +25,12 @@ import (
 // was given in its cache (the store gets them redacted), so its own live
 // pack shows them until a remount, and the rebuilt one shows the redacted
 // form. Which files the caller may read is judged by each file's mode and
-// owner as of seq and, for a file still there, as they are now (taking
-// access away also takes it from the past), and by the directories above
-// it as they are now (the
-// archive does not keep directories); a file under a directory that is
-// gone is left out for every caller but root.
+// owner as of seq and by what session.CanRead says now of the name the
+// file has now (renames followed: taking access away, by a chmod, a
+// rename or a move into a private directory, also takes it from the
+// past). A file removed since is shown only to root and to its owner as
+// of seq, while the directories above its last name still let the owner
+// pass (see readableAt.readable).
 //
 // seq 0 or past the head is an error wrapping packhist.ErrOutOfRange. A
 // version the archive no longer keeps, never got, or holds altered is an
@@ -124,10 +125,14 @@ func (s readableAt) readableKey(key string) bool {
 	return ok && s.readable(e)
 }
 
-// readable is session's rule (CanRead): 'r' on the file, as of the
-// state's seq and, when the file is still there, now (access taken away
-// since is not given back by going back in time), and 'x' on every
-// directory from the root down, as now.
+// readable is the past as closed as the present: 'r' on the file as of
+// the state's seq, and, now, what session.CanRead asks of the name the
+// file has now (renames followed: 'r' on it and 'x' on every directory
+// above it). A file removed since (deleted, replaced, or gone from the
+// store without an event) is not readable by anyone now; the most
+// restrictive rule that keeps a user's own past is that it is shown only
+// to root and to its owner as of seq, and to the owner only while every
+// directory above its last name is still there and lets it pass.
 func (s readableAt) readable(e backend.Entry) bool {
 	if s.cr.UID == 0 {
 		return true
@@ -135,10 +140,16 @@ func (s readableAt) readable(e backend.Entry) bool {
 	if !s.cr.MayRead(e.Info.Mode, e.Info.UID, e.Info.GID) {
 		return false
 	}
-	if st, err := s.c.Stat(e.Key); err == nil && !st.IsDir && !s.c.CanRead(e.Key, s.cr) {
+	name, gone := s.st.Now(e.Key)
+	if !gone {
+		if st, err := s.c.Stat(name); err == nil && !st.IsDir {
+			return s.c.CanRead(name, s.cr)
+		}
+	}
+	if name == "" || s.cr.UID != e.Info.UID {
 		return false
 	}
-	for d := path.Dir(e.Key); ; d = path.Dir(d) {
+	for d := path.Dir(name); ; d = path.Dir(d) {
 		if d == "." {
 			d = ""
 		}

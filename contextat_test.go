@@ -436,3 +436,69 @@ func TestContextPackAtArchiveRefusedFlushSucceeds(t *testing.T) {
 		t.Errorf("as of %d: got %v, want an error wrapping ErrNotArchived naming memory/a.md", seq, err)
 	}
 }
+
+// The past is as closed as the present: a note that another user could
+// read as of seq is left out of that user's pack as of seq once it may
+// not read it now, whether by a chmod, a chmod and a rename, a move into
+// a private directory or a delete; its owner (and root) still get it.
+func TestContextPackAtObeysPresentPermissions(t *testing.T) {
+	f, _ := histStores()[0].open(t)
+	t.Cleanup(func() { f.Close(context.Background()) })
+	c := f.Session()
+	const uid, gid = 4243, 4243 // the notes' owner, neither root nor the other user
+	owner := session.WithCred(t.Context(), session.Cred{UID: uid, GIDs: []uint32{gid}})
+	other := session.WithCred(t.Context(), session.Cred{UID: 65534, GIDs: []uint32{65534}})
+	root := session.WithCred(t.Context(), session.Cred{UID: 0})
+	notes := map[string]string{
+		"memory/kept.md":    "# kept\nstill public: wombat\n",
+		"memory/chmod.md":   "# chmod\nshut by a chmod: quokka\n",
+		"memory/renamed.md": "# renamed\nshut, then renamed: numbat\n",
+		"memory/moved.md":   "# moved\nmoved into a private directory: bilby\n",
+		"memory/deleted.md": "# deleted\nremoved: dugong\n",
+	}
+	for k, v := range notes {
+		must(t, c.Set(k, []byte(v)))
+		_, err := c.SetAttr(t.Context(), k, session.Attr{UID: ptr[uint32](uid), GID: ptr[uint32](gid)})
+		must(t, err)
+	}
+	must(t, c.Mkdir("memory/private", 0o700, uid, gid))
+	must(t, f.Flush(owner))
+	seq := headSeq(t, f)
+	shut := []string{"quokka", "numbat", "bilby", "dugong"}
+	got, err := f.ContextPackAt(other, seq, "")
+	must(t, err)
+	for _, w := range append([]string{"wombat"}, shut...) {
+		if !bytes.Contains(got, []byte(w)) {
+			t.Fatalf("another user's pack as of %d lacks %q before any change (the test shows nothing):\n%s", seq, w, got)
+		}
+	}
+
+	_, err = c.SetAttr(t.Context(), "memory/chmod.md", session.Attr{Mode: ptr[fs.FileMode](0o600)})
+	must(t, err)
+	_, err = c.SetAttr(t.Context(), "memory/renamed.md", session.Attr{Mode: ptr[fs.FileMode](0o600)})
+	must(t, err)
+	must(t, c.Rename(t.Context(), "memory/renamed.md", "memory/renamed-private.md", 0))
+	must(t, c.Rename(t.Context(), "memory/moved.md", "memory/private/moved.md", 0))
+	must(t, c.Delete("memory/deleted.md"))
+	must(t, f.Flush(owner))
+
+	got, err = f.ContextPackAt(other, seq, "")
+	must(t, err)
+	if !bytes.Contains(got, []byte("wombat")) {
+		t.Errorf("another user's pack as of %d lacks memory/kept.md:\n%s", seq, got)
+	}
+	for _, w := range shut {
+		if bytes.Contains(got, []byte(w)) {
+			t.Errorf("another user's pack as of %d shows %q, which it may not read now:\n%s", seq, w, got)
+		}
+	}
+	for name, ctx := range map[string]context.Context{"the owner": owner, "root": root} {
+		got, err := f.ContextPackAt(ctx, seq, "")
+		must(t, err)
+		for _, w := range append([]string{"wombat"}, shut...) {
+			if !bytes.Contains(got, []byte(w)) {
+				t.Errorf("%s's pack as of %d lacks %q:\n%s", name, seq, w, got)
+			}
+		}
+	}
+}

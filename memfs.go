@@ -44,11 +44,12 @@ type Options struct {
 	// Session holds the session's options. Open sets its Journal, Events
 	// and Logger; Saved is called after the search index's own hook;
 	// Derived, when nil, is the skills front matter (user.memfs.skill);
-	// Redactor, when nil in a writable session, is the default rules
-	// (redact.New with no config) unless NoRedact.
+	// Redactor, when nil, is the default rules (redact.New with no
+	// config) unless NoRedact.
 	Session session.Options
-	// NoRedact persists values as they are written, secrets included: a
-	// writable session without a Redactor gets none. (The search index
+	// NoRedact persists values as they are written, secrets included, and
+	// shows values as the store holds them: a session without a Redactor
+	// gets none. (The search index
 	// is redacted all the same, see IndexRedactor.)
 	NoRedact bool
 	// Bootstrap lists the key prefixes whose values are loaded at Open
@@ -167,8 +168,10 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		so.Journal = j
 	}
 	so.Logger = log
-	if so.Redactor == nil && !so.ReadOnly && !opts.NoRedact {
-		// No secret reaches disk unless the caller says so.
+	if so.Redactor == nil && !opts.NoRedact {
+		// No secret reaches disk unless the caller says so; nor is one
+		// that another program left in the store shown (a read-only
+		// session redacts what it loads, see session.Context.Ingested).
 		if so.Redactor, err = redact.New(redact.Config{}); err != nil {
 			j.Close() // a writable session: j is open
 			closeLock(lock)
@@ -177,7 +180,14 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		}
 	}
 	if !so.ReadOnly {
-		f.hist = packhist.NewArchiver(ss, ev, packhist.Options{Prefixes: opts.Bootstrap, Logger: log})
+		ho := packhist.Options{Prefixes: opts.Bootstrap, Logger: log}
+		if r := so.Redactor; r != nil {
+			ho.SecretName = func(name string) bool {
+				_, found := r.Redact(name, []byte(name))
+				return len(found) > 0
+			}
+		}
+		f.hist = packhist.NewArchiver(ss, ev, ho)
 	}
 	so.Events = eventSink(ev, newSessionID(), f.hist)
 	if so.Derived == nil {
@@ -214,6 +224,15 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 	if err := f.replay(ctx, recs); err != nil {
 		f.release()
 		return nil, err
+	}
+	if n := f.c.Ingested(); n > 0 && !so.ReadOnly {
+		// Secrets another program left in the store while no memfs
+		// watched: the store's copies are rewritten redacted now, not at
+		// some later flush (a failure leaves them dirty for the next).
+		if err := f.c.Flush(ctx); err != nil {
+			f.log.Error("cannot rewrite redacted the store files another program wrote secrets into; memfs holds them redacted and retries at the next flush",
+				"files", n, "err", err)
+		}
 	}
 	f.baseline(ctx)
 	if opts.Namespace && !so.ReadOnly {
@@ -289,10 +308,21 @@ func (f *FS) Search(ctx context.Context) (*search.Service, error) {
 // Reindex rebuilds the search index from every value of the store,
 // reporting its progress to p when p is not nil, and returns how many
 // values it indexed. It refuses once the index is open (Search, a mount's
-// search): two indexes would write the same records.
+// search): two indexes would write the same records. A value that holds
+// a secret another program wrote (while no memfs watched) is rewritten
+// redacted in the store, as at Open (a read-only session only holds it
+// redacted, and says so).
 func (f *FS) Reindex(ctx context.Context, p search.Progress) (int, error) {
 	if f.index.Opened() {
 		return 0, errors.New("memfs: the search index is open; reindex before the first search")
+	}
+	switch n, err := f.ingestStore(ctx); {
+	case err != nil:
+		f.log.Error("cannot rewrite redacted the store files another program wrote secrets into; the next flush retries", "err", err)
+	case n > 0 && f.opts.Session.ReadOnly:
+		f.log.Warn("store files hold secrets another program wrote; a mount or a command that writes rewrites them redacted", "files", n)
+	case n > 0:
+		f.log.Info("rewrote redacted the store files another program wrote secrets into", "files", n)
 	}
 	s, err := f.openIndex(ctx, true, p)
 	if err != nil {

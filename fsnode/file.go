@@ -91,6 +91,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
 		octx = n.root.as(ctx) // who writes through it
 	}
+	before, _ := n.root.c.Stat(key) // the size the kernel may hold
 	h, err := n.root.c.Open(octx, key)
 	if err != nil {
 		return nil, 0, toErrno(err)
@@ -110,6 +111,13 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	var fuseFlags uint32
 	if v := h.Version(); n.seen.Swap(v) == v {
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
+	}
+	if st := h.Stat(); st.Size != before.Size && flags&syscall.O_TRUNC == 0 {
+		// Loading changed the size the kernel knows (a value another
+		// program left a secret in is sealed as it loads, and the
+		// invalidation is queued, not done): reads of this open go past
+		// the kernel's idea of the end.
+		fuseFlags |= fuse.FOPEN_DIRECT_IO
 	}
 	if flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
 		// Nothing to commit at close (an O_RDONLY|O_TRUNC open did change

@@ -31,6 +31,11 @@ type Options struct {
 	// Logger receives what the Archiver reports (keys and seqs, never a
 	// value); slog.Default when nil.
 	Logger *slog.Logger
+	// SecretName reports whether a name holds a secret (memfs asks its
+	// redactor). Such a name is never written into a record: a gap leaves
+	// it out, and one that an older memfs wrote into a gap record is taken
+	// out of it at the next Baseline. nil checks nothing.
+	SecretName func(name string) bool
 }
 
 // writers is how many items the Archiver's goroutine writes at once.
@@ -308,6 +313,9 @@ func (a *Archiver) run() {
 
 // checkBaseline carries out a Baseline.
 func (a *Archiver) checkBaseline(ctx context.Context, b baseline) error {
+	if err := a.scrubGaps(ctx); err != nil {
+		return err
+	}
 	r := newReplay(a.opts.Prefixes)
 	if err := replayLog(ctx, a.log, b.head, r.apply); err != nil {
 		return err
@@ -348,6 +356,7 @@ func (a *Archiver) checkBaseline(ctx context.Context, b baseline) error {
 			gaps = append(gaps, k)
 		}
 	}
+	gaps = slices.DeleteFunc(gaps, a.secretName)
 	if len(gaps) == 0 {
 		return nil
 	}
@@ -361,6 +370,48 @@ func (a *Archiver) checkBaseline(ctx context.Context, b baseline) error {
 		return err
 	}
 	return a.sys.SaveSys(ctx, gapName(b.head), data)
+}
+
+func (a *Archiver) secretName(name string) bool {
+	return a.opts.SecretName != nil && a.opts.SecretName(name)
+}
+
+// scrubGaps takes every name with a secret (Options.SecretName) out of the
+// gap records, as an older memfs wrote them: the session never takes such
+// a name in, so no rebuild needs the gap to name it. A gap left with no
+// name goes.
+func (a *Archiver) scrubGaps(ctx context.Context) error {
+	if a.opts.SecretName == nil {
+		return nil
+	}
+	gs, err := a.sys.ListSys(ctx, gapPrefix)
+	if err != nil {
+		return fmt.Errorf("list the gaps: %w", err)
+	}
+	for _, e := range gs {
+		b, err := a.sys.LoadSys(ctx, e.Key)
+		if err != nil {
+			return fmt.Errorf("load %s: %w", e.Key, err)
+		}
+		var gp gap
+		if json.Unmarshal(b, &gp) != nil {
+			continue
+		}
+		n := len(gp.Keys)
+		if gp.Keys = slices.DeleteFunc(gp.Keys, a.secretName); len(gp.Keys) == n {
+			continue
+		}
+		a.logger.Warn("packhist: a gap record named files whose names hold a secret; the names are taken out", "record", e.Key, "names", n-len(gp.Keys))
+		if len(gp.Keys) == 0 {
+			err = a.sys.DeleteSys(ctx, e.Key)
+		} else if b, err = json.Marshal(gp); err == nil {
+			err = a.sys.SaveSys(ctx, e.Key, b)
+		}
+		if err != nil {
+			return fmt.Errorf("rewrite %s without the names that hold a secret: %w", e.Key, err)
+		}
+	}
+	return nil
 }
 
 // write saves it's value (unless stored already) and then its record, so

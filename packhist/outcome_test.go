@@ -7,8 +7,13 @@ import (
 )
 
 func TestOutcomesAgree(t *testing.T) {
-	if outcomeKeptBeside != session.OutcomeKeptBeside || outcomeDeleted != session.OutcomeDeleted {
-		t.Errorf("packhist's conflict outcomes %q, %q differ from the session's %q, %q",
-			outcomeKeptBeside, outcomeDeleted, session.OutcomeKeptBeside, session.OutcomeDeleted)
+	for _, o := range []struct{ ours, session string }{
+		{outcomeKeptBeside, session.OutcomeKeptBeside},
+		{outcomeDeleted, session.OutcomeDeleted},
+		{outcomeKeptBoth, session.OutcomeKeptBoth},
+	} {
+		if o.ours != o.session {
+			t.Errorf("packhist's conflict outcome %q differs from the session's %q", o.ours, o.session)
+		}
 	}
 }

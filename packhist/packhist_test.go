@@ -394,3 +394,46 @@ func TestBaselineGap(t *testing.T) {
 		t.Errorf("%d gap records once the window moved past them, want 0", n)
 	}
 }
+
+// State.Now follows each source as of a seq to its name at the head:
+// through renames (out of the pack's prefixes too), and to its end by a
+// delete, a directory's delete, a rename onto its name, a conflict that
+// deleted it; a conflict that kept both moves ours to the copy.
+func TestStateNowFollowsRenamesAndDeletes(t *testing.T) {
+	r := newRig(t, memstore.New(), 0)
+	for _, k := range []string{"memory/a.md", "memory/b.md", "memory/d/c.md", "memory/e.md", "memory/f.md", "memory/g.md", "memory/h.md"} {
+		r.write(t, k, k)
+	}
+	seq := r.write(t, "memory/x.md", "x")
+	ev := func(ev eventlog.Event) { r.append(t, ev, nil, nil, false) }
+	ev(eventlog.Event{Op: eventlog.OpRename, OldKey: "memory/a.md", Key: "memory/a2.md"})
+	ev(eventlog.Event{Op: eventlog.OpRename, OldKey: "memory/a2.md", Key: "private/a3.md"})
+	ev(eventlog.Event{Op: eventlog.OpDelete, Key: "memory/b.md"})
+	ev(eventlog.Event{Op: eventlog.OpDelete, Key: "memory/d"})
+	ev(eventlog.Event{Op: eventlog.OpRename, OldKey: "memory/x.md", Key: "memory/e.md"})
+	ev(eventlog.Event{Op: eventlog.OpConflict, Key: "memory/f.md", Conflict: &eventlog.Conflict{Policy: "last-writer-wins", Outcome: "deleted"}})
+	ev(eventlog.Event{Op: eventlog.OpConflict, Key: "memory/g.md", Conflict: &eventlog.Conflict{Policy: "keep-both", Outcome: "kept-both", Copy: "memory/g.conflict.md"}})
+	ev(eventlog.Event{Op: eventlog.OpWrite, Key: "memory/h.md", SHA256: hexSum([]byte("h2")), Size: 2})
+	st, err := r.state(t, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		key, name string
+		gone      bool
+	}{
+		{"memory/a.md", "private/a3.md", false},
+		{"memory/b.md", "memory/b.md", true},
+		{"memory/d/c.md", "memory/d/c.md", true},
+		{"memory/e.md", "memory/e.md", true},
+		{"memory/x.md", "memory/e.md", false},
+		{"memory/f.md", "memory/f.md", true},
+		{"memory/g.md", "memory/g.conflict.md", false},
+		{"memory/h.md", "memory/h.md", false},
+		{"memory/none.md", "", true},
+	} {
+		if name, gone := st.Now(tt.key); name != tt.name || gone != tt.gone {
+			t.Errorf("Now(%s): got %q, gone %v; want %q, gone %v", tt.key, name, gone, tt.name, tt.gone)
+		}
+	}
+}

@@ -263,10 +263,11 @@ func head(ctx context.Context, l Log) (uint64, error) {
 }
 
 // The outcomes of a conflict event (eventlog.Conflict.Outcome) that move
-// or remove a name: session.OutcomeKeptBeside and session.OutcomeDeleted,
+// or remove a name: session.OutcomeKeptBeside, OutcomeDeleted and OutcomeKeptBoth,
 // written out here because only the engine may import the session
 // (internal/lint); TestOutcomesAgree keeps them equal.
 const (
 	outcomeKeptBeside = "kept-beside"
 	outcomeDeleted    = "deleted"
+	outcomeKeptBoth   = "kept-both"
 )

@@ -21,6 +21,7 @@ type State struct {
 	seq  uint64
 	recs map[string]*Record // key -> its version as of seq
 	vals map[string][]byte  // key -> loaded, verified value
+	now  map[string]*fate   // key -> what became of it by the log's head
 }
 
 var _ contextpack.Source = (*State)(nil)
@@ -32,7 +33,8 @@ var _ contextpack.Source = (*State)(nil)
 // ErrOutOfRange; a version the archive lacks, one wrapping ErrNotKept
 // (pruned) or ErrNotArchived; a record the log contradicts, one wrapping
 // ErrMismatch. Each error names the key and the seqs. The values are
-// loaded by Resolve, and checked there.
+// loaded by Resolve, and checked there. It also follows each source
+// through the events after seq up to the head (see Now).
 func StateAt(ctx context.Context, sys Sys, l Log, seq uint64, prefixes []string) (*State, error) {
 	h, err := head(ctx, l)
 	if err != nil {
@@ -95,11 +97,32 @@ func StateAt(ctx context.Context, sys Sys, l Log, seq uint64, prefixes []string)
 		}
 		st.recs[k] = &rec
 	}
+	fw := newFollower(keys)
+	if err := replayRange(ctx, l, seq, h, fw.apply); err != nil {
+		return nil, err
+	}
+	st.now = fw.fates
 	return st, nil
 }
 
 // Seq is the seq the State is as of.
 func (s *State) Seq() uint64 { return s.seq }
+
+// Now returns the name key (a source as of Seq) has at the log's head
+// as StateAt read it, following its renames (a directory's move renames
+// each file under it). gone is true when it was removed since: deleted
+// (itself or a directory above it), replaced by a rename onto its name,
+// or deleted by a conflict's resolution; name is then the last name it
+// had. A key that is no source as of Seq gives "", true. Changes no
+// event records (another program's, while no memfs ran) are not seen
+// here: a caller compares name with the store as it is now.
+func (s *State) Now(key string) (name string, gone bool) {
+	ft, ok := s.now[key]
+	if !ok {
+		return "", true
+	}
+	return ft.name, ft.gone
+}
 
 // Keys returns every pack source as of Seq, sorted.
 func (s *State) Keys() []string {

@@ -7,7 +7,12 @@
 // the findings: rule id and byte range, never the secret itself.
 // [Redactor.Mask] does the same for binary values ([IsBinary]): it
 // overwrites each secret in place with [MaskByte], so that size and
-// offsets stay what the format expects.
+// offsets stay what the format expects. Text in UTF-16 or UTF-32 (a
+// byte-order mark, or the NUL pattern ASCII text has in them) is binary to
+// IsBinary and opaque to rules written for UTF-8: Mask also scans it as
+// text, one code unit at a time, and masks each secret in place in the
+// text's own encoding (Redact masks such text too: a marker would break
+// it).
 //
 // # Rules
 //

@@ -376,7 +376,12 @@ func globMatch(pattern, name string) bool {
 
 // Redact returns value with every secret replaced by "[REDACTED:rule-id]",
 // and the findings in order. A value without secrets is returned as is.
+// Text in UTF-16 or UTF-32 is masked (Mask) instead: a marker would break
+// its encoding.
 func (r *Redactor) Redact(key string, value []byte) ([]byte, []Finding) {
+	if _, ok := wideText(value); ok {
+		return r.Mask(key, value)
+	}
 	spans := r.find(key, value)
 	if len(spans) == 0 {
 		return value, nil

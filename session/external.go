@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/redact"
 )
 
@@ -95,13 +94,8 @@ func (c *Context) Rewritten(ctx context.Context, e backend.Entry) {
 	if c.opts.Events == nil {
 		return
 	}
-	var w meta.WriterInfo
-	if c.opts.Self != nil {
-		w = *c.opts.Self
-	}
-	w.Agent = IngestAgent
 	sum := sha256.Sum256(e.Value)
-	c.sendEvents(ctx, []Event{{Op: EventWrite, Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: w}})
+	c.sendEvents(ctx, []Event{{Op: EventWrite, Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: c.ingestWriter()}})
 }
 
 // Echo reports whether the store's version of key, with info, is what the

@@ -179,6 +179,8 @@ type Context struct {
 
 	flushMu sync.Mutex // serializes Flush; taken before mu
 
+	ingested atomic.Int64 // values Resolve found a secret in (ingestload.go)
+
 	mu      sync.RWMutex       // guards every field below
 	files   map[string]*file   // every known file, by key
 	dirs    map[string]*dir    // every known directory, by key ("" is the root)
@@ -437,6 +439,12 @@ func (c *Context) indexLocked(e backend.Entry, links map[string]*file) bool {
 	if c.Local(e.Key) {
 		return false // a session-only name some other program stored
 	}
+	if c.checkName("bootstrap", e.Key) != nil {
+		// Another program stored a name with a secret: it stays in the
+		// store as it is, and out of the session, so that it reaches no
+		// event, index or record (as an external change of it does).
+		return false
+	}
 	parent, err := c.mkdirAllLocked(parentOf(e.Key), e.Info.MTime.UnixNano(), false)
 	if err != nil {
 		c.log.Warn("bootstrap: key skipped", "key", e.Key, "err", err)
@@ -617,10 +625,12 @@ func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string
 		if err != nil {
 			return failed, wrapf("resolve: %w", err)
 		}
+		secret := c.sealLoaded(got) // see ingestload.go
+		var resized []string
 		c.mu.Lock()
 		c.noteFailedLocked(bad)
 		i := start
-		for _, e := range got {
+		for j, e := range got {
 			for _, skip := bad[need[i]]; skip; _, skip = bad[need[i]] {
 				i++ // a key LoadEach left out
 			}
@@ -637,6 +647,15 @@ func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string
 			f.size = int64(len(e.Value))
 			f.jlen, f.jfull = f.size, false // as the store holds it
 			f.base = backend.VersionOf(e.Info)
+			if slices.Contains(secret, j) { // secret indexes got
+				c.ingested.Add(1)
+				resized = append(resized, e.Key)
+				if !c.opts.ReadOnly {
+					w := c.ingestWriter()
+					f.changed, f.by, f.jfull = true, &w, true
+					c.markDirtyLocked(f)
+				}
+			}
 			c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
 		}
 		c.mu.Unlock()
@@ -645,6 +664,11 @@ func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string
 				failed = make(map[string]error)
 			}
 			failed[k] = err
+		}
+		for _, k := range resized {
+			// The kernel has the store's size: the sealed value's
+			// differs.
+			c.emit(Change{Op: OpContent, Key: k, Origin: OriginExternal})
 		}
 	}
 	return failed, nil

@@ -111,8 +111,11 @@ func TestRedactCheck(t *testing.T) {
 	}
 }
 
+// put --no-redact stores the value as it is; a read command still shows
+// it redacted (a secret in the store is never printed).
 func TestNoRedactFlag(t *testing.T) {
-	store := "dir:" + t.TempDir()
+	dir := t.TempDir()
+	store := "dir:" + dir
 	_, errOut, err := run(t, "token "+fakeSecrets[0]+"\n", "put", "--store", store, "--no-redact", "memory/raw.md")
 	if err != nil {
 		t.Fatal(err)
@@ -120,8 +123,11 @@ func TestNoRedactFlag(t *testing.T) {
 	if !strings.Contains(errOut, "redaction is off") {
 		t.Errorf("--no-redact gave no warning: %q", errOut)
 	}
-	if got := mustRun(t, "", "cat", "--store", store, "memory/raw.md"); !strings.Contains(got, fakeSecrets[0]) {
-		t.Fatalf("--no-redact still redacted: %q", got)
+	if got, err := os.ReadFile(filepath.Join(dir, "memory", "raw.md")); err != nil || !bytes.Contains(got, []byte(fakeSecrets[0])) {
+		t.Fatalf("--no-redact still redacted: %q, %v", got, err)
+	}
+	if got := mustRun(t, "", "cat", "--store", store, "memory/raw.md"); strings.Contains(got, fakeSecrets[0]) || !strings.Contains(got, "[REDACTED:") {
+		t.Fatalf("cat printed the secret a --no-redact put stored: %q", got)
 	}
 	mustRun(t, "token "+fakeSecrets[0]+"\n", "put", "--store", store, "memory/red.md")
 	if got := mustRun(t, "", "cat", "--store", store, "memory/red.md"); strings.Contains(got, fakeSecrets[0]) {

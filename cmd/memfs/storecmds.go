@@ -35,9 +35,9 @@ const (
 	// journal is shown from memory (a read-only replay) and left there
 	// for the next mount or command that writes.
 	readStore access = iota
-	// rebuildIndex: the command rebuilds the search index (reindex): the
-	// store is writable, the session read-only (no value changes, the
-	// journal is left as it is).
+	// rebuildIndex: the command rebuilds the search index (reindex) and
+	// rewrites, redacted, the values another program left a secret in:
+	// it writes as writeStore does, but makes no store.
 	rebuildIndex
 	// writeStore: the command writes values (put, rm, import, summary
 	// add): the journal is replayed and saved, and the session flushed
@@ -50,12 +50,12 @@ const (
 // The values under prefixes are loaded at the open (a context pack's
 // always-loaded memory).
 func withSession(c *cli.Context, a access, fn func(ctx context.Context, o *opened) error, prefixes ...string) error {
-	write := a == writeStore
+	write := a != readStore
 	spec, err := parseStore(c.String("store"))
 	if err != nil {
 		return err
 	}
-	if !write {
+	if a != writeStore {
 		if err := spec.mustExist(); err != nil {
 			return err
 		}
