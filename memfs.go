@@ -42,7 +42,9 @@ type Options struct {
 	// wrapping backend.ErrStoreInUse that names the holder's PID.
 	LockJournal bool
 	// Session holds the session's options. Open sets its Journal, Events
-	// and Logger; Saved is called after the search index's own hook;
+	// and Logger; Saved is called after the search index's own hook,
+	// Pressure after a mount's (which flushes); MaxMemory 0 is
+	// DefaultMaxMemory (a negative one: no bound);
 	// Derived, when nil, is the skills front matter (user.memfs.skill);
 	// Redactor, when nil in a writable session, is the default rules
 	// (redact.New with no config) unless NoRedact.
@@ -90,6 +92,9 @@ type FS struct {
 	log     *slog.Logger
 	index   *search.Lazy       // the search index, opened at first use
 	hist    *packhist.Archiver // what a pack read, per event (ContextPackAt); nil in a read-only session
+	// pressure asks a mount's serve loop for a flush: unflushed values
+	// are past the memory budget (session.Options.Pressure).
+	pressure chan struct{}
 
 	rankOnce sync.Once
 	rank     contextpack.RankFunc // of context packs: packRank
@@ -168,8 +173,20 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		st.Close()
 		return nil, fmt.Errorf("open the event log of %s: %w", opts.Name, err)
 	}
-	f := &FS{opts: opts, store: ss, journal: j, events: ev, log: log, lock: lock}
+	f := &FS{opts: opts, store: ss, journal: j, events: ev, log: log, lock: lock, pressure: make(chan struct{}, 1)}
 	so := opts.Session
+	if so.MaxMemory == 0 {
+		so.MaxMemory = DefaultMaxMemory()
+	}
+	so.Pressure = func() {
+		select {
+		case f.pressure <- struct{}{}: // a mount's serve loop flushes
+		default:
+		}
+		if p := opts.Session.Pressure; p != nil {
+			p()
+		}
+	}
 	if !so.ReadOnly {
 		// A read-only session writes no journal record: the journal is
 		// left as it is for the next session that may write.

@@ -220,6 +220,10 @@ serve:
 		select {
 		case <-tick:
 			m.flush("interval")
+		case <-m.f.pressure:
+			// Unflushed values are past the memory budget: once
+			// flushed, they are clean and may go.
+			m.flush("memory")
 		case <-refresh:
 			rctx, cancel := context.WithTimeout(context.Background(), refreshEvents)
 			if err := m.f.events.Refresh(rctx); err != nil {

@@ -282,6 +282,7 @@ func (c *Context) CreateUnnamed(opts CreateOptions) (*File, error) {
 	c.ino++
 	f := &file{ino: c.ino, mtime: now, atime: now, ctime: now, mode: backend.PermBits(opts.Mode),
 		uid: opts.UID, gid: opts.GID, loaded: true, jfull: true}
+	f.open.Add(1)
 	return &File{c: c, f: f, by: opts.Writer}, nil
 }
 

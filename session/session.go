@@ -87,6 +87,15 @@ type Options struct {
 	// Agent names the copies the session keeps of its own versions under
 	// KeepBoth (backend.ConflictKeyBy); "" gives ConflictKey's names.
 	Agent string
+	// MaxMemory bounds the bytes of values the session holds (budget.go):
+	// past it, clean values no File holds open are dropped, least
+	// recently opened first, and load again when next opened; values
+	// with unflushed changes are never dropped. 0 (or less) is no bound.
+	MaxMemory int64
+	// Pressure, when set, is called (without the session's lock, and
+	// must not block) when values with unflushed changes alone are past
+	// MaxMemory: a Flush would let them go. A mount flushes.
+	Pressure func()
 }
 
 // AttrFunc computes a derived attribute (see Options.Derived) of the file
@@ -132,6 +141,8 @@ type file struct {
 	// (32 bits: beside the flags it packs the record; a wrap after 2^32
 	// such changes costs at most one stale kernel cache reuse).
 	ver     uint32
+	used    atomic.Uint32 // budget.tick when last opened: least recently opened values go first
+	open    atomic.Int32  // Files holding the value open (pinned: never dropped)
 	loaded  bool
 	changed bool // the value changed since the last flush
 	jfull   bool
@@ -211,6 +222,8 @@ type Context struct {
 
 	policyErr error // checkPolicy's verdict on Options.OnConflict; immutable
 
+	mem budget // the memory budget (budget.go)
+
 	loggedMu sync.Mutex          // guards logged; never held with mu
 	logged   map[uint64]struct{} // hashes of the secrets already logged (logFindings)
 }
@@ -280,6 +293,8 @@ func NewContext(store backend.Store, opts Options) *Context {
 	}
 	c.dirs[""] = c.newDirLocked("", c.now().UnixNano())
 	c.policyErr = checkPolicy(store, opts.OnConflict)
+	c.mem.max = max(opts.MaxMemory, 0)
+	c.mem.room = c.mem.max
 	if c.opts.OnConflict == Merge {
 		c.mergeBase = make(map[*file]mergeBase)
 	}
@@ -343,6 +358,7 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 	if err != nil {
 		return wrapf("bootstrap: %w", err)
 	}
+	defer c.trimNow() // more values than the budget holds: the first ones go
 	return c.Resolve(ctx, load...)
 }
 
@@ -530,6 +546,7 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			}
 			f.data = e.Value
 			f.loaded = true
+			c.grewLocked(int64(cap(e.Value))) // Open trims, after pinning what it opens
 			f.size = int64(len(e.Value))
 			f.jlen, f.jfull = f.size, false // as the store holds it
 			f.base = backend.VersionOf(e.Info)
@@ -661,6 +678,7 @@ func (c *Context) Set(key string, value []byte) error {
 		c.mu.Unlock()
 		return err
 	}
+	due := c.grewLocked(int64(cap(value) - cap(f.data)))
 	f.data = value
 	f.loaded = true
 	f.shared.Store(false)
@@ -671,6 +689,7 @@ func (c *Context) Set(key string, value []byte) error {
 	c.setWriterLocked(f, nil)
 	c.markDirtyLocked(f)
 	c.mu.Unlock()
+	c.trim(due)
 	c.emitWritten(key, created, OriginLocal)
 	return c.journalKey(key)
 }
