@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -43,7 +44,8 @@ type Options struct {
 	LockJournal bool
 	// Session holds the session's options. Open sets its Journal, Events
 	// and Logger; Saved is called after the search index's own hook,
-	// Pressure after a mount's (which flushes); MaxMemory 0 is
+	// Pressure after a mount's (which flushes), Released after the
+	// engine's (which hands large garbage back); MaxMemory 0 is
 	// DefaultMaxMemory (a negative one: no bound);
 	// Derived, when nil, is the skills front matter (user.memfs.skill);
 	// Redactor, when nil in a writable session, is the default rules
@@ -95,6 +97,10 @@ type FS struct {
 	// pressure asks a mount's serve loop for a flush: unflushed values
 	// are past the memory budget (session.Options.Pressure).
 	pressure chan struct{}
+	// freed counts the bytes of values the session let go since the
+	// last hand-back to the system; freeing is set while one runs.
+	freed   atomic.Int64
+	freeing atomic.Bool
 
 	rankOnce sync.Once
 	rank     contextpack.RankFunc // of context packs: packRank
@@ -185,6 +191,12 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		}
 		if p := opts.Session.Pressure; p != nil {
 			p()
+		}
+	}
+	so.Released = func(n int64) {
+		f.handBack(n)
+		if r := opts.Session.Released; r != nil {
+			r(n)
 		}
 	}
 	if !so.ReadOnly {

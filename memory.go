@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -80,4 +81,25 @@ func cgroupLimit() int64 {
 		return n
 	}
 	return 0
+}
+
+// handBackAt is how many bytes of values let go make it worth a
+// collection that hands them back to the system at once: a 1 GiB file
+// written through the mount grows by copies (64, 128, 256, 512 MiB), and
+// the Go collector, which waits for the heap to double, otherwise keeps
+// every old copy until the last one is made.
+const handBackAt = 32 << 20
+
+// handBack is the session's Options.Released: once handBackAt bytes of
+// values are garbage, one collection at a time, in the background,
+// returns them to the system.
+func (f *FS) handBack(n int64) {
+	if f.freed.Add(n) < handBackAt || !f.freeing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer f.freeing.Store(false)
+		f.freed.Store(0)
+		debug.FreeOSMemory()
+	}()
 }

@@ -112,9 +112,9 @@ func (c *Context) touchRLocked(f *file) {
 // until the held bytes are under the budget's low water mark, and
 // reports whether the values that cannot go (dirty ones) are past the
 // budget on their own: a flush would let them go.
-func (c *Context) trimLocked() (pressure bool) {
+func (c *Context) trimLocked() (pressure bool, dropped int64) {
 	if c.mem.max <= 0 {
-		return false
+		return false, 0
 	}
 	var held, dirty int64
 	var drop []*file
@@ -148,12 +148,13 @@ func (c *Context) trimLocked() (pressure bool) {
 				break
 			}
 			held -= int64(cap(f.data))
+			dropped += int64(cap(f.data))
 			c.dropLocked(f)
 		}
 	}
 	c.mem.held, c.mem.added = held, 0
 	c.mem.room = max(c.mem.max-held, c.mem.max/8)
-	return dirty > c.mem.max
+	return dirty > c.mem.max, dropped
 }
 
 // dropLocked lets f's clean value go; the next open loads it again. Its
@@ -174,10 +175,18 @@ func (c *Context) trim(due bool) {
 		return
 	}
 	c.mu.Lock()
-	pressure := c.trimLocked()
+	pressure, dropped := c.trimLocked()
 	c.mu.Unlock()
+	c.released(dropped)
 	if pressure && c.opts.Pressure != nil {
 		c.opts.Pressure()
+	}
+}
+
+// released tells Options.Released of n bytes let go.
+func (c *Context) released(n int64) {
+	if n > 0 && c.opts.Released != nil {
+		c.opts.Released(n)
 	}
 }
 

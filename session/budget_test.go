@@ -54,7 +54,8 @@ func budgetStore(t *testing.T, n, size int) backend.Store {
 func TestBudgetBoundsReads(t *testing.T) {
 	const n, size, budget = 64, 64 << 10, 512 << 10 // 4 MiB read through a 512 KiB budget
 	ctx := context.Background()
-	c := session.NewContext(budgetStore(t, n, size), session.Options{MaxMemory: budget})
+	var released atomic.Int64
+	c := session.NewContext(budgetStore(t, n, size), session.Options{MaxMemory: budget, Released: func(n int64) { released.Add(n) }})
 	if err := c.Bootstrap(ctx, ""); err != nil { // asks to load everything
 		t.Fatal(err)
 	}
@@ -88,6 +89,9 @@ func TestBudgetBoundsReads(t *testing.T) {
 	}
 	if m := c.Memory(); m.Dropped < n {
 		t.Errorf("%d values dropped reading %d values twice through a budget of %d of them; want at least %d", m.Dropped, n, budget/size, n)
+	}
+	if m := c.Memory(); released.Load() < int64(m.Dropped)*size {
+		t.Errorf("%d values dropped, %d bytes told as released; want at least %d", m.Dropped, released.Load(), int64(m.Dropped)*size)
 	}
 	if got := readHandle(t, pinned); !bytes.Equal(got, budgetValue(0, size)) {
 		t.Errorf("the value held open changed under its reader")

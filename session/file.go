@@ -195,7 +195,11 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 		return 0, pathErr("write", f.key, ErrTooLarge)
 	}
 	was := cap(f.data)
+	var freed int64 // the old array, when a copy replaced it and no one else holds it
 	if end > int64(len(f.data)) {
+		if int64(was) < end && !f.shared.Load() {
+			freed = int64(was)
+		}
 		// Copies a shared value when off is inside it (see growLocked);
 		// an append grows in place.
 		f.data = c.growLocked(f, end, off)
@@ -217,6 +221,7 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 	c.markDirtyLocked(f)
 	due := c.grewLocked(int64(cap(f.data) - was))
 	c.mu.Unlock()
+	c.released(freed)
 	c.trim(due)
 	return len(p), nil
 }

@@ -96,6 +96,13 @@ type Options struct {
 	// must not block) when values with unflushed changes alone are past
 	// MaxMemory: a Flush would let them go. A mount flushes.
 	Pressure func()
+	// Released, when set, is told (without the session's lock; it must
+	// not block) how many bytes of values the session let go at once:
+	// clean values dropped under MaxMemory, the old array of a value
+	// that grew by a copy. They are garbage from then on, but the Go
+	// runtime hands them back to the system only after its next
+	// collection (a mount asks for one when it is large).
+	Released func(bytes int64)
 }
 
 // AttrFunc computes a derived attribute (see Options.Derived) of the file

@@ -116,6 +116,10 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}
+	maxMemory, err := memoryBudget(c.String("max-memory"))
+	if err != nil {
+		return err
+	}
 	if c.Bool("read-only") {
 		if err := spec.mustExist(); err != nil {
 			return err
@@ -175,10 +179,6 @@ func mountAction(c *cli.Context) error {
 		return err
 	}
 	policy, err := conflictPolicy(c, spec)
-	if err != nil {
-		return err
-	}
-	maxMemory, err := memoryBudget(c.String("max-memory"))
 	if err != nil {
 		return err
 	}
