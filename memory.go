@@ -98,8 +98,15 @@ func (f *FS) handBack(n int64) {
 		return
 	}
 	go func() {
-		defer f.freeing.Store(false)
-		f.freed.Store(0)
-		debug.FreeOSMemory()
+		for {
+			f.freed.Store(0)
+			debug.FreeOSMemory()
+			f.freeing.Store(false)
+			// What was let go meanwhile (the collection takes a while on a
+			// large heap) is not left for a next call that may never come.
+			if f.freed.Load() < handBackAt || !f.freeing.CompareAndSwap(false, true) {
+				return
+			}
+		}
 	}()
 }

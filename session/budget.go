@@ -9,9 +9,9 @@ import (
 // session holds. Past it, clean values (the store has them as they are)
 // that no File holds open are dropped, least recently opened first, and
 // load again at their next open; a value with changes not yet flushed is
-// never dropped: when such values alone are past the budget the session
-// asks for a flush (Options.Pressure), which makes them clean, so that
-// they can go. The store is where a large dirty value goes ("spills"):
+// never dropped: when the budget is still passed, by such values that no
+// File holds open, the session asks for a flush (Options.Pressure), which
+// makes them clean, so that they can go. The store is where a large dirty value goes ("spills"):
 // it leaves memory the way every value does, redacted, and it was going
 // there anyway; the flush interval is the longest a change waits, not a
 // promise that it waits.
@@ -110,22 +110,24 @@ func (c *Context) touchRLocked(f *file) {
 
 // trimLocked drops clean, unpinned values, least recently opened first,
 // until the held bytes are under the budget's low water mark, and
-// reports whether the values that cannot go (dirty ones) are past the
-// budget on their own: a flush would let them go.
+// reports whether a flush would let more go: the budget is still passed,
+// and by values with unflushed changes that no File holds open (a flush
+// of values still open frees nothing until they are closed, and costs a
+// save of each).
 func (c *Context) trimLocked() (pressure bool, dropped int64) {
 	if c.mem.max <= 0 {
 		return false, 0
 	}
-	var held, dirty int64
+	var held, spillable int64
 	var drop []*file
 	c.eachValueLocked(func(f *file) {
 		n := int64(cap(f.data))
 		held += n
-		if f.gen != 0 {
-			dirty += n
-			return
-		}
-		if f.open.Load() == 0 && f.mode.IsRegular() && f.key != "" {
+		switch {
+		case f.open.Load() != 0:
+		case f.gen != 0:
+			spillable += n
+		case f.mode.IsRegular() && f.key != "":
 			drop = append(drop, f)
 		}
 	})
@@ -154,7 +156,7 @@ func (c *Context) trimLocked() (pressure bool, dropped int64) {
 	}
 	c.mem.held, c.mem.added = held, 0
 	c.mem.room = max(c.mem.max-held, c.mem.max/8)
-	return dirty > c.mem.max, dropped
+	return held > c.mem.max && spillable >= c.mem.max/8, dropped
 }
 
 // dropLocked lets f's clean value go; the next open loads it again. Its

@@ -172,3 +172,41 @@ func TestBudgetKeepsDirty(t *testing.T) {
 		h.Close()
 	}
 }
+
+// TestBudgetAsksForAFlushOnlyWhenItFrees: values still open for writing
+// stay in memory after a flush, so writing past the budget through open
+// files asks for none; closing them does.
+func TestBudgetAsksForAFlushOnlyWhenItFrees(t *testing.T) {
+	const n, size, budget = 8, 256 << 10, 1 << 20
+	ctx := context.Background()
+	st, err := dirstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var asked atomic.Int32
+	c := session.NewContext(st, session.Options{MaxMemory: budget, Pressure: func() { asked.Add(1) }})
+	if err := c.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var open []*session.File
+	for i := range n {
+		h, err := c.Create(fmt.Sprintf("v%d", i), session.CreateOptions{Mode: 0o644})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.WriteAt(budgetValue(i, size), 0); err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, h)
+	}
+	if got := asked.Load(); got != 0 {
+		t.Errorf("%d flushes asked for with every value open for writing, want none", got)
+	}
+	for _, h := range open {
+		h.Close()
+	}
+	if asked.Load() == 0 {
+		t.Errorf("no flush asked for with %d unflushed bytes closed, over a budget of %d", n*size, budget)
+	}
+}

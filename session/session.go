@@ -93,8 +93,9 @@ type Options struct {
 	// with unflushed changes are never dropped. 0 (or less) is no bound.
 	MaxMemory int64
 	// Pressure, when set, is called (without the session's lock, and
-	// must not block) when values with unflushed changes alone are past
-	// MaxMemory: a Flush would let them go. A mount flushes.
+	// must not block) when MaxMemory is passed by values with unflushed
+	// changes that no File holds open: a Flush would let them go. A
+	// mount flushes.
 	Pressure func()
 	// Released, when set, is told (without the session's lock; it must
 	// not block) how many bytes of values the session let go at once:
