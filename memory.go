@@ -3,6 +3,7 @@ package memfs
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -109,4 +110,16 @@ func (f *FS) handBack(n int64) {
 			}
 		}
 	}()
+}
+
+// memoryStatus is the line of .memfs/status about the session's values
+// and their budget.
+func (f *FS) memoryStatus() string {
+	m := f.c.Memory()
+	budget := "none"
+	if m.Budget > 0 {
+		budget = fmt.Sprintf("%d MiB", m.Budget>>20)
+	}
+	return fmt.Sprintf("memory: %d MiB of file contents held (%d MiB unflushed), budget %s; %d values dropped under it (each read again at its next open)\n",
+		m.Held>>20, m.Dirty>>20, budget, m.Dropped)
 }

@@ -83,6 +83,9 @@ func TestMemoryBudgetThroughTheMount(t *testing.T) {
 	if m := f.Session().Memory(); m.Held > budget || m.Dirty != 0 {
 		t.Errorf("after the fsync: %d bytes held (%d unflushed), want at most the budget %d", m.Held, m.Dirty, budget)
 	}
+	if b, err := os.ReadFile(filepath.Join(mnt, ".memfs/status")); err != nil || !bytes.Contains(b, []byte("budget 1 MiB")) {
+		t.Errorf(".memfs/status = %q, %v; want the memory budget in it", b, err)
+	}
 	readBack(f, "after the fsync")
 	if m := f.Session().Memory(); m.Dropped == 0 {
 		t.Errorf("%d bytes read through a budget of %d and no value dropped", n*size, budget)

@@ -119,7 +119,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		Search:          f.index.Answer,
 		Records:         f.events,
 		Status: func() string {
-			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", f.opts.Name, dir, os.Getpid()) + f.SearchStatus() + peer.status()
+			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", f.opts.Name, dir, os.Getpid()) + f.memoryStatus() + f.SearchStatus() + peer.status()
 		},
 	})
 	srv, err := fsnode.Mount(dir, root, fsnode.MountOptions{

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Resident memory of a memfs mount process (VmHWM: peak, VmRSS: now, from
-# /proc/PID/status) for two workloads on a fresh store (STORE=dir, the
+# /proc/PID/status) for these workloads, each on a fresh store (STORE=dir, the
 # default, or badger; badger refuses values over 256 MiB, so the 1 GiB
 # file needs dir):
-#   1g:   one 1 GiB file written with dd and fsynced (--max-file-size raised)
-#   16x60: sixteen parallel writers of 60 MB each (the default limit), fsynced
+#   1GiB:      one 1 GiB file written with dd and fsynced (--max-file-size raised)
+#   1GiBclose: the same, closed before its fsync (recorded in the journal)
+#   16x60MB:   sixteen parallel writers of 60 MB each (the default limit), fsynced
 # "idle" is VmRSS 10 s after the last fsync returned, "idle_anon" its
 # RssAnon (without the store's mapped files: badger maps its value log).
-# Usage: [STORE=dir|badger] [ONLY=1GiB|16x60MB] scripts/bench-memory.sh [extra mount flags...]
+# Usage: [STORE=dir|badger] [ONLY='1GiB 1GiBclose 16x60MB'] scripts/bench-memory.sh [extra mount flags...]
 # MEMFS_BIN picks the binary (default: built from this tree).
 set -euo pipefail
 bin=${MEMFS_BIN:-$(cd "$(dirname "$0")/.." && go build -o /tmp/memfs-bench-mem ./cmd/memfs && echo /tmp/memfs-bench-mem)}
@@ -42,6 +43,14 @@ one_gib() {
   dd if=/dev/urandom of=$1/w/big bs=1M count=1024 conv=fsync status=none
 }
 
+# The same file closed before its fsync: the close records it in the
+# crash journal first.
+one_gib_close() {
+  mkdir $1/w
+  dd if=/dev/urandom of=$1/w/big bs=1M count=1024 status=none
+  sync $1/w/big
+}
+
 sixteen() {
   mkdir $1/w
   local pids=()
@@ -55,6 +64,7 @@ sixteen() {
 for w in $only; do
   case $w in
   1GiB) run 1GiB one_gib ;;
+  1GiBclose) run 1GiB-close one_gib_close ;;
   16x60MB) run 16x60MB sixteen ;;
   esac
 done
