@@ -201,3 +201,16 @@ func (c *Context) trimNow() {
 	c.mu.RUnlock()
 	c.trim(due)
 }
+
+// pinKey holds the value of file key in memory until unpin (nil: key is
+// no file): a change that loads a value to save it with the change
+// (an attribute, a new name) must not see it dropped in between.
+func (c *Context) pinKey(key string) *file {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f := c.files[key]
+	if f != nil {
+		f.open.Add(1)
+	}
+	return f
+}

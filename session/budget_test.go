@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync/atomic"
 	"testing"
 
@@ -208,5 +209,49 @@ func TestBudgetAsksForAFlushOnlyWhenItFrees(t *testing.T) {
 	}
 	if asked.Load() == 0 {
 		t.Errorf("no flush asked for with %d unflushed bytes closed, over a budget of %d", n*size, budget)
+	}
+}
+
+// TestBudgetDropsNothingAChangeLoaded: an attribute change, an extended
+// attribute and a new name load the value to save it with them; values
+// dropped by other opens meanwhile never fail them.
+func TestBudgetDropsNothingAChangeLoaded(t *testing.T) {
+	const n, size = 16, 4 << 10
+	ctx := context.Background()
+	c := session.NewContext(budgetStore(t, n, size), session.Options{MaxMemory: 1})
+	if err := c.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // every open and close trims: each drops every other value
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if h, err := c.Open(ctx, fmt.Sprintf("v/%03d", i%n)); err == nil {
+				h.Close()
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for round := range 200 {
+		key := fmt.Sprintf("v/%03d", round%n)
+		mode := fs.FileMode(0o600 + round%2*0o40)
+		if _, err := c.SetAttr(ctx, key, session.Attr{Mode: &mode}); err != nil {
+			t.Fatalf("round %d: chmod %s: %v", round, key, err)
+		}
+		if err := c.SetXAttr(ctx, key, "user.round", []byte(fmt.Sprint(round)), 0); err != nil {
+			t.Fatalf("round %d: setxattr %s: %v", round, key, err)
+		}
+		if err := c.Link(ctx, key, fmt.Sprintf("v/l%d", round)); err != nil {
+			t.Fatalf("round %d: link %s: %v", round, key, err)
+		}
+		if err := c.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -99,6 +99,7 @@ func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
 		return err
 	}
 	// Saving the new name needs the value.
+	defer unpin(c.pinKey(oldKey))
 	if err := c.Resolve(ctx, oldKey); err != nil {
 		c.mu.RLock()
 		_, isDir := c.dirs[oldKey]

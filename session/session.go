@@ -555,6 +555,7 @@ func (c *Context) Resolve(ctx context.Context, keys ...string) error {
 			f.data = e.Value
 			f.loaded = true
 			c.grewLocked(int64(cap(e.Value))) // Open trims, after pinning what it opens
+			c.touchRLocked(f)                 // the last to go: a rename waits for it
 			f.size = int64(len(e.Value))
 			f.jlen, f.jfull = f.size, false // as the store holds it
 			f.base = backend.VersionOf(e.Info)
