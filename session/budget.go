@@ -11,10 +11,10 @@ import (
 // load again at their next open; a value with changes not yet flushed is
 // never dropped: when the budget is still passed, by such values that no
 // File holds open, the session asks for a flush (Options.Pressure), which
-// makes them clean, so that they can go. The store is where a large dirty value goes ("spills"):
-// it leaves memory the way every value does, redacted, and it was going
-// there anyway; the flush interval is the longest a change waits, not a
-// promise that it waits.
+// makes them clean, so that they can go. The store is where a large dirty
+// value goes ("spills"): it leaves memory the way every value does,
+// redacted, and it was going there anyway; the flush interval is the
+// longest a change waits, not a promise that it waits.
 //
 // A value open through a File is pinned: a reader sees the bytes it
 // opened, a writer never sees its value change (a reload would give the
