@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -42,7 +43,10 @@ type Options struct {
 	// wrapping backend.ErrStoreInUse that names the holder's PID.
 	LockJournal bool
 	// Session holds the session's options. Open sets its Journal, Events
-	// and Logger; Saved is called after the search index's own hook;
+	// and Logger; Saved is called after the search index's own hook,
+	// Pressure after a mount's (which flushes), Released after the
+	// engine's (which hands large garbage back); MaxMemory 0 is
+	// DefaultMaxMemory (a negative one: no bound);
 	// Derived, when nil, is the skills front matter (user.memfs.skill);
 	// Redactor, when nil, is the default rules (redact.New with no
 	// config) unless NoRedact.
@@ -91,6 +95,13 @@ type FS struct {
 	log     *slog.Logger
 	index   *search.Lazy       // the search index, opened at first use
 	hist    *packhist.Archiver // what a pack read, per event (ContextPackAt); nil in a read-only session
+	// pressure asks a mount's serve loop for a flush: unflushed values
+	// are past the memory budget (session.Options.Pressure).
+	pressure chan struct{}
+	// freed counts the bytes of values the session let go since the
+	// last hand-back to the system; freeing is set while one runs.
+	freed   atomic.Int64
+	freeing atomic.Bool
 
 	rankOnce sync.Once
 	rank     contextpack.RankFunc // of context packs: packRank
@@ -160,8 +171,26 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		st.Close()
 		return nil, fmt.Errorf("open the event log of %s: %w", opts.Name, err)
 	}
-	f := &FS{opts: opts, store: ss, journal: j, events: ev, log: log, lock: lock}
+	f := &FS{opts: opts, store: ss, journal: j, events: ev, log: log, lock: lock, pressure: make(chan struct{}, 1)}
 	so := opts.Session
+	if so.MaxMemory == 0 {
+		so.MaxMemory = DefaultMaxMemory()
+	}
+	so.Pressure = func() {
+		select {
+		case f.pressure <- struct{}{}: // a mount's serve loop flushes
+		default:
+		}
+		if p := opts.Session.Pressure; p != nil {
+			p()
+		}
+	}
+	so.Released = func(n int64) {
+		f.handBack(n)
+		if r := opts.Session.Released; r != nil {
+			r(n)
+		}
+	}
 	if !so.ReadOnly {
 		// A read-only session writes no journal record: the journal is
 		// left as it is for the next session that may write.

@@ -127,7 +127,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		Search:          f.index.Answer,
 		Records:         f.events,
 		Status: func() string {
-			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", f.opts.Name, dir, os.Getpid()) + f.SearchStatus() + peer.status()
+			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", f.opts.Name, dir, os.Getpid()) + f.memoryStatus() + f.SearchStatus() + peer.status()
 		},
 	})
 	srv, err := fsnode.Mount(dir, root, fsnode.MountOptions{
@@ -228,6 +228,10 @@ serve:
 		select {
 		case <-tick:
 			m.flush("interval")
+		case <-m.f.pressure:
+			// Unflushed values are past the memory budget: once
+			// flushed, they are clean and may go.
+			m.flush("memory")
 		case <-refresh:
 			rctx, cancel := context.WithTimeout(context.Background(), refreshEvents)
 			if err := m.f.events.Refresh(rctx); err != nil {

@@ -379,24 +379,48 @@ func (j *Journal) Append(r Record) error {
 	if len(r.Entries) == 0 && len(r.Removed) == 0 && len(r.Dropped) == 0 {
 		return nil
 	}
-	buf, err := frameOf(r)
+	parts, n, err := frameParts(r)
 	if err != nil {
 		return err
 	}
-	if _, err := j.f.Write(buf); err != nil {
-		// A short write leaves a torn frame: cut it so later records stay readable.
-		j.f.Truncate(j.size)
-		j.f.Seek(j.size, io.SeekStart)
-		return fmt.Errorf("journal: append: %w", err)
+	for _, p := range parts {
+		if _, err := j.f.Write(p); err != nil {
+			// A short write leaves a torn frame: cut it so later records stay readable.
+			j.f.Truncate(j.size)
+			j.f.Seek(j.size, io.SeekStart)
+			return fmt.Errorf("journal: append: %w", err)
+		}
 	}
-	j.addFrameLocked(frame{gen: r.Gen, off: j.size, len: int64(len(buf))}, r)
-	j.size += int64(len(buf))
+	j.addFrameLocked(frame{gen: r.Gen, off: j.size, len: n}, r)
+	j.size += n
 	if r.Gen != 0 {
 		if err := j.scrubLocked(determined(r), r.Gen, len(j.index)-1); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// frameParts is the frame of r as pieces to write in order (the header,
+// then encodeParts), and its length.
+func frameParts(r Record) ([][]byte, int64, error) {
+	parts := encodeParts(r)
+	var n int64
+	for _, p := range parts {
+		n += int64(len(p))
+	}
+	if n >= maxRecord {
+		return nil, 0, fmt.Errorf("journal: record of %d bytes too large", n)
+	}
+	h := make([]byte, header)
+	copy(h, magic)
+	binary.LittleEndian.PutUint32(h[4:], uint32(n))
+	sum := crc32.Checksum(h[4:8], crcTable)
+	for _, p := range parts {
+		sum = crc32.Update(sum, crcTable, p)
+	}
+	binary.LittleEndian.PutUint32(h[8:], sum)
+	return append([][]byte{h}, parts...), header + n, nil
 }
 
 func frameOf(r Record) ([]byte, error) {
@@ -708,14 +732,29 @@ func (j *Journal) Close() error {
 	return err
 }
 
-func encode(r Record) []byte {
+func encode(r Record) []byte { return bytes.Join(encodeParts(r), nil) }
+
+// inPlace is the size from which encodeParts refers to a value where it
+// is instead of copying it into the record.
+const inPlace = 64 << 10
+
+// encodeParts is r encoded, as pieces to write one after the other: the
+// values of inPlace bytes or more are pieces of their own, referred to
+// where they are, so that recording a large value writes it without
+// copying it (a 1 GiB value was copied twice: into the payload, then
+// into the frame). The caller must not modify the pieces.
+func encodeParts(r Record) [][]byte {
 	n := 8 + 4 + 4
 	for _, e := range r.Entries {
-		n += 4 + len(e.Key) + 8 + 4 + 4 + 4 + 4 + len(e.Value)
+		n += 4 + len(e.Key) + 8 + 4 + 4 + 4 + 4
+		if len(e.Value) < inPlace {
+			n += len(e.Value)
+		}
 	}
 	for _, k := range r.Removed {
 		n += 4 + len(k)
 	}
+	var parts [][]byte
 	b := make([]byte, 0, n)
 	b = binary.LittleEndian.AppendUint64(b, r.Gen)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Entries)))
@@ -725,7 +764,13 @@ func encode(r Record) []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(e.Info.Mode.Perm()))
 		b = binary.LittleEndian.AppendUint32(b, e.Info.UID)
 		b = binary.LittleEndian.AppendUint32(b, e.Info.GID)
-		b = appendBytes(b, e.Value)
+		if len(e.Value) < inPlace {
+			b = appendBytes(b, e.Value)
+			continue
+		}
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(e.Value)))
+		parts = append(parts, b, e.Value)
+		b = nil
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Removed)))
 	for _, k := range r.Removed {
@@ -782,7 +827,7 @@ func encode(r Record) []byte {
 			b = binary.LittleEndian.AppendUint64(b, uint64(v.Rev))
 		}
 	}
-	return b
+	return append(parts, b)
 }
 
 // appendTime appends t as Unix nanoseconds, the zero time as 0.

@@ -30,6 +30,10 @@
 // # Invariants
 //
 //   - Get never does I/O; an indexed but unloaded key gives nil, false.
+//   - Under a memory budget (Options.MaxMemory, budget.go) a clean value
+//     no File holds open may be dropped, and loads again at its next
+//     open; a value with unflushed changes never is. Open pins a value
+//     until Close.
 //   - Store I/O never runs while the Context's lock is held: state is copied
 //     out under the lock, the I/O runs, and the lock is retaken and the
 //     state re-checked.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	"sync/atomic"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/meta"
@@ -13,10 +14,11 @@ import (
 // and keeps it readable and writable after the file is removed, as an open
 // descriptor does. All state lives in the Context; a File only points at it.
 type File struct {
-	c     *Context
-	f     *file
-	wrote bool             // changed through this handle since open (read and written under c.mu)
-	by    *meta.WriterInfo // who writes through this handle; nil: Options.Self
+	c      *Context
+	f      *file
+	wrote  bool             // changed through this handle since open (read and written under c.mu)
+	by     *meta.WriterInfo // who writes through this handle; nil: Options.Self
+	closed atomic.Bool      // Close has unpinned the value
 }
 
 // CreateOptions describe a file to create.
@@ -30,10 +32,19 @@ type CreateOptions struct {
 	Writer *meta.WriterInfo
 }
 
-// Open returns a handle on file key, loading its value first.
+// Open returns a handle on file key, loading its value first. The value
+// stays in memory until the handle is closed (see Options.MaxMemory).
 func (c *Context) Open(ctx context.Context, key string) (*File, error) {
 	for {
+		// Pinned before it loads: a trim never drops what is being opened.
+		c.mu.RLock()
+		f := c.files[key]
+		if f != nil {
+			f.open.Add(1)
+		}
+		c.mu.RUnlock()
 		if err := c.Resolve(ctx, key); err != nil {
+			unpin(f)
 			c.mu.RLock()
 			_, isDir := c.dirs[key]
 			c.mu.RUnlock()
@@ -43,16 +54,28 @@ func (c *Context) Open(ctx context.Context, key string) (*File, error) {
 			return nil, err
 		}
 		c.mu.RLock()
-		f, ok := c.files[key]
-		loaded := ok && f.loaded
+		g, ok := c.files[key]
+		loaded := ok && g == f && f.loaded
+		if loaded {
+			c.touchRLocked(f)
+		}
 		c.mu.RUnlock()
+		if loaded {
+			c.trimNow()
+			return &File{c: c, f: f, by: writerFrom(ctx)}, nil
+		}
+		unpin(f)
 		if !ok {
 			return nil, notExist("open", key)
 		}
-		if loaded {
-			return &File{c: c, f: f, by: writerFrom(ctx)}, nil
-		}
-		// Replaced by an unloaded file between Resolve and here: again.
+		// Replaced (or created) between the pin and here: again.
+	}
+}
+
+// unpin ends one File's hold on f's value; nil is none.
+func unpin(f *file) {
+	if f != nil {
+		f.open.Add(-1)
 	}
 }
 
@@ -87,6 +110,10 @@ func (c *Context) Create(key string, opts CreateOptions) (*File, error) {
 		c.markDirtyLocked(f)
 	}
 	loaded := f.loaded
+	if loaded {
+		f.open.Add(1)
+		c.touchRLocked(f)
+	}
 	c.mu.Unlock()
 	if created {
 		c.emit(Change{Op: OpCreate, Key: key})
@@ -167,7 +194,12 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 		c.mu.Unlock()
 		return 0, pathErr("write", f.key, ErrTooLarge)
 	}
+	was := cap(f.data)
+	var freed int64 // the old array, when a copy replaced it and no one else holds it
 	if end > int64(len(f.data)) {
+		if int64(was) < end && !f.shared.Load() {
+			freed = int64(was)
+		}
 		// Copies a shared value when off is inside it (see growLocked);
 		// an append grows in place.
 		f.data = c.growLocked(f, end, off)
@@ -187,7 +219,10 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 		c.setWriterLocked(f, h.by)
 	}
 	c.markDirtyLocked(f)
+	due := c.grewLocked(int64(cap(f.data) - was))
 	c.mu.Unlock()
+	c.released(freed)
+	c.trim(due)
 	return len(p), nil
 }
 
@@ -279,7 +314,13 @@ func (h *File) Commit() error {
 	return err
 }
 
-// Close ends the handle, committing what was written since the last Commit.
+// Close ends the handle, committing what was written since the last Commit,
+// and lets its value go when the memory budget needs it to.
 func (h *File) Close() error {
-	return h.Commit()
+	err := h.Commit()
+	if h.closed.CompareAndSwap(false, true) {
+		unpin(h.f)
+		h.c.trimNow()
+	}
+	return err
 }

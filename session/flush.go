@@ -50,6 +50,7 @@ func (c *Context) Flush(ctx context.Context) error {
 	if c.policyErr != nil {
 		return c.policyErr
 	}
+	defer c.trimNow() // what it saved is clean: it may go under the budget
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
 	if c.opts.OnConflict != KeepBeside {

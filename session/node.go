@@ -99,6 +99,7 @@ func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
 		return err
 	}
 	// Saving the new name needs the value.
+	defer unpin(c.pinKey(oldKey))
 	if err := c.Resolve(ctx, oldKey); err != nil {
 		c.mu.RLock()
 		_, isDir := c.dirs[oldKey]
@@ -288,6 +289,7 @@ func (c *Context) CreateUnnamed(opts CreateOptions) (*File, error) {
 	c.ino++
 	f := &file{ino: c.ino, mtime: now, atime: now, ctime: now, mode: backend.PermBits(opts.Mode),
 		uid: opts.UID, gid: opts.GID, loaded: true, jfull: true}
+	f.open.Add(1)
 	return &File{c: c, f: f, by: opts.Writer}, nil
 }
 

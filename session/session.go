@@ -90,6 +90,23 @@ type Options struct {
 	// Agent names the copies the session keeps of its own versions under
 	// KeepBoth (backend.ConflictKeyBy); "" gives ConflictKey's names.
 	Agent string
+	// MaxMemory bounds the bytes of values the session holds (budget.go):
+	// past it, clean values no File holds open are dropped, least
+	// recently opened first, and load again when next opened; values
+	// with unflushed changes are never dropped. 0 (or less) is no bound.
+	MaxMemory int64
+	// Pressure, when set, is called (without the session's lock, and
+	// must not block) when MaxMemory is passed by values with unflushed
+	// changes that no File holds open: a Flush would let them go. A
+	// mount flushes.
+	Pressure func()
+	// Released, when set, is told (without the session's lock; it must
+	// not block) how many bytes of values the session let go at once:
+	// clean values dropped under MaxMemory, the old array of a value
+	// that grew by a copy. They are garbage from then on, but the Go
+	// runtime hands them back to the system only after its next
+	// collection (a mount asks for one when it is large).
+	Released func(bytes int64)
 }
 
 // AttrFunc computes a derived attribute (see Options.Derived) of the file
@@ -135,6 +152,8 @@ type file struct {
 	// (32 bits: beside the flags it packs the record; a wrap after 2^32
 	// such changes costs at most one stale kernel cache reuse).
 	ver     uint32
+	used    atomic.Uint32 // budget.tick when last opened: least recently opened values go first
+	open    atomic.Int32  // Files holding the value open (pinned: never dropped)
 	loaded  bool
 	changed bool // the value changed since the last flush
 	jfull   bool
@@ -227,6 +246,8 @@ type Context struct {
 	damaged map[string]error
 
 	policyErr error // checkPolicy's verdict on Options.OnConflict; immutable
+
+	mem budget // the memory budget (budget.go)
 
 	loggedMu sync.Mutex          // guards logged; never held with mu
 	logged   map[uint64]struct{} // hashes of the secrets already logged (logFindings)
@@ -351,6 +372,8 @@ func NewContext(store backend.Store, opts Options) *Context {
 	}
 	c.dirs[""] = c.newDirLocked("", c.now().UnixNano())
 	c.policyErr = checkPolicy(store, opts.OnConflict)
+	c.mem.max = max(opts.MaxMemory, 0)
+	c.mem.room = c.mem.max
 	if c.opts.OnConflict == Merge {
 		c.mergeBase = make(map[*file]mergeBase)
 	}
@@ -419,6 +442,7 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 	c.mu.Lock()
 	c.indexDamagedLocked(links)
 	c.mu.Unlock()
+	defer c.trimNow() // more values than the budget holds: the first ones go
 	// A value that cannot be loaded is that key's failure, not the
 	// mount's: resolve noted it (Damaged), and a read of it fails.
 	_, err = c.resolve(ctx, load)
@@ -644,6 +668,8 @@ func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string
 			}
 			f.data = e.Value
 			f.loaded = true
+			c.grewLocked(int64(cap(e.Value))) // Open trims, after pinning what it opens
+			c.touchRLocked(f)                 // the last to go: a rename waits for it
 			f.size = int64(len(e.Value))
 			f.jlen, f.jfull = f.size, false // as the store holds it
 			f.base = backend.VersionOf(e.Info)
@@ -795,6 +821,7 @@ func (c *Context) Set(key string, value []byte) error {
 		c.mu.Unlock()
 		return err
 	}
+	due := c.grewLocked(int64(cap(value) - cap(f.data)))
 	f.data = value
 	f.loaded = true
 	f.shared.Store(false)
@@ -805,6 +832,7 @@ func (c *Context) Set(key string, value []byte) error {
 	c.setWriterLocked(f, nil)
 	c.markDirtyLocked(f)
 	c.mu.Unlock()
+	c.trim(due)
 	c.emitWritten(key, created, OriginLocal)
 	return c.journalKey(key)
 }

@@ -192,10 +192,8 @@ func (c *Context) SetAttr(ctx context.Context, key string, a Attr) (Stat, error)
 	if err := c.writable("setattr", key); err != nil {
 		return Stat{}, err
 	}
-	c.mu.RLock()
-	f, isFile := c.files[key]
-	c.mu.RUnlock()
-	if isFile {
+	if f := c.pinKey(key); f != nil {
+		defer unpin(f)
 		// Persisting an attribute change means saving the entry, which
 		// needs its value.
 		if err := c.Resolve(ctx, key); err != nil {

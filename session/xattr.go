@@ -182,6 +182,7 @@ func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map
 	}
 	c.mu.Unlock()
 	// Persisting an attribute means saving the entry, which needs its value.
+	defer unpin(c.pinKey(key))
 	if err := c.Resolve(ctx, key); err != nil {
 		return err
 	}

@@ -39,6 +39,8 @@ func mountCommand() *cli.Command {
 			&cli.DurationFlag{Name: "attr-timeout", Value: time.Second, Usage: "how long the kernel may cache attributes: at least 1ms, or 0 = not at all"},
 			&cli.DurationFlag{Name: "entry-timeout", Value: time.Second, Usage: "how long the kernel may cache names (and missing names): at least 1ms, or 0 = not at all"},
 			&cli.Int64Flag{Name: "max-file-size", Value: 64 << 20, Usage: "largest file in bytes, at least 1 (there is no unlimited size); larger writes fail with EFBIG"},
+			&cli.StringFlag{Name: "max-memory", Value: "auto", Usage: "bytes of file contents kept in memory (512MiB, 2GiB, ...); past it, contents already in the store are dropped " +
+				"and read again when opened, and unflushed ones are flushed; auto: a sixteenth of the machine's memory (or of its cgroup's limit), at least 256MiB"},
 			&cli.BoolFlag{Name: "read-only", Usage: "mount read-only"},
 			&cli.StringFlag{Name: "on-conflict", Value: "keep-both", Usage: "on a shared (etcd) store, what a flush does when another mount saved a file since this one loaded it: " +
 				"keep-both (theirs keeps the name, ours is saved as NAME.conflict-AGENT-UTC.EXT), merge (three-way line merge of text; " +
@@ -113,6 +115,10 @@ func mountAction(c *cli.Context) error {
 	transient, err := transientPatterns(c)
 	if err != nil {
 		return fmt.Errorf("mount: %w", err)
+	}
+	maxMemory, err := memoryBudget(c.String("max-memory"))
+	if err != nil {
+		return err
 	}
 	if c.Bool("read-only") {
 		if err := spec.mustExist(); err != nil {
@@ -192,6 +198,7 @@ func mountAction(c *cli.Context) error {
 			Self:        selfWriter(c.String("agent")),
 			Redactor:    red,
 			MaxFileSize: c.Int64("max-file-size"),
+			MaxMemory:   maxMemory,
 			ReadOnly:    c.Bool("read-only"),
 			DirUID:      uint32(os.Getuid()),
 			DirGID:      uint32(os.Getgid()),
@@ -237,6 +244,23 @@ func mountAction(c *cli.Context) error {
 	_, _, dirty, removed := o.c.Counts()
 	defer announceFlush(log, c.App.ErrWriter, "final", dirty+removed)()
 	return o.Close(ctx)
+}
+
+// minMaxMemory is the smallest --max-memory: a budget under a few files
+// of notes would reload them at every open.
+const minMaxMemory = 16 << 20
+
+// memoryBudget is the session's memory budget of --max-memory: "auto"
+// (memfs.DefaultMaxMemory), or a size of at least minMaxMemory.
+func memoryBudget(v string) (int64, error) {
+	if v == "auto" {
+		return memfs.DefaultMaxMemory(), nil
+	}
+	n, err := humanize.ParseBytes(v)
+	if err != nil || n < minMaxMemory || n > 1<<62 {
+		return 0, fmt.Errorf("mount: --max-memory %q: want auto or a size of at least 16MiB (512MiB, 2GiB, or bytes)", v)
+	}
+	return int64(n), nil
 }
 
 // noneIfZero is a cache timeout flag as the engine takes it: the flag's 0
