@@ -37,7 +37,9 @@ func fsckCommand() *cli.Command {
 			if err := t.spec.mustExist(); err != nil {
 				return err
 			}
-			st, err := openStore(t.spec, logger(c, false))
+			// Without --repair it only reads: the store is opened
+			// read-only, so that not even badger cuts a damaged value log.
+			st, err := openStoreAs(t.spec, !c.Bool("repair"), logger(c, false))
 			if err != nil {
 				return err
 			}

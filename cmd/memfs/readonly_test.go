@@ -93,6 +93,7 @@ func readCommands(t *testing.T) [][]string {
 		{"context", "--at", "1"},
 		{"export", filepath.Join(out, "export")},
 		{"export", "--prefix", "memory/", filepath.Join(out, "export-memory")},
+		{"fsck"},
 	}
 }
 
