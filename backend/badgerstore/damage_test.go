@@ -41,7 +41,7 @@ func damagedStore(t *testing.T) (dir, vlog string, data []byte, big map[string][
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	vlog = newestValueLog(t, dir)
+	vlog = newestVlogPath(t, dir)
 	data, err = os.ReadFile(vlog)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func damagedStore(t *testing.T) (dir, vlog string, data []byte, big map[string][
 	return dir, vlog, data, big
 }
 
-func newestValueLog(t *testing.T, dir string) string {
+func newestVlogPath(t *testing.T, dir string) string {
 	t.Helper()
 	vlogs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
 	if len(vlogs) == 0 {
@@ -241,5 +241,71 @@ func TestCrashedStoreKeepsDamagedMemtableLog(t *testing.T) {
 				t.Errorf("Load of a key before the damage: %v", err)
 			}
 		})
+	}
+}
+
+// TestReadOnlyCrashedStoreWithDamagedValueLog: a read-only open of a store
+// left unclosed reads it through a scratch view that badger repairs
+// (scratch.go), which cut the view's newest value log at its damage, and
+// with it every intact value after it. The view keeps it whole as a
+// writable open does: only the damaged value fails.
+func TestReadOnlyCrashedStoreWithDamagedValueLog(t *testing.T) {
+	live := t.TempDir()
+	s := openT(t, live, Options{})
+	if err := s.Save(t.Context(), entry("memory/a.md", []byte("small\n"))); err != nil {
+		t.Fatal(err)
+	}
+	big := map[string][]byte{}
+	for i, k := range []string{"memory/big1.md", "memory/big2.md", "memory/big3.md"} {
+		big[k] = randomBytes(100<<10, uint64(200+i))
+		if err := s.Save(t.Context(), entry(k, big[k])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The directory as a kill -9 leaves it: copied while badger has it
+	// open, its memtable log unfinished.
+	crashed := t.TempDir()
+	ents, err := os.ReadDir(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if err := copySparse(filepath.Join(crashed, e.Name()), filepath.Join(live, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if mems, _ := filepath.Glob(filepath.Join(crashed, "*.mem")); len(mems) == 0 {
+		t.Fatal("no memtable log: the copy is not of an unclosed store")
+	}
+	f, err := os.OpenFile(newestVlogPath(t, crashed), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 1<<20)
+	n, _ := f.ReadAt(head, 0)
+	head = head[:n]
+	at := bytes.Index(head, big["memory/big2.md"])
+	if at < 0 {
+		t.Fatal("the newest value log does not hold memory/big2.md")
+	}
+	flipIn(t, head, big["memory/big2.md"])
+	if _, err := f.WriteAt(head[at:at+len(big["memory/big2.md"])], int64(at)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := openT(t, crashed, Options{ReadOnly: true})
+	if _, err := r.Load(t.Context(), "memory/big2.md"); !errors.Is(err, backend.ErrCorrupt) {
+		t.Errorf("Load of the damaged value: %v, want backend.ErrCorrupt", err)
+	}
+	for _, k := range []string{"memory/a.md", "memory/big1.md", "memory/big3.md"} {
+		es, err := r.Load(t.Context(), k)
+		if err != nil {
+			t.Errorf("Load(%s), an undamaged value: %v", k, err)
+		} else if want, ok := big[k]; ok && !bytes.Equal(es[0].Value, want) {
+			t.Errorf("Load(%s): not the saved bytes", k)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(crashed, DamagedDir)); err == nil {
+		t.Error("a read-only open made a damaged/ directory in the store")
 	}
 }

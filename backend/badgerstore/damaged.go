@@ -32,15 +32,15 @@ const DamagedDir = "damaged"
 // a value it reads from the value log (VerifyValueChecksum), but an Item
 // hands out nothing, and no error, when the check or the read fails
 // (Item.yieldItemValue, v4.9.6, only logs it): a value-log pointer
-// (ValueSize above 0) that yields no bytes is damage, reported wrapping
-// backend.ErrCorrupt. Values in the LSM tree are in tables whose blocks
-// Open checked.
+// (ValueSize above 0; no value under 64 KiB is kept there) that yields
+// no bytes is damage, reported wrapping backend.ErrCorrupt. Values in the
+// LSM tree are in tables whose blocks Open checked.
 func valueCopy(item *badger.Item) ([]byte, error) {
 	v, err := item.ValueCopy(nil)
 	if err != nil {
 		return nil, err
 	}
-	if v == nil && item.ValueSize() > 0 {
+	if len(v) == 0 && item.ValueSize() > 0 {
 		return nil, fmt.Errorf("the value log's copy of the value fails its checksum or is cut short: %w", backend.ErrCorrupt)
 	}
 	return v, nil
@@ -68,33 +68,24 @@ func keepDamaged(dir string, now time.Time, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	var newest string
-	var newestFid uint64
 	var logs []string
 	for _, e := range ents {
-		n := e.Name()
-		switch {
-		case strings.HasSuffix(n, ".mem"):
+		if n := e.Name(); strings.HasSuffix(n, ".mem") {
 			logs = append(logs, n)
-		case strings.HasSuffix(n, ".vlog"):
-			if fid, err := strconv.ParseUint(strings.TrimSuffix(n, ".vlog"), 10, 32); err == nil && (newest == "" || fid > newestFid) {
-				newest, newestFid = n, fid
-			}
 		}
 	}
+	newest, newestFid := newestValueLog(ents)
 	if newest != "" {
 		logs = append(logs, newest)
 	}
 	var kept string // DamagedDir/TIME, made for the first file kept
 	for _, n := range logs {
 		path := filepath.Join(dir, n)
-		end, size, err := logEnd(path)
+		end, size, cut, err := wouldCut(path)
 		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
+			return err
 		}
-		if cut, err := nonZero(path, end, size); err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		} else if !cut {
+		if !cut {
 			continue
 		}
 		if kept == "" {
@@ -128,6 +119,34 @@ func keepDamaged(dir string, now time.Time, log *slog.Logger) error {
 			"file", path, "intact_up_to", end, "size", size, "copy", dst)
 	}
 	return nil
+}
+
+// newestValueLog returns the name and number of the newest value log
+// among ents, "" if there is none.
+func newestValueLog(ents []os.DirEntry) (name string, fid uint64) {
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".vlog") {
+			continue
+		}
+		if f, err := strconv.ParseUint(strings.TrimSuffix(n, ".vlog"), 10, 32); err == nil && (name == "" || f > fid) {
+			name, fid = n, f
+		}
+	}
+	return name, fid
+}
+
+// wouldCut reports whether badger's writable open would cut bytes other
+// than zeros from the log file at path, and where its intact part ends.
+func wouldCut(path string) (end, size int64, cut bool, err error) {
+	end, size, err = logEnd(path)
+	if err == nil {
+		cut, err = nonZero(path, end, size)
+	}
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return end, size, cut, nil
 }
 
 // Badger's log files (value.go and memtable.go, v4.9.6): a header of

@@ -37,12 +37,7 @@ func makeScratch(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	newest := ""
-	for _, e := range ents {
-		if n := e.Name(); strings.HasSuffix(n, ".vlog") && n > newest { // fixed-width numbers: the name orders them
-			newest = n
-		}
-	}
+	newest, newestFid := newestValueLog(ents)
 	scratch, err := os.MkdirTemp("", "memfs-badger-readonly-")
 	if err != nil {
 		return "", err
@@ -63,6 +58,19 @@ func makeScratch(dir string) (string, error) {
 			err = os.Symlink(src, dst)
 		} else {
 			err = copySparse(dst, src)
+		}
+		if err != nil {
+			os.RemoveAll(scratch)
+			return "", fmt.Errorf("a scratch view of %s for a read-only open: %w", dir, err)
+		}
+	}
+	if newest != "" {
+		// A damaged newest value log: kept whole in the view too, so
+		// that the intact values after the damage read (see
+		// keepDamaged).
+		_, _, cut, err := wouldCut(filepath.Join(scratch, newest))
+		if err == nil && cut {
+			err = startValueLog(scratch, newestFid+1)
 		}
 		if err != nil {
 			os.RemoveAll(scratch)
