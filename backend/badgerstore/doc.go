@@ -150,7 +150,8 @@
 // is written. Every write fails with backend.ErrReadOnly. Read-only badger
 // refuses a store whose memtable log a crash left unfinished; Open then
 // reads it through a scratch view under os.TempDir (scratch.go), which it
-// removes at Close.
+// removes at Close. Nothing is kept aside read-only: damaged/ is made by a
+// writable Open only.
 //
 // # Damage
 //

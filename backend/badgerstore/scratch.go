@@ -23,8 +23,11 @@ import (
 // and any small value log, which it deletes when empty), and whose tables
 // and other value logs are symbolic links to the store's own: badger
 // changes neither once written, and the scratch open runs no compaction
-// and no value-log GC, the only things that delete them. Nothing in the
-// store's directory changes; Close removes the scratch directory.
+// and no value-log GC, the only things that delete them. A damaged newest
+// value log is kept whole in the view as keepDamaged keeps it in a store:
+// an empty value log after it, so that the intact values after the damage
+// read. Nothing in the store's directory changes; Close removes the
+// scratch directory.
 
 // scratchLinkMin is the size from which an older value log is linked, not
 // copied.
