@@ -309,3 +309,26 @@ func TestReadOnlyCrashedStoreWithDamagedValueLog(t *testing.T) {
 		t.Error("a read-only open made a damaged/ directory in the store")
 	}
 }
+
+// TestWritableOpenRefusesWhenDamageCannotBeKept: when the copy cannot be
+// made (here damaged/ is a file), a writable Open fails, saying why, and
+// badger never gets to cut the damaged value log.
+func TestWritableOpenRefusesWhenDamageCannotBeKept(t *testing.T) {
+	dir, vlog, data, big := damagedStore(t)
+	damaged := data[:bytes.Index(data, big["memory/big3.md"])+5000]
+	if err := os.WriteFile(vlog, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, DamagedDir), []byte("in the way\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Open(dir, Options{}); err == nil {
+		s.Close()
+		t.Fatal("Open with nowhere to keep the damage: nil error")
+	} else if !strings.Contains(err.Error(), "cannot keep aside") {
+		t.Errorf("Open: %v, want it to say that the damage could not be kept aside", err)
+	}
+	if got, err := os.ReadFile(vlog); err != nil || !bytes.Equal(got, damaged) {
+		t.Fatalf("the damaged value log: %d bytes (%v), want it as it was (%d bytes)", len(got), err, len(damaged))
+	}
+}

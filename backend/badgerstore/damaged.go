@@ -98,11 +98,9 @@ func keepDamaged(dir string, now time.Time, log *slog.Logger) error {
 			}
 		}
 		dst := filepath.Join(kept, n)
-		if err := copySparse(dst, path); err != nil {
+		if err := errors.Join(copySparse(dst, path), syncPath(dst)); err != nil {
+			os.Remove(dst) // a partial copy is no copy; the file itself is untouched
 			return fmt.Errorf("copy %s aside: %w", path, err)
-		}
-		if err := syncPath(dst); err != nil {
-			return err
 		}
 		if err := errors.Join(syncPath(kept), syncPath(filepath.Dir(kept))); err != nil {
 			return err
