@@ -332,3 +332,83 @@ func TestWritableOpenRefusesWhenDamageCannotBeKept(t *testing.T) {
 		t.Fatalf("the damaged value log: %d bytes (%v), want it as it was (%d bytes)", len(got), err, len(damaged))
 	}
 }
+
+// TestWritableOpenKeepsWhatTheManifestLoses: a MANIFEST cut short in its
+// last change is cut there by badger's open, which then deletes every
+// table the MANIFEST no longer names, with the keys only they held. The
+// MANIFEST as it was and those tables are kept under damaged/ first, each
+// named by a log line.
+func TestWritableOpenKeepsWhatTheManifestLoses(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := make([]backend.Entry, 200)
+	for i := range es {
+		es[i] = entry(fmt.Sprintf("memory/n%03d.md", i), []byte("note\n"))
+	}
+	if err := s.Save(t.Context(), es...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil { // flushes the memtable into a table
+		t.Fatal(err)
+	}
+	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if len(ssts) == 0 {
+		t.Fatal("no table: the test proves nothing")
+	}
+	tables := map[string][]byte{}
+	for _, p := range ssts {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables[filepath.Base(p)] = b
+	}
+	manifest := filepath.Join(dir, "MANIFEST")
+	data, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = data[:len(data)-3]
+	if err := os.WriteFile(manifest, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logBuf bytes.Buffer
+	r, err := Open(dir, Options{Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
+	if err == nil {
+		r.Close()
+	}
+	kept, _ := filepath.Glob(filepath.Join(dir, DamagedDir, "*", "MANIFEST"))
+	if len(kept) != 1 {
+		t.Fatalf("copies of the cut MANIFEST: %v, want 1 (Open: %v)\nlog: %s", kept, err, logBuf.String())
+	}
+	if got, _ := os.ReadFile(kept[0]); !bytes.Equal(got, data) {
+		t.Errorf("the copy of the MANIFEST: %d bytes, want the %d it had", len(got), len(data))
+	}
+	gone := 0
+	for name, want := range tables {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			continue // still named, still in the store
+		}
+		gone++
+		copies, _ := filepath.Glob(filepath.Join(dir, DamagedDir, "*", name))
+		if len(copies) != 1 {
+			t.Errorf("table %s left the store and is not under %s", name, DamagedDir)
+			continue
+		}
+		if got, _ := os.ReadFile(copies[0]); !bytes.Equal(got, want) {
+			t.Errorf("the copy of %s differs", name)
+		}
+		if !strings.Contains(logBuf.String(), copies[0]) {
+			t.Errorf("log: %q, want a line naming %s", logBuf.String(), copies[0])
+		}
+	}
+	if !strings.Contains(logBuf.String(), kept[0]) {
+		t.Errorf("log: %q, want a line naming %s", logBuf.String(), kept[0])
+	}
+	if gone == 0 {
+		t.Error("badger's open deleted no table: the test proves less than it says")
+	}
+}

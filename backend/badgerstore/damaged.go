@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/table"
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
@@ -79,6 +80,31 @@ func keepDamaged(dir string, now time.Time, log *slog.Logger) error {
 		logs = append(logs, newest)
 	}
 	var kept string // DamagedDir/TIME, made for the first file kept
+	// keep copies the file n of dir (a hard link with link: badger only
+	// ever removes a table, never changes one) to kept, durably.
+	keep := func(n string, link bool) (string, error) {
+		if kept == "" {
+			kept = filepath.Join(dir, DamagedDir, now.UTC().Format("20060102T150405.000000000Z"))
+			if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+				return "", err
+			}
+			if err := os.Mkdir(kept, 0o700); err != nil {
+				return "", err
+			}
+		}
+		src, dst := filepath.Join(dir, n), filepath.Join(kept, n)
+		var err error
+		if link {
+			err = os.Link(src, dst)
+		} else {
+			err = errors.Join(copySparse(dst, src), syncPath(dst))
+		}
+		if err != nil {
+			os.Remove(dst) // a partial copy is no copy; the file itself is untouched
+			return "", fmt.Errorf("copy %s aside: %w", src, err)
+		}
+		return dst, errors.Join(syncPath(kept), syncPath(filepath.Dir(kept)))
+	}
 	for _, n := range logs {
 		path := filepath.Join(dir, n)
 		end, size, cut, err := wouldCut(path)
@@ -88,21 +114,8 @@ func keepDamaged(dir string, now time.Time, log *slog.Logger) error {
 		if !cut {
 			continue
 		}
-		if kept == "" {
-			kept = filepath.Join(dir, DamagedDir, now.UTC().Format("20060102T150405.000000000Z"))
-			if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
-				return err
-			}
-			if err := os.Mkdir(kept, 0o700); err != nil {
-				return err
-			}
-		}
-		dst := filepath.Join(kept, n)
-		if err := errors.Join(copySparse(dst, path), syncPath(dst)); err != nil {
-			os.Remove(dst) // a partial copy is no copy; the file itself is untouched
-			return fmt.Errorf("copy %s aside: %w", path, err)
-		}
-		if err := errors.Join(syncPath(kept), syncPath(filepath.Dir(kept))); err != nil {
+		dst, err := keep(n, false)
+		if err != nil {
 			return err
 		}
 		if n == newest {
@@ -115,6 +128,55 @@ func keepDamaged(dir string, now time.Time, log *slog.Logger) error {
 		}
 		log.Error("badgerstore: a memtable log is damaged; badger replays it up to the damage and cuts the rest; a copy of it as it was is kept aside",
 			"file", path, "intact_up_to", end, "size", size, "copy", dst)
+	}
+	return keepUnlisted(dir, ents, keep, log)
+}
+
+// keepUnlisted keeps what badger's writable open removes by the MANIFEST:
+// it cuts a MANIFEST whose last change is incomplete (a file cut short),
+// and then deletes every table the MANIFEST does not name
+// (revertToManifest, v4.9.6), with the keys only they held. Such a
+// MANIFEST is copied aside, and such tables linked aside, each with a log
+// line. A MANIFEST badger cannot read is left to badger's open, which
+// fails on it and changes nothing. This reads the MANIFEST, as badger's
+// open does: a few kilobytes.
+func keepUnlisted(dir string, ents []os.DirEntry, keep func(string, bool) (string, error), log *slog.Logger) error {
+	path := filepath.Join(dir, "MANIFEST")
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // none yet (a new store), or one badger's open reports
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	m, end, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dir))
+	if err != nil {
+		return nil
+	}
+	if end < fi.Size() {
+		dst, err := keep("MANIFEST", false)
+		if err != nil {
+			return err
+		}
+		log.Error("badgerstore: the MANIFEST ends in an incomplete change, which badger cuts; a copy of it as it was is kept aside",
+			"file", path, "intact_up_to", end, "size", fi.Size(), "copy", dst)
+	}
+	for _, e := range ents {
+		id, ok := table.ParseFileID(e.Name())
+		if !ok {
+			continue
+		}
+		if _, listed := m.Tables[id]; listed {
+			continue
+		}
+		dst, err := keep(e.Name(), true)
+		if err != nil {
+			return err
+		}
+		log.Error("badgerstore: a table the MANIFEST does not name, which badger deletes, is kept aside",
+			"file", filepath.Join(dir, e.Name()), "copy", dst)
 	}
 	return nil
 }

@@ -172,7 +172,11 @@
 // empty value log after it, so badger appends there and reads the damaged
 // file like any older one, value by value, and the intact values after
 // the damage still read. A memtable log is replayed up to its damage; what
-// follows is in the copy only. Nothing deletes damaged/, and while it is
+// follows is in the copy only. Badger's open also cuts a MANIFEST that
+// ends in an incomplete change and then deletes the tables it does not
+// name: such a MANIFEST is copied, and such tables hard-linked, under
+// damaged/ first (the keys only they held are missing from the store
+// until restored from there). Nothing deletes damaged/, and while it is
 // there value-log GC does not run (it would read a damaged value log up
 // to the damage and delete it). A crash alone keeps nothing: the cut part
 // of its logs is zeros. On a store closed cleanly the check reads the
