@@ -171,7 +171,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if !opts.ReadOnly {
 		if err := keepDamaged(abs, time.Now(), log); err != nil {
 			lf.Close()
-			return nil, fmt.Errorf("badgerstore: %s: cannot keep aside what badger would cut from a damaged log (%w); nothing was changed", abs, err)
+			return nil, fmt.Errorf("badgerstore: %s: cannot keep aside what badger would cut from a damaged log (%w); badger was not opened, and the damaged files are as they were", abs, err)
 		}
 	}
 	dbDir, scratch := abs, ""
