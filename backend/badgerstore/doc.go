@@ -153,7 +153,38 @@
 // is written. Every write fails with backend.ErrReadOnly. Read-only badger
 // refuses a store whose memtable log a crash left unfinished; Open then
 // reads it through a scratch view under os.TempDir (scratch.go), which it
-// removes at Close.
+// removes at Close. Nothing is kept aside read-only: damaged/ is made by a
+// writable Open only.
+//
+// # Damage
+//
+// Nothing is destroyed to repair a store; damaged data is kept aside and
+// reported. Every table's blocks are checked at Open (a damaged table fails
+// it, nothing changed). A value read from the value log is checked against
+// its checksum (badger's VerifyValueChecksum): flipped bytes fail the Load
+// of that key with an error wrapping backend.ErrCorrupt, and every other
+// key reads; so does a value whose metadata gives another length.
+//
+// A writable badger open cuts the newest value log, and each memtable log
+// a crash left, at its first damaged entry, and cannot be told not to.
+// So a writable Open first reads them as badger will (damaged.go): a file
+// that would lose more than the zeros badger preallocates is copied, byte
+// for byte, to damaged/TIME/NAME in the store, fsynced, and an error line
+// is logged naming the file, where its intact part ends and the copy.
+// The newest value log is also kept whole where it is: Open starts an
+// empty value log after it, so badger appends there and reads the damaged
+// file like any older one, value by value, and the intact values after
+// the damage still read. A memtable log is replayed up to its damage; what
+// follows is in the copy only. Badger's open also cuts a MANIFEST that
+// ends in an incomplete change and then deletes the tables it does not
+// name: such a MANIFEST is copied, and such tables hard-linked, under
+// damaged/ first (the keys only they held are missing from the store
+// until restored from there). Nothing deletes damaged/, and while it is
+// there value-log GC does not run (it would read a damaged value log up
+// to the damage and delete it). A crash alone keeps nothing: the cut part
+// of its logs is zeros. On a store closed cleanly the check reads the
+// newest value log once, which badger reads right after (BENCHMARKS.md,
+// "Damaged badger data").
 //
 // # Value-log GC
 //
@@ -163,7 +194,8 @@
 // files that are at least half garbage, one per call, until badger finds
 // none, at most 16 (which bounds the time Close takes). Badger never
 // rewrites the file it is appending to, so the garbage of a store that has
-// not yet written 256 MiB of large values waits until it has.
+// not yet written 256 MiB of large values waits until it has. A store
+// with a damaged/ directory runs no GC (see Damage).
 //
 // # Memory
 //

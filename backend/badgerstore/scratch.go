@@ -23,8 +23,11 @@ import (
 // and any small value log, which it deletes when empty), and whose tables
 // and other value logs are symbolic links to the store's own: badger
 // changes neither once written, and the scratch open runs no compaction
-// and no value-log GC, the only things that delete them. Nothing in the
-// store's directory changes; Close removes the scratch directory.
+// and no value-log GC, the only things that delete them. A damaged newest
+// value log is kept whole in the view as keepDamaged keeps it in a store:
+// an empty value log after it, so that the intact values after the damage
+// read. Nothing in the store's directory changes; Close removes the
+// scratch directory.
 
 // scratchLinkMin is the size from which an older value log is linked, not
 // copied.
@@ -37,12 +40,7 @@ func makeScratch(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	newest := ""
-	for _, e := range ents {
-		if n := e.Name(); strings.HasSuffix(n, ".vlog") && n > newest { // fixed-width numbers: the name orders them
-			newest = n
-		}
-	}
+	newest, newestFid := newestValueLog(ents)
 	scratch, err := os.MkdirTemp("", "memfs-badger-readonly-")
 	if err != nil {
 		return "", err
@@ -63,6 +61,19 @@ func makeScratch(dir string) (string, error) {
 			err = os.Symlink(src, dst)
 		} else {
 			err = copySparse(dst, src)
+		}
+		if err != nil {
+			os.RemoveAll(scratch)
+			return "", fmt.Errorf("a scratch view of %s for a read-only open: %w", dir, err)
+		}
+	}
+	if newest != "" {
+		// A damaged newest value log: kept whole in the view too, so
+		// that the intact values after the damage read (see
+		// keepDamaged).
+		_, _, cut, err := wouldCut(filepath.Join(scratch, newest))
+		if err == nil && cut {
+			err = startValueLog(scratch, newestFid+1)
 		}
 		if err != nil {
 			os.RemoveAll(scratch)

@@ -157,6 +157,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if _, err := os.Lstat(filepath.Join(abs, "MANIFEST")); opts.ReadOnly && errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("badgerstore: no store in %s (badger's MANIFEST is not there); a read-only open creates none: %w", abs, err)
 	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	lf, err := lock(abs, opts.ReadOnly)
 	if err != nil {
 		return nil, fmt.Errorf("badgerstore: %w", err)
@@ -165,9 +169,11 @@ func Open(dir string, opts Options) (*Store, error) {
 		lf.Close()
 		return nil, err
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if !opts.ReadOnly {
+		if err := keepDamaged(abs, time.Now(), log); err != nil {
+			lf.Close()
+			return nil, fmt.Errorf("badgerstore: %s: cannot keep aside what badger would cut from a damaged log (%w); badger was not opened, and the damaged files are as they were", abs, err)
+		}
 	}
 	dbDir, scratch := abs, ""
 	if opts.ReadOnly && leftoverLogSize(abs) > 0 {
@@ -264,6 +270,10 @@ func badgerOptions(dir string, opts Options, log *slog.Logger) badger.Options {
 		WithValueThreshold(valueThreshold).
 		WithValueLogFileSize(valueLogFileSize).
 		WithNumCompactors(2).
+		// A value read from the value log is checked against its
+		// checksum: flipped bytes read as damage (valueCopy), never as
+		// other bytes. BENCHMARKS.md has the cost.
+		WithVerifyValueChecksum(true).
 		// Save and Delete never read inside their transactions, so no
 		// transaction can conflict; tracking keys for it would be waste.
 		WithDetectConflicts(false).
@@ -348,7 +358,14 @@ func (s *Store) gcLoop() {
 // appending to, so a store smaller than one value-log file has nothing
 // to reclaim. RunValueLogGC rewrites one file per call; loop until it
 // finds nothing, at most gcMaxRewrites times.
+//
+// A store with a DamagedDir runs none: GC rewrites a value log by reading
+// it up to its first damaged entry, then deletes it, with every intact
+// value after the damage.
 func (s *Store) gc() {
+	if _, err := os.Lstat(filepath.Join(s.dir, DamagedDir)); err == nil {
+		return
+	}
 	for range gcMaxRewrites {
 		err := s.db.RunValueLogGC(gcDiscardRatio)
 		if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrRejected) {
@@ -551,7 +568,7 @@ func load(txn *badger.Txn, key string) (backend.Entry, error) {
 	}
 	// ValueCopy, not Value: the bytes Value shows belong to badger (a
 	// memtable, a table block or the mmapped value log) and are reused.
-	v, err := item.ValueCopy(nil)
+	v, err := valueCopy(item)
 	if err != nil {
 		// The value log failed to give this value: its damage, not
 		// the store's (a closed store fails before this).
@@ -675,7 +692,7 @@ func checkKind(dir string) error {
 	}
 	for _, e := range ents {
 		switch n := e.Name(); {
-		case n == lockName, n == JournalName, n == backend.BadgerMarker, isBadgerFile(n):
+		case n == lockName, n == JournalName, n == backend.BadgerMarker, n == DamagedDir, isBadgerFile(n):
 			continue
 		}
 		return fmt.Errorf("%s is not a badger store: it holds %s, which badger did not write (for a plain directory use --store dir:%s): %w",

@@ -81,7 +81,7 @@ func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		out, err = item.ValueCopy(nil)
+		out, err = valueCopy(item)
 		return err
 	})
 	if errors.Is(err, badger.ErrKeyNotFound) {
@@ -218,7 +218,7 @@ func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[
 		case err != nil:
 			return err
 		default:
-			cur, err := item.ValueCopy(nil)
+			cur, err := valueCopy(item)
 			if err != nil {
 				return err
 			}
