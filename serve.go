@@ -74,6 +74,11 @@ type Mount struct {
 	peer *presence // the registration with a shared store, or nil
 }
 
+// QueryFile is the name, in a mount's .memfs/search/ and .memfs/context/,
+// of the file a query of any length is written into and its answer read
+// back from (see fsnode.QueryFile: its format's owner).
+const QueryFile = fsnode.QueryFile
+
 // MinFlushInterval is the shortest MountOptions.FlushInterval but 0: each
 // flush walks the session, and at 1 ns an idle mount kept 60-77% of a
 // core busy.

@@ -26,10 +26,10 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
-	"github.com/memfs/memfs/fsnode"
 	"github.com/memfs/memfs/internal/lockfile"
 	"github.com/memfs/memfs/internal/paths"
 )
@@ -433,7 +433,7 @@ func askThrough(t target, dir, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	f, err := r.OpenFile(path.Join(".memfs", dir, fsnode.QueryFile), os.O_RDWR, 0)
+	f, err := r.OpenFile(path.Join(".memfs", dir, memfs.QueryFile), os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
