@@ -8,6 +8,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/memfs/memfs/backend"
 )
 
 // gcMark is g/mark: the revision a CollectChunks saw, and when.
@@ -16,23 +18,25 @@ type gcMark struct {
 	Time int64 `json:"time"` // Unix nanoseconds
 }
 
-// CollectChunks removes the chunks no record names and that were last
-// written before the mark an earlier CollectChunks left at least
+// Collect removes the chunks no record names and that were last
+// written before the mark an earlier Collect left at least
 // Config.ChunkGrace ago; then it leaves a new mark. The first call (and
 // any call sooner than ChunkGrace after the mark) only leaves the mark, so
 // a chunk is removed no sooner than ChunkGrace after it was last written.
 // That spares a concurrent Save, which writes its chunks (again, if they
 // are stored already: a new revision) before the record that names them,
 // as long as it takes less than ChunkGrace. Each chunk is deleted only if
-// its revision is still the one read.
-func (s *Store) CollectChunks(ctx context.Context) (removed int, err error) {
+// its revision is still the one read. A record that does not decode may
+// name any chunk: while one is in the namespace, nothing is removed.
+func (s *Store) Collect(ctx context.Context) (backend.Collected, error) {
+	done := backend.Collected{Wait: s.cfg.grace()}
 	if err := s.begin(ctx, "collect"); err != nil {
-		return 0, err
+		return done, err
 	}
 	markKey := s.prefix + "g/mark"
 	resp, err := s.get(ctx, markKey)
 	if err != nil {
-		return 0, mapErr("collect", err, ctx)
+		return done, mapErr("collect", err, ctx)
 	}
 	now := time.Now()
 	var mark gcMark
@@ -45,8 +49,9 @@ func (s *Store) CollectChunks(ctx context.Context) (removed int, err error) {
 	}
 	ripe := mark.Rev != 0 && now.Sub(time.Unix(0, mark.Time)) >= s.cfg.grace()
 	if ripe {
-		if removed, err = s.sweep(ctx, mark.Rev); err != nil {
-			return removed, err
+		done.Swept = true
+		if done.Removed, err = s.sweep(ctx, mark.Rev); err != nil {
+			return done, err
 		}
 	}
 	if mark.Rev == 0 || ripe {
@@ -55,28 +60,31 @@ func (s *Store) CollectChunks(ctx context.Context) (removed int, err error) {
 		_, err := s.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(markKey), "=", markRev)},
 			[]clientv3.Op{clientv3.OpPut(markKey, string(b))})
 		if err != nil {
-			return removed, mapErr("collect", err, ctx)
+			return done, mapErr("collect", err, ctx)
 		}
 	}
-	return removed, nil
+	return done, nil
 }
 
 // sweep deletes the chunks not named at the current revision whose last
 // write is at or before rev.
 func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
 	used := map[string]bool{}
+	damaged := false
 	at, err := s.rangeEach(ctx, s.prefix+"m/", listPage, false, func(kv *mvccpb.KeyValue) error {
-		if r, err := decodeRecord(kv.Value); err == nil {
-			for _, h := range r.Chunks {
-				used[h] = true
-			}
+		r, err := decodeRecord(kv.Value)
+		if err != nil {
+			damaged = true
+			return nil
+		}
+		for _, h := range r.Chunks {
+			used[h] = true
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, mapErr("collect", err, ctx)
 	}
-	damaged := false
 	_, err = s.rangeEach(ctx, s.prefix+"s/", sysPage, false, func(kv *mvccpb.KeyValue) error {
 		_, man, err := decodeSys(kv.Value)
 		if err != nil {
@@ -94,9 +102,9 @@ func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
 		return 0, mapErr("collect", err, ctx)
 	}
 	if damaged {
-		// A damaged system head may name chunks no one can tell:
-		// keep every chunk rather than guess.
-		return 0, fmt.Errorf("etcdstore: collect: a system record is damaged; no chunk removed")
+		// A damaged record may name chunks no one can tell: keep
+		// every chunk rather than guess.
+		return 0, fmt.Errorf("etcdstore: collect: a record is damaged (memfs fsck lists it); no chunk removed")
 	}
 	type cand struct {
 		key string
