@@ -8,6 +8,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/memfs/memfs/backend"
 )
@@ -133,4 +134,40 @@ func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
 		}
 	}
 	return removed, nil
+}
+
+// Lead campaigns for g/lead/ (an etcd election on a lease of its own,
+// leaseTTL seconds) until this process is the namespace's collector or ctx
+// is done. The context it returns ends when ctx does, when resign is
+// called, when the store closes, or when the lease is lost (etcd away for
+// longer than its TTL: another process may be elected meanwhile).
+func (s *Store) Lead(ctx context.Context) (context.Context, func(), error) {
+	if err := s.begin(ctx, "lead"); err != nil {
+		return nil, nil, err
+	}
+	sess, err := concurrency.NewSession(s.cli, concurrency.WithTTL(leaseTTL), concurrency.WithContext(s.life))
+	if err != nil {
+		return nil, nil, mapErr("lead", err, ctx)
+	}
+	el := concurrency.NewElection(sess, s.prefix+"g/lead/")
+	if err := el.Campaign(ctx, "collector"); err != nil {
+		sess.Close()
+		return nil, nil, mapErr("lead", err, ctx)
+	}
+	lead, cancel := context.WithCancel(ctx)
+	s.workers.Add(1)
+	go func() {
+		defer s.workers.Done()
+		select {
+		case <-sess.Done():
+		case <-lead.Done():
+		case <-s.life.Done():
+		}
+		cancel()
+		rctx, rcancel := s.req(context.Background())
+		defer rcancel()
+		el.Resign(rctx) // best effort: the lease's end resigns too
+		sess.Close()
+	}()
+	return lead, cancel, nil
 }

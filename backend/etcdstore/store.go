@@ -32,6 +32,7 @@ var (
 	_ backend.Watcher    = (*Store)(nil)
 	_ backend.SysSwapper = (*Store)(nil)
 	_ backend.Presence   = (*Store)(nil)
+	_ backend.Collector  = (*Store)(nil)
 )
 
 // Store is a backend.Store on an etcd v3 cluster. Make one with Open.

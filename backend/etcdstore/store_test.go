@@ -950,3 +950,57 @@ func TestStat(t *testing.T) {
 		t.Errorf("Stat of ../x = %v, want ErrInvalidKey", err)
 	}
 }
+// TestLead: one of two clients of a namespace is the collector at a time;
+// when it resigns, the other is elected; a leader's context ends when its
+// store closes.
+func TestLead(t *testing.T) {
+	srv := etcdtest.Start(t)
+	a, b := open(t, srv, "lead"), open(t, srv, "lead")
+	leadA, resignA, err := a.Lead(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type elected struct {
+		lead   context.Context
+		resign func()
+		err    error
+	}
+	ch := make(chan elected, 1)
+	go func() {
+		l, r, err := b.Lead(t.Context())
+		ch <- elected{l, r, err}
+	}()
+	// b campaigns: it must not be elected while a leads. Its campaign's
+	// key is there once it waits.
+	cli := raw(t, srv)
+	deadline := time.Now().Add(10 * time.Second)
+	for countPrefix(t, cli, "/memfs/lead/g/lead/") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("b's campaign never showed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case e := <-ch:
+		t.Fatalf("b elected while a leads: %v", e.err)
+	default:
+	}
+	resignA()
+	<-leadA.Done()
+	var e elected
+	select {
+	case e = <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("b not elected 10 s after a resigned")
+	}
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+	defer e.resign()
+	b.Close()
+	select {
+	case <-e.lead.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("b's lead did not end 10 s after its store closed")
+	}
+}
