@@ -34,9 +34,9 @@ type Config struct {
 	// Username and Password authenticate to etcd; empty for none.
 	Username, Password string
 	// ChunkGrace is how long an unreferenced chunk is kept before
-	// CollectChunks may remove it; zero means 10 minutes. A Save writes
+	// Collect may remove it; zero means 10 minutes. A Save writes
 	// its chunks before the record that names them, so it must finish
-	// within ChunkGrace for a concurrent CollectChunks to leave them.
+	// within ChunkGrace for a concurrent Collect to leave them.
 	ChunkGrace time.Duration
 }
 

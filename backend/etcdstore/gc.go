@@ -13,7 +13,7 @@ import (
 	"github.com/memfs/memfs/backend"
 )
 
-// gcMark is g/mark: the revision a CollectChunks saw, and when.
+// gcMark is g/mark: the revision a Collect saw, and when.
 type gcMark struct {
 	Rev  int64 `json:"rev"`
 	Time int64 `json:"time"` // Unix nanoseconds

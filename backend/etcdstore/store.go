@@ -496,7 +496,7 @@ func (s *Store) readChunks(ctx context.Context, hashes []string, size, rev int64
 
 // putChunks writes chunks (each named by its hash), one request each.
 // A chunk already stored is written again: its new revision tells
-// CollectChunks that a save is about to name it.
+// Collect that a save is about to name it.
 func (s *Store) putChunks(ctx context.Context, hashes []string, chunks [][]byte) error {
 	for i, h := range hashes {
 		rctx, cancel := s.req(ctx)
@@ -616,7 +616,7 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 }
 
 // Delete removes keys (their records and values; chunks stay for
-// CollectChunks), in transactions of up to 64 keys.
+// Collect), in transactions of up to 64 keys.
 func (s *Store) Delete(ctx context.Context, keys ...string) error {
 	for _, k := range keys {
 		if err := backend.CheckStoreKey(k); err != nil {

@@ -950,6 +950,7 @@ func TestStat(t *testing.T) {
 		t.Errorf("Stat of ../x = %v, want ErrInvalidKey", err)
 	}
 }
+
 // TestLead: one of two clients of a namespace is the collector at a time;
 // when it resigns, the other is elected; a leader's context ends when its
 // store closes.
