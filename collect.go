@@ -2,7 +2,6 @@ package memfs
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -92,18 +91,3 @@ func (c *collector) close() {
 	c.stop()
 	<-c.done
 }
-
-// Collect collects the store by hand (memfs gc): what no key, conflict copy
-// or system record names any more and was written long enough ago. A store
-// without such data (not a backend.Collector) gives ErrNothingToCollect.
-func (f *FS) Collect(ctx context.Context) (backend.Collected, error) {
-	c, ok := f.store.(backend.Collector)
-	if !ok {
-		return backend.Collected{}, ErrNothingToCollect
-	}
-	return c.Collect(ctx)
-}
-
-// ErrNothingToCollect is FS.Collect's answer for a store that keeps no data
-// apart from its keys (every store but etcd).
-var ErrNothingToCollect = errors.New("memfs: the store keeps nothing apart from its keys: nothing to collect")
