@@ -2,8 +2,11 @@ package etcdstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -24,9 +27,11 @@ type gcMark struct {
 // Config.ChunkGrace ago; then it leaves a new mark. The first call (and
 // any call sooner than ChunkGrace after the mark) only leaves the mark, so
 // a chunk is removed no sooner than ChunkGrace after it was last written.
-// That spares a concurrent Save, which writes its chunks (again, if they
-// are stored already: a new revision) before the record that names them,
-// as long as it takes less than ChunkGrace. Each chunk is deleted only if
+// A save writes its chunks (again, if they are stored already: a new
+// revision) before the record that names them, under an intent (see
+// intent) that spares them however long the save takes; the grace spares
+// those of a writer that puts no intent (an older memfs) as long as it
+// takes less than ChunkGrace. Each chunk is deleted only if
 // its revision is still the one read. A record that does not decode may
 // name any chunk: while one is in the namespace, nothing is removed.
 func (s *Store) Collect(ctx context.Context) (backend.Collected, error) {
@@ -68,7 +73,7 @@ func (s *Store) Collect(ctx context.Context) (backend.Collected, error) {
 }
 
 // sweep deletes the chunks not named at the current revision whose last
-// write is at or before rev.
+// write is at or before rev, and before every intent live then.
 func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
 	used := map[string]bool{}
 	damaged := false
@@ -85,6 +90,16 @@ func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
 	})
 	if err != nil {
 		return 0, mapErr("collect", err, ctx)
+	}
+	// What the saves in progress at that revision wrote since their
+	// intents stays.
+	ir, err := s.get(ctx, s.prefix+"g/w/", clientv3.WithPrefix(), clientv3.WithRev(at))
+	if err != nil {
+		return 0, mapErr("collect", err, ctx)
+	}
+	oldest := int64(math.MaxInt64)
+	for _, kv := range ir.Kvs {
+		oldest = min(oldest, kv.CreateRevision)
 	}
 	_, err = s.rangeEach(ctx, s.prefix+"s/", sysPage, false, func(kv *mvccpb.KeyValue) error {
 		_, man, err := decodeSys(kv.Value)
@@ -114,7 +129,7 @@ func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
 	var gone []cand
 	dir := s.prefix + "c/"
 	_, err = s.rangeEach(ctx, dir, listPage, true, func(kv *mvccpb.KeyValue) error {
-		if !used[string(kv.Key[len(dir):])] && kv.ModRevision <= rev && kv.ModRevision <= at {
+		if !used[string(kv.Key[len(dir):])] && kv.ModRevision <= rev && kv.ModRevision <= at && kv.ModRevision < oldest {
 			gone = append(gone, cand{string(kv.Key), kv.ModRevision})
 		}
 		return nil
@@ -171,3 +186,69 @@ func (s *Store) Lead(ctx context.Context) (context.Context, func(), error) {
 	}()
 	return lead, cancel, nil
 }
+
+// An intent is a save in progress that writes chunks: g/w/<id>, on the
+// store's lease, put before the chunks and removed after the record that
+// names them. Collect spares every chunk written since the oldest intent
+// live at the revision it read the records at, and the record's
+// transaction holds only if its intent is still live: a save whose lease
+// ended (its process paused, or etcd away, for longer than leaseTTL) fails
+// instead of naming chunks a collection may have taken meanwhile. So no
+// chunk a save names is removed, however long the save takes.
+type intent struct {
+	key string
+	rev int64 // its CreateRevision
+}
+
+// intend puts a new intent.
+func (s *Store) intend(ctx context.Context) (*intent, error) {
+	_, lease, err := s.lease(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var id [12]byte
+	rand.Read(id[:])
+	key := s.prefix + "g/w/" + hex.EncodeToString(id[:])
+	rctx, cancel := s.req(ctx)
+	defer cancel()
+	resp, err := s.cli.Put(rctx, key, "", clientv3.WithLease(lease))
+	if err != nil {
+		return nil, err
+	}
+	return &intent{key: key, rev: resp.Header.Revision}, nil
+}
+
+// held is the comparison a transaction naming the intent's chunks makes;
+// none for a nil intent (no chunks).
+func (in *intent) held() []clientv3.Cmp {
+	if in == nil {
+		return nil
+	}
+	return []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(in.key), "=", in.rev)}
+}
+
+// lost reports whether the intent ended before its save committed; a
+// transaction that failed with it live failed on another comparison.
+func (s *Store) lost(ctx context.Context, in *intent) (bool, error) {
+	if in == nil {
+		return false, nil
+	}
+	resp, err := s.get(ctx, in.key)
+	if err != nil {
+		return false, err
+	}
+	return len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != in.rev, nil
+}
+
+// release removes the intent: best effort, its lease ends it anyway.
+func (s *Store) release(in *intent) {
+	if in == nil {
+		return
+	}
+	rctx, cancel := s.req(context.Background())
+	defer cancel()
+	s.cli.Delete(rctx, in.key)
+}
+
+// errIntentLost is the error of a save whose intent ended first.
+var errIntentLost = fmt.Errorf("%w: the save's lease ended before it could commit (etcd unreachable, or the process paused, for over %d s); nothing of it was written", backend.ErrUnavailable, leaseTTL)

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -31,6 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(gcWriter())
 	case "collector":
 		os.Exit(gcCollector())
+	case "slow":
+		os.Exit(slowWriter())
 	}
 	os.Exit(m.Run())
 }
@@ -78,8 +83,11 @@ func killKey(seed uint64, round, i int) string {
 func roleStore() (*etcdstore.Store, uint64, int) {
 	seed, _ := strconv.ParseUint(os.Getenv("MEMFS_GC_SEED"), 10, 64)
 	round, _ := strconv.Atoi(os.Getenv("MEMFS_GC_ROUND"))
+	// A long request timeout: a request under way when the process is
+	// stopped goes on when it continues.
 	st, err := etcdstore.Open(context.Background(), etcdstore.Config{
-		Endpoints: []string{os.Getenv("MEMFS_GC_ENDPOINT")}, Namespace: killNS, ChunkGrace: killGrace})
+		Endpoints: []string{os.Getenv("MEMFS_GC_ENDPOINT")}, Namespace: killNS, ChunkGrace: killGrace,
+		RequestTimeout: time.Minute})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -129,9 +137,10 @@ func gcCollector() int {
 
 // killProc is a writer or collector process and what it printed.
 type killProc struct {
-	cmd   *exec.Cmd
-	lines chan string // closed at its end of output
-	done  chan struct{}
+	cmd    *exec.Cmd
+	stderr bytes.Buffer // read after done
+	lines  chan string  // closed at its end of output
+	done   chan struct{}
 }
 
 func startRole(t *testing.T, role, endpoint string, seed uint64, round int) *killProc {
@@ -139,8 +148,8 @@ func startRole(t *testing.T, role, endpoint string, seed uint64, round int) *kil
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "MEMFS_GC_ROLE="+role, "MEMFS_GC_ENDPOINT="+endpoint,
 		fmt.Sprintf("MEMFS_GC_SEED=%d", seed), fmt.Sprintf("MEMFS_GC_ROUND=%d", round))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	p := &killProc{cmd: cmd, lines: make(chan string, 1024), done: make(chan struct{})}
+	cmd.Stderr = &p.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +157,6 @@ func startRole(t *testing.T, role, endpoint string, seed uint64, round int) *kil
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &killProc{cmd: cmd, lines: make(chan string, 1024), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		sc := bufio.NewScanner(out)
@@ -157,7 +165,7 @@ func startRole(t *testing.T, role, endpoint string, seed uint64, round int) *kil
 		}
 		close(p.lines)
 		cmd.Wait()
-		if s := stderr.String(); s != "" {
+		if s := p.stderr.String(); s != "" {
 			t.Logf("%s %d said: %s", role, cmd.Process.Pid, s)
 		}
 	}()
@@ -353,4 +361,124 @@ func TestCollectKill9(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged saves; %d chunks at the end of the rounds, %d named; %d removed in all", saves, before, len(want), removed)
+}
+
+// slowValue is the value TestCollectSlowSave saves: 8 chunks.
+func slowValue(seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 8))
+	v := make([]byte, 8*blockSize)
+	for i := range v {
+		v[i] = byte(r.Uint32())
+	}
+	return v
+}
+
+// slowWriter saves slowValue under "slow" with Save or Apply
+// (MEMFS_GC_ROUND even or odd) and exits.
+func slowWriter() int {
+	st, seed, round := roleStore()
+	e := backend.Entry{Key: "slow", Value: slowValue(seed), Info: backend.Info{Mode: 0o644, MTime: time.Now()}}
+	var err error
+	if round%2 == 0 {
+		err = st.Save(context.Background(), e)
+	} else {
+		_, err = st.Apply(context.Background(), backend.Batch{Saves: []backend.Entry{e}})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "save:", err)
+		return 1
+	}
+	return 0
+}
+
+// TestCollectSlowSave: a save that stops (SIGSTOP) after writing some of
+// its chunks, for longer than the grace, while a collection runs, then
+// goes on: what it acknowledges reads back whole. (A save slower than the
+// grace, on a loaded machine or a slow link, lost the chunks it had
+// written before the collection's mark.)
+func TestCollectSlowSave(t *testing.T) {
+	srv := etcdtest.Start(t)
+	const grace = 200 * time.Millisecond
+	st := open(t, srv, killNS, func(c *etcdstore.Config) { c.ChunkGrace = grace })
+	cli := raw(t, srv)
+	// Save, then Apply, each stopped for less than the lease's TTL, then
+	// for longer: its intent is gone then, and Save fails, writing
+	// nothing; Apply writes its chunks again and commits.
+	for round := range 4 {
+		long := round >= 2
+		seed := uint64(round + 1)
+		v := slowValue(seed)
+		var keys []string
+		for i := 0; i < len(v); i += blockSize {
+			sum := sha256.Sum256(v[i : i+blockSize])
+			keys = append(keys, "/memfs/"+killNS+"/c/"+hex.EncodeToString(sum[:]))
+		}
+		st.Delete(context.Background(), "slow")
+		for _, k := range keys { // none of them stored before
+			if _, err := cli.Delete(context.Background(), k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := startRole(t, "slow", srv.Endpoint(), seed, round)
+		// Stop it when some of its chunks are written and its record
+		// is not.
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			resp, err := cli.Get(context.Background(), keys[0], clientv3.WithCountOnly())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Count > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the writer wrote no chunk in 30 s")
+			}
+		}
+		p.cmd.Process.Signal(syscall.SIGSTOP)
+		if _, err := st.Load(context.Background(), "slow"); err == nil {
+			t.Fatalf("round %d: the save was over before it could be stopped", round)
+		}
+		for long { // until the lease of the stopped process has ended
+			resp, err := cli.Get(context.Background(), "/memfs/"+killNS+"/g/w/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Count == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the stopped writer's intent outlived its lease by 30 s")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if _, err := st.Collect(context.Background()); err != nil { // the mark
+			t.Fatal(err)
+		}
+		time.Sleep(grace) // the collection's grace passes while the save stands still
+		got, err := st.Collect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.cmd.Process.Signal(syscall.SIGCONT)
+		for range p.lines {
+		}
+		<-p.done
+		if long && round%2 == 0 {
+			if p.cmd.ProcessState.Success() || !strings.Contains(p.stderr.String(), "lease ended") {
+				t.Fatalf("round %d: a Save whose lease ended while it was stopped: %v, %s; want it to fail, saying so", round, p.cmd.ProcessState, p.stderr.String())
+			}
+			if _, err := st.Load(context.Background(), "slow"); !errors.Is(err, backend.ErrKeyNotFound) {
+				t.Fatalf("round %d: a Save that failed left a record: %v", round, err)
+			}
+			continue
+		}
+		if !p.cmd.ProcessState.Success() {
+			t.Fatalf("round %d: the save failed (%v); it should have gone on", round, p.cmd.ProcessState)
+		}
+		e, err := st.Load(context.Background(), "slow")
+		if err != nil || !bytes.Equal(e[0].Value, v) {
+			t.Fatalf("round %d: the save, acknowledged after a collection removed %d chunks, reads back: %v", round, got.Removed, err)
+		}
+	}
 }
