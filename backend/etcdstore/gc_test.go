@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 
 // The kill -9 test's namespace, grace, keys and values.
 const (
-	killNS    = "kill9"
+	killNS = "kill9"
 	// killGrace is next to none: what spares the chunks of a save in
 	// progress is its intent alone.
 	killGrace = time.Millisecond
