@@ -160,29 +160,37 @@ func (s *Store) Lead(ctx context.Context) (context.Context, func(), error) {
 	if err := s.begin(ctx, "lead"); err != nil {
 		return nil, nil, err
 	}
-	sess, err := concurrency.NewSession(s.cli, concurrency.WithTTL(leaseTTL), concurrency.WithContext(s.life))
+	// The campaign, its lease and its keep-alive live while ctx does and
+	// the store is open: a campaign with etcd away ends with ctx.
+	lead, cancel := context.WithCancel(ctx)
+	unlink := context.AfterFunc(s.life, cancel)
+	end := func() { unlink(); cancel() }
+	sess, err := concurrency.NewSession(s.cli, concurrency.WithTTL(leaseTTL), concurrency.WithContext(lead))
 	if err != nil {
+		end()
 		return nil, nil, mapErr("lead", err, ctx)
+	}
+	revoke := func() {
+		sess.Orphan()
+		rctx, rcancel := s.req(context.Background())
+		defer rcancel()
+		s.cli.Revoke(rctx, sess.Lease()) // best effort: it expires anyway
 	}
 	el := concurrency.NewElection(sess, s.prefix+"g/lead/")
-	if err := el.Campaign(ctx, "collector"); err != nil {
-		sess.Close()
+	if err := el.Campaign(lead, "collector"); err != nil {
+		end()
+		revoke()
 		return nil, nil, mapErr("lead", err, ctx)
 	}
-	lead, cancel := context.WithCancel(ctx)
 	s.workers.Add(1)
 	go func() {
 		defer s.workers.Done()
 		select {
 		case <-sess.Done():
 		case <-lead.Done():
-		case <-s.life.Done():
 		}
-		cancel()
-		rctx, rcancel := s.req(context.Background())
-		defer rcancel()
-		el.Resign(rctx) // best effort: the lease's end resigns too
-		sess.Close()
+		end()
+		revoke() // resigns: the next candidate is elected
 	}()
 	return lead, cancel, nil
 }

@@ -1005,3 +1005,26 @@ func TestLead(t *testing.T) {
 		t.Fatal("b's lead did not end 10 s after its store closed")
 	}
 }
+
+// TestLeadEtcdDown: a campaign while etcd does not answer ends when its
+// context does (an unmount must not wait for etcd).
+func TestLeadEtcdDown(t *testing.T) {
+	srv := etcdtest.Start(t)
+	st := open(t, srv, "leaddown")
+	srv.Kill()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := st.Lead(ctx)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("elected with etcd down")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Lead still campaigning 10 s after its context ended, with etcd down")
+	}
+}
