@@ -49,6 +49,11 @@ type MountOptions struct {
 	// why ("interval", "unmount") and the number of unflushed entries;
 	// the function it returns is called when the flush is over.
 	OnFlush func(why string, entries int) (done func())
+	// CollectInterval is how often the mount collects a shared store
+	// (backend.Collector) when the store's mounts elect it: zero means
+	// DefaultCollectInterval, a negative value never. A read-only mount
+	// never does.
+	CollectInterval time.Duration
 }
 
 // refreshEvents is how often a mount of a shared store reads what other
@@ -71,7 +76,8 @@ type Mount struct {
 	srv  server
 	ext  *extwatch.Watcher
 	app  *extwatch.Helper
-	peer *presence // the registration with a shared store, or nil
+	peer *presence  // the registration with a shared store, or nil
+	gc   *collector // the collection of a shared store, or nil
 }
 
 // QueryFile is the name, in a mount's .memfs/search/ and .memfs/context/,
@@ -148,6 +154,9 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		return nil, fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, dir)
 	}
 	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv, peer: peer}
+	if !readOnly {
+		m.gc = f.startCollector(mo.CollectInterval)
+	}
 	f.mount = m
 	// A store other writers change (its Watcher feed): follow them.
 	es, ok := f.store.(extwatch.Store)
@@ -259,6 +268,7 @@ serve:
 	}
 	<-served
 	m.stopExternal() // also after an unmount from outside: nothing may change the session now
+	m.gc.close()
 	m.peer.close()
 	m.root.Close()
 	m.f.mu.Lock()

@@ -165,3 +165,32 @@ type Watcher interface {
 	// deletes may be reported too.
 	Watch(ctx context.Context) (<-chan Change, error)
 }
+
+// Collector is a shared store that keeps data no key names any more (the
+// chunks of overwritten and deleted large values) until it is collected:
+// by hand (memfs gc), or by the one process that the mounts of the store
+// elect (Lead), so that several mounts do not each scan the whole store.
+type Collector interface {
+	// Collect removes what no record, conflict copy or system record
+	// names, and reports what it did. It never removes what a save in
+	// progress is about to name (the store documents how).
+	Collect(ctx context.Context) (Collected, error)
+	// Lead blocks until this process is the store's collector or ctx is
+	// done. It returns a context that ends when the process stops being
+	// the collector (ctx done, resign called, or the election's lease
+	// lost), and resign, which gives the place to the next candidate.
+	Lead(ctx context.Context) (lead context.Context, resign func(), err error)
+}
+
+// Collected is what one Collector.Collect did.
+type Collected struct {
+	// Removed is how many pieces of data it deleted.
+	Removed int
+	// Swept is false when Collect only left the mark that a later
+	// Collect, after Wait, sweeps from: nothing written since was
+	// examined.
+	Swept bool
+	// Wait is how long the store keeps unnamed data before a Collect
+	// may remove it.
+	Wait time.Duration
+}

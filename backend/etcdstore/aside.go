@@ -14,7 +14,7 @@ var _ backend.AsideMover = (*Store)(nil)
 
 // asideDir is where MoveAside puts records: x/STAMP/{m,v}/KEY, the record
 // and the inline value exactly as stored. The chunks a record there names
-// are kept by CollectChunks as a record under m/ keeps them.
+// are kept by Collect as a record under m/ keeps them.
 const asideDir = "x/"
 
 // MoveAside moves key's record and inline value, as stored, to

@@ -47,12 +47,12 @@ func TestMoveAsideKeepsEverything(t *testing.T) {
 		t.Errorf("keys after MoveAside: %v", got)
 	}
 	for range 2 {
-		if _, err := st.CollectChunks(t.Context()); err != nil {
+		if _, err := st.Collect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(grace)
 	}
-	if _, err := st.CollectChunks(t.Context()); err != nil {
+	if _, err := st.Collect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if n := countPrefix(t, cli, "/memfs/aside/c/"); n != 2 {

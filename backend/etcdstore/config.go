@@ -34,9 +34,10 @@ type Config struct {
 	// Username and Password authenticate to etcd; empty for none.
 	Username, Password string
 	// ChunkGrace is how long an unreferenced chunk is kept before
-	// CollectChunks may remove it; zero means 10 minutes. A Save writes
-	// its chunks before the record that names them, so it must finish
-	// within ChunkGrace for a concurrent CollectChunks to leave them.
+	// Collect may remove it; zero means 10 minutes. A save writes its
+	// chunks before the record that names them, under an intent that
+	// Collect honours whatever the grace; the grace spares the chunks of
+	// a writer that puts no intent (an older memfs) for that long.
 	ChunkGrace time.Duration
 }
 

@@ -1,7 +1,8 @@
 // Package etcdstore is a backend.Store on an etcd v3 cluster: a store that
 // several mounts, on several machines, share. It has every capability:
 // backend.SysStore, backend.Walker, backend.Versioned, backend.Batcher,
-// backend.Watcher, backend.SysSwapper and backend.Presence.
+// backend.Watcher, backend.SysSwapper, backend.Presence and
+// backend.Collector.
 //
 //	cfg, err := etcdstore.ParseURL("etcd://10.0.0.1:2379,10.0.0.2:2379/team")
 //	if err == nil {
@@ -21,14 +22,20 @@
 //	v/<key>     the value, up to 64 KiB (absent when empty or chunked)
 //	c/<sha256>  a chunk of at most 512 KiB, shared by every value that holds it
 //	s/<name>    a system record: the data up to 1 MiB, else a list of chunks
-//	p/<id>      a registration (backend.Peer as JSON), on a 10 s lease
-//	g/mark      where CollectChunks last looked
+//	p/<id>      a registration (backend.Peer as JSON), on the store's 10 s lease
+//	g/mark      where Collect last looked
+//	g/lead/...  the election of the namespace's collector (Lead)
+//	g/w/<id>    a save in progress that writes chunks (on the store's lease)
 //
 // Info.Rev is the ModRevision of m/<key>. A value's chunks are written
 // before the transaction that writes the record naming them, so a value
 // appears whole or not at all. Chunks are left when a key is deleted or
-// replaced (another record may hold them); CollectChunks removes those
-// that no record names, after a grace period.
+// replaced (another record may hold them); Collect removes those that
+// no record names, after a grace period (Config.ChunkGrace), none that a
+// save in progress wrote (its g/w/ intent, which the save's transaction
+// checks: a save whose lease ended fails instead), and none while a
+// record is damaged. The mounts of a namespace elect one of
+// them (Lead) to collect.
 //
 // # Limits
 //
@@ -93,6 +100,8 @@
 // (closed, the last listing's revision, the damaged keys, the presence);
 // no request runs under it. The presence has a mutex of its own, taken
 // after the store's, never with a request running. Each Watch runs a
-// goroutine, and the first Register one more (the lease's keep-alive);
-// Close ends them and waits for them.
+// goroutine, and the first Register or save of a chunked value one more
+// (the store's lease's keep-alive);
+// Close ends them and waits for them; so does each Lead that elected the
+// process (its election's lease).
 package etcdstore

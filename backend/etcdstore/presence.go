@@ -40,20 +40,7 @@ func (s *Store) Register(ctx context.Context, p backend.Peer) (func(), error) {
 	rand.Read(id[:])
 	p.ID = hex.EncodeToString(id[:])
 	p.Since = time.Now().UTC().Round(0)
-	s.mu.Lock()
-	pr := s.presence
-	if pr == nil {
-		pr = &presence{regs: map[string]backend.Peer{}, wake: make(chan struct{}, 1)}
-		s.presence = pr
-		s.workers.Add(1)
-		go func() {
-			defer s.workers.Done()
-			s.keepPresence(pr)
-		}()
-	}
-	s.mu.Unlock()
-
-	lease, err := s.ensureLease(ctx, pr)
+	pr, lease, err := s.lease(ctx)
 	if err != nil {
 		return nil, mapErr("register", err, ctx)
 	}
@@ -88,6 +75,26 @@ func (s *Store) putPeer(ctx context.Context, p backend.Peer, lease clientv3.Leas
 	defer cancel()
 	_, err = s.cli.Put(rctx, s.peer(p.ID), string(b), clientv3.WithLease(lease))
 	return err
+}
+
+// lease returns the store's presence and its lease (which the
+// registrations and the intents of saves in progress are on), granting it
+// and starting to keep it alive when there is none.
+func (s *Store) lease(ctx context.Context) (*presence, clientv3.LeaseID, error) {
+	s.mu.Lock()
+	pr := s.presence
+	if pr == nil {
+		pr = &presence{regs: map[string]backend.Peer{}, wake: make(chan struct{}, 1)}
+		s.presence = pr
+		s.workers.Add(1)
+		go func() {
+			defer s.workers.Done()
+			s.keepPresence(pr)
+		}()
+	}
+	s.mu.Unlock()
+	lease, err := s.ensureLease(ctx, pr)
+	return pr, lease, err
 }
 
 // ensureLease returns the store's lease, granting one (and starting to

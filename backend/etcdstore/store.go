@@ -32,6 +32,7 @@ var (
 	_ backend.Watcher    = (*Store)(nil)
 	_ backend.SysSwapper = (*Store)(nil)
 	_ backend.Presence   = (*Store)(nil)
+	_ backend.Collector  = (*Store)(nil)
 )
 
 // Store is a backend.Store on an etcd v3 cluster. Make one with Open.
@@ -497,9 +498,9 @@ func (s *Store) readChunks(ctx context.Context, hashes []string, size, rev int64
 	return out, nil
 }
 
-// putChunks writes chunks (each named by its hash), one request each.
-// A chunk already stored is written again: its new revision tells
-// CollectChunks that a save is about to name it.
+// putChunks writes chunks (each named by its hash), one request each,
+// under an intent (see intent). A chunk already stored is written again:
+// its new revision tells Collect that a save is about to name it.
 func (s *Store) putChunks(ctx context.Context, hashes []string, chunks [][]byte) error {
 	for i, h := range hashes {
 		rctx, cancel := s.req(ctx)
@@ -510,6 +511,16 @@ func (s *Store) putChunks(ctx context.Context, hashes []string, chunks [][]byte)
 		}
 	}
 	return nil
+}
+
+// intendFor puts an intent when one of preps has chunks; nil otherwise.
+func (s *Store) intendFor(ctx context.Context, preps []prepared) (*intent, error) {
+	for _, p := range preps {
+		if len(p.hashes) > 0 {
+			return s.intend(ctx)
+		}
+	}
+	return nil, nil
 }
 
 // prepared is one entry ready to commit: its record and value ops.
@@ -578,8 +589,15 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 	preps := make([]prepared, len(idx))
 	for j, i := range idx {
 		preps[j] = prepare(entries[i], now)
-		if err := s.putChunks(ctx, preps[j].hashes, preps[j].chunks); err != nil {
-			return mapErr("save "+entries[i].Key, err, ctx)
+	}
+	in, err := s.intendFor(ctx, preps)
+	if err != nil {
+		return mapErr("save", err, ctx)
+	}
+	defer s.release(in)
+	for _, p := range preps {
+		if err := s.putChunks(ctx, p.hashes, p.chunks); err != nil {
+			return mapErr("save "+p.key, err, ctx)
 		}
 	}
 	revOf := map[string]int64{}
@@ -590,9 +608,12 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 		if len(ops) == 0 {
 			return nil
 		}
-		resp, err := s.txn(ctx, nil, ops)
+		resp, err := s.txn(ctx, in.held(), ops)
 		if err != nil {
 			return mapErr("save", err, ctx)
+		}
+		if !resp.Succeeded {
+			return mapErr("save", errIntentLost, ctx)
 		}
 		for _, k := range keys {
 			revOf[k] = resp.Header.Revision
@@ -619,7 +640,7 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 }
 
 // Delete removes keys (their records and values; chunks stay for
-// CollectChunks), in transactions of up to 64 keys.
+// Collect), in transactions of up to 64 keys.
 func (s *Store) Delete(ctx context.Context, keys ...string) error {
 	for _, k := range keys {
 		if err := backend.CheckStoreKey(k); err != nil {

@@ -594,7 +594,7 @@ func TestNamespaces(t *testing.T) {
 	}
 }
 
-func TestCollectChunks(t *testing.T) {
+func TestCollect(t *testing.T) {
 	srv := etcdtest.Start(t)
 	const grace = 500 * time.Millisecond
 	st := open(t, srv, "gc", func(c *etcdstore.Config) { c.ChunkGrace = grace })
@@ -614,11 +614,11 @@ func TestCollectChunks(t *testing.T) {
 	if n := chunks(); n != 7 {
 		t.Fatalf("%d chunks, want 7", n)
 	}
-	if n, err := st.CollectChunks(t.Context()); err != nil || n != 0 {
-		t.Fatalf("first CollectChunks = %d, %v; want 0 (it only leaves its mark)", n, err)
+	if c, err := st.Collect(t.Context()); err != nil || c.Removed != 0 || c.Swept || c.Wait != grace {
+		t.Fatalf("first Collect = %+v, %v; want nothing removed, not swept (it only leaves its mark), Wait %v", c, err, grace)
 	}
-	if n, err := st.CollectChunks(t.Context()); err != nil || n != 0 {
-		t.Fatalf("CollectChunks within the grace = %d, %v; want 0", n, err)
+	if c, err := st.Collect(t.Context()); err != nil || c.Removed != 0 || c.Swept {
+		t.Fatalf("Collect within the grace = %+v, %v; want nothing", c, err)
 	}
 	// A value written after the mark is spared, even unreferenced.
 	late := random(100<<10, 4)
@@ -629,8 +629,8 @@ func TestCollectChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(grace)
-	if n, err := st.CollectChunks(t.Context()); err != nil || n != 2 {
-		t.Fatalf("CollectChunks after the grace = %d, %v; want the 2 chunks of the deleted value", n, err)
+	if c, err := st.Collect(t.Context()); err != nil || c.Removed != 2 || !c.Swept {
+		t.Fatalf("Collect after the grace = %+v, %v; want the 2 chunks of the deleted value", c, err)
 	}
 	if got := loadValue(t, st, "kept"); !bytes.Equal(got, kept) {
 		t.Error("the kept value changed")
@@ -639,11 +639,48 @@ func TestCollectChunks(t *testing.T) {
 		t.Errorf("the big system record after a collection: %d bytes, %v", len(got), err)
 	}
 	time.Sleep(grace)
-	if n, err := st.CollectChunks(t.Context()); err != nil || n != 1 {
-		t.Fatalf("the next CollectChunks = %d, %v; want the chunk written after the first mark", n, err)
+	if c, err := st.Collect(t.Context()); err != nil || c.Removed != 1 {
+		t.Fatalf("the next Collect = %+v, %v; want the chunk written after the first mark", c, err)
 	}
 	if n := chunks(); n != 5 {
 		t.Errorf("%d chunks left, want 5 (kept's 2, the system record's 3)", n)
+	}
+}
+
+// TestCollectDamagedRecord: a record that does not decode may name any
+// chunk (fsck moves it aside, the bytes of its chunk list still there), so
+// a collection removes nothing while one is in the namespace.
+func TestCollectDamagedRecord(t *testing.T) {
+	srv := etcdtest.Start(t)
+	const grace = 200 * time.Millisecond
+	st := open(t, srv, "gcdmg", func(c *etcdstore.Config) { c.ChunkGrace = grace })
+	cli := raw(t, srv)
+	big := random(600<<10, 5)
+	if err := st.Save(t.Context(), entry("big", big)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cli.Get(t.Context(), "/memfs/gcdmg/m/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One byte lost at the end: the chunk names are all still in it.
+	rec := resp.Kvs[0].Value
+	if _, err := cli.Put(t.Context(), "/memfs/gcdmg/m/big", string(rec[:len(rec)-1])); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Collect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(grace)
+	c, err := st.Collect(t.Context())
+	if c.Removed != 0 {
+		t.Errorf("Collect with a damaged record removed %d chunks (err %v); want none", c.Removed, err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("Collect with a damaged record: err %v, want one that says a record is damaged", err)
+	}
+	if n := countPrefix(t, cli, "/memfs/gcdmg/c/"); n != 2 {
+		t.Errorf("%d chunks left, want the damaged record's 2", n)
 	}
 }
 
@@ -911,5 +948,83 @@ func TestStat(t *testing.T) {
 	}
 	if _, err := st.Stat(t.Context(), "../x"); !errors.Is(err, backend.ErrInvalidKey) {
 		t.Errorf("Stat of ../x = %v, want ErrInvalidKey", err)
+	}
+}
+
+// TestLead: one of two clients of a namespace is the collector at a time;
+// when it resigns, the other is elected; a leader's context ends when its
+// store closes.
+func TestLead(t *testing.T) {
+	srv := etcdtest.Start(t)
+	a, b := open(t, srv, "lead"), open(t, srv, "lead")
+	leadA, resignA, err := a.Lead(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type elected struct {
+		lead   context.Context
+		resign func()
+		err    error
+	}
+	ch := make(chan elected, 1)
+	go func() {
+		l, r, err := b.Lead(t.Context())
+		ch <- elected{l, r, err}
+	}()
+	// b campaigns: it must not be elected while a leads. Its campaign's
+	// key is there once it waits.
+	cli := raw(t, srv)
+	deadline := time.Now().Add(10 * time.Second)
+	for countPrefix(t, cli, "/memfs/lead/g/lead/") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("b's campaign never showed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case e := <-ch:
+		t.Fatalf("b elected while a leads: %v", e.err)
+	default:
+	}
+	resignA()
+	<-leadA.Done()
+	var e elected
+	select {
+	case e = <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("b not elected 10 s after a resigned")
+	}
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+	defer e.resign()
+	b.Close()
+	select {
+	case <-e.lead.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("b's lead did not end 10 s after its store closed")
+	}
+}
+
+// TestLeadEtcdDown: a campaign while etcd does not answer ends when its
+// context does (an unmount must not wait for etcd).
+func TestLeadEtcdDown(t *testing.T) {
+	srv := etcdtest.Start(t)
+	st := open(t, srv, "leaddown")
+	srv.Kill()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := st.Lead(ctx)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("elected with etcd down")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Lead still campaigning 10 s after its context ended, with etcd down")
 	}
 }

@@ -38,13 +38,23 @@ func (s *Store) SaveSys(ctx context.Context, name string, data []byte) error {
 		return err
 	}
 	head, hashes, chunks := encodeSys(data)
+	var in *intent
+	if len(hashes) > 0 {
+		var err error
+		if in, err = s.intend(ctx); err != nil {
+			return mapErr("savesys "+name, err, ctx)
+		}
+		defer s.release(in)
+	}
 	if err := s.putChunks(ctx, hashes, chunks); err != nil {
 		return mapErr("savesys "+name, err, ctx)
 	}
-	rctx, cancel := s.req(ctx)
-	defer cancel()
-	if _, err := s.cli.Put(rctx, s.sys(name), string(head)); err != nil {
+	resp, err := s.txn(ctx, in.held(), []clientv3.Op{clientv3.OpPut(s.sys(name), string(head))})
+	if err != nil {
 		return mapErr("savesys "+name, err, ctx)
+	}
+	if !resp.Succeeded {
+		return mapErr("savesys "+name, errIntentLost, ctx)
 	}
 	return nil
 }
@@ -218,7 +228,15 @@ func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[
 		return false, fmt.Errorf("etcdstore: swapsys: %d operations of %d bytes, over one transaction's %d and %d: %w",
 			len(ops), size, maxTxnOps, maxTxnBytes, backend.ErrBatchTooLarge)
 	}
+	var in *intent
 	for _, c := range big {
+		if len(c.hashes) > 0 && in == nil {
+			var err error
+			if in, err = s.intend(ctx); err != nil {
+				return false, mapErr("swapsys", err, ctx)
+			}
+			defer s.release(in)
+		}
 		if err := s.putChunks(ctx, c.hashes, c.chunks); err != nil {
 			return false, mapErr("swapsys", err, ctx)
 		}
@@ -230,26 +248,33 @@ func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[
 		head, _, _ := encodeSys(old)
 		cmp = clientv3.Compare(clientv3.Value(s.sys(guard)), "=", string(head))
 	}
-	resp, err := s.txn(ctx, []clientv3.Cmp{cmp}, ops)
+	resp, err := s.txn(ctx, append(in.held(), cmp), ops)
 	if err != nil {
 		return false, mapErr("swapsys", err, ctx)
 	}
-	if resp.Succeeded || old == nil {
-		return resp.Succeeded, nil
+	if !resp.Succeeded && old != nil {
+		// old may be a damaged record as stored (backend.CorruptError's
+		// Raw): then the guard holds if the stored bytes are old,
+		// unchanged since they were read here.
+		cur, err := s.get(ctx, s.sys(guard))
+		if err != nil {
+			return false, mapErr("swapsys", err, ctx)
+		}
+		if len(cur.Kvs) > 0 && bytes.Equal(cur.Kvs[0].Value, old) {
+			cmp = clientv3.Compare(clientv3.ModRevision(s.sys(guard)), "=", cur.Kvs[0].ModRevision)
+			if resp, err = s.txn(ctx, append(in.held(), cmp), ops); err != nil {
+				return false, mapErr("swapsys", err, ctx)
+			}
+		}
 	}
-	// old may be a damaged record as stored (backend.CorruptError's Raw):
-	// then the guard holds if the stored bytes are old, unchanged since
-	// they were read here.
-	cur, err := s.get(ctx, s.sys(guard))
-	if err != nil {
-		return false, mapErr("swapsys", err, ctx)
-	}
-	if len(cur.Kvs) == 0 || !bytes.Equal(cur.Kvs[0].Value, old) {
-		return false, nil
-	}
-	cmp = clientv3.Compare(clientv3.ModRevision(s.sys(guard)), "=", cur.Kvs[0].ModRevision)
-	if resp, err = s.txn(ctx, []clientv3.Cmp{cmp}, ops); err != nil {
-		return false, mapErr("swapsys", err, ctx)
+	if !resp.Succeeded {
+		lost, err := s.lost(ctx, in)
+		if err != nil {
+			return false, mapErr("swapsys", err, ctx)
+		}
+		if lost {
+			return false, mapErr("swapsys", errIntentLost, ctx)
+		}
 	}
 	return resp.Succeeded, nil
 }

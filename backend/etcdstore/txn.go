@@ -164,6 +164,8 @@ func (s *Store) apply(ctx context.Context, op string, saves []backend.Entry, exp
 	}
 	idx := lastOf(saves)
 	chunksWritten := false
+	var in *intent // the intent the chunks were written under
+	defer func() { s.release(in) }()
 	for range maxAttempts {
 		now := time.Now().Round(0)
 		var fnd map[string]found
@@ -230,6 +232,10 @@ func (s *Store) apply(ctx context.Context, op string, saves []backend.Entry, exp
 				op, len(ops), size, maxTxnOps, maxTxnBytes, backend.ErrBatchTooLarge)
 		}
 		if !chunksWritten {
+			var err error
+			if in, err = s.intendFor(ctx, preps); err != nil {
+				return nil, mapErr(op, err, ctx)
+			}
 			for _, p := range preps {
 				if err := s.putChunks(ctx, p.hashes, p.chunks); err != nil {
 					return nil, mapErr(op+" "+p.key, err, ctx)
@@ -237,7 +243,7 @@ func (s *Store) apply(ctx context.Context, op string, saves []backend.Entry, exp
 			}
 			chunksWritten = true
 		}
-		var cmps []clientv3.Cmp
+		cmps := in.held()
 		for _, k := range check {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.meta(k)), "=", fnd[k].rev))
 		}
@@ -246,7 +252,15 @@ func (s *Store) apply(ctx context.Context, op string, saves []backend.Entry, exp
 			return nil, mapErr(op, err, ctx)
 		}
 		if !resp.Succeeded {
-			continue // another writer changed a key read: read and decide again
+			lost, err := s.lost(ctx, in)
+			if err != nil {
+				return nil, mapErr(op, err, ctx)
+			}
+			if lost { // the chunks again, under a new intent
+				s.release(in)
+				in, chunksWritten = nil, false
+			}
+			continue // or another writer changed a key read: read and decide again
 		}
 		for i := range saves {
 			saves[i].Info.Rev = resp.Header.Revision

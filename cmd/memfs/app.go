@@ -44,6 +44,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			manCommand(),
 			hintCommand(),
 			modelsCommand(),
+			gcCommand(),
 		},
 	}
 	app.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words

@@ -364,7 +364,7 @@ func TestEveryCommandIsClassified(t *testing.T) {
 	for _, args := range readCommands(t) {
 		read[args[0]] = true
 	}
-	writes := map[string]bool{"mount": true, "put": true, "rm": true, "import": true, "reindex": true, "summary": true,
+	writes := map[string]bool{"mount": true, "put": true, "rm": true, "import": true, "reindex": true, "summary": true, "gc": true,
 		"__apply": true, "mount-helper": true}
 	noStore := map[string]bool{"unmount": true, "umount-helper": true, "redact": true, "install": true, "completion": true,
 		"man": true, "hint": true, "models": true, "help": true}

@@ -1,0 +1,152 @@
+package memfs_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend/etcdstore"
+	"github.com/memfs/memfs/internal/etcdtest"
+	"github.com/memfs/memfs/session"
+)
+
+// lockedBuffer is a log's output that several goroutines write.
+type lockedBuffer struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Two mounts of one etcd namespace: one of them is elected and collects by
+// itself the chunks of a large value that was overwritten, and logs how
+// many it removed (a count, no name); the value kept reads back whole.
+func TestMountsCollectTheStore(t *testing.T) {
+	needFUSE(t)
+	srv := etcdtest.Start(t)
+	const ns = "mountgc"
+	var logs [2]lockedBuffer
+	var mnts [2]string
+	var mounts [2]*served
+	var fss [2]*memfs.FS
+	for i := range 2 {
+		st, err := etcdstore.Open(context.Background(), etcdstore.Config{
+			Endpoints: []string{srv.Endpoint()}, Namespace: ns, ChunkGrace: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fss[i], err = memfs.Open(context.Background(), st, memfs.Options{
+			JournalPath: filepath.Join(t.TempDir(), "journal"),
+			Session:     session.Options{MaxFileSize: 4 << 20},
+			Logger:      slog.New(slog.NewTextHandler(&logs[i], &slog.HandlerOptions{Level: slog.LevelDebug})),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mnts[i] = t.TempDir()
+		mounts[i] = serve(t, fss[i], mnts[i], memfs.MountOptions{CollectInterval: 100 * time.Millisecond})
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	chunks := func() int64 {
+		resp, err := cli.Get(context.Background(), "/memfs/"+ns+"/c/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Count
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	big := func() []byte {
+		b := make([]byte, 600<<10) // two chunks
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	old, cur := big(), big()
+	p := filepath.Join(mnts[0], "big.bin")
+	for _, v := range [][]byte{old, cur} {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(v); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil { // the store has it when Sync returns
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if n := chunks(); n < 2 {
+		t.Fatalf("%d chunks after two saves of a large value, want at least 2", n)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	logged := func() bool {
+		return strings.Contains(logs[0].String()+logs[1].String(), "collected unnamed data")
+	}
+	for chunks() != 2 || !logged() {
+		if time.Now().After(deadline) {
+			t.Fatalf("60 s on, %d chunks are left; want the current value's 2, and a log line\nlog A:\n%s\nlog B:\n%s", chunks(), logs[0].String(), logs[1].String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// While both live, one of them is elected (the other takes over
+	// when it leaves).
+	var seen [2]string
+	for i := range 2 {
+		seen[i] = logs[i].String()
+	}
+	for i := range 2 {
+		mounts[i].stop(t)
+		if err := fss[i].Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elected, collected := 0, 0
+	for _, l := range seen {
+		elected += strings.Count(l, "elected to collect")
+		if strings.Contains(l, "collected unnamed data") {
+			collected++
+			if !strings.Contains(l, "removed=") || strings.Contains(l, "big.bin") {
+				t.Errorf("the collection's log line names something, or no count:\n%s", l)
+			}
+		}
+	}
+	if elected != 1 || collected != 1 {
+		t.Errorf("%d elections and %d mounts that collected; want one of each\nlog A:\n%s\nlog B:\n%s", elected, collected, seen[0], seen[1])
+	}
+	st, err := etcdstore.Open(context.Background(), etcdstore.Config{Endpoints: []string{srv.Endpoint()}, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got, err := st.Load(context.Background(), "big.bin")
+	if err != nil || !bytes.Equal(got[0].Value, cur) {
+		t.Fatalf("the current value after the collection: %v (equal: %v)", err, err == nil && bytes.Equal(got[0].Value, cur))
+	}
+}
