@@ -160,13 +160,14 @@ func TestPosix(t *testing.T) {
 // state (no ghost of a removed node, no conflict copy), as a new session
 // over it shows.
 //
-// The last two checks still fail on both stores (conflict copies of nodes
-// memfs itself removed, issue 26): they fail the test only with
-// MEMFS_POSIX_REUSE_STRICT=1, and are logged otherwise; every step of the
-// sequence is checked always.
+// On etcd the last two checks still fail now and then (a conflict copy of
+// a node memfs itself removed, when the periodic flush lands mid-sequence;
+// issue 26): there they fail the test only with
+// MEMFS_POSIX_REUSE_STRICT=1, and are logged otherwise. Every step of the
+// sequence is checked always, and on the dir store everything.
 func TestPosixNameReuse(t *testing.T) {
 	report := func(t *testing.T) func(format string, args ...any) {
-		if os.Getenv("MEMFS_POSIX_REUSE_STRICT") != "" {
+		if os.Getenv("MEMFS_POSIX_REUSE_STRICT") != "" || !strings.HasPrefix(t.Name(), "TestPosixNameReuse/etcd") {
 			return t.Errorf
 		}
 		return func(format string, args ...any) {

@@ -161,7 +161,9 @@ func TestAllowOtherPrivateOnOneMountIsPrivateOnTheOther(t *testing.T) {
 		word := fmt.Sprintf("kinkajou%02d", i)
 		name := fmt.Sprintf("note-%02d.md", i)
 		must(writeSync(am("pub/"+name), []byte("a note about "+word+"\n")))
-		waitFor(t, "B has "+name, visibilityBound, func() bool { return readBack(bm("pub/"+name)) != "" && !strings.HasPrefix(readBack(bm("pub/"+name)), "<") })
+		waitFor(t, "B has "+name, visibilityBound, func() bool {
+			return readBack(bm("pub/"+name)) != "" && !strings.HasPrefix(readBack(bm("pub/"+name)), "<")
+		})
 		// The first trial of each kind checks that search and packs show
 		// the note before, as they must not after (the test can fail).
 		check := i < 2
