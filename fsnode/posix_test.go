@@ -111,13 +111,14 @@ func (l *syncLog) String() string {
 	return l.buf.String()
 }
 
-// checkNoOtherWriter reports each line in which a mount with no other
+// checkNoOtherWriter fails t for each line in which a mount with no other
 // writer logged one, or a conflict.
-func checkNoOtherWriter(log *syncLog, report func(format string, args ...any)) {
+func checkNoOtherWriter(t *testing.T, log *syncLog) {
+	t.Helper()
 	for _, line := range strings.Split(log.String(), "\n") {
 		if strings.Contains(line, "another writer") || strings.Contains(line, "another program") ||
 			strings.Contains(line, "conflict") || strings.Contains(line, "refused") {
-			report("a mount with no other writer logged: %s", line)
+			t.Errorf("a mount with no other writer logged: %s", line)
 		}
 	}
 }
@@ -143,7 +144,7 @@ func TestPosix(t *testing.T) {
 						t.Fatal(err)
 					}
 					fn(t, dir)
-					checkNoOtherWriter(log, t.Errorf)
+					checkNoOtherWriter(t, log)
 				})
 			}
 		})
@@ -159,21 +160,7 @@ func TestPosix(t *testing.T) {
 // conflict; and after a last flush, the store holds exactly the last
 // state (no ghost of a removed node, no conflict copy), as a new session
 // over it shows.
-//
-// On etcd the last two checks still fail now and then (a conflict copy of
-// a node memfs itself removed, when the periodic flush lands mid-sequence;
-// issue 26): there they fail the test only with
-// MEMFS_POSIX_REUSE_STRICT=1, and are logged otherwise. Every step of the
-// sequence is checked always, and on the dir store everything.
 func TestPosixNameReuse(t *testing.T) {
-	report := func(t *testing.T) func(format string, args ...any) {
-		if os.Getenv("MEMFS_POSIX_REUSE_STRICT") != "" || !strings.HasPrefix(t.Name(), "TestPosixNameReuse/etcd") {
-			return t.Errorf
-		}
-		return func(format string, args ...any) {
-			t.Logf("known failure (issue 26; MEMFS_POSIX_REUSE_STRICT=1 fails on it): "+format, args...)
-		}
-	}
 	for _, ps := range posixStores(t) {
 		t.Run(ps.name, func(t *testing.T) {
 			seed := uint64(time.Now().UnixNano())
@@ -295,7 +282,7 @@ func TestPosixNameReuse(t *testing.T) {
 			mk("symlink", "n2")
 			fsync()
 			must(m.c.Flush(t.Context()))
-			checkNoOtherWriter(log, report(t))
+			checkNoOtherWriter(t, log)
 
 			want := map[string]string{"posix": "dir", "posix/n0": "regular", "posix/n1": "dir", "posix/n2": "symlink"}
 			check := func(what string, es []backend.Entry) {
@@ -320,7 +307,7 @@ func TestPosixNameReuse(t *testing.T) {
 					}
 				}
 				if fmt.Sprint(got) != fmt.Sprint(want) {
-					report(t)("seed %d, %d rounds: %s holds %v, want %v\nlog:\n%s", seed, rounds, what, got, want, log)
+					t.Errorf("seed %d, %d rounds: %s holds %v, want %v\nlog:\n%s", seed, rounds, what, got, want, log)
 				}
 			}
 			es, err := st.List(t.Context())
