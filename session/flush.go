@@ -186,8 +186,12 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	c.stats.lastErr = nil
 	var refusedDirs []string
 	for i, d := range ddirs {
-		if _, bad := dfailed[dentries[i].Key]; !bad && d.key == dentries[i].Key {
-			d.base = backend.VersionOf(dentries[i].Info) // what the store holds of it now
+		if _, bad := dfailed[dentries[i].Key]; !bad {
+			if now, ok := c.dirs[dentries[i].Key]; ok && now == d {
+				d.base = backend.VersionOf(dentries[i].Info) // what the store holds of it now
+			} else {
+				c.leftDuringFlushLocked(dentries[i])
+			}
 		}
 		if _, bad := dfailed[d.key]; !bad && d.gen == dgens[i] {
 			d.gen = 0
@@ -241,8 +245,12 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	}
 	c.stats.saved, c.stats.deleted = len(entries), len(removed)
 	for i, s := range saved {
-		if s.alias {
+		if f, ok := c.files[entries[i].Key]; !ok || f != s.f {
+			c.leftDuringFlushLocked(entries[i])
+		} else {
 			delete(c.bases, entries[i].Key)
+		}
+		if s.alias {
 			continue
 		}
 		if s.f.key != "" {
@@ -252,7 +260,6 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 				c.keepMergeBaseLocked(s.f, entries[i].Value, toXAttrList(entries[i].Info.XAttrs), entries[i].Info.Mode)
 			}
 		}
-		delete(c.bases, entries[i].Key)
 		if s.f.key == entries[i].Key {
 			c.showDerivedLocked(s.f, entries[i].Info.XAttrs)
 		}
@@ -716,6 +723,15 @@ func (c *Context) JournalDirty() error {
 		errs = append(errs, c.journalKey(k))
 	}
 	return errors.Join(errs...)
+}
+
+// leftDuringFlushLocked records that the node a flush saved as e left
+// e's key while the flush ran (removed, or renamed away): the store holds
+// the session's own version there now, which the next save or delete of
+// the key replaces (a node made at the name since is never taken for
+// another writer's).
+func (c *Context) leftDuringFlushLocked(e backend.Entry) {
+	c.bases[e.Key] = backend.VersionOf(e.Info)
 }
 
 // expectLocked is the store's version that a save of f replaces: the copy

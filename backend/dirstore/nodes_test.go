@@ -444,3 +444,40 @@ func TestLoadKeepsATime(t *testing.T) {
 		}
 	}
 }
+
+// A file saved where the store holds the symlink or fifo memfs saved
+// there, stating that node's version (a name removed and made again as
+// another type between flushes, issue 26), replaces it: no conflict copy
+// of memfs's own node. Another version of the node is still kept beside.
+func TestSaveIfOverOwnSymlinkOrFifo(t *testing.T) {
+	s := openT(t, t.TempDir())
+	nodes := []backend.Entry{
+		{Key: "l", Info: backend.Info{Mode: os.ModeSymlink | 0o777, MTime: time.Unix(1700000000, 0)}, Value: []byte("target")},
+		{Key: "p", Info: backend.Info{Mode: os.ModeNamedPipe | 0o644, MTime: time.Unix(1700000000, 0)}},
+	}
+	if err := s.Save(t.Context(), nodes...); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := s.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := map[string]backend.Version{}
+	for _, e := range listed {
+		version[e.Key] = backend.VersionOf(e.Info)
+	}
+	for _, k := range []string{"l", "p"} {
+		conflicts, err := s.SaveIf(t.Context(), []backend.Entry{entry(k, "file")}, []backend.Version{version[k]})
+		if err != nil || len(conflicts) > 0 {
+			t.Errorf("SaveIf of a file over the %s it expects: %v, %v; want no conflict", k, conflicts, err)
+		}
+	}
+	// A version it does not expect is kept beside.
+	if err := s.Save(t.Context(), backend.Entry{Key: "m", Info: nodes[0].Info, Value: []byte("other")}); err != nil {
+		t.Fatal(err)
+	}
+	conflicts, err := s.SaveIf(t.Context(), []backend.Entry{entry("m", "file")}, []backend.Version{version["l"]})
+	if err != nil || len(conflicts) != 1 {
+		t.Errorf("SaveIf over a symlink it does not expect: %v, %v; want one conflict", conflicts, err)
+	}
+}

@@ -137,7 +137,7 @@ func place(fd int, tmpName, name, key string, want backend.Version) (string, err
 			return "", err
 		}
 		found := backend.Version{Size: st.Size, MTime: st.Mtim.Nano()}
-		if st.Mode&unix.S_IFMT == unix.S_IFREG && found == want {
+		if found == want {
 			return "", unix.Unlinkat(fd, tmpName, 0)
 		}
 		conflict := backend.ConflictKey(key, time.Now())
