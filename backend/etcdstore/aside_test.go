@@ -62,3 +62,49 @@ func TestMoveAsideKeepsEverything(t *testing.T) {
 		t.Errorf("%d records under x/, want the moved record", n)
 	}
 }
+
+// TestCollectKeepsChunksOfAMovedDamagedRecord: a record that does not
+// decode (here: a size that disagrees with its chunks) but still names
+// its chunks is moved aside whole; collections keep those chunks, as they
+// keep a moved record's that decodes. They once removed them, since the
+// scan of x/ skipped every record it could not decode; and the inline
+// values moved aside beside records are not taken for damaged records.
+func TestCollectKeepsChunksOfAMovedDamagedRecord(t *testing.T) {
+	srv := etcdtest.Start(t)
+	const grace = 300 * time.Millisecond
+	st := open(t, srv, "asiderec", func(c *etcdstore.Config) { c.ChunkGrace = grace })
+	cli := raw(t, srv)
+	if err := st.Save(t.Context(), entry("big", random(600<<10, 7)), entry("small", []byte("not json"))); err != nil {
+		t.Fatal(err)
+	}
+	// An inline value moved aside beside its record is no record.
+	if _, err := st.MoveAside(t.Context(), "small"); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := cli.Get(t.Context(), "/memfs/asiderec/m/big")
+	if err != nil || len(rec.Kvs) != 1 {
+		t.Fatalf("record: %v, %v", rec, err)
+	}
+	bad := strings.Replace(string(rec.Kvs[0].Value), `"size":`, `"size":1`, 1)
+	if bad == string(rec.Kvs[0].Value) {
+		t.Fatalf("record %s has no size to damage", rec.Kvs[0].Value)
+	}
+	if _, err := cli.Put(t.Context(), "/memfs/asiderec/m/big", bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.MoveAside(t.Context(), "big"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := st.Collect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(grace) // the grace is a wall-clock time: nothing to wait on
+	}
+	if _, err := st.Collect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := countPrefix(t, cli, "/memfs/asiderec/c/"); n != 2 {
+		t.Errorf("%d chunks after collections, want the 2 the moved record names", n)
+	}
+}

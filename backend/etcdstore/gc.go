@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -92,11 +93,23 @@ func (s *Store) sweep(ctx context.Context, rev int64) (int, error) {
 		return 0, mapErr("collect", err, ctx)
 	}
 	// What MoveAside kept is kept whole, its chunks included.
+	// Records are moved aside because they do not decode: the chunks
+	// such a record names are read leniently, and one that is not even
+	// JSON keeps every chunk, as a damaged record under m/ does.
 	_, err = s.rangeEach(ctx, s.prefix+asideDir, listPage, false, func(kv *mvccpb.KeyValue) error {
-		if r, err := decodeRecord(kv.Value); err == nil {
-			for _, h := range r.Chunks {
-				used[h] = true
-			}
+		// x/STAMP/m/KEY is a record; x/STAMP/v/KEY an inline value.
+		if _, rest, _ := strings.Cut(string(kv.Key[len(s.prefix)+len(asideDir):]), "/"); !strings.HasPrefix(rest, "m/") {
+			return nil
+		}
+		var r struct {
+			Chunks []string `json:"chunks"`
+		}
+		if json.Unmarshal(kv.Value, &r) != nil {
+			damaged = true
+			return nil
+		}
+		for _, h := range r.Chunks {
+			used[h] = true
 		}
 		return nil
 	})
