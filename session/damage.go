@@ -20,17 +20,27 @@ type Damage struct {
 var ErrDamagedRecord = errors.New("the store's record of the key does not decode; the key is left out")
 
 // noteFailedLocked records the keys whose own load failed (see
-// backend.LoadEach): a damaged one is logged the first time it is found.
-func (c *Context) noteFailedLocked(failed map[string]error) {
+// backend.LoadEach), and returns the damaged ones found for the first
+// time, for logDamaged once the caller has let go of mu (a log sink that
+// blocks must not stall the session).
+func (c *Context) noteFailedLocked(failed map[string]error) (found []Damage) {
 	for _, k := range slices.Sorted(maps.Keys(failed)) {
 		err := failed[k]
 		if !backend.Damaged(err) {
 			continue // gone since it was listed: an ordinary race with another writer
 		}
 		if _, known := c.damaged[k]; !known {
-			c.log.Error("a stored value cannot be loaded (damaged, or unreadable where the store keeps it): reads of it fail, everything else works (memfs fsck lists it)", "key", k, "err", err)
+			found = append(found, Damage{Key: k, Err: err})
 		}
 		c.damaged[k] = err
+	}
+	return found
+}
+
+// logDamaged logs each damaged key noteFailedLocked found.
+func (c *Context) logDamaged(found []Damage) {
+	for _, d := range found {
+		c.log.Error("a stored value cannot be loaded (damaged, or unreadable where the store keeps it): reads of it fail, everything else works (memfs fsck lists it)", "key", d.Key, "err", d.Err)
 	}
 }
 

@@ -652,7 +652,7 @@ func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string
 		secret := c.sealLoaded(got) // see ingestload.go
 		var resized []string
 		c.mu.Lock()
-		c.noteFailedLocked(bad)
+		found := c.noteFailedLocked(bad)
 		i := start
 		for j, e := range got {
 			for _, skip := bad[need[i]]; skip; _, skip = bad[need[i]] {
@@ -685,6 +685,7 @@ func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string
 			c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
 		}
 		c.mu.Unlock()
+		c.logDamaged(found)
 		for k, err := range bad {
 			if failed == nil {
 				failed = make(map[string]error)
