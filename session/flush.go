@@ -570,10 +570,14 @@ func (c *Context) moveAsideBlocking(key string) bool {
 // e's metadata when it is missing), with e's metadata.
 func (c *Context) replayAppend(e backend.Entry) error {
 	if c.Has(e.Key) {
+		defer unpin(c.pinKey(e.Key)) // the memory budget may not drop it before Get
 		if err := c.Resolve(context.Background(), e.Key); err != nil {
 			return err
 		}
-		old, _ := c.Get(e.Key)
+		old, ok := c.Get(e.Key)
+		if !ok {
+			return notExist("replay", e.Key) // removed meanwhile: never append to nothing
+		}
 		e.Value = append(append(make([]byte, 0, len(old)+len(e.Value)), old...), e.Value...)
 	}
 	return c.put(e)
