@@ -42,6 +42,11 @@ const (
 // cannot move records aside (not a backend.AsideMover): nothing changed.
 var ErrNoAside = errors.New("this store cannot move a record aside; it is left as it is")
 
+// ErrReadsNow is a Finding's Err when Repair found the key readable by the
+// time it would move it (another writer replaced it since the check): it
+// is left in place.
+var ErrReadsNow = errors.New("it reads now (replaced since it was checked); left in place")
+
 // errSysKept is why Repair leaves a damaged system record.
 var errSysKept = errors.New("fsck moves no system record aside; it is kept as it is")
 
@@ -185,11 +190,15 @@ func recordEvents(ctx context.Context, st backend.SysStore) ([]Finding, error) {
 	return out, nil
 }
 
-// moveAside moves key aside if st can.
+// moveAside moves key aside if st can and the key is still damaged: one
+// that reads now is another writer's since the check, and stays.
 func moveAside(ctx context.Context, st backend.Store, key string) (string, error) {
 	m, ok := st.(backend.AsideMover)
 	if !ok {
 		return "", ErrNoAside
+	}
+	if _, err := st.Load(ctx, key); err == nil {
+		return "", ErrReadsNow
 	}
 	return m.MoveAside(ctx, key)
 }

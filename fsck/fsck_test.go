@@ -2,6 +2,7 @@ package fsck_test
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,5 +85,42 @@ func TestUnreadableDirFileMovedAside(t *testing.T) {
 	}
 	if r.Damaged() != 0 {
 		t.Errorf("after Repair: %d damaged, want 0", r.Damaged())
+	}
+}
+
+// TestRepairLeavesAKeyThatReadsNow: a key found damaged that reads by the
+// time Repair would move it (another writer replaced it meanwhile) is
+// left in place, and the finding says why; only a key still damaged
+// moves (Repair once moved whatever Check had found).
+func TestRepairLeavesAKeyThatReadsNow(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "memory"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "memory/bad.md"), []byte("rewritten since\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inner, err := dirstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	loads := 0 // the check's loads of bad.md fail: its batch's, and its own
+	st := errorstore.Wrap(inner, func(op errorstore.Op, keys []string) error {
+		if op == errorstore.OpLoad && slices.Contains(keys, "memory/bad.md") && loads < 2 {
+			loads++
+			return &fs.PathError{Op: "load", Path: "memory/bad.md", Err: syscall.EIO}
+		}
+		return nil
+	}).(sysErrStore)
+	r, err := fsck.Check(context.Background(), movable{st, inner}, fsck.Options{Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Findings) != 1 || !errors.Is(r.Findings[0].Err, fsck.ErrReadsNow) || r.Findings[0].Aside != "" {
+		t.Fatalf("Repair: %+v, want memory/bad.md left in place with ErrReadsNow", r.Findings)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "memory/bad.md")); err != nil || string(b) != "rewritten since\n" {
+		t.Errorf("memory/bad.md after Repair: %q, %v", b, err)
 	}
 }
