@@ -197,9 +197,14 @@ func (c *Context) released(n int64) {
 // budget.
 func (c *Context) trimNow() {
 	c.mu.RLock()
-	due := c.mem.max > 0 && c.mem.held+c.mem.added > c.mem.max
+	due := c.overRLocked()
 	c.mu.RUnlock()
 	c.trim(due)
+}
+
+// overRLocked reports whether the values held pass the budget.
+func (c *Context) overRLocked() bool {
+	return c.mem.max > 0 && c.mem.held+c.mem.added > c.mem.max
 }
 
 // pinKey holds the value of file key in memory until unpin (nil: key is

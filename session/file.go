@@ -36,13 +36,7 @@ type CreateOptions struct {
 // stays in memory until the handle is closed (see Options.MaxMemory).
 func (c *Context) Open(ctx context.Context, key string) (*File, error) {
 	for {
-		// Pinned before it loads: a trim never drops what is being opened.
-		c.mu.RLock()
-		f := c.files[key]
-		if f != nil {
-			f.open.Add(1)
-		}
-		c.mu.RUnlock()
+		f := c.pinKey(key) // before it loads: a trim never drops what is being opened
 		if err := c.Resolve(ctx, key); err != nil {
 			unpin(f)
 			c.mu.RLock()
@@ -56,12 +50,14 @@ func (c *Context) Open(ctx context.Context, key string) (*File, error) {
 		c.mu.RLock()
 		g, ok := c.files[key]
 		loaded := ok && g == f && f.loaded
+		due := false
 		if loaded {
 			c.touchRLocked(f)
+			due = c.overRLocked() // trimNow's test, under the same lock
 		}
 		c.mu.RUnlock()
 		if loaded {
-			c.trimNow()
+			c.trim(due)
 			return &File{c: c, f: f, by: writerFrom(ctx)}, nil
 		}
 		unpin(f)
