@@ -70,7 +70,10 @@ func (l *Lazy) Get(ctx context.Context) (*Service, error) {
 	l.heldMu.Lock()
 	l.opening = true
 	l.heldMu.Unlock()
-	s, err := l.open(ctx)
+	// Every caller waiting on mu waits for this open: the one that starts
+	// it does not cancel it (a FUSE request is canceled by any signal to
+	// the reading thread). The store's own request timeouts bound it.
+	s, err := l.open(context.WithoutCancel(ctx))
 	l.heldMu.Lock()
 	defer l.heldMu.Unlock()
 	held := l.held
@@ -138,6 +141,10 @@ func (l *Lazy) Answer(ctx context.Context, name string) ([]byte, error) {
 func (l *Lazy) LogOpenError(err error) {
 	if errors.Is(err, backend.ErrUnavailable) {
 		l.log.Warn("search index not open: the store is unavailable; it opens at the next search once the store answers (nothing to rebuild)", "err", err)
+		return
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		l.log.Info("search index not open: the open was canceled; it opens at the next search", "err", err)
 		return
 	}
 	l.log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)

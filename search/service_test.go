@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -489,5 +491,33 @@ func TestLazySavedDuringOpen(t *testing.T) {
 	}
 	if got := found(t, s, credOwner, "before", 10); len(got) != 0 {
 		t.Errorf("search for the value replaced during the open: %v, want nothing", got)
+	}
+}
+
+// An open is shared by every caller waiting on it, so the caller that
+// starts it does not cancel it: a FUSE request is canceled by any signal
+// to the reading thread (the Go runtime's SIGURG too), and an interrupted
+// search during an etcd outage logged "context canceled" with advice to
+// reindex instead of the outage. A failure that is only a cancellation
+// does not advise a reindex either.
+func TestLazyOpenOutlivesTheCallersCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var seen error
+	l := NewLazy(nil, func(ctx context.Context) (*Service, error) {
+		seen = ctx.Err()
+		return nil, backend.ErrUnavailable
+	})
+	if _, err := l.Get(ctx); !errors.Is(err, backend.ErrUnavailable) {
+		t.Fatalf("Get: %v", err)
+	}
+	if seen != nil {
+		t.Errorf("the open ran with the caller's cancellation: %v", seen)
+	}
+	var log strings.Builder
+	l = NewLazy(slog.New(slog.NewTextHandler(&log, nil)), nil)
+	l.LogOpenError(fmt.Errorf("search: list shards: %w", context.Canceled))
+	if strings.Contains(log.String(), "reindex") {
+		t.Errorf("a canceled open advises a reindex: %s", log.String())
 	}
 }
