@@ -136,112 +136,166 @@ type winkRow struct {
 }
 
 func readWinkJSON(r io.Reader, opts ConvertOptions) (*Table, error) {
-	dec := json.NewDecoder(r)
-	if err := expectDelim(dec, '{'); err != nil {
+	p := &winkParse{dec: json.NewDecoder(r), opts: opts, wordIndex: -1, seen: map[string]bool{}}
+	if err := p.readObject(); err != nil {
 		return nil, err
 	}
-	dim, wordIndex, size := 0, -1, 0
-	var ranks map[string]int // the words to keep and their ranks, from "words" when it comes before "vectors"
-	var rows []winkRow
-	seen := map[string]bool{}
-	var vec []float32
-	order := 0
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("read JSON: %w", err)
-		}
-		key, _ := tok.(string)
-		switch key {
-		case "dimensions":
-			if err := dec.Decode(&dim); err != nil {
-				return nil, fmt.Errorf("dimensions: %w", err)
-			}
-		case "wordIndex":
-			if err := dec.Decode(&wordIndex); err != nil {
-				return nil, fmt.Errorf("wordIndex: %w", err)
-			}
-		case "size":
-			if err := dec.Decode(&size); err != nil {
-				return nil, fmt.Errorf("size: %w", err)
-			}
-		case "words":
-			if err := expectDelim(dec, '['); err != nil {
-				return nil, fmt.Errorf("words: %w", err)
-			}
-			// The words to keep, known before the vectors come: the first
-			// MaxWords that Tokenize can produce.
-			ranks = map[string]int{}
-			for i := 0; dec.More(); i++ {
-				tok, err := dec.Token()
-				if err != nil {
-					return nil, fmt.Errorf("words: %w", err)
-				}
-				w, _ := tok.(string)
-				if lw := strings.ToLower(w); len(ranks) < opts.MaxWords && tokenizable(lw) {
-					if _, dup := ranks[lw]; !dup {
-						ranks[lw] = i
-					}
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("words: %w", err)
-			}
-		case "vectors":
-			if dim <= 0 || dim > maxTableDim {
-				return nil, fmt.Errorf("vectors before a valid \"dimensions\" (%d)", dim)
-			}
-			if err := expectDelim(dec, '{'); err != nil {
-				return nil, fmt.Errorf("vectors: %w", err)
-			}
-			for dec.More() {
-				tok, err := dec.Token()
-				if err != nil {
-					return nil, fmt.Errorf("vectors: %w", err)
-				}
-				word, _ := tok.(string)
-				vec = vec[:0]
-				if err := dec.Decode(&vec); err != nil {
-					return nil, fmt.Errorf("vector of %q: %w", word, err)
-				}
-				if len(vec) < dim {
-					return nil, fmt.Errorf("vector of %q has %d components, want %d", word, len(vec), dim)
-				}
-				order++
-				lw := strings.ToLower(word)
-				if !tokenizable(lw) || seen[lw] {
-					continue
-				}
-				rank := order - 1
-				if ranks != nil {
-					r, ok := ranks[lw]
-					if !ok {
-						continue // not among the words kept
-					}
-					rank = r
-				} else if wordIndex >= 0 && len(vec) > wordIndex {
-					rank = int(vec[wordIndex])
-				}
-				seen[lw] = true
-				q, scale := Quantize(vec[:dim])
-				rows = append(rows, winkRow{word: lw, rank: rank, scale: scale, q: q})
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("vectors: %w", err)
-			}
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, fmt.Errorf("%s: %w", key, err)
-			}
-		}
-	}
-	if rows == nil {
+	if p.rows == nil {
 		return nil, errors.New("no \"vectors\"")
 	}
-	if size < order {
-		size = order
+	size := p.size
+	if size < p.order {
+		size = p.order
 	}
+	return winkTable(p.rows, size, p.dim, opts), nil
+}
+
+// winkParse is one pass over wink's embeddings JSON: the fields read so far
+// and the rows kept.
+type winkParse struct {
+	dec  *json.Decoder
+	opts ConvertOptions
+
+	dim, wordIndex, size int
+	ranks                map[string]int // the words to keep and their ranks, from "words" when it comes before "vectors"
+	rows                 []winkRow
+	seen                 map[string]bool // lower-cased words already kept
+	vec                  []float32       // reused for every vector
+	order                int             // vectors read so far
+}
+
+func (p *winkParse) readObject() error {
+	if err := expectDelim(p.dec, '{'); err != nil {
+		return err
+	}
+	for p.dec.More() {
+		tok, err := p.dec.Token()
+		if err != nil {
+			return fmt.Errorf("read JSON: %w", err)
+		}
+		key, _ := tok.(string)
+		if err := p.readField(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *winkParse) readField(key string) error {
+	switch key {
+	case "dimensions":
+		return decodeField(p.dec, key, &p.dim)
+	case "wordIndex":
+		return decodeField(p.dec, key, &p.wordIndex)
+	case "size":
+		return decodeField(p.dec, key, &p.size)
+	case "words":
+		return p.readWords()
+	case "vectors":
+		return p.readVectors()
+	default:
+		var skip json.RawMessage
+		return decodeField(p.dec, key, &skip)
+	}
+}
+
+func decodeField(dec *json.Decoder, key string, v any) error {
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+// readWords reads the words to keep, known before the vectors come: the
+// first MaxWords that Tokenize can produce.
+func (p *winkParse) readWords() error {
+	if err := expectDelim(p.dec, '['); err != nil {
+		return fmt.Errorf("words: %w", err)
+	}
+	p.ranks = map[string]int{}
+	for i := 0; p.dec.More(); i++ {
+		tok, err := p.dec.Token()
+		if err != nil {
+			return fmt.Errorf("words: %w", err)
+		}
+		w, _ := tok.(string)
+		if lw := strings.ToLower(w); len(p.ranks) < p.opts.MaxWords && tokenizable(lw) {
+			if _, dup := p.ranks[lw]; !dup {
+				p.ranks[lw] = i
+			}
+		}
+	}
+	if _, err := p.dec.Token(); err != nil {
+		return fmt.Errorf("words: %w", err)
+	}
+	return nil
+}
+
+func (p *winkParse) readVectors() error {
+	if p.dim <= 0 || p.dim > maxTableDim {
+		return fmt.Errorf("vectors before a valid \"dimensions\" (%d)", p.dim)
+	}
+	if err := expectDelim(p.dec, '{'); err != nil {
+		return fmt.Errorf("vectors: %w", err)
+	}
+	for p.dec.More() {
+		if err := p.readVector(); err != nil {
+			return err
+		}
+	}
+	if _, err := p.dec.Token(); err != nil {
+		return fmt.Errorf("vectors: %w", err)
+	}
+	return nil
+}
+
+// readVector reads one word's vector and keeps it, quantized, when the word
+// is one to keep.
+func (p *winkParse) readVector() error {
+	tok, err := p.dec.Token()
+	if err != nil {
+		return fmt.Errorf("vectors: %w", err)
+	}
+	word, _ := tok.(string)
+	p.vec = p.vec[:0]
+	if err := p.dec.Decode(&p.vec); err != nil {
+		return fmt.Errorf("vector of %q: %w", word, err)
+	}
+	if len(p.vec) < p.dim {
+		return fmt.Errorf("vector of %q has %d components, want %d", word, len(p.vec), p.dim)
+	}
+	p.order++
+	lw := strings.ToLower(word)
+	rank, ok := p.rank(lw)
+	if !ok {
+		return nil
+	}
+	p.seen[lw] = true
+	q, scale := Quantize(p.vec[:p.dim])
+	p.rows = append(p.rows, winkRow{word: lw, rank: rank, scale: scale, q: q})
+	return nil
+}
+
+// rank says whether the vector just read, of lower-cased word lw, is kept,
+// and its frequency rank: from "words" when that came first, else from the
+// vector's wordIndex component, else the vector's order in the file.
+func (p *winkParse) rank(lw string) (int, bool) {
+	if !tokenizable(lw) || p.seen[lw] {
+		return 0, false
+	}
+	if p.ranks != nil {
+		r, ok := p.ranks[lw]
+		return r, ok // not among the words kept when !ok
+	}
+	if p.wordIndex >= 0 && len(p.vec) > p.wordIndex {
+		return int(p.vec[p.wordIndex]), true
+	}
+	return p.order - 1, true
+}
+
+// winkTable builds the table of the MaxWords best-ranked rows, each word
+// weighted by SIF from its Zipf probability among size words.
+func winkTable(rows []winkRow, size, dim int, opts ConvertOptions) *Table {
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].rank < rows[j].rank })
 	if len(rows) > opts.MaxWords {
 		rows = rows[:opts.MaxWords]
@@ -264,17 +318,24 @@ func readWinkJSON(r io.Reader, opts ConvertOptions) (*Table, error) {
 			common[j] += f * float64(q)
 		}
 	}
+	t.Common = unit(common)
+	return t
+}
+
+// unit returns v scaled to length 1, or nil when it has no length.
+func unit(v []float64) []float32 {
 	var ss float64
-	for _, c := range common {
+	for _, c := range v {
 		ss += c * c
 	}
-	if ss > 0 {
-		t.Common = make([]float32, dim)
-		for j, c := range common {
-			t.Common[j] = float32(c / math.Sqrt(ss))
-		}
+	if !(ss > 0) { // zero, or NaN
+		return nil
 	}
-	return t, nil
+	u := make([]float32, len(v))
+	for j, c := range v {
+		u[j] = float32(c / math.Sqrt(ss))
+	}
+	return u
 }
 
 func expectDelim(dec *json.Decoder, want json.Delim) error {
