@@ -896,15 +896,7 @@ func decode(b []byte) (Record, error) {
 	rec.Gen = r.u64()
 	ne := int(r.u32())
 	for i := 0; i < ne && r.err == nil; i++ {
-		var e backend.Entry
-		e.Key = string(r.bytes())
-		e.Info.MTime = time.Unix(0, int64(r.u64()))
-		e.Info.Mode = os.FileMode(r.u32()).Perm()
-		e.Info.UID = r.u32()
-		e.Info.GID = r.u32()
-		e.Value = r.bytes()
-		e.Info.Size = int64(len(e.Value))
-		rec.Entries = append(rec.Entries, e)
+		rec.Entries = append(rec.Entries, r.entry())
 	}
 	nr := int(r.u32())
 	for i := 0; i < nr && r.err == nil; i++ {
@@ -913,73 +905,105 @@ func decode(b []byte) (Record, error) {
 	for r.err == nil && len(r.b) != 0 {
 		tag := r.b[0]
 		r.b = r.b[1:]
-		switch tag {
-		case 'A':
-			rec.Append = true
-			continue
-		case 'P':
-			// Padding left where a superseded value was scrubbed.
-			n := int(r.u32())
-			if r.err == nil && len(r.b) < n {
-				r.err = errCorrupt
-			}
-			if r.err == nil {
-				r.b = r.b[n:]
-			}
-			continue
-		case 'M':
-			for i := 0; i < len(rec.Entries) && r.err == nil; i++ {
-				e := &rec.Entries[i]
-				e.Info.Mode = backend.FileMode(r.u32())
-				e.Info.ATime = r.time()
-				e.Info.CTime = r.time()
-				e.Info.Rdev = r.u64()
-				e.Info.Link = string(r.bytes())
-			}
-			continue
-		case 'D':
-			n := int(r.u32())
-			if r.err == nil && n > len(r.b) {
-				r.err = errCorrupt
-			}
-			for i := 0; i < n && r.err == nil; i++ {
-				rec.Dropped = append(rec.Dropped, string(r.bytes()))
-			}
-			continue
-		case 'B':
-			n := int(r.u32())
-			if r.err == nil && n > len(r.b) {
-				r.err = errCorrupt // each base takes more than a byte
-			}
-			for i := 0; i < n && r.err == nil; i++ {
-				k := string(r.bytes())
-				v := backend.Version{Size: int64(r.u64()), MTime: int64(r.u64()), Rev: int64(r.u64())}
-				if rec.Bases == nil {
-					rec.Bases = make(map[string]backend.Version, n)
-				}
-				rec.Bases[k] = v
-			}
-			continue
-		case 'X':
-		default:
-			r.err = errCorrupt
-			continue
-		}
-		for i := 0; i < len(rec.Entries) && r.err == nil; i++ {
-			n := int(r.u32())
-			if n == 0 {
-				continue
-			}
-			x := make(map[string][]byte, n)
-			for j := 0; j < n && r.err == nil; j++ {
-				name := string(r.bytes())
-				x[name] = r.bytes()
-			}
-			rec.Entries[i].Info.XAttrs = x
-		}
-	}
-	if r.err == nil && len(r.b) != 0 {
-		r.err = errCorrupt
+		r.trailer(tag, &rec)
 	}
 	return rec, r.err
+}
+
+// entry reads an entry's fixed fields: key, mtime, permissions, owner,
+// value.
+func (r *reader) entry() backend.Entry {
+	var e backend.Entry
+	e.Key = string(r.bytes())
+	e.Info.MTime = time.Unix(0, int64(r.u64()))
+	e.Info.Mode = os.FileMode(r.u32()).Perm()
+	e.Info.UID = r.u32()
+	e.Info.GID = r.u32()
+	e.Value = r.bytes()
+	e.Info.Size = int64(len(e.Value))
+	return e
+}
+
+// trailer reads the optional trailer that tag leads (see encode) into rec.
+func (r *reader) trailer(tag byte, rec *Record) {
+	switch tag {
+	case 'A':
+		rec.Append = true
+	case 'P':
+		r.padding()
+	case 'M':
+		r.meta(rec.Entries)
+	case 'D':
+		r.dropped(rec)
+	case 'B':
+		r.bases(rec)
+	case 'X':
+		r.xattrs(rec.Entries)
+	default:
+		r.err = errCorrupt
+	}
+}
+
+// padding skips what a scrub left where a superseded value was.
+func (r *reader) padding() {
+	n := int(r.u32())
+	if r.err == nil && len(r.b) < n {
+		r.err = errCorrupt
+	}
+	if r.err == nil {
+		r.b = r.b[n:]
+	}
+}
+
+// meta reads each entry's whole metadata.
+func (r *reader) meta(entries []backend.Entry) {
+	for i := 0; i < len(entries) && r.err == nil; i++ {
+		e := &entries[i]
+		e.Info.Mode = backend.FileMode(r.u32())
+		e.Info.ATime = r.time()
+		e.Info.CTime = r.time()
+		e.Info.Rdev = r.u64()
+		e.Info.Link = string(r.bytes())
+	}
+}
+
+func (r *reader) dropped(rec *Record) {
+	n := int(r.u32())
+	if r.err == nil && n > len(r.b) {
+		r.err = errCorrupt
+	}
+	for i := 0; i < n && r.err == nil; i++ {
+		rec.Dropped = append(rec.Dropped, string(r.bytes()))
+	}
+}
+
+func (r *reader) bases(rec *Record) {
+	n := int(r.u32())
+	if r.err == nil && n > len(r.b) {
+		r.err = errCorrupt // each base takes more than a byte
+	}
+	for i := 0; i < n && r.err == nil; i++ {
+		k := string(r.bytes())
+		v := backend.Version{Size: int64(r.u64()), MTime: int64(r.u64()), Rev: int64(r.u64())}
+		if rec.Bases == nil {
+			rec.Bases = make(map[string]backend.Version, n)
+		}
+		rec.Bases[k] = v
+	}
+}
+
+// xattrs reads each entry's extended attributes.
+func (r *reader) xattrs(entries []backend.Entry) {
+	for i := 0; i < len(entries) && r.err == nil; i++ {
+		n := int(r.u32())
+		if n == 0 {
+			continue
+		}
+		x := make(map[string][]byte, n)
+		for j := 0; j < n && r.err == nil; j++ {
+			name := string(r.bytes())
+			x[name] = r.bytes()
+		}
+		entries[i].Info.XAttrs = x
+	}
 }
