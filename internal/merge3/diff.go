@@ -163,84 +163,117 @@ func (d *differ) split(aLo, aHi, bLo, bHi int) (x, y int, ok bool) {
 	if maxD > maxEdits/2+1 {
 		maxD = maxEdits/2 + 1
 	}
-	off := maxD + 1
-	size := 2*maxD + 3
-	if cap(d.vf) < size {
-		d.vf = make([]int, size)
-		d.vb = make([]int, size)
-	}
-	vf, vb := d.vf[:size], d.vb[:size]
-	for i := range vf {
-		vf[i], vb[i] = -1, -1
-	}
-	vf[off+1], vb[off+1] = 0, 0
-	delta := n - m
-	odd := delta%2 != 0
-	var fCutLo, fCutHi, bCutLo, bCutHi int // diagonals cut off at each end of the ranges
+	s := splitter{d: d, aLo: aLo, aHi: aHi, bLo: bLo, bHi: bHi, n: n, m: m, delta: n - m, off: maxD + 1}
+	s.vf, s.vb = d.vectors(2*maxD + 3)
+	s.vf[s.off+1], s.vb[s.off+1] = 0, 0
 	for step := 0; step <= maxD; step++ {
 		d.work += 2 * step
 		if d.work > maxWork {
 			return 0, 0, false
 		}
-		for k := -step + fCutLo; k <= step-fCutHi; k += 2 {
-			i := off + k
-			var x int
-			if k == -step || (k != step && vf[i-1] < vf[i+1]) {
-				x = vf[i+1] // down: an insertion
-			} else {
-				x = vf[i-1] + 1 // right: a deletion
-			}
-			y := x - k
-			x0 := x
-			for x < n && y < m && d.eq(aLo+x, bLo+y) {
-				x++
-				y++
-			}
-			d.work += x - x0
-			vf[i] = x
-			switch {
-			case x > n:
-				fCutHi += 2
-			case y > m:
-				fCutLo += 2
-			case odd:
-				j := off + delta - k
-				if j >= 0 && j < size && vb[j] != -1 && x >= n-vb[j] {
-					return x, y, true
-				}
+		if x, y, ok := s.forward(step); ok {
+			return x, y, true
+		}
+		if x, y, ok := s.backward(step); ok {
+			return x, y, true
+		}
+	}
+	return 0, 0, false
+}
+
+// vectors returns the search vectors, size ints each, all -1.
+func (d *differ) vectors(size int) (vf, vb []int) {
+	if cap(d.vf) < size {
+		d.vf = make([]int, size)
+		d.vb = make([]int, size)
+	}
+	vf, vb = d.vf[:size], d.vb[:size]
+	for i := range vf {
+		vf[i], vb[i] = -1, -1
+	}
+	return vf, vb
+}
+
+// splitter is one split's search over a[aLo:aHi] and b[bLo:bHi] (n and m
+// lines): the search vectors, diagonal k at index off+k, and the diagonals
+// cut off at each end of the forward and backward ranges.
+type splitter struct {
+	d                              *differ
+	aLo, aHi, bLo, bHi             int
+	n, m, delta, off               int
+	vf, vb                         []int
+	fCutLo, fCutHi, bCutLo, bCutHi int
+}
+
+// forward takes the forward search one step further; ok when a path meets
+// a backward one (only possible when delta is odd), at (x, y).
+func (s *splitter) forward(step int) (x, y int, ok bool) {
+	odd := s.delta%2 != 0
+	for k := -step + s.fCutLo; k <= step-s.fCutHi; k += 2 {
+		i := s.off + k
+		x := stepStart(s.vf, i, k, step)
+		y := x - k
+		x0 := x
+		for x < s.n && y < s.m && s.d.eq(s.aLo+x, s.bLo+y) {
+			x++
+			y++
+		}
+		s.d.work += x - x0
+		s.vf[i] = x
+		switch {
+		case x > s.n:
+			s.fCutHi += 2
+		case y > s.m:
+			s.fCutLo += 2
+		case odd:
+			j := s.off + s.delta - k
+			if j >= 0 && j < len(s.vb) && s.vb[j] != -1 && x >= s.n-s.vb[j] {
+				return x, y, true
 			}
 		}
-		for k := -step + bCutLo; k <= step-bCutHi; k += 2 {
-			i := off + k
-			var x int
-			if k == -step || (k != step && vb[i-1] < vb[i+1]) {
-				x = vb[i+1]
-			} else {
-				x = vb[i-1] + 1
-			}
-			y := x - k
-			x0 := x
-			for x < n && y < m && d.eq(aHi-1-x, bHi-1-y) {
-				x++
-				y++
-			}
-			d.work += x - x0
-			vb[i] = x
-			switch {
-			case x > n:
-				bCutHi += 2
-			case y > m:
-				bCutLo += 2
-			case !odd:
-				j := off + delta - k
-				if j >= 0 && j < size && vf[j] != -1 {
-					fx := vf[j]
-					if fx >= n-x {
-						return fx, fx - (delta - k), true
-					}
+	}
+	return 0, 0, false
+}
+
+// backward takes the backward search one step further; ok when a path
+// meets a forward one (only possible when delta is even), at (x, y)
+// counted from the start.
+func (s *splitter) backward(step int) (x, y int, ok bool) {
+	even := s.delta%2 == 0
+	for k := -step + s.bCutLo; k <= step-s.bCutHi; k += 2 {
+		i := s.off + k
+		x := stepStart(s.vb, i, k, step)
+		y := x - k
+		x0 := x
+		for x < s.n && y < s.m && s.d.eq(s.aHi-1-x, s.bHi-1-y) {
+			x++
+			y++
+		}
+		s.d.work += x - x0
+		s.vb[i] = x
+		switch {
+		case x > s.n:
+			s.bCutHi += 2
+		case y > s.m:
+			s.bCutLo += 2
+		case even:
+			j := s.off + s.delta - k
+			if j >= 0 && j < len(s.vf) && s.vf[j] != -1 {
+				if fx := s.vf[j]; fx >= s.n-x {
+					return fx, fx - (s.delta - k), true
 				}
 			}
 		}
 	}
 	return 0, 0, false
+}
+
+// stepStart is where the path on diagonal k (at index i of v) starts its
+// step: one down from the furthest path on k+1 (an insertion) or one right
+// of the furthest on k-1 (a deletion), whichever reaches further.
+func stepStart(v []int, i, k, step int) int {
+	if k == -step || (k != step && v[i-1] < v[i+1]) {
+		return v[i+1]
+	}
+	return v[i-1] + 1
 }
