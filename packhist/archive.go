@@ -467,8 +467,33 @@ func (a *Archiver) prune(ctx context.Context) error {
 		return nil
 	}
 	cut := h - w
-	// The state at the cut moves forward from the last prune's: a prune
-	// reads the events since then, not the whole log.
+	if err := a.replayToCut(ctx, cut); err != nil {
+		return err
+	}
+	ps, err := a.windowNeeds(ctx, cut, h)
+	if err != nil {
+		return err
+	}
+	if err := a.dropRecords(ctx, ps, cut, h); err != nil {
+		return err
+	}
+	if err := a.dropMootGaps(ctx, ps, cut); err != nil {
+		return err
+	}
+	return a.removePruned(ctx, ps, pruned{Through: cut, Window: w})
+}
+
+// pruneSet is what one prune keeps and what it removes.
+type pruneSet struct {
+	keep     map[uint64]bool // the records a rebuild in the window needs, by sequence
+	keepSums map[string]bool // the values a kept record names
+	drop     []string        // the records and gaps to remove
+	dropSums map[string]bool // the values a dropped record names
+}
+
+// replayToCut moves the state at the cut (a.pr) forward from the last
+// prune's: a prune reads the events since then, not the whole log.
+func (a *Archiver) replayToCut(ctx context.Context, cut uint64) error {
 	if a.pr == nil || a.prAt > cut {
 		a.pr, a.prAt = newReplay(a.opts.Prefixes), 0
 	}
@@ -477,31 +502,41 @@ func (a *Archiver) prune(ctx context.Context) error {
 		return err
 	}
 	a.prAt = cut
-	keep := make(map[uint64]bool)
-	keepSums := make(map[string]bool)
+	return nil
+}
+
+// windowNeeds returns what a rebuild of any state after cut, up to head
+// h, needs: the record of each key's state at the cut and every record
+// since, with their values.
+func (a *Archiver) windowNeeds(ctx context.Context, cut, h uint64) (*pruneSet, error) {
+	ps := &pruneSet{keep: make(map[uint64]bool), keepSums: make(map[string]bool), dropSums: make(map[string]bool)}
 	for _, s := range a.pr.keys {
-		keep[s.seq] = true
-		keepSums[s.sum] = true
+		ps.keep[s.seq] = true
+		ps.keepSums[s.sum] = true
 	}
 	if err := replayRange(ctx, a.log, cut, h, func(ev *eventlog.Event) {
-		keep[ev.Seq] = true
-		keepSums[ev.SHA256] = true
+		ps.keep[ev.Seq] = true
+		ps.keepSums[ev.SHA256] = true
 	}); err != nil {
-		return err
+		return nil, err
 	}
+	return ps, nil
+}
+
+// dropRecords adds to ps.drop the records at or before the cut that are
+// not needed, and the values they name to ps.dropSums. A record past what
+// this log has seen, up to head h, is another writer's: kept, with its
+// value.
+func (a *Archiver) dropRecords(ctx context.Context, ps *pruneSet, cut, h uint64) error {
 	es, err := a.sys.ListSys(ctx, recordPrefix)
 	if err != nil {
 		return fmt.Errorf("packhist: list the records: %w", err)
 	}
-	var drop []string
-	dropSums := make(map[string]bool)
 	for _, e := range es {
 		seq, ok := parseRecordName(e.Key)
-		if !ok || (seq <= h && (seq > cut || keep[seq])) {
+		if !ok || (seq <= h && (seq > cut || ps.keep[seq])) {
 			continue
 		}
-		// Past what this log has seen (another writer's), kept with its
-		// value; at or before the cut and not needed, dropped with it.
 		b, err := a.sys.LoadSys(ctx, e.Key)
 		if err != nil {
 			return fmt.Errorf("packhist: load %s: %w", e.Key, err)
@@ -510,17 +545,22 @@ func (a *Archiver) prune(ctx context.Context) error {
 		jerr := json.Unmarshal(b, &rec)
 		if seq > h {
 			if jerr == nil {
-				keepSums[rec.SHA256] = true
+				ps.keepSums[rec.SHA256] = true
 			}
 			continue
 		}
-		drop = append(drop, e.Key)
+		ps.drop = append(ps.drop, e.Key)
 		if jerr == nil {
-			dropSums[rec.SHA256] = true
+			ps.dropSums[rec.SHA256] = true
 		}
 	}
-	// A gap is moot once an event changed each key it names before the
-	// cut: no rebuild in the window can meet it.
+	return nil
+}
+
+// dropMootGaps adds to ps.drop the gaps at or before the cut that are
+// moot: an event changed each key a gap names before the cut, so no
+// rebuild in the window can meet it.
+func (a *Archiver) dropMootGaps(ctx context.Context, ps *pruneSet, cut uint64) error {
 	gs, err := a.sys.ListSys(ctx, gapPrefix)
 	if err != nil {
 		return fmt.Errorf("packhist: list the gaps: %w", err)
@@ -539,26 +579,31 @@ func (a *Archiver) prune(ctx context.Context) error {
 			continue
 		}
 		if !slices.ContainsFunc(gp.Keys, func(k string) bool { return a.pr.last[k] <= g }) {
-			drop = append(drop, e.Key)
+			ps.drop = append(ps.drop, e.Key)
 		}
 	}
-	// Only values a dropped record named go, and only when no kept one
-	// names them: an orphan value is never guessed at.
+	return nil
+}
+
+// removePruned saves the watermark p, then removes what ps drops: the
+// records and gaps, then the values only dropped records name (an orphan
+// value is never guessed at).
+func (a *Archiver) removePruned(ctx context.Context, ps *pruneSet, p pruned) error {
 	var vals []string
-	for s := range dropSums {
-		if s != "" && !keepSums[s] {
+	for s := range ps.dropSums {
+		if s != "" && !ps.keepSums[s] {
 			vals = append(vals, valueName(s))
 		}
 	}
 	slices.Sort(vals)
 	// The watermark first: a rebuild that misses a record then says it
 	// was pruned, not that it was never archived.
-	b, _ := json.Marshal(pruned{Through: cut, Window: w})
+	b, _ := json.Marshal(p)
 	if err := a.sys.SaveSys(ctx, prunedName, b); err != nil {
 		return fmt.Errorf("packhist: save %s: %w", prunedName, err)
 	}
-	if err := a.sys.DeleteSys(ctx, drop...); err != nil {
-		return fmt.Errorf("packhist: remove %d records: %w", len(drop), err)
+	if err := a.sys.DeleteSys(ctx, ps.drop...); err != nil {
+		return fmt.Errorf("packhist: remove %d records: %w", len(ps.drop), err)
 	}
 	a.mu.Lock()
 	clear(a.stored)
