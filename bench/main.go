@@ -457,169 +457,23 @@ type step struct {
 }
 
 func round(t Target, r int, o options, pl *plan, res *results) error {
-	var line []string
-	rec := func(key string, d time.Duration) {
-		res.record(t, r+1, key, d.Seconds())
-		line = append(line, fmt.Sprintf("%s %.3f", key, d.Seconds()))
-	}
-	defer func() { logf("round %d/%d %-13s %s", r+1, o.rounds, t.Name()+":", strings.Join(line, "  ")) }()
-
-	var root string
-	var created, flushed time.Duration
-	bigPath := func() string { return filepath.Join(root, bigName) }
+	s := &roundRun{t: t, r: r, pl: pl, res: res}
+	defer func() { logf("round %d/%d %-13s %s", r+1, o.rounds, t.Name()+":", strings.Join(s.line, "  ")) }()
 	steps := []step{
 		{"", dropCaches},
-		{"", func() (err error) {
-			t0 := time.Now()
-			if root, err = t.Mount(); err == nil && isFUSE(t) {
-				rec("mount", time.Since(t0))
-			}
-			return err
-		}},
+		{"", s.mount},
 		{"", dropCaches},
-		{"cold", func() error {
-			d, err := readAll(root, pl.tree, pl.treeBytes)
-			if err != nil {
-				return fmt.Errorf("cold read: %w", err)
-			}
-			rec("cold", d)
-			return nil
-		}},
-		{"warm", func() error {
-			d, err := readAll(root, pl.tree, pl.treeBytes)
-			if err != nil {
-				return fmt.Errorf("warm read: %w", err)
-			}
-			rec("warm", d)
-			return nil
-		}},
-		{"ls", func() error {
-			d, err := lsLR(root)
-			if err == nil {
-				rec("ls", d)
-			}
-			return err
-		}},
-		{"find", func() error {
-			want := pl.minFind + reservedEntries(root, pl) // memfs adds .memfs and what it holds, and its namespace
-			d, n, err := runCounted("find", root, "-printf", "%s\n")
-			if err != nil {
-				return err
-			}
-			if n != want {
-				return fmt.Errorf("find printed %d lines, want %d", n, want)
-			}
-			rec("find", d)
-			return nil
-		}},
-		{"grep", func() error {
-			d, n, err := runCounted("grep", "-r", grepWord, root)
-			if err != nil {
-				return err
-			}
-			if n != pl.wantGrep {
-				return fmt.Errorf("grep -r found %d lines, want %d", n, pl.wantGrep)
-			}
-			rec("grep", d)
-			return nil
-		}},
-		// Edit in place: one sed -i over the chosen files (warm: they were
-		// just read), checked; then (untimed) undone, checked, and made
-		// durable, so that the next workloads start clean.
-		{"edit", func() error {
-			if len(pl.edits) == 0 {
-				return nil
-			}
-			d, err := sedInPlace(root, pl.edits, "1s/^/"+editPrefix+"/")
-			if err != nil {
-				return err
-			}
-			if err := checkFiles(root, pl.edits, editPrefix, pl.perDir); err != nil {
-				return fmt.Errorf("after sed -i: %w", err)
-			}
-			rec("edit", d)
-			if _, err := sedInPlace(root, pl.edits, "1s/^"+editPrefix+"//"); err != nil {
-				return fmt.Errorf("undoing the edit: %w", err)
-			}
-			if err := checkFiles(root, pl.edits, "", pl.perDir); err != nil {
-				return fmt.Errorf("after undoing the edit: %w", err)
-			}
-			return settle(t, root, pl)
-		}},
-		// One large file: 1 MiB writes, fsync; a first read (untimed, full
-		// SHA-256 check), the warm read (timed); then removed, durably.
-		{"seqw", func() error {
-			defer os.Remove(bigPath()) // also after a failure (a peer's)
-			w, ws, err := seqWrite(bigPath(), pl.big)
-			if err != nil {
-				return fmt.Errorf("sequential write: %w", err)
-			}
-			if _, err := seqRead(bigPath(), pl.big, true); err != nil {
-				return fmt.Errorf("first read of the large file: %w", err)
-			}
-			rd, err := seqRead(bigPath(), pl.big, false)
-			if err != nil {
-				return fmt.Errorf("warm read of the large file: %w", err)
-			}
-			rec("seqw", w)
-			rec("seqws", ws)
-			rec("seqr", rd)
-			if err := os.Remove(bigPath()); err != nil {
-				return err
-			}
-			return settle(t, root, pl)
-		}},
-		{"create", func() (err error) {
-			syscallSync() // start the create from a clean disk
-			if created, err = createFiles(root, pl.newFiles); err != nil {
-				return fmt.Errorf("create: %w", err)
-			}
-			return nil
-		}},
-		// Flush of the created files: memfs flushes its whole session on
-		// the fsync of any file; native makes them durable with sync(2).
-		// Peers: none (their durable is the unmount).
-		{"flush", func() (err error) {
-			switch {
-			case isMemfs(t):
-				flushed, err = memfsFlush(root, filepath.Join(root, pl.newFiles[len(pl.newFiles)-1].rel), len(pl.newFiles))
-				if err != nil {
-					return fmt.Errorf("flush: %w", err)
-				}
-				rec("flush", flushed)
-			case !isFUSE(t):
-				t0 := time.Now()
-				syscallSync()
-				flushed = time.Since(t0)
-				rec("flush", flushed)
-			}
-			return nil
-		}},
-		{"", func() error {
-			t1 := time.Now()
-			if err := t.Durable(); err != nil {
-				return err
-			}
-			if created > 0 {
-				rec("create", created)
-				rec("durable", created+flushed+time.Since(t1))
-			}
-			return nil
-		}},
-		{"", func() error {
-			probs, err := t.Reset(pl)
-			if len(probs) > 0 && !isPeer(t) {
-				return fmt.Errorf("after the round: %v", probs)
-			}
-			for _, p := range probs {
-				res.fail(t, r+1, p.key, "after the unmount: "+p.msg)
-			}
-			if err != nil {
-				return fmt.Errorf("reset: %w", err)
-			}
-			syscallSync()
-			return nil
-		}},
+		{"cold", func() error { return s.readTree("cold") }},
+		{"warm", func() error { return s.readTree("warm") }},
+		{"ls", s.ls},
+		{"find", s.find},
+		{"grep", s.grep},
+		{"edit", s.edit},
+		{"seqw", s.seqw},
+		{"create", s.create},
+		{"flush", s.flush},
+		{"", s.durable},
+		{"", s.reset},
 	}
 	for _, st := range steps {
 		if interrupted.Load() {
@@ -632,6 +486,184 @@ func round(t Target, r int, o options, pl *plan, res *results) error {
 			res.fail(t, r+1, st.key, err.Error())
 		}
 	}
+	return nil
+}
+
+// roundRun is one round on one target: what its steps share.
+type roundRun struct {
+	t   Target
+	r   int // the round, from 0
+	pl  *plan
+	res *results
+
+	root             string // the mount point, once mounted
+	created, flushed time.Duration
+	line             []string // each timing recorded, for the round's log line
+}
+
+func (s *roundRun) rec(key string, d time.Duration) {
+	s.res.record(s.t, s.r+1, key, d.Seconds())
+	s.line = append(s.line, fmt.Sprintf("%s %.3f", key, d.Seconds()))
+}
+
+func (s *roundRun) bigPath() string { return filepath.Join(s.root, bigName) }
+
+func (s *roundRun) mount() (err error) {
+	t0 := time.Now()
+	if s.root, err = s.t.Mount(); err == nil && isFUSE(s.t) {
+		s.rec("mount", time.Since(t0))
+	}
+	return err
+}
+
+// readTree reads the whole tree, checked, as the workload key ("cold" or
+// "warm").
+func (s *roundRun) readTree(key string) error {
+	d, err := readAll(s.root, s.pl.tree, s.pl.treeBytes)
+	if err != nil {
+		return fmt.Errorf("%s read: %w", key, err)
+	}
+	s.rec(key, d)
+	return nil
+}
+
+func (s *roundRun) ls() error {
+	d, err := lsLR(s.root)
+	if err == nil {
+		s.rec("ls", d)
+	}
+	return err
+}
+
+func (s *roundRun) find() error {
+	want := s.pl.minFind + reservedEntries(s.root, s.pl) // memfs adds .memfs and what it holds, and its namespace
+	d, n, err := runCounted("find", s.root, "-printf", "%s\n")
+	if err != nil {
+		return err
+	}
+	if n != want {
+		return fmt.Errorf("find printed %d lines, want %d", n, want)
+	}
+	s.rec("find", d)
+	return nil
+}
+
+func (s *roundRun) grep() error {
+	d, n, err := runCounted("grep", "-r", grepWord, s.root)
+	if err != nil {
+		return err
+	}
+	if n != s.pl.wantGrep {
+		return fmt.Errorf("grep -r found %d lines, want %d", n, s.pl.wantGrep)
+	}
+	s.rec("grep", d)
+	return nil
+}
+
+// edit edits in place: one sed -i over the chosen files (warm: they were
+// just read), checked; then (untimed) undone, checked, and made durable,
+// so that the next workloads start clean.
+func (s *roundRun) edit() error {
+	pl := s.pl
+	if len(pl.edits) == 0 {
+		return nil
+	}
+	d, err := sedInPlace(s.root, pl.edits, "1s/^/"+editPrefix+"/")
+	if err != nil {
+		return err
+	}
+	if err := checkFiles(s.root, pl.edits, editPrefix, pl.perDir); err != nil {
+		return fmt.Errorf("after sed -i: %w", err)
+	}
+	s.rec("edit", d)
+	if _, err := sedInPlace(s.root, pl.edits, "1s/^"+editPrefix+"//"); err != nil {
+		return fmt.Errorf("undoing the edit: %w", err)
+	}
+	if err := checkFiles(s.root, pl.edits, "", pl.perDir); err != nil {
+		return fmt.Errorf("after undoing the edit: %w", err)
+	}
+	return settle(s.t, s.root, pl)
+}
+
+// seqw is one large file: 1 MiB writes, fsync; a first read (untimed, full
+// SHA-256 check), the warm read (timed); then removed, durably.
+func (s *roundRun) seqw() error {
+	defer os.Remove(s.bigPath()) // also after a failure (a peer's)
+	w, ws, err := seqWrite(s.bigPath(), s.pl.big)
+	if err != nil {
+		return fmt.Errorf("sequential write: %w", err)
+	}
+	if _, err := seqRead(s.bigPath(), s.pl.big, true); err != nil {
+		return fmt.Errorf("first read of the large file: %w", err)
+	}
+	rd, err := seqRead(s.bigPath(), s.pl.big, false)
+	if err != nil {
+		return fmt.Errorf("warm read of the large file: %w", err)
+	}
+	s.rec("seqw", w)
+	s.rec("seqws", ws)
+	s.rec("seqr", rd)
+	if err := os.Remove(s.bigPath()); err != nil {
+		return err
+	}
+	return settle(s.t, s.root, s.pl)
+}
+
+func (s *roundRun) create() (err error) {
+	syscallSync() // start the create from a clean disk
+	if s.created, err = createFiles(s.root, s.pl.newFiles); err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	return nil
+}
+
+// flush flushes the created files: memfs flushes its whole session on the
+// fsync of any file; native makes them durable with sync(2). Peers: none
+// (their durable is the unmount).
+func (s *roundRun) flush() (err error) {
+	switch {
+	case isMemfs(s.t):
+		newFiles := s.pl.newFiles
+		s.flushed, err = memfsFlush(s.root, filepath.Join(s.root, newFiles[len(newFiles)-1].rel), len(newFiles))
+		if err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
+		s.rec("flush", s.flushed)
+	case !isFUSE(s.t):
+		t0 := time.Now()
+		syscallSync()
+		s.flushed = time.Since(t0)
+		s.rec("flush", s.flushed)
+	}
+	return nil
+}
+
+// durable ends the create workload: its time to durable is the create, the
+// flush and the target's own durable step (the unmount, for a FUSE target).
+func (s *roundRun) durable() error {
+	t1 := time.Now()
+	if err := s.t.Durable(); err != nil {
+		return err
+	}
+	if s.created > 0 {
+		s.rec("create", s.created)
+		s.rec("durable", s.created+s.flushed+time.Since(t1))
+	}
+	return nil
+}
+
+func (s *roundRun) reset() error {
+	probs, err := s.t.Reset(s.pl)
+	if len(probs) > 0 && !isPeer(s.t) {
+		return fmt.Errorf("after the round: %v", probs)
+	}
+	for _, p := range probs {
+		s.res.fail(s.t, s.r+1, p.key, "after the unmount: "+p.msg)
+	}
+	if err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	syscallSync()
 	return nil
 }
 
