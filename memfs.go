@@ -134,125 +134,179 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 	if opts.Name == "" {
 		opts.Name = "memfs"
 	}
+	f, recs, err := openParts(ctx, st, opts, log)
+	if err != nil {
+		return nil, err
+	}
+	so, err := f.sessionOptions()
+	if err != nil {
+		f.closeParts()
+		return nil, err
+	}
+	if err := f.startSession(ctx, so, recs); err != nil {
+		f.release()
+		return nil, err
+	}
+	return f, nil
+}
+
+// openParts opens what a session stands on: the store's system records,
+// the journal (locked when Options.LockJournal says so) and the event
+// log. On error, what it opened and st are closed.
+func openParts(ctx context.Context, st backend.Store, opts Options, log *slog.Logger) (*FS, []journal.Record, error) {
 	ss, ok := st.(backend.SysStore)
 	if !ok {
 		st.Close()
-		return nil, errors.New("memfs: the store keeps no system records (backend.SysStore): the event log and the search index need them")
+		return nil, nil, errors.New("memfs: the store keeps no system records (backend.SysStore): the event log and the search index need them")
 	}
 	if opts.JournalPath == "" {
 		st.Close()
-		return nil, errors.New("memfs: Options.JournalPath is required")
+		return nil, nil, errors.New("memfs: Options.JournalPath is required")
 	}
-	var lock *os.File
-	if opts.LockJournal {
-		if err := os.MkdirAll(filepath.Dir(opts.JournalPath), 0o700); err != nil {
-			st.Close()
-			return nil, fmt.Errorf("memfs: the journal's directory: %w", err)
-		}
-		l, err := lockfile.Lock(opts.JournalPath+".lock", "the journal "+opts.JournalPath)
-		if err != nil {
-			st.Close()
-			return nil, err
-		}
-		lock = l
+	lock, err := lockJournal(opts)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
 	}
 	j, recs, err := openJournal(opts.JournalPath, opts.Session.ReadOnly, log)
 	if err != nil {
 		closeLock(lock)
 		st.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	ev, err := eventlog.Open(ctx, ss, log)
-	if err != nil {
-		if j != nil {
-			j.Close()
-		}
-		closeLock(lock)
-		st.Close()
-		return nil, fmt.Errorf("open the event log of %s: %w", opts.Name, err)
+	f := &FS{opts: opts, store: ss, journal: j, log: log, lock: lock, pressure: make(chan struct{}, 1)}
+	if f.events, err = eventlog.Open(ctx, ss, log); err != nil {
+		f.closeParts()
+		return nil, nil, fmt.Errorf("open the event log of %s: %w", opts.Name, err)
 	}
-	f := &FS{opts: opts, store: ss, journal: j, events: ev, log: log, lock: lock, pressure: make(chan struct{}, 1)}
-	so := opts.Session
+	return f, recs, nil
+}
+
+// lockJournal takes the journal's lock when Options.LockJournal asks for
+// it; nil when it does not.
+func lockJournal(opts Options) (*os.File, error) {
+	if !opts.LockJournal {
+		return nil, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(opts.JournalPath), 0o700); err != nil {
+		return nil, fmt.Errorf("memfs: the journal's directory: %w", err)
+	}
+	return lockfile.Lock(opts.JournalPath+".lock", "the journal "+opts.JournalPath)
+}
+
+// closeParts closes what openParts opened (the journal, if any, the lock,
+// the store), for an Open that fails before its session exists.
+func (f *FS) closeParts() {
+	if f.journal != nil {
+		f.journal.Close()
+	}
+	closeLock(f.lock)
+	f.store.Close()
+}
+
+// sessionOptions completes Options.Session for f: the memory budget, the
+// journal, the logger, the redactor, the hooks that tie the session to
+// f, and the event sink with the pack archive (f.hist, made here with
+// f.index).
+func (f *FS) sessionOptions() (session.Options, error) {
+	so := f.opts.Session
 	if so.MaxMemory == 0 {
 		so.MaxMemory = DefaultMaxMemory()
-	}
-	so.Pressure = func() {
-		select {
-		case f.pressure <- struct{}{}: // a mount's serve loop flushes
-		default:
-		}
-		if p := opts.Session.Pressure; p != nil {
-			p()
-		}
-	}
-	so.Released = func(n int64) {
-		f.handBack(n)
-		if r := opts.Session.Released; r != nil {
-			r(n)
-		}
 	}
 	if !so.ReadOnly {
 		// A read-only session writes no journal record: the journal is
 		// left as it is for the next session that may write.
-		so.Journal = j
+		so.Journal = f.journal
 	}
-	so.Logger = log
-	if so.Redactor == nil && !opts.NoRedact {
+	so.Logger = f.log
+	if so.Redactor == nil && !f.opts.NoRedact {
 		// No secret reaches disk unless the caller says so; nor is one
 		// that another program left in the store shown (a read-only
 		// session redacts what it loads, see session.Context.Ingested).
+		var err error
 		if so.Redactor, err = redact.New(redact.Config{}); err != nil {
-			j.Close() // a writable session: j is open
-			closeLock(lock)
-			st.Close()
-			return nil, err
+			return so, err
 		}
 	}
 	if !so.ReadOnly {
-		ho := packhist.Options{Prefixes: opts.Bootstrap, Logger: log}
-		if r := so.Redactor; r != nil {
-			ho.SecretName = func(name string) bool {
-				_, found := r.Redact(name, []byte(name))
-				return len(found) > 0
-			}
-		}
-		f.hist = packhist.NewArchiver(ss, ev, ho)
+		f.hist = packhist.NewArchiver(f.store, f.events, histOptions(f.opts.Bootstrap, so.Redactor, f.log))
 	}
-	so.Events = eventSink(ev, newSessionID(), f.hist)
+	so.Events = eventSink(f.events, newSessionID(), f.hist)
 	if so.Derived == nil {
 		// A skill's front matter, as an attribute the skills index and
 		// getfattr read (user.memfs.skill).
 		so.Derived = map[string]session.AttrFunc{meta.Skill: contextpack.SkillAttr}
 	}
-	f.index = search.NewLazy(log, func(ctx context.Context) (*search.Service, error) {
+	f.index = search.NewLazy(f.log, func(ctx context.Context) (*search.Service, error) {
 		return f.openIndex(ctx, false, nil)
 	})
+	f.hookSession(&so)
+	return so, nil
+}
+
+// histOptions are the pack archive's: it keeps the prefixes the session
+// bootstraps, and with a redactor it names no secret.
+func histOptions(prefixes []string, r *redact.Redactor, log *slog.Logger) packhist.Options {
+	ho := packhist.Options{Prefixes: prefixes, Logger: log}
+	if r != nil {
+		ho.SecretName = func(name string) bool {
+			_, found := r.Redact(name, []byte(name))
+			return len(found) > 0
+		}
+	}
+	return ho
+}
+
+// hookSession chains f's own hooks before the caller's in so: memory
+// pressure wakes a mount's serve loop, released memory is handed back to
+// the system, saved entries reach the search index.
+func (f *FS) hookSession(so *session.Options) {
+	caller := f.opts.Session
+	so.Pressure = func() {
+		select {
+		case f.pressure <- struct{}{}: // a mount's serve loop flushes
+		default:
+		}
+		if p := caller.Pressure; p != nil {
+			p()
+		}
+	}
+	so.Released = func(n int64) {
+		f.handBack(n)
+		if r := caller.Released; r != nil {
+			r(n)
+		}
+	}
 	so.Saved = f.index.Saved
-	if saved := opts.Session.Saved; saved != nil {
+	if saved := caller.Saved; saved != nil {
 		so.Saved = func(ctx context.Context, es []backend.Entry, deleted []string) {
 			f.index.Saved(ctx, es, deleted)
 			saved(ctx, es, deleted)
 		}
 	}
+}
+
+// startSession makes the session and brings it up to date: it indexes the
+// store, replays the journal, rewrites redacted what another program left
+// with secrets in it, and records the pack archive's baseline.
+func (f *FS) startSession(ctx context.Context, so session.Options, recs []journal.Record) error {
+	var err error
 	// New refuses a conflict policy (Session.OnConflict) the store cannot
 	// carry out.
-	if f.c, err = session.New(ss, so); err != nil {
-		f.release()
-		return nil, fmt.Errorf("open %s: %w", opts.Name, err)
+	if f.c, err = session.New(f.store, so); err != nil {
+		return fmt.Errorf("open %s: %w", f.opts.Name, err)
 	}
-	if err := f.c.Bootstrap(ctx, opts.Bootstrap...); err != nil {
-		f.release()
-		return nil, fmt.Errorf("index store %s: %w", opts.Name, err)
+	if err := f.c.Bootstrap(ctx, f.opts.Bootstrap...); err != nil {
+		return fmt.Errorf("index store %s: %w", f.opts.Name, err)
 	}
-	if sk, ok := st.(interface{ Skipped() []string }); ok {
+	if sk, ok := f.store.(interface{ Skipped() []string }); ok {
 		for _, p := range sk.Skipped() {
-			log.Warn("a name in the store cannot be a key (not UTF-8, a control character, or too long); it is left out and left as it is",
+			f.log.Warn("a name in the store cannot be a key (not UTF-8, a control character, or too long); it is left out and left as it is",
 				"path", names.Redact(p, so.Redactor)) // quoted by slog when it needs it
 		}
 	}
 	if err := f.replay(ctx, recs); err != nil {
-		f.release()
-		return nil, err
+		return err
 	}
 	if n := f.c.Ingested(); n > 0 && !so.ReadOnly {
 		// Secrets another program left in the store while no memfs
@@ -264,10 +318,10 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		}
 	}
 	f.baseline(ctx)
-	if opts.Namespace && !so.ReadOnly {
+	if f.opts.Namespace && !so.ReadOnly {
 		f.makeNamespace()
 	}
-	return f, nil
+	return nil
 }
 
 // replay applies the journal's records and, in a writable session, flushes
