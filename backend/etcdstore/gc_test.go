@@ -203,143 +203,161 @@ func TestCollectKill9(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, 0))
 	st := open(t, srv, killNS, func(c *etcdstore.Config) { c.ChunkGrace = killGrace })
 
-	type save struct{ round, i int }
-	later := func(a, b save) bool { return a.round > b.round || a.round == b.round && a.i > b.i }
-	var mu sync.Mutex // guards acked, tried, removed
-	acked := map[string]save{}
-	tried := map[save]string{}
-	removed := 0
-	saves := 0
+	kl := &killLog{acked: map[string]killSave{}, tried: map[killSave]string{}}
 	for round := range rounds {
-		col := startRole(t, "collector", srv.Endpoint(), seed, round)
-		w := startRole(t, "writer", srv.Endpoint(), seed, round)
-		ackc := make(chan struct{}, 1024)
-		var readers sync.WaitGroup
-		readers.Add(2)
-		go func() {
-			defer readers.Done()
-			for l := range w.lines {
-				var s save
-				var kind, key string
-				if _, err := fmt.Sscanf(l, "%s %d %d %s", &kind, &s.round, &s.i, &key); err != nil {
-					continue
-				}
-				mu.Lock()
-				tried[s] = key
-				if kind == "ack" {
-					acked[key] = s
-					saves++
-					ackc <- struct{}{}
-				}
-				mu.Unlock()
-			}
-		}()
-		go func() {
-			defer readers.Done()
-			for l := range col.lines {
-				var n int
-				if _, err := fmt.Sscanf(l, "removed %d", &n); err == nil {
-					mu.Lock()
-					removed += n
-					mu.Unlock()
-				}
-			}
-		}()
-		// Kill the writer after 1 to 6 acknowledged saves and a random
-		// bit more (mid-save, often), the collector at a random moment
-		// before or after it.
-		acks := 1 + r.IntN(6)
-		extra := time.Duration(r.IntN(40)) * time.Millisecond
-		colFirst := r.IntN(2) == 0
-		colAt := time.Duration(r.IntN(60)) * time.Millisecond
-		deadline := time.After(60 * time.Second)
-		for range acks {
-			select {
-			case <-ackc:
-			case <-w.done:
-				t.Fatalf("round %d: the writer ended by itself", round)
-			case <-deadline:
-				t.Fatalf("round %d: no %d acknowledged saves within 60 s", round, acks)
-			}
-		}
-		if colFirst {
-			time.Sleep(colAt)
-			col.kill()
-		}
-		time.Sleep(extra)
-		w.kill()
-		if !colFirst {
-			time.Sleep(colAt)
-			col.kill()
-		}
-		readers.Wait()
-
-		// Every key reads back whole: its last acknowledged save, or a
-		// later one that was under way.
-		mu.Lock()
-		for key, a := range acked {
-			got, err := st.Load(context.Background(), key)
-			if err != nil {
-				t.Fatalf("round %d (seed %d): %s, acknowledged at save %d of round %d: %v", round, seed, key, a.i, a.round, err)
-			}
-			v := got[0].Value
-			var s save
-			var k string
-			if len(v) <= blockSize {
-				t.Fatalf("round %d: %s holds %d bytes", round, key, len(v))
-			}
-			fmt.Sscanf(string(v[blockSize:min(len(v), blockSize+64)]), "%d %d %s", &s.round, &s.i, &k)
-			if k != key || tried[s] != key || later(a, s) {
-				t.Fatalf("round %d (seed %d): %s holds save %d of round %d (%q), not its acknowledged %d of round %d or a later one",
-					round, seed, key, s.i, s.round, k, a.i, a.round)
-			}
-			if !bytes.Equal(v, killValue(seed, s.round, s.i, key)) {
-				t.Fatalf("round %d (seed %d): %s, save %d of round %d, does not read back as written", round, seed, key, s.i, s.round)
-			}
-		}
-		mu.Unlock()
+		killRound(t, srv.Endpoint(), seed, round, r, kl)
+		kl.checkAcked(t, st, seed, round)
 	}
 
 	// No writer left: what no record names goes, and only that.
-	cli := raw(t, srv)
-	named := func() map[string]bool {
-		resp, err := cli.Get(context.Background(), "/memfs/"+killNS+"/m/", clientv3.WithPrefix())
-		if err != nil {
-			t.Fatal(err)
+	before, named := collectUnnamed(t, raw(t, srv), st, kl)
+	for key := range kl.acked {
+		if _, err := st.Load(context.Background(), key); err != nil {
+			t.Fatalf("after the last collection: %v", err)
 		}
-		out := map[string]bool{}
-		for _, kv := range resp.Kvs {
-			var rec struct{ Chunks []string }
-			if err := json.Unmarshal(kv.Value, &rec); err != nil {
-				t.Fatalf("record %s: %v", kv.Key, err)
-			}
-			for _, h := range rec.Chunks {
-				out[h] = true
-			}
-		}
-		return out
 	}
-	stored := func() []string {
-		resp, err := cli.Get(context.Background(), "/memfs/"+killNS+"/c/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
-		if err != nil {
-			t.Fatal(err)
+	t.Logf("%d acknowledged saves; %d chunks at the end of the rounds, %d named; %d removed in all", kl.saves, before, named, kl.removed)
+}
+
+// killSave names a save of TestCollectKill9: its round, and its number in
+// the round.
+type killSave struct{ round, i int }
+
+// after reports whether s is a later save than o.
+func (s killSave) after(o killSave) bool {
+	return s.round > o.round || s.round == o.round && s.i > o.i
+}
+
+// killLog is what the writers and the collectors of TestCollectKill9 said.
+type killLog struct {
+	mu      sync.Mutex          // guards the fields below
+	acked   map[string]killSave // each key's last acknowledged save
+	tried   map[killSave]string // each save begun, to its key
+	removed int                 // chunks collected
+	saves   int                 // saves acknowledged
+}
+
+// readWriter reads a writer's lines, with a token on ackc for each
+// acknowledged save.
+func (kl *killLog) readWriter(lines <-chan string, ackc chan<- struct{}) {
+	for l := range lines {
+		var s killSave
+		var kind, key string
+		if _, err := fmt.Sscanf(l, "%s %d %d %s", &kind, &s.round, &s.i, &key); err != nil {
+			continue
 		}
-		var out []string
-		for _, kv := range resp.Kvs {
-			out = append(out, strings.TrimPrefix(string(kv.Key), "/memfs/"+killNS+"/c/"))
+		kl.mu.Lock()
+		kl.tried[s] = key
+		if kind == "ack" {
+			kl.acked[key] = s
+			kl.saves++
+			ackc <- struct{}{}
 		}
-		return out
+		kl.mu.Unlock()
 	}
-	want := named()
-	before := len(stored())
+}
+
+// readCollector reads a collector's lines.
+func (kl *killLog) readCollector(lines <-chan string) {
+	for l := range lines {
+		var n int
+		if _, err := fmt.Sscanf(l, "removed %d", &n); err == nil {
+			kl.mu.Lock()
+			kl.removed += n
+			kl.mu.Unlock()
+		}
+	}
+}
+
+// killRound runs a writer and a collector, and kills the writer after 1
+// to 6 acknowledged saves and a random bit more (mid-save, often), the
+// collector at a random moment before or after it.
+func killRound(t *testing.T, endpoint string, seed uint64, round int, r *rand.Rand, kl *killLog) {
+	t.Helper()
+	col := startRole(t, "collector", endpoint, seed, round)
+	w := startRole(t, "writer", endpoint, seed, round)
+	ackc := make(chan struct{}, 1024)
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() {
+		defer readers.Done()
+		kl.readWriter(w.lines, ackc)
+	}()
+	go func() {
+		defer readers.Done()
+		kl.readCollector(col.lines)
+	}()
+	acks := 1 + r.IntN(6)
+	extra := time.Duration(r.IntN(40)) * time.Millisecond
+	colFirst := r.IntN(2) == 0
+	colAt := time.Duration(r.IntN(60)) * time.Millisecond
+	deadline := time.After(60 * time.Second)
+	for range acks {
+		select {
+		case <-ackc:
+		case <-w.done:
+			t.Fatalf("round %d: the writer ended by itself", round)
+		case <-deadline:
+			t.Fatalf("round %d: no %d acknowledged saves within 60 s", round, acks)
+		}
+	}
+	// The sleeps place the kills at random points; they wait for nothing.
+	if colFirst {
+		time.Sleep(colAt)
+		col.kill()
+	}
+	time.Sleep(extra)
+	w.kill()
+	if !colFirst {
+		time.Sleep(colAt)
+		col.kill()
+	}
+	readers.Wait()
+}
+
+// checkAcked checks that every key reads back whole after round: its last
+// acknowledged save, or a later one that was under way.
+func (kl *killLog) checkAcked(t *testing.T, st *etcdstore.Store, seed uint64, round int) {
+	t.Helper()
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	for key, a := range kl.acked {
+		got, err := st.Load(context.Background(), key)
+		if err != nil {
+			t.Fatalf("round %d (seed %d): %s, acknowledged at save %d of round %d: %v", round, seed, key, a.i, a.round, err)
+		}
+		v := got[0].Value
+		var s killSave
+		var k string
+		if len(v) <= blockSize {
+			t.Fatalf("round %d: %s holds %d bytes", round, key, len(v))
+		}
+		fmt.Sscanf(string(v[blockSize:min(len(v), blockSize+64)]), "%d %d %s", &s.round, &s.i, &k)
+		if k != key || kl.tried[s] != key || a.after(s) {
+			t.Fatalf("round %d (seed %d): %s holds save %d of round %d (%q), not its acknowledged %d of round %d or a later one",
+				round, seed, key, s.i, s.round, k, a.i, a.round)
+		}
+		if !bytes.Equal(v, killValue(seed, s.round, s.i, key)) {
+			t.Fatalf("round %d (seed %d): %s, save %d of round %d, does not read back as written", round, seed, key, s.i, s.round)
+		}
+	}
+}
+
+// collectUnnamed collects until no chunk that no record names is left (60
+// s at most), adding what it removes to kl.removed, and returns the
+// chunks stored before and the chunks the records name.
+func collectUnnamed(t *testing.T, cli *clientv3.Client, st *etcdstore.Store, kl *killLog) (before, named int) {
+	t.Helper()
+	want := killNamedChunks(t, cli)
+	before = len(killStoredChunks(t, cli))
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		got, err := st.Collect(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		removed += got.Removed
-		left := stored()
+		kl.removed += got.Removed
+		left := killStoredChunks(t, cli)
 		missing := 0
 		for _, h := range left {
 			if !want[h] {
@@ -350,19 +368,48 @@ func TestCollectKill9(t *testing.T) {
 			t.Fatalf("%d chunks left, fewer than the %d the records name", len(left), len(want))
 		}
 		if missing == 0 {
-			break
+			return before, len(want)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("60 s after the last writer, %d chunks no record names are still there", missing)
 		}
 		time.Sleep(killGrace / 4)
 	}
-	for key := range acked {
-		if _, err := st.Load(context.Background(), key); err != nil {
-			t.Fatalf("after the last collection: %v", err)
+}
+
+// killNamedChunks are the chunks the records of the kill -9 namespace
+// name.
+func killNamedChunks(t *testing.T, cli *clientv3.Client) map[string]bool {
+	t.Helper()
+	resp, err := cli.Get(context.Background(), "/memfs/"+killNS+"/m/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, kv := range resp.Kvs {
+		var rec struct{ Chunks []string }
+		if err := json.Unmarshal(kv.Value, &rec); err != nil {
+			t.Fatalf("record %s: %v", kv.Key, err)
+		}
+		for _, h := range rec.Chunks {
+			out[h] = true
 		}
 	}
-	t.Logf("%d acknowledged saves; %d chunks at the end of the rounds, %d named; %d removed in all", saves, before, len(want), removed)
+	return out
+}
+
+// killStoredChunks are the chunks stored in the kill -9 namespace.
+func killStoredChunks(t *testing.T, cli *clientv3.Client) []string {
+	t.Helper()
+	resp, err := cli.Get(context.Background(), "/memfs/"+killNS+"/c/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, kv := range resp.Kvs {
+		out = append(out, strings.TrimPrefix(string(kv.Key), "/memfs/"+killNS+"/c/"))
+	}
+	return out
 }
 
 // slowValue is the value TestCollectSlowSave saves: 8 chunks.

@@ -150,124 +150,193 @@ func dedupe(keys []string) []string {
 // conflicts kept beside the key or, with fail, refused.
 func (s *Store) apply(ctx context.Context, op string, saves []backend.Entry, expect map[string]backend.Version,
 	deletes []string, expDel map[string]backend.Version, fail bool) (map[string]string, error) {
-	deletes = dedupe(deletes)
+	a := &applyRun{s: s, op: op, saves: saves, idx: lastOf(saves), expect: expect,
+		deletes: dedupe(deletes), expDel: expDel, fail: fail}
+	a.check = a.checked()
+	defer func() { s.release(a.in) }()
+	for range maxAttempts {
+		if copies, done, err := a.attempt(ctx); done || err != nil {
+			return copies, err
+		}
+	}
+	return nil, fmt.Errorf("etcdstore: %s: other writers changed the keys %d times in a row: %w", op, maxAttempts, errBusy)
+}
+
+// applyRun is one apply: what it writes, what it checks, and the intent
+// its chunks were written under.
+type applyRun struct {
+	s       *Store
+	op      string
+	saves   []backend.Entry
+	idx     []int // the last save of each key (lastOf)
+	expect  map[string]backend.Version
+	deletes []string // without repeats
+	expDel  map[string]backend.Version
+	fail    bool
+	check   []string // the keys whose versions are read and compared at commit
+
+	chunksWritten bool
+	in            *intent // the intent the chunks were written under
+}
+
+// checked lists the keys whose versions a save or a delete expects.
+func (a *applyRun) checked() []string {
 	var check []string
-	for _, e := range saves {
-		if _, ok := expect[e.Key]; ok && !slices.Contains(check, e.Key) {
+	for _, e := range a.saves {
+		if _, ok := a.expect[e.Key]; ok && !slices.Contains(check, e.Key) {
 			check = append(check, e.Key)
 		}
 	}
-	for _, k := range deletes {
-		if _, ok := expDel[k]; ok {
+	for _, k := range a.deletes {
+		if _, ok := a.expDel[k]; ok {
 			check = append(check, k)
 		}
 	}
-	idx := lastOf(saves)
-	chunksWritten := false
-	var in *intent // the intent the chunks were written under
-	defer func() { s.release(in) }()
-	for range maxAttempts {
-		now := time.Now().Round(0)
-		var fnd map[string]found
-		if len(check) > 0 {
-			var err error
-			if fnd, err = s.readFound(ctx, check); err != nil {
-				return nil, mapErr(op, err, ctx)
-			}
+	return check
+}
+
+// attempt reads the checked keys, decides each key's fate and commits;
+// not done when the commit found a key changed since it was read (or the
+// intent lost): read and decide again.
+func (a *applyRun) attempt(ctx context.Context) (copies map[string]string, done bool, err error) {
+	now := time.Now().Round(0)
+	var fnd map[string]found
+	if len(a.check) > 0 {
+		if fnd, err = a.s.readFound(ctx, a.check); err != nil {
+			return nil, true, mapErr(a.op, err, ctx)
 		}
-		// Decide each key's fate from what was read.
-		var conflicts []backend.Conflict
-		copies := map[string]string{}
-		var ops []clientv3.Op
-		size := 0
-		for _, i := range idx {
-			k := saves[i].Key
-			want, ok := expect[k]
-			f := fnd[k]
-			if !ok || f.rec == nil || want.Matches(f.version()) {
-				continue
-			}
-			if fail {
-				conflicts = append(conflicts, backend.Conflict{Key: k, Found: f.version()})
-				continue
-			}
-			if f.rec.Size < 0 {
-				continue // a damaged record: nothing to keep
-			}
-			ck := backend.ConflictKey(k, now)
-			cp := *f.rec
-			cp.Link = ""
-			mk, rec := s.meta(ck), cp.encode()
-			ops = append(ops, clientv3.OpPut(mk, string(rec)))
-			size += len(mk) + len(rec)
-			if !cp.chunked() && len(f.inline) > 0 {
-				ops = append(ops, clientv3.OpPut(s.value(ck), string(f.inline)))
-				size += len(ck) + len(f.inline)
-			}
-			copies[k] = ck
-		}
-		for _, k := range deletes {
-			want, ok := expDel[k]
-			f := fnd[k]
-			if ok && f.rec != nil && !want.Matches(f.version()) {
-				conflicts = append(conflicts, backend.Conflict{Key: k, Found: f.version(), Delete: true})
-			}
-		}
-		if len(conflicts) > 0 {
-			slices.SortFunc(conflicts, func(a, b backend.Conflict) int { return strings.Compare(a.Key, b.Key) })
-			return nil, &backend.ConflictError{Conflicts: conflicts}
-		}
-		preps := make([]prepared, len(idx))
-		for j, i := range idx {
-			preps[j] = prepare(saves[i], now)
-			o, n := s.ops(preps[j])
-			ops, size = append(ops, o...), size+n
-		}
-		for _, k := range deletes {
-			ops = append(ops, clientv3.OpDelete(s.meta(k)), clientv3.OpDelete(s.value(k)))
-			size += len(s.meta(k)) + len(s.value(k))
-		}
-		if len(ops) > maxTxnOps || size > maxTxnBytes {
-			return nil, fmt.Errorf("etcdstore: %s: %d operations of %d bytes, over one transaction's %d and %d: %w",
-				op, len(ops), size, maxTxnOps, maxTxnBytes, backend.ErrBatchTooLarge)
-		}
-		if !chunksWritten {
-			var err error
-			if in, err = s.intendFor(ctx, preps); err != nil {
-				return nil, mapErr(op, err, ctx)
-			}
-			for _, p := range preps {
-				if err := s.putChunks(ctx, p.hashes, p.chunks); err != nil {
-					return nil, mapErr(op+" "+p.key, err, ctx)
-				}
-			}
-			chunksWritten = true
-		}
-		cmps := in.held()
-		for _, k := range check {
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.meta(k)), "=", fnd[k].rev))
-		}
-		resp, err := s.txn(ctx, cmps, ops)
-		if err != nil {
-			return nil, mapErr(op, err, ctx)
-		}
-		if !resp.Succeeded {
-			lost, err := s.lost(ctx, in)
-			if err != nil {
-				return nil, mapErr(op, err, ctx)
-			}
-			if lost { // the chunks again, under a new intent
-				s.release(in)
-				in, chunksWritten = nil, false
-			}
-			continue // or another writer changed a key read: read and decide again
-		}
-		for i := range saves {
-			saves[i].Info.Rev = resp.Header.Revision
-		}
-		return copies, nil
 	}
-	return nil, fmt.Errorf("etcdstore: %s: other writers changed the keys %d times in a row: %w", op, maxAttempts, errBusy)
+	ops, size, copies, conflicts := a.conflictCopies(fnd, now)
+	conflicts = append(conflicts, a.deleteConflicts(fnd)...)
+	if len(conflicts) > 0 {
+		slices.SortFunc(conflicts, func(a, b backend.Conflict) int { return strings.Compare(a.Key, b.Key) })
+		return nil, true, &backend.ConflictError{Conflicts: conflicts}
+	}
+	preps, ops, size := a.writes(ops, size, now)
+	if len(ops) > maxTxnOps || size > maxTxnBytes {
+		return nil, true, fmt.Errorf("etcdstore: %s: %d operations of %d bytes, over one transaction's %d and %d: %w",
+			a.op, len(ops), size, maxTxnOps, maxTxnBytes, backend.ErrBatchTooLarge)
+	}
+	if err := a.writeChunks(ctx, preps); err != nil {
+		return nil, true, err
+	}
+	committed, err := a.commit(ctx, fnd, ops)
+	if err != nil || !committed {
+		return nil, err != nil, err
+	}
+	return copies, true, nil
+}
+
+// conflictCopies decides the saves' fate from what was read (fnd): a save
+// over a version it does not expect is a conflict or, without fail, keeps
+// that version beside the key as a conflict copy. It returns the copies'
+// operations, their size, and the copies by key.
+func (a *applyRun) conflictCopies(fnd map[string]found, now time.Time) (ops []clientv3.Op, size int, copies map[string]string, conflicts []backend.Conflict) {
+	copies = map[string]string{}
+	for _, i := range a.idx {
+		k := a.saves[i].Key
+		want, ok := a.expect[k]
+		f := fnd[k]
+		if !ok || f.rec == nil || want.Matches(f.version()) {
+			continue
+		}
+		if a.fail {
+			conflicts = append(conflicts, backend.Conflict{Key: k, Found: f.version()})
+			continue
+		}
+		if f.rec.Size < 0 {
+			continue // a damaged record: nothing to keep
+		}
+		ck := backend.ConflictKey(k, now)
+		cp := *f.rec
+		cp.Link = ""
+		mk, rec := a.s.meta(ck), cp.encode()
+		ops = append(ops, clientv3.OpPut(mk, string(rec)))
+		size += len(mk) + len(rec)
+		if !cp.chunked() && len(f.inline) > 0 {
+			ops = append(ops, clientv3.OpPut(a.s.value(ck), string(f.inline)))
+			size += len(ck) + len(f.inline)
+		}
+		copies[k] = ck
+	}
+	return ops, size, copies, conflicts
+}
+
+// deleteConflicts are the deletes of a version they do not expect.
+func (a *applyRun) deleteConflicts(fnd map[string]found) []backend.Conflict {
+	var conflicts []backend.Conflict
+	for _, k := range a.deletes {
+		want, ok := a.expDel[k]
+		f := fnd[k]
+		if ok && f.rec != nil && !want.Matches(f.version()) {
+			conflicts = append(conflicts, backend.Conflict{Key: k, Found: f.version(), Delete: true})
+		}
+	}
+	return conflicts
+}
+
+// writes adds to ops (of size bytes) the saves, prepared at now, and the
+// deletes.
+func (a *applyRun) writes(ops []clientv3.Op, size int, now time.Time) ([]prepared, []clientv3.Op, int) {
+	preps := make([]prepared, len(a.idx))
+	for j, i := range a.idx {
+		preps[j] = prepare(a.saves[i], now)
+		o, n := a.s.ops(preps[j])
+		ops, size = append(ops, o...), size+n
+	}
+	for _, k := range a.deletes {
+		ops = append(ops, clientv3.OpDelete(a.s.meta(k)), clientv3.OpDelete(a.s.value(k)))
+		size += len(a.s.meta(k)) + len(a.s.value(k))
+	}
+	return preps, ops, size
+}
+
+// writeChunks writes the chunks of preps under an intent, once.
+func (a *applyRun) writeChunks(ctx context.Context, preps []prepared) error {
+	if a.chunksWritten {
+		return nil
+	}
+	var err error
+	if a.in, err = a.s.intendFor(ctx, preps); err != nil {
+		return mapErr(a.op, err, ctx)
+	}
+	for _, p := range preps {
+		if err := a.s.putChunks(ctx, p.hashes, p.chunks); err != nil {
+			return mapErr(a.op+" "+p.key, err, ctx)
+		}
+	}
+	a.chunksWritten = true
+	return nil
+}
+
+// commit runs ops if the intent still holds and no checked key changed
+// since fnd was read; not committed otherwise (and when the intent was
+// lost, the chunks are written again under a new one at the next
+// attempt).
+func (a *applyRun) commit(ctx context.Context, fnd map[string]found, ops []clientv3.Op) (committed bool, err error) {
+	cmps := a.in.held()
+	for _, k := range a.check {
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(a.s.meta(k)), "=", fnd[k].rev))
+	}
+	resp, err := a.s.txn(ctx, cmps, ops)
+	if err != nil {
+		return false, mapErr(a.op, err, ctx)
+	}
+	if !resp.Succeeded {
+		lost, err := a.s.lost(ctx, a.in)
+		if err != nil {
+			return false, mapErr(a.op, err, ctx)
+		}
+		if lost { // the chunks again, under a new intent
+			a.s.release(a.in)
+			a.in, a.chunksWritten = nil, false
+		}
+		return false, nil // or another writer changed a key read: read and decide again
+	}
+	for i := range a.saves {
+		a.saves[i].Info.Rev = resp.Header.Revision
+	}
+	return true, nil
 }
 
 var errBusy = errors.New("too many concurrent writers")
