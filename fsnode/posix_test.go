@@ -168,166 +168,217 @@ func TestPosixNameReuse(t *testing.T) {
 		t.Run(ps.name, func(t *testing.T) {
 			seed := uint64(time.Now().UnixNano())
 			t.Logf("seed %d", seed)
-			rng := rand.New(rand.NewPCG(seed, seed))
 			st := ps.open(t)
 			m, log := posixMount(t, ps, st)
-			dir := filepath.Join(m.dir, "posix")
-			if err := os.Mkdir(dir, 0o755); err != nil {
+			r := &reuser{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed)), dir: filepath.Join(m.dir, "posix"), log: log}
+			if err := os.Mkdir(r.dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			p := func(n string) string { return filepath.Join(dir, n) }
-			var step string // the step running, for the failure
-			must := func(err error) {
-				t.Helper()
-				if err != nil {
-					t.Fatalf("seed %d, %s: %v\nlog:\n%s", seed, step, err, log)
-				}
-			}
-			types := []string{"regular", "dir", "fifo", "symlink", "hardlink"}
-			mk := func(typ, n string) {
-				step = "make " + typ + " " + n
-				switch typ {
-				case "regular", "hardlink":
-					must(os.WriteFile(p(n), []byte(typ+" "+n+"\n"), 0o644))
-				case "dir":
-					must(os.Mkdir(p(n), 0o755))
-				case "fifo":
-					must(unix.Mkfifo(p(n), 0o644))
-				case "symlink":
-					must(os.Symlink("target-"+n, p(n)))
-				}
-			}
-			rm := func(typ, n string) {
-				step = "remove " + typ + " " + n
-				if typ == "dir" {
-					must(unix.Rmdir(p(n)))
-				} else {
-					must(unix.Unlink(p(n)))
-				}
-			}
-			ino := func(n string) (uint64, uint32, uint32) {
-				var s unix.Stat_t
-				must(unix.Lstat(p(n), &s))
-				return s.Ino, s.Mode & unix.S_IFMT, s.Uid
-			}
-			gone := func(n string) {
-				step = "lstat of the old name " + n
-				var s unix.Stat_t
-				if err := unix.Lstat(p(n), &s); err != unix.ENOENT {
-					t.Fatalf("seed %d: %s: %v, want ENOENT\nlog:\n%s", seed, step, err, log)
-				}
-			}
-			fsync := func() {
-				step = "fsync of the directory"
-				f, err := os.Open(dir)
-				must(err)
-				must(f.Sync())
-				must(f.Close())
-			}
 			deadline := time.Now().Add(4 * time.Second)
-			rounds := 0
-			for ; time.Now().Before(deadline) || rounds < 10; rounds++ {
-				typ := types[rng.IntN(len(types))]
-				// rename/00.t: the node keeps its inode and type under
-				// the new name; the old name is gone.
-				mk(typ, "n0")
-				i0, t0, _ := ino("n0")
-				step = "rename n0 n1 (" + typ + ")"
-				must(os.Rename(p("n0"), p("n1")))
-				gone("n0")
-				if i1, t1, _ := ino("n1"); i1 != i0 || t1 != t0 {
-					t.Fatalf("seed %d, round %d: n1 after rename of a %s: inode %d type %o, want %d %o", seed, rounds, typ, i1, t1, i0, t0)
-				}
-				if typ == "hardlink" {
-					step = "link n1 n2"
-					must(os.Link(p("n1"), p("n2")))
-					step = "rename n2 n0"
-					must(os.Rename(p("n2"), p("n0")))
-					var s unix.Stat_t
-					must(unix.Lstat(p("n0"), &s))
-					if s.Nlink != 2 || s.Ino != i0 {
-						t.Fatalf("seed %d, round %d: n0 after link and rename: nlink %d inode %d, want 2, %d", seed, rounds, s.Nlink, s.Ino, i0)
-					}
-					rm(typ, "n0")
-				}
-				if rng.IntN(4) == 0 {
-					fsync()
-				}
-				// chown/00.t: the owner changes, and the name is reused.
-				step = "lchown n1 (" + typ + ")"
-				must(os.Lchown(p("n1"), 65534, 65534))
-				if _, _, uid := ino("n1"); uid != 65534 {
-					t.Fatalf("seed %d, round %d: uid of n1 (%s) after lchown: %d", seed, rounds, typ, uid)
-				}
-				step = "rename n1 n0 (" + typ + ")"
-				must(os.Rename(p("n1"), p("n0")))
-				gone("n1")
-				rm(typ, "n0")
-				// Over an existing name: n1 is replaced by n0.
-				if typ != "dir" {
-					mk("regular", "n1")
-					mk(typ, "n0")
-					step = "rename n0 over n1 (" + typ + ")"
-					must(os.Rename(p("n0"), p("n1")))
-					gone("n0")
-					if _, t1, _ := ino("n1"); t1 != t0 {
-						t.Fatalf("seed %d, round %d: n1 after rename over it: type %o, want %o", seed, rounds, t1, t0)
-					}
-					rm(typ, "n1")
-				}
+			for ; time.Now().Before(deadline) || r.rounds < 10; r.rounds++ {
+				r.round()
 			}
-			t.Logf("%d rounds", rounds)
+			t.Logf("%d rounds", r.rounds)
 			// The last state: n0 a file, n1 a directory of uid 65534, n2 a symlink.
-			mk("regular", "n0")
-			mk("dir", "n1")
-			step = "chown n1"
-			must(os.Chown(p("n1"), 65534, 65534))
-			mk("symlink", "n2")
-			fsync()
-			must(m.c.Flush(t.Context()))
+			r.mk("regular", "n0")
+			r.mk("dir", "n1")
+			r.step = "chown n1"
+			r.must(os.Chown(r.p("n1"), 65534, 65534))
+			r.mk("symlink", "n2")
+			r.fsync()
+			r.must(m.c.Flush(t.Context()))
 			checkNoOtherWriter(t, log)
 
-			want := map[string]string{"posix": "dir", "posix/n0": "regular", "posix/n1": "dir", "posix/n2": "symlink"}
-			check := func(what string, es []backend.Entry) {
-				t.Helper()
-				got := map[string]string{}
-				for _, e := range es {
-					if e.Key != "posix" && !strings.HasPrefix(e.Key, "posix/") {
-						continue
-					}
-					typ := "regular"
-					switch {
-					case e.Info.Mode.IsDir():
-						typ = "dir"
-					case e.Info.Mode&os.ModeSymlink != 0:
-						typ = "symlink"
-					case e.Info.Mode&os.ModeNamedPipe != 0:
-						typ = "fifo"
-					}
-					got[e.Key] = typ
-					if e.Key == "posix/n1" && e.Info.UID != 65534 {
-						t.Errorf("seed %d: %s: posix/n1 owned by %d, want 65534", seed, what, e.Info.UID)
-					}
-				}
-				if fmt.Sprint(got) != fmt.Sprint(want) {
-					t.Errorf("seed %d, %d rounds: %s holds %v, want %v\nlog:\n%s", seed, rounds, what, got, want, log)
-				}
-			}
 			es, err := st.List(t.Context())
-			must(err)
-			check("the store", es)
+			r.must(err)
+			r.checkLast("the store", es)
 			// A new session over the store: what the next mount shows.
 			c := session.NewContext(st, session.Options{})
-			must(c.Bootstrap(t.Context(), "memory/"))
+			r.must(c.Bootstrap(t.Context(), "memory/"))
 			ents, err := c.ReadDir("posix")
-			must(err)
+			r.must(err)
 			es = []backend.Entry{{Key: "posix", Info: backend.Info{Mode: os.ModeDir}}}
 			for _, d := range ents {
 				s, err := c.Stat("posix/" + d.Name)
-				must(err)
+				r.must(err)
 				es = append(es, backend.Entry{Key: s.Key, Info: backend.Info{Mode: s.Mode, UID: s.UID}})
 			}
-			check("a new session", es)
+			r.checkLast("a new session", es)
 		})
 	}
+}
+
+// reuser makes, renames, links, chowns and removes nodes at the same few
+// names of dir, for TestPosixNameReuse.
+type reuser struct {
+	t      *testing.T
+	seed   uint64
+	rng    *rand.Rand
+	dir    string
+	log    *syncLog
+	step   string // the step running, for the failure
+	rounds int
+}
+
+var reuseTypes = []string{"regular", "dir", "fifo", "symlink", "hardlink"}
+
+func (r *reuser) p(n string) string { return filepath.Join(r.dir, n) }
+
+func (r *reuser) must(err error) {
+	r.t.Helper()
+	if err != nil {
+		r.t.Fatalf("seed %d, %s: %v\nlog:\n%s", r.seed, r.step, err, r.log)
+	}
+}
+
+func (r *reuser) mk(typ, n string) {
+	r.t.Helper()
+	r.step = "make " + typ + " " + n
+	switch typ {
+	case "regular", "hardlink":
+		r.must(os.WriteFile(r.p(n), []byte(typ+" "+n+"\n"), 0o644))
+	case "dir":
+		r.must(os.Mkdir(r.p(n), 0o755))
+	case "fifo":
+		r.must(unix.Mkfifo(r.p(n), 0o644))
+	case "symlink":
+		r.must(os.Symlink("target-"+n, r.p(n)))
+	}
+}
+
+func (r *reuser) rm(typ, n string) {
+	r.t.Helper()
+	r.step = "remove " + typ + " " + n
+	if typ == "dir" {
+		r.must(unix.Rmdir(r.p(n)))
+	} else {
+		r.must(unix.Unlink(r.p(n)))
+	}
+}
+
+// ino returns n's inode number, type bits and owner.
+func (r *reuser) ino(n string) (uint64, uint32, uint32) {
+	r.t.Helper()
+	var s unix.Stat_t
+	r.must(unix.Lstat(r.p(n), &s))
+	return s.Ino, s.Mode & unix.S_IFMT, s.Uid
+}
+
+func (r *reuser) gone(n string) {
+	r.t.Helper()
+	r.step = "lstat of the old name " + n
+	var s unix.Stat_t
+	if err := unix.Lstat(r.p(n), &s); err != unix.ENOENT {
+		r.t.Fatalf("seed %d: %s: %v, want ENOENT\nlog:\n%s", r.seed, r.step, err, r.log)
+	}
+}
+
+func (r *reuser) fsync() {
+	r.t.Helper()
+	r.step = "fsync of the directory"
+	f, err := os.Open(r.dir)
+	r.must(err)
+	r.must(f.Sync())
+	r.must(f.Close())
+}
+
+// round makes a node of a random type and reuses its names: rename/00.t
+// (it keeps its inode and type under the new name; the old name is
+// gone), a hard link renamed over, chown/00.t (the owner changes, and
+// the name is reused), and a rename over an existing name.
+func (r *reuser) round() {
+	r.t.Helper()
+	typ := reuseTypes[r.rng.IntN(len(reuseTypes))]
+	r.mk(typ, "n0")
+	i0, t0, _ := r.ino("n0")
+	r.step = "rename n0 n1 (" + typ + ")"
+	r.must(os.Rename(r.p("n0"), r.p("n1")))
+	r.gone("n0")
+	if i1, t1, _ := r.ino("n1"); i1 != i0 || t1 != t0 {
+		r.t.Fatalf("seed %d, round %d: n1 after rename of a %s: inode %d type %o, want %d %o", r.seed, r.rounds, typ, i1, t1, i0, t0)
+	}
+	if typ == "hardlink" {
+		r.linkAndRename(i0)
+	}
+	if r.rng.IntN(4) == 0 {
+		r.fsync()
+	}
+	r.step = "lchown n1 (" + typ + ")"
+	r.must(os.Lchown(r.p("n1"), 65534, 65534))
+	if _, _, uid := r.ino("n1"); uid != 65534 {
+		r.t.Fatalf("seed %d, round %d: uid of n1 (%s) after lchown: %d", r.seed, r.rounds, typ, uid)
+	}
+	r.step = "rename n1 n0 (" + typ + ")"
+	r.must(os.Rename(r.p("n1"), r.p("n0")))
+	r.gone("n1")
+	r.rm(typ, "n0")
+	if typ != "dir" {
+		r.renameOver(typ, t0)
+	}
+}
+
+// linkAndRename links n1 (a file of inode i0) as n2, renames n2 to n0,
+// checks the link count, and removes n0.
+func (r *reuser) linkAndRename(i0 uint64) {
+	r.t.Helper()
+	r.step = "link n1 n2"
+	r.must(os.Link(r.p("n1"), r.p("n2")))
+	r.step = "rename n2 n0"
+	r.must(os.Rename(r.p("n2"), r.p("n0")))
+	var s unix.Stat_t
+	r.must(unix.Lstat(r.p("n0"), &s))
+	if s.Nlink != 2 || s.Ino != i0 {
+		r.t.Fatalf("seed %d, round %d: n0 after link and rename: nlink %d inode %d, want 2, %d", r.seed, r.rounds, s.Nlink, s.Ino, i0)
+	}
+	r.rm("hardlink", "n0")
+}
+
+// renameOver renames a new n0 of typ (type bits t0) over a regular file
+// n1: n1 is replaced by n0.
+func (r *reuser) renameOver(typ string, t0 uint32) {
+	r.t.Helper()
+	r.mk("regular", "n1")
+	r.mk(typ, "n0")
+	r.step = "rename n0 over n1 (" + typ + ")"
+	r.must(os.Rename(r.p("n0"), r.p("n1")))
+	r.gone("n0")
+	if _, t1, _ := r.ino("n1"); t1 != t0 {
+		r.t.Fatalf("seed %d, round %d: n1 after rename over it: type %o, want %o", r.seed, r.rounds, t1, t0)
+	}
+	r.rm(typ, "n1")
+}
+
+// checkLast checks that es (what holds the state, named by what) holds
+// the last state of TestPosixNameReuse under posix/: n0 a file, n1 a
+// directory of uid 65534, n2 a symlink.
+func (r *reuser) checkLast(what string, es []backend.Entry) {
+	r.t.Helper()
+	want := map[string]string{"posix": "dir", "posix/n0": "regular", "posix/n1": "dir", "posix/n2": "symlink"}
+	got := map[string]string{}
+	for _, e := range es {
+		if e.Key != "posix" && !strings.HasPrefix(e.Key, "posix/") {
+			continue
+		}
+		got[e.Key] = nodeType(e.Info.Mode)
+		if e.Key == "posix/n1" && e.Info.UID != 65534 {
+			r.t.Errorf("seed %d: %s: posix/n1 owned by %d, want 65534", r.seed, what, e.Info.UID)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		r.t.Errorf("seed %d, %d rounds: %s holds %v, want %v\nlog:\n%s", r.seed, r.rounds, what, got, want, r.log)
+	}
+}
+
+// nodeType names the type of a node of mode m as reuseTypes does (a hard
+// link is a regular file).
+func nodeType(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "dir"
+	case m&os.ModeSymlink != 0:
+		return "symlink"
+	case m&os.ModeNamedPipe != 0:
+		return "fifo"
+	}
+	return "regular"
 }
