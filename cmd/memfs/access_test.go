@@ -188,6 +188,21 @@ func TestAllowOtherCallersSeeOnlyWhatTheyMayRead(t *testing.T) {
 	startMount(t, store, mnt, nil, "--allow-other")
 	setupPrivateTree(t, mnt, files)
 
+	callers := privateTreeCallers()
+	checkKernelAccess(t, mnt, files, callers)
+	words := []string{"axolotl", "quetzalcoatl", "ocelotwhisper", "marzipanfog"}
+	runAccessProbes(t, mnt, accessProbes(bin, mnt, words), callers)
+
+	// tail -f of the event log and of the change feed follows new changes
+	// for a caller who may not see all of them (same sizes as root's).
+	for _, file := range []string{".memfs/events.jsonl", ".memfs/changes"} {
+		t.Run("tail -f "+file, func(t *testing.T) { tailFollowsWhatItMayRead(t, mnt, callers[1], file) })
+	}
+}
+
+// privateTreeCallers are root, who may read every file of
+// setupPrivateTree's, and uid 65534 without and with group 4242.
+func privateTreeCallers() []caller {
 	private := []string{"quetzalcoatl", "zanzibar-secret", "draft-kumquat", "deleted-pomelo", "leak-name-tamarind",
 		"ocelotwhisper", "shut-open-file"}
 	staff := []string{"marzipanfog", "staff-only"}
@@ -195,19 +210,23 @@ func TestAllowOtherCallersSeeOnlyWhatTheyMayRead(t *testing.T) {
 	env := []string{"MEMFS_TEST_MAIN=1", "HOME=/"}
 	id := fmt.Sprintf("--reuid=%d", otherUID)
 	gid := fmt.Sprintf("--regid=%d", otherUID)
-	callers := []caller{
+	return []caller{
 		{name: "root", env: env, shows: append(append(append([]string{}, public...), private...), staff...)},
 		{name: "uid 65534", priv: []string{id, gid, "--clear-groups"}, env: env,
 			hides: append(append([]string{}, private...), staff...), shows: public},
 		{name: "uid 65534 in group 4242", priv: []string{id, gid, fmt.Sprintf("--groups=%d", staffGroup)}, env: env,
 			hides: private, shows: append(append([]string{}, public...), staff...)},
 	}
+}
 
-	// The kernel's own answer: who may cat which file.
+// checkKernelAccess asks the kernel itself who may cat which file: each
+// caller may read what it does not hide, and gets EACCES for the rest.
+func checkKernelAccess(t *testing.T, mnt string, files []privateFile, callers []caller) {
+	t.Helper()
 	for _, f := range files {
 		for _, c := range callers {
 			out, err := c.run(t, "/", "cat", filepath.Join(mnt, f.key))
-			want := !slices.ContainsFunc(c.hides, func(h string) bool { return strings.Contains(f.key+f.text, h) })
+			want := c.sees(f.key + f.text)
 			if got := err == nil; got != want {
 				t.Errorf("cat %s as %s: succeeded %v (%v: %q), want %v", f.key, c.name, got, err, out, want)
 			}
@@ -216,71 +235,76 @@ func TestAllowOtherCallersSeeOnlyWhatTheyMayRead(t *testing.T) {
 			}
 		}
 	}
+}
 
-	words := []string{"axolotl", "quetzalcoatl", "ocelotwhisper", "marzipanfog"}
-	all := strings.Join(words, " ")
-	type probe struct {
-		name string
-		argv []string
-		// want is what this caller's output must hold (besides passing
-		// the hides of its caller); nil: only the hides are checked.
-		want func(c caller) []string
-		// fails: the command fails for a caller with hidden events
-		// (log --verify of a filtered view).
-		fails bool
-		// echo is what the output repeats of the caller's own question
-		// (a context pack's "## Search: QUERY" heading): not a leak.
-		echo string
-	}
-	sees := func(c caller, s string) bool {
-		return !slices.ContainsFunc(c.hides, func(h string) bool { return strings.Contains(s, h) })
-	}
+// sees reports whether s holds nothing c hides.
+func (c caller) sees(s string) bool {
+	return !slices.ContainsFunc(c.hides, func(h string) bool { return strings.Contains(s, h) })
+}
+
+// accessProbe is a question a caller asks of memfs's own files or
+// commands.
+type accessProbe struct {
+	name string
+	argv []string
+	// want is what this caller's output must hold (besides passing
+	// the hides of its caller); nil: only the hides are checked.
+	want func(c caller) []string
+	// fails: the command fails for a caller with hidden events
+	// (log --verify of a filtered view).
+	fails bool
+	// echo is what the output repeats of the caller's own question
+	// (a context pack's "## Search: QUERY" heading): not a leak.
+	echo string
+}
+
+// accessProbes are the questions of TestAllowOtherCallersSeeOnlyWhatTheyMayRead:
+// searches and context packs for each of words and for all of them, by
+// file and by command (bin, the mount at mnt), and the event log, change
+// feed and status.
+func accessProbes(bin, mnt string, words []string) []accessProbe {
 	visibleWords := func(c caller) []string {
 		var out []string
 		for _, w := range words {
-			if sees(c, w) {
+			if c.sees(w) {
 				out = append(out, w)
 			}
 		}
 		return out
 	}
-	var probes []probe
+	all := strings.Join(words, " ")
+	var probes []accessProbe
 	for _, w := range append(words, all) {
+		want := func(c caller) []string { return filterWords(visibleWords(c), w) }
 		probes = append(probes,
-			probe{name: "cat .memfs/search/" + w, argv: []string{"cat", ".memfs/search/" + w},
-				want: func(c caller) []string { return filterWords(visibleWords(c), w) }},
-			probe{name: "cat .memfs/context/" + w, argv: []string{"cat", ".memfs/context/" + w}, echo: "## Search: " + w,
-				want: func(c caller) []string { return filterWords(visibleWords(c), w) }},
-			probe{name: "memfs search --mount " + w, argv: []string{bin, "search", "--mount", mnt, w},
-				want: func(c caller) []string { return filterWords(visibleWords(c), w) }},
-			probe{name: "memfs context --mount --query " + w, argv: []string{bin, "context", "--mount", mnt, "--query", w},
-				echo: "## Search: " + w, want: func(c caller) []string { return filterWords(visibleWords(c), w) }},
+			accessProbe{name: "cat .memfs/search/" + w, argv: []string{"cat", ".memfs/search/" + w}, want: want},
+			accessProbe{name: "cat .memfs/context/" + w, argv: []string{"cat", ".memfs/context/" + w}, echo: "## Search: " + w, want: want},
+			accessProbe{name: "memfs search --mount " + w, argv: []string{bin, "search", "--mount", mnt, w}, want: want},
+			accessProbe{name: "memfs context --mount --query " + w, argv: []string{bin, "context", "--mount", mnt, "--query", w},
+				echo: "## Search: " + w, want: want},
 		)
 	}
-	probes = append(probes,
-		probe{name: "memfs search --json", argv: []string{bin, "search", "--mount", mnt, "--json", all}, want: visibleWords},
-		probe{name: "cat .memfs/context.md", argv: []string{"cat", ".memfs/context.md"}, want: visibleWords},
-		probe{name: "cat .memfs/events.jsonl", argv: []string{"cat", ".memfs/events.jsonl"},
-			want: func(caller) []string { return []string{"memory/public/note.md"} }},
-		probe{name: "ls and cat .memfs/events/", argv: []string{"sh", "-c", "ls .memfs/events/ && cat .memfs/events/* .memfs/events.head"},
-			want: func(caller) []string { return []string{"memory/public/note.md"} }},
-		probe{name: "cat .memfs/changes", argv: []string{"cat", ".memfs/changes"},
-			want: func(caller) []string { return []string{"memory/public/note.md"} }},
-		probe{name: "cat .memfs/status", argv: []string{"cat", ".memfs/status"},
-			want: func(caller) []string { return []string{"keys_indexed:"} }},
-		probe{name: "memfs log --mount", argv: []string{bin, "log", "--mount", mnt, "--limit", "1000"},
-			want: func(caller) []string { return []string{"memory/public/note.md"} }},
+	holds := func(s ...string) func(caller) []string { return func(caller) []string { return s } }
+	return append(probes,
+		accessProbe{name: "memfs search --json", argv: []string{bin, "search", "--mount", mnt, "--json", all}, want: visibleWords},
+		accessProbe{name: "cat .memfs/context.md", argv: []string{"cat", ".memfs/context.md"}, want: visibleWords},
+		accessProbe{name: "cat .memfs/events.jsonl", argv: []string{"cat", ".memfs/events.jsonl"}, want: holds("memory/public/note.md")},
+		accessProbe{name: "ls and cat .memfs/events/", argv: []string{"sh", "-c", "ls .memfs/events/ && cat .memfs/events/* .memfs/events.head"},
+			want: holds("memory/public/note.md")},
+		accessProbe{name: "cat .memfs/changes", argv: []string{"cat", ".memfs/changes"}, want: holds("memory/public/note.md")},
+		accessProbe{name: "cat .memfs/status", argv: []string{"cat", ".memfs/status"}, want: holds("keys_indexed:")},
+		accessProbe{name: "memfs log --mount", argv: []string{bin, "log", "--mount", mnt, "--limit", "1000"}, want: holds("memory/public/note.md")},
 		// The last two events (moved.md's) are hidden from the others
 		// (it came from the private directory): their page goes back
 		// to the one event before that they may see.
-		probe{name: "memfs log --mount --json --limit 2", argv: []string{bin, "log", "--mount", mnt, "--json", "--limit", "2"},
+		accessProbe{name: "memfs log --mount --json --limit 2", argv: []string{bin, "log", "--mount", mnt, "--json", "--limit", "2"},
 			want: func(c caller) []string {
 				if c.priv == nil {
 					return []string{"memory/public/moved.md"}
 				}
 				return []string{"memory/public/note.md", "events skipped"}
 			}},
-		probe{name: "memfs log --mount --verify", argv: []string{bin, "log", "--mount", mnt, "--verify"}, fails: true,
+		accessProbe{name: "memfs log --mount --verify", argv: []string{bin, "log", "--mount", mnt, "--verify"}, fails: true,
 			want: func(c caller) []string {
 				if c.priv == nil {
 					return []string{"hash chain intact"}
@@ -288,35 +312,22 @@ func TestAllowOtherCallersSeeOnlyWhatTheyMayRead(t *testing.T) {
 				return []string{"filtered view", "not fully verified"}
 			}},
 	)
+}
 
+// runAccessProbes asks every probe as every caller, root first (so that
+// an answer cached for root would leak to the next): no output shows what
+// its caller hides, each holds what its probe wants, and all of a
+// caller's outputs together show what it may read.
+func runAccessProbes(t *testing.T, mnt string, probes []accessProbe, callers []caller) {
+	t.Helper()
 	seen := make(map[string]*strings.Builder)
 	for _, c := range callers {
 		seen[c.name] = &strings.Builder{}
 	}
 	for _, p := range probes {
-		for _, c := range callers { // root first: a cached answer would leak to the next
-			out, err := c.run(t, mnt, p.argv...)
+		for _, c := range callers {
+			out := p.ask(t, mnt, c)
 			seen[c.name].WriteString(out)
-			if wantErr := p.fails && c.priv != nil; (err != nil) != wantErr {
-				t.Errorf("%s as %s: error %v, want an error: %v\n%s", p.name, c.name, err, wantErr, out)
-			}
-			scrubbed := out
-			if p.echo != "" {
-				scrubbed = strings.ReplaceAll(out, p.echo, "")
-			}
-			for _, h := range c.hides {
-				if strings.Contains(scrubbed, h) {
-					t.Errorf("%s as %s shows %q, which it may not read:\n%s", p.name, c.name, h, out)
-				}
-			}
-			if p.want == nil {
-				continue
-			}
-			for _, w := range p.want(c) {
-				if !strings.Contains(out, w) {
-					t.Errorf("%s as %s lacks %q:\n%s", p.name, c.name, w, out)
-				}
-			}
 		}
 	}
 	for _, c := range callers {
@@ -326,44 +337,69 @@ func TestAllowOtherCallersSeeOnlyWhatTheyMayRead(t *testing.T) {
 			}
 		}
 	}
+}
 
-	// tail -f of the event log and of the change feed follows new changes
-	// for a caller who may not see all of them (same sizes as root's).
-	nobody := callers[1]
-	for _, file := range []string{".memfs/events.jsonl", ".memfs/changes"} {
-		t.Run("tail -f "+file, func(t *testing.T) {
-			out := &syncBuffer{}
-			cmd := nobody.command(mnt, "tail", "-n", "0", "-f", file)
-			cmd.Stdout, cmd.Stderr = out, out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			stopped := false
-			stop := func() {
-				if !stopped {
-					stopped = true
-					cmd.Process.Kill() // tail itself: setpriv execs it
-					cmd.Wait()
-				}
-			}
-			defer stop()
-			time.Sleep(1500 * time.Millisecond) // tail has read to the end and polls
-			name := strings.NewReplacer("/", "-", ".", "-").Replace(file)
-			pub := "memory/public/late" + name + ".md"
-			setupLate(t, mnt, pub, "memory/private/late-secret-yuzu"+name+".md")
-			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(out.String(), pub) && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-			}
-			stop()
-			got := out.String()
-			if !strings.Contains(got, pub) {
-				t.Errorf("tail -f %s as %s: no line for %s within 10 s:\n%s", file, nobody.name, pub, got)
-			}
-			if strings.Contains(got, "late-secret-yuzu") || strings.Contains(got, "truncated") {
-				t.Errorf("tail -f %s as %s shows the private file, or a truncation:\n%s", file, nobody.name, got)
-			}
-		})
+// ask runs p as c in the mount at mnt, checks its output, and returns it.
+func (p accessProbe) ask(t *testing.T, mnt string, c caller) string {
+	t.Helper()
+	out, err := c.run(t, mnt, p.argv...)
+	if wantErr := p.fails && c.priv != nil; (err != nil) != wantErr {
+		t.Errorf("%s as %s: error %v, want an error: %v\n%s", p.name, c.name, err, wantErr, out)
+	}
+	scrubbed := out
+	if p.echo != "" {
+		scrubbed = strings.ReplaceAll(out, p.echo, "")
+	}
+	for _, h := range c.hides {
+		if strings.Contains(scrubbed, h) {
+			t.Errorf("%s as %s shows %q, which it may not read:\n%s", p.name, c.name, h, out)
+		}
+	}
+	if p.want == nil {
+		return out
+	}
+	for _, w := range p.want(c) {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s as %s lacks %q:\n%s", p.name, c.name, w, out)
+		}
+	}
+	return out
+}
+
+// tailFollowsWhatItMayRead runs tail -f of file as c while root writes a
+// public and a private file: c's tail shows the public one alone, and no
+// truncation.
+func tailFollowsWhatItMayRead(t *testing.T, mnt string, c caller, file string) {
+	out := &syncBuffer{}
+	cmd := c.command(mnt, "tail", "-n", "0", "-f", file)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cmd.Process.Kill() // tail itself: setpriv execs it
+			cmd.Wait()
+		}
+	}
+	defer stop()
+	time.Sleep(1500 * time.Millisecond) // tail has read to the end and polls
+	name := strings.NewReplacer("/", "-", ".", "-").Replace(file)
+	pub := "memory/public/late" + name + ".md"
+	setupLate(t, mnt, pub, "memory/private/late-secret-yuzu"+name+".md")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), pub) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	got := out.String()
+	if !strings.Contains(got, pub) {
+		t.Errorf("tail -f %s as %s: no line for %s within 10 s:\n%s", file, c.name, pub, got)
+	}
+	if strings.Contains(got, "late-secret-yuzu") || strings.Contains(got, "truncated") {
+		t.Errorf("tail -f %s as %s shows the private file, or a truncation:\n%s", file, c.name, got)
 	}
 }
 

@@ -171,85 +171,22 @@ func TestDamagedValueIsLocal(t *testing.T) {
 // recorded and the bytes kept, and log --verify reports it. On etcd a
 // mount that was live when the head was damaged goes on recording events.
 func TestDamagedEventHeadIsLocal(t *testing.T) {
-	for _, kind := range []string{"dir", "badger", "etcd"} {
-		t.Run(kind, func(t *testing.T) {
-			var (
-				store  string
-				env    []string
-				damage func()
-				kept   func() bool // the damaged bytes are somewhere in the store
-				live   *memfsProc
-			)
-			garbage := []byte("garbage " + kind)
-			switch kind {
-			case "dir":
-				dir := t.TempDir()
-				store = "dir:" + dir
-				damage = func() {
-					if err := os.WriteFile(filepath.Join(dir, ".memfs-sys", "events.head"), garbage, 0o600); err != nil {
-						t.Fatal(err)
-					}
-				}
-				kept = func() bool { return treeHolds(t, filepath.Join(dir, ".memfs-sys"), garbage) }
-			case "badger":
-				dir := t.TempDir()
-				store = "badger:" + dir
-				damage = func() { saveBadgerSys(t, dir, "events.head", garbage) }
-				kept = func() bool {
-					st, err := badgerstore.Open(dir, badgerstore.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer st.Close()
-					recs, err := st.ListSys(t.Context(), "events.damaged/")
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, r := range recs {
-						if b, err := st.LoadSys(t.Context(), r.Key); err == nil && bytes.Equal(b, garbage) {
-							return true
-						}
-					}
-					return false
-				}
-			case "etcd":
-				srv := etcdtest.Start(t)
-				env = sharedEnv(t)
-				for _, kv := range env {
-					k, v, _ := strings.Cut(kv, "=")
-					t.Setenv(k, v)
-				}
-				store = etcdStoreURL("head", srv.Endpoint())
-				cli := etcdRaw(t, srv)
-				damage = func() { etcdPut(t, cli, "/memfs/head/s/events.head", garbage) }
-				kept = func() bool {
-					resp, err := cli.Get(t.Context(), "/memfs/head/s/events.damaged/", clientv3.WithPrefix())
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, kv := range resp.Kvs {
-						if bytes.Contains(kv.Value, garbage) {
-							return true
-						}
-					}
-					return false
-				}
-			}
+	for _, tc := range []struct {
+		kind  string
+		store func(t *testing.T, garbage []byte) headDamage
+	}{{"dir", dirHeadDamage}, {"badger", badgerHeadDamage}, {"etcd", etcdHeadDamage}} {
+		t.Run(tc.kind, func(t *testing.T) {
+			garbage := []byte("garbage " + tc.kind)
+			hd := tc.store(t, garbage)
+			store, env := hd.store, hd.env
 			mustRun(t, "a\n", "put", "--store", store, "memory/a.md")
-			if kind == "etcd" {
+			var live *memfsProc
+			if hd.live {
 				live = startMount(t, store, filepath.Join(t.TempDir(), "live"), env)
 			}
-			damage()
+			hd.damage()
 
-			if out := mustRun(t, "", "ls", "--store", store, "memory"); !strings.Contains(out, "a.md") {
-				t.Errorf("memfs ls after the damage: %q", out)
-			}
-			if got := mustRun(t, "", "cat", "--store", store, "memory/a.md"); got != "a\n" {
-				t.Errorf("memfs cat after the damage: %q", got)
-			}
-			if _, errOut, err := run(t, "", "log", "--store", store, "--verify"); err == nil || !strings.Contains(err.Error()+errOut, "events.head") {
-				t.Errorf("memfs log --verify: %v, %q; want a failure naming the head record", err, errOut)
-			}
+			checkCommandsPastDamagedHead(t, store)
 			if live != nil {
 				if err := writeSync(filepath.Join(live.mnt, "memory/live.md"), []byte("live\n")); err != nil {
 					t.Fatal(err)
@@ -263,25 +200,120 @@ func TestDamagedEventHeadIsLocal(t *testing.T) {
 			if err := writeSync(filepath.Join(m.mnt, "memory/b.md"), []byte("b\n")); err != nil {
 				t.Fatal(err)
 			}
-			if err := m.terminate(t); err != nil {
-				t.Fatalf("unmount: %v\n%s", err, m.log)
-			}
-			if live != nil {
-				if err := live.terminate(t); err != nil {
-					t.Fatalf("unmount: %v\n%s", err, live.log)
+			for _, p := range []*memfsProc{m, live} {
+				if p == nil {
+					continue
+				}
+				if err := p.terminate(t); err != nil {
+					t.Fatalf("unmount: %v\n%s", err, p.log)
 				}
 			}
 			waitLogged(t, store, "memory/b.md")
 			if out := mustRun(t, "", "log", "--store", store, "--op", "break"); !strings.Contains(out, "events.head") {
 				t.Errorf("memfs log --op break: %q, want the head's break", out)
 			}
-			if !kept() {
+			if !hd.kept() {
 				t.Error("the damaged head's bytes are nowhere in the store")
 			}
 			if _, errOut, err := run(t, "", "log", "--store", store, "--verify"); err == nil || !strings.Contains(err.Error()+errOut, "events.head") {
 				t.Errorf("memfs log --verify after the break was recorded: %v, %q; want the break reported", err, errOut)
 			}
 		})
+	}
+}
+
+// headDamage is a store whose event-log head TestDamagedEventHeadIsLocal
+// damages.
+type headDamage struct {
+	store  string
+	env    []string
+	live   bool        // a mount is live while the head is damaged
+	damage func()      // writes the garbage over the head
+	kept   func() bool // the damaged bytes are somewhere in the store
+}
+
+// dirHeadDamage: a hand edit of a dir store's head.
+func dirHeadDamage(t *testing.T, garbage []byte) headDamage {
+	dir := t.TempDir()
+	return headDamage{
+		store: "dir:" + dir,
+		damage: func() {
+			if err := os.WriteFile(filepath.Join(dir, ".memfs-sys", "events.head"), garbage, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		kept: func() bool { return treeHolds(t, filepath.Join(dir, ".memfs-sys"), garbage) },
+	}
+}
+
+// badgerHeadDamage: the head's system record replaced in a badger store.
+func badgerHeadDamage(t *testing.T, garbage []byte) headDamage {
+	dir := t.TempDir()
+	return headDamage{
+		store:  "badger:" + dir,
+		damage: func() { saveBadgerSys(t, dir, "events.head", garbage) },
+		kept: func() bool {
+			st, err := badgerstore.Open(dir, badgerstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			recs, err := st.ListSys(t.Context(), "events.damaged/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				if b, err := st.LoadSys(t.Context(), r.Key); err == nil && bytes.Equal(b, garbage) {
+					return true
+				}
+			}
+			return false
+		},
+	}
+}
+
+// etcdHeadDamage: `etcdctl put /memfs/NS/s/events.head garbage` while a
+// mount is live.
+func etcdHeadDamage(t *testing.T, garbage []byte) headDamage {
+	srv := etcdtest.Start(t)
+	env := sharedEnv(t)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	cli := etcdRaw(t, srv)
+	return headDamage{
+		store:  etcdStoreURL("head", srv.Endpoint()),
+		env:    env,
+		live:   true,
+		damage: func() { etcdPut(t, cli, "/memfs/head/s/events.head", garbage) },
+		kept: func() bool {
+			resp, err := cli.Get(t.Context(), "/memfs/head/s/events.damaged/", clientv3.WithPrefix())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range resp.Kvs {
+				if bytes.Contains(kv.Value, garbage) {
+					return true
+				}
+			}
+			return false
+		},
+	}
+}
+
+// checkCommandsPastDamagedHead: ls and cat work on a store whose event
+// head is damaged, and log --verify names the head.
+func checkCommandsPastDamagedHead(t *testing.T, store string) {
+	t.Helper()
+	if out := mustRun(t, "", "ls", "--store", store, "memory"); !strings.Contains(out, "a.md") {
+		t.Errorf("memfs ls after the damage: %q", out)
+	}
+	if got := mustRun(t, "", "cat", "--store", store, "memory/a.md"); got != "a\n" {
+		t.Errorf("memfs cat after the damage: %q", got)
+	}
+	if _, errOut, err := run(t, "", "log", "--store", store, "--verify"); err == nil || !strings.Contains(err.Error()+errOut, "events.head") {
+		t.Errorf("memfs log --verify: %v, %q; want a failure naming the head record", err, errOut)
 	}
 }
 

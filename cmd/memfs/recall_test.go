@@ -113,6 +113,44 @@ func TestSummariesConcurrentAppendAndContext(t *testing.T) {
 // user.memfs.importance first), and .memfs/context.manifest.json
 // describes it.
 func TestContextPackByValueThroughTheMount(t *testing.T) {
+	src := manyNotesTree(t)
+	store := "dir:" + t.TempDir()
+	mustRun(t, "", "import", "--store", store, src)
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil)
+	important := []string{"memory/n250.md", "memory/n120.md", "memory/n299.md"}
+	for i, k := range important {
+		if err := unix.Setxattr(filepath.Join(mnt, k), "user.memfs.importance", []byte(fmt.Sprint(1-float64(i)/10)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	pack, m := readContextPack(t, mnt)
+	if !strings.HasPrefix(pack, "<!-- memfs context pack sha256:"+m.PackSHA256+" ") || len([]rune(pack)) > contextpack.DefaultMaxChars {
+		t.Fatalf("pack of %d characters does not start with its manifest's hash %s:\n%.300s", len([]rune(pack)), m.PackSHA256, pack)
+	}
+	for _, s := range []string{"- deploy: how to deploy. (skills/deploy/SKILL.md)", "- review: how to review.", "- triage: how to triage."} {
+		if !strings.Contains(pack, s) {
+			t.Errorf("context.md lacks the skill line %q", s)
+		}
+	}
+	for i := 15; i < 20; i++ {
+		if s := fmt.Sprintf("run r step %d: step %d done", i, i); !strings.Contains(pack, s) {
+			t.Errorf("context.md lacks the summary %q", s)
+		}
+	}
+	checkPackNotes(t, m, important)
+	for _, it := range m.LeftOut {
+		if it.Kind != "note" {
+			t.Errorf("left out %s %s: skills and summaries must fit their shares", it.Kind, it.Key)
+		}
+	}
+}
+
+// manyNotesTree writes, in a new directory it returns, 300 short notes,
+// 3 skills (deploy, review, triage) and 20 summaries of run r.
+func manyNotesTree(t *testing.T) string {
+	t.Helper()
 	src := t.TempDir()
 	write := func(rel, text string) {
 		t.Helper()
@@ -135,17 +173,13 @@ func TestContextPackByValueThroughTheMount(t *testing.T) {
 		fmt.Fprintf(&sums, `{"run":"r","step":"%d","time":"2026-11-23T00:00:00Z","text":"step %d done"}`+"\n", i, i)
 	}
 	write(contextpack.SummariesKey, sums.String())
-	store := "dir:" + t.TempDir()
-	mustRun(t, "", "import", "--store", store, src)
-	mnt := t.TempDir()
-	startMount(t, store, mnt, nil)
-	important := []string{"memory/n250.md", "memory/n120.md", "memory/n299.md"}
-	for i, k := range important {
-		if err := unix.Setxattr(filepath.Join(mnt, k), "user.memfs.importance", []byte(fmt.Sprint(1-float64(i)/10)), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return src
+}
 
+// readContextPack reads .memfs/context.md and its manifest from the mount
+// at mnt.
+func readContextPack(t *testing.T, mnt string) (string, contextpack.Manifest) {
+	t.Helper()
 	pack, err := os.ReadFile(filepath.Join(mnt, ".memfs", "context.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -158,19 +192,15 @@ func TestContextPackByValueThroughTheMount(t *testing.T) {
 	if err := json.Unmarshal(mj, &m); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(pack), "<!-- memfs context pack sha256:"+m.PackSHA256+" ") || len([]rune(string(pack))) > contextpack.DefaultMaxChars {
-		t.Fatalf("pack of %d characters does not start with its manifest's hash %s:\n%.300s", len([]rune(string(pack))), m.PackSHA256, pack)
-	}
-	for _, s := range []string{"- deploy: how to deploy. (skills/deploy/SKILL.md)", "- review: how to review.", "- triage: how to triage."} {
-		if !strings.Contains(string(pack), s) {
-			t.Errorf("context.md lacks the skill line %q", s)
-		}
-	}
-	for i := 15; i < 20; i++ {
-		if s := fmt.Sprintf("run r step %d: step %d done", i, i); !strings.Contains(string(pack), s) {
-			t.Errorf("context.md lacks the summary %q", s)
-		}
-	}
+	return string(pack), m
+}
+
+// checkPackNotes checks the notes m includes: many but not all 300, the
+// important ones first, the rest (tied on importance, all unset, and on
+// recency, imported at once or within seconds of a 7-day half-life) by
+// score, then key.
+func checkPackNotes(t *testing.T, m contextpack.Manifest, important []string) {
+	t.Helper()
 	var notes []string
 	for _, it := range m.Included {
 		if it.Kind == "note" {
@@ -183,8 +213,6 @@ func TestContextPackByValueThroughTheMount(t *testing.T) {
 	if !slices.Equal(notes[:3], important) {
 		t.Errorf("first notes %v, want the important ones %v", notes[:3], important)
 	}
-	// The rest tie on importance (all unset) and recency (imported at
-	// once, or within seconds of a 7-day half-life): by score, then key.
 	for i := 4; i < len(notes); i++ {
 		a, b := m.Included[0], m.Included[0]
 		for _, it := range m.Included {
@@ -197,11 +225,6 @@ func TestContextPackByValueThroughTheMount(t *testing.T) {
 		}
 		if a.Score.Score < b.Score.Score || a.Score.Score == b.Score.Score && a.Key > b.Key {
 			t.Errorf("%s (%v) before %s (%v)", a.Key, a.Score.Score, b.Key, b.Score.Score)
-		}
-	}
-	for _, it := range m.LeftOut {
-		if it.Kind != "note" {
-			t.Errorf("left out %s %s: skills and summaries must fit their shares", it.Kind, it.Key)
 		}
 	}
 }
