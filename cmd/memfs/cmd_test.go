@@ -386,7 +386,7 @@ func TestDamagedJournalKeepsTheIntactRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			jpath := spec.journalPath()
+			jpath := spec.JournalPath(stateDir(), "")
 			data, err := os.ReadFile(jpath)
 			if err != nil || len(data) < 40 {
 				t.Fatalf("journal: %d bytes, %v", len(data), err)
