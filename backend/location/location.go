@@ -162,18 +162,35 @@ func (r *Registry) Usage() string {
 }
 
 // Parse reads spec, SCHEME:REST, with the factory of SCHEME. Its errors
-// begin with the spec, quoted, and say what the registry takes.
+// begin with the spec, quoted (without the user information a URL may
+// carry: "etcd://REDACTED@host/ns"), and say what the registry takes.
 func (r *Registry) Parse(spec string) (Location, error) {
 	scheme, rest, ok := strings.Cut(spec, ":")
 	f := r.lookup(scheme)
 	if !ok || rest == "" || f == nil {
-		return Location{}, fmt.Errorf("%q: want %s", spec, r.Usage())
+		return Location{}, fmt.Errorf("%q: want %s", shown(spec), r.Usage())
 	}
 	path, err := f.Parse(rest)
 	if err != nil {
-		return Location{}, fmt.Errorf("%q: %w\n  want %s", spec, err, f.Usage())
+		return Location{}, fmt.Errorf("%q: %w\n  want %s", shown(spec), err, f.Usage())
 	}
 	return Location{f: f, path: path}, nil
+}
+
+// shown is spec as an error shows it: when it is SCHEME://AUTHORITY/...,
+// without the user information (a password) before the authority's last @.
+func shown(spec string) string {
+	scheme, rest, _ := strings.Cut(spec, ":")
+	auth, ok := strings.CutPrefix(rest, "//")
+	if !ok {
+		return spec
+	}
+	auth, _, _ = strings.Cut(auth, "/")
+	at := strings.LastIndexByte(auth, '@')
+	if at < 0 {
+		return spec
+	}
+	return scheme + "://REDACTED" + rest[2+at:]
 }
 
 // LocalPath is the Parse of a store that is a directory: rest made

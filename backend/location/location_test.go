@@ -102,6 +102,9 @@ func TestParseErrors(t *testing.T) {
 		{"etcd://", "no host\n  want etcd://HOST:PORT[,HOST:PORT...]/NAMESPACE"},
 		{"etcd://h:2379", "no namespace"},
 		{"etcd://h:99999/ns", `bad host "h:99999"`},
+		{"etcd://u:hunter2@h/ns", "user, query and fragment are not allowed"},
+		{"nfs://u:hunter2@h/x", `"nfs://REDACTED@h/x": want ` + usage},
+		{"nfs:/home/a@b", `"nfs:/home/a@b": want ` + usage}, // a path is no URL: shown as it is
 		{"etcd:/h/ns", "not an etcd:// URL"},
 	} {
 		loc, err := r.Parse(tt.spec)
