@@ -87,6 +87,12 @@ func TestStoreCommandErrors(t *testing.T) {
 			t.Errorf("memfs %s = %v, want an error saying %q", strings.Join(tt.args, " "), err, tt.want)
 		}
 	}
+	// A bad spec is quoted without the password a URL may carry.
+	for _, spec := range []string{"etcd://u:hunter2@h/ns", "nfs://u:hunter2@h/x"} {
+		if _, _, err := run(t, "", "ls", "--store", spec); err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "REDACTED") {
+			t.Errorf("memfs ls --store %s = %v, want an error without the password", spec, err)
+		}
+	}
 	// A non-empty mountpoint and one that overlaps the store are refused.
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
@@ -386,7 +392,7 @@ func TestDamagedJournalKeepsTheIntactRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			jpath := spec.journalPath()
+			jpath := spec.JournalPath(stateDir(), "")
 			data, err := os.ReadFile(jpath)
 			if err != nil || len(data) < 40 {
 				t.Fatalf("journal: %d bytes, %v", len(data), err)

@@ -34,7 +34,7 @@ func fsckCommand() *cli.Command {
 			if t.mnt != "" {
 				return fmt.Errorf("a memfs mount serves this store at %s: its .memfs/status lists the damaged keys it found; unmount it to check the whole store", t.mnt)
 			}
-			if err := t.spec.mustExist(); err != nil {
+			if err := mustExist(t.spec); err != nil {
 				return err
 			}
 			// Without --repair it only reads: the store is opened

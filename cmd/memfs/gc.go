@@ -23,11 +23,11 @@ func gcCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if spec.local() {
-				if err := spec.mustExist(); err != nil {
+			if spec.Local() {
+				if err := mustExist(spec); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.App.Writer, "nothing to collect: a %s store keeps nothing apart from its keys\n", spec.kind)
+				fmt.Fprintf(c.App.Writer, "nothing to collect: a %s store keeps nothing apart from its keys\n", spec.Scheme())
 				return nil
 			}
 			st, err := openStore(spec, logger(c, false))

@@ -214,7 +214,7 @@ func withEventSys(c *cli.Context, fn func(context.Context, eventlog.Sys) error) 
 		return fn(c.Context, mountSys{dir: filepath.Join(t.mnt, ".memfs")})
 	}
 	spec := t.spec
-	if err := spec.mustExist(); err != nil {
+	if err := mustExist(spec); err != nil {
 		return err
 	}
 	st, err := openReadOnly(spec, logger(c, false))

@@ -72,8 +72,8 @@ func checkMountpoint(mnt string, spec storeSpec) error {
 	if len(ents) > 0 {
 		return fmt.Errorf("mountpoint %s is not empty (%d entries); mount on an empty directory", mnt, len(ents))
 	}
-	if spec.local() {
-		if err := memfs.CheckOverlap(mnt, spec.path); err != nil {
+	if spec.Local() {
+		if err := memfs.CheckOverlap(mnt, spec.Path()); err != nil {
 			return err
 		}
 	}
@@ -121,7 +121,7 @@ func mountAction(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("read-only") {
-		if err := spec.mustExist(); err != nil {
+		if err := mustExist(spec); err != nil {
 			return err
 		}
 	}
@@ -131,8 +131,8 @@ func mountAction(c *cli.Context) error {
 	}
 	log := logger(c, c.Bool("debug"))
 	// Overlap first: a mountpoint made inside the store would be a key.
-	if spec.local() {
-		if err := memfs.CheckOverlap(mnt, spec.path); err != nil {
+	if spec.Local() {
+		if err := memfs.CheckOverlap(mnt, spec.Path()); err != nil {
 			return err
 		}
 	}
@@ -182,16 +182,12 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var journalPath string
-	if !spec.local() {
-		journalPath = etcdJournal(spec, mnt)
-	}
 	emb, err := openEmbedder(c, log)
 	if err != nil {
 		return err
 	}
 	o, err := openSession(ctx, spec, false, memfs.Options{
-		JournalPath: journalPath,
+		JournalPath: spec.JournalPath(stateDir(), mnt), // a shared store's: this mountpoint's
 		Session: session.Options{
 			OnConflict:  policy,
 			Agent:       c.String("agent"),

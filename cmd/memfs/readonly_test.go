@@ -123,7 +123,7 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				jpath := spec.journalPath()
+				jpath := spec.JournalPath(stateDir(), "")
 				switch state {
 				case "unflushed journal":
 					// What a memfs killed before its flush leaves.

@@ -28,8 +28,6 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/backend/badgerstore"
-	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/internal/lockfile"
 	"github.com/memfs/memfs/internal/paths"
 )
@@ -248,27 +246,22 @@ func parseStatus(mnt string, b []byte) (target, error) {
 // sameStore compares two stores with every symlink in their paths
 // resolved.
 func sameStore(a, b storeSpec) bool {
-	if !a.local() || !b.local() {
+	if !a.Local() || !b.Local() {
 		return a == b
 	}
-	return a.kind == b.kind && paths.Resolved(a.path) == paths.Resolved(b.path)
+	return a.Scheme() == b.Scheme() && paths.Resolved(a.Path()) == paths.Resolved(b.Path())
 }
 
 // lockPath is the lock file of the store spec: it names the PID of the
 // process holding it (or that last held it).
-func lockPath(spec storeSpec) string {
-	if spec.kind == "dir" {
-		return dirstore.LockPath(spec.path)
-	}
-	return badgerstore.LockPath(spec.path)
-}
+func lockPath(spec storeSpec) string { return spec.LockPath() }
 
 // servingMount finds the live memfs mount that serves spec. The holder is
 // read from the store's lock; the mount is a live memfs mount of the
 // caller's (liveMount) whose source is memfs:<spec> (the mount's fsname)
 // and whose .memfs/status names the holder's PID.
 func servingMount(spec storeSpec) (target, bool) {
-	if !spec.local() {
+	if !spec.Local() {
 		return target{}, false // many mounts serve a shared store, each on its own
 	}
 	pid := lockfile.HolderPID(lockPath(spec))

@@ -7,46 +7,17 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/backend/badgerstore"
-	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/location"
 	"github.com/memfs/memfs/session"
 )
 
-// storeSpec is a parsed --store value: KIND:PATH, or an etcd URL.
-type storeSpec struct {
-	kind string // "badger", "dir" or "etcd"
-	path string // absolute; for etcd, the URL (etcdURL)
-}
-
-func (s storeSpec) String() string {
-	if s.kind == "etcd" {
-		return s.path
-	}
-	return s.kind + ":" + s.path
-}
-
-// local reports whether the store is a path on this machine (not etcd).
-func (s storeSpec) local() bool { return s.kind != "etcd" }
-
-// journalPath is where a store's crash journal lives: with the store, under
-// a hidden name, so that it moves with it and is never listed as a key.
-// A shared (etcd) store has one journal per process under the state
-// directory: the commands' one here, a mount's by mountJournal.
-func (s storeSpec) journalPath() string {
-	if s.kind == "etcd" {
-		return etcdJournal(s, "")
-	}
-	if s.kind == "dir" {
-		return filepath.Join(s.path, dirstore.JournalName)
-	}
-	return filepath.Join(s.path, badgerstore.JournalName)
-}
+// storeSpec is a parsed --store value (see stores).
+type storeSpec = location.Location
 
 // defaultStorePath is the embedded badger store under the XDG data directory.
 func defaultStorePath() string {
@@ -62,38 +33,33 @@ func defaultStorePath() string {
 }
 
 // stateDir is memfs's state directory ($XDG_STATE_HOME/memfs): the
-// engine's recovery directories and the mount helper's logs.
+// engine's recovery directories, the mount helper's logs and a shared
+// store's journals.
 func stateDir() string { return filepath.Dir(memfs.DefaultRecoveryDir()) }
 
-// mustExist refuses a store path that does not exist: a command that only
-// reads never creates a store (a typo would otherwise make an empty one
-// and report it empty).
-func (s storeSpec) mustExist() error {
-	if !s.local() {
+// mustExist refuses a local store path that does not exist: a command
+// that only reads never creates a store (a typo would otherwise make an
+// empty one and report it empty).
+func mustExist(spec storeSpec) error {
+	if !spec.Local() {
 		return nil // reachable or not, Open says
 	}
-	if _, err := os.Stat(s.path); err != nil {
-		return fmt.Errorf("no store at %s (%w); a command that only reads creates none", s.path, err)
+	if _, err := os.Stat(spec.Path()); err != nil {
+		return fmt.Errorf("no store at %s (%w); a command that only reads creates none", spec.Path(), err)
 	}
 	return nil
 }
 
+// parseStore parses a --store value; "" is the default badger store.
 func parseStore(v string) (storeSpec, error) {
 	if v == "" {
-		return storeSpec{kind: "badger", path: defaultStorePath()}, nil
+		v = "badger:" + defaultStorePath()
 	}
-	if strings.HasPrefix(v, "etcd://") {
-		return parseEtcd(v)
-	}
-	kind, path, ok := strings.Cut(v, ":")
-	if !ok || path == "" || (kind != "badger" && kind != "dir") {
-		return storeSpec{}, fmt.Errorf("--store %q: want badger:PATH, dir:PATH or etcd://HOST:PORT[,HOST:PORT...]/NAMESPACE", v)
-	}
-	abs, err := filepath.Abs(path)
+	spec, err := stores.Parse(v)
 	if err != nil {
-		return storeSpec{}, fmt.Errorf("--store %q: %w", v, err)
+		return storeSpec{}, fmt.Errorf("--store %w", err)
 	}
-	return storeSpec{kind: kind, path: abs}, nil
+	return spec, nil
 }
 
 func storeFlag() cli.Flag {
@@ -114,40 +80,44 @@ func openStore(spec storeSpec, log *slog.Logger) (backend.SysStore, error) {
 }
 
 // openReadOnly opens the store spec names for a command that only reads:
-// nothing in a local store's directory changes (dirstore.OpenReadOnly,
-// badgerstore.Options.ReadOnly), and every write fails (backend.ErrReadOnly).
-// An etcd store has no such mode: the session and the search index of a
-// read command write nothing to it (see withSession).
+// nothing in a local store's directory changes, and every write fails
+// (backend.ErrReadOnly). An etcd store has no such mode: the session and
+// the search index of a read command write nothing to it (see
+// withSession).
 func openReadOnly(spec storeSpec, log *slog.Logger) (backend.SysStore, error) {
 	return openStoreAs(spec, true, log)
 }
 
 func openStoreAs(spec storeSpec, readOnly bool, log *slog.Logger) (backend.SysStore, error) {
-	var st backend.SysStore
-	var err error
-	switch {
-	case spec.kind == "etcd":
-		st, err = openEtcd(spec)
-	case spec.kind == "dir" && readOnly:
-		st, err = dirstore.OpenReadOnly(spec.path)
-	case spec.kind == "dir":
-		st, err = dirstore.Open(spec.path)
-	default:
-		st, err = badgerstore.Open(spec.path, badgerstore.Options{Logger: log, ReadOnly: readOnly})
-	}
+	st, err := spec.Open(context.Background(), location.Options{ReadOnly: readOnly, Logger: log})
 	if errors.Is(err, backend.ErrStoreInUse) {
 		// A mount that serves it is gone through (locate): this holder
 		// is a command at work, or a mount this process cannot see.
 		return nil, fmt.Errorf("%w\n  another program holds %s: a memfs command still at work (wait for it), "+
 			"or a memfs mount not visible here (another mount namespace: unmount it there)", err, spec)
 	}
-	if err != nil && spec.kind == "etcd" {
-		return nil, fmt.Errorf("open store %s: %w\n  check that etcd answers there (etcdctl --endpoints ... endpoint health) and the ETCDCTL_* TLS and auth variables", spec, err)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w\n  check that the path is a readable %s store", spec, err, spec.kind)
+		return nil, fmt.Errorf("open store %s: %w", spec, err)
 	}
 	return st, nil
+}
+
+// conflictPolicy is the session's conflict policy for --on-conflict: on a
+// shared store, the flag's (keep-both by default); on a local store, the
+// store's own rule (another program's version is kept beside), and the
+// flag, when given, is refused.
+func conflictPolicy(c *cli.Context, spec storeSpec) (session.ConflictPolicy, error) {
+	if spec.Local() {
+		if c.IsSet("on-conflict") {
+			return 0, fmt.Errorf("--on-conflict is for a shared store (etcd://...): on %s another program's version is always kept beside memfs's", spec)
+		}
+		return session.KeepBeside, nil
+	}
+	p, err := session.ParseConflictPolicy(c.String("on-conflict"))
+	if err != nil {
+		return 0, fmt.Errorf("--on-conflict: %w", err)
+	}
+	return p, nil
 }
 
 // opened is a store opened by the engine (memfs.Open) for a command or a
@@ -175,10 +145,10 @@ func openSession(ctx context.Context, spec storeSpec, readOnlyStore bool, opts m
 		return nil, err
 	}
 	if opts.JournalPath == "" {
-		opts.JournalPath = spec.journalPath()
+		opts.JournalPath = spec.JournalPath(stateDir(), "")
 	}
 	// A shared store's journals are the processes' own, locked by each.
-	opts.LockJournal = !spec.local()
+	opts.LockJournal = !spec.Local()
 	opts.Name = spec.String()
 	opts.IndexRedactor = ired
 	opts.Logger = log

@@ -56,7 +56,7 @@ func withSession(c *cli.Context, a access, fn func(ctx context.Context, o *opene
 		return err
 	}
 	if a != writeStore {
-		if err := spec.mustExist(); err != nil {
+		if err := mustExist(spec); err != nil {
 			return err
 		}
 	}
@@ -78,7 +78,7 @@ func withSession(c *cli.Context, a access, fn func(ctx context.Context, o *opene
 		return err
 	}
 	policy := session.KeepBeside
-	if !spec.local() {
+	if !spec.Local() {
 		policy = session.KeepBoth // a command's writes keep another mount's too
 	}
 	o, err := openSession(ctx, spec, a == readStore, memfs.Options{Session: session.Options{
@@ -445,7 +445,7 @@ func exportCommand() *cli.Command {
 			if loc.mnt == "" {
 				// Checked before DST is made: a typo in --store
 				// creates nothing.
-				if err := loc.spec.mustExist(); err != nil {
+				if err := mustExist(loc.spec); err != nil {
 					return err
 				}
 			} else if paths.Within(paths.Resolved(dst), paths.Resolved(loc.mnt)) {

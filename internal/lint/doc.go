@@ -1,9 +1,12 @@
 // Package lint holds tests that enforce the project's conventions, as
 // pebble's internal/lint does: who may import what (TestForbiddenImports),
 // every byte to disk through session/outbound.go (TestOneWayOut), fsnode
-// never touching the store (TestFsnodeNeverTouchesTheStore), and the
-// session knowing no skills (TestSessionKnowsNoSkills). It has no other
-// code.
+// never touching the store (TestFsnodeNeverTouchesTheStore), the
+// session knowing no skills (TestSessionKnowsNoSkills), the command naming
+// store packages in one file only (TestCommandNamesStoresInOneFile), a
+// backend/location that links no store (TestLocationImportsNoStore), and a
+// dir-store program that links neither etcd nor gRPC
+// (TestDirStoreProgramLinksNoEtcd). It has no other code.
 //
 // # Concurrency
 //
