@@ -295,19 +295,14 @@ func startBackground(self string, p helperPlan) (int, error) {
 	}
 }
 
-// servedBy returns the pid that mnt's .memfs/status names, or 0.
+// servedBy returns the pid of the memfs process serving the mount at mnt
+// (liveMount, of any user's), or 0.
 func servedBy(mnt string) int {
-	status, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status"))
+	t, err := liveMount(mnt, anyMounts)
 	if err != nil {
 		return 0
 	}
-	pid := 0
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "pid: "); ok {
-			fmt.Sscan(v, &pid)
-		}
-	}
-	return pid
+	return t.pid
 }
 
 // helperEnv gives the serving process a HOME: mount(8) at boot runs

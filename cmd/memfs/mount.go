@@ -361,8 +361,7 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 	if !isMounted(mnt) {
 		return fmt.Errorf("%s is not mounted", mnt)
 	}
-	status, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status"))
-	if err != nil {
+	if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err != nil {
 		// The serving process is gone (ENOTCONN), or cannot answer:
 		// nothing to flush here; its journal is replayed at the next
 		// mount. Requests still waiting on the mount fail at once.
@@ -375,15 +374,14 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 		fmt.Fprintf(c.App.Writer, "%s: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", mnt)
 		return nil
 	}
-	pid := 0
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "pid: "); ok {
-			fmt.Sscan(v, &pid)
-		}
+	// The process to signal is the one serving this very mount, as
+	// liveMount checks: a status names any PID its server likes (any user
+	// can serve a file system with fusermount).
+	t, err := liveMount(mnt, anyMounts)
+	if err != nil {
+		return fmt.Errorf("unmount: %w", err)
 	}
-	if pid <= 0 {
-		return fmt.Errorf("%s: .memfs/status names no pid; is this a memfs mount?", mnt)
-	}
+	pid := t.pid
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		return fmt.Errorf("signal memfs process %d: %w", pid, err)
 	}

@@ -108,7 +108,7 @@ func namedMount(c *cli.Context, m string) (target, error) {
 	if err != nil {
 		return target{}, err
 	}
-	t, err := liveMount(abs, true)
+	t, err := liveMount(abs, sharedMounts)
 	if err != nil {
 		return target{}, fmt.Errorf("--mount %s: %w", m, err)
 	}
@@ -132,9 +132,11 @@ func namedMount(c *cli.Context, m string) (target, error) {
 // may look, holds /dev/fuse open). A copy of a mount (cp -a keeps
 // .memfs/status, with the PID of a process that may still run) is no
 // mount point. Another user's mount is not the caller's memory: only
-// with shared (a --mount the caller named) is one taken, and only one its
-// owner mounted with allow_other, offering it to other users.
-func liveMount(mnt string, shared bool) (target, error) {
+// with sharedMounts (a --mount the caller named) is one taken, and only one
+// its owner mounted with allow_other, offering it to other users; with
+// anyMounts (unmount: root may stop any user's mount), any user's is, its
+// process still held to the mount's user.
+func liveMount(mnt string, access mountAccess) (target, error) {
 	real, err := filepath.EvalSymlinks(mnt)
 	if err != nil {
 		return target{}, notLive(mnt, err)
@@ -152,7 +154,8 @@ func liveMount(mnt string, shared bool) (target, error) {
 		return target{}, notLive(mnt, errors.New("no mount there"))
 	case !strings.HasPrefix(m.fstype, "fuse") || !strings.HasPrefix(m.source, "memfs:"):
 		return target{}, notLive(mnt, fmt.Errorf("a %s mount of %s", m.fstype, m.source))
-	case m.uid != uid && !(shared && m.allowOther):
+	case m.uid != uid && access == mineOnly,
+		m.uid != uid && access == sharedMounts && !m.allowOther:
 		return target{}, notLive(mnt, fmt.Errorf("a mount of user %d, not yours (%d), and not shared with allow_other", m.uid, uid))
 	}
 	r, err := os.OpenRoot(real)
@@ -172,6 +175,15 @@ func liveMount(mnt string, shared bool) (target, error) {
 	}
 	return t, nil
 }
+
+// mountAccess says whose mounts liveMount takes.
+type mountAccess int
+
+const (
+	mineOnly     mountAccess = iota // the caller's own
+	sharedMounts                    // and another user's offered with allow_other
+	anyMounts                       // any user's
+)
 
 // notLive is liveMount's error.
 func notLive(mnt string, why error) error {
@@ -280,7 +292,7 @@ func servingMount(spec storeSpec) (target, bool) {
 		if err != nil || m.uid != uint32(os.Getuid()) || !sameStore(src, spec) {
 			continue
 		}
-		if t, err := liveMount(m.point, false); err == nil && t.pid == pid {
+		if t, err := liveMount(m.point, mineOnly); err == nil && t.pid == pid {
 			return t, true
 		}
 	}
@@ -309,7 +321,7 @@ func enclosingMount() (target, bool) {
 	if !strings.HasPrefix(best.source, "memfs:") || !strings.HasPrefix(best.fstype, "fuse") {
 		return target{}, false
 	}
-	t, err := liveMount(best.point, false)
+	t, err := liveMount(best.point, mineOnly)
 	return t, err == nil
 }
 
