@@ -133,14 +133,14 @@ func (c *vecCache) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	return out, nil
 }
 
-// SearchStatus is the search part of .memfs/status: "search: keyword only
-// (no embedder)", or the embedder and the state of its vectors (how many,
-// how many wait to be embedded, when the model last failed).
+// SearchStatus is the search part of .memfs/status: "keyword only (no
+// embedder)", or the embedder and the state of its vectors (how many, how
+// many wait to be embedded, when the model last failed).
 func (f *FS) SearchStatus() string {
 	if f.opts.Embedder == nil {
-		return "search: keyword only (no embedder)\n"
+		return "keyword only (no embedder)"
 	}
-	line := "search: hybrid, embedder " + f.opts.Embedder.ID()
+	line := "hybrid, embedder " + f.opts.Embedder.ID()
 	if st, ok := f.index.VectorStatus(); ok {
 		line += fmt.Sprintf(", %d vectors, %d pending", st.Vectors, st.Pending)
 		if st.Refused > 0 {
@@ -155,7 +155,7 @@ func (f *FS) SearchStatus() string {
 	} else {
 		line += " (the index opens at the first search)"
 	}
-	return line + "\n"
+	return line
 }
 
 // Embedder is Options.Embedder: nil when search is keyword-only.
