@@ -13,6 +13,7 @@ import (
 	"github.com/memfs/memfs/embed"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/status"
 )
 
 // packRank is the ranker of context packs: the notes scored by search's
@@ -138,7 +139,7 @@ func (c *vecCache) Embed(ctx context.Context, texts []string) ([][]float32, erro
 // many wait to be embedded, when the model last failed).
 func (f *FS) SearchStatus() string {
 	if f.opts.Embedder == nil {
-		return "keyword only (no embedder)"
+		return status.KeywordOnly
 	}
 	line := "hybrid, embedder " + f.opts.Embedder.ID()
 	if st, ok := f.index.VectorStatus(); ok {

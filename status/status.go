@@ -71,6 +71,9 @@ type Peer struct {
 	Since time.Time `json:"since"`
 }
 
+// KeywordOnly is Status.Search of a mount without an embedder.
+const KeywordOnly = "keyword only (no embedder)"
+
 // The flush results of a Status besides "error: TEXT".
 const (
 	ResultNone   = "none"

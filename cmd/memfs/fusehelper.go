@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/memfs/memfs/mountclient"
 	"github.com/urfave/cli/v2"
 )
 
@@ -295,14 +296,14 @@ func startBackground(self string, p helperPlan) (int, error) {
 	}
 }
 
-// servedBy returns the pid of the memfs process serving the mount at mnt
-// (liveMount, of any user's), or 0.
+// servedBy returns the pid of the memfs process serving the live mount at
+// mnt (mountclient.Open, of any user's), or 0.
 func servedBy(mnt string) int {
-	t, err := liveMount(mnt, anyMounts)
+	c, err := mountclient.Open(mnt, mountclient.Any)
 	if err != nil {
 		return 0
 	}
-	return t.pid
+	return c.PID
 }
 
 // helperEnv gives the serving process a HOME: mount(8) at boot runs

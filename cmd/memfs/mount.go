@@ -20,6 +20,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/internal/mountinfo"
+	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/session"
 )
 
@@ -375,13 +377,13 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 		return nil
 	}
 	// The process to signal is the one serving this very mount, as
-	// liveMount checks: a status names any PID its server likes (any user
+	// mountclient checks: a status names any PID its server likes (any user
 	// can serve a file system with fusermount).
-	t, err := liveMount(mnt, anyMounts)
+	mc, err := mountclient.Open(mnt, mountclient.Any)
 	if err != nil {
 		return fmt.Errorf("unmount: %w", err)
 	}
-	pid := t.pid
+	pid := mc.PID
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		return fmt.Errorf("signal memfs process %d: %w", pid, err)
 	}
@@ -403,35 +405,6 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 
 // isMounted reports whether mnt is a mountpoint, from /proc/self/mountinfo.
 func isMounted(mnt string) bool {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && unescapeMount(f[4]) == mnt {
-			return true
-		}
-	}
-	return false
-}
-
-// unescapeMount undoes the octal escapes of mountinfo (\040 for space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	_, ok := mountinfo.At(mnt)
+	return ok
 }
