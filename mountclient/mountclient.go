@@ -34,10 +34,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/lockfile"
 	"github.com/memfs/memfs/internal/mountinfo"
 	"github.com/memfs/memfs/internal/paths"
@@ -437,4 +439,75 @@ func (c *Client) Remove(keys []string, recursive bool, missing func(key string) 
 		return fmt.Errorf("flush through %s: %w", c.Dir, err)
 	}
 	return nil
+}
+
+// Entries lists the nodes under prefix in the mount, parents before
+// children, each with its attributes as a store's export gives them; the
+// names of one inode share a Link. xattrs reads the user attributes of a
+// path, not following a symlink. What cannot be read is passed to skipped
+// (with its key, or its path) and left out.
+func (c *Client) Entries(prefix string, xattrs func(path string) (map[string][]byte, error), skipped func(name string, err error)) ([]backend.Entry, error) {
+	r, err := c.Root() // live now: the walk is not of a plain directory
+	if err != nil {
+		return nil, err
+	}
+	r.Close()
+	mnt := c.Dir
+	var out []backend.Entry
+	err = filepath.WalkDir(mnt, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == mnt {
+				return err
+			}
+			skipped(p, err)
+			return nil
+		}
+		if p == mnt {
+			return nil
+		}
+		rel, _ := filepath.Rel(mnt, p)
+		key := filepath.ToSlash(rel)
+		skip := func() error {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if backend.IsReserved(key) {
+			return skip() // .memfs: the mount's own files
+		}
+		if !strings.HasPrefix(key, prefix) {
+			if d.IsDir() && strings.HasPrefix(prefix, key+"/") {
+				return nil // the prefix is further down
+			}
+			return skip()
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			skipped(key, err)
+			return skip()
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		info := backend.Info{
+			Mode:  backend.FileMode(st.Mode),
+			MTime: time.Unix(st.Mtim.Unix()),
+			ATime: time.Unix(st.Atim.Unix()),
+			UID:   st.Uid, GID: st.Gid,
+		}
+		if info.Mode&fs.ModeDevice != 0 {
+			info.Rdev = uint64(st.Rdev)
+		}
+		if !fi.IsDir() && st.Nlink > 1 {
+			info.Link = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+		}
+		if info.Mode.Type() != fs.ModeSymlink {
+			if info.XAttrs, err = xattrs(p); err != nil {
+				skipped(key, err)
+				return skip()
+			}
+		}
+		out = append(out, backend.Entry{Key: key, Info: info})
+		return nil
+	})
+	return out, err
 }

@@ -107,6 +107,21 @@ func TestClientThroughALiveMount(t *testing.T) {
 	if err != nil || st.PID != os.Getpid() || st.Mountpoint != mnt || st.KeysIndexed == 0 || st.Memory == nil || st.Search == "" {
 		t.Errorf("Status = %+v, %v", st, err)
 	}
+	if err := os.Symlink("b.md", filepath.Join(mnt, "memory/a/link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "other.md"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noXAttrs := func(string) (map[string][]byte, error) { return nil, nil }
+	entries, err := c.Entries("memory/", noXAttrs, func(name string, err error) { t.Errorf("Entries skipped %s: %v", name, err) })
+	var keys []string
+	for _, e := range entries {
+		keys = append(keys, e.Key)
+	}
+	if want := []string{"memory/a", "memory/a/b.md", "memory/a/link"}; err != nil || !slices.Equal(keys, want) {
+		t.Errorf("Entries(memory/) = %q, %v; want %q (parents first, nothing else)", keys, err, want)
+	}
 	if err := c.Remove([]string{"memory/a"}, false, nil); !errors.Is(err, syscall.EISDIR) {
 		t.Errorf("Remove of a directory without recursive = %v, want EISDIR", err)
 	}

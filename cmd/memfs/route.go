@@ -17,11 +17,9 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/mountclient"
@@ -252,70 +250,6 @@ func rmThrough(t target, keys []string, recursive, force bool) error {
 	return fmt.Errorf("rm: %w", err)
 }
 
-// exportEntriesThrough lists the nodes under prefix in the mount at mnt,
-// parents before children, each with its attributes as exportEntries
-// gives them from a session; the names of one inode share a Link. What
-// cannot be read is reported to t and left out.
-func exportEntriesThrough(mnt, prefix string, t *tally) ([]backend.Entry, error) {
-	var out []backend.Entry
-	err := filepath.WalkDir(mnt, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == mnt {
-				return err
-			}
-			t.fail("export: %s: %v; skipped", p, err)
-			return nil
-		}
-		if p == mnt {
-			return nil
-		}
-		rel, _ := filepath.Rel(mnt, p)
-		key := filepath.ToSlash(rel)
-		skip := func() error {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if backend.IsReserved(key) {
-			return skip() // .memfs: the mount's own files
-		}
-		if !strings.HasPrefix(key, prefix) {
-			if d.IsDir() && strings.HasPrefix(prefix, key+"/") {
-				return nil // the prefix is further down
-			}
-			return skip()
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			t.fail("export: %s: %v; skipped", key, err)
-			return skip()
-		}
-		st := fi.Sys().(*syscall.Stat_t)
-		info := backend.Info{
-			Mode:  backend.FileMode(st.Mode),
-			MTime: time.Unix(st.Mtim.Unix()),
-			ATime: time.Unix(st.Atim.Unix()),
-			UID:   st.Uid, GID: st.Gid,
-		}
-		if info.Mode&fs.ModeDevice != 0 {
-			info.Rdev = uint64(st.Rdev)
-		}
-		if !fi.IsDir() && st.Nlink > 1 {
-			info.Link = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
-		}
-		if info.Mode.Type() != fs.ModeSymlink {
-			if info.XAttrs, err = fileXAttrs(p); err != nil {
-				t.fail("export: %s: %v; skipped", key, err)
-				return skip()
-			}
-		}
-		out = append(out, backend.Entry{Key: key, Info: info})
-		return nil
-	})
-	return out, err
-}
-
 // exportThrough writes the nodes under prefix of the mount t under x's
 // directory, as export does from a store.
 func exportThrough(ctx context.Context, c *cli.Context, t target, x *exporter, prefix string) error {
@@ -324,7 +258,9 @@ func exportThrough(ctx context.Context, c *cli.Context, t target, x *exporter, p
 		return err
 	}
 	defer r.Close()
-	entries, err := exportEntriesThrough(t.mnt, prefix, x.t)
+	entries, err := t.client.Entries(prefix, fileXAttrs, func(name string, err error) {
+		x.t.fail("export: %s: %v; skipped", name, err)
+	})
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
