@@ -268,6 +268,26 @@ func (c *Client) Root() (*os.Root, error) {
 	return r, nil
 }
 
+// Signal sends sig to the process serving the mount. The process is
+// pinned first (a pidfd), then the mount is checked again (Open, of any
+// user's) to be served by it: a process that exited since c was found,
+// and a PID reused since, are never signaled.
+func (c *Client) Signal(sig syscall.Signal) error {
+	fd, err := unix.PidfdOpen(c.PID, 0)
+	if err != nil {
+		return fmt.Errorf("process %d: %w", c.PID, err)
+	}
+	defer unix.Close(fd)
+	now, err := Open(c.Dir, Any)
+	if err != nil {
+		return err
+	}
+	if now.PID != c.PID || now.dev != c.dev {
+		return notLive(c.Dir, fmt.Errorf("served by process %d now, not %d", now.PID, c.PID))
+	}
+	return unix.PidfdSendSignal(fd, sig, nil, 0)
+}
+
 // Status reads the mount's .memfs/status, as the mount shows it to this
 // process.
 func (c *Client) Status() (status.Status, error) {

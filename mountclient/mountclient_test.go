@@ -248,3 +248,34 @@ func TestSameStore(t *testing.T) {
 		}
 	}
 }
+
+// Signal reaches only the process serving the mount now: a Client whose
+// PID is another process's (one that served the mount before, and whose
+// PID was reused) signals nothing.
+func TestSignalOnlyTheServingProcess(t *testing.T) {
+	_, mnt := mountDir(t)
+	c, err := mountclient.Open(mnt, mountclient.Own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Signal(0); err != nil {
+		t.Errorf("Signal(0) to the serving process: %v", err)
+	}
+	sleep := exec.Command("sleep", "600")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleep.Process.Kill()
+	stale := *c
+	stale.PID = sleep.Process.Pid
+	if err := stale.Signal(syscall.SIGTERM); !errors.Is(err, mountclient.ErrNotLive) {
+		t.Errorf("Signal with another process's PID = %v, want ErrNotLive", err)
+	}
+	// Had it been signaled, the wait status would name SIGTERM (kill(2)
+	// marks the process at once), not this SIGKILL.
+	sleep.Process.Kill()
+	sleep.Wait()
+	if sig := sleep.ProcessState.Sys().(syscall.WaitStatus).Signal(); sig != syscall.SIGKILL {
+		t.Errorf("the other process died of %v: Signal reached it", sig)
+	}
+}

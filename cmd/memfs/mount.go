@@ -384,7 +384,7 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 		return fmt.Errorf("unmount: %w", err)
 	}
 	pid := mc.PID
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	if err := mc.Signal(syscall.SIGTERM); err != nil {
 		return fmt.Errorf("signal memfs process %d: %w", pid, err)
 	}
 	deadline := time.Now().Add(timeout)
