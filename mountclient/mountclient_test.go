@@ -107,6 +107,14 @@ func TestClientThroughALiveMount(t *testing.T) {
 	if err != nil || st.PID != os.Getpid() || st.Mountpoint != mnt || st.KeysIndexed == 0 || st.Memory == nil || st.Search == "" {
 		t.Errorf("Status = %+v, %v", st, err)
 	}
+	checkEntries(t, c, mnt)
+	checkRemove(t, c, dir)
+}
+
+// checkEntries lists memory/ of c (the mount at mnt, which holds
+// memory/a/b.md) with a symlink beside it and a file outside it.
+func checkEntries(t *testing.T, c *mountclient.Client, mnt string) {
+	t.Helper()
 	if err := os.Symlink("b.md", filepath.Join(mnt, "memory/a/link")); err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +130,16 @@ func TestClientThroughALiveMount(t *testing.T) {
 	if want := []string{"memory/a", "memory/a/b.md", "memory/a/link"}; err != nil || !slices.Equal(keys, want) {
 		t.Errorf("Entries(memory/) = %q, %v; want %q (parents first, nothing else)", keys, err, want)
 	}
+}
+
+// checkRemove removes memory/a (a directory) of c, whose store is dir.
+func checkRemove(t *testing.T, c *mountclient.Client, dir string) {
+	t.Helper()
 	if err := c.Remove([]string{"memory/a"}, false, nil); !errors.Is(err, syscall.EISDIR) {
 		t.Errorf("Remove of a directory without recursive = %v, want EISDIR", err)
 	}
 	var missing []string
-	err = c.Remove([]string{"memory/a/", "nothing"}, true, func(k string) error { missing = append(missing, k); return nil })
+	err := c.Remove([]string{"memory/a/", "nothing"}, true, func(k string) error { missing = append(missing, k); return nil })
 	if err != nil || !slices.Equal(missing, []string{"nothing"}) {
 		t.Errorf("Remove = %v, missing %q", err, missing)
 	}
