@@ -3,12 +3,13 @@ package memfs
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/memfs/memfs/status"
 )
 
 // MinMaxMemory is the smallest default memory budget (DefaultMaxMemory):
@@ -112,14 +113,9 @@ func (f *FS) handBack(n int64) {
 	}()
 }
 
-// memoryStatus is the line of .memfs/status about the session's values
+// memoryStatus is the part of .memfs/status about the session's values
 // and their budget.
-func (f *FS) memoryStatus() string {
+func (f *FS) memoryStatus() *status.Memory {
 	m := f.c.Memory()
-	budget := "none"
-	if m.Budget > 0 {
-		budget = fmt.Sprintf("%d MiB", m.Budget>>20)
-	}
-	return fmt.Sprintf("memory: %d MiB of file contents held (%d MiB unflushed), budget %s; %d values dropped under it (each read again at its next open)\n",
-		m.Held>>20, m.Dirty>>20, budget, m.Dropped)
+	return &status.Memory{Held: m.Held, Dirty: m.Dirty, Budget: m.Budget, Dropped: int64(m.Dropped)}
 }

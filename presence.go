@@ -2,12 +2,11 @@ package memfs
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/status"
 )
 
 // presence is a mount's registration with a shared store (backend.Presence):
@@ -45,43 +44,23 @@ func (r *presence) close() {
 	}
 }
 
-// status is the peers part of .memfs/status: "peers: N", then one
-// "peer: AGENT@HOST pid PID MOUNT since TIME" line each. Agent, host and
-// mountpoint are quoted when they hold anything but plain characters: a
-// peer names itself, and its line must stay one line.
-func (r *presence) status() string {
+// peers is the peers part of .memfs/status (agent, host and mountpoint
+// are quoted there when they hold anything but plain characters: a peer
+// names itself, and its line must stay one line); nil for a store that
+// keeps no presence.
+func (r *presence) peers() *status.Peers {
 	if r == nil {
-		return ""
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	peers, err := r.p.Peers(ctx)
 	if err != nil {
-		return "peers: unknown (the store did not answer)\n"
+		return &status.Peers{Unknown: true}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "peers: %d\n", len(peers))
+	out := &status.Peers{List: make([]status.Peer, 0, len(peers))}
 	for _, p := range peers {
-		agent := p.Agent
-		if agent == "" {
-			agent = "-"
-		}
-		fmt.Fprintf(&b, "peer: %s@%s pid %d %s since %s\n", plain(agent), plain(p.Host), p.PID, plain(p.Mount),
-			p.Since.UTC().Format(time.RFC3339))
+		out.List = append(out.List, status.Peer{Agent: p.Agent, Host: p.Host, PID: p.PID, Mount: p.Mount, Since: p.Since})
 	}
-	return b.String()
-}
-
-// plain is s as it is when it holds only printable, space-free
-// characters, else quoted.
-func plain(s string) string {
-	for _, r := range s {
-		if r <= ' ' || r == 0x7f || r == '"' || r == '\\' || !(r < 0x80 || r >= 0xa0) {
-			return fmt.Sprintf("%q", s)
-		}
-	}
-	if s == "" {
-		return `""`
-	}
-	return s
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/memfs/memfs/embed"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/status"
 )
 
 // packRank is the ranker of context packs: the notes scored by search's
@@ -133,14 +134,14 @@ func (c *vecCache) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	return out, nil
 }
 
-// SearchStatus is the search part of .memfs/status: "search: keyword only
-// (no embedder)", or the embedder and the state of its vectors (how many,
-// how many wait to be embedded, when the model last failed).
+// SearchStatus is the search part of .memfs/status: "keyword only (no
+// embedder)", or the embedder and the state of its vectors (how many, how
+// many wait to be embedded, when the model last failed).
 func (f *FS) SearchStatus() string {
 	if f.opts.Embedder == nil {
-		return "search: keyword only (no embedder)\n"
+		return status.KeywordOnly
 	}
-	line := "search: hybrid, embedder " + f.opts.Embedder.ID()
+	line := "hybrid, embedder " + f.opts.Embedder.ID()
 	if st, ok := f.index.VectorStatus(); ok {
 		line += fmt.Sprintf(", %d vectors, %d pending", st.Vectors, st.Pending)
 		if st.Refused > 0 {
@@ -155,7 +156,7 @@ func (f *FS) SearchStatus() string {
 	} else {
 		line += " (the index opens at the first search)"
 	}
-	return line + "\n"
+	return line
 }
 
 // Embedder is Options.Embedder: nil when search is keyword-only.

@@ -16,6 +16,7 @@ import (
 	"github.com/memfs/memfs/extwatch"
 	"github.com/memfs/memfs/fsnode"
 	"github.com/memfs/memfs/internal/paths"
+	"github.com/memfs/memfs/status"
 )
 
 // MountOptions configure Mount.
@@ -137,8 +138,9 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		ContextPack:     f.ContextPack,
 		Search:          f.index.Answer,
 		Records:         f.events,
-		Status: func() string {
-			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", f.opts.Name, dir, os.Getpid()) + f.memoryStatus() + f.SearchStatus() + peer.status()
+		Status: func(st *status.Status) {
+			st.Store, st.Mountpoint, st.PID = f.opts.Name, dir, os.Getpid()
+			st.Memory, st.Search, st.Peers = f.memoryStatus(), f.SearchStatus(), peer.peers()
 		},
 	})
 	srv, err := fsnode.Mount(dir, root, fsnode.MountOptions{

@@ -562,8 +562,8 @@ func TestChangeFeedMaskedBehindTheWindow(t *testing.T) {
 	}
 }
 
-// .memfs/status shows a flush error's text, which may name a key, to root
-// only.
+// .memfs/status (and status.json) shows a flush error's text, which may
+// name a key, to root only.
 func TestStatusShowsFlushErrorTextToRootOnly(t *testing.T) {
 	ds, err := dirstore.Open(t.TempDir())
 	if err != nil {
@@ -582,21 +582,24 @@ func TestStatusShowsFlushErrorTextToRootOnly(t *testing.T) {
 		t.Fatal("flush: got no error, want the injected one")
 	}
 	tests := []struct {
+		name    string
 		uid     uint32
 		want    string
 		notWant string
 	}{
-		{0, "priv/s.md", ""},
-		{65534, "last_flush_result: error", "priv/"},
+		{"status", 0, "priv/s.md", ""},
+		{"status", 65534, "last_flush_result: error", "priv/"},
+		{"status.json", 0, "priv/s.md", ""},
+		{"status.json", 65534, `"last_flush_result":"error`, "priv/"},
 	}
 	for _, tt := range tests {
-		e, st := r.lookup(tt.uid, reservedDir, "status")
+		e, st := r.lookup(tt.uid, reservedDir, tt.name)
 		if !st.Ok() {
 			t.Fatal(st)
 		}
 		got, _ := r.read(e.NodeId, tt.uid)
 		if !strings.Contains(got, tt.want) || tt.notWant != "" && strings.Contains(got, tt.notWant) {
-			t.Errorf("status as uid %d:\n%s\nwant %q in it and not %q", tt.uid, got, tt.want, tt.notWant)
+			t.Errorf("%s as uid %d:\n%s\nwant %q in it and not %q", tt.name, tt.uid, got, tt.want, tt.notWant)
 		}
 	}
 }

@@ -1,26 +1,18 @@
 package fsnode
 
-import (
-	"fmt"
-	"strings"
+import "github.com/memfs/memfs/session"
 
-	"github.com/memfs/memfs/session"
-)
-
-// damageText writes the status lines of the damaged keys (session
-// Damaged): one "damaged: KEY" line per key the caller may see, and a
-// count of the others (a name is data too: see statusText). The errors
+// damaged lists for .memfs/status the damaged keys (session Damaged) the
+// caller may see, and counts the others (a name is data too: see
+// statusOf). The errors
 // are in memfs's log and memfs fsck's report, not here.
-func (r *Root) damageText(b *strings.Builder, cr session.Cred) {
-	hidden := 0
+func (r *Root) damaged(cr session.Cred) (shown []string, hidden int) {
 	for _, d := range r.c.Damaged() {
 		if cr.UID != 0 && !r.c.CanSee(d.Key, cr) {
 			hidden++
 			continue
 		}
-		fmt.Fprintf(b, "damaged: %s\n", d.Key)
+		shown = append(shown, d.Key)
 	}
-	if hidden > 0 {
-		fmt.Fprintf(b, "damaged_hidden: %d (keys you may not see; memfs fsck on the store lists them)\n", hidden)
-	}
+	return shown, hidden
 }

@@ -11,7 +11,8 @@
 // with mkdir). ".memfs" at the root is reserved for memfs's own read-only
 // virtual files: ".memfs/status" reports the session's counts, the last
 // flush, and the damaged keys (session Damaged: one "damaged: KEY" line per
-// key the caller may see, a count of the others).
+// key the caller may see, a count of the others); ".memfs/status.json" is
+// the same status.Status as JSON. Package status owns that format.
 //
 // # Decisions
 //

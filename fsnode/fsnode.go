@@ -15,6 +15,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/changes"
 	"github.com/memfs/memfs/session"
+	"github.com/memfs/memfs/status"
 )
 
 // Options configures the node tree. The zero value uses 1 s timeouts, a
@@ -24,9 +25,10 @@ type Options struct {
 	EntryTimeout    time.Duration // 0 means 1 s; negative, no caching
 	AttrTimeout     time.Duration // 0 means 1 s; negative, no caching
 	NegativeTimeout time.Duration // 0 means 1 s; negative, no caching
-	// Status, when set, is appended to .memfs/status (the CLI adds the
-	// store and mountpoint).
-	Status func() string
+	// Status, when set, fills in the engine's part of .memfs/status (the
+	// store, mountpoint and process, memory, search, peers) for each
+	// reader.
+	Status func(*status.Status)
 	// Events, when set, is served as .memfs/events.jsonl.
 	Events EventLog
 	// Records, when set, serves the event log's records read-only:

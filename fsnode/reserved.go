@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/changes"
 	"github.com/memfs/memfs/session"
+	"github.com/memfs/memfs/status"
 )
 
 // reservedDir is memfs's own directory at the root of the mount.
@@ -36,6 +36,7 @@ const (
 	contextDirIno
 	searchDirIno
 	contextManifestIno
+	statusJSONIno
 	answerInoBase                 // + a counter: the files under search/ and context/
 	chunkInoBase  = 1<<62 + 1<<40 // + a chunk's position in its directory listing
 )
@@ -101,12 +102,15 @@ func (n *reservedNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse
 func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	var v *virtualNode
 	switch name {
-	case "status":
-		// Size 0: the text differs between callers (see statusText).
-		v = &virtualNode{root: n.root, ino: statusIno, size: func() int64 { return 0 },
-			open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
-				return &staticHandle{data: []byte(n.root.statusText(callerCred(ctx)))}, 0
-			}}
+	case "status", "status.json":
+		// Size 0: the text differs between callers (see statusOf).
+		asJSON := name == "status.json"
+		ino := uint64(statusIno)
+		if asJSON {
+			ino = statusJSONIno
+		}
+		v = &virtualNode{root: n.root, ino: ino, size: func() int64 { return 0 },
+			open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) { return n.root.statusHandle(ctx, asJSON) }}
 	case "changes":
 		v = &virtualNode{root: n.root, ino: changesIno, size: n.root.feed.Size,
 			open: func(context.Context) (gofs.FileHandle, syscall.Errno) { return &feedHandle{root: n.root}, 0 }}
@@ -255,46 +259,59 @@ func (h *staticHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.R
 	return fuse.ReadResultData(dest[:n]), 0
 }
 
-// statusText renders .memfs/status for cr: one "name: value" per line. A
-// flush error's text may name a key, so only root reads it.
-func (r *Root) statusText(cr session.Cred) string {
-	indexed, loaded, dirty, removed := r.c.Counts()
+// statusOf is .memfs/status for cr. A flush error's text may name a key,
+// so only root reads it.
+func (r *Root) statusOf(cr session.Cred) status.Status {
+	var st status.Status
+	st.KeysIndexed, st.KeysLoaded, st.Dirty, st.PendingDeletes = r.c.Counts()
 	fs := r.c.FlushStatus()
-	var b strings.Builder
-	fmt.Fprintf(&b, "keys_indexed: %d\nkeys_loaded: %d\ndirty: %d\npending_deletes: %d\n", indexed, loaded, dirty, removed)
-	if fs.Time.IsZero() {
-		b.WriteString("last_flush: never\nlast_flush_result: none\n")
-	} else {
-		result := "ok"
+	st.LastFlushResult = status.ResultNone
+	if !fs.Time.IsZero() {
+		st.LastFlush, st.Flushes, st.LastFlushResult = fs.Time, fs.Flushes, status.ResultOK
 		switch {
 		case fs.Err != nil && cr.UID == 0:
-			result = "error: " + fs.Err.Error()
+			st.LastFlushResult = "error: " + fs.Err.Error()
 		case fs.Err != nil:
-			result = "error (its text may name a file: shown to root, and in memfs's log)"
+			st.LastFlushResult = status.ResultHidden
 		}
-		fmt.Fprintf(&b, "last_flush: %s\nlast_flush_result: %s\nflushes: %d\n", fs.Time.Format(time.RFC3339Nano), result, fs.Flushes)
 	}
-	r.damageText(&b, cr)
+	st.Damaged, st.DamagedHidden = r.damaged(cr)
 	if r.opts.Status != nil {
-		b.WriteString(r.opts.Status())
+		r.opts.Status(&st)
 	}
-	var also []string
 	if r.opts.ContextPack != nil {
-		also = append(also, "context.md", "context.manifest.json", "context/QUERY", "context/QUERY.manifest.json", "context/"+QueryFile)
+		st.Unlisted = append(st.Unlisted, "context.md", "context.manifest.json", "context/QUERY", "context/QUERY.manifest.json", "context/"+QueryFile)
 	}
 	if r.opts.Search != nil {
-		also = append(also, "search/QUERY", "search/"+QueryFile)
+		st.Unlisted = append(st.Unlisted, "search/QUERY", "search/"+QueryFile)
 	}
 	if r.opts.Events != nil {
-		also = append(also, "events.jsonl")
+		st.Unlisted = append(st.Unlisted, "events.jsonl")
 	}
 	if r.opts.Records != nil {
-		also = append(also, "events/", "events.head")
+		st.Unlisted = append(st.Unlisted, "events/", "events.head")
 	}
-	if len(also) > 0 {
-		fmt.Fprintf(&b, "unlisted: %s\n", strings.Join(also, " "))
+	st.Unlisted = append(st.Unlisted, "status.json")
+	return st
+}
+
+// statusHandle opens .memfs/status (or, with asJSON, status.json) for the
+// caller of ctx.
+func (r *Root) statusHandle(ctx context.Context, asJSON bool) (gofs.FileHandle, syscall.Errno) {
+	st := r.statusOf(callerCred(ctx))
+	var b []byte
+	var err error
+	if asJSON {
+		b, err = json.Marshal(st)
+		b = append(b, '\n')
+	} else {
+		b, err = st.MarshalText()
 	}
-	return b.String()
+	if err != nil {
+		r.log.Warn("rendering .memfs/status", "err", err)
+		return nil, syscall.EIO
+	}
+	return &staticHandle{data: b}, 0
 }
 
 // feedHandle reads the change feed at the reader's offset: a reader at

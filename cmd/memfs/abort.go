@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/memfs/memfs/internal/mountinfo"
 )
 
 // fusectl is where the kernel's FUSE control filesystem lists connections.
@@ -40,23 +43,9 @@ func abortConnection(mnt string) error {
 // fuseDevice returns the minor device number of the FUSE mount at mnt, as
 // /proc/self/mountinfo gives it: the name of its connection in fusectl.
 func fuseDevice(mnt string) (string, error) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
+	m, ok := mountinfo.At(mnt)
+	if !ok || !strings.HasPrefix(m.FSType, "fuse") {
+		return "", fmt.Errorf("%s is no FUSE mount", mnt)
 	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		f := strings.Fields(line)
-		// ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS ... - FSTYPE ...
-		if len(f) < 5 || unescapeMount(f[4]) != mnt {
-			continue
-		}
-		for i := 5; i+1 < len(f); i++ {
-			if f[i] == "-" && strings.HasPrefix(f[i+1], "fuse") {
-				if _, minor, ok := strings.Cut(f[2], ":"); ok {
-					return minor, nil
-				}
-			}
-		}
-	}
-	return "", fmt.Errorf("%s is no FUSE mount", mnt)
+	return strconv.FormatUint(uint64(m.Minor()), 10), nil
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/memfs/memfs/mountclient"
 	"github.com/urfave/cli/v2"
 )
 
@@ -295,19 +296,14 @@ func startBackground(self string, p helperPlan) (int, error) {
 	}
 }
 
-// servedBy returns the pid that mnt's .memfs/status names, or 0.
+// servedBy returns the pid of the memfs process serving the live mount at
+// mnt (mountclient.Open, of any user's), or 0.
 func servedBy(mnt string) int {
-	status, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status"))
+	c, err := mountclient.Open(mnt, mountclient.Any)
 	if err != nil {
 		return 0
 	}
-	pid := 0
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "pid: "); ok {
-			fmt.Sscan(v, &pid)
-		}
-	}
-	return pid
+	return c.PID
 }
 
 // helperEnv gives the serving process a HOME: mount(8) at boot runs

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/memfs/memfs/internal/mountinfo"
+	"github.com/memfs/memfs/mountclient"
 	"github.com/urfave/cli/v2"
 )
 
@@ -62,7 +64,7 @@ func hintAction(c *cli.Context) error {
 	}
 	mnt := c.String("mount")
 	if mnt == "" {
-		mounts := mountPoints(ownMounts(memfsMounts(), uint32(os.Getuid())))
+		mounts := mountPoints(ownMounts(mountclient.Mounts(), uint32(os.Getuid())))
 		switch len(mounts) {
 		case 0:
 			mnt = mountPlaceholder
@@ -226,20 +228,20 @@ func shellQuote(s string) string {
 }
 
 // mountPoints are the mountpoints of mounts.
-func mountPoints(mounts []mountEntry) []string {
+func mountPoints(mounts []mountinfo.Mount) []string {
 	points := make([]string, len(mounts))
 	for i, m := range mounts {
-		points[i] = m.point
+		points[i] = m.Point
 	}
 	return points
 }
 
 // ownMounts keeps the mounts that the user uid made: another user's
 // mount is not where the caller's agent keeps its memory.
-func ownMounts(mounts []mountEntry, uid uint32) []mountEntry {
-	var own []mountEntry
+func ownMounts(mounts []mountinfo.Mount, uid uint32) []mountinfo.Mount {
+	var own []mountinfo.Mount
 	for _, m := range mounts {
-		if m.uid == uid {
+		if m.UID == uid {
 			own = append(own, m)
 		}
 	}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/memfs/memfs/internal/mountinfo"
+	"github.com/memfs/memfs/mountclient"
 )
 
 func TestHintPerAgent(t *testing.T) {
@@ -53,7 +54,7 @@ func TestHintSearchPathsExist(t *testing.T) {
 	mustRun(t, "", "import", "--store", store, "../../testdata/sample")
 	startMount(t, store, mnt, nil)
 	// The mount is one that hint finds by itself (others may run too).
-	if found := mountPoints(memfsMounts()); !slices.Contains(found, mnt) {
+	if found := mountPoints(mountclient.Mounts()); !slices.Contains(found, mnt) {
 		t.Errorf("memfs mounts in /proc/self/mountinfo = %q, want %s among them", found, mnt)
 	}
 	hint := mustRun(t, "", "hint", "--mount", mnt, "claude")
@@ -169,21 +170,6 @@ func TestHintQuotesTheMount(t *testing.T) {
 	}
 }
 
-func TestMemfsMounts(t *testing.T) {
-	info := strings.Join([]string{
-		`22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw`,
-		`41 26 0:38 / /home/u/memory rw,nosuid,nodev,relatime shared:5 - fuse.memfs memfs:badger:/home/u/.local/share/memfs/store rw,user_id=0`,
-		`42 26 0:39 / /srv/my\040memory rw - fuse.memfs memfs:dir:/srv/store rw`,
-		`43 26 0:40 / /mnt/other rw - fuse.sshfs host:/x rw`,
-		`44 26 0:41 / /mnt/tricky rw - fuse memfs rw`,
-	}, "\n")
-	got := mountPoints(memfsMountsIn(parseMountinfo(info)))
-	want := []string{"/home/u/memory", "/srv/my memory"}
-	if !slices.Equal(got, want) {
-		t.Errorf("memfsMounts = %q, want %q", got, want)
-	}
-}
-
 // TestHintWriteThroughSymlink: a CLAUDE.md that is a symlink (a dotfiles
 // manager's) stays one. hint --write writes into the file it names when
 // that is the caller's own regular file, and refuses, changing nothing,
@@ -256,30 +242,11 @@ func TestHintIgnoresOtherUsersMounts(t *testing.T) {
 		`41 26 0:38 / /home/u/memory rw,nosuid,nodev,relatime shared:5 - fuse.memfs memfs:badger:/home/u/.local/share/memfs/store rw,user_id=1000,group_id=1000`,
 		`42 26 0:39 / /root/memory rw - fuse.memfs memfs:dir:/srv/store rw,user_id=0,group_id=0`,
 	}, "\n")
-	table := parseMountinfo(info)
-	if got, want := mountPoints(ownMounts(memfsMountsIn(table), 0)), []string{"/root/memory"}; !slices.Equal(got, want) {
+	table := mountinfo.Parse(info)
+	if got, want := mountPoints(ownMounts(mountclient.MountsIn(table), 0)), []string{"/root/memory"}; !slices.Equal(got, want) {
 		t.Errorf("root's candidates = %q, want %q", got, want)
 	}
-	if got, want := mountPoints(ownMounts(memfsMountsIn(table), 1000)), []string{"/home/u/memory"}; !slices.Equal(got, want) {
+	if got, want := mountPoints(ownMounts(mountclient.MountsIn(table), 1000)), []string{"/home/u/memory"}; !slices.Equal(got, want) {
 		t.Errorf("uid 1000's candidates = %q, want %q", got, want)
-	}
-}
-
-// parseMountinfo reads what liveMount checks: the device (MAJOR:MINOR, as
-// stat gives st_dev) and whether the owner let other users in.
-func TestParseMountinfoDeviceAndAllowOther(t *testing.T) {
-	info := strings.Join([]string{
-		`41 26 0:38 / /home/u/memory rw - fuse.memfs memfs:dir:/s rw,user_id=1000,group_id=1000,default_permissions,allow_other`,
-		`42 26 259:70000 / /root/memory rw - fuse.memfs memfs:dir:/t rw,user_id=0,group_id=0`,
-	}, "\n")
-	got := parseMountinfo(info)
-	if len(got) != 2 {
-		t.Fatalf("parsed %d entries, want 2", len(got))
-	}
-	if got[0].dev != unix.Mkdev(0, 38) || !got[0].allowOther || got[0].uid != 1000 {
-		t.Errorf("first entry: dev %d allowOther %v uid %d, want %d true 1000", got[0].dev, got[0].allowOther, got[0].uid, unix.Mkdev(0, 38))
-	}
-	if got[1].dev != unix.Mkdev(259, 70000) || got[1].allowOther || got[1].uid != 0 {
-		t.Errorf("second entry: dev %d allowOther %v uid %d, want %d false 0", got[1].dev, got[1].allowOther, got[1].uid, unix.Mkdev(259, 70000))
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/internal/mountinfo"
+	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/session"
 )
 
@@ -357,8 +359,7 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 	if !isMounted(mnt) {
 		return fmt.Errorf("%s is not mounted", mnt)
 	}
-	status, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status"))
-	if err != nil {
+	if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err != nil {
 		// The serving process is gone (ENOTCONN), or cannot answer:
 		// nothing to flush here; its journal is replayed at the next
 		// mount. Requests still waiting on the mount fail at once.
@@ -371,16 +372,15 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 		fmt.Fprintf(c.App.Writer, "%s: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", mnt)
 		return nil
 	}
-	pid := 0
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "pid: "); ok {
-			fmt.Sscan(v, &pid)
-		}
+	// The process to signal is the one serving this very mount, as
+	// mountclient checks: a status names any PID its server likes (any user
+	// can serve a file system with fusermount).
+	mc, err := mountclient.Open(mnt, mountclient.Any)
+	if err != nil {
+		return fmt.Errorf("unmount: %w", err)
 	}
-	if pid <= 0 {
-		return fmt.Errorf("%s: .memfs/status names no pid; is this a memfs mount?", mnt)
-	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	pid := mc.PID
+	if err := mc.Signal(syscall.SIGTERM); err != nil {
 		return fmt.Errorf("signal memfs process %d: %w", pid, err)
 	}
 	deadline := time.Now().Add(timeout)
@@ -401,35 +401,6 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 
 // isMounted reports whether mnt is a mountpoint, from /proc/self/mountinfo.
 func isMounted(mnt string) bool {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && unescapeMount(f[4]) == mnt {
-			return true
-		}
-	}
-	return false
-}
-
-// unescapeMount undoes the octal escapes of mountinfo (\040 for space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	_, ok := mountinfo.At(mnt)
+	return ok
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
+	"github.com/memfs/memfs/status"
 )
 
 func searchCommand() *cli.Command {
@@ -80,7 +79,7 @@ func searchCommand() *cli.Command {
 				if c.IsSet("embedder") {
 					fmt.Fprintf(c.App.ErrWriter, "memfs: --embedder is not used: the mount at %s searches with its own (see its .memfs/status)\n", t.mnt)
 				}
-				if st, err := os.ReadFile(filepath.Join(t.mnt, ".memfs", "status")); err == nil && strings.Contains(string(st), keywordOnly) {
+				if st, err := t.client.Status(); err == nil && st.Search == status.KeywordOnly {
 					fmt.Fprintf(c.App.ErrWriter, "memfs: keyword search only: the mount at %s has no embedder\n", t.mnt)
 				}
 				_, err = c.App.Writer.Write(b)
@@ -112,10 +111,6 @@ func searchCommand() *cli.Command {
 		},
 	}
 }
-
-// keywordOnly is how .memfs/status says that a mount has no embedder
-// (memfs.FS.SearchStatus).
-const keywordOnly = "search: keyword only"
 
 func reindexCommand() *cli.Command {
 	return &cli.Command{

@@ -1,0 +1,533 @@
+// Package mountclient reaches a running memfs mount from another process:
+// it finds the mount (Open, Find, Enclosing), checks that it is live and
+// served by memfs, and reads and writes through it (Client). The memfs
+// commands go through a mount this way when one serves the store they
+// name, so that the mount's session stays the one writer.
+//
+// A mount is live when the mount table has a FUSE mount of a memfs store
+// at that very point (its source is memfs:STORE), its .memfs/status, read
+// through the directory whose device is that mount's, names the same
+// store and a process of the mount's user that is alive and holds
+// /dev/fuse open. A copy of a mount (cp -a keeps .memfs/status), the
+// mountpoint after an unmount, or another FUSE file system serving a
+// forged status is no live mount: nothing is done through it, and its
+// status's PID is never trusted (ErrNotLive).
+//
+// Every operation of a Client opens the mount again and checks it again
+// through itself (Root): a mount gone since it was found leaves a plain
+// directory, where a write would land on disk.
+//
+// # Concurrency
+//
+// A Client is an immutable value; its methods may be called at once.
+package mountclient
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/lockfile"
+	"github.com/memfs/memfs/internal/mountinfo"
+	"github.com/memfs/memfs/internal/paths"
+	"github.com/memfs/memfs/status"
+)
+
+// ErrNotLive is the error of a directory that is no live memfs mount.
+var ErrNotLive = errors.New("not a live memfs mount")
+
+// Access says whose mounts Open takes.
+type Access int
+
+const (
+	// Own takes the caller's own mounts only: another user's mount is not
+	// the caller's memory.
+	Own Access = iota
+	// Shared also takes another user's mount that its owner offered to
+	// other users (mounted with allow_other).
+	Shared
+	// Any takes any user's mount (root stopping a user's mount); its
+	// process is still held to the mount's user.
+	Any
+)
+
+// Client is a live memfs mount.
+type Client struct {
+	Dir   string // the mountpoint, as the caller named it
+	Store string // the store the mount serves, as its status names it
+	PID   int    // the memfs process serving it
+	dev   uint64 // the mount's device
+}
+
+// Open returns the live memfs mount at mnt, which access allows.
+func Open(mnt string, access Access) (*Client, error) {
+	real, err := filepath.EvalSymlinks(mnt)
+	if err != nil {
+		return nil, notLive(mnt, err)
+	}
+	m, found := mountinfo.At(real)
+	uid := uint32(os.Getuid())
+	switch {
+	case !found:
+		return nil, notLive(mnt, errors.New("no mount there"))
+	case !isMemfs(m):
+		return nil, notLive(mnt, fmt.Errorf("a %s mount of %s", m.FSType, m.Source))
+	case m.UID != uid && access == Own,
+		m.UID != uid && access == Shared && !m.AllowOther:
+		return nil, notLive(mnt, fmt.Errorf("a mount of user %d, not yours (%d), and not shared with allow_other", m.UID, uid))
+	}
+	r, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, notLive(mnt, err)
+	}
+	defer r.Close()
+	st, err := rootStatus(r, mnt, m.Dev)
+	if err != nil {
+		return nil, notLive(mnt, err)
+	}
+	if src := strings.TrimPrefix(m.Source, "memfs:"); !SameStore(src, st.Store) {
+		return nil, notLive(mnt, fmt.Errorf("it is mounted as %s, and its status names %s", m.Source, st.Store))
+	}
+	if err := servingProcess(st.PID, m.UID); err != nil {
+		return nil, notLive(mnt, err)
+	}
+	return &Client{Dir: mnt, Store: st.Store, PID: st.PID, dev: m.Dev}, nil
+}
+
+// Find returns the caller's live mount serving the local store (its
+// --store name, such as dir:/PATH) whose lock file is at lockPath: the
+// lock names the holder's PID, and the mount's status must name the same.
+func Find(store, lockPath string) (*Client, bool) {
+	pid := lockfile.HolderPID(lockPath)
+	if pid <= 0 {
+		return nil, false
+	}
+	for _, m := range Mounts() {
+		if m.UID != uint32(os.Getuid()) || !SameStore(strings.TrimPrefix(m.Source, "memfs:"), store) {
+			continue
+		}
+		if c, err := Open(m.Point, Own); err == nil && c.PID == pid {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// Enclosing returns the live memfs mount of the caller's that dir is in:
+// the innermost mount holding dir must be one.
+func Enclosing(dir string) (*Client, bool) {
+	// The mount table holds real paths; dir may be reached through a
+	// symlink.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	table, _ := mountinfo.Read()
+	var best mountinfo.Mount
+	for _, m := range table {
+		if paths.Within(dir, m.Point) && len(m.Point) >= len(best.Point) {
+			best = m
+		}
+	}
+	if !isMemfs(best) {
+		return nil, false
+	}
+	c, err := Open(best.Point, Own)
+	return c, err == nil
+}
+
+// Mounts lists the FUSE mounts whose source names a memfs store, whole
+// mounts before bind mounts of a part of one; live or not.
+func Mounts() []mountinfo.Mount {
+	table, _ := mountinfo.Read()
+	return MountsIn(table)
+}
+
+// MountsIn is Mounts of a given table.
+func MountsIn(table []mountinfo.Mount) []mountinfo.Mount {
+	var whole, parts []mountinfo.Mount
+	for _, m := range table {
+		if !isMemfs(m) {
+			continue
+		}
+		if m.Whole {
+			whole = append(whole, m)
+		} else {
+			parts = append(parts, m)
+		}
+	}
+	return append(whole, parts...)
+}
+
+func isMemfs(m mountinfo.Mount) bool {
+	return strings.HasPrefix(m.FSType, "fuse") && strings.HasPrefix(m.Source, "memfs:")
+}
+
+// SameStore reports whether the store names a and b (SCHEME:PATH with an
+// absolute path for a local store, or a URL such as etcd://HOST/NS) name
+// one store: local paths are compared with every symlink resolved.
+func SameStore(a, b string) bool {
+	ka, pa, oka := localStore(a)
+	kb, pb, okb := localStore(b)
+	if !oka || !okb {
+		return a != "" && a == b
+	}
+	return ka == kb && paths.Resolved(pa) == paths.Resolved(pb)
+}
+
+func localStore(s string) (kind, path string, ok bool) {
+	kind, path, ok = strings.Cut(s, ":")
+	return kind, path, ok && filepath.IsAbs(path) && !strings.HasPrefix(path, "//") // a URL's authority
+}
+
+// notLive is the error of a directory that is no live mount.
+func notLive(mnt string, why error) error {
+	return fmt.Errorf("%s is %w (%v): nothing was done through it", mnt, ErrNotLive, why)
+}
+
+// rootStatus reads .memfs/status through r, the root of the mount at mnt,
+// whose device must be dev: a directory that is not that mount (a copy,
+// or the mountpoint after an unmount) has another.
+func rootStatus(r *os.Root, mnt string, dev uint64) (status.Status, error) {
+	fi, err := r.Stat(".")
+	if err != nil {
+		return status.Status{}, err
+	}
+	if d := fi.Sys().(*syscall.Stat_t).Dev; d != dev {
+		return status.Status{}, fmt.Errorf("device %d:%d, not the mount's %d:%d", unix.Major(d), unix.Minor(d), unix.Major(dev), unix.Minor(dev))
+	}
+	b, err := r.ReadFile(filepath.Join(".memfs", "status"))
+	if err != nil {
+		return status.Status{}, err
+	}
+	st, err := status.Parse(b)
+	if err != nil || st.Store == "" || st.PID <= 0 {
+		return status.Status{}, fmt.Errorf("%s/.memfs/status names no store and process", mnt)
+	}
+	return st, nil
+}
+
+// servingProcess checks that pid is a live process of user uid (the
+// mount's) holding /dev/fuse open, as the process serving a memfs mount
+// does; the descriptors of another user's process are not checked when
+// the caller may not list them (nor may it signal that process).
+func servingProcess(pid int, uid uint32) error {
+	dir := "/proc/" + strconv.Itoa(pid)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("its process %d is gone", pid)
+	}
+	if owner := fi.Sys().(*syscall.Stat_t).Uid; owner != uid {
+		return fmt.Errorf("its process %d is user %d's, not the mount's (%d)", pid, owner, uid)
+	}
+	fds, err := os.ReadDir(dir + "/fd")
+	if errors.Is(err, fs.ErrPermission) && uid != uint32(os.Getuid()) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("process %d: %w", pid, err)
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil && l == "/dev/fuse" {
+			return nil
+		}
+	}
+	return fmt.Errorf("its process %d serves no FUSE mount", pid)
+}
+
+// Root opens the mount for plain file operations that stay inside it.
+// The root is checked again through itself: its device must still be the
+// mount's and its .memfs/status name the same process, or the writes
+// would land on plain disk (a mount gone since it was found leaves the
+// mountpoint directory). Close it when done.
+func (c *Client) Root() (*os.Root, error) {
+	r, err := os.OpenRoot(c.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("the mount at %s: %w", c.Dir, err)
+	}
+	st, err := rootStatus(r, c.Dir, c.dev)
+	if err == nil && st.PID != c.PID {
+		err = fmt.Errorf("served by process %d now, not %d", st.PID, c.PID)
+	}
+	if err != nil {
+		r.Close()
+		return nil, notLive(c.Dir, err)
+	}
+	return r, nil
+}
+
+// Signal sends sig to the process serving the mount. The process is
+// pinned first (a pidfd), then the mount is checked again (Open, of any
+// user's) to be served by it: a process that exited since c was found,
+// and a PID reused since, are never signaled.
+func (c *Client) Signal(sig syscall.Signal) error {
+	fd, err := unix.PidfdOpen(c.PID, 0)
+	if err != nil {
+		return fmt.Errorf("process %d: %w", c.PID, err)
+	}
+	defer unix.Close(fd)
+	now, err := Open(c.Dir, Any)
+	if err != nil {
+		return err
+	}
+	if now.PID != c.PID || now.dev != c.dev {
+		return notLive(c.Dir, fmt.Errorf("served by process %d now, not %d", now.PID, c.PID))
+	}
+	return unix.PidfdSendSignal(fd, sig, nil, 0)
+}
+
+// Status reads the mount's .memfs/status, as the mount shows it to this
+// process.
+func (c *Client) Status() (status.Status, error) {
+	r, err := c.Root()
+	if err != nil {
+		return status.Status{}, err
+	}
+	defer r.Close()
+	return rootStatus(r, c.Dir, c.dev)
+}
+
+// Ask returns the mount's answer to the query name (percent-encoded
+// words, as a file name under .memfs/DIR/ would be) in .memfs/DIR/
+// ("search" or "context"), through its query file: a query of any
+// length, which no path could hold, answered for this process's
+// credential as a file name's would be.
+func (c *Client) Ask(dir, name string) ([]byte, error) {
+	r, err := c.Root()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := r.OpenFile(path.Join(".memfs", dir, memfs.QueryFile), os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte(name)); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, math.MaxInt64))
+	if errors.Is(err, syscall.EINVAL) {
+		return nil, fmt.Errorf("the mount refused the query (its log says why)")
+	}
+	return b, err
+}
+
+// NoValueError is the error of a key whose node has no value to read: a
+// directory, a fifo, a socket, a device.
+type NoValueError struct {
+	Key  string
+	Mode fs.FileMode
+}
+
+func (e *NoValueError) Error() string { return e.Key + ": no value (a " + e.Mode.Type().String() + ")" }
+
+// Value reads key through r (a Client's Root): a file's content, a
+// symlink's target (as the store holds it); a *NoValueError for another
+// node.
+func Value(r *os.Root, key string) ([]byte, error) {
+	fi, err := r.Lstat(key)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case fi.Mode().Type() == fs.ModeSymlink:
+		target, err := r.Readlink(key)
+		return []byte(target), err
+	case fi.Mode().IsRegular():
+		return r.ReadFile(key)
+	}
+	return nil, &NoValueError{Key: key, Mode: fi.Mode()}
+}
+
+// Cat reads the value of key through the mount (Value).
+func (c *Client) Cat(key string) ([]byte, error) {
+	r, err := c.Root()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return Value(r, key)
+}
+
+// Put writes key through the mount with mode, and fsyncs it: the value is
+// in the store when Put returns, as without a mount. A name that is not a
+// regular file is replaced, as in the store; a directory is an error.
+func (c *Client) Put(key string, value []byte, mode fs.FileMode) error {
+	r, err := c.Root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if dir, _ := filepath.Split(key); dir != "" {
+		if err := r.MkdirAll(filepath.Clean(dir), 0o755); err != nil {
+			return err
+		}
+	}
+	if fi, err := r.Lstat(key); err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a directory", key)
+		}
+		if err := r.Remove(key); err != nil {
+			return err
+		}
+	}
+	// Written in place, so that the file keeps its attributes (tags,
+	// owner), which a rename of a new file over it would drop; when the
+	// write fails (a value past the mount's --max-file-size), the old
+	// value is written back.
+	old, oldErr := r.ReadFile(key)
+	f, err := r.OpenFile(key, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(value)
+	if err != nil && oldErr == nil {
+		if _, rerr := f.WriteAt(old, 0); rerr == nil {
+			rerr = f.Truncate(int64(len(old)))
+			err = errors.Join(err, rerr)
+		} else {
+			err = errors.Join(err, fmt.Errorf("the old value could not be written back: %w", rerr))
+		}
+	}
+	if err == nil {
+		err = f.Chmod(mode) // the umask took bits off a new file; an old one keeps its mode
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s through %s: %w", key, c.Dir, err)
+	}
+	return nil
+}
+
+// Remove removes keys through the mount (with recursive, a directory and
+// every key under it), then fsyncs: the removal is in the store when
+// Remove returns, as without a mount. A missing key is an error that
+// satisfies errors.Is(err, fs.ErrNotExist), unless missing (when not nil)
+// returns nil for it, or its own error; a directory without recursive is a *fs.PathError with EISDIR.
+func (c *Client) Remove(keys []string, recursive bool, missing func(key string) error) error {
+	r, err := c.Root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, k := range keys {
+		k = strings.TrimSuffix(k, "/")
+		fi, err := r.Lstat(k)
+		if errors.Is(err, fs.ErrNotExist) && missing != nil {
+			if err := missing(k); err != nil {
+				return err
+			}
+			continue
+		}
+		switch {
+		case err != nil:
+		case fi.IsDir() && !recursive:
+			err = &fs.PathError{Op: "remove", Path: k, Err: syscall.EISDIR}
+		case fi.IsDir():
+			err = r.RemoveAll(k)
+		default:
+			err = r.Remove(k)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	d, err := r.Open(".")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil { // an fsync flushes the mount's whole session
+		return fmt.Errorf("flush through %s: %w", c.Dir, err)
+	}
+	return nil
+}
+
+// Entries lists the nodes under prefix in the mount, parents before
+// children, each with its attributes as a store's export gives them; the
+// names of one inode share a Link. xattrs reads the user attributes of a
+// path, not following a symlink. What cannot be read is passed to skipped
+// (with its key, or its path) and left out.
+func (c *Client) Entries(prefix string, xattrs func(path string) (map[string][]byte, error), skipped func(name string, err error)) ([]backend.Entry, error) {
+	r, err := c.Root() // live now: the walk is not of a plain directory
+	if err != nil {
+		return nil, err
+	}
+	r.Close()
+	mnt := c.Dir
+	var out []backend.Entry
+	err = filepath.WalkDir(mnt, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == mnt {
+				return err
+			}
+			skipped(p, err)
+			return nil
+		}
+		if p == mnt {
+			return nil
+		}
+		rel, _ := filepath.Rel(mnt, p)
+		key := filepath.ToSlash(rel)
+		skip := func() error {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if backend.IsReserved(key) {
+			return skip() // .memfs: the mount's own files
+		}
+		if !strings.HasPrefix(key, prefix) {
+			if d.IsDir() && strings.HasPrefix(prefix, key+"/") {
+				return nil // the prefix is further down
+			}
+			return skip()
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			skipped(key, err)
+			return skip()
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		info := backend.Info{
+			Mode:  backend.FileMode(st.Mode),
+			MTime: time.Unix(st.Mtim.Unix()),
+			ATime: time.Unix(st.Atim.Unix()),
+			UID:   st.Uid, GID: st.Gid,
+		}
+		if info.Mode&fs.ModeDevice != 0 {
+			info.Rdev = uint64(st.Rdev)
+		}
+		if !fi.IsDir() && st.Nlink > 1 {
+			info.Link = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+		}
+		if info.Mode.Type() != fs.ModeSymlink {
+			if info.XAttrs, err = xattrs(p); err != nil {
+				skipped(key, err)
+				return skip()
+			}
+		}
+		out = append(out, backend.Entry{Key: key, Info: info})
+		return nil
+	})
+	return out, err
+}
