@@ -21,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -475,7 +474,7 @@ func catThrough(c *cli.Context, t target, keys []string) error {
 		case fi.Mode().IsRegular():
 			v, err = r.ReadFile(k)
 		default:
-			return fmt.Errorf("cat: %s: a %s has no value to print", k, kindOf(fi.Mode()))
+			return fmt.Errorf("cat: %s: a %s has no value to print", k, backend.TypeName(fi.Mode()))
 		}
 		if err != nil {
 			return explain(err)
@@ -593,14 +592,14 @@ func rmThrough(t target, keys []string, recursive, force bool) error {
 // parents before children, each with its attributes as exportEntries
 // gives them from a session; the names of one inode share a Link. What
 // cannot be read is reported to t and left out.
-func exportEntriesThrough(mnt, prefix string, t *tally) ([]backend.Entry, error) {
+func exportEntriesThrough(mnt, prefix string, t *memfs.Tally) ([]backend.Entry, error) {
 	var out []backend.Entry
 	err := filepath.WalkDir(mnt, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == mnt {
 				return err
 			}
-			t.fail("export: %s: %v; skipped", p, err)
+			t.Fail("export: %s: %v; skipped", p, err)
 			return nil
 		}
 		if p == mnt {
@@ -623,29 +622,13 @@ func exportEntriesThrough(mnt, prefix string, t *tally) ([]backend.Entry, error)
 			}
 			return skip()
 		}
-		fi, err := os.Lstat(p)
+		info, st, err := memfs.NodeInfo(p)
 		if err != nil {
-			t.fail("export: %s: %v; skipped", key, err)
+			t.Fail("export: %s: %v; skipped", key, err)
 			return skip()
 		}
-		st := fi.Sys().(*syscall.Stat_t)
-		info := backend.Info{
-			Mode:  backend.FileMode(st.Mode),
-			MTime: time.Unix(st.Mtim.Unix()),
-			ATime: time.Unix(st.Atim.Unix()),
-			UID:   st.Uid, GID: st.Gid,
-		}
-		if info.Mode&fs.ModeDevice != 0 {
-			info.Rdev = uint64(st.Rdev)
-		}
-		if !fi.IsDir() && st.Nlink > 1 {
+		if !info.Mode.IsDir() && st.Nlink > 1 {
 			info.Link = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
-		}
-		if info.Mode.Type() != fs.ModeSymlink {
-			if info.XAttrs, err = fileXAttrs(p); err != nil {
-				t.fail("export: %s: %v; skipped", key, err)
-				return skip()
-			}
 		}
 		out = append(out, backend.Entry{Key: key, Info: info})
 		return nil
@@ -653,19 +636,19 @@ func exportEntriesThrough(mnt, prefix string, t *tally) ([]backend.Entry, error)
 	return out, err
 }
 
-// exportThrough writes the nodes under prefix of the mount t under x's
-// directory, as export does from a store.
-func exportThrough(ctx context.Context, c *cli.Context, t target, x *exporter, prefix string) error {
+// exportThrough writes the nodes under prefix of the mount t under dst,
+// as export does from a store.
+func exportThrough(ctx context.Context, c *cli.Context, t target, dst, prefix string, tally *memfs.Tally, opts memfs.ExportOptions) error {
 	r, err := mountRoot(t)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	entries, err := exportEntriesThrough(t.mnt, prefix, x.t)
+	entries, err := exportEntriesThrough(t.mnt, prefix, tally)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	x.load = func(key string) ([]byte, error) {
+	load := func(key string) ([]byte, error) {
 		fi, err := r.Lstat(key)
 		if err != nil {
 			return nil, err
@@ -676,10 +659,10 @@ func exportThrough(ctx context.Context, c *cli.Context, t target, x *exporter, p
 		}
 		return r.ReadFile(key)
 	}
-	bar := newProgress(c.App.ErrWriter, "export", len(entries))
-	exportTree(ctx, nil, x, entries, bar)
-	bar.done()
-	fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", x.t.summary(), t.spec, t.mnt, x.dst)
+	if err := memfs.ExportEntries(ctx, dst, entries, load, tally, opts); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", tally.Summary(), t.spec, t.mnt, dst)
 	return nil
 }
 
