@@ -22,9 +22,6 @@ type ImportPlan struct {
 	nodes []importNode
 }
 
-// Len is the count of names the plan imports.
-func (p *ImportPlan) Len() int { return len(p.nodes) }
-
 // importNode is one name found under the imported directory.
 type importNode struct {
 	path string // on disk
