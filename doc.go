@@ -11,6 +11,10 @@
 // [FS.Flush] saves what is dirty; [FS.Close] makes the final flush and, when
 // the store refuses values, writes them to a recovery directory rather than
 // lose them. A program that does not mount uses [FS.Session] directly.
+// [ScanImport] and [FS.Import] carry a directory tree into the session,
+// [FS.Export] (or [ExportEntries], for a tree read elsewhere) writes one
+// out: every node type, hard links, modes, owners, times and user.*
+// attributes, counted on a [Tally], with a [Progress] to follow.
 //
 // The memfs command is a thin layer over this package: flags become
 // [Options] and [MountOptions].

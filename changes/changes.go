@@ -16,12 +16,22 @@
 // reader. Lines are in the order the Appends took the lock: Appends from
 // different goroutines may land out of the order of their Record times.
 // The package starts no goroutines.
+//
+// # Masking
+//
+// A reader who may not see every key reads the feed masked
+// ([Log.ReadMaskedAt]): each line about a key it may not see (Key, or
+// OldKey) is replaced by {"hidden":true} padded with spaces to the line's
+// length, so that every reader sees the same sizes and offsets.
 package changes
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 	"time"
+
+	"github.com/memfs/memfs/internal/linemask"
 )
 
 // Record is one line of the feed.
@@ -96,4 +106,46 @@ func (l *Log) ReadAt(p []byte, off int64) int {
 		return 0
 	}
 	return copy(p, l.buf[rel:])
+}
+
+// ReadMaskedAt is ReadAt for a reader who sees only the keys that visible
+// shows: each line about another key reads as a placeholder of the same
+// length (see the package doc, "Masking"). visible is called once per
+// call, with the keys of every line read, and without the Log's lock
+// held. A read before the window gets the window's first line on, as
+// ReadAt does.
+func (l *Log) ReadMaskedAt(p []byte, off int64, visible func(keys ...string) []bool) int {
+	if len(p) == 0 {
+		return 0
+	}
+	l.mu.Lock()
+	rel := max(0, off-l.base)
+	if rel >= int64(len(l.buf)) {
+		l.mu.Unlock()
+		return 0
+	}
+	// The lines that p cuts are read whole: a line is decided by its
+	// keys. The window starts at the start of a line, and every line
+	// ends in a newline.
+	start := int64(bytes.LastIndexByte(l.buf[:rel], '\n') + 1)
+	stop := int64(len(l.buf))
+	if k := bytes.IndexByte(l.buf[min(stop, rel+int64(len(p)))-1:], '\n'); k >= 0 {
+		stop = min(stop, rel+int64(len(p))) + int64(k)
+	}
+	buf := bytes.Clone(l.buf[start:stop])
+	l.mu.Unlock()
+	linemask.Mask(buf, decideLine, visible)
+	return copy(p, buf[rel-start:])
+}
+
+// decideLine is linemask.Decide for the feed's lines.
+func decideLine(line []byte) ([]string, string) {
+	var r Record
+	if json.Unmarshal(line, &r) != nil || r.Key == "" {
+		return nil, linemask.Hidden
+	}
+	if r.OldKey != "" {
+		return []string{r.Key, r.OldKey}, linemask.Hidden
+	}
+	return []string{r.Key}, linemask.Hidden
 }

@@ -268,10 +268,9 @@ func checkChainsFrom(t *testing.T, sys Sys, from uint64) int {
 // the store and opens it again (for a real store), or returns it as is.
 func runDamage(t *testing.T, tt damageCase, sys storeSys, reopen func() storeSys) {
 	t.Logf("seed %d", damageSeed)
-	ctx := t.Context()
 	l := openLog(t, sys)
 	mustAppend(t, l, evsAt(0, damageEvents, nil))
-	es, err := sys.ListSys(ctx, chunkPrefix)
+	es, err := sys.ListSys(t.Context(), chunkPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,6 +288,18 @@ func runDamage(t *testing.T, tt damageCase, sys storeSys, reopen func() storeSys
 	if got := records(t, sys); !equalRecords(got, damaged) {
 		t.Errorf("Open changed the store: records before %s, after %s", recordNames(damaged), recordNames(got))
 	}
+	want := damageFound(t, tt, l, names)
+	last := damageRecorded(t, tt, sys, l, names, damaged, want)
+	damageReopened(t, tt, reopen, l, last)
+}
+
+// damageRecordedK is how many events runDamage appends at a time.
+const damageRecordedK = 10
+
+// damageFound checks that Open, on l, found the damage tt.breaks names
+// ("last": the last of names), and returns those records.
+func damageFound(t *testing.T, tt damageCase, l *Log, names []string) []string {
+	t.Helper()
 	var want []string
 	for _, b := range tt.breaks {
 		if b == "last" {
@@ -303,7 +314,15 @@ func runDamage(t *testing.T, tt damageCase, sys storeSys, reopen func() storeSys
 	if !slices.Equal(found, want) {
 		t.Errorf("Damage: got %q, want %q", found, want)
 	}
-	const k = 10
+	return want
+}
+
+// damageRecorded appends to l and checks that the damage found (want) is
+// recorded first: the records as found kept, one break event each after
+// the last intact event, naming its copy. It returns the last seq.
+func damageRecorded(t *testing.T, tt damageCase, sys storeSys, l *Log, names []string, damaged map[string][]byte, want []string) uint64 {
+	t.Helper()
+	const k = damageRecordedK
 	out := mustAppend(t, l, evsAt(damageEvents, k, nil))
 	after := records(t, sys)
 	checkKept(t, damaged, after, tt.headKept)
@@ -318,7 +337,7 @@ func runDamage(t *testing.T, tt damageCase, sys storeSys, reopen func() storeSys
 	}
 	// The break events, right after the last intact event, name each
 	// damaged record and its copy: the record as found.
-	p, err := l.Query(ctx, Query{After: tt.intact, Limit: len(want)})
+	p, err := l.Query(t.Context(), Query{After: tt.intact, Limit: len(want)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,18 +351,23 @@ func runDamage(t *testing.T, tt damageCase, sys storeSys, reopen func() storeSys
 			t.Errorf("event %d: the copy %s (%d bytes) is not %s as found (%d bytes)", ev.Seq, b.SavedTo, len(got), want[i], len(damaged[want[i]]))
 		}
 	}
-	last := out[k-1].Seq
 	verifyDamage(t, sys, tt.seq)
-	if r, _ := Verify(ctx, sys); len(r.Damage) != 2*len(want) {
+	if r, _ := Verify(t.Context(), sys); len(r.Damage) != 2*len(want) {
 		t.Errorf("Verify: got damage %q, want %d breaks and their copies", r.Damage, len(want))
 	}
+	return out[k-1].Seq
+}
 
-	sys = reopen()
+// damageReopened opens the store again after the damage was recorded
+// (l's log, ending at event last): the damage is not recorded twice.
+func damageReopened(t *testing.T, tt damageCase, reopen func() storeSys, l *Log, last uint64) {
+	t.Helper()
+	sys := reopen()
 	l2 := openLog(t, sys)
 	if l2.Size() != l.Size() || len(l2.Damage()) != 0 {
 		t.Errorf("reopen: Size %d (want %d), damage %+v (want none: recorded)", l2.Size(), l.Size(), l2.Damage())
 	}
-	p, err = l2.Query(ctx, Query{Limit: 1})
+	p, err := l2.Query(t.Context(), Query{Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +375,7 @@ func runDamage(t *testing.T, tt damageCase, sys storeSys, reopen func() storeSys
 		t.Errorf("last event after reopen: got %s, want %d", seqRange(p.Events), last)
 	}
 	before := records(t, sys)
-	more := mustAppend(t, l2, evsAt(damageEvents+k, k, nil))
+	more := mustAppend(t, l2, evsAt(damageEvents+damageRecordedK, damageRecordedK, nil))
 	if more[0].Seq != last+1 {
 		t.Errorf("first seq after reopen: got %d, want %d (no second record of the same damage)", more[0].Seq, last+1)
 	}

@@ -33,6 +33,18 @@
 // through a mount (.memfs/events/ and .memfs/events.head): the names and
 // sizes from memory, the head and the tail too.
 //
+// # Masked views
+//
+// A reader who may not see every key (a mount's caller other than root)
+// reads the stream and the chunks masked ([Log.ReadMaskedAt],
+// [Log.ReadRecordMasked]): each line about a key it may not see is the
+// placeholder {"seq":N,"hidden":true}, padded with spaces to the line's
+// length, so that sizes, offsets and the run of seqs are the same for
+// every reader. [DirSys] opens such a view (a mount's .memfs/) as a
+// read-only Sys, [Placeholder] recognizes its hidden lines,
+// [Log.QueryVisible] pages past them and [VerifyMasked] checks what the
+// view lets it check.
+//
 // # Hash chain
 //
 // The hash of an event is the SHA-256 of its line without the newline. Each

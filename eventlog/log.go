@@ -27,7 +27,7 @@ var ErrCorrupt = errors.New("eventlog: corrupt chunk")
 type Log struct {
 	sys   Sys              // immutable after Open
 	log   *slog.Logger     // immutable after Open
-	now   func() time.Time // immutable after Open (tests set it before use)
+	now   func() time.Time // immutable after Open
 	loads atomic.Int64     // LoadSys calls made
 
 	appendMu sync.Mutex // serializes Append across its saves; taken before mu
@@ -86,10 +86,28 @@ type lineState struct {
 // Damage that intact events follow is left in place for [Verify] to find.
 // Open fails only when the store fails.
 func Open(ctx context.Context, sys Sys, log *slog.Logger) (*Log, error) {
+	return OpenOptions(ctx, sys, Options{Logger: log})
+}
+
+// Options are the settings of [OpenOptions]. The zero value is the
+// default: a logger that discards, and the wall clock.
+type Options struct {
+	Logger *slog.Logger
+	// Now is the clock that times events appended without a Time (and
+	// names their chunks); nil means time.Now.
+	Now func() time.Time
+}
+
+// OpenOptions is [Open] with opts.
+func OpenOptions(ctx context.Context, sys Sys, opts Options) (*Log, error) {
+	log, now := opts.Logger, opts.Now
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	l := &Log{sys: sys, log: log, now: time.Now}
+	if now == nil {
+		now = time.Now
+	}
+	l := &Log{sys: sys, log: log, now: now}
 	hr, err := loadHead(ctx, l, "open")
 	if err != nil {
 		return nil, err

@@ -157,14 +157,13 @@ func TestReopen(t *testing.T) {
 			}
 			size := l.Size()
 
-			l2 := openLog(t, sys)
+			l2 := openLogAt(t, sys, func() time.Time { return epoch.Add(time.Hour) })
 			if got := l2.Loads(); got > 2 {
 				t.Errorf("Open: got %d loads, want at most 2 (head and last chunk)", got)
 			}
 			if l2.Size() != size {
 				t.Errorf("Size after reopen: got %d, want %d", l2.Size(), size)
 			}
-			l2.now = func() time.Time { return epoch.Add(time.Hour) }
 			more := mustAppend(t, l2, evsAt(n, 10, nil))
 			if more[0].Seq != uint64(n+1) {
 				t.Errorf("first seq after reopen: got %d, want %d", more[0].Seq, n+1)
@@ -238,7 +237,7 @@ func TestTornTail(t *testing.T) {
 			damaged := sys.clone(t)
 			torn := sys.get(t, last)
 
-			l2 := openLog(t, sys)
+			l2 := openLogAt(t, sys, func() time.Time { return epoch.Add(2 * time.Hour) })
 			p, err := l2.Query(t.Context(), Query{Limit: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -252,7 +251,6 @@ func TestTornTail(t *testing.T) {
 			if d := l2.Damage(); len(d) != 1 || d[0].Record != last || !d[0].Moved || d[0].First != uint64(tt.keep+1) {
 				t.Fatalf("Damage: got %+v, want one break of %s from event %d, moved", d, last, tt.keep+1)
 			}
-			l2.now = func() time.Time { return epoch.Add(2 * time.Hour) }
 			more := mustAppend(t, l2, evsAt(tt.keep, 5, nil))
 			if more[0].Seq != uint64(tt.keep+2) {
 				t.Errorf("next seq: got %d, want %d (after the break event)", more[0].Seq, tt.keep+2)

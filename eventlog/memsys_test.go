@@ -189,11 +189,16 @@ func (c *clock) now() time.Time {
 // openLog opens a log on sys with a test clock.
 func openLog(t testing.TB, sys Sys) *Log {
 	t.Helper()
-	l, err := Open(context.Background(), sys, nil)
+	return openLogAt(t, sys, newClock().now)
+}
+
+// openLogAt opens a log on sys with the clock now.
+func openLogAt(t testing.TB, sys Sys, now func() time.Time) *Log {
+	t.Helper()
+	l, err := OpenOptions(context.Background(), sys, Options{Now: now})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	l.now = newClock().now
 	return l
 }
 

@@ -102,9 +102,8 @@ func TestRecords(t *testing.T) {
 		names := sys.chunkNames(t)
 		last := names[len(names)-1]
 		sys.put(t, last, append(sys.get(t, last), `{"seq":11,"ti`...))
-		l2 := openLog(t, sys)
+		l2 := openLogAt(t, sys, func() time.Time { return epoch.Add(time.Hour) })
 		checkRecords(t, l2, sys) // the tail as the store holds it, torn
-		l2.now = func() time.Time { return epoch.Add(time.Hour) }
 		mustAppend(t, l2, evsAt(10, 3, nil))
 		checkRecords(t, l2, sys)
 	})

@@ -279,92 +279,150 @@ type scan struct {
 // failed Append whose retry wrote fewer events: not damage.
 func scanTail(c chunk, data []byte, hd head, prev func() (lineState, bool, error)) (scan, error) {
 	var sc scan
-	lines, torn := splitLines(data)
-	evs := make([]Event, len(lines))
-	parsed := make([]bool, len(lines))
-	hashes := make([]string, len(lines))
-	vouched := -1
-	for j, ln := range lines {
-		hashes[j] = lineHash(ln)
-		ev, err := decodeLine(ln)
-		if err != nil {
-			continue
-		}
-		evs[j], parsed[j] = ev, true
-		if vouched < 0 && hd.Seq > 0 && ev.Seq == hd.Seq && hashes[j] == hd.Hash {
-			vouched = j
-		}
-	}
-	if vouched < 0 {
+	t := parseTail(c, data, hd)
+	if t.vouched < 0 {
 		var err error
 		if sc.prevSt, sc.prevKnown, err = prev(); err != nil {
 			return scan{}, err
 		}
 	}
-	// seqAt is the seq line j holds, or would.
-	seqAt := func(j int) uint64 {
-		for k := j; k >= 0; k-- {
-			if parsed[k] {
-				return evs[k].Seq + uint64(j-k)
-			}
-		}
-		return c.seq + uint64(j)
+	for j := range t.lines {
+		t.why[j] = lineWhy(c, j, t.evs, t.parsed, t.hashes, sc.prevSt, sc.prevKnown)
 	}
-	why := make([]string, len(lines))
-	for j := range lines {
-		why[j] = lineWhy(c, j, evs, parsed, hashes, sc.prevSt, sc.prevKnown)
-	}
-	okAfter := func(j int) bool { return !slices.ContainsFunc(why[j:], func(w string) bool { return w != "" }) }
-	if sc.prevKnown && torn == 0 && len(lines) > 0 && parsed[0] &&
-		evs[0].Seq == c.seq && evs[0].Time.Equal(c.time) && evs[0].Seq > sc.prevSt.seq+1 &&
-		hd.Seq == sc.prevSt.seq && hd.Hash == sc.prevSt.hash && okAfter(1) {
+	if t.leftover(sc, hd) {
 		sc.leftover = true
 		return sc, nil
 	}
+	last := t.lastKept()
+	if last < 0 {
+		sc.endWhy = t.noneKept()
+		return sc, nil
+	}
+	t.keep(&sc, last)
+	t.inner(&sc)
+	sc.headMatch = t.vouched >= 0 && t.vouched <= last
+	return sc, nil
+}
 
+// tailLines are the lines of the last chunk as scanTail judges them.
+type tailLines struct {
+	c       chunk
+	lines   [][]byte
+	torn    int // length of a last line without its newline
+	evs     []Event
+	parsed  []bool
+	hashes  []string
+	why     []string // what is wrong with each line, "" if nothing (see lineWhy)
+	vouched int      // the line the head vouches for, -1 for none
+}
+
+// parseTail parses the lines of chunk c, whose bytes are data, and finds
+// the one that the head hd vouches for.
+func parseTail(c chunk, data []byte, hd head) *tailLines {
+	lines, torn := splitLines(data)
+	t := &tailLines{
+		c: c, lines: lines, torn: torn,
+		evs:     make([]Event, len(lines)),
+		parsed:  make([]bool, len(lines)),
+		hashes:  make([]string, len(lines)),
+		why:     make([]string, len(lines)),
+		vouched: -1,
+	}
+	for j, ln := range lines {
+		t.hashes[j] = lineHash(ln)
+		ev, err := decodeLine(ln)
+		if err != nil {
+			continue
+		}
+		t.evs[j], t.parsed[j] = ev, true
+		if t.vouched < 0 && hd.Seq > 0 && ev.Seq == hd.Seq && t.hashes[j] == hd.Hash {
+			t.vouched = j
+		}
+	}
+	return t
+}
+
+// seqAt is the seq line j holds, or would.
+func (t *tailLines) seqAt(j int) uint64 {
+	for k := j; k >= 0; k-- {
+		if t.parsed[k] {
+			return t.evs[k].Seq + uint64(j-k)
+		}
+	}
+	return t.c.seq + uint64(j)
+}
+
+// okAfter reports whether the lines from j on are all sound.
+func (t *tailLines) okAfter(j int) bool {
+	return !slices.ContainsFunc(t.why[j:], func(w string) bool { return w != "" })
+}
+
+// leftover reports whether the chunk is a failed Append's leftover: its
+// lines all chain, but its first line skips past the end of the chunk
+// before, which the head vouches for.
+func (t *tailLines) leftover(sc scan, hd head) bool {
+	if !sc.prevKnown || t.torn != 0 || len(t.lines) == 0 || !t.parsed[0] {
+		return false
+	}
+	first := &t.evs[0]
+	return first.Seq == t.c.seq && first.Time.Equal(t.c.time) && first.Seq > sc.prevSt.seq+1 &&
+		hd.Seq == sc.prevSt.seq && hd.Hash == sc.prevSt.hash && t.okAfter(1)
+}
+
+// lastKept is the last line the log keeps: the last sound one, or the
+// one the head vouches for; -1 for none.
+func (t *tailLines) lastKept() int {
 	last := -1
-	for j := range lines {
-		if why[j] == "" || j == vouched {
+	for j := range t.lines {
+		if t.why[j] == "" || j == t.vouched {
 			last = j
 		}
 	}
-	if last < 0 {
-		if len(lines) == 0 {
-			sc.endWhy = "the chunk holds no whole line (its only line has no newline)"
-		} else {
-			sc.endWhy = fmt.Sprintf("no line continues the log; line 1 (event %d) %s", seqAt(0), why[0])
-		}
-		return sc, nil
+	return last
+}
+
+// noneKept says why no line of the chunk continues the log.
+func (t *tailLines) noneKept() string {
+	if len(t.lines) == 0 {
+		return "the chunk holds no whole line (its only line has no newline)"
 	}
+	return fmt.Sprintf("no line continues the log; line 1 (event %d) %s", t.seqAt(0), t.why[0])
+}
+
+// keep records in sc the lines up to last as kept, and why what follows
+// them is the damaged end.
+func (t *tailLines) keep(sc *scan, last int) {
 	sc.keep = last + 1
-	for _, ln := range lines[:sc.keep] {
+	for _, ln := range t.lines[:sc.keep] {
 		sc.end += len(ln) + 1
 	}
-	sc.st = lineState{seq: evs[last].Seq, hash: hashes[last], time: evs[last].Time}
+	sc.st = lineState{seq: t.evs[last].Seq, hash: t.hashes[last], time: t.evs[last].Time}
 	switch {
-	case last+1 < len(lines):
-		sc.endWhy = fmt.Sprintf("line %d (event %d) %s", last+2, seqAt(last+1), why[last+1])
-		if torn > 0 {
+	case last+1 < len(t.lines):
+		sc.endWhy = fmt.Sprintf("line %d (event %d) %s", last+2, t.seqAt(last+1), t.why[last+1])
+		if t.torn > 0 {
 			sc.endWhy += ", and the last line has no newline"
 		}
-	case torn > 0:
+	case t.torn > 0:
 		sc.endWhy = "the last line has no newline (a write that did not complete, or damage)"
 		sc.tornOnly = true
 	}
+}
+
+// inner records in sc the damage among the kept lines, left in place.
+func (t *tailLines) inner(sc *scan) {
 	sc.innerVouched = true
 	for j := range sc.keep {
-		if why[j] == "" {
+		if t.why[j] == "" {
 			continue
 		}
 		if !sc.inner {
-			sc.inner, sc.innerWhy = true, fmt.Sprintf("line %d (event %d) %s", j+1, seqAt(j), why[j])
+			sc.inner, sc.innerWhy = true, fmt.Sprintf("line %d (event %d) %s", j+1, t.seqAt(j), t.why[j])
 		}
-		if j > vouched {
+		if j > t.vouched {
 			sc.innerVouched = false
 		}
 	}
-	sc.headMatch = vouched >= 0 && vouched <= last
-	return sc, nil
 }
 
 // lineWhy says what is wrong with line j of chunk c, "" if nothing: it

@@ -49,58 +49,17 @@ type Report struct {
 // The error is for store failures only; a broken log is a Report with OK
 // false.
 func Verify(ctx context.Context, sys Sys) (Report, error) {
-	var r Report
-	fail := func(seq uint64, format string, args ...any) {
-		if r.Problem == "" {
-			r.Problem, r.Seq = fmt.Sprintf(format, args...), seq
-		}
-	}
 	entries, err := sys.ListSys(ctx, chunkPrefix)
 	if err != nil {
 		return Report{}, fmt.Errorf("eventlog: verify: list: %w", err)
 	}
-	var hd head
-	hasHead := true
-	switch data, err := sys.LoadSys(ctx, headName); {
-	case errors.Is(err, backend.ErrKeyNotFound):
-		hasHead = false
-	case errors.Is(err, backend.ErrCorrupt):
-		fail(0, "the head record %s is damaged in the store: %v", headName, err)
-		hasHead = false
-	case err != nil:
-		return Report{}, fmt.Errorf("eventlog: verify: load %s: %w", headName, err)
-	default:
-		if err := json.Unmarshal(data, &hd); err != nil || hd.Seq == 0 {
-			fail(0, "the head record %s does not parse: %s", headName, quoteShort(data))
-			hasHead = false
-		}
+	var v verifier
+	if err := v.loadHead(ctx, sys); err != nil {
+		return Report{}, err
 	}
-
 	chunks, ignored := index(entries)
 	for _, ig := range ignored {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: ignored (%s)", ig.name, ig.why))
-	}
-	var (
-		st       lineState // the last line read
-		headHash string    // hash of the line with the head's seq
-		headSeen bool
-		// A Prev that does not match the line before it leaves a doubt
-		// the next line settles: if that line's Prev is the hash of the
-		// suspect line, the suspect is intact and the line before it was
-		// edited; if not, the suspect itself was (its Prev, say).
-		suspect     uint64 // seq of the line whose Prev broke, 0 for none
-		suspectHash string
-	)
-	settle := func(nextPrev string, known bool) {
-		if suspect == 0 {
-			return
-		}
-		edited := suspect - 1
-		if known && nextPrev != suspectHash {
-			edited = suspect
-		}
-		fail(edited, "event %d: prev hash does not match event %d (event %d edited or replaced)", suspect, suspect-1, edited)
-		suspect = 0
+		v.r.Warnings = append(v.r.Warnings, fmt.Sprintf("%s: ignored (%s)", ig.name, ig.why))
 	}
 	for _, c := range chunks {
 		if err := ctx.Err(); err != nil {
@@ -110,86 +69,176 @@ func Verify(ctx context.Context, sys Sys) (Report, error) {
 		if err != nil {
 			return Report{}, fmt.Errorf("eventlog: verify: load %s: %w", c.name, err)
 		}
-		r.Chunks++
-		lines, torn := splitLines(data)
-		for j, ln := range lines {
-			r.Events++
-			expect := st.seq + 1
-			h := lineHash(ln)
-			ev, err := decodeLine(ln)
-			if err != nil {
-				settle("", false)
-				fail(expect, "event %d (%s line %d) does not parse: %v", expect, c.name, j+1, err)
-				st = lineState{seq: expect, hash: h, time: st.time}
-				continue
-			}
-			settle(ev.Prev, true)
-			switch {
-			case ev.Seq == expect+1:
-				fail(expect, "event %d is missing (removed)", expect)
-			case ev.Seq > expect:
-				fail(expect, "events %d to %d are missing (removed events or chunk)", expect, ev.Seq-1)
-			case ev.Seq < expect:
-				fail(ev.Seq, "event %d appears again after event %d (duplicated or reordered)", ev.Seq, st.seq)
-			case ev.Prev != st.hash && expect == 1:
-				fail(1, "event 1: prev is %q, want empty", ev.Prev)
-			case ev.Prev != st.hash:
-				suspect, suspectHash = ev.Seq, h
-			case j == 0 && (ev.Seq != c.seq || !ev.Time.Equal(c.time)):
-				fail(ev.Seq, "chunk %s: name does not match its first event (seq %d, time %s)", c.name, ev.Seq, ev.Time.Format(nameLayout))
-			case ev.Time.Before(st.time):
-				fail(ev.Seq, "event %d: time %s is before event %d's %s", ev.Seq, ev.Time.Format(nameLayout), st.seq, st.time.Format(nameLayout))
-			}
-			if ev.Op == OpBreak {
-				d := describeBreak(&ev)
-				r.Damage = append(r.Damage, d)
-				at := ev.Seq
-				if ev.Break != nil && ev.Break.First > 0 {
-					at = ev.Break.First
-				}
-				fail(at, "%s", d)
-			}
-			if hasHead && ev.Seq == hd.Seq {
-				headHash, headSeen = h, true
-			}
-			st = lineState{seq: ev.Seq, hash: h, time: ev.Time}
-		}
-		if len(lines) > ChunkEvents {
-			fail(c.seq, "chunk %s holds %d events, more than %d", c.name, len(lines), ChunkEvents)
-		}
-		if torn > 0 {
-			fail(st.seq+1, "chunk %s: the last line has no newline (a torn write of event %d)", c.name, st.seq+1)
-		}
+		v.chunk(c, data)
 	}
-	settle(hd.Hash, hasHead && hd.Seq == suspect)
+	v.end()
+	if err := v.kept(ctx, sys); err != nil {
+		return Report{}, err
+	}
+	v.r.OK = v.r.Problem == ""
+	return v.r, nil
+}
+
+// verifier is Verify's state, from line to line.
+type verifier struct {
+	r        Report
+	hd       head
+	hasHead  bool
+	st       lineState // the last line read
+	headHash string    // hash of the line with the head's seq
+	headSeen bool
+	// A Prev that does not match the line before it leaves a doubt the
+	// next line settles: if that line's Prev is the hash of the suspect
+	// line, the suspect is intact and the line before it was edited; if
+	// not, the suspect itself was (its Prev, say).
+	suspect     uint64 // seq of the line whose Prev broke, 0 for none
+	suspectHash string
+}
+
+// fail records the first problem; seq is the event it puts in doubt.
+func (v *verifier) fail(seq uint64, format string, args ...any) {
+	if v.r.Problem == "" {
+		v.r.Problem, v.r.Seq = fmt.Sprintf(format, args...), seq
+	}
+}
+
+// loadHead reads the head record; one that is damaged or does not parse
+// is a problem, and the log is checked as if it had none.
+func (v *verifier) loadHead(ctx context.Context, sys Sys) error {
+	switch data, err := sys.LoadSys(ctx, headName); {
+	case errors.Is(err, backend.ErrKeyNotFound):
+	case errors.Is(err, backend.ErrCorrupt):
+		v.fail(0, "the head record %s is damaged in the store: %v", headName, err)
+	case err != nil:
+		return fmt.Errorf("eventlog: verify: load %s: %w", headName, err)
+	default:
+		if err := json.Unmarshal(data, &v.hd); err != nil || v.hd.Seq == 0 {
+			v.fail(0, "the head record %s does not parse: %s", headName, quoteShort(data))
+			v.hd = head{}
+			return nil
+		}
+		v.hasHead = true
+	}
+	return nil
+}
+
+// settle decides the suspect, if any, by the Prev of the line after it
+// (known false: that line does not parse, or there is none).
+func (v *verifier) settle(nextPrev string, known bool) {
+	if v.suspect == 0 {
+		return
+	}
+	edited := v.suspect - 1
+	if known && nextPrev != v.suspectHash {
+		edited = v.suspect
+	}
+	v.fail(edited, "event %d: prev hash does not match event %d (event %d edited or replaced)", v.suspect, v.suspect-1, edited)
+	v.suspect = 0
+}
+
+// chunk checks the lines of chunk c, whose bytes are data.
+func (v *verifier) chunk(c chunk, data []byte) {
+	v.r.Chunks++
+	lines, torn := splitLines(data)
+	for j, ln := range lines {
+		v.line(c, j, ln)
+	}
+	if len(lines) > ChunkEvents {
+		v.fail(c.seq, "chunk %s holds %d events, more than %d", c.name, len(lines), ChunkEvents)
+	}
+	if torn > 0 {
+		v.fail(v.st.seq+1, "chunk %s: the last line has no newline (a torn write of event %d)", c.name, v.st.seq+1)
+	}
+}
+
+// line checks line j of chunk c.
+func (v *verifier) line(c chunk, j int, ln []byte) {
+	v.r.Events++
+	expect := v.st.seq + 1
+	h := lineHash(ln)
+	ev, err := decodeLine(ln)
+	if err != nil {
+		v.settle("", false)
+		v.fail(expect, "event %d (%s line %d) does not parse: %v", expect, c.name, j+1, err)
+		v.st = lineState{seq: expect, hash: h, time: v.st.time}
+		return
+	}
+	v.settle(ev.Prev, true)
+	v.link(c, j, &ev, h)
+	if ev.Op == OpBreak {
+		d := describeBreak(&ev)
+		v.r.Damage = append(v.r.Damage, d)
+		at := ev.Seq
+		if ev.Break != nil && ev.Break.First > 0 {
+			at = ev.Break.First
+		}
+		v.fail(at, "%s", d)
+	}
+	if v.hasHead && ev.Seq == v.hd.Seq {
+		v.headHash, v.headSeen = h, true
+	}
+	v.st = lineState{seq: ev.Seq, hash: h, time: ev.Time}
+}
+
+// link checks that ev, line j of chunk c whose hash is h, follows the line
+// before: the next seq, its hash as Prev, a time not before, and for a
+// first line the chunk's name.
+func (v *verifier) link(c chunk, j int, ev *Event, h string) {
+	expect := v.st.seq + 1
 	switch {
-	case !hasHead:
-		if r.Events > 0 && r.Problem == "" {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("no head record: removal of events at the end would go unnoticed (%d events)", r.Events))
+	case ev.Seq == expect+1:
+		v.fail(expect, "event %d is missing (removed)", expect)
+	case ev.Seq > expect:
+		v.fail(expect, "events %d to %d are missing (removed events or chunk)", expect, ev.Seq-1)
+	case ev.Seq < expect:
+		v.fail(ev.Seq, "event %d appears again after event %d (duplicated or reordered)", ev.Seq, v.st.seq)
+	case ev.Prev != v.st.hash && expect == 1:
+		v.fail(1, "event 1: prev is %q, want empty", ev.Prev)
+	case ev.Prev != v.st.hash:
+		v.suspect, v.suspectHash = ev.Seq, h
+	case j == 0 && (ev.Seq != c.seq || !ev.Time.Equal(c.time)):
+		v.fail(ev.Seq, "chunk %s: name does not match its first event (seq %d, time %s)", c.name, ev.Seq, ev.Time.Format(nameLayout))
+	case ev.Time.Before(v.st.time):
+		v.fail(ev.Seq, "event %d: time %s is before event %d's %s", ev.Seq, ev.Time.Format(nameLayout), v.st.seq, v.st.time.Format(nameLayout))
+	}
+}
+
+// end settles the last suspect and checks the head against the end of
+// the log.
+func (v *verifier) end() {
+	hd, st := v.hd, v.st
+	v.settle(hd.Hash, v.hasHead && hd.Seq == v.suspect)
+	switch {
+	case !v.hasHead:
+		if v.r.Events > 0 && v.r.Problem == "" {
+			v.r.Warnings = append(v.r.Warnings, fmt.Sprintf("no head record: removal of events at the end would go unnoticed (%d events)", v.r.Events))
 		}
 	case hd.Seq > st.seq:
-		fail(st.seq+1, "the head record is at event %d but the log ends at event %d (events removed at the end)", hd.Seq, st.seq)
-	case headSeen && headHash != hd.Hash && hd.Seq == st.seq:
-		fail(hd.Seq, "event %d does not match the head record (last event edited)", hd.Seq)
-	case headSeen && headHash != hd.Hash:
-		fail(hd.Seq, "event %d does not match the head record (edited)", hd.Seq)
+		v.fail(st.seq+1, "the head record is at event %d but the log ends at event %d (events removed at the end)", hd.Seq, st.seq)
+	case v.headSeen && v.headHash != hd.Hash && hd.Seq == st.seq:
+		v.fail(hd.Seq, "event %d does not match the head record (last event edited)", hd.Seq)
+	case v.headSeen && v.headHash != hd.Hash:
+		v.fail(hd.Seq, "event %d does not match the head record (edited)", hd.Seq)
 	case hd.Seq < st.seq:
-		r.Warnings = append(r.Warnings, fmt.Sprintf(
+		v.r.Warnings = append(v.r.Warnings, fmt.Sprintf(
 			"the head record is at event %d, the log ends at event %d: the process stopped between saving a chunk and the head; events after %d are not vouched for",
 			hd.Seq, st.seq, hd.Seq))
 	}
+}
+
+// kept lists the copies of damaged records under events.damaged/.
+func (v *verifier) kept(ctx context.Context, sys Sys) error {
 	kept, err := sys.ListSys(ctx, damagedPrefix)
 	if err != nil {
-		return Report{}, fmt.Errorf("eventlog: verify: list: %w", err)
+		return fmt.Errorf("eventlog: verify: list: %w", err)
 	}
 	for _, e := range kept {
-		r.Damage = append(r.Damage, fmt.Sprintf("%s: a damaged record of the log (%d bytes) kept aside", e.Key, e.Info.Size))
+		v.r.Damage = append(v.r.Damage, fmt.Sprintf("%s: a damaged record of the log (%d bytes) kept aside", e.Key, e.Info.Size))
 	}
 	if len(kept) > 0 {
-		fail(0, "%d damaged records of the log are kept under %s", len(kept), damagedPrefix)
+		v.fail(0, "%d damaged records of the log are kept under %s", len(kept), damagedPrefix)
 	}
-	r.OK = r.Problem == ""
-	return r, nil
+	return nil
 }
 
 // describeBreak says what the OpBreak event ev records.

@@ -1,7 +1,6 @@
 package fsnode
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,7 +20,6 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
-	"github.com/memfs/memfs/changes"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/session"
 )
@@ -506,59 +504,6 @@ func TestChangeFeedMaskedPerCaller(t *testing.T) {
 		if got, st := r.readBy(e.NodeId, 65534, size); !st.Ok() || got != masked {
 			t.Errorf("feed read %d bytes at a time: %d bytes, %v; differs from one read", size, len(got), st)
 		}
-	}
-}
-
-// A reader behind the feed's window gets the window from its first line,
-// masked, as changes.Log.ReadAt gives it to root.
-func TestChangeFeedMaskedBehindTheWindow(t *testing.T) {
-	r := newRawTree(t, Options{})
-	privateTree(t, r.c)
-	feed := changes.New(1000)
-	for i := range 100 {
-		key := fmt.Sprintf("pub/%03d.md", i)
-		if i%2 == 1 {
-			key = fmt.Sprintf("priv/%03d.md", i)
-		}
-		feed.Append(changes.Record{Time: time.Unix(int64(i), 0).UTC(), Op: "write", Key: key, Origin: "mount"})
-	}
-	// What uid 65534 should read: the whole window, each line under
-	// priv/ replaced by the placeholder, from the offset on.
-	window := make([]byte, 2000)
-	window = window[:feed.ReadAt(window, 0)]
-	base := feed.Size() - int64(len(window))
-	var want []byte
-	for line := range bytes.SplitAfterSeq(window, []byte("\n")) {
-		if bytes.Contains(line, []byte("priv/")) {
-			p := []byte(`{"hidden":true}`)
-			line = append(p, bytes.Repeat([]byte(" "), len(line)-1-len(p))...)
-			line = append(line, '\n')
-		}
-		want = append(want, line...)
-	}
-	m := masker{c: r.c, cr: session.Cred{UID: 65534, GIDs: []uint32{65534}}}
-	tests := []struct {
-		name string
-		off  int64
-	}{
-		{"from 0, long gone", 0},
-		{"behind by a little", base - 10},
-		{"at the window's start", base},
-		{"in the middle of a line of the window", feed.Size() - 130},
-		{"at the end", feed.Size()},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := make([]byte, 4096)
-			k, err := readFeedMasked(feed, got, tt.off, m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w := want[max(0, tt.off-base):]
-			if !bytes.Equal(got[:k], w) {
-				t.Errorf("readFeedMasked at %d (window at %d) = %q, want %q", tt.off, base, got[:k], w)
-			}
-		})
 	}
 }
 

@@ -1,14 +1,11 @@
 package fsnode
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -16,7 +13,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/changes"
 	"github.com/memfs/memfs/session"
 	"github.com/memfs/memfs/status"
 )
@@ -326,11 +322,7 @@ func (h *feedHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Rea
 		n := h.root.feed.ReadAt(dest, off)
 		return fuse.ReadResultData(dest[:n]), 0
 	}
-	n, err := readFeedMasked(h.root.feed, dest, off, masker{c: h.root.c, cr: cr})
-	if err != nil {
-		h.root.log.Warn("reading the change feed", "err", err)
-		return nil, syscall.EIO
-	}
+	n := h.root.feed.ReadMaskedAt(dest, off, h.root.seeable(cr))
 	return fuse.ReadResultData(dest[:n]), 0
 }
 
@@ -339,6 +331,10 @@ func (h *feedHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Rea
 type EventLog interface {
 	Size() int64
 	ReadAt(ctx context.Context, p []byte, off int64) (int, error)
+	// ReadMaskedAt is ReadAt for a reader who sees only the keys that
+	// visible shows: the lines about others read as placeholders of the
+	// same length (see reservedNode).
+	ReadMaskedAt(ctx context.Context, p []byte, off int64, visible func(keys ...string) []bool) (int, error)
 }
 
 // eventsHandle reads the event log at the reader's offset, so tail -f
@@ -356,7 +352,7 @@ func (h *eventsHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.R
 	if cr := callerCred(ctx); cr.UID == 0 {
 		n, err = h.ev.ReadAt(ctx, dest, off)
 	} else {
-		n, err = readMaskedAt(ctx, h.ev.ReadAt, dest, off, masker{c: h.root.c, cr: cr, events: true})
+		n, err = h.ev.ReadMaskedAt(ctx, dest, off, h.root.seeable(cr))
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		h.root.log.Warn("reading the event log", "err", err)
@@ -365,158 +361,10 @@ func (h *eventsHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.R
 	return fuse.ReadResultData(dest[:n]), 0
 }
 
-// masker hides, for one caller, the lines of the event log or the change
-// feed that name a key (or, for a rename, an old key) the caller may not
-// see: each becomes a placeholder of the same length (see reservedNode).
-type masker struct {
-	c      *session.Context
-	cr     session.Cred
-	events bool // the placeholder keeps the line's seq
-}
-
-// lineKeys is what decides a line.
-type lineKeys struct {
-	Seq    uint64 `json:"seq"`
-	Key    string `json:"key"`
-	OldKey string `json:"old_key"`
-}
-
-// mask rewrites in place each line of buf the caller may not see. buf
-// starts at the start of a line; a last line without its newline (torn,
-// or cut by the caller) is hidden whole: it cannot be decided. A line that
-// does not parse, or names no key, is hidden too.
-func (m masker) mask(buf []byte) {
-	type line struct {
-		b    []byte
-		k    lineKeys
-		keys int // how many of the keys passed to Seeable are this line's
-	}
-	var lines []line
-	var keys []string
-	for len(buf) > 0 {
-		l := line{b: buf}
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			buf = nil
-		} else {
-			l.b, buf = buf[:i], buf[i+1:]
-			if json.Unmarshal(l.b, &l.k) == nil && l.k.Key != "" {
-				keys = append(keys, l.k.Key)
-				l.keys = 1
-				if l.k.OldKey != "" {
-					keys = append(keys, l.k.OldKey)
-					l.keys = 2
-				}
-			}
-		}
-		lines = append(lines, l)
-	}
-	seen := m.c.Seeable(m.cr, keys...) // one lock for the lot
-	for _, l := range lines {
-		visible := l.keys > 0 && !slices.Contains(seen[:l.keys], false)
-		seen = seen[l.keys:]
-		if !visible {
-			m.hide(l.b, l.k.Seq)
-		}
-	}
-}
-
-// hide overwrites line with its placeholder, padded with spaces (a line
-// too short for one becomes all spaces).
-func (m masker) hide(line []byte, seq uint64) {
-	p := `{"hidden":true}`
-	if m.events && seq > 0 {
-		p = `{"seq":` + strconv.FormatUint(seq, 10) + `,"hidden":true}`
-	}
-	n := 0
-	if len(p) <= len(line) {
-		n = copy(line, p)
-	}
-	for i := n; i < len(line); i++ {
-		line[i] = ' '
-	}
-}
-
-// readMaskedAt fills dest with the stream that readAt reads, from off, as
-// m's caller may see it. A line is decided by its keys, so the lines that
-// dest cuts are read whole: from a little before off to a little after the
-// end, widened until both ends are found.
-func readMaskedAt(ctx context.Context, readAt func(context.Context, []byte, int64) (int, error), dest []byte, off int64, m masker) (int, error) {
-	back, ahead := int64(4096), int64(4096)
-	for {
-		lo := max(0, off-back)
-		buf := make([]byte, off-lo+int64(len(dest))+ahead)
-		n, err := readAt(ctx, buf, lo)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return 0, err
-		}
-		eof := n < len(buf)
-		buf = buf[:n]
-		rel := off - lo
-		if int64(n) <= rel {
-			return 0, io.EOF
-		}
-		start := 0
-		if lo > 0 {
-			j := bytes.LastIndexByte(buf[:rel], '\n')
-			if j < 0 {
-				back *= 2 // a line longer than what was read before off
-				continue
-			}
-			start = j + 1
-		}
-		last := min(int64(n), rel+int64(len(dest))) - 1 // the last byte wanted
-		end := len(buf)
-		if k := bytes.IndexByte(buf[last:], '\n'); k >= 0 {
-			end = int(last) + k + 1
-		} else if !eof {
-			ahead *= 2
-			continue
-		}
-		m.mask(buf[start:end])
-		return copy(dest, buf[rel:end]), nil
-	}
-}
-
-// readFeedMasked is readMaskedAt for the change feed, which keeps only a
-// window of its latest lines: a read before the window gets the window's
-// first line (as changes.Log.ReadAt does), and only the feed's size, if
-// it did not change during the read, tells where the bytes read begin.
-func readFeedMasked(feed *changes.Log, dest []byte, off int64, m masker) (int, error) {
-	back := int64(4096)
-	for range 64 {
-		end := feed.Size()
-		if off >= end {
-			return 0, nil
-		}
-		lo := max(0, off-back)
-		// One byte more than can come: a full buffer means the feed grew.
-		buf := make([]byte, min(end-lo, changes.DefaultMax)+1)
-		n := feed.ReadAt(buf, lo)
-		if n == len(buf) || feed.Size() != end {
-			continue // appended meanwhile: the bytes' offset is unknown
-		}
-		buf = buf[:n]
-		start := end - int64(n) // lo, or the window's start if later
-		rel := max(0, off-start)
-		first := 0
-		if start == lo && lo > 0 {
-			j := bytes.LastIndexByte(buf[:rel], '\n')
-			if j < 0 {
-				back *= 2
-				continue
-			}
-			first = j + 1
-		}
-		last := min(int64(n), rel+int64(len(dest))) - 1
-		stop := len(buf)
-		if k := bytes.IndexByte(buf[last:], '\n'); k >= 0 {
-			stop = int(last) + k + 1
-		}
-		m.mask(buf[first:stop])
-		return copy(dest, buf[rel:stop]), nil
-	}
-	return 0, errors.New("fsnode: the change feed kept growing during 64 reads")
+// seeable is what a line's owner (the event log, the change feed) asks
+// to mask the lines cr may not see: one lock for all the keys it names.
+func (r *Root) seeable(cr session.Cred) func(keys ...string) []bool {
+	return func(keys ...string) []bool { return r.c.Seeable(cr, keys...) }
 }
 
 // Records are the event log's own records that .memfs/events/ and
@@ -535,6 +383,10 @@ type Records interface {
 	// ReadRecord returns record name's bytes, which the caller must not
 	// modify; it may do I/O, with ctx.
 	ReadRecord(ctx context.Context, name string) ([]byte, error)
+	// ReadRecordMasked is ReadRecord for a reader who sees only the keys
+	// that visible shows (as EventLog.ReadMaskedAt); the bytes are the
+	// caller's.
+	ReadRecordMasked(ctx context.Context, name string, visible func(keys ...string) []bool) ([]byte, error)
 }
 
 // recordFile is the virtual file of record name, nil if it does not exist.
@@ -549,17 +401,19 @@ func (r *Root) recordFile(name string, ino uint64) *virtualNode {
 		return size
 	}
 	return &virtualNode{root: r, ino: ino, size: size, open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
-		b, err := r.opts.Records.ReadRecord(ctx, name)
+		var b []byte
+		var err error
+		if cr := callerCred(ctx); cr.UID == 0 {
+			b, err = r.opts.Records.ReadRecord(ctx, name)
+		} else {
+			b, err = r.opts.Records.ReadRecordMasked(ctx, name, r.seeable(cr))
+		}
 		if err != nil {
 			if errors.Is(err, backend.ErrKeyNotFound) {
 				return nil, syscall.ENOENT // gone since the lookup (a leftover chunk removed)
 			}
 			r.log.Warn("reading a record of the event log", "name", name, "err", err)
 			return nil, syscall.EIO
-		}
-		if cr := callerCred(ctx); cr.UID != 0 && strings.HasPrefix(name, "events/") {
-			b = bytes.Clone(b) // the log shares it
-			masker{c: r.c, cr: cr, events: true}.mask(b)
 		}
 		return &staticHandle{data: b}, 0
 	}}

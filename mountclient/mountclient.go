@@ -34,7 +34,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -463,10 +462,9 @@ func (c *Client) Remove(keys []string, recursive bool, missing func(key string) 
 
 // Entries lists the nodes under prefix in the mount, parents before
 // children, each with its attributes as a store's export gives them; the
-// names of one inode share a Link. xattrs reads the user attributes of a
-// path, not following a symlink. What cannot be read is passed to skipped
-// (with its key, or its path) and left out.
-func (c *Client) Entries(prefix string, xattrs func(path string) (map[string][]byte, error), skipped func(name string, err error)) ([]backend.Entry, error) {
+// names of one inode share a Link (memfs.NodeInfo). What cannot be read
+// is passed to skipped (with its key, or its path) and left out.
+func (c *Client) Entries(prefix string, skipped func(name string, err error)) ([]backend.Entry, error) {
 	r, err := c.Root() // live now: the walk is not of a plain directory
 	if err != nil {
 		return nil, err
@@ -502,29 +500,13 @@ func (c *Client) Entries(prefix string, xattrs func(path string) (map[string][]b
 			}
 			return skip()
 		}
-		fi, err := os.Lstat(p)
+		info, st, err := memfs.NodeInfo(p)
 		if err != nil {
 			skipped(key, err)
 			return skip()
 		}
-		st := fi.Sys().(*syscall.Stat_t)
-		info := backend.Info{
-			Mode:  backend.FileMode(st.Mode),
-			MTime: time.Unix(st.Mtim.Unix()),
-			ATime: time.Unix(st.Atim.Unix()),
-			UID:   st.Uid, GID: st.Gid,
-		}
-		if info.Mode&fs.ModeDevice != 0 {
-			info.Rdev = uint64(st.Rdev)
-		}
-		if !fi.IsDir() && st.Nlink > 1 {
+		if !info.Mode.IsDir() && st.Nlink > 1 {
 			info.Link = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
-		}
-		if info.Mode.Type() != fs.ModeSymlink {
-			if info.XAttrs, err = xattrs(p); err != nil {
-				skipped(key, err)
-				return skip()
-			}
 		}
 		out = append(out, backend.Entry{Key: key, Info: info})
 		return nil

@@ -121,8 +121,7 @@ func checkEntries(t *testing.T, c *mountclient.Client, mnt string) {
 	if err := os.WriteFile(filepath.Join(mnt, "other.md"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	noXAttrs := func(string) (map[string][]byte, error) { return nil, nil }
-	entries, err := c.Entries("memory/", noXAttrs, func(name string, err error) { t.Errorf("Entries skipped %s: %v", name, err) })
+	entries, err := c.Entries("memory/", func(name string, err error) { t.Errorf("Entries skipped %s: %v", name, err) })
 	var keys []string
 	for _, e := range entries {
 		keys = append(keys, e.Key)

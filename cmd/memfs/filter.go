@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/meta"
 )
@@ -148,54 +148,13 @@ func mountEntries(dir string) ([]backend.Entry, error) {
 				return err
 			}
 			value = []byte(target)
-		} else if info.XAttrs, err = fileXAttrs(p); err != nil {
+		} else if info.XAttrs, err = memfs.FileXAttrs(p); err != nil {
 			return err
 		}
 		out = append(out, backend.Entry{Key: rel, Info: info, Value: value})
 		return nil
 	})
 	return out, err
-}
-
-// fileXAttrs reads the user.* attributes of path (not following a symlink).
-func fileXAttrs(path string) (map[string][]byte, error) {
-	buf := make([]byte, 4096)
-	n, err := unix.Llistxattr(path, buf)
-	if errors.Is(err, unix.ENOTSUP) || n == 0 {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listxattr %s: %w", path, err)
-	}
-	var x map[string][]byte
-	for name := range strings.SplitSeq(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
-		if !strings.HasPrefix(name, backend.XAttrPrefix) {
-			continue
-		}
-		v := make([]byte, 4096)
-		m, err := unix.Lgetxattr(path, name, v)
-		if errors.Is(err, unix.ENODATA) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("getxattr %s %s: %w", path, name, err)
-		}
-		if x == nil {
-			x = make(map[string][]byte)
-		}
-		x[name] = v[:m]
-	}
-	return x, nil
-}
-
-// setFileXAttrs writes attrs to path.
-func setFileXAttrs(path string, attrs map[string][]byte) error {
-	for name, v := range attrs {
-		if err := unix.Lsetxattr(path, name, v, 0); err != nil {
-			return fmt.Errorf("setxattr %s %s: %w", path, name, err)
-		}
-	}
-	return nil
 }
 
 // selfWriter is the memfs process as the writer of the changes it makes

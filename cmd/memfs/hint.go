@@ -14,6 +14,8 @@ import (
 	"github.com/memfs/memfs/internal/mountinfo"
 	"github.com/memfs/memfs/mountclient"
 	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/backend"
 )
 
 // hintFiles names each agent's instructions file.
@@ -214,7 +216,7 @@ func hintTarget(file string) (string, error) {
 		return "", err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is a symlink to %s, which is not a regular file (a %s); nothing was written", file, real, kindOf(fi.Mode()))
+		return "", fmt.Errorf("%s is a symlink to %s, which is not a regular file (a %s); nothing was written", file, real, backend.TypeName(fi.Mode()))
 	}
 	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != uint32(os.Geteuid()) {
 		return "", fmt.Errorf("%s is a symlink to %s, which is not yours (owner uid %d); nothing was written: run hint as its owner, or write to a file of your own", file, real, uid)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/backend"
 )
 
 // The completion scripts follow urfave/cli v2.27's autocomplete/ scripts
@@ -268,7 +270,7 @@ func checkInstallFile(path string) error {
 		target, _ := os.Readlink(path)
 		return fmt.Errorf("install: %s is a symlink (to %s): memfs writes no file through a link; remove it if memfs should put its own file there", path, target)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("install: %s is a %s, not a file; remove it if memfs should put its file there", path, kindOf(fi.Mode()))
+		return fmt.Errorf("install: %s is a %s, not a file; remove it if memfs should put its file there", path, backend.TypeName(fi.Mode()))
 	}
 	return nil
 }

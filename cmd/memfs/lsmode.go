@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/session"
 )
@@ -74,7 +75,7 @@ func lsName(e backend.Entry) string {
 // lsEntries lists the directories and other nodes of the session under
 // prefix, sorted by key; a symlink carries its target as its value.
 func lsEntries(ctx context.Context, c *session.Context, prefix string) ([]backend.Entry, error) {
-	entries := exportEntries(c, prefix)
+	entries := memfs.Nodes(c, prefix)
 	for i, e := range entries {
 		if e.Info.Mode.Type() == fs.ModeSymlink {
 			target, err := c.Readlink(ctx, e.Key)

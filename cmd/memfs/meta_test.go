@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/meta"
 )
 
@@ -92,7 +93,7 @@ func TestMetadataFiltersAndExport(t *testing.T) {
 			// into a store of the other kind reads them back.
 			exp := t.TempDir()
 			mustRun(t, "", "export", "--store", store, exp)
-			got, err := fileXAttrs(filepath.Join(exp, "memory/a.md"))
+			got, err := memfs.FileXAttrs(filepath.Join(exp, "memory/a.md"))
 			if err != nil || string(got[meta.Tags]) != "go,fuse" || got[meta.Created] == nil || got[meta.Writer] == nil {
 				t.Fatalf("exported attributes = %q, %v", got, err)
 			}

@@ -94,3 +94,15 @@ func percent(n, total int) int {
 	}
 	return 100 * n / total
 }
+
+// bar shows a library's progress (memfs.Progress, search.Progress) of
+// what on w, as a progress.
+type bar struct {
+	w    io.Writer
+	what string
+	p    *progress
+}
+
+func (b *bar) Start(total int) { b.p = newProgress(b.w, b.what, total) }
+func (b *bar) Add(n int)       { b.p.add(n) }
+func (b *bar) Done()           { b.p.done() }

@@ -20,6 +20,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/mountclient"
 )
@@ -206,7 +208,7 @@ func catThrough(c *cli.Context, t target, keys []string) error {
 			}
 			return explain(err)
 		case errors.As(err, &nv):
-			return fmt.Errorf("cat: %s: a %s has no value to print", k, kindOf(nv.Mode))
+			return fmt.Errorf("cat: %s: a %s has no value to print", k, backend.TypeName(nv.Mode))
 		case err != nil:
 			return explain(err)
 		}
@@ -249,25 +251,25 @@ func rmThrough(t target, keys []string, recursive, force bool) error {
 	return fmt.Errorf("rm: %w", err)
 }
 
-// exportThrough writes the nodes under prefix of the mount t under x's
-// directory, as export does from a store.
-func exportThrough(ctx context.Context, c *cli.Context, t target, x *exporter, prefix string) error {
+// exportThrough writes the nodes under prefix of the mount t under dst,
+// as export does from a store.
+func exportThrough(ctx context.Context, c *cli.Context, t target, dst, prefix string, tally *memfs.Tally, opts memfs.ExportOptions) error {
 	r, err := mountRoot(t)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	entries, err := t.client.Entries(prefix, fileXAttrs, func(name string, err error) {
-		x.t.fail("export: %s: %v; skipped", name, err)
+	entries, err := t.client.Entries(prefix, func(name string, err error) {
+		tally.Fail("export: %s: %v; skipped", name, err)
 	})
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	x.load = func(key string) ([]byte, error) { return mountclient.Value(r, key) }
-	bar := newProgress(c.App.ErrWriter, "export", len(entries))
-	exportTree(ctx, nil, x, entries, bar)
-	bar.done()
-	fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", x.t.summary(), t.spec, t.mnt, x.dst)
+	load := func(key string) ([]byte, error) { return mountclient.Value(r, key) }
+	if err := memfs.ExportEntries(ctx, dst, entries, load, tally, opts); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", tally.Summary(), t.spec, t.mnt, dst)
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -127,7 +126,7 @@ func reindexCommand() *cli.Command {
 				return err
 			}
 			return withSession(c, rebuildIndex, func(ctx context.Context, o *opened) error {
-				n, err := o.Reindex(ctx, &indexProgress{w: c.App.ErrWriter})
+				n, err := o.Reindex(ctx, &bar{w: c.App.ErrWriter, what: "index"})
 				if err != nil {
 					return err
 				}
@@ -137,13 +136,3 @@ func reindexCommand() *cli.Command {
 		},
 	}
 }
-
-// indexProgress shows the indexing of reindex on w (progress).
-type indexProgress struct {
-	w   io.Writer
-	bar *progress
-}
-
-func (p *indexProgress) Start(total int) { p.bar = newProgress(p.w, "index", total) }
-func (p *indexProgress) Add(n int)       { p.bar.add(n) }
-func (p *indexProgress) Done()           { p.bar.done() }

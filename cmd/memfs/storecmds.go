@@ -352,7 +352,7 @@ func deleteName(ctx context.Context, c *session.Context, key string) error {
 func removeTree(ctx context.Context, c *session.Context, dir string) (int, error) {
 	removed := 0
 	var dirs []string
-	for _, e := range exportEntries(c, dir+"/") {
+	for _, e := range memfs.Nodes(c, dir+"/") {
 		if e.Info.Mode.IsDir() {
 			dirs = append(dirs, e.Key)
 			continue
@@ -403,22 +403,20 @@ func importCommand() *cli.Command {
 				src, filepath.Join(loc.mnt, prefix), loc.mnt)); err != nil {
 				return err
 			}
-			t := newTally(c.App.ErrWriter)
-			nodes, err := scanImport(src, prefix, t)
+			t := memfs.NewTally(c.App.ErrWriter)
+			plan, err := memfs.ScanImport(src, prefix, t)
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
 			err = withSession(c, writeStore, func(ctx context.Context, o *opened) error {
-				bar := newProgress(c.App.ErrWriter, "import", len(nodes))
-				importTree(ctx, o.c, nodes, t, bar)
-				bar.done()
-				fmt.Fprintf(c.App.Writer, "imported %s from %s into %s\n", t.summary(), src, o.spec)
+				o.Import(ctx, plan, t, &bar{w: c.App.ErrWriter, what: "import"})
+				fmt.Fprintf(c.App.Writer, "imported %s from %s into %s\n", t.Summary(), src, o.spec)
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			return t.err("import")
+			return t.Err("import")
 		},
 	}
 }
@@ -454,32 +452,25 @@ func exportCommand() *cli.Command {
 			if err := os.MkdirAll(dst, 0o755); err != nil {
 				return err
 			}
-			root, err := os.OpenRoot(dst)
-			if err != nil {
-				return err
-			}
-			defer root.Close()
-			t := newTally(c.App.ErrWriter)
+			t := memfs.NewTally(c.App.ErrWriter)
+			opts := memfs.ExportOptions{AsRoot: os.Geteuid() == 0, Progress: &bar{w: c.App.ErrWriter, what: "export"}}
 			if loc.mnt != "" {
-				x := &exporter{root: root, dst: dst, t: t, links: map[string]string{}, asRoot: os.Geteuid() == 0}
-				if err := exportThrough(c.Context, c, loc, x, c.String("prefix")); err != nil {
+				if err := exportThrough(c.Context, c, loc, dst, c.String("prefix"), t, opts); err != nil {
 					return err
 				}
-				return t.err("export")
+				return t.Err("export")
 			}
 			err = withSession(c, readStore, func(ctx context.Context, o *opened) error {
-				entries := exportEntries(o.c, c.String("prefix"))
-				bar := newProgress(c.App.ErrWriter, "export", len(entries))
-				x := &exporter{root: root, dst: dst, t: t, links: map[string]string{}, asRoot: os.Geteuid() == 0}
-				exportTree(ctx, o.c, x, entries, bar)
-				bar.done()
-				fmt.Fprintf(c.App.Writer, "exported %s from %s to %s\n", t.summary(), o.spec, dst)
+				if err := o.Export(ctx, dst, c.String("prefix"), t, opts); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.App.Writer, "exported %s from %s to %s\n", t.Summary(), o.spec, dst)
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			return t.err("export")
+			return t.Err("export")
 		},
 	}
 }

@@ -1,0 +1,220 @@
+package memfs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/names"
+	"github.com/memfs/memfs/session"
+)
+
+// An ImportPlan is what ScanImport found under a directory: the names to
+// import, directories before what they hold.
+type ImportPlan struct {
+	nodes []importNode
+}
+
+// importNode is one name found under the imported directory.
+type importNode struct {
+	path string // on disk
+	key  string
+	info backend.Info
+	ino  [2]uint64 // (dev, ino) of a non-directory with more than one name
+}
+
+// ScanImport walks src without following symlinks and plans the import
+// of what it holds under prefix (keys are paths relative to src). What
+// cannot be imported is reported on t: a name that is no valid key, is
+// reserved for memfs's own files, or cannot be read; a transient editor
+// file is left out with a note. A dir store's own files (src is a dir
+// store's root) are left out silently. The error is src's own.
+func ScanImport(src, prefix string, t *Tally) (*ImportPlan, error) {
+	_, err := os.Lstat(filepath.Join(src, backend.DirMarker))
+	dirStore := err == nil
+	p := &ImportPlan{}
+	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == src {
+				return err
+			}
+			t.Fail("import: %s: %v; skipped", names.Show(path), err)
+			return nil
+		}
+		if path == src {
+			return nil
+		}
+		n, ok := scanNode(src, path, prefix, dirStore, t)
+		if ok {
+			p.nodes = append(p.nodes, n)
+		} else if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return p, err
+}
+
+// scanNode is the node of path under src, false when it is left out
+// (and reported on t).
+func scanNode(src, path, prefix string, dirStore bool, t *Tally) (importNode, bool) {
+	rel, _ := filepath.Rel(src, path)
+	rel = filepath.ToSlash(rel)
+	key := backend.Join(prefix, rel)
+	switch {
+	case dirStore && backend.IsReserved(rel):
+		return importNode{}, false
+	case backend.IsReserved(key):
+		t.Fail("import: %s: the name %s is reserved for memfs's own files; skipped", names.Show(path), names.Show(key))
+		return importNode{}, false
+	case session.IsTransient(key, session.DefaultTransient):
+		t.note("import: %s: a transient editor file (see mount --transient); skipped", names.Show(path))
+		return importNode{}, false
+	}
+	if err := backend.ValidateKey(key); err != nil {
+		t.Fail("import: %s: %v; skipped", names.Show(path), err)
+		return importNode{}, false
+	}
+	info, st, err := NodeInfo(path)
+	if err == nil {
+		err = backend.ValidateXAttrs(info.XAttrs)
+	}
+	if err != nil {
+		t.Fail("import: %s: %v; skipped", names.Show(path), err)
+		return importNode{}, false
+	}
+	n := importNode{path: path, key: key, info: info}
+	if !info.Mode.IsDir() && st.Nlink > 1 {
+		n.ino = [2]uint64{uint64(st.Dev), uint64(st.Ino)}
+	}
+	return n, true
+}
+
+// Import puts the nodes of plan into the session: names of one inode
+// become one node (a hard-link group), and directories get their
+// attributes last, children first, so that filling them does not move
+// their times. What it carries is counted on t, what it cannot reported
+// there; progress (nil: none) sees each name done. The values reach the
+// store at the next flush.
+func (f *FS) Import(ctx context.Context, plan *ImportPlan, t *Tally, progress Progress) {
+	if progress == nil {
+		progress = noProgress{}
+	}
+	progress.Start(len(plan.nodes))
+	defer progress.Done()
+	nodes := plan.nodes
+	linkGroups(nodes)
+	linked := map[string]bool{}
+	var dirs []backend.Entry
+	for _, n := range nodes {
+		e := backend.Entry{Key: n.key, Info: n.info}
+		if n.info.Mode.IsDir() {
+			dirs = append(dirs, e)
+			progress.Add(1)
+			continue
+		}
+		if err := n.load(&e); err != nil {
+			t.Fail("import: %s: %v; skipped", names.Show(n.path), err)
+			continue
+		}
+		kind := backend.TypeName(n.info.Mode)
+		if l := e.Info.Link; l != "" {
+			if linked[l] {
+				kind = "hard link"
+			}
+			linked[l] = true
+		}
+		if err := f.c.Put(e); err != nil {
+			t.Fail("import: %s: %v; skipped", names.Show(n.path), err)
+			continue
+		}
+		t.add(kind)
+		progress.Add(1)
+	}
+	f.importDirs(dirs, t)
+}
+
+// linkGroups names the hard-link group of each node that shares its inode
+// with another node of the import.
+func linkGroups(nodes []importNode) {
+	groups := map[[2]uint64][]int{}
+	for i, n := range nodes {
+		if n.ino != [2]uint64{} {
+			groups[n.ino] = append(groups[n.ino], i)
+		}
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	run := hex.EncodeToString(b[:]) // link groups of this import never meet older ones
+	for ino, idx := range groups {
+		if len(idx) < 2 {
+			continue // its other names are outside the tree
+		}
+		for _, i := range idx {
+			nodes[i].info.Link = fmt.Sprintf("import-%s-%d-%d", run, ino[0], ino[1])
+		}
+	}
+}
+
+// load reads the value of a file or a symlink into e.
+func (n *importNode) load(e *backend.Entry) error {
+	switch n.info.Mode.Type() {
+	case fs.ModeSymlink:
+		target, err := os.Readlink(n.path)
+		if err != nil {
+			return err
+		}
+		e.Value = []byte(target)
+	case 0:
+		v, err := readRegular(n.path)
+		if err != nil {
+			return err
+		}
+		e.Value = v
+	}
+	return nil
+}
+
+// importDirs puts every directory once, parents first (a directory's mode
+// may let nothing in; the session does not check), then again children
+// first for the times.
+func (f *FS) importDirs(dirs []backend.Entry, t *Tally) {
+	for pass := range 2 {
+		for i := range dirs {
+			e := dirs[i]
+			if pass == 1 {
+				e = dirs[len(dirs)-1-i]
+			}
+			if err := f.c.Put(e); err != nil {
+				if pass == 0 {
+					t.Fail("import: %s: %v; skipped", names.Show(e.Key), err)
+				}
+				continue
+			}
+			if pass == 0 {
+				t.add("directory")
+			}
+		}
+	}
+}
+
+// readRegular reads the regular file p, refusing anything that was put
+// in its place after the walk saw it.
+func readRegular(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("no longer a regular file")
+	}
+	return io.ReadAll(f)
+}

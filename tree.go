@@ -1,0 +1,166 @@
+package memfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// Import and export carry every node type between a directory tree and a
+// store: files, directories, symlinks, fifos, sockets, devices and hard
+// links, with mode, owner, times and user.* attributes. Neither ever
+// follows a symlink: import reads each name with lstat(2) and
+// readlink(2), export makes symlinks and sets attributes with the *at
+// calls and AT_SYMLINK_NOFOLLOW. What cannot be carried is reported on
+// the Tally, one line each, after which the rest is carried.
+
+// Progress follows an import or an export: Start with the count of
+// names, Add as they are done, Done at the end (search.Progress is one).
+type Progress interface {
+	Start(total int)
+	Add(n int)
+	Done()
+}
+
+// noProgress is the Progress of a caller that wants none.
+type noProgress struct{}
+
+func (noProgress) Start(int) {}
+func (noProgress) Add(int)   {}
+func (noProgress) Done()     {}
+
+// A Tally counts what an import or an export carried, by kind, and
+// reports what it could not carry, one line each, on its writer.
+type Tally struct {
+	w      io.Writer
+	counts map[string]int
+	failed int
+}
+
+// NewTally returns a Tally that reports on w (io.Discard when nil).
+func NewTally(w io.Writer) *Tally {
+	if w == nil {
+		w = io.Discard
+	}
+	return &Tally{w: w, counts: map[string]int{}}
+}
+
+// kinds are the kinds a summary names, in order, singular and plural.
+var kinds = []struct{ one, many string }{
+	{"file", "files"},
+	{"directory", "directories"},
+	{"symlink", "symlinks"},
+	{"fifo", "fifos"},
+	{"socket", "sockets"},
+	{"char device", "char devices"},
+	{"block device", "block devices"},
+	{"hard link", "hard links"},
+}
+
+func (t *Tally) add(kind string) { t.counts[kind]++ }
+
+// Fail reports what could not be carried: Err then fails.
+func (t *Tally) Fail(format string, args ...any) {
+	t.failed++
+	fmt.Fprintf(t.w, format+"\n", args...)
+}
+
+// note reports what was left out on purpose.
+func (t *Tally) note(format string, args ...any) { fmt.Fprintf(t.w, format+"\n", args...) }
+
+// Summary is "12 files, 3 directories, 1 hard link": files always, the
+// other kinds when there are some.
+func (t *Tally) Summary() string {
+	var parts []string
+	for i, k := range kinds {
+		n := t.counts[k.one]
+		if n == 0 && i > 0 {
+			continue
+		}
+		name := k.many
+		if n == 1 {
+			name = k.one
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Err is the error of op (a command's name) when something could not be
+// carried, nil otherwise.
+func (t *Tally) Err(op string) error {
+	if t.failed == 0 {
+		return nil
+	}
+	if t.failed == 1 {
+		return fmt.Errorf("%s: 1 name could not be carried (see above)", op)
+	}
+	return fmt.Errorf("%s: %d names could not be carried (listed above)", op, t.failed)
+}
+
+// NodeInfo is what lstat(2) and the user.* attributes say of the node at
+// path, never following a symlink (a symlink's attributes are not read:
+// Linux keeps no user.* attribute on one), and st, the node's stat.
+func NodeInfo(path string) (backend.Info, *syscall.Stat_t, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return backend.Info{}, nil, err
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	info := backend.Info{
+		Mode:  backend.FileMode(st.Mode),
+		MTime: time.Unix(st.Mtim.Unix()),
+		ATime: time.Unix(st.Atim.Unix()),
+		UID:   st.Uid, GID: st.Gid,
+	}
+	if info.Mode&fs.ModeDevice != 0 {
+		info.Rdev = uint64(st.Rdev)
+	}
+	if info.Mode.Type() != fs.ModeSymlink {
+		if info.XAttrs, err = FileXAttrs(path); err != nil {
+			return backend.Info{}, nil, err
+		}
+	}
+	return info, st, nil
+}
+
+// FileXAttrs reads the user.* attributes of path (not following a
+// symlink); nil when it has none, or its filesystem keeps none.
+func FileXAttrs(path string) (map[string][]byte, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Llistxattr(path, buf)
+	if errors.Is(err, unix.ENOTSUP) || n == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listxattr %s: %w", path, err)
+	}
+	var x map[string][]byte
+	for name := range strings.SplitSeq(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
+		if !strings.HasPrefix(name, backend.XAttrPrefix) {
+			continue
+		}
+		v := make([]byte, 4096)
+		m, err := unix.Lgetxattr(path, name, v)
+		if errors.Is(err, unix.ENODATA) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("getxattr %s %s: %w", path, name, err)
+		}
+		if x == nil {
+			x = make(map[string][]byte)
+		}
+		x[name] = v[:m]
+	}
+	return x, nil
+}
