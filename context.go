@@ -9,7 +9,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
-	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/search/live"
 	"github.com/memfs/memfs/session"
 )
 
@@ -81,7 +81,7 @@ func cutAt(name string) (seq uint64, rest string, ok bool, err error) {
 func packRequest(ctx context.Context, name string, prefixes []string, rank contextpack.RankFunc) (session.Cred, contextpack.Options, bool, error) {
 	cr, ok := session.CredFrom(ctx)
 	if !ok {
-		return cr, contextpack.Options{}, false, search.ErrNoCaller
+		return cr, contextpack.Options{}, false, live.ErrNoCaller
 	}
 	name, manifest := strings.CutSuffix(name, contextpack.ManifestSuffix)
 	o, err := packOptions(name)

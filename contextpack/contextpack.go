@@ -154,13 +154,6 @@ type Source interface {
 	Get(key string) ([]byte, bool)
 }
 
-// Hit is one search result (what search.Service.ContextSearch returns).
-type Hit struct {
-	Key     string
-	Score   float64
-	Snippet string
-}
-
 // Doc is one candidate note as a ranker sees it: its key and its text (""
 // for a binary value).
 type Doc struct {

@@ -209,7 +209,7 @@ func (ix *Index) encodeShardLocked(s int) []byte {
 	for _, i := range order {
 		d := ix.docs[ids[i]]
 		buf = appendString(buf, d.key)
-		st := stampOf(d.meta)
+		st := StampOf(d.meta)
 		buf = binary.AppendVarint(buf, st.Size)
 		buf = binary.AppendVarint(buf, st.MTime)
 		buf = binary.AppendUvarint(buf, uint64(len(d.meta.Tags)))

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/search/live"
 	"github.com/memfs/memfs/session"
 )
 
@@ -63,8 +64,8 @@ func searchCommand() *cli.Command {
 			if c.Bool("json") {
 				words = append(words, "format:json")
 			}
-			name := search.QueryName(words...)
-			q, _ := search.CutFormat(name)
+			name := live.QueryName(words...)
+			q, _ := live.CutFormat(name)
 			if _, err := search.ParseQuery(q); err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package search
+package live
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/contextpack"
 )
 
 // ErrClosed is returned by a Lazy asked for its Service after Close.
@@ -148,15 +147,6 @@ func (l *Lazy) LogOpenError(err error) {
 		return
 	}
 	l.log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
-}
-
-// ContextSearch is Service.ContextSearch, opening the Service first.
-func (l *Lazy) ContextSearch(ctx context.Context, query string, topK int) ([]contextpack.Hit, error) {
-	s, err := l.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.ContextSearch(ctx, query, topK)
 }
 
 // Close waits for an open under way, makes every later Get fail with
