@@ -134,8 +134,8 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		NegativeTimeout: mo.EntryTimeout,
 		Agent:           mo.Agent,
 		Events:          f.events,
-		ContextPack:     f.ContextPack,
-		Search:          f.index.Answer,
+		ContextPack:     f.contextFile,
+		Search:          f.index.File,
 		Records:         f.events,
 		Status: func() string {
 			return fmt.Sprintf("store: %s\nmountpoint: %s\npid: %d\n", f.opts.Name, dir, os.Getpid()) + f.memoryStatus() + f.SearchStatus() + peer.status()

@@ -202,6 +202,15 @@ type Pack struct {
 	Manifest Manifest
 }
 
+// File returns what the pack's file shows: its text, or with manifest (a
+// name ParseName reads as a manifest's) its manifest's JSON.
+func (p Pack) File(manifest bool) []byte {
+	if manifest {
+		return p.Manifest.JSON()
+	}
+	return []byte(p.Text)
+}
+
 // Manifest describes a pack: what went in, what was left out, and why.
 type Manifest struct {
 	PackSHA256 string    `json:"pack_sha256"` // as in the pack's first line

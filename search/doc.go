@@ -138,8 +138,9 @@
 //
 // # Query syntax
 //
-// A name under .memfs/search/ in the mount is a query; [ParseQuery]
-// percent-decodes the whole name first (url.PathUnescape: "%2F" is '/',
+// A name under .memfs/search/ in the mount is a query; [ParseName]
+// (which returns a [Request]: the [Query] and whether the word format:json
+// asked for JSON lines) percent-decodes the whole name first (url.PathUnescape: "%2F" is '/',
 // and a '%' not followed by two hex digits is an error), then splits it at
 // white space outside double quotes. Each word is a filter or text:
 //
@@ -234,8 +235,8 @@
 //	}
 //	ix.Put("memory/global.md", value, search.MetaOf(info))
 //	_, err = ix.Save(ctx, store)
-//	q, err := search.ParseQuery(`"deploy plan" tag:infra top:3`)
-//	for _, h := range ix.Search(q) {
-//		fmt.Println(h.Key, h.Score, ix.Snippet(h.Key, valueOf(h.Key), q, 120))
+//	r, err := search.ParseName(search.Name(`"deploy plan"`, "tag:infra", "top:3"))
+//	for _, h := range ix.Search(r.Query) {
+//		fmt.Println(h.Key, h.Score, ix.Snippet(h.Key, valueOf(h.Key), r.Query, 120))
 //	}
 package search

@@ -14,7 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/search"
-	"github.com/memfs/memfs/search/live"
 	"github.com/memfs/memfs/session"
 )
 
@@ -64,9 +63,9 @@ func searchCommand() *cli.Command {
 			if c.Bool("json") {
 				words = append(words, "format:json")
 			}
-			name := live.QueryName(words...)
-			q, _ := live.CutFormat(name)
-			if _, err := search.ParseQuery(q); err != nil {
+			name := search.Name(words...)
+			r, err := search.ParseName(name)
+			if err != nil {
 				return err
 			}
 			t, err := locate(c)
@@ -100,7 +99,7 @@ func searchCommand() *cli.Command {
 				if err != nil {
 					fmt.Fprintf(c.App.ErrWriter, "memfs: %v; those notes rank by their words\n", err)
 				}
-				b, err := s.Answer(session.WithCred(ctx, processCred()), name)
+				b, err := s.Answer(session.WithCred(ctx, processCred()), r)
 				if err != nil {
 					return err
 				}

@@ -25,8 +25,9 @@
 // its context (session.CredFrom) may not read, asking the base for more
 // until TopK pass, and orders the rest by score, then key. An overlay's
 // scores come from its own few documents, so they are comparable with the
-// base's only roughly. [Service.Answer] serves .memfs/search/NAME (text,
-// or JSON lines with format:json: [CutFormat], [FormatResults]). Close
+// base's only roughly. [Service.Answer] answers a search.Request (text,
+// or JSON lines: [FormatResults]), and [Lazy.File] serves .memfs/search/NAME
+// (the request search.ParseName reads in NAME). Close
 // stops the watch and the worker, then saves.
 //
 // # Vectors

@@ -511,19 +511,14 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 	return out, nil
 }
 
-// Answer serves .memfs/search/NAME: the results of the query NAME
-// (ParseQuery) as text blocks, or JSON lines with the word format:json in
-// NAME (see CutFormat and FormatResults). Only the files the caller in ctx
-// may read are searched (see Search).
-func (s *Service) Answer(ctx context.Context, name string) ([]byte, error) {
-	name, asJSON := CutFormat(name)
-	q, err := search.ParseQuery(name)
+// Answer serves a request (search.ParseName reads one from a name under
+// .memfs/search/): the results of its query as text blocks, or JSON lines
+// (see FormatResults). Only the files the caller in ctx may read are
+// searched (see Search).
+func (s *Service) Answer(ctx context.Context, r search.Request) ([]byte, error) {
+	res, err := s.Search(ctx, r.Query)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.Search(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	return FormatResults(res, asJSON), nil
+	return FormatResults(res, r.JSON), nil
 }

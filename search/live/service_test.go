@@ -346,7 +346,7 @@ func TestServiceAnswer(t *testing.T) {
 	e.put(t, "memory/echidna.md", "an echidna lays eggs", 0o644, 1000)
 	e.put(t, `"odd name.md`, "another echidna", 0o644, 1000)
 	ctx := session.WithCred(t.Context(), credOwner)
-	text, err := e.lazy.Answer(ctx, "echidna")
+	text, err := e.lazy.File(ctx, "echidna")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestServiceAnswer(t *testing.T) {
 		!strings.Contains(string(text), `"\"odd name.md"  score `) {
 		t.Errorf("text answer: %q", text)
 	}
-	js, err := e.lazy.Answer(ctx, "echidna%20format:json")
+	js, err := e.lazy.File(ctx, "echidna%20format:json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,28 +363,8 @@ func TestServiceAnswer(t *testing.T) {
 	if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &r) != nil || r.Key == "" || r.Snippet == "" {
 		t.Errorf("JSON answer: %q", js)
 	}
-	if _, err := e.lazy.Answer(ctx, "x%zz"); err == nil {
+	if _, err := e.lazy.File(ctx, "x%zz"); err == nil {
 		t.Error("a name that does not decode was answered")
-	}
-}
-
-func TestCutFormat(t *testing.T) {
-	for _, tt := range []struct {
-		name, want string
-		asJSON     bool
-	}{
-		{"kernel cache", "kernel cache", false},
-		{"kernel%20cache", "kernel%20cache", false},
-		{"kernel format:json cache", "kernel%20cache", true},
-		{"format:json", "", true},
-		{"format%3Ajson tag:x", "tag:x", true},
-		{"format:jsonl", "format:jsonl", false},
-		{"bad%zz format:json", "bad%zz format:json", false},
-	} {
-		got, asJSON := CutFormat(tt.name)
-		if got != tt.want || asJSON != tt.asJSON {
-			t.Errorf("CutFormat(%q) = %q, %v; want %q, %v", tt.name, got, asJSON, tt.want, tt.asJSON)
-		}
 	}
 }
 
@@ -440,7 +420,7 @@ func TestLazy(t *testing.T) {
 		return nil, fail
 	})
 	closed.Close(t.Context())
-	if _, err := closed.Answer(t.Context(), "x"); !errors.Is(err, ErrClosed) {
+	if _, err := closed.File(t.Context(), "x"); !errors.Is(err, ErrClosed) {
 		t.Errorf("Answer after Close: got %v, want ErrClosed", err)
 	}
 }

@@ -291,7 +291,8 @@ func TestQueryMode(t *testing.T) {
 		{"mode: x", 0, true},
 		{"mode:keyword mode:hybrid x", 0, true},
 	} {
-		q, err := search.ParseQuery(tt.in)
+		r, err := search.ParseName(tt.in)
+		q := r.Query
 		if (err != nil) != tt.err || err != nil && !errors.Is(err, search.ErrQuery) {
 			t.Errorf("%q: got error %v, want error %v (wrapping ErrQuery)", tt.in, err, tt.err)
 			continue
@@ -305,12 +306,12 @@ func TestQueryMode(t *testing.T) {
 	s := e.svc(t)
 	ctx := session.WithCred(t.Context(), credOwner)
 	for _, name := range []string{"invoice mode:semantic", "invoice mode:hybrid"} {
-		if _, err := s.Answer(ctx, name); !errors.Is(err, search.ErrQuery) || !strings.Contains(err.Error(), "no embedder") {
+		if _, err := s.Answer(ctx, request(t, name)); !errors.Is(err, search.ErrQuery) || !strings.Contains(err.Error(), "no embedder") {
 			t.Errorf("%q without an embedder: got %v, want ErrQuery saying there is no embedder", name, err)
 		}
 	}
 	for _, name := range []string{"invoice mode:keyword", "invoice"} {
-		if out, err := s.Answer(ctx, name); err != nil || !bytes.Contains(out, []byte("memory/a.md")) {
+		if out, err := s.Answer(ctx, request(t, name)); err != nil || !bytes.Contains(out, []byte("memory/a.md")) {
 			t.Errorf("%q without an embedder: got %q, %v; want the hit", name, out, err)
 		}
 	}
@@ -454,4 +455,14 @@ func TestServiceVectorsRebuild(t *testing.T) {
 	if rec := st.Rec(t, search.VecShardName(search.ShardOf("memory/clinic.md"))); !bytes.Contains(rec, []byte("memory/clinic.md")) {
 		t.Error("after the rebuild the vector shard lacks its key")
 	}
+}
+
+// request is the request name asks for (search.ParseName).
+func request(t *testing.T, name string) search.Request {
+	t.Helper()
+	r, err := search.ParseName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
