@@ -367,37 +367,63 @@ func LoadVectors(ctx context.Context, sys Sys, id string) (*Vectors, error) {
 
 // decodeShard adds the vectors of shard s's record to vx.
 func (vx *Vectors) decodeShard(s int, data []byte) error {
+	d, dim, err := vx.decodeHeader(s, data)
+	if err != nil {
+		return err
+	}
+	vx.decodeVectors(d, s, dim)
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("trailing bytes")
+	}
+	if d.err != nil {
+		return d.err
+	}
+	vx.mu.Lock()
+	vx.saved[s] = vx.version[s]
+	vx.mu.Unlock()
+	return nil
+}
+
+// decodeHeader checks the checksum and the header of shard s's record and
+// returns a decoder at its vectors and their dimension.
+func (vx *Vectors) decodeHeader(s int, data []byte) (*decoder, uint64, error) {
 	if len(data) < len(vecMagic)+4 {
-		return fmt.Errorf("%w: truncated", ErrCorrupt)
+		return nil, 0, fmt.Errorf("%w: truncated", ErrCorrupt)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
-		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+		return nil, 0, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
 	if string(body[:len(vecMagic)]) != vecMagic {
-		return fmt.Errorf("%w: bad magic", ErrCorrupt)
+		return nil, 0, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	d := &decoder{b: body[len(vecMagic):]}
 	if v := d.uvarint(); d.err == nil && v != vecFormatVersion {
-		return fmt.Errorf("%w: format version %d, want %d", ErrCorrupt, v, vecFormatVersion)
+		return nil, 0, fmt.Errorf("%w: format version %d, want %d", ErrCorrupt, v, vecFormatVersion)
 	}
 	if n := d.uvarint(); d.err == nil && n != Shards {
-		return fmt.Errorf("%w: %d shards, want %d", ErrCorrupt, n, Shards)
+		return nil, 0, fmt.Errorf("%w: %d shards, want %d", ErrCorrupt, n, Shards)
 	}
 	if n := d.uvarint(); d.err == nil && n != uint64(s) {
-		return fmt.Errorf("%w: shard %d in the record of shard %d", ErrCorrupt, n, s)
+		return nil, 0, fmt.Errorf("%w: shard %d in the record of shard %d", ErrCorrupt, n, s)
 	}
 	id := d.string()
 	dim := d.uvarint()
 	if d.err != nil {
-		return d.err
+		return nil, 0, d.err
 	}
 	if id != vx.id {
-		return fmt.Errorf("%w: %q, not %q", ErrOtherModel, id, vx.id)
+		return nil, 0, fmt.Errorf("%w: %q, not %q", ErrOtherModel, id, vx.id)
 	}
 	if dim == 0 || dim > 1<<16 || vx.dim != 0 && dim != uint64(vx.dim) {
-		return fmt.Errorf("%w: dimension %d", ErrCorrupt, dim)
+		return nil, 0, fmt.Errorf("%w: dimension %d", ErrCorrupt, dim)
 	}
+	return d, dim, nil
+}
+
+// decodeVectors puts the vectors d holds (of shard s, dimension dim); a
+// record that does not decode is d's error.
+func (vx *Vectors) decodeVectors(d *decoder, s int, dim uint64) {
 	n := d.count()
 	prev := ""
 	vec := make([]float32, dim)
@@ -406,17 +432,17 @@ func (vx *Vectors) decodeShard(s int, data []byte) error {
 		st := Stamp{Size: d.varint(), MTime: d.varint()}
 		raw := d.bytes(4 + int(dim))
 		if d.err != nil {
-			break
+			return
 		}
 		if i > 0 && key <= prev || key == "" || ShardOf(key) != s {
 			d.fail("key out of order or in the wrong shard")
-			break
+			return
 		}
 		prev = key
 		scale := math.Float32frombits(binary.LittleEndian.Uint32(raw))
 		if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) || scale < 0 {
 			d.fail("bad scale")
-			break
+			return
 		}
 		for j := range vec {
 			vec[j] = float32(int8(raw[4+j])) * scale
@@ -430,14 +456,4 @@ func (vx *Vectors) decodeShard(s int, data []byte) error {
 			d.fail("%v", err)
 		}
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.fail("trailing bytes")
-	}
-	if d.err != nil {
-		return d.err
-	}
-	vx.mu.Lock()
-	vx.saved[s] = vx.version[s]
-	vx.mu.Unlock()
-	return nil
 }
