@@ -182,21 +182,6 @@ func NewQueryVec(v []float32) QueryVec {
 	return q
 }
 
-// Quantized returns q's quantized coordinates (not a copy).
-func (q QueryVec) Quantized() []int8 { return q.q }
-
-// Quantized returns a copy of key's stored, quantized vector; ok is false
-// when key has none.
-func (vx *Vectors) Quantized(key string) (v []int8, ok bool) {
-	vx.mu.RLock()
-	defer vx.mu.RUnlock()
-	slot, ok := vx.byKey[key]
-	if !ok {
-		return nil, false
-	}
-	return slices.Clone(vx.q[int(slot)*vx.dim : int(slot+1)*vx.dim]), true
-}
-
 // dot8 returns the dot product of two int8 vectors of the same length.
 func dot8(a, b []int8) int32 {
 	b = b[:len(a)]

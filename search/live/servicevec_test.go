@@ -172,14 +172,24 @@ func TestServiceVectorRedaction(t *testing.T) {
 	if bytes.Contains(red, []byte(searchtest.Secret)) {
 		t.Fatal("the test redactor does not redact the secret")
 	}
-	want := search.NewQueryVec(fakeVector(search.EmbedText(key, red)))
-	raw := search.NewQueryVec(fakeVector(search.EmbedText(key, []byte(value))))
-	if slices.Equal(want.Quantized(), raw.Quantized()) {
+	redVec, rawVec := fakeVector(search.EmbedText(key, red)), fakeVector(search.EmbedText(key, []byte(value)))
+	if slices.Equal(redVec, rawVec) {
 		t.Fatal("the secret does not change the fake vector: the check proves nothing")
 	}
-	got, _ := s.vec.Quantized(key)
-	if !slices.Equal(got, want.Quantized()) {
-		t.Errorf("stored vector %v, want the redacted form's %v", got, want.Quantized())
+	// The stored vector is the redacted form's when it scores as that one,
+	// stored alone, does: the same quantized coordinates give the same
+	// cosines, bit for bit, with any query.
+	want := search.NewVectors(emb.ID())
+	if err := want.Put(key, search.Stamp{}, redVec); err != nil {
+		t.Fatal(err)
+	}
+	for _, probe := range [][]float32{redVec, rawVec} {
+		qv := search.NewQueryVec(probe)
+		got, ok := s.vec.Cosine(key, qv)
+		w, _ := want.Cosine(key, qv)
+		if !ok || got != w {
+			t.Errorf("stored vector: cosine %v (%v), want the redacted form's %v", got, ok, w)
+		}
 	}
 	e.put(t, "memory/unflushed.md", "another "+searchtest.Secret+" bill", 0o644, 1000)
 	if _, err := s.Search(session.WithCred(t.Context(), credOwner), search.Query{Text: "invoice " + searchtest.Secret, Mode: search.ModeSemantic}); err != nil {
