@@ -164,8 +164,9 @@
 // # Vectors and hybrid ranking
 //
 // With an [embed.Embedder] (nil searches by keyword only, exactly as
-// without vectors), the live service also keeps one vector per document: the embedding of its key's words (split at '/',
-// '.', '_' and '-') and the first [EmbedBytes] (4 KiB) of its value,
+// without vectors), the live service also keeps one vector per document
+// ([Vectors]): the embedding of its key's words (split at '/', '.', '_'
+// and '-') and the first [EmbedBytes] (4 KiB) of its value,
 // redacted as the BM25 index redacts it (a vector of a raw secret would
 // leak it; a binary value embeds its key's words only). A vector is held
 // int8-quantized with a float32 scale per vector (its largest coordinate

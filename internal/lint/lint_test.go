@@ -8,7 +8,7 @@ import (
 
 // allowed says which packages may import a third-party or layer package.
 // Dependencies point one way: cmd/memfs -> memfs (the engine) -> fsnode,
-// extwatch, search -> session -> backend <- backend/*; redact, changes and
+// extwatch, search/live -> session -> backend <- backend/*; redact, changes and
 // journal are leaves. The command wires nothing itself: it reaches
 // fsnode, the journal and the session's plumbing only through the engine.
 var allowed = map[string][]string{
