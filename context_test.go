@@ -52,11 +52,11 @@ func TestContextPackManifestAndPermission(t *testing.T) {
 			ctx     context.Context
 			secrets bool
 		}{{"root", root, true}, {"uid 1000", user, false}} {
-			pack, err := f.ContextPack(who.ctx, name)
+			pack, err := memfs.ContextFile(f, who.ctx, name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			mj, err := f.ContextPack(who.ctx, name+contextpack.ManifestSuffix)
+			mj, err := memfs.ContextFile(f, who.ctx, name+contextpack.ManifestSuffix)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,8 +94,8 @@ func TestContextPackManifestAndPermission(t *testing.T) {
 		}
 	}
 	// .memfs/context.manifest.json asks with the suffix alone.
-	a, _ := f.ContextPack(user, "")
-	b, _ := f.ContextPack(user, contextpack.ManifestSuffix)
+	a, _ := memfs.ContextFile(f, user, "")
+	b, _ := memfs.ContextFile(f, user, contextpack.ManifestSuffix)
 	if !strings.Contains(string(b), `"pack_sha256"`) || !strings.Contains(string(a), "sha256:") {
 		t.Errorf("manifest of context.md: %.200s", b)
 	}

@@ -13,9 +13,7 @@ import (
 	"github.com/memfs/memfs/session"
 )
 
-// ContextPackAt rebuilds the context pack named name (as in ContextPack:
-// max:N, summaries:K and a query that ranks the notes; a name ending in
-// contextpack.ManifestSuffix gives the manifest) as it
+// ContextPackAt rebuilds the context pack of o (as in ContextPack) as it
 // stood when the event log's head was seq, for the caller in ctx
 // (session.WithCred): contextpack.Build over packhist.StateAt, with the
 // options the live pack uses. It equals, byte for byte, the pack
@@ -32,37 +30,35 @@ import (
 // of seq, while the directories above its last name still let the owner
 // pass (see readableAt.readable).
 //
-// seq 0 or past the head is an error wrapping packhist.ErrOutOfRange. A
+// o.Prefixes must be nil or Options.Bootstrap: the archive keeps the pack
+// sources under those. seq 0 or past the head is an error wrapping
+// packhist.ErrOutOfRange. A
 // version the archive no longer keeps, never got, or holds altered is an
 // error naming the key (packhist.ErrNotKept, ErrNotArchived,
 // ErrMismatch): never a different pack.
-func (f *FS) ContextPackAt(ctx context.Context, seq uint64, name string) ([]byte, error) {
-	cr, o, manifest, err := packRequest(ctx, name, f.opts.Bootstrap, f.packRank())
+func (f *FS) ContextPackAt(ctx context.Context, seq uint64, o contextpack.Options) (contextpack.Pack, error) {
+	cr, o, err := f.packRequest(ctx, o)
 	if err != nil {
-		return nil, err
+		return contextpack.Pack{}, err
+	}
+	if !slices.Equal(o.Prefixes, f.opts.Bootstrap) {
+		return contextpack.Pack{}, fmt.Errorf("memfs: context as of seq %d: the archive keeps the pack sources under Options.Bootstrap %q only, not %q", seq, f.opts.Bootstrap, o.Prefixes)
 	}
 	if f.hist != nil {
 		// The archive is written off the flush path: a seq flushed a
 		// moment ago may still be queued.
 		if err := f.hist.Sync(ctx); err != nil {
-			return nil, err
+			return contextpack.Pack{}, err
 		}
 	}
 	if err := f.events.Refresh(ctx); err != nil {
-		return nil, fmt.Errorf("memfs: context as of seq %d: %w", seq, err)
+		return contextpack.Pack{}, fmt.Errorf("memfs: context as of seq %d: %w", seq, err)
 	}
 	st, err := packhist.StateAt(ctx, f.store, f.events, seq, f.opts.Bootstrap)
 	if err != nil {
-		return nil, err
+		return contextpack.Pack{}, err
 	}
-	p, err := contextpack.Build(ctx, readableAt{st: st, c: f.c, cr: cr}, o)
-	if err != nil {
-		return nil, err
-	}
-	if manifest {
-		return p.Manifest.JSON(), nil
-	}
-	return []byte(p.Text), nil
+	return contextpack.Build(ctx, readableAt{st: st, c: f.c, cr: cr}, o)
 }
 
 // baseline hands the archive of pack sources what the session found at

@@ -20,6 +20,7 @@ import (
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/errorstore"
 	"github.com/memfs/memfs/backend/memstore"
+	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/packhist"
@@ -153,7 +154,7 @@ func TestContextPackAtEqualsLivePack(t *testing.T) {
 				must(t, f.Flush(ctx))
 				s := step{seq: headSeq(t, f)}
 				for _, n := range packNames {
-					p, err := f.ContextPack(ctx, n)
+					p, err := memfs.ContextFile(f, ctx, n)
 					must(t, err)
 					s.packs = append(s.packs, p)
 				}
@@ -192,7 +193,7 @@ func TestContextPackAtEqualsLivePack(t *testing.T) {
 				distinct := map[string]bool{}
 				for _, s := range steps {
 					for i, n := range packNames {
-						got, err := f.ContextPackAt(ctx, s.seq, n)
+						got, err := packAt(f, ctx, s.seq, n)
 						if err != nil {
 							t.Fatalf("ContextPackAt(%d, %q): %v", s.seq, n, err)
 						}
@@ -208,11 +209,11 @@ func TestContextPackAtEqualsLivePack(t *testing.T) {
 			}
 			check(f)
 			for _, seq := range []uint64{0, headSeq(t, f) + 1} {
-				if _, err := f.ContextPackAt(ctx, seq, ""); !errors.Is(err, packhist.ErrOutOfRange) {
+				if _, err := packAt(f, ctx, seq, ""); !errors.Is(err, packhist.ErrOutOfRange) {
 					t.Errorf("ContextPackAt(%d): got %v, want an error wrapping ErrOutOfRange", seq, err)
 				}
 			}
-			if _, err := f.ContextPackAt(t.Context(), steps[0].seq, ""); err == nil {
+			if _, err := packAt(f, t.Context(), steps[0].seq, ""); err == nil {
 				t.Error("ContextPackAt without a caller: got no error")
 			}
 			if reopen != nil {
@@ -235,11 +236,11 @@ func TestContextPackAtTamperedValue(t *testing.T) {
 	must(t, f.Session().Set("memory/a.md", []byte(v)))
 	must(t, f.Flush(ctx))
 	seq := headSeq(t, f)
-	if _, err := f.ContextPackAt(ctx, seq, ""); err != nil {
+	if _, err := packAt(f, ctx, seq, ""); err != nil {
 		t.Fatalf("before tampering: %v", err)
 	}
 	must(t, f.Store().SaveSys(ctx, "packhist/v/"+hexSum(v), []byte("# A\nsomething else\n")))
-	_, err := f.ContextPackAt(ctx, seq, "")
+	_, err := packAt(f, ctx, seq, "")
 	if !errors.Is(err, packhist.ErrMismatch) || !strings.Contains(err.Error(), "memory/a.md") {
 		t.Errorf("after tampering: got %v, want an error wrapping ErrMismatch naming memory/a.md", err)
 	}
@@ -259,9 +260,9 @@ func TestContextPackAtReadable(t *testing.T) {
 	must(t, err)
 	must(t, f.Flush(owner))
 	seq := headSeq(t, f)
-	want, err := f.ContextPack(other, "")
+	want, err := memfs.ContextFile(f, other, "")
 	must(t, err)
-	got, err := f.ContextPackAt(other, seq, "")
+	got, err := packAt(f, other, seq, "")
 	must(t, err)
 	if !bytes.Equal(got, want) || bytes.Contains(got, []byte("not for others")) {
 		t.Errorf("another user's pack as of %d:\n got %q\nwant %q (without memory/private.md)", seq, got, want)
@@ -270,24 +271,24 @@ func TestContextPackAtReadable(t *testing.T) {
 	_, err = c.SetAttr(t.Context(), "memory/private.md", session.Attr{Mode: ptr[fs.FileMode](0o644)})
 	must(t, err)
 	must(t, f.Flush(owner))
-	if got, err := f.ContextPackAt(other, seq, ""); err != nil || bytes.Contains(got, []byte("not for others")) {
+	if got, err := packAt(f, other, seq, ""); err != nil || bytes.Contains(got, []byte("not for others")) {
 		t.Errorf("as of %d after a chmod: got %q, %v; want no memory/private.md", seq, got, err)
 	}
 	// Readable then, not now: the pack as of then leaves it out too.
 	must(t, c.Set("memory/plan.md", []byte("# plan\nlayoffs in march\n")))
 	must(t, f.Flush(owner))
 	seq2 := headSeq(t, f)
-	if got, err := f.ContextPackAt(other, seq2, ""); err != nil || !bytes.Contains(got, []byte("layoffs in march")) {
+	if got, err := packAt(f, other, seq2, ""); err != nil || !bytes.Contains(got, []byte("layoffs in march")) {
 		t.Fatalf("as of %d, before the chmod: got %q, %v; want memory/plan.md in it (the test shows nothing)", seq2, got, err)
 	}
 	_, err = c.SetAttr(t.Context(), "memory/plan.md", session.Attr{Mode: ptr[fs.FileMode](0o600)})
 	must(t, err)
 	must(t, f.Flush(owner))
-	if got, err := f.ContextPackAt(other, seq2, ""); err != nil || bytes.Contains(got, []byte("layoffs in march")) {
+	if got, err := packAt(f, other, seq2, ""); err != nil || bytes.Contains(got, []byte("layoffs in march")) {
 		t.Errorf("as of %d after a chmod 600: got %q, %v; want no memory/plan.md (it may not read it now)", seq2, got, err)
 	}
 	root := session.WithCred(t.Context(), session.Cred{UID: 0})
-	if got, err := f.ContextPackAt(root, seq, ""); err != nil || !bytes.Contains(got, []byte("not for others")) {
+	if got, err := packAt(f, root, seq, ""); err != nil || !bytes.Contains(got, []byte("not for others")) {
 		t.Errorf("root's pack as of %d: got %q, %v; want memory/private.md in it", seq, got, err)
 	}
 }
@@ -307,7 +308,7 @@ func TestContextPackAtArchiveHoldsNoSecret(t *testing.T) {
 			must(t, f.Session().SetXAttr(ctx, "memory/keys.md", meta.Tags, []byte("ops"), 0))
 			must(t, f.Flush(ctx))
 			seq := headSeq(t, f)
-			got, err := f.ContextPackAt(ctx, seq, "")
+			got, err := packAt(f, ctx, seq, "")
 			must(t, err)
 			if bytes.Contains(got, []byte(secret)) || !bytes.Contains(got, []byte("[REDACTED:")) {
 				t.Errorf("pack as of %d: got %q, want the key redacted", seq, got)
@@ -360,9 +361,9 @@ func TestContextPackAtBaselineAtOpen(t *testing.T) {
 	must(t, c.Set("skills/s/SKILL.md", []byte("---\nname: s\ndescription: a skill\n---\n")))
 	must(t, f.Flush(ctx))
 	seq1 := headSeq(t, f)
-	want1, err := f.ContextPack(ctx, "")
+	want1, err := memfs.ContextFile(f, ctx, "")
 	must(t, err)
-	if got, err := f.ContextPackAt(ctx, seq1, ""); err != nil || !bytes.Equal(got, want1) {
+	if got, err := packAt(f, ctx, seq1, ""); err != nil || !bytes.Equal(got, want1) {
 		t.Fatalf("as of %d: got %q, %v; want %q", seq1, got, err, want1)
 	}
 	// The archive is lost.
@@ -371,12 +372,12 @@ func TestContextPackAtBaselineAtOpen(t *testing.T) {
 	for _, e := range es {
 		must(t, f.Store().DeleteSys(ctx, e.Key))
 	}
-	if _, err := f.ContextPackAt(ctx, seq1, ""); !errors.Is(err, packhist.ErrNotArchived) {
+	if _, err := packAt(f, ctx, seq1, ""); !errors.Is(err, packhist.ErrNotArchived) {
 		t.Fatalf("without an archive: got %v, want an error wrapping ErrNotArchived", err)
 	}
 	must(t, f.Close(t.Context()))
 	f = open()
-	if got, err := f.ContextPackAt(ctx, seq1, ""); err != nil || !bytes.Equal(got, want1) {
+	if got, err := packAt(f, ctx, seq1, ""); err != nil || !bytes.Equal(got, want1) {
 		t.Fatalf("back-filled at open: got %q, %v; want %q", got, err, want1)
 	}
 	must(t, f.Close(t.Context()))
@@ -390,7 +391,7 @@ func TestContextPackAtBaselineAtOpen(t *testing.T) {
 	f = open()
 	t.Cleanup(func() { f.Close(context.Background()) })
 	for _, seq := range []uint64{seq1, headSeq(t, f)} {
-		_, err := f.ContextPackAt(ctx, seq, "")
+		_, err := packAt(f, ctx, seq, "")
 		if !errors.Is(err, packhist.ErrNotArchived) || !strings.Contains(err.Error(), "memory/b.md") {
 			t.Errorf("as of %d after an edit behind memfs: got %v, want an error wrapping ErrNotArchived naming memory/b.md", seq, err)
 		}
@@ -398,9 +399,9 @@ func TestContextPackAtBaselineAtOpen(t *testing.T) {
 	must(t, f.Session().Set("memory/b.md", []byte("# B\nwritten again\n")))
 	must(t, f.Flush(ctx))
 	seq2 := headSeq(t, f)
-	want2, err := f.ContextPack(ctx, "")
+	want2, err := memfs.ContextFile(f, ctx, "")
 	must(t, err)
-	if got, err := f.ContextPackAt(ctx, seq2, ""); err != nil || !bytes.Equal(got, want2) {
+	if got, err := packAt(f, ctx, seq2, ""); err != nil || !bytes.Equal(got, want2) {
 		t.Errorf("as of %d, once memfs wrote it again: got %q, %v; want %q", seq2, got, err, want2)
 	}
 }
@@ -431,7 +432,7 @@ func TestContextPackAtArchiveRefusedFlushSucceeds(t *testing.T) {
 	if p, err := f.Events().Query(ctx, eventlog.Query{Limit: 1}); err != nil || p.Events[0].Key != "memory/a.md" {
 		t.Errorf("the event log's last event: got %+v, %v; want the write of memory/a.md", p.Events, err)
 	}
-	_, err = f.ContextPackAt(ctx, seq, "")
+	_, err = packAt(f, ctx, seq, "")
 	if !errors.Is(err, packhist.ErrNotArchived) || !strings.Contains(err.Error(), "memory/a.md") {
 		t.Errorf("as of %d: got %v, want an error wrapping ErrNotArchived naming memory/a.md", seq, err)
 	}
@@ -465,7 +466,7 @@ func TestContextPackAtObeysPresentPermissions(t *testing.T) {
 	must(t, f.Flush(owner))
 	seq := headSeq(t, f)
 	shut := []string{"quokka", "numbat", "bilby", "dugong"}
-	got, err := f.ContextPackAt(other, seq, "")
+	got, err := packAt(f, other, seq, "")
 	must(t, err)
 	for _, w := range append([]string{"wombat"}, shut...) {
 		if !bytes.Contains(got, []byte(w)) {
@@ -482,7 +483,7 @@ func TestContextPackAtObeysPresentPermissions(t *testing.T) {
 	must(t, c.Delete("memory/deleted.md"))
 	must(t, f.Flush(owner))
 
-	got, err = f.ContextPackAt(other, seq, "")
+	got, err = packAt(f, other, seq, "")
 	must(t, err)
 	if !bytes.Contains(got, []byte("wombat")) {
 		t.Errorf("another user's pack as of %d lacks memory/kept.md:\n%s", seq, got)
@@ -493,7 +494,7 @@ func TestContextPackAtObeysPresentPermissions(t *testing.T) {
 		}
 	}
 	for name, ctx := range map[string]context.Context{"the owner": owner, "root": root} {
-		got, err := f.ContextPackAt(ctx, seq, "")
+		got, err := packAt(f, ctx, seq, "")
 		must(t, err)
 		for _, w := range append([]string{"wombat"}, shut...) {
 			if !bytes.Contains(got, []byte(w)) {
@@ -501,4 +502,19 @@ func TestContextPackAtObeysPresentPermissions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// packAt is the pack, or the manifest, that a pack's name asks for as it
+// stood at seq, through the library's typed API (contextpack.ParseName,
+// then FS.ContextPackAt).
+func packAt(f *memfs.FS, ctx context.Context, seq uint64, name string) ([]byte, error) {
+	o, _, manifest, err := contextpack.ParseName(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := f.ContextPackAt(ctx, seq, o)
+	if err != nil {
+		return nil, err
+	}
+	return p.File(manifest), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 )
 
@@ -69,11 +70,11 @@ func TestUnreadableDirStoreFileIsLocal(t *testing.T) {
 		t.Fatalf("the search index with one unreadable value: %v", err)
 	}
 	rctx := session.WithCred(ctx, session.Cred{})
-	out, err := s.Answer(rctx, "fox")
+	out, err := s.Answer(rctx, search.Request{Query: search.Query{Text: "fox"}})
 	if err != nil || !strings.Contains(string(out), "memory/small.md") {
 		t.Errorf("search fox: %q, %v", out, err)
 	}
-	pack, err := f.ContextPack(rctx, "")
+	pack, err := memfs.ContextFile(f, rctx, "")
 	if err != nil || !strings.Contains(string(pack), "the quick brown fox") {
 		t.Errorf("the context pack beside an unreadable note: %v\n%s", err, pack)
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/packhist"
 	"github.com/memfs/memfs/redact"
-	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/search/live"
 	"github.com/memfs/memfs/session"
 )
 
@@ -93,7 +93,7 @@ type FS struct {
 	events  *eventlog.Log
 	c       *session.Context
 	log     *slog.Logger
-	index   *search.Lazy       // the search index, opened at first use
+	index   *live.Lazy         // the search index, opened at first use
 	hist    *packhist.Archiver // what a pack read, per event (ContextPackAt); nil in a read-only session
 	// pressure asks a mount's serve loop for a flush: unflushed values
 	// are past the memory budget (session.Options.Pressure).
@@ -237,7 +237,7 @@ func (f *FS) sessionOptions() (session.Options, error) {
 		// getfattr read (user.memfs.skill).
 		so.Derived = map[string]session.AttrFunc{meta.Skill: contextpack.SkillAttr}
 	}
-	f.index = search.NewLazy(f.log, func(ctx context.Context) (*search.Service, error) {
+	f.index = live.NewLazy(f.log, func(ctx context.Context) (*live.Service, error) {
 		return f.openIndex(ctx, false, nil)
 	})
 	f.hookSession(&so)
@@ -384,7 +384,7 @@ func (f *FS) Name() string { return f.opts.Name }
 
 // Search is the search index, opened (and brought up to date with the
 // store) at its first use.
-func (f *FS) Search(ctx context.Context) (*search.Service, error) {
+func (f *FS) Search(ctx context.Context) (*live.Service, error) {
 	return f.index.Get(ctx)
 }
 
@@ -395,7 +395,7 @@ func (f *FS) Search(ctx context.Context) (*search.Service, error) {
 // a secret another program wrote (while no memfs watched) is rewritten
 // redacted in the store, as at Open (a read-only session only holds it
 // redacted, and says so).
-func (f *FS) Reindex(ctx context.Context, p search.Progress) (int, error) {
+func (f *FS) Reindex(ctx context.Context, p live.Progress) (int, error) {
 	if f.index.Opened() {
 		return 0, errors.New("memfs: the search index is open; reindex before the first search")
 	}
@@ -422,16 +422,16 @@ func (f *FS) Reindex(ctx context.Context, p search.Progress) (int, error) {
 	return s.Repaired(), nil
 }
 
-// openIndex opens the search index (search.OpenService), a new one with
+// openIndex opens the search index (live.OpenService), a new one with
 // rebuild, reporting the indexing to p when it is not nil. A read-only
 // session keeps it in memory, but for a rebuild (Reindex): the command
 // reindex changes no value, and saves the index it makes.
-func (f *FS) openIndex(ctx context.Context, rebuild bool, p search.Progress) (*search.Service, error) {
+func (f *FS) openIndex(ctx context.Context, rebuild bool, p live.Progress) (*live.Service, error) {
 	red, err := f.indexRedactor()
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	return search.OpenService(ctx, f.c, f.store, search.ServiceOptions{Redactor: red, Logger: f.log, Rebuild: rebuild, Progress: p,
+	return live.OpenService(ctx, f.c, f.store, live.ServiceOptions{Redactor: red, Logger: f.log, Rebuild: rebuild, Progress: p,
 		Embedder: f.opts.Embedder, InMemory: f.opts.Session.ReadOnly && !rebuild})
 }
 

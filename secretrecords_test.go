@@ -88,7 +88,7 @@ func TestSecretNameReachesNoRecord(t *testing.T) {
 		}
 		// A rebuild waits for the archive's check at open (Close would
 		// drop one still running); with no event yet, it is out of range.
-		if _, err := f.ContextPackAt(cr, 1, ""); err != nil && !errors.Is(err, packhist.ErrOutOfRange) {
+		if _, err := packAt(f, cr, 1, ""); err != nil && !errors.Is(err, packhist.ErrOutOfRange) {
 			t.Fatal(err)
 		}
 		must(t, f.Close(context.Background()))
@@ -134,7 +134,7 @@ func TestRawSecretInStoreIsRedactedAtOpen(t *testing.T) {
 	ro, err := memfs.Open(t.Context(), st, memfs.Options{JournalPath: filepath.Join(dir, dirstore.JournalName),
 		Session: session.Options{ReadOnly: true}})
 	must(t, err)
-	pack, err := ro.ContextPack(root, "")
+	pack, err := memfs.ContextFile(ro, root, "")
 	must(t, err)
 	if bytes.Contains(pack, []byte(stripeKey)) || !bytes.Contains(pack, []byte("stripe.api_key")) {
 		t.Errorf("read-only: the context pack shows the token, or not the note:\n%s", pack)
@@ -151,7 +151,7 @@ func TestRawSecretInStoreIsRedactedAtOpen(t *testing.T) {
 	if bytes.Contains(b, []byte(stripeKey)) || !bytes.Contains(b, []byte("[REDACTED:stripe-secret-key]")) {
 		t.Errorf("the store's file after an open: %q, want it redacted", b)
 	}
-	pack, err = f.ContextPack(root, "")
+	pack, err = memfs.ContextFile(f, root, "")
 	must(t, err)
 	if bytes.Contains(pack, []byte(stripeKey)) {
 		t.Errorf("the context pack shows the token:\n%s", pack)

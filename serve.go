@@ -135,8 +135,8 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		NegativeTimeout: mo.EntryTimeout,
 		Agent:           mo.Agent,
 		Events:          f.events,
-		ContextPack:     f.ContextPack,
-		Search:          f.index.Answer,
+		ContextPack:     f.contextFile,
+		Search:          f.index.File,
 		Records:         f.events,
 		Status: func(st *status.Status) {
 			st.Store, st.Mountpoint, st.PID = f.opts.Name, dir, os.Getpid()

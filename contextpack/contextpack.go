@@ -154,13 +154,6 @@ type Source interface {
 	Get(key string) ([]byte, bool)
 }
 
-// Hit is one search result (what search.Service.ContextSearch returns).
-type Hit struct {
-	Key     string
-	Score   float64
-	Snippet string
-}
-
 // Doc is one candidate note as a ranker sees it: its key and its text (""
 // for a binary value).
 type Doc struct {
@@ -207,6 +200,15 @@ type Summary struct {
 type Pack struct {
 	Text     string
 	Manifest Manifest
+}
+
+// File returns what the pack's file shows: its text, or with manifest (a
+// name ParseName reads as a manifest's) its manifest's JSON.
+func (p Pack) File(manifest bool) []byte {
+	if manifest {
+		return p.Manifest.JSON()
+	}
+	return []byte(p.Text)
 }
 
 // Manifest describes a pack: what went in, what was left out, and why.

@@ -24,11 +24,14 @@
 // file ([LoadConfig]).
 //
 // The bulk of the formats comes from gitleaks' default rule set
-// (github.com/zricethezav/gitleaks/v8, MIT license): its module embeds
-// the rules as TOML (config.DefaultConfig), and redact reads them from
-// there at New, through the Go module dependency; nothing of it is copied
-// into this repository. To update the rules, bump the gitleaks version in
-// go.mod and run the tests (they compile every rule, cross-check this
+// (github.com/zricethezav/gitleaks/v8, MIT license). Its rule file,
+// config/gitleaks.toml, is copied into this package as gitleaks.toml (its
+// license and version in a header) and embedded; redact reads it with
+// go-toml at New, so that it links nothing of gitleaks (its config package
+// links viper and some fifty other packages for this one file). To update
+// the rules, bump the gitleaks version in go.mod, run go generate ./redact
+// (gen_gitleaks.go copies the module's file) and run the tests (they check
+// the copy against the module's, compile every rule, cross-check this
 // package's reading of the TOML against gitleaks' own, and run the
 // corpus). Each gitleaks rule brings its id, keywords, expression,
 // secretGroup, entropy threshold and allowlists. Allowlists are honoured

@@ -1,12 +1,22 @@
 package redact
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
-	"github.com/zricethezav/gitleaks/v8/config"
 )
+
+//go:generate go run gen_gitleaks.go
+
+// gitleaksTOML is gitleaks' default rule set, checked in as gitleaks.toml
+// (the module's config/gitleaks.toml under a header with its license and
+// version) rather than imported: gitleaks' config package links viper,
+// zerolog and some fifty other packages to hand out this one string.
+//
+//go:embed gitleaks.toml
+var gitleaksTOML string
 
 // gitleaksConfig is the part of gitleaks' TOML configuration that memfs
 // reads: rules and allowlists. Its field names are gitleaks' own.
@@ -41,11 +51,10 @@ type gitleaksAllowlist struct {
 	TargetRules []string `toml:"targetRules"` // a global allowlist for these rules only
 }
 
-// loadGitleaks parses gitleaks' default configuration, which its module
-// embeds (config.DefaultConfig).
+// loadGitleaks parses gitleaks' default configuration (gitleaksTOML).
 func loadGitleaks() (gitleaksConfig, error) {
 	var c gitleaksConfig
-	if err := toml.Unmarshal([]byte(config.DefaultConfig), &c); err != nil {
+	if err := toml.Unmarshal([]byte(gitleaksTOML), &c); err != nil {
 		return c, fmt.Errorf("redact: gitleaks default config: %w", err)
 	}
 	return c, nil

@@ -420,3 +420,36 @@ func TestFilterAutomataAgree(t *testing.T) {
 		}
 	}
 }
+
+// gitleaks.toml is the module's own file under memfs's header, which names
+// the module's version: after a gitleaks upgrade, go generate refreshes it.
+func TestEmbeddedGitleaksIsTheModules(t *testing.T) {
+	header, rules, ok := strings.Cut(gitleaksTOML, gitleaksHeaderEnd+"\n")
+	if !ok {
+		t.Fatalf("gitleaks.toml has no line %q", gitleaksHeaderEnd)
+	}
+	if rules != config.DefaultConfig {
+		t.Errorf("gitleaks.toml differs from the module's config/gitleaks.toml: run go generate ./redact")
+	}
+	// The version go.mod requires (test binaries carry no module versions
+	// in their build info).
+	gomod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version string
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "github.com/zricethezav/gitleaks/v8" {
+			version = f[1]
+		}
+	}
+	if version == "" || !strings.Contains(header, "github.com/zricethezav/gitleaks/v8 "+version+"\n") {
+		t.Errorf("gitleaks.toml's header does not name the module's version %q:\n%s", version, header)
+	}
+	if !strings.Contains(header, "# MIT License\n") || !strings.Contains(header, "Copyright (c) 2019 Zachary Rice") {
+		t.Errorf("gitleaks.toml's header lacks gitleaks' license:\n%s", header)
+	}
+}
+
+// gitleaksHeaderEnd is gen_gitleaks.go's headerEnd.
+const gitleaksHeaderEnd = "# ---- end of memfs's header; gitleaks' file follows unchanged ----"

@@ -538,51 +538,31 @@ func pattern(re *syntax.Regexp) string {
 	return b.String()
 }
 
+// opText is the pattern of each op that is the same text wherever it
+// stands.
+var opText = map[syntax.Op]string{
+	syntax.OpNoMatch:        `[^\x00-\x{10FFFF}]`,
+	syntax.OpEmptyMatch:     `(?:)`,
+	syntax.OpAnyCharNotNL:   `(?-s:.)`,
+	syntax.OpAnyChar:        `(?s:.)`,
+	syntax.OpBeginLine:      `(?m:^)`,
+	syntax.OpEndLine:        `(?m:$)`,
+	syntax.OpBeginText:      `\A`,
+	syntax.OpEndText:        `\z`,
+	syntax.OpWordBoundary:   `\b`,
+	syntax.OpNoWordBoundary: `\B`,
+}
+
 func writePattern(b *strings.Builder, re *syntax.Regexp) {
+	if text, ok := opText[re.Op]; ok {
+		b.WriteString(text)
+		return
+	}
 	switch re.Op {
-	case syntax.OpNoMatch:
-		b.WriteString(`[^\x00-\x{10FFFF}]`)
-	case syntax.OpEmptyMatch:
-		b.WriteString(`(?:)`)
 	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 {
-			b.WriteString(`(?i:`)
-		}
-		for _, c := range re.Rune {
-			writeRune(b, c, false)
-		}
-		if re.Flags&syntax.FoldCase != 0 {
-			b.WriteString(`)`)
-		}
+		writeLiteral(b, re)
 	case syntax.OpCharClass:
-		b.WriteByte('[')
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			writeRune(b, re.Rune[i], true)
-			if re.Rune[i+1] != re.Rune[i] {
-				b.WriteByte('-')
-				writeRune(b, re.Rune[i+1], true)
-			}
-		}
-		if len(re.Rune) == 0 {
-			b.WriteString(`^\x00-\x{10FFFF}`)
-		}
-		b.WriteByte(']')
-	case syntax.OpAnyCharNotNL:
-		b.WriteString(`(?-s:.)`)
-	case syntax.OpAnyChar:
-		b.WriteString(`(?s:.)`)
-	case syntax.OpBeginLine:
-		b.WriteString(`(?m:^)`)
-	case syntax.OpEndLine:
-		b.WriteString(`(?m:$)`)
-	case syntax.OpBeginText:
-		b.WriteString(`\A`)
-	case syntax.OpEndText:
-		b.WriteString(`\z`)
-	case syntax.OpWordBoundary:
-		b.WriteString(`\b`)
-	case syntax.OpNoWordBoundary:
-		b.WriteString(`\B`)
+		writeClass(b, re)
 	case syntax.OpCapture:
 		if re.Name != "" {
 			b.WriteString(`(?P<` + re.Name + `>`)
@@ -592,29 +572,7 @@ func writePattern(b *strings.Builder, re *syntax.Regexp) {
 		writePattern(b, re.Sub[0])
 		b.WriteByte(')')
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		b.WriteString(`(?:`)
-		writePattern(b, re.Sub[0])
-		b.WriteByte(')')
-		switch re.Op {
-		case syntax.OpStar:
-			b.WriteByte('*')
-		case syntax.OpPlus:
-			b.WriteByte('+')
-		case syntax.OpQuest:
-			b.WriteByte('?')
-		default:
-			b.WriteString(`{` + strconv.Itoa(re.Min))
-			if re.Max != re.Min {
-				b.WriteByte(',')
-				if re.Max >= 0 {
-					b.WriteString(strconv.Itoa(re.Max))
-				}
-			}
-			b.WriteByte('}')
-		}
-		if re.Flags&syntax.NonGreedy != 0 {
-			b.WriteByte('?')
-		}
+		writeRepeat(b, re)
 	case syntax.OpConcat:
 		b.WriteString(`(?:`)
 		for _, s := range re.Sub {
@@ -632,6 +590,60 @@ func writePattern(b *strings.Builder, re *syntax.Regexp) {
 		b.WriteByte(')')
 	default:
 		b.WriteString(re.String()) // no other op exists today
+	}
+}
+
+func writeLiteral(b *strings.Builder, re *syntax.Regexp) {
+	if re.Flags&syntax.FoldCase != 0 {
+		b.WriteString(`(?i:`)
+	}
+	for _, c := range re.Rune {
+		writeRune(b, c, false)
+	}
+	if re.Flags&syntax.FoldCase != 0 {
+		b.WriteString(`)`)
+	}
+}
+
+func writeClass(b *strings.Builder, re *syntax.Regexp) {
+	b.WriteByte('[')
+	for i := 0; i+1 < len(re.Rune); i += 2 {
+		writeRune(b, re.Rune[i], true)
+		if re.Rune[i+1] != re.Rune[i] {
+			b.WriteByte('-')
+			writeRune(b, re.Rune[i+1], true)
+		}
+	}
+	if len(re.Rune) == 0 {
+		b.WriteString(`^\x00-\x{10FFFF}`)
+	}
+	b.WriteByte(']')
+}
+
+// writeRepeat writes a *, +, ? or {n,m} of re's one sub-expression.
+func writeRepeat(b *strings.Builder, re *syntax.Regexp) {
+	b.WriteString(`(?:`)
+	writePattern(b, re.Sub[0])
+	b.WriteByte(')')
+	switch re.Op {
+	case syntax.OpStar:
+		b.WriteByte('*')
+	case syntax.OpPlus:
+		b.WriteByte('+')
+	case syntax.OpQuest:
+		b.WriteByte('?')
+	default:
+		b.WriteString(`{` + strconv.Itoa(re.Min))
+		if re.Max != re.Min {
+			b.WriteByte(',')
+			if re.Max >= 0 {
+				b.WriteString(strconv.Itoa(re.Max))
+			}
+		}
+		b.WriteByte('}')
+	}
+	if re.Flags&syntax.NonGreedy != 0 {
+		b.WriteByte('?')
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/search/internal/searchtest"
 )
 
 // The benchmarks run on generated notes (gen_test.go): 500 B to 2 KiB of
@@ -123,7 +125,7 @@ func BenchmarkSave(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("all/%d", n), func(b *testing.B) {
 			ix, _ := benchIndex(b, n)
-			sys := newMemSys()
+			sys := searchtest.NewMemSys()
 			for b.Loop() {
 				ix.mu.Lock()
 				for s := range Shards {
@@ -134,11 +136,11 @@ func BenchmarkSave(b *testing.B) {
 					b.Fatalf("Save: %d, %v", k, err)
 				}
 			}
-			b.ReportMetric(float64(sys.size(b))/float64(n), "recordB/doc")
+			b.ReportMetric(float64(sys.Size(b))/float64(n), "recordB/doc")
 		})
 		b.Run(fmt.Sprintf("one/%d", n), func(b *testing.B) {
 			ix, _ := benchIndex(b, n)
-			sys := newMemSys()
+			sys := searchtest.NewMemSys()
 			if _, err := ix.Save(b.Context(), sys); err != nil {
 				b.Fatal(err)
 			}
@@ -149,7 +151,7 @@ func BenchmarkSave(b *testing.B) {
 					b.Fatalf("Save: %d, %v", k, err)
 				}
 			}
-			b.ReportMetric(float64(len(sys.rec(b, ShardName(ShardOf("memory/d00/n000000.md"))))), "shardB")
+			b.ReportMetric(float64(len(sys.Rec(b, ShardName(ShardOf("memory/d00/n000000.md"))))), "shardB")
 		})
 	}
 }
@@ -159,7 +161,7 @@ func BenchmarkLoad(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			ix, _ := benchIndex(b, n)
-			sys := newMemSys()
+			sys := searchtest.NewMemSys()
 			if _, err := ix.Save(b.Context(), sys); err != nil {
 				b.Fatal(err)
 			}

@@ -4,13 +4,11 @@
 // user.memfs.* metadata, and persisted in the store's system records in
 // [Shards] shards, of which a Save writes only the changed ones.
 //
-// [Service] is the live index of a session (package session): the
-// persisted index kept up to date with the store (it follows each flush
-// and each external change, and saves in a worker), searched together with
-// an overlay of the session's unflushed changes and filtered by what the
-// caller may read; with an embedder it also keeps a vector per document
-// and ranks by meaning as well as by words (hybrid search). [Lazy] holds
-// a Service that opens at its first use.
+// This package is the index's format: the tokenizer, the [Index], its
+// shards, the vectors ([Vectors]) and the ranking ([RankDocs], [Fuse]).
+// It knows no session: the live index of a session (the persisted index
+// kept up to date with the store, searched with an overlay of unflushed
+// changes, filtered by what the caller may read) is package search/live.
 //
 // # Tokenization
 //
@@ -140,8 +138,9 @@
 //
 // # Query syntax
 //
-// A name under .memfs/search/ in the mount is a query; [ParseQuery]
-// percent-decodes the whole name first (url.PathUnescape: "%2F" is '/',
+// A name under .memfs/search/ in the mount is a query; [ParseName]
+// (which returns a [Request]: the [Query] and whether the word format:json
+// asked for JSON lines) percent-decodes the whole name first (url.PathUnescape: "%2F" is '/',
 // and a '%' not followed by two hex digits is an error), then splits it at
 // white space outside double quotes. Each word is a filter or text:
 //
@@ -162,35 +161,12 @@
 //
 //	"deploy plan" tag:infra since:7d top:3
 //
-// # The live service
-//
-// [OpenService] loads the persisted index and repairs it as Staleness
-// says (a corrupt one, or any with ServiceOptions.Rebuild, is rebuilt),
-// then follows the session: [Service.Saved] is the session's
-// Options.Saved hook (the values as the store now holds them), and a
-// session watch, kept from OpenService to [Service.Close], takes the
-// external changes. Both only queue; a worker goroutine applies the queue
-// to the index and saves it ServiceOptions.SaveDelay after the first
-// change of a burst (a crash in between leaves stale stamps, which the
-// next open repairs). [Service.Search] applies the queue, indexes the
-// session's unflushed values into an overlay index built for that search
-// alone (never saved: an unflushed secret never reaches the disk, and
-// every index redacts with ServiceOptions.Redactor, which is required),
-// drops base hits that an unflushed change shadows and hits the caller in
-// its context (session.CredFrom) may not read, asking the base for more
-// until TopK pass, and orders the rest by score, then key. An overlay's
-// scores come from its own few documents, so they are comparable with the
-// base's only roughly. [Service.Answer] serves .memfs/search/NAME (text,
-// or JSON lines with format:json: [CutFormat], [FormatResults]), and
-// [Service.ContextSearch] the search of context packs. Close stops the
-// watch and the worker, then saves.
-//
 // # Vectors and hybrid ranking
 //
-// With ServiceOptions.Embedder (an [embed.Embedder]; nil searches by
-// keyword only, exactly as without vectors), a Service also keeps one
-// vector per document: the embedding of its key's words (split at '/',
-// '.', '_' and '-') and the first [EmbedBytes] (4 KiB) of its value,
+// With an [embed.Embedder] (nil searches by keyword only, exactly as
+// without vectors), the live service also keeps one vector per document
+// ([Vectors]): the embedding of its key's words (split at '/', '.', '_'
+// and '-') and the first [EmbedBytes] (4 KiB) of its value,
 // redacted as the BM25 index redacts it (a vector of a raw secret would
 // leak it; a binary value embeds its key's words only). A vector is held
 // int8-quantized with a float32 scale per vector (its largest coordinate
@@ -211,38 +187,6 @@
 //	    string key; varint size, varint mtime (the stamp of the value embedded)
 //	    4 bytes float32 LE scale, dim bytes: int8 coordinates
 //	CRC-32C (Castagnoli) of all the above, 4 bytes little endian
-//
-// At open, the vectors are loaded and brought up to date as the BM25
-// stamps are: a document of the BM25 index whose vector is missing or has
-// another stamp is queued for embedding, and a vector of a key the index
-// no longer has is dropped. A shard made by another embedder ID makes
-// every vector dropped and embedded again (logged; models are never
-// mixed: all 64 shards are rewritten with the new ID at once); a shard
-// that does not decode is ErrCorrupt to it, and the vectors alone are
-// made again (no BM25 shard is touched). Rebuild deletes the vector
-// records with the rest of RecordPrefix.
-//
-// Embedding may be slow (a remote model). Saved still only queues; the
-// worker, applying the queue to the BM25 index, queues each changed
-// document's redacted text for a second goroutine, the embed worker,
-// which embeds them in batches of 64 (the repair's documents are read
-// from the store when their turn comes) and has the worker save the
-// changed vector shards; after a failure it retries, waiting 1 s doubling
-// to a minute. A batch that fails twice is embedded one document at a
-// time: when some succeed, those the model refuses alone are dropped from
-// the queue and counted (they rank by BM25), so one text a model cannot
-// take never holds up the rest; when none succeeds the model is down and
-// nothing is dropped. [Service.VectorStatus] reports the embedder, the
-// number of vectors, the documents pending and refused, and the last
-// failure. A search never waits for the queue: a document not embedded
-// yet ranks by BM25 alone. The query, first and alone, then at most 256
-// of the unflushed values the search may return, are embedded at search
-// time, their vectors cached by the SHA-256 of their text (4096 at most),
-// by at most 4 search-time embeds at once, and a search waits at most
-// ServiceOptions.EmbedWait ([DefaultEmbedWait], 1 s) for them: a query
-// whose vector is not ready ranks by keyword, an unflushed value whose
-// vector is not ready ranks by BM25, and the embedding goes on to fill
-// the cache for the next search.
 //
 // A query's mode (Query.Mode, the word mode:keyword|semantic|hybrid) is
 // hybrid by default with an embedder, keyword without one; semantic or
@@ -283,33 +227,6 @@
 // to apply. Save encodes each shard under the read lock and writes it
 // without a lock; Saves are serialized.
 //
-// A Service is safe for concurrent use, Close included (a second Close
-// does nothing). It has two mutexes, taken in this order: applyMu
-// serializes the moving of queued changes into the base index (so they
-// go in in order), and mu guards the queue, the dirty flag and the closed
-// flag (and the embedding queue), held only to copy them; the Index's
-// own lock comes last (a vector index's lock comes after mu and before
-// the Index's: a filtered vector search asks the Index). No
-// Service lock is held while it calls the session or the store, so Saved,
-// called by a flush with the session's flush serializer held, and the
-// watch, called with no session lock held, only take mu for an append:
-// a flush never waits for indexing or for a save. The worker is the only
-// goroutine a Service starts without an Embedder; with one, the embed
-// worker and the search-time embeds (which may outlive their search) are
-// the others. Close cancels the embeds and waits for all of them to end. Searches run
-// on their callers' goroutines and may run together, and with the worker.
-//
-// A Lazy is safe for concurrent use. Its mutex serializes opening and
-// Close and is held across the open's I/O (loading and repairing the
-// index): the first callers wait for one open, later ones read the open
-// Service without a lock. Saved never takes it, so a flush never waits
-// for an open: a flush that ends during the open is kept (under a second
-// mutex, held for no I/O) and queued on the Service before it is
-// published, so that the open's repair, which may have read the store
-// before that flush, never leaves it out, and no later flush overtakes
-// it. After Close no Service opens; a Service opened before stays
-// returned by Get.
-//
 // # Example
 //
 //	opts := search.Options{Redact: redactFunc, Logger: log}
@@ -319,8 +236,8 @@
 //	}
 //	ix.Put("memory/global.md", value, search.MetaOf(info))
 //	_, err = ix.Save(ctx, store)
-//	q, err := search.ParseQuery(`"deploy plan" tag:infra top:3`)
-//	for _, h := range ix.Search(q) {
-//		fmt.Println(h.Key, h.Score, ix.Snippet(h.Key, valueOf(h.Key), q, 120))
+//	r, err := search.ParseName(search.Name(`"deploy plan"`, "tag:infra", "top:3"))
+//	for _, h := range ix.Search(r.Query) {
+//		fmt.Println(h.Key, h.Score, ix.Snippet(h.Key, valueOf(h.Key), r.Query, 120))
 //	}
 package search

@@ -2,17 +2,10 @@ package search
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync/atomic"
-	"testing"
-
-	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/backend/memstore"
 )
 
 // common is the head of an English word list; the generator's vocabulary
@@ -140,70 +133,4 @@ func (g *gen) queries(n int) []string {
 		}
 	}
 	return qs
-}
-
-// memSys is a memory store (backend/memstore) that counts its SaveSys
-// calls.
-type memSys struct {
-	*memstore.Store
-	saves atomic.Int64 // successful SaveSys calls
-}
-
-func newMemSys() *memSys { return &memSys{Store: memstore.New()} }
-
-func (m *memSys) SaveSys(ctx context.Context, name string, data []byte) error {
-	err := m.Store.SaveSys(ctx, name, data)
-	if err == nil {
-		m.saves.Add(1)
-	}
-	return err
-}
-
-// records returns every record by name.
-func (m *memSys) records(tb testing.TB) map[string][]byte {
-	tb.Helper()
-	es, err := m.ListSys(context.Background(), "")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	recs := make(map[string][]byte, len(es))
-	for _, e := range es {
-		recs[e.Key] = m.rec(tb, e.Key)
-	}
-	return recs
-}
-
-// rec returns the record name, or nil if there is none.
-func (m *memSys) rec(tb testing.TB, name string) []byte {
-	tb.Helper()
-	d, err := m.LoadSys(context.Background(), name)
-	if errors.Is(err, backend.ErrKeyNotFound) {
-		return nil
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return d
-}
-
-// put stores a record behind the index's back, without counting it.
-func (m *memSys) put(tb testing.TB, name string, data []byte) {
-	tb.Helper()
-	if err := m.Store.SaveSys(context.Background(), name, data); err != nil {
-		tb.Fatal(err)
-	}
-}
-
-// size is the bytes of every record together.
-func (m *memSys) size(tb testing.TB) int {
-	tb.Helper()
-	es, err := m.ListSys(context.Background(), "")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n := 0
-	for _, e := range es {
-		n += int(e.Info.Size)
-	}
-	return n
 }

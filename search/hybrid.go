@@ -52,7 +52,7 @@ func parseMode(s string) (Mode, bool) {
 // resolveMode returns the mode q runs in with or without an embedder: the
 // default is hybrid with one, keyword without; semantic or hybrid without
 // one is an error wrapping ErrQuery.
-func resolveMode(m Mode, hasEmbedder bool) (Mode, error) {
+func ResolveMode(m Mode, hasEmbedder bool) (Mode, error) {
 	switch {
 	case m == ModeDefault && hasEmbedder:
 		return ModeHybrid, nil
@@ -92,8 +92,8 @@ type Fusion struct {
 // unrelated to every note land, is no semantic hit).
 func DefaultFusion() Fusion { return Fusion{Alpha: 0.6, Floor: 0.2} }
 
-// candidates returns how many hits each ranking gives for topK.
-func (f Fusion) candidates(topK int) int {
+// PerRanking returns how many hits each ranking gives for topK.
+func (f Fusion) PerRanking(topK int) int {
 	if f.Candidates > 0 {
 		return max(f.Candidates, topK)
 	}
@@ -103,7 +103,7 @@ func (f Fusion) candidates(topK int) int {
 // fuse ranks the union of the BM25 hits bm and the vector hits vec (their
 // scores cosines) by f, best first (ties by key). cosOf gives the cosine
 // of a BM25 candidate the vector hits lack (false: it has no vector).
-func fuse(bm, vec []Hit, cosOf func(key string) (float64, bool), f Fusion) []Hit {
+func Fuse(bm, vec []Hit, cosOf func(key string) (float64, bool), f Fusion) []Hit {
 	bmOf := make(map[string]float64, len(bm))
 	cos := make(map[string]float64, len(bm)+len(vec))
 	maxBM := 0.0
@@ -151,12 +151,12 @@ func fuse(bm, vec []Hit, cosOf func(key string) (float64, bool), f Fusion) []Hit
 		}
 		out[i] = Hit{Key: k, Score: f.Alpha*sVec + (1-f.Alpha)*sBM}
 	}
-	sortHits(out)
+	SortHits(out)
 	return out
 }
 
 // sortHits orders hits by score, then key.
-func sortHits(hits []Hit) {
+func SortHits(hits []Hit) {
 	slices.SortFunc(hits, func(a, b Hit) int {
 		if better(a, b) {
 			return -1
@@ -169,7 +169,7 @@ func sortHits(hits []Hit) {
 }
 
 // cut drops the hits below minScore and keeps the first topK.
-func cut(hits []Hit, minScore float64, topK int) []Hit {
+func Cut(hits []Hit, minScore float64, topK int) []Hit {
 	kept := hits[:0]
 	for _, h := range hits {
 		if h.Score >= minScore {
@@ -181,7 +181,7 @@ func cut(hits []Hit, minScore float64, topK int) []Hit {
 
 // matcher returns a function reporting whether the index holds key and
 // it passes q's filters.
-func (ix *Index) matcher(q Query) func(key string) bool {
+func (ix *Index) Matcher(q Query) func(key string) bool {
 	return func(key string) bool {
 		ix.mu.RLock()
 		defer ix.mu.RUnlock()
@@ -198,7 +198,7 @@ type Doc struct {
 }
 
 // embedBatch is how many texts one Embed call takes.
-const embedBatch = 64
+const EmbedBatch = 64
 
 // RankDocs ranks docs, an in-memory corpus (no store, no redaction: the
 // caller gives what may be embedded), by q in q.Mode (ModeDefault: hybrid
@@ -208,7 +208,7 @@ const embedBatch = 64
 // result is deterministic for a deterministic embedder. A mode that needs
 // an embedder without one is an error wrapping ErrQuery.
 func RankDocs(ctx context.Context, e embed.Embedder, docs []Doc, q Query, f Fusion) ([]Hit, error) {
-	mode, err := resolveMode(q.Mode, e != nil)
+	mode, err := ResolveMode(q.Mode, e != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -219,12 +219,12 @@ func RankDocs(ctx context.Context, e embed.Embedder, docs []Doc, q Query, f Fusi
 	if mode == ModeKeyword || strings.TrimSpace(q.Text) == "" {
 		return ix.Search(q), nil
 	}
-	vx := newVecIndex(e.ID())
-	for i := 0; i < len(docs); i += embedBatch {
-		batch := docs[i:min(i+embedBatch, len(docs))]
+	vx := NewVectors(e.ID())
+	for i := 0; i < len(docs); i += EmbedBatch {
+		batch := docs[i:min(i+EmbedBatch, len(docs))]
 		texts := make([]string, len(batch))
 		for j, d := range batch {
-			texts[j] = embedText(d.Key, d.Value)
+			texts[j] = EmbedText(d.Key, d.Value)
 		}
 		vecs, err := e.Embed(ctx, texts)
 		if err != nil {
@@ -234,7 +234,7 @@ func RankDocs(ctx context.Context, e embed.Embedder, docs []Doc, q Query, f Fusi
 			return nil, fmt.Errorf("search: embed documents: %d vectors for %d texts", len(vecs), len(batch))
 		}
 		for j, d := range batch {
-			if err := vx.put(d.Key, stampOf(d.Meta), vecs[j]); err != nil {
+			if err := vx.Put(d.Key, StampOf(d.Meta), vecs[j]); err != nil {
 				return nil, err
 			}
 		}
@@ -244,7 +244,7 @@ func RankDocs(ctx context.Context, e embed.Embedder, docs []Doc, q Query, f Fusi
 
 // rankIndexed ranks the documents of ix and vx by q in mode (semantic or
 // hybrid), embedding the query with e.
-func rankIndexed(ctx context.Context, e embed.Embedder, ix *Index, vx *vecIndex, q Query, mode Mode, f Fusion) ([]Hit, error) {
+func rankIndexed(ctx context.Context, e embed.Embedder, ix *Index, vx *Vectors, q Query, mode Mode, f Fusion) ([]Hit, error) {
 	topK := q.TopK
 	if topK <= 0 {
 		topK = 10
@@ -256,14 +256,14 @@ func rankIndexed(ctx context.Context, e embed.Embedder, ix *Index, vx *vecIndex,
 	if len(qvs) != 1 {
 		return nil, errors.New("search: embed the query: no vector")
 	}
-	qv := newQueryVec(qvs[0])
-	keep := ix.matcher(q)
+	qv := NewQueryVec(qvs[0])
+	keep := ix.Matcher(q)
 	if mode == ModeSemantic {
-		return cut(vx.search(qv, topK, keep, f.Floor), q.MinScore, topK), nil
+		return Cut(vx.Nearest(qv, topK, keep, f.Floor), q.MinScore, topK), nil
 	}
-	n := f.candidates(topK)
+	n := f.PerRanking(topK)
 	bq := q
 	bq.TopK, bq.MinScore = n, 0
-	hits := fuse(ix.Search(bq), vx.search(qv, n, keep, f.Floor), func(k string) (float64, bool) { return vx.cosine(k, qv) }, f)
-	return cut(hits, q.MinScore, topK), nil
+	hits := Fuse(ix.Search(bq), vx.Nearest(qv, n, keep, f.Floor), func(k string) (float64, bool) { return vx.Cosine(k, qv) }, f)
+	return Cut(hits, q.MinScore, topK), nil
 }

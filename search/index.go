@@ -41,7 +41,7 @@ type Stamp struct {
 	MTime int64 // unix nanoseconds; 0 for a zero time
 }
 
-func stampOf(m DocMeta) Stamp {
+func StampOf(m DocMeta) Stamp {
 	s := Stamp{Size: m.Size}
 	if !m.MTime.IsZero() {
 		s.MTime = m.MTime.UnixNano()
@@ -209,7 +209,7 @@ func (ix *Index) Put(key string, value []byte, m DocMeta) {
 		ix.Delete(key)
 		return
 	}
-	a := analyze(ix.redactValue(key, value))
+	a := analyze(ix.RedactValue(key, value))
 	m = ix.redactMeta(key, m) // clones m.Tags
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -341,7 +341,7 @@ func (ix *Index) Stamps() map[string]Stamp {
 	m := make(map[string]Stamp, len(ix.byKey))
 	for _, d := range ix.docs {
 		if d != nil {
-			m[d.key] = stampOf(d.meta)
+			m[d.key] = StampOf(d.meta)
 		}
 	}
 	return m

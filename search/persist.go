@@ -209,7 +209,7 @@ func (ix *Index) encodeShardLocked(s int) []byte {
 	for _, i := range order {
 		d := ix.docs[ids[i]]
 		buf = appendString(buf, d.key)
-		st := stampOf(d.meta)
+		st := StampOf(d.meta)
 		buf = binary.AppendVarint(buf, st.Size)
 		buf = binary.AppendVarint(buf, st.MTime)
 		buf = binary.AppendUvarint(buf, uint64(len(d.meta.Tags)))
@@ -399,102 +399,31 @@ func (d *decoder) string() string {
 	return string(d.bytes(int(v)))
 }
 
+// docRec is one document of a shard record, decoded.
+type docRec struct {
+	key     string
+	m       DocMeta
+	length  uint32
+	terms   []uint32 // indexes into the record's terms
+	entries [][]byte
+}
+
 // decodeShard adds the documents of shard s's record to the index.
 func (ix *Index) decodeShard(s int, data []byte) error {
-	if len(data) < len(magic)+4 || string(data[:len(magic)]) != magic {
-		return fmt.Errorf("%w: not a shard record", ErrCorrupt)
+	d, err := decodeHeader(s, data)
+	if err != nil {
+		return err
 	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
-		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
-	}
-	d := &decoder{b: body[len(magic):]}
-	if v := d.uvarint(); d.err == nil && v != formatVersion {
-		return fmt.Errorf("%w: format version %d, want %d", ErrCorrupt, v, formatVersion)
-	}
-	if n, sh := d.uvarint(), d.uvarint(); d.err == nil && (n != Shards || sh != uint64(s)) {
-		return fmt.Errorf("%w: shard %d of %d in the record of shard %d of %d", ErrCorrupt, sh, n, s, Shards)
-	}
-	nterms := d.count()
-	terms := make([]string, nterms)
-	for i := range terms {
-		terms[i] = d.string()
-		if d.err == nil && (terms[i] == "" || len(terms[i]) > MaxTermLen) {
-			d.fail("bad term %d", i)
-		}
-	}
+	terms := d.terms()
 	ndocs := d.count()
-	type docRec struct {
-		key     string
-		m       DocMeta
-		length  uint32
-		terms   []uint32 // indexes into terms
-		entries [][]byte
-	}
 	docs := make([]docRec, 0, ndocs)
 	prevKey := ""
 	for range ndocs {
-		var r docRec
-		r.key = d.string()
-		if d.err == nil {
-			if err := backend.ValidateKey(r.key); err != nil || ShardOf(r.key) != s {
-				d.fail("key %q does not belong in the shard", r.key)
-			}
-			if r.key <= prevKey {
-				d.fail("key %q out of order", r.key)
-			}
-			prevKey = r.key
-		}
-		r.m.Size = d.varint()
-		if ns := d.varint(); ns != 0 {
-			r.m.MTime = time.Unix(0, ns)
-		}
-		if nt := d.count(); nt > 0 {
-			r.m.Tags = make([]string, nt)
-			for i := range r.m.Tags {
-				r.m.Tags[i] = d.string()
-			}
-		}
-		r.m.Source, r.m.Agent = d.string(), d.string()
-		switch f := d.bytes(1); {
-		case d.err != nil:
-		case f[0] == 1:
-			r.m.HasImportance = true
-			if b := d.bytes(8); d.err == nil {
-				r.m.Importance = math.Float64frombits(binary.LittleEndian.Uint64(b))
-			}
-		case f[0] != 0:
-			d.fail("bad flags %d", f[0])
-		}
-		r.length = uint32(min(d.uvarint(), math.MaxUint32))
-		np := d.count()
-		r.terms = make([]uint32, 0, np)
-		r.entries = make([][]byte, 0, np)
-		idx := uint64(0)
-		for i := range np {
-			delta := d.uvarint()
-			if i > 0 && delta == 0 {
-				d.fail("terms of %q out of order", r.key)
-			}
-			idx += delta
-			e := d.entry()
-			if d.err != nil {
-				break
-			}
-			if idx >= uint64(len(terms)) {
-				d.fail("term index %d of %d", idx, len(terms))
-				break
-			}
-			if !validEntry(e, r.length) {
-				d.fail("bad positions of %q in %q", terms[idx], r.key)
-				break
-			}
-			r.terms = append(r.terms, uint32(idx))
-			r.entries = append(r.entries, e)
-		}
+		r := d.doc(s, prevKey, terms)
 		if d.err != nil {
 			return d.err
 		}
+		prevKey = r.key
 		docs = append(docs, r)
 	}
 	if d.err != nil {
@@ -503,8 +432,118 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 	if len(d.b) != 0 {
 		return fmt.Errorf("%w: %d bytes after the documents", ErrCorrupt, len(d.b))
 	}
-	// Each of the shard's terms is looked up once; no lock: Load owns
-	// the new index. The terms must be distinct and used.
+	if err := checkTerms(terms, docs); err != nil {
+		return err
+	}
+	ix.addDocs(s, terms, docs)
+	return nil
+}
+
+// decodeHeader checks the checksum and the header of shard s's record and
+// returns a decoder at its terms.
+func decodeHeader(s int, data []byte) (*decoder, error) {
+	if len(data) < len(magic)+4 || string(data[:len(magic)]) != magic {
+		return nil, fmt.Errorf("%w: not a shard record", ErrCorrupt)
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	d := &decoder{b: body[len(magic):]}
+	if v := d.uvarint(); d.err == nil && v != formatVersion {
+		return nil, fmt.Errorf("%w: format version %d, want %d", ErrCorrupt, v, formatVersion)
+	}
+	if n, sh := d.uvarint(), d.uvarint(); d.err == nil && (n != Shards || sh != uint64(s)) {
+		return nil, fmt.Errorf("%w: shard %d of %d in the record of shard %d of %d", ErrCorrupt, sh, n, s, Shards)
+	}
+	return d, nil
+}
+
+// terms decodes a record's terms.
+func (d *decoder) terms() []string {
+	terms := make([]string, d.count())
+	for i := range terms {
+		terms[i] = d.string()
+		if d.err == nil && (terms[i] == "" || len(terms[i]) > MaxTermLen) {
+			d.fail("bad term %d", i)
+		}
+	}
+	return terms
+}
+
+// doc decodes one document of shard s, whose key must follow prevKey,
+// with indexes into the record's terms.
+func (d *decoder) doc(s int, prevKey string, terms []string) docRec {
+	var r docRec
+	r.key = d.string()
+	if d.err == nil {
+		if err := backend.ValidateKey(r.key); err != nil || ShardOf(r.key) != s {
+			d.fail("key %q does not belong in the shard", r.key)
+		}
+		if r.key <= prevKey {
+			d.fail("key %q out of order", r.key)
+		}
+	}
+	r.m = d.docMeta()
+	r.length = uint32(min(d.uvarint(), math.MaxUint32))
+	np := d.count()
+	r.terms = make([]uint32, 0, np)
+	r.entries = make([][]byte, 0, np)
+	idx := uint64(0)
+	for i := range np {
+		delta := d.uvarint()
+		if i > 0 && delta == 0 {
+			d.fail("terms of %q out of order", r.key)
+		}
+		idx += delta
+		e := d.entry()
+		if d.err != nil {
+			break
+		}
+		if idx >= uint64(len(terms)) {
+			d.fail("term index %d of %d", idx, len(terms))
+			break
+		}
+		if !validEntry(e, r.length) {
+			d.fail("bad positions of %q in %q", terms[idx], r.key)
+			break
+		}
+		r.terms = append(r.terms, uint32(idx))
+		r.entries = append(r.entries, e)
+	}
+	return r
+}
+
+// docMeta decodes a document's DocMeta.
+func (d *decoder) docMeta() DocMeta {
+	var m DocMeta
+	m.Size = d.varint()
+	if ns := d.varint(); ns != 0 {
+		m.MTime = time.Unix(0, ns)
+	}
+	if nt := d.count(); nt > 0 {
+		m.Tags = make([]string, nt)
+		for i := range m.Tags {
+			m.Tags[i] = d.string()
+		}
+	}
+	m.Source, m.Agent = d.string(), d.string()
+	switch f := d.bytes(1); {
+	case d.err != nil:
+	case f[0] == 1:
+		m.HasImportance = true
+		if b := d.bytes(8); d.err == nil {
+			m.Importance = math.Float64frombits(binary.LittleEndian.Uint64(b))
+		}
+	case f[0] != 0:
+		d.fail("bad flags %d", f[0])
+	}
+	return m
+}
+
+// checkTerms checks that a record's terms are distinct and each used by
+// one of its documents.
+func checkTerms(terms []string, docs []docRec) error {
 	used := make([]bool, len(terms))
 	for _, r := range docs {
 		for _, t := range r.terms {
@@ -518,9 +557,16 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 		}
 		seen[t] = true
 	}
+	return nil
+}
+
+// addDocs inserts the documents of shard s's record (but those with a
+// secret name), each of the shard's terms looked up once; no lock: Load
+// owns the new index.
+func (ix *Index) addDocs(s int, terms []string, docs []docRec) {
 	// Only the terms of the documents kept enter the dictionary.
 	kept := docs[:0]
-	clear(used)
+	used := make([]bool, len(terms))
 	for _, r := range docs {
 		if ix.secretName(r.key) {
 			continue
@@ -541,6 +587,7 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 		}
 		tidOf[i] = tid
 	}
+	n := len(docs)
 	for _, r := range kept {
 		for i, t := range r.terms {
 			r.terms[i] = tidOf[t]
@@ -548,10 +595,9 @@ func (ix *Index) decodeShard(s int, data []byte) error {
 		ix.insertLocked(r.key, r.m, r.length, r.terms, r.entries)
 	}
 	ix.saved[s] = ix.version[s]
-	if len(kept) < len(docs) {
+	if len(kept) < n {
 		ix.version[s]++ // the record still holds the dropped ones: Load saves it
 	}
-	return nil
 }
 
 // validEntry reports whether e is exactly one entry of one or more

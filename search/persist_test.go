@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/search/internal/searchtest"
 )
 
 // buildIndex indexes n generated notes with varied metadata.
@@ -61,7 +62,7 @@ func roundTripQueries(g *gen) []Query {
 
 func TestSaveLoadRoundTrip(t *testing.T) {
 	ix, g := buildIndex(t, 600)
-	sys := newMemSys()
+	sys := searchtest.NewMemSys()
 	n, err := ix.Save(t.Context(), sys)
 	if err != nil {
 		t.Fatal(err)
@@ -99,20 +100,20 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 
 func TestSaveOnlyDirty(t *testing.T) {
 	ix, _ := buildIndex(t, 100)
-	sys := newMemSys()
+	sys := searchtest.NewMemSys()
 	if _, err := ix.Save(t.Context(), sys); err != nil {
 		t.Fatal(err)
 	}
-	before := sys.saves.Load()
+	before := sys.Saves.Load()
 	ix.Put("memory/new.md", []byte("a fresh note about kiwis"), DocMeta{Size: 24})
 	n, err := ix.Save(t.Context(), sys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 1 || sys.saves.Load()-before != 1 {
-		t.Errorf("Save after one Put wrote %d shards (%d SaveSys calls), want 1", n, sys.saves.Load()-before)
+	if n != 1 || sys.Saves.Load()-before != 1 {
+		t.Errorf("Save after one Put wrote %d shards (%d SaveSys calls), want 1", n, sys.Saves.Load()-before)
 	}
-	if sys.rec(t, ShardName(ShardOf("memory/new.md"))) == nil {
+	if sys.Rec(t, ShardName(ShardOf("memory/new.md"))) == nil {
 		t.Error("the new document's shard record is missing")
 	}
 	// Two keys in different shards, and a delete.
@@ -151,7 +152,7 @@ func TestSaveOnlyDirty(t *testing.T) {
 func TestSaveEmptiedShard(t *testing.T) {
 	ix := New(Options{})
 	ix.Put("memory/only.md", []byte("lonely"), DocMeta{})
-	sys := newMemSys()
+	sys := searchtest.NewMemSys()
 	if n, err := ix.Save(t.Context(), sys); err != nil || n != 1 {
 		t.Fatalf("Save: %d, %v; want 1 shard", n, err)
 	}
@@ -166,7 +167,7 @@ func TestSaveEmptiedShard(t *testing.T) {
 }
 
 func TestLoadMissing(t *testing.T) {
-	ix, err := Load(t.Context(), newMemSys(), Options{})
+	ix, err := Load(t.Context(), searchtest.NewMemSys(), Options{})
 	if err != nil || ix.Len() != 0 {
 		t.Errorf("Load of nothing: %v docs, %v; want an empty index", ix.Len(), err)
 	}
@@ -174,12 +175,12 @@ func TestLoadMissing(t *testing.T) {
 
 func TestLoadCorrupt(t *testing.T) {
 	ix, _ := buildIndex(t, 200)
-	clean := newMemSys()
+	clean := searchtest.NewMemSys()
 	if _, err := ix.Save(t.Context(), clean); err != nil {
 		t.Fatal(err)
 	}
 	name := ShardName(ShardOf("memory/cjk.md"))
-	rec := clean.rec(t, name)
+	rec := clean.Rec(t, name)
 	// reseal recomputes the checksum, so that the decoder's own checks
 	// are what catches the damage.
 	reseal := func(b []byte) []byte {
@@ -204,11 +205,11 @@ func TestLoadCorrupt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sys := newMemSys()
-			for k, v := range clean.records(t) {
-				sys.put(t, k, v)
+			sys := searchtest.NewMemSys()
+			for k, v := range clean.Records(t) {
+				sys.Put(t, k, v)
 			}
-			sys.put(t, name, tt.data)
+			sys.Put(t, name, tt.data)
 			_, err := Load(t.Context(), sys, Options{})
 			if !errors.Is(err, ErrCorrupt) {
 				t.Errorf("Load = %v, want ErrCorrupt", err)
@@ -217,20 +218,20 @@ func TestLoadCorrupt(t *testing.T) {
 	}
 	// A record in the wrong place: shard 5's data under shard 6's name.
 	t.Run("wrong shard", func(t *testing.T) {
-		sys := newMemSys()
-		sys.put(t, ShardName(6), clean.rec(t, ShardName(5)))
+		sys := searchtest.NewMemSys()
+		sys.Put(t, ShardName(6), clean.Rec(t, ShardName(5)))
 		if _, err := Load(t.Context(), sys, Options{}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("Load = %v, want ErrCorrupt", err)
 		}
 	})
 	// Records under the prefix that are not shards are not the index's.
 	t.Run("other records ignored", func(t *testing.T) {
-		sys := newMemSys()
-		for k, v := range clean.records(t) {
-			sys.put(t, k, v)
+		sys := searchtest.NewMemSys()
+		for k, v := range clean.Records(t) {
+			sys.Put(t, k, v)
 		}
-		sys.put(t, "search/shard-7", []byte("junk"))
-		sys.put(t, "search/manifest", []byte("junk"))
+		sys.Put(t, "search/shard-7", []byte("junk"))
+		sys.Put(t, "search/manifest", []byte("junk"))
 		if got, err := Load(t.Context(), sys, Options{}); err != nil || got.Len() != ix.Len() {
 			t.Errorf("Load: %v, %d docs; want %d", err, got.Len(), ix.Len())
 		}
@@ -298,7 +299,7 @@ func TestStaleness(t *testing.T) {
 	ix := New(Options{})
 	ix.Put("memory/a.md", []byte("apple"), DocMeta{Size: 5, MTime: t0})
 	ix.Put("memory/b.md", []byte("banana"), DocMeta{Size: 6, MTime: t0})
-	sys := newMemSys()
+	sys := searchtest.NewMemSys()
 	if _, err := ix.Save(t.Context(), sys); err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestStaleness(t *testing.T) {
 	if !maps.Equal(got.Stamps(), want) {
 		t.Errorf("Stamps = %v, want %v", got.Stamps(), want)
 	}
-	if st := (Stamp{Size: 3}); stampOf(DocMeta{Size: 3}) != st {
-		t.Errorf("zero MTime stamps as %v, want %v", stampOf(DocMeta{Size: 3}), st)
+	if st := (Stamp{Size: 3}); StampOf(DocMeta{Size: 3}) != st {
+		t.Errorf("zero MTime stamps as %v, want %v", StampOf(DocMeta{Size: 3}), st)
 	}
 }

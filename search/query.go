@@ -16,32 +16,57 @@ import (
 // ErrQuery is wrapped by ParseQuery's errors.
 var ErrQuery = errors.New("invalid search query")
 
-// ParseQuery parses a query written as a file name (see the package
-// documentation), with durations counted back from now.
-func ParseQuery(s string) (Query, error) { return ParseQueryAt(s, time.Now()) }
+// Request is what a name under .memfs/search/ asks for: a query, and how
+// its results are written.
+type Request struct {
+	Query Query
+	// JSON is the word format:json: one JSON object per result, not text
+	// blocks.
+	JSON bool
+}
 
-// ParseQueryAt is ParseQuery with durations ("since:24h") counted back
-// from now.
-func ParseQueryAt(s string, now time.Time) (Query, error) {
-	var q Query
-	u, err := url.PathUnescape(s)
+// Name writes words as a name ParseName reads (and .memfs/search/, or its
+// query file, takes): joined with spaces, then percent-encoded.
+func Name(words ...string) string { return url.PathEscape(strings.Join(words, " ")) }
+
+// ParseName reads a name under .memfs/search/: a query written as a file
+// name (see the package documentation), in which the word format:json
+// asks for JSON lines, with durations counted back from now.
+func ParseName(name string) (Request, error) { return ParseNameAt(name, time.Now()) }
+
+// ParseNameAt is ParseName with durations ("since:24h") counted back from
+// now.
+func ParseNameAt(name string, now time.Time) (Request, error) {
+	q, asJSON, err := parseRequest(name, now)
 	if err != nil {
-		return q, fmt.Errorf("%w: %v", ErrQuery, err) // not s: a query may be a paragraph
+		return Request{}, err
+	}
+	return Request{Query: q, JSON: asJSON}, nil
+}
+
+func parseRequest(name string, now time.Time) (q Query, asJSON bool, err error) {
+	u, err := url.PathUnescape(name)
+	if err != nil {
+		return q, false, fmt.Errorf("%w: %v", ErrQuery, err) // not name: a query may be a paragraph
 	}
 	var text []string
 	seen := make(map[string]bool)
 	for _, w := range splitWords(u) {
+		if w == "format:json" {
+			asJSON = true
+			continue
+		}
 		key, val, ok := filterWord(w)
 		if !ok {
 			text = append(text, unquote(w))
 			continue
 		}
 		if val == "" {
-			return q, fmt.Errorf("%w: %q: no value", ErrQuery, w)
+			return q, false, fmt.Errorf("%w: %q: no value", ErrQuery, w)
 		}
 		if key != "tag" {
 			if seen[key] {
-				return q, fmt.Errorf("%w: %s given twice", ErrQuery, key)
+				return q, false, fmt.Errorf("%w: %s given twice", ErrQuery, key)
 			}
 			seen[key] = true
 		}
@@ -57,13 +82,13 @@ func ParseQueryAt(s string, now time.Time) (Query, error) {
 		case "importance":
 			f, err := meta.ParseImportance(val)
 			if err != nil {
-				return q, fmt.Errorf("%w: %q: want a number from 0.0 to 1.0", ErrQuery, w)
+				return q, false, fmt.Errorf("%w: %q: want a number from 0.0 to 1.0", ErrQuery, w)
 			}
 			q.ImportanceMin, q.HasImportanceMin = f, true
 		case "since", "until":
 			t, err := parseWhen(val, now)
 			if err != nil {
-				return q, fmt.Errorf("%w: %q: %v", ErrQuery, w, err)
+				return q, false, fmt.Errorf("%w: %q: %v", ErrQuery, w, err)
 			}
 			if key == "since" {
 				q.Since = t
@@ -73,25 +98,25 @@ func ParseQueryAt(s string, now time.Time) (Query, error) {
 		case "top":
 			n, err := strconv.Atoi(val)
 			if err != nil || n < 1 {
-				return q, fmt.Errorf("%w: %q: want a positive number", ErrQuery, w)
+				return q, false, fmt.Errorf("%w: %q: want a positive number", ErrQuery, w)
 			}
 			q.TopK = n
 		case "mode":
 			m, ok := parseMode(val)
 			if !ok {
-				return q, fmt.Errorf("%w: %q: want keyword, semantic or hybrid", ErrQuery, w)
+				return q, false, fmt.Errorf("%w: %q: want keyword, semantic or hybrid", ErrQuery, w)
 			}
 			q.Mode = m
 		case "min":
 			f, err := strconv.ParseFloat(val, 64)
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return q, fmt.Errorf("%w: %q: want a number", ErrQuery, w)
+				return q, false, fmt.Errorf("%w: %q: want a number", ErrQuery, w)
 			}
 			q.MinScore = f
 		}
 	}
 	q.Text = strings.Join(text, " ")
-	return q, nil
+	return q, asJSON, nil
 }
 
 // filterWord splits a filter word into its key and value; ok is false for

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestParseQuery(t *testing.T) {
+func TestParseName(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		in   string
@@ -33,40 +33,65 @@ func TestParseQuery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseQueryAt(tt.in, now)
+			r, err := ParseNameAt(tt.in, now)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, tt.want) {
+			if got := r.Query; !reflect.DeepEqual(got, tt.want) || r.JSON {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
 	}
 }
 
-func TestParseQueryErrors(t *testing.T) {
+func TestParseNameErrors(t *testing.T) {
 	for _, in := range []string{
 		"100%", "bad%zz", "tag:", "importance:2", "importance:x", "since:yesterday", "until:-5h",
 		"top:0", "top:x", "min:NaN", "prefix:a prefix:b", "source:a source:b",
 	} {
 		t.Run(in, func(t *testing.T) {
-			if _, err := ParseQuery(in); !errors.Is(err, ErrQuery) {
-				t.Errorf("ParseQuery(%q) = %v, want ErrQuery", in, err)
+			if _, err := ParseName(in); !errors.Is(err, ErrQuery) {
+				t.Errorf("ParseName(%q) = %v, want ErrQuery", in, err)
 			}
 		})
 	}
 }
 
-// TestParseQuerySearch: a parsed query runs as written.
-func TestParseQuerySearch(t *testing.T) {
+// TestParseNameSearch: a parsed query runs as written.
+func TestParseNameSearch(t *testing.T) {
 	ix := New(Options{})
 	ix.Put("memory/projects/a.md", []byte("kernel notes"), DocMeta{Tags: []string{"go"}})
 	ix.Put("memory/global.md", []byte("kernel notes"), DocMeta{Tags: []string{"go"}})
-	q, err := ParseQuery("kernel prefix:memory%2Fprojects tag:go")
+	r, err := ParseName("kernel prefix:memory%2Fprojects tag:go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := keys(ix.Search(q)); len(got) != 1 || got[0] != "memory/projects/a.md" {
+	if got := keys(ix.Search(r.Query)); len(got) != 1 || got[0] != "memory/projects/a.md" {
 		t.Errorf("got %v, want memory/projects/a.md", got)
+	}
+}
+
+// The word format:json, written plain or percent-encoded, asks for JSON
+// lines and is no word of the query; anything else like it is text.
+func TestParseNameFormat(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		asJSON     bool
+	}{
+		{"kernel cache", "kernel cache", false},
+		{"kernel%20cache", "kernel cache", false},
+		{"kernel format:json cache", "kernel cache", true},
+		{"format:json", "", true},
+		{"format%3Ajson tag:x", "", true},
+		{"format:jsonl", "format:jsonl", false},
+		{`"format:json"`, "format:json", false},
+	} {
+		r, err := ParseName(tt.name)
+		if err != nil || r.Query.Text != tt.text || r.JSON != tt.asJSON {
+			t.Errorf("ParseName(%q) = %+v, %v; want text %q, JSON %v", tt.name, r, err, tt.text, tt.asJSON)
+		}
+	}
+	if _, err := ParseName("bad%zz format:json"); !errors.Is(err, ErrQuery) {
+		t.Errorf("a name that does not decode: got %v, want ErrQuery", err)
 	}
 }

@@ -50,7 +50,7 @@ func (ix *Index) secretName(key string) bool {
 // redactValue returns what the index may tokenize of value: the value
 // redacted, up to MaxIndexBytes and a margin. A binary value gets no terms
 // (analyze), so it is returned as is, without the redactor's cost.
-func (ix *Index) redactValue(key string, value []byte) []byte {
+func (ix *Index) RedactValue(key string, value []byte) []byte {
 	if ix.opts.Redact == nil || bytes.IndexByte(value[:min(len(value), binarySniff)], 0) >= 0 {
 		return value
 	}

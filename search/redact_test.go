@@ -3,26 +3,20 @@ package search
 import (
 	"bytes"
 	"log/slog"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/memfs/memfs/search/internal/searchtest"
 )
-
-// The fake secret of these tests: "tok_" and 20 alphanumerics, found by
-// testRedact (the real rules live in package redact, which changes on its
-// own; the contract under test is the index's).
-const testSecret = "tok_Zq8Wm3Xr5Tn7Vb2Kc4Ld"
-
-var testSecretRE = regexp.MustCompile(`tok_[A-Za-z0-9]{20}`)
 
 // testRedact replaces each fake secret by a marker and reports rule "test".
 func testRedact(_ string, v []byte) ([]byte, []string) {
-	if !testSecretRE.Match(v) {
+	if !searchtest.SecretRE.Match(v) {
 		return v, nil
 	}
 	var rules []string
-	out := testSecretRE.ReplaceAllFunc(v, func([]byte) []byte {
+	out := searchtest.SecretRE.ReplaceAllFunc(v, func([]byte) []byte {
 		rules = append(rules, "test")
 		return []byte("[REDACTED:test]")
 	})
@@ -52,38 +46,22 @@ func redactingOptions() (Options, *lockedBuffer) {
 	return Options{Redact: testRedact, Logger: slog.New(slog.NewTextHandler(log, nil))}, log
 }
 
-// secretIn returns the name of a record of sys that holds a 12-byte piece
-// of testSecret in any case (terms are lower-cased), or "".
-func secretIn(t *testing.T, sys *memSys) string {
+func checkNoSecret(t *testing.T, ix *Index, sys *searchtest.MemSys, key string, value []byte) {
 	t.Helper()
-	secret := strings.ToLower(testSecret)
-	for name, rec := range sys.records(t) {
-		rec = bytes.ToLower(rec)
-		for i := 0; i+12 <= len(secret); i++ {
-			if bytes.Contains(rec, []byte(secret[i:i+12])) {
-				return name
-			}
-		}
-	}
-	return ""
-}
-
-func checkNoSecret(t *testing.T, ix *Index, sys *memSys, key string, value []byte) {
-	t.Helper()
-	if hits := ix.Search(Query{Text: testSecret}); len(hits) != 0 {
+	if hits := ix.Search(Query{Text: searchtest.Secret}); len(hits) != 0 {
 		t.Errorf("search for the secret: got %v, want no hit", hits)
 	}
 	if hits := ix.Search(Query{Text: "wombat"}); len(hits) == 0 || hits[0].Key != key {
 		t.Errorf("search for wombat: got %v, want %s first", hits, key)
 	}
 	snip := ix.Snippet(key, value, Query{Text: "wombat"}, 0)
-	if strings.Contains(snip, testSecret[:12]) || !strings.Contains(snip, "[REDACTED:test]") {
+	if strings.Contains(snip, searchtest.Secret[:12]) || !strings.Contains(snip, "[REDACTED:test]") {
 		t.Errorf("snippet: got %q, want the marker and no secret", snip)
 	}
 	if _, err := ix.Save(t.Context(), sys); err != nil {
 		t.Fatal(err)
 	}
-	if name := secretIn(t, sys); name != "" {
+	if name := searchtest.SecretIn(t, sys); name != "" {
 		t.Errorf("record %s holds the secret", name)
 	}
 }
@@ -93,18 +71,18 @@ func checkNoSecret(t *testing.T, ix *Index, sys *memSys, key string, value []byt
 // stored value); the metadata strings are redacted on each path too.
 func TestRedactOnEveryPath(t *testing.T) {
 	const key = "memory/deploy.md"
-	value := []byte("The wombat cluster deploys with " + testSecret + " as its token.\n")
-	meta := DocMeta{Tags: []string{"ops", testSecret}, Source: "src " + testSecret, Agent: testSecret, Size: int64(len(value))}
+	value := []byte("The wombat cluster deploys with " + searchtest.Secret + " as its token.\n")
+	meta := DocMeta{Tags: []string{"ops", searchtest.Secret}, Source: "src " + searchtest.Secret, Agent: searchtest.Secret, Size: int64(len(value))}
 	tests := []struct {
 		name string
-		fill func(t *testing.T, sys *memSys, opts Options) *Index
+		fill func(t *testing.T, sys *searchtest.MemSys, opts Options) *Index
 	}{
-		{"live put", func(t *testing.T, sys *memSys, opts Options) *Index {
+		{"live put", func(t *testing.T, sys *searchtest.MemSys, opts Options) *Index {
 			ix := New(opts)
 			ix.Put(key, value, meta)
 			return ix
 		}},
-		{"put after load (repair)", func(t *testing.T, sys *memSys, opts Options) *Index {
+		{"put after load (repair)", func(t *testing.T, sys *searchtest.MemSys, opts Options) *Index {
 			old := New(opts)
 			old.Put(key, []byte("an older, clean version"), DocMeta{})
 			old.Put("memory/other.md", []byte("another note"), DocMeta{})
@@ -118,7 +96,7 @@ func TestRedactOnEveryPath(t *testing.T) {
 			ix.Put(key, value, meta)
 			return ix
 		}},
-		{"rebuild", func(t *testing.T, sys *memSys, opts Options) *Index {
+		{"rebuild", func(t *testing.T, sys *searchtest.MemSys, opts Options) *Index {
 			ix := New(opts)
 			for _, k := range []string{"a/1.md", key, "z/2.md"} {
 				v := []byte("note " + k)
@@ -130,11 +108,11 @@ func TestRedactOnEveryPath(t *testing.T) {
 			}
 			return ix
 		}},
-		{"secret across the indexing cut", func(t *testing.T, sys *memSys, opts Options) *Index {
+		{"secret across the indexing cut", func(t *testing.T, sys *searchtest.MemSys, opts Options) *Index {
 			// 16 bytes of the secret before MaxIndexBytes: redacting only
 			// what is indexed would keep "tok_zq8wm3xr5tn7".
 			long := bytes.Repeat([]byte("wombat "), MaxIndexBytes/7+1)[:MaxIndexBytes-16]
-			long = append(long, testSecret+" and more\n"...)
+			long = append(long, searchtest.Secret+" and more\n"...)
 			ix := New(opts)
 			ix.Put(key, long, meta)
 			return ix
@@ -142,7 +120,7 @@ func TestRedactOnEveryPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sys := newMemSys()
+			sys := searchtest.NewMemSys()
 			opts, _ := redactingOptions()
 			ix := tt.fill(t, sys, opts)
 			checkNoSecret(t, ix, sys, key, value)
@@ -151,7 +129,7 @@ func TestRedactOnEveryPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, tag := range got.docs[got.byKey[key]].meta.Tags {
-				if strings.Contains(tag, testSecret) {
+				if strings.Contains(tag, searchtest.Secret) {
 					t.Errorf("loaded tags: got %q, want the secret redacted", got.docs[got.byKey[key]].meta.Tags)
 				}
 			}
@@ -163,15 +141,15 @@ func TestRedactOnEveryPath(t *testing.T) {
 // given: the control that shows the checks above can fail.
 func TestNoRedactKeepsValues(t *testing.T) {
 	ix := New(Options{})
-	ix.Put("memory/deploy.md", []byte("wombat "+testSecret), DocMeta{})
-	if hits := ix.Search(Query{Text: testSecret}); len(hits) != 1 {
+	ix.Put("memory/deploy.md", []byte("wombat "+searchtest.Secret), DocMeta{})
+	if hits := ix.Search(Query{Text: searchtest.Secret}); len(hits) != 1 {
 		t.Fatalf("search for the secret without Redact: got %v, want one hit", hits)
 	}
-	sys := newMemSys()
+	sys := searchtest.NewMemSys()
 	if _, err := ix.Save(t.Context(), sys); err != nil {
 		t.Fatal(err)
 	}
-	if secretIn(t, sys) == "" {
+	if searchtest.SecretIn(t, sys) == "" {
 		t.Fatal("no record holds the secret: the leak check sees nothing")
 	}
 }
@@ -179,7 +157,7 @@ func TestNoRedactKeepsValues(t *testing.T) {
 // A key whose name holds a secret is not indexed; the log names the rule,
 // never the key; a snippet of it is empty.
 func TestSecretNameNotIndexed(t *testing.T) {
-	key := "notes/" + testSecret + ".md"
+	key := "notes/" + searchtest.Secret + ".md"
 	opts, log := redactingOptions()
 	ix := New(opts)
 	ix.Put(key, []byte("a wombat note"), DocMeta{})
@@ -192,14 +170,14 @@ func TestSecretNameNotIndexed(t *testing.T) {
 	if got := ix.Snippet(key, []byte("a wombat note"), Query{Text: "wombat"}, 0); got != "" {
 		t.Errorf("snippet: got %q, want none", got)
 	}
-	if s := log.String(); !strings.Contains(s, "rule=test") || strings.Contains(s, testSecret[:12]) {
+	if s := log.String(); !strings.Contains(s, "rule=test") || strings.Contains(s, searchtest.Secret[:12]) {
 		t.Errorf("log: got %q, want the rule and not the name", s)
 	}
-	sys := newMemSys()
+	sys := searchtest.NewMemSys()
 	if _, err := ix.Save(t.Context(), sys); err != nil {
 		t.Fatal(err)
 	}
-	if name := secretIn(t, sys); name != "" {
+	if name := searchtest.SecretIn(t, sys); name != "" {
 		t.Errorf("record %s holds the name", name)
 	}
 }
@@ -208,9 +186,9 @@ func TestSecretNameNotIndexed(t *testing.T) {
 // the rule existed) and writes its shard again at once, without it and
 // without its terms.
 func TestLoadDropsSecretNames(t *testing.T) {
-	sys := newMemSys()
+	sys := searchtest.NewMemSys()
 	old := New(Options{})
-	secretKey := "notes/" + testSecret + ".md"
+	secretKey := "notes/" + searchtest.Secret + ".md"
 	old.Put(secretKey, []byte("aardvark only here"), DocMeta{})
 	old.Put("notes/clean.md", []byte("a wombat note"), DocMeta{})
 	if _, err := old.Save(t.Context(), sys); err != nil {
@@ -233,7 +211,7 @@ func TestLoadDropsSecretNames(t *testing.T) {
 	if d := ix.Stats().DirtyShards; d != 0 {
 		t.Errorf("dirty shards after Load: got %d, want 0 (Load saved them)", d)
 	}
-	if name := secretIn(t, sys); name != "" {
+	if name := searchtest.SecretIn(t, sys); name != "" {
 		t.Errorf("record %s still holds the name after Load", name)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/search/internal/searchtest"
 )
 
 func keys(hits []Hit) []string {
@@ -332,7 +334,7 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Go(func() {
-		s := newMemSys()
+		s := searchtest.NewMemSys()
 		for range 20 {
 			if _, err := ix.Save(t.Context(), s); err != nil {
 				t.Error(err)

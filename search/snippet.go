@@ -8,7 +8,7 @@ import (
 )
 
 // snippetWidth is snippet's width when it is given none.
-const snippetWidth = 160
+const SnippetWidth = 160
 
 // wordSlack is how far, in runes, snippet moves a cut end to fall between
 // words.
@@ -22,7 +22,7 @@ const wordSlack = 12
 // not redact: callers use Index.Snippet, which does.
 func snippet(value []byte, q Query, width int) string {
 	if width <= 0 {
-		width = snippetWidth
+		width = SnippetWidth
 	}
 	text := string(value)
 	p := newPlan(q.Text)

@@ -32,12 +32,12 @@ const parallelMin = 20000
 // VecShardName returns the name of the system record of vector shard s.
 func VecShardName(s int) string { return fmt.Sprintf("%svec-%02d", RecordPrefix, s) }
 
-// parseVecShardName returns s for VecShardName(s).
-func parseVecShardName(name string) (int, bool) { return parseName(name, "vec-", VecShardName) }
+// ParseVecShardName returns s for VecShardName(s).
+func ParseVecShardName(name string) (int, bool) { return parseName(name, "vec-", VecShardName) }
 
 // embedText is what is embedded of a document: its key's words, then the
 // first EmbedBytes of its redacted value, cut at a rune boundary.
-func embedText(key string, redacted []byte) string {
+func EmbedText(key string, redacted []byte) string {
 	v := redacted[:min(len(redacted), EmbedBytes)]
 	for len(v) > 0 && !utf8.Valid(v[max(0, len(v)-utf8.UTFMax):]) {
 		v = v[:len(v)-1] // a rune cut by the limit
@@ -54,11 +54,11 @@ func embedText(key string, redacted []byte) string {
 
 // isBinary reports whether a value is taken for binary (a NUL byte in its
 // first 8 KiB): it gets no terms and the zero vector.
-func isBinary(v []byte) bool { return slices.Contains(v[:min(len(v), binarySniff)], 0) }
+func IsBinary(v []byte) bool { return slices.Contains(v[:min(len(v), binarySniff)], 0) }
 
 // vecIndex holds one int8-quantized vector per document, made by one
 // embedder, and searches them exactly. It is safe for concurrent use.
-type vecIndex struct {
+type Vectors struct {
 	saveMu sync.Mutex // serializes Save
 
 	mu      sync.RWMutex
@@ -74,8 +74,8 @@ type vecIndex struct {
 	saved   [Shards]uint64   // guarded by mu: the version last saved or loaded
 }
 
-func newVecIndex(id string) *vecIndex {
-	return &vecIndex{id: id, byKey: make(map[string]int32)}
+func NewVectors(id string) *Vectors {
+	return &Vectors{id: id, byKey: make(map[string]int32)}
 }
 
 // quantize returns v as int8s and the scale that maps them back.
@@ -99,7 +99,7 @@ func quantize(dst []int8, v []float32) float32 {
 var errDim = errors.New("search: vector of another dimension")
 
 // put keeps vec for key at stamp, replacing its vector.
-func (vx *vecIndex) put(key string, st Stamp, vec []float32) error {
+func (vx *Vectors) Put(key string, st Stamp, vec []float32) error {
 	vx.mu.Lock()
 	defer vx.mu.Unlock()
 	if vx.dim == 0 && len(vec) > 0 {
@@ -131,7 +131,7 @@ func (vx *vecIndex) put(key string, st Stamp, vec []float32) error {
 }
 
 // delete drops key's vector.
-func (vx *vecIndex) delete(key string) {
+func (vx *Vectors) Delete(key string) {
 	vx.mu.Lock()
 	defer vx.mu.Unlock()
 	slot, ok := vx.byKey[key]
@@ -144,15 +144,22 @@ func (vx *vecIndex) delete(key string) {
 	vx.version[ShardOf(key)]++
 }
 
-// len returns the number of vectors.
-func (vx *vecIndex) len() int {
+// Len returns the number of vectors.
+func (vx *Vectors) Len() int {
 	vx.mu.RLock()
 	defer vx.mu.RUnlock()
 	return len(vx.byKey)
 }
 
+// Dim returns the vectors' dimension (0 before the first one).
+func (vx *Vectors) Dim() int {
+	vx.mu.RLock()
+	defer vx.mu.RUnlock()
+	return vx.dim
+}
+
 // stampsOf returns the stamp of every vector.
-func (vx *vecIndex) stampsOf() map[string]Stamp {
+func (vx *Vectors) Stamps() map[string]Stamp {
 	vx.mu.RLock()
 	defer vx.mu.RUnlock()
 	m := make(map[string]Stamp, len(vx.byKey))
@@ -162,14 +169,15 @@ func (vx *vecIndex) stampsOf() map[string]Stamp {
 	return m
 }
 
-// queryVec is a query vector quantized as the documents' are.
-type queryVec struct {
+// QueryVec is a query vector quantized as the documents' are.
+type QueryVec struct {
 	q     []int8
 	scale float32
 }
 
-func newQueryVec(v []float32) queryVec {
-	q := queryVec{q: make([]int8, len(v))}
+// NewQueryVec quantizes v.
+func NewQueryVec(v []float32) QueryVec {
+	q := QueryVec{q: make([]int8, len(v))}
 	q.scale = quantize(q.q, v)
 	return q
 }
@@ -193,7 +201,7 @@ func dot8(a, b []int8) int32 {
 
 // cosine returns the cosine of key's vector with qv; ok is false when key
 // has no vector.
-func (vx *vecIndex) cosine(key string, qv queryVec) (float64, bool) {
+func (vx *Vectors) Cosine(key string, qv QueryVec) (float64, bool) {
 	vx.mu.RLock()
 	defer vx.mu.RUnlock()
 	slot, ok := vx.byKey[key]
@@ -208,7 +216,7 @@ func (vx *vecIndex) cosine(key string, qv queryVec) (float64, bool) {
 // the keys that pass keep (nil keeps all), leaving out a cosine of floor
 // or less (no likeness). keep is called only for a
 // vector that would enter the top k, so a selective filter costs little.
-func (vx *vecIndex) search(qv queryVec, k int, keep func(key string) bool, floor float64) []Hit {
+func (vx *Vectors) Nearest(qv QueryVec, k int, keep func(key string) bool, floor float64) []Hit {
 	vx.mu.RLock()
 	defer vx.mu.RUnlock()
 	if len(qv.q) != vx.dim || vx.dim == 0 || k <= 0 {
@@ -236,7 +244,7 @@ func (vx *vecIndex) search(qv queryVec, k int, keep func(key string) bool, floor
 }
 
 // scanLocked keeps the best k of slots lo to hi.
-func (vx *vecIndex) scanLocked(qv queryVec, lo, hi, k int, keep func(string) bool, floor float64) hitHeap {
+func (vx *Vectors) scanLocked(qv QueryVec, lo, hi, k int, keep func(string) bool, floor float64) hitHeap {
 	h := make(hitHeap, 0, k)
 	d := vx.dim
 	qs := float64(qv.scale)
@@ -263,7 +271,7 @@ func (vx *vecIndex) scanLocked(qv queryVec, lo, hi, k int, keep func(string) boo
 
 // markAllDirty makes the next save write every shard (an index of
 // another embedder, or a corrupt one, is overwritten whole).
-func (vx *vecIndex) markAllDirty() {
+func (vx *Vectors) MarkAllDirty() {
 	vx.mu.Lock()
 	defer vx.mu.Unlock()
 	for s := range Shards {
@@ -272,7 +280,7 @@ func (vx *vecIndex) markAllDirty() {
 }
 
 // dirtyShards returns the number of shards changed since their last save.
-func (vx *vecIndex) dirtyShards() int {
+func (vx *Vectors) DirtyShards() int {
 	vx.mu.RLock()
 	defer vx.mu.RUnlock()
 	n := 0
@@ -286,7 +294,7 @@ func (vx *vecIndex) dirtyShards() int {
 
 // save writes the vector shards changed since the last save or load and
 // returns how many it wrote; on an error the rest stay dirty.
-func (vx *vecIndex) save(ctx context.Context, sys Sys) (int, error) {
+func (vx *Vectors) Save(ctx context.Context, sys Sys) (int, error) {
 	vx.saveMu.Lock()
 	defer vx.saveMu.Unlock()
 	return saveShards(ctx, sys, shardSet{mu: &vx.mu, version: &vx.version, saved: &vx.saved,
@@ -294,7 +302,7 @@ func (vx *vecIndex) save(ctx context.Context, sys Sys) (int, error) {
 }
 
 // encodeShardLocked encodes the vectors of shard s (format in doc.go).
-func (vx *vecIndex) encodeShardLocked(s int) []byte {
+func (vx *Vectors) encodeShardLocked(s int) []byte {
 	var slots []int32
 	for k, slot := range vx.byKey {
 		if ShardOf(k) == s {
@@ -324,89 +332,31 @@ func (vx *vecIndex) encodeShardLocked(s int) []byte {
 
 // errOtherModel is wrapped by decodeShard's error for a shard made by
 // another embedder: not corrupt, but of no use.
-var errOtherModel = errors.New("vectors of another embedder")
+var ErrOtherModel = errors.New("vectors of another embedder")
 
 // loadVectors reads the vector shards of sys into an index of embedder
 // id. A shard that does not decode gives an error wrapping ErrCorrupt; a
 // shard of another embedder gives one wrapping errOtherModel. Either way
 // the caller starts from an empty index and embeds every value again.
-func loadVectors(ctx context.Context, sys Sys, id string) (*vecIndex, error) {
+func LoadVectors(ctx context.Context, sys Sys, id string) (*Vectors, error) {
 	list, err := sys.ListSys(ctx, RecordPrefix+"vec-")
 	if err != nil {
 		return nil, fmt.Errorf("search: list vector shards: %w", err)
 	}
-	vx := newVecIndex(id)
-	if err := loadShards(ctx, sys, list, parseVecShardName, vx.decodeShard, "vector shard"); err != nil {
+	vx := NewVectors(id)
+	if err := loadShards(ctx, sys, list, ParseVecShardName, vx.decodeShard, "vector shard"); err != nil {
 		return nil, err
 	}
 	return vx, nil
 }
 
 // decodeShard adds the vectors of shard s's record to vx.
-func (vx *vecIndex) decodeShard(s int, data []byte) error {
-	if len(data) < len(vecMagic)+4 {
-		return fmt.Errorf("%w: truncated", ErrCorrupt)
+func (vx *Vectors) decodeShard(s int, data []byte) error {
+	d, dim, err := vx.decodeHeader(s, data)
+	if err != nil {
+		return err
 	}
-	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
-	}
-	if string(body[:len(vecMagic)]) != vecMagic {
-		return fmt.Errorf("%w: bad magic", ErrCorrupt)
-	}
-	d := &decoder{b: body[len(vecMagic):]}
-	if v := d.uvarint(); d.err == nil && v != vecFormatVersion {
-		return fmt.Errorf("%w: format version %d, want %d", ErrCorrupt, v, vecFormatVersion)
-	}
-	if n := d.uvarint(); d.err == nil && n != Shards {
-		return fmt.Errorf("%w: %d shards, want %d", ErrCorrupt, n, Shards)
-	}
-	if n := d.uvarint(); d.err == nil && n != uint64(s) {
-		return fmt.Errorf("%w: shard %d in the record of shard %d", ErrCorrupt, n, s)
-	}
-	id := d.string()
-	dim := d.uvarint()
-	if d.err != nil {
-		return d.err
-	}
-	if id != vx.id {
-		return fmt.Errorf("%w: %q, not %q", errOtherModel, id, vx.id)
-	}
-	if dim == 0 || dim > 1<<16 || vx.dim != 0 && dim != uint64(vx.dim) {
-		return fmt.Errorf("%w: dimension %d", ErrCorrupt, dim)
-	}
-	n := d.count()
-	prev := ""
-	vec := make([]float32, dim)
-	for i := 0; i < n && d.err == nil; i++ {
-		key := d.string()
-		st := Stamp{Size: d.varint(), MTime: d.varint()}
-		raw := d.bytes(4 + int(dim))
-		if d.err != nil {
-			break
-		}
-		if i > 0 && key <= prev || key == "" || ShardOf(key) != s {
-			d.fail("key out of order or in the wrong shard")
-			break
-		}
-		prev = key
-		scale := math.Float32frombits(binary.LittleEndian.Uint32(raw))
-		if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) || scale < 0 {
-			d.fail("bad scale")
-			break
-		}
-		for j := range vec {
-			vec[j] = float32(int8(raw[4+j])) * scale
-		}
-		vx.mu.Lock()
-		if vx.dim == 0 {
-			vx.dim = int(dim)
-		}
-		vx.mu.Unlock()
-		if err := vx.put(key, st, vec); err != nil {
-			d.fail("%v", err)
-		}
-	}
+	vx.decodeVectors(d, s, dim)
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("trailing bytes")
 	}
@@ -417,4 +367,78 @@ func (vx *vecIndex) decodeShard(s int, data []byte) error {
 	vx.saved[s] = vx.version[s]
 	vx.mu.Unlock()
 	return nil
+}
+
+// decodeHeader checks the checksum and the header of shard s's record and
+// returns a decoder at its vectors and their dimension.
+func (vx *Vectors) decodeHeader(s int, data []byte) (*decoder, uint64, error) {
+	if len(data) < len(vecMagic)+4 {
+		return nil, 0, fmt.Errorf("%w: truncated", ErrCorrupt)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, 0, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	if string(body[:len(vecMagic)]) != vecMagic {
+		return nil, 0, fmt.Errorf("%w: bad magic", ErrCorrupt)
+	}
+	d := &decoder{b: body[len(vecMagic):]}
+	if v := d.uvarint(); d.err == nil && v != vecFormatVersion {
+		return nil, 0, fmt.Errorf("%w: format version %d, want %d", ErrCorrupt, v, vecFormatVersion)
+	}
+	if n := d.uvarint(); d.err == nil && n != Shards {
+		return nil, 0, fmt.Errorf("%w: %d shards, want %d", ErrCorrupt, n, Shards)
+	}
+	if n := d.uvarint(); d.err == nil && n != uint64(s) {
+		return nil, 0, fmt.Errorf("%w: shard %d in the record of shard %d", ErrCorrupt, n, s)
+	}
+	id := d.string()
+	dim := d.uvarint()
+	if d.err != nil {
+		return nil, 0, d.err
+	}
+	if id != vx.id {
+		return nil, 0, fmt.Errorf("%w: %q, not %q", ErrOtherModel, id, vx.id)
+	}
+	if dim == 0 || dim > 1<<16 || vx.dim != 0 && dim != uint64(vx.dim) {
+		return nil, 0, fmt.Errorf("%w: dimension %d", ErrCorrupt, dim)
+	}
+	return d, dim, nil
+}
+
+// decodeVectors puts the vectors d holds (of shard s, dimension dim); a
+// record that does not decode is d's error.
+func (vx *Vectors) decodeVectors(d *decoder, s int, dim uint64) {
+	n := d.count()
+	prev := ""
+	vec := make([]float32, dim)
+	for i := 0; i < n && d.err == nil; i++ {
+		key := d.string()
+		st := Stamp{Size: d.varint(), MTime: d.varint()}
+		raw := d.bytes(4 + int(dim))
+		if d.err != nil {
+			return
+		}
+		if i > 0 && key <= prev || key == "" || ShardOf(key) != s {
+			d.fail("key out of order or in the wrong shard")
+			return
+		}
+		prev = key
+		scale := math.Float32frombits(binary.LittleEndian.Uint32(raw))
+		if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) || scale < 0 {
+			d.fail("bad scale")
+			return
+		}
+		for j := range vec {
+			vec[j] = float32(int8(raw[4+j])) * scale
+		}
+		vx.mu.Lock()
+		if vx.dim == 0 {
+			vx.dim = int(dim)
+		}
+		vx.mu.Unlock()
+		if err := vx.Put(key, st, vec); err != nil {
+			d.fail("%v", err)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/embed"
+	"github.com/memfs/memfs/search/internal/searchtest"
 )
 
 // randEmbedder gives each text a random unit vector of dim 100 seeded by
@@ -31,27 +32,27 @@ func (randEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error
 
 // benchVectors embeds the notes keys/values (as a Service does, in
 // batches) into a new vector index, with the synthetic embedder.
-func benchVectors(b *testing.B, keys []string, values [][]byte) *vecIndex {
+func benchVectors(b *testing.B, keys []string, values [][]byte) *Vectors {
 	return embedVectors(b, randEmbedder{}, keys, values)
 }
 
 // embedVectors embeds the notes keys/values with e, in batches, into a
 // new vector index.
-func embedVectors(b *testing.B, e embed.Embedder, keys []string, values [][]byte) *vecIndex {
+func embedVectors(b *testing.B, e embed.Embedder, keys []string, values [][]byte) *Vectors {
 	b.Helper()
-	vx := newVecIndex(e.ID())
-	for i := 0; i < len(keys); i += embedBatch {
-		j := min(i+embedBatch, len(keys))
+	vx := NewVectors(e.ID())
+	for i := 0; i < len(keys); i += EmbedBatch {
+		j := min(i+EmbedBatch, len(keys))
 		texts := make([]string, 0, j-i)
 		for k := i; k < j; k++ {
-			texts = append(texts, embedText(keys[k], values[k]))
+			texts = append(texts, EmbedText(keys[k], values[k]))
 		}
 		vecs, err := e.Embed(context.Background(), texts)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for k := i; k < j; k++ {
-			if err := vx.put(keys[k], Stamp{Size: int64(len(values[k]))}, vecs[k-i]); err != nil {
+			if err := vx.Put(keys[k], Stamp{Size: int64(len(values[k]))}, vecs[k-i]); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -114,11 +115,11 @@ func BenchmarkVecHeap(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&m1)
 				heapPer = float64(m1.HeapAlloc-m0.HeapAlloc) / float64(n)
-				st := newMemSys()
-				if _, err := vx.save(context.Background(), st); err != nil {
+				st := searchtest.NewMemSys()
+				if _, err := vx.Save(context.Background(), st); err != nil {
 					b.Fatal(err)
 				}
-				diskPer = float64(st.size(b)) / float64(n)
+				diskPer = float64(st.Size(b)) / float64(n)
 				runtime.KeepAlive(vx)
 			}
 			b.ReportMetric(heapPer, "heapB/note")
@@ -136,7 +137,7 @@ func BenchmarkVecFlush(b *testing.B) {
 	run := func(b *testing.B, e embed.Embedder) {
 		for b.Loop() {
 			vx := embedVectors(b, e, keys, values)
-			if _, err := vx.save(context.Background(), newMemSys()); err != nil {
+			if _, err := vx.Save(context.Background(), searchtest.NewMemSys()); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -2,130 +2,14 @@ package search
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/memfs/memfs/embed"
-	"github.com/memfs/memfs/session"
+	"github.com/memfs/memfs/search/internal/searchtest"
 )
-
-// fakeEmbedder is a deterministic bag of words: each word (after a small
-// synonym table, so that "invoice" and "bill" share a direction; a few
-// stop words left out) is hashed to a signed unit direction of 64
-// dimensions, and the sum normalized.
-type fakeEmbedder struct {
-	id    string
-	delay time.Duration // each call waits this long (or until its context ends)
-
-	mu    sync.Mutex // guards texts
-	texts []string   // every text embedded
-	calls atomic.Int64
-}
-
-var _ embed.Embedder = (*fakeEmbedder)(nil)
-
-const fakeDim = 64
-
-// fakeSynonyms maps a word to the word whose direction it shares.
-var fakeSynonyms = map[string]string{
-	"bill": "invoice", "bills": "invoice", "invoices": "invoice", "receipt": "invoice",
-	"car": "automobile", "cars": "automobile", "vehicle": "automobile",
-	"doctor": "physician", "physicians": "physician", "medic": "physician",
-	"dog": "canine", "puppy": "canine", "hound": "canine",
-	"fix": "repair", "mend": "repair", "repaired": "repair",
-	"buy": "purchase", "bought": "purchase", "shop": "purchase",
-	"happy": "glad", "cheerful": "glad", "joyful": "glad",
-	"big": "large", "huge": "large",
-	"rain": "weather", "storm": "weather", "forecast": "weather",
-}
-
-var fakeStop = map[string]bool{"the": true, "a": true, "an": true, "of": true, "to": true, "and": true,
-	"is": true, "for": true, "in": true, "on": true, "my": true, "how": true, "do": true, "i": true, "what": true, "md": true, "memory": true}
-
-func (f *fakeEmbedder) ID() string {
-	if f.id == "" {
-		return "fake:bow64@1"
-	}
-	return f.id
-}
-
-func (f *fakeEmbedder) Dim() int { return fakeDim }
-
-func (f *fakeEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	f.calls.Add(1)
-	if f.delay > 0 {
-		select {
-		case <-time.After(f.delay):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	f.mu.Lock()
-	f.texts = append(f.texts, texts...)
-	f.mu.Unlock()
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = fakeVector(t)
-	}
-	return out, nil
-}
-
-func fakeVector(text string) []float32 {
-	v := make([]float32, fakeDim)
-	for _, tok := range Tokenize(text) {
-		w := tok.Term
-		if fakeStop[w] {
-			continue
-		}
-		if s, ok := fakeSynonyms[w]; ok {
-			w = s
-		}
-		h := fnv.New64a()
-		h.Write([]byte(w))
-		x := h.Sum64()
-		// Three signed coordinates per word.
-		for j := range 3 {
-			d := (x >> (j * 8)) % fakeDim
-			if x>>(32+j)&1 == 1 {
-				v[d]++
-			} else {
-				v[d]--
-			}
-		}
-	}
-	normalize(v)
-	return v
-}
-
-func normalize(v []float32) {
-	n := 0.0
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	if n == 0 {
-		return
-	}
-	n = math.Sqrt(n)
-	for i := range v {
-		v[i] = float32(float64(v[i]) / n)
-	}
-}
-
-// embedded returns every text f embedded.
-func (f *fakeEmbedder) embedded() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.texts)
-}
 
 // randomUnit returns a random unit vector of dim.
 func randomUnit(r *rand.Rand, dim int) []float32 {
@@ -133,7 +17,7 @@ func randomUnit(r *rand.Rand, dim int) []float32 {
 	for i := range v {
 		v[i] = float32(r.NormFloat64())
 	}
-	normalize(v)
+	searchtest.Normalize(v)
 	return v
 }
 
@@ -141,40 +25,40 @@ func randomUnit(r *rand.Rand, dim int) []float32 {
 // stamps and search results; a Save after one change writes one shard.
 func TestVecRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	vx := newVecIndex("test@1")
+	vx := NewVectors("test@1")
 	for i := range 500 {
-		if err := vx.put(keyN(i), Stamp{Size: int64(i), MTime: int64(i) * 7}, randomUnit(r, 32)); err != nil {
+		if err := vx.Put(keyN(i), Stamp{Size: int64(i), MTime: int64(i) * 7}, randomUnit(r, 32)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	vx.delete(keyN(3))
-	st := newMemSys()
-	if n, err := vx.save(t.Context(), st); err != nil || n != Shards {
+	vx.Delete(keyN(3))
+	st := searchtest.NewMemSys()
+	if n, err := vx.Save(t.Context(), st); err != nil || n != Shards {
 		t.Fatalf("save: got %d, %v; want %d shards", n, err, Shards)
 	}
-	got, err := loadVectors(t.Context(), st, "test@1")
+	got, err := LoadVectors(t.Context(), st, "test@1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !mapsEqual(got.stampsOf(), vx.stampsOf()) || got.len() != 499 {
-		t.Errorf("stamps differ after the round trip (%d vectors)", got.len())
+	if !mapsEqual(got.Stamps(), vx.Stamps()) || got.Len() != 499 {
+		t.Errorf("stamps differ after the round trip (%d vectors)", got.Len())
 	}
 	for range 20 {
-		qv := newQueryVec(randomUnit(r, 32))
-		if a, b := vx.search(qv, 10, nil, 0), got.search(qv, 10, nil, 0); !slices.Equal(a, b) || len(a) == 0 {
+		qv := NewQueryVec(randomUnit(r, 32))
+		if a, b := vx.Nearest(qv, 10, nil, 0), got.Nearest(qv, 10, nil, 0); !slices.Equal(a, b) || len(a) == 0 {
 			t.Fatalf("search after the round trip: got %v, want %v", b, a)
 		}
 	}
-	if err := got.put(keyN(7), Stamp{}, randomUnit(r, 32)); err != nil {
+	if err := got.Put(keyN(7), Stamp{}, randomUnit(r, 32)); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := got.save(t.Context(), st); err != nil || n != 1 {
+	if n, err := got.Save(t.Context(), st); err != nil || n != 1 {
 		t.Errorf("save after one change: got %d, %v; want 1 shard", n, err)
 	}
-	if _, err := loadVectors(t.Context(), st, "other@1"); !errors.Is(err, errOtherModel) {
+	if _, err := LoadVectors(t.Context(), st, "other@1"); !errors.Is(err, ErrOtherModel) {
 		t.Errorf("load under another embedder: got %v, want errOtherModel", err)
 	}
-	if err := got.put("x", Stamp{}, randomUnit(r, 16)); !errors.Is(err, errDim) {
+	if err := got.Put("x", Stamp{}, randomUnit(r, 16)); !errors.Is(err, errDim) {
 		t.Errorf("put of another dimension: got %v, want errDim", err)
 	}
 }
@@ -210,471 +94,26 @@ func mapsEqual(a, b map[string]Stamp) bool {
 // corrupt.
 func TestVecCorruptShard(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	vx := newVecIndex("test@1")
+	vx := NewVectors("test@1")
 	for i := range 40 {
-		vx.put(keyN(i), Stamp{Size: 1}, randomUnit(r, 8))
+		vx.Put(keyN(i), Stamp{Size: 1}, randomUnit(r, 8))
 	}
-	st := newMemSys()
-	if _, err := vx.save(t.Context(), st); err != nil {
+	st := searchtest.NewMemSys()
+	if _, err := vx.Save(t.Context(), st); err != nil {
 		t.Fatal(err)
 	}
 	name := VecShardName(ShardOf(keyN(0)))
-	orig := st.rec(t, name)
+	orig := st.Rec(t, name)
 	for i := range orig {
 		bad := bytes.Clone(orig)
 		bad[i] ^= 0x40
-		st.put(t, name, bad)
-		if _, err := loadVectors(t.Context(), st, "test@1"); !errors.Is(err, ErrCorrupt) {
+		st.Put(t, name, bad)
+		if _, err := LoadVectors(t.Context(), st, "test@1"); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("byte %d flipped: got %v, want ErrCorrupt", i, err)
 		}
 	}
-	st.put(t, name, orig[:len(orig)/2])
-	if _, err := loadVectors(t.Context(), st, "test@1"); !errors.Is(err, ErrCorrupt) {
+	st.Put(t, name, orig[:len(orig)/2])
+	if _, err := LoadVectors(t.Context(), st, "test@1"); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("truncated: got %v, want ErrCorrupt", err)
-	}
-}
-
-// waitVectors waits until s has n vectors and nothing pending.
-func waitVectors(t *testing.T, s *Service, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st := s.VectorStatus()
-		if st.Vectors == n && st.Pending == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("vectors: got %+v, want %d and none pending", st, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// vecEnv opens a service with an embedder over st, with docs flushed.
-func vecEnv(t *testing.T, st *memSys, emb embed.Embedder, docs map[string]string) (*svcEnv, *Service) {
-	t.Helper()
-	e := newSvcEnv(t, st, ServiceOptions{Embedder: emb, SaveDelay: time.Millisecond})
-	keys := make([]string, 0, len(docs))
-	for k := range docs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		e.put(t, k, docs[k], 0o644, 1000)
-	}
-	e.flush(t)
-	s := e.svc(t)
-	return e, s
-}
-
-var vecDocs = map[string]string{
-	"memory/billing.md":  "The invoice for the March hosting is due on Friday.",
-	"memory/garage.md":   "Took the automobile to the garage; they will repair the brakes.",
-	"memory/clinic.md":   "Appointment with the physician next Tuesday at nine.",
-	"memory/pets.md":     "The canine needs a walk twice a day.",
-	"memory/shopping.md": "Purchase milk, bread and coffee on the way home.",
-	"memory/mood.md":     "Felt glad after the long weekend.",
-}
-
-// TestServiceVectorsPersistAndRepair: vectors follow flushes, are saved
-// as search/vec-NN, load back at the next open without embedding again,
-// and a flipped byte in one vector shard makes them embedded again
-// without touching the BM25 shards.
-func TestServiceVectorsPersistAndRepair(t *testing.T) {
-	st := newMemSys()
-	emb := &fakeEmbedder{}
-	e, s := vecEnv(t, st, emb, vecDocs)
-	waitVectors(t, s, len(vecDocs))
-	e.put(t, "memory/gone.md", "soon deleted", 0o644, 1000)
-	e.flush(t)
-	waitVectors(t, s, len(vecDocs)+1)
-	if err := e.c.Delete("memory/gone.md"); err != nil {
-		t.Fatal(err)
-	}
-	e.flush(t)
-	s.apply()
-	if _, ok := s.vec.cosine("memory/gone.md", newQueryVec(fakeVector("soon"))); ok {
-		t.Error("a deleted key kept its vector")
-	}
-	if err := e.lazy.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	name := VecShardName(ShardOf("memory/billing.md"))
-	rec := st.rec(t, name)
-	if !bytes.Contains(rec, []byte(emb.ID())) || !bytes.Contains(rec, []byte("memory/billing.md")) {
-		t.Fatalf("record %s lacks the embedder's ID or the key", name)
-	}
-	// Reopen: nothing to embed.
-	calls := emb.calls.Load()
-	s2, err := OpenService(t.Context(), e.c, st, ServiceOptions{Redactor: testRedactor(t), Embedder: emb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := s2.VectorStatus(); got.Vectors != len(vecDocs) || got.Pending != 0 {
-		t.Errorf("reopened: got %+v, want %d vectors, none pending", got, len(vecDocs))
-	}
-	if err := s2.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if n := emb.calls.Load(); n != calls {
-		t.Errorf("reopen embedded %d times, want none", n-calls)
-	}
-	// Corrupt one vector shard.
-	bm := st.rec(t, ShardName(ShardOf("memory/billing.md")))
-	bad := bytes.Clone(rec)
-	bad[len(bad)/2] ^= 1
-	st.put(t, name, bad)
-	before := len(emb.embedded())
-	s3, err := OpenService(t.Context(), e.c, st, ServiceOptions{Redactor: testRedactor(t), Embedder: emb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s3.Close(t.Context())
-	waitVectors(t, s3, len(vecDocs))
-	if got := len(emb.embedded()) - before; got != len(vecDocs) {
-		t.Errorf("after a corrupt shard: %d values embedded again, want all %d", got, len(vecDocs))
-	}
-	if got := st.rec(t, ShardName(ShardOf("memory/billing.md"))); !bytes.Equal(got, bm) {
-		t.Error("a corrupt vector shard changed a BM25 shard")
-	}
-	if base := s3.base.Len(); base != len(vecDocs) {
-		t.Errorf("BM25 index after a corrupt vector shard: %d documents, want %d", base, len(vecDocs))
-	}
-}
-
-// TestServiceEmbedderChange: vectors of another embedder are dropped and
-// every value embedded again; no record keeps the old ID.
-func TestServiceEmbedderChange(t *testing.T) {
-	st := newMemSys()
-	old := &fakeEmbedder{id: "fake:old@1"}
-	e, s := vecEnv(t, st, old, vecDocs)
-	waitVectors(t, s, len(vecDocs))
-	if err := e.lazy.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	neu := &fakeEmbedder{id: "fake:new@2"}
-	s2, err := OpenService(t.Context(), e.c, st, ServiceOptions{Redactor: testRedactor(t), Embedder: neu, SaveDelay: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitVectors(t, s2, len(vecDocs))
-	if err := s2.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(neu.embedded()); got != len(vecDocs) {
-		t.Errorf("the new embedder embedded %d texts, want %d", got, len(vecDocs))
-	}
-	n := 0
-	for name, rec := range st.records(t) {
-		if _, ok := parseVecShardName(name); !ok {
-			continue
-		}
-		n++
-		if bytes.Contains(rec, []byte(old.ID())) || !bytes.Contains(rec, []byte(neu.ID())) {
-			t.Errorf("record %s: holds the old embedder's ID or lacks the new one's", name)
-		}
-	}
-	if n != Shards {
-		t.Errorf("%d vector shards, want %d", n, Shards)
-	}
-}
-
-// TestServiceVectorRedaction: the vector of a value with a secret is the
-// vector of its redacted form; the embedder never sees the secret, in the
-// background or at search time (unflushed values and the query).
-func TestServiceVectorRedaction(t *testing.T) {
-	emb := &fakeEmbedder{}
-	key := "memory/keys.md"
-	value := "deploy token " + testSecret + " for the invoice service"
-	e, s := vecEnv(t, newMemSys(), emb, map[string]string{key: value})
-	waitVectors(t, s, 1)
-	red, _ := testRedactor(t).Redact(key, []byte(value))
-	if bytes.Contains(red, []byte(testSecret)) {
-		t.Fatal("the test redactor does not redact the secret")
-	}
-	want := newQueryVec(fakeVector(embedText(key, red)))
-	raw := newQueryVec(fakeVector(embedText(key, []byte(value))))
-	if slices.Equal(want.q, raw.q) {
-		t.Fatal("the secret does not change the fake vector: the check proves nothing")
-	}
-	s.vec.mu.RLock()
-	slot := s.vec.byKey[key]
-	got := slices.Clone(s.vec.q[int(slot)*s.vec.dim : int(slot+1)*s.vec.dim])
-	s.vec.mu.RUnlock()
-	if !slices.Equal(got, want.q) {
-		t.Errorf("stored vector %v, want the redacted form's %v", got, want.q)
-	}
-	e.put(t, "memory/unflushed.md", "another "+testSecret+" bill", 0o644, 1000)
-	if _, err := s.Search(session.WithCred(t.Context(), credOwner), Query{Text: "invoice " + testSecret, Mode: ModeSemantic}); err != nil {
-		t.Fatal(err)
-	}
-	texts := emb.embedded()
-	if len(texts) < 3 {
-		t.Fatalf("embedded %d texts, want the value, the unflushed one and the query", len(texts))
-	}
-	for _, tx := range texts {
-		if strings.Contains(tx, testSecret) {
-			t.Errorf("the embedder saw the secret in %q", tx)
-		}
-	}
-}
-
-// semantic searches text in mode for cr and returns the result keys in
-// order.
-func semantic(t *testing.T, s *Service, cr session.Cred, text string, mode Mode, topK int) []Result {
-	t.Helper()
-	res, err := s.Search(session.WithCred(t.Context(), cr), Query{Text: text, Mode: mode, TopK: topK})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-func keysOf(res []Result) []string {
-	var ks []string
-	for _, r := range res {
-		ks = append(ks, r.Key)
-	}
-	return ks
-}
-
-// TestServiceSemanticReadable: in semantic and hybrid mode an unreadable
-// document never appears, flushed or not, and the caller still gets TopK.
-func TestServiceSemanticReadable(t *testing.T) {
-	emb := &fakeEmbedder{}
-	e := newSvcEnv(t, nil, ServiceOptions{Embedder: emb, SaveDelay: time.Millisecond})
-	for _, k := range []string{"p1", "p2", "p3", "p4"} {
-		e.put(t, "private/"+k+".md", "the invoice", 0o600, 1000)
-	}
-	e.put(t, "public/x.md", "an invoice to pay, and other things", 0o644, 1000)
-	e.put(t, "public/y.md", "an invoice to pay, and many other things", 0o644, 1000)
-	e.flush(t)
-	s := e.svc(t)
-	waitVectors(t, s, 6)
-	e.put(t, "private/p5.md", "the bill", 0o600, 1000)
-	e.put(t, "public/z.md", "a bill to pay, with more things", 0o644, 1000)
-	for _, mode := range []Mode{ModeSemantic, ModeHybrid} {
-		got := keysOf(semantic(t, s, credOther, "bill", mode, 3))
-		slices.Sort(got)
-		if want := []string{"public/x.md", "public/y.md", "public/z.md"}; !slices.Equal(got, want) {
-			t.Errorf("%v, another user: got %v, want %v", mode, got, want)
-		}
-		if got := keysOf(semantic(t, s, credOwner, "bill", mode, 3)); len(got) != 3 || !strings.HasPrefix(got[0], "private/") {
-			t.Errorf("%v, the owner: got %v, want 3 hits, a private one first", mode, got)
-		}
-	}
-}
-
-// TestServiceSemanticOverlay: an unflushed value is found by meaning with
-// its first line as snippet; an unflushed rewrite shadows the old vector;
-// filters apply.
-func TestServiceSemanticOverlay(t *testing.T) {
-	emb := &fakeEmbedder{}
-	e, s := vecEnv(t, newMemSys(), emb, vecDocs)
-	waitVectors(t, s, len(vecDocs))
-	e.put(t, "memory/new.md", "Pay the bill\nfrom the electricity company", 0o644, 1000)
-	if err := e.c.Set("memory/garage.md", []byte("wombats dig burrows")); err != nil {
-		t.Fatal(err)
-	}
-	res := semantic(t, s, credOwner, "invoice", ModeSemantic, 10)
-	if got := keysOf(res); !slices.Contains(got, "memory/new.md") || !slices.Contains(got, "memory/billing.md") {
-		t.Fatalf("semantic invoice: got %v, want memory/new.md and memory/billing.md", got)
-	}
-	for _, r := range res {
-		if r.Key == "memory/new.md" && r.Snippet != "Pay the bill from the electricity company" {
-			t.Errorf("snippet: got %q, want the value's start", r.Snippet)
-		}
-	}
-	if got := keysOf(semantic(t, s, credOwner, "car repair", ModeSemantic, 10)); slices.Contains(got, "memory/garage.md") {
-		t.Errorf("semantic car repair: got %v; the unflushed rewrite shadows memory/garage.md", got)
-	}
-	res, err := s.Search(session.WithCred(t.Context(), credOwner), Query{Text: "invoice", Mode: ModeSemantic, Prefix: "memory/n"})
-	if err != nil || !slices.Equal(keysOf(res), []string{"memory/new.md"}) {
-		t.Errorf("with a prefix: got %v, %v; want memory/new.md", keysOf(res), err)
-	}
-	// Keyword mode finds neither: no common word.
-	if got := keysOf(semantic(t, s, credOwner, "invoice", ModeKeyword, 10)); !slices.Equal(got, []string{"memory/billing.md"}) {
-		t.Errorf("keyword invoice: got %v, want memory/billing.md", got)
-	}
-}
-
-// TestQueryMode: mode: parses, and a mode needing an embedder without one
-// is an error wrapping ErrQuery.
-func TestQueryMode(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want Mode
-		err  bool
-	}{
-		{"plain words", ModeDefault, false},
-		{"mode:keyword x", ModeKeyword, false},
-		{"mode:semantic x", ModeSemantic, false},
-		{"x mode:hybrid", ModeHybrid, false},
-		{"mode:fuzzy x", 0, true},
-		{"mode: x", 0, true},
-		{"mode:keyword mode:hybrid x", 0, true},
-	} {
-		q, err := ParseQuery(tt.in)
-		if (err != nil) != tt.err || err != nil && !errors.Is(err, ErrQuery) {
-			t.Errorf("%q: got error %v, want error %v (wrapping ErrQuery)", tt.in, err, tt.err)
-			continue
-		}
-		if err == nil && (q.Mode != tt.want || q.Text != strings.Join(slices.DeleteFunc(strings.Fields(tt.in), func(w string) bool { return strings.HasPrefix(w, "mode:") }), " ")) {
-			t.Errorf("%q: got mode %v text %q, want %v", tt.in, q.Mode, q.Text, tt.want)
-		}
-	}
-	e := newSvcEnv(t, nil, ServiceOptions{})
-	e.put(t, "memory/a.md", "invoice", 0o644, 1000)
-	s := e.svc(t)
-	ctx := session.WithCred(t.Context(), credOwner)
-	for _, name := range []string{"invoice mode:semantic", "invoice mode:hybrid"} {
-		if _, err := s.Answer(ctx, name); !errors.Is(err, ErrQuery) || !strings.Contains(err.Error(), "no embedder") {
-			t.Errorf("%q without an embedder: got %v, want ErrQuery saying there is no embedder", name, err)
-		}
-	}
-	for _, name := range []string{"invoice mode:keyword", "invoice"} {
-		if out, err := s.Answer(ctx, name); err != nil || !bytes.Contains(out, []byte("memory/a.md")) {
-			t.Errorf("%q without an embedder: got %q, %v; want the hit", name, out, err)
-		}
-	}
-	if _, err := RankDocs(t.Context(), nil, nil, Query{Text: "x", Mode: ModeSemantic}, DefaultFusion()); !errors.Is(err, ErrQuery) {
-		t.Errorf("RankDocs semantic without an embedder: got %v, want ErrQuery", err)
-	}
-}
-
-// paraphrase is a small corpus whose queries share meaning, not words,
-// with their answers (under the fake embedder's synonyms).
-var paraphraseDocs = []Doc{
-	{Key: "notes/billing.md", Value: []byte("The invoice for hosting arrives monthly; pay it from the company card.")},
-	{Key: "notes/garage.md", Value: []byte("The automobile makes a noise; the garage will repair it next week.")},
-	{Key: "notes/clinic.md", Value: []byte("The physician said to rest and drink water.")},
-	{Key: "notes/pets.md", Value: []byte("The canine eats twice a day, no chocolate.")},
-	{Key: "notes/groceries.md", Value: []byte("Purchase rice and beans; the store closes at eight.")},
-	{Key: "notes/weekend.md", Value: []byte("Glad about the hike; the weather was perfect for it.")},
-	{Key: "notes/card.md", Value: []byte("The company card expires in June; order a new card.")},
-	{Key: "notes/week.md", Value: []byte("Next week: standup moves to Tuesday, the noise in the office continues.")},
-}
-
-var paraphraseQueries = []struct{ q, want string }{
-	{"pay the bill", "notes/billing.md"},
-	{"car noise fix", "notes/garage.md"},
-	{"what did the doctor say", "notes/clinic.md"},
-	{"feeding the dog", "notes/pets.md"},
-	{"buy rice", "notes/groceries.md"},
-	{"happy hike", "notes/weekend.md"},
-	{"storm forecast", "notes/weekend.md"},
-}
-
-// TestHybridBeatsKeyword: on the paraphrase corpus, hybrid ranking puts
-// the answer first more often than keyword ranking, and semantic too;
-// RankDocs is deterministic.
-func TestHybridBeatsKeyword(t *testing.T) {
-	emb := &fakeEmbedder{}
-	score := func(mode Mode) (top1 int) {
-		for _, pq := range paraphraseQueries {
-			hits, err := RankDocs(t.Context(), emb, paraphraseDocs, Query{Text: pq.q, Mode: mode, TopK: 3}, DefaultFusion())
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, _ := RankDocs(t.Context(), emb, paraphraseDocs, Query{Text: pq.q, Mode: mode, TopK: 3}, DefaultFusion())
-			if !slices.Equal(hits, again) {
-				t.Errorf("%v %q: not deterministic: %v, then %v", mode, pq.q, hits, again)
-			}
-			if len(hits) > 0 && hits[0].Key == pq.want {
-				top1++
-			}
-		}
-		return top1
-	}
-	kw, hy, se := score(ModeKeyword), score(ModeHybrid), score(ModeSemantic)
-	t.Logf("answers ranked first of %d: keyword %d, hybrid %d, semantic %d", len(paraphraseQueries), kw, hy, se)
-	if hy <= kw || hy < len(paraphraseQueries)-1 {
-		t.Errorf("hybrid ranked %d answers first, keyword %d: want hybrid better, at least %d", hy, kw, len(paraphraseQueries)-1)
-	}
-	// Filters, TopK and MinScore apply in every mode.
-	for _, mode := range []Mode{ModeKeyword, ModeSemantic, ModeHybrid} {
-		hits, err := RankDocs(t.Context(), emb, paraphraseDocs, Query{Text: "company card bill", Mode: mode, Prefix: "notes/c", TopK: 1}, DefaultFusion())
-		if err != nil || len(hits) != 1 || !strings.HasPrefix(hits[0].Key, "notes/c") {
-			t.Errorf("%v with a prefix and top 1: got %v, %v", mode, hits, err)
-		}
-		hits, _ = RankDocs(t.Context(), emb, paraphraseDocs, Query{Text: "company card bill", Mode: mode, MinScore: 1e9}, DefaultFusion())
-		if len(hits) != 0 {
-			t.Errorf("%v with min 1e9: got %v, want none", mode, hits)
-		}
-	}
-}
-
-// TestServiceHybridDefault: with an embedder the default mode is hybrid:
-// a paraphrase finds the note, and the note matching the words ranks first.
-func TestServiceHybridDefault(t *testing.T) {
-	e, s := vecEnv(t, newMemSys(), &fakeEmbedder{}, vecDocs)
-	_ = e
-	waitVectors(t, s, len(vecDocs))
-	if got := keysOf(semantic(t, s, credOwner, "the doctor", ModeDefault, 1)); !slices.Equal(got, []string{"memory/clinic.md"}) {
-		t.Errorf("hybrid doctor: got %v, want memory/clinic.md", got)
-	}
-	if got := keysOf(semantic(t, s, credOwner, "doctor", ModeKeyword, 1)); len(got) != 0 {
-		t.Errorf("keyword doctor: got %v, want none", got)
-	}
-}
-
-// TestServiceSlowEmbedder: a flush and a search never wait for a slow
-// embedder beyond EmbedWait; a document not embedded yet ranks by
-// keyword; Close ends the embedding.
-func TestServiceSlowEmbedder(t *testing.T) {
-	emb := &fakeEmbedder{delay: time.Hour}
-	e := newSvcEnv(t, nil, ServiceOptions{Embedder: emb, EmbedWait: 50 * time.Millisecond, SaveDelay: time.Millisecond})
-	s := e.svc(t)
-	e.put(t, "memory/a.md", "the invoice for March", 0o644, 1000)
-	start := time.Now()
-	e.flush(t)
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("flush took %v with a slow embedder", d)
-	}
-	e.put(t, "memory/b.md", "the invoice for April", 0o644, 1000)
-	start = time.Now()
-	res := semantic(t, s, credOwner, "invoice", ModeDefault, 10)
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("search took %v with EmbedWait 50ms", d)
-	}
-	if got := keysOf(res); !slices.Equal(got, []string{"memory/a.md", "memory/b.md"}) {
-		t.Errorf("search with a slow embedder: got %v, want both by keyword", got)
-	}
-	if st := s.VectorStatus(); st.Vectors != 0 || st.Pending != 1 || st.Embedder != emb.ID() {
-		t.Errorf("status: got %+v, want no vector, 1 pending", st)
-	}
-	start = time.Now()
-	if err := e.lazy.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Close took %v with embeds in flight", d)
-	}
-}
-
-// TestServiceVectorsRebuild: Rebuild deletes the vector records with the
-// rest, and every value is embedded again.
-func TestServiceVectorsRebuild(t *testing.T) {
-	st := newMemSys()
-	emb := &fakeEmbedder{}
-	e, s := vecEnv(t, st, emb, vecDocs)
-	waitVectors(t, s, len(vecDocs))
-	if err := e.lazy.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	before := len(emb.embedded())
-	s2, err := OpenService(t.Context(), e.c, st, ServiceOptions{Redactor: testRedactor(t), Embedder: emb, Rebuild: true, SaveDelay: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitVectors(t, s2, len(vecDocs))
-	if err := s2.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(emb.embedded()) - before; got != len(vecDocs) {
-		t.Errorf("rebuild embedded %d values, want %d", got, len(vecDocs))
-	}
-	if rec := st.rec(t, VecShardName(ShardOf("memory/clinic.md"))); !bytes.Contains(rec, []byte("memory/clinic.md")) {
-		t.Error("after the rebuild the vector shard lacks its key")
 	}
 }

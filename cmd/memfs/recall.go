@@ -13,7 +13,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/session"
 )
@@ -53,7 +52,7 @@ func contextCommand() *cli.Command {
 			if c.IsSet("at") {
 				words = append(words, "at:"+strconv.FormatUint(c.Uint64("at"), 10))
 			}
-			name := memfs.ContextName(words...)
+			name := contextpack.Name(words...)
 			if c.Bool("manifest") {
 				name += contextpack.ManifestSuffix
 			}
@@ -69,12 +68,22 @@ func contextCommand() *cli.Command {
 				_, err = c.App.Writer.Write(b)
 				return err
 			}
+			po, at, manifest, err := contextpack.ParseName(name)
+			if err != nil {
+				return err
+			}
 			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
-				b, err := o.ContextPack(session.WithCred(ctx, processCred()), name)
+				ctx = session.WithCred(ctx, processCred())
+				var p contextpack.Pack
+				if at != 0 {
+					p, err = o.ContextPackAt(ctx, at, po)
+				} else {
+					p, err = o.ContextPack(ctx, po)
+				}
 				if err != nil {
 					return err
 				}
-				_, err = c.App.Writer.Write(b)
+				_, err = c.App.Writer.Write(p.File(manifest))
 				return err
 			}, c.StringSlice("bootstrap")...)
 		},

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/search/live"
 )
 
 func searchKeys(t *testing.T, args ...string) []string {
@@ -19,7 +19,7 @@ func searchKeys(t *testing.T, args ...string) []string {
 		if line == "" {
 			continue
 		}
-		var r search.Result
+		var r live.Result
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("search --json line %q: %v", line, err)
 		}

@@ -61,9 +61,9 @@ func searchCommand() *cli.Command {
 			if c.Bool("json") {
 				words = append(words, "format:json")
 			}
-			name := search.QueryName(words...)
-			q, _ := search.CutFormat(name)
-			if _, err := search.ParseQuery(q); err != nil {
+			name := search.Name(words...)
+			r, err := search.ParseName(name)
+			if err != nil {
 				return err
 			}
 			t, err := locate(c)
@@ -97,7 +97,7 @@ func searchCommand() *cli.Command {
 				if err != nil {
 					fmt.Fprintf(c.App.ErrWriter, "memfs: %v; those notes rank by their words\n", err)
 				}
-				b, err := s.Answer(session.WithCred(ctx, processCred()), name)
+				b, err := s.Answer(session.WithCred(ctx, processCred()), r)
 				if err != nil {
 					return err
 				}

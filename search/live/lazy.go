@@ -1,4 +1,4 @@
-package search
+package live
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/search"
 )
 
 // ErrClosed is returned by a Lazy asked for its Service after Close.
@@ -125,13 +125,23 @@ func (l *Lazy) Saved(ctx context.Context, saved []backend.Entry, deleted []strin
 
 // Answer is Service.Answer, opening the Service first (a failure to open
 // it is logged: LogOpenError).
-func (l *Lazy) Answer(ctx context.Context, name string) ([]byte, error) {
+func (l *Lazy) Answer(ctx context.Context, r search.Request) ([]byte, error) {
 	s, err := l.Get(ctx)
 	if err != nil {
 		l.LogOpenError(err)
 		return nil, err
 	}
-	return s.Answer(ctx, name)
+	return s.Answer(ctx, r)
+}
+
+// File answers .memfs/search/NAME (fsnode's Options.Search): the request
+// search.ParseName reads in name.
+func (l *Lazy) File(ctx context.Context, name string) ([]byte, error) {
+	r, err := search.ParseName(name)
+	if err != nil {
+		return nil, err
+	}
+	return l.Answer(ctx, r)
 }
 
 // LogOpenError logs err, a failed open of the Service (Get), saying what
@@ -148,15 +158,6 @@ func (l *Lazy) LogOpenError(err error) {
 		return
 	}
 	l.log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
-}
-
-// ContextSearch is Service.ContextSearch, opening the Service first.
-func (l *Lazy) ContextSearch(ctx context.Context, query string, topK int) ([]contextpack.Hit, error) {
-	s, err := l.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.ContextSearch(ctx, query, topK)
 }
 
 // Close waits for an open under way, makes every later Get fail with

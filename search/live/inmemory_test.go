@@ -1,4 +1,4 @@
-package search
+package live
 
 import (
 	"maps"
@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/search/internal/searchtest"
 )
 
 // TestServiceInMemory: an index opened InMemory (a command that only
 // reads) answers from the values, repairing a stale index and rebuilding
 // a corrupt one in memory, and saves or deletes no record, also at Close.
 func TestServiceInMemory(t *testing.T) {
-	st := newMemSys()
+	st := searchtest.NewMemSys()
 	e := newSvcEnv(t, st, ServiceOptions{})
 	e.put(t, "memory/a.md", "wombat", 0o644, 1000)
 	e.flush(t)
@@ -26,9 +28,9 @@ func TestServiceInMemory(t *testing.T) {
 		Info: backend.Info{Mode: 0o644, MTime: time.Now().Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, damage := range []func(){func() {}, func() { st.put(t, ShardName(ShardOf("memory/a.md")), []byte("garbage")) }} {
+	for _, damage := range []func(){func() {}, func() { st.Put(t, search.ShardName(search.ShardOf("memory/a.md")), []byte("garbage")) }} {
 		damage()
-		before := st.records(t)
+		before := st.Records(t)
 		e := newSvcEnv(t, st, ServiceOptions{InMemory: true})
 		s := e.svc(t)
 		if got := strings.Join(found(t, s, credOwner, "numbat", 0), " "); got != "memory/b.md" {
@@ -40,7 +42,7 @@ func TestServiceInMemory(t *testing.T) {
 		if err := e.lazy.Close(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if after := st.records(t); !maps.EqualFunc(before, after, func(a, b []byte) bool { return string(a) == string(b) }) {
+		if after := st.Records(t); !maps.EqualFunc(before, after, func(a, b []byte) bool { return string(a) == string(b) }) {
 			t.Errorf("an InMemory index changed the store's records: %d before, %d after", len(before), len(after))
 		}
 	}

@@ -1,4 +1,4 @@
-package search
+package live
 
 import (
 	"bytes"
@@ -17,14 +17,16 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/search"
+	"github.com/memfs/memfs/search/internal/searchtest"
 	"github.com/memfs/memfs/session"
 )
 
-// testRedactor redacts testSecret (rule "test") and nothing else.
+// testRedactor redacts searchtest.Secret (rule "test") and nothing else.
 func testRedactor(t *testing.T) *redact.Redactor {
 	t.Helper()
 	red, err := redact.New(redact.Config{NoBuiltin: true, Env: []string{},
-		Extra: []redact.Rule{{ID: "test", Pattern: testSecretRE.String(), Keywords: []string{"tok_"}}}})
+		Extra: []redact.Rule{{ID: "test", Pattern: searchtest.SecretRE.String(), Keywords: []string{"tok_"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func testRedactor(t *testing.T) *redact.Redactor {
 // svcEnv is a session over a memory store with a Service following it
 // (through a Lazy, as memfs wires it).
 type svcEnv struct {
-	st   *memSys
+	st   *searchtest.MemSys
 	c    *session.Context
 	lazy *Lazy
 	opts ServiceOptions
@@ -42,10 +44,10 @@ type svcEnv struct {
 
 // newSvcEnv opens a session over st (a new store when nil) whose search
 // index opens with opts (Redactor defaults to testRedactor) at first use.
-func newSvcEnv(t *testing.T, st *memSys, opts ServiceOptions) *svcEnv {
+func newSvcEnv(t *testing.T, st *searchtest.MemSys, opts ServiceOptions) *svcEnv {
 	t.Helper()
 	if st == nil {
-		st = newMemSys()
+		st = searchtest.NewMemSys()
 	}
 	if opts.Redactor == nil {
 		opts.Redactor = testRedactor(t)
@@ -98,7 +100,7 @@ var (
 // (after checking that the results are ordered by score, then key).
 func found(t *testing.T, s *Service, cr session.Cred, text string, topK int) []string {
 	t.Helper()
-	res, err := s.Search(session.WithCred(t.Context(), cr), Query{Text: text, TopK: topK})
+	res, err := s.Search(session.WithCred(t.Context(), cr), search.Query{Text: text, TopK: topK})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +143,7 @@ func TestServiceOverlay(t *testing.T) {
 	if got, want := strings.Join(found(t, s, credOwner, "wombat", 0), " "), "memory/c.md"; got != want {
 		t.Errorf("after the flush: got %s, want %s", got, want)
 	}
-	if _, err := s.Search(t.Context(), Query{Text: "wombat"}); !errors.Is(err, ErrNoCaller) {
+	if _, err := s.Search(t.Context(), search.Query{Text: "wombat"}); !errors.Is(err, ErrNoCaller) {
 		t.Errorf("search without a caller: got %v, want ErrNoCaller", err)
 	}
 }
@@ -175,23 +177,23 @@ func TestServiceReadable(t *testing.T) {
 func TestServiceNeverPersistsSecrets(t *testing.T) {
 	e := newSvcEnv(t, nil, ServiceOptions{SaveDelay: time.Millisecond})
 	s := e.svc(t)
-	e.put(t, "memory/unflushed.md", "wombat key "+testSecret, 0o644, 1000)
-	res, err := s.Search(session.WithCred(t.Context(), credOwner), Query{Text: "wombat"})
-	if err != nil || len(res) != 1 || strings.Contains(res[0].Snippet, testSecret) || !strings.Contains(res[0].Snippet, "[REDACTED:test]") {
+	e.put(t, "memory/unflushed.md", "wombat key "+searchtest.Secret, 0o644, 1000)
+	res, err := s.Search(session.WithCred(t.Context(), credOwner), search.Query{Text: "wombat"})
+	if err != nil || len(res) != 1 || strings.Contains(res[0].Snippet, searchtest.Secret) || !strings.Contains(res[0].Snippet, "[REDACTED:test]") {
 		t.Errorf("unflushed: got %+v, %v; want one hit with the secret redacted", res, err)
 	}
-	if name := secretIn(t, e.st); name != "" {
+	if name := searchtest.SecretIn(t, e.st); name != "" {
 		t.Errorf("an unflushed secret reached record %s", name)
 	}
-	e.put(t, "memory/flushed.md", "numbat key "+testSecret, 0o644, 1000)
+	e.put(t, "memory/flushed.md", "numbat key "+searchtest.Secret, 0o644, 1000)
 	e.flush(t)
 	if err := e.lazy.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if len(e.st.records(t)) == 0 {
+	if len(e.st.Records(t)) == 0 {
 		t.Fatal("no index record saved: the check proves nothing")
 	}
-	if name := secretIn(t, e.st); name != "" {
+	if name := searchtest.SecretIn(t, e.st); name != "" {
 		t.Errorf("a flushed secret reached record %s", name)
 	}
 	if _, err := OpenService(t.Context(), e.c, e.st, ServiceOptions{}); err == nil {
@@ -200,9 +202,9 @@ func TestServiceNeverPersistsSecrets(t *testing.T) {
 }
 
 // shardHolds reports whether the shard record of key holds word.
-func shardHolds(t *testing.T, st *memSys, key, word string) bool {
+func shardHolds(t *testing.T, st *searchtest.MemSys, key, word string) bool {
 	t.Helper()
-	return bytes.Contains(st.rec(t, ShardName(ShardOf(key))), []byte(word))
+	return bytes.Contains(st.Rec(t, search.ShardName(search.ShardOf(key))), []byte(word))
 }
 
 // TestServiceSaveDelay: a flush reaches the records SaveDelay later, in
@@ -245,7 +247,7 @@ func TestServiceSaveDelay(t *testing.T) {
 // behind the index is indexed again or dropped; a corrupt index is
 // rebuilt; Rebuild rebuilds from every value.
 func TestServiceRepairAndRebuild(t *testing.T) {
-	st := newMemSys()
+	st := searchtest.NewMemSys()
 	e := newSvcEnv(t, st, ServiceOptions{})
 	e.put(t, "memory/a.md", "wombat", 0o644, 1000)
 	e.put(t, "memory/b.md", "wombat", 0o644, 1000)
@@ -275,7 +277,7 @@ func TestServiceRepairAndRebuild(t *testing.T) {
 		rebuild bool
 	}{
 		{"repair", func() {}, false},
-		{"corrupt", func() { st.put(t, ShardName(ShardOf("memory/c.md")), []byte("garbage")) }, false},
+		{"corrupt", func() { st.Put(t, search.ShardName(search.ShardOf("memory/c.md")), []byte("garbage")) }, false},
 		{"rebuild", func() {}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -338,13 +340,13 @@ func TestServiceExternal(t *testing.T) {
 }
 
 // TestServiceAnswer: text blocks with names as names.Show prints them, or
-// JSON lines with format:json; ContextSearch gives the same hits.
+// JSON lines with format:json.
 func TestServiceAnswer(t *testing.T) {
 	e := newSvcEnv(t, nil, ServiceOptions{})
 	e.put(t, "memory/echidna.md", "an echidna lays eggs", 0o644, 1000)
 	e.put(t, `"odd name.md`, "another echidna", 0o644, 1000)
 	ctx := session.WithCred(t.Context(), credOwner)
-	text, err := e.lazy.Answer(ctx, "echidna")
+	text, err := e.lazy.File(ctx, "echidna")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +354,7 @@ func TestServiceAnswer(t *testing.T) {
 		!strings.Contains(string(text), `"\"odd name.md"  score `) {
 		t.Errorf("text answer: %q", text)
 	}
-	js, err := e.lazy.Answer(ctx, "echidna%20format:json")
+	js, err := e.lazy.File(ctx, "echidna%20format:json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,39 +363,15 @@ func TestServiceAnswer(t *testing.T) {
 	if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &r) != nil || r.Key == "" || r.Snippet == "" {
 		t.Errorf("JSON answer: %q", js)
 	}
-	hits, err := e.lazy.ContextSearch(ctx, "echidna", 1)
-	if err != nil || len(hits) != 1 || hits[0].Key != r.Key {
-		t.Errorf("ContextSearch: got %v, %v; want one hit, %s", hits, err, r.Key)
-	}
-	if _, err := e.lazy.Answer(ctx, "x%zz"); err == nil {
+	if _, err := e.lazy.File(ctx, "x%zz"); err == nil {
 		t.Error("a name that does not decode was answered")
-	}
-}
-
-func TestCutFormat(t *testing.T) {
-	for _, tt := range []struct {
-		name, want string
-		asJSON     bool
-	}{
-		{"kernel cache", "kernel cache", false},
-		{"kernel%20cache", "kernel%20cache", false},
-		{"kernel format:json cache", "kernel%20cache", true},
-		{"format:json", "", true},
-		{"format%3Ajson tag:x", "tag:x", true},
-		{"format:jsonl", "format:jsonl", false},
-		{"bad%zz format:json", "bad%zz format:json", false},
-	} {
-		got, asJSON := CutFormat(tt.name)
-		if got != tt.want || asJSON != tt.asJSON {
-			t.Errorf("CutFormat(%q) = %q, %v; want %q, %v", tt.name, got, asJSON, tt.want, tt.asJSON)
-		}
 	}
 }
 
 // TestLazy: one open for concurrent callers, tried again after a failure,
 // none after Close; Saved before the open is dropped (the open repairs).
 func TestLazy(t *testing.T) {
-	st := newMemSys()
+	st := searchtest.NewMemSys()
 	c := session.NewContext(st, session.Options{})
 	var opens atomic.Int32
 	fail := errors.New("no")
@@ -442,11 +420,8 @@ func TestLazy(t *testing.T) {
 		return nil, fail
 	})
 	closed.Close(t.Context())
-	if _, err := closed.Answer(t.Context(), "x"); !errors.Is(err, ErrClosed) {
+	if _, err := closed.File(t.Context(), "x"); !errors.Is(err, ErrClosed) {
 		t.Errorf("Answer after Close: got %v, want ErrClosed", err)
-	}
-	if _, err := closed.ContextSearch(t.Context(), "x", 1); !errors.Is(err, ErrClosed) {
-		t.Errorf("ContextSearch after Close: got %v, want ErrClosed", err)
 	}
 }
 
@@ -455,7 +430,7 @@ func TestLazy(t *testing.T) {
 // it for the Service it is opening. (It was dropped: the key stayed stale
 // in search until the next open.)
 func TestLazySavedDuringOpen(t *testing.T) {
-	st := newMemSys()
+	st := searchtest.NewMemSys()
 	repaired := make(chan struct{})
 	proceed := make(chan struct{})
 	e := newSvcEnv(t, st, ServiceOptions{})

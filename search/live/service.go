@@ -1,4 +1,4 @@
-package search
+package live
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/embed"
 	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 )
 
@@ -56,7 +56,7 @@ type ServiceOptions struct {
 	// value) for semantic and hybrid search; nil searches by keyword only.
 	Embedder embed.Embedder
 	// Fusion sets hybrid ranking; nil means DefaultFusion().
-	Fusion *Fusion
+	Fusion *search.Fusion
 	// EmbedWait bounds how long a search waits for the embedder (the
 	// query's vector and the unflushed values'); what is not ready by then
 	// ranks by keyword. 0 means DefaultEmbedWait.
@@ -95,15 +95,15 @@ type Service struct {
 	c         *session.Context // immutable after OpenService
 	st        backend.SysStore
 	log       *slog.Logger
-	base      *Index
-	opts      Options // base's, and the overlay's of each search
+	base      *search.Index
+	opts      search.Options // base's, and the overlay's of each search
 	delay     time.Duration
 	repaired  int
 	inMemory  bool // ServiceOptions.InMemory: nothing is saved
 	stopWatch func()
-	emb       embed.Embedder // nil: keyword only
-	vec       *vecIndex      // nil without emb
-	fusion    Fusion
+	emb       embed.Embedder  // nil: keyword only
+	vec       *search.Vectors // nil without emb
+	fusion    search.Fusion
 	embedWait time.Duration
 	cache     *vecCache       // the vectors of queries and unflushed values
 	ectx      context.Context // cancelled by Close: ends the embeds in flight
@@ -149,7 +149,7 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 		log = slog.New(slog.DiscardHandler)
 	}
 	red := opts.Redactor
-	iopts := Options{Logger: log, Redact: func(key string, v []byte) ([]byte, []string) {
+	iopts := search.Options{Logger: log, Redact: func(key string, v []byte) ([]byte, []string) {
 		out, findings := red.Redact(key, v)
 		if len(findings) == 0 {
 			return out, nil
@@ -161,15 +161,15 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 		return out, rules
 	}}
 	rebuild := opts.Rebuild
-	ix, err := Load(ctx, st, iopts)
-	if errors.Is(err, ErrCorrupt) {
+	ix, err := search.Load(ctx, st, iopts)
+	if errors.Is(err, search.ErrCorrupt) {
 		log.Warn("search index corrupt; rebuilding it", "err", err)
 		rebuild = true
 	} else if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	if rebuild {
-		old, err := st.ListSys(ctx, RecordPrefix)
+		old, err := st.ListSys(ctx, search.RecordPrefix)
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +182,7 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 				return nil, fmt.Errorf("search index: remove the old one: %w", err)
 			}
 		}
-		ix = New(iopts)
+		ix = search.New(iopts)
 	}
 	delay := opts.SaveDelay
 	if delay <= 0 {
@@ -218,7 +218,7 @@ func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
 			if !e.Info.Mode.IsRegular() {
 				continue // directories, symlinks and special files hold no text
 			}
-			m := MetaOf(e.Info)
+			m := search.MetaOf(e.Info)
 			if st, ok := stamps[e.Key]; !ok || st.Size != m.Size || st.MTime != m.MTime.UnixNano() {
 				stale = append(stale, e.Key)
 			}
@@ -250,7 +250,7 @@ func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
 			}
 		}
 		for _, e := range got {
-			s.base.Put(e.Key, e.Value, MetaOf(e.Info))
+			s.base.Put(e.Key, e.Value, search.MetaOf(e.Info))
 		}
 		if p != nil {
 			p.Add(len(got))
@@ -315,7 +315,7 @@ func (s *Service) apply() {
 		if ch.deleted {
 			s.base.Delete(ch.e.Key)
 		} else {
-			s.base.Put(ch.e.Key, ch.e.Value, MetaOf(ch.e.Info))
+			s.base.Put(ch.e.Key, ch.e.Value, search.MetaOf(ch.e.Info))
 		}
 	}
 	if s.emb != nil {
@@ -355,8 +355,8 @@ func (s *Service) save(ctx context.Context) error {
 	if s.inMemory {
 		return nil
 	}
-	if s.vec != nil && s.vec.dirtyShards() > 0 {
-		if _, err := s.vec.save(ctx, s.st); err != nil {
+	if s.vec != nil && s.vec.DirtyShards() > 0 {
+		if _, err := s.vec.Save(ctx, s.st); err != nil {
 			return fmt.Errorf("search index: save vectors: %w", err)
 		}
 	}
@@ -430,12 +430,12 @@ type Result struct {
 // (see Fusion); without an Embedder they are an error wrapping ErrQuery.
 // A search waits at most EmbedWait for the embedder: a document not
 // embedded yet, or a query whose vector is not ready, ranks by keyword.
-func (s *Service) Search(ctx context.Context, q Query) ([]Result, error) {
+func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) {
 	cr, ok := session.CredFrom(ctx)
 	if !ok {
 		return nil, ErrNoCaller
 	}
-	mode, err := resolveMode(q.Mode, s.emb != nil)
+	mode, err := search.ResolveMode(q.Mode, s.emb != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -445,10 +445,10 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	s.apply() // what flushes queued
 	dirty, removed := s.c.Unflushed()
-	overlay := New(s.opts)
+	overlay := search.New(s.opts)
 	shadowed := make(map[string]bool, len(dirty)+len(removed))
 	for _, e := range dirty {
-		overlay.Put(e.Key, e.Value, MetaOf(e.Info))
+		overlay.Put(e.Key, e.Value, search.MetaOf(e.Info))
 		shadowed[e.Key] = true
 	}
 	for _, k := range removed {
@@ -456,7 +456,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	// readable keeps the hits the caller may read, and that are not
 	// shadowed by an unflushed change (which the overlay answers for).
-	readable := func(hits []Hit, shadowed map[string]bool) []Hit {
+	readable := func(hits []search.Hit, shadowed map[string]bool) []search.Hit {
 		keys := make([]string, len(hits))
 		for i, h := range hits {
 			keys[i] = h.Key
@@ -473,7 +473,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Result, error) {
 	// collect asks the base index for more until want hits pass, or it
 	// has no more: a caller who may read few of the best hits still gets
 	// them.
-	collect := func(want int, search func(k int) []Hit) []Hit {
+	collect := func(want int, search func(k int) []search.Hit) []search.Hit {
 		for k := want + len(shadowed); ; k *= 4 {
 			got := search(k)
 			n := len(got)
@@ -483,13 +483,13 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Result, error) {
 			}
 		}
 	}
-	var hits []Hit
+	var hits []search.Hit
 	ranked := false
-	if mode != ModeKeyword && strings.TrimSpace(q.Text) != "" {
+	if mode != search.ModeKeyword && strings.TrimSpace(q.Text) != "" {
 		hits, ranked = s.searchVectors(ctx, q, mode, topK, overlay, dirty, collect, readable)
 	}
 	if !ranked {
-		hits = collect(topK, func(k int) []Hit {
+		hits = collect(topK, func(k int) []search.Hit {
 			bq := q
 			bq.TopK = k
 			return s.base.Search(bq)
@@ -497,7 +497,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Result, error) {
 		oq := q
 		oq.TopK = max(topK, overlay.Len()) // every match: some may be dropped
 		hits = append(hits, readable(overlay.Search(oq), nil)...)
-		sortHits(hits)
+		search.SortHits(hits)
 		hits = hits[:min(len(hits), topK)]
 	}
 	out := make([]Result, 0, len(hits))
@@ -506,43 +506,19 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Result, error) {
 			continue // removed meanwhile
 		}
 		v, _ := s.c.Get(h.Key)
-		out = append(out, Result{Key: h.Key, Score: h.Score, Snippet: s.base.Snippet(h.Key, v, q, snippetWidth)})
+		out = append(out, Result{Key: h.Key, Score: h.Score, Snippet: s.base.Snippet(h.Key, v, q, search.SnippetWidth)})
 	}
 	return out, nil
 }
 
-// Answer serves .memfs/search/NAME: the results of the query NAME
-// (ParseQuery) as text blocks, or JSON lines with the word format:json in
-// NAME (see CutFormat and FormatResults). Only the files the caller in ctx
-// may read are searched (see Search).
-func (s *Service) Answer(ctx context.Context, name string) ([]byte, error) {
-	name, asJSON := CutFormat(name)
-	q, err := ParseQuery(name)
+// Answer serves a request (search.ParseName reads one from a name under
+// .memfs/search/): the results of its query as text blocks, or JSON lines
+// (see FormatResults). Only the files the caller in ctx may read are
+// searched (see Search).
+func (s *Service) Answer(ctx context.Context, r search.Request) ([]byte, error) {
+	res, err := s.Search(ctx, r.Query)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.Search(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	return FormatResults(res, asJSON), nil
-}
-
-// ContextSearch is the search of context packs (contextpack.Options'
-// Search): the best topK hits of query for the caller in ctx.
-func (s *Service) ContextSearch(ctx context.Context, query string, topK int) ([]contextpack.Hit, error) {
-	q, err := ParseQuery(query)
-	if err != nil {
-		return nil, err
-	}
-	q.TopK = topK
-	res, err := s.Search(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	hits := make([]contextpack.Hit, len(res))
-	for i, r := range res {
-		hits[i] = contextpack.Hit{Key: r.Key, Score: r.Score, Snippet: r.Snippet}
-	}
-	return hits, nil
+	return FormatResults(res, r.JSON), nil
 }

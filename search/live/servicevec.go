@@ -1,4 +1,4 @@
-package search
+package live
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/search"
 )
 
 // Lock order for vectors: Service.mu, then vecIndex.mu, then Index.mu
@@ -39,7 +40,7 @@ const overlayEmbeds = 256
 // turn comes, so that the queue does not hold every value).
 type embedJob struct {
 	text  string
-	stamp Stamp
+	stamp search.Stamp
 	load  bool
 }
 
@@ -59,10 +60,8 @@ func (s *Service) VectorStatus() VectorStatus {
 	if s.emb == nil {
 		return VectorStatus{}
 	}
-	st := VectorStatus{Embedder: s.emb.ID(), Vectors: s.vec.len()}
-	s.vec.mu.RLock()
-	st.Dim = s.vec.dim
-	s.vec.mu.RUnlock()
+	st := VectorStatus{Embedder: s.emb.ID(), Vectors: s.vec.Len()}
+	st.Dim = s.vec.Dim()
 	s.mu.Lock()
 	st.Pending = len(s.embedQ)
 	st.Refused = s.refused
@@ -78,7 +77,7 @@ func (s *Service) VectorStatus() VectorStatus {
 // and queues every document of base whose vector is missing or stale.
 func (s *Service) openVectors(ctx context.Context, opts ServiceOptions) error {
 	s.emb = opts.Embedder
-	s.fusion = DefaultFusion()
+	s.fusion = search.DefaultFusion()
 	if opts.Fusion != nil {
 		s.fusion = *opts.Fusion
 	}
@@ -92,21 +91,21 @@ func (s *Service) openVectors(ctx context.Context, opts ServiceOptions) error {
 	s.edone = make(chan struct{})
 	s.embedQ = make(map[string]*embedJob)
 	id := s.emb.ID()
-	vx, err := loadVectors(ctx, s.st, id)
+	vx, err := search.LoadVectors(ctx, s.st, id)
 	switch {
-	case errors.Is(err, errOtherModel):
+	case errors.Is(err, search.ErrOtherModel):
 		s.log.Info("search vectors were made by another embedder; embedding every value again", "embedder", id, "err", err)
-		vx = newVecIndex(id)
-		vx.markAllDirty()
-	case errors.Is(err, ErrCorrupt):
+		vx = search.NewVectors(id)
+		vx.MarkAllDirty()
+	case errors.Is(err, search.ErrCorrupt):
 		s.log.Warn("search vectors corrupt; embedding every value again", "err", err)
-		vx = newVecIndex(id)
-		vx.markAllDirty()
+		vx = search.NewVectors(id)
+		vx.MarkAllDirty()
 	case err != nil:
 		return fmt.Errorf("search index: %w", err)
 	}
 	s.vec = vx
-	vs := vx.stampsOf()
+	vs := vx.Stamps()
 	for k, st := range s.base.Stamps() {
 		if v, ok := vs[k]; !ok || v != st {
 			s.embedQ[k] = &embedJob{load: true}
@@ -114,13 +113,13 @@ func (s *Service) openVectors(ctx context.Context, opts ServiceOptions) error {
 		delete(vs, k)
 	}
 	for k := range vs { // no longer indexed
-		vx.delete(k)
+		vx.Delete(k)
 	}
 	if n := len(s.embedQ) + len(vs); n > 0 {
 		s.log.Info("search vectors to bring up to date", "embed", len(s.embedQ), "dropped", len(vs))
 	}
-	if vx.dirtyShards() > 0 && !s.inMemory {
-		if _, err := vx.save(ctx, s.st); err != nil {
+	if vx.DirtyShards() > 0 && !s.inMemory {
+		if _, err := vx.Save(ctx, s.st); err != nil {
 			return fmt.Errorf("search index: save vectors: %w", err)
 		}
 	}
@@ -144,13 +143,13 @@ func (s *Service) queueEmbeds(p []change) {
 			items = append(items, item{key: k})
 			continue
 		}
-		items = append(items, item{k, &embedJob{text: s.docText(s.base, k, ch.e.Value), stamp: stampOf(MetaOf(ch.e.Info))}})
+		items = append(items, item{k, &embedJob{text: s.docText(s.base, k, ch.e.Value), stamp: search.StampOf(search.MetaOf(ch.e.Info))}})
 	}
 	s.mu.Lock()
 	for _, it := range items {
 		if it.job == nil {
 			delete(s.embedQ, it.key)
-			s.vec.delete(it.key)
+			s.vec.Delete(it.key)
 		} else {
 			s.embedQ[it.key] = it.job
 		}
@@ -164,11 +163,11 @@ func (s *Service) queueEmbeds(p []change) {
 
 // docText is what is embedded of key's value: redacted by ix (as ix
 // indexes it); of a binary value, only the key's words.
-func (s *Service) docText(ix *Index, key string, v []byte) string {
-	if isBinary(v) {
-		return embedText(key, nil)
+func (s *Service) docText(ix *search.Index, key string, v []byte) string {
+	if search.IsBinary(v) {
+		return search.EmbedText(key, nil)
 	}
-	return embedText(key, ix.redactValue(key, v))
+	return search.EmbedText(key, ix.RedactValue(key, v))
 }
 
 // embedWorker embeds the queued documents in batches until Close,
@@ -258,7 +257,7 @@ func (s *Service) nextBatch() ([]string, []*embedJob) {
 	var keys []string
 	var jobs []*embedJob
 	for k, j := range s.embedQ {
-		if len(keys) == embedBatch {
+		if len(keys) == search.EmbedBatch {
 			break
 		}
 		keys, jobs = append(keys, k), append(jobs, j)
@@ -277,7 +276,7 @@ func (s *Service) noteErr(err error) {
 // current (a job replaced meanwhile is left for its successor).
 func (s *Service) embedJobs(keys []string, jobs []*embedJob) error {
 	texts := make([]string, len(keys))
-	stamps := make([]Stamp, len(keys))
+	stamps := make([]search.Stamp, len(keys))
 	drop := make([]bool, len(keys))
 	var load []int // the jobs whose value is read from the store
 	for i, j := range jobs {
@@ -298,7 +297,7 @@ func (s *Service) embedJobs(keys []string, jobs []*embedJob) error {
 				drop[i] = true // gone: its deletion comes through Saved or the next open
 				continue
 			}
-			texts[i], stamps[i] = s.docText(s.base, keys[i], e.Value), stampOf(MetaOf(e.Info))
+			texts[i], stamps[i] = s.docText(s.base, keys[i], e.Value), search.StampOf(search.MetaOf(e.Info))
 		}
 	}
 	var todo []string
@@ -336,7 +335,7 @@ func (s *Service) embedJobs(keys []string, jobs []*embedJob) error {
 		if drop[i] {
 			continue
 		}
-		if err := s.vec.put(k, stamps[i], vecs[n]); err != nil {
+		if err := s.vec.Put(k, stamps[i], vecs[n]); err != nil {
 			s.lastErr, s.lastErrAt = err, time.Now()
 			s.log.Warn("search: a vector not kept", "embedder", s.emb.ID(), "err", err)
 		}
@@ -426,8 +425,8 @@ func (s *Service) embedNow(ctx context.Context, texts []string) [][]float32 {
 		ectx, cancel := context.WithTimeout(s.ectx, time.Minute)
 		defer cancel()
 		got := make([][]float32, 0, len(miss))
-		for i := 0; i < len(miss); i += embedBatch {
-			part := miss[i:min(i+embedBatch, len(miss))]
+		for i := 0; i < len(miss); i += search.EmbedBatch {
+			part := miss[i:min(i+search.EmbedBatch, len(miss))]
 			vs, err := s.emb.Embed(ectx, part)
 			if err == nil && len(vs) != len(part) {
 				err = fmt.Errorf("%d vectors for %d texts", len(vs), len(part))
@@ -459,8 +458,8 @@ func (s *Service) embedNow(ctx context.Context, texts []string) [][]float32 {
 // when the query's vector is not ready within EmbedWait (the caller ranks
 // by keyword). Unflushed values are embedded as they are searched (or
 // come from the cache); one not ready in time ranks by keyword only.
-func (s *Service) searchVectors(ctx context.Context, q Query, mode Mode, topK int, overlay *Index, dirty []backend.Entry,
-	collect func(want int, search func(k int) []Hit) []Hit, readable func([]Hit, map[string]bool) []Hit) ([]Hit, bool) {
+func (s *Service) searchVectors(ctx context.Context, q search.Query, mode search.Mode, topK int, overlay *search.Index, dirty []backend.Entry,
+	collect func(want int, search func(k int) []search.Hit) []search.Hit, readable func([]search.Hit, map[string]bool) []search.Hit) ([]search.Hit, bool) {
 	// The unflushed values the caller may read and the filters pass.
 	lq := q
 	lq.Text, lq.MinScore, lq.TopK = "", 0, max(1, overlay.Len())
@@ -485,9 +484,9 @@ func (s *Service) searchVectors(ctx context.Context, q Query, mode Mode, topK in
 	}
 	vecs := s.embedNow(wctx, texts)
 	qf := qvs[0]
-	qv := newQueryVec(qf)
+	qv := search.NewQueryVec(qf)
 	ovCos := make(map[string]float64, len(ovHits))
-	var ovVec []Hit
+	var ovVec []search.Hit
 	for i, h := range ovHits[:len(vecs)] {
 		if v := vecs[i]; len(v) == len(qf) {
 			c := 0.0
@@ -496,24 +495,24 @@ func (s *Service) searchVectors(ctx context.Context, q Query, mode Mode, topK in
 			}
 			ovCos[h.Key] = c
 			if c > s.fusion.Floor {
-				ovVec = append(ovVec, Hit{Key: h.Key, Score: c})
+				ovVec = append(ovVec, search.Hit{Key: h.Key, Score: c})
 			}
 		}
 	}
 	n := topK
-	if mode == ModeHybrid {
-		n = s.fusion.candidates(topK)
+	if mode == search.ModeHybrid {
+		n = s.fusion.PerRanking(topK)
 	}
-	keep := s.base.matcher(q)
-	vecHits := collect(n, func(k int) []Hit { return s.vec.search(qv, k, keep, s.fusion.Floor) })
+	keep := s.base.Matcher(q)
+	vecHits := collect(n, func(k int) []search.Hit { return s.vec.Nearest(qv, k, keep, s.fusion.Floor) })
 	vecHits = append(vecHits, ovVec...)
-	if mode == ModeSemantic {
-		sortHits(vecHits)
-		return cut(vecHits, q.MinScore, topK), true
+	if mode == search.ModeSemantic {
+		search.SortHits(vecHits)
+		return search.Cut(vecHits, q.MinScore, topK), true
 	}
 	bq := q
 	bq.MinScore = 0
-	bmHits := collect(n, func(k int) []Hit {
+	bmHits := collect(n, func(k int) []search.Hit {
 		bq.TopK = k
 		return s.base.Search(bq)
 	})
@@ -527,9 +526,9 @@ func (s *Service) searchVectors(ctx context.Context, q Query, mode Mode, topK in
 		if overlay.Has(k) {
 			return 0, false // not embedded in time
 		}
-		return s.vec.cosine(k, qv)
+		return s.vec.Cosine(k, qv)
 	}
-	return cut(fuse(bmHits, vecHits, cosOf, s.fusion), q.MinScore, topK), true
+	return search.Cut(search.Fuse(bmHits, vecHits, cosOf, s.fusion), q.MinScore, topK), true
 }
 
 // WaitEmbedded waits until no document waits for its vector: for a command

@@ -1,0 +1,62 @@
+package contextpack
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Name writes words as the NAME of .memfs/context/NAME, the form ParseName
+// reads: joined with spaces, then percent-encoded, dots too (a name ending
+// in ManifestSuffix asks for a manifest, so a query word that ends so must
+// not).
+func Name(words ...string) string {
+	return strings.ReplaceAll(url.PathEscape(strings.Join(words, " ")), ".", "%2E")
+}
+
+// ParseName reads the name of a pack file: "" for .memfs/context.md, NAME
+// for .memfs/context/NAME, either followed by ManifestSuffix for the
+// pack's manifest (ManifestSuffix alone is .memfs/context.manifest.json).
+// NAME is percent-encoded words: "max:N" (Options.MaxChars, N ≥ 1),
+// "summaries:K" (Options.Summaries; 0 asks for none), "at:SEQ" (the pack
+// as it stood when the event log's head was SEQ ≥ 1; at is 0 without
+// one), and the rest the query (Options.Query, its words joined by single
+// spaces). The error of a name that does not decode, or of a word of the
+// grammar with a bad value, does not quote the name: a query may be a
+// paragraph.
+func ParseName(name string) (o Options, at uint64, manifest bool, err error) {
+	base, manifest := strings.CutSuffix(name, ManifestSuffix)
+	dec, err := url.PathUnescape(base)
+	if err != nil {
+		return Options{}, 0, false, fmt.Errorf("context: %w", err)
+	}
+	var query []string
+	for _, w := range strings.Fields(dec) {
+		k, v, ok := strings.Cut(w, ":")
+		switch {
+		case ok && k == "max":
+			if o.MaxChars, err = strconv.Atoi(v); err != nil || o.MaxChars < 1 {
+				return Options{}, 0, false, fmt.Errorf("context: max:%s: want a positive number of characters", v)
+			}
+		case ok && k == "summaries":
+			if o.Summaries, err = strconv.Atoi(v); err != nil {
+				return Options{}, 0, false, fmt.Errorf("context: summaries:%s: want a number", v)
+			}
+			if o.Summaries == 0 {
+				o.Summaries = -1
+			}
+		case ok && k == "at":
+			if at != 0 {
+				return Options{}, 0, false, fmt.Errorf("context: at: given twice")
+			}
+			if at, err = strconv.ParseUint(v, 10, 64); err != nil || at == 0 {
+				return Options{}, 0, false, fmt.Errorf("context: at:%s: want an event-log sequence number (1 or more)", v)
+			}
+		default:
+			query = append(query, w)
+		}
+	}
+	o.Query = strings.Join(query, " ")
+	return o, at, manifest, nil
+}
