@@ -379,9 +379,6 @@ func (f *FS) Store() backend.SysStore { return f.store }
 // Events is the store's event log.
 func (f *FS) Events() *eventlog.Log { return f.events }
 
-// Name is Options.Name.
-func (f *FS) Name() string { return f.opts.Name }
-
 // Search is the search index, opened (and brought up to date with the
 // store) at its first use.
 func (f *FS) Search(ctx context.Context) (*live.Service, error) {

@@ -92,16 +92,6 @@ func Split(key string) (dir, name string) {
 	return key[:i], key[i+1:]
 }
 
-// ValidateKeys validates every key.
-func ValidateKeys(keys []string) error {
-	for _, k := range keys {
-		if err := ValidateKey(k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Limits on extended attributes, the same in every store (the directory
 // store keeps them as real xattrs, and ext4 keeps all of a file's attributes
 // in one 4 KiB block).

@@ -6,7 +6,11 @@
 // store packages in one file only (TestCommandNamesStoresInOneFile), a
 // backend/location that links no store (TestLocationImportsNoStore), and a
 // dir-store program that links neither etcd nor gRPC
-// (TestDirStoreProgramLinksNoEtcd). It has no other code.
+// (TestDirStoreProgramLinksNoEtcd), redact linking only go-toml
+// (TestRedactLinksOnlyTOML), gitleaks and gocyclo for tests only
+// (TestTestOnlyModules), search's file format apart from the session
+// (TestSearchLinksNoSession), and no function over cyclomatic complexity
+// 30 (TestCyclomaticComplexity). It has no other code.
 //
 // # Concurrency
 //
