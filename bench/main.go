@@ -706,10 +706,10 @@ func settle(t Target, root string, pl *plan) error {
 // must show at least minDirty dirty entries before and none dirty and no
 // delete pending after.
 func memfsFlush(root, file string, minDirty int) (time.Duration, error) {
-	if n, err := statusInt(root, "dirty"); err != nil {
+	if st, err := memfsStatus(root); err != nil {
 		return 0, err
-	} else if n < minDirty {
-		return 0, fmt.Errorf(".memfs/status shows %d dirty entries before the flush, want at least %d", n, minDirty)
+	} else if st.Dirty < minDirty {
+		return 0, fmt.Errorf(".memfs/status shows %d dirty entries before the flush, want at least %d", st.Dirty, minDirty)
 	}
 	f, err := os.Open(file)
 	if err != nil {
@@ -722,12 +722,12 @@ func memfsFlush(root, file string, minDirty int) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("fsync %s: %w", file, err)
 	}
-	m, err := memfsStatus(root)
+	st, err := memfsStatus(root)
 	if err != nil {
 		return 0, err
 	}
-	if m["dirty"] != "0" || m["pending_deletes"] != "0" || m["last_flush_result"] != "ok" {
-		return 0, fmt.Errorf("after fsync: dirty %s, pending_deletes %s, last_flush_result %s; want 0, 0, ok", m["dirty"], m["pending_deletes"], m["last_flush_result"])
+	if st.Dirty != 0 || st.PendingDeletes != 0 || st.LastFlushResult != "ok" {
+		return 0, fmt.Errorf("after fsync: dirty %d, pending_deletes %d, last_flush_result %s; want 0, 0, ok", st.Dirty, st.PendingDeletes, st.LastFlushResult)
 	}
 	return d, nil
 }
@@ -787,12 +787,12 @@ func mountPhase(o options, work string, res *results) error {
 			}
 			// check (untimed) that the mount serves the whole tree
 			if t.memfs {
-				n, err := statusInt(root, "keys_indexed")
+				st, err := memfsStatus(root)
 				if err != nil {
 					return err
 				}
-				if n != o.mountKeys {
-					return fmt.Errorf("%s: .memfs/status: keys_indexed %d, want %d", t.Name(), n, o.mountKeys)
+				if st.KeysIndexed != o.mountKeys {
+					return fmt.Errorf("%s: .memfs/status: keys_indexed %d, want %d", t.Name(), st.KeysIndexed, o.mountKeys)
 				}
 			}
 			if _, err := os.Stat(filepath.Join(root, last)); err != nil {

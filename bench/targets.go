@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/memfs/memfs/status"
 )
 
 // A Target is one way of serving the tree: a native directory, memfs with a
@@ -242,32 +244,13 @@ func isMemfs(t Target) bool {
 	return ok && ft.memfs
 }
 
-// memfsStatus reads .memfs/status under a memfs mount as key: value pairs.
-func memfsStatus(root string) (map[string]string, error) {
+// memfsStatus reads .memfs/status under a memfs mount.
+func memfsStatus(root string) (status.Status, error) {
 	b, err := os.ReadFile(filepath.Join(root, ".memfs", "status"))
 	if err != nil {
-		return nil, err
+		return status.Status{}, err
 	}
-	m := map[string]string{}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ": "); ok {
-			m[k] = v
-		}
-	}
-	return m, nil
-}
-
-// statusInt returns the integer field key of a memfs mount's status.
-func statusInt(root, key string) (int, error) {
-	m, err := memfsStatus(root)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(m[key])
-	if err != nil {
-		return 0, fmt.Errorf(".memfs/status: %s: %q", key, m[key])
-	}
-	return n, nil
+	return status.Parse(b)
 }
 
 // procMem returns VmRSS and VmHWM of process pid, in bytes.
