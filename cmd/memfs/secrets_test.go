@@ -91,14 +91,13 @@ func (s *leakScanner) scanTree(t *testing.T, root string) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if i := s.find(b); i >= 0 {
-			report(path, i)
-		}
-		return nil
+		// A window that spans a hole holds zeros: no secret does.
+		return forData(path, func(_ int64, b []byte) error {
+			if i := s.find(b); i >= 0 {
+				report(path, i)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		t.Fatalf("scan %s: %v", root, err)
