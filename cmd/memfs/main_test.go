@@ -12,10 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // TestMain lets the test binary act as the memfs command in subprocesses
-// (MEMFS_TEST_MAIN=1), so that crash tests can kill a real memfs process.
+// (MEMFS_TEST_MAIN=1), so that crash tests can kill a real memfs process;
+// it runs the tests through etcdtest.RunShared, which stops the etcd
+// server the tests share (sharedEtcdStore).
 func TestMain(m *testing.M) {
 	if os.Getenv("MEMFS_TEST_MAIN") == "1" {
 		main()
@@ -26,7 +30,7 @@ func TestMain(m *testing.M) {
 		writerMain(dir, os.Getenv("MEMFS_TEST_WRITER_TAG"))
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(etcdtest.RunShared(m))
 }
 
 // run runs the app in-process and returns its output.

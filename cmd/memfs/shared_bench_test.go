@@ -7,8 +7,6 @@ import (
 	"sort"
 	"testing"
 	"time"
-
-	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // TestSharedVisibilityLatency measures how long a write on one mount of an
@@ -26,8 +24,7 @@ func TestSharedVisibilityLatency(t *testing.T) {
 		t.Skip("a measurement: set MEMFS_BENCH_LATENCY=1 to run it")
 	}
 	const writes, keys, poll = 100, 10, 2 * time.Millisecond
-	srv := etcdtest.Start(t)
-	a, b := twoMounts(t, etcdStoreURL("lat", srv.Endpoint()), sharedEnv(t))
+	a, b := twoMounts(t, sharedEtcdStore(t), sharedEnv(t))
 	for _, m := range []string{a.mnt, b.mnt} {
 		if err := os.MkdirAll(filepath.Join(m, "memory", "lat"), 0o755); err != nil {
 			t.Fatal(err)

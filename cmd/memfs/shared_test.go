@@ -40,6 +40,15 @@ func etcdStoreURL(ns string, endpoints ...string) string {
 	return "etcd://" + strings.Join(hosts, ",") + "/" + ns
 }
 
+// sharedEtcdStore is the --store of a namespace of the test's own on the
+// package's shared etcd server (for a test that neither stops nor kills
+// it; one that does starts its own with etcdtest.Start).
+func sharedEtcdStore(t *testing.T) string {
+	t.Helper()
+	endpoint, ns := etcdtest.Shared(t)
+	return etcdStoreURL(ns, endpoint)
+}
+
 // twoMounts starts mounts A and B of store, with the same extra flags.
 func twoMounts(t *testing.T, store string, env []string, extra ...string) (a, b *memfsProc) {
 	root := t.TempDir()
@@ -68,8 +77,7 @@ func writeSync(path string, data []byte) error {
 
 // (a) A write on A is readable on B, and an inotify watcher on B hears it.
 func TestSharedVisibility(t *testing.T) {
-	srv := etcdtest.Start(t)
-	a, b := twoMounts(t, etcdStoreURL("vis", srv.Endpoint()), sharedEnv(t))
+	a, b := twoMounts(t, sharedEtcdStore(t), sharedEnv(t))
 
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -174,8 +182,7 @@ func TestSharedConcurrentAppends(t *testing.T) {
 	}
 	for _, policy := range []string{"merge", "keep-both"} {
 		t.Run(policy, func(t *testing.T) {
-			srv := etcdtest.Start(t)
-			store := etcdStoreURL("appends", srv.Endpoint())
+			store := sharedEtcdStore(t)
 			env := sharedEnv(t)
 			a, b := twoMounts(t, store, env, "--on-conflict", policy)
 			var wg sync.WaitGroup
@@ -262,8 +269,7 @@ func conflictCopies(t *testing.T, mnt, prefix string) []string {
 
 // (c) Both mounts edit one Markdown note in different sections: merged.
 func TestSharedMarkdownSections(t *testing.T) {
-	srv := etcdtest.Start(t)
-	store := etcdStoreURL("md", srv.Endpoint())
+	store := sharedEtcdStore(t)
 	env := sharedEnv(t)
 	a, b := twoMounts(t, store, env, "--on-conflict", "merge")
 	base := "# Plan\n\n## Goals\n\nship it\n\n## Risks\n\nnone known\n\n## Notes\n\nnothing yet\n"
@@ -374,8 +380,7 @@ func startWriter(t *testing.T, dir, tag string) (*exec.Cmd, *syncBuffer) {
 
 // (d) kill -9 of A mid-run, restart: nothing A closed is lost.
 func TestSharedKillNine(t *testing.T) {
-	srv := etcdtest.Start(t)
-	store := etcdStoreURL("kill", srv.Endpoint())
+	store := sharedEtcdStore(t)
 	env := sharedEnv(t)
 	a, b := twoMounts(t, store, env)
 	wa, outA := startWriter(t, filepath.Join(a.mnt, "memory"), "a")

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // visibilityBound is how long a test waits for another mount's change to
@@ -99,8 +97,7 @@ func TestAllowOtherPrivateOnOneMountIsPrivateOnTheOther(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatalf("this test needs root: it mounts with --allow-other and reads as uid %d", otherUID)
 	}
-	srv := etcdtest.Start(t)
-	store := etcdStoreURL("allowother", srv.Endpoint())
+	store := sharedEtcdStore(t)
 	env := sharedEnv(t)
 	a := startMount(t, store, sharedDir(t), env, "--agent", "alice", "--allow-other")
 	b := startMount(t, store, sharedDir(t), env, "--agent", "bob", "--allow-other")
