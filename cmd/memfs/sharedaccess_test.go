@@ -43,17 +43,19 @@ func unreadableAfter(t *testing.T, nobody caller, path string) (ready func(), wa
 	})
 	ready = func() {
 		t.Helper()
-		deadline := time.Now().Add(visibilityBound)
-		for !strings.Contains(out.String(), "ready") {
+		started := poll(visibilityBound, 2*time.Millisecond, func() bool {
+			if strings.Contains(out.String(), "ready") {
+				return true
+			}
 			select {
 			case <-done:
 				t.Fatalf("uid 65534 cannot read %s before the change: %v\n%s", path, waitErr, out)
 			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the reader of %s as uid 65534 did not start", path)
-			}
-			time.Sleep(2 * time.Millisecond)
+			return false
+		})
+		if !started {
+			t.Fatalf("the reader of %s as uid 65534 did not start", path)
 		}
 	}
 	wait = func(start time.Time) (time.Duration, string) {
@@ -196,13 +198,9 @@ func TestAllowOtherPrivateOnOneMountIsPrivateOnTheOther(t *testing.T) {
 			t.Errorf("trial %d: cat %s as uid 65534 on B: %v, %q; want Permission denied", i, at, err, out)
 		}
 		if check {
-			deadline := time.Now().Add(visibilityBound)
-			for got := shows(word, name); len(got) > 0; got = shows(word, name) {
-				if time.Now().After(deadline) {
-					t.Errorf("trial %d (%s): after A made it private, B still shows it to uid 65534 in %v", i, name, got)
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
+			var got []string
+			if !poll(visibilityBound, 20*time.Millisecond, func() bool { got = shows(word, name); return len(got) == 0 }) {
+				t.Errorf("trial %d (%s): after A made it private, B still shows it to uid 65534 in %v", i, name, got)
 			}
 		}
 	}
