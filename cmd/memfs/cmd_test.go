@@ -214,9 +214,11 @@ func checkFiles(t *testing.T, mnt string, n int) {
 }
 
 func TestCrashKill9KeepsClosedFiles(t *testing.T) {
+	t.Parallel()
 	const n = 300
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			store := newStore()
 			mnt := t.TempDir()
 			p := startMount(t, store, mnt, nil)
@@ -235,9 +237,11 @@ func TestCrashKill9KeepsClosedFiles(t *testing.T) {
 }
 
 func TestCrashKill9DuringFlush(t *testing.T) {
+	t.Parallel()
 	const n = 4000
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			store := newStore()
 			mnt := t.TempDir()
 			p := startMount(t, store, mnt, nil)
@@ -366,6 +370,7 @@ func TestBusyMountKeepsServing(t *testing.T) {
 // writes keeps the damaged bytes beside the journal, and leaves a journal
 // that opens clean.
 func TestDamagedJournalKeepsTheIntactRecords(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			store := newStore()

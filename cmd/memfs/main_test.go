@@ -33,6 +33,13 @@ func TestMain(m *testing.M) {
 	os.Exit(etcdtest.RunShared(m))
 }
 
+// Parallel tests: a long test that changes nothing of the process (no
+// t.Setenv, no package variable), measures no latency and holds no wall
+// clock bound calls t.Parallel, and so do its store-kind subtests; they
+// run together after the others (go test -parallel, GOMAXPROCS by
+// default). The etcd tests with MEMFS_ETCD_TIMEOUT=1s stay serial: under
+// load a slow request would read as an outage.
+
 // run runs the app in-process and returns its output.
 func run(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()

@@ -110,6 +110,7 @@ func readCommands(t *testing.T) [][]string {
 // and wrote its lock's PID, the journal, the search index). A read may
 // fail on the damage; it may not repair it.
 func TestReadCommandsNeverWrite(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"badger", "dir"} {
 		for _, state := range []string{"healthy", "unflushed journal", "damaged", "flipped"} {
 			if state == "flipped" && kind != "badger" {
