@@ -78,6 +78,12 @@ type Options struct {
 	// the notes of context packs with them (package embed: the installed
 	// static table, a remote model); nil is keyword search only.
 	Embedder embed.Embedder
+	// EmbedWait bounds how long a search waits for the Embedder (the
+	// query's vector and the unflushed values'); what is not ready by then
+	// ranks by keyword. 0 means search.DefaultEmbedWait. A search returns
+	// as soon as the vectors are ready: tests set it long, so that the
+	// first answer is the semantic one on a loaded machine too.
+	EmbedWait time.Duration
 	// Logger receives what the engine reports; slog.Default when nil.
 	Logger *slog.Logger
 }
@@ -429,7 +435,7 @@ func (f *FS) openIndex(ctx context.Context, rebuild bool, p live.Progress) (*liv
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	return live.OpenService(ctx, f.c, f.store, live.ServiceOptions{Redactor: red, Logger: f.log, Rebuild: rebuild, Progress: p,
-		Embedder: f.opts.Embedder, InMemory: f.opts.Session.ReadOnly && !rebuild})
+		Embedder: f.opts.Embedder, EmbedWait: f.opts.EmbedWait, InMemory: f.opts.Session.ReadOnly && !rebuild})
 }
 
 // indexRedactor is what redacts the text the search index and the

@@ -60,12 +60,10 @@ func mount(t *testing.T, st backend.Store, cfg mountConfig) *mounted {
 	}
 	t.Cleanup(func() {
 		var err error
-		for range 50 {
-			if err = srv.Unmount(); err == nil || !errors.Is(err, syscall.EBUSY) {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		poll(5*time.Second, 100*time.Millisecond, func() bool {
+			err = srv.Unmount()
+			return err == nil || !errors.Is(err, syscall.EBUSY)
+		})
 		if err != nil {
 			// Never leave a mount behind, even when a test failed with a
 			// descriptor still open on it: detach it.
@@ -76,6 +74,19 @@ func mount(t *testing.T, st backend.Store, cfg mountConfig) *mounted {
 		root.Close()
 	})
 	return &mounted{dir: dir, c: c, root: root}
+}
+
+// poll calls cond every interval until it holds (true) or d has passed
+// (false): the package's one wait on a condition nothing announces (what
+// a mount shows after a change behind the kernel).
+func poll(d, every time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); !cond(); {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(every)
+	}
+	return true
 }
 
 func newDirStore(t *testing.T, dir string) *dirstore.Store {
@@ -442,16 +453,9 @@ func TestMountKernelCacheKeptAndInvalidated(t *testing.T) {
 		}
 	}
 	behind(want)
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		got := readFile(t, s)
-		if got == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after a change behind the kernel, the mount shows %q, want %q", got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var got string
+	if !poll(2*time.Second, 10*time.Millisecond, func() bool { got = readFile(t, s); return got == want }) {
+		t.Fatalf("after a change behind the kernel, the mount shows %q, want %q", got, want)
 	}
 	if fi, _ := os.Stat(s); fi.Size() != int64(len(want)) {
 		t.Fatalf("size after the change = %d, want %d", fi.Size(), len(want))
@@ -467,15 +471,9 @@ func TestMountKernelCacheKeptAndInvalidated(t *testing.T) {
 	h.ReadAt(buf, 0)
 	want = "third\n"
 	behind(want)
-	for deadline := time.Now().Add(2 * time.Second); ; {
-		n, _ := h.ReadAt(buf, 0)
-		if string(buf[:n]) == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("an open descriptor reads %q after a change behind the kernel, want %q", buf[:n], want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var n int
+	if !poll(2*time.Second, 10*time.Millisecond, func() bool { n, _ = h.ReadAt(buf, 0); return string(buf[:n]) == want }) {
+		t.Fatalf("an open descriptor reads %q after a change behind the kernel, want %q", buf[:n], want)
 	}
 }
 
@@ -495,15 +493,15 @@ func TestMountChangeFeed(t *testing.T) {
 	// Read the way tail -f does: on from where the last read ended.
 	var lines []string
 	buf := make([]byte, 4096)
-	for deadline := time.Now().Add(2 * time.Second); len(lines) < 5 && time.Now().Before(deadline); {
+	poll(2*time.Second, 10*time.Millisecond, func() bool { // fewer lines show below
 		n, _ := f.Read(buf)
 		for l := range strings.SplitSeq(strings.TrimSpace(string(buf[:n])), "\n") {
 			if l != "" {
 				lines = append(lines, l)
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(lines) >= 5
+	})
 	var got []string
 	for _, l := range lines {
 		var r struct{ Op, Key, Old_key, Origin string }
@@ -579,15 +577,17 @@ func TestMountDirListingCache(t *testing.T) {
 	if got := names(); got != "b.md" {
 		t.Fatalf("a change through the mount is not listed at once: %q", got)
 	}
-	time.Sleep(50 * time.Millisecond) // a later mtime than the kernel's
+	// The change behind gives the directory a later mtime than the
+	// kernel's: the clock must have passed it.
+	fi, err := os.Stat(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(time.Second, time.Millisecond, func() bool { return time.Now().After(fi.ModTime()) })
 	if err := m.c.Set("memory/behind.md", []byte("set in the session")); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for names() != "b.md behind.md" {
-		if time.Now().After(deadline) {
-			t.Fatalf("a change behind the kernel is not listed within 3 s: %q", names())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !poll(3*time.Second, 50*time.Millisecond, func() bool { return names() == "b.md behind.md" }) {
+		t.Fatalf("a change behind the kernel is not listed within 3 s: %q", names())
 	}
 }

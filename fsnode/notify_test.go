@@ -129,15 +129,33 @@ func TestFsnotifyMatchesNative(t *testing.T) {
 		// reports for the old watch depends on its own bookkeeping race.
 		{"remove tree", func(r string) error { return os.RemoveAll(filepath.Join(r, "tree")) }},
 	}
+	counts := func() (int, int) { return len(recs[0].events()), len(recs[1].events()) }
 	for _, op := range ops {
+		n0, n1 := counts()
 		for _, r := range roots {
 			if err := op.fn(r); err != nil {
 				t.Fatalf("%s on %s: %v", op.name, r, err)
 			}
 		}
-		time.Sleep(30 * time.Millisecond) // let watches on new directories land
+		// Every op makes an event on each side. Its first one heard
+		// means a new directory is watched (run adds the watch before it
+		// records the event), so the next op's events in it are heard.
+		if !poll(10*time.Second, time.Millisecond, func() bool { m0, m1 := counts(); return m0 > n0 && m1 > n1 }) {
+			m0, m1 := counts()
+			t.Fatalf("%s: no event within 10 s (memfs %d -> %d, native %d -> %d)", op.name, n0, m0, n1, m1)
+		}
 	}
-	time.Sleep(200 * time.Millisecond)
+	// A last file is a barrier: one watcher's events come in order, so a
+	// recorder that has its event has every earlier one.
+	for _, r := range roots {
+		if err := os.WriteFile(filepath.Join(r, "end.md"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	heardEnd := func(r *recorder) bool { return slices.Contains(r.events(), "end.md CREATE") }
+	if !poll(10*time.Second, time.Millisecond, func() bool { return heardEnd(recs[0]) && heardEnd(recs[1]) }) {
+		t.Fatalf("the last file's CREATE not heard within 10 s (memfs %v, native %v)", heardEnd(recs[0]), heardEnd(recs[1]))
+	}
 	got, want := recs[0].events(), recs[1].events()
 	if len(want) < len(ops) {
 		t.Fatalf("the native directory gave only %d events: %v", len(want), want)

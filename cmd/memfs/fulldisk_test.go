@@ -33,6 +33,7 @@ func smallDisk(t *testing.T, size int) string {
 // writes what the store refused to a recovery directory and exits
 // non-zero, naming it.
 func TestFullDisk(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"dir", "badger"} {
 		t.Run(kind, func(t *testing.T) {
 			disk := smallDisk(t, 40<<20)

@@ -3,8 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // memfs gc: a local store has nothing to collect (and a missing one is an
@@ -21,8 +19,7 @@ func TestGCCommand(t *testing.T) {
 	if _, _, err := run(t, "", "gc", "--store", "dir:"+t.TempDir()+"/none"); err == nil || !strings.Contains(err.Error(), "no store") {
 		t.Errorf("memfs gc of a missing store: %v, want an error saying there is no store", err)
 	}
-	srv := etcdtest.Start(t)
-	s := etcdStoreURL("gccmd", srv.Endpoint())
+	s := sharedEtcdStore(t)
 	env := sharedEnv(t)
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")

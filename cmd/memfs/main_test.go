@@ -12,10 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // TestMain lets the test binary act as the memfs command in subprocesses
-// (MEMFS_TEST_MAIN=1), so that crash tests can kill a real memfs process.
+// (MEMFS_TEST_MAIN=1), so that crash tests can kill a real memfs process;
+// it runs the tests through etcdtest.RunShared, which stops the etcd
+// server the tests share (sharedEtcdStore).
 func TestMain(m *testing.M) {
 	if os.Getenv("MEMFS_TEST_MAIN") == "1" {
 		main()
@@ -26,8 +30,15 @@ func TestMain(m *testing.M) {
 		writerMain(dir, os.Getenv("MEMFS_TEST_WRITER_TAG"))
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(etcdtest.RunShared(m))
 }
+
+// Parallel tests: a long test that changes nothing of the process (no
+// t.Setenv, no package variable), measures no latency and holds no wall
+// clock bound calls t.Parallel, and so do its store-kind subtests; they
+// run together after the others (go test -parallel, GOMAXPROCS by
+// default). The etcd tests with MEMFS_ETCD_TIMEOUT=1s stay serial: under
+// load a slow request would read as an outage.
 
 // run runs the app in-process and returns its output.
 func run(t *testing.T, stdin string, args ...string) (string, string, error) {
@@ -106,10 +117,9 @@ func startMount(t *testing.T, store, mnt string, env []string, extra ...string) 
 	p := &memfsProc{cmd: cmd, mnt: mnt, log: log, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() { p.stop(t) })
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	up := poll(15*time.Second, 20*time.Millisecond, func() bool {
 		if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err == nil {
-			return p
+			return true
 		}
 		select {
 		case err := <-p.done:
@@ -117,11 +127,12 @@ func startMount(t *testing.T, store, mnt string, env []string, extra ...string) 
 			t.Fatalf("memfs mount exited early: %v\n%s", err, log)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mount did not come up in time\n%s", log)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	})
+	if !up {
+		t.Fatalf("mount did not come up in time\n%s", log)
 	}
+	return p
 }
 
 // stop ends the process if it still runs and removes a leftover mount.
@@ -204,6 +215,28 @@ func (p *memfsProc) terminate(t *testing.T) error {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("memfs did not exit after SIGTERM\n%s", p.log)
 		return nil
+	}
+}
+
+// poll calls cond every interval until it holds (true) or d has passed
+// (false): the package's one wait on a condition nothing announces (a
+// file on a mount, a line in a log, a process). A test waits on a channel
+// where it can.
+func poll(d, every time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); !cond(); {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(every)
+	}
+	return true
+}
+
+// waitFor polls cond until it holds, and fails t if d passes first.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	if !poll(d, 5*time.Millisecond, cond) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 // back are acknowledged when the call returns; kill -9 of memfs must not
 // revert them (a 0600 file must not come back 0644).
 func TestKill9KeepsMetadataChanges(t *testing.T) {
+	t.Parallel()
 	past := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
@@ -91,6 +92,7 @@ func TestKill9KeepsMetadataChanges(t *testing.T) {
 // journal's changes, writes nothing (the store and the journal stay as
 // they are), and the next writable mount saves them.
 func TestReadOnlyMountOfACrashedStore(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			store := newStore()

@@ -50,6 +50,8 @@ func mountCommand() *cli.Command {
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users in, held to the stored modes (needs user_allow_other in /etc/fuse.conf unless root)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request"},
 			&cli.BoolFlag{Name: "index-at-mount", Usage: "open (and repair) the search index right after mounting, in the background, instead of at the first search"},
+			// A test seam (memfs.Options.EmbedWait), not a promise: hidden.
+			&cli.DurationFlag{Name: "embed-wait", Hidden: true, Usage: "how long a search waits for the embedder before it ranks by keyword (0: 1 s)"},
 			&cli.BoolFlag{Name: "xattrs", Value: true, Usage: "extended attributes on the mount (getfattr/setfattr); --xattrs=false makes ls -l about 8x faster on large trees, the kernel then asks for no attribute"},
 		}, append(transientFlags(), writeFlags()...)...),
 		Action: mountAction,
@@ -206,6 +208,7 @@ func mountAction(c *cli.Context) error {
 		Bootstrap: c.StringSlice("bootstrap"),
 		Namespace: true,
 		Embedder:  emb,
+		EmbedWait: c.Duration("embed-wait"),
 	}, log)
 	if err != nil {
 		return err

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // A reused name is the mount's own change (issue 26, finding 2), through
@@ -15,8 +13,7 @@ import (
 // log no conflict, make no conflict copy, and a remount shows the last
 // writes (no directory coming back, no old data under a).
 func TestNameReuseThroughTheMount(t *testing.T) {
-	srv := etcdtest.Start(t)
-	store := etcdStoreURL("reuse", srv.Endpoint())
+	store := sharedEtcdStore(t)
 	env := sharedEnv(t)
 	mnt := filepath.Join(t.TempDir(), "m")
 	p := startMount(t, store, mnt, env)

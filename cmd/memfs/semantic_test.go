@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,16 +75,15 @@ func TestSemanticSearchThroughTheMount(t *testing.T) {
 	needModel(t)
 	store := "dir:" + t.TempDir()
 	mnt := t.TempDir()
-	p := startMount(t, store, mnt, nil)
+	// --embed-wait: a search waits for the query's vector (the first
+	// builds the table's word index) however loaded the machine.
+	p := startMount(t, store, mnt, nil, "--embed-wait", "1m")
 	writeNotes(t, mnt, semanticNotes)
 	const question = "how long do we hold old bills"
 	for _, mode := range []string{"mode:semantic ", "mode:hybrid ", ""} {
-		// A search waits 1 s for the query's vector (the first builds the
-		// table's word index) and answers by keywords meanwhile.
-		waitFor(t, "the note found by "+mode+question, 20*time.Second, func() bool {
-			got, err := readMemfs(t, mnt, "search/"+mode+question)
-			return err == nil && firstKey(got) == "memory/billing/retention.md"
-		})
+		if got, err := readMemfs(t, mnt, "search/"+mode+question); err != nil || firstKey(got) != "memory/billing/retention.md" {
+			t.Errorf("the note found by %q: %q %v", mode+question, got, err)
+		}
 	}
 	if got, err := readMemfs(t, mnt, "search/mode:keyword "+question); err != nil || strings.Contains(got, "retention") {
 		t.Errorf("keyword search found the note with no word in common (the test shows nothing): %q %v", got, err)
@@ -130,13 +130,12 @@ func TestEmbedderNoneIsKeywordOnly(t *testing.T) {
 	}
 }
 
-// A mount with an OpenAI-compatible embedder (a server of this test on
-// loopback) sends it the notes and the queries, redacted, with the key
-// from the variable key_env names, and ranks by its vectors.
-func TestRemoteEmbedderThroughTheMount(t *testing.T) {
-	var calls, leaked atomic.Int64
-	const secret = "AKIAQWERTYUIOPASDFGH"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// moneyModel is an OpenAI-compatible embeddings endpoint that knows two
+// directions, money matters and the rest; it counts the requests it
+// serves (calls) and the texts it is sent that hold secret (leaked), and
+// calls before, when set, with each request's texts first.
+func moneyModel(calls, leaked *atomic.Int64, secret string, before func(input []string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/embeddings" || r.Header.Get("Authorization") != "Bearer test-key-123" {
 			http.Error(w, "bad request", http.StatusUnauthorized)
 			return
@@ -149,6 +148,9 @@ func TestRemoteEmbedderThroughTheMount(t *testing.T) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		if before != nil {
+			before(req.Input)
+		}
 		calls.Add(1)
 		type item struct {
 			Index     int       `json:"index"`
@@ -158,10 +160,9 @@ func TestRemoteEmbedderThroughTheMount(t *testing.T) {
 			Data []item `json:"data"`
 		}
 		for i, text := range req.Input {
-			if strings.Contains(text, secret) {
+			if secret != "" && strings.Contains(text, secret) {
 				leaked.Add(1)
 			}
-			// Two directions: money matters, and the rest.
 			v := []float32{0.1, 1}
 			for _, w := range []string{"bill", "invoice", "receipt", "money"} {
 				if strings.Contains(strings.ToLower(text), w) {
@@ -171,25 +172,31 @@ func TestRemoteEmbedderThroughTheMount(t *testing.T) {
 			resp.Data = append(resp.Data, item{Index: i, Embedding: v})
 		}
 		json.NewEncoder(w).Encode(resp)
-	}))
+	})
+}
+
+// A mount with an OpenAI-compatible embedder (a server of this test on
+// loopback) sends it the notes and the queries, redacted, with the key
+// from the variable key_env names, and ranks by its vectors.
+func TestRemoteEmbedderThroughTheMount(t *testing.T) {
+	var calls, leaked atomic.Int64
+	const secret = "AKIAQWERTYUIOPASDFGH"
+	srv := httptest.NewServer(moneyModel(&calls, &leaked, secret, nil))
 	defer srv.Close()
 	store := "dir:" + t.TempDir()
 	mnt := t.TempDir()
 	startMount(t, store, mnt, []string{"MEMFS_TEST_EMBED_KEY=test-key-123"},
-		"--embedder", "openai:"+srv.URL+"/v1?model=test&key_env=MEMFS_TEST_EMBED_KEY")
+		"--embedder", "openai:"+srv.URL+"/v1?model=test&key_env=MEMFS_TEST_EMBED_KEY", "--embed-wait", "1m")
 	notes := map[string]string{
 		"memory/a.md": "# Money\nInvoices are kept seven years. aws key " + secret + "\n",
 		"memory/b.md": "# Deploys\nCanary on Tuesdays.\n",
 	}
 	writeNotes(t, mnt, notes)
-	// A search waits 1 s for the query's vector; on a loaded machine the
-	// first answer may come later, and the search answers by keywords
-	// meanwhile (nothing here): the next search finds the vector cached.
-	var got string
-	waitFor(t, "a semantic hit through the remote model", 20*time.Second, func() bool {
-		got, _ = readMemfs(t, mnt, "search/mode:semantic what about bills")
-		return firstKey(got) == "memory/a.md"
-	})
+	// --embed-wait: the search waits for the vectors however loaded the
+	// machine, so the first answer is the semantic one.
+	if got, err := readMemfs(t, mnt, "search/mode:semantic what about bills"); err != nil || firstKey(got) != "memory/a.md" {
+		t.Errorf("a semantic search through the remote model: %q %v", got, err)
+	}
 	if calls.Load() == 0 {
 		t.Error("the remote model was never asked")
 	}
@@ -198,6 +205,30 @@ func TestRemoteEmbedderThroughTheMount(t *testing.T) {
 	}
 	if st, err := readMemfs(t, mnt, "status"); err != nil || !strings.Contains(st, "embedder openai:"+srv.URL+"/v1#test") || strings.Contains(st, "test-key-123") {
 		t.Errorf(".memfs/status: %q %v", st, err)
+	}
+}
+
+// --embed-wait (memfs.Options.EmbedWait) reaches the search: with a
+// model that takes 1.5 s to embed the query, a search given a minute
+// answers by meaning, where the default 1 s would rank by keyword and
+// find nothing.
+func TestEmbedWaitReachesTheSearch(t *testing.T) {
+	var calls, leaked atomic.Int64
+	const question = "what about bills"
+	srv := httptest.NewServer(moneyModel(&calls, &leaked, "", func(input []string) {
+		if slices.Contains(input, question) {
+			time.Sleep(1500 * time.Millisecond) // a slow model, longer than search.DefaultEmbedWait
+		}
+	}))
+	defer srv.Close()
+	mnt := t.TempDir()
+	startMount(t, "dir:"+t.TempDir(), mnt, []string{"MEMFS_TEST_EMBED_KEY=test-key-123"},
+		"--embedder", "openai:"+srv.URL+"/v1?model=test&key_env=MEMFS_TEST_EMBED_KEY", "--embed-wait", "1m")
+	writeNotes(t, mnt, map[string]string{"memory/a.md": "# Money\nInvoices are kept seven years.\n", "memory/b.md": "# Deploys\nCanary on Tuesdays.\n"})
+	start := time.Now()
+	got, err := readMemfs(t, mnt, "search/mode:semantic "+question)
+	if err != nil || firstKey(got) != "memory/a.md" {
+		t.Errorf("a search that may wait a minute for a model that takes 1.5 s: %q %v (answered in %v)", got, err, time.Since(start))
 	}
 }
 
@@ -222,22 +253,13 @@ func TestRemoteEmbedderDownSearchStillAnswers(t *testing.T) {
 		t.Errorf("search with the model down: %q %v", got, err)
 	}
 	t.Logf("answered in %v with the model down", time.Since(start))
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st, err := readMemfs(t, mnt, "status")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(st, "last embedding error") {
-			if strings.Contains(st, "test-key-123") {
-				t.Errorf(".memfs/status shows the key: %q", st)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf(".memfs/status never told the model's error:\n%s", st)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var st string
+	waitFor(t, ".memfs/status to tell the model's error", 20*time.Second, func() bool {
+		st, _ = readMemfs(t, mnt, "status")
+		return strings.Contains(st, "last embedding error")
+	})
+	if strings.Contains(st, "test-key-123") {
+		t.Errorf(".memfs/status shows the key: %q", st)
 	}
 	if calls.Load() == 0 {
 		t.Error("the model was never asked: the test shows nothing")

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"testing"
 	"time"
-
-	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // TestSharedVisibilityLatency measures how long a write on one mount of an
@@ -25,9 +23,8 @@ func TestSharedVisibilityLatency(t *testing.T) {
 	if os.Getenv("MEMFS_BENCH_LATENCY") != "1" {
 		t.Skip("a measurement: set MEMFS_BENCH_LATENCY=1 to run it")
 	}
-	const writes, keys, poll = 100, 10, 2 * time.Millisecond
-	srv := etcdtest.Start(t)
-	a, b := twoMounts(t, etcdStoreURL("lat", srv.Endpoint()), sharedEnv(t))
+	const writes, keys, every = 100, 10, 2 * time.Millisecond
+	a, b := twoMounts(t, sharedEtcdStore(t), sharedEnv(t))
 	for _, m := range []string{a.mnt, b.mnt} {
 		if err := os.MkdirAll(filepath.Join(m, "memory", "lat"), 0o755); err != nil {
 			t.Fatal(err)
@@ -42,14 +39,12 @@ func TestSharedVisibilityLatency(t *testing.T) {
 			t.Fatalf("write %d on A: %v\nA:\n%s", i, err, a.log)
 		}
 		wr = append(wr, time.Since(start))
-		for deadline := start.Add(10 * time.Second); ; {
-			if got, err := os.ReadFile(filepath.Join(b.mnt, key)); err == nil && string(got) == want {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("write %d (%s) not visible on B after 10 s\nA:\n%s\nB:\n%s", i, key, a.log, b.log)
-			}
-			time.Sleep(poll)
+		visible := poll(time.Until(start.Add(10*time.Second)), every, func() bool {
+			got, err := os.ReadFile(filepath.Join(b.mnt, key))
+			return err == nil && string(got) == want
+		})
+		if !visible {
+			t.Fatalf("write %d (%s) not visible on B after 10 s\nA:\n%s\nB:\n%s", i, key, a.log, b.log)
 		}
 		lat = append(lat, time.Since(start))
 	}
@@ -59,7 +54,7 @@ func TestSharedVisibilityLatency(t *testing.T) {
 	}
 	p50, p99, max := pct(lat)
 	w50, w99, wmax := pct(wr)
-	t.Logf("write + fsync on A until B reads it: p50 %v, p99 %v, max %v (%d writes, %d keys, polling every %v)", p50, p99, max, writes, keys, poll)
+	t.Logf("write + fsync on A until B reads it: p50 %v, p99 %v, max %v (%d writes, %d keys, polling every %v)", p50, p99, max, writes, keys, every)
 	t.Logf("write + fsync on A alone: p50 %v, p99 %v, max %v", w50, w99, wmax)
 	if p99 > 300*time.Millisecond {
 		t.Errorf("p99 %v: over the 300 ms target", p99)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -38,6 +39,20 @@ func etcdStoreURL(ns string, endpoints ...string) string {
 		hosts[i] = strings.TrimPrefix(e, "http://")
 	}
 	return "etcd://" + strings.Join(hosts, ",") + "/" + ns
+}
+
+// midRun is how many files a writer of the kill tests writes before the
+// kill, and twice as many after it: counted, not timed, so that a loaded
+// machine writes as many as an idle one.
+const midRun = 100
+
+// sharedEtcdStore is the --store of a namespace of the test's own on the
+// package's shared etcd server (for a test that neither stops nor kills
+// it; one that does starts its own with etcdtest.Start).
+func sharedEtcdStore(t *testing.T) string {
+	t.Helper()
+	endpoint, ns := etcdtest.Shared(t)
+	return etcdStoreURL(ns, endpoint)
 }
 
 // twoMounts starts mounts A and B of store, with the same extra flags.
@@ -68,8 +83,7 @@ func writeSync(path string, data []byte) error {
 
 // (a) A write on A is readable on B, and an inotify watcher on B hears it.
 func TestSharedVisibility(t *testing.T) {
-	srv := etcdtest.Start(t)
-	a, b := twoMounts(t, etcdStoreURL("vis", srv.Endpoint()), sharedEnv(t))
+	a, b := twoMounts(t, sharedEtcdStore(t), sharedEnv(t))
 
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -174,8 +188,7 @@ func TestSharedConcurrentAppends(t *testing.T) {
 	}
 	for _, policy := range []string{"merge", "keep-both"} {
 		t.Run(policy, func(t *testing.T) {
-			srv := etcdtest.Start(t)
-			store := etcdStoreURL("appends", srv.Endpoint())
+			store := sharedEtcdStore(t)
 			env := sharedEnv(t)
 			a, b := twoMounts(t, store, env, "--on-conflict", policy)
 			var wg sync.WaitGroup
@@ -262,8 +275,7 @@ func conflictCopies(t *testing.T, mnt, prefix string) []string {
 
 // (c) Both mounts edit one Markdown note in different sections: merged.
 func TestSharedMarkdownSections(t *testing.T) {
-	srv := etcdtest.Start(t)
-	store := etcdStoreURL("md", srv.Endpoint())
+	store := sharedEtcdStore(t)
 	env := sharedEnv(t)
 	a, b := twoMounts(t, store, env, "--on-conflict", "merge")
 	base := "# Plan\n\n## Goals\n\nship it\n\n## Risks\n\nnone known\n\n## Notes\n\nnothing yet\n"
@@ -309,8 +321,9 @@ func TestSharedMarkdownSections(t *testing.T) {
 }
 
 // writeUntil writes memory/TAG-i.md on mnt until stop closes or a write
-// fails, and returns the names whose close succeeded (acknowledged).
-func writeUntil(mnt, tag string, stop <-chan struct{}) (acked []string, err error) {
+// fails, counting in n the writes acknowledged so far, and returns the
+// names whose close succeeded (acknowledged).
+func writeUntil(mnt, tag string, stop <-chan struct{}, n *atomic.Int64) (acked []string, err error) {
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
@@ -322,7 +335,7 @@ func writeUntil(mnt, tag string, stop <-chan struct{}) (acked []string, err erro
 			return acked, err
 		}
 		acked = append(acked, name)
-		time.Sleep(2 * time.Millisecond)
+		n.Add(1)
 	}
 }
 
@@ -351,7 +364,6 @@ func writerMain(dir, tag string) {
 			return
 		}
 		fmt.Println(name)
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 
@@ -374,21 +386,24 @@ func startWriter(t *testing.T, dir, tag string) (*exec.Cmd, *syncBuffer) {
 
 // (d) kill -9 of A mid-run, restart: nothing A closed is lost.
 func TestSharedKillNine(t *testing.T) {
-	srv := etcdtest.Start(t)
-	store := etcdStoreURL("kill", srv.Endpoint())
+	store := sharedEtcdStore(t)
 	env := sharedEnv(t)
 	a, b := twoMounts(t, store, env)
 	wa, outA := startWriter(t, filepath.Join(a.mnt, "memory"), "a")
 	stop := make(chan struct{})
 	resB := make(chan []string, 1)
+	var nB atomic.Int64
 	go func() {
-		acked, err := writeUntil(b.mnt, "b", stop)
+		acked, err := writeUntil(b.mnt, "b", stop, &nB)
 		if err != nil {
 			t.Errorf("B's writer: %v", err)
 		}
 		resB <- acked
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	// Mid-run: both writers under way.
+	waitFor(t, "both writers to have written "+fmt.Sprint(midRun)+" files", 60*time.Second, func() bool {
+		return nB.Load() >= midRun && strings.Count(outA.String(), "\n") >= midRun
+	})
 	a.kill9(t) // A's writer fails from here on (ENOTCONN) and exits
 	exited := make(chan error, 1)
 	go func() { exited <- wa.Wait() }()
@@ -511,15 +526,20 @@ func TestSharedClusterMemberKilled(t *testing.T) {
 		err   error
 	}
 	res := make(chan result, 2)
-	for _, m := range []*memfsProc{a, b} {
+	var n [2]atomic.Int64
+	for i, m := range []*memfsProc{a, b} {
 		go func() {
-			acked, err := writeUntil(m.mnt, filepath.Base(m.mnt), stop)
+			acked, err := writeUntil(m.mnt, filepath.Base(m.mnt), stop, &n[i])
 			res <- result{acked, err}
 		}()
 	}
-	time.Sleep(time.Second)
+	wrote := func(least0, least1 int64) func() bool {
+		return func() bool { return n[0].Load() >= least0 && n[1].Load() >= least1 }
+	}
+	waitFor(t, "both writers under way", 60*time.Second, wrote(midRun, midRun))
 	cl.Kill(0)
-	time.Sleep(2 * time.Second)
+	// And going on after the kill.
+	waitFor(t, "both writers going on after the kill", 60*time.Second, wrote(n[0].Load()+2*midRun, n[1].Load()+2*midRun))
 	close(stop)
 	var all []string
 	for range 2 {

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // visibilityBound is how long a test waits for another mount's change to
@@ -45,17 +43,19 @@ func unreadableAfter(t *testing.T, nobody caller, path string) (ready func(), wa
 	})
 	ready = func() {
 		t.Helper()
-		deadline := time.Now().Add(visibilityBound)
-		for !strings.Contains(out.String(), "ready") {
+		started := poll(visibilityBound, 2*time.Millisecond, func() bool {
+			if strings.Contains(out.String(), "ready") {
+				return true
+			}
 			select {
 			case <-done:
 				t.Fatalf("uid 65534 cannot read %s before the change: %v\n%s", path, waitErr, out)
 			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the reader of %s as uid 65534 did not start", path)
-			}
-			time.Sleep(2 * time.Millisecond)
+			return false
+		})
+		if !started {
+			t.Fatalf("the reader of %s as uid 65534 did not start", path)
 		}
 	}
 	wait = func(start time.Time) (time.Duration, string) {
@@ -99,8 +99,7 @@ func TestAllowOtherPrivateOnOneMountIsPrivateOnTheOther(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatalf("this test needs root: it mounts with --allow-other and reads as uid %d", otherUID)
 	}
-	srv := etcdtest.Start(t)
-	store := etcdStoreURL("allowother", srv.Endpoint())
+	store := sharedEtcdStore(t)
 	env := sharedEnv(t)
 	a := startMount(t, store, sharedDir(t), env, "--agent", "alice", "--allow-other")
 	b := startMount(t, store, sharedDir(t), env, "--agent", "bob", "--allow-other")
@@ -199,13 +198,9 @@ func TestAllowOtherPrivateOnOneMountIsPrivateOnTheOther(t *testing.T) {
 			t.Errorf("trial %d: cat %s as uid 65534 on B: %v, %q; want Permission denied", i, at, err, out)
 		}
 		if check {
-			deadline := time.Now().Add(visibilityBound)
-			for got := shows(word, name); len(got) > 0; got = shows(word, name) {
-				if time.Now().After(deadline) {
-					t.Errorf("trial %d (%s): after A made it private, B still shows it to uid 65534 in %v", i, name, got)
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
+			var got []string
+			if !poll(visibilityBound, 20*time.Millisecond, func() bool { got = shows(word, name); return len(got) == 0 }) {
+				t.Errorf("trial %d (%s): after A made it private, B still shows it to uid 65534 in %v", i, name, got)
 			}
 		}
 	}

@@ -9,8 +9,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
-
-	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // Every attribute is part of a version (issue 26): a chmod, chown and
@@ -19,8 +17,7 @@ import (
 // hears IN_ATTRIB), and B's own next write
 // of the files keeps them, with no conflict copy.
 func TestSharedMetadataReachesTheOtherMount(t *testing.T) {
-	srv := etcdtest.Start(t)
-	a, b := twoMounts(t, etcdStoreURL("meta", srv.Endpoint()), sharedEnv(t))
+	a, b := twoMounts(t, sharedEtcdStore(t), sharedEnv(t))
 	am := func(k string) string { return filepath.Join(a.mnt, "memory", k) }
 	bm := func(k string) string { return filepath.Join(b.mnt, "memory", k) }
 	for _, k := range []string{"f.md", "g.md", "h.md"} {

@@ -19,6 +19,7 @@ import (
 // command, read-only or not, changes what the link points to, and each
 // fails with an error that names the link.
 func TestSymlinksInTheStoreDirectory(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		kind, name string
 		dir        bool // the link points to a directory

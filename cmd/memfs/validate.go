@@ -36,6 +36,7 @@ func flagRules(command string) []flagRule {
 			// less than 1ms is not a shorter cache, only a surprising one.
 			{"attr-timeout", float64(time.Millisecond), inf, "0 (the kernel caches no attribute) or a duration of at least 1ms", true},
 			{"entry-timeout", float64(time.Millisecond), inf, "0 (the kernel caches no name) or a duration of at least 1ms", true},
+			{"embed-wait", float64(time.Millisecond), inf, "0 (the default, 1s) or a duration of at least 1ms", true},
 		}
 	case "unmount", "umount-helper":
 		return []flagRule{{"timeout", float64(minWait), inf, "a duration of at least " + minWait.String() + " such as 30s", false}}

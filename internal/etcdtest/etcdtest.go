@@ -14,6 +14,12 @@
 // reason, unless MEMFS_REQUIRE_ETCD=1 is set (scripts/test.sh sets it):
 // then it fails, so that CI never passes without testing the etcd store.
 //
+// Tests that neither stop nor kill the server share one (Shared): each
+// gets a namespace of its own on a server started once per package run
+// (about a second saved per test), which RunShared, from TestMain, stops.
+//
+//	endpoint, ns := etcdtest.Shared(t)
+//
 // A Server or Cluster is used from the test's goroutine; its methods are
 // not safe for concurrent use.
 package etcdtest

@@ -2,11 +2,27 @@ package etcdtest_test
 
 import (
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/memfs/memfs/internal/etcdtest"
 )
+
+func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
+
+// Shared hands every caller the one server, healthy, and a namespace of
+// its own.
+func TestShared(t *testing.T) {
+	ep1, ns1 := etcdtest.Shared(t)
+	ep2, ns2 := etcdtest.Shared(t)
+	if ep1 != ep2 || ns1 == ns2 {
+		t.Errorf("two calls: (%s, %s) and (%s, %s), want one endpoint and two namespaces", ep1, ns1, ep2, ns2)
+	}
+	if !healthy(t, ep1) {
+		t.Error("the shared server is not healthy")
+	}
+}
 
 func healthy(t *testing.T, endpoint string) bool {
 	t.Helper()
