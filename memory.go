@@ -115,7 +115,7 @@ func (f *FS) handBack(n int64) {
 // memoryStatus is the line of .memfs/status about the session's values
 // and their budget.
 func (f *FS) memoryStatus() string {
-	m := f.c.Memory()
+	m := f.c.Stats().Memory()
 	budget := "none"
 	if m.Budget > 0 {
 		budget = fmt.Sprintf("%d MiB", m.Budget>>20)

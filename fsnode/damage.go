@@ -13,8 +13,8 @@ import (
 // are in memfs's log and memfs fsck's report, not here.
 func (r *Root) damageText(b *strings.Builder, cr session.Cred) {
 	hidden := 0
-	for _, d := range r.c.Damaged() {
-		if cr.UID != 0 && !r.c.CanSee(d.Key, cr) {
+	for _, d := range r.c.Stats().Damaged() {
+		if cr.UID != 0 && !r.c.Access().CanSee(d.Key, cr) {
 			hidden++
 			continue
 		}

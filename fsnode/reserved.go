@@ -258,8 +258,8 @@ func (h *staticHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.R
 // statusText renders .memfs/status for cr: one "name: value" per line. A
 // flush error's text may name a key, so only root reads it.
 func (r *Root) statusText(cr session.Cred) string {
-	indexed, loaded, dirty, removed := r.c.Counts()
-	fs := r.c.FlushStatus()
+	indexed, loaded, dirty, removed := r.c.Stats().Counts()
+	fs := r.c.Stats().LastFlush()
 	var b strings.Builder
 	fmt.Fprintf(&b, "keys_indexed: %d\nkeys_loaded: %d\ndirty: %d\npending_deletes: %d\n", indexed, loaded, dirty, removed)
 	if fs.Time.IsZero() {
@@ -394,7 +394,7 @@ func (m masker) mask(buf []byte) {
 		}
 		lines = append(lines, l)
 	}
-	seen := m.c.Seeable(m.cr, keys...) // one lock for the lot
+	seen := m.c.Access().Seeable(m.cr, keys...) // one lock for the lot
 	for _, l := range lines {
 		visible := l.keys > 0 && !slices.Contains(seen[:l.keys], false)
 		seen = seen[l.keys:]

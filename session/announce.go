@@ -50,8 +50,9 @@ type announcedRemove struct {
 // that no secret waits here. AnnounceCreate announces nothing and reports
 // false when the session has the key already (the helper's create would
 // fail): the caller applies the change directly.
-func (c *Context) AnnounceCreate(e backend.Entry, dirty bool) (bool, error) {
-	e, _, err := c.Ingest(e)
+func (x *External) AnnounceCreate(e backend.Entry, dirty bool) (bool, error) {
+	c := x.c
+	e, _, err := x.Ingest(e)
 	if err != nil {
 		return false, err
 	}
@@ -69,7 +70,8 @@ func (c *Context) AnnounceCreate(e backend.Entry, dirty bool) (bool, error) {
 
 // AnnounceRemove announces the helper's coming unlink of key, which another
 // program removed from the store. Each announcement is taken once.
-func (c *Context) AnnounceRemove(key string) {
+func (x *External) AnnounceRemove(key string) {
+	c := x.c
 	c.mu.Lock()
 	a := c.removes[key]
 	c.removes[key] = announcedRemove{n: a.n + 1, deadline: c.now().Add(AnnounceTTL)}
@@ -89,7 +91,8 @@ const AttrSignal = meta.Writer
 // session has applied; the helper's request, taken once within
 // AnnounceTTL, succeeds and changes nothing, and the kernel tells
 // watchers.
-func (c *Context) AnnounceAttr(key string) {
+func (x *External) AnnounceAttr(key string) {
+	c := x.c
 	c.mu.Lock()
 	a := c.attrs[key]
 	c.attrs[key] = announcedRemove{n: a.n + 1, deadline: c.now().Add(AnnounceTTL)}
@@ -116,12 +119,13 @@ func (c *Context) attrAnnounced(key string) bool {
 
 // CreateAnnounced carries out the create announced for key, if one is
 // waiting and has not expired (ok): the announced entry becomes the
-// session's value (clean, as ApplyExternal makes it, or dirty, as Put) and
+// session's value (clean, as External.Apply makes it, or dirty, as Put) and
 // is opened. When key became dirty meanwhile (a user's create), the
 // external value is kept beside it under ConflictKey and the error wraps
 // fs.ErrExist. Without an announcement, ok is false: the create is a
 // user's.
-func (c *Context) CreateAnnounced(ctx context.Context, key string) (f *File, ok bool, err error) {
+func (x *External) CreateAnnounced(ctx context.Context, key string) (f *File, ok bool, err error) {
+	c := x.c
 	if !c.announced(key, true) {
 		return nil, false, nil // every create but the helper's: no exclusive lock
 	}
@@ -154,14 +158,15 @@ func (c *Context) applyCreate(a announcedCreate) (conflict string, err error) {
 	if a.dirty {
 		return "", c.Put(a.e)
 	}
-	return c.ApplyExternal(a.e)
+	return c.External().Apply(a.e)
 }
 
 // RemoveAnnounced carries out one removal announced for key, if one is
-// waiting and has not expired (ok), as RemoveExternal does: removed is
+// waiting and has not expired (ok), as External.Remove does: removed is
 // false when the key has unflushed changes, which it keeps. Without an
 // announcement, ok is false: the unlink is a user's.
-func (c *Context) RemoveAnnounced(key string) (ok, removed bool, err error) {
+func (x *External) RemoveAnnounced(key string) (ok, removed bool, err error) {
+	c := x.c
 	if !c.announced(key, false) {
 		return false, false, nil
 	}
@@ -180,7 +185,7 @@ func (c *Context) RemoveAnnounced(key string) (ok, removed bool, err error) {
 	if !ok {
 		return false, false, nil
 	}
-	removed, err = c.RemoveExternal(key)
+	removed, err = x.Remove(key)
 	return true, removed, err
 }
 
@@ -202,7 +207,8 @@ func (c *Context) announced(key string, create bool) bool {
 // exited). It reports whether anything was waiting. A create is applied
 // before removals (the order the watcher announced them in, as a key is
 // created before it is removed).
-func (c *Context) ApplyAnnounced(key string) (bool, error) {
+func (x *External) ApplyAnnounced(key string) (bool, error) {
+	c := x.c
 	c.mu.Lock()
 	cr, create := c.creates[key]
 	_, remove := c.removes[key]
@@ -216,7 +222,7 @@ func (c *Context) ApplyAnnounced(key string) (bool, error) {
 		}
 	}
 	if remove {
-		if _, err := c.RemoveExternal(key); err != nil {
+		if _, err := x.Remove(key); err != nil {
 			return true, err
 		}
 	}

@@ -54,7 +54,8 @@ type MemoryStats struct {
 
 // Memory reports the bytes of values the session holds now (a scan of
 // every file).
-func (c *Context) Memory() MemoryStats {
+func (s *Stats) Memory() MemoryStats {
+	c := s.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	st := MemoryStats{Budget: c.mem.max, Dropped: c.mem.drops}

@@ -46,7 +46,7 @@ const (
 	OutcomeKeptBeside  = "kept-beside" // fallback: the store kept theirs under Event.CopyKey
 	// OutcomeMetadata: theirs changed the metadata alone (a chmod,
 	// chown or setxattr); ours keeps its value and takes theirs by
-	// MergeExternalMeta's rule (the most restrictive mode wins).
+	// External.MergeMeta's rule (the most restrictive mode wins).
 	OutcomeMetadata = "merged-metadata"
 )
 
@@ -146,7 +146,7 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 		}
 		theirs := got[0]
 		if theirs.Info.Mode.IsRegular() {
-			if theirs, _, err = c.Ingest(theirs); err != nil {
+			if theirs, _, err = c.External().Ingest(theirs); err != nil {
 				return wrapf("flush: conflict: %w", err)
 			}
 		}
@@ -322,7 +322,7 @@ func (c *Context) freeConflictKeyLocked(ck string) string {
 }
 
 // loadCleanLocked makes e, the store's version of e.Key, the session's
-// value of it, clean (the store holds exactly this), as ApplyExternal and
+// value of it, clean (the store holds exactly this), as External.Apply and
 // a conflict's resolution do; it returns the file and whether it was
 // created. A name of a node with hard links becomes a node of its own.
 func (c *Context) loadCleanLocked(e backend.Entry) (*file, bool, error) {

@@ -48,7 +48,8 @@ func (c *Context) logDamaged(found []Damage) {
 // load (and have not loaded since, nor been replaced or removed), and the
 // records the store itself reports damaged when it can (a store with a
 // Damaged() []string method, such as etcdstore's).
-func (c *Context) Damaged() []Damage {
+func (s *Stats) Damaged() []Damage {
+	c := s.c
 	c.mu.RLock()
 	out := make(map[string]error, len(c.damaged))
 	for k, err := range c.damaged {

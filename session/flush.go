@@ -24,7 +24,7 @@ type Journal interface {
 	Truncate(through uint64) error
 }
 
-// FlushStatus describes the last Flush.
+// LastFlush describes the last Flush.
 type FlushStatus struct {
 	Time    time.Time // when it ended; zero if none ran
 	Err     error     // nil when it succeeded
@@ -432,8 +432,9 @@ func (c *Context) showDerivedLocked(f *file, stored map[string][]byte) {
 	}
 }
 
-// FlushStatus reports the outcome of the last Flush.
-func (c *Context) FlushStatus() FlushStatus {
+// LastFlush reports the outcome of the last Flush.
+func (s *Stats) LastFlush() FlushStatus {
+	c := s.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return FlushStatus{Time: c.stats.last, Err: c.stats.lastErr, Flushes: c.stats.flushes,
@@ -442,7 +443,8 @@ func (c *Context) FlushStatus() FlushStatus {
 
 // Counts reports the size of the session: files indexed, files loaded,
 // files dirty (hidden ones included), keys pending deletion.
-func (c *Context) Counts() (indexed, loaded, dirty, removed int) {
+func (s *Stats) Counts() (indexed, loaded, dirty, removed int) {
+	c := s.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, f := range c.files {
@@ -455,7 +457,8 @@ func (c *Context) Counts() (indexed, loaded, dirty, removed int) {
 
 // Replay applies journal records (from a crashed earlier process) to the
 // session, in generation order, as changes to flush.
-func (c *Context) Replay(records []journal.Record) error {
+func (p *Pending) Replay(records []journal.Record) error {
+	c := p.c
 	c.replaying.Store(true)
 	defer c.replaying.Store(false)
 	// Appends of concurrent closers may reach the file slightly out of
@@ -709,11 +712,12 @@ func (c *Context) needFullRecord(f *file) {
 	c.mu.Unlock()
 }
 
-// JournalDirty records every dirty entry's whole value in the journal, at
+// Rejournal records every dirty entry's whole value in the journal, at
 // its current generation: after the journal was reset with entries still
 // dirty (the store refused them at the replay of an earlier session), so
 // that a crash still finds them.
-func (c *Context) JournalDirty() error {
+func (p *Pending) Rejournal() error {
+	c := p.c
 	c.mu.RLock()
 	var keys []string
 	for f := range c.dirty {

@@ -318,7 +318,7 @@ func modelRound(t *testing.T, seed uint64, kind string, red *redact.Redactor) {
 				v = "x " + modelSecret
 			}
 			logf("setxattr %s user.note %q", key, v)
-			if err := c.SetXAttr(ctx, key, "user.note", []byte(v), 0); err != nil {
+			if err := c.XAttrs().Set(ctx, key, "user.note", []byte(v), 0); err != nil {
 				t.Fatalf("setxattr %s: %v", key, err)
 			}
 			m := model[key].clone()
@@ -360,7 +360,7 @@ func modelRound(t *testing.T, seed uint64, kind string, red *redact.Redactor) {
 	if err := c2.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := c2.Replay(recs); err != nil {
+	if err := c2.Pending().Replay(recs); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 	check := func(when string, get func(key string) ([]byte, bool), stat func(key string) (session.Stat, error), xattr func(key string) ([]byte, error)) {
@@ -410,7 +410,7 @@ func modelRound(t *testing.T, seed uint64, kind string, red *redact.Redactor) {
 		}
 		return c2.Get(key)
 	}
-	check("after the replay", get, c2.Stat, func(k string) ([]byte, error) { return c2.GetXAttr(k, "user.note") })
+	check("after the replay", get, c2.Stat, func(k string) ([]byte, error) { return c2.XAttrs().Get(k, "user.note") })
 	if err := c2.Flush(ctx); err != nil {
 		t.Fatalf("flush after the replay: %v", err)
 	}

@@ -41,7 +41,7 @@ func makeNodes(t *testing.T, c *session.Context) {
 	must(c.Mkdir("empty", 0o700, 1, 2))
 	must(c.Mkdir("sticky", fs.ModeSticky|0o777, 0, 0))
 	must(c.Mkdir("sgid", fs.ModeSetgid|0o2775&0o777, 0, 5))
-	must(c.SetXAttr(ctx, "empty", "user.note", []byte("dir attr"), 0))
+	must(c.XAttrs().Set(ctx, "empty", "user.note", []byte("dir attr"), 0))
 	must(c.Set(".git/HEAD", []byte("ref: refs/heads/main\n")))
 	must(c.Set("bin/tool", []byte("#!/bin/sh\n")))
 	mode := fs.ModeSetuid | 0o755
@@ -78,7 +78,7 @@ func checkNodes(t *testing.T, c *session.Context) {
 	if st := stat("empty"); !st.IsDir || st.Mode != fs.ModeDir|0o700 || st.UID != 1 || st.GID != 2 || st.Nlink != 2 {
 		t.Errorf("empty: %+v", st)
 	}
-	if v, err := c.GetXAttr("empty", "user.note"); err != nil || string(v) != "dir attr" {
+	if v, err := c.XAttrs().Get("empty", "user.note"); err != nil || string(v) != "dir attr" {
 		t.Errorf("empty's xattr = %q, %v", v, err)
 	}
 	if st := stat("sticky"); st.Mode != fs.ModeDir|fs.ModeSticky|0o777 {
@@ -243,7 +243,7 @@ func TestNodesReplayFromJournal(t *testing.T) {
 			defer j2.Close()
 			c2, st2 := reopen(t, s.open, dir, session.Options{Journal: j2})
 			defer st2.Close()
-			if err := c2.Replay(recs); err != nil {
+			if err := c2.Pending().Replay(recs); err != nil {
 				t.Fatal(err)
 			}
 			if err := c2.Flush(context.Background()); err != nil {

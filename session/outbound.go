@@ -23,7 +23,7 @@ import (
 //
 // The session holds exactly the bytes that processes wrote. What it hands
 // on — to the store (Flush), the journal (Commit, Set, Put, Delete,
-// Rename), the recovery directory (DirtyEntries) and, through the entries
+// Rename), the recovery directory (Pending.Sealed) and, through the entries
 // it passes on, the search index and the event log — is sealed first: the
 // value and every extended attribute value redacted. A name that contains
 // a secret never enters the session (checkName), so keys need no redaction.
@@ -455,11 +455,12 @@ func keepsCopyOf(k string, entries []backend.Entry, saved []snap, failed map[str
 	return false
 }
 
-// DirtyEntries returns every dirty, non-hidden entry with its value,
+// Sealed returns every dirty, non-hidden entry with its value,
 // sealed: what a recovery directory must receive when the store refuses
 // the final flush. A value is shared, as Entries' are: it never changes,
 // and the caller must not modify it (an append copies).
-func (c *Context) DirtyEntries() []backend.Entry {
+func (p *Pending) Sealed() []backend.Entry {
+	c := p.c
 	c.mu.RLock() // see Entry
 	var out []backend.Entry
 	for f := range c.dirty {

@@ -96,7 +96,7 @@ func refusedEntryDoesNotBlockTheOthers(t *testing.T, base backend.Store) {
 	if err := c2.Bootstrap(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := c2.Replay(recs); err != nil {
+	if err := c2.Pending().Replay(recs); err != nil {
 		t.Fatal(err)
 	}
 	if err := c2.Rename(t.Context(), "memory/a.md", "memory/a2.md", 0); err != nil {

@@ -199,7 +199,7 @@ func TestWriteWriteConflict(t *testing.T) {
 			if got, ok := c.Get(key); !ok || string(got) != tt.wantName {
 				t.Errorf("session %s = %q, %v; want %q", key, got, ok, tt.wantName)
 			}
-			if c.Dirty(key) {
+			if c.Pending().Dirty(key) {
 				t.Errorf("%s still dirty after the flush", key)
 			}
 			copies := conflictCopies(all, key)
@@ -303,8 +303,8 @@ func TestDeleteVersusTheirSave(t *testing.T) {
 				if got != tt.want {
 					t.Errorf("store %s = %q, %v; want %q", key, got, ok, tt.want)
 				}
-				if v, ok := c.Get(key); !ok || string(v) != tt.want || c.Dirty(key) {
-					t.Errorf("session %s = %q, %v, dirty %v; want %q clean", key, v, ok, c.Dirty(key), tt.want)
+				if v, ok := c.Get(key); !ok || string(v) != tt.want || c.Pending().Dirty(key) {
+					t.Errorf("session %s = %q, %v, dirty %v; want %q clean", key, v, ok, c.Pending().Dirty(key), tt.want)
 				}
 			}
 			if !slices.ContainsFunc(*evs, func(e session.Event) bool {
@@ -330,11 +330,11 @@ func TestExternalChangeOfADirtyKeyWaitsForTheFlush(t *testing.T) {
 	}
 	other.Set(key, []byte("theirs\n"))
 	got, _ := st.Load(t.Context(), key)
-	if ck, err := c.ApplyExternal(got[0]); err != nil || ck != "" {
+	if ck, err := c.External().Apply(got[0]); err != nil || ck != "" {
 		t.Fatalf("ApplyExternal = %q, %v; want no conflict copy yet", ck, err)
 	}
-	if v, _ := c.Get(key); string(v) != "ours\n" || !c.Dirty(key) {
-		t.Fatalf("session %s = %q dirty %v, want ours, dirty", key, v, c.Dirty(key))
+	if v, _ := c.Get(key); string(v) != "ours\n" || !c.Pending().Dirty(key) {
+		t.Fatalf("session %s = %q dirty %v, want ours, dirty", key, v, c.Pending().Dirty(key))
 	}
 	if err := c.Flush(t.Context()); err != nil {
 		t.Fatal(err)
@@ -359,8 +359,8 @@ func TestRevAttr(t *testing.T) {
 			c, _ := policySession(t, st, p, nil)
 			rev := func() (string, bool) {
 				t.Helper()
-				v, err := c.GetXAttr(key, meta.Rev)
-				names, lerr := c.ListXAttr(key)
+				v, err := c.XAttrs().Get(key, meta.Rev)
+				names, lerr := c.XAttrs().List(key)
 				if lerr != nil {
 					t.Fatal(lerr)
 				}
@@ -396,10 +396,10 @@ func TestRevAttr(t *testing.T) {
 			if want := strconv.FormatInt(st.Rev(), 10); !ok || r2 != want || r2 == r1 {
 				t.Errorf("rev after a flush = %q, %v; want %s (was %s)", r2, ok, want, r1)
 			}
-			if err := c.SetXAttr(t.Context(), key, meta.Rev, []byte("7"), 0); !errors.Is(err, meta.ErrReadOnly) {
+			if err := c.XAttrs().Set(t.Context(), key, meta.Rev, []byte("7"), 0); !errors.Is(err, meta.ErrReadOnly) {
 				t.Errorf("SetXAttr(rev) = %v, want meta.ErrReadOnly (EPERM)", err)
 			}
-			if err := c.RemoveXAttr(t.Context(), key, meta.Rev); !errors.Is(err, meta.ErrReadOnly) {
+			if err := c.XAttrs().Remove(t.Context(), key, meta.Rev); !errors.Is(err, meta.ErrReadOnly) {
 				t.Errorf("RemoveXAttr(rev) = %v, want meta.ErrReadOnly (EPERM)", err)
 			}
 			if got, _ := st.Load(t.Context(), key); got[0].Info.XAttrs[meta.Rev] != nil {
@@ -451,7 +451,7 @@ func TestReplayWithAStaleBase(t *testing.T) {
 			}
 			defer j2.Close()
 			c2, _ := policySession(t, st, tt.policy, func(o *session.Options) { o.Journal = j2 })
-			if err := c2.Replay(recs); err != nil {
+			if err := c2.Pending().Replay(recs); err != nil {
 				t.Fatal(err)
 			}
 			if err := c2.Flush(t.Context()); err != nil {
@@ -621,8 +621,8 @@ func TestUnavailableKeepsEverythingDirty(t *testing.T) {
 			if !errors.Is(err, backend.ErrUnavailable) {
 				t.Fatalf("Flush = %v, want ErrUnavailable", err)
 			}
-			if !c.Dirty("memory/a.md") || !c.Removed("memory/old.md") {
-				t.Errorf("after the failed flush: a.md dirty %v, old.md removed %v; want both", c.Dirty("memory/a.md"), c.Removed("memory/old.md"))
+			if !c.Pending().Dirty("memory/a.md") || !c.Pending().Removed("memory/old.md") {
+				t.Errorf("after the failed flush: a.md dirty %v, old.md removed %v; want both", c.Pending().Dirty("memory/a.md"), c.Pending().Removed("memory/old.md"))
 			}
 			if h, err := c.Open(t.Context(), "memory/a.md"); err != nil {
 				t.Fatal(err)
@@ -842,7 +842,7 @@ func TestConflictsInABatchTooLarge(t *testing.T) {
 				t.Errorf("%s = %q, want ours", key, all[key])
 			}
 		}
-		if c.Dirty(key) {
+		if c.Pending().Dirty(key) {
 			t.Errorf("%s still dirty", key)
 		}
 	}
@@ -882,7 +882,7 @@ func TestMergeOfAttributes(t *testing.T) {
 			if err := c.Resolve(t.Context(), key); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.SetXAttr(t.Context(), key, meta.Tags, []byte("ours"), 0); err != nil {
+			if err := c.XAttrs().Set(t.Context(), key, meta.Tags, []byte("ours"), 0); err != nil {
 				t.Fatal(err)
 			}
 			theirs := backend.Entry{Key: key, Value: []byte("a\ntheirs\n"), Info: backend.Info{Mode: 0o644}}
@@ -945,7 +945,7 @@ func TestCrashAfterKeepBoth(t *testing.T) {
 	}
 	defer j2.Close()
 	c2, _ := policySession(t, mem, session.KeepBoth, func(o *session.Options) { o.Journal = j2 })
-	if err := c2.Replay(recs); err != nil {
+	if err := c2.Pending().Replay(recs); err != nil {
 		t.Fatal(err)
 	}
 	if err := c2.Flush(t.Context()); err != nil {

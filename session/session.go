@@ -247,6 +247,8 @@ type Context struct {
 
 	policyErr error // checkPolicy's verdict on Options.OnConflict; immutable
 
+	views views // immutable after NewContext
+
 	mem budget // the memory budget (budget.go)
 
 	loggedMu sync.Mutex          // guards logged; never held with mu
@@ -356,6 +358,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 		attrs:   make(map[string]announcedRemove),
 		damaged: make(map[string]error),
 	}
+	c.initViews()
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -406,13 +409,6 @@ func (c *Context) markDirDirtyLocked(d *dir) {
 func (d *dir) infoLocked() backend.Info {
 	return backend.Info{MTime: time.Unix(0, d.mtime), ATime: time.Unix(0, d.atime), CTime: time.Unix(0, d.ctime),
 		Mode: fs.ModeDir | backend.PermBits(d.mode), UID: d.uid, GID: d.gid, XAttrs: d.xattrs.toMap()}
-}
-
-// RootIno is the inode number of the root directory.
-func (c *Context) RootIno() uint64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.dirs[""].ino
 }
 
 // Bootstrap lists the store once, indexes every key with its Info, and

@@ -28,7 +28,7 @@ const (
 type writerKey struct{}
 
 // WithWriter returns a context that attributes the session operations
-// made with it (Rename, SetAttr, SetXAttr, Open) to w.
+// made with it (Rename, SetAttr, XAttrs.Set, Open) to w.
 func WithWriter(ctx context.Context, w meta.WriterInfo) context.Context {
 	return context.WithValue(ctx, writerKey{}, &w)
 }
@@ -38,9 +38,10 @@ func writerFrom(ctx context.Context) *meta.WriterInfo {
 	return w
 }
 
-// GetXAttr returns the value of attribute name of file key. A directory
+// Get returns the value of attribute name of file key. A directory
 // has none.
-func (c *Context) GetXAttr(key, name string) ([]byte, error) {
+func (xa *XAttrs) Get(key, name string) ([]byte, error) {
+	c := xa.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var x xattrList
@@ -69,8 +70,9 @@ func (c *Context) GetXAttr(key, name string) ([]byte, error) {
 	return v, nil
 }
 
-// ListXAttr returns the names of the attributes of key, sorted.
-func (c *Context) ListXAttr(key string) ([]string, error) {
+// List returns the names of the attributes of key, sorted.
+func (xa *XAttrs) List(key string) ([]string, error) {
+	c := xa.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if f, ok := c.files[key]; ok {
@@ -86,10 +88,11 @@ func (c *Context) ListXAttr(key string) ([]string, error) {
 	return nil, notExist("listxattr", key)
 }
 
-// SetXAttr sets attribute name of file key. Only user.* attributes are
+// Set sets attribute name of file key. Only user.* attributes are
 // kept; memfs's own (user.memfs.*) are validated, and created and writer
 // are read-only. The change is flushed with the entry and journaled.
-func (c *Context) SetXAttr(ctx context.Context, key, name string, value []byte, flags XAttrFlags) error {
+func (xa *XAttrs) Set(ctx context.Context, key, name string, value []byte, flags XAttrFlags) error {
+	c := xa.c
 	if name == AttrSignal && c.attrAnnounced(key) {
 		return nil // the helper's request: the change is in the session already
 	}
@@ -116,8 +119,9 @@ func (c *Context) SetXAttr(ctx context.Context, key, name string, value []byte, 
 	})
 }
 
-// RemoveXAttr removes attribute name of file key.
-func (c *Context) RemoveXAttr(ctx context.Context, key, name string) error {
+// Remove removes attribute name of file key.
+func (xa *XAttrs) Remove(ctx context.Context, key, name string) error {
+	c := xa.c
 	if err := c.checkXAttrWrite("removexattr", key, name); err != nil {
 		return err
 	}
