@@ -88,7 +88,7 @@ func (cr Cred) MaySearch(mode fs.FileMode, uid, gid uint32) bool {
 // it is the mountpoint the caller walks through.
 func (c *Context) searchableLocked(key string, cr Cred) bool {
 	for k := key; ; k = parentOf(k) {
-		d, ok := c.dirs[k]
+		d, ok := c.mu.tree.dirs[k]
 		if !ok || !cr.allowed(d.mode, d.uid, d.gid, permSearch) {
 			return false
 		}
@@ -99,12 +99,12 @@ func (c *Context) searchableLocked(key string, cr Cred) bool {
 }
 
 func (c *Context) canReadLocked(key string, cr Cred) bool {
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	return ok && cr.allowed(f.mode, f.uid, f.gid, permRead) && c.searchableLocked(parentOf(key), cr)
 }
 
 func (c *Context) canListLocked(key string, cr Cred) bool {
-	d, ok := c.dirs[key]
+	d, ok := c.mu.tree.dirs[key]
 	return ok && cr.allowed(d.mode, d.uid, d.gid, permRead|permSearch) && c.searchableLocked(key, cr)
 }
 
@@ -143,7 +143,7 @@ func (a *Access) CanSee(key string, cr Cred) bool {
 }
 
 func (c *Context) canSeeLocked(key string, cr Cred) bool {
-	if _, ok := c.files[key]; ok {
+	if _, ok := c.mu.tree.files[key]; ok {
 		return c.canReadLocked(key, cr)
 	}
 	if key == "" {
@@ -151,7 +151,7 @@ func (c *Context) canSeeLocked(key string, cr Cred) bool {
 	}
 	p := parentOf(key)
 	for p != "" {
-		if _, ok := c.dirs[p]; ok {
+		if _, ok := c.mu.tree.dirs[p]; ok {
 			break
 		}
 		p = parentOf(p)

@@ -82,8 +82,8 @@ func (x *External) Ingest(e backend.Entry) (backend.Entry, []redact.Finding, err
 func (x *External) Rewriting(key string, info backend.Info) {
 	c := x.c
 	c.mu.Lock()
-	c.addWrittenLocked(key, stampOf(info))
-	if f, ok := c.files[key]; ok && f.from == key {
+	c.mu.echo.addLocked(key, stampOf(info))
+	if f, ok := c.mu.tree.files[key]; ok && f.from == key {
 		f.base = backend.VersionOf(info)
 	}
 	c.mu.Unlock()
@@ -113,7 +113,7 @@ func (x *External) Echo(key string, info backend.Info) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if info.Mode.IsDir() {
-		d, ok := c.dirs[key]
+		d, ok := c.mu.tree.dirs[key]
 		if !ok {
 			return false
 		}
@@ -123,12 +123,10 @@ func (x *External) Echo(key string, info backend.Info) bool {
 		return c.sameNode(mine, found)
 	}
 	st := stampOf(info)
-	for _, w := range c.written[key] {
-		if c.sameNode(w, st) {
-			return true
-		}
+	if c.mu.echo.wroteLocked(key, st, c.sameNode) {
+		return true
 	}
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	return ok && f.gen == 0 && c.sameNode(f.stampLocked(), st)
 }
 
@@ -149,12 +147,12 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 		return pathErr("external", key, ErrNotDir)
 	}
 	c.mu.Lock()
-	if _, isFile := c.files[key]; isFile {
+	if _, isFile := c.mu.tree.files[key]; isFile {
 		c.mu.Unlock()
 		c.log.Warn("another writer made a directory where the session has a file; kept as it is until the next flush", "key", key)
 		return nil
 	}
-	d, ok := c.dirs[key]
+	d, ok := c.mu.tree.dirs[key]
 	if !ok {
 		var err error
 		if d, err = c.mkdirAllLocked(key, info.MTime.UnixNano(), false); err != nil {
@@ -201,7 +199,7 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 func (x *External) MergeMeta(theirs backend.Entry) bool {
 	c := x.c
 	c.mu.Lock()
-	f, ok := c.files[theirs.Key]
+	f, ok := c.mu.tree.files[theirs.Key]
 	if !ok || f.gen == 0 || !c.mergeMetaLocked(f, theirs.Key, theirs.Info) {
 		c.mu.Unlock()
 		return false
@@ -250,11 +248,11 @@ func (x *External) Parts(key string, info backend.Info) (content, attrs bool) {
 	c := x.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if d, ok := c.dirs[key]; ok {
+	if d, ok := c.mu.tree.dirs[key]; ok {
 		return false, backend.PermBits(info.Mode) != d.mode || info.UID != d.uid || info.GID != d.gid ||
 			xattrsHash(toXAttrList(info.XAttrs)) != xattrsHash(d.xattrs)
 	}
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok {
 		return true, false
 	}
@@ -288,7 +286,7 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		return "", x.ApplyDir(e.Key, e.Info)
 	}
 	c.mu.RLock()
-	f, had := c.files[e.Key]
+	f, had := c.mu.tree.files[e.Key]
 	retyped := had && f.mode.Type() != e.Info.Mode.Type()
 	c.mu.RUnlock()
 	if retyped || (!had && !e.Info.Mode.IsRegular() && e.Info.Mode.Type() != fs.ModeSymlink) {
@@ -303,7 +301,7 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		return "", err
 	}
 	c.mu.Lock()
-	if f, ok := c.files[e.Key]; ok && f.gen != 0 && c.opts.OnConflict != KeepBeside {
+	if f, ok := c.mu.tree.files[e.Key]; ok && f.gen != 0 && c.opts.OnConflict != KeepBeside {
 		// Under a conflict policy the flush decides: it still expects
 		// the version ours was made on, meets theirs, and resolves.
 		c.mu.Unlock()
@@ -311,13 +309,13 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 			"key", e.Key, "policy", c.opts.OnConflict.String())
 		return "", nil
 	}
-	if f, ok := c.files[e.Key]; ok && f.gen != 0 {
+	if f, ok := c.mu.tree.files[e.Key]; ok && f.gen != 0 {
 		// The store's version is the external one now, kept beside the
 		// key as a conflict copy: the next flush replaces it knowingly.
 		if f.from == e.Key {
 			f.base = backend.VersionOf(e.Info)
 		} else {
-			c.bases[e.Key] = backend.VersionOf(e.Info)
+			c.mu.conflict.bases[e.Key] = backend.VersionOf(e.Info)
 		}
 		c.mu.Unlock()
 		conflict = ConflictKey(e.Key, c.now())
@@ -352,7 +350,7 @@ func (x *External) Remove(key string) (bool, error) {
 		return false, err
 	}
 	c.mu.Lock()
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok {
 		c.mu.Unlock()
 		return true, nil
@@ -372,9 +370,9 @@ func (x *External) Remove(key string) (bool, error) {
 	f.from = "" // the store no longer has it: no delete event either
 	c.removeNameLocked(f, key, nil)
 	// The store no longer has it: nothing to delete at the next flush.
-	delete(c.removed, key)
-	delete(c.written, key)
-	delete(c.bases, key)
+	delete(c.mu.pending.removed, key)
+	c.mu.echo.forgetLocked(key)
+	delete(c.mu.conflict.bases, key)
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRemove, Key: key, Origin: OriginExternal})
 	return true, nil
@@ -393,20 +391,20 @@ func (x *External) RemoveDir(key string) bool {
 		return false
 	}
 	c.mu.Lock()
-	d, ok := c.dirs[key]
+	d, ok := c.mu.tree.dirs[key]
 	if !ok || len(d.children) > 0 {
 		c.mu.Unlock()
 		return false
 	}
-	delete(c.dirs, key)
-	delete(c.ddirty, d)
+	delete(c.mu.tree.dirs, key)
+	delete(c.mu.pending.ddirty, d)
 	d.gen = 0
-	if parent, ok := c.dirs[parentOf(key)]; ok {
+	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
 		parent.subdirs--
 	}
-	delete(c.bases, key)
+	delete(c.mu.conflict.bases, key)
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRmdir, Key: key, Origin: OriginExternal})
 	return true
@@ -416,8 +414,8 @@ func (x *External) RemoveDir(key string) bool {
 // store already has it: no removal to flush.
 func (c *Context) detachNameLocked(f *file, key string) {
 	f.link.names = slices.DeleteFunc(f.link.names, func(k string) bool { return k == key })
-	delete(c.files, key)
-	if parent, ok := c.dirs[parentOf(key)]; ok {
+	delete(c.mu.tree.files, key)
+	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
 	}

@@ -66,10 +66,10 @@ func (c *Context) Flush(ctx context.Context) error {
 // holds flushMu.
 func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	c.mu.Lock()
-	through := c.gen
+	through := c.mu.pending.gen
 	var saved []snap
 	var entries []backend.Entry
-	for f := range c.dirty {
+	for f := range c.mu.pending.dirty {
 		if f.key != "" && c.Local(f.key) && f.link != nil {
 			// A node with hard links is kept under its other names.
 			for _, k := range f.link.names {
@@ -109,7 +109,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		if f := saved[i].f; f.link != nil && len(f.link.names) > 1 {
 			// Every name of a stored group is the node's version.
 			var ok bool
-			if saved[i].expect, ok = c.bases[entries[i].Key]; !ok && f.from != "" {
+			if saved[i].expect, ok = c.mu.conflict.bases[entries[i].Key]; !ok && f.from != "" {
 				saved[i].expect = f.base
 			}
 			continue
@@ -130,19 +130,19 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	}
 	var dlate []backend.Entry
 	for k := range touched {
-		if d, ok := c.dirs[k]; ok && k != "" && d.gen == 0 && !c.Local(k) {
+		if d, ok := c.mu.tree.dirs[k]; ok && k != "" && d.gen == 0 && !c.Local(k) {
 			dlate = append(dlate, backend.Entry{Key: k, Info: d.infoLocked()})
 		}
 	}
 	slices.SortFunc(dlate, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
-	gone := maps.Clone(c.gone)
-	removedGen := make(map[string]uint64, len(c.removed))
+	gone := maps.Clone(c.mu.pending.gone)
+	removedGen := make(map[string]uint64, len(c.mu.pending.removed))
 	var removed []string
 	var delExpect map[string]backend.Version
 	if strict {
 		delExpect = make(map[string]backend.Version)
 	}
-	for k, g := range c.removed {
+	for k, g := range c.mu.pending.removed {
 		removedGen[k] = g
 		if !c.Local(k) {
 			removed = append(removed, k)
@@ -152,7 +152,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 			// The version the delete removes: the copy of a file removed
 			// there, or of one renamed away from there. A key of neither
 			// (a directory) is deleted whatever it holds.
-			if v, ok := c.bases[k]; ok {
+			if v, ok := c.mu.conflict.bases[k]; ok {
 				delExpect[k] = v
 			} else if v, ok := moved[k]; ok {
 				delExpect[k] = v
@@ -167,7 +167,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	for _, e := range entries {
 		// What the store is about to hold: an external watcher seeing it
 		// come back recognises memfs's own write (Echo).
-		c.addWrittenLocked(e.Key, stampOf(e.Info))
+		c.mu.echo.addLocked(e.Key, stampOf(e.Info))
 	}
 	c.mu.Unlock()
 	c.sealEntries(dentries, true) // their attributes
@@ -181,13 +181,13 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	if c.opts.OnConflict != KeepBeside {
 		c.keptBesideEventsLocked(kept)
 	}
-	c.stats.flushes++
-	c.stats.last = c.now()
-	c.stats.lastErr = nil
+	c.mu.outbox.stats.flushes++
+	c.mu.outbox.stats.last = c.now()
+	c.mu.outbox.stats.lastErr = nil
 	var refusedDirs []string
 	for i, d := range ddirs {
 		if _, bad := dfailed[dentries[i].Key]; !bad {
-			if now, ok := c.dirs[dentries[i].Key]; ok && now == d {
+			if now, ok := c.mu.tree.dirs[dentries[i].Key]; ok && now == d {
 				d.base = backend.VersionOf(dentries[i].Info) // what the store holds of it now
 			} else {
 				c.leftDuringFlushLocked(dentries[i])
@@ -195,13 +195,13 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		}
 		if _, bad := dfailed[d.key]; !bad && d.gen == dgens[i] {
 			d.gen = 0
-			delete(c.ddirty, d)
+			delete(c.mu.pending.ddirty, d)
 		} else if bad {
 			refusedDirs = append(refusedDirs, d.key)
 		}
 	}
 	for _, e := range dlate {
-		if d, ok := c.dirs[e.Key]; ok {
+		if d, ok := c.mu.tree.dirs[e.Key]; ok {
 			if _, bad := dfailed[e.Key]; !bad {
 				d.base = backend.VersionOf(e.Info)
 			}
@@ -209,7 +209,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	}
 	maps.Copy(failed, dfailed)
 	if len(failed) > 0 {
-		c.stats.lastErr = &FlushError{Failed: failed}
+		c.mu.outbox.stats.lastErr = &FlushError{Failed: failed}
 	}
 	if len(failed) > 0 && len(failed) == len(entries)+len(removed)+len(dentries) {
 		c.mu.Unlock()
@@ -243,12 +243,12 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		}
 		removed = keptRemoved
 	}
-	c.stats.saved, c.stats.deleted = len(entries), len(removed)
+	c.mu.outbox.stats.saved, c.mu.outbox.stats.deleted = len(entries), len(removed)
 	for i, s := range saved {
-		if f, ok := c.files[entries[i].Key]; !ok || f != s.f {
+		if f, ok := c.mu.tree.files[entries[i].Key]; !ok || f != s.f {
 			c.leftDuringFlushLocked(entries[i])
 		} else {
-			delete(c.bases, entries[i].Key)
+			delete(c.mu.conflict.bases, entries[i].Key)
 		}
 		if s.alias {
 			continue
@@ -256,7 +256,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		if s.f.key != "" {
 			s.f.from = entries[i].Key // what the store now holds of it
 			s.f.base = backend.VersionOf(entries[i].Info)
-			if c.mergeBase != nil {
+			if c.mu.conflict.mergeBase != nil {
 				c.keepMergeBaseLocked(s.f, entries[i].Value, toXAttrList(entries[i].Info.XAttrs), entries[i].Info.Mode)
 			}
 		}
@@ -270,7 +270,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 			s.f.jfull = true
 			continue
 		}
-		delete(c.dirty, s.f)
+		delete(c.mu.pending.dirty, s.f)
 		s.f.gen = 0
 		s.f.changed, s.f.by = false, nil
 		// The cache keeps the bytes that were written, even when the
@@ -283,18 +283,17 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		s.f.jlen, s.f.jfull = int64(len(s.f.data)), false
 	}
 	for k, g := range removedGen {
-		if c.removed[k] == g {
-			delete(c.removed, k)
-			delete(c.bases, k)
+		if c.mu.pending.removed[k] == g {
+			delete(c.mu.pending.removed, k)
+			delete(c.mu.conflict.bases, k)
 		}
 	}
 	for k, by := range gone {
-		if c.gone[k] == by {
-			delete(c.gone, k)
+		if c.mu.pending.gone[k] == by {
+			delete(c.mu.pending.gone, k)
 		}
 	}
-	conflictEvs := c.conflicts
-	c.conflicts = nil
+	conflictEvs := c.mu.conflict.takeEventsLocked()
 	c.mu.Unlock()
 	c.sendEvents(ctx, append(conflictEvs, c.events(saved, entries, removed, removedGen, gone)...))
 	if c.opts.Saved != nil && (len(entries) > 0 || len(removed) > 0) {
@@ -317,8 +316,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	// Directories first: a replay makes them before the files in them.
 	if len(refusedDirs) > 0 {
 		c.mu.Lock()
-		c.gen++
-		gen := c.gen
+		gen := c.mu.pending.nextGenLocked()
 		c.mu.Unlock()
 		if err := c.journalDir(gen, refusedDirs...); err != nil {
 			c.log.Error("journal append of directories the store refused failed", "err", err)
@@ -327,7 +325,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	for _, f := range refused {
 		c.mu.Lock()
 		key := f.key
-		if _, dirty := c.dirty[f]; key != "" && dirty {
+		if _, dirty := c.mu.pending.dirty[f]; key != "" && dirty {
 			c.markDirtyLocked(f)
 		}
 		c.mu.Unlock()
@@ -437,8 +435,8 @@ func (s *Stats) LastFlush() FlushStatus {
 	c := s.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return FlushStatus{Time: c.stats.last, Err: c.stats.lastErr, Flushes: c.stats.flushes,
-		Saved: c.stats.saved, Deleted: c.stats.deleted}
+	return FlushStatus{Time: c.mu.outbox.stats.last, Err: c.mu.outbox.stats.lastErr, Flushes: c.mu.outbox.stats.flushes,
+		Saved: c.mu.outbox.stats.saved, Deleted: c.mu.outbox.stats.deleted}
 }
 
 // Counts reports the size of the session: files indexed, files loaded,
@@ -447,12 +445,12 @@ func (s *Stats) Counts() (indexed, loaded, dirty, removed int) {
 	c := s.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for _, f := range c.files {
+	for _, f := range c.mu.tree.files {
 		if f.loaded {
 			loaded++
 		}
 	}
-	return len(c.files), loaded, len(c.dirty), len(c.removed)
+	return len(c.mu.tree.files), loaded, len(c.mu.pending.dirty), len(c.mu.pending.removed)
 }
 
 // Replay applies journal records (from a crashed earlier process) to the
@@ -535,14 +533,14 @@ func (c *Context) replayBase(r journal.Record, key string, removed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if removed {
-		if _, gone := c.removed[key]; gone {
-			c.bases[key] = v
+		if _, gone := c.mu.pending.removed[key]; gone {
+			c.mu.conflict.bases[key] = v
 		}
 		return
 	}
-	if f, ok := c.files[key]; ok && f.gen != 0 {
+	if f, ok := c.mu.tree.files[key]; ok && f.gen != 0 {
 		c.setExpectLocked(f, key, v)
-		delete(c.mergeBase, f)
+		delete(c.mu.conflict.mergeBase, f)
 	}
 }
 
@@ -553,7 +551,7 @@ func (c *Context) replayBase(r journal.Record, key string, removed bool) {
 func (c *Context) moveAsideBlocking(key string) bool {
 	for k := parentOf(key); k != ""; k = parentOf(k) {
 		c.mu.RLock()
-		_, blocking := c.files[k]
+		_, blocking := c.mu.tree.files[k]
 		c.mu.RUnlock()
 		if !blocking {
 			continue
@@ -591,7 +589,7 @@ func (c *Context) replayAppend(e backend.Entry) error {
 func (c *Context) storeIsNewer(e backend.Entry) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	f, ok := c.files[e.Key]
+	f, ok := c.mu.tree.files[e.Key]
 	return ok && f.gen == 0 && f.mtime >= e.Info.MTime.UnixNano()
 }
 
@@ -604,7 +602,7 @@ func (c *Context) put(e backend.Entry) error {
 		return err
 	}
 	c.mu.Lock()
-	if f, ok := c.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 && f.link.id != e.Info.Link {
+	if f, ok := c.mu.tree.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 && f.link.id != e.Info.Link {
 		// The name is one of a node's several, and e is not that node:
 		// the name leaves the group (the others keep their value).
 		c.unlinkNameLocked(f, e.Key)
@@ -682,7 +680,7 @@ func (c *Context) journalKeyDropping(key, dropped string) error {
 		return nil
 	}
 	c.mu.Lock()
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok || !f.loaded {
 		c.mu.Unlock()
 		return nil
@@ -720,7 +718,7 @@ func (p *Pending) Rejournal() error {
 	c := p.c
 	c.mu.RLock()
 	var keys []string
-	for f := range c.dirty {
+	for f := range c.mu.pending.dirty {
 		if f.key != "" && !c.Local(f.key) {
 			keys = append(keys, f.key)
 		}
@@ -739,7 +737,7 @@ func (p *Pending) Rejournal() error {
 // the key replaces (a node made at the name since is never taken for
 // another writer's).
 func (c *Context) leftDuringFlushLocked(e backend.Entry) {
-	c.bases[e.Key] = backend.VersionOf(e.Info)
+	c.mu.conflict.bases[e.Key] = backend.VersionOf(e.Info)
 }
 
 // expectLocked is the store's version that a save of f replaces: the copy
@@ -750,7 +748,7 @@ func (c *Context) expectLocked(f *file, moved map[string]backend.Version) backen
 	if f.from == f.key {
 		return f.base
 	}
-	if v, ok := c.bases[f.key]; ok {
+	if v, ok := c.mu.conflict.bases[f.key]; ok {
 		return v
 	}
 	return moved[f.key]

@@ -463,7 +463,7 @@ func (p *Pending) Sealed() []backend.Entry {
 	c := p.c
 	c.mu.RLock() // see Entry
 	var out []backend.Entry
-	for f := range c.dirty {
+	for f := range c.mu.pending.dirty {
 		value := f.shareRLocked()
 		for _, k := range f.names() { // every name of a node with hard links
 			if !c.Local(k) {
@@ -568,12 +568,12 @@ func (c *Context) recordBases(r journal.Record) map[string]backend.Version {
 	defer c.mu.RUnlock()
 	bases := make(map[string]backend.Version, len(r.Entries)+len(r.Removed))
 	for _, e := range r.Entries {
-		if f, ok := c.files[e.Key]; ok {
+		if f, ok := c.mu.tree.files[e.Key]; ok {
 			bases[e.Key] = c.expectLocked(f, nil)
 		}
 	}
 	for _, k := range r.Removed {
-		if v, ok := c.bases[k]; ok {
+		if v, ok := c.mu.conflict.bases[k]; ok {
 			bases[k] = v
 		}
 	}

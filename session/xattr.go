@@ -45,18 +45,18 @@ func (xa *XAttrs) Get(key, name string) ([]byte, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var x xattrList
-	if f, ok := c.files[key]; ok {
+	if f, ok := c.mu.tree.files[key]; ok {
 		x = f.xattrs
-	} else if d, ok := c.dirs[key]; ok {
+	} else if d, ok := c.mu.tree.dirs[key]; ok {
 		x = d.xattrs
 	} else {
 		return nil, notExist("getxattr", key)
 	}
-	if f, ok := c.files[key]; ok && f.mode.Type() != 0 {
+	if f, ok := c.mu.tree.files[key]; ok && f.mode.Type() != 0 {
 		return nil, pathErr("getxattr", key, ErrNoXAttr)
 	}
 	if name == meta.Rev {
-		if f, ok := c.files[key]; ok {
+		if f, ok := c.mu.tree.files[key]; ok {
 			if rev, ok := f.revLocked(); ok {
 				return []byte(strconv.FormatInt(rev, 10)), nil
 			}
@@ -75,14 +75,14 @@ func (xa *XAttrs) List(key string) ([]string, error) {
 	c := xa.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if f, ok := c.files[key]; ok {
+	if f, ok := c.mu.tree.files[key]; ok {
 		names := f.xattrs.names()
 		if _, ok := f.revLocked(); ok && f.mode.Type() == 0 {
 			names = slices.Insert(names, sort.SearchStrings(names, meta.Rev), meta.Rev)
 		}
 		return names, nil
 	}
-	if d, ok := c.dirs[key]; ok {
+	if d, ok := c.mu.tree.dirs[key]; ok {
 		return d.xattrs.names(), nil
 	}
 	return nil, notExist("listxattr", key)
@@ -155,7 +155,7 @@ func (c *Context) checkXAttrWrite(op, key, name string) error {
 		}
 	}
 	c.mu.RLock()
-	f, isFile := c.files[key]
+	f, isFile := c.mu.tree.files[key]
 	special := isFile && f.mode.Type() != 0
 	c.mu.RUnlock()
 	if special || key == "" {
@@ -170,7 +170,7 @@ func (c *Context) checkXAttrWrite(op, key, name string) error {
 // copy if it fits the store's limit.
 func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map[string][]byte) error) error {
 	c.mu.Lock()
-	if d, ok := c.dirs[key]; ok {
+	if d, ok := c.mu.tree.dirs[key]; ok {
 		x, err := editedXAttrs(op, key, d.xattrs, edit)
 		if err != nil {
 			c.mu.Unlock()
@@ -179,7 +179,7 @@ func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map
 		d.xattrs = x
 		d.ctime = c.now().UnixNano()
 		c.markDirDirtyLocked(d)
-		gen := c.gen
+		gen := c.mu.pending.gen
 		c.mu.Unlock()
 		c.emit(Change{Op: OpAttr, Key: key})
 		return c.journalDir(gen, key)
@@ -191,7 +191,7 @@ func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map
 		return err
 	}
 	c.mu.Lock()
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok || !f.loaded {
 		c.mu.Unlock()
 		return notExist(op, key)
