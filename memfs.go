@@ -200,7 +200,7 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 	if so.Redactor == nil && !opts.NoRedact {
 		// No secret reaches disk unless the caller says so; nor is one
 		// that another program left in the store shown (a read-only
-		// session redacts what it loads, see session.Context.Ingested).
+		// session redacts what it loads, see session.Stats.Ingested).
 		if so.Redactor, err = redact.New(redact.Config{}); err != nil {
 			j.Close() // a writable session: j is open
 			closeLock(lock)

@@ -12,15 +12,15 @@
 //
 //   - memfs's own flushes coming back (the whole node as the session
 //     wrote or holds it: size, mtime, mode, owner, attributes; see
-//     session.Context.Echo) are ignored;
+//     session.External.Echo) are ignored;
 //   - a new or changed file or symlink becomes the session's value, clean
 //     (the store has it), a change of its mode, owner or attributes
 //     alone included; a new or changed directory likewise
-//     (session.Context.ApplyExternalDir); a removed file leaves the
+//     (session.External.ApplyDir); a removed file leaves the
 //     session, and a removed directory every key the session holds under
 //     it;
 //   - a change of the metadata alone of a key that is dirty in the
-//     session is merged into it (session.Context.MergeExternalMeta: the
+//     session is merged into it (session.External.MergeMeta: the
 //     most restrictive mode wins), logged, and no conflict;
 //   - any other change to a key that is dirty in the session is a conflict: the
 //     session's value stays under the key, and the external value is kept
@@ -62,7 +62,7 @@
 //
 // # Redaction on ingest
 //
-// A value read from the store goes through session.Context.Ingest before
+// A value read from the store goes through session.External.Ingest before
 // anything else sees it: the session, the helper, the mount, the search
 // index and the event log only ever get it redacted. When Ingest finds a
 // secret, the store's copy is rewritten at once, redacted, with the same

@@ -47,7 +47,7 @@ const (
 // default_permissions). Answers (search/, context/, context.md, context.manifest.json) hold only
 // files the caller can read (see query.go). The change feed, the event log
 // (events.jsonl) and its chunks (events/) show each line that names a key
-// the caller may not see (session.Context.CanSee: a file it cannot read,
+// the caller may not see (session.Access.CanSee: a file it cannot read,
 // or a gone one in a directory it cannot list) as a placeholder of the
 // same length: {"seq":N,"hidden":true} (just {"hidden":true} in the feed)
 // padded with spaces. Every caller so sees the same sizes and offsets,

@@ -75,7 +75,15 @@
 // exception is a warning logged under mu when Bootstrap skips a key it
 // cannot index.) A Flush holds
 // flushMu across its store and journal I/O, so flushes wait for each
-// other, never a reader or a writer.
+// other, never a reader or a writer. Its phases (flush.go) alternate: it
+// plans under mu (what to send, at which generations), seals and persists
+// without it, commits under mu (what was saved at its planned generation
+// is clean), then publishes its events and settles the journal without it.
+//
+// What mu guards is grouped by concern (session.go: c.mu.tree,
+// c.mu.pending, c.mu.conflict, c.mu.echo, c.mu.announce, ...), each part
+// in its own file with its own ...Locked methods; the one lock stays, as
+// the invariants span the parts.
 //
 // Reads take mu shared: lookups (Get, Has, Stat, [Context.Entry]) and the
 // full scans (Keys, [Context.Entries], [Stats.Counts], [Pending.Unflushed],

@@ -156,114 +156,129 @@ func TestWriteWriteConflict(t *testing.T) {
 		{"last writer wins", session.LastWriterWins, "a\n", "ours\n", "theirs\n", "ours\n", "", session.OutcomeOverwritten},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st := memstore.New()
-			other := st.Other()
-			if tt.base != "" {
-				if err := other.Set(key, []byte(tt.base)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			c, evs := policySession(t, st, tt.policy, nil)
-			var chMu sync.Mutex
-			var changes []session.Change
-			defer c.Watch(func(ch session.Change) {
-				chMu.Lock()
-				changes = append(changes, ch)
-				chMu.Unlock()
-			})()
-			if tt.base == "" {
-				if err := c.Set(key, nil); err != nil { // a new file
-					t.Fatal(err)
-				}
-			}
-			h, err := c.Open(t.Context(), key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := h.Truncate(0); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := h.WriteAt([]byte(tt.ours), 0); err != nil {
-				t.Fatal(err)
-			}
-			if err := other.Set(key, []byte(tt.theirs)); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Flush(t.Context()); err != nil {
-				t.Fatalf("Flush = %v", err)
-			}
-			all := stored(t, st)
-			if got := all[key]; got != tt.wantName {
-				t.Errorf("store %s = %q, want %q", key, got, tt.wantName)
-			}
-			if got, ok := c.Get(key); !ok || string(got) != tt.wantName {
-				t.Errorf("session %s = %q, %v; want %q", key, got, ok, tt.wantName)
-			}
-			if c.Pending().Dirty(key) {
-				t.Errorf("%s still dirty after the flush", key)
-			}
-			copies := conflictCopies(all, key)
-			var copyKey string
-			switch {
-			case tt.wantCopy == "" && len(copies) != 0:
-				t.Errorf("conflict copies %v, want none", copies)
-			case tt.wantCopy != "" && len(copies) != 1:
-				t.Fatalf("conflict copies %v, want one", copies)
-			case tt.wantCopy != "":
-				copyKey = copies[0]
-				if !strings.Contains(copyKey, ".conflict-me-") {
-					t.Errorf("conflict copy %s not named by the agent", copyKey)
-				}
-				if got := all[copyKey]; got != tt.wantCopy {
-					t.Errorf("conflict copy %s = %q, want %q", copyKey, got, tt.wantCopy)
-				}
-				// The open handle follows ours to its new key.
-				if got := h.Key(); got != copyKey {
-					t.Errorf("handle's key = %s, want %s", got, copyKey)
-				}
-				if _, err := h.Append([]byte("more\n")); err != nil {
-					t.Fatal(err)
-				}
-				if err := c.Flush(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-				all = stored(t, st)
-				if got := all[copyKey]; got != tt.wantCopy+"more\n" {
-					t.Errorf("after a write through the open handle, %s = %q, want %q", copyKey, got, tt.wantCopy+"more\n")
-				}
-				if got := all[key]; got != tt.wantName {
-					t.Errorf("after a write through the open handle, %s = %q, want %q", key, got, tt.wantName)
-				}
-			}
-			if tt.outcome == session.OutcomeMerged {
-				// The open handle reads the merge.
-				buf := make([]byte, len(tt.wantName)+10)
-				n, _ := h.ReadAt(buf, 0)
-				if got := string(buf[:n]); got != tt.wantName {
-					t.Errorf("handle reads %q, want the merge %q", got, tt.wantName)
-				}
-			}
-			var conflicts []session.Event
-			for _, e := range *evs {
-				if e.Op == session.EventConflict {
-					conflicts = append(conflicts, e)
-				}
-			}
-			if len(conflicts) != 1 {
-				t.Fatalf("conflict events %+v, want one", conflicts)
-			}
-			if e := conflicts[0]; e.Key != key || e.Outcome != tt.outcome || e.Policy != tt.policy.String() || e.CopyKey != copyKey {
-				t.Errorf("conflict event = %+v; want key %s, outcome %s, policy %s, copy %q", e, key, tt.outcome, tt.policy, copyKey)
-			}
-			chMu.Lock()
-			defer chMu.Unlock()
-			if !slices.ContainsFunc(changes, func(ch session.Change) bool {
-				return ch.Op == session.OpConflict && ch.Key == key && ch.OldKey == copyKey
-			}) {
-				t.Errorf("watchers were told %+v; want a conflict of %s (copy %q)", changes, key, copyKey)
-			}
+			writeWriteConflict(t, key, tt.policy, tt.base, tt.ours, tt.theirs, tt.wantName, tt.wantCopy, tt.outcome)
 		})
 	}
+}
+
+// writeWriteConflict is one case of TestWriteWriteConflict.
+func writeWriteConflict(t *testing.T, key string, policy session.ConflictPolicy, base, ours, theirs, wantName, wantCopy, outcome string) {
+	st := memstore.New()
+	other := st.Other()
+	if base != "" {
+		if err := other.Set(key, []byte(base)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, evs := policySession(t, st, policy, nil)
+	var chMu sync.Mutex
+	var changes []session.Change
+	defer c.Watch(func(ch session.Change) {
+		chMu.Lock()
+		changes = append(changes, ch)
+		chMu.Unlock()
+	})()
+	if base == "" {
+		if err := c.Set(key, nil); err != nil { // a new file
+			t.Fatal(err)
+		}
+	}
+	h, err := c.Open(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.WriteAt([]byte(ours), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Set(key, []byte(theirs)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatalf("Flush = %v", err)
+	}
+	all := stored(t, st)
+	if got := all[key]; got != wantName {
+		t.Errorf("store %s = %q, want %q", key, got, wantName)
+	}
+	if got, ok := c.Get(key); !ok || string(got) != wantName {
+		t.Errorf("session %s = %q, %v; want %q", key, got, ok, wantName)
+	}
+	if c.Pending().Dirty(key) {
+		t.Errorf("%s still dirty after the flush", key)
+	}
+	copyKey := checkConflictCopy(t, c, st, h, all, key, wantName, wantCopy)
+	if outcome == session.OutcomeMerged {
+		// The open handle reads the merge.
+		buf := make([]byte, len(wantName)+10)
+		n, _ := h.ReadAt(buf, 0)
+		if got := string(buf[:n]); got != wantName {
+			t.Errorf("handle reads %q, want the merge %q", got, wantName)
+		}
+	}
+	var conflicts []session.Event
+	for _, e := range *evs {
+		if e.Op == session.EventConflict {
+			conflicts = append(conflicts, e)
+		}
+	}
+	if len(conflicts) != 1 {
+		t.Fatalf("conflict events %+v, want one", conflicts)
+	}
+	if e := conflicts[0]; e.Key != key || e.Outcome != outcome || e.Policy != policy.String() || e.CopyKey != copyKey {
+		t.Errorf("conflict event = %+v; want key %s, outcome %s, policy %s, copy %q", e, key, outcome, policy, copyKey)
+	}
+	chMu.Lock()
+	defer chMu.Unlock()
+	if !slices.ContainsFunc(changes, func(ch session.Change) bool {
+		return ch.Op == session.OpConflict && ch.Key == key && ch.OldKey == copyKey
+	}) {
+		t.Errorf("watchers were told %+v; want a conflict of %s (copy %q)", changes, key, copyKey)
+	}
+}
+
+// checkConflictCopy checks our conflict copy of key (wantCopy; "" for
+// none) in the store (all), and that the open handle h follows it, and
+// returns its key.
+func checkConflictCopy(t *testing.T, c *session.Context, st *memstore.Store, h *session.File, all map[string]string, key, wantName, wantCopy string) (copyKey string) {
+	t.Helper()
+	copies := conflictCopies(all, key)
+	switch {
+	case wantCopy == "" && len(copies) != 0:
+		t.Errorf("conflict copies %v, want none", copies)
+		return ""
+	case wantCopy != "" && len(copies) != 1:
+		t.Fatalf("conflict copies %v, want one", copies)
+	case wantCopy == "":
+		return ""
+	}
+	copyKey = copies[0]
+	if !strings.Contains(copyKey, ".conflict-me-") {
+		t.Errorf("conflict copy %s not named by the agent", copyKey)
+	}
+	if got := all[copyKey]; got != wantCopy {
+		t.Errorf("conflict copy %s = %q, want %q", copyKey, got, wantCopy)
+	}
+	// The open handle follows ours to its new key.
+	if got := h.Key(); got != copyKey {
+		t.Errorf("handle's key = %s, want %s", got, copyKey)
+	}
+	if _, err := h.Append([]byte("more\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	all = stored(t, st)
+	if got := all[copyKey]; got != wantCopy+"more\n" {
+		t.Errorf("after a write through the open handle, %s = %q, want %q", copyKey, got, wantCopy+"more\n")
+	}
+	if got := all[key]; got != wantName {
+		t.Errorf("after a write through the open handle, %s = %q, want %q", key, got, wantName)
+	}
+	return copyKey
 }
 
 // TestDeleteVersusTheirSave: a key the session removed and another writer

@@ -181,21 +181,7 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 			// Exchanging directories is not supported: a clean EINVAL.
 			return false, pathErr("rename", oldKey, ErrInvalidOp)
 		}
-		if !srcF.loaded || !dstF.loaded {
-			return false, nil
-		}
-		if srcF == dstF {
-			return true, nil // two names of one node
-		}
-		c.renameNameLocked(srcF, oldKey, newKey)
-		c.renameNameLocked(dstF, newKey, oldKey)
-		c.mu.tree.files[oldKey], c.mu.tree.files[newKey] = dstF, srcF
-		srcF.by, dstF.by = by, by
-		srcF.jfull, dstF.jfull = true, true
-		c.markDirtyLocked(srcF)
-		c.markDirtyLocked(dstF)
-		c.touchParentsLocked(oldKey, newKey)
-		return true, nil
+		return c.exchangeLocked(srcF, dstF, oldKey, newKey, by), nil
 	case srcIsFile && dstIsDir:
 		return false, pathErr("rename", newKey, ErrIsDir)
 	case srcIsDir && dstIsFile:
@@ -221,6 +207,32 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 		return true, nil
 	}
 
+	return c.renameDirLocked(srcD, dstD, dstIsDir, oldKey, newKey, newParent, by)
+}
+
+// exchangeLocked is RENAME_EXCHANGE of two files; false when a value
+// must be loaded first.
+func (c *Context) exchangeLocked(srcF, dstF *file, oldKey, newKey string, by *meta.WriterInfo) bool {
+	if !srcF.loaded || !dstF.loaded {
+		return false
+	}
+	if srcF == dstF {
+		return true // two names of one node
+	}
+	c.renameNameLocked(srcF, oldKey, newKey)
+	c.renameNameLocked(dstF, newKey, oldKey)
+	c.mu.tree.files[oldKey], c.mu.tree.files[newKey] = dstF, srcF
+	srcF.by, dstF.by = by, by
+	srcF.jfull, dstF.jfull = true, true
+	c.markDirtyLocked(srcF)
+	c.markDirtyLocked(dstF)
+	c.touchParentsLocked(oldKey, newKey)
+	return true
+}
+
+// renameDirLocked is renameLocked of directory srcD over dstD (an empty
+// directory, when dstIsDir) in newParent.
+func (c *Context) renameDirLocked(srcD, dstD *dir, dstIsDir bool, oldKey, newKey string, newParent *dir, by *meta.WriterInfo) (bool, error) {
 	// A directory: every file under it moves; it needs every value.
 	prefix := oldKey + "/"
 	var moved []string

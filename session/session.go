@@ -856,3 +856,79 @@ func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
 	}
 	return c.journalDir(gen, parentOf(key))
 }
+
+// put stores e with its own metadata, as a completed change.
+func (c *Context) put(e backend.Entry) error {
+	if e.Info.Mode.IsDir() {
+		return c.putDir(e)
+	}
+	if err := c.creatable("put", e.Key); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if f, ok := c.mu.tree.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 && f.link.id != e.Info.Link {
+		// The name is one of a node's several, and e is not that node:
+		// the name leaves the group (the others keep their value).
+		c.unlinkNameLocked(f, e.Key)
+	}
+	var f *file
+	var created bool
+	if e.Info.Link != "" {
+		// Another name of a node the session has under other names: e
+		// holds that node's value and attributes, which it takes.
+		if f = c.joinGroupLocked(e.Key, e.Info.Link); f != nil {
+			created = true
+		}
+	}
+	if f == nil {
+		var err error
+		if f, created, err = c.createLocked("put", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+	}
+	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
+	f.shared.Store(false)
+	f.mode, f.uid, f.gid, f.rdev = e.Info.Mode&backend.ModeMask, e.Info.UID, e.Info.GID, e.Info.Rdev
+	f.mtime = e.Info.MTime.UnixNano()
+	if e.Info.MTime.IsZero() {
+		f.mtime = c.now().UnixNano()
+	}
+	// The entry's attributes replace the file's, except that a file keeps
+	// its creation time when the entry has none.
+	x := toXAttrList(backend.CloneXAttrs(e.Info.XAttrs))
+	if created, ok := f.xattrs.get(meta.Created); ok {
+		if _, has := x.get(meta.Created); !has {
+			x = x.with(meta.Created, created)
+		}
+	}
+	f.xattrs = x
+	if _, ok := x.get(meta.Writer); !ok {
+		c.setWriterLocked(f, nil)
+	} else {
+		f.by = nil
+	}
+	f.changed = true
+	f.ver++
+	if e.Info.Link != "" && f.link == nil {
+		f.link = &linkGroup{id: e.Info.Link, names: []string{e.Key}}
+	}
+	c.markDirtyLocked(f)
+	f.atime = timeOr(e.Info.ATime, time.Unix(0, f.mtime))
+	if !e.Info.CTime.IsZero() {
+		f.ctime = e.Info.CTime.UnixNano()
+	}
+	c.mu.Unlock()
+	c.emitWritten(e.Key, created, OriginLocal)
+	return nil
+}
+
+// Put stores entry e with its metadata (mode, owner, mtime), marks it
+// dirty and records it in the journal. The Context takes ownership of
+// e.Value.
+func (c *Context) Put(e backend.Entry) error {
+	if err := c.put(e); err != nil {
+		return err
+	}
+	return c.journalKey(e.Key)
+}
