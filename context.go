@@ -79,7 +79,7 @@ func (s readableSource) Entries(prefix string) []backend.Entry {
 	for i, e := range es {
 		keys[i] = e.Key
 	}
-	ok := s.c.Readable(s.cr, keys...)
+	ok := s.c.Access().Readable(s.cr, keys...)
 	kept := es[:0]
 	for i, e := range es {
 		if ok[i] {
@@ -92,7 +92,7 @@ func (s readableSource) Entries(prefix string) []backend.Entry {
 // Resolve loads the keys the caller may read; the others stay unloaded,
 // and Get does not give them.
 func (s readableSource) Resolve(ctx context.Context, keys ...string) error {
-	ok := s.c.Readable(s.cr, keys...)
+	ok := s.c.Access().Readable(s.cr, keys...)
 	var kept []string
 	for i, k := range keys {
 		if ok[i] {
@@ -103,7 +103,7 @@ func (s readableSource) Resolve(ctx context.Context, keys ...string) error {
 }
 
 func (s readableSource) Get(key string) ([]byte, bool) {
-	if !s.c.CanRead(key, s.cr) {
+	if !s.c.Access().CanRead(key, s.cr) {
 		return nil, false
 	}
 	return s.c.Get(key)

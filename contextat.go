@@ -79,7 +79,7 @@ func (f *FS) baseline(ctx context.Context) {
 		head = p.Events[n-1].Seq
 	}
 	es := f.c.Entries("")
-	es = slices.DeleteFunc(es, func(e backend.Entry) bool { return f.c.Dirty(e.Key) })
+	es = slices.DeleteFunc(es, func(e backend.Entry) bool { return f.c.Pending().Dirty(e.Key) })
 	f.hist.Baseline(head, es)
 }
 
@@ -139,7 +139,7 @@ func (s readableAt) readable(e backend.Entry) bool {
 	name, gone := s.st.Now(e.Key)
 	if !gone {
 		if st, err := s.c.Stat(name); err == nil && !st.IsDir {
-			return s.c.CanRead(name, s.cr)
+			return s.c.Access().CanRead(name, s.cr)
 		}
 	}
 	if name == "" || s.cr.UID != e.Info.UID {

@@ -168,7 +168,7 @@ func TestContextPackAtEqualsLivePack(t *testing.T) {
 			// default's mere presence) shows in the scores.
 			must(t, c.Set("memory/c.md", []byte("# C\nalpha alpha alpha notes\n")))
 			must(t, c.Set("memory/d.md", []byte("# D\nalpha, once, among many other words of a longer line than the others have\n")))
-			must(t, c.SetXAttr(ctx, "memory/a.md", meta.Importance, []byte("0.9"), 0))
+			must(t, c.XAttrs().Set(ctx, "memory/a.md", meta.Importance, []byte("0.9"), 0))
 			must(t, c.Set("skills/review/SKILL.md", []byte("---\nname: review\ndescription: reviews a change\n---\nbody\n")))
 			must(t, c.Set("memory/summaries.jsonl", []byte(`{"run":"r1","step":"1","time":"2026-01-02T03:04:05Z","text":"did one"}`+"\n")))
 			record()
@@ -178,14 +178,14 @@ func TestContextPackAtEqualsLivePack(t *testing.T) {
 			record()
 
 			must(t, c.Rename(ctx, "memory/a.md", "memory/c.md", 0))
-			must(t, c.SetXAttr(ctx, "memory/c.md", meta.Importance, []byte("0.2"), 0))
+			must(t, c.XAttrs().Set(ctx, "memory/c.md", meta.Importance, []byte("0.2"), 0))
 			must(t, c.Set("memory/d.md", []byte(strings.Repeat("a long line of a note\n", 40))))
 			record()
 
 			must(t, c.Set("memory/summaries.jsonl", []byte(`{"run":"r1","step":"1","time":"2026-01-02T03:04:05Z","text":"did one"}`+"\n"+
 				`{"run":"r1","step":"2","time":"2026-01-02T03:05:05Z","text":"did two"}`+"\n")))
 			must(t, c.Set("skills/review/SKILL.md", []byte("---\nname: review\ndescription: reviews a change, now strictly\n---\nbody\n")))
-			must(t, c.SetXAttr(ctx, "memory/d.md", meta.Importance, []byte("1"), 0))
+			must(t, c.XAttrs().Set(ctx, "memory/d.md", meta.Importance, []byte("1"), 0))
 			record()
 
 			check := func(f *memfs.FS) {
@@ -305,7 +305,7 @@ func TestContextPackAtArchiveHoldsNoSecret(t *testing.T) {
 			ctx := session.WithCred(t.Context(), session.Cred{UID: 0})
 			const secret = "AKIAQ3EGXP7ZLRK2MV5N"
 			must(t, f.Session().Set("memory/keys.md", []byte("# keys\nthe deploy key is "+secret+"\n")))
-			must(t, f.Session().SetXAttr(ctx, "memory/keys.md", meta.Tags, []byte("ops"), 0))
+			must(t, f.Session().XAttrs().Set(ctx, "memory/keys.md", meta.Tags, []byte("ops"), 0))
 			must(t, f.Flush(ctx))
 			seq := headSeq(t, f)
 			got, err := packAt(f, ctx, seq, "")

@@ -56,7 +56,7 @@ func TestUnreadableDirStoreFileIsLocal(t *testing.T) {
 	if err := c.Resolve(ctx, "memory/bad.md"); !errors.Is(err, syscall.EIO) {
 		t.Errorf("Resolve of the unreadable note: %v, want EIO", err)
 	}
-	if d := c.Damaged(); len(d) != 1 || d[0].Key != "memory/bad.md" {
+	if d := c.Stats().Damaged(); len(d) != 1 || d[0].Key != "memory/bad.md" {
 		t.Errorf("Damaged() = %v, want memory/bad.md", d)
 	}
 	if err := c.Set("memory/new.md", []byte("new\n")); err != nil {

@@ -129,9 +129,9 @@ func dirEntry(c *session.Context, k string) (backend.Entry, bool) {
 		return backend.Entry{}, false
 	}
 	info := backend.Info{Mode: st.Mode, MTime: st.MTime, ATime: st.ATime, UID: st.UID, GID: st.GID}
-	if names, err := c.ListXAttr(k); err == nil {
+	if names, err := c.XAttrs().List(k); err == nil {
 		for _, name := range names {
-			if v, err := c.GetXAttr(k, name); err == nil {
+			if v, err := c.XAttrs().Get(k, name); err == nil {
 				if info.XAttrs == nil {
 					info.XAttrs = map[string][]byte{}
 				}

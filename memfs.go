@@ -228,7 +228,7 @@ func (f *FS) sessionOptions() (session.Options, error) {
 	if so.Redactor == nil && !f.opts.NoRedact {
 		// No secret reaches disk unless the caller says so; nor is one
 		// that another program left in the store shown (a read-only
-		// session redacts what it loads, see session.Context.Ingested).
+		// session redacts what it loads, see session.Stats.Ingested).
 		var err error
 		if so.Redactor, err = redact.New(redact.Config{}); err != nil {
 			return so, err
@@ -314,7 +314,7 @@ func (f *FS) startSession(ctx context.Context, so session.Options, recs []journa
 	if err := f.replay(ctx, recs); err != nil {
 		return err
 	}
-	if n := f.c.Ingested(); n > 0 && !so.ReadOnly {
+	if n := f.c.Stats().Ingested(); n > 0 && !so.ReadOnly {
 		// Secrets another program left in the store while no memfs
 		// watched: the store's copies are rewritten redacted now, not at
 		// some later flush (a failure leaves them dirty for the next).
@@ -340,7 +340,7 @@ func (f *FS) replay(ctx context.Context, recs []journal.Record) error {
 		}
 		f.log.Warn("read-only: showing what the journal of a memfs that did not shut down cleanly holds, without saving it; the next writable mount or command saves it",
 			"records", len(recs), "journal", jp)
-		if err := f.c.Replay(recs); err != nil {
+		if err := f.c.Pending().Replay(recs); err != nil {
 			return fmt.Errorf("replay journal %s: %w", jp, err)
 		}
 		return nil
@@ -348,7 +348,7 @@ func (f *FS) replay(ctx context.Context, recs []journal.Record) error {
 	if len(recs) > 0 {
 		f.log.Warn("replaying the journal: what a memfs that did not shut down cleanly left, or values the store refused at the last close",
 			"records", len(recs), "journal", jp)
-		if err := f.c.Replay(recs); err != nil {
+		if err := f.c.Pending().Replay(recs); err != nil {
 			return fmt.Errorf("replay journal %s: %w", jp, err)
 		}
 		if err := f.c.Flush(ctx); err != nil {
@@ -367,7 +367,7 @@ func (f *FS) replay(ctx context.Context, recs []journal.Record) error {
 		return err
 	}
 	if len(f.inherited) > 0 {
-		if err := f.c.JournalDirty(); err != nil {
+		if err := f.c.Pending().Rejournal(); err != nil {
 			return fmt.Errorf("journal %s: %w", jp, err)
 		}
 	}
@@ -515,7 +515,7 @@ func (f *FS) Close(ctx context.Context) error {
 	}
 	// The store fails as a whole: every unsaved value goes aside, and the
 	// journal keeps the closed files as well.
-	dir, rerr := f.writeRecovery(f.c.DirtyEntries())
+	dir, rerr := f.writeRecovery(f.c.Pending().Sealed())
 	f.release()
 	if rerr != nil {
 		return fmt.Errorf("final flush failed (%v) and the recovery directory could not be written (%v); the journal %s still holds every closed file",
@@ -532,7 +532,7 @@ func (f *FS) Close(ctx context.Context) error {
 // so that they are not replayed and refused at every session.
 func (f *FS) recoverRefused(fe *session.FlushError) error {
 	var refused []backend.Entry
-	for _, e := range f.c.DirtyEntries() {
+	for _, e := range f.c.Pending().Sealed() {
 		if fe.Refused(e.Key) {
 			refused = append(refused, e)
 		}

@@ -116,6 +116,6 @@ func (f *FS) handBack(n int64) {
 // memoryStatus is the part of .memfs/status about the session's values
 // and their budget.
 func (f *FS) memoryStatus() *status.Memory {
-	m := f.c.Memory()
+	m := f.c.Stats().Memory()
 	return &status.Memory{Held: m.Held, Dirty: m.Dirty, Budget: m.Budget, Dropped: int64(m.Dropped)}
 }

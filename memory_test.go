@@ -54,7 +54,7 @@ func TestMemoryBudgetThroughTheMount(t *testing.T) {
 			if !bytes.Equal(b, value(i)) {
 				t.Fatalf("%s: %s holds %d bytes that are not what was written", when, name(i), len(b))
 			}
-			if m := f.Session().Memory(); m.Held > budget+size {
+			if m := f.Session().Stats().Memory(); m.Held > budget+size {
 				t.Fatalf("%s, after reading %s: %d bytes held, want at most the budget %d plus one value", when, name(i), m.Held, budget)
 			}
 		}
@@ -80,14 +80,14 @@ func TestMemoryBudgetThroughTheMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	last.Close()
-	if m := f.Session().Memory(); m.Held > budget || m.Dirty != 0 {
+	if m := f.Session().Stats().Memory(); m.Held > budget || m.Dirty != 0 {
 		t.Errorf("after the fsync: %d bytes held (%d unflushed), want at most the budget %d", m.Held, m.Dirty, budget)
 	}
 	if b, err := os.ReadFile(filepath.Join(mnt, ".memfs/status")); err != nil || !bytes.Contains(b, []byte("budget 1 MiB")) {
 		t.Errorf(".memfs/status = %q, %v; want the memory budget in it", b, err)
 	}
 	readBack(f, "after the fsync")
-	if m := f.Session().Memory(); m.Dropped == 0 {
+	if m := f.Session().Stats().Memory(); m.Dropped == 0 {
 		t.Errorf("%d bytes read through a budget of %d and no value dropped", n*size, budget)
 	}
 	s.stop(t)
@@ -96,7 +96,7 @@ func TestMemoryBudgetThroughTheMount(t *testing.T) {
 	}
 
 	f = open()
-	if m := f.Session().Memory(); m.Held > budget {
+	if m := f.Session().Stats().Memory(); m.Held > budget {
 		t.Errorf("after a bootstrap that loads everything: %d bytes held, over the budget of %d", m.Held, budget)
 	}
 	s = serve(t, f, mnt, memfs.MountOptions{})

@@ -178,7 +178,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 			f.log.Warn("cannot watch the store for external changes", "err", err)
 		}
 	}
-	indexed, loaded, _, _ := f.c.Counts()
+	indexed, loaded, _, _ := f.c.Stats().Counts()
 	f.log.Info("mounted", "mountpoint", dir, "store", f.opts.Name, "keys", indexed, "loaded", loaded, "pid", os.Getpid())
 	return m, nil
 }
@@ -283,7 +283,7 @@ serve:
 // data stays in memory for the next flush.
 func (m *Mount) flush(why string) {
 	if m.opts.OnFlush != nil {
-		_, _, dirty, removed := m.f.c.Counts()
+		_, _, dirty, removed := m.f.c.Stats().Counts()
 		defer m.opts.OnFlush(why, dirty+removed)()
 	}
 	if err := m.f.c.Flush(context.Background()); err != nil {

@@ -28,7 +28,7 @@ func stateOf(c *session.Context, key string) (fs.FileMode, uint32, string, bool)
 	if err != nil {
 		return 0, 0, "", false
 	}
-	tag, _ := c.GetXAttr(key, "user.memfs.tags")
+	tag, _ := c.XAttrs().Get(key, "user.memfs.tags")
 	return st.Mode, st.UID, string(tag), true
 }
 
@@ -142,7 +142,7 @@ func TestSharedMetadataReachesTheOtherSession(t *testing.T) {
 	nobody := uint32(65534)
 	_, err = a.SetAttr(t.Context(), "g.md", session.Attr{UID: &nobody})
 	must(t, err)
-	must(t, a.SetXAttr(t.Context(), "h.md", "user.memfs.tags", []byte("ops"), 0))
+	must(t, a.XAttrs().Set(t.Context(), "h.md", "user.memfs.tags", []byte("ops"), 0))
 	must(t, a.Flush(t.Context()))
 
 	waitFor(t, "A's chmod on B", func() bool { m, _, _, _ := stateOf(b, "f.md"); return m.Perm() == 0o600 })
@@ -213,7 +213,7 @@ func TestMetadataOfADirtyFile(t *testing.T) {
 		mode := fs.FileMode(0o640)
 		_, err := a.SetAttr(t.Context(), "f.md", session.Attr{Mode: &mode})
 		must(t, err)
-		must(t, a.SetXAttr(t.Context(), "f.md", "user.memfs.tags", []byte("theirs"), 0))
+		must(t, a.XAttrs().Set(t.Context(), "f.md", "user.memfs.tags", []byte("theirs"), 0))
 		must(t, a.Flush(t.Context()))
 		must(t, b.Flush(t.Context()))
 		checkMerged(t, sb, 0o640)

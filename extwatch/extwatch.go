@@ -12,15 +12,15 @@
 //
 //   - memfs's own flushes coming back (the whole node as the session
 //     wrote or holds it: size, mtime, mode, owner, attributes; see
-//     session.Context.Echo) are ignored;
+//     session.External.Echo) are ignored;
 //   - a new or changed file or symlink becomes the session's value, clean
 //     (the store has it), a change of its mode, owner or attributes
 //     alone included; a new or changed directory likewise
-//     (session.Context.ApplyExternalDir); a removed file leaves the
+//     (session.External.ApplyDir); a removed file leaves the
 //     session, and a removed directory every key the session holds under
 //     it;
 //   - a change of the metadata alone of a key that is dirty in the
-//     session is merged into it (session.Context.MergeExternalMeta: the
+//     session is merged into it (session.External.MergeMeta: the
 //     most restrictive mode wins), logged, and no conflict;
 //   - any other change to a key that is dirty in the session is a conflict: the
 //     session's value stays under the key, and the external value is kept
@@ -62,7 +62,7 @@
 //
 // # Redaction on ingest
 //
-// A value read from the store goes through session.Context.Ingest before
+// A value read from the store goes through session.External.Ingest before
 // anything else sees it: the session, the helper, the mount, the search
 // index and the event log only ever get it redacted. When Ingest finds a
 // secret, the store's copy is rewritten at once, redacted, with the same
@@ -314,7 +314,7 @@ func (w *Watcher) sweep(now time.Time) time.Time {
 			continue
 		}
 		delete(w.sent, k)
-		ok, err := w.c.ApplyAnnounced(k)
+		ok, err := w.c.External().ApplyAnnounced(k)
 		switch {
 		case err != nil:
 			w.log.Error("external change: cannot apply", "key", k, "err", err)
@@ -357,7 +357,7 @@ func (w *Watcher) helperFailed(err error) {
 
 // process brings the session's view of key in line with the store's.
 func (w *Watcher) process(ctx context.Context, key string) {
-	if _, _, err := w.c.Ingest(backend.Entry{Key: key}); err != nil {
+	if _, _, err := w.c.External().Ingest(backend.Entry{Key: key}); err != nil {
 		// A name with a secret: the session logged the rule; the key must
 		// reach no log line, event or index, so nothing more is said.
 		return
@@ -371,15 +371,15 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		w.log.Warn("external change: cannot stat", "key", key, "err", err)
 		return
 	}
-	if w.c.Echo(key, info) {
+	if w.c.External().Echo(key, info) {
 		return
 	}
 	if info.Mode.IsDir() {
 		// A directory another writer made, or whose mode, owner or
 		// attributes it changed: straight into the session (the helper
 		// makes files only), then shown to watchers.
-		_, attrs := w.c.ExternalParts(key, info)
-		if err := w.c.ApplyExternalDir(key, info); err != nil {
+		_, attrs := w.c.External().Parts(key, info)
+		if err := w.c.External().ApplyDir(key, info); err != nil {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
 			return
 		}
@@ -403,12 +403,12 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		w.schedule(key)
 		return
 	}
-	if w.c.Echo(key, e.Info) {
+	if w.c.External().Echo(key, e.Info) {
 		return
 	}
 	// Nothing below sees the value as read: only what Ingest made of it.
 	read := e.Info
-	e, findings, err := w.c.Ingest(e)
+	e, findings, err := w.c.External().Ingest(e)
 	if err != nil {
 		w.log.Warn("external change not taken in", "err", err)
 		return
@@ -430,18 +430,18 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		}
 	}
 	switch {
-	case w.c.Policy() != session.KeepBeside && (w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key))):
+	case w.c.External().Policy() != session.KeepBeside && (w.c.Pending().Dirty(key) || (!w.c.Has(key) && w.c.Pending().Removed(key))):
 		// A shared store's conflict policy decides at the next flush,
 		// which still expects the version ours was made on and meets
 		// theirs: nothing to do here.
 		return
-	case len(findings) == 0 && w.c.Dirty(key) && w.c.MergeExternalMeta(e):
+	case len(findings) == 0 && w.c.Pending().Dirty(key) && w.c.External().MergeMeta(e):
 		// A chmod, chown or setxattr of a file the session changed:
 		// both kept by the session's rule, which it logged. (Not after
 		// a rewrite: it moved the version the session's changes count
 		// as made on, and the content did change.)
 		w.sendAttr(key)
-	case w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key)):
+	case w.c.Pending().Dirty(key) || (!w.c.Has(key) && w.c.Pending().Removed(key)):
 		conflict := session.ConflictKey(key, time.Now())
 		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",
 			"key", key, "external_copy", conflict)
@@ -457,7 +457,7 @@ func (w *Watcher) process(ctx context.Context, key string) {
 			// Through the mount: announced in the session, unless the
 			// session has the key (the helper's create would fail), then
 			// sent to the helper.
-			announced, err := w.c.AnnounceCreate(e, dirty)
+			announced, err := w.c.External().AnnounceCreate(e, dirty)
 			if err != nil {
 				w.log.Error("external change: cannot apply", "key", key, "err", err)
 				return
@@ -467,12 +467,12 @@ func (w *Watcher) process(ctx context.Context, key string) {
 				return
 			}
 		}
-		content, attrs := w.c.ExternalParts(key, e.Info)
+		content, attrs := w.c.External().Parts(key, e.Info)
 		var err error
 		if dirty {
 			err = w.c.Put(e)
 		} else {
-			_, err = w.c.ApplyExternal(e)
+			_, err = w.c.External().Apply(e)
 		}
 		if err != nil {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
@@ -494,7 +494,7 @@ func (w *Watcher) sendAttr(key string) {
 	if w.applier == nil {
 		return
 	}
-	w.c.AnnounceAttr(key)
+	w.c.External().AnnounceAttr(key)
 	w.send(key, false, func(a Applier) error { return a.Attr(key) })
 }
 
@@ -520,11 +520,11 @@ func (w *Watcher) rewrite(ctx context.Context, e *backend.Entry, read backend.In
 	e.Info.MTime = time.Now()
 	// Announced before the write: the watcher may see the rename before
 	// Save returns.
-	w.c.Rewriting(e.Key, e.Info)
+	w.c.External().Rewriting(e.Key, e.Info)
 	if err := w.st.Save(ctx, *e); err != nil {
 		return fmt.Errorf("extwatch: rewrite %s: %w", e.Key, err)
 	}
-	w.c.Rewritten(ctx, *e)
+	w.c.External().Rewritten(ctx, *e)
 	return nil
 }
 
@@ -534,13 +534,13 @@ func (w *Watcher) removed(key string) {
 		// key it held): every key under it, then the directory once
 		// they are gone (keys with unflushed changes stay, and keep
 		// it).
-		if w.c.RemoveExternalDir(key) {
+		if w.c.External().RemoveDir(key) {
 			return
 		}
 		again := false
 		for _, e := range w.c.Entries(key + "/") {
 			w.schedule(e.Key)
-			again = again || !w.c.Dirty(e.Key)
+			again = again || !w.c.Pending().Dirty(e.Key)
 		}
 		if again {
 			w.scheduleAfter(key, 2*w.opts.Debounce)
@@ -550,16 +550,16 @@ func (w *Watcher) removed(key string) {
 	if !w.c.Has(key) {
 		return
 	}
-	if w.c.Dirty(key) {
+	if w.c.Pending().Dirty(key) {
 		w.log.Warn("external removal of a key with unflushed changes: memfs keeps its value", "key", key)
 		return
 	}
 	if w.applier != nil {
-		w.c.AnnounceRemove(key)
+		w.c.External().AnnounceRemove(key)
 		w.send(key, true, func(a Applier) error { return a.Remove(key) })
 		return
 	}
-	if _, err := w.c.RemoveExternal(key); err != nil {
+	if _, err := w.c.External().Remove(key); err != nil {
 		w.log.Error("external removal: cannot apply", "key", key, "err", err)
 	}
 }
@@ -573,7 +573,7 @@ func (w *Watcher) reconcile(ctx context.Context) {
 	err := backend.Walk(ctx, w.st, func(batch []backend.Entry) error {
 		for _, e := range batch {
 			inStore[e.Key] = struct{}{}
-			if !w.c.Echo(e.Key, e.Info) {
+			if !w.c.External().Echo(e.Key, e.Info) {
 				w.schedule(e.Key)
 			}
 		}
@@ -586,7 +586,7 @@ func (w *Watcher) reconcile(ctx context.Context) {
 		return
 	}
 	for _, k := range w.c.Keys() {
-		if _, ok := inStore[k]; !ok && !w.c.Local(k) && !w.c.Dirty(k) {
+		if _, ok := inStore[k]; !ok && !w.c.Local(k) && !w.c.Pending().Dirty(k) {
 			w.schedule(k)
 		}
 	}

@@ -61,7 +61,7 @@ func TestDirectToSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if _, _, dirty, _ := c.Counts(); dirty != 0 {
+	if _, _, dirty, _ := c.Stats().Counts(); dirty != 0 {
 		t.Fatalf("%d dirty after our own flush came back", dirty)
 	}
 	if get("memory/own.md") != "own" {

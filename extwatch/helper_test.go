@@ -180,7 +180,7 @@ func TestHelperFailureFallsBack(t *testing.T) {
 
 	os.WriteFile(filepath.Join(dir, "memory/new.md"), []byte("external"), 0o644)
 	waitFor(t, "the new file in the session", func() bool { return get("memory/new.md") == "external" })
-	if c.Dirty("memory/new.md") {
+	if c.Pending().Dirty("memory/new.md") {
 		t.Error("the external value is dirty")
 	}
 	os.WriteFile(filepath.Join(dir, "memory/second.md"), []byte("second"), 0o644)
@@ -195,7 +195,7 @@ func TestHelperFailureFallsBack(t *testing.T) {
 		t.Errorf("the failure logged %d times, want once:\n%s", n, logged.String())
 	}
 	// Nothing announced is left to capture a user's create.
-	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/new.md"); ok {
+	if _, ok, _ := c.External().CreateAnnounced(t.Context(), "memory/new.md"); ok {
 		t.Error("an announcement was left behind")
 	}
 }

@@ -255,7 +255,7 @@ func TestIngestRedacts(t *testing.T) {
 			if len(evs) != 1 || evs[0].SHA256 != hex.EncodeToString(sum[:]) || evs[0].Size != int64(len(r.stored("memory/n.md"))) {
 				t.Errorf("rewrite events: got %+v, want one with the stored value's size and hash", evs)
 			}
-			if !tt.dirty && r.c.Dirty("memory/n.md") {
+			if !tt.dirty && r.c.Pending().Dirty("memory/n.md") {
 				t.Error("the key is dirty: the store holds the redacted value already")
 			}
 			logs := r.logs.String()
@@ -339,7 +339,7 @@ func TestIngestRewriteFails(t *testing.T) {
 	if got := r.get("n.md"); !redacted(got) {
 		t.Errorf("the session holds %q, want it redacted", got)
 	}
-	if !r.c.Dirty("n.md") {
+	if !r.c.Pending().Dirty("n.md") {
 		t.Error("the key is clean, but the store still holds the secret")
 	}
 	if evs := r.rewrites("n.md"); len(evs) != 0 {

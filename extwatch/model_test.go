@@ -91,7 +91,7 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 			mode := fs.FileMode([]int{0o600, 0o640, 0o644}[rng.IntN(3)])
 			_, err = c.SetAttr(t.Context(), k, session.Attr{Mode: &mode})
 		case op == 3:
-			err = c.SetXAttr(t.Context(), k, "user.memfs.tags", []byte(fmt.Sprintf("t%d", i)), 0)
+			err = c.XAttrs().Set(t.Context(), k, "user.memfs.tags", []byte(fmt.Sprintf("t%d", i)), 0)
 		case op == 4:
 			err = c.Delete(k)
 		default:
@@ -138,7 +138,7 @@ func sessionView(t *testing.T, c *session.Context) string {
 		}
 		st, _ := c.Stat(k)
 		v, _ := c.Get(k)
-		tag, _ := c.GetXAttr(k, "user.memfs.tags")
+		tag, _ := c.XAttrs().Get(k, "user.memfs.tags")
 		out = append(out, fmt.Sprintf("%s %v %q %q", k, st.Mode, v, tag))
 	}
 	slices.Sort(out)
@@ -207,7 +207,7 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 				mode := fs.FileMode([]int{0o600, 0o640, 0o644}[rng.IntN(3)])
 				_, err = c.SetAttr(t.Context(), k, session.Attr{Mode: &mode})
 			case op == 3:
-				err = c.SetXAttr(t.Context(), k, "user.memfs.tags", []byte(fmt.Sprintf("s%d", i)), 0)
+				err = c.XAttrs().Set(t.Context(), k, "user.memfs.tags", []byte(fmt.Sprintf("s%d", i)), 0)
 			default:
 				err = c.Delete(k)
 				if os.IsNotExist(err) {

@@ -7,8 +7,8 @@ import "github.com/memfs/memfs/session"
 // statusOf). The errors
 // are in memfs's log and memfs fsck's report, not here.
 func (r *Root) damaged(cr session.Cred) (shown []string, hidden int) {
-	for _, d := range r.c.Damaged() {
-		if cr.UID != 0 && !r.c.CanSee(d.Key, cr) {
+	for _, d := range r.c.Stats().Damaged() {
+		if cr.UID != 0 && !r.c.Access().CanSee(d.Key, cr) {
 			hidden++
 			continue
 		}

@@ -202,7 +202,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
-	if h, ok, err := d.root.c.CreateAnnounced(ctx, key); ok {
+	if h, ok, err := d.root.c.External().CreateAnnounced(ctx, key); ok {
 		// The helper's create of a file another program made in the
 		// store: it appears with its whole value, atomically.
 		if err != nil {
@@ -268,7 +268,7 @@ func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	if ok, removed, err := d.root.c.RemoveAnnounced(key); ok {
+	if ok, removed, err := d.root.c.External().RemoveAnnounced(key); ok {
 		// The helper's unlink of a key another program removed from the
 		// store; a key changed in the session meanwhile stays (EBUSY
 		// tells the helper so).
@@ -312,7 +312,7 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeE
 }
 
 func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	indexed, _, _, _ := d.root.c.Counts()
+	indexed, _, _, _ := d.root.c.Stats().Counts()
 	const blocks = 1 << 30 // memfs is bounded by memory and the store, not by blocks
 	out.Bsize = 4096
 	out.Frsize = 4096

@@ -150,7 +150,7 @@ func TestMountReadPath(t *testing.T) {
 		}
 	}
 	// stat answered from the index: nothing outside memory/ is loaded yet.
-	if _, loaded, _, _ := m.c.Counts(); loaded != 2 {
+	if _, loaded, _, _ := m.c.Stats().Counts(); loaded != 2 {
 		t.Errorf("after stat of every file %d values are loaded, want 2 (memory/ only)", loaded)
 	}
 	for k, v := range sample {
@@ -448,7 +448,7 @@ func TestMountKernelCacheKeptAndInvalidated(t *testing.T) {
 	behind := func(v string) {
 		t.Helper()
 		e := backend.Entry{Key: "memory/pw.md", Value: []byte(v), Info: backend.Info{Mode: 0o644, MTime: time.Now()}}
-		if _, err := m.c.ApplyExternal(e); err != nil {
+		if _, err := m.c.External().Apply(e); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -24,7 +24,7 @@ import (
 // Each caller gets the answer computed for it: the request's uid, gid and
 // supplementary groups (callerCred) go to the Answer in its context, and
 // the Answer includes only what that caller could read through the mount
-// (session.Context.CanRead: the stored modes and owners, every directory
+// (session.Access.CanRead: the stored modes and owners, every directory
 // on the way included). The kernel must therefore never hand one caller's
 // answer to another:
 //

@@ -44,7 +44,7 @@ const (
 // default_permissions). Answers (search/, context/, context.md, context.manifest.json) hold only
 // files the caller can read (see query.go). The change feed, the event log
 // (events.jsonl) and its chunks (events/) show each line that names a key
-// the caller may not see (session.Context.CanSee: a file it cannot read,
+// the caller may not see (session.Access.CanSee: a file it cannot read,
 // or a gone one in a directory it cannot list) as a placeholder of the
 // same length: {"seq":N,"hidden":true} (just {"hidden":true} in the feed)
 // padded with spaces. Every caller so sees the same sizes and offsets,
@@ -259,8 +259,8 @@ func (h *staticHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.R
 // so only root reads it.
 func (r *Root) statusOf(cr session.Cred) status.Status {
 	var st status.Status
-	st.KeysIndexed, st.KeysLoaded, st.Dirty, st.PendingDeletes = r.c.Counts()
-	fs := r.c.FlushStatus()
+	st.KeysIndexed, st.KeysLoaded, st.Dirty, st.PendingDeletes = r.c.Stats().Counts()
+	fs := r.c.Stats().LastFlush()
 	st.LastFlushResult = status.ResultNone
 	if !fs.Time.IsZero() {
 		st.LastFlush, st.Flushes, st.LastFlushResult = fs.Time, fs.Flushes, status.ResultOK
@@ -364,7 +364,7 @@ func (h *eventsHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.R
 // seeable is what a line's owner (the event log, the change feed) asks
 // to mask the lines cr may not see: one lock for all the keys it names.
 func (r *Root) seeable(cr session.Cred) func(keys ...string) []bool {
-	return func(keys ...string) []bool { return r.c.Seeable(cr, keys...) }
+	return func(keys ...string) []bool { return r.c.Access().Seeable(cr, keys...) }
 }
 
 // Records are the event log's own records that .memfs/events/ and

@@ -94,7 +94,7 @@ func (r *Root) getxattr(n keyer, attr string, dest []byte) (uint32, syscall.Errn
 	if key == "" {
 		return 0, syscall.ENODATA
 	}
-	v, err := r.c.GetXAttr(key, attr)
+	v, err := r.c.XAttrs().Get(key, attr)
 	if err != nil {
 		return 0, toErrno(err)
 	}
@@ -109,7 +109,7 @@ func (r *Root) listxattr(n keyer, dest []byte) (uint32, syscall.Errno) {
 	if key == "" {
 		return 0, 0
 	}
-	names, err := r.c.ListXAttr(key)
+	names, err := r.c.XAttrs().List(key)
 	if err != nil {
 		return 0, toErrno(err)
 	}
@@ -131,7 +131,7 @@ func (r *Root) setxattr(ctx context.Context, n keyer, attr string, data []byte, 
 	if key == "" {
 		return syscall.EOPNOTSUPP // the root is no entry of the store
 	}
-	err := r.c.SetXAttr(r.as(ctx), key, attr, data, session.XAttrFlags(flags))
+	err := r.c.XAttrs().Set(r.as(ctx), key, attr, data, session.XAttrFlags(flags))
 	if err != nil {
 		r.log.Debug("setxattr refused", "key", key, "attr", attr, "err", err)
 	}
@@ -149,7 +149,7 @@ func (r *Root) removexattr(ctx context.Context, n keyer, attr string) syscall.Er
 	if key == "" {
 		return syscall.ENODATA
 	}
-	return xattrErrno(r.c.RemoveXAttr(r.as(ctx), key, attr))
+	return xattrErrno(r.c.XAttrs().Remove(r.as(ctx), key, attr))
 }
 
 // xattrErrno: a write to an attribute memfs maintains is EPERM, not the

@@ -88,7 +88,7 @@ func (cr Cred) MaySearch(mode fs.FileMode, uid, gid uint32) bool {
 // it is the mountpoint the caller walks through.
 func (c *Context) searchableLocked(key string, cr Cred) bool {
 	for k := key; ; k = parentOf(k) {
-		d, ok := c.dirs[k]
+		d, ok := c.mu.tree.dirs[k]
 		if !ok || !cr.allowed(d.mode, d.uid, d.gid, permSearch) {
 			return false
 		}
@@ -99,12 +99,12 @@ func (c *Context) searchableLocked(key string, cr Cred) bool {
 }
 
 func (c *Context) canReadLocked(key string, cr Cred) bool {
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	return ok && cr.allowed(f.mode, f.uid, f.gid, permRead) && c.searchableLocked(parentOf(key), cr)
 }
 
 func (c *Context) canListLocked(key string, cr Cred) bool {
-	d, ok := c.dirs[key]
+	d, ok := c.mu.tree.dirs[key]
 	return ok && cr.allowed(d.mode, d.uid, d.gid, permRead|permSearch) && c.searchableLocked(key, cr)
 }
 
@@ -112,7 +112,8 @@ func (c *Context) canListLocked(key string, cr Cred) bool {
 // mount: 'r' on the file and 'x' on every directory from the root down.
 // A key that is not a file gives false. It takes the read lock and looks
 // up only key and its directories.
-func (c *Context) CanRead(key string, cr Cred) bool {
+func (a *Access) CanRead(key string, cr Cred) bool {
+	c := a.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.canReadLocked(key, cr)
@@ -121,7 +122,8 @@ func (c *Context) CanRead(key string, cr Cred) bool {
 // CanList reports whether cr could list directory key ("" is the root):
 // 'r' and 'x' on it, 'x' on every directory above it. A key that is not a
 // directory gives false.
-func (c *Context) CanList(key string, cr Cred) bool {
+func (a *Access) CanList(key string, cr Cred) bool {
+	c := a.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.canListLocked(key, cr)
@@ -133,14 +135,15 @@ func (c *Context) CanList(key string, cr Cred) bool {
 // directory, when cr can list the directory holding it (where its name
 // shows); once it is gone, when cr can list its nearest existing
 // ancestor, where the name showed last that cr could still look.
-func (c *Context) CanSee(key string, cr Cred) bool {
+func (a *Access) CanSee(key string, cr Cred) bool {
+	c := a.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.canSeeLocked(key, cr)
 }
 
 func (c *Context) canSeeLocked(key string, cr Cred) bool {
-	if _, ok := c.files[key]; ok {
+	if _, ok := c.mu.tree.files[key]; ok {
 		return c.canReadLocked(key, cr)
 	}
 	if key == "" {
@@ -148,7 +151,7 @@ func (c *Context) canSeeLocked(key string, cr Cred) bool {
 	}
 	p := parentOf(key)
 	for p != "" {
-		if _, ok := c.dirs[p]; ok {
+		if _, ok := c.mu.tree.dirs[p]; ok {
 			break
 		}
 		p = parentOf(p)
@@ -158,7 +161,8 @@ func (c *Context) canSeeLocked(key string, cr Cred) bool {
 
 // Readable is CanRead for many keys under one lock: ok[i] says whether cr
 // may read keys[i].
-func (c *Context) Readable(cr Cred, keys ...string) []bool {
+func (a *Access) Readable(cr Cred, keys ...string) []bool {
+	c := a.c
 	ok := make([]bool, len(keys))
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -169,7 +173,8 @@ func (c *Context) Readable(cr Cred, keys ...string) []bool {
 }
 
 // Seeable is CanSee for many keys under one lock.
-func (c *Context) Seeable(cr Cred, keys ...string) []bool {
+func (a *Access) Seeable(cr Cred, keys ...string) []bool {
+	c := a.c
 	ok := make([]bool, len(keys))
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -95,10 +95,10 @@ func TestCanRead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := c.CanRead(tt.key, tt.cr); got != tt.want {
+			if got := c.Access().CanRead(tt.key, tt.cr); got != tt.want {
 				t.Errorf("CanRead(%q, %v) = %v, want %v", tt.key, tt.cr, got, tt.want)
 			}
-			if got := c.Readable(tt.cr, tt.key)[0]; got != tt.want {
+			if got := c.Access().Readable(tt.cr, tt.key)[0]; got != tt.want {
 				t.Errorf("Readable(%v, %q) = %v, want %v", tt.cr, tt.key, got, tt.want)
 			}
 		})
@@ -114,10 +114,10 @@ func TestCanReadRootDirectoryCounts(t *testing.T) {
 	if err := c.Set("open/world.md", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.CanRead("open/world.md", credNobody); got {
+	if got := c.Access().CanRead("open/world.md", credNobody); got {
 		t.Errorf("CanRead under a root directory of mode 0700 = %v, want false", got)
 	}
-	if got := c.CanRead("open/world.md", credRoot); !got {
+	if got := c.Access().CanRead("open/world.md", credRoot); !got {
 		t.Errorf("CanRead by root under a root directory of mode 0700 = %v, want true", got)
 	}
 }
@@ -144,7 +144,7 @@ func TestCanList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := c.CanList(tt.key, tt.cr); got != tt.want {
+			if got := c.Access().CanList(tt.key, tt.cr); got != tt.want {
 				t.Errorf("CanList(%q, %v) = %v, want %v", tt.key, tt.cr, got, tt.want)
 			}
 		})
@@ -176,10 +176,10 @@ func TestCanSee(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := c.CanSee(tt.key, tt.cr); got != tt.want {
+			if got := c.Access().CanSee(tt.key, tt.cr); got != tt.want {
 				t.Errorf("CanSee(%q, %v) = %v, want %v", tt.key, tt.cr, got, tt.want)
 			}
-			if got := c.Seeable(tt.cr, tt.key)[0]; got != tt.want {
+			if got := c.Access().Seeable(tt.cr, tt.key)[0]; got != tt.want {
 				t.Errorf("Seeable(%v, %q) = %v, want %v", tt.cr, tt.key, got, tt.want)
 			}
 		})

@@ -27,6 +27,57 @@ import (
 // it with ApplyAnnounced.
 const AnnounceTTL = 5 * time.Second
 
+// announcements are the changes announced for the helper and not taken
+// yet (guarded by Context.mu).
+type announcements struct {
+	creates map[string]announcedCreate
+	removes map[string]announcedRemove
+	attrs   map[string]announcedRemove // AnnounceAttr's
+}
+
+// countLocked adds one announcement of key to m, live until now+AnnounceTTL.
+func countLocked(m map[string]announcedRemove, key string, now time.Time) {
+	a := m[key]
+	m[key] = announcedRemove{n: a.n + 1, deadline: now.Add(AnnounceTTL)}
+}
+
+// takeLocked takes one of the announcements of key counted in m, and
+// reports whether one was waiting and had not expired at now.
+func takeLocked(m map[string]announcedRemove, key string, now time.Time) bool {
+	a, ok := m[key]
+	if !ok {
+		return false
+	}
+	live := now.Before(a.deadline)
+	if a.n--; a.n <= 0 || !live {
+		delete(m, key)
+	} else {
+		m[key] = a
+	}
+	return live
+}
+
+// takeCreateLocked takes the create announced for key, if one is waiting
+// and had not expired at now.
+func (an *announcements) takeCreateLocked(key string, now time.Time) (announcedCreate, bool) {
+	a, ok := an.creates[key]
+	if !ok || !now.Before(a.deadline) {
+		return a, false
+	}
+	delete(an.creates, key)
+	return a, true
+}
+
+// dropLocked takes everything announced for key, expired or not.
+func (an *announcements) dropLocked(key string) (cr announcedCreate, create, remove bool) {
+	cr, create = an.creates[key]
+	_, remove = an.removes[key]
+	delete(an.creates, key)
+	delete(an.removes, key)
+	delete(an.attrs, key)
+	return cr, create, remove
+}
+
 // announcedCreate is a create announced for the helper.
 type announcedCreate struct {
 	e        backend.Entry // from Ingest
@@ -50,29 +101,30 @@ type announcedRemove struct {
 // that no secret waits here. AnnounceCreate announces nothing and reports
 // false when the session has the key already (the helper's create would
 // fail): the caller applies the change directly.
-func (c *Context) AnnounceCreate(e backend.Entry, dirty bool) (bool, error) {
-	e, _, err := c.Ingest(e)
+func (x *External) AnnounceCreate(e backend.Entry, dirty bool) (bool, error) {
+	c := x.c
+	e, _, err := x.Ingest(e)
 	if err != nil {
 		return false, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.files[e.Key]; ok {
+	if _, ok := c.mu.tree.files[e.Key]; ok {
 		return false, nil
 	}
-	if _, ok := c.dirs[e.Key]; ok {
+	if _, ok := c.mu.tree.dirs[e.Key]; ok {
 		return false, nil
 	}
-	c.creates[e.Key] = announcedCreate{e: e, dirty: dirty, deadline: c.now().Add(AnnounceTTL)}
+	c.mu.announce.creates[e.Key] = announcedCreate{e: e, dirty: dirty, deadline: c.now().Add(AnnounceTTL)}
 	return true, nil
 }
 
 // AnnounceRemove announces the helper's coming unlink of key, which another
 // program removed from the store. Each announcement is taken once.
-func (c *Context) AnnounceRemove(key string) {
+func (x *External) AnnounceRemove(key string) {
+	c := x.c
 	c.mu.Lock()
-	a := c.removes[key]
-	c.removes[key] = announcedRemove{n: a.n + 1, deadline: c.now().Add(AnnounceTTL)}
+	countLocked(c.mu.announce.removes, key, c.now())
 	c.mu.Unlock()
 }
 
@@ -89,10 +141,10 @@ const AttrSignal = meta.Writer
 // session has applied; the helper's request, taken once within
 // AnnounceTTL, succeeds and changes nothing, and the kernel tells
 // watchers.
-func (c *Context) AnnounceAttr(key string) {
+func (x *External) AnnounceAttr(key string) {
+	c := x.c
 	c.mu.Lock()
-	a := c.attrs[key]
-	c.attrs[key] = announcedRemove{n: a.n + 1, deadline: c.now().Add(AnnounceTTL)}
+	countLocked(c.mu.announce.attrs, key, c.now())
 	c.mu.Unlock()
 }
 
@@ -101,37 +153,23 @@ func (c *Context) AnnounceAttr(key string) {
 func (c *Context) attrAnnounced(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	a, ok := c.attrs[key]
-	if !ok {
-		return false
-	}
-	live := c.now().Before(a.deadline)
-	if a.n--; a.n <= 0 || !live {
-		delete(c.attrs, key)
-	} else {
-		c.attrs[key] = a
-	}
-	return live
+	return takeLocked(c.mu.announce.attrs, key, c.now())
 }
 
 // CreateAnnounced carries out the create announced for key, if one is
 // waiting and has not expired (ok): the announced entry becomes the
-// session's value (clean, as ApplyExternal makes it, or dirty, as Put) and
+// session's value (clean, as External.Apply makes it, or dirty, as Put) and
 // is opened. When key became dirty meanwhile (a user's create), the
 // external value is kept beside it under ConflictKey and the error wraps
 // fs.ErrExist. Without an announcement, ok is false: the create is a
 // user's.
-func (c *Context) CreateAnnounced(ctx context.Context, key string) (f *File, ok bool, err error) {
+func (x *External) CreateAnnounced(ctx context.Context, key string) (f *File, ok bool, err error) {
+	c := x.c
 	if !c.announced(key, true) {
 		return nil, false, nil // every create but the helper's: no exclusive lock
 	}
 	c.mu.Lock()
-	a, ok := c.creates[key]
-	if ok && c.now().Before(a.deadline) {
-		delete(c.creates, key)
-	} else {
-		ok = false
-	}
+	a, ok := c.mu.announce.takeCreateLocked(key, c.now())
 	c.mu.Unlock()
 	if !ok {
 		return nil, false, nil
@@ -154,33 +192,25 @@ func (c *Context) applyCreate(a announcedCreate) (conflict string, err error) {
 	if a.dirty {
 		return "", c.Put(a.e)
 	}
-	return c.ApplyExternal(a.e)
+	return c.External().Apply(a.e)
 }
 
 // RemoveAnnounced carries out one removal announced for key, if one is
-// waiting and has not expired (ok), as RemoveExternal does: removed is
+// waiting and has not expired (ok), as External.Remove does: removed is
 // false when the key has unflushed changes, which it keeps. Without an
 // announcement, ok is false: the unlink is a user's.
-func (c *Context) RemoveAnnounced(key string) (ok, removed bool, err error) {
+func (x *External) RemoveAnnounced(key string) (ok, removed bool, err error) {
+	c := x.c
 	if !c.announced(key, false) {
 		return false, false, nil
 	}
 	c.mu.Lock()
-	a, ok := c.removes[key]
-	if ok {
-		live := c.now().Before(a.deadline)
-		if a.n--; a.n <= 0 || !live {
-			delete(c.removes, key)
-		} else {
-			c.removes[key] = a
-		}
-		ok = live
-	}
+	ok = takeLocked(c.mu.announce.removes, key, c.now())
 	c.mu.Unlock()
 	if !ok {
 		return false, false, nil
 	}
-	removed, err = c.RemoveExternal(key)
+	removed, err = x.Remove(key)
 	return true, removed, err
 }
 
@@ -190,10 +220,10 @@ func (c *Context) announced(key string, create bool) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if create {
-		_, ok := c.creates[key]
+		_, ok := c.mu.announce.creates[key]
 		return ok
 	}
-	_, ok := c.removes[key]
+	_, ok := c.mu.announce.removes[key]
 	return ok
 }
 
@@ -202,13 +232,12 @@ func (c *Context) announced(key string, create bool) bool {
 // exited). It reports whether anything was waiting. A create is applied
 // before removals (the order the watcher announced them in, as a key is
 // created before it is removed).
-func (c *Context) ApplyAnnounced(key string) (bool, error) {
+func (x *External) ApplyAnnounced(key string) (bool, error) {
+	c := x.c
 	c.mu.Lock()
-	cr, create := c.creates[key]
-	_, remove := c.removes[key]
-	delete(c.creates, key)
-	delete(c.removes, key)
-	delete(c.attrs, key) // the session has the change; only its event is lost
+	// An announced attribute goes too: the session has the change; only
+	// its event is lost.
+	cr, create, remove := c.mu.announce.dropLocked(key)
 	c.mu.Unlock()
 	if create {
 		if _, err := c.applyCreate(cr); err != nil {
@@ -216,7 +245,7 @@ func (c *Context) ApplyAnnounced(key string) (bool, error) {
 		}
 	}
 	if remove {
-		if _, err := c.RemoveExternal(key); err != nil {
+		if _, err := x.Remove(key); err != nil {
 			return true, err
 		}
 	}

@@ -21,16 +21,16 @@ func extEntry(key, value string) backend.Entry {
 // the whole external value, clean.
 func TestAnnounceCreate(t *testing.T) {
 	c, _, _, _ := newSession(t, session.Options{})
-	if f, ok, err := c.CreateAnnounced(t.Context(), "memory/ext.md"); ok || f != nil || err != nil {
+	if f, ok, err := c.External().CreateAnnounced(t.Context(), "memory/ext.md"); ok || f != nil || err != nil {
 		t.Fatalf("CreateAnnounced of a key never announced = %v, %v, %v; want nothing", f, ok, err)
 	}
-	if ok, err := c.AnnounceCreate(extEntry("memory/ext.md", "external"), false); !ok || err != nil {
+	if ok, err := c.External().AnnounceCreate(extEntry("memory/ext.md", "external"), false); !ok || err != nil {
 		t.Fatalf("AnnounceCreate = %v, %v; want true", ok, err)
 	}
 	if c.Has("memory/ext.md") {
 		t.Fatal("an announced create is in the session before the helper's request")
 	}
-	f, ok, err := c.CreateAnnounced(t.Context(), "memory/ext.md")
+	f, ok, err := c.External().CreateAnnounced(t.Context(), "memory/ext.md")
 	if !ok || err != nil {
 		t.Fatalf("CreateAnnounced = %v, %v; want the announced create", ok, err)
 	}
@@ -38,22 +38,22 @@ func TestAnnounceCreate(t *testing.T) {
 	if v, _ := c.Get("memory/ext.md"); string(v) != "external" {
 		t.Fatalf("the created file holds %q, want the external value", v)
 	}
-	if c.Dirty("memory/ext.md") {
+	if c.Pending().Dirty("memory/ext.md") {
 		t.Fatal("the external value is dirty: the store has it")
 	}
-	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/ext.md"); ok {
+	if _, ok, _ := c.External().CreateAnnounced(t.Context(), "memory/ext.md"); ok {
 		t.Fatal("one announcement taken twice")
 	}
 	// A key the session has already: nothing to announce, the caller
 	// applies the change itself.
-	if ok, err := c.AnnounceCreate(extEntry("memory/ext.md", "again"), false); ok || err != nil {
+	if ok, err := c.External().AnnounceCreate(extEntry("memory/ext.md", "again"), false); ok || err != nil {
 		t.Fatalf("AnnounceCreate of a key the session has = %v, %v; want false", ok, err)
 	}
 	// dirty: the store does not hold the value yet (its rewrite failed).
-	c.AnnounceCreate(extEntry("memory/dirty.md", "redacted"), true)
-	f, _, _ = c.CreateAnnounced(t.Context(), "memory/dirty.md")
+	c.External().AnnounceCreate(extEntry("memory/dirty.md", "redacted"), true)
+	f, _, _ = c.External().CreateAnnounced(t.Context(), "memory/dirty.md")
 	f.Close()
-	if !c.Dirty("memory/dirty.md") {
+	if !c.Pending().Dirty("memory/dirty.md") {
 		t.Fatal("an announced dirty create is clean: the next flush would not write it")
 	}
 }
@@ -63,9 +63,9 @@ func TestAnnounceCreate(t *testing.T) {
 // external value is kept beside the user's.
 func TestAnnounceCreateConflict(t *testing.T) {
 	c, _, _, _ := newSession(t, session.Options{})
-	c.AnnounceCreate(extEntry("memory/ext.md", "external"), false)
+	c.External().AnnounceCreate(extEntry("memory/ext.md", "external"), false)
 	c.Put(extEntry("memory/ext.md", "the user's")) // dirty, not through the announcement
-	_, ok, err := c.CreateAnnounced(t.Context(), "memory/ext.md")
+	_, ok, err := c.External().CreateAnnounced(t.Context(), "memory/ext.md")
 	if !ok || !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("CreateAnnounced over a dirty key = %v, %v; want an announced create failing with ErrExist", ok, err)
 	}
@@ -95,23 +95,23 @@ func TestAnnounceRemoveCounts(t *testing.T) {
 	if err := c.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	c.AnnounceRemove("memory/a.md")
-	c.AnnounceRemove("memory/a.md")
+	c.External().AnnounceRemove("memory/a.md")
+	c.External().AnnounceRemove("memory/a.md")
 	for i, want := range []bool{true, true, false} {
-		if ok, _, _ := c.RemoveAnnounced("memory/a.md"); ok != want {
+		if ok, _, _ := c.External().RemoveAnnounced("memory/a.md"); ok != want {
 			t.Errorf("take %d = %v, want %v", i+1, ok, want)
 		}
 	}
 	if c.Has("memory/a.md") {
 		t.Error("an announced removal left the key")
 	}
-	if ok, _, _ := c.RemoveAnnounced("memory/b.md"); ok {
+	if ok, _, _ := c.External().RemoveAnnounced("memory/b.md"); ok {
 		t.Error("a key never announced was taken")
 	}
 	// A dirty key stays: the removal is taken and reports so.
 	c.Set("memory/dirty.md", []byte("unflushed"))
-	c.AnnounceRemove("memory/dirty.md")
-	if ok, removed, err := c.RemoveAnnounced("memory/dirty.md"); !ok || removed || err != nil {
+	c.External().AnnounceRemove("memory/dirty.md")
+	if ok, removed, err := c.External().RemoveAnnounced("memory/dirty.md"); !ok || removed || err != nil {
 		t.Fatalf("RemoveAnnounced of a dirty key = %v, %v, %v; want taken, not removed", ok, removed, err)
 	}
 }
@@ -125,28 +125,28 @@ func TestApplyAnnounced(t *testing.T) {
 	if err := c.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	c.AnnounceCreate(extEntry("memory/new.md", "external"), false)
-	c.AnnounceRemove("memory/gone.md")
+	c.External().AnnounceCreate(extEntry("memory/new.md", "external"), false)
+	c.External().AnnounceRemove("memory/gone.md")
 	for _, k := range []string{"memory/new.md", "memory/gone.md"} {
-		if ok, err := c.ApplyAnnounced(k); !ok || err != nil {
+		if ok, err := c.External().ApplyAnnounced(k); !ok || err != nil {
 			t.Fatalf("ApplyAnnounced(%s) = %v, %v; want applied", k, ok, err)
 		}
 	}
-	if v, _ := c.Get("memory/new.md"); string(v) != "external" || c.Dirty("memory/new.md") {
-		t.Fatalf("after the fallback memory/new.md holds %q (dirty %v), want the external value, clean", v, c.Dirty("memory/new.md"))
+	if v, _ := c.Get("memory/new.md"); string(v) != "external" || c.Pending().Dirty("memory/new.md") {
+		t.Fatalf("after the fallback memory/new.md holds %q (dirty %v), want the external value, clean", v, c.Pending().Dirty("memory/new.md"))
 	}
 	if c.Has("memory/gone.md") {
 		t.Fatal("after the fallback the removed key is still there")
 	}
 	for _, k := range []string{"memory/new.md", "memory/gone.md"} {
-		if ok, _ := c.ApplyAnnounced(k); ok {
+		if ok, _ := c.External().ApplyAnnounced(k); ok {
 			t.Errorf("ApplyAnnounced(%s) again found an announcement", k)
 		}
 	}
-	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/new.md"); ok {
+	if _, ok, _ := c.External().CreateAnnounced(t.Context(), "memory/new.md"); ok {
 		t.Error("an applied announcement captured a later create")
 	}
-	if ok, _, _ := c.RemoveAnnounced("memory/gone.md"); ok {
+	if ok, _, _ := c.External().RemoveAnnounced("memory/gone.md"); ok {
 		t.Error("an applied announcement captured a later unlink")
 	}
 }
@@ -157,12 +157,12 @@ func TestApplyAnnounced(t *testing.T) {
 func TestAnnouncementExpires(t *testing.T) {
 	now := time.Unix(1900000000, 0)
 	c, _, _, _ := newSession(t, session.Options{Now: func() time.Time { return now }})
-	c.AnnounceCreate(extEntry("memory/late.md", "external"), false)
+	c.External().AnnounceCreate(extEntry("memory/late.md", "external"), false)
 	now = now.Add(session.AnnounceTTL + time.Second)
-	if _, ok, _ := c.CreateAnnounced(t.Context(), "memory/late.md"); ok {
+	if _, ok, _ := c.External().CreateAnnounced(t.Context(), "memory/late.md"); ok {
 		t.Fatal("an expired announcement captured a create")
 	}
-	if ok, err := c.ApplyAnnounced("memory/late.md"); !ok || err != nil {
+	if ok, err := c.External().ApplyAnnounced("memory/late.md"); !ok || err != nil {
 		t.Fatalf("ApplyAnnounced of an expired announcement = %v, %v; want applied", ok, err)
 	}
 	if v, _ := c.Get("memory/late.md"); string(v) != "external" {

@@ -32,7 +32,7 @@ func crashAndReplay(t *testing.T, st backend.Store, j *journal.Journal, jpath, k
 	if err := c2.Bootstrap(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := c2.Replay(recs); err != nil {
+	if err := c2.Pending().Replay(recs); err != nil {
 		t.Fatal(err)
 	}
 	if err := c2.Flush(t.Context()); err != nil {
@@ -219,7 +219,7 @@ func TestJournalAppendAfterExternalChange(t *testing.T) {
 	if err := st.Save(t.Context(), ext); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ApplyExternal(ext); err != nil {
+	if _, err := c.External().Apply(ext); err != nil {
 		t.Fatal(err)
 	}
 	appendLine(t, c, "memory/a.md", "tail\n")
@@ -329,7 +329,7 @@ func TestJournalAppendsNeverHoldAPartialSecret(t *testing.T) {
 			if err := c2.Bootstrap(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if err := c2.Replay(recs); err != nil {
+			if err := c2.Pending().Replay(recs); err != nil {
 				t.Fatal(err)
 			}
 			if err := c2.Flush(t.Context()); err != nil {

@@ -54,10 +54,11 @@ type MemoryStats struct {
 
 // Memory reports the bytes of values the session holds now (a scan of
 // every file).
-func (c *Context) Memory() MemoryStats {
+func (s *Stats) Memory() MemoryStats {
+	c := s.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	st := MemoryStats{Budget: c.mem.max, Dropped: c.mem.drops}
+	st := MemoryStats{Budget: c.mu.mem.max, Dropped: c.mu.mem.drops}
 	c.eachValueLocked(func(f *file) {
 		n := int64(cap(f.data))
 		st.Held += n
@@ -75,7 +76,7 @@ func (c *Context) Memory() MemoryStats {
 // value is in memory (a node with hard links once).
 func (c *Context) eachValueLocked(fn func(f *file)) {
 	var seen map[*file]bool
-	for _, f := range c.files {
+	for _, f := range c.mu.tree.files {
 		if !f.loaded || f.data == nil {
 			continue
 		}
@@ -95,17 +96,17 @@ func (c *Context) eachValueLocked(fn func(f *file)) {
 // grewLocked notes n bytes loaded or grown, and reports whether a trim is
 // due.
 func (c *Context) grewLocked(n int64) bool {
-	if c.mem.max <= 0 || n <= 0 {
+	if c.mu.mem.max <= 0 || n <= 0 {
 		return false
 	}
-	c.mem.added += n
-	return c.mem.added > c.mem.room
+	c.mu.mem.added += n
+	return c.mu.mem.added > c.mu.mem.room
 }
 
 // touchRLocked marks f as opened now, for the least-recently-opened
 // order. The read lock is enough.
 func (c *Context) touchRLocked(f *file) {
-	f.used.Store(c.mem.tick.Add(1))
+	f.used.Store(c.mu.mem.tick.Add(1))
 }
 
 // trimLocked drops clean, unpinned values, least recently opened first,
@@ -115,7 +116,7 @@ func (c *Context) touchRLocked(f *file) {
 // of values still open frees nothing until they are closed, and costs a
 // save of each).
 func (c *Context) trimLocked() (pressure bool, dropped int64) {
-	if c.mem.max <= 0 {
+	if c.mu.mem.max <= 0 {
 		return false, 0
 	}
 	var held, spillable int64
@@ -131,9 +132,9 @@ func (c *Context) trimLocked() (pressure bool, dropped int64) {
 			drop = append(drop, f)
 		}
 	})
-	if held > c.mem.max {
+	if held > c.mu.mem.max {
 		// Oldest first: the distance back from the tick, which wraps.
-		now := c.mem.tick.Load()
+		now := c.mu.mem.tick.Load()
 		slices.SortFunc(drop, func(a, b *file) int {
 			da, db := now-a.used.Load(), now-b.used.Load()
 			switch {
@@ -144,7 +145,7 @@ func (c *Context) trimLocked() (pressure bool, dropped int64) {
 			}
 			return 0
 		})
-		low := c.mem.lowWater()
+		low := c.mu.mem.lowWater()
 		for _, f := range drop {
 			if held <= low {
 				break
@@ -154,9 +155,9 @@ func (c *Context) trimLocked() (pressure bool, dropped int64) {
 			c.dropLocked(f)
 		}
 	}
-	c.mem.held, c.mem.added = held, 0
-	c.mem.room = max(c.mem.max-held, c.mem.max/8)
-	return held > c.mem.max && spillable >= c.mem.max/8, dropped
+	c.mu.mem.held, c.mu.mem.added = held, 0
+	c.mu.mem.room = max(c.mu.mem.max-held, c.mu.mem.max/8)
+	return held > c.mu.mem.max && spillable >= c.mu.mem.max/8, dropped
 }
 
 // dropLocked lets f's clean value go; the next open loads it again. Its
@@ -166,8 +167,8 @@ func (c *Context) dropLocked(f *file) {
 	f.data, f.loaded = nil, false
 	f.shared.Store(false)
 	f.ver++
-	delete(c.mergeBase, f)
-	c.mem.drops++
+	delete(c.mu.conflict.mergeBase, f)
+	c.mu.mem.drops++
 }
 
 // trim runs a trim when one is due and asks for a flush when dirty values
@@ -204,7 +205,7 @@ func (c *Context) trimNow() {
 
 // overRLocked reports whether the values held pass the budget.
 func (c *Context) overRLocked() bool {
-	return c.mem.max > 0 && c.mem.held+c.mem.added > c.mem.max
+	return c.mu.mem.max > 0 && c.mu.mem.held+c.mu.mem.added > c.mu.mem.max
 }
 
 // pinKey holds the value of file key in memory until unpin (nil: key is
@@ -213,7 +214,7 @@ func (c *Context) overRLocked() bool {
 func (c *Context) pinKey(key string) *file {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	f := c.files[key]
+	f := c.mu.tree.files[key]
 	if f != nil {
 		f.open.Add(1)
 	}

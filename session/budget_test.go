@@ -60,7 +60,7 @@ func TestBudgetBoundsReads(t *testing.T) {
 	if err := c.Bootstrap(ctx, ""); err != nil { // asks to load everything
 		t.Fatal(err)
 	}
-	if m := c.Memory(); m.Held > budget {
+	if m := c.Stats().Memory(); m.Held > budget {
 		t.Fatalf("after a bootstrap that loads everything: %d bytes held, over the budget of %d", m.Held, budget)
 	}
 	pinned, err := c.Open(ctx, "v/000")
@@ -79,19 +79,19 @@ func TestBudgetBoundsReads(t *testing.T) {
 				t.Fatalf("round %d: %s read %d bytes that are not its value", round, key, len(got))
 			}
 			// Open: the budget, the pinned value and this one.
-			if m := c.Memory(); m.Held > budget+2*size {
+			if m := c.Stats().Memory(); m.Held > budget+2*size {
 				t.Fatalf("round %d, %s open: %d bytes held, want at most the budget %d plus two values open", round, key, m.Held, budget)
 			}
 			h.Close()
-			if m := c.Memory(); m.Held > budget+size {
+			if m := c.Stats().Memory(); m.Held > budget+size {
 				t.Fatalf("round %d, %s closed: %d bytes held, want at most the budget %d plus the value open", round, key, m.Held, budget)
 			}
 		}
 	}
-	if m := c.Memory(); m.Dropped < n {
+	if m := c.Stats().Memory(); m.Dropped < n {
 		t.Errorf("%d values dropped reading %d values twice through a budget of %d of them; want at least %d", m.Dropped, n, budget/size, n)
 	}
-	if m := c.Memory(); released.Load() < int64(m.Dropped)*size {
+	if m := c.Stats().Memory(); released.Load() < int64(m.Dropped)*size {
 		t.Errorf("%d values dropped, %d bytes told as released; want at least %d", m.Dropped, released.Load(), int64(m.Dropped)*size)
 	}
 	if got := readHandle(t, pinned); !bytes.Equal(got, budgetValue(0, size)) {
@@ -140,7 +140,7 @@ func TestBudgetKeepsDirty(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := c.Memory()
+	m := c.Stats().Memory()
 	if m.Dropped != 0 {
 		t.Fatalf("%d values dropped before they were flushed", m.Dropped)
 	}
@@ -158,7 +158,7 @@ func TestBudgetKeepsDirty(t *testing.T) {
 	if err := c.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if m := c.Memory(); m.Held > budget || m.Dirty != 0 {
+	if m := c.Stats().Memory(); m.Held > budget || m.Dirty != 0 {
 		t.Errorf("after the flush: %d bytes held (%d dirty), want at most the budget %d", m.Held, m.Dirty, budget)
 	}
 	for i := range n {
@@ -244,7 +244,7 @@ func TestBudgetDropsNothingAChangeLoaded(t *testing.T) {
 		if _, err := c.SetAttr(ctx, key, session.Attr{Mode: &mode}); err != nil {
 			t.Fatalf("round %d: chmod %s: %v", round, key, err)
 		}
-		if err := c.SetXAttr(ctx, key, "user.round", []byte(fmt.Sprint(round)), 0); err != nil {
+		if err := c.XAttrs().Set(ctx, key, "user.round", []byte(fmt.Sprint(round)), 0); err != nil {
 			t.Fatalf("round %d: setxattr %s: %v", round, key, err)
 		}
 		if err := c.Link(ctx, key, fmt.Sprintf("v/l%d", round)); err != nil {

@@ -16,6 +16,30 @@ import (
 	"github.com/memfs/memfs/meta"
 )
 
+// conflictState is what the conflict policy needs (guarded by
+// Context.mu).
+type conflictState struct {
+	// bases holds the store versions of keys whose file was removed or
+	// replaced in the session, until a flush deletes or saves them.
+	bases map[string]backend.Version
+	// events are the conflict events of resolutions whose flush has
+	// not succeeded yet (a policy's).
+	events []Event
+	// mergeBase holds, under the Merge policy, the value (and attributes
+	// and mode) the store held when each loaded regular file was read or
+	// last saved: the base of a three-way merge. Clean files share it
+	// with their value.
+	mergeBase map[*file]mergeBase
+}
+
+// takeEventsLocked returns the conflict events kept for the flush that
+// succeeds, and forgets them.
+func (cs *conflictState) takeEventsLocked() []Event {
+	evs := cs.events
+	cs.events = nil
+	return evs
+}
+
 // Conflicts on a shared store, under a ConflictPolicy (Options.OnConflict).
 //
 // A flush under a policy is one Apply with Batch.FailOnConflict: every
@@ -46,7 +70,7 @@ const (
 	OutcomeKeptBeside  = "kept-beside" // fallback: the store kept theirs under Event.CopyKey
 	// OutcomeMetadata: theirs changed the metadata alone (a chmod,
 	// chown or setxattr); ours keeps its value and takes theirs by
-	// MergeExternalMeta's rule (the most restrictive mode wins).
+	// External.MergeMeta's rule (the most restrictive mode wins).
 	OutcomeMetadata = "merged-metadata"
 )
 
@@ -146,7 +170,7 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 		}
 		theirs := got[0]
 		if theirs.Info.Mode.IsRegular() {
-			if theirs, _, err = c.Ingest(theirs); err != nil {
+			if theirs, _, err = c.External().Ingest(theirs); err != nil {
 				return wrapf("flush: conflict: %w", err)
 			}
 		}
@@ -198,14 +222,14 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 	key := cf.Key
 	r := resolved{key: key, theirs: theirs}
 	v := backend.VersionOf(theirs.Info)
-	f, have := c.files[key]
+	f, have := c.mu.tree.files[key]
 	switch {
 	case cf.Delete:
 		if have {
 			return r, false // made again since: a save next round
 		}
 		if c.opts.OnConflict == LastWriterWins {
-			c.bases[key] = v
+			c.mu.conflict.bases[key] = v
 			r.outcome = OutcomeDeleted
 			break
 		}
@@ -213,7 +237,7 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		if theirs.Info.Mode.IsRegular() {
 			_, _, err := c.loadCleanLocked(theirs)
 			if err == nil {
-				delete(c.gone, key)
+				delete(c.mu.pending.gone, key)
 				r.created = true
 				break
 			}
@@ -222,9 +246,9 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		// A directory, symlink or special file (indexed at the next
 		// mount), or a file the session cannot show: the session
 		// deletes nothing of it.
-		delete(c.removed, key)
-		delete(c.gone, key)
-		delete(c.bases, key)
+		delete(c.mu.pending.removed, key)
+		delete(c.mu.pending.gone, key)
+		delete(c.mu.conflict.bases, key)
 	case !have || f.gen == 0:
 		return r, false // no longer ours to save
 	case (f.link == nil || len(f.link.names) < 2) && c.mergeMetaLocked(f, key, theirs.Info):
@@ -240,7 +264,7 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 			break
 		}
 		// The store holds nothing of it under ck: save it there.
-		nf := c.files[ck]
+		nf := c.mu.tree.files[ck]
 		nf.from, nf.base = "", backend.Version{}
 		nf.changed = true
 		c.markDirtyLocked(nf)
@@ -280,7 +304,7 @@ func (c *Context) setExpectLocked(f *file, key string, v backend.Version) {
 		f.base = v
 		return
 	}
-	c.bases[key] = v
+	c.mu.conflict.bases[key] = v
 }
 
 // moveOursLocked moves f, dirty, from key to a new conflict key of the
@@ -289,10 +313,10 @@ func (c *Context) setExpectLocked(f *file, key string, v backend.Version) {
 // saves it there as a new file. It returns the conflict key.
 func (c *Context) moveOursLocked(f *file, key string) string {
 	ck := c.freeConflictKeyLocked(backend.ConflictKeyBy(key, c.opts.Agent, c.now()))
-	delete(c.files, key)
+	delete(c.mu.tree.files, key)
 	f.key = ck
-	c.files[ck] = f
-	if parent, ok := c.dirs[parentOf(key)]; ok {
+	c.mu.tree.files[ck] = f
+	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(ck)
 		parent.children[name] = struct{}{}
 		c.touchDirLocked(parent, c.now().UnixNano())
@@ -301,7 +325,7 @@ func (c *Context) moveOursLocked(f *file, key string) string {
 		// The store's copy under key is theirs now, and stays.
 		f.from, f.base = "", backend.Version{}
 	}
-	delete(c.mergeBase, f)
+	delete(c.mu.conflict.mergeBase, f)
 	f.changed = true
 	f.jfull = true
 	c.markDirtyLocked(f)
@@ -312,8 +336,8 @@ func (c *Context) moveOursLocked(f *file, key string) string {
 // the session has ck already.
 func (c *Context) freeConflictKeyLocked(ck string) string {
 	for i := 1; ; i++ {
-		_, f := c.files[ck]
-		_, d := c.dirs[ck]
+		_, f := c.mu.tree.files[ck]
+		_, d := c.mu.tree.dirs[ck]
 		if !f && !d {
 			return ck
 		}
@@ -322,11 +346,11 @@ func (c *Context) freeConflictKeyLocked(ck string) string {
 }
 
 // loadCleanLocked makes e, the store's version of e.Key, the session's
-// value of it, clean (the store holds exactly this), as ApplyExternal and
+// value of it, clean (the store holds exactly this), as External.Apply and
 // a conflict's resolution do; it returns the file and whether it was
 // created. A name of a node with hard links becomes a node of its own.
 func (c *Context) loadCleanLocked(e backend.Entry) (*file, bool, error) {
-	if f, ok := c.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 {
+	if f, ok := c.mu.tree.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 {
 		c.detachNameLocked(f, e.Key)
 	}
 	f, created, err := c.createLocked("external", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
@@ -344,11 +368,11 @@ func (c *Context) loadCleanLocked(e backend.Entry) (*file, bool, error) {
 	f.from, f.changed, f.by = e.Key, false, nil
 	f.jlen, f.jfull = f.size, false
 	f.base = backend.VersionOf(e.Info)
-	delete(c.bases, e.Key)
-	delete(c.removed, e.Key)
-	delete(c.dirty, f)
+	delete(c.mu.conflict.bases, e.Key)
+	delete(c.mu.pending.removed, e.Key)
+	delete(c.mu.pending.dirty, f)
 	c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
-	c.addWrittenLocked(e.Key, stampOf(e.Info))
+	c.mu.echo.addLocked(e.Key, stampOf(e.Info))
 	return f, created, nil
 }
 
@@ -364,8 +388,8 @@ type mergeBase struct {
 // holds for f, as the base of a merge of f's next changes (the Merge
 // policy only). value must be shared (shareRLocked) or the store's own.
 func (c *Context) keepMergeBaseLocked(f *file, value []byte, x xattrList, mode fs.FileMode) {
-	if c.mergeBase != nil && f.mode.IsRegular() {
-		c.mergeBase[f] = mergeBase{value: value, xattrs: x, mode: mode}
+	if c.mu.conflict.mergeBase != nil && f.mode.IsRegular() {
+		c.mu.conflict.mergeBase[f] = mergeBase{value: value, xattrs: x, mode: mode}
 	}
 }
 
@@ -379,7 +403,7 @@ func (c *Context) mergeLocked(f *file, theirs backend.Entry) bool {
 	if !f.mode.IsRegular() || !f.loaded || !theirs.Info.Mode.IsRegular() {
 		return false
 	}
-	base, ok := c.mergeBase[f]
+	base, ok := c.mu.conflict.mergeBase[f]
 	if !ok {
 		if !c.expectLocked(f, nil).IsZero() {
 			return false // changed from a version whose value is gone
@@ -418,7 +442,7 @@ func (c *Context) mergeLocked(f *file, theirs backend.Entry) bool {
 	f.jfull = true
 	c.markDirtyLocked(f)
 	c.setExpectLocked(f, theirs.Key, backend.VersionOf(theirs.Info))
-	c.mergeBase[f] = mergeBase{value: theirs.Value, xattrs: toXAttrList(theirs.Info.XAttrs), mode: theirs.Info.Mode}
+	c.mu.conflict.mergeBase[f] = mergeBase{value: theirs.Value, xattrs: toXAttrList(theirs.Info.XAttrs), mode: theirs.Info.Mode}
 	return true
 }
 
@@ -446,12 +470,12 @@ func (c *Context) conflictEventLocked(r resolved) {
 		w = *c.opts.Self
 	}
 	ev := Event{Op: EventConflict, Key: r.key, CopyKey: r.copyKey, Policy: c.opts.OnConflict.String(), Outcome: r.outcome,
-		Writer: w, gen: c.gen}
+		Writer: w, gen: c.mu.pending.gen}
 	if r.theirs.Info.Mode.IsRegular() {
 		sum := sha256.Sum256(r.theirs.Value)
 		ev.Size, ev.SHA256 = int64(len(r.theirs.Value)), hex.EncodeToString(sum[:])
 	}
-	c.conflicts = append(c.conflicts, ev)
+	c.mu.conflict.events = append(c.mu.conflict.events, ev)
 }
 
 // keptBesideEventsLocked queues the events of the conflicts a KeepBeside flush

@@ -29,10 +29,10 @@ func (c *Context) noteFailedLocked(failed map[string]error) (found []Damage) {
 		if !backend.Damaged(err) {
 			continue // gone since it was listed: an ordinary race with another writer
 		}
-		if _, known := c.damaged[k]; !known {
+		if _, known := c.mu.damaged[k]; !known {
 			found = append(found, Damage{Key: k, Err: err})
 		}
-		c.damaged[k] = err
+		c.mu.damaged[k] = err
 	}
 	return found
 }
@@ -48,11 +48,12 @@ func (c *Context) logDamaged(found []Damage) {
 // load (and have not loaded since, nor been replaced or removed), and the
 // records the store itself reports damaged when it can (a store with a
 // Damaged() []string method, such as etcdstore's).
-func (c *Context) Damaged() []Damage {
+func (s *Stats) Damaged() []Damage {
+	c := s.c
 	c.mu.RLock()
-	out := make(map[string]error, len(c.damaged))
-	for k, err := range c.damaged {
-		if f, ok := c.files[k]; ok && !f.loaded {
+	out := make(map[string]error, len(c.mu.damaged))
+	for k, err := range c.mu.damaged {
+		if f, ok := c.mu.tree.files[k]; ok && !f.loaded {
 			out[k] = err
 		}
 	}
@@ -83,7 +84,7 @@ func (c *Context) indexDamagedLocked(links map[string]*file) {
 	}
 	for _, k := range st.Damaged() {
 		if c.indexLocked(backend.Entry{Key: k, Info: backend.Info{Mode: 0o600}}, links) {
-			c.damaged[k] = ErrDamagedRecord
+			c.mu.damaged[k] = ErrDamagedRecord
 		}
 	}
 }

@@ -15,12 +15,11 @@ import (
 // removeDirLocked takes the empty directory d out of the namespace and
 // marks its key for deletion from the store.
 func (c *Context) removeDirLocked(d *dir) {
-	delete(c.dirs, d.key)
-	delete(c.ddirty, d)
+	delete(c.mu.tree.dirs, d.key)
+	delete(c.mu.pending.ddirty, d)
 	d.gen = 0
 	c.leaveDirLocked(d)
-	c.gen++
-	c.removed[d.key] = c.gen
+	c.mu.pending.removeLocked(d.key)
 }
 
 // leaveDirLocked records that directory d leaves its key (removed or
@@ -31,8 +30,8 @@ func (c *Context) leaveDirLocked(d *dir) {
 	if d.base.IsZero() {
 		return
 	}
-	if _, ok := c.bases[d.key]; !ok {
-		c.bases[d.key] = d.base
+	if _, ok := c.mu.conflict.bases[d.key]; !ok {
+		c.mu.conflict.bases[d.key] = d.base
 	}
 	d.base = backend.Version{}
 }
@@ -46,7 +45,7 @@ func (c *Context) journalDir(gen uint64, keys ...string) error {
 	c.mu.RLock()
 	var entries []backend.Entry
 	for _, k := range keys {
-		if d, ok := c.dirs[k]; ok && k != "" && !c.Local(k) {
+		if d, ok := c.mu.tree.dirs[k]; ok && k != "" && !c.Local(k) {
 			entries = append(entries, backend.Entry{Key: k, Info: d.infoLocked()})
 		}
 	}
@@ -58,7 +57,7 @@ func (c *Context) journalDir(gen uint64, keys ...string) error {
 // before children, and the directories they are.
 func (c *Context) dirEntriesLocked() ([]backend.Entry, []*dir) {
 	var ds []*dir
-	for d := range c.ddirty {
+	for d := range c.mu.pending.ddirty {
 		if d.key != "" && !c.Local(d.key) {
 			ds = append(ds, d)
 		}
@@ -78,7 +77,7 @@ func (c *Context) putDir(e backend.Entry) error {
 		return err
 	}
 	c.mu.RLock()
-	_, inWay := c.files[e.Key]
+	_, inWay := c.mu.tree.files[e.Key]
 	c.mu.RUnlock()
 	if inWay {
 		// A node another program put where the directory was (the

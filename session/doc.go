@@ -27,6 +27,14 @@
 // ([Context.Local]): memfs's reserved names and transient editor files
 // ([Options.Transient]).
 //
+// # Views
+//
+// The methods of [Context] are the file API. The rest is grouped in views
+// over the same Context (views.go): [Context.External] (the external-change
+// follower's protocol), [Context.Pending] (what the store has not seen yet,
+// its journal and its replay), [Context.Stats], [Context.Access] (permission
+// checks for a caller) and [Context.XAttrs].
+//
 // # Invariants
 //
 //   - Get never does I/O; an indexed but unloaded key gives nil, false.
@@ -67,18 +75,26 @@
 // exception is a warning logged under mu when Bootstrap skips a key it
 // cannot index.) A Flush holds
 // flushMu across its store and journal I/O, so flushes wait for each
-// other, never a reader or a writer.
+// other, never a reader or a writer. Its phases (flush.go) alternate: it
+// plans under mu (what to send, at which generations), seals and persists
+// without it, commits under mu (what was saved at its planned generation
+// is clean), then publishes its events and settles the journal without it.
+//
+// What mu guards is grouped by concern (session.go: c.mu.tree,
+// c.mu.pending, c.mu.conflict, c.mu.echo, c.mu.announce, ...), each part
+// in its own file with its own ...Locked methods; the one lock stays, as
+// the invariants span the parts.
 //
 // Reads take mu shared: lookups (Get, Has, Stat, [Context.Entry]) and the
-// full scans (Keys, [Context.Entries], Counts, [Context.Unflushed],
-// [Context.DirtyEntries]), which run beside each other and wait only for
+// full scans (Keys, [Context.Entries], [Stats.Counts], [Pending.Unflushed],
+// [Pending.Sealed]), which run beside each other and wait only for
 // writers. A scan that hands out values marks them shared (an atomic
 // flag) so that the next writer, under the exclusive lock, copies before
 // changing one: a value handed out never changes under its reader. For
 // one key, Entry costs a map lookup where Entries scans every file.
 //
 // The shared-value rule covers every value that leaves the lock: those of
-// Get, Entry, Entries, Unflushed and DirtyEntries, a flush's save (and
+// Get, Entry, Entries, Unflushed and Sealed, a flush's save (and
 // Options.Saved), and every journal record (Commit, Set, Put, a rename,
 // a link). Each is handed out by one function (file.shareRLocked), which
 // marks it shared and clips its capacity at its length. A writer copies a
@@ -100,10 +116,10 @@
 // the one in which they took the lock.
 //
 // The announcements of the external-change helper protocol (announce.go:
-// [Context.AnnounceCreate], [Context.AnnounceRemove]) are state of the
+// [External.AnnounceCreate], [External.AnnounceRemove]) are state of the
 // Context like any other, under its lock: the mount's request that takes
-// one ([Context.CreateAnnounced], [Context.RemoveAnnounced]) and the
-// announcer's fallback ([Context.ApplyAnnounced]) each take it whole, so
+// one ([External.CreateAnnounced], [External.RemoveAnnounced]) and the
+// announcer's fallback ([External.ApplyAnnounced]) each take it whole, so
 // an announcement is carried out once, by one of them.
 //
 // # Shared stores and conflicts

@@ -6,10 +6,27 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/meta"
 )
+
+// outbox is what flushes leave for later (guarded by Context.mu): the
+// outcome of the last one, and the events a failed Options.Events call
+// left for the next.
+type outbox struct {
+	stats  flushStats
+	events []Event
+}
+
+type flushStats struct {
+	last    time.Time
+	lastErr error
+	flushes int
+	saved   int
+	deleted int
+}
 
 // The operations of an Event.
 const (
@@ -117,8 +134,8 @@ func (c *Context) sendEvents(ctx context.Context, evs []Event) {
 		return
 	}
 	c.mu.Lock()
-	evs = append(c.pending, evs...)
-	c.pending = nil
+	evs = append(c.mu.outbox.events, evs...)
+	c.mu.outbox.events = nil
 	c.mu.Unlock()
 	if len(evs) == 0 {
 		return
@@ -126,7 +143,7 @@ func (c *Context) sendEvents(ctx context.Context, evs []Event) {
 	if err := c.opts.Events(ctx, evs); err != nil {
 		c.log.Error("event log append failed; events kept for the next flush", "events", len(evs), "err", err)
 		c.mu.Lock()
-		c.pending = append(evs, c.pending...)
+		c.mu.outbox.events = append(evs, c.mu.outbox.events...)
 		c.mu.Unlock()
 	}
 }

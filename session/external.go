@@ -25,7 +25,7 @@ import (
 // watcher passes what it read through Ingest, rewrites the store's copy
 // when Ingest found a secret (announced by Rewriting, so that Echo knows
 // it, and recorded by Rewritten), and applies only the result.
-// ApplyExternal seals what it is given again, so that a caller that
+// Apply seals what it is given again, so that a caller that
 // skipped Ingest still keeps no secret in memory.
 
 // IngestAgent is the agent of the event that records memfs's rewrite of a
@@ -44,7 +44,8 @@ func (c *Context) Redactor() *redact.Redactor { return c.opts.Redactor }
 // unchanged. A key whose name holds a secret is refused with an error
 // wrapping ErrSecretName that shows the name redacted. Without a Redactor,
 // e is returned as is.
-func (c *Context) Ingest(e backend.Entry) (backend.Entry, []redact.Finding, error) {
+func (x *External) Ingest(e backend.Entry) (backend.Entry, []redact.Finding, error) {
+	c := x.c
 	if err := backend.ValidateKey(e.Key); err != nil {
 		return e, nil, err
 	}
@@ -78,10 +79,11 @@ func (c *Context) Ingest(e backend.Entry) (backend.Entry, []redact.Finding, erro
 // so that Echo recognises it when the watcher sees it come back. Call it
 // before the write: the watcher may see the write before Rewriting returns
 // otherwise.
-func (c *Context) Rewriting(key string, info backend.Info) {
+func (x *External) Rewriting(key string, info backend.Info) {
+	c := x.c
 	c.mu.Lock()
-	c.addWrittenLocked(key, stampOf(info))
-	if f, ok := c.files[key]; ok && f.from == key {
+	c.mu.echo.addLocked(key, stampOf(info))
+	if f, ok := c.mu.tree.files[key]; ok && f.from == key {
 		f.base = backend.VersionOf(info)
 	}
 	c.mu.Unlock()
@@ -90,7 +92,8 @@ func (c *Context) Rewriting(key string, info backend.Info) {
 // Rewritten records in the event log (Options.Events) that memfs rewrote e
 // in the store: a write by memfs with agent IngestAgent, with the size and
 // hash of the redacted value it wrote.
-func (c *Context) Rewritten(ctx context.Context, e backend.Entry) {
+func (x *External) Rewritten(ctx context.Context, e backend.Entry) {
+	c := x.c
 	if c.opts.Events == nil {
 		return
 	}
@@ -105,11 +108,12 @@ func (c *Context) Rewritten(ctx context.Context, e backend.Entry) {
 // mtime as they were, is a change. A directory is compared by its mode,
 // owner and attributes (a store that keeps real directories moves their
 // mtimes as entries come and go).
-func (c *Context) Echo(key string, info backend.Info) bool {
+func (x *External) Echo(key string, info backend.Info) bool {
+	c := x.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if info.Mode.IsDir() {
-		d, ok := c.dirs[key]
+		d, ok := c.mu.tree.dirs[key]
 		if !ok {
 			return false
 		}
@@ -119,16 +123,14 @@ func (c *Context) Echo(key string, info backend.Info) bool {
 		return c.sameNode(mine, found)
 	}
 	st := stampOf(info)
-	for _, w := range c.written[key] {
-		if c.sameNode(w, st) {
-			return true
-		}
+	if c.mu.echo.wroteLocked(key, st, c.sameNode) {
+		return true
 	}
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	return ok && f.gen == 0 && c.sameNode(f.stampLocked(), st)
 }
 
-// ApplyExternalDir makes directory key, as another writer made it or
+// ApplyDir makes directory key, as another writer made it or
 // changed its mode, owner or attributes (info), the session's: clean (the
 // store has it), with the kernel told. A directory whose attributes have
 // unflushed changes in the session keeps them, but for its permissions:
@@ -136,7 +138,8 @@ func (c *Context) Echo(key string, info backend.Info) bool {
 // that another writer's chmod that closes a directory is never undone by
 // this one's flush; the log says so. A file where the directory goes is
 // left as it is (the next flush meets the conflict).
-func (c *Context) ApplyExternalDir(key string, info backend.Info) error {
+func (x *External) ApplyDir(key string, info backend.Info) error {
+	c := x.c
 	if err := backend.ValidateKey(key); err != nil {
 		return err
 	}
@@ -144,12 +147,12 @@ func (c *Context) ApplyExternalDir(key string, info backend.Info) error {
 		return pathErr("external", key, ErrNotDir)
 	}
 	c.mu.Lock()
-	if _, isFile := c.files[key]; isFile {
+	if _, isFile := c.mu.tree.files[key]; isFile {
 		c.mu.Unlock()
 		c.log.Warn("another writer made a directory where the session has a file; kept as it is until the next flush", "key", key)
 		return nil
 	}
-	d, ok := c.dirs[key]
+	d, ok := c.mu.tree.dirs[key]
 	if !ok {
 		var err error
 		if d, err = c.mkdirAllLocked(key, info.MTime.UnixNano(), false); err != nil {
@@ -183,7 +186,7 @@ func (c *Context) ApplyExternalDir(key string, info backend.Info) error {
 	return nil
 }
 
-// MergeExternalMeta takes in theirs, another writer's version of key,
+// MergeMeta takes in theirs, another writer's version of key,
 // when key has unflushed changes and theirs differs from the version
 // those changes were made on in its metadata alone (the same size and
 // mtime: a chmod, chown or setxattr), and reports whether it did. The
@@ -193,9 +196,10 @@ func (c *Context) ApplyExternalDir(key string, info backend.Info) error {
 // their owner, and the attributes of both (ours where both set one).
 // Its next save then replaces theirs knowingly: no conflict copy, and
 // the log says what was kept.
-func (c *Context) MergeExternalMeta(theirs backend.Entry) bool {
+func (x *External) MergeMeta(theirs backend.Entry) bool {
+	c := x.c
 	c.mu.Lock()
-	f, ok := c.files[theirs.Key]
+	f, ok := c.mu.tree.files[theirs.Key]
 	if !ok || f.gen == 0 || !c.mergeMetaLocked(f, theirs.Key, theirs.Info) {
 		c.mu.Unlock()
 		return false
@@ -211,7 +215,7 @@ func (c *Context) MergeExternalMeta(theirs backend.Entry) bool {
 	return true
 }
 
-// mergeMetaLocked is MergeExternalMeta's rule, on f, dirty under key;
+// mergeMetaLocked is MergeMeta's rule, on f, dirty under key;
 // theirs is the store's version's Info.
 func (c *Context) mergeMetaLocked(f *file, key string, theirs backend.Info) bool {
 	base := c.expectLocked(f, nil)
@@ -236,18 +240,19 @@ func (c *Context) mergeMetaLocked(f *file, key string, theirs backend.Info) bool
 	return true
 }
 
-// ExternalParts reports what of key the store's version with info changes
+// Parts reports what of key the store's version with info changes
 // in the session: its content (size or mtime; a key the session lacks is
 // all content) and its attributes (mode, owner, extended attributes), so
 // that watchers can be told each (IN_MODIFY, IN_ATTRIB).
-func (c *Context) ExternalParts(key string, info backend.Info) (content, attrs bool) {
+func (x *External) Parts(key string, info backend.Info) (content, attrs bool) {
+	c := x.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if d, ok := c.dirs[key]; ok {
+	if d, ok := c.mu.tree.dirs[key]; ok {
 		return false, backend.PermBits(info.Mode) != d.mode || info.UID != d.uid || info.GID != d.gid ||
 			xattrsHash(toXAttrList(info.XAttrs)) != xattrsHash(d.xattrs)
 	}
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok {
 		return true, false
 	}
@@ -257,25 +262,8 @@ func (c *Context) ExternalParts(key string, info backend.Info) (content, attrs b
 	return content, !c.sameNode(mine, found)
 }
 
-// Dirty reports whether key has changes the store has not seen.
-func (c *Context) Dirty(key string) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	f, ok := c.files[key]
-	return ok && f.gen != 0
-}
-
 // Policy is the session's conflict policy (Options.OnConflict).
-func (c *Context) Policy() ConflictPolicy { return c.opts.OnConflict }
-
-// Removed reports whether key was removed in the session and the store
-// has not been told yet.
-func (c *Context) Removed(key string) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	_, ok := c.removed[key]
-	return ok
-}
+func (x *External) Policy() ConflictPolicy { return x.c.opts.OnConflict }
 
 // ConflictKey is the name under which an external version of key is kept
 // when it conflicts with unflushed changes: the name with
@@ -283,21 +271,22 @@ func (c *Context) Removed(key string) bool {
 // ("notes.md" -> "notes.conflict-20261122T232400Z.md").
 func ConflictKey(key string, t time.Time) string { return backend.ConflictKey(key, t) }
 
-// ApplyExternal makes e, read from the store after another program changed
+// Apply makes e, read from the store after another program changed
 // it, the session's value of e.Key: clean (the store has it), loaded, and
 // with the kernel told (OpContent). When the key is dirty it is a
 // conflict: the session keeps its value and e is stored beside it under
-// ConflictKey, which ApplyExternal returns; under a conflict policy
+// ConflictKey, which Apply returns; under a conflict policy
 // (Options.OnConflict) the session's value stays and nothing else happens:
 // the next flush meets the conflict and resolves it. e should come from Ingest; it
 // is sealed again here (a no-op then), so that no secret stays in memory
 // even if it did not, and a name with a secret is refused.
-func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
+func (x *External) Apply(e backend.Entry) (conflict string, err error) {
+	c := x.c
 	if e.Info.Mode.IsDir() {
-		return "", c.ApplyExternalDir(e.Key, e.Info)
+		return "", x.ApplyDir(e.Key, e.Info)
 	}
 	c.mu.RLock()
-	f, had := c.files[e.Key]
+	f, had := c.mu.tree.files[e.Key]
 	retyped := had && f.mode.Type() != e.Info.Mode.Type()
 	c.mu.RUnlock()
 	if retyped || (!had && !e.Info.Mode.IsRegular() && e.Info.Mode.Type() != fs.ModeSymlink) {
@@ -307,12 +296,12 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 		c.log.Debug("external change of a node's type, or a special file; seen at the next mount", "key", e.Key)
 		return "", nil
 	}
-	e, _, err = c.Ingest(e)
+	e, _, err = x.Ingest(e)
 	if err != nil {
 		return "", err
 	}
 	c.mu.Lock()
-	if f, ok := c.files[e.Key]; ok && f.gen != 0 && c.opts.OnConflict != KeepBeside {
+	if f, ok := c.mu.tree.files[e.Key]; ok && f.gen != 0 && c.opts.OnConflict != KeepBeside {
 		// Under a conflict policy the flush decides: it still expects
 		// the version ours was made on, meets theirs, and resolves.
 		c.mu.Unlock()
@@ -320,13 +309,13 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 			"key", e.Key, "policy", c.opts.OnConflict.String())
 		return "", nil
 	}
-	if f, ok := c.files[e.Key]; ok && f.gen != 0 {
+	if f, ok := c.mu.tree.files[e.Key]; ok && f.gen != 0 {
 		// The store's version is the external one now, kept beside the
 		// key as a conflict copy: the next flush replaces it knowingly.
 		if f.from == e.Key {
 			f.base = backend.VersionOf(e.Info)
 		} else {
-			c.bases[e.Key] = backend.VersionOf(e.Info)
+			c.mu.conflict.bases[e.Key] = backend.VersionOf(e.Info)
 		}
 		c.mu.Unlock()
 		conflict = ConflictKey(e.Key, c.now())
@@ -351,16 +340,17 @@ func (c *Context) ApplyExternal(e backend.Entry) (conflict string, err error) {
 	return "", nil
 }
 
-// RemoveExternal takes key out of the session after another program removed
+// Remove takes key out of the session after another program removed
 // it from the store; the store is not asked to delete it again. A dirty key
 // is a conflict: the session's value stays (and is saved again at the next
-// flush), and RemoveExternal reports false.
-func (c *Context) RemoveExternal(key string) (bool, error) {
+// flush), and Remove reports false.
+func (x *External) Remove(key string) (bool, error) {
+	c := x.c
 	if err := backend.ValidateKey(key); err != nil {
 		return false, err
 	}
 	c.mu.Lock()
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok {
 		c.mu.Unlock()
 		return true, nil
@@ -380,76 +370,52 @@ func (c *Context) RemoveExternal(key string) (bool, error) {
 	f.from = "" // the store no longer has it: no delete event either
 	c.removeNameLocked(f, key, nil)
 	// The store no longer has it: nothing to delete at the next flush.
-	delete(c.removed, key)
-	delete(c.written, key)
-	delete(c.bases, key)
+	delete(c.mu.pending.removed, key)
+	c.mu.echo.forgetLocked(key)
+	delete(c.mu.conflict.bases, key)
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRemove, Key: key, Origin: OriginExternal})
 	return true, nil
 }
 
-// RemoveExternalDir takes directory key out of the session after another
+// RemoveDir takes directory key out of the session after another
 // writer removed it from the store, and reports whether it did: only an
 // empty directory goes (the keys under one that is not empty leave first,
-// by RemoveExternal; one that holds unflushed changes stays, and is saved
+// by Remove; one that holds unflushed changes stays, and is saved
 // again at the next flush). The removal, seen after them, wins over
 // unflushed changes of the directory's own attributes (the removal of a
 // key under it marks them, its mtime moving).
-func (c *Context) RemoveExternalDir(key string) bool {
+func (x *External) RemoveDir(key string) bool {
+	c := x.c
 	if backend.ValidateKey(key) != nil {
 		return false
 	}
 	c.mu.Lock()
-	d, ok := c.dirs[key]
+	d, ok := c.mu.tree.dirs[key]
 	if !ok || len(d.children) > 0 {
 		c.mu.Unlock()
 		return false
 	}
-	delete(c.dirs, key)
-	delete(c.ddirty, d)
+	delete(c.mu.tree.dirs, key)
+	delete(c.mu.pending.ddirty, d)
 	d.gen = 0
-	if parent, ok := c.dirs[parentOf(key)]; ok {
+	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
 		parent.subdirs--
 	}
-	delete(c.bases, key)
+	delete(c.mu.conflict.bases, key)
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRmdir, Key: key, Origin: OriginExternal})
 	return true
-}
-
-// Unflushed returns the session's unflushed changes: every dirty,
-// non-hidden file with its Info and loaded value (which the caller must not
-// modify; not redacted), and the keys removed since the last flush. It
-// takes the read lock only (see Entry).
-func (c *Context) Unflushed() (dirty []backend.Entry, removed []string) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for f := range c.dirty {
-		if !f.loaded {
-			continue
-		}
-		for _, k := range f.names() { // every name of a node with hard links
-			if !c.Local(k) {
-				dirty = append(dirty, f.entryRLocked(k))
-			}
-		}
-	}
-	for k := range c.removed {
-		if !c.Local(k) {
-			removed = append(removed, k)
-		}
-	}
-	return dirty, removed
 }
 
 // detachNameLocked takes the name key from f, which has others, as the
 // store already has it: no removal to flush.
 func (c *Context) detachNameLocked(f *file, key string) {
 	f.link.names = slices.DeleteFunc(f.link.names, func(k string) bool { return k == key })
-	delete(c.files, key)
-	if parent, ok := c.dirs[parentOf(key)]; ok {
+	delete(c.mu.tree.files, key)
+	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
 	}

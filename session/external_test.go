@@ -15,21 +15,21 @@ func TestApplyExternal(t *testing.T) {
 	c.Watch(func(ch session.Change) { ops = append(ops, string(ch.Op)+":"+string(ch.Origin)) })
 	info := backend.Info{Size: 3, Mode: 0o600, MTime: time.Unix(1800000000, 5)}
 	// A clean key changes under the session: it takes the new value, clean.
-	if conflict, err := c.ApplyExternal(backend.Entry{Key: "agents/explorer.json", Value: []byte("new"), Info: info}); err != nil || conflict != "" {
+	if conflict, err := c.External().Apply(backend.Entry{Key: "agents/explorer.json", Value: []byte("new"), Info: info}); err != nil || conflict != "" {
 		t.Fatalf("ApplyExternal = %q, %v", conflict, err)
 	}
 	if v, ok := c.Get("agents/explorer.json"); !ok || string(v) != "new" {
 		t.Fatalf("after ApplyExternal Get = %q %v", v, ok)
 	}
-	if c.Dirty("agents/explorer.json") {
+	if c.Pending().Dirty("agents/explorer.json") {
 		t.Fatal("an external value is dirty: memfs would write it back")
 	}
-	if !c.Echo("agents/explorer.json", info) {
+	if !c.External().Echo("agents/explorer.json", info) {
 		t.Fatal("the applied version is not recognised as known")
 	}
 	// A dirty key: conflict, both kept.
 	c.Set("memory/global.md", []byte("mine"))
-	conflict, err := c.ApplyExternal(backend.Entry{Key: "memory/global.md", Value: []byte("theirs"), Info: info})
+	conflict, err := c.External().Apply(backend.Entry{Key: "memory/global.md", Value: []byte("theirs"), Info: info})
 	if err != nil || !strings.HasPrefix(conflict, "memory/global.conflict-") || !strings.HasSuffix(conflict, ".md") {
 		t.Fatalf("conflict = %q, %v", conflict, err)
 	}
@@ -41,10 +41,10 @@ func TestApplyExternal(t *testing.T) {
 	}
 	// A removal of a dirty key keeps it; of a clean key takes it away
 	// without asking the store to delete it again.
-	if ok, _ := c.RemoveExternal("memory/global.md"); ok || !c.Has("memory/global.md") {
+	if ok, _ := c.External().Remove("memory/global.md"); ok || !c.Has("memory/global.md") {
 		t.Fatal("an external removal dropped a dirty key")
 	}
-	if ok, _ := c.RemoveExternal("skills/go/SKILL.md"); !ok || c.Has("skills/go/SKILL.md") {
+	if ok, _ := c.External().Remove("skills/go/SKILL.md"); !ok || c.Has("skills/go/SKILL.md") {
 		t.Fatal("an external removal of a clean key did not apply")
 	}
 	rec.reset()
@@ -100,11 +100,11 @@ func TestEchoKnowsOlderOwnVersions(t *testing.T) {
 		infos = append(infos, got[0].Info)
 	}
 	for i, info := range infos {
-		if !c.Echo("memory/held.md", info) {
+		if !c.External().Echo("memory/held.md", info) {
 			t.Errorf("version %d memfs wrote is not recognised as its own", i)
 		}
 	}
-	if c.Echo("memory/held.md", backend.Info{Size: 99, MTime: infos[0].MTime}) {
+	if c.External().Echo("memory/held.md", backend.Info{Size: 99, MTime: infos[0].MTime}) {
 		t.Error("a version memfs never wrote is taken for its own")
 	}
 }

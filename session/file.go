@@ -40,7 +40,7 @@ func (c *Context) Open(ctx context.Context, key string) (*File, error) {
 		if err := c.Resolve(ctx, key); err != nil {
 			unpin(f)
 			c.mu.RLock()
-			_, isDir := c.dirs[key]
+			_, isDir := c.mu.tree.dirs[key]
 			c.mu.RUnlock()
 			if isDir {
 				return nil, pathErr("open", key, ErrIsDir)
@@ -48,7 +48,7 @@ func (c *Context) Open(ctx context.Context, key string) (*File, error) {
 			return nil, err
 		}
 		c.mu.RLock()
-		g, ok := c.files[key]
+		g, ok := c.mu.tree.files[key]
 		loaded := ok && g == f && f.loaded
 		due := false
 		if loaded {
@@ -82,7 +82,7 @@ func (c *Context) Create(key string, opts CreateOptions) (*File, error) {
 		return nil, err
 	}
 	c.mu.Lock()
-	if _, ok := c.files[key]; !ok {
+	if _, ok := c.mu.tree.files[key]; !ok {
 		if _, err := c.parentLocked("create", key); err != nil {
 			c.mu.Unlock()
 			return nil, err

@@ -66,7 +66,7 @@ func TestIngest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newIngestSession(t, nil)
 			in := backend.CloneXAttrs(tt.e.Info.XAttrs)
-			got, findings, err := c.Ingest(tt.e)
+			got, findings, err := c.External().Ingest(tt.e)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err: got %v, want %v", err, tt.wantErr)
 			}
@@ -106,13 +106,13 @@ func TestIngest(t *testing.T) {
 func TestApplyExternalSeals(t *testing.T) {
 	c := newIngestSession(t, nil)
 	info := backend.Info{Mode: 0o644, MTime: time.Unix(1800000000, 0)}
-	if _, err := c.ApplyExternal(backend.Entry{Key: "m/a.md", Value: []byte("t " + ingestToken + "\n"), Info: info}); err != nil {
+	if _, err := c.External().Apply(backend.Entry{Key: "m/a.md", Value: []byte("t " + ingestToken + "\n"), Info: info}); err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := c.Get("m/a.md"); string(v) != "t [REDACTED:github-token]\n" {
 		t.Errorf("the session holds %q, want it redacted", v)
 	}
-	_, err := c.ApplyExternal(backend.Entry{Key: "m/" + ingestToken + ".md", Value: []byte("x"), Info: info})
+	_, err := c.External().Apply(backend.Entry{Key: "m/" + ingestToken + ".md", Value: []byte("x"), Info: info})
 	if !errors.Is(err, session.ErrSecretName) {
 		t.Errorf("a name with a secret: got %v, want ErrSecretName", err)
 	}
@@ -131,14 +131,14 @@ func TestRewriteStampAndEvent(t *testing.T) {
 	})
 	e := backend.Entry{Key: "m/a.md", Value: []byte("t [REDACTED:github-token]\n"),
 		Info: backend.Info{Size: 26, Mode: 0o644, MTime: time.Unix(1800000000, 7)}}
-	if c.Echo(e.Key, e.Info) {
+	if c.External().Echo(e.Key, e.Info) {
 		t.Fatal("Echo before Rewriting: got true, want false")
 	}
-	c.Rewriting(e.Key, e.Info)
-	if !c.Echo(e.Key, e.Info) {
+	c.External().Rewriting(e.Key, e.Info)
+	if !c.External().Echo(e.Key, e.Info) {
 		t.Error("Echo after Rewriting: got false, want true")
 	}
-	c.Rewritten(t.Context(), e)
+	c.External().Rewritten(t.Context(), e)
 	sum := sha256.Sum256(e.Value)
 	want := session.Event{Op: session.EventWrite, Key: e.Key, Size: 26, SHA256: hex.EncodeToString(sum[:]),
 		Writer: meta.WriterInfo{UID: 7, PID: 42, Comm: "memfs", Agent: session.IngestAgent}}

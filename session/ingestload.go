@@ -53,4 +53,4 @@ func (c *Context) ingestWriter() meta.WriterInfo {
 
 // Ingested is how many values Resolve found a secret in since NewContext
 // (see sealLoaded); a writable session holds them dirty, redacted.
-func (c *Context) Ingested() int64 { return c.ingested.Load() }
+func (s *Stats) Ingested() int64 { return s.c.ingested.Load() }

@@ -22,7 +22,7 @@ func crashReplay(t *testing.T, s int, dir, jpath string, j *journal.Journal, st 
 	t.Cleanup(func() { j2.Close() })
 	c2, st2 := reopen(t, nodeStores[s].open, dir, session.Options{Journal: j2})
 	t.Cleanup(func() { st2.Close() })
-	if err := c2.Replay(recs); err != nil {
+	if err := c2.Pending().Replay(recs); err != nil {
 		t.Fatal(err)
 	}
 	return c2
@@ -152,7 +152,7 @@ func TestLinksRemoveExternalLinked(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(dir, "a"))
-	if ok, err := c.RemoveExternal("a"); !ok || err != nil {
+	if ok, err := c.External().Remove("a"); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	if err := c.Flush(t.Context()); err != nil {

@@ -63,7 +63,7 @@ func (c *Context) makeNode(ctx context.Context, op, key string, mode fs.FileMode
 		f.xattrs = nil // none on a symlink or a special file (Linux keeps none)
 	}
 	c.markDirtyLocked(f)
-	gen := c.gen
+	gen := c.mu.pending.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpCreate, Key: key})
 	if err := c.journalKey(key); err != nil {
@@ -79,7 +79,7 @@ func (c *Context) Readlink(ctx context.Context, key string) (string, error) {
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok {
 		return "", notExist("readlink", key)
 	}
@@ -102,7 +102,7 @@ func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
 	defer unpin(c.pinKey(oldKey))
 	if err := c.Resolve(ctx, oldKey); err != nil {
 		c.mu.RLock()
-		_, isDir := c.dirs[oldKey]
+		_, isDir := c.mu.tree.dirs[oldKey]
 		c.mu.RUnlock()
 		if isDir {
 			return pathErr("link", oldKey, fs.ErrPermission)
@@ -110,12 +110,12 @@ func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
 		return err
 	}
 	c.mu.Lock()
-	f, ok := c.files[oldKey]
+	f, ok := c.mu.tree.files[oldKey]
 	switch {
 	case !ok:
 		c.mu.Unlock()
 		return notExist("link", oldKey)
-	case c.files[newKey] != nil || c.dirs[newKey] != nil:
+	case c.mu.tree.files[newKey] != nil || c.mu.tree.dirs[newKey] != nil:
 		c.mu.Unlock()
 		return exist("link", newKey)
 	case !f.loaded:
@@ -139,7 +139,7 @@ func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
 	c.addNameLocked(f, newKey, parent)
 	f.jfull = true
 	c.markDirtyLocked(f)
-	gen := c.gen
+	gen := c.mu.pending.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpCreate, Key: newKey})
 	if err := c.journalNames(f); err != nil {
@@ -190,14 +190,14 @@ func (c *Context) unlinkNameLocked(f *file, key string) bool {
 		return false
 	}
 	f.link.names = slices.DeleteFunc(f.link.names, func(k string) bool { return k == key })
-	delete(c.files, key)
-	if _, ok := c.bases[key]; !ok && f.from != "" {
+	delete(c.mu.tree.files, key)
+	if _, ok := c.mu.conflict.bases[key]; !ok && f.from != "" {
 		// The store holds the node's version under this name too (every
 		// name of a stored group is saved with it): what a file made
 		// here next replaces.
-		c.bases[key] = f.base
+		c.mu.conflict.bases[key] = f.base
 	}
-	if parent, ok := c.dirs[parentOf(key)]; ok {
+	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
 		c.touchDirLocked(parent, c.now().UnixNano())
@@ -208,8 +208,7 @@ func (c *Context) unlinkNameLocked(f *file, key string) bool {
 	if f.from == key {
 		f.from = f.key
 	}
-	c.gen++
-	c.removed[key] = c.gen
+	c.mu.pending.removeLocked(key)
 	if f.loaded {
 		// The other names' link count and ctime. (An unloaded node is
 		// not saved again: the store keeps its value under the other
@@ -241,7 +240,7 @@ func (c *Context) renameNameLocked(f *file, old, nk string) {
 // is already one of its names). The caller gives the node its value.
 func (c *Context) joinGroupLocked(key, id string) *file {
 	var g *file
-	for _, f := range c.files {
+	for _, f := range c.mu.tree.files {
 		if f.link != nil && f.link.id == id {
 			g = f
 			break
@@ -257,7 +256,7 @@ func (c *Context) joinGroupLocked(key, id string) *file {
 	if err != nil {
 		return nil
 	}
-	if old, ok := c.files[key]; ok {
+	if old, ok := c.mu.tree.files[key]; ok {
 		c.removeNameLocked(old, key, nil)
 	}
 	g.link.names = append(g.link.names, key)
@@ -269,8 +268,8 @@ func (c *Context) joinGroupLocked(key, id string) *file {
 // name is taken (no longer a removal to flush) and the directory's entries
 // changed.
 func (c *Context) addNameLocked(f *file, key string, parent *dir) {
-	c.files[key] = f
-	delete(c.removed, key)
+	c.mu.tree.files[key] = f
+	delete(c.mu.pending.removed, key)
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
 	c.touchDirLocked(parent, c.now().UnixNano())
@@ -286,8 +285,7 @@ func (c *Context) CreateUnnamed(opts CreateOptions) (*File, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now().UnixNano()
-	c.ino++
-	f := &file{ino: c.ino, mtime: now, atime: now, ctime: now, mode: backend.PermBits(opts.Mode),
+	f := &file{ino: c.mu.tree.nextInoLocked(), mtime: now, atime: now, ctime: now, mode: backend.PermBits(opts.Mode),
 		uid: opts.UID, gid: opts.GID, loaded: true, jfull: true}
 	f.open.Add(1)
 	return &File{c: c, f: f, by: opts.Writer}, nil
@@ -308,7 +306,7 @@ func (h *File) LinkTo(ctx context.Context, key string) error {
 		c.mu.Unlock()
 		return c.Link(ctx, old, key)
 	}
-	if c.files[key] != nil || c.dirs[key] != nil {
+	if c.mu.tree.files[key] != nil || c.mu.tree.dirs[key] != nil {
 		c.mu.Unlock()
 		return exist("link", key)
 	}
@@ -322,7 +320,7 @@ func (h *File) LinkTo(ctx context.Context, key string) error {
 	f.changed, f.jfull = true, true
 	c.setWriterLocked(f, h.by)
 	c.markDirtyLocked(f)
-	gen := c.gen
+	gen := c.mu.pending.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpCreate, Key: key})
 	if err := c.journalKey(key); err != nil {

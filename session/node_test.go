@@ -41,7 +41,7 @@ func makeNodes(t *testing.T, c *session.Context) {
 	must(c.Mkdir("empty", 0o700, 1, 2))
 	must(c.Mkdir("sticky", fs.ModeSticky|0o777, 0, 0))
 	must(c.Mkdir("sgid", fs.ModeSetgid|0o2775&0o777, 0, 5))
-	must(c.SetXAttr(ctx, "empty", "user.note", []byte("dir attr"), 0))
+	must(c.XAttrs().Set(ctx, "empty", "user.note", []byte("dir attr"), 0))
 	must(c.Set(".git/HEAD", []byte("ref: refs/heads/main\n")))
 	must(c.Set("bin/tool", []byte("#!/bin/sh\n")))
 	mode := fs.ModeSetuid | 0o755
@@ -66,19 +66,30 @@ func makeNodes(t *testing.T, c *session.Context) {
 // checkNodes checks what makeNodes made, in a session that may be new.
 func checkNodes(t *testing.T, c *session.Context) {
 	t.Helper()
-	ctx := t.Context()
-	stat := func(key string) session.Stat {
-		t.Helper()
-		st, err := c.Stat(key)
-		if err != nil {
-			t.Fatalf("Stat(%s): %v", key, err)
-		}
-		return st
+	checkDirNodes(t, c)
+	checkSpecialNodes(t, c)
+	checkLinkedNodes(t, c)
+}
+
+// nodeStat is c.Stat(key), which must succeed.
+func nodeStat(t *testing.T, c *session.Context, key string) session.Stat {
+	t.Helper()
+	st, err := c.Stat(key)
+	if err != nil {
+		t.Fatalf("Stat(%s): %v", key, err)
 	}
+	return st
+}
+
+// checkDirNodes checks makeNodes' directories.
+func checkDirNodes(t *testing.T, c *session.Context) {
+	t.Helper()
+	ctx := t.Context()
+	stat := func(key string) session.Stat { t.Helper(); return nodeStat(t, c, key) }
 	if st := stat("empty"); !st.IsDir || st.Mode != fs.ModeDir|0o700 || st.UID != 1 || st.GID != 2 || st.Nlink != 2 {
 		t.Errorf("empty: %+v", st)
 	}
-	if v, err := c.GetXAttr("empty", "user.note"); err != nil || string(v) != "dir attr" {
+	if v, err := c.XAttrs().Get("empty", "user.note"); err != nil || string(v) != "dir attr" {
 		t.Errorf("empty's xattr = %q, %v", v, err)
 	}
 	if st := stat("sticky"); st.Mode != fs.ModeDir|fs.ModeSticky|0o777 {
@@ -96,6 +107,14 @@ func checkNodes(t *testing.T, c *session.Context) {
 	if err := c.Resolve(ctx, ".git/HEAD"); err != nil {
 		t.Errorf(".git/HEAD: %v", err)
 	}
+}
+
+// checkSpecialNodes checks makeNodes' special files: setuid, symlinks,
+// fifo, socket, device, mode 0.
+func checkSpecialNodes(t *testing.T, c *session.Context) {
+	t.Helper()
+	ctx := t.Context()
+	stat := func(key string) session.Stat { t.Helper(); return nodeStat(t, c, key) }
 	st := stat("bin/tool")
 	if st.Mode != fs.ModeSetuid|0o755 || !st.ATime.Equal(tAtime) || !st.MTime.Equal(tMtime) || !st.CTime.After(tMtime) {
 		t.Errorf("bin/tool: mode %v atime %v mtime %v ctime %v", st.Mode, st.ATime, st.MTime, st.CTime)
@@ -117,12 +136,20 @@ func checkNodes(t *testing.T, c *session.Context) {
 	if st := stat("bin/null"); st.Mode != fs.ModeDevice|fs.ModeCharDevice|0o666 || st.Rdev != 0x0103 {
 		t.Errorf("device: %v rdev %#x", st.Mode, st.Rdev)
 	}
+	if st := stat("memory/zero"); st.Mode != 0 {
+		t.Errorf("mode 0 file: %v", st.Mode)
+	}
+}
+
+// checkLinkedNodes checks makeNodes' hard links: one node, and a write
+// through one name shows through the others.
+func checkLinkedNodes(t *testing.T, c *session.Context) {
+	t.Helper()
+	ctx := t.Context()
+	stat := func(key string) session.Stat { t.Helper(); return nodeStat(t, c, key) }
 	a, b, s3 := stat("memory/a.md"), stat("bin/a-link"), stat("sticky/a3")
 	if a.Ino != b.Ino || a.Ino != s3.Ino || a.Nlink != 3 {
 		t.Errorf("hard links: inos %d %d %d, nlink %d", a.Ino, b.Ino, s3.Ino, a.Nlink)
-	}
-	if st := stat("memory/zero"); st.Mode != 0 {
-		t.Errorf("mode 0 file: %v", st.Mode)
 	}
 	// A write through one name shows through the others.
 	h, err := c.Open(ctx, "bin/a-link")
@@ -243,7 +270,7 @@ func TestNodesReplayFromJournal(t *testing.T) {
 			defer j2.Close()
 			c2, st2 := reopen(t, s.open, dir, session.Options{Journal: j2})
 			defer st2.Close()
-			if err := c2.Replay(recs); err != nil {
+			if err := c2.Pending().Replay(recs); err != nil {
 				t.Fatal(err)
 			}
 			if err := c2.Flush(context.Background()); err != nil {

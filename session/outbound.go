@@ -23,7 +23,7 @@ import (
 //
 // The session holds exactly the bytes that processes wrote. What it hands
 // on — to the store (Flush), the journal (Commit, Set, Put, Delete,
-// Rename), the recovery directory (DirtyEntries) and, through the entries
+// Rename), the recovery directory (Pending.Sealed) and, through the entries
 // it passes on, the search index and the event log — is sealed first: the
 // value and every extended attribute value redacted. A name that contains
 // a secret never enters the session (checkName), so keys need no redaction.
@@ -204,30 +204,54 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	dfailed = make(map[string]error)
 	kept = make(map[string]string)
 	if b, ok := c.store.(backend.Batcher); ok {
-		done, err := c.applyBatch(ctx, b, entries, saved, removed, delExpect, dirs, touched, kept)
-		if errors.Is(err, backend.ErrConflict) {
+		settled, err := c.saveBatched(ctx, b, entries, saved, removed, delExpect, dirs, touched, failed, dfailed, kept)
+		if err != nil {
 			return nil, nil, nil, err
 		}
-		if errors.Is(err, backend.ErrUnavailable) {
-			for _, e := range entries {
-				failed[e.Key] = err
-			}
-			for _, k := range removed {
-				failed[k] = err
-			}
-			for _, e := range dirs {
-				dfailed[e.Key] = err
-			}
-			return failed, dfailed, kept, nil
-		}
-		if done {
-			return failed, dfailed, kept, nil
-		}
-		if errors.Is(err, backend.ErrBatchTooLarge) && delExpect != nil {
-			c.applyParts(ctx, b, entries, saved, removed, delExpect, dirs, failed, dfailed, kept)
+		if settled {
 			return failed, dfailed, kept, nil
 		}
 	}
+	c.saveUnbatched(ctx, entries, saved, removed, dirs, touched, failed, dfailed, kept)
+	return failed, dfailed, kept, nil
+}
+
+// saveBatched is saveAndDelete's way with a store that is a
+// backend.Batcher, and reports whether it settled the flush: the store
+// took the Apply, or could not be reached (every entry failed), or took
+// it in parts (a policy's round, past the store's batch size). A conflict
+// is returned as the error; anything else is left to saveUnbatched.
+func (c *Context) saveBatched(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
+	delExpect map[string]backend.Version, dirs, touched []backend.Entry, failed, dfailed map[string]error, kept map[string]string) (bool, error) {
+	done, err := c.applyBatch(ctx, b, entries, saved, removed, delExpect, dirs, touched, kept)
+	switch {
+	case errors.Is(err, backend.ErrConflict):
+		return true, err
+	case errors.Is(err, backend.ErrUnavailable):
+		for _, e := range entries {
+			failed[e.Key] = err
+		}
+		for _, k := range removed {
+			failed[k] = err
+		}
+		for _, e := range dirs {
+			dfailed[e.Key] = err
+		}
+		return true, nil
+	case done:
+		return true, nil
+	case errors.Is(err, backend.ErrBatchTooLarge) && delExpect != nil:
+		c.applyParts(ctx, b, entries, saved, removed, delExpect, dirs, failed, dfailed, kept)
+		return true, nil
+	}
+	return false, nil
+}
+
+// saveUnbatched is saveAndDelete's way with a store without batches (or
+// one that refused the batch): saves, then deletes, entry by entry where
+// a batch fails.
+func (c *Context) saveUnbatched(ctx context.Context, entries []backend.Entry, saved []snap, removed []string,
+	dirs, touched []backend.Entry, failed, dfailed map[string]error, kept map[string]string) {
 	// Directories first, parents before children, so that the files and
 	// directories under them have a place; a directory whose place a
 	// file still holds (removed below) fails here and is saved again at
@@ -245,61 +269,8 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 			}
 		}
 	}
-	// Units: an entry, or the names of a node with hard links (they
-	// follow each other), which a store must save together.
-	var units [][2]int
-	for i := 0; i < len(entries); {
-		j := i + 1
-		for j < len(entries) && saved[j].alias && saved[j].f == saved[i].f {
-			j++
-		}
-		units = append(units, [2]int{i, j})
-		i = j
-	}
-	var later [][2]int // units refused while a removed directory held their place
-	if len(entries) > 0 {
-		if err := c.save(ctx, entries, saved, kept); err != nil {
-			for _, u := range units {
-				err := err
-				if len(units) > 1 {
-					err = c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]], kept)
-				}
-				if err != nil {
-					for i := u[0]; i < u[1]; i++ {
-						failed[entries[i].Key] = err
-					}
-					later = append(later, u)
-				}
-			}
-		}
-	}
-	var del []string
-	for _, k := range removed {
-		if saved1[k] {
-			continue
-		}
-		if keepsCopyOf(k, entries, saved, failed) {
-			failed[k] = fmt.Errorf("kept: the entry renamed from it was not saved")
-			continue
-		}
-		del = append(del, k)
-	}
-	// Children before their directory: a store may remove only an empty
-	// directory.
-	slices.SortFunc(del, func(a, b string) int { return strings.Compare(b, a) })
-	if len(del) > 0 {
-		if err := c.store.Delete(ctx, del...); err != nil {
-			if len(del) == 1 {
-				failed[del[0]] = err
-			} else {
-				for _, k := range del {
-					if err := c.store.Delete(ctx, k); err != nil {
-						failed[k] = err
-					}
-				}
-			}
-		}
-	}
+	later := c.saveUnits(ctx, entries, saved, failed, kept)
+	del := c.deleteRemoved(ctx, removed, saved1, entries, saved, failed)
 	if len(later) > 0 && len(del) > 0 {
 		for _, u := range later {
 			if err := c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]], kept); err == nil {
@@ -320,7 +291,78 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 			c.log.Debug("flush: directories' times not saved again", "err", err)
 		}
 	}
-	return failed, dfailed, kept, nil
+}
+
+// saveUnits saves entries in one Save, and when that fails, unit by unit:
+// an entry, or the names of a node with hard links (they follow each
+// other), which a store must save together. It returns the units refused
+// (a removed directory may have held their place).
+func (c *Context) saveUnits(ctx context.Context, entries []backend.Entry, saved []snap, failed map[string]error,
+	kept map[string]string) (later [][2]int) {
+	if len(entries) == 0 {
+		return nil
+	}
+	err := c.save(ctx, entries, saved, kept)
+	if err == nil {
+		return nil
+	}
+	var units [][2]int
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && saved[j].alias && saved[j].f == saved[i].f {
+			j++
+		}
+		units = append(units, [2]int{i, j})
+		i = j
+	}
+	for _, u := range units {
+		err := err
+		if len(units) > 1 {
+			err = c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]], kept)
+		}
+		if err != nil {
+			for i := u[0]; i < u[1]; i++ {
+				failed[entries[i].Key] = err
+			}
+			later = append(later, u)
+		}
+	}
+	return later
+}
+
+// deleteRemoved deletes the removed keys, but those saved again as
+// directories (saved1) and those a refused entry was renamed from, in one
+// Delete, and key by key when that fails. It returns the keys it tried.
+func (c *Context) deleteRemoved(ctx context.Context, removed []string, saved1 map[string]bool, entries []backend.Entry,
+	saved []snap, failed map[string]error) (del []string) {
+	for _, k := range removed {
+		if saved1[k] {
+			continue
+		}
+		if keepsCopyOf(k, entries, saved, failed) {
+			failed[k] = fmt.Errorf("kept: the entry renamed from it was not saved")
+			continue
+		}
+		del = append(del, k)
+	}
+	if len(del) == 0 {
+		return nil
+	}
+	// Children before their directory: a store may remove only an empty
+	// directory.
+	slices.SortFunc(del, func(a, b string) int { return strings.Compare(b, a) })
+	if err := c.store.Delete(ctx, del...); err != nil {
+		if len(del) == 1 {
+			failed[del[0]] = err
+		} else {
+			for _, k := range del {
+				if err := c.store.Delete(ctx, k); err != nil {
+					failed[k] = err
+				}
+			}
+		}
+	}
+	return del
 }
 
 // applyBatch sends the whole flush to b in one Apply (see saveAndDelete) and
@@ -455,14 +497,15 @@ func keepsCopyOf(k string, entries []backend.Entry, saved []snap, failed map[str
 	return false
 }
 
-// DirtyEntries returns every dirty, non-hidden entry with its value,
+// Sealed returns every dirty, non-hidden entry with its value,
 // sealed: what a recovery directory must receive when the store refuses
 // the final flush. A value is shared, as Entries' are: it never changes,
 // and the caller must not modify it (an append copies).
-func (c *Context) DirtyEntries() []backend.Entry {
+func (p *Pending) Sealed() []backend.Entry {
+	c := p.c
 	c.mu.RLock() // see Entry
 	var out []backend.Entry
-	for f := range c.dirty {
+	for f := range c.mu.pending.dirty {
 		value := f.shareRLocked()
 		for _, k := range f.names() { // every name of a node with hard links
 			if !c.Local(k) {
@@ -567,42 +610,36 @@ func (c *Context) recordBases(r journal.Record) map[string]backend.Version {
 	defer c.mu.RUnlock()
 	bases := make(map[string]backend.Version, len(r.Entries)+len(r.Removed))
 	for _, e := range r.Entries {
-		if f, ok := c.files[e.Key]; ok {
+		if f, ok := c.mu.tree.files[e.Key]; ok {
 			bases[e.Key] = c.expectLocked(f, nil)
 		}
 	}
 	for _, k := range r.Removed {
-		if v, ok := c.bases[k]; ok {
+		if v, ok := c.mu.conflict.bases[k]; ok {
 			bases[k] = v
 		}
 	}
 	return bases
 }
 
-// applyParts is a conflict policy's flush of a batch larger than the
-// store applies at once: it is cut in halves, again and again, until each
-// part is taken, each part applied with FailOnConflict. A part that meets
-// a conflict writes nothing, and its keys are failed with the
-// *backend.ConflictError, so that they stay dirty while the parts the
-// store took are committed; the policy resolves the conflict and the next
-// round sends the rest. A part of one entry the store still refuses goes
-// the way of a store without batches (SaveIf: theirs kept beside). Each
-// unit keeps together the names of a node with hard links, and a
-// renamed file's save with the delete of its old key.
-func (c *Context) applyParts(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
-	delExpect map[string]backend.Version, dirs []backend.Entry, failed, dfailed map[string]error, kept map[string]string) {
-	type unit struct {
-		ents []int // indices into entries (and saved)
-		dels []string
-		dir  int // index into dirs, or -1
-	}
+// partUnit is what applyParts keeps together in one part.
+type partUnit struct {
+	ents []int // indices into entries (and saved)
+	dels []string
+	dir  int // index into dirs, or -1
+}
+
+// partUnits cuts a flush into applyParts' units: each entry with the
+// other names of its node and the delete of the key it was renamed from,
+// each other delete, each directory.
+func partUnits(entries []backend.Entry, saved []snap, removed []string, dirs []backend.Entry) []partUnit {
 	toDelete := make(map[string]bool, len(removed))
 	for _, k := range removed {
 		toDelete[k] = true
 	}
-	var units []unit
+	var units []partUnit
 	for i := 0; i < len(entries); {
-		u := unit{dir: -1}
+		u := partUnit{dir: -1}
 		j := i + 1
 		for j < len(entries) && saved[j].alias && saved[j].f == saved[i].f {
 			j++
@@ -619,14 +656,30 @@ func (c *Context) applyParts(ctx context.Context, b backend.Batcher, entries []b
 	}
 	for _, k := range removed {
 		if toDelete[k] {
-			units = append(units, unit{dels: []string{k}, dir: -1})
+			units = append(units, partUnit{dels: []string{k}, dir: -1})
 		}
 	}
 	for i := range dirs {
-		units = append(units, unit{dir: i})
+		units = append(units, partUnit{dir: i})
 	}
-	var apply func(us []unit)
-	apply = func(us []unit) {
+	return units
+}
+
+// applyParts is a conflict policy's flush of a batch larger than the
+// store applies at once: it is cut in halves, again and again, until each
+// part is taken, each part applied with FailOnConflict. A part that meets
+// a conflict writes nothing, and its keys are failed with the
+// *backend.ConflictError, so that they stay dirty while the parts the
+// store took are committed; the policy resolves the conflict and the next
+// round sends the rest. A part of one entry the store still refuses goes
+// the way of a store without batches (SaveIf: theirs kept beside). Each
+// unit keeps together the names of a node with hard links, and a
+// renamed file's save with the delete of its old key.
+func (c *Context) applyParts(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
+	delExpect map[string]backend.Version, dirs []backend.Entry, failed, dfailed map[string]error, kept map[string]string) {
+	units := partUnits(entries, saved, removed, dirs)
+	var apply func(us []partUnit)
+	apply = func(us []partUnit) {
 		var es []backend.Entry
 		var ss []snap
 		var idx []int

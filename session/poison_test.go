@@ -86,6 +86,14 @@ func refusedEntryDoesNotBlockTheOthers(t *testing.T, base backend.Store) {
 	if !slices.Equal(keys, []string{"memory/bad.md"}) {
 		t.Fatalf("the journal after the flush holds %v, want only the refused entry", keys)
 	}
+	renameWhileRefused(t, st, base, recs, func() { refuse = false })
+}
+
+// renameWhileRefused is the second half of refusedEntryDoesNotBlockTheOthers:
+// renaming a saved file while the refused one (in recs) still fails works
+// too; allow makes st take it.
+func renameWhileRefused(t *testing.T, st, base backend.Store, recs []journal.Record, allow func()) {
+	var fe *session.FlushError
 	// Renaming a saved file while the refused one still fails works too.
 	j2, _, err := journal.Open(filepath.Join(t.TempDir(), "journal"))
 	if err != nil {
@@ -96,7 +104,7 @@ func refusedEntryDoesNotBlockTheOthers(t *testing.T, base backend.Store) {
 	if err := c2.Bootstrap(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := c2.Replay(recs); err != nil {
+	if err := c2.Pending().Replay(recs); err != nil {
 		t.Fatal(err)
 	}
 	if err := c2.Rename(t.Context(), "memory/a.md", "memory/a2.md", 0); err != nil {
@@ -111,7 +119,7 @@ func refusedEntryDoesNotBlockTheOthers(t *testing.T, base backend.Store) {
 	if v, _ := storedValue(t, base, "memory/a2.md"); v != "value of memory/a.md" {
 		t.Errorf("the renamed file in the store: %q", v)
 	}
-	refuse = false
+	allow()
 	if err := c2.Flush(t.Context()); err != nil {
 		t.Fatalf("flush once the store takes it: %v", err)
 	}

@@ -156,114 +156,129 @@ func TestWriteWriteConflict(t *testing.T) {
 		{"last writer wins", session.LastWriterWins, "a\n", "ours\n", "theirs\n", "ours\n", "", session.OutcomeOverwritten},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st := memstore.New()
-			other := st.Other()
-			if tt.base != "" {
-				if err := other.Set(key, []byte(tt.base)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			c, evs := policySession(t, st, tt.policy, nil)
-			var chMu sync.Mutex
-			var changes []session.Change
-			defer c.Watch(func(ch session.Change) {
-				chMu.Lock()
-				changes = append(changes, ch)
-				chMu.Unlock()
-			})()
-			if tt.base == "" {
-				if err := c.Set(key, nil); err != nil { // a new file
-					t.Fatal(err)
-				}
-			}
-			h, err := c.Open(t.Context(), key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := h.Truncate(0); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := h.WriteAt([]byte(tt.ours), 0); err != nil {
-				t.Fatal(err)
-			}
-			if err := other.Set(key, []byte(tt.theirs)); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Flush(t.Context()); err != nil {
-				t.Fatalf("Flush = %v", err)
-			}
-			all := stored(t, st)
-			if got := all[key]; got != tt.wantName {
-				t.Errorf("store %s = %q, want %q", key, got, tt.wantName)
-			}
-			if got, ok := c.Get(key); !ok || string(got) != tt.wantName {
-				t.Errorf("session %s = %q, %v; want %q", key, got, ok, tt.wantName)
-			}
-			if c.Dirty(key) {
-				t.Errorf("%s still dirty after the flush", key)
-			}
-			copies := conflictCopies(all, key)
-			var copyKey string
-			switch {
-			case tt.wantCopy == "" && len(copies) != 0:
-				t.Errorf("conflict copies %v, want none", copies)
-			case tt.wantCopy != "" && len(copies) != 1:
-				t.Fatalf("conflict copies %v, want one", copies)
-			case tt.wantCopy != "":
-				copyKey = copies[0]
-				if !strings.Contains(copyKey, ".conflict-me-") {
-					t.Errorf("conflict copy %s not named by the agent", copyKey)
-				}
-				if got := all[copyKey]; got != tt.wantCopy {
-					t.Errorf("conflict copy %s = %q, want %q", copyKey, got, tt.wantCopy)
-				}
-				// The open handle follows ours to its new key.
-				if got := h.Key(); got != copyKey {
-					t.Errorf("handle's key = %s, want %s", got, copyKey)
-				}
-				if _, err := h.Append([]byte("more\n")); err != nil {
-					t.Fatal(err)
-				}
-				if err := c.Flush(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-				all = stored(t, st)
-				if got := all[copyKey]; got != tt.wantCopy+"more\n" {
-					t.Errorf("after a write through the open handle, %s = %q, want %q", copyKey, got, tt.wantCopy+"more\n")
-				}
-				if got := all[key]; got != tt.wantName {
-					t.Errorf("after a write through the open handle, %s = %q, want %q", key, got, tt.wantName)
-				}
-			}
-			if tt.outcome == session.OutcomeMerged {
-				// The open handle reads the merge.
-				buf := make([]byte, len(tt.wantName)+10)
-				n, _ := h.ReadAt(buf, 0)
-				if got := string(buf[:n]); got != tt.wantName {
-					t.Errorf("handle reads %q, want the merge %q", got, tt.wantName)
-				}
-			}
-			var conflicts []session.Event
-			for _, e := range *evs {
-				if e.Op == session.EventConflict {
-					conflicts = append(conflicts, e)
-				}
-			}
-			if len(conflicts) != 1 {
-				t.Fatalf("conflict events %+v, want one", conflicts)
-			}
-			if e := conflicts[0]; e.Key != key || e.Outcome != tt.outcome || e.Policy != tt.policy.String() || e.CopyKey != copyKey {
-				t.Errorf("conflict event = %+v; want key %s, outcome %s, policy %s, copy %q", e, key, tt.outcome, tt.policy, copyKey)
-			}
-			chMu.Lock()
-			defer chMu.Unlock()
-			if !slices.ContainsFunc(changes, func(ch session.Change) bool {
-				return ch.Op == session.OpConflict && ch.Key == key && ch.OldKey == copyKey
-			}) {
-				t.Errorf("watchers were told %+v; want a conflict of %s (copy %q)", changes, key, copyKey)
-			}
+			writeWriteConflict(t, key, tt.policy, tt.base, tt.ours, tt.theirs, tt.wantName, tt.wantCopy, tt.outcome)
 		})
 	}
+}
+
+// writeWriteConflict is one case of TestWriteWriteConflict.
+func writeWriteConflict(t *testing.T, key string, policy session.ConflictPolicy, base, ours, theirs, wantName, wantCopy, outcome string) {
+	st := memstore.New()
+	other := st.Other()
+	if base != "" {
+		if err := other.Set(key, []byte(base)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, evs := policySession(t, st, policy, nil)
+	var chMu sync.Mutex
+	var changes []session.Change
+	defer c.Watch(func(ch session.Change) {
+		chMu.Lock()
+		changes = append(changes, ch)
+		chMu.Unlock()
+	})()
+	if base == "" {
+		if err := c.Set(key, nil); err != nil { // a new file
+			t.Fatal(err)
+		}
+	}
+	h, err := c.Open(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.WriteAt([]byte(ours), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Set(key, []byte(theirs)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatalf("Flush = %v", err)
+	}
+	all := stored(t, st)
+	if got := all[key]; got != wantName {
+		t.Errorf("store %s = %q, want %q", key, got, wantName)
+	}
+	if got, ok := c.Get(key); !ok || string(got) != wantName {
+		t.Errorf("session %s = %q, %v; want %q", key, got, ok, wantName)
+	}
+	if c.Pending().Dirty(key) {
+		t.Errorf("%s still dirty after the flush", key)
+	}
+	copyKey := checkConflictCopy(t, c, st, h, all, key, wantName, wantCopy)
+	if outcome == session.OutcomeMerged {
+		// The open handle reads the merge.
+		buf := make([]byte, len(wantName)+10)
+		n, _ := h.ReadAt(buf, 0)
+		if got := string(buf[:n]); got != wantName {
+			t.Errorf("handle reads %q, want the merge %q", got, wantName)
+		}
+	}
+	var conflicts []session.Event
+	for _, e := range *evs {
+		if e.Op == session.EventConflict {
+			conflicts = append(conflicts, e)
+		}
+	}
+	if len(conflicts) != 1 {
+		t.Fatalf("conflict events %+v, want one", conflicts)
+	}
+	if e := conflicts[0]; e.Key != key || e.Outcome != outcome || e.Policy != policy.String() || e.CopyKey != copyKey {
+		t.Errorf("conflict event = %+v; want key %s, outcome %s, policy %s, copy %q", e, key, outcome, policy, copyKey)
+	}
+	chMu.Lock()
+	defer chMu.Unlock()
+	if !slices.ContainsFunc(changes, func(ch session.Change) bool {
+		return ch.Op == session.OpConflict && ch.Key == key && ch.OldKey == copyKey
+	}) {
+		t.Errorf("watchers were told %+v; want a conflict of %s (copy %q)", changes, key, copyKey)
+	}
+}
+
+// checkConflictCopy checks our conflict copy of key (wantCopy; "" for
+// none) in the store (all), and that the open handle h follows it, and
+// returns its key.
+func checkConflictCopy(t *testing.T, c *session.Context, st *memstore.Store, h *session.File, all map[string]string, key, wantName, wantCopy string) (copyKey string) {
+	t.Helper()
+	copies := conflictCopies(all, key)
+	switch {
+	case wantCopy == "" && len(copies) != 0:
+		t.Errorf("conflict copies %v, want none", copies)
+		return ""
+	case wantCopy != "" && len(copies) != 1:
+		t.Fatalf("conflict copies %v, want one", copies)
+	case wantCopy == "":
+		return ""
+	}
+	copyKey = copies[0]
+	if !strings.Contains(copyKey, ".conflict-me-") {
+		t.Errorf("conflict copy %s not named by the agent", copyKey)
+	}
+	if got := all[copyKey]; got != wantCopy {
+		t.Errorf("conflict copy %s = %q, want %q", copyKey, got, wantCopy)
+	}
+	// The open handle follows ours to its new key.
+	if got := h.Key(); got != copyKey {
+		t.Errorf("handle's key = %s, want %s", got, copyKey)
+	}
+	if _, err := h.Append([]byte("more\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	all = stored(t, st)
+	if got := all[copyKey]; got != wantCopy+"more\n" {
+		t.Errorf("after a write through the open handle, %s = %q, want %q", copyKey, got, wantCopy+"more\n")
+	}
+	if got := all[key]; got != wantName {
+		t.Errorf("after a write through the open handle, %s = %q, want %q", key, got, wantName)
+	}
+	return copyKey
 }
 
 // TestDeleteVersusTheirSave: a key the session removed and another writer
@@ -303,8 +318,8 @@ func TestDeleteVersusTheirSave(t *testing.T) {
 				if got != tt.want {
 					t.Errorf("store %s = %q, %v; want %q", key, got, ok, tt.want)
 				}
-				if v, ok := c.Get(key); !ok || string(v) != tt.want || c.Dirty(key) {
-					t.Errorf("session %s = %q, %v, dirty %v; want %q clean", key, v, ok, c.Dirty(key), tt.want)
+				if v, ok := c.Get(key); !ok || string(v) != tt.want || c.Pending().Dirty(key) {
+					t.Errorf("session %s = %q, %v, dirty %v; want %q clean", key, v, ok, c.Pending().Dirty(key), tt.want)
 				}
 			}
 			if !slices.ContainsFunc(*evs, func(e session.Event) bool {
@@ -330,11 +345,11 @@ func TestExternalChangeOfADirtyKeyWaitsForTheFlush(t *testing.T) {
 	}
 	other.Set(key, []byte("theirs\n"))
 	got, _ := st.Load(t.Context(), key)
-	if ck, err := c.ApplyExternal(got[0]); err != nil || ck != "" {
+	if ck, err := c.External().Apply(got[0]); err != nil || ck != "" {
 		t.Fatalf("ApplyExternal = %q, %v; want no conflict copy yet", ck, err)
 	}
-	if v, _ := c.Get(key); string(v) != "ours\n" || !c.Dirty(key) {
-		t.Fatalf("session %s = %q dirty %v, want ours, dirty", key, v, c.Dirty(key))
+	if v, _ := c.Get(key); string(v) != "ours\n" || !c.Pending().Dirty(key) {
+		t.Fatalf("session %s = %q dirty %v, want ours, dirty", key, v, c.Pending().Dirty(key))
 	}
 	if err := c.Flush(t.Context()); err != nil {
 		t.Fatal(err)
@@ -359,8 +374,8 @@ func TestRevAttr(t *testing.T) {
 			c, _ := policySession(t, st, p, nil)
 			rev := func() (string, bool) {
 				t.Helper()
-				v, err := c.GetXAttr(key, meta.Rev)
-				names, lerr := c.ListXAttr(key)
+				v, err := c.XAttrs().Get(key, meta.Rev)
+				names, lerr := c.XAttrs().List(key)
 				if lerr != nil {
 					t.Fatal(lerr)
 				}
@@ -396,10 +411,10 @@ func TestRevAttr(t *testing.T) {
 			if want := strconv.FormatInt(st.Rev(), 10); !ok || r2 != want || r2 == r1 {
 				t.Errorf("rev after a flush = %q, %v; want %s (was %s)", r2, ok, want, r1)
 			}
-			if err := c.SetXAttr(t.Context(), key, meta.Rev, []byte("7"), 0); !errors.Is(err, meta.ErrReadOnly) {
+			if err := c.XAttrs().Set(t.Context(), key, meta.Rev, []byte("7"), 0); !errors.Is(err, meta.ErrReadOnly) {
 				t.Errorf("SetXAttr(rev) = %v, want meta.ErrReadOnly (EPERM)", err)
 			}
-			if err := c.RemoveXAttr(t.Context(), key, meta.Rev); !errors.Is(err, meta.ErrReadOnly) {
+			if err := c.XAttrs().Remove(t.Context(), key, meta.Rev); !errors.Is(err, meta.ErrReadOnly) {
 				t.Errorf("RemoveXAttr(rev) = %v, want meta.ErrReadOnly (EPERM)", err)
 			}
 			if got, _ := st.Load(t.Context(), key); got[0].Info.XAttrs[meta.Rev] != nil {
@@ -451,7 +466,7 @@ func TestReplayWithAStaleBase(t *testing.T) {
 			}
 			defer j2.Close()
 			c2, _ := policySession(t, st, tt.policy, func(o *session.Options) { o.Journal = j2 })
-			if err := c2.Replay(recs); err != nil {
+			if err := c2.Pending().Replay(recs); err != nil {
 				t.Fatal(err)
 			}
 			if err := c2.Flush(t.Context()); err != nil {
@@ -621,8 +636,8 @@ func TestUnavailableKeepsEverythingDirty(t *testing.T) {
 			if !errors.Is(err, backend.ErrUnavailable) {
 				t.Fatalf("Flush = %v, want ErrUnavailable", err)
 			}
-			if !c.Dirty("memory/a.md") || !c.Removed("memory/old.md") {
-				t.Errorf("after the failed flush: a.md dirty %v, old.md removed %v; want both", c.Dirty("memory/a.md"), c.Removed("memory/old.md"))
+			if !c.Pending().Dirty("memory/a.md") || !c.Pending().Removed("memory/old.md") {
+				t.Errorf("after the failed flush: a.md dirty %v, old.md removed %v; want both", c.Pending().Dirty("memory/a.md"), c.Pending().Removed("memory/old.md"))
 			}
 			if h, err := c.Open(t.Context(), "memory/a.md"); err != nil {
 				t.Fatal(err)
@@ -842,7 +857,7 @@ func TestConflictsInABatchTooLarge(t *testing.T) {
 				t.Errorf("%s = %q, want ours", key, all[key])
 			}
 		}
-		if c.Dirty(key) {
+		if c.Pending().Dirty(key) {
 			t.Errorf("%s still dirty", key)
 		}
 	}
@@ -882,7 +897,7 @@ func TestMergeOfAttributes(t *testing.T) {
 			if err := c.Resolve(t.Context(), key); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.SetXAttr(t.Context(), key, meta.Tags, []byte("ours"), 0); err != nil {
+			if err := c.XAttrs().Set(t.Context(), key, meta.Tags, []byte("ours"), 0); err != nil {
 				t.Fatal(err)
 			}
 			theirs := backend.Entry{Key: key, Value: []byte("a\ntheirs\n"), Info: backend.Info{Mode: 0o644}}
@@ -945,7 +960,7 @@ func TestCrashAfterKeepBoth(t *testing.T) {
 	}
 	defer j2.Close()
 	c2, _ := policySession(t, mem, session.KeepBoth, func(o *session.Options) { o.Journal = j2 })
-	if err := c2.Replay(recs); err != nil {
+	if err := c2.Pending().Replay(recs); err != nil {
 		t.Fatal(err)
 	}
 	if err := c2.Flush(t.Context()); err != nil {

@@ -38,8 +38,8 @@ func (c *Context) Rename(ctx context.Context, oldKey, newKey string, flags Renam
 	if oldKey == newKey {
 		// rename(2) of a name onto itself succeeds and does nothing.
 		c.mu.RLock()
-		_, okF := c.files[oldKey]
-		_, okD := c.dirs[oldKey]
+		_, okF := c.mu.tree.files[oldKey]
+		_, okD := c.mu.tree.dirs[oldKey]
 		c.mu.RUnlock()
 		if !okF && !okD {
 			return notExist("rename", oldKey)
@@ -85,10 +85,10 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 		entries = append(entries, backend.Entry{Key: key, Info: f.infoLocked(), Value: f.shareRLocked()})
 		gen = max(gen, f.gen)
 	}
-	if f, ok := c.files[newKey]; ok {
+	if f, ok := c.mu.tree.files[newKey]; ok {
 		add(f, newKey)
 		if flags&RenameExchange != 0 {
-			if g, ok := c.files[oldKey]; ok {
+			if g, ok := c.mu.tree.files[oldKey]; ok {
 				add(g, oldKey)
 			}
 		} else {
@@ -96,14 +96,14 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 		}
 	} else {
 		prefix := newKey + "/"
-		for k, d := range c.dirs {
+		for k, d := range c.mu.tree.dirs {
 			if k == newKey || strings.HasPrefix(k, prefix) {
 				entries = append(entries, backend.Entry{Key: k, Info: d.infoLocked()})
 				removed = append(removed, oldKey+k[len(newKey):])
 				gen = max(gen, d.gen)
 			}
 		}
-		for k, f := range c.files {
+		for k, f := range c.mu.tree.files {
 			if strings.HasPrefix(k, prefix) {
 				add(f, k)
 				removed = append(removed, oldKey+k[len(newKey):])
@@ -112,7 +112,7 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 	}
 	// The parents' new mtimes.
 	for _, k := range []string{parentOf(oldKey), parentOf(newKey)} {
-		if d, ok := c.dirs[k]; ok && k != "" && !slices.ContainsFunc(entries, func(e backend.Entry) bool { return e.Key == k }) {
+		if d, ok := c.mu.tree.dirs[k]; ok && k != "" && !slices.ContainsFunc(entries, func(e backend.Entry) bool { return e.Key == k }) {
 			entries = append(entries, backend.Entry{Key: k, Info: d.infoLocked()})
 			gen = max(gen, d.gen)
 		}
@@ -133,16 +133,16 @@ func (c *Context) unloadedUnder(keys ...string) []string {
 	defer c.mu.RUnlock()
 	var out []string
 	for _, k := range keys {
-		if f, ok := c.files[k]; ok {
+		if f, ok := c.mu.tree.files[k]; ok {
 			if !f.loaded {
 				out = append(out, k)
 			}
 			continue
 		}
-		if _, ok := c.dirs[k]; !ok {
+		if _, ok := c.mu.tree.dirs[k]; !ok {
 			continue
 		}
-		for fk, f := range c.files {
+		for fk, f := range c.mu.tree.files {
 			if !f.loaded && strings.HasPrefix(fk, k+"/") {
 				out = append(out, fk)
 			}
@@ -154,16 +154,16 @@ func (c *Context) unloadedUnder(keys ...string) []string {
 // renameLocked performs the rename if every value it moves is loaded; it
 // reports false (and changes nothing) when something must be loaded first.
 func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *meta.WriterInfo) (bool, error) {
-	srcF, srcIsFile := c.files[oldKey]
-	srcD, srcIsDir := c.dirs[oldKey]
+	srcF, srcIsFile := c.mu.tree.files[oldKey]
+	srcD, srcIsDir := c.mu.tree.dirs[oldKey]
 	if !srcIsFile && !srcIsDir {
 		if _, err := c.parentLocked("rename", oldKey); err != nil {
 			return false, err
 		}
 		return false, notExist("rename", oldKey)
 	}
-	dstF, dstIsFile := c.files[newKey]
-	dstD, dstIsDir := c.dirs[newKey]
+	dstF, dstIsFile := c.mu.tree.files[newKey]
+	dstD, dstIsDir := c.mu.tree.dirs[newKey]
 	dstExists := dstIsFile || dstIsDir
 	newParent, err := c.parentLocked("rename", newKey)
 	if err != nil {
@@ -181,21 +181,7 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 			// Exchanging directories is not supported: a clean EINVAL.
 			return false, pathErr("rename", oldKey, ErrInvalidOp)
 		}
-		if !srcF.loaded || !dstF.loaded {
-			return false, nil
-		}
-		if srcF == dstF {
-			return true, nil // two names of one node
-		}
-		c.renameNameLocked(srcF, oldKey, newKey)
-		c.renameNameLocked(dstF, newKey, oldKey)
-		c.files[oldKey], c.files[newKey] = dstF, srcF
-		srcF.by, dstF.by = by, by
-		srcF.jfull, dstF.jfull = true, true
-		c.markDirtyLocked(srcF)
-		c.markDirtyLocked(dstF)
-		c.touchParentsLocked(oldKey, newKey)
-		return true, nil
+		return c.exchangeLocked(srcF, dstF, oldKey, newKey, by), nil
 	case srcIsFile && dstIsDir:
 		return false, pathErr("rename", newKey, ErrIsDir)
 	case srcIsDir && dstIsFile:
@@ -221,10 +207,36 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 		return true, nil
 	}
 
+	return c.renameDirLocked(srcD, dstD, dstIsDir, oldKey, newKey, newParent, by)
+}
+
+// exchangeLocked is RENAME_EXCHANGE of two files; false when a value
+// must be loaded first.
+func (c *Context) exchangeLocked(srcF, dstF *file, oldKey, newKey string, by *meta.WriterInfo) bool {
+	if !srcF.loaded || !dstF.loaded {
+		return false
+	}
+	if srcF == dstF {
+		return true // two names of one node
+	}
+	c.renameNameLocked(srcF, oldKey, newKey)
+	c.renameNameLocked(dstF, newKey, oldKey)
+	c.mu.tree.files[oldKey], c.mu.tree.files[newKey] = dstF, srcF
+	srcF.by, dstF.by = by, by
+	srcF.jfull, dstF.jfull = true, true
+	c.markDirtyLocked(srcF)
+	c.markDirtyLocked(dstF)
+	c.touchParentsLocked(oldKey, newKey)
+	return true
+}
+
+// renameDirLocked is renameLocked of directory srcD over dstD (an empty
+// directory, when dstIsDir) in newParent.
+func (c *Context) renameDirLocked(srcD, dstD *dir, dstIsDir bool, oldKey, newKey string, newParent *dir, by *meta.WriterInfo) (bool, error) {
 	// A directory: every file under it moves; it needs every value.
 	prefix := oldKey + "/"
 	var moved []string
-	for k, f := range c.files {
+	for k, f := range c.mu.tree.files {
 		if strings.HasPrefix(k, prefix) {
 			if !f.loaded {
 				return false, nil
@@ -238,18 +250,18 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 		}
 	}
 	var subdirs []string
-	for k := range c.dirs {
+	for k := range c.mu.tree.dirs {
 		if strings.HasPrefix(k, prefix) {
 			subdirs = append(subdirs, k)
 		}
 	}
 	if dstIsDir {
-		delete(c.dirs, newKey)
-		delete(c.ddirty, dstD)
+		delete(c.mu.tree.dirs, newKey)
+		delete(c.mu.pending.ddirty, dstD)
 		newParent.subdirs-- // its name is srcD's now, counted below
 	}
 	// Detach the directory from its old parent and attach it under the new name.
-	if p, ok := c.dirs[parentOf(oldKey)]; ok {
+	if p, ok := c.mu.tree.dirs[parentOf(oldKey)]; ok {
 		_, name := backend.Split(oldKey)
 		delete(p.children, name)
 		p.subdirs--
@@ -259,11 +271,10 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 	slices.Sort(subdirs)
 	moveDir := func(d *dir, from, to string) {
 		c.leaveDirLocked(d)
-		delete(c.dirs, from)
-		c.gen++
-		c.removed[from] = c.gen
+		delete(c.mu.tree.dirs, from)
+		c.mu.pending.removeLocked(from)
 		d.key = to
-		c.dirs[to] = d
+		c.mu.tree.dirs[to] = d
 		c.markDirDirtyLocked(d)
 	}
 	moveDir(srcD, oldKey, newKey)
@@ -272,16 +283,15 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 	newParent.children[newName] = struct{}{}
 	newParent.subdirs++
 	for _, k := range subdirs {
-		moveDir(c.dirs[k], k, newKey+k[len(oldKey):])
+		moveDir(c.mu.tree.dirs[k], k, newKey+k[len(oldKey):])
 	}
 	for _, old := range moved {
-		f := c.files[old]
+		f := c.mu.tree.files[old]
 		nk := newKey + old[len(oldKey):]
-		delete(c.files, old)
-		c.gen++
-		c.removed[old] = c.gen
+		delete(c.mu.tree.files, old)
+		c.mu.pending.removeLocked(old)
 		c.renameNameLocked(f, old, nk)
-		c.files[nk] = f
+		c.mu.tree.files[nk] = f
 		f.by, f.jfull = by, true
 		c.markDirtyLocked(f)
 	}
@@ -291,15 +301,14 @@ func (c *Context) renameLocked(oldKey, newKey string, flags RenameFlags, by *met
 
 // moveFileLocked gives f's name old the key newKey in directory newParent.
 func (c *Context) moveFileLocked(f *file, old, newKey string, newParent *dir) {
-	if p, ok := c.dirs[parentOf(old)]; ok {
+	if p, ok := c.mu.tree.dirs[parentOf(old)]; ok {
 		_, name := backend.Split(old)
 		delete(p.children, name)
 	}
-	delete(c.files, old)
-	c.gen++
-	c.removed[old] = c.gen
+	delete(c.mu.tree.files, old)
+	c.mu.pending.removeLocked(old)
 	c.renameNameLocked(f, old, newKey)
-	c.files[newKey] = f
+	c.mu.tree.files[newKey] = f
 	_, name := backend.Split(newKey)
 	newParent.children[name] = struct{}{}
 	c.markDirtyLocked(f)
@@ -308,7 +317,7 @@ func (c *Context) moveFileLocked(f *file, old, newKey string, newParent *dir) {
 func (c *Context) touchParentsLocked(keys ...string) {
 	now := c.now().UnixNano()
 	for _, k := range keys {
-		if d, ok := c.dirs[parentOf(k)]; ok {
+		if d, ok := c.mu.tree.dirs[parentOf(k)]; ok {
 			c.touchDirLocked(d, now)
 		}
 	}

@@ -100,9 +100,9 @@ func TestScansUnderReadLock(t *testing.T) {
 						es = []backend.Entry{e}
 					}
 				case 2:
-					es, _ = c.Unflushed()
+					es, _ = c.Pending().Unflushed()
 				case 3:
-					es = c.DirtyEntries()
+					es = c.Pending().Sealed()
 				}
 				if i%10 == 0 {
 					held <- es

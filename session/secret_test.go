@@ -34,7 +34,7 @@ func TestNamesWithSecretsAreRefused(t *testing.T) {
 		{"Create", func() error { _, err := c.Create("memory/"+token, session.CreateOptions{Mode: 0o644}); return err }()},
 		{"Mkdir", c.Mkdir("memory/"+token, 0o755, 0, 0)},
 		{"Rename", c.Rename(t.Context(), "memory/plain.md", "memory/x-"+token, 0)},
-		{"SetXAttr name", c.SetXAttr(t.Context(), "memory/plain.md", "user."+token, []byte("v"), 0)},
+		{"SetXAttr name", c.XAttrs().Set(t.Context(), "memory/plain.md", "user."+token, []byte("v"), 0)},
 	}
 	for _, call := range calls {
 		if !errors.Is(call.err, session.ErrSecretName) {
@@ -73,7 +73,7 @@ func TestXAttrValuesAreSealed(t *testing.T) {
 	if err := c.Set("memory/a.md", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetXAttr(t.Context(), "memory/a.md", "user.note", []byte("deploy with "+token), 0); err != nil {
+	if err := c.XAttrs().Set(t.Context(), "memory/a.md", "user.note", []byte("deploy with "+token), 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Flush(t.Context()); err != nil {
@@ -86,10 +86,10 @@ func TestXAttrValuesAreSealed(t *testing.T) {
 	if v := string(got[0].Info.XAttrs["user.note"]); strings.Contains(v, token[4:16]) || !strings.Contains(v, "[REDACTED:") {
 		t.Fatalf("stored user.note = %q, want it redacted", v)
 	}
-	if v, err := c.GetXAttr("memory/a.md", "user.note"); err != nil || string(v) != "deploy with "+token {
+	if v, err := c.XAttrs().Get("memory/a.md", "user.note"); err != nil || string(v) != "deploy with "+token {
 		t.Fatalf("session's user.note = %q, %v; want the value as written", v, err)
 	}
-	if d := c.DirtyEntries(); len(d) != 0 {
+	if d := c.Pending().Sealed(); len(d) != 0 {
 		t.Fatalf("dirty after flush: %d", len(d))
 	}
 }
@@ -115,7 +115,7 @@ func TestEachFindingIsLoggedOnce(t *testing.T) {
 	steps := []func() error{
 		func() error { return c.Set("memory/a.md", []byte("token "+token+"\n")) },
 		func() error { return c.Set("memory/a.md", []byte("token "+token+"\nmore\n")) },
-		func() error { return c.SetXAttr(t.Context(), "memory/a.md", "user.note", []byte("x"), 0) },
+		func() error { return c.XAttrs().Set(t.Context(), "memory/a.md", "user.note", []byte("x"), 0) },
 		func() error { return c.Rename(t.Context(), "memory/a.md", "memory/b.md", 0) },
 		func() error { return c.Set("memory/b.md", []byte("token "+token+"\nmore\nkey "+aws+"\n")) },
 	}
@@ -193,7 +193,7 @@ func TestBinaryValuesAreMasked(t *testing.T) {
 	if err := c2.Bootstrap(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := c2.Replay(recs); err != nil {
+	if err := c2.Pending().Replay(recs); err != nil {
 		t.Fatal(err)
 	}
 	c2.Resolve(t.Context(), "db.sqlite")

@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/binary"
-	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -171,7 +169,7 @@ type dir struct {
 	children map[string]struct{} // names of files and directories directly inside
 	subdirs  int                 // how many of them are directories: its link count is 2 + subdirs
 	// gen is the generation of the latest unflushed change of the
-	// directory's own attributes (in Context.ddirty); 0 when clean.
+	// directory's own attributes (in Context.mu.pending.ddirty); 0 when clean.
 	gen uint64
 	// base is the version of the store's entry of the directory under
 	// key, as the session last listed or saved it; zero when the store
@@ -200,162 +198,59 @@ type Context struct {
 
 	ingested atomic.Int64 // values Resolve found a secret in (ingestload.go)
 
-	mu      sync.RWMutex       // guards every field below
-	files   map[string]*file   // every known file, by key
-	dirs    map[string]*dir    // every known directory, by key ("" is the root)
-	dirty   map[*file]struct{} // files with unflushed changes
-	ddirty  map[*dir]struct{}  // directories with unflushed attribute changes
-	removed map[string]uint64  // keys to delete from the store -> generation
-	gen     uint64             // last generation handed out
-	ino     uint64             // last inode number handed out
-	watch   map[int]func(Change)
-	watchID int
-	stats   flushStats
-	// written holds, per key, the versions (stamps: the whole node) memfs last
-	// wrote to the store, newest last: an external watcher may see an
-	// older one of them after a newer save began.
-	written map[string][]stamp
-	// gone holds stored keys whose file was removed, with who removed
-	// it, until a flush deletes them (a delete event).
-	gone map[string]*meta.WriterInfo
-	// bases holds the store versions of keys whose file was removed or
-	// replaced in the session, until a flush deletes or saves them.
-	bases   map[string]backend.Version
-	pending []Event // events a failed Options.Events call left for the next flush
-	// conflicts are the conflict events of resolutions whose flush has
-	// not succeeded yet (a policy's; see conflict.go).
-	conflicts []Event
-	// mergeBase holds, under the Merge policy, the value (and attributes
-	// and mode) the store held when each loaded regular file was read or
-	// last saved: the base of a three-way merge. Clean files share it
-	// with their value.
-	mergeBase map[*file]mergeBase
-	// creates and removes hold the external changes announced for the
-	// mount's helper process and not taken yet (announce.go).
-	creates map[string]announcedCreate
-	removes map[string]announcedRemove
-	attrs   map[string]announcedRemove // AnnounceAttr's
+	// mu guards the session's state. One lock guards it all, as the
+	// invariants span its parts (a dirty file is in the tree and in
+	// pending; a flush's commit moves a key out of pending, conflict and
+	// echo at once), but the parts are grouped by concern, as pebble
+	// groups DB.mu, each in its own file with its own ...Locked methods.
+	mu struct {
+		sync.RWMutex
+		tree     namespace     // tree.go: every file and directory
+		pending  pendingState  // pending.go: what the next flush sends
+		conflict conflictState // conflict.go: the versions flushes expect, conflict events, merge bases
+		echo     echoes        // echo.go: the versions memfs wrote, to know them when they come back
+		announce announcements // announce.go: the helper's changes announced and not taken
+		watch    watchers      // watch.go: the Watch callbacks
+		outbox   outbox        // events.go: the last flush's outcome, events to send again
+		// damaged holds the keys whose stored value did not load
+		// (damaged, or unreadable where the store keeps it), with the
+		// error, until a load of one succeeds (see Stats.Damaged).
+		damaged map[string]error
+		mem     budget // the memory budget (budget.go)
+	}
 
 	// replaying lets Replay change a read-only Context: a crashed
 	// session's journal is shown by a read-only mount, never flushed.
 	replaying atomic.Bool
 
-	// damaged holds the keys whose stored value did not load (damaged,
-	// or unreadable where the store keeps it), with the error, until a
-	// load of one succeeds (see Damaged).
-	damaged map[string]error
-
 	policyErr error // checkPolicy's verdict on Options.OnConflict; immutable
 
-	mem budget // the memory budget (budget.go)
+	views views // immutable after NewContext
 
 	loggedMu sync.Mutex          // guards logged; never held with mu
 	logged   map[uint64]struct{} // hashes of the secrets already logged (logFindings)
-}
-
-// writtenKept is how many of memfs's own versions of a key are known.
-const writtenKept = 4
-
-// addWrittenLocked records st as a version of key memfs wrote.
-func (c *Context) addWrittenLocked(key string, st stamp) {
-	w := c.written[key]
-	if len(w) > 0 && w[len(w)-1] == st {
-		return
-	}
-	if len(w) == writtenKept {
-		w = append(w[:0:0], w[1:]...)
-	}
-	c.written[key] = append(w, st)
-}
-
-// stamp identifies a stored version of a node by every attribute a
-// store keeps of it (issue 26: a change of the mode, owner or attributes
-// alone is a version too), but the times a reader or the store moves
-// (atime, ctime) and the hard-link group's name, which each store spells
-// its own way (whether the node has several names counts).
-type stamp struct {
-	size   int64
-	mtime  int64
-	mode   fs.FileMode // backend.ModeMask bits: the type and permissions
-	uid    uint32
-	gid    uint32
-	linked bool
-	xattrs uint64 // xattrsHash
-}
-
-// stampOf is the stamp of a stored node with info.
-func stampOf(info backend.Info) stamp {
-	return stamp{size: info.Size, mtime: info.MTime.UnixNano(), mode: info.Mode & backend.ModeMask,
-		uid: info.UID, gid: info.GID, linked: info.Link != "", xattrs: xattrsHash(toXAttrList(info.XAttrs))}
-}
-
-// stampLocked is the stamp of f as the session holds it.
-func (f *file) stampLocked() stamp {
-	return stamp{size: f.size, mtime: f.mtime, mode: f.mode & backend.ModeMask, uid: f.uid, gid: f.gid,
-		linked: f.link != nil && len(f.link.names) > 1, xattrs: xattrsHash(f.xattrs)}
-}
-
-// xattrsHash is a digest of a node's attributes (FNV-1a over the sorted
-// names and values), for stamps: equal lists give equal digests.
-func xattrsHash(l xattrList) uint64 {
-	h := fnv.New64a()
-	var n [8]byte
-	for _, kv := range l {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(kv.name)))
-		h.Write(n[:])
-		h.Write([]byte(kv.name))
-		binary.LittleEndian.PutUint64(n[:], uint64(len(kv.value)))
-		h.Write(n[:])
-		h.Write(kv.value)
-	}
-	return h.Sum64()
-}
-
-// sameNode reports whether mine, a stamp of a version memfs holds or
-// wrote, is the version found in the store. A store that cannot give a
-// file away (a directory store run by a user other than root: chown
-// fails, and the store keeps the file as that user's) holds the
-// process's owner for every file memfs wrote, whatever the session said:
-// an owner that is the process's own is then no change by another writer
-// (nor could one have made it, not being root either).
-func (c *Context) sameNode(mine, found stamp) bool {
-	if found.uid == c.euid && c.euid != 0 {
-		mine.uid, mine.gid = found.uid, found.gid
-	}
-	return mine == found
-}
-
-type flushStats struct {
-	last    time.Time
-	lastErr error
-	flushes int
-	saved   int
-	deleted int
 }
 
 // NewContext returns an empty session over store. Call Bootstrap to index
 // the store.
 func NewContext(store backend.Store, opts Options) *Context {
 	c := &Context{
-		store:   store,
-		opts:    opts,
-		euid:    uint32(os.Geteuid()),
-		log:     opts.Logger,
-		now:     opts.Now,
-		files:   make(map[string]*file),
-		dirs:    make(map[string]*dir),
-		dirty:   make(map[*file]struct{}),
-		ddirty:  make(map[*dir]struct{}),
-		removed: make(map[string]uint64),
-		watch:   make(map[int]func(Change)),
-		written: make(map[string][]stamp),
-		gone:    make(map[string]*meta.WriterInfo),
-		bases:   make(map[string]backend.Version),
-		creates: make(map[string]announcedCreate),
-		removes: make(map[string]announcedRemove),
-		attrs:   make(map[string]announcedRemove),
-		damaged: make(map[string]error),
+		store: store,
+		opts:  opts,
+		euid:  uint32(os.Geteuid()),
+		log:   opts.Logger,
+		now:   opts.Now,
 	}
+	c.mu.tree = namespace{files: make(map[string]*file), dirs: make(map[string]*dir)}
+	c.mu.pending = pendingState{dirty: make(map[*file]struct{}), ddirty: make(map[*dir]struct{}),
+		removed: make(map[string]uint64), gone: make(map[string]*meta.WriterInfo)}
+	c.mu.conflict.bases = make(map[string]backend.Version)
+	c.mu.echo.written = make(map[string][]stamp)
+	c.mu.announce = announcements{creates: make(map[string]announcedCreate),
+		removes: make(map[string]announcedRemove), attrs: make(map[string]announcedRemove)}
+	c.mu.watch.fns = make(map[int]func(Change))
+	c.mu.damaged = make(map[string]error)
+	c.initViews()
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -370,12 +265,12 @@ func NewContext(store backend.Store, opts Options) *Context {
 	if c.opts.DirMode == 0 {
 		c.opts.DirMode = 0o755
 	}
-	c.dirs[""] = c.newDirLocked("", c.now().UnixNano())
+	c.mu.tree.dirs[""] = c.newDirLocked("", c.now().UnixNano())
 	c.policyErr = checkPolicy(store, opts.OnConflict)
-	c.mem.max = max(opts.MaxMemory, 0)
-	c.mem.room = c.mem.max
+	c.mu.mem.max = max(opts.MaxMemory, 0)
+	c.mu.mem.room = c.mu.mem.max
 	if c.opts.OnConflict == Merge {
-		c.mergeBase = make(map[*file]mergeBase)
+		c.mu.conflict.mergeBase = make(map[*file]mergeBase)
 	}
 	return c
 }
@@ -384,8 +279,7 @@ func NewContext(store backend.Store, opts Options) *Context {
 func (c *Context) Store() backend.Store { return c.store }
 
 func (c *Context) newDirLocked(key string, mtime int64) *dir {
-	c.ino++
-	return &dir{key: key, ino: c.ino, mode: c.opts.DirMode, uid: c.opts.DirUID, gid: c.opts.DirGID,
+	return &dir{key: key, ino: c.mu.tree.nextInoLocked(), mode: c.opts.DirMode, uid: c.opts.DirUID, gid: c.opts.DirGID,
 		mtime: mtime, atime: mtime, ctime: mtime, children: make(map[string]struct{})}
 }
 
@@ -398,21 +292,13 @@ func (c *Context) touchDirLocked(d *dir, now int64) {
 
 // markDirDirtyLocked schedules directory d's entry for the next flush.
 func (c *Context) markDirDirtyLocked(d *dir) {
-	c.gen++
-	d.gen = c.gen
-	c.ddirty[d] = struct{}{}
+	d.gen = c.mu.pending.nextGenLocked()
+	c.mu.pending.ddirty[d] = struct{}{}
 }
 
 func (d *dir) infoLocked() backend.Info {
 	return backend.Info{MTime: time.Unix(0, d.mtime), ATime: time.Unix(0, d.atime), CTime: time.Unix(0, d.ctime),
 		Mode: fs.ModeDir | backend.PermBits(d.mode), UID: d.uid, GID: d.gid, XAttrs: d.xattrs.toMap()}
-}
-
-// RootIno is the inode number of the root directory.
-func (c *Context) RootIno() uint64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.dirs[""].ino
 }
 
 // Bootstrap lists the store once, indexes every key with its Info, and
@@ -454,10 +340,10 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 // it is a node with a value still to load. links maps the hard-link groups
 // indexed so far to their node.
 func (c *Context) indexLocked(e backend.Entry, links map[string]*file) bool {
-	if _, ok := c.files[e.Key]; ok {
+	if _, ok := c.mu.tree.files[e.Key]; ok {
 		return false
 	}
-	if _, ok := c.removed[e.Key]; ok {
+	if _, ok := c.mu.pending.removed[e.Key]; ok {
 		return false
 	}
 	if c.Local(e.Key) {
@@ -484,7 +370,7 @@ func (c *Context) indexLocked(e backend.Entry, links map[string]*file) bool {
 		d.base = backend.VersionOf(e.Info)
 		return false
 	}
-	if _, isDir := c.dirs[e.Key]; isDir {
+	if _, isDir := c.mu.tree.dirs[e.Key]; isDir {
 		c.log.Warn("bootstrap: key is also a directory; skipped", "key", e.Key)
 		return false
 	}
@@ -497,8 +383,7 @@ func (c *Context) indexLocked(e backend.Entry, links map[string]*file) bool {
 		// Another name of a node already indexed.
 		f.link.names = append(f.link.names, e.Key)
 	} else {
-		c.ino++
-		f = &file{key: e.Key, ino: c.ino, size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
+		f = &file{key: e.Key, ino: c.mu.tree.nextInoLocked(), size: e.Info.Size, mtime: e.Info.MTime.UnixNano(),
 			atime: timeOr(e.Info.ATime, e.Info.MTime), ctime: timeOr(e.Info.CTime, e.Info.MTime),
 			mode: e.Info.Mode & backend.ModeMask, uid: e.Info.UID, gid: e.Info.GID, rdev: e.Info.Rdev,
 			xattrs: toXAttrList(e.Info.XAttrs), from: e.Key, jlen: e.Info.Size,
@@ -512,7 +397,7 @@ func (c *Context) indexLocked(e backend.Entry, links map[string]*file) bool {
 		}
 		toLoad = !f.loaded
 	}
-	c.files[e.Key] = f
+	c.mu.tree.files[e.Key] = f
 	_, name := backend.Split(e.Key)
 	parent.children[name] = struct{}{}
 	return toLoad
@@ -538,10 +423,10 @@ func parentOf(key string) string {
 // bootstrap indexes implied directories of an older store, which stay
 // implied until they change).
 func (c *Context) mkdirAllLocked(key string, mtime int64, persist bool) (*dir, error) {
-	if d, ok := c.dirs[key]; ok {
+	if d, ok := c.mu.tree.dirs[key]; ok {
 		return d, nil
 	}
-	if _, ok := c.files[key]; ok {
+	if _, ok := c.mu.tree.files[key]; ok {
 		return nil, pathErr("mkdir", key, ErrNotDir)
 	}
 	parent, err := c.mkdirAllLocked(parentOf(key), mtime, persist)
@@ -549,7 +434,7 @@ func (c *Context) mkdirAllLocked(key string, mtime int64, persist bool) (*dir, e
 		return nil, err
 	}
 	d := c.newDirLocked(key, mtime)
-	c.dirs[key] = d
+	c.mu.tree.dirs[key] = d
 	if persist {
 		c.markDirDirtyLocked(d)
 	}
@@ -586,12 +471,12 @@ func (f *file) hasValue() bool {
 // parentLocked returns the existing parent directory of key.
 func (c *Context) parentLocked(op, key string) (*dir, error) {
 	p := parentOf(key)
-	if d, ok := c.dirs[p]; ok {
+	if d, ok := c.mu.tree.dirs[p]; ok {
 		return d, nil
 	}
 	// Report ENOTDIR when some ancestor is a file, ENOENT otherwise.
 	for k := p; k != ""; k = parentOf(k) {
-		if _, ok := c.files[k]; ok {
+		if _, ok := c.mu.tree.files[k]; ok {
 			return nil, pathErr(op, key, ErrNotDir)
 		}
 	}
@@ -625,7 +510,7 @@ func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string
 	var need []string
 	var which []*file
 	for _, k := range keys {
-		f, ok := c.files[k]
+		f, ok := c.mu.tree.files[k]
 		if !ok {
 			c.mu.RUnlock()
 			if err := backend.ValidateKey(k); err != nil {
@@ -660,7 +545,7 @@ func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string
 			}
 			f := which[i]
 			i++
-			delete(c.damaged, e.Key)
+			delete(c.mu.damaged, e.Key)
 			// The file may have been written, truncated or renamed
 			// while we were loading: a loaded or dirty file is newer.
 			if f.loaded || f.gen != 0 {
@@ -707,7 +592,7 @@ func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string
 // it.
 func (c *Context) Get(key string) ([]byte, bool) {
 	c.mu.RLock()
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok || !f.loaded {
 		c.mu.RUnlock()
 		return nil, false
@@ -722,7 +607,7 @@ func (c *Context) Get(key string) ([]byte, bool) {
 // Has reports whether key is a file the session knows, loaded or not.
 func (c *Context) Has(key string) bool {
 	c.mu.RLock()
-	_, ok := c.files[key]
+	_, ok := c.mu.tree.files[key]
 	c.mu.RUnlock()
 	return ok
 }
@@ -730,8 +615,8 @@ func (c *Context) Has(key string) bool {
 // Keys returns every file key, sorted.
 func (c *Context) Keys() []string {
 	c.mu.RLock()
-	keys := make([]string, 0, len(c.files))
-	for k := range c.files {
+	keys := make([]string, 0, len(c.mu.tree.files))
+	for k := range c.mu.tree.files {
 		keys = append(keys, k)
 	}
 	c.mu.RUnlock()
@@ -745,7 +630,7 @@ func (c *Context) Keys() []string {
 func (c *Context) Entries(prefix string) []backend.Entry {
 	c.mu.RLock()
 	var out []backend.Entry
-	for k, f := range c.files {
+	for k, f := range c.mu.tree.files {
 		if strings.HasPrefix(k, prefix) {
 			out = append(out, f.entryRLocked(k))
 		}
@@ -761,7 +646,7 @@ func (c *Context) Entries(prefix string) []backend.Entry {
 func (c *Context) Entry(key string) (backend.Entry, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok {
 		return backend.Entry{}, false
 	}
@@ -857,13 +742,13 @@ func (c *Context) creatable(op, key string) error {
 // createLocked returns the file at key, creating it (and its parent
 // directories) when missing. With exclusive, an existing file is an error.
 func (c *Context) createLocked(op, key string, mode fs.FileMode, uid, gid uint32, exclusive bool) (*file, bool, error) {
-	if f, ok := c.files[key]; ok {
+	if f, ok := c.mu.tree.files[key]; ok {
 		if exclusive {
 			return nil, false, exist(op, key)
 		}
 		return f, false, nil
 	}
-	if _, ok := c.dirs[key]; ok {
+	if _, ok := c.mu.tree.dirs[key]; ok {
 		return nil, false, pathErr(op, key, ErrIsDir)
 	}
 	now := c.now().UnixNano()
@@ -871,28 +756,26 @@ func (c *Context) createLocked(op, key string, mode fs.FileMode, uid, gid uint32
 	if err != nil {
 		return nil, false, pathErr(op, key, ErrNotDir)
 	}
-	c.ino++
-	f := &file{key: key, ino: c.ino, mtime: now, atime: now, ctime: now, mode: mode & backend.ModeMask, uid: uid, gid: gid, loaded: true,
+	f := &file{key: key, ino: c.mu.tree.nextInoLocked(), mtime: now, atime: now, ctime: now, mode: mode & backend.ModeMask, uid: uid, gid: gid, loaded: true,
 		xattrs: xattrList{{name: meta.Created, value: []byte(meta.FormatTime(time.Unix(0, now)))}}}
-	c.files[key] = f
+	c.mu.tree.files[key] = f
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
 	c.touchDirLocked(parent, now)
-	delete(c.removed, key)
+	delete(c.mu.pending.removed, key)
 	return f, true, nil
 }
 
 func (c *Context) markDirtyLocked(f *file) {
-	c.gen++
-	f.gen = c.gen
+	f.gen = c.mu.pending.nextGenLocked()
 	f.ctime = c.now().UnixNano()
 	if f.key != "" {
-		c.dirty[f] = struct{}{}
+		c.mu.pending.dirty[f] = struct{}{}
 		// Every name the node has is saved, none deleted: a name that
 		// had been removed (a file unlinked there before) is taken
 		// again, by whichever name of the node.
 		for _, k := range f.names() {
-			delete(c.removed, k)
+			delete(c.mu.pending.removed, k)
 		}
 	}
 }
@@ -909,33 +792,32 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 		if by == nil {
 			by = c.opts.Self
 		}
-		c.gone[f.from] = by
-		c.bases[f.from] = f.base
+		c.mu.pending.gone[f.from] = by
+		c.mu.conflict.bases[f.from] = f.base
 		f.from = ""
 	} else if c.opts.OnConflict != KeepBeside {
 		// Never stored by the session: the delete expects the key
 		// absent, so that it never removes what another writer saved
 		// there meanwhile (a conflict instead).
-		if _, ok := c.bases[key]; !ok {
-			c.bases[key] = backend.Version{}
+		if _, ok := c.mu.conflict.bases[key]; !ok {
+			c.mu.conflict.bases[key] = backend.Version{}
 		}
 	}
-	delete(c.mergeBase, f)
+	delete(c.mu.conflict.mergeBase, f)
 	if f.gen == 0 {
 		// The store holds this version until the next flush deletes it:
 		// seen again by an external watcher, it is no external change.
-		c.addWrittenLocked(key, f.stampLocked())
+		c.mu.echo.addLocked(key, f.stampLocked())
 	}
-	delete(c.files, key)
-	if parent, ok := c.dirs[parentOf(key)]; ok {
+	delete(c.mu.tree.files, key)
+	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
 		c.touchDirLocked(parent, c.now().UnixNano())
 	}
-	delete(c.dirty, f)
+	delete(c.mu.pending.dirty, f)
 	f.key = ""
-	c.gen++
-	c.removed[key] = c.gen
+	c.mu.pending.removeLocked(key)
 }
 
 // Delete removes the file key from the session and marks it for deletion
@@ -949,9 +831,9 @@ func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
 		return err
 	}
 	c.mu.Lock()
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok {
-		_, isDir := c.dirs[key]
+		_, isDir := c.mu.tree.dirs[key]
 		c.mu.Unlock()
 		if isDir {
 			return pathErr("delete", key, ErrIsDir)
@@ -960,7 +842,7 @@ func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
 	}
 	linked := f.link != nil && len(f.link.names) > 1 && f.loaded
 	c.removeNameLocked(f, key, by)
-	gen := c.gen
+	gen := c.mu.pending.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRemove, Key: key})
 	if err := c.journal(gen, nil, []string{key}); err != nil {
@@ -973,4 +855,80 @@ func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
 		}
 	}
 	return c.journalDir(gen, parentOf(key))
+}
+
+// put stores e with its own metadata, as a completed change.
+func (c *Context) put(e backend.Entry) error {
+	if e.Info.Mode.IsDir() {
+		return c.putDir(e)
+	}
+	if err := c.creatable("put", e.Key); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if f, ok := c.mu.tree.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 && f.link.id != e.Info.Link {
+		// The name is one of a node's several, and e is not that node:
+		// the name leaves the group (the others keep their value).
+		c.unlinkNameLocked(f, e.Key)
+	}
+	var f *file
+	var created bool
+	if e.Info.Link != "" {
+		// Another name of a node the session has under other names: e
+		// holds that node's value and attributes, which it takes.
+		if f = c.joinGroupLocked(e.Key, e.Info.Link); f != nil {
+			created = true
+		}
+	}
+	if f == nil {
+		var err error
+		if f, created, err = c.createLocked("put", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+	}
+	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
+	f.shared.Store(false)
+	f.mode, f.uid, f.gid, f.rdev = e.Info.Mode&backend.ModeMask, e.Info.UID, e.Info.GID, e.Info.Rdev
+	f.mtime = e.Info.MTime.UnixNano()
+	if e.Info.MTime.IsZero() {
+		f.mtime = c.now().UnixNano()
+	}
+	// The entry's attributes replace the file's, except that a file keeps
+	// its creation time when the entry has none.
+	x := toXAttrList(backend.CloneXAttrs(e.Info.XAttrs))
+	if created, ok := f.xattrs.get(meta.Created); ok {
+		if _, has := x.get(meta.Created); !has {
+			x = x.with(meta.Created, created)
+		}
+	}
+	f.xattrs = x
+	if _, ok := x.get(meta.Writer); !ok {
+		c.setWriterLocked(f, nil)
+	} else {
+		f.by = nil
+	}
+	f.changed = true
+	f.ver++
+	if e.Info.Link != "" && f.link == nil {
+		f.link = &linkGroup{id: e.Info.Link, names: []string{e.Key}}
+	}
+	c.markDirtyLocked(f)
+	f.atime = timeOr(e.Info.ATime, time.Unix(0, f.mtime))
+	if !e.Info.CTime.IsZero() {
+		f.ctime = e.Info.CTime.UnixNano()
+	}
+	c.mu.Unlock()
+	c.emitWritten(e.Key, created, OriginLocal)
+	return nil
+}
+
+// Put stores entry e with its metadata (mode, owner, mtime), marks it
+// dirty and records it in the journal. The Context takes ownership of
+// e.Value.
+func (c *Context) Put(e backend.Entry) error {
+	if err := c.put(e); err != nil {
+		return err
+	}
+	return c.journalKey(e.Key)
 }

@@ -393,13 +393,13 @@ func TestFailingStoreKeepsEverythingDirty(t *testing.T) {
 			t.Fatalf("Flush = %v, want the store's error", err)
 		}
 	}
-	if fs := c.FlushStatus(); !errors.Is(fs.Err, boom) || fs.Flushes != 2 {
+	if fs := c.Stats().LastFlush(); !errors.Is(fs.Err, boom) || fs.Flushes != 2 {
 		t.Fatalf("FlushStatus = %+v", fs)
 	}
-	if _, _, dirty, removed := c.Counts(); dirty != 1 || removed != 1 {
+	if _, _, dirty, removed := c.Stats().Counts(); dirty != 1 || removed != 1 {
 		t.Fatalf("after failures dirty=%d removed=%d, want 1 and 1", dirty, removed)
 	}
-	if got := c.DirtyEntries(); len(got) != 1 || got[0].Key != "memory/a.md" || string(got[0].Value) != "a" {
+	if got := c.Pending().Sealed(); len(got) != 1 || got[0].Key != "memory/a.md" || string(got[0].Value) != "a" {
 		t.Fatalf("DirtyEntries = %+v", got)
 	}
 	st.SetInject(nil)
@@ -412,7 +412,7 @@ func TestFailingStoreKeepsEverythingDirty(t *testing.T) {
 	if _, ok := storedValue(t, st, "agents/explorer.json"); ok {
 		t.Fatal("removal lost after recovery")
 	}
-	if _, _, dirty, removed := c.Counts(); dirty != 0 || removed != 0 {
+	if _, _, dirty, removed := c.Stats().Counts(); dirty != 0 || removed != 0 {
 		t.Fatalf("after recovery dirty=%d removed=%d", dirty, removed)
 	}
 }
@@ -724,7 +724,7 @@ func TestJournalReplayAfterCrash(t *testing.T) {
 	if err := c2.Bootstrap(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := c2.Replay(recs); err != nil {
+	if err := c2.Pending().Replay(recs); err != nil {
 		t.Fatal(err)
 	}
 	if err := c2.Flush(t.Context()); err != nil {
@@ -785,7 +785,7 @@ func TestConcurrentUse(t *testing.T) {
 	if err := c.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, dirty, removed := c.Counts(); dirty != 0 || removed != 0 {
+	if _, _, dirty, removed := c.Stats().Counts(); dirty != 0 || removed != 0 {
 		t.Fatalf("after final flush dirty=%d removed=%d", dirty, removed)
 	}
 }
@@ -842,7 +842,7 @@ func TestJournalAndRecoveryAreRedacted(t *testing.T) {
 	if bytes.Contains(raw, []byte("hunter2")) || !bytes.Contains(raw, []byte("[REDACTED:word]")) {
 		t.Fatalf("the journal holds %q", raw)
 	}
-	for _, e := range c.DirtyEntries() {
+	for _, e := range c.Pending().Sealed() {
 		if bytes.Contains(e.Value, []byte("hunter2")) {
 			t.Fatalf("a recovery entry holds the secret: %q", e.Value)
 		}
@@ -887,7 +887,7 @@ func TestReplayFollowsTheJournalNotMtimes(t *testing.T) {
 	if err := c.Bootstrap(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Replay([]journal.Record{{Gen: 1, Entries: []backend.Entry{rewritten}},
+	if err := c.Pending().Replay([]journal.Record{{Gen: 1, Entries: []backend.Entry{rewritten}},
 		{Gen: 2, Entries: []backend.Entry{{Key: "memory/new.md", Value: []byte("kept"), Info: backend.Info{Mode: 0o644, MTime: time.Unix(1700000000, 0)}}}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -69,8 +69,8 @@ var handOuts = []struct {
 	{"Entries", func(c *session.Context, key string) []byte { return c.Entries(key)[0].Value }},
 	{"Entry", func(c *session.Context, key string) []byte { e, _ := c.Entry(key); return e.Value }},
 	{"Get", func(c *session.Context, key string) []byte { v, _ := c.Get(key); return v }},
-	{"Unflushed", func(c *session.Context, key string) []byte { es, _ := c.Unflushed(); return es[0].Value }},
-	{"DirtyEntries", func(c *session.Context, key string) []byte { return c.DirtyEntries()[0].Value }},
+	{"Unflushed", func(c *session.Context, key string) []byte { es, _ := c.Pending().Unflushed(); return es[0].Value }},
+	{"DirtyEntries", func(c *session.Context, key string) []byte { return c.Pending().Sealed()[0].Value }},
 }
 
 // A write that starts inside the value and ends past it (a WriteAt across
@@ -254,7 +254,7 @@ func TestSharedValueHolderAppends(t *testing.T) {
 	t.Run("DirtyEntries", func(t *testing.T) {
 		c := memSession(t, nil, session.Options{})
 		h := helloBang(t, c, "notes.md")
-		mine := append(c.DirtyEntries()[0].Value, "ZZZ"...)
+		mine := append(c.Pending().Sealed()[0].Value, "ZZZ"...)
 		if _, err := h.Append([]byte("abc")); err != nil {
 			t.Fatal(err)
 		}
@@ -402,10 +402,10 @@ func TestSharedValueStress(t *testing.T) {
 				case 0:
 					held.add("Entries", c.Entries(""))
 				case 1:
-					es, _ := c.Unflushed()
+					es, _ := c.Pending().Unflushed()
 					held.add("Unflushed", es)
 				case 2:
-					held.add("DirtyEntries", c.DirtyEntries())
+					held.add("DirtyEntries", c.Pending().Sealed())
 				case 3:
 					key := fmt.Sprintf("f%d.md", i%files)
 					if v, ok := c.Get(key); ok {

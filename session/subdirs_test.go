@@ -16,10 +16,10 @@ func checkSubdirs(t *testing.T, c *Context, step string) {
 	t.Helper()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for key, d := range c.dirs {
+	for key, d := range c.mu.tree.dirs {
 		n := 0
 		for name := range d.children {
-			if _, ok := c.dirs[backend.Join(key, name)]; ok {
+			if _, ok := c.mu.tree.dirs[backend.Join(key, name)]; ok {
 				n++
 			}
 		}

@@ -11,6 +11,20 @@ import (
 	"github.com/memfs/memfs/meta"
 )
 
+// namespace is the session's tree (guarded by Context.mu): every file and
+// directory it knows, by key.
+type namespace struct {
+	files map[string]*file // every known file, by key
+	dirs  map[string]*dir  // every known directory, by key ("" is the root)
+	ino   uint64           // last inode number handed out
+}
+
+// nextInoLocked hands out an inode number.
+func (t *namespace) nextInoLocked() uint64 {
+	t.ino++
+	return t.ino
+}
+
 // Stat is what the session knows of a file or directory, from the index.
 type Stat struct {
 	Key    string
@@ -37,10 +51,10 @@ func (c *Context) Stat(key string) (Stat, error) {
 }
 
 func (c *Context) statLocked(key string) (Stat, error) {
-	if f, ok := c.files[key]; ok {
+	if f, ok := c.mu.tree.files[key]; ok {
 		return f.statLocked(c), nil
 	}
-	if d, ok := c.dirs[key]; ok {
+	if d, ok := c.mu.tree.dirs[key]; ok {
 		return c.dirStatLocked(key, d), nil
 	}
 	if key != "" {
@@ -59,7 +73,7 @@ func (c *Context) dirStatLocked(key string, d *dir) Stat {
 }
 
 func (f *file) statLocked(c *Context) Stat {
-	_, dirty := c.dirty[f]
+	_, dirty := c.mu.pending.dirty[f]
 	nlink := uint32(1)
 	switch {
 	case f.key == "":
@@ -84,9 +98,9 @@ type DirEntry struct {
 func (c *Context) ReadDir(key string) ([]DirEntry, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	d, ok := c.dirs[key]
+	d, ok := c.mu.tree.dirs[key]
 	if !ok {
-		if _, isFile := c.files[key]; isFile {
+		if _, isFile := c.mu.tree.files[key]; isFile {
 			return nil, pathErr("readdir", key, ErrNotDir)
 		}
 		return nil, notExist("readdir", key)
@@ -94,9 +108,9 @@ func (c *Context) ReadDir(key string) ([]DirEntry, error) {
 	out := make([]DirEntry, 0, len(d.children))
 	for name := range d.children {
 		k := backend.Join(key, name)
-		if sub, ok := c.dirs[k]; ok {
+		if sub, ok := c.mu.tree.dirs[k]; ok {
 			out = append(out, DirEntry{Name: name, Ino: sub.ino, IsDir: true, Mode: fs.ModeDir})
-		} else if f, ok := c.files[k]; ok {
+		} else if f, ok := c.mu.tree.files[k]; ok {
 			out = append(out, DirEntry{Name: name, Ino: f.ino, Mode: f.mode.Type()})
 		}
 	}
@@ -112,11 +126,11 @@ func (c *Context) Mkdir(key string, mode fs.FileMode, uid, gid uint32) error {
 		return err
 	}
 	c.mu.Lock()
-	if _, ok := c.dirs[key]; ok {
+	if _, ok := c.mu.tree.dirs[key]; ok {
 		c.mu.Unlock()
 		return exist("mkdir", key)
 	}
-	if _, ok := c.files[key]; ok {
+	if _, ok := c.mu.tree.files[key]; ok {
 		c.mu.Unlock()
 		return exist("mkdir", key)
 	}
@@ -128,13 +142,13 @@ func (c *Context) Mkdir(key string, mode fs.FileMode, uid, gid uint32) error {
 	now := c.now().UnixNano()
 	d := c.newDirLocked(key, now)
 	d.mode, d.uid, d.gid = backend.PermBits(mode), uid, gid
-	c.dirs[key] = d
+	c.mu.tree.dirs[key] = d
 	c.markDirDirtyLocked(d)
 	_, name := backend.Split(key)
 	parent.children[name] = struct{}{}
 	parent.subdirs++
 	c.touchDirLocked(parent, now)
-	gen := c.gen
+	gen := c.mu.pending.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpMkdir, Key: key})
 	return c.journalDir(gen, parentOf(key), key)
@@ -146,10 +160,10 @@ func (c *Context) Rmdir(key string) error {
 		return err
 	}
 	c.mu.Lock()
-	d, ok := c.dirs[key]
+	d, ok := c.mu.tree.dirs[key]
 	switch {
 	case !ok:
-		_, isFile := c.files[key]
+		_, isFile := c.mu.tree.files[key]
 		c.mu.Unlock()
 		if isFile {
 			return pathErr("rmdir", key, ErrNotDir)
@@ -160,13 +174,13 @@ func (c *Context) Rmdir(key string) error {
 		return pathErr("rmdir", key, ErrNotEmpty)
 	}
 	c.removeDirLocked(d)
-	if parent, ok := c.dirs[parentOf(key)]; ok {
+	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
 		parent.subdirs--
 		c.touchDirLocked(parent, c.now().UnixNano())
 	}
-	gen := c.gen
+	gen := c.mu.pending.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpRmdir, Key: key})
 	return c.journal(gen, nil, []string{key})
@@ -202,7 +216,7 @@ func (c *Context) SetAttr(ctx context.Context, key string, a Attr) (Stat, error)
 		return c.setFileAttr(f, a)
 	}
 	c.mu.Lock()
-	d, ok := c.dirs[key]
+	d, ok := c.mu.tree.dirs[key]
 	if !ok {
 		c.mu.Unlock()
 		return Stat{}, notExist("setattr", key)
@@ -229,7 +243,7 @@ func (c *Context) SetAttr(ctx context.Context, key string, a Attr) (Stat, error)
 	d.ctime = c.now().UnixNano()
 	c.markDirDirtyLocked(d)
 	st, _ := c.statLocked(key)
-	gen := c.gen
+	gen := c.mu.pending.gen
 	c.mu.Unlock()
 	c.emit(Change{Op: OpAttr, Key: key})
 	return st, c.journalDir(gen, key)

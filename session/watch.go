@@ -7,6 +7,36 @@ import (
 	"time"
 )
 
+// watchers are the Watch callbacks (guarded by Context.mu).
+type watchers struct {
+	fns map[int]func(Change)
+	id  int // last id handed out
+}
+
+// addLocked registers fn and returns its id.
+func (w *watchers) addLocked(fn func(Change)) int {
+	w.id++
+	w.fns[w.id] = fn
+	return w.id
+}
+
+// inOrderRLocked returns the callbacks in the order they were registered.
+func (w *watchers) inOrderRLocked() []func(Change) {
+	if len(w.fns) == 0 {
+		return nil
+	}
+	ids := make([]int, 0, len(w.fns))
+	for id := range w.fns {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	fns := make([]func(Change), 0, len(ids))
+	for _, id := range ids {
+		fns = append(fns, w.fns[id])
+	}
+	return fns
+}
+
 // Op is the kind of a Change.
 type Op string
 
@@ -49,13 +79,11 @@ type Change struct {
 // and with no lock held. fn must not block. The returned function stops it.
 func (c *Context) Watch(fn func(Change)) (stop func()) {
 	c.mu.Lock()
-	c.watchID++
-	id := c.watchID
-	c.watch[id] = fn
+	id := c.mu.watch.addLocked(fn)
 	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
-		delete(c.watch, id)
+		delete(c.mu.watch.fns, id)
 		c.mu.Unlock()
 	}
 }
@@ -68,19 +96,7 @@ func (c *Context) emit(ch Change) {
 		ch.Origin = OriginLocal
 	}
 	c.mu.RLock()
-	if len(c.watch) == 0 {
-		c.mu.RUnlock()
-		return
-	}
-	ids := make([]int, 0, len(c.watch))
-	for id := range c.watch {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	fns := make([]func(Change), 0, len(ids))
-	for _, id := range ids {
-		fns = append(fns, c.watch[id])
-	}
+	fns := c.mu.watch.inOrderRLocked()
 	c.mu.RUnlock()
 	for _, fn := range fns {
 		fn(ch)

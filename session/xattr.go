@@ -28,7 +28,7 @@ const (
 type writerKey struct{}
 
 // WithWriter returns a context that attributes the session operations
-// made with it (Rename, SetAttr, SetXAttr, Open) to w.
+// made with it (Rename, SetAttr, XAttrs.Set, Open) to w.
 func WithWriter(ctx context.Context, w meta.WriterInfo) context.Context {
 	return context.WithValue(ctx, writerKey{}, &w)
 }
@@ -38,24 +38,25 @@ func writerFrom(ctx context.Context) *meta.WriterInfo {
 	return w
 }
 
-// GetXAttr returns the value of attribute name of file key. A directory
+// Get returns the value of attribute name of file key. A directory
 // has none.
-func (c *Context) GetXAttr(key, name string) ([]byte, error) {
+func (xa *XAttrs) Get(key, name string) ([]byte, error) {
+	c := xa.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var x xattrList
-	if f, ok := c.files[key]; ok {
+	if f, ok := c.mu.tree.files[key]; ok {
 		x = f.xattrs
-	} else if d, ok := c.dirs[key]; ok {
+	} else if d, ok := c.mu.tree.dirs[key]; ok {
 		x = d.xattrs
 	} else {
 		return nil, notExist("getxattr", key)
 	}
-	if f, ok := c.files[key]; ok && f.mode.Type() != 0 {
+	if f, ok := c.mu.tree.files[key]; ok && f.mode.Type() != 0 {
 		return nil, pathErr("getxattr", key, ErrNoXAttr)
 	}
 	if name == meta.Rev {
-		if f, ok := c.files[key]; ok {
+		if f, ok := c.mu.tree.files[key]; ok {
 			if rev, ok := f.revLocked(); ok {
 				return []byte(strconv.FormatInt(rev, 10)), nil
 			}
@@ -69,27 +70,29 @@ func (c *Context) GetXAttr(key, name string) ([]byte, error) {
 	return v, nil
 }
 
-// ListXAttr returns the names of the attributes of key, sorted.
-func (c *Context) ListXAttr(key string) ([]string, error) {
+// List returns the names of the attributes of key, sorted.
+func (xa *XAttrs) List(key string) ([]string, error) {
+	c := xa.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if f, ok := c.files[key]; ok {
+	if f, ok := c.mu.tree.files[key]; ok {
 		names := f.xattrs.names()
 		if _, ok := f.revLocked(); ok && f.mode.Type() == 0 {
 			names = slices.Insert(names, sort.SearchStrings(names, meta.Rev), meta.Rev)
 		}
 		return names, nil
 	}
-	if d, ok := c.dirs[key]; ok {
+	if d, ok := c.mu.tree.dirs[key]; ok {
 		return d.xattrs.names(), nil
 	}
 	return nil, notExist("listxattr", key)
 }
 
-// SetXAttr sets attribute name of file key. Only user.* attributes are
+// Set sets attribute name of file key. Only user.* attributes are
 // kept; memfs's own (user.memfs.*) are validated, and created and writer
 // are read-only. The change is flushed with the entry and journaled.
-func (c *Context) SetXAttr(ctx context.Context, key, name string, value []byte, flags XAttrFlags) error {
+func (xa *XAttrs) Set(ctx context.Context, key, name string, value []byte, flags XAttrFlags) error {
+	c := xa.c
 	if name == AttrSignal && c.attrAnnounced(key) {
 		return nil // the helper's request: the change is in the session already
 	}
@@ -116,8 +119,9 @@ func (c *Context) SetXAttr(ctx context.Context, key, name string, value []byte, 
 	})
 }
 
-// RemoveXAttr removes attribute name of file key.
-func (c *Context) RemoveXAttr(ctx context.Context, key, name string) error {
+// Remove removes attribute name of file key.
+func (xa *XAttrs) Remove(ctx context.Context, key, name string) error {
+	c := xa.c
 	if err := c.checkXAttrWrite("removexattr", key, name); err != nil {
 		return err
 	}
@@ -151,7 +155,7 @@ func (c *Context) checkXAttrWrite(op, key, name string) error {
 		}
 	}
 	c.mu.RLock()
-	f, isFile := c.files[key]
+	f, isFile := c.mu.tree.files[key]
 	special := isFile && f.mode.Type() != 0
 	c.mu.RUnlock()
 	if special || key == "" {
@@ -166,7 +170,7 @@ func (c *Context) checkXAttrWrite(op, key, name string) error {
 // copy if it fits the store's limit.
 func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map[string][]byte) error) error {
 	c.mu.Lock()
-	if d, ok := c.dirs[key]; ok {
+	if d, ok := c.mu.tree.dirs[key]; ok {
 		x, err := editedXAttrs(op, key, d.xattrs, edit)
 		if err != nil {
 			c.mu.Unlock()
@@ -175,7 +179,7 @@ func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map
 		d.xattrs = x
 		d.ctime = c.now().UnixNano()
 		c.markDirDirtyLocked(d)
-		gen := c.gen
+		gen := c.mu.pending.gen
 		c.mu.Unlock()
 		c.emit(Change{Op: OpAttr, Key: key})
 		return c.journalDir(gen, key)
@@ -187,7 +191,7 @@ func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map
 		return err
 	}
 	c.mu.Lock()
-	f, ok := c.files[key]
+	f, ok := c.mu.tree.files[key]
 	if !ok || !f.loaded {
 		c.mu.Unlock()
 		return notExist(op, key)

@@ -24,56 +24,56 @@ func TestXAttrs(t *testing.T) {
 	c, st, _, _ := newSession(t, session.Options{Derived: map[string]session.AttrFunc{meta.Skill: contextpack.SkillAttr}})
 	ctx := t.Context()
 	key := "skills/go/SKILL.md" // indexed, not loaded
-	if err := c.SetXAttr(ctx, key, "user.memfs.tags", []byte("go, tools"), 0); err != nil {
+	if err := c.XAttrs().Set(ctx, key, "user.memfs.tags", []byte("go, tools"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetXAttr(ctx, key, "user.memfs.tags", []byte("x"), session.XAttrCreate); !errors.Is(err, session.ErrXAttrExists) {
+	if err := c.XAttrs().Set(ctx, key, "user.memfs.tags", []byte("x"), session.XAttrCreate); !errors.Is(err, session.ErrXAttrExists) {
 		t.Errorf("XATTR_CREATE of a set attribute = %v, want ErrXAttrExists", err)
 	}
-	if err := c.SetXAttr(ctx, key, "user.other", []byte("x"), session.XAttrReplace); !errors.Is(err, session.ErrNoXAttr) {
+	if err := c.XAttrs().Set(ctx, key, "user.other", []byte("x"), session.XAttrReplace); !errors.Is(err, session.ErrNoXAttr) {
 		t.Errorf("XATTR_REPLACE of a missing attribute = %v, want ErrNoXAttr", err)
 	}
 	for name, v := range map[string]string{
 		"user.memfs.importance": "1.5", "user.memfs.source": "robot", "user.memfs.tag": "typo",
 		"user.memfs.agent": "has space", "user.memfs.tags": "a,,b",
 	} {
-		if err := c.SetXAttr(ctx, key, name, []byte(v), 0); !errors.Is(err, session.ErrInvalidOp) || !errors.Is(err, meta.ErrInvalid) {
+		if err := c.XAttrs().Set(ctx, key, name, []byte(v), 0); !errors.Is(err, session.ErrInvalidOp) || !errors.Is(err, meta.ErrInvalid) {
 			t.Errorf("SetXAttr %s=%q = %v, want ErrInvalidOp wrapping meta.ErrInvalid", name, v, err)
 		}
 	}
 	for _, name := range []string{meta.Created, meta.Writer} {
-		if err := c.SetXAttr(ctx, key, name, []byte("x"), 0); !errors.Is(err, session.ErrReadOnly) {
+		if err := c.XAttrs().Set(ctx, key, name, []byte("x"), 0); !errors.Is(err, session.ErrReadOnly) {
 			t.Errorf("SetXAttr %s = %v, want ErrReadOnly", name, err)
 		}
 	}
-	if err := c.SetXAttr(ctx, key, "trusted.x", []byte("x"), 0); !errors.Is(err, session.ErrXAttrNotSupported) {
+	if err := c.XAttrs().Set(ctx, key, "trusted.x", []byte("x"), 0); !errors.Is(err, session.ErrXAttrNotSupported) {
 		t.Errorf("SetXAttr trusted.x = %v, want ErrXAttrNotSupported", err)
 	}
-	if err := c.SetXAttr(ctx, "skills/go", "user.x", []byte("x"), 0); err != nil {
+	if err := c.XAttrs().Set(ctx, "skills/go", "user.x", []byte("x"), 0); err != nil {
 		t.Errorf("SetXAttr on a directory = %v", err)
 	}
-	if v, err := c.GetXAttr("skills/go", "user.x"); err != nil || string(v) != "x" {
+	if v, err := c.XAttrs().Get("skills/go", "user.x"); err != nil || string(v) != "x" {
 		t.Errorf("GetXAttr on a directory = %q, %v", v, err)
 	}
-	if err := c.SetXAttr(ctx, "", "user.x", []byte("x"), 0); err == nil {
+	if err := c.XAttrs().Set(ctx, "", "user.x", []byte("x"), 0); err == nil {
 		t.Error("SetXAttr on the root succeeded: no entry of the store keeps it")
 	}
-	if err := c.SetXAttr(ctx, key, "user.big", make([]byte, backend.MaxXAttrSize), 0); !errors.Is(err, session.ErrXAttrSpace) {
+	if err := c.XAttrs().Set(ctx, key, "user.big", make([]byte, backend.MaxXAttrSize), 0); !errors.Is(err, session.ErrXAttrSpace) {
 		t.Errorf("SetXAttr over the limit = %v, want ErrXAttrSpace", err)
 	}
-	if err := c.SetXAttr(ctx, key, "user.note", []byte("keep"), 0); err != nil {
+	if err := c.XAttrs().Set(ctx, key, "user.note", []byte("keep"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetXAttr(ctx, key, "user.gone", []byte("x"), 0); err != nil {
+	if err := c.XAttrs().Set(ctx, key, "user.gone", []byte("x"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.RemoveXAttr(ctx, key, "user.gone"); err != nil {
+	if err := c.XAttrs().Remove(ctx, key, "user.gone"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.RemoveXAttr(ctx, key, "user.gone"); !errors.Is(err, session.ErrNoXAttr) {
+	if err := c.XAttrs().Remove(ctx, key, "user.gone"); !errors.Is(err, session.ErrNoXAttr) {
 		t.Errorf("second RemoveXAttr = %v, want ErrNoXAttr", err)
 	}
-	if names, _ := c.ListXAttr(key); !slices.Equal(names, []string{"user.memfs.tags", "user.note"}) {
+	if names, _ := c.XAttrs().List(key); !slices.Equal(names, []string{"user.memfs.tags", "user.note"}) {
 		t.Errorf("ListXAttr = %q", names)
 	}
 	if err := c.Flush(ctx); err != nil {
@@ -95,7 +95,7 @@ func TestXAttrs(t *testing.T) {
 	if err := c2.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := c2.GetXAttr(key, "user.note"); err != nil || string(v) != "keep" {
+	if v, err := c2.XAttrs().Get(key, "user.note"); err != nil || string(v) != "keep" {
 		t.Errorf("new session: user.note = %q, %v", v, err)
 	}
 }
@@ -135,7 +135,7 @@ func TestCreatedAndWriter(t *testing.T) {
 			t.Errorf("%s: writer = %+v, %v; want %+v", got[i].Key, gotW, err, want)
 		}
 	}
-	if err := c.RemoveXAttr(ctx, "memory/new.md", meta.Created); !errors.Is(err, session.ErrReadOnly) {
+	if err := c.XAttrs().Remove(ctx, "memory/new.md", meta.Created); !errors.Is(err, session.ErrReadOnly) {
 		t.Errorf("RemoveXAttr created = %v, want ErrReadOnly", err)
 	}
 }
@@ -162,12 +162,12 @@ func TestFlushEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(c.Set("memory/global.md", []byte("changed\n")))                                  // write
-	must(c.Rename(as, "memory/project/kernel.md", "memory/project/kern.md", 0))           // rename
-	must(c.SetXAttr(as, "agents/explorer.json", "user.memfs.source", []byte("agent"), 0)) // attr
-	must(c.DeleteBy("skills/go/resources/ref.txt", &bob))                                 // delete
-	must(c.Set("memory/tmp.md", []byte("short-lived")))                                   // never stored
-	must(c.Delete("memory/tmp.md"))                                                       //
+	must(c.Set("memory/global.md", []byte("changed\n")))                                      // write
+	must(c.Rename(as, "memory/project/kernel.md", "memory/project/kern.md", 0))               // rename
+	must(c.XAttrs().Set(as, "agents/explorer.json", "user.memfs.source", []byte("agent"), 0)) // attr
+	must(c.DeleteBy("skills/go/resources/ref.txt", &bob))                                     // delete
+	must(c.Set("memory/tmp.md", []byte("short-lived")))                                       // never stored
+	must(c.Delete("memory/tmp.md"))                                                           //
 	must(c.Flush(ctx))
 	var lines []string
 	for _, e := range got {
@@ -281,7 +281,7 @@ func TestDerivedAttrs(t *testing.T) {
 	if v := stored("notes/a.md")[name]; string(v) != "5" {
 		t.Errorf("stored %s = %q, want 5", name, v)
 	}
-	if v, err := c.GetXAttr("notes/a.md", name); err != nil || string(v) != "5" {
+	if v, err := c.XAttrs().Get("notes/a.md", name); err != nil || string(v) != "5" {
 		t.Errorf("session %s = %q, %v; want 5 after the flush", name, v, err)
 	}
 	if err := c.Rename(ctx, "notes/a.md", "notes/a.txt", 0); err != nil {
@@ -293,7 +293,7 @@ func TestDerivedAttrs(t *testing.T) {
 	if v, ok := stored("notes/a.txt")[name]; ok {
 		t.Errorf("stored %s of a file renamed away = %q, want none", name, v)
 	}
-	if v, err := c.GetXAttr("notes/a.txt", name); !errors.Is(err, session.ErrNoXAttr) {
+	if v, err := c.XAttrs().Get("notes/a.txt", name); !errors.Is(err, session.ErrNoXAttr) {
 		t.Errorf("session %s of a file renamed away = %q, %v; want ErrNoXAttr", name, v, err)
 	}
 

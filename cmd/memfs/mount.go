@@ -242,7 +242,7 @@ func mountAction(c *cli.Context) error {
 		o.Close(ctx)
 		return err
 	}
-	_, _, dirty, removed := o.c.Counts()
+	_, _, dirty, removed := o.c.Stats().Counts()
 	defer announceFlush(log, c.App.ErrWriter, "final", dirty+removed)()
 	return o.Close(ctx)
 }

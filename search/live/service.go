@@ -444,7 +444,7 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		topK = 10
 	}
 	s.apply() // what flushes queued
-	dirty, removed := s.c.Unflushed()
+	dirty, removed := s.c.Pending().Unflushed()
 	overlay := search.New(s.opts)
 	shadowed := make(map[string]bool, len(dirty)+len(removed))
 	for _, e := range dirty {
@@ -461,7 +461,7 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		for i, h := range hits {
 			keys[i] = h.Key
 		}
-		ok := s.c.Readable(cr, keys...)
+		ok := s.c.Access().Readable(cr, keys...)
 		kept := hits[:0]
 		for i, h := range hits {
 			if ok[i] && !shadowed[h.Key] {

@@ -313,13 +313,13 @@ func TestServiceExternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.ApplyExternal(got[0]); err != nil {
+	if _, err := e.c.External().Apply(got[0]); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := strings.Join(found(t, s, credOwner, "platypus", 0), " "), "memory/ext.md"; got != want {
 		t.Errorf("after an external write: got %s, want %s", got, want)
 	}
-	if _, err := e.c.RemoveExternal(ext.Key); err != nil {
+	if _, err := e.c.External().Remove(ext.Key); err != nil {
 		t.Fatal(err)
 	}
 	if got := found(t, s, credOwner, "platypus", 0); len(got) != 0 {
@@ -328,7 +328,7 @@ func TestServiceExternal(t *testing.T) {
 	if err := s.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.ApplyExternal(got[0]); err != nil {
+	if _, err := e.c.External().Apply(got[0]); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Lock()

@@ -1,0 +1,154 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/journal"
+)
+
+// This file replays a crashed session's journal into a new one.
+
+// Replay applies journal records (from a crashed earlier process) to the
+// session, in generation order, as changes to flush.
+func (p *Pending) Replay(records []journal.Record) error {
+	c := p.c
+	c.replaying.Store(true)
+	defer c.replaying.Store(false)
+	// Appends of concurrent closers may reach the file slightly out of
+	// generation order; the generation is the order of the changes.
+	records = slices.Clone(records)
+	slices.SortStableFunc(records, func(a, b journal.Record) int { return cmp.Compare(a.Gen, b.Gen) })
+	for _, r := range records {
+		for _, e := range r.Entries {
+			if r.Append {
+				// An append must not be applied twice: after a kill
+				// between a flush's save and its truncate, the store's
+				// value already ends with it. An append sets the mtime
+				// to the time of the write, so a store value as new is
+				// one that holds it.
+				if c.storeIsNewer(e) {
+					c.log.Info("journal append older than the store's value; skipped", "key", e.Key)
+					continue
+				}
+				if err := c.replayAppend(e); err != nil {
+					return err
+				}
+				c.replayBase(r, e.Key, false)
+				continue
+			}
+			// A whole record is replayed whatever the store holds: the
+			// generation orders changes, never an mtime (a process may
+			// set one in the past). A record the store already holds
+			// (killed between a flush's save and its truncate) gives
+			// the same entry again.
+			if err := c.put(e); err != nil {
+				if !errors.Is(err, ErrNotDir) || !c.moveAsideBlocking(e.Key) {
+					return err
+				}
+				if err := c.put(e); err != nil {
+					return err
+				}
+			}
+			c.replayBase(r, e.Key, false)
+		}
+		// Children before their directories.
+		removed := slices.Clone(r.Removed)
+		slices.SortFunc(removed, func(a, b string) int { return strings.Compare(b, a) })
+		for _, k := range removed {
+			err := c.Delete(k)
+			if errors.Is(err, ErrIsDir) {
+				err = c.Rmdir(k)
+				if errors.Is(err, ErrNotEmpty) {
+					// Something created under it later in the
+					// journal's order was replayed before: keep both.
+					c.log.Warn("journal: a removed directory is not empty at replay; kept", "key", k)
+					err = nil
+				}
+			}
+			if err != nil && !isNotExist(err) {
+				return err
+			}
+			c.replayBase(r, k, true)
+		}
+	}
+	return nil
+}
+
+// replayBase makes the version record r says the change of key was made on
+// (journal.Record.Bases) what the next flush expects of key, under a
+// conflict policy: another writer's change since is then met as a
+// conflict, and resolved, rather than overwritten. removed: key was
+// removed (its delete expects the version). The store's value the session
+// holds now is no merge base for the replayed change.
+func (c *Context) replayBase(r journal.Record, key string, removed bool) {
+	v, ok := r.Bases[key]
+	if !ok || c.opts.OnConflict == KeepBeside {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if removed {
+		if _, gone := c.mu.pending.removed[key]; gone {
+			c.mu.conflict.bases[key] = v
+		}
+		return
+	}
+	if f, ok := c.mu.tree.files[key]; ok && f.gen != 0 {
+		c.setExpectLocked(f, key, v)
+		delete(c.mu.conflict.mergeBase, f)
+	}
+}
+
+// moveAsideBlocking renames the nearest ancestor of key that is not a
+// directory (a node another program put where memfs had a directory) to a
+// conflict name beside it, and reports whether it found one: a replayed
+// change under that directory then has its place, and both are kept.
+func (c *Context) moveAsideBlocking(key string) bool {
+	for k := parentOf(key); k != ""; k = parentOf(k) {
+		c.mu.RLock()
+		_, blocking := c.mu.tree.files[k]
+		c.mu.RUnlock()
+		if !blocking {
+			continue
+		}
+		ck := ConflictKey(k, c.now())
+		if err := c.Rename(context.Background(), k, ck, RenameNoReplace); err != nil {
+			c.log.Error("journal: cannot move aside a node in the way of a replayed change", "key", k, "err", err)
+			return false
+		}
+		c.log.Warn("journal: a node is where a directory of the journal goes; kept beside it", "key", k, "kept_as", ck)
+		return true
+	}
+	return false
+}
+
+// replayAppend appends e.Value to the key's value (creating the key with
+// e's metadata when it is missing), with e's metadata.
+func (c *Context) replayAppend(e backend.Entry) error {
+	if c.Has(e.Key) {
+		defer unpin(c.pinKey(e.Key)) // the memory budget may not drop it before Get
+		if err := c.Resolve(context.Background(), e.Key); err != nil {
+			return err
+		}
+		old, ok := c.Get(e.Key)
+		if !ok {
+			return notExist("replay", e.Key) // removed meanwhile: never append to nothing
+		}
+		e.Value = append(append(make([]byte, 0, len(old)+len(e.Value)), old...), e.Value...)
+	}
+	return c.put(e)
+}
+
+// storeIsNewer reports whether the session holds e.Key clean, as indexed
+// from the store, with a modification time at or after e's.
+func (c *Context) storeIsNewer(e backend.Entry) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.mu.tree.files[e.Key]
+	return ok && f.gen == 0 && f.mtime >= e.Info.MTime.UnixNano()
+}
