@@ -170,6 +170,18 @@ func MountsIn(table []mountinfo.Mount) []mountinfo.Mount {
 	return append(whole, parts...)
 }
 
+// Mountpoints are the mountpoints of the mounts that the user uid made:
+// another user's mount is not where the caller's agent keeps its memory.
+func Mountpoints(mounts []mountinfo.Mount, uid uint32) []string {
+	var points []string
+	for _, m := range mounts {
+		if m.UID == uid {
+			points = append(points, m.Point)
+		}
+	}
+	return points
+}
+
 func isMemfs(m mountinfo.Mount) bool {
 	return strings.HasPrefix(m.FSType, "fuse") && strings.HasPrefix(m.Source, "memfs:")
 }
