@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/internal/mountinfo"
 )
 
 // TestMain lets the test binary act as the memfs command in subprocesses
@@ -176,7 +178,7 @@ func (p *memfsProc) waitDead(t *testing.T) {
 		out = stacks()
 	}
 	t.Logf("kernel stacks of the process:\n%s", out)
-	err := abortConnection(p.mnt)
+	err := mountinfo.Abort(p.mnt)
 	t.Errorf("memfs (pid %d) did not exit after SIGKILL: it waited on its own mount; aborted the FUSE connection (%v)", p.cmd.Process.Pid, err)
 	p.done <- <-p.done
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -56,52 +55,6 @@ func mountCommand() *cli.Command {
 	}
 }
 
-// checkMountpoint refuses what would fail late or deadlock: a missing or
-// non-empty mountpoint, no /dev/fuse, a mountpoint inside the store or the
-// store inside the mountpoint.
-func checkMountpoint(mnt string, spec storeSpec) error {
-	fi, err := os.Stat(mnt)
-	if err != nil {
-		return fmt.Errorf("mountpoint %s: %w\n  create it first: mkdir -p %s", mnt, err, mnt)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("mountpoint %s is not a directory", mnt)
-	}
-	ents, err := os.ReadDir(mnt)
-	if err != nil {
-		return fmt.Errorf("mountpoint %s: %w", mnt, err)
-	}
-	if len(ents) > 0 {
-		return fmt.Errorf("mountpoint %s is not empty (%d entries); mount on an empty directory", mnt, len(ents))
-	}
-	if spec.Local() {
-		if err := memfs.CheckOverlap(mnt, spec.Path()); err != nil {
-			return err
-		}
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		return fmt.Errorf("no /dev/fuse (%v): load the fuse module (modprobe fuse) or install fuse3", err)
-	}
-	return nil
-}
-
-// makeMountpoint makes the mountpoint mnt when nothing is there, and
-// reports whether it did. Only the last component is made: a user who
-// names ~/memory expects it made, while a typo in a parent (~/memroy/x)
-// should fail rather than leave a tree of directories behind.
-func makeMountpoint(mnt string) (bool, error) {
-	if _, err := os.Lstat(mnt); !errors.Is(err, fs.ErrNotExist) {
-		return false, nil // there, or unreadable: checkMountpoint says what is wrong
-	}
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, fmt.Errorf("mountpoint %s: its parent %s does not exist\n  create it first: mkdir -p %s", mnt, filepath.Dir(mnt), mnt)
-		}
-		return false, fmt.Errorf("mountpoint %s: %w\n  create it first: mkdir -p %s", mnt, err, mnt)
-	}
-	return true, nil
-}
-
 func mountAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("mount: want exactly one MOUNTPOINT, got %d arguments\n  usage: memfs mount [--store badger:PATH|dir:PATH|etcd://HOST:PORT/NS] MOUNTPOINT", c.NArg())
@@ -118,9 +71,9 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}
-	maxMemory, err := memoryBudget(c.String("max-memory"))
+	maxMemory, err := memfs.ParseMaxMemory(c.String("max-memory"))
 	if err != nil {
-		return err
+		return fmt.Errorf("mount: --max-memory %w", err)
 	}
 	if c.Bool("read-only") {
 		if err := mustExist(spec); err != nil {
@@ -138,7 +91,7 @@ func mountAction(c *cli.Context) error {
 			return err
 		}
 	}
-	created, err := makeMountpoint(mnt)
+	created, err := memfs.MakeMountpoint(mnt)
 	if err != nil {
 		return err
 	}
@@ -151,7 +104,11 @@ func mountAction(c *cli.Context) error {
 			}
 		}()
 	}
-	if err := checkMountpoint(mnt, spec); err != nil {
+	storeDir := ""
+	if spec.Local() {
+		storeDir = spec.Path()
+	}
+	if err := memfs.CheckMountpoint(mnt, storeDir); err != nil {
 		return err
 	}
 	// I/O must finish even after a signal cancelled the command's context.
@@ -242,23 +199,6 @@ func mountAction(c *cli.Context) error {
 	_, _, dirty, removed := o.c.Counts()
 	defer announceFlush(log, c.App.ErrWriter, "final", dirty+removed)()
 	return o.Close(ctx)
-}
-
-// minMaxMemory is the smallest --max-memory: a budget under a few files
-// of notes would reload them at every open.
-const minMaxMemory = 16 << 20
-
-// memoryBudget is the session's memory budget of --max-memory: "auto"
-// (memfs.DefaultMaxMemory), or a size of at least minMaxMemory.
-func memoryBudget(v string) (int64, error) {
-	if v == "auto" {
-		return memfs.DefaultMaxMemory(), nil
-	}
-	n, err := humanize.ParseBytes(v)
-	if err != nil || n < minMaxMemory || n > 1<<62 {
-		return 0, fmt.Errorf("mount: --max-memory %q: want auto or a size of at least 16MiB (512MiB, 2GiB, or bytes)", v)
-	}
-	return int64(n), nil
 }
 
 // noneIfZero is a cache timeout flag as the engine takes it: the flag's 0
@@ -363,7 +303,7 @@ func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
 		// The serving process is gone (ENOTCONN), or cannot answer:
 		// nothing to flush here; its journal is replayed at the next
 		// mount. Requests still waiting on the mount fail at once.
-		if aerr := abortConnection(mnt); aerr != nil {
+		if aerr := mountinfo.Abort(mnt); aerr != nil {
 			fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, aerr)
 		}
 		if derr := syscall.Unmount(mnt, syscall.MNT_DETACH); derr != nil {
