@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -14,12 +12,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dustin/go-humanize"
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/internal/mountinfo"
+	"github.com/memfs/memfs/internal/progress"
 	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/session"
 )
@@ -184,7 +181,7 @@ func mountAction(c *cli.Context) error {
 		IndexAtMount:  c.Bool("index-at-mount"),
 		Helper:        helper,
 		OnFlush: func(why string, entries int) func() {
-			return announceFlush(log, c.App.ErrWriter, why, entries)
+			return progress.Flush(log, c.App.ErrWriter, why, entries, progressOn(c.App.ErrWriter))
 		},
 	})
 	if err != nil {
@@ -197,7 +194,7 @@ func mountAction(c *cli.Context) error {
 		return err
 	}
 	_, _, dirty, removed := o.c.Counts()
-	defer announceFlush(log, c.App.ErrWriter, "final", dirty+removed)()
+	defer progress.Flush(log, c.App.ErrWriter, "final", dirty+removed, progressOn(c.App.ErrWriter))()
 	return o.Close(ctx)
 }
 
@@ -208,69 +205,6 @@ func noneIfZero(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
-}
-
-// bigFlush is how many unflushed entries make a flush worth following.
-const bigFlush = 2000
-
-// announceFlush follows a flush of bigFlush entries or more (see
-// followFlush) and returns what ends that (call it when the flush is
-// over); a smaller flush is not worth a line.
-func announceFlush(log *slog.Logger, w io.Writer, why string, entries int) func() {
-	if entries >= bigFlush {
-		return followFlush(log, w, why, entries)
-	}
-	return func() {}
-}
-
-// followFlush logs a flush of n entries before it runs, shows it going on
-// while it runs (on a terminal w, a spinner with the time spent; else a
-// log line every progressEvery), and returns what logs its end, with its
-// duration. A flush is one store call (one transaction on badger), with
-// no steps to count.
-func followFlush(log *slog.Logger, w io.Writer, why string, n int) func() {
-	log.Info("flush: saving the unflushed changes", "why", why, "entries", n)
-	start := time.Now()
-	var bar *progressbar.ProgressBar
-	every := progressEvery
-	if isTerminal(w) {
-		bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription(fmt.Sprintf("flush: %s entries", humanize.Comma(int64(n)))),
-			progressbar.OptionSpinnerType(14), progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionClearOnFinish(),
-			// No ticking goroutine of the library's own (it reads the
-			// bar's state without its lock: a data race): the spinner
-			// turns on this function's ticks.
-			progressbar.OptionSetSpinnerChangeInterval(0))
-		every = 100 * time.Millisecond
-	}
-	stop := make(chan struct{})
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if bar != nil {
-					bar.Add(1) // the spinner turns; nothing is counted
-				} else {
-					log.Info("flush: still saving", "why", why, "entries", n, "for", time.Since(start).Round(time.Second))
-				}
-			}
-		}
-	}()
-	return func() {
-		close(stop)
-		<-ended
-		if bar != nil {
-			bar.Finish()
-		}
-		log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond))
-	}
 }
 
 func unmountCommand() *cli.Command {
