@@ -131,15 +131,15 @@ func lsCommand() *cli.Command {
 				return err
 			}
 			if p := c.Args().First(); p != "" {
-				if f.prefix != "" && f.prefix != p {
-					return fmt.Errorf("ls: PREFIX %q and --prefix %q disagree", p, f.prefix)
+				if f.Prefix != "" && f.Prefix != p {
+					return fmt.Errorf("ls: PREFIX %q and --prefix %q disagree", p, f.Prefix)
 				}
-				f.prefix = p
+				f.Prefix = p
 			}
 			print := func(entries []backend.Entry) error {
 				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 1, ' ', tabwriter.AlignRight)
 				for _, e := range entries {
-					if !f.match(e.Key, e.Info) {
+					if !f.Match(e.Key, e.Info.MTime, e.Info.XAttrs) {
 						continue
 					}
 					if c.Bool("long") {
@@ -158,14 +158,14 @@ func lsCommand() *cli.Command {
 				return fmt.Errorf("ls: %w", err)
 			}
 			if t.mnt != "" {
-				entries, err := mountEntries(t.mnt)
+				entries, err := t.client.Nodes()
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
 				}
 				return print(entries)
 			}
 			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
-				entries, err := lsEntries(ctx, o.c, f.prefix)
+				entries, err := lsEntries(ctx, o.c, f.Prefix)
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
 				}
