@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -165,7 +164,7 @@ func lsCommand() *cli.Command {
 				return print(entries)
 			}
 			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
-				entries, err := lsEntries(ctx, o.c, f.Prefix)
+				entries, err := memfs.List(ctx, o.c, f.Prefix)
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
 				}
@@ -309,13 +308,13 @@ func rmCommand() *cli.Command {
 				for _, k := range c.Args().Slice() {
 					removed := 0
 					if o.c.Has(k) {
-						if err := deleteName(ctx, o.c, k); err != nil {
+						if err := memfs.RemoveName(ctx, o.c, k); err != nil {
 							return explain(err)
 						}
 						removed++
 					}
 					if c.Bool("recursive") {
-						n, err := removeTree(ctx, o.c, strings.TrimSuffix(k, "/"))
+						n, err := memfs.RemoveTree(ctx, o.c, strings.TrimSuffix(k, "/"))
 						if err != nil {
 							return explain(err)
 						}
@@ -332,46 +331,6 @@ func rmCommand() *cli.Command {
 			})
 		},
 	}
-}
-
-// deleteName removes the name key. The value is loaded first: when the
-// node has other names (hard links), they are saved with it, and a
-// session that never loaded it would save them empty.
-func deleteName(ctx context.Context, c *session.Context, key string) error {
-	if st, err := c.Stat(key); err == nil && st.Nlink > 1 {
-		if err := c.Resolve(ctx, key); err != nil {
-			return err
-		}
-	}
-	return c.Delete(key)
-}
-
-// removeTree removes every key under dir, then the directories under it,
-// children first, and dir itself when it is a directory: directories are
-// entries of the store, and rm -r leaves none behind.
-func removeTree(ctx context.Context, c *session.Context, dir string) (int, error) {
-	removed := 0
-	var dirs []string
-	for _, e := range memfs.Nodes(c, dir+"/") {
-		if e.Info.Mode.IsDir() {
-			dirs = append(dirs, e.Key)
-			continue
-		}
-		if err := deleteName(ctx, c, e.Key); err != nil {
-			return removed, err
-		}
-		removed++
-	}
-	if st, err := c.Stat(dir); err == nil && st.IsDir {
-		dirs = append([]string{dir}, dirs...)
-	}
-	for _, d := range slices.Backward(dirs) {
-		if err := c.Rmdir(d); err != nil {
-			return removed, err
-		}
-		removed++
-	}
-	return removed, nil
 }
 
 func importCommand() *cli.Command {
