@@ -221,3 +221,9 @@ func fsyncPath(t *testing.T, path string) {
 		t.Fatalf("fsync %s: %v", path, err)
 	}
 }
+
+// isMounted reports whether mnt is a mountpoint, from /proc/self/mountinfo.
+func isMounted(mnt string) bool {
+	_, ok := mountinfo.At(mnt)
+	return ok
+}

@@ -8,14 +8,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
-	"github.com/memfs/memfs/internal/mountinfo"
 	"github.com/memfs/memfs/internal/progress"
 	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/session"
@@ -230,51 +228,17 @@ func unmountCommand() *cli.Command {
 }
 
 func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
-	if !isMounted(mnt) {
-		return fmt.Errorf("%s is not mounted", mnt)
+	u, err := mountclient.Unmount(mnt, timeout)
+	if u.AbortErr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, u.AbortErr)
 	}
-	if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err != nil {
-		// The serving process is gone (ENOTCONN), or cannot answer:
-		// nothing to flush here; its journal is replayed at the next
-		// mount. Requests still waiting on the mount fail at once.
-		if aerr := mountinfo.Abort(mnt); aerr != nil {
-			fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, aerr)
-		}
-		if derr := syscall.Unmount(mnt, syscall.MNT_DETACH); derr != nil {
-			return fmt.Errorf("%s: memfs does not answer (%v) and the unmount failed: %w", mnt, err, derr)
-		}
+	switch {
+	case err != nil:
+		return err
+	case u.Dead:
 		fmt.Fprintf(c.App.Writer, "%s: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", mnt)
-		return nil
+	default:
+		fmt.Fprintf(c.App.Writer, "%s: flushed and unmounted\n", mnt)
 	}
-	// The process to signal is the one serving this very mount, as
-	// mountclient checks: a status names any PID its server likes (any user
-	// can serve a file system with fusermount).
-	mc, err := mountclient.Open(mnt, mountclient.Any)
-	if err != nil {
-		return fmt.Errorf("unmount: %w", err)
-	}
-	pid := mc.PID
-	if err := mc.Signal(syscall.SIGTERM); err != nil {
-		return fmt.Errorf("signal memfs process %d: %w", pid, err)
-	}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if !isMounted(mnt) {
-			// Wait for the process to finish its last flush and exit.
-			for time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil {
-				time.Sleep(20 * time.Millisecond)
-			}
-			fmt.Fprintf(c.App.Writer, "%s: flushed and unmounted\n", mnt)
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("%s is still mounted after %v: is it busy? in use by: %s (see the memfs log of process %d)",
-		mnt, timeout, strings.Join(memfs.MountUsers(mnt), ", "), pid)
-}
-
-// isMounted reports whether mnt is a mountpoint, from /proc/self/mountinfo.
-func isMounted(mnt string) bool {
-	_, ok := mountinfo.At(mnt)
-	return ok
+	return nil
 }

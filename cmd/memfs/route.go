@@ -22,7 +22,6 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/mountclient"
 )
 
@@ -122,25 +121,12 @@ func namedMount(c *cli.Context, m string) (target, error) {
 		if err != nil {
 			return target{}, err
 		}
-		if !sameStore(spec, t.spec) {
+		if !mountclient.SameStore(spec.String(), t.spec.String()) {
 			return target{}, fmt.Errorf("--store %s and --mount %s name two stores: that mount serves %s; give one of them", spec, m, t.spec)
 		}
 	}
 	return t, nil
 }
-
-// sameStore compares two stores with every symlink in their paths
-// resolved.
-func sameStore(a, b storeSpec) bool {
-	if !a.Local() || !b.Local() {
-		return a == b
-	}
-	return a.Scheme() == b.Scheme() && paths.Resolved(a.Path()) == paths.Resolved(b.Path())
-}
-
-// lockPath is the lock file of the store spec: it names the PID of the
-// process holding it (or that last held it).
-func lockPath(spec storeSpec) string { return spec.LockPath() }
 
 // servingMount finds the caller's live memfs mount that serves spec
 // (mountclient.Find); a shared store has none: many mounts serve it, each
@@ -149,7 +135,7 @@ func servingMount(spec storeSpec) (target, bool) {
 	if !spec.Local() {
 		return target{}, false
 	}
-	c, ok := mountclient.Find(spec.String(), lockPath(spec))
+	c, ok := mountclient.Find(spec.String(), spec.LockPath())
 	if !ok {
 		return target{}, false
 	}
