@@ -52,7 +52,7 @@ func mountCommand() *cli.Command {
 
 func mountAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return fmt.Errorf("mount: want exactly one MOUNTPOINT, got %d arguments\n  usage: memfs mount [--store badger:PATH|dir:PATH|etcd://HOST:PORT/NS] MOUNTPOINT", c.NArg())
+		return fmt.Errorf("mount: want exactly one MOUNTPOINT, got %d arguments\n  usage: memfs mount [--store SPEC] MOUNTPOINT (SPEC: %s)", c.NArg(), stores.Usage())
 	}
 	mnt, err := filepath.Abs(c.Args().First())
 	if err != nil {

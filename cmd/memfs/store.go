@@ -65,8 +65,8 @@ func parseStore(v string) (storeSpec, error) {
 func storeFlag() cli.Flag {
 	return givenFlag{&cli.StringFlag{
 		Name: "store",
-		Usage: "the memory store: badger:PATH (embedded database), dir:PATH (plain directory) or " +
-			"etcd://HOST:PORT[,HOST:PORT...]/NAMESPACE (shared by many mounts; TLS and auth from ETCDCTL_* variables); " +
+		Usage: "the memory store: " + stores.Usage() + " (badger: an embedded database; dir: a plain directory; " +
+			"etcd: shared by many mounts, TLS and auth from ETCDCTL_* variables); " +
 			"when a memfs mount serves a local store, commands go through that mount",
 		DefaultText: "badger:" + defaultStorePath(),
 		EnvVars:     []string{"MEMFS_STORE"},
