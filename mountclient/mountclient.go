@@ -23,6 +23,7 @@
 package mountclient
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -577,4 +578,23 @@ func (c *Client) Nodes() ([]backend.Entry, error) {
 		return nil
 	})
 	return out, err
+}
+
+// Export writes the nodes under prefix of the mount under dst, as
+// memfs.FS.Export does from a store (memfs.ExportEntries over Entries);
+// what cannot be read is counted as a failure in tally and left out.
+func (c *Client) Export(ctx context.Context, dst, prefix string, tally *memfs.Tally, opts memfs.ExportOptions) error {
+	r, err := c.Root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	entries, err := c.Entries(prefix, func(name string, err error) {
+		tally.Fail("export: %s: %v; skipped", name, err)
+	})
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	load := func(key string) ([]byte, error) { return Value(r, key) }
+	return memfs.ExportEntries(ctx, dst, entries, load, tally, opts)
 }

@@ -8,7 +8,6 @@ package main
 // the default store.
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/mountclient"
 )
@@ -235,28 +233,6 @@ func rmThrough(t target, keys []string, recursive, force bool) error {
 		return fmt.Errorf("rm: %s is a directory: -r removes it and every key under it", pe.Path)
 	}
 	return fmt.Errorf("rm: %w", err)
-}
-
-// exportThrough writes the nodes under prefix of the mount t under dst,
-// as export does from a store.
-func exportThrough(ctx context.Context, c *cli.Context, t target, dst, prefix string, tally *memfs.Tally, opts memfs.ExportOptions) error {
-	r, err := mountRoot(t)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	entries, err := t.client.Entries(prefix, func(name string, err error) {
-		tally.Fail("export: %s: %v; skipped", name, err)
-	})
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	load := func(key string) ([]byte, error) { return mountclient.Value(r, key) }
-	if err := memfs.ExportEntries(ctx, dst, entries, load, tally, opts); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", tally.Summary(), t.spec, t.mnt, dst)
-	return nil
 }
 
 // mountSettings warns that the write flags of a command that goes through

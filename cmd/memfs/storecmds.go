@@ -414,9 +414,10 @@ func exportCommand() *cli.Command {
 			t := memfs.NewTally(c.App.ErrWriter)
 			opts := memfs.ExportOptions{AsRoot: os.Geteuid() == 0, Progress: &bar{w: c.App.ErrWriter, what: "export"}}
 			if loc.mnt != "" {
-				if err := exportThrough(c.Context, c, loc, dst, c.String("prefix"), t, opts); err != nil {
+				if err := loc.client.Export(c.Context, dst, c.String("prefix"), t, opts); err != nil {
 					return err
 				}
+				fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", t.Summary(), loc.spec, loc.mnt, dst)
 				return t.Err("export")
 			}
 			err = withSession(c, readStore, func(ctx context.Context, o *opened) error {
