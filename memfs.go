@@ -601,6 +601,20 @@ func DefaultRecoveryDir() string {
 	return filepath.Join(base, "memfs", "recovery")
 }
 
+// DefaultStorePath is the directory of the default store:
+// $XDG_DATA_HOME/memfs/store (by default ~/.local/share/memfs/store).
+func DefaultStorePath() string {
+	base := os.Getenv("XDG_DATA_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "."
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(base, "memfs", "store")
+}
+
 // writeRecovery writes entries as plain files under a new directory of the
 // recovery directory and returns it. The values are already redacted.
 func (f *FS) writeRecovery(entries []backend.Entry) (string, error) {

@@ -3,11 +3,14 @@ package memfs
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/memfs/memfs/status"
 )
@@ -118,4 +121,21 @@ func (f *FS) handBack(n int64) {
 func (f *FS) memoryStatus() *status.Memory {
 	m := f.c.Stats().Memory()
 	return &status.Memory{Held: m.Held, Dirty: m.Dirty, Budget: m.Budget, Dropped: int64(m.Dropped)}
+}
+
+// MinMemoryBudget is the smallest budget ParseMaxMemory takes: a budget
+// under a few files of notes would reload them at every open.
+const MinMemoryBudget = 16 << 20
+
+// ParseMaxMemory reads a memory budget: "auto" (DefaultMaxMemory), or a
+// size of at least MinMemoryBudget ("512MiB", "2GiB", or bytes).
+func ParseMaxMemory(v string) (int64, error) {
+	if v == "auto" {
+		return DefaultMaxMemory(), nil
+	}
+	n, err := humanize.ParseBytes(v)
+	if err != nil || n < MinMemoryBudget || n > 1<<62 {
+		return 0, fmt.Errorf("%q: want auto or a size of at least 16MiB (512MiB, 2GiB, or bytes)", v)
+	}
+	return int64(n), nil
 }

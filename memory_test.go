@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memfs/memfs"
@@ -104,5 +105,21 @@ func TestMemoryBudgetThroughTheMount(t *testing.T) {
 	s.stop(t)
 	if err := f.Close(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestParseMaxMemory(t *testing.T) {
+	for v, want := range map[string]int64{"16MiB": 16 << 20, "2GiB": 2 << 30, "536870912": 512 << 20} {
+		if got, err := memfs.ParseMaxMemory(v); err != nil || got != want {
+			t.Errorf("ParseMaxMemory(%q) = %d, %v; want %d", v, got, err, want)
+		}
+	}
+	if got, err := memfs.ParseMaxMemory("auto"); err != nil || got < 256<<20 {
+		t.Errorf("ParseMaxMemory(auto) = %d, %v; want at least 256 MiB", got, err)
+	}
+	for _, v := range []string{"0", "1MiB", "16777215", "lots", "-1GiB"} {
+		if _, err := memfs.ParseMaxMemory(v); err == nil || !strings.Contains(err.Error(), "want auto or a size") {
+			t.Errorf("ParseMaxMemory(%q): %v, want a refusal", v, err)
+		}
 	}
 }

@@ -23,6 +23,7 @@
 package mountclient
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -168,6 +169,18 @@ func MountsIn(table []mountinfo.Mount) []mountinfo.Mount {
 		}
 	}
 	return append(whole, parts...)
+}
+
+// Mountpoints are the mountpoints of the mounts that the user uid made:
+// another user's mount is not where the caller's agent keeps its memory.
+func Mountpoints(mounts []mountinfo.Mount, uid uint32) []string {
+	var points []string
+	for _, m := range mounts {
+		if m.UID == uid {
+			points = append(points, m.Point)
+		}
+	}
+	return points
 }
 
 func isMemfs(m mountinfo.Mount) bool {
@@ -512,4 +525,76 @@ func (c *Client) Entries(prefix string, skipped func(name string, err error)) ([
 		return nil
 	})
 	return out, err
+}
+
+// Nodes lists the nodes of the mount (directories included) with
+// their user attributes, through the mount (the running memfs holds the
+// store). memfs's own names (.memfs) are left out; a symlink carries its
+// target as its value.
+func (c *Client) Nodes() ([]backend.Entry, error) {
+	dir := c.Dir
+	var out []backend.Entry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if backend.IsReserved(rel) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		info := backend.Info{Size: fi.Size(), MTime: fi.ModTime(), Mode: fi.Mode() & backend.ModeMask}
+		var value []byte
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			info.UID, info.GID = st.Uid, st.Gid
+			info.Mode = backend.FileMode(st.Mode)
+			if info.Mode&fs.ModeDevice != 0 {
+				info.Rdev = uint64(st.Rdev)
+			}
+		}
+		if info.Mode.Type() == fs.ModeSymlink {
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			value = []byte(target)
+		} else if info.XAttrs, err = memfs.FileXAttrs(p); err != nil {
+			return err
+		}
+		out = append(out, backend.Entry{Key: rel, Info: info, Value: value})
+		return nil
+	})
+	return out, err
+}
+
+// Export writes the nodes under prefix of the mount under dst, as
+// memfs.FS.Export does from a store (memfs.ExportEntries over Entries);
+// what cannot be read is counted as a failure in tally and left out.
+func (c *Client) Export(ctx context.Context, dst, prefix string, tally *memfs.Tally, opts memfs.ExportOptions) error {
+	r, err := c.Root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	entries, err := c.Entries(prefix, func(name string, err error) {
+		tally.Fail("export: %s: %v; skipped", name, err)
+	})
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	load := func(key string) ([]byte, error) { return Value(r, key) }
+	return memfs.ExportEntries(ctx, dst, entries, load, tally, opts)
 }

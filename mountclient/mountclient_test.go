@@ -291,3 +291,19 @@ func TestSignalOnlyTheServingProcess(t *testing.T) {
 		t.Errorf("the other process died of %v: Signal reached it", sig)
 	}
 }
+
+// TestMountpointsOfOwnMounts: only the caller's own memfs mounts are
+// candidates for the section's mountpoint.
+func TestMountpointsOfOwnMounts(t *testing.T) {
+	info := strings.Join([]string{
+		`41 26 0:38 / /home/u/memory rw,nosuid,nodev,relatime shared:5 - fuse.memfs memfs:badger:/home/u/.local/share/memfs/store rw,user_id=1000,group_id=1000`,
+		`42 26 0:39 / /root/memory rw - fuse.memfs memfs:dir:/srv/store rw,user_id=0,group_id=0`,
+	}, "\n")
+	table := mountinfo.Parse(info)
+	if got, want := mountclient.Mountpoints(mountclient.MountsIn(table), 0), []string{"/root/memory"}; !slices.Equal(got, want) {
+		t.Errorf("root's candidates = %q, want %q", got, want)
+	}
+	if got, want := mountclient.Mountpoints(mountclient.MountsIn(table), 1000), []string{"/home/u/memory"}; !slices.Equal(got, want) {
+		t.Errorf("uid 1000's candidates = %q, want %q", got, want)
+	}
+}

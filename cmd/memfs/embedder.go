@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -34,16 +33,8 @@ func openEmbedder(c *cli.Context, log *slog.Logger) (embed.Embedder, error) {
 		return nil, nil
 	}
 	spec := c.String("embedder")
-	e, err := embed.Open(spec, embed.Options{Logger: log})
-	switch {
-	case errors.Is(err, embed.ErrNotInstalled) && (spec == "" || spec == "default"):
-		log.Warn("semantic search is off: the default embedder is not installed; search is keyword-only (memfs models install puts it in place)")
-		return nil, nil
-	case errors.Is(err, embed.ErrCorrupt) && (spec == "" || spec == "default"):
-		// As a missing table: one damaged file never stops a mount.
-		log.Warn("semantic search is off: the default embedder's table is damaged; search is keyword-only (memfs models install puts it back)", "err", err)
-		return nil, nil
-	case err != nil:
+	e, err := embed.OpenOptional(spec, embed.Options{Logger: log}, log)
+	if err != nil {
 		return nil, fmt.Errorf("--embedder %s: %w", spec, err)
 	}
 	return e, nil

@@ -11,6 +11,8 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/memfs/memfs/internal/mounthelper"
 )
 
 // forgedRoot is a FUSE file system that is no memfs: it serves a
@@ -75,7 +77,7 @@ func TestForgedStatusSignalsNothing(t *testing.T) {
 	if _, _, err := run(t, "", "unmount", "--timeout", "1s", mnt); err == nil {
 		t.Errorf("memfs unmount of a forged mount succeeded")
 	}
-	if pid := servedBy(mnt); pid != 0 {
+	if pid := mounthelper.ServedBy(mnt); pid != 0 {
 		t.Errorf("servedBy(forged mount) = %d, want 0: it serves no memfs", pid)
 	}
 	// Kill it now: had unmount sent SIGTERM, the process would already be

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,7 +44,7 @@ func fsckCommand() *cli.Command {
 			}
 			defer st.Close()
 			r, err := fsck.Check(c.Context, st, fsck.Options{Repair: c.Bool("repair")})
-			printFindings(c.App.Writer, r)
+			r.Print(c.App.Writer)
 			if err != nil {
 				return err
 			}
@@ -59,28 +58,5 @@ func fsckCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "%s: no damage left (%d values read, event log: %d events in %d chunks)\n", t.spec, r.Keys, r.Events.Events, r.Events.Chunks)
 			return nil
 		},
-	}
-}
-
-// printFindings writes one line per finding, and where --repair put it.
-func printFindings(w io.Writer, r fsck.Report) {
-	for _, f := range r.Findings {
-		switch {
-		case f.Recorded:
-			fmt.Fprintf(w, "recorded earlier (kept, nothing to do): %s\n", f.Reason)
-			continue
-		case f.Kind == fsck.KindEvents && f.Key == "":
-			fmt.Fprintf(w, "damaged event log: %s\n", f.Reason)
-		case f.Kind == fsck.KindEvents:
-			fmt.Fprintf(w, "damaged event log record %s: %s\n", f.Key, f.Reason)
-		default:
-			fmt.Fprintf(w, "damaged %s %s: %s\n", f.Kind, f.Key, f.Reason)
-		}
-		switch {
-		case f.Err != nil:
-			fmt.Fprintf(w, "  not moved: %v\n", f.Err)
-		case f.Aside != "":
-			fmt.Fprintf(w, "  moved aside to %s\n", f.Aside)
-		}
 	}
 }

@@ -11,116 +11,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/internal/mounthelper"
 )
 
-func TestHelperArgs(t *testing.T) {
-	cmds := newApp(nil, nil).Commands
-	tests := []struct {
-		name string
-		in   []string
-		want []string
-	}{
-		{"helper link, as mount(8) runs it",
-			[]string{"/sbin/mount.fuse.memfs", "badger:/s", "/m", "-v", "-o", "rw,ro"},
-			[]string{"/sbin/mount.fuse.memfs", "mount-helper", "-v", "-o", "rw,ro", "badger:/s", "/m"}},
-		{"helper link, no options",
-			[]string{"/usr/sbin/mount.fuse.memfs", "dir:/s", "/m"},
-			[]string{"/usr/sbin/mount.fuse.memfs", "mount-helper", "dir:/s", "/m"}},
-		{"memfs run by mount.fuse3",
-			[]string{"memfs", "dir:/s", "/m", "-o", "dev,suid"},
-			[]string{"memfs", "mount-helper", "-o", "dev,suid", "dir:/s", "/m"}},
-		{"store in the options",
-			[]string{"memfs", "memfs", "/m", "-o", "store=dir:/s"},
-			[]string{"memfs", "mount-helper", "-o", "store=dir:/s", "memfs", "/m"}},
-		{"a command is never a source",
-			[]string{"memfs", "mount", "/m", "-o", "x"},
-			[]string{"memfs", "mount", "/m", "-o", "x"}},
-		{"a command with a store-like argument",
-			[]string{"memfs", "ls", "dir:/s"},
-			[]string{"memfs", "ls", "dir:/s"}},
-		{"two words that are no store",
-			[]string{"memfs", "foo", "/m"},
-			[]string{"memfs", "foo", "/m"}},
-		{"umount helper, as umount(8) runs it",
-			[]string{"/sbin/umount.fuse.memfs", "/m", "-l"},
-			[]string{"/sbin/umount.fuse.memfs", "umount-helper", "-l", "/m"}},
-		{"flags first",
-			[]string{"memfs", "--help", "dir:/s"},
-			[]string{"memfs", "--help", "dir:/s"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := helperArgs(slices.Clone(tt.in), cmds); !slices.Equal(got, tt.want) {
-				t.Errorf("helperArgs(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestPlanMount(t *testing.T) {
-	flags := mountCommand().Flags
-	tests := []struct {
-		name    string
-		source  string
-		opts    []string
-		want    []string // mount arguments between "--store SPEC" and the mountpoint
-		store   string
-		wantErr string
-	}{
-		{name: "generic options ignored", source: "badger:/s",
-			opts: []string{"rw", "defaults", "noauto", "_netdev", "user", "nofail", "dev", "suid", "nosuid", "nodev", "exec", "relatime", "x-systemd.automount", "comment=x"},
-			want: nil, store: "badger:/s"},
-		{name: "ro and allow_other", source: "dir:/s", opts: []string{"ro", "allow_other"},
-			want: []string{"--read-only", "--allow-other"}, store: "dir:/s"},
-		{name: "memfs flags by name", source: "dir:/s",
-			opts:  []string{"flush_interval=5s", "bootstrap=memory/", "bootstrap=skills/", "debug", "index-at-mount", "noxattrs", "max_file_size=1024"},
-			want:  []string{"--flush-interval=5s", "--bootstrap=memory/", "--bootstrap=skills/", "--debug", "--index-at-mount", "--xattrs=false", "--max-file-size=1024"},
-			store: "dir:/s"},
-		{name: "store option wins over the source", source: "memfs", opts: []string{"store=dir:/t"}, store: "dir:/t"},
-		{name: "helper options are not memfs flags", source: "dir:/s", opts: []string{"log=/tmp/x.log", "timeout=5s"}, store: "dir:/s"},
-		{name: "unknown option", source: "dir:/s", opts: []string{"compress"}, wantErr: `unknown mount option "compress"`},
-		{name: "no store", source: "memfs", wantErr: "want badger:PATH or dir:PATH"},
-		{name: "bad timeout", source: "dir:/s", opts: []string{"timeout=soon"}, wantErr: "timeout=soon"},
-		{name: "timeout under its floor", source: "dir:/s", opts: []string{"timeout=1ns"}, wantErr: "option timeout=1ns: want a duration of at least 1s"},
-		{name: "noexec is never dropped silently", source: "dir:/s", opts: []string{"noexec"}, wantErr: "option noexec"},
-		{name: "a value option without its value", source: "dir:/s", opts: []string{"agent"}, wantErr: "option agent needs a value"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p, err := planMount(tt.source, "/m", tt.opts, flags, false)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("planMount error = %v, want one containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := append(append([]string{"mount", "--store", tt.store}, tt.want...), "/m")
-			if !slices.Equal(p.mountArgs, want) {
-				t.Errorf("mount arguments = %q, want %q", p.mountArgs, want)
-			}
-			if !slices.Contains(tt.opts, "log=/tmp/x.log") {
-				return
-			}
-			if p.logPath != "/tmp/x.log" || p.timeout != 5*time.Second {
-				t.Errorf("log %q timeout %v, want /tmp/x.log 5s", p.logPath, p.timeout)
-			}
-		})
-	}
-}
-
 func TestPlanMountSloppy(t *testing.T) {
-	p, err := planMount("dir:/s", "/m", []string{"ro", "compress", "level=3"}, mountCommand().Flags, true)
+	p, err := mounthelper.PlanMount("dir:/s", "/m", []string{"ro", "compress", "level=3"}, helperPlanOptions(true))
 	if err != nil {
 		t.Fatalf("sloppy planMount: %v", err)
 	}
-	if want := []string{"compress", "level=3"}; !slices.Equal(p.ignored, want) {
-		t.Errorf("ignored = %q, want %q", p.ignored, want)
+	if want := []string{"compress", "level=3"}; !slices.Equal(p.Ignored, want) {
+		t.Errorf("ignored = %q, want %q", p.Ignored, want)
 	}
-	if want := []string{"mount", "--store", "dir:/s", "--read-only", "/m"}; !slices.Equal(p.mountArgs, want) {
-		t.Errorf("mount arguments = %q, want %q", p.mountArgs, want)
+	if want := []string{"mount", "--store", "dir:/s", "--read-only", "/m"}; !slices.Equal(p.MountArgs, want) {
+		t.Errorf("mount arguments = %q, want %q", p.MountArgs, want)
 	}
 	// Through the command: -s given as mount(8) gives it, and -f to stop short of mounting.
 	out, errOut, err := run(t, "", helperArgs([]string{"/sbin/mount.fuse.memfs", "dir:/s", "/m", "-sf", "-o", "rw,compress"}, newApp(nil, nil).Commands)[1:]...)
@@ -155,7 +59,7 @@ func newHelperMounts(t *testing.T) *helperMounts {
 func (h *helperMounts) served(mnt string) int {
 	h.t.Helper()
 	h.mnts = append(h.mnts, mnt)
-	pid := servedBy(mnt)
+	pid := mounthelper.ServedBy(mnt)
 	if pid <= 0 {
 		h.t.Fatalf("%s: .memfs/status names no pid after the helper returned", mnt)
 	}
@@ -165,7 +69,7 @@ func (h *helperMounts) served(mnt string) int {
 
 func (h *helperMounts) cleanup() {
 	for _, mnt := range h.mnts {
-		if pid := servedBy(mnt); pid > 0 && !slices.Contains(h.pids, pid) {
+		if pid := mounthelper.ServedBy(mnt); pid > 0 && !slices.Contains(h.pids, pid) {
 			h.pids = append(h.pids, pid)
 		}
 	}
@@ -174,9 +78,9 @@ func (h *helperMounts) cleanup() {
 			continue
 		}
 		syscall.Kill(pid, syscall.SIGTERM)
-		if !processGone(pid, 20*time.Second) {
+		if !mounthelper.ProcessGone(pid, 20*time.Second) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			processGone(pid, 10*time.Second)
+			mounthelper.ProcessGone(pid, 10*time.Second)
 		}
 	}
 	for _, mnt := range h.mnts {
@@ -253,7 +157,7 @@ func TestMountTypeFuseMemfs(t *testing.T) {
 		t.Skip("no mount(8) on this machine")
 	}
 	bin := buildMemfs(t)
-	link, ulink := filepath.Join("/sbin", helperName), filepath.Join("/sbin", umountHelperName)
+	link, ulink := filepath.Join("/sbin", mounthelper.Name), filepath.Join("/sbin", mounthelper.UmountName)
 	for _, l := range []string{link, ulink} {
 		if _, err := os.Lstat(l); err == nil {
 			t.Skipf("%s already exists (an installed memfs?); this test does not replace it", l)
@@ -287,7 +191,7 @@ func TestMountTypeFuseMemfs(t *testing.T) {
 	if out, err := exec.Command(bin, "unmount", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("memfs unmount: %v\n%s", err, out)
 	}
-	if !processGone(pid, 30*time.Second) {
+	if !mounthelper.ProcessGone(pid, 30*time.Second) {
 		t.Fatalf("memfs process %d still runs after memfs unmount", pid)
 	}
 	if got, _ := os.ReadFile(filepath.Join(store, "note.md")); string(got) != "from fstab\n" {
@@ -313,11 +217,11 @@ func TestMountTypeFuseMemfs(t *testing.T) {
 	if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("umount: %v\n%s", err, out)
 	}
-	gone := processGone(pid, 0)
+	gone := mounthelper.ProcessGone(pid, 0)
 	got, _ := os.ReadFile(filepath.Join(store, "new-49.md"))
 	if !gone || string(got) != "unflushed\n" {
 		t.Errorf("when umount returned: memfs process %d gone %v, store has new-49.md %q; want gone and flushed", pid, gone, got)
-		processGone(pid, 30*time.Second)
+		mounthelper.ProcessGone(pid, 30*time.Second)
 	}
 
 	// mount -t, read-only: writes fail.
@@ -331,7 +235,7 @@ func TestMountTypeFuseMemfs(t *testing.T) {
 	if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("umount: %v\n%s", err, out)
 	}
-	processGone(pid, 30*time.Second)
+	mounthelper.ProcessGone(pid, 30*time.Second)
 
 	// A failing mount makes mount(8) fail with the server's error (a
 	// missing mountpoint is made, as memfs mount does; a non-empty one

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
-	"slices"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/session"
 )
 
 // lsMode is m as ls -l shows it: the node type (d, l, p, s, c, b, -),
@@ -70,21 +65,4 @@ func lsName(e backend.Entry) string {
 		return showName(e.Key) + " -> " + showName(string(e.Value))
 	}
 	return showName(e.Key)
-}
-
-// lsEntries lists the directories and other nodes of the session under
-// prefix, sorted by key; a symlink carries its target as its value.
-func lsEntries(ctx context.Context, c *session.Context, prefix string) ([]backend.Entry, error) {
-	entries := memfs.Nodes(c, prefix)
-	for i, e := range entries {
-		if e.Info.Mode.Type() == fs.ModeSymlink {
-			target, err := c.Readlink(ctx, e.Key)
-			if err != nil {
-				return nil, err
-			}
-			entries[i].Value = []byte(target)
-		}
-	}
-	slices.SortFunc(entries, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
-	return entries, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/internal/etcdtest"
+	"github.com/memfs/memfs/internal/mountinfo"
 )
 
 // TestMain lets the test binary act as the memfs command in subprocesses
@@ -187,7 +188,7 @@ func (p *memfsProc) waitDead(t *testing.T) {
 		out = stacks()
 	}
 	t.Logf("kernel stacks of the process:\n%s", out)
-	err := abortConnection(p.mnt)
+	err := mountinfo.Abort(p.mnt)
 	t.Errorf("memfs (pid %d) did not exit after SIGKILL: it waited on its own mount; aborted the FUSE connection (%v)", p.cmd.Process.Pid, err)
 	p.done <- <-p.done
 }
@@ -251,4 +252,10 @@ func fsyncPath(t *testing.T, path string) {
 	if err := f.Sync(); err != nil {
 		t.Fatalf("fsync %s: %v", path, err)
 	}
+}
+
+// isMounted reports whether mnt is a mountpoint, from /proc/self/mountinfo.
+func isMounted(mnt string) bool {
+	_, ok := mountinfo.At(mnt)
+	return ok
 }

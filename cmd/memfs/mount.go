@@ -4,23 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/dustin/go-humanize"
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
-	"github.com/memfs/memfs/internal/mountinfo"
+	"github.com/memfs/memfs/internal/progress"
 	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/session"
 )
@@ -58,55 +52,9 @@ func mountCommand() *cli.Command {
 	}
 }
 
-// checkMountpoint refuses what would fail late or deadlock: a missing or
-// non-empty mountpoint, no /dev/fuse, a mountpoint inside the store or the
-// store inside the mountpoint.
-func checkMountpoint(mnt string, spec storeSpec) error {
-	fi, err := os.Stat(mnt)
-	if err != nil {
-		return fmt.Errorf("mountpoint %s: %w\n  create it first: mkdir -p %s", mnt, err, mnt)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("mountpoint %s is not a directory", mnt)
-	}
-	ents, err := os.ReadDir(mnt)
-	if err != nil {
-		return fmt.Errorf("mountpoint %s: %w", mnt, err)
-	}
-	if len(ents) > 0 {
-		return fmt.Errorf("mountpoint %s is not empty (%d entries); mount on an empty directory", mnt, len(ents))
-	}
-	if spec.Local() {
-		if err := memfs.CheckOverlap(mnt, spec.Path()); err != nil {
-			return err
-		}
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		return fmt.Errorf("no /dev/fuse (%v): load the fuse module (modprobe fuse) or install fuse3", err)
-	}
-	return nil
-}
-
-// makeMountpoint makes the mountpoint mnt when nothing is there, and
-// reports whether it did. Only the last component is made: a user who
-// names ~/memory expects it made, while a typo in a parent (~/memroy/x)
-// should fail rather than leave a tree of directories behind.
-func makeMountpoint(mnt string) (bool, error) {
-	if _, err := os.Lstat(mnt); !errors.Is(err, fs.ErrNotExist) {
-		return false, nil // there, or unreadable: checkMountpoint says what is wrong
-	}
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, fmt.Errorf("mountpoint %s: its parent %s does not exist\n  create it first: mkdir -p %s", mnt, filepath.Dir(mnt), mnt)
-		}
-		return false, fmt.Errorf("mountpoint %s: %w\n  create it first: mkdir -p %s", mnt, err, mnt)
-	}
-	return true, nil
-}
-
 func mountAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return fmt.Errorf("mount: want exactly one MOUNTPOINT, got %d arguments\n  usage: memfs mount [--store badger:PATH|dir:PATH|etcd://HOST:PORT/NS] MOUNTPOINT", c.NArg())
+		return fmt.Errorf("mount: want exactly one MOUNTPOINT, got %d arguments\n  usage: memfs mount [--store SPEC] MOUNTPOINT (SPEC: %s)", c.NArg(), stores.Usage())
 	}
 	mnt, err := filepath.Abs(c.Args().First())
 	if err != nil {
@@ -120,9 +68,9 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}
-	maxMemory, err := memoryBudget(c.String("max-memory"))
+	maxMemory, err := memfs.ParseMaxMemory(c.String("max-memory"))
 	if err != nil {
-		return err
+		return fmt.Errorf("mount: --max-memory %w", err)
 	}
 	if c.Bool("read-only") {
 		if err := mustExist(spec); err != nil {
@@ -140,7 +88,7 @@ func mountAction(c *cli.Context) error {
 			return err
 		}
 	}
-	created, err := makeMountpoint(mnt)
+	created, err := memfs.MakeMountpoint(mnt)
 	if err != nil {
 		return err
 	}
@@ -153,7 +101,11 @@ func mountAction(c *cli.Context) error {
 			}
 		}()
 	}
-	if err := checkMountpoint(mnt, spec); err != nil {
+	storeDir := ""
+	if spec.Local() {
+		storeDir = spec.Path()
+	}
+	if err := memfs.CheckMountpoint(mnt, storeDir); err != nil {
 		return err
 	}
 	// I/O must finish even after a signal cancelled the command's context.
@@ -230,7 +182,7 @@ func mountAction(c *cli.Context) error {
 		IndexAtMount:  c.Bool("index-at-mount"),
 		Helper:        helper,
 		OnFlush: func(why string, entries int) func() {
-			return announceFlush(log, c.App.ErrWriter, why, entries)
+			return progress.Flush(log, c.App.ErrWriter, why, entries, progressOn(c.App.ErrWriter))
 		},
 	})
 	if err != nil {
@@ -243,25 +195,8 @@ func mountAction(c *cli.Context) error {
 		return err
 	}
 	_, _, dirty, removed := o.c.Stats().Counts()
-	defer announceFlush(log, c.App.ErrWriter, "final", dirty+removed)()
+	defer progress.Flush(log, c.App.ErrWriter, "final", dirty+removed, progressOn(c.App.ErrWriter))()
 	return o.Close(ctx)
-}
-
-// minMaxMemory is the smallest --max-memory: a budget under a few files
-// of notes would reload them at every open.
-const minMaxMemory = 16 << 20
-
-// memoryBudget is the session's memory budget of --max-memory: "auto"
-// (memfs.DefaultMaxMemory), or a size of at least minMaxMemory.
-func memoryBudget(v string) (int64, error) {
-	if v == "auto" {
-		return memfs.DefaultMaxMemory(), nil
-	}
-	n, err := humanize.ParseBytes(v)
-	if err != nil || n < minMaxMemory || n > 1<<62 {
-		return 0, fmt.Errorf("mount: --max-memory %q: want auto or a size of at least 16MiB (512MiB, 2GiB, or bytes)", v)
-	}
-	return int64(n), nil
 }
 
 // noneIfZero is a cache timeout flag as the engine takes it: the flag's 0
@@ -271,69 +206,6 @@ func noneIfZero(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
-}
-
-// bigFlush is how many unflushed entries make a flush worth following.
-const bigFlush = 2000
-
-// announceFlush follows a flush of bigFlush entries or more (see
-// followFlush) and returns what ends that (call it when the flush is
-// over); a smaller flush is not worth a line.
-func announceFlush(log *slog.Logger, w io.Writer, why string, entries int) func() {
-	if entries >= bigFlush {
-		return followFlush(log, w, why, entries)
-	}
-	return func() {}
-}
-
-// followFlush logs a flush of n entries before it runs, shows it going on
-// while it runs (on a terminal w, a spinner with the time spent; else a
-// log line every progressEvery), and returns what logs its end, with its
-// duration. A flush is one store call (one transaction on badger), with
-// no steps to count.
-func followFlush(log *slog.Logger, w io.Writer, why string, n int) func() {
-	log.Info("flush: saving the unflushed changes", "why", why, "entries", n)
-	start := time.Now()
-	var bar *progressbar.ProgressBar
-	every := progressEvery
-	if isTerminal(w) {
-		bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription(fmt.Sprintf("flush: %s entries", humanize.Comma(int64(n)))),
-			progressbar.OptionSpinnerType(14), progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionClearOnFinish(),
-			// No ticking goroutine of the library's own (it reads the
-			// bar's state without its lock: a data race): the spinner
-			// turns on this function's ticks.
-			progressbar.OptionSetSpinnerChangeInterval(0))
-		every = 100 * time.Millisecond
-	}
-	stop := make(chan struct{})
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if bar != nil {
-					bar.Add(1) // the spinner turns; nothing is counted
-				} else {
-					log.Info("flush: still saving", "why", why, "entries", n, "for", time.Since(start).Round(time.Second))
-				}
-			}
-		}
-	}()
-	return func() {
-		close(stop)
-		<-ended
-		if bar != nil {
-			bar.Finish()
-		}
-		log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond))
-	}
 }
 
 func unmountCommand() *cli.Command {
@@ -359,51 +231,17 @@ func unmountCommand() *cli.Command {
 }
 
 func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
-	if !isMounted(mnt) {
-		return fmt.Errorf("%s is not mounted", mnt)
+	u, err := mountclient.Unmount(mnt, timeout)
+	if u.AbortErr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, u.AbortErr)
 	}
-	if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err != nil {
-		// The serving process is gone (ENOTCONN), or cannot answer:
-		// nothing to flush here; its journal is replayed at the next
-		// mount. Requests still waiting on the mount fail at once.
-		if aerr := abortConnection(mnt); aerr != nil {
-			fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, aerr)
-		}
-		if derr := syscall.Unmount(mnt, syscall.MNT_DETACH); derr != nil {
-			return fmt.Errorf("%s: memfs does not answer (%v) and the unmount failed: %w", mnt, err, derr)
-		}
+	switch {
+	case err != nil:
+		return err
+	case u.Dead:
 		fmt.Fprintf(c.App.Writer, "%s: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", mnt)
-		return nil
+	default:
+		fmt.Fprintf(c.App.Writer, "%s: flushed and unmounted\n", mnt)
 	}
-	// The process to signal is the one serving this very mount, as
-	// mountclient checks: a status names any PID its server likes (any user
-	// can serve a file system with fusermount).
-	mc, err := mountclient.Open(mnt, mountclient.Any)
-	if err != nil {
-		return fmt.Errorf("unmount: %w", err)
-	}
-	pid := mc.PID
-	if err := mc.Signal(syscall.SIGTERM); err != nil {
-		return fmt.Errorf("signal memfs process %d: %w", pid, err)
-	}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if !isMounted(mnt) {
-			// Wait for the process to finish its last flush and exit.
-			for time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil {
-				time.Sleep(20 * time.Millisecond)
-			}
-			fmt.Fprintf(c.App.Writer, "%s: flushed and unmounted\n", mnt)
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("%s is still mounted after %v: is it busy? in use by: %s (see the memfs log of process %d)",
-		mnt, timeout, strings.Join(memfs.MountUsers(mnt), ", "), pid)
-}
-
-// isMounted reports whether mnt is a mountpoint, from /proc/self/mountinfo.
-func isMounted(mnt string) bool {
-	_, ok := mountinfo.At(mnt)
-	return ok
+	return nil
 }

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/internal/progress"
 )
 
 // withProgress makes progress print a plain line at every step (every 0)
@@ -20,50 +20,6 @@ func withProgress(t *testing.T, every time.Duration, tty bool) {
 	progressEvery = every
 	isTerminal = func(io.Writer) bool { return tty }
 	t.Cleanup(func() { progressEvery, isTerminal = oldEvery, oldTTY })
-}
-
-// TestProgressPlainLines checks the lines where no terminal is: none for
-// work quicker than progressEvery, else one per period and a last one.
-func TestProgressPlainLines(t *testing.T) {
-	withProgress(t, time.Hour, false)
-	var quick bytes.Buffer
-	p := newProgress(&quick, "import", 3)
-	p.add(3)
-	p.done()
-	if quick.Len() != 0 {
-		t.Errorf("quick work printed %q; want nothing", quick.String())
-	}
-
-	withProgress(t, 0, false)
-	var slow bytes.Buffer
-	p = newProgress(&slow, "import", 2500)
-	p.add(1000)
-	p.add(1500)
-	p.done()
-	lines := strings.Split(strings.TrimSpace(slow.String()), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "import: 1,000 of 2,500 (40%)") ||
-		!strings.HasPrefix(lines[1], "import: 2,500 of 2,500 (100%)") || !strings.HasPrefix(lines[2], "import: 2,500 of 2,500 done in") {
-		t.Errorf("lines:\n%s\nwant 1,000 of 2,500 (40%%), 2,500 of 2,500 (100%%), then done", slow.String())
-	}
-	if strings.Contains(slow.String(), "\r") || strings.Contains(slow.String(), "\x1b") {
-		t.Errorf("plain lines hold terminal controls: %q", slow.String())
-	}
-}
-
-// TestProgressBarOnTerminal checks that a terminal gets the library's bar
-// (redrawn in place) ending at 100%, and a newline after it.
-func TestProgressBarOnTerminal(t *testing.T) {
-	withProgress(t, 0, true)
-	var out bytes.Buffer
-	p := newProgress(&out, "export", 10)
-	for range 10 {
-		p.add(1)
-	}
-	p.done()
-	s := out.String()
-	if !strings.Contains(s, "\r") || !strings.Contains(s, "export") || !strings.Contains(s, "100%") || !strings.HasSuffix(s, "\n") {
-		t.Errorf("terminal output %q; want a bar redrawn with \\r, named export, at 100%%, then a newline", s)
-	}
 }
 
 // TestImportReindexReportProgress checks that import and reindex report
@@ -88,7 +44,7 @@ func TestImportReindexReportProgress(t *testing.T) {
 }
 
 // TestLargeFinalFlushIsAnnounced checks that the flush at unmount of
-// bigFlush entries or more says so in the log, with its duration.
+// progress.BigFlush entries or more says so in the log, with its duration.
 func TestLargeFinalFlushIsAnnounced(t *testing.T) {
 	store := "dir:" + t.TempDir()
 	mnt := t.TempDir()
@@ -97,7 +53,7 @@ func TestLargeFinalFlushIsAnnounced(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for i := range bigFlush {
+	for i := range progress.BigFlush {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d", i)), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -107,35 +63,6 @@ func TestLargeFinalFlushIsAnnounced(t *testing.T) {
 	}
 	log := p.log.String()
 	if !strings.Contains(log, "flush: saving the unflushed changes") || !strings.Contains(log, "flush done") {
-		t.Errorf("the log of a final flush of %d+ entries does not announce it:\n%s", bigFlush, log)
-	}
-}
-
-// TestFollowFlush checks how a large flush is followed: on a terminal a
-// spinner named after the flush, cleared at the end; elsewhere a log line
-// every progressEvery; the log names the start and the end in both.
-func TestFollowFlush(t *testing.T) {
-	for _, tty := range []bool{true, false} {
-		t.Run(fmt.Sprintf("tty=%v", tty), func(t *testing.T) {
-			withProgress(t, 20*time.Millisecond, tty)
-			var logBuf, term syncBuffer
-			log := slog.New(slog.NewTextHandler(&logBuf, nil))
-			end := followFlush(log, &term, "final", 12345)
-			time.Sleep(300 * time.Millisecond) // several ticks of either kind
-			end()
-			logs := logBuf.String()
-			if !strings.Contains(logs, "flush: saving the unflushed changes") || !strings.Contains(logs, "flush done") ||
-				!strings.Contains(logs, "entries=12345") {
-				t.Errorf("log:\n%s\nwant the start and the end with entries=12345", logs)
-			}
-			still := strings.Contains(logs, "flush: still saving")
-			if tty {
-				if !strings.Contains(term.String(), "flush: 12,345 entries") || still {
-					t.Errorf("terminal %q, log lines 'still saving' %v; want a spinner named flush: 12,345 entries, and no such lines", term.String(), still)
-				}
-			} else if !still || term.String() != "" {
-				t.Errorf("log:\n%s\nterminal %q; want 'still saving' lines in the log and nothing drawn", logs, term.String())
-			}
-		})
+		t.Errorf("the log of a final flush of %d+ entries does not announce it:\n%s", progress.BigFlush, log)
 	}
 }

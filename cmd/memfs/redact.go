@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,17 +15,8 @@ func redactFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "no-redact", Usage: "persist values as written, secrets included (not recommended)"},
 		&cli.StringFlag{Name: "redact-config", Usage: "redaction rules file (extra patterns, allow-list, rules off under a prefix)",
-			DefaultText: defaultRedactConfig() + " when it exists"},
+			DefaultText: redact.DefaultConfigPath() + " when it exists"},
 	}
-}
-
-func defaultRedactConfig() string {
-	base := os.Getenv("XDG_CONFIG_HOME")
-	if base == "" {
-		home, _ := os.UserHomeDir()
-		base = filepath.Join(home, ".config")
-	}
-	return filepath.Join(base, "memfs", "redact.json")
 }
 
 // newRedactor builds the redactor the flags ask for; nil when --no-redact.
@@ -35,20 +25,7 @@ func newRedactor(c *cli.Context, log *slog.Logger) (*redact.Redactor, error) {
 		log.Warn("redaction is off (--no-redact): secrets written to memory will be persisted as they are")
 		return nil, nil
 	}
-	var cfg redact.Config
-	path := c.String("redact-config")
-	if path == "" {
-		if _, err := os.Stat(defaultRedactConfig()); err == nil {
-			path = defaultRedactConfig()
-		}
-	}
-	if path != "" {
-		var err error
-		if cfg, err = redact.LoadConfig(path); err != nil {
-			return nil, fmt.Errorf("redaction config %s: %w", path, err)
-		}
-	}
-	return redact.New(cfg)
+	return redact.NewFromFile(c.String("redact-config"))
 }
 
 // indexRedactor is the redactor of a session's search index, given the
@@ -63,13 +40,7 @@ func indexRedactor(red *redact.Redactor) (*redact.Redactor, error) {
 	if red != nil {
 		return red, nil
 	}
-	var cfg redact.Config
-	if _, err := os.Stat(defaultRedactConfig()); err == nil {
-		if cfg, err = redact.LoadConfig(defaultRedactConfig()); err != nil {
-			return nil, fmt.Errorf("redaction config %s: %w", defaultRedactConfig(), err)
-		}
-	}
-	return redact.New(cfg)
+	return redact.NewFromFile("")
 }
 
 func redactCommand() *cli.Command {

@@ -8,7 +8,6 @@ package main
 // the default store.
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,9 +19,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/mountclient"
 )
 
@@ -122,25 +119,12 @@ func namedMount(c *cli.Context, m string) (target, error) {
 		if err != nil {
 			return target{}, err
 		}
-		if !sameStore(spec, t.spec) {
+		if !mountclient.SameStore(spec.String(), t.spec.String()) {
 			return target{}, fmt.Errorf("--store %s and --mount %s name two stores: that mount serves %s; give one of them", spec, m, t.spec)
 		}
 	}
 	return t, nil
 }
-
-// sameStore compares two stores with every symlink in their paths
-// resolved.
-func sameStore(a, b storeSpec) bool {
-	if !a.Local() || !b.Local() {
-		return a == b
-	}
-	return a.Scheme() == b.Scheme() && paths.Resolved(a.Path()) == paths.Resolved(b.Path())
-}
-
-// lockPath is the lock file of the store spec: it names the PID of the
-// process holding it (or that last held it).
-func lockPath(spec storeSpec) string { return spec.LockPath() }
 
 // servingMount finds the caller's live memfs mount that serves spec
 // (mountclient.Find); a shared store has none: many mounts serve it, each
@@ -149,7 +133,7 @@ func servingMount(spec storeSpec) (target, bool) {
 	if !spec.Local() {
 		return target{}, false
 	}
-	c, ok := mountclient.Find(spec.String(), lockPath(spec))
+	c, ok := mountclient.Find(spec.String(), spec.LockPath())
 	if !ok {
 		return target{}, false
 	}
@@ -249,28 +233,6 @@ func rmThrough(t target, keys []string, recursive, force bool) error {
 		return fmt.Errorf("rm: %s is a directory: -r removes it and every key under it", pe.Path)
 	}
 	return fmt.Errorf("rm: %w", err)
-}
-
-// exportThrough writes the nodes under prefix of the mount t under dst,
-// as export does from a store.
-func exportThrough(ctx context.Context, c *cli.Context, t target, dst, prefix string, tally *memfs.Tally, opts memfs.ExportOptions) error {
-	r, err := mountRoot(t)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	entries, err := t.client.Entries(prefix, func(name string, err error) {
-		tally.Fail("export: %s: %v; skipped", name, err)
-	})
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	load := func(key string) ([]byte, error) { return mountclient.Value(r, key) }
-	if err := memfs.ExportEntries(ctx, dst, entries, load, tally, opts); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", tally.Summary(), t.spec, t.mnt, dst)
-	return nil
 }
 
 // mountSettings warns that the write flags of a command that goes through

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/memfs/memfs/internal/hint"
 )
 
 // noStoreEnv leaves MEMFS_STORE unset for the test, and the default store
@@ -377,7 +379,7 @@ func TestAnotherUsersMountIsNotRouted(t *testing.T) {
 	if out, _ := other.run(t, filepath.Join(mnt, "memory"), bin, "ls"); strings.Contains(out, "antelope") {
 		t.Errorf("ls as uid 65534 inside root's mount went through it: %q", out)
 	}
-	if out, err := other.run(t, "/", bin, "hint", "claude"); err != nil || strings.Contains(out, mnt) || !strings.Contains(out, mountPlaceholder) {
+	if out, err := other.run(t, "/", bin, "hint", "claude"); err != nil || strings.Contains(out, mnt) || !strings.Contains(out, hint.Placeholder) {
 		t.Errorf("hint as uid 65534 with only root's mount on the machine = %v\n%.400s\nwant the placeholder, not %s", err, out, mnt)
 	}
 	if out, err := other.run(t, "/", bin, "ls", "--mount", mnt); err != nil || !strings.Contains(out, "memory/antelope.md") {

@@ -19,19 +19,6 @@ import (
 // storeSpec is a parsed --store value (see stores).
 type storeSpec = location.Location
 
-// defaultStorePath is the embedded badger store under the XDG data directory.
-func defaultStorePath() string {
-	base := os.Getenv("XDG_DATA_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "."
-		}
-		base = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(base, "memfs", "store")
-}
-
 // stateDir is memfs's state directory ($XDG_STATE_HOME/memfs): the
 // engine's recovery directories, the mount helper's logs and a shared
 // store's journals.
@@ -53,7 +40,7 @@ func mustExist(spec storeSpec) error {
 // parseStore parses a --store value; "" is the default badger store.
 func parseStore(v string) (storeSpec, error) {
 	if v == "" {
-		v = "badger:" + defaultStorePath()
+		v = "badger:" + memfs.DefaultStorePath()
 	}
 	spec, err := stores.Parse(v)
 	if err != nil {
@@ -65,10 +52,10 @@ func parseStore(v string) (storeSpec, error) {
 func storeFlag() cli.Flag {
 	return givenFlag{&cli.StringFlag{
 		Name: "store",
-		Usage: "the memory store: badger:PATH (embedded database), dir:PATH (plain directory) or " +
-			"etcd://HOST:PORT[,HOST:PORT...]/NAMESPACE (shared by many mounts; TLS and auth from ETCDCTL_* variables); " +
+		Usage: "the memory store: " + stores.Usage() + " (badger: an embedded database; dir: a plain directory; " +
+			"etcd: shared by many mounts, TLS and auth from ETCDCTL_* variables); " +
 			"when a memfs mount serves a local store, commands go through that mount",
-		DefaultText: "badger:" + defaultStorePath(),
+		DefaultText: "badger:" + memfs.DefaultStorePath(),
 		EnvVars:     []string{"MEMFS_STORE"},
 	}}
 }

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -131,15 +130,15 @@ func lsCommand() *cli.Command {
 				return err
 			}
 			if p := c.Args().First(); p != "" {
-				if f.prefix != "" && f.prefix != p {
-					return fmt.Errorf("ls: PREFIX %q and --prefix %q disagree", p, f.prefix)
+				if f.Prefix != "" && f.Prefix != p {
+					return fmt.Errorf("ls: PREFIX %q and --prefix %q disagree", p, f.Prefix)
 				}
-				f.prefix = p
+				f.Prefix = p
 			}
 			print := func(entries []backend.Entry) error {
 				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 1, ' ', tabwriter.AlignRight)
 				for _, e := range entries {
-					if !f.match(e.Key, e.Info) {
+					if !f.Match(e.Key, e.Info.MTime, e.Info.XAttrs) {
 						continue
 					}
 					if c.Bool("long") {
@@ -158,14 +157,14 @@ func lsCommand() *cli.Command {
 				return fmt.Errorf("ls: %w", err)
 			}
 			if t.mnt != "" {
-				entries, err := mountEntries(t.mnt)
+				entries, err := t.client.Nodes()
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
 				}
 				return print(entries)
 			}
 			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
-				entries, err := lsEntries(ctx, o.c, f.prefix)
+				entries, err := memfs.List(ctx, o.c, f.Prefix)
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
 				}
@@ -309,13 +308,13 @@ func rmCommand() *cli.Command {
 				for _, k := range c.Args().Slice() {
 					removed := 0
 					if o.c.Has(k) {
-						if err := deleteName(ctx, o.c, k); err != nil {
+						if err := memfs.RemoveName(ctx, o.c, k); err != nil {
 							return explain(err)
 						}
 						removed++
 					}
 					if c.Bool("recursive") {
-						n, err := removeTree(ctx, o.c, strings.TrimSuffix(k, "/"))
+						n, err := memfs.RemoveTree(ctx, o.c, strings.TrimSuffix(k, "/"))
 						if err != nil {
 							return explain(err)
 						}
@@ -332,46 +331,6 @@ func rmCommand() *cli.Command {
 			})
 		},
 	}
-}
-
-// deleteName removes the name key. The value is loaded first: when the
-// node has other names (hard links), they are saved with it, and a
-// session that never loaded it would save them empty.
-func deleteName(ctx context.Context, c *session.Context, key string) error {
-	if st, err := c.Stat(key); err == nil && st.Nlink > 1 {
-		if err := c.Resolve(ctx, key); err != nil {
-			return err
-		}
-	}
-	return c.Delete(key)
-}
-
-// removeTree removes every key under dir, then the directories under it,
-// children first, and dir itself when it is a directory: directories are
-// entries of the store, and rm -r leaves none behind.
-func removeTree(ctx context.Context, c *session.Context, dir string) (int, error) {
-	removed := 0
-	var dirs []string
-	for _, e := range memfs.Nodes(c, dir+"/") {
-		if e.Info.Mode.IsDir() {
-			dirs = append(dirs, e.Key)
-			continue
-		}
-		if err := deleteName(ctx, c, e.Key); err != nil {
-			return removed, err
-		}
-		removed++
-	}
-	if st, err := c.Stat(dir); err == nil && st.IsDir {
-		dirs = append([]string{dir}, dirs...)
-	}
-	for _, d := range slices.Backward(dirs) {
-		if err := c.Rmdir(d); err != nil {
-			return removed, err
-		}
-		removed++
-	}
-	return removed, nil
 }
 
 func importCommand() *cli.Command {
@@ -455,9 +414,10 @@ func exportCommand() *cli.Command {
 			t := memfs.NewTally(c.App.ErrWriter)
 			opts := memfs.ExportOptions{AsRoot: os.Geteuid() == 0, Progress: &bar{w: c.App.ErrWriter, what: "export"}}
 			if loc.mnt != "" {
-				if err := exportThrough(c.Context, c, loc, dst, c.String("prefix"), t, opts); err != nil {
+				if err := loc.client.Export(c.Context, dst, c.String("prefix"), t, opts); err != nil {
 					return err
 				}
+				fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", t.Summary(), loc.spec, loc.mnt, dst)
 				return t.Err("export")
 			}
 			err = withSession(c, readStore, func(ctx context.Context, o *opened) error {

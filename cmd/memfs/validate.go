@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/internal/mounthelper"
 )
 
 // flagRule is what one numeric or duration flag accepts: a number from min
@@ -39,7 +40,7 @@ func flagRules(command string) []flagRule {
 			{"embed-wait", float64(time.Millisecond), inf, "0 (the default, 1s) or a duration of at least 1ms", true},
 		}
 	case "unmount", "umount-helper":
-		return []flagRule{{"timeout", float64(minWait), inf, "a duration of at least " + minWait.String() + " such as 30s", false}}
+		return []flagRule{{"timeout", float64(mounthelper.MinWait), inf, "a duration of at least " + mounthelper.MinWait.String() + " such as 30s", false}}
 	case "log":
 		return []flagRule{
 			{"limit", 1, inf, "a number of events of at least 1", false},
@@ -63,12 +64,6 @@ func flagRules(command string) []flagRule {
 	}
 	return nil
 }
-
-// minWait is the least a command waits for memfs to flush, unmount or
-// serve (unmount --timeout, mount's timeout= option): the last flush of
-// even a small session needs a round trip to the store, and a shorter
-// wait gives up before it could end (then reports a failure that is not).
-const minWait = time.Second
 
 // checkFlags is every command's Before: it refuses a numeric or duration
 // flag out of its range before the command does any work. A flag left at

@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 		"github.com/memfs/memfs/backend/dirstore", "github.com/memfs/memfs/backend/etcdstore"},
 	// A running mount is reached through mountclient alone; status, the
 	// format of .memfs/status, is a leaf anyone may read.
-	"github.com/memfs/memfs/mountclient":        {"github.com/memfs/memfs/cmd/memfs"},
+	"github.com/memfs/memfs/mountclient":        {"github.com/memfs/memfs/cmd/memfs", "github.com/memfs/memfs/internal/mounthelper"},
 	"github.com/memfs/memfs/internal/mountinfo": {"github.com/memfs/memfs/mountclient", "github.com/memfs/memfs/cmd/memfs"},
 }
 

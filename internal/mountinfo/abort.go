@@ -1,4 +1,4 @@
-package main
+package mountinfo
 
 import (
 	"errors"
@@ -8,20 +8,18 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/memfs/memfs/internal/mountinfo"
 )
 
 // fusectl is where the kernel's FUSE control filesystem lists connections.
 const fusectl = "/sys/fs/fuse/connections"
 
-// abortConnection aborts the FUSE connection of the mount at mnt, as
+// Abort aborts the FUSE connection of the mount at mnt, as
 // writing to /sys/fs/fuse/connections/N/abort does: every request waiting
 // on it fails at once (ENOTCONN). A serving process that died while one of
 // its own threads, or a child, waited on the mount cannot otherwise finish
 // exiting: it would wait for an answer only it could give. The control
 // filesystem is mounted for the call when it is not (root only).
-func abortConnection(mnt string) error {
+func Abort(mnt string) error {
 	dev, err := fuseDevice(mnt)
 	if err != nil {
 		return err
@@ -43,7 +41,7 @@ func abortConnection(mnt string) error {
 // fuseDevice returns the minor device number of the FUSE mount at mnt, as
 // /proc/self/mountinfo gives it: the name of its connection in fusectl.
 func fuseDevice(mnt string) (string, error) {
-	m, ok := mountinfo.At(mnt)
+	m, ok := At(mnt)
 	if !ok || !strings.HasPrefix(m.FSType, "fuse") {
 		return "", fmt.Errorf("%s is no FUSE mount", mnt)
 	}

@@ -1,0 +1,30 @@
+package fsck
+
+import (
+	"fmt"
+	"io"
+)
+
+// Print writes one line per finding on w (never a value), and where a
+// repair put it.
+func (r Report) Print(w io.Writer) {
+	for _, f := range r.Findings {
+		switch {
+		case f.Recorded:
+			fmt.Fprintf(w, "recorded earlier (kept, nothing to do): %s\n", f.Reason)
+			continue
+		case f.Kind == KindEvents && f.Key == "":
+			fmt.Fprintf(w, "damaged event log: %s\n", f.Reason)
+		case f.Kind == KindEvents:
+			fmt.Fprintf(w, "damaged event log record %s: %s\n", f.Key, f.Reason)
+		default:
+			fmt.Fprintf(w, "damaged %s %s: %s\n", f.Kind, f.Key, f.Reason)
+		}
+		switch {
+		case f.Err != nil:
+			fmt.Fprintf(w, "  not moved: %v\n", f.Err)
+		case f.Aside != "":
+			fmt.Fprintf(w, "  moved aside to %s\n", f.Aside)
+		}
+	}
+}

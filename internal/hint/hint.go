@@ -1,0 +1,172 @@
+// Package hint writes the section of an agent's instructions file
+// (CLAUDE.md, AGENTS.md, GEMINI.md) that says where the agent's memory is
+// mounted and how to use it (memfs hint). The section sits between two
+// marker lines; writing it again replaces it there, and the rest of the
+// file is the user's.
+//
+// # Concurrency
+//
+// The functions are safe for concurrent use, but two Writes of one file
+// at once race: the last rename wins.
+package hint
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/memfs/memfs/backend"
+)
+
+// Files names each agent's instructions file.
+var Files = map[string]string{
+	"claude": "CLAUDE.md",
+	"codex":  "AGENTS.md",
+	"gemini": "GEMINI.md",
+}
+
+// The hint is written between these lines, and replaced there on the next
+// --write: the rest of the file is the user's.
+const (
+	Begin = "<!-- memfs:begin (written by memfs hint; replaced on the next memfs hint --write) -->"
+	End   = "<!-- memfs:end -->"
+)
+
+// Placeholder stands for the mountpoint when none is given or found.
+const Placeholder = "<MEMFS_MOUNT>"
+
+// Section is the section for agent, markers included.
+func Section(agent, mnt string) string {
+	m := mnt
+	var b strings.Builder
+	b.WriteString(Begin + "\n")
+	b.WriteString("## Memory (memfs)\n\n")
+	fmt.Fprintf(&b, "Your long-term memory is a directory mounted at `%s` (memfs): plain files, read and\n", m)
+	b.WriteString("written with ordinary file tools; what you write there persists across sessions.\n\n")
+	b.WriteString("Read first:\n")
+	fmt.Fprintf(&b, "- `%s/.memfs/context.md`: the context pack in one bounded file: the index of skills, the\n  latest step summaries, and the notes that matter most (importance, recency).\n", m)
+	fmt.Fprintf(&b, "- `%s/memory/`: notes; `memory/global.md` always applies, `memory/<project>/` per project.\n", m)
+	fmt.Fprintf(&b, "- `%s/skills/*/SKILL.md`: skills (front matter: name, description); open a skill's\n  `resources/` only when the skill calls for them.\n", m)
+	fmt.Fprintf(&b, "- `%s/agents/*.json`: sub-agent profiles.\n\n", m)
+	b.WriteString("Search in your own words: with an embedder (`.memfs/status` says), notes are found by\n")
+	b.WriteString("meaning as well as by their words. The query is the file name; filters as words: `tag:X`,\n")
+	b.WriteString("`top:5`, `since:24h`, `prefix:memory%2Fproject`, `mode:keyword` for the words alone:\n\n")
+	fmt.Fprintf(&b, "    cat %s\n", shellQuote(m+"/.memfs/search/kernel cache tag:fuse top:5"))
+	fmt.Fprintf(&b, "    cat %s    # a context pack, its notes ranked by a query\n\n", shellQuote(m+"/.memfs/context/kernel cache"))
+	b.WriteString("Write one topic per Markdown file under `memory/`, then tag it (extended attributes):\n\n")
+	note := shellQuote(m + "/memory/NOTE.md")
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.tags -v 'go,fuse' %s\n", note)
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.importance -v 0.8 %s\n", note)
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.source -v agent %s\n", note)
+	fmt.Fprintf(&b, "    setfattr -n user.memfs.agent -v %s %s\n", agent, note)
+	fmt.Fprintf(&b, "    getfattr -d -m user.memfs %s\n\n", note)
+	b.WriteString("Do not keep secrets in memory: they are redacted before anything is stored.\n")
+	b.WriteString(End + "\n")
+	return b.String()
+}
+
+// Write puts section into file: in place of an earlier memfs section,
+// else appended. It reports whether the file changed. A symlink is
+// written through (target), never replaced.
+func Write(file, section string) (bool, error) {
+	file, err := target(file)
+	if err != nil {
+		return false, err
+	}
+	old, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	var updated []byte
+	begin := bytes.Index(old, []byte(Begin))
+	end := bytes.Index(old, []byte(End))
+	switch {
+	case begin >= 0 && end > begin:
+		end += len(End)
+		if end < len(old) && old[end] == '\n' {
+			end++
+		}
+		updated = slices.Concat(old[:begin], []byte(section), old[end:])
+	case begin >= 0 || end >= 0:
+		return false, fmt.Errorf("%s has a memfs marker line without its pair; fix or remove it first", file)
+	default:
+		updated = slices.Clone(old)
+		if len(updated) > 0 {
+			if !bytes.HasSuffix(updated, []byte("\n")) {
+				updated = append(updated, '\n')
+			}
+			updated = append(updated, '\n')
+		}
+		updated = append(updated, section...)
+	}
+	if bytes.Equal(updated, old) {
+		return false, nil
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Lstat(file); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	// Written beside and renamed over: a crash leaves the old file or the
+	// new. The new one is made O_EXCL|O_NOFOLLOW: a symlink at its name
+	// is never written through.
+	tmp := file + ".memfs-tmp"
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
+	if err != nil {
+		return false, err
+	}
+	_, err = f.Write(updated)
+	if err == nil {
+		err = f.Chmod(mode) // the umask took bits off
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, file)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	return true, nil
+}
+
+// target is the file Write changes for file: file itself,
+// unless it is a symlink; then the file the link names, which must be a
+// regular file of the caller's own (a dotfiles manager's link to the
+// user's file). Anything else is refused: replacing the link would lose
+// it, and writing into another user's file (root running hint in a
+// user's directory) or a device is not hint's to do.
+func target(file string) (string, error) {
+	fi, err := os.Lstat(file)
+	if err != nil || fi.Mode().Type() != fs.ModeSymlink {
+		return file, nil // a missing file is made; ReadFile reports the rest
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return "", fmt.Errorf("%s is a symlink that names nothing (%v); write to its target or remove the link", file, err)
+	}
+	fi, err = os.Lstat(real)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is a symlink to %s, which is not a regular file (a %s); nothing was written", file, real, backend.TypeName(fi.Mode()))
+	}
+	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != uint32(os.Geteuid()) {
+		return "", fmt.Errorf("%s is a symlink to %s, which is not yours (owner uid %d); nothing was written: run hint as its owner, or write to a file of your own", file, real, uid)
+	}
+	return real, nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

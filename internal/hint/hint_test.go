@@ -1,0 +1,154 @@
+package hint
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWriteIdempotent(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "CLAUDE.md")
+	mine := "# My project\n\nBuild with make.\n"
+	if err := os.WriteFile(file, []byte(mine+"no newline at the end"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := Write(file, Section("claude", "/m1"))
+	if err != nil || !changed {
+		t.Fatalf("first Write: %v, changed %v; want written", err, changed)
+	}
+	first, _ := os.ReadFile(file)
+	if !strings.HasPrefix(string(first), mine+"no newline at the end\n\n"+Begin) {
+		t.Errorf("the section is not appended after the user's text:\n%s", first)
+	}
+
+	changed, err = Write(file, Section("claude", "/m1"))
+	second, _ := os.ReadFile(file)
+	if string(second) != string(first) {
+		t.Errorf("a second --write changed the file:\n%s\nwas\n%s", second, first)
+	}
+	if err != nil || changed {
+		t.Errorf("second Write: %v, changed %v; want unchanged", err, changed)
+	}
+
+	// The user adds text after the section; a new mountpoint replaces the
+	// section in place and keeps the text on both sides.
+	after := "\n## Later notes\nkeep me\n"
+	if err := os.WriteFile(file, append(second, after...), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(file, Section("claude", "/m2")); err != nil {
+		t.Fatal(err)
+	}
+	third, _ := os.ReadFile(file)
+	s := string(third)
+	if strings.Count(s, Begin) != 1 || strings.Count(s, End) != 1 {
+		t.Errorf("the section is not replaced in place (%d begin, %d end markers):\n%s", strings.Count(s, Begin), strings.Count(s, End), s)
+	}
+	if strings.Contains(s, "/m1") || !strings.Contains(s, "`/m2`") {
+		t.Errorf("the section does not name the new mountpoint:\n%s", s)
+	}
+	if !strings.HasPrefix(s, mine) || !strings.HasSuffix(s, End+"\n"+after) {
+		t.Errorf("the user's text around the section changed:\n%s", s)
+	}
+	if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v after --write, want 0640 kept", fi.Mode().Perm())
+	}
+
+	// A lone marker is the user's damage to fix, not to guess around.
+	lone := filepath.Join(t.TempDir(), "AGENTS.md")
+	os.WriteFile(lone, []byte("x\n"+Begin+"\n"), 0o644)
+	if _, err := Write(lone, Section("codex", "/m1")); err == nil || !strings.Contains(err.Error(), "without its pair") {
+		t.Errorf("--write into a file with a lone marker: %v, want a refusal", err)
+	}
+}
+
+// TestSectionQuotesTheMount runs the hint's commands through a shell with a
+// mountpoint that holds a space and a quote.
+func TestSectionQuotesTheMount(t *testing.T) {
+	mnt := filepath.Join(t.TempDir(), "agent's memory")
+	out := Section("codex", mnt)
+	var lines []string
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(line, "    cat ") {
+			lines = append(lines, "printf '%s\\n' "+strings.TrimPrefix(line, "    cat "))
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("want 2 cat lines in the hint, got %d:\n%s", len(lines), out)
+	}
+	got, err := exec.Command("sh", "-c", strings.Join(lines, "\n")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mnt + "/.memfs/search/kernel cache tag:fuse top:5\n" + mnt + "/.memfs/context/kernel cache\n"
+	if string(got) != want {
+		t.Errorf("the shell reads the hint's paths as %q, want %q", got, want)
+	}
+}
+
+// TestWriteThroughSymlink: a CLAUDE.md that is a symlink (a dotfiles
+// manager's) stays one. Write writes into the file it names when
+// that is the caller's own regular file, and refuses, changing nothing,
+// when it is another user's file, a directory, or missing.
+func TestWriteThroughSymlink(t *testing.T) {
+	dots := t.TempDir()
+	link := filepath.Join(t.TempDir(), "CLAUDE.md")
+	mine := "# dotfiles\n"
+
+	target := filepath.Join(dots, "CLAUDE.md")
+	if err := os.WriteFile(target, []byte(mine), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := Write(link, Section("claude", "/m1"))
+	if err != nil || !changed {
+		t.Fatalf("first Write: %v, changed %v; want written", err, changed)
+	}
+	if got, err := os.Readlink(link); err != nil || got != target {
+		t.Errorf("%s is now %q (%v), want it still a symlink to %s", link, got, err, target)
+	}
+	data, _ := os.ReadFile(target)
+	if !strings.HasPrefix(string(data), mine) || !strings.Contains(string(data), Begin) {
+		t.Errorf("the link's target does not hold the user's text and the section:\n%s", data)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
+		t.Errorf("the target's mode is %v, want 0640 kept", fi.Mode().Perm())
+	}
+
+	others := filepath.Join(dots, "others.md")
+	if err := os.WriteFile(others, []byte(mine), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(others, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, target, want string }{
+		{"another user's file", others, "is not yours"},
+		{"a directory", dots, "not a regular file"},
+		{"nothing", filepath.Join(dots, "missing.md"), "names nothing"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			link := filepath.Join(t.TempDir(), "CLAUDE.md")
+			if err := os.Symlink(tt.target, link); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Write(link, Section("claude", "/m1"))
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "symlink") {
+				t.Errorf("Write through a symlink to %s: %v, want a refusal containing %q", tt.name, err, tt.want)
+			}
+			if got, err := os.Readlink(link); err != nil || got != tt.target {
+				t.Errorf("%s is now %q (%v), want the symlink left alone", link, got, err)
+			}
+			if data, err := os.ReadFile(others); err != nil || string(data) != mine {
+				t.Errorf("another user's file changed: %q (%v)", data, err)
+			}
+			if _, err := os.Lstat(filepath.Join(dots, "missing.md")); err == nil {
+				t.Errorf("a dangling link's target was created")
+			}
+		})
+	}
+}

@@ -1,0 +1,346 @@
+// Package mounthelper is memfs's side of mount(8) and umount(8) for file
+// system type fuse.memfs: it reads their argument shapes, maps mount
+// options to "memfs mount" arguments, starts that mount in the background
+// and waits until it serves, and on unmount waits until memfs has made
+// its last flush and exited. The command (cmd/memfs) defines the
+// mount-helper and umount-helper commands over it.
+//
+// How mount(8) reaches memfs, measured on Debian 12 (util-linux 2.38.1,
+// fuse3 3.14.0), for "mount -t fuse.memfs SOURCE DIR" and the fstab line
+// "SOURCE DIR fuse.memfs OPTIONS 0 0":
+//
+//   - If /sbin/mount.fuse.memfs (or /usr/sbin/...; /usr/local/sbin is not
+//     searched) exists, mount(8) runs it as
+//     "/sbin/mount.fuse.memfs SOURCE DIR [-sfnv] -o OPTIONS", options
+//     unfiltered (rw, noexec, nosuid, nodev, _netdev, user...).
+//   - Otherwise it runs /sbin/mount.fuse (fuse3's mount.fuse3), which runs
+//     "/bin/sh -c 'exec memfs SOURCE DIR -o OPTIONS'" with a fixed PATH
+//     (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, not
+//     the caller's), after removing the options it handles itself (user,
+//     _netdev, nofail, setuid=...) and adding dev,suid when not given.
+//
+// Both wait for the program to exit and report its status, so the helper
+// must return once the file system is mounted: Start runs "memfs mount"
+// in the background and waits until that process answers in the mount.
+//
+// # Concurrency
+//
+// The functions are safe for concurrent use; Start and ProcessGone block
+// until their wait ends.
+package mounthelper
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/memfs/memfs/mountclient"
+)
+
+// Name is the name mount(8) looks for, for file system type fuse.memfs.
+const Name = "mount.fuse.memfs"
+
+// UmountName is what umount(8) runs for type fuse.memfs, as
+// "/sbin/umount.fuse.memfs DIR [-flnrv]" (measured as above).
+const UmountName = "umount.fuse.memfs"
+
+// MinWait is the least a command waits for memfs to flush, unmount or
+// serve (unmount --timeout, the timeout= mount option): the last flush of
+// even a small session needs a round trip to the store, and a shorter
+// wait gives up before it could end (then reports a failure that is not).
+const MinWait = time.Second
+
+// Args rewrites the two argument shapes mount(8) uses into
+// "memfs mount-helper [FLAGS] SOURCE DIR", and umount(8)'s
+// "umount.fuse.memfs DIR [FLAGS]" into "memfs umount-helper [FLAGS] DIR";
+// other arguments are returned as they are. The second mount shape is
+// recognised by a SOURCE that names a local store (isStore) or by "-o"
+// after SOURCE DIR, never by a command's name (isCommand).
+func Args(args []string, isCommand, isStore func(string) bool) []string {
+	if len(args) >= 2 && filepath.Base(args[0]) == UmountName {
+		out := []string{args[0], "umount-helper"}
+		out = append(out, args[2:]...)
+		return append(out, args[1])
+	}
+	if len(args) < 3 {
+		return args
+	}
+	if filepath.Base(args[0]) != Name {
+		src := args[1]
+		if isCommand(src) || strings.HasPrefix(src, "-") {
+			return args
+		}
+		if !isStore(src) && !(len(args) > 3 && strings.HasPrefix(args[3], "-o")) {
+			return args
+		}
+	}
+	out := []string{args[0], "mount-helper"}
+	out = append(out, args[3:]...)
+	return append(out, args[1], args[2])
+}
+
+// Plan is what a mount through mount(8) will run.
+type Plan struct {
+	MountArgs []string      // the memfs arguments, "mount" first, the mountpoint last
+	LogPath   string        // where the serving process logs
+	Timeout   time.Duration // how long to wait for the mount to answer
+	Ignored   []string      // unknown options left out (mount -s)
+}
+
+// Mountpoint is the mountpoint the plan mounts.
+func (p Plan) Mountpoint() string { return p.MountArgs[len(p.MountArgs)-1] }
+
+// PlanOptions says what PlanMount knows of memfs.
+type PlanOptions struct {
+	// Flag reports whether "memfs mount" has the flag name, and whether
+	// it is a boolean one (given as a bare option).
+	Flag func(name string) (known, isBool bool)
+	// Store parses a store spec and returns it in canonical form.
+	Store func(spec string) (string, error)
+	// StateDir is memfs's state directory, where a user's mount logs.
+	StateDir string
+	// Sloppy (mount -s) leaves unknown options out, listed in
+	// Plan.Ignored, instead of failing.
+	Sloppy bool
+}
+
+// ignoredOptions are options mount(8) and fuse pass that mean nothing to
+// memfs (the kernel's flags for FUSE are set by memfs itself).
+var ignoredOptions = []string{
+	"rw", "defaults", "dev", "nodev", "suid", "nosuid", "exec",
+	"auto", "noauto", "user", "nouser", "users", "owner", "group", "_netdev",
+	"nofail", "async", "sync", "atime", "noatime", "relatime", "norelatime",
+	"strictatime", "nostrictatime", "diratime", "nodiratime", "lazytime",
+	"nolazytime", "loud", "silent", "default_permissions", "auto_unmount",
+}
+
+// PlanMount maps SOURCE, DIR and -o options to "memfs mount" arguments.
+// memfs mount flags are found by name (o.Flag), so that a new mount flag
+// is an option too. An unknown option is an error, or with o.Sloppy is
+// left out and listed in Plan.Ignored.
+func PlanMount(source, mnt string, opts []string, o PlanOptions) (Plan, error) {
+	p := Plan{Timeout: 2 * time.Minute}
+	store := source
+	var flags []string
+	for _, opt := range opts {
+		if opt == "" {
+			continue
+		}
+		name, value, hasValue := strings.Cut(opt, "=")
+		switch {
+		case slices.Contains(ignoredOptions, name),
+			strings.HasPrefix(name, "x-"), name == "comment", name == "fsname", name == "subtype":
+			continue
+		case name == "ro":
+			flags = append(flags, "--read-only")
+			continue
+		case name == "store":
+			store = value
+			continue
+		case name == "log":
+			p.LogPath = value
+			continue
+		case name == "timeout":
+			d, err := time.ParseDuration(value)
+			if err != nil || d < MinWait {
+				return p, fmt.Errorf("option timeout=%s: want a duration of at least %v, such as 2m", value, MinWait)
+			}
+			p.Timeout = d
+			continue
+		case name == "noexec":
+			// Never dropped without a word: the mount would run programs
+			// the fstab line says it must not.
+			return p, errors.New("option noexec: memfs mounts cannot refuse to execute files; remove it, or keep executables out of the memory")
+		case name == "noxattrs":
+			flags = append(flags, "--xattrs=false")
+			continue
+		default:
+			flag := strings.ReplaceAll(name, "_", "-")
+			if known, isBool := o.Flag(flag); known {
+				switch {
+				case isBool && !hasValue:
+					flags = append(flags, "--"+flag)
+				case !hasValue:
+					return p, fmt.Errorf("option %s needs a value: %s=VALUE", name, name)
+				default:
+					flags = append(flags, "--"+flag+"="+value)
+				}
+				continue
+			}
+		}
+		if o.Sloppy {
+			p.Ignored = append(p.Ignored, opt)
+			continue
+		}
+		return p, fmt.Errorf("unknown mount option %q; memfs takes ro, allow_other, store=, log=, timeout= and its mount flags (memfs mount --help) as NAME=VALUE", opt)
+	}
+	spec, err := o.Store(store)
+	if err != nil {
+		return p, fmt.Errorf("SOURCE %q (or -o store=SPEC): %w", store, err)
+	}
+	if !filepath.IsAbs(mnt) {
+		return p, fmt.Errorf("mountpoint %q: want an absolute path", mnt)
+	}
+	if p.LogPath == "" {
+		p.LogPath = LogPath(mnt, o.StateDir)
+	}
+	p.MountArgs = append([]string{"mount", "--store", spec}, flags...)
+	p.MountArgs = append(p.MountArgs, mnt)
+	return p, nil
+}
+
+// LogPath is where a mount started by mount(8) logs: root's under
+// /var/log/memfs (at boot there is no HOME), a user's under stateDir/log;
+// one file per mountpoint, appended to.
+func LogPath(mnt, stateDir string) string {
+	name := strings.ReplaceAll(strings.Trim(mnt, "/"), "/", "-")
+	if name == "" {
+		name = "root"
+	}
+	if os.Geteuid() == 0 {
+		return filepath.Join("/var/log/memfs", name+".log")
+	}
+	return filepath.Join(stateDir, "log", name+".log")
+}
+
+// Start starts "self p.MountArgs..." detached from the caller (its own
+// session, stdin /dev/null, output appended to the log) and waits until
+// the mount's .memfs/status names it. If the process exits first, its
+// log lines are the error. It returns the serving process's pid.
+func Start(self string, p Plan) (int, error) {
+	if err := os.MkdirAll(filepath.Dir(p.LogPath), 0o700); err != nil {
+		return 0, fmt.Errorf("log directory: %w", err)
+	}
+	logf, err := os.OpenFile(p.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("log: %w", err)
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "--- %s memfs %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(p.MountArgs, " "))
+	start, _ := logf.Seek(0, io.SeekCurrent)
+
+	cmd := exec.Command(self, p.MountArgs...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = withHome(os.Environ())
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start memfs mount: %w", err)
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	mnt := p.Mountpoint()
+	deadline := time.Now().Add(p.Timeout)
+	for {
+		if ServedBy(mnt) == pid {
+			return pid, nil
+		}
+		select {
+		case err := <-exited:
+			return 0, fmt.Errorf("memfs mount %s exited (%v) before serving:\n%s(log: %s)", mnt, err, logSince(p.LogPath, start), p.LogPath)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			// Not ready in time: leave nothing half-started behind.
+			cmd.Process.Signal(syscall.SIGTERM)
+			return 0, fmt.Errorf("memfs mount %s did not serve within %v (option timeout=); stopped process %d; log: %s", mnt, p.Timeout, pid, p.LogPath)
+		}
+	}
+}
+
+// ServedBy returns the pid of the memfs process serving the live mount at
+// mnt (mountclient.Open, of any user's), or 0.
+func ServedBy(mnt string) int {
+	c, err := mountclient.Open(mnt, mountclient.Any)
+	if err != nil {
+		return 0
+	}
+	return c.PID
+}
+
+// withHome gives the serving process a HOME: mount(8) at boot runs
+// helpers without one, and memfs keeps its state under it.
+func withHome(env []string) []string {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "HOME="); ok && v != "" {
+			return env
+		}
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		return append(env, "HOME="+u.HomeDir)
+	}
+	return env
+}
+
+// logSince returns what the log got from offset on, at most the last 4 KiB.
+func logSince(path string, offset int64) string {
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) < offset {
+		return ""
+	}
+	data = data[offset:]
+	if len(data) > 4096 {
+		data = data[len(data)-4096:]
+	}
+	return string(data)
+}
+
+// Unmount unmounts mnt as umount(8) would (lazy: MNT_DETACH; force:
+// MNT_FORCE); a caller who is not root has a user's FUSE mount unmounted
+// by fusermount3.
+func Unmount(mnt string, lazy, force bool) error {
+	flags := 0
+	if lazy {
+		flags |= syscall.MNT_DETACH
+	}
+	if force {
+		flags |= syscall.MNT_FORCE
+	}
+	err := syscall.Unmount(mnt, flags)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, syscall.EPERM) {
+		return fmt.Errorf("umount %s: %w", mnt, err)
+	}
+	args := []string{"-u", mnt}
+	if lazy {
+		args = []string{"-u", "-z", mnt}
+	}
+	if out, ferr := exec.Command("fusermount3", args...).CombinedOutput(); ferr != nil {
+		return fmt.Errorf("umount %s: %v; fusermount3: %v: %s", mnt, err, ferr, out)
+	}
+	return nil
+}
+
+// ProcessGone waits up to limit for pid to exit and reports whether it
+// did. A zombie counts as gone: it holds nothing any more, and the process
+// that reaps it (init, for a mount started by the helper) may be slow.
+func ProcessGone(pid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat")); err == nil {
+			// pid (comm) STATE ...; comm may hold spaces and parentheses.
+			if i := strings.LastIndexByte(string(st), ')'); i >= 0 && strings.HasPrefix(string(st[i:]), ") Z") {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

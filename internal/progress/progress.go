@@ -1,0 +1,173 @@
+// Package progress shows long work on a terminal or in a log: a Counter
+// counts work of a known size (a bar on a terminal, with rate and time
+// left; elsewhere a plain line every Options.Every), and Flush follows a
+// large flush, which has no steps to count (a spinner, or a log line
+// every Options.Every).
+//
+// # Concurrency
+//
+// A Counter is safe for concurrent use. Flush runs one goroutine until
+// the function it returns is called.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// Options says how progress is shown.
+type Options struct {
+	Every    time.Duration // how often a plain line is printed where no terminal shows a bar
+	Terminal bool          // the writer is a terminal: draw a bar or a spinner
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Counter reports long work, count by count: a bar on a terminal
+// (schollz/progressbar: throttled, with rate and time left), and elsewhere
+// a plain line every Options.Every, so that a log shows the work moving
+// without drowning in it. Work done in less than Every prints no line.
+type Counter struct {
+	w     io.Writer
+	what  string
+	total int
+	every time.Duration
+
+	mu    sync.Mutex // guards the fields below
+	n     int
+	start time.Time
+	last  time.Time                // the last plain line
+	lines int                      // plain lines printed
+	bar   *progressbar.ProgressBar // on a terminal
+}
+
+// New starts counting total units of what on w.
+func New(w io.Writer, what string, total int, o Options) *Counter {
+	now := time.Now()
+	p := &Counter{w: w, what: what, total: total, every: o.Every, start: now, last: now}
+	if o.Terminal && total > 0 {
+		p.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(what),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
+	}
+	return p
+}
+
+// Add counts n more done.
+func (p *Counter) Add(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n += n
+	if p.bar != nil {
+		p.bar.Add(n) // a failed write to the terminal is no failure of the work
+		return
+	}
+	if now := time.Now(); now.Sub(p.last) >= p.every {
+		p.last = now
+		p.lines++
+		fmt.Fprintf(p.w, "%s: %s of %s (%d%%), %s\n", p.what, humanize.Comma(int64(p.n)), humanize.Comma(int64(p.total)),
+			percent(p.n, p.total), now.Sub(p.start).Round(time.Second))
+	}
+}
+
+// Done ends the bar; where plain lines were printed, a last one says how
+// much was done in how long.
+func (p *Counter) Done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Finish()
+		return
+	}
+	if p.lines > 0 {
+		fmt.Fprintf(p.w, "%s: %s of %s done in %s\n", p.what, humanize.Comma(int64(p.n)), humanize.Comma(int64(p.total)),
+			time.Since(p.start).Round(100*time.Millisecond))
+	}
+}
+
+func percent(n, total int) int {
+	if total <= 0 {
+		return 100
+	}
+	return 100 * n / total
+}
+
+// BigFlush is how many unflushed entries make a flush worth following.
+const BigFlush = 2000
+
+// Flush follows a flush of BigFlush entries or more (see Follow) and
+// returns what ends that (call it when the flush is over); a smaller
+// flush is not worth a line.
+func Flush(log *slog.Logger, w io.Writer, why string, entries int, o Options) func() {
+	if entries >= BigFlush {
+		return Follow(log, w, why, entries, o)
+	}
+	return func() {}
+}
+
+// Follow logs a flush of n entries before it runs, shows it going on
+// while it runs (on a terminal w, a spinner with the time spent; else a
+// log line every o.Every), and returns what logs its end, with its
+// duration. A flush is one store call (one transaction on badger), with
+// no steps to count.
+func Follow(log *slog.Logger, w io.Writer, why string, n int, o Options) func() {
+	log.Info("flush: saving the unflushed changes", "why", why, "entries", n)
+	start := time.Now()
+	var bar *progressbar.ProgressBar
+	every := o.Every
+	if o.Terminal {
+		bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(fmt.Sprintf("flush: %s entries", humanize.Comma(int64(n)))),
+			progressbar.OptionSpinnerType(14), progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionClearOnFinish(),
+			// No ticking goroutine of the library's own (it reads the
+			// bar's state without its lock: a data race): the spinner
+			// turns on this function's ticks.
+			progressbar.OptionSetSpinnerChangeInterval(0))
+		every = 100 * time.Millisecond
+	}
+	stop := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if bar != nil {
+					bar.Add(1) // the spinner turns; nothing is counted
+				} else {
+					log.Info("flush: still saving", "why", why, "entries", n, "for", time.Since(start).Round(time.Second))
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-ended
+		if bar != nil {
+			bar.Finish()
+		}
+		log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond))
+	}
+}
