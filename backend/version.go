@@ -19,7 +19,9 @@ type Version struct {
 	Size  int64
 	MTime int64
 	// CTime is Info.CTime in nanoseconds: 0 when unknown (a version
-	// recorded without it).
+	// recorded without it), and for a node with several names (Info.Link
+	// set), whose ctime moves whenever one of its names is removed or
+	// replaced.
 	CTime int64
 	// Rev is Info.Rev: 0 on a store without revisions.
 	Rev int64
@@ -28,7 +30,7 @@ type Version struct {
 // VersionOf is the version of a stored entry with info.
 func VersionOf(info Info) Version {
 	v := Version{Size: info.Size, MTime: info.MTime.UnixNano(), Rev: info.Rev}
-	if !info.CTime.IsZero() {
+	if !info.CTime.IsZero() && info.Link == "" {
 		v.CTime = info.CTime.UnixNano()
 	}
 	return v
@@ -74,7 +76,8 @@ type Versioned interface {
 // batches (a directory store; a Batcher checks Batch.ExpectDeleted).
 type ConditionalDeleter interface {
 	// DeleteIf removes keys as Delete does, each only while it holds
-	// expect[i] (Version.Matches; a zero Version: whatever it holds).
+	// expect[i] (Version.Matches: a zero Version expects the key absent,
+	// so that a key the caller never saw stored is never removed).
 	// A key another writer changed since stays as they left it, is not
 	// an error, and is listed in kept: a delete never destroys a version
 	// its caller has not seen. Directories are removed as Delete does

@@ -54,6 +54,9 @@ type Store struct {
 	closed  chan struct{}  // closed by Close: running Watches end
 	watches sync.WaitGroup // running Watch goroutines; Close waits for them
 
+	feedsMu sync.Mutex          // guards feeds
+	feeds   map[*watch]struct{} // running Watches, for reportKept
+
 	closeOnce sync.Once
 	closeErr  error // result of the first Close
 }
@@ -139,6 +142,7 @@ func open(dir string, o options) (*Store, error) {
 		notRoot:  os.Geteuid() != 0,
 		readOnly: o.readOnly,
 		closed:   make(chan struct{}),
+		feeds:    make(map[*watch]struct{}),
 	}
 	if o.readOnly {
 		return s, nil

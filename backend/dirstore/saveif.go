@@ -251,8 +251,11 @@ var _ backend.ConditionalDeleter = (*Store)(nil)
 // a temp name first, and looked at there; one that is not the expected
 // version goes back under its name (or, when another program made a new
 // node there meanwhile, to its conflict key: both are kept). For that
-// moment the name is absent. A zero version, and a directory, are deleted
-// as Delete does.
+// moment the name is absent. A zero version expects the key absent: a
+// node found there is another writer's, and stays. A directory is
+// deleted as Delete does. Every key kept is reported on each running
+// Watch: nothing changed, so the kernel reports nothing, and a reader
+// that took the key for gone must look again.
 func (s *Store) DeleteIf(ctx context.Context, keys []string, expect []backend.Version) (kept []string, err error) {
 	if len(expect) != len(keys) {
 		return nil, fmt.Errorf("dirstore: DeleteIf: %d keys, %d versions", len(keys), len(expect))
@@ -262,44 +265,45 @@ func (s *Store) DeleteIf(ctx context.Context, keys []string, expect []backend.Ve
 		want[k] = expect[i]
 	}
 	err = s.deleteKeys(ctx, keys, func(fd int, name, key string) (bool, error) {
-		v := want[key]
-		if v.IsZero() {
-			return removeNode(fd, name)
-		}
-		removed, err := removeIf(fd, name, key, v)
-		if err == nil && !removed {
+		removed, theirs, err := removeIf(fd, name, key, want[key])
+		if theirs {
 			kept = append(kept, key)
 		}
 		return removed, err
 	})
 	slices.Sort(kept)
+	for _, k := range kept {
+		s.reportKept(ctx, k)
+	}
 	return kept, err
 }
 
 // removeIf removes the node name in fd, the last segment of key, if it is
-// want, and reports whether it did; a node that is gone is not removed.
-func removeIf(fd int, name, key string, want backend.Version) (bool, error) {
+// want, and reports whether it did, and whether another writer's version
+// stays there (kept) instead.
+func removeIf(fd int, name, key string, want backend.Version) (removed, kept bool, err error) {
 	before, err := snapshot(fd, name)
 	switch {
 	case absentErr(err):
-		return false, nil
+		return false, false, nil
 	case err != nil:
-		return false, err
+		return false, false, err
 	case before.st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		return removeNode(fd, name)
+		removed, err := removeNode(fd, name)
+		return removed, false, err
 	case !want.Matches(deleteVersionOf(&before.st)):
-		return false, nil
+		return false, true, nil
 	}
 	tmp, err := tempName(func(n string) error { return unix.Renameat2(fd, name, fd, n, unix.RENAME_NOREPLACE) })
 	if absentErr(err) {
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	after, err := snapshot(fd, tmp)
 	if err == nil && after.unchangedSince(before) {
-		return true, ignoringEINTR(func() error { return unix.Unlinkat(fd, tmp, 0) })
+		return true, false, ignoringEINTR(func() error { return unix.Unlinkat(fd, tmp, 0) })
 	}
 	// Changed in between: theirs stays.
 	err = unix.Renameat2(fd, tmp, fd, name, unix.RENAME_NOREPLACE)
@@ -307,5 +311,5 @@ func removeIf(fd int, name, key string, want backend.Version) (bool, error) {
 		_, cname := backend.Split(backend.ConflictKey(key, time.Now()))
 		err = unix.Renameat2(fd, tmp, fd, cname, unix.RENAME_NOREPLACE)
 	}
-	return false, err
+	return false, err == nil, err
 }

@@ -146,18 +146,18 @@ func TestDeleteIfKeepsAnotherProgramsChange(t *testing.T) {
 	}
 }
 
-func TestDeleteIfUnconditional(t *testing.T) {
+// A zero version expects the key absent: what another program made there
+// stays; a directory goes as Delete removes it (when empty).
+func TestDeleteIfExpectingAbsent(t *testing.T) {
 	dir := t.TempDir()
 	s := openT(t, dir)
-	save(t, s, entry("d/a.md", "one\n"))
-	writeFile(t, filepath.Join(dir, "d/a.md"), "theirs\n")
-	// A zero version: whatever the key holds; a directory when empty.
-	kept, err := s.DeleteIf(t.Context(), []string{"d", "d/a.md", "gone"}, make([]backend.Version, 3))
-	if err != nil || len(kept) != 0 {
-		t.Fatalf("DeleteIf: kept %v, err %v", kept, err)
+	save(t, s, node("d", os.ModeDir|0o755, ""), entry("a.md", "theirs\n"))
+	kept, err := s.DeleteIf(t.Context(), []string{"d", "a.md", "gone"}, make([]backend.Version, 3))
+	if err != nil || !slices.Equal(kept, []string{"a.md"}) {
+		t.Fatalf("DeleteIf: kept %v, err %v; want [a.md]", kept, err)
 	}
-	if got := listKeys(t, s); len(got) != 0 {
-		t.Errorf("keys %v, want none", got)
+	if got := listKeys(t, s); !slices.Equal(got, []string{"a.md"}) {
+		t.Errorf("keys %v, want [a.md]", got)
 	}
 }
 
@@ -186,4 +186,32 @@ func lctime(t *testing.T, p string) time.Time {
 		t.Fatal(err)
 	}
 	return time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+}
+
+// A delete DeleteIf refuses changes nothing, so the kernel reports
+// nothing: the store's feed does, so that a reader that took the key for
+// gone brings the other writer's version back in.
+func TestDeleteIfReportsWhatItKeeps(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	save(t, s, entry("a.md", "theirs\n"))
+	feed, err := s.Watch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := s.DeleteIf(t.Context(), []string{"a.md"}, []backend.Version{{}})
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("DeleteIf: kept %v, err %v", kept, err)
+	}
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ch := <-feed:
+			if ch.Key == "a.md" {
+				return
+			}
+		case <-timeout:
+			t.Fatal("no change reported for a.md, which DeleteIf kept")
+		}
+	}
 }
