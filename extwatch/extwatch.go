@@ -122,6 +122,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
 
@@ -183,7 +184,9 @@ type Watcher struct {
 	// their deadline, when what it has not taken is applied directly.
 	applier Applier
 	exited  <-chan struct{} // the Applier's Exited, if it has one
-	sent    map[string]time.Time
+
+	versioned bool // the store keeps another writer's version beside a save (backend.Versioned); immutable
+	sent      map[string]time.Time
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -209,6 +212,7 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 	w := &Watcher{st: st, c: c, opts: opts, log: opts.Logger,
 		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel,
 		applier: opts.Applier, sent: make(map[string]time.Time)}
+	_, w.versioned = st.(backend.Versioned)
 	if x, ok := opts.Applier.(interface{ Exited() <-chan struct{} }); ok {
 		w.exited = x.Exited()
 	}
@@ -355,7 +359,9 @@ func (w *Watcher) helperFailed(err error) {
 	w.sweep(time.Time{})
 }
 
-// process brings the session's view of key in line with the store's.
+// process brings the session's view of key in line with the store's:
+// a directory (applyDir), a removal (removed), or a file or symlink read
+// (read), taken in (ingest) and applied (apply).
 func (w *Watcher) process(ctx context.Context, key string) {
 	if _, _, err := w.c.Ingest(backend.Entry{Key: key}); err != nil {
 		// A name with a secret: the session logged the rule; the key must
@@ -375,115 +381,172 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		return
 	}
 	if info.Mode.IsDir() {
-		// A directory another writer made, or whose mode, owner or
-		// attributes it changed: straight into the session (the helper
-		// makes files only), then shown to watchers.
-		_, attrs := w.c.ExternalParts(key, info)
-		if err := w.c.ApplyExternalDir(key, info); err != nil {
-			w.log.Error("external change: cannot apply", "key", key, "err", err)
-			return
-		}
-		if attrs {
-			w.sendAttr(key)
-		}
+		w.applyDir(key, info)
 		return
 	}
+	e, ok := w.read(ctx, key)
+	if !ok {
+		return
+	}
+	e, findings, dirty, ok := w.ingest(ctx, e)
+	if ok {
+		w.apply(e, findings, dirty)
+	}
+}
+
+// applyDir takes in a directory another writer made, or whose mode,
+// owner or attributes it changed: straight into the session (the helper
+// makes files only), then shown to watchers.
+func (w *Watcher) applyDir(key string, info backend.Info) {
+	_, attrs := w.c.ExternalParts(key, info)
+	if err := w.c.ApplyExternalDir(key, info); err != nil {
+		w.log.Error("external change: cannot apply", "key", key, "err", err)
+		return
+	}
+	if attrs {
+		w.sendAttr(key)
+	}
+}
+
+// read loads key, once it has settled (a key still being written is
+// scheduled again), and reports whether there is anything to take in:
+// not a removal, and not memfs's own version.
+func (w *Watcher) read(ctx context.Context, key string) (backend.Entry, bool) {
 	got, err := w.st.Load(ctx, key)
 	if errors.Is(err, backend.ErrKeyNotFound) {
 		w.removed(key)
-		return
+		return backend.Entry{}, false
 	}
 	if err != nil {
 		w.log.Warn("external change: cannot read", "key", key, "err", err)
-		return
+		return backend.Entry{}, false
 	}
 	e := got[0]
 	// Still being written? Then wait until it settles.
 	if after, err := w.st.Stat(ctx, key); err != nil || after.Size != e.Info.Size || !after.MTime.Equal(e.Info.MTime) {
 		w.schedule(key)
-		return
+		return backend.Entry{}, false
 	}
-	if w.c.Echo(key, e.Info) {
-		return
-	}
+	return e, !w.c.Echo(key, e.Info)
+}
+
+// ingest redacts e as the session may hold it and, when it held a
+// secret, rewrites the store's copy. dirty reports that the store still
+// holds the secret (the rewrite failed: the next flush writes it); ok is
+// false when e is not to be applied (refused, or written again).
+func (w *Watcher) ingest(ctx context.Context, e backend.Entry) (_ backend.Entry, findings []redact.Finding, dirty, ok bool) {
 	// Nothing below sees the value as read: only what Ingest made of it.
-	read := e.Info
+	read, key := e.Info, e.Key
 	e, findings, err := w.c.Ingest(e)
 	if err != nil {
 		w.log.Warn("external change not taken in", "err", err)
-		return
+		return e, nil, false, false
 	}
-	dirty := false // true: the store still holds the secret, the next flush rewrites it
-	if len(findings) > 0 {
-		for _, f := range findings {
-			w.log.Warn("redacted a secret another program wrote into the store", "key", key, "rule", f.RuleID,
-				"line", f.Line, "column", f.Column)
-		}
-		switch err := w.rewrite(ctx, &e, read); {
-		case errors.Is(err, errChanged):
-			w.schedule(key) // written again meanwhile: the new version is ingested instead
-			return
-		case err != nil:
-			w.log.Error("cannot rewrite the store file redacted; memfs keeps the redacted value unflushed, the next flush writes it",
-				"key", key, "err", err)
-			dirty = true
-		}
+	if len(findings) == 0 {
+		return e, nil, false, true
 	}
+	for _, f := range findings {
+		w.log.Warn("redacted a secret another program wrote into the store", "key", key, "rule", f.RuleID,
+			"line", f.Line, "column", f.Column)
+	}
+	switch err := w.rewrite(ctx, &e, read); {
+	case errors.Is(err, errChanged):
+		w.schedule(key) // written again meanwhile: the new version is ingested instead
+		return e, nil, false, false
+	case err != nil:
+		w.log.Error("cannot rewrite the store file redacted; memfs keeps the redacted value unflushed, the next flush writes it",
+			"key", key, "err", err)
+		dirty = true
+	}
+	return e, findings, dirty, true
+}
+
+// apply makes e, another writer's version of its key (redacted: findings
+// say what was), the session's, or keeps it by the conflict rules.
+func (w *Watcher) apply(e backend.Entry, findings []redact.Finding, dirty bool) {
+	key := e.Key
 	switch {
 	case w.c.Policy() != session.KeepBeside && (w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key))):
 		// A shared store's conflict policy decides at the next flush,
 		// which still expects the version ours was made on and meets
 		// theirs: nothing to do here.
-		return
 	case len(findings) == 0 && w.c.Dirty(key) && w.c.MergeExternalMeta(e):
 		// A chmod, chown or setxattr of a file the session changed:
 		// both kept by the session's rule, which it logged. (Not after
 		// a rewrite: it moved the version the session's changes count
 		// as made on, and the content did change.)
 		w.sendAttr(key)
+	case w.c.Dirty(key) && w.versioned && len(findings) == 0:
+		// The store keeps theirs beside the key when the next flush
+		// saves over it (backend.Versioned: atomically, with their mode
+		// and attributes), which the feed then brings in: one conflict
+		// copy per conflict, however the flush and this race. (Not
+		// after a rewrite, which the session took for its own version:
+		// the copy is made below.)
+		w.log.Info("external change of a key with unflushed changes: the next flush keeps it beside the key", "key", key)
 	case w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key)):
-		conflict := session.ConflictKey(key, time.Now())
-		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",
-			"key", key, "external_copy", conflict)
-		// Straight into the session (dirty, journaled), not through the
-		// helper: if the helper failed, the next flush would overwrite the
-		// only copy of the external version.
-		e.Key = conflict
-		if err := w.c.Put(e); err != nil {
-			w.log.Error("external change: cannot keep the conflict copy", "key", key, "err", err)
-		}
+		w.applyConflict(e)
 	default:
-		if w.applier != nil && e.Info.Mode.IsRegular() {
-			// Through the mount: announced in the session, unless the
-			// session has the key (the helper's create would fail), then
-			// sent to the helper.
-			announced, err := w.c.AnnounceCreate(e, dirty)
-			if err != nil {
-				w.log.Error("external change: cannot apply", "key", key, "err", err)
-				return
-			}
-			if announced {
-				w.send(key, true, func(a Applier) error { return a.Create(key, e.Info.Mode) })
-				return
-			}
-		}
-		content, attrs := w.c.ExternalParts(key, e.Info)
-		var err error
-		if dirty {
-			err = w.c.Put(e)
-		} else {
-			_, err = w.c.ApplyExternal(e)
-		}
+		w.applyClean(e, dirty)
+	}
+}
+
+// applyConflict keeps e beside its key, which has unflushed changes, or
+// takes it back for a key removed in the session.
+func (w *Watcher) applyConflict(e backend.Entry) {
+	// Straight into the session (the copy dirty, journaled), not through
+	// the helper: if the helper failed, the next flush would overwrite the
+	// only copy of the external version. The session takes their version
+	// for the one its next save or delete replaces knowingly: one conflict
+	// copy per conflict. A key removed in the session takes their version
+	// back (an edit wins over an unflushed removal; nothing is kept
+	// beside).
+	conflict, err := w.c.ApplyExternal(e)
+	if err != nil {
+		w.log.Error("external change: cannot keep the conflict copy", "key", e.Key, "err", err)
+		return
+	}
+	if conflict != "" {
+		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",
+			"key", e.Key, "external_copy", conflict)
+	}
+}
+
+// applyClean makes e the session's value of its key, clean (the store has
+// it; dirty: the store still holds a secret the next flush rewrites), and
+// shows it to watchers through the Applier.
+func (w *Watcher) applyClean(e backend.Entry, dirty bool) {
+	key := e.Key
+	if w.applier != nil && e.Info.Mode.IsRegular() {
+		// Through the mount: announced in the session, unless the
+		// session has the key (the helper's create would fail), then
+		// sent to the helper.
+		announced, err := w.c.AnnounceCreate(e, dirty)
 		if err != nil {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
 			return
 		}
-		if w.applier != nil && e.Info.Mode.IsRegular() && content {
-			w.send(key, false, func(a Applier) error { return a.Touch(key) })
+		if announced {
+			w.send(key, true, func(a Applier) error { return a.Create(key, e.Info.Mode) })
+			return
 		}
-		if attrs && e.Info.Mode.IsRegular() {
-			w.sendAttr(key)
-		}
+	}
+	content, attrs := w.c.ExternalParts(key, e.Info)
+	var err error
+	if dirty {
+		err = w.c.Put(e)
+	} else {
+		_, err = w.c.ApplyExternal(e)
+	}
+	if err != nil {
+		w.log.Error("external change: cannot apply", "key", key, "err", err)
+		return
+	}
+	if w.applier != nil && e.Info.Mode.IsRegular() && content {
+		w.send(key, false, func(a Applier) error { return a.Touch(key) })
+	}
+	if attrs && e.Info.Mode.IsRegular() {
+		w.sendAttr(key)
 	}
 }
 
@@ -514,16 +577,22 @@ func (w *Watcher) rewrite(ctx context.Context, e *backend.Entry, read backend.In
 	if err != nil {
 		return fmt.Errorf("extwatch: rewrite %s: %w", e.Key, err)
 	}
-	if now.Size != read.Size || !now.MTime.Equal(read.MTime) {
-		return errChanged
+	if !backend.VersionOf(read).Matches(backend.VersionOf(now)) {
+		return errChanged // its content, or its mode or attributes (the rewrite would revert them)
 	}
 	e.Info.MTime = time.Now()
 	// Announced before the write: the watcher may see the rename before
-	// Save returns.
-	w.c.Rewriting(e.Key, e.Info)
-	if err := w.st.Save(ctx, *e); err != nil {
+	// Save returns. Without a ctime, which the store sets (a directory
+	// store writes it back into the entry): announced again after, with it.
+	pending := e.Info
+	pending.CTime = time.Time{}
+	w.c.Rewriting(e.Key, pending)
+	saved := []backend.Entry{*e}
+	if err := w.st.Save(ctx, saved...); err != nil {
 		return fmt.Errorf("extwatch: rewrite %s: %w", e.Key, err)
 	}
+	e.Info.CTime = saved[0].Info.CTime
+	w.c.Rewriting(e.Key, e.Info)
 	w.c.Rewritten(ctx, *e)
 	return nil
 }

@@ -139,14 +139,14 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	removedGen := make(map[string]uint64, len(c.removed))
 	var removed []string
 	var delExpect map[string]backend.Version
-	if strict {
+	if strict || c.conditionalDeletes() {
 		delExpect = make(map[string]backend.Version)
 	}
 	for k, g := range c.removed {
 		removedGen[k] = g
 		if !c.Local(k) {
 			removed = append(removed, k)
-			if !strict {
+			if delExpect == nil {
 				continue
 			}
 			// The version the delete removes: the copy of a file removed
@@ -167,7 +167,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	for _, e := range entries {
 		// What the store is about to hold: an external watcher seeing it
 		// come back recognises memfs's own write (Echo).
-		c.addWrittenLocked(e.Key, stampOf(e.Info))
+		c.addWrittenLocked(e.Key, pendingStampOf(e.Info))
 	}
 	c.mu.Unlock()
 	c.sealEntries(dentries, true) // their attributes
@@ -245,6 +245,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	}
 	c.stats.saved, c.stats.deleted = len(entries), len(removed)
 	for i, s := range saved {
+		c.savedWrittenLocked(entries[i].Key, stampOf(entries[i].Info))
 		if f, ok := c.files[entries[i].Key]; !ok || f != s.f {
 			c.leftDuringFlushLocked(entries[i])
 		} else {

@@ -288,12 +288,12 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	// directory.
 	slices.SortFunc(del, func(a, b string) int { return strings.Compare(b, a) })
 	if len(del) > 0 {
-		if err := c.store.Delete(ctx, del...); err != nil {
+		if err := c.delete(ctx, del, delExpect); err != nil {
 			if len(del) == 1 {
 				failed[del[0]] = err
 			} else {
 				for _, k := range del {
-					if err := c.store.Delete(ctx, k); err != nil {
+					if err := c.delete(ctx, []string{k}, delExpect); err != nil {
 						failed[k] = err
 					}
 				}
@@ -436,6 +436,51 @@ func (c *Context) save(ctx context.Context, entries []backend.Entry, saved []sna
 	conflicts, err := cs.SaveIf(ctx, entries, expect)
 	logConflicts(c.log, conflicts)
 	maps.Copy(kept, conflicts)
+	return err
+}
+
+// conditionalDeletes reports whether the flush's deletes state the
+// version they remove outside a conflict policy's round: on a store
+// without batches that checks them (backend.ConditionalDeleter: a
+// directory store, which other programs write).
+func (c *Context) conditionalDeletes() bool {
+	_, batches := c.store.(backend.Batcher)
+	_, cond := c.store.(backend.ConditionalDeleter)
+	return cond && !batches
+}
+
+// delete deletes keys, each expecting its version in delExpect where the
+// store checks it (conditionalDeletes): a key another writer changed
+// since stays as they left it, logged (the store's change feed brings
+// their version in), never destroyed.
+func (c *Context) delete(ctx context.Context, keys []string, delExpect map[string]backend.Version) error {
+	cd, ok := c.store.(backend.ConditionalDeleter)
+	if !ok || delExpect == nil {
+		return c.store.Delete(ctx, keys...)
+	}
+	var cond, plain []string
+	var expect []backend.Version
+	for _, k := range keys {
+		if v, ok := delExpect[k]; ok {
+			cond, expect = append(cond, k), append(expect, v)
+		} else {
+			plain = append(plain, k) // a directory: removed only when empty
+		}
+	}
+	kept, err := cd.DeleteIf(ctx, cond, expect)
+	c.mu.Lock()
+	for _, k := range kept {
+		// Not memfs's version any more, whatever it looks like: the
+		// store's report of it is brought in, never taken for an echo.
+		delete(c.written, k)
+	}
+	c.mu.Unlock()
+	for _, k := range kept {
+		c.log.Warn("another writer changed a key this flush deletes: their version stays", "key", k)
+	}
+	if len(plain) > 0 {
+		err = errors.Join(err, c.store.Delete(ctx, plain...))
+	}
 	return err
 }
 

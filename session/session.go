@@ -268,6 +268,26 @@ func (c *Context) addWrittenLocked(key string, st stamp) {
 	c.written[key] = append(w, st)
 }
 
+// savedWrittenLocked records the ctime the store gave st, a version of
+// key memfs wrote (recorded before the save with none: pendingStampOf),
+// once the save returned: the same node restored later by another
+// writer (a chmod back to an earlier mode) has another ctime, and is no
+// echo.
+func (c *Context) savedWrittenLocked(key string, st stamp) {
+	if st.ctime == 0 {
+		return
+	}
+	w := c.written[key]
+	pending := st
+	pending.ctime = 0
+	for i := len(w) - 1; i >= 0; i-- {
+		if w[i] == pending {
+			w[i] = st
+			return
+		}
+	}
+}
+
 // stamp identifies a stored version of a node by every attribute a
 // store keeps of it (issue 26: a change of the mode, owner or attributes
 // alone is a version too), but the times a reader or the store moves
@@ -281,12 +301,25 @@ type stamp struct {
 	gid    uint32
 	linked bool
 	xattrs uint64 // xattrsHash
+	// ctime is the store's change time of the version (Version.CTime),
+	// where the store reports one: 0 matches any (a version memfs is
+	// still writing, or the session's own view of a file).
+	ctime int64
 }
 
 // stampOf is the stamp of a stored node with info.
 func stampOf(info backend.Info) stamp {
 	return stamp{size: info.Size, mtime: info.MTime.UnixNano(), mode: info.Mode & backend.ModeMask,
-		uid: info.UID, gid: info.GID, linked: info.Link != "", xattrs: xattrsHash(toXAttrList(info.XAttrs))}
+		uid: info.UID, gid: info.GID, linked: info.Link != "", xattrs: xattrsHash(toXAttrList(info.XAttrs)),
+		ctime: backend.VersionOf(info).CTime}
+}
+
+// pendingStampOf is the stamp of a version memfs is about to write with
+// info: the store, not info, sets its ctime (savedWrittenLocked).
+func pendingStampOf(info backend.Info) stamp {
+	st := stampOf(info)
+	st.ctime = 0
+	return st
 }
 
 // stampLocked is the stamp of f as the session holds it.
@@ -321,6 +354,9 @@ func xattrsHash(l xattrList) uint64 {
 func (c *Context) sameNode(mine, found stamp) bool {
 	if found.uid == c.euid && c.euid != 0 {
 		mine.uid, mine.gid = found.uid, found.gid
+	}
+	if mine.ctime == 0 || found.ctime == 0 {
+		mine.ctime = found.ctime
 	}
 	return mine == found
 }
@@ -912,7 +948,7 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 		c.gone[f.from] = by
 		c.bases[f.from] = f.base
 		f.from = ""
-	} else if c.opts.OnConflict != KeepBeside {
+	} else if c.opts.OnConflict != KeepBeside || c.conditionalDeletes() {
 		// Never stored by the session: the delete expects the key
 		// absent, so that it never removes what another writer saved
 		// there meanwhile (a conflict instead).
