@@ -160,12 +160,21 @@ type Applier interface {
 	Remove(key string) error
 }
 
-// Options configures a Watcher. The zero value debounces for 50 ms and
-// applies changes to the session directly.
+// Options configures a Watcher. The zero value debounces for 50 ms,
+// applies changes to the session directly, and reads the real clock.
 type Options struct {
 	Logger   *slog.Logger
 	Debounce time.Duration
 	Applier  Applier
+	// Now is the clock of what the Watcher writes (the mtime of a file
+	// it rewrites redacted); nil: time.Now. Debounce and deadlines run on
+	// the real clock, as timers do.
+	Now func() time.Time
+	// OnProcessed, if set, is called on the worker after each key it
+	// processed (whatever came of it: applied, an echo, scheduled again),
+	// so that a test waits for the Watcher rather than for the clock. It
+	// must not block or call Close.
+	OnProcessed func(key string)
 }
 
 // Watcher is a running watch of a store's root.
@@ -185,7 +194,6 @@ type Watcher struct {
 	applier Applier
 	exited  <-chan struct{} // the Applier's Exited, if it has one
 
-	versioned bool // the store keeps another writer's version beside a save (backend.Versioned); immutable
 	sent      map[string]time.Time
 
 	cancel context.CancelFunc
@@ -203,6 +211,9 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	feed, err := st.Watch(ctx)
 	if err != nil {
@@ -212,7 +223,6 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 	w := &Watcher{st: st, c: c, opts: opts, log: opts.Logger,
 		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel,
 		applier: opts.Applier, sent: make(map[string]time.Time)}
-	_, w.versioned = st.(backend.Versioned)
 	if x, ok := opts.Applier.(interface{ Exited() <-chan struct{} }); ok {
 		w.exited = x.Exited()
 	}
@@ -291,6 +301,9 @@ func (w *Watcher) worker(ctx context.Context) {
 				return
 			}
 			w.process(ctx, k)
+			if w.opts.OnProcessed != nil {
+				w.opts.OnProcessed(k)
+			}
 		}
 		if len(due) > 0 {
 			continue
@@ -476,14 +489,6 @@ func (w *Watcher) apply(e backend.Entry, findings []redact.Finding, dirty bool) 
 		// a rewrite: it moved the version the session's changes count
 		// as made on, and the content did change.)
 		w.sendAttr(key)
-	case w.c.Dirty(key) && w.versioned && len(findings) == 0:
-		// The store keeps theirs beside the key when the next flush
-		// saves over it (backend.Versioned: atomically, with their mode
-		// and attributes), which the feed then brings in: one conflict
-		// copy per conflict, however the flush and this race. (Not
-		// after a rewrite, which the session took for its own version:
-		// the copy is made below.)
-		w.log.Info("external change of a key with unflushed changes: the next flush keeps it beside the key", "key", key)
 	case w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key)):
 		w.applyConflict(e)
 	default:
@@ -580,7 +585,7 @@ func (w *Watcher) rewrite(ctx context.Context, e *backend.Entry, read backend.In
 	if !backend.VersionOf(read).Matches(backend.VersionOf(now)) {
 		return errChanged // its content, or its mode or attributes (the rewrite would revert them)
 	}
-	e.Info.MTime = time.Now()
+	e.Info.MTime = w.opts.Now()
 	// Announced before the write: the watcher may see the rename before
 	// Save returns. Without a ctime, which the store sets (a directory
 	// store writes it back into the entry): announced again after, with it.
