@@ -194,7 +194,7 @@ type Watcher struct {
 	applier Applier
 	exited  <-chan struct{} // the Applier's Exited, if it has one
 
-	sent      map[string]time.Time
+	sent map[string]time.Time
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
