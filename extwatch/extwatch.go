@@ -193,8 +193,7 @@ type Watcher struct {
 	// their deadline, when what it has not taken is applied directly.
 	applier Applier
 	exited  <-chan struct{} // the Applier's Exited, if it has one
-
-	sent map[string]time.Time
+	sent    map[string]time.Time
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
