@@ -24,9 +24,12 @@
 //     most restrictive mode wins), logged, and no conflict;
 //   - any other change to a key that is dirty in the session is a conflict: the
 //     session's value stays under the key, and the external value is kept
-//     beside it under session.ConflictKey and saved at the next flush.
-//     A removal of a dirty key keeps the session's value. Nothing is lost,
-//     and a conflict never blocks a flush.
+//     beside it under session.ConflictKey and saved at the next flush
+//     (session.Context.ApplyExternal, which makes their version the one
+//     the flush replaces). A removal of a dirty key keeps the session's
+//     value; a change of a key removed in the session and not flushed
+//     brings it back (an edit wins over a removal). Nothing is lost, and
+//     a conflict never blocks a flush.
 //
 // Names that live in the session only (session.Context.Local: memfs's
 // reserved names, an editor's swap files) are ignored.
