@@ -126,9 +126,9 @@
 // conditional delete leaves it, and neither reverts it. Measured on
 // Linux 6.18 (ext4 and tmpfs): over 20,000 rounds of stat, chmod, stat,
 // the ctime moved every time (multigrain timestamps: a change after a
-// stat gets a fine-grained time); an older kernel's coarse clock can give
-// two changes within one tick the same ctime, and the exchange's
-// check below still catches a change of mode, owner or attributes. A
+// stat gets a fine-grained time); before 6.13 the ctime is the clock's
+// tick, so a change of mode or attributes alone within the tick of
+// memfs's own save (a few ms) looks like memfs's version. A
 // digest of every attribute was the alternative, and was rejected: the
 // ctime costs nothing (List has it), and covers what a digest would have
 // to list. Because the ctime cannot be chosen, Save and SaveIf write the
