@@ -125,7 +125,6 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
 
@@ -403,9 +402,9 @@ func (w *Watcher) process(ctx context.Context, key string) {
 	if !ok {
 		return
 	}
-	e, findings, dirty, ok := w.ingest(ctx, e)
+	e, redacted, dirty, ok := w.ingest(ctx, e)
 	if ok {
-		w.apply(e, findings, dirty)
+		w.apply(e, redacted, dirty)
 	}
 }
 
@@ -446,19 +445,20 @@ func (w *Watcher) read(ctx context.Context, key string) (backend.Entry, bool) {
 }
 
 // ingest redacts e as the session may hold it and, when it held a
-// secret, rewrites the store's copy. dirty reports that the store still
-// holds the secret (the rewrite failed: the next flush writes it); ok is
-// false when e is not to be applied (refused, or written again).
-func (w *Watcher) ingest(ctx context.Context, e backend.Entry) (_ backend.Entry, findings []redact.Finding, dirty, ok bool) {
+// secret (redacted), rewrites the store's copy. dirty reports that the
+// store still holds the secret (the rewrite failed: the next flush writes
+// it); ok is false when e is not to be applied (refused, or written
+// again).
+func (w *Watcher) ingest(ctx context.Context, e backend.Entry) (_ backend.Entry, redacted, dirty, ok bool) {
 	// Nothing below sees the value as read: only what Ingest made of it.
 	read, key := e.Info, e.Key
 	e, findings, err := w.c.Ingest(e)
 	if err != nil {
 		w.log.Warn("external change not taken in", "err", err)
-		return e, nil, false, false
+		return e, false, false, false
 	}
 	if len(findings) == 0 {
-		return e, nil, false, true
+		return e, false, false, true
 	}
 	for _, f := range findings {
 		w.log.Warn("redacted a secret another program wrote into the store", "key", key, "rule", f.RuleID,
@@ -467,25 +467,25 @@ func (w *Watcher) ingest(ctx context.Context, e backend.Entry) (_ backend.Entry,
 	switch err := w.rewrite(ctx, &e, read); {
 	case errors.Is(err, errChanged):
 		w.schedule(key) // written again meanwhile: the new version is ingested instead
-		return e, nil, false, false
+		return e, true, false, false
 	case err != nil:
 		w.log.Error("cannot rewrite the store file redacted; memfs keeps the redacted value unflushed, the next flush writes it",
 			"key", key, "err", err)
 		dirty = true
 	}
-	return e, findings, dirty, true
+	return e, true, dirty, true
 }
 
-// apply makes e, another writer's version of its key (redacted: findings
-// say what was), the session's, or keeps it by the conflict rules.
-func (w *Watcher) apply(e backend.Entry, findings []redact.Finding, dirty bool) {
+// apply makes e, another writer's version of its key (redacted: a secret
+// in it was), the session's, or keeps it by the conflict rules.
+func (w *Watcher) apply(e backend.Entry, redacted, dirty bool) {
 	key := e.Key
 	switch {
 	case w.c.Policy() != session.KeepBeside && (w.c.Dirty(key) || (!w.c.Has(key) && w.c.Removed(key))):
 		// A shared store's conflict policy decides at the next flush,
 		// which still expects the version ours was made on and meets
 		// theirs: nothing to do here.
-	case len(findings) == 0 && w.c.Dirty(key) && w.c.MergeExternalMeta(e):
+	case !redacted && w.c.Dirty(key) && w.c.MergeExternalMeta(e):
 		// A chmod, chown or setxattr of a file the session changed:
 		// both kept by the session's rule, which it logged. (Not after
 		// a rewrite: it moved the version the session's changes count
