@@ -61,7 +61,10 @@
 // session directly, as without an Applier: watchers see no event, but the
 // mount never misses a change. The same holds when the helper's process
 // exits (Helper.Exited), and for one change whose announcement was not
-// taken within session.AnnounceTTL (the helper's request failed).
+// taken within session.AnnounceTTL (the helper's request failed): a
+// create is then applied directly and, the helper still there, touched
+// through it, so that watchers see it (IN_MODIFY); a removal stays
+// without an event.
 //
 // # Redaction on ingest
 //
@@ -336,6 +339,11 @@ func (w *Watcher) sweep(now time.Time) time.Time {
 		switch {
 		case err != nil:
 			w.log.Error("external change: cannot apply", "key", k, "err", err)
+		case ok && !now.IsZero() && w.applier != nil && w.c.Has(k):
+			// A create the helper missed, applied now: the helper, still
+			// there, shows it to watchers (IN_MODIFY: no change).
+			w.log.Warn("the mount helper did not carry out an external change in time: applied directly, and the helper asked to touch it", "key", k)
+			w.send(k, false, func(a Applier) error { return a.Touch(k) })
 		case ok && !now.IsZero():
 			w.log.Warn("the mount helper did not carry out an external change in time: applied directly, watchers on the mount see no event for it", "key", k)
 		}
