@@ -273,7 +273,7 @@ func (s *Store) DeleteIf(ctx context.Context, keys []string, expect []backend.Ve
 	})
 	slices.Sort(kept)
 	for _, k := range kept {
-		s.reportKept(ctx, k)
+		s.reportKept(k)
 	}
 	return kept, err
 }

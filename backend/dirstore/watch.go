@@ -187,19 +187,20 @@ func (w *watch) addTree(ctx context.Context, dir string, report bool) bool {
 // reportKept reports key on every running Watch: a delete that DeleteIf
 // refused (another writer's version stays) changes nothing, so no event
 // of the kernel's tells a reader that took the key for gone to look
-// again.
-func (s *Store) reportKept(ctx context.Context, key string) {
+// again. It never waits for a reader: each report is sent by a goroutine
+// of its own, which Close waits for (a Watch in feeds is running, so the
+// WaitGroup is not at zero when it is added to).
+func (s *Store) reportKept(key string) {
 	s.feedsMu.Lock()
-	ws := make([]*watch, 0, len(s.feeds))
+	defer s.feedsMu.Unlock()
 	for w := range s.feeds {
-		ws = append(ws, w)
-	}
-	s.feedsMu.Unlock()
-	for _, w := range ws {
-		select {
-		case w.kept <- key:
-		case <-w.done:
-		case <-ctx.Done():
-		}
+		s.watches.Add(1)
+		go func() {
+			defer s.watches.Done()
+			select {
+			case w.kept <- key:
+			case <-w.done:
+			}
+		}()
 	}
 }
