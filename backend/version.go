@@ -10,19 +10,30 @@ import (
 )
 
 // Version identifies the stored version of a key that a conditional save
-// expects to replace: its size and modification time (nanoseconds), and its
-// revision on a store that numbers its writes. The zero Version means the
-// key is absent.
+// expects to replace: its size and modification time (nanoseconds), its
+// change time where the store reports the node's own (a directory store:
+// the kernel moves it on every change of the node, its mode, owner and
+// attributes included), and its revision on a store that numbers its
+// writes. The zero Version means the key is absent.
 type Version struct {
 	Size  int64
 	MTime int64
+	// CTime is Info.CTime in nanoseconds: 0 when unknown (a version
+	// recorded without it), and for a node with several names (Info.Link
+	// set), whose ctime moves whenever one of its names is removed or
+	// replaced.
+	CTime int64
 	// Rev is Info.Rev: 0 on a store without revisions.
 	Rev int64
 }
 
 // VersionOf is the version of a stored entry with info.
 func VersionOf(info Info) Version {
-	return Version{Size: info.Size, MTime: info.MTime.UnixNano(), Rev: info.Rev}
+	v := Version{Size: info.Size, MTime: info.MTime.UnixNano(), Rev: info.Rev}
+	if !info.CTime.IsZero() && info.Link == "" {
+		v.CTime = info.CTime.UnixNano()
+	}
+	return v
 }
 
 // IsZero reports whether v is the version of an absent key.
@@ -31,13 +42,17 @@ func (v Version) IsZero() bool { return v == Version{} }
 // Matches reports whether the stored version found is the version v that
 // a save expects. When both carry a revision the revisions decide (two
 // writes in one nanosecond with one size still differ); else size and
-// modification time do.
+// modification time do, and the change times when both carry one (another
+// writer's chmod, chown or setxattr leaves size and mtime as they were).
 func (v Version) Matches(found Version) bool {
 	if v.IsZero() || found.IsZero() {
 		return v.IsZero() && found.IsZero()
 	}
 	if v.Rev != 0 && found.Rev != 0 {
 		return v.Rev == found.Rev
+	}
+	if v.CTime != 0 && found.CTime != 0 && v.CTime != found.CTime {
+		return false
 	}
 	return v.Size == found.Size && v.MTime == found.MTime
 }
@@ -54,6 +69,20 @@ type Versioned interface {
 	// result maps the key to that conflict key. A key another writer
 	// removed is simply saved.
 	SaveIf(ctx context.Context, entries []Entry, expect []Version) (conflicts map[string]string, err error)
+}
+
+// ConditionalDeleter is a Store whose deletes state the version they
+// remove, for a store that other writers change too and that has no
+// batches (a directory store; a Batcher checks Batch.ExpectDeleted).
+type ConditionalDeleter interface {
+	// DeleteIf removes keys as Delete does, each only while it holds
+	// expect[i] (Version.Matches: a zero Version expects the key absent,
+	// so that a key the caller never saw stored is never removed).
+	// A key another writer changed since stays as they left it, is not
+	// an error, and is listed in kept: a delete never destroys a version
+	// its caller has not seen. Directories are removed as Delete does
+	// (only when empty).
+	DeleteIf(ctx context.Context, keys []string, expect []Version) (kept []string, err error)
 }
 
 // ConflictKey is the name under which another writer's version of key is

@@ -24,9 +24,12 @@
 //     most restrictive mode wins), logged, and no conflict;
 //   - any other change to a key that is dirty in the session is a conflict: the
 //     session's value stays under the key, and the external value is kept
-//     beside it under session.ConflictKey and saved at the next flush.
-//     A removal of a dirty key keeps the session's value. Nothing is lost,
-//     and a conflict never blocks a flush.
+//     beside it under session.ConflictKey and saved at the next flush
+//     (session.External.Apply, which makes their version the one
+//     the flush replaces). A removal of a dirty key keeps the session's
+//     value; a change of a key removed in the session and not flushed
+//     brings it back (an edit wins over a removal). Nothing is lost, and
+//     a conflict never blocks a flush.
 //
 // Names that live in the session only (session.Context.Local: memfs's
 // reserved names, an editor's swap files) are ignored.
@@ -58,7 +61,10 @@
 // session directly, as without an Applier: watchers see no event, but the
 // mount never misses a change. The same holds when the helper's process
 // exits (Helper.Exited), and for one change whose announcement was not
-// taken within session.AnnounceTTL (the helper's request failed).
+// taken within session.AnnounceTTL (the helper's request failed): a
+// create is then applied directly and, the helper still there, touched
+// through it, so that watchers see it (IN_MODIFY); a removal stays
+// without an event.
 //
 // # Redaction on ingest
 //
@@ -159,12 +165,21 @@ type Applier interface {
 	Remove(key string) error
 }
 
-// Options configures a Watcher. The zero value debounces for 50 ms and
-// applies changes to the session directly.
+// Options configures a Watcher. The zero value debounces for 50 ms,
+// applies changes to the session directly, and reads the real clock.
 type Options struct {
 	Logger   *slog.Logger
 	Debounce time.Duration
 	Applier  Applier
+	// Now is the clock of what the Watcher writes (the mtime of a file
+	// it rewrites redacted); nil: time.Now. Debounce and deadlines run on
+	// the real clock, as timers do.
+	Now func() time.Time
+	// OnProcessed, if set, is called on the worker after each key it
+	// processed (whatever came of it: applied, an echo, scheduled again),
+	// so that a test waits for the Watcher rather than for the clock. It
+	// must not block or call Close.
+	OnProcessed func(key string)
 }
 
 // Watcher is a running watch of a store's root.
@@ -199,6 +214,9 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	feed, err := st.Watch(ctx)
@@ -287,6 +305,9 @@ func (w *Watcher) worker(ctx context.Context) {
 				return
 			}
 			w.process(ctx, k)
+			if w.opts.OnProcessed != nil {
+				w.opts.OnProcessed(k)
+			}
 		}
 		if len(due) > 0 {
 			continue
@@ -318,6 +339,11 @@ func (w *Watcher) sweep(now time.Time) time.Time {
 		switch {
 		case err != nil:
 			w.log.Error("external change: cannot apply", "key", k, "err", err)
+		case ok && !now.IsZero() && w.applier != nil && w.c.Has(k):
+			// A create the helper missed, applied now: the helper, still
+			// there, shows it to watchers (IN_MODIFY: no change).
+			w.log.Warn("the mount helper did not carry out an external change in time: applied directly, and the helper asked to touch it", "key", k)
+			w.send(k, false, func(a Applier) error { return a.Touch(k) })
 		case ok && !now.IsZero():
 			w.log.Warn("the mount helper did not carry out an external change in time: applied directly, watchers on the mount see no event for it", "key", k)
 		}
@@ -355,7 +381,9 @@ func (w *Watcher) helperFailed(err error) {
 	w.sweep(time.Time{})
 }
 
-// process brings the session's view of key in line with the store's.
+// process brings the session's view of key in line with the store's:
+// a directory (applyDir), a removal (removed), or a file or symlink read
+// (read), taken in (ingest) and applied (apply).
 func (w *Watcher) process(ctx context.Context, key string) {
 	if _, _, err := w.c.External().Ingest(backend.Entry{Key: key}); err != nil {
 		// A name with a secret: the session logged the rule; the key must
@@ -375,115 +403,165 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		return
 	}
 	if info.Mode.IsDir() {
-		// A directory another writer made, or whose mode, owner or
-		// attributes it changed: straight into the session (the helper
-		// makes files only), then shown to watchers.
-		_, attrs := w.c.External().Parts(key, info)
-		if err := w.c.External().ApplyDir(key, info); err != nil {
-			w.log.Error("external change: cannot apply", "key", key, "err", err)
-			return
-		}
-		if attrs {
-			w.sendAttr(key)
-		}
+		w.applyDir(key, info)
 		return
 	}
+	e, ok := w.read(ctx, key)
+	if !ok {
+		return
+	}
+	e, redacted, dirty, ok := w.ingest(ctx, e)
+	if ok {
+		w.apply(e, redacted, dirty)
+	}
+}
+
+// applyDir takes in a directory another writer made, or whose mode,
+// owner or attributes it changed: straight into the session (the helper
+// makes files only), then shown to watchers.
+func (w *Watcher) applyDir(key string, info backend.Info) {
+	_, attrs := w.c.External().Parts(key, info)
+	if err := w.c.External().ApplyDir(key, info); err != nil {
+		w.log.Error("external change: cannot apply", "key", key, "err", err)
+		return
+	}
+	if attrs {
+		w.sendAttr(key)
+	}
+}
+
+// read loads key, once it has settled (a key still being written is
+// scheduled again), and reports whether there is anything to take in:
+// not a removal, and not memfs's own version.
+func (w *Watcher) read(ctx context.Context, key string) (backend.Entry, bool) {
 	got, err := w.st.Load(ctx, key)
 	if errors.Is(err, backend.ErrKeyNotFound) {
 		w.removed(key)
-		return
+		return backend.Entry{}, false
 	}
 	if err != nil {
 		w.log.Warn("external change: cannot read", "key", key, "err", err)
-		return
+		return backend.Entry{}, false
 	}
 	e := got[0]
 	// Still being written? Then wait until it settles.
 	if after, err := w.st.Stat(ctx, key); err != nil || after.Size != e.Info.Size || !after.MTime.Equal(e.Info.MTime) {
 		w.schedule(key)
-		return
+		return backend.Entry{}, false
 	}
-	if w.c.External().Echo(key, e.Info) {
-		return
-	}
+	return e, !w.c.External().Echo(key, e.Info)
+}
+
+// ingest redacts e as the session may hold it and, when it held a
+// secret (redacted), rewrites the store's copy. dirty reports that the
+// store still holds the secret (the rewrite failed: the next flush writes
+// it); ok is false when e is not to be applied (refused, or written
+// again).
+func (w *Watcher) ingest(ctx context.Context, e backend.Entry) (_ backend.Entry, redacted, dirty, ok bool) {
 	// Nothing below sees the value as read: only what Ingest made of it.
-	read := e.Info
+	read, key := e.Info, e.Key
 	e, findings, err := w.c.External().Ingest(e)
 	if err != nil {
 		w.log.Warn("external change not taken in", "err", err)
-		return
+		return e, false, false, false
 	}
-	dirty := false // true: the store still holds the secret, the next flush rewrites it
-	if len(findings) > 0 {
-		for _, f := range findings {
-			w.log.Warn("redacted a secret another program wrote into the store", "key", key, "rule", f.RuleID,
-				"line", f.Line, "column", f.Column)
-		}
-		switch err := w.rewrite(ctx, &e, read); {
-		case errors.Is(err, errChanged):
-			w.schedule(key) // written again meanwhile: the new version is ingested instead
-			return
-		case err != nil:
-			w.log.Error("cannot rewrite the store file redacted; memfs keeps the redacted value unflushed, the next flush writes it",
-				"key", key, "err", err)
-			dirty = true
-		}
+	if len(findings) == 0 {
+		return e, false, false, true
 	}
+	for _, f := range findings {
+		w.log.Warn("redacted a secret another program wrote into the store", "key", key, "rule", f.RuleID,
+			"line", f.Line, "column", f.Column)
+	}
+	switch err := w.rewrite(ctx, &e, read); {
+	case errors.Is(err, errChanged):
+		w.schedule(key) // written again meanwhile: the new version is ingested instead
+		return e, true, false, false
+	case err != nil:
+		w.log.Error("cannot rewrite the store file redacted; memfs keeps the redacted value unflushed, the next flush writes it",
+			"key", key, "err", err)
+		dirty = true
+	}
+	return e, true, dirty, true
+}
+
+// apply makes e, another writer's version of its key (redacted: a secret
+// in it was), the session's, or keeps it by the conflict rules.
+func (w *Watcher) apply(e backend.Entry, redacted, dirty bool) {
+	key := e.Key
 	switch {
 	case w.c.External().Policy() != session.KeepBeside && (w.c.Pending().Dirty(key) || (!w.c.Has(key) && w.c.Pending().Removed(key))):
 		// A shared store's conflict policy decides at the next flush,
 		// which still expects the version ours was made on and meets
 		// theirs: nothing to do here.
-		return
-	case len(findings) == 0 && w.c.Pending().Dirty(key) && w.c.External().MergeMeta(e):
+	case !redacted && w.c.Pending().Dirty(key) && w.c.External().MergeMeta(e):
 		// A chmod, chown or setxattr of a file the session changed:
 		// both kept by the session's rule, which it logged. (Not after
 		// a rewrite: it moved the version the session's changes count
 		// as made on, and the content did change.)
 		w.sendAttr(key)
 	case w.c.Pending().Dirty(key) || (!w.c.Has(key) && w.c.Pending().Removed(key)):
-		conflict := session.ConflictKey(key, time.Now())
-		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",
-			"key", key, "external_copy", conflict)
-		// Straight into the session (dirty, journaled), not through the
-		// helper: if the helper failed, the next flush would overwrite the
-		// only copy of the external version.
-		e.Key = conflict
-		if err := w.c.Put(e); err != nil {
-			w.log.Error("external change: cannot keep the conflict copy", "key", key, "err", err)
-		}
+		w.applyConflict(e)
 	default:
-		if w.applier != nil && e.Info.Mode.IsRegular() {
-			// Through the mount: announced in the session, unless the
-			// session has the key (the helper's create would fail), then
-			// sent to the helper.
-			announced, err := w.c.External().AnnounceCreate(e, dirty)
-			if err != nil {
-				w.log.Error("external change: cannot apply", "key", key, "err", err)
-				return
-			}
-			if announced {
-				w.send(key, true, func(a Applier) error { return a.Create(key, e.Info.Mode) })
-				return
-			}
-		}
-		content, attrs := w.c.External().Parts(key, e.Info)
-		var err error
-		if dirty {
-			err = w.c.Put(e)
-		} else {
-			_, err = w.c.External().Apply(e)
-		}
+		w.applyClean(e, dirty)
+	}
+}
+
+// applyConflict keeps e beside its key, which has unflushed changes, or
+// takes it back for a key removed in the session.
+func (w *Watcher) applyConflict(e backend.Entry) {
+	// Straight into the session (the copy dirty, journaled), not through
+	// the helper: if the helper failed, the next flush would overwrite the
+	// only copy of the external version. The session takes their version
+	// for the one its next save or delete replaces knowingly: one conflict
+	// copy per conflict. A key removed in the session takes their version
+	// back (an edit wins over an unflushed removal; nothing is kept
+	// beside).
+	conflict, err := w.c.External().Apply(e)
+	if err != nil {
+		w.log.Error("external change: cannot keep the conflict copy", "key", e.Key, "err", err)
+		return
+	}
+	if conflict != "" {
+		w.log.Warn("external change conflicts with unflushed changes: memfs keeps its value under the key and the external one beside it",
+			"key", e.Key, "external_copy", conflict)
+	}
+}
+
+// applyClean makes e the session's value of its key, clean (the store has
+// it; dirty: the store still holds a secret the next flush rewrites), and
+// shows it to watchers through the Applier.
+func (w *Watcher) applyClean(e backend.Entry, dirty bool) {
+	key := e.Key
+	if w.applier != nil && e.Info.Mode.IsRegular() {
+		// Through the mount: announced in the session, unless the
+		// session has the key (the helper's create would fail), then
+		// sent to the helper.
+		announced, err := w.c.External().AnnounceCreate(e, dirty)
 		if err != nil {
 			w.log.Error("external change: cannot apply", "key", key, "err", err)
 			return
 		}
-		if w.applier != nil && e.Info.Mode.IsRegular() && content {
-			w.send(key, false, func(a Applier) error { return a.Touch(key) })
+		if announced {
+			w.send(key, true, func(a Applier) error { return a.Create(key, e.Info.Mode) })
+			return
 		}
-		if attrs && e.Info.Mode.IsRegular() {
-			w.sendAttr(key)
-		}
+	}
+	content, attrs := w.c.External().Parts(key, e.Info)
+	var err error
+	if dirty {
+		err = w.c.Put(e)
+	} else {
+		_, err = w.c.External().Apply(e)
+	}
+	if err != nil {
+		w.log.Error("external change: cannot apply", "key", key, "err", err)
+		return
+	}
+	if w.applier != nil && e.Info.Mode.IsRegular() && content {
+		w.send(key, false, func(a Applier) error { return a.Touch(key) })
+	}
+	if attrs && e.Info.Mode.IsRegular() {
+		w.sendAttr(key)
 	}
 }
 
@@ -514,16 +592,22 @@ func (w *Watcher) rewrite(ctx context.Context, e *backend.Entry, read backend.In
 	if err != nil {
 		return fmt.Errorf("extwatch: rewrite %s: %w", e.Key, err)
 	}
-	if now.Size != read.Size || !now.MTime.Equal(read.MTime) {
-		return errChanged
+	if !backend.VersionOf(read).Matches(backend.VersionOf(now)) {
+		return errChanged // its content, or its mode or attributes (the rewrite would revert them)
 	}
-	e.Info.MTime = time.Now()
+	e.Info.MTime = w.opts.Now()
 	// Announced before the write: the watcher may see the rename before
-	// Save returns.
-	w.c.External().Rewriting(e.Key, e.Info)
-	if err := w.st.Save(ctx, *e); err != nil {
+	// Save returns. Without a ctime, which the store sets (a directory
+	// store writes it back into the entry): announced again after, with it.
+	pending := e.Info
+	pending.CTime = time.Time{}
+	w.c.External().Rewriting(e.Key, pending)
+	saved := []backend.Entry{*e}
+	if err := w.st.Save(ctx, saved...); err != nil {
 		return fmt.Errorf("extwatch: rewrite %s: %w", e.Key, err)
 	}
+	e.Info.CTime = saved[0].Info.CTime
+	w.c.External().Rewriting(e.Key, e.Info)
 	w.c.External().Rewritten(ctx, *e)
 	return nil
 }

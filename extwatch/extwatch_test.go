@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,48 @@ import (
 	"github.com/memfs/memfs/extwatch"
 	"github.com/memfs/memfs/session"
 )
+
+// processed records the keys a Watcher processed (Options.OnProcessed),
+// each with a tag of the store's version then (a ctime; "" for none).
+type processed struct {
+	mu   sync.Mutex // guards seen
+	seen map[string]map[string]bool
+	more chan struct{} // closed and replaced at each add
+}
+
+func newProcessed() *processed {
+	return &processed{seen: map[string]map[string]bool{}, more: make(chan struct{})}
+}
+
+func (p *processed) add(key, tag string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.seen[key] == nil {
+		p.seen[key] = map[string]bool{}
+	}
+	p.seen[key][tag] = true
+	close(p.more)
+	p.more = make(chan struct{})
+}
+
+// wait reports whether key was processed with tag (any tag: "*") within d.
+func (p *processed) wait(key, tag string, d time.Duration) bool {
+	timeout := time.After(d)
+	for {
+		p.mu.Lock()
+		ok := p.seen[key][tag] || (tag == "*" && len(p.seen[key]) > 0)
+		more := p.more
+		p.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-more:
+		case <-timeout:
+			return false
+		}
+	}
+}
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -37,7 +80,8 @@ func TestDirectToSession(t *testing.T) {
 	if err := c.Bootstrap(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
-	w, err := extwatch.Start(st, c, extwatch.Options{})
+	seen := newProcessed()
+	w, err := extwatch.Start(st, c, extwatch.Options{OnProcessed: func(k string) { seen.add(k, "*") }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +104,9 @@ func TestDirectToSession(t *testing.T) {
 	if err := c.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	if !seen.wait("memory/own.md", "*", 5*time.Second) {
+		t.Fatal("the watcher never saw memfs's own flush come back")
+	}
 	if _, _, dirty, _ := c.Stats().Counts(); dirty != 0 {
 		t.Fatalf("%d dirty after our own flush came back", dirty)
 	}
@@ -134,7 +180,8 @@ func TestDirtyKeyLeftToThePolicy(t *testing.T) {
 	if err := c.Bootstrap(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
-	w, err := extwatch.Start(st, c, extwatch.Options{})
+	seen := newProcessed()
+	w, err := extwatch.Start(st, c, extwatch.Options{OnProcessed: func(k string) { seen.add(k, "*") }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +192,9 @@ func TestDirtyKeyLeftToThePolicy(t *testing.T) {
 	if err := st.Other().Set(key, []byte("theirs\n")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // the watcher has seen it
+	if !seen.wait(key, "*", 5*time.Second) {
+		t.Fatal("the watcher never processed the other writer's change")
+	}
 	if err := c.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}

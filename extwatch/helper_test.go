@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -224,7 +225,8 @@ func TestHelperExitFallsBack(t *testing.T) {
 
 // TestHelperTimeoutFallsBack checks that a change the helper took but never
 // carried out (its request failed in the mount) reaches the session once
-// its announcement expires.
+// its announcement expires, and then watchers too: the helper, still
+// there, is asked to touch it (an inotify event, no change).
 func TestHelperTimeoutFallsBack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: waits for session.AnnounceTTL")
@@ -240,4 +242,5 @@ func TestHelperTimeoutFallsBack(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	waitFor(t, "the helper asked to show the change", func() bool { return slices.Contains(app.calls(), "touch memory/new.md") })
 }

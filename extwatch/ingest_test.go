@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/dirstore"
@@ -98,6 +101,8 @@ type ingestRig struct {
 	dir  string
 	st   *hookedStore
 	c    *session.Context
+	seen *processed       // what the watcher has processed, with the store's ctime then
+	now  func() time.Time // the watcher's clock (Options.Now); nil: the real one
 	ev   *eventRecorder
 	logs *lockedBuffer // the session's and the watcher's
 }
@@ -119,7 +124,7 @@ func startIngest(t *testing.T, redacting bool, files map[string]string, prepare 
 			t.Fatal(err)
 		}
 	}
-	r := &ingestRig{dir: dir, st: &hookedStore{Store: ds}, ev: &eventRecorder{}, logs: &lockedBuffer{}}
+	r := &ingestRig{dir: dir, st: &hookedStore{Store: ds}, ev: &eventRecorder{}, logs: &lockedBuffer{}, seen: newProcessed()}
 	log := slog.New(slog.NewTextHandler(r.logs, nil))
 	opts := session.Options{Events: r.ev.record, Logger: log}
 	if redacting {
@@ -134,7 +139,9 @@ func startIngest(t *testing.T, redacting bool, files map[string]string, prepare 
 	if prepare != nil {
 		prepare(r)
 	}
-	w, err := extwatch.Start(r.st, r.c, extwatch.Options{Logger: log})
+	w, err := extwatch.Start(r.st, r.c, extwatch.Options{Logger: log, Now: r.now, OnProcessed: func(key string) {
+		r.seen.add(key, ctimeOf(r.path(key)))
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,8 +183,25 @@ func (r *ingestRig) rewrites(key string) []session.Event {
 	return out
 }
 
-// settle waits for the watcher to have seen its own rewrite come back.
-func settle() { time.Sleep(300 * time.Millisecond) }
+// settle waits for the watcher to have processed key while the store
+// held what it holds now (its own rewrite come back, say): the version's
+// ctime, read by the OnProcessed hook, is the one the file has now.
+func (r *ingestRig) settle(t *testing.T, key string) {
+	t.Helper()
+	now := ctimeOf(r.path(key))
+	if !r.seen.wait(key, now, 5*time.Second) {
+		t.Fatalf("the watcher did not process %s as the store holds it now", key)
+	}
+}
+
+// ctimeOf is the ctime of the node at p, or "" when there is none.
+func ctimeOf(p string) string {
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil {
+		return ""
+	}
+	return fmt.Sprint(st.Ctim)
+}
 
 // A value with secrets that another program writes reaches the session
 // redacted; the store file is rewritten redacted at once, once (the watcher
@@ -234,7 +258,7 @@ func TestIngestRedacts(t *testing.T) {
 			if got := before.Mode().Perm(); got != tt.mode {
 				t.Errorf("the rewritten file's mode: got %v, want %v", got, tt.mode)
 			}
-			settle()
+			r.settle(t, "memory/n.md")
 			if n := r.st.saves.Load(); n != 1 {
 				t.Errorf("store saves: got %d, want 1 (the rewrite, and no loop)", n)
 			}
@@ -304,7 +328,7 @@ func TestIngestSecretName(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the file written after it", func() bool { return r.c.Has("memory-marker.md") })
-	settle()
+	r.settle(t, key)
 	if r.c.Has(key) {
 		t.Error("a name with a secret entered the session")
 	}
@@ -378,7 +402,7 @@ func TestIngestRewriteYieldsToANewerWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the newer version in the session", func() bool { return r.get("n.md") == newer })
-	settle()
+	r.settle(t, "n.md")
 	if got := r.stored("n.md"); got != newer {
 		t.Errorf("the store: got %q, want the newer version %q", got, newer)
 	}
@@ -395,11 +419,29 @@ func TestIngestWithoutRedactor(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the value in the session", func() bool { return r.get("n.md") == secretNote })
-	settle()
+	r.settle(t, "n.md")
 	if n := r.st.saves.Load(); n != 0 {
 		t.Errorf("store saves: got %d, want 0", n)
 	}
 	if evs := r.ev.get(); len(evs) != 0 {
 		t.Errorf("events: got %+v, want none", evs)
+	}
+}
+
+// The mtime of a file rewritten redacted is the Watcher's clock
+// (Options.Now): memfs did change it.
+func TestIngestRewriteUsesTheClock(t *testing.T) {
+	at := time.Date(2031, 2, 3, 4, 5, 6, 7, time.UTC)
+	r := startIngest(t, true, nil, func(r *ingestRig) { r.now = func() time.Time { return at } })
+	if err := os.WriteFile(r.path("n.md"), []byte(secretNote), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the redacted store file", func() bool { return redacted(r.stored("n.md")) })
+	fi, err := os.Stat(r.path("n.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.ModTime().Equal(at) {
+		t.Errorf("the rewritten file's mtime: got %v, want the clock's %v", fi.ModTime(), at)
 	}
 }

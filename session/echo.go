@@ -36,6 +36,25 @@ func (e *echoes) addLocked(key string, st stamp) {
 	e.written[key] = append(w, st)
 }
 
+// savedLocked records the ctime the store gave st, a version of key
+// memfs wrote (recorded before the save with none: pendingStampOf), once
+// the save returned: the same node restored later by another writer (a
+// chmod back to an earlier mode) has another ctime, and is no echo.
+func (e *echoes) savedLocked(key string, st stamp) {
+	if st.ctime == 0 {
+		return
+	}
+	w := e.written[key]
+	pending := st
+	pending.ctime = 0
+	for i := len(w) - 1; i >= 0; i-- {
+		if w[i] == pending {
+			w[i] = st
+			return
+		}
+	}
+}
+
 // forgetLocked forgets the versions of key memfs wrote: the store no
 // longer holds any.
 func (e *echoes) forgetLocked(key string) { delete(e.written, key) }
@@ -64,12 +83,25 @@ type stamp struct {
 	gid    uint32
 	linked bool
 	xattrs uint64 // xattrsHash
+	// ctime is the store's change time of the version (Version.CTime),
+	// where the store reports one: 0 matches any (a version memfs is
+	// still writing, or the session's own view of a file).
+	ctime int64
 }
 
 // stampOf is the stamp of a stored node with info.
 func stampOf(info backend.Info) stamp {
 	return stamp{size: info.Size, mtime: info.MTime.UnixNano(), mode: info.Mode & backend.ModeMask,
-		uid: info.UID, gid: info.GID, linked: info.Link != "", xattrs: xattrsHash(toXAttrList(info.XAttrs))}
+		uid: info.UID, gid: info.GID, linked: info.Link != "", xattrs: xattrsHash(toXAttrList(info.XAttrs)),
+		ctime: backend.VersionOf(info).CTime}
+}
+
+// pendingStampOf is the stamp of a version memfs is about to write with
+// info: the store, not info, sets its ctime (echoes.savedLocked).
+func pendingStampOf(info backend.Info) stamp {
+	st := stampOf(info)
+	st.ctime = 0
+	return st
 }
 
 // stampLocked is the stamp of f as the session holds it.
@@ -104,6 +136,9 @@ func xattrsHash(l xattrList) uint64 {
 func (c *Context) sameNode(mine, found stamp) bool {
 	if found.uid == c.euid && c.euid != 0 {
 		mine.uid, mine.gid = found.uid, found.gid
+	}
+	if mine.ctime == 0 || found.ctime == 0 {
+		mine.ctime = found.ctime
 	}
 	return mine == found
 }

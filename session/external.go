@@ -77,12 +77,14 @@ func (x *External) Ingest(e backend.Entry) (backend.Entry, []redact.Finding, err
 // Rewriting tells the session that memfs itself is about to write info's
 // version of key to the store (the redacted copy of an external change),
 // so that Echo recognises it when the watcher sees it come back. Call it
-// before the write: the watcher may see the write before Rewriting returns
-// otherwise.
+// before the write (the watcher may see the write before Rewriting returns
+// otherwise), with a zero CTime where the store sets it, and again after,
+// with the CTime the store gave it.
 func (x *External) Rewriting(key string, info backend.Info) {
 	c := x.c
 	c.mu.Lock()
-	c.mu.echo.addLocked(key, stampOf(info))
+	c.mu.echo.addLocked(key, pendingStampOf(info))
+	c.mu.echo.savedLocked(key, stampOf(info)) // info with the ctime the store gave the write
 	if f, ok := c.mu.tree.files[key]; ok && f.from == key {
 		f.base = backend.VersionOf(info)
 	}

@@ -190,7 +190,7 @@ func (c *Context) planDirsLocked(p *flushPlan) {
 func (c *Context) planRemovalsLocked(p *flushPlan, strict bool, moved map[string]backend.Version) {
 	p.gone = maps.Clone(c.mu.pending.gone)
 	p.removedGen = make(map[string]uint64, len(c.mu.pending.removed))
-	if strict {
+	if strict || c.conditionalDeletes() {
 		p.delExpect = make(map[string]backend.Version)
 	}
 	for k, g := range c.mu.pending.removed {
@@ -199,7 +199,7 @@ func (c *Context) planRemovalsLocked(p *flushPlan, strict bool, moved map[string
 			continue
 		}
 		p.removed = append(p.removed, k)
-		if !strict {
+		if p.delExpect == nil {
 			continue
 		}
 		// The version the delete removes: the copy of a file removed
@@ -222,7 +222,7 @@ func (c *Context) sealPlan(p *flushPlan) {
 	for _, e := range p.entries {
 		// What the store is about to hold: an external watcher seeing it
 		// come back recognises memfs's own write (Echo).
-		c.mu.echo.addLocked(e.Key, stampOf(e.Info))
+		c.mu.echo.addLocked(e.Key, pendingStampOf(e.Info))
 	}
 	c.mu.Unlock()
 	c.sealEntries(p.dentries, true) // their attributes
@@ -355,6 +355,7 @@ func (p *flushPlan) dropRefusedLocked(failed map[string]error) (refused []*file)
 func (c *Context) commitFilesLocked(p *flushPlan) {
 	for i, s := range p.saved {
 		e := p.entries[i]
+		c.mu.echo.savedLocked(e.Key, stampOf(e.Info))
 		if f, ok := c.mu.tree.files[e.Key]; !ok || f != s.f {
 			c.leftDuringFlushLocked(e)
 		} else {

@@ -212,7 +212,7 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 			return failed, dfailed, kept, nil
 		}
 	}
-	c.saveUnbatched(ctx, entries, saved, removed, dirs, touched, failed, dfailed, kept)
+	c.saveUnbatched(ctx, entries, saved, removed, delExpect, dirs, touched, failed, dfailed, kept)
 	return failed, dfailed, kept, nil
 }
 
@@ -251,7 +251,7 @@ func (c *Context) saveBatched(ctx context.Context, b backend.Batcher, entries []
 // one that refused the batch): saves, then deletes, entry by entry where
 // a batch fails.
 func (c *Context) saveUnbatched(ctx context.Context, entries []backend.Entry, saved []snap, removed []string,
-	dirs, touched []backend.Entry, failed, dfailed map[string]error, kept map[string]string) {
+	delExpect map[string]backend.Version, dirs, touched []backend.Entry, failed, dfailed map[string]error, kept map[string]string) {
 	// Directories first, parents before children, so that the files and
 	// directories under them have a place; a directory whose place a
 	// file still holds (removed below) fails here and is saved again at
@@ -270,7 +270,7 @@ func (c *Context) saveUnbatched(ctx context.Context, entries []backend.Entry, sa
 		}
 	}
 	later := c.saveUnits(ctx, entries, saved, failed, kept)
-	del := c.deleteRemoved(ctx, removed, saved1, entries, saved, failed)
+	del := c.deleteRemoved(ctx, removed, delExpect, saved1, entries, saved, failed)
 	if len(later) > 0 && len(del) > 0 {
 		for _, u := range later {
 			if err := c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]], kept); err == nil {
@@ -333,8 +333,8 @@ func (c *Context) saveUnits(ctx context.Context, entries []backend.Entry, saved 
 // deleteRemoved deletes the removed keys, but those saved again as
 // directories (saved1) and those a refused entry was renamed from, in one
 // Delete, and key by key when that fails. It returns the keys it tried.
-func (c *Context) deleteRemoved(ctx context.Context, removed []string, saved1 map[string]bool, entries []backend.Entry,
-	saved []snap, failed map[string]error) (del []string) {
+func (c *Context) deleteRemoved(ctx context.Context, removed []string, delExpect map[string]backend.Version, saved1 map[string]bool,
+	entries []backend.Entry, saved []snap, failed map[string]error) (del []string) {
 	for _, k := range removed {
 		if saved1[k] {
 			continue
@@ -351,12 +351,12 @@ func (c *Context) deleteRemoved(ctx context.Context, removed []string, saved1 ma
 	// Children before their directory: a store may remove only an empty
 	// directory.
 	slices.SortFunc(del, func(a, b string) int { return strings.Compare(b, a) })
-	if err := c.store.Delete(ctx, del...); err != nil {
+	if err := c.delete(ctx, del, delExpect); err != nil {
 		if len(del) == 1 {
 			failed[del[0]] = err
 		} else {
 			for _, k := range del {
-				if err := c.store.Delete(ctx, k); err != nil {
+				if err := c.delete(ctx, []string{k}, delExpect); err != nil {
 					failed[k] = err
 				}
 			}
@@ -478,6 +478,51 @@ func (c *Context) save(ctx context.Context, entries []backend.Entry, saved []sna
 	conflicts, err := cs.SaveIf(ctx, entries, expect)
 	logConflicts(c.log, conflicts)
 	maps.Copy(kept, conflicts)
+	return err
+}
+
+// conditionalDeletes reports whether the flush's deletes state the
+// version they remove outside a conflict policy's round: on a store
+// without batches that checks them (backend.ConditionalDeleter: a
+// directory store, which other programs write).
+func (c *Context) conditionalDeletes() bool {
+	_, batches := c.store.(backend.Batcher)
+	_, cond := c.store.(backend.ConditionalDeleter)
+	return cond && !batches
+}
+
+// delete deletes keys, each expecting its version in delExpect where the
+// store checks it (conditionalDeletes): a key another writer changed
+// since stays as they left it, logged (the store's change feed brings
+// their version in), never destroyed.
+func (c *Context) delete(ctx context.Context, keys []string, delExpect map[string]backend.Version) error {
+	cd, ok := c.store.(backend.ConditionalDeleter)
+	if !ok || delExpect == nil {
+		return c.store.Delete(ctx, keys...)
+	}
+	var cond, plain []string
+	var expect []backend.Version
+	for _, k := range keys {
+		if v, ok := delExpect[k]; ok {
+			cond, expect = append(cond, k), append(expect, v)
+		} else {
+			plain = append(plain, k) // a directory: removed only when empty
+		}
+	}
+	kept, err := cd.DeleteIf(ctx, cond, expect)
+	c.mu.Lock()
+	for _, k := range kept {
+		// Not memfs's version any more, whatever it looks like: the
+		// store's report of it is brought in, never taken for an echo.
+		c.mu.echo.forgetLocked(k)
+	}
+	c.mu.Unlock()
+	for _, k := range kept {
+		c.log.Warn("another writer changed a key this flush deletes: their version stays", "key", k)
+	}
+	if len(plain) > 0 {
+		err = errors.Join(err, c.store.Delete(ctx, plain...))
+	}
 	return err
 }
 

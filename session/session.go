@@ -795,7 +795,7 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 		c.mu.pending.gone[f.from] = by
 		c.mu.conflict.bases[f.from] = f.base
 		f.from = ""
-	} else if c.opts.OnConflict != KeepBeside {
+	} else if c.opts.OnConflict != KeepBeside || c.conditionalDeletes() {
 		// Never stored by the session: the delete expects the key
 		// absent, so that it never removes what another writer saved
 		// there meanwhile (a conflict instead).

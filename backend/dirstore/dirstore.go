@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -52,6 +53,9 @@ type Store struct {
 
 	closed  chan struct{}  // closed by Close: running Watches end
 	watches sync.WaitGroup // running Watch goroutines; Close waits for them
+
+	feedsMu sync.Mutex          // guards feeds
+	feeds   map[*watch]struct{} // running Watches, for reportKept
 
 	closeOnce sync.Once
 	closeErr  error // result of the first Close
@@ -138,6 +142,7 @@ func open(dir string, o options) (*Store, error) {
 		notRoot:  os.Geteuid() != 0,
 		readOnly: o.readOnly,
 		closed:   make(chan struct{}),
+		feeds:    make(map[*watch]struct{}),
 	}
 	if o.readOnly {
 		return s, nil
@@ -401,6 +406,11 @@ func (s *Store) load(dirs *dirCache, key string, value bool) (backend.Entry, err
 			e.Info.Size = int64(len(e.Value))
 			if err == nil {
 				keepATime(pfd, dfd, name, &st)
+				// Which moves its ctime: the version is the one after.
+				var now unix.Stat_t
+				if unix.Fstat(pfd, &now) == nil {
+					e.Info.CTime = time.Unix(now.Ctim.Sec, now.Ctim.Nsec)
+				}
 			}
 		}
 	case fs.ModeDir:
@@ -516,6 +526,13 @@ var errDirNotEmpty = errors.New("directory is not empty: delete the entries unde
 // unasked: they are entries. The other keys are removed even when one
 // fails. When Delete returns nil the removals are durable.
 func (s *Store) Delete(ctx context.Context, keys ...string) error {
+	return s.deleteKeys(ctx, keys, func(fd int, name, _ string) (bool, error) { return removeNode(fd, name) })
+}
+
+// deleteKeys removes keys, deepest first, each with remove (given its
+// directory's descriptor, its name there and the key), which reports
+// whether it removed the node; then it makes the removals durable.
+func (s *Store) deleteKeys(ctx context.Context, keys []string, remove func(fd int, name, key string) (bool, error)) error {
 	if err := s.writable("delete"); err != nil {
 		return err
 	}
@@ -541,16 +558,12 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 			}
 			continue
 		}
-		err = ignoringEINTR(func() error { return unix.Unlinkat(fd, name, 0) })
-		if err == unix.EISDIR {
-			err = ignoringEINTR(func() error { return unix.Unlinkat(fd, name, unix.AT_REMOVEDIR) })
-			if err == unix.ENOTEMPTY || err == unix.EEXIST {
-				err = fmt.Errorf("%w (%w)", errDirNotEmpty, err)
-			}
-		}
+		removed, err := remove(fd, name, k)
 		switch {
 		case err == nil:
-			changed[dir] = true
+			if removed {
+				changed[dir] = true
+			}
 		case absentErr(err):
 		default:
 			errs = append(errs, &fs.PathError{Op: "delete", Path: k, Err: err})
@@ -563,6 +576,19 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 		return fmt.Errorf("dirstore: %w", err)
 	}
 	return nil
+}
+
+// removeNode removes the node name in fd, whatever its type: a directory
+// only when it is empty. It reports whether it removed one.
+func removeNode(fd int, name string) (bool, error) {
+	err := ignoringEINTR(func() error { return unix.Unlinkat(fd, name, 0) })
+	if err == unix.EISDIR {
+		err = ignoringEINTR(func() error { return unix.Unlinkat(fd, name, unix.AT_REMOVEDIR) })
+		if err == unix.ENOTEMPTY || err == unix.EEXIST {
+			err = fmt.Errorf("%w (%w)", errDirNotEmpty, err)
+		}
+	}
+	return err == nil, err
 }
 
 func depth(d string) int {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -54,7 +55,8 @@ const maxTempAttempts = 8
 // and gets its attributes after the entries saved into it. Every entry is
 // checked before anything is written. A batch is not atomic as a whole: if
 // Save fails, some keys may have their new value and others their old one,
-// and no temp node is left behind.
+// and no temp node is left behind. The ctime cannot be set: Save writes
+// the one each node (but a directory) got into the caller's entry.
 func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 	if err := s.writable("save"); err != nil {
 		return err
@@ -131,6 +133,7 @@ type item struct {
 	tmp       string // temp node in dirfd not yet renamed over name, or ""
 	made      bool   // directories were created on its way
 	changed   bool   // the directory's entries changed
+	ino       uint64 // the inode of the node made (not a directory), for noteCTimes
 	followers []int  // hard links to this entry's node (a group's first entry)
 	follower  bool   // a hard link to another entry's node
 }
@@ -218,6 +221,7 @@ func (s *Store) saveBatch(ctx context.Context, entries []backend.Entry) error {
 			return err
 		}
 	}
+	b.noteCTimes()
 	toSync := map[string]bool{}
 	for i := range b.items {
 		it := &b.items[i]
@@ -236,6 +240,25 @@ func (s *Store) saveBatch(ctx context.Context, entries []backend.Entry) error {
 		delete(toSync, d)
 	}
 	return s.syncDirs(b.dirs, sortedKeys(toSync))
+}
+
+// noteCTimes writes the change time each node the batch made has now
+// into its entry: the kernel sets a node's ctime (the save, and every
+// rename, moves it), so the store cannot keep the one given, and the
+// caller's backend.VersionOf of what it saved must be the version the
+// store holds. A name another program has taken since keeps the ctime
+// given.
+func (b *batch) noteCTimes() {
+	for i := range b.items {
+		it := &b.items[i]
+		if it.ino == 0 || it.tmp != "" || it.dirfd < 0 {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(it.dirfd, it.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Ino == it.ino {
+			it.e.Info.CTime = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+		}
+	}
 }
 
 // byDepth groups the items idx by the depth of their key, shallowest
@@ -405,8 +428,14 @@ func (b *batch) writeTemp(ctx context.Context, i int) error {
 	if err != nil {
 		return saveErr(it.e.Key, err)
 	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, it.tmp, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return saveErr(it.e.Key, err)
+	}
+	it.ino = st.Ino
 	for _, f := range it.followers {
 		ft := &b.items[f]
+		ft.ino = it.ino
 		ffd, fmade, err := b.dirs.get(ft.dir)
 		if err != nil {
 			return saveErr(ft.e.Key, err)

@@ -1,9 +1,12 @@
 package dirstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +24,14 @@ var _ backend.Versioned = (*Store)(nil)
 // displaced is then looked at: the expected version is removed, any other
 // is renamed to its conflict key. Nothing another program wrote is ever
 // overwritten unseen. Data is durable as with Save.
+//
+// A version is the size, mtime and ctime (backend.Version): the kernel
+// moves a node's ctime on every change, its mode, owner, attributes and
+// link count included, so another program's chmod or setxattr is a
+// conflict too, not a change the save reverts. The ctime a node gets
+// cannot be chosen: as Save does, SaveIf writes the one each saved node
+// has into the caller's entry (Info.CTime), so that backend.VersionOf of
+// it is the version the store holds.
 //
 // Only regular files with one name are saved conditionally: directories,
 // symlinks, fifos, sockets, devices and hard-link groups are saved as Save
@@ -41,6 +52,7 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 		last[entries[i].Key] = i
 	}
 	var plain, cond []backend.Entry
+	var plainIdx, condIdx []int
 	var want []backend.Version
 	for i := range entries {
 		if last[entries[i].Key] != i {
@@ -48,14 +60,19 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 		}
 		if entries[i].Info.Mode.IsRegular() && entries[i].Info.Link == "" {
 			cond = append(cond, entries[i])
+			condIdx = append(condIdx, i)
 			want = append(want, expect[i])
 		} else {
 			plain = append(plain, entries[i])
+			plainIdx = append(plainIdx, i)
 		}
 	}
 	if len(plain) > 0 {
 		if err := s.Save(ctx, plain...); err != nil {
 			return nil, err
+		}
+		for j, i := range plainIdx {
+			entries[i].Info.CTime = plain[j].Info.CTime
 		}
 	}
 	b := s.newBatch(cond)
@@ -85,6 +102,10 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 			toSync[d] = true
 		}
 	}
+	b.noteCTimes()
+	for j, i := range condIdx {
+		entries[i].Info.CTime = cond[j].Info.CTime
+	}
 	if err := s.syncDirs(b.dirs, sortedKeys(toSync)); err != nil {
 		return conflicts, err
 	}
@@ -96,9 +117,14 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 // and returns the conflict key where another version found at key went, or
 // "". A directory found there is removed if empty, as Save does; one that
 // holds entries is put back and the save fails.
+//
+// The exchange moves the ctime of what it displaces, so the version is
+// read before it (the node and its attributes), and the node displaced
+// must be that node, unchanged but for its ctime (unchangedSince): a
+// change in between is a conflict too.
 func place(fd int, tmpName, name, key string, want backend.Version) (string, error) {
 	for range maxTempAttempts {
-		if want == (backend.Version{}) {
+		if want.IsZero() {
 			err := unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_NOREPLACE)
 			if err == nil {
 				return "", nil
@@ -108,7 +134,7 @@ func place(fd int, tmpName, name, key string, want backend.Version) (string, err
 			}
 			// Another program created it: exchange, then keep theirs.
 		}
-		err := unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_EXCHANGE)
+		before, err := snapshot(fd, name)
 		if errors.Is(err, unix.ENOENT) {
 			// Another program removed it: our version takes the name.
 			want = backend.Version{}
@@ -117,27 +143,26 @@ func place(fd int, tmpName, name, key string, want backend.Version) (string, err
 		if err != nil {
 			return "", err
 		}
+		err = unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_EXCHANGE)
+		if errors.Is(err, unix.ENOENT) {
+			want = backend.Version{}
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
 		// tmpName now names what key held.
-		var st unix.Stat_t
-		if err := unix.Fstatat(fd, tmpName, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		after, err := snapshot(fd, tmpName)
+		if err != nil {
 			// Never leave what key held under a temp name, which the
 			// next Open sweeps away: swap it back.
 			unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_EXCHANGE)
 			return "", err
 		}
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			err := ignoringEINTR(func() error { return unix.Unlinkat(fd, tmpName, unix.AT_REMOVEDIR) })
-			if err == nil {
-				return "", nil
-			}
-			unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_EXCHANGE)
-			if err == unix.ENOTEMPTY || err == unix.EEXIST {
-				return "", fmt.Errorf("a %w (%w)", errDirNotEmpty, err)
-			}
-			return "", err
+		if after.st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return "", removeDisplacedDir(fd, tmpName, name)
 		}
-		found := backend.Version{Size: st.Size, MTime: st.Mtim.Nano()}
-		if found == want {
+		if !want.IsZero() && want.Matches(versionOf(&before.st)) && after.unchangedSince(before) {
 			return "", unix.Unlinkat(fd, tmpName, 0)
 		}
 		conflict := backend.ConflictKey(key, time.Now())
@@ -151,4 +176,140 @@ func place(fd int, tmpName, name, key string, want backend.Version) (string, err
 		return conflict, nil
 	}
 	return "", fmt.Errorf("%s %w", key, errChanging)
+}
+
+// removeDisplacedDir removes the directory that an exchange moved from
+// name to tmpName if it is empty, as Save does; one that holds entries is
+// swapped back, and the save fails.
+func removeDisplacedDir(fd int, tmpName, name string) error {
+	err := ignoringEINTR(func() error { return unix.Unlinkat(fd, tmpName, unix.AT_REMOVEDIR) })
+	if err == nil {
+		return nil
+	}
+	unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_EXCHANGE)
+	if err == unix.ENOTEMPTY || err == unix.EEXIST {
+		return fmt.Errorf("a %w (%w)", errDirNotEmpty, err)
+	}
+	return err
+}
+
+// versionOf is the backend.Version of a node as stat(2) describes it.
+func versionOf(st *unix.Stat_t) backend.Version {
+	return backend.Version{Size: st.Size, MTime: st.Mtim.Nano(), CTime: st.Ctim.Nano()}
+}
+
+// deleteVersionOf is the version of a node a conditional delete compares:
+// versionOf, but a symlink's without its ctime, which every Load moves
+// (reading the target moves its atime, which Load puts back). A symlink
+// is its target: another program changes it by making a new one, with a
+// new mtime.
+func deleteVersionOf(st *unix.Stat_t) backend.Version {
+	v := versionOf(st)
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		v.CTime = 0
+	}
+	return v
+}
+
+// node is what a conditional save or delete knows of a node: its stat and,
+// for a regular file, its user.* attributes.
+type node struct {
+	st     unix.Stat_t
+	xattrs map[string][]byte
+}
+
+// snapshot reads the node name in fd, without following it.
+func snapshot(fd int, name string) (node, error) {
+	var n node
+	if err := unix.Fstatat(fd, name, &n.st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return n, err
+	}
+	if n.st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return n, nil
+	}
+	x, err := pathXAttrs(fd, name)
+	n.xattrs = x
+	return n, err
+}
+
+// unchangedSince reports whether n, read after a rename that moved the
+// node's ctime, is the node before was, with nothing else changed: the
+// same inode, type and mode, owner, size, mtime and attributes.
+func (n node) unchangedSince(before node) bool {
+	a, b := &n.st, &before.st
+	return a.Dev == b.Dev && a.Ino == b.Ino && a.Mode == b.Mode && a.Uid == b.Uid && a.Gid == b.Gid &&
+		a.Size == b.Size && a.Mtim == b.Mtim && a.Nlink == b.Nlink && maps.EqualFunc(n.xattrs, before.xattrs, bytes.Equal)
+}
+
+var _ backend.ConditionalDeleter = (*Store)(nil)
+
+// DeleteIf is Delete with each key expecting its stored version (see
+// backend.ConditionalDeleter): a node another program changed since (its
+// content, mode, owner or attributes: the ctime moved) or put in its
+// place stays, and is listed in kept. The check cannot be a stat before
+// the unlink (the program could write in between): the node is renamed to
+// a temp name first, and looked at there; one that is not the expected
+// version goes back under its name (or, when another program made a new
+// node there meanwhile, to its conflict key: both are kept). For that
+// moment the name is absent. A zero version expects the key absent: a
+// node found there is another writer's, and stays. A directory is
+// deleted as Delete does. Every key kept is reported on each running
+// Watch: nothing changed, so the kernel reports nothing, and a reader
+// that took the key for gone must look again.
+func (s *Store) DeleteIf(ctx context.Context, keys []string, expect []backend.Version) (kept []string, err error) {
+	if len(expect) != len(keys) {
+		return nil, fmt.Errorf("dirstore: DeleteIf: %d keys, %d versions", len(keys), len(expect))
+	}
+	want := make(map[string]backend.Version, len(keys))
+	for i, k := range keys {
+		want[k] = expect[i]
+	}
+	err = s.deleteKeys(ctx, keys, func(fd int, name, key string) (bool, error) {
+		removed, theirs, err := removeIf(fd, name, key, want[key])
+		if theirs {
+			kept = append(kept, key)
+		}
+		return removed, err
+	})
+	slices.Sort(kept)
+	for _, k := range kept {
+		s.reportKept(k)
+	}
+	return kept, err
+}
+
+// removeIf removes the node name in fd, the last segment of key, if it is
+// want, and reports whether it did, and whether another writer's version
+// stays there (kept) instead.
+func removeIf(fd int, name, key string, want backend.Version) (removed, kept bool, err error) {
+	before, err := snapshot(fd, name)
+	switch {
+	case absentErr(err):
+		return false, false, nil
+	case err != nil:
+		return false, false, err
+	case before.st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		removed, err := removeNode(fd, name)
+		return removed, false, err
+	case !want.Matches(deleteVersionOf(&before.st)):
+		return false, true, nil
+	}
+	tmp, err := tempName(func(n string) error { return unix.Renameat2(fd, name, fd, n, unix.RENAME_NOREPLACE) })
+	if absentErr(err) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	after, err := snapshot(fd, tmp)
+	if err == nil && after.unchangedSince(before) {
+		return true, false, ignoringEINTR(func() error { return unix.Unlinkat(fd, tmp, 0) })
+	}
+	// Changed in between: theirs stays.
+	err = unix.Renameat2(fd, tmp, fd, name, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EEXIST) {
+		_, cname := backend.Split(backend.ConflictKey(key, time.Now()))
+		err = unix.Renameat2(fd, tmp, fd, cname, unix.RENAME_NOREPLACE)
+	}
+	return false, err == nil, err
 }

@@ -28,7 +28,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan backend.Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &watch{s: s, fw: fw, out: make(chan backend.Change, watchBuffer)}
+	w := &watch{s: s, fw: fw, out: make(chan backend.Change, watchBuffer), kept: make(chan string), done: make(chan struct{})}
 	// The root's own watch must hold; a subdirectory that vanished
 	// while it was walked needs none.
 	if err := fw.Add(s.dir); err != nil {
@@ -42,8 +42,17 @@ func (s *Store) Watch(ctx context.Context) (<-chan backend.Change, error) {
 	// Nothing is reported here, so nothing waits for a reader.
 	w.addTree(ctx, s.dir, false)
 	s.watches.Add(1)
+	s.feedsMu.Lock()
+	s.feeds[w] = struct{}{}
+	s.feedsMu.Unlock()
 	go func() {
 		defer s.watches.Done()
+		defer func() {
+			s.feedsMu.Lock()
+			delete(s.feeds, w)
+			s.feedsMu.Unlock()
+			close(w.done)
+		}()
 		defer close(w.out)
 		defer fw.Close()
 		w.run(ctx)
@@ -54,9 +63,11 @@ func (s *Store) Watch(ctx context.Context) (<-chan backend.Change, error) {
 // watch is one running Watch: its fsnotify watcher and its channel, used
 // by its goroutine alone.
 type watch struct {
-	s   *Store
-	fw  *fsnotify.Watcher
-	out chan backend.Change
+	s    *Store
+	fw   *fsnotify.Watcher
+	out  chan backend.Change
+	kept chan string   // keys a DeleteIf kept (reportKept), to report
+	done chan struct{} // closed when run has returned
 }
 
 func (w *watch) run(ctx context.Context) {
@@ -66,6 +77,10 @@ func (w *watch) run(ctx context.Context) {
 			return
 		case <-w.s.closed:
 			return
+		case key := <-w.kept:
+			if !w.send(ctx, backend.Change{Key: key}) {
+				return
+			}
 		case _, ok := <-w.fw.Errors:
 			if !ok {
 				return
@@ -167,4 +182,25 @@ func (w *watch) addTree(ctx context.Context, dir string, report bool) bool {
 		return nil
 	})
 	return !over
+}
+
+// reportKept reports key on every running Watch: a delete that DeleteIf
+// refused (another writer's version stays) changes nothing, so no event
+// of the kernel's tells a reader that took the key for gone to look
+// again. It never waits for a reader: each report is sent by a goroutine
+// of its own, which Close waits for (a Watch in feeds is running, so the
+// WaitGroup is not at zero when it is added to).
+func (s *Store) reportKept(key string) {
+	s.feedsMu.Lock()
+	defer s.feedsMu.Unlock()
+	for w := range s.feeds {
+		s.watches.Add(1)
+		go func() {
+			defer s.watches.Done()
+			select {
+			case w.kept <- key:
+			case <-w.done:
+			}
+		}()
+	}
 }
