@@ -19,7 +19,8 @@ import (
 func TestMoveAsideKeepsEverything(t *testing.T) {
 	srv := etcdtest.Start(t)
 	const grace = 300 * time.Millisecond
-	st := open(t, srv, "aside", func(c *etcdstore.Config) { c.ChunkGrace = grace })
+	clk := newClock()
+	st := open(t, srv, "aside", func(c *etcdstore.Config) { c.ChunkGrace, c.Now = grace, clk.Now })
 	cli := raw(t, srv)
 	big := random(600<<10, 5) // two chunks
 	if err := st.Save(t.Context(), entry("big", big), entry("small", []byte("small"))); err != nil {
@@ -50,10 +51,10 @@ func TestMoveAsideKeepsEverything(t *testing.T) {
 		if _, err := st.Collect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(grace)
+		clk.advance(grace)
 	}
-	if _, err := st.Collect(t.Context()); err != nil {
-		t.Fatal(err)
+	if c, err := st.Collect(t.Context()); err != nil || !c.Swept {
+		t.Fatalf("the last Collect = %+v, %v; want it swept", c, err)
 	}
 	if n := countPrefix(t, cli, "/memfs/aside/c/"); n != 2 {
 		t.Errorf("%d chunks after collections, want the 2 the moved record names", n)
@@ -72,7 +73,8 @@ func TestMoveAsideKeepsEverything(t *testing.T) {
 func TestCollectKeepsChunksOfAMovedDamagedRecord(t *testing.T) {
 	srv := etcdtest.Start(t)
 	const grace = 300 * time.Millisecond
-	st := open(t, srv, "asiderec", func(c *etcdstore.Config) { c.ChunkGrace = grace })
+	clk := newClock()
+	st := open(t, srv, "asiderec", func(c *etcdstore.Config) { c.ChunkGrace, c.Now = grace, clk.Now })
 	cli := raw(t, srv)
 	if err := st.Save(t.Context(), entry("big", random(600<<10, 7)), entry("small", []byte("not json"))); err != nil {
 		t.Fatal(err)
@@ -99,10 +101,10 @@ func TestCollectKeepsChunksOfAMovedDamagedRecord(t *testing.T) {
 		if _, err := st.Collect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(grace) // the grace is a wall-clock time: nothing to wait on
+		clk.advance(grace)
 	}
-	if _, err := st.Collect(t.Context()); err != nil {
-		t.Fatal(err)
+	if c, err := st.Collect(t.Context()); err != nil || !c.Swept {
+		t.Fatalf("the last Collect = %+v, %v; want it swept", c, err)
 	}
 	if n := countPrefix(t, cli, "/memfs/asiderec/c/"); n != 2 {
 		t.Errorf("%d chunks after collections, want the 2 the moved record names", n)

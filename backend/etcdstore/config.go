@@ -39,6 +39,9 @@ type Config struct {
 	// Collect honours whatever the grace; the grace spares the chunks of
 	// a writer that puts no intent (an older memfs) for that long.
 	ChunkGrace time.Duration
+	// Now is the clock Collect measures ChunkGrace on (the mark it leaves
+	// holds its reading); nil means time.Now.
+	Now func() time.Time
 }
 
 const (
@@ -59,6 +62,13 @@ func (c Config) requestTimeout() time.Duration {
 		return c.RequestTimeout
 	}
 	return defaultTimeout
+}
+
+func (c Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }
 
 func (c Config) grace() time.Duration {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/etcdstore"
 	"github.com/memfs/memfs/backend/storetest"
@@ -27,6 +29,70 @@ func open(t testing.TB, srv *etcdtest.Server, ns string, tune ...func(*etcdstore
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// clock is a fake Config.Now: it moves only when advanced.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Unix(1_700_000_000, 0)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// poll calls cond until it holds, failing the test if it does not within
+// timeout; what names the wait in the failure.
+func poll(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	if !eventually(timeout, cond) {
+		t.Fatalf("%s: not within %v", what, timeout)
+	}
+}
+
+// eventually calls cond until it holds or timeout passes, and reports
+// whether it held: for what has no event to wait on.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// waitGone waits, on an etcd watch, until no key under prefix is left;
+// what names them in the failure.
+func waitGone(t testing.TB, cli *clientv3.Client, prefix, what string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if resp.Count == 0 {
+			return
+		}
+		// The next deletion under prefix after what was counted.
+		wc := cli.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1), clientv3.WithFilterPut())
+		if _, ok := <-wc; !ok || ctx.Err() != nil {
+			t.Fatalf("%s: still there after %v", what, timeout)
+		}
+	}
 }
 
 // TestConformance runs the whole suite on one etcd server. The suite's

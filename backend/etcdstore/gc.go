@@ -45,7 +45,7 @@ func (s *Store) Collect(ctx context.Context) (backend.Collected, error) {
 	if err != nil {
 		return done, mapErr("collect", err, ctx)
 	}
-	now := time.Now()
+	now := s.cfg.now()
 	var mark gcMark
 	markRev := int64(0) // ModRevision of g/mark; 0: none
 	if len(resp.Kvs) > 0 {

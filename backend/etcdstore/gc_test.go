@@ -350,8 +350,9 @@ func collectUnnamed(t *testing.T, cli *clientv3.Client, st *etcdstore.Store, kl 
 	t.Helper()
 	want := killNamedChunks(t, cli)
 	before = len(killStoredChunks(t, cli))
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	// The killed writers' intents end with their leases, on etcd's
+	// clock: poll.
+	poll(t, "every chunk no record names collected after the last writer", 60*time.Second, func() bool {
 		got, err := st.Collect(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -367,14 +368,9 @@ func collectUnnamed(t *testing.T, cli *clientv3.Client, st *etcdstore.Store, kl 
 		if len(left) < len(want) {
 			t.Fatalf("%d chunks left, fewer than the %d the records name", len(left), len(want))
 		}
-		if missing == 0 {
-			return before, len(want)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("60 s after the last writer, %d chunks no record names are still there", missing)
-		}
-		time.Sleep(killGrace / 4)
-	}
+		return missing == 0
+	})
+	return before, len(want)
 }
 
 // killNamedChunks are the chunks the records of the kill -9 namespace
@@ -448,7 +444,8 @@ func slowWriter() int {
 func TestCollectSlowSave(t *testing.T) {
 	srv := etcdtest.Start(t)
 	const grace = 200 * time.Millisecond
-	st := open(t, srv, killNS, func(c *etcdstore.Config) { c.ChunkGrace = grace })
+	clk := newClock()
+	st := open(t, srv, killNS, func(c *etcdstore.Config) { c.ChunkGrace, c.Now = grace, clk.Now })
 	cli := raw(t, srv)
 	// Save, then Apply, each stopped for less than the lease's TTL, then
 	// for longer: its intent is gone then, and Save fails, writing
@@ -488,23 +485,13 @@ func TestCollectSlowSave(t *testing.T) {
 		if _, err := st.Load(context.Background(), "slow"); err == nil {
 			t.Fatalf("round %d: the save was over before it could be stopped", round)
 		}
-		for long { // until the lease of the stopped process has ended
-			resp, err := cli.Get(context.Background(), "/memfs/"+killNS+"/g/w/", clientv3.WithPrefix(), clientv3.WithCountOnly())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.Count == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the stopped writer's intent outlived its lease by 30 s")
-			}
-			time.Sleep(100 * time.Millisecond)
+		if long { // the lease of the stopped process ends on etcd's clock
+			waitGone(t, cli, "/memfs/"+killNS+"/g/w/", "the stopped writer's intent", 60*time.Second)
 		}
 		if _, err := st.Collect(context.Background()); err != nil { // the mark
 			t.Fatal(err)
 		}
-		time.Sleep(grace) // the collection's grace passes while the save stands still
+		clk.advance(grace) // the collection's grace passes while the save stands still
 		got, err := st.Collect(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -260,16 +260,12 @@ func TestServerDown(t *testing.T) {
 	}
 	srv.Restart()
 	// The client reconnects with a backoff: allow it a few seconds.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := st.Save(t.Context(), entry("b", []byte("2")))
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Save 10 s after the restart: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var err error
+	if !eventually(10*time.Second, func() bool {
+		err = st.Save(t.Context(), entry("b", []byte("2")))
+		return err == nil
+	}) {
+		t.Fatalf("Save 10 s after the restart: %v", err)
 	}
 	if got := keys(t, st); !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("after the restart: %q, want a and b", got)
@@ -597,7 +593,8 @@ func TestNamespaces(t *testing.T) {
 func TestCollect(t *testing.T) {
 	srv := etcdtest.Start(t)
 	const grace = 500 * time.Millisecond
-	st := open(t, srv, "gc", func(c *etcdstore.Config) { c.ChunkGrace = grace })
+	clk := newClock()
+	st := open(t, srv, "gc", func(c *etcdstore.Config) { c.ChunkGrace, c.Now = grace, clk.Now })
 	cli := raw(t, srv)
 	chunks := func() int64 { return countPrefix(t, cli, "/memfs/gc/c/") }
 	kept, gone := random(600<<10, 1), random(600<<10, 2) // two chunks each
@@ -628,7 +625,7 @@ func TestCollect(t *testing.T) {
 	if err := st.Delete(t.Context(), "late"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(grace)
+	clk.advance(grace)
 	if c, err := st.Collect(t.Context()); err != nil || c.Removed != 2 || !c.Swept {
 		t.Fatalf("Collect after the grace = %+v, %v; want the 2 chunks of the deleted value", c, err)
 	}
@@ -638,7 +635,7 @@ func TestCollect(t *testing.T) {
 	if got, err := st.LoadSys(t.Context(), "big"); err != nil || !bytes.Equal(got, sysBig) {
 		t.Errorf("the big system record after a collection: %d bytes, %v", len(got), err)
 	}
-	time.Sleep(grace)
+	clk.advance(grace)
 	if c, err := st.Collect(t.Context()); err != nil || c.Removed != 1 {
 		t.Fatalf("the next Collect = %+v, %v; want the chunk written after the first mark", c, err)
 	}
@@ -653,7 +650,8 @@ func TestCollect(t *testing.T) {
 func TestCollectDamagedRecord(t *testing.T) {
 	srv := etcdtest.Start(t)
 	const grace = 200 * time.Millisecond
-	st := open(t, srv, "gcdmg", func(c *etcdstore.Config) { c.ChunkGrace = grace })
+	clk := newClock()
+	st := open(t, srv, "gcdmg", func(c *etcdstore.Config) { c.ChunkGrace, c.Now = grace, clk.Now })
 	cli := raw(t, srv)
 	big := random(600<<10, 5)
 	if err := st.Save(t.Context(), entry("big", big)); err != nil {
@@ -671,7 +669,7 @@ func TestCollectDamagedRecord(t *testing.T) {
 	if _, err := st.Collect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(grace)
+	clk.advance(grace)
 	c, err := st.Collect(t.Context())
 	if c.Removed != 0 {
 		t.Errorf("Collect with a damaged record removed %d chunks (err %v); want none", c.Removed, err)
@@ -720,13 +718,7 @@ func TestPresence(t *testing.T) {
 			}
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(peers()) != 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("after the lease was revoked: Peers = %+v, want both back", peers())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll(t, "both peers back after the lease was revoked", 10*time.Second, func() bool { return len(peers()) == 2 })
 	leaveA()
 	if p := peers(); len(p) != 1 || p[0].Agent != "coder" {
 		t.Fatalf("after leave: %+v, want coder only", p)
@@ -903,13 +895,9 @@ func TestCloseEndsGoroutines(t *testing.T) {
 	if _, ok := <-ch; ok {
 		t.Fatal("a change after Close, want the channel closed")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines 5 s after Close, %d before Open:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !eventually(5*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines 5 s after Close, %d before Open:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 	}
 }
 
@@ -974,13 +962,7 @@ func TestLead(t *testing.T) {
 	// b campaigns: it must not be elected while a leads. Its campaign's
 	// key is there once it waits.
 	cli := raw(t, srv)
-	deadline := time.Now().Add(10 * time.Second)
-	for countPrefix(t, cli, "/memfs/lead/g/lead/") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("b's campaign never showed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll(t, "b's campaign key", 10*time.Second, func() bool { return countPrefix(t, cli, "/memfs/lead/g/lead/") >= 2 })
 	select {
 	case e := <-ch:
 		t.Fatalf("b elected while a leads: %v", e.err)
