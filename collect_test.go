@@ -105,15 +105,11 @@ func TestMountsCollectTheStore(t *testing.T) {
 	if n := chunks(); n < 2 {
 		t.Fatalf("%d chunks after two saves of a large value, want at least 2", n)
 	}
-	deadline := time.Now().Add(60 * time.Second)
 	logged := func() bool {
 		return strings.Contains(logs[0].String()+logs[1].String(), "collected unnamed data")
 	}
-	for chunks() != 2 || !logged() {
-		if time.Now().After(deadline) {
-			t.Fatalf("60 s on, %d chunks are left; want the current value's 2, and a log line\nlog A:\n%s\nlog B:\n%s", chunks(), logs[0].String(), logs[1].String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !eventually(60*time.Second, func() bool { return chunks() == 2 && logged() }) {
+		t.Fatalf("60 s on, %d chunks are left; want the current value's 2, and a log line\nlog A:\n%s\nlog B:\n%s", chunks(), logs[0].String(), logs[1].String())
 	}
 	// While both live, one of them is elected (the other takes over
 	// when it leaves).

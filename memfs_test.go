@@ -488,29 +488,21 @@ func TestAnotherWritersChangeShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := filepath.Join(mnt, "memory", "theirs.md")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, err := os.ReadFile(p)
-		if err == nil && string(b) == "from another agent\n" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("another writer's file in the mount: %q, %v after 10 s", b, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var b []byte
+	if !eventually(10*time.Second, func() bool {
+		b, err = os.ReadFile(p)
+		return err == nil && string(b) == "from another agent\n"
+	}) {
+		t.Fatalf("another writer's file in the mount: %q, %v after 10 s", b, err)
 	}
 	if err := other.Remove("memory/theirs.md"); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		_, err := os.Stat(p)
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("another writer's removal: stat %v, want ErrNotExist", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !eventually(10*time.Second, func() bool {
+		_, err = os.Stat(p)
+		return errors.Is(err, os.ErrNotExist)
+	}) {
+		t.Fatalf("another writer's removal: stat %v, want ErrNotExist", err)
 	}
 	s.stop(t)
 	if err := f.Close(context.Background()); err != nil {
@@ -656,11 +648,10 @@ func TestKeepBothThroughTheMount(t *testing.T) {
 		// notification, sent from a queue, reaches it: until then an
 		// open of the name finds the old node and fails (ENOENT).
 		var b []byte
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			if b, err = os.ReadFile(filepath.Join(mnt, k)); (err == nil && string(b) == want) || time.Now().After(deadline) {
-				break
-			}
-		}
+		eventually(5*time.Second, func() bool {
+			b, err = os.ReadFile(filepath.Join(mnt, k))
+			return err == nil && string(b) == want
+		})
 		if err != nil || string(b) != want {
 			t.Errorf("mount %s = %q, %v; want %q", k, b, err, want)
 		}
@@ -678,4 +669,17 @@ func TestKeepBothThroughTheMount(t *testing.T) {
 	if err := f.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// eventually calls cond until it holds or timeout passes, and reports
+// whether it held: for what has no event to wait on.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }

@@ -56,16 +56,11 @@ func TestServiceRefusedTextDoesNotStallTheOthers(t *testing.T) {
 		e.put(t, k, v, 0o644, 1000)
 	}
 	e.flush(t)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	if !eventually(20*time.Second, func() bool {
 		st := s.VectorStatus()
-		if st.Vectors == len(vecDocs) && st.Pending == 0 && st.Refused == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status %+v: want %d vectors, none pending, 1 refused", st, len(vecDocs))
-		}
-		time.Sleep(20 * time.Millisecond)
+		return st.Vectors == len(vecDocs) && st.Pending == 0 && st.Refused == 1
+	}) {
+		t.Fatalf("status %+v: want %d vectors, none pending, 1 refused", s.VectorStatus(), len(vecDocs))
 	}
 	if got := keysOf(semantic(t, s, credOwner, "bills", search.ModeSemantic, 3)); !slices.Contains(got, "memory/billing.md") {
 		t.Errorf("semantic search: got %v, want memory/billing.md", got)

@@ -232,12 +232,8 @@ func TestServiceSaveDelay(t *testing.T) {
 					t.Fatal("saved before the delay")
 				}
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for !shardHolds(t, e.st, "memory/a.md", "bandicoot") {
-				if time.Now().After(deadline) {
-					t.Fatal("not saved")
-				}
-				time.Sleep(10 * time.Millisecond)
+			if !eventually(5*time.Second, func() bool { return shardHolds(t, e.st, "memory/a.md", "bandicoot") }) {
+				t.Fatal("not saved")
 			}
 		})
 	}

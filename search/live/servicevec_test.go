@@ -17,16 +17,11 @@ import (
 // waitVectors waits until s has n vectors and nothing pending.
 func waitVectors(t *testing.T, s *Service, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !eventually(10*time.Second, func() bool {
 		st := s.VectorStatus()
-		if st.Vectors == n && st.Pending == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("vectors: got %+v, want %d and none pending", st, n)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return st.Vectors == n && st.Pending == 0
+	}) {
+		t.Fatalf("vectors: got %+v, want %d and none pending", s.VectorStatus(), n)
 	}
 }
 
@@ -475,4 +470,17 @@ func request(t *testing.T, name string) search.Request {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// eventually calls cond until it holds or timeout passes, and reports
+// whether it held: for what has no event to wait on.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }
