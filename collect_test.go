@@ -17,6 +17,7 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend/etcdstore"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
 	"github.com/memfs/memfs/session"
 )
@@ -108,7 +109,7 @@ func TestMountsCollectTheStore(t *testing.T) {
 	logged := func() bool {
 		return strings.Contains(logs[0].String()+logs[1].String(), "collected unnamed data")
 	}
-	if !eventually(60*time.Second, func() bool { return chunks() == 2 && logged() }) {
+	if !await.Cond(60*time.Second, 20*time.Millisecond, func() bool { return chunks() == 2 && logged() }) {
 		t.Fatalf("60 s on, %d chunks are left; want the current value's 2, and a log line\nlog A:\n%s\nlog B:\n%s", chunks(), logs[0].String(), logs[1].String())
 	}
 	// While both live, one of them is elected (the other takes over

@@ -23,6 +23,7 @@ import (
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
 	"github.com/memfs/memfs/backend/memstore"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/session"
 )
 
@@ -489,7 +490,7 @@ func TestAnotherWritersChangeShows(t *testing.T) {
 	}
 	p := filepath.Join(mnt, "memory", "theirs.md")
 	var b []byte
-	if !eventually(10*time.Second, func() bool {
+	if !await.Cond(10*time.Second, 20*time.Millisecond, func() bool {
 		b, err = os.ReadFile(p)
 		return err == nil && string(b) == "from another agent\n"
 	}) {
@@ -498,7 +499,7 @@ func TestAnotherWritersChangeShows(t *testing.T) {
 	if err := other.Remove("memory/theirs.md"); err != nil {
 		t.Fatal(err)
 	}
-	if !eventually(10*time.Second, func() bool {
+	if !await.Cond(10*time.Second, 20*time.Millisecond, func() bool {
 		_, err = os.Stat(p)
 		return errors.Is(err, os.ErrNotExist)
 	}) {
@@ -648,7 +649,7 @@ func TestKeepBothThroughTheMount(t *testing.T) {
 		// notification, sent from a queue, reaches it: until then an
 		// open of the name finds the old node and fails (ENOENT).
 		var b []byte
-		eventually(5*time.Second, func() bool {
+		await.Cond(5*time.Second, 20*time.Millisecond, func() bool {
 			b, err = os.ReadFile(filepath.Join(mnt, k))
 			return err == nil && string(b) == want
 		})
@@ -669,17 +670,4 @@ func TestKeepBothThroughTheMount(t *testing.T) {
 	if err := f.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// eventually calls cond until it holds or timeout passes, and reports
-// whether it held: for what has no event to wait on.
-func eventually(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/extwatch"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/session"
 )
 
@@ -59,12 +60,7 @@ func (p *processed) wait(key, tag string, d time.Duration) bool {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(3 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.True(t, what, 3*time.Second, cond)
 }
 
 // Without an applier, changes go to the session directly.

@@ -16,6 +16,7 @@ import (
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
 	"github.com/memfs/memfs/fsnode"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/session"
 )
 
@@ -60,7 +61,7 @@ func mount(t *testing.T, st backend.Store, cfg mountConfig) *mounted {
 	}
 	t.Cleanup(func() {
 		var err error
-		poll(5*time.Second, 100*time.Millisecond, func() bool {
+		await.Cond(5*time.Second, 100*time.Millisecond, func() bool {
 			err = srv.Unmount()
 			return err == nil || !errors.Is(err, syscall.EBUSY)
 		})
@@ -74,19 +75,6 @@ func mount(t *testing.T, st backend.Store, cfg mountConfig) *mounted {
 		root.Close()
 	})
 	return &mounted{dir: dir, c: c, root: root}
-}
-
-// poll calls cond every interval until it holds (true) or d has passed
-// (false): the package's one wait on a condition nothing announces (what
-// a mount shows after a change behind the kernel).
-func poll(d, every time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(d); !cond(); {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(every)
-	}
-	return true
 }
 
 func newDirStore(t *testing.T, dir string) *dirstore.Store {
@@ -454,7 +442,7 @@ func TestMountKernelCacheKeptAndInvalidated(t *testing.T) {
 	}
 	behind(want)
 	var got string
-	if !poll(2*time.Second, 10*time.Millisecond, func() bool { got = readFile(t, s); return got == want }) {
+	if !await.Cond(2*time.Second, 10*time.Millisecond, func() bool { got = readFile(t, s); return got == want }) {
 		t.Fatalf("after a change behind the kernel, the mount shows %q, want %q", got, want)
 	}
 	if fi, _ := os.Stat(s); fi.Size() != int64(len(want)) {
@@ -472,7 +460,7 @@ func TestMountKernelCacheKeptAndInvalidated(t *testing.T) {
 	want = "third\n"
 	behind(want)
 	var n int
-	if !poll(2*time.Second, 10*time.Millisecond, func() bool { n, _ = h.ReadAt(buf, 0); return string(buf[:n]) == want }) {
+	if !await.Cond(2*time.Second, 10*time.Millisecond, func() bool { n, _ = h.ReadAt(buf, 0); return string(buf[:n]) == want }) {
 		t.Fatalf("an open descriptor reads %q after a change behind the kernel, want %q", buf[:n], want)
 	}
 }
@@ -493,7 +481,7 @@ func TestMountChangeFeed(t *testing.T) {
 	// Read the way tail -f does: on from where the last read ended.
 	var lines []string
 	buf := make([]byte, 4096)
-	poll(2*time.Second, 10*time.Millisecond, func() bool { // fewer lines show below
+	await.Cond(2*time.Second, 10*time.Millisecond, func() bool { // fewer lines show below
 		n, _ := f.Read(buf)
 		for l := range strings.SplitSeq(strings.TrimSpace(string(buf[:n])), "\n") {
 			if l != "" {
@@ -583,11 +571,11 @@ func TestMountDirListingCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	poll(time.Second, time.Millisecond, func() bool { return time.Now().After(fi.ModTime()) })
+	await.Cond(time.Second, time.Millisecond, func() bool { return time.Now().After(fi.ModTime()) })
 	if err := m.c.Set("memory/behind.md", []byte("set in the session")); err != nil {
 		t.Fatal(err)
 	}
-	if !poll(3*time.Second, 50*time.Millisecond, func() bool { return names() == "b.md behind.md" }) {
+	if !await.Cond(3*time.Second, 50*time.Millisecond, func() bool { return names() == "b.md behind.md" }) {
 		t.Fatalf("a change behind the kernel is not listed within 3 s: %q", names())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/memfs/memfs/internal/await"
 )
 
 // recorder watches a tree recursively, as fsnotify users do: a directory
@@ -140,7 +141,7 @@ func TestFsnotifyMatchesNative(t *testing.T) {
 		// Every op makes an event on each side. Its first one heard
 		// means a new directory is watched (run adds the watch before it
 		// records the event), so the next op's events in it are heard.
-		if !poll(10*time.Second, time.Millisecond, func() bool { m0, m1 := counts(); return m0 > n0 && m1 > n1 }) {
+		if !await.Cond(10*time.Second, time.Millisecond, func() bool { m0, m1 := counts(); return m0 > n0 && m1 > n1 }) {
 			m0, m1 := counts()
 			t.Fatalf("%s: no event within 10 s (memfs %d -> %d, native %d -> %d)", op.name, n0, m0, n1, m1)
 		}
@@ -153,7 +154,7 @@ func TestFsnotifyMatchesNative(t *testing.T) {
 		}
 	}
 	heardEnd := func(r *recorder) bool { return slices.Contains(r.events(), "end.md CREATE") }
-	if !poll(10*time.Second, time.Millisecond, func() bool { return heardEnd(recs[0]) && heardEnd(recs[1]) }) {
+	if !await.Cond(10*time.Second, time.Millisecond, func() bool { return heardEnd(recs[0]) && heardEnd(recs[1]) }) {
 		t.Fatalf("the last file's CREATE not heard within 10 s (memfs %v, native %v)", heardEnd(recs[0]), heardEnd(recs[1]))
 	}
 	got, want := recs[0].events(), recs[1].events()

@@ -51,28 +51,6 @@ func (c *clock) advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// poll calls cond until it holds, failing the test if it does not within
-// timeout; what names the wait in the failure.
-func poll(t testing.TB, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	if !eventually(timeout, cond) {
-		t.Fatalf("%s: not within %v", what, timeout)
-	}
-}
-
-// eventually calls cond until it holds or timeout passes, and reports
-// whether it held: for what has no event to wait on.
-func eventually(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
-}
-
 // waitGone waits, on an etcd watch, until no key under prefix is left;
 // what names them in the failure.
 func waitGone(t testing.TB, cli *clientv3.Client, prefix, what string, timeout time.Duration) {

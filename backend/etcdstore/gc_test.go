@@ -23,6 +23,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/etcdstore"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
 )
 
@@ -352,7 +353,7 @@ func collectUnnamed(t *testing.T, cli *clientv3.Client, st *etcdstore.Store, kl 
 	before = len(killStoredChunks(t, cli))
 	// The killed writers' intents end with their leases, on etcd's
 	// clock: poll.
-	poll(t, "every chunk no record names collected after the last writer", 60*time.Second, func() bool {
+	await.True(t, "every chunk no record names collected after the last writer", 60*time.Second, func() bool {
 		got, err := st.Collect(context.Background())
 		if err != nil {
 			t.Fatal(err)

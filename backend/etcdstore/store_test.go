@@ -20,6 +20,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/etcdstore"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
 )
 
@@ -261,7 +262,7 @@ func TestServerDown(t *testing.T) {
 	srv.Restart()
 	// The client reconnects with a backoff: allow it a few seconds.
 	var err error
-	if !eventually(10*time.Second, func() bool {
+	if !await.Cond(10*time.Second, 20*time.Millisecond, func() bool {
 		err = st.Save(t.Context(), entry("b", []byte("2")))
 		return err == nil
 	}) {
@@ -718,7 +719,7 @@ func TestPresence(t *testing.T) {
 			}
 		}
 	}
-	poll(t, "both peers back after the lease was revoked", 10*time.Second, func() bool { return len(peers()) == 2 })
+	await.True(t, "both peers back after the lease was revoked", 10*time.Second, func() bool { return len(peers()) == 2 })
 	leaveA()
 	if p := peers(); len(p) != 1 || p[0].Agent != "coder" {
 		t.Fatalf("after leave: %+v, want coder only", p)
@@ -895,7 +896,7 @@ func TestCloseEndsGoroutines(t *testing.T) {
 	if _, ok := <-ch; ok {
 		t.Fatal("a change after Close, want the channel closed")
 	}
-	if !eventually(5*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
+	if !await.Cond(5*time.Second, 20*time.Millisecond, func() bool { return runtime.NumGoroutine() <= before }) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines 5 s after Close, %d before Open:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 	}
@@ -962,7 +963,7 @@ func TestLead(t *testing.T) {
 	// b campaigns: it must not be elected while a leads. Its campaign's
 	// key is there once it waits.
 	cli := raw(t, srv)
-	poll(t, "b's campaign key", 10*time.Second, func() bool { return countPrefix(t, cli, "/memfs/lead/g/lead/") >= 2 })
+	await.True(t, "b's campaign key", 10*time.Second, func() bool { return countPrefix(t, cli, "/memfs/lead/g/lead/") >= 2 })
 	select {
 	case e := <-ch:
 		t.Fatalf("b elected while a leads: %v", e.err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/await"
 )
 
 func TestStoreCommands(t *testing.T) {
@@ -265,7 +266,7 @@ func TestCrashKill9DuringFlush(t *testing.T) {
 				// Kill as soon as the flush has begun writing into the store.
 				probe := filepath.Join(strings.TrimPrefix(store, "dir:"), "memory", "d00")
 				// (A flush that never begins shows below: nothing saved.)
-				poll(10*time.Second, 200*time.Microsecond, func() bool {
+				await.Cond(10*time.Second, 200*time.Microsecond, func() bool {
 					ents, _ := os.ReadDir(probe)
 					return len(ents) > 0
 				})
@@ -345,7 +346,7 @@ func TestBusyMountKeepsServing(t *testing.T) {
 	f.WriteString("written while busy")
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	// memfs must say who holds the mount and go on serving.
-	if !poll(10*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(p.log.String(), "cannot unmount") }) {
+	if !await.Cond(10*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(p.log.String(), "cannot unmount") }) {
 		t.Fatalf("no busy message after SIGTERM:\n%s", p.log)
 	}
 	if !strings.Contains(p.log.String(), fmt.Sprint(os.Getpid())) {

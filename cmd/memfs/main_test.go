@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
 	"github.com/memfs/memfs/internal/mountinfo"
 )
@@ -118,7 +119,7 @@ func startMount(t *testing.T, store, mnt string, env []string, extra ...string) 
 	p := &memfsProc{cmd: cmd, mnt: mnt, log: log, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() { p.stop(t) })
-	up := poll(15*time.Second, 20*time.Millisecond, func() bool {
+	up := await.Cond(15*time.Second, 20*time.Millisecond, func() bool {
 		if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err == nil {
 			return true
 		}
@@ -219,26 +220,10 @@ func (p *memfsProc) terminate(t *testing.T) error {
 	}
 }
 
-// poll calls cond every interval until it holds (true) or d has passed
-// (false): the package's one wait on a condition nothing announces (a
-// file on a mount, a line in a log, a process). A test waits on a channel
-// where it can.
-func poll(d, every time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(d); !cond(); {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(every)
-	}
-	return true
-}
-
 // waitFor polls cond until it holds, and fails t if d passes first.
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	if !poll(d, 5*time.Millisecond, cond) {
-		t.Fatalf("timed out waiting for %s", what)
-	}
+	await.True(t, what, d, cond)
 }
 
 // fsyncPath flushes the mount's session through a descriptor of its own.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/memfs/memfs/internal/await"
 	"os"
 	"path/filepath"
 	"sort"
@@ -39,7 +40,7 @@ func TestSharedVisibilityLatency(t *testing.T) {
 			t.Fatalf("write %d on A: %v\nA:\n%s", i, err, a.log)
 		}
 		wr = append(wr, time.Since(start))
-		visible := poll(time.Until(start.Add(10*time.Second)), every, func() bool {
+		visible := await.Cond(time.Until(start.Add(10*time.Second)), every, func() bool {
 			got, err := os.ReadFile(filepath.Join(b.mnt, key))
 			return err == nil && string(got) == want
 		})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/memfs/memfs/internal/await"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,7 +44,7 @@ func unreadableAfter(t *testing.T, nobody caller, path string) (ready func(), wa
 	})
 	ready = func() {
 		t.Helper()
-		started := poll(visibilityBound, 2*time.Millisecond, func() bool {
+		started := await.Cond(visibilityBound, 2*time.Millisecond, func() bool {
 			if strings.Contains(out.String(), "ready") {
 				return true
 			}
@@ -199,7 +200,7 @@ func TestAllowOtherPrivateOnOneMountIsPrivateOnTheOther(t *testing.T) {
 		}
 		if check {
 			var got []string
-			if !poll(visibilityBound, 20*time.Millisecond, func() bool { got = shows(word, name); return len(got) == 0 }) {
+			if !await.Cond(visibilityBound, 20*time.Millisecond, func() bool { got = shows(word, name); return len(got) == 0 }) {
 				t.Errorf("trial %d (%s): after A made it private, B still shows it to uid 65534 in %v", i, name, got)
 			}
 		}

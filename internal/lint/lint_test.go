@@ -12,17 +12,18 @@ import (
 // journal are leaves. The command wires nothing itself: it reaches
 // fsnode, the journal and the session's plumbing only through the engine.
 var allowed = map[string][]string{
-	"github.com/hanwen/go-fuse/v2":    {"github.com/memfs/memfs/fsnode"},
-	"github.com/dgraph-io/badger/v4":  {"github.com/memfs/memfs/backend/badgerstore"},
-	"github.com/urfave/cli/v2":        {"github.com/memfs/memfs/cmd/memfs"},
-	"github.com/memfs/memfs/fsnode":   {engine},
-	"github.com/memfs/memfs/journal":  {"github.com/memfs/memfs/session", engine},
-	"github.com/memfs/memfs/session":  {"github.com/memfs/memfs/fsnode", "github.com/memfs/memfs/extwatch", "github.com/memfs/memfs/search/live", engine, "github.com/memfs/memfs/cmd/memfs"},
-	"github.com/memfs/memfs/extwatch": {engine, "github.com/memfs/memfs/cmd/memfs"},                                                                                                                  // the command is the helper process (extwatch.RunHelper)
-	"github.com/memfs/memfs/redact":   {"github.com/memfs/memfs/session", "github.com/memfs/memfs/search/live", "github.com/memfs/memfs/internal/names", engine, "github.com/memfs/memfs/cmd/memfs"}, // a leaf the session calls
-	"github.com/memfs/memfs/changes":  {"github.com/memfs/memfs/fsnode"},
-	"github.com/fsnotify/fsnotify":    {"github.com/memfs/memfs/backend/dirstore"}, // behind backend.Watcher
-	"github.com/memfs/memfs/backend/": {"github.com/memfs/memfs/cmd/memfs"},        // concrete backends: only the CLI picks one
+	"github.com/memfs/memfs/internal/await": {}, // tests only: it imports testing
+	"github.com/hanwen/go-fuse/v2":          {"github.com/memfs/memfs/fsnode"},
+	"github.com/dgraph-io/badger/v4":        {"github.com/memfs/memfs/backend/badgerstore"},
+	"github.com/urfave/cli/v2":              {"github.com/memfs/memfs/cmd/memfs"},
+	"github.com/memfs/memfs/fsnode":         {engine},
+	"github.com/memfs/memfs/journal":        {"github.com/memfs/memfs/session", engine},
+	"github.com/memfs/memfs/session":        {"github.com/memfs/memfs/fsnode", "github.com/memfs/memfs/extwatch", "github.com/memfs/memfs/search/live", engine, "github.com/memfs/memfs/cmd/memfs"},
+	"github.com/memfs/memfs/extwatch":       {engine, "github.com/memfs/memfs/cmd/memfs"},                                                                                                                  // the command is the helper process (extwatch.RunHelper)
+	"github.com/memfs/memfs/redact":         {"github.com/memfs/memfs/session", "github.com/memfs/memfs/search/live", "github.com/memfs/memfs/internal/names", engine, "github.com/memfs/memfs/cmd/memfs"}, // a leaf the session calls
+	"github.com/memfs/memfs/changes":        {"github.com/memfs/memfs/fsnode"},
+	"github.com/fsnotify/fsnotify":          {"github.com/memfs/memfs/backend/dirstore"}, // behind backend.Watcher
+	"github.com/memfs/memfs/backend/":       {"github.com/memfs/memfs/cmd/memfs"},        // concrete backends: only the CLI picks one
 	// store specs: each store exports its factory; the CLI registers them (in one file: TestCommandNamesStoresInOneFile)
 	"github.com/memfs/memfs/backend/location": {"github.com/memfs/memfs/cmd/memfs", "github.com/memfs/memfs/backend/badgerstore",
 		"github.com/memfs/memfs/backend/dirstore", "github.com/memfs/memfs/backend/etcdstore"},

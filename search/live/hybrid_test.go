@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/search"
 )
 
@@ -56,7 +57,7 @@ func TestServiceRefusedTextDoesNotStallTheOthers(t *testing.T) {
 		e.put(t, k, v, 0o644, 1000)
 	}
 	e.flush(t)
-	if !eventually(20*time.Second, func() bool {
+	if !await.Cond(20*time.Second, 20*time.Millisecond, func() bool {
 		st := s.VectorStatus()
 		return st.Vectors == len(vecDocs) && st.Pending == 0 && st.Refused == 1
 	}) {

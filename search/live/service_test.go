@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/search/internal/searchtest"
@@ -232,7 +233,7 @@ func TestServiceSaveDelay(t *testing.T) {
 					t.Fatal("saved before the delay")
 				}
 			}
-			if !eventually(5*time.Second, func() bool { return shardHolds(t, e.st, "memory/a.md", "bandicoot") }) {
+			if !await.Cond(5*time.Second, 20*time.Millisecond, func() bool { return shardHolds(t, e.st, "memory/a.md", "bandicoot") }) {
 				t.Fatal("not saved")
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/embed"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/search/internal/searchtest"
 	"github.com/memfs/memfs/session"
@@ -17,7 +18,7 @@ import (
 // waitVectors waits until s has n vectors and nothing pending.
 func waitVectors(t *testing.T, s *Service, n int) {
 	t.Helper()
-	if !eventually(10*time.Second, func() bool {
+	if !await.Cond(10*time.Second, 20*time.Millisecond, func() bool {
 		st := s.VectorStatus()
 		return st.Vectors == n && st.Pending == 0
 	}) {
@@ -470,17 +471,4 @@ func request(t *testing.T, name string) search.Request {
 		t.Fatal(err)
 	}
 	return r
-}
-
-// eventually calls cond until it holds or timeout passes, and reports
-// whether it held: for what has no event to wait on.
-func eventually(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
 }
