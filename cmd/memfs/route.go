@@ -1,19 +1,11 @@
 package main
 
-// One way to name the memory: a command works on the store --store (or
-// MEMFS_STORE, or the default) names, and when a running memfs serves that
-// store, through its mount; --mount names a mount outright, and a command
-// run inside a mount with no store named uses that mount. Precedence:
-// --mount, --store, MEMFS_STORE, the mount the working directory is in,
-// the default store.
-
 import (
 	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -69,91 +61,17 @@ type target struct {
 	client *mountclient.Client // the mount at mnt
 }
 
-// mountTarget is the target of the live mount c.
-func mountTarget(c *mountclient.Client) (target, error) {
-	spec, err := parseStore(c.Store)
-	if err != nil {
-		return target{}, fmt.Errorf("%s: %w", c.Dir, err)
-	}
-	return target{spec: spec, mnt: c.Dir, pid: c.PID, client: c}, nil
-}
-
-// locate finds what the command c works on (see the top of the file).
+// locate finds what the command c works on (mountclient.Locate).
 func locate(c *cli.Context) (target, error) {
-	if m := c.String("mount"); m != "" {
-		return namedMount(c, m)
-	}
-	v := c.String("store")
-	if v == "" {
-		if t, ok := enclosingMount(); ok {
-			return t, nil
-		}
-	}
-	spec, err := parseStore(v)
+	r, err := mountclient.Locate(c.String("mount"), c.String("store"), flagGiven(c, "store"), parseStore)
 	if err != nil {
 		return target{}, err
 	}
-	if t, ok := servingMount(spec); ok {
-		return t, nil
-	}
-	return target{spec: spec}, nil
-}
-
-// namedMount is the target of --mount m: a live memfs mount (mountclient.Open),
-// which must serve the store a --store on the command line names, if any.
-func namedMount(c *cli.Context, m string) (target, error) {
-	abs, err := filepath.Abs(m)
-	if err != nil {
-		return target{}, err
-	}
-	mc, err := mountclient.Open(abs, mountclient.Shared)
-	if err != nil {
-		return target{}, fmt.Errorf("--mount %s: %w", m, err)
-	}
-	t, err := mountTarget(mc)
-	if err != nil {
-		return target{}, err
-	}
-	if flagGiven(c, "store") {
-		spec, err := parseStore(c.String("store"))
-		if err != nil {
-			return target{}, err
-		}
-		if !mountclient.SameStore(spec.String(), t.spec.String()) {
-			return target{}, fmt.Errorf("--store %s and --mount %s name two stores: that mount serves %s; give one of them", spec, m, t.spec)
-		}
+	t := target{spec: r.Spec, client: r.Client}
+	if r.Client != nil {
+		t.mnt, t.pid = r.Client.Dir, r.Client.PID
 	}
 	return t, nil
-}
-
-// servingMount finds the caller's live memfs mount that serves spec
-// (mountclient.Find); a shared store has none: many mounts serve it, each
-// on its own.
-func servingMount(spec storeSpec) (target, bool) {
-	if !spec.Local() {
-		return target{}, false
-	}
-	c, ok := mountclient.Find(spec.String(), spec.LockPath())
-	if !ok {
-		return target{}, false
-	}
-	t, err := mountTarget(c)
-	return t, err == nil
-}
-
-// enclosingMount is the caller's live memfs mount the working directory
-// is in, if any (mountclient.Enclosing).
-func enclosingMount() (target, bool) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return target{}, false
-	}
-	c, ok := mountclient.Enclosing(cwd)
-	if !ok {
-		return target{}, false
-	}
-	t, err := mountTarget(c)
-	return t, err == nil
 }
 
 // needsStore refuses, for a command that needs the store to itself, a
