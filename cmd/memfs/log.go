@@ -136,7 +136,7 @@ func withEventSys(c *cli.Context, fn func(context.Context, eventlog.Sys) error) 
 	if err := mustExist(spec); err != nil {
 		return err
 	}
-	st, err := openReadOnly(spec, logger(c, false))
+	st, err := openStoreAs(spec, true, logger(c, false))
 	if err != nil {
 		if errors.Is(err, backend.ErrStoreInUse) {
 			return fmt.Errorf("%w\n  to read the log of a live mount: memfs log --mount MOUNTPOINT", err)

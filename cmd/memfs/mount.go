@@ -186,7 +186,7 @@ func mountAction(c *cli.Context) error {
 		},
 	})
 	if err != nil {
-		o.close()
+		o.Close(context.Background())
 		return err
 	}
 	mounted = true

@@ -46,7 +46,7 @@ func contextCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := askThrough(t, "context", name)
+				b, err := t.client.Ask("context", name)
 				if err != nil {
 					return fmt.Errorf("context through %s: %w", t.mnt, err)
 				}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 	"syscall"
 
@@ -84,18 +83,10 @@ func needsStore(cmd string, t target, instead string) error {
 		cmd, t.spec, t.mnt, t.pid, cmd, instead)
 }
 
-// mountRoot opens the mount of t for plain file operations that stay
-// inside it (mountclient.Client.Root).
-func mountRoot(t target) (*os.Root, error) { return t.client.Root() }
-
-// askThrough asks the live mount of t for the answer to the query name in
-// .memfs/DIR/ (mountclient.Client.Ask).
-func askThrough(t target, dir, name string) ([]byte, error) { return t.client.Ask(dir, name) }
-
 // catThrough prints the values of keys read through the mount: a file's
 // content, a symlink's target (as the store holds it).
 func catThrough(c *cli.Context, t target, keys []string) error {
-	r, err := mountRoot(t)
+	r, err := t.client.Root()
 	if err != nil {
 		return err
 	}

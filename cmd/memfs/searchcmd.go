@@ -71,7 +71,7 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := askThrough(t, "search", name)
+				b, err := t.client.Ask("search", name)
 				if err != nil {
 					return fmt.Errorf("search through %s: %w", t.mnt, err)
 				}

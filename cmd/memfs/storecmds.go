@@ -99,18 +99,18 @@ func withSession(c *cli.Context, a access, fn func(ctx context.Context, o *opene
 	if err := fn(ctx, o); err != nil {
 		if write {
 			// Keep what was done before the error.
-			if ferr := o.finish(context.WithoutCancel(ctx)); ferr != nil {
+			if ferr := o.Close(context.WithoutCancel(ctx)); ferr != nil {
 				return errors.Join(err, ferr)
 			}
 			return err
 		}
-		o.close()
+		o.Close(context.Background())
 		return err
 	}
 	if write {
-		return o.finish(ctx)
+		return o.Close(ctx)
 	}
-	return o.close()
+	return o.Close(context.Background())
 }
 
 func lsCommand() *cli.Command {
