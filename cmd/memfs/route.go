@@ -56,7 +56,6 @@ func flagGiven(c *cli.Context, name string) bool {
 type target struct {
 	spec   storeSpec
 	mnt    string              // the live memfs mount serving spec; "" to open the store
-	pid    int                 // the memfs process serving mnt
 	client *mountclient.Client // the mount at mnt
 }
 
@@ -68,7 +67,7 @@ func locate(c *cli.Context) (target, error) {
 	}
 	t := target{spec: r.Spec, client: r.Client}
 	if r.Client != nil {
-		t.mnt, t.pid = r.Client.Dir, r.Client.PID
+		t.mnt = r.Client.Dir
 	}
 	return t, nil
 }
@@ -80,7 +79,7 @@ func needsStore(cmd string, t target, instead string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %s is mounted at %s (memfs process %d), and %s needs the store to itself\n  %s",
-		cmd, t.spec, t.mnt, t.pid, cmd, instead)
+		cmd, t.spec, t.mnt, t.client.PID, cmd, instead)
 }
 
 // catThrough prints the values of keys read through the mount: a file's

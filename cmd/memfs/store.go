@@ -103,7 +103,6 @@ type opened struct {
 	*memfs.FS
 	spec storeSpec
 	c    *session.Context // the FS's session
-	log  *slog.Logger
 }
 
 // openSession opens the store and hands it to the engine, which opens its
@@ -133,5 +132,5 @@ func openSession(ctx context.Context, spec storeSpec, readOnlyStore bool, opts m
 	if err != nil {
 		return nil, err
 	}
-	return &opened{FS: f, spec: spec, c: f.Session(), log: log}, nil
+	return &opened{FS: f, spec: spec, c: f.Session()}, nil
 }

@@ -97,14 +97,11 @@ func withSession(c *cli.Context, a access, fn func(ctx context.Context, o *opene
 		return err
 	}
 	if err := fn(ctx, o); err != nil {
-		if write {
-			// Keep what was done before the error.
-			if ferr := o.Close(context.WithoutCancel(ctx)); ferr != nil {
-				return errors.Join(err, ferr)
-			}
-			return err
+		// Keep what was done before the error (a read-only session saves
+		// nothing, and its Close has nothing to report).
+		if ferr := o.Close(context.WithoutCancel(ctx)); ferr != nil && write {
+			return errors.Join(err, ferr)
 		}
-		o.Close(context.Background())
 		return err
 	}
 	if write {
