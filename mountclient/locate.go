@@ -11,13 +11,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/memfs/memfs/backend/location"
 )
 
+// Spec is a parsed store name, as Locate needs it (a command's
+// location.Location).
+type Spec interface {
+	String() string   // the store's canonical name, as a mount's status names it
+	Local() bool      // one process serves the store at a time
+	LockPath() string // for a local store, the lock its serving process holds
+}
+
 // Target is what a command works on: a live mount, or a store to open.
-type Target struct {
-	Spec   location.Location
+type Target[S Spec] struct {
+	Spec   S
 	Client *Client // the live memfs mount serving Spec; nil to open the store
 }
 
@@ -27,7 +33,7 @@ type Target struct {
 // storeGiven says the command line named it, so that it must agree with
 // mount. parse makes a Location of a store's name ("" included) or of
 // the store a mount's status names.
-func Locate(mount, store string, storeGiven bool, parse func(string) (location.Location, error)) (Target, error) {
+func Locate[S Spec](mount, store string, storeGiven bool, parse func(string) (S, error)) (Target[S], error) {
 	if mount != "" {
 		return namedMount(mount, store, storeGiven, parse)
 	}
@@ -40,59 +46,59 @@ func Locate(mount, store string, storeGiven bool, parse func(string) (location.L
 	}
 	spec, err := parse(store)
 	if err != nil {
-		return Target{}, err
+		return Target[S]{}, err
 	}
 	if t, ok := Serving(spec, parse); ok {
 		return t, nil
 	}
-	return Target{Spec: spec}, nil
+	return Target[S]{Spec: spec}, nil
 }
 
 // Serving finds the caller's live memfs mount that serves spec (Find); a
 // shared store has none: many mounts serve it, each on its own.
-func Serving(spec location.Location, parse func(string) (location.Location, error)) (Target, bool) {
+func Serving[S Spec](spec S, parse func(string) (S, error)) (Target[S], bool) {
 	if !spec.Local() {
-		return Target{}, false
+		return Target[S]{}, false
 	}
 	c, ok := Find(spec.String(), spec.LockPath())
 	if !ok {
-		return Target{}, false
+		return Target[S]{}, false
 	}
 	t, err := mountTarget(c, parse)
 	return t, err == nil
 }
 
 // mountTarget is the target of the live mount c.
-func mountTarget(c *Client, parse func(string) (location.Location, error)) (Target, error) {
+func mountTarget[S Spec](c *Client, parse func(string) (S, error)) (Target[S], error) {
 	spec, err := parse(c.Store)
 	if err != nil {
-		return Target{}, fmt.Errorf("%s: %w", c.Dir, err)
+		return Target[S]{}, fmt.Errorf("%s: %w", c.Dir, err)
 	}
-	return Target{Spec: spec, Client: c}, nil
+	return Target[S]{Spec: spec, Client: c}, nil
 }
 
 // namedMount is the target of --mount m: a live memfs mount (Open), which
 // must serve the store a --store on the command line names, if any.
-func namedMount(m, store string, storeGiven bool, parse func(string) (location.Location, error)) (Target, error) {
+func namedMount[S Spec](m, store string, storeGiven bool, parse func(string) (S, error)) (Target[S], error) {
 	abs, err := filepath.Abs(m)
 	if err != nil {
-		return Target{}, err
+		return Target[S]{}, err
 	}
 	mc, err := Open(abs, Shared)
 	if err != nil {
-		return Target{}, fmt.Errorf("--mount %s: %w", m, err)
+		return Target[S]{}, fmt.Errorf("--mount %s: %w", m, err)
 	}
 	t, err := mountTarget(mc, parse)
 	if err != nil {
-		return Target{}, err
+		return Target[S]{}, err
 	}
 	if storeGiven {
 		spec, err := parse(store)
 		if err != nil {
-			return Target{}, err
+			return Target[S]{}, err
 		}
 		if !SameStore(spec.String(), t.Spec.String()) {
-			return Target{}, fmt.Errorf("--store %s and --mount %s name two stores: that mount serves %s; give one of them", spec, m, t.Spec)
+			return Target[S]{}, fmt.Errorf("--store %s and --mount %s name two stores: that mount serves %s; give one of them", spec, m, t.Spec)
 		}
 	}
 	return t, nil
