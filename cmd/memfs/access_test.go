@@ -13,10 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/urfave/cli/v2"
-
-	"github.com/memfs/memfs/eventlog"
 )
 
 // The unprivileged callers: uid and gid 65534, without supplementary
@@ -432,29 +428,4 @@ func filterWords(visible []string, query string) []string {
 		}
 	}
 	return out
-}
-
-// log --verify's report of a filtered view says what it checked, and
-// fails: the whole chain was not checked.
-func TestReportOfAFilteredView(t *testing.T) {
-	tests := []struct {
-		name string
-		r    eventlog.MaskedReport
-		want string // in the error
-	}{
-		{"intact", eventlog.MaskedReport{Events: 60, Hidden: 30, Links: 12}, "not fully verified"},
-		{"broken", eventlog.MaskedReport{Events: 60, Hidden: 30, Problem: "event 5: prev hash does not match event 4", Seq: 4}, "broken at event 4"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var stdout bytes.Buffer
-			err := reportMasked(cli.NewContext(newApp(&stdout, io.Discard), nil, nil), tt.r)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("report of a filtered view: got %v, want an error saying %q", err, tt.want)
-			}
-			if tt.r.Problem == "" && !strings.Contains(stdout.String(), "filtered view") {
-				t.Errorf("report = %q, want it to say the view is filtered", stdout.String())
-			}
-		})
-	}
 }

@@ -118,7 +118,7 @@ func TestStoreInUseByAnotherProgram(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := openStore(spec, slog.New(slog.DiscardHandler))
+			st, err := openStoreAs(spec, false, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,7 +30,7 @@ func gcCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "nothing to collect: a %s store keeps nothing apart from its keys\n", spec.Scheme())
 				return nil
 			}
-			st, err := openStore(spec, logger(c, false))
+			st, err := openStoreAs(spec, false, logger(c, false))
 			if err != nil {
 				return err
 			}

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -50,11 +47,8 @@ func logCommand() *cli.Command {
 			if q.Until, err = parseWhen("until", c.String("until")); err != nil {
 				return err
 			}
-			for _, op := range c.StringSlice("op") {
-				if !slices.Contains([]string{eventlog.OpWrite, eventlog.OpDelete, eventlog.OpRename, eventlog.OpAttr, eventlog.OpBreak}, op) {
-					return fmt.Errorf("--op %q: want write, delete, rename, attr or break", op)
-				}
-				q.Ops = append(q.Ops, op)
+			if q.Ops, err = eventlog.ParseOps(c.StringSlice("op")); err != nil {
+				return fmt.Errorf("--op %w", err)
 			}
 			return withEventSys(c, func(ctx context.Context, sys eventlog.Sys) error {
 				if c.Bool("verify") {
@@ -86,7 +80,9 @@ func verifyLog(c *cli.Context, ctx context.Context, sys eventlog.Sys) error {
 			return err
 		}
 		if mr.Hidden > 0 {
-			return reportMasked(c, mr)
+			text, err := mr.Summary(os.Geteuid())
+			fmt.Fprint(c.App.Writer, text)
+			return err
 		}
 	}
 	r, err := eventlog.Verify(ctx, sys)
@@ -100,39 +96,17 @@ func verifyLog(c *cli.Context, ctx context.Context, sys eventlog.Sys) error {
 		fmt.Fprintf(c.App.ErrWriter, "damage: %s\n", d)
 	}
 	if !r.OK {
-		return cli.Exit(fmt.Sprintf("event log broken at event %d: %s (%d events in %d chunks read)", r.Seq, r.Problem, r.Events, r.Chunks), 1)
+		return cli.Exit(r.Summary(), 1)
 	}
-	fmt.Fprintf(c.App.Writer, "event log ok: %d events in %d chunks, hash chain intact\n", r.Events, r.Chunks)
+	fmt.Fprintln(c.App.Writer, r.Summary())
 	return nil
 }
 
 func printEvents(c *cli.Context, q eventlog.Query, page eventlog.Page) error {
-	w := c.App.Writer
 	if c.Bool("json") {
-		enc := json.NewEncoder(w)
-		for _, e := range page.Events {
-			if err := enc.Encode(e); err != nil {
-				return err
-			}
-		}
-		return nil
+		return eventlog.WriteJSON(c.App.Writer, page.Events)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, e := range page.Events {
-		key := showName(e.Key)
-		if e.Op == eventlog.OpRename {
-			key = showName(e.OldKey) + " -> " + key
-		}
-		who := fmt.Sprintf("%s[%d] uid %d", showName(e.Writer.Comm), e.Writer.PID, e.Writer.UID)
-		if e.Writer.Agent != "" {
-			who += " agent " + showName(e.Writer.Agent)
-		}
-		if e.Op == eventlog.OpBreak && e.Break != nil {
-			key, who = showName(e.Break.Record)+": "+e.Break.Reason, "memfs (damage found at open)"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05.000"), e.Op, key, e.Size, who)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := eventlog.WriteTable(c.App.Writer, page.Events); err != nil {
 		return err
 	}
 	if page.More && len(page.Events) > 0 {
@@ -162,7 +136,7 @@ func withEventSys(c *cli.Context, fn func(context.Context, eventlog.Sys) error) 
 	if err := mustExist(spec); err != nil {
 		return err
 	}
-	st, err := openReadOnly(spec, logger(c, false))
+	st, err := openStoreAs(spec, true, logger(c, false))
 	if err != nil {
 		if errors.Is(err, backend.ErrStoreInUse) {
 			return fmt.Errorf("%w\n  to read the log of a live mount: memfs log --mount MOUNTPOINT", err)
@@ -171,18 +145,4 @@ func withEventSys(c *cli.Context, fn func(context.Context, eventlog.Sys) error) 
 	}
 	defer st.Close()
 	return fn(c.Context, st)
-}
-
-// report tells the reader of a filtered view what was checked, and fails:
-// the whole chain was not.
-func reportMasked(c *cli.Context, r eventlog.MaskedReport) error {
-	uid := os.Geteuid()
-	if r.Problem != "" {
-		return fmt.Errorf("event log broken at event %d: %s (a filtered view: %d of %d events hidden from uid %d)",
-			r.Seq, r.Problem, r.Hidden, r.Events, uid)
-	}
-	fmt.Fprintf(c.App.Writer, "event log: a filtered view: %d of %d events are hidden from uid %d (they concern files it may not read).\n"+
-		"Checked: the seqs run without a gap, and the %d links between visible neighbours hold; the %d links that touch a hidden event cannot be checked here.\n",
-		r.Hidden, r.Events, uid, r.Links, max(0, r.Events-1-r.Links))
-	return errors.New("event log not fully verified: run memfs log --verify as root, or on the store, to check the whole hash chain")
 }

@@ -77,9 +77,9 @@ func mountAction(c *cli.Context) error {
 			return err
 		}
 	}
-	if t, ok := servingMount(spec); ok {
+	if t, ok := mountclient.Serving(spec, parseStore); ok {
 		return fmt.Errorf("%s is already mounted at %s (memfs process %d); use that mount, or memfs unmount %s first",
-			spec, t.mnt, t.pid, t.mnt)
+			spec, t.Client.Dir, t.Client.PID, t.Client.Dir)
 	}
 	log := logger(c, c.Bool("debug"))
 	// Overlap first: a mountpoint made inside the store would be a key.
@@ -186,7 +186,7 @@ func mountAction(c *cli.Context) error {
 		},
 	})
 	if err != nil {
-		o.close()
+		o.Close(context.Background())
 		return err
 	}
 	mounted = true

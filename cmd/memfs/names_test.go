@@ -162,7 +162,7 @@ func TestLogQuotesNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := openStore(spec, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	st, err := openStoreAs(spec, false, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

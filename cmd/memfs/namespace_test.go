@@ -52,7 +52,7 @@ func TestNamespaceAlwaysThere(t *testing.T) {
 
 			// A second mount makes skills/ again; a file named agents
 			// (another program's) stays a file.
-			st2, err := openStore(spec, nil)
+			st2, err := openStoreAs(spec, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestNamespaceAlwaysThere(t *testing.T) {
 // storeDirs lists the directory entries at the top of the store.
 func storeDirs(t *testing.T, spec storeSpec) []string {
 	t.Helper()
-	st, err := openStore(spec, nil)
+	st, err := openStoreAs(spec, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,31 +78,6 @@ func TestStoreCommandsRefuseSessionOnlyNames(t *testing.T) {
 }
 
 func TestTransientFlag(t *testing.T) {
-	tests := []struct {
-		values  []string
-		want    []string
-		wantErr string
-	}{
-		{[]string{"*.tmp"}, []string{"*.tmp"}, ""},
-		{[]string{"*.tmp", ".*.sw?"}, []string{"*.tmp", ".*.sw?"}, ""},
-		{[]string{""}, []string{}, ""},
-		{[]string{"["}, nil, `transient pattern "["`},
-		{[]string{"a/b"}, nil, "without /"},
-		{[]string{"", "*.tmp"}, nil, "cannot go with patterns"},
-	}
-	for _, tt := range tests {
-		got, err := parseTransient(tt.values)
-		switch {
-		case tt.wantErr != "":
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("parseTransient(%q) = %v, want an error saying %q", tt.values, err, tt.wantErr)
-			}
-		case err != nil:
-			t.Errorf("parseTransient(%q): %v", tt.values, err)
-		case got == nil || strings.Join(got, "\x00") != strings.Join(tt.want, "\x00"):
-			t.Errorf("parseTransient(%q) = %#v, want %#v", tt.values, got, tt.want)
-		}
-	}
 	// The mount refuses a bad pattern before it mounts anything.
 	store := "dir:" + t.TempDir()
 	for _, args := range [][]string{

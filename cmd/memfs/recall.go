@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,18 +13,6 @@ import (
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/session"
 )
-
-// processCred is the credential of this process: what a command that
-// opens the store itself (--store) may read, by the rules a mount applies
-// to its callers.
-func processCred() session.Cred {
-	cr := session.Cred{UID: uint32(os.Geteuid()), GIDs: []uint32{uint32(os.Getegid())}}
-	groups, _ := os.Getgroups() // none known: the primary group alone, which only denies more
-	for _, g := range groups {
-		cr.GIDs = append(cr.GIDs, uint32(g))
-	}
-	return cr
-}
 
 func contextCommand() *cli.Command {
 	return &cli.Command{
@@ -61,7 +46,7 @@ func contextCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := askThrough(t, "context", name)
+				b, err := t.client.Ask("context", name)
 				if err != nil {
 					return fmt.Errorf("context through %s: %w", t.mnt, err)
 				}
@@ -73,7 +58,7 @@ func contextCommand() *cli.Command {
 				return err
 			}
 			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
-				ctx = session.WithCred(ctx, processCred())
+				ctx = session.WithCred(ctx, session.ProcessCred())
 				var p contextpack.Pack
 				if at != 0 {
 					p, err = o.ContextPackAt(ctx, at, po)
@@ -109,57 +94,19 @@ func summaryCommand() *cli.Command {
 				if strings.TrimSpace(text) == "" {
 					return errors.New("summary add: give the summary TEXT")
 				}
-				line, err := json.Marshal(contextpack.Summary{Run: c.String("run"), Step: c.String("step"), Time: time.Now().UTC(), Text: text})
-				if err != nil {
-					return err
-				}
-				line = append(line, '\n')
+				sum := contextpack.Summary{Run: c.String("run"), Step: c.String("step"), Time: time.Now().UTC(), Text: text}
 				t, err := locate(c)
 				if err != nil {
 					return err
 				}
 				if t.mnt != "" {
-					r, err := mountRoot(t) // a live mount: never a plain directory's file
-					if err != nil {
+					if err := t.client.AddSummary(sum); err != nil {
 						return fmt.Errorf("summary add: %w", err)
 					}
-					r.Close()
-					return appendLine(filepath.Join(t.mnt, filepath.FromSlash(contextpack.SummariesKey)), line)
+					return nil
 				}
-				return withSession(c, writeStore, func(ctx context.Context, o *opened) error {
-					key := contextpack.SummariesKey
-					var v []byte
-					if o.c.Has(key) {
-						if err := o.c.Resolve(ctx, key); err != nil {
-							return err
-						}
-						old, _ := o.c.Get(key)
-						v = append(v, old...)
-						if len(v) > 0 && v[len(v)-1] != '\n' {
-							v = append(v, '\n')
-						}
-					}
-					return o.c.Set(key, append(v, line...))
-				})
+				return withSession(c, writeStore, func(ctx context.Context, o *opened) error { return o.AddSummary(ctx, sum) })
 			},
 		}},
 	}
-}
-
-// appendLine appends line to path with one write(2) on an O_APPEND
-// descriptor: memfs appends each write whole at the end of the file, so
-// concurrent appenders never interleave.
-func appendLine(path string, line []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(line); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -1,19 +1,10 @@
 package main
 
-// One way to name the memory: a command works on the store --store (or
-// MEMFS_STORE, or the default) names, and when a running memfs serves that
-// store, through its mount; --mount names a mount outright, and a command
-// run inside a mount with no store named uses that mount. Precedence:
-// --mount, --store, MEMFS_STORE, the mount the working directory is in,
-// the default store.
-
 import (
 	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -65,95 +56,20 @@ func flagGiven(c *cli.Context, name string) bool {
 type target struct {
 	spec   storeSpec
 	mnt    string              // the live memfs mount serving spec; "" to open the store
-	pid    int                 // the memfs process serving mnt
 	client *mountclient.Client // the mount at mnt
 }
 
-// mountTarget is the target of the live mount c.
-func mountTarget(c *mountclient.Client) (target, error) {
-	spec, err := parseStore(c.Store)
-	if err != nil {
-		return target{}, fmt.Errorf("%s: %w", c.Dir, err)
-	}
-	return target{spec: spec, mnt: c.Dir, pid: c.PID, client: c}, nil
-}
-
-// locate finds what the command c works on (see the top of the file).
+// locate finds what the command c works on (mountclient.Locate).
 func locate(c *cli.Context) (target, error) {
-	if m := c.String("mount"); m != "" {
-		return namedMount(c, m)
-	}
-	v := c.String("store")
-	if v == "" {
-		if t, ok := enclosingMount(); ok {
-			return t, nil
-		}
-	}
-	spec, err := parseStore(v)
+	r, err := mountclient.Locate(c.String("mount"), c.String("store"), flagGiven(c, "store"), parseStore)
 	if err != nil {
 		return target{}, err
 	}
-	if t, ok := servingMount(spec); ok {
-		return t, nil
-	}
-	return target{spec: spec}, nil
-}
-
-// namedMount is the target of --mount m: a live memfs mount (mountclient.Open),
-// which must serve the store a --store on the command line names, if any.
-func namedMount(c *cli.Context, m string) (target, error) {
-	abs, err := filepath.Abs(m)
-	if err != nil {
-		return target{}, err
-	}
-	mc, err := mountclient.Open(abs, mountclient.Shared)
-	if err != nil {
-		return target{}, fmt.Errorf("--mount %s: %w", m, err)
-	}
-	t, err := mountTarget(mc)
-	if err != nil {
-		return target{}, err
-	}
-	if flagGiven(c, "store") {
-		spec, err := parseStore(c.String("store"))
-		if err != nil {
-			return target{}, err
-		}
-		if !mountclient.SameStore(spec.String(), t.spec.String()) {
-			return target{}, fmt.Errorf("--store %s and --mount %s name two stores: that mount serves %s; give one of them", spec, m, t.spec)
-		}
+	t := target{spec: r.Spec, client: r.Client}
+	if r.Client != nil {
+		t.mnt = r.Client.Dir
 	}
 	return t, nil
-}
-
-// servingMount finds the caller's live memfs mount that serves spec
-// (mountclient.Find); a shared store has none: many mounts serve it, each
-// on its own.
-func servingMount(spec storeSpec) (target, bool) {
-	if !spec.Local() {
-		return target{}, false
-	}
-	c, ok := mountclient.Find(spec.String(), spec.LockPath())
-	if !ok {
-		return target{}, false
-	}
-	t, err := mountTarget(c)
-	return t, err == nil
-}
-
-// enclosingMount is the caller's live memfs mount the working directory
-// is in, if any (mountclient.Enclosing).
-func enclosingMount() (target, bool) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return target{}, false
-	}
-	c, ok := mountclient.Enclosing(cwd)
-	if !ok {
-		return target{}, false
-	}
-	t, err := mountTarget(c)
-	return t, err == nil
 }
 
 // needsStore refuses, for a command that needs the store to itself, a
@@ -163,21 +79,13 @@ func needsStore(cmd string, t target, instead string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %s is mounted at %s (memfs process %d), and %s needs the store to itself\n  %s",
-		cmd, t.spec, t.mnt, t.pid, cmd, instead)
+		cmd, t.spec, t.mnt, t.client.PID, cmd, instead)
 }
-
-// mountRoot opens the mount of t for plain file operations that stay
-// inside it (mountclient.Client.Root).
-func mountRoot(t target) (*os.Root, error) { return t.client.Root() }
-
-// askThrough asks the live mount of t for the answer to the query name in
-// .memfs/DIR/ (mountclient.Client.Ask).
-func askThrough(t target, dir, name string) ([]byte, error) { return t.client.Ask(dir, name) }
 
 // catThrough prints the values of keys read through the mount: a file's
 // content, a symlink's target (as the store holds it).
 func catThrough(c *cli.Context, t target, keys []string) error {
-	r, err := mountRoot(t)
+	r, err := t.client.Root()
 	if err != nil {
 		return err
 	}

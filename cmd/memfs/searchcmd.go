@@ -71,7 +71,7 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := askThrough(t, "search", name)
+				b, err := t.client.Ask("search", name)
 				if err != nil {
 					return fmt.Errorf("search through %s: %w", t.mnt, err)
 				}
@@ -97,7 +97,7 @@ func searchCommand() *cli.Command {
 				if err != nil {
 					fmt.Fprintf(c.App.ErrWriter, "memfs: %v; those notes rank by their words\n", err)
 				}
-				b, err := s.Answer(session.WithCred(ctx, processCred()), r)
+				b, err := s.Answer(session.WithCred(ctx, session.ProcessCred()), r)
 				if err != nil {
 					return err
 				}

@@ -60,21 +60,11 @@ func storeFlag() cli.Flag {
 	}}
 }
 
-// openStore opens the store spec names for a mount or a command that
-// writes.
-func openStore(spec storeSpec, log *slog.Logger) (backend.SysStore, error) {
-	return openStoreAs(spec, false, log)
-}
-
-// openReadOnly opens the store spec names for a command that only reads:
-// nothing in a local store's directory changes, and every write fails
-// (backend.ErrReadOnly). An etcd store has no such mode: the session and
-// the search index of a read command write nothing to it (see
-// withSession).
-func openReadOnly(spec storeSpec, log *slog.Logger) (backend.SysStore, error) {
-	return openStoreAs(spec, true, log)
-}
-
+// openStoreAs opens the store spec names for a mount or a command. With
+// readOnly (a command that only reads), nothing in a local store's
+// directory changes, and every write fails (backend.ErrReadOnly). An etcd
+// store has no such mode: the session and the search index of a read
+// command write nothing to it (see withSession).
 func openStoreAs(spec storeSpec, readOnly bool, log *slog.Logger) (backend.SysStore, error) {
 	st, err := spec.Open(context.Background(), location.Options{ReadOnly: readOnly, Logger: log})
 	if errors.Is(err, backend.ErrStoreInUse) {
@@ -113,7 +103,6 @@ type opened struct {
 	*memfs.FS
 	spec storeSpec
 	c    *session.Context // the FS's session
-	log  *slog.Logger
 }
 
 // openSession opens the store and hands it to the engine, which opens its
@@ -121,7 +110,7 @@ type opened struct {
 // and replays and flushes what a crashed memfs left in the journal.
 // opts names the session's options, the bootstrap prefixes and the
 // namespace; the rest comes from spec. With readOnlyStore the store is
-// opened read-only (openReadOnly), and the session must be read-only too.
+// opened read-only (openStoreAs), and the session must be read-only too.
 func openSession(ctx context.Context, spec storeSpec, readOnlyStore bool, opts memfs.Options, log *slog.Logger) (*opened, error) {
 	ired, err := indexRedactor(opts.Session.Redactor)
 	if err != nil {
@@ -143,14 +132,5 @@ func openSession(ctx context.Context, spec storeSpec, readOnlyStore bool, opts m
 	if err != nil {
 		return nil, err
 	}
-	return &opened{FS: f, spec: spec, c: f.Session(), log: log}, nil
+	return &opened{FS: f, spec: spec, c: f.Session()}, nil
 }
-
-// finish flushes and closes (memfs.FS.Close: what the store refuses goes
-// to a recovery directory, which the error names).
-func (o *opened) finish(ctx context.Context) error { return o.Close(ctx) }
-
-// close closes the session: a read-only one saves nothing and leaves the
-// journal to the next session that writes; a writable one flushes (see
-// finish).
-func (o *opened) close() error { return o.Close(context.Background()) }

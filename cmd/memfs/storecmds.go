@@ -9,15 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/listing"
 	"github.com/memfs/memfs/internal/paths"
-	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
@@ -98,20 +97,17 @@ func withSession(c *cli.Context, a access, fn func(ctx context.Context, o *opene
 		return err
 	}
 	if err := fn(ctx, o); err != nil {
-		if write {
-			// Keep what was done before the error.
-			if ferr := o.finish(context.WithoutCancel(ctx)); ferr != nil {
-				return errors.Join(err, ferr)
-			}
-			return err
+		// Keep what was done before the error (a read-only session saves
+		// nothing, and its Close has nothing to report).
+		if ferr := o.Close(context.WithoutCancel(ctx)); ferr != nil && write {
+			return errors.Join(err, ferr)
 		}
-		o.close()
 		return err
 	}
 	if write {
-		return o.finish(ctx)
+		return o.Close(ctx)
 	}
-	return o.close()
+	return o.Close(context.Background())
 }
 
 func lsCommand() *cli.Command {
@@ -136,21 +132,9 @@ func lsCommand() *cli.Command {
 				f.Prefix = p
 			}
 			print := func(entries []backend.Entry) error {
-				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 1, ' ', tabwriter.AlignRight)
-				for _, e := range entries {
-					if !f.Match(e.Key, e.Info.MTime, e.Info.XAttrs) {
-						continue
-					}
-					if c.Bool("long") {
-						fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t %s%s\n", lsMode(e.Info.Mode), e.Info.UID, e.Info.GID, lsSize(e.Info),
-							e.Info.MTime.Format(time.DateTime), lsName(e), tagsColumn(e.Info.XAttrs))
-					} else if !e.Info.Mode.IsDir() {
-						// The short form lists keys that hold a node;
-						// -l shows directories too, as d.
-						fmt.Fprintln(w, showName(e.Key))
-					}
-				}
-				return w.Flush()
+				return listing.Write(c.App.Writer, entries, func(e backend.Entry) bool {
+					return f.Match(e.Key, e.Info.MTime, e.Info.XAttrs)
+				}, c.Bool("long"))
 			}
 			t, err := locate(c)
 			if err != nil {
@@ -446,17 +430,4 @@ func explain(err error) error {
 		return fmt.Errorf("%w\n  memfs ls lists the keys", err)
 	}
 	return err
-}
-
-// tagsColumn shows an entry's tags and importance for ls -l.
-func tagsColumn(x map[string][]byte) string {
-	a := meta.Parse(x)
-	var s string
-	if len(a.Tags) > 0 {
-		s += "  tags=" + strings.Join(a.Tags, ",")
-	}
-	if a.HasImp {
-		s += fmt.Sprintf("  importance=%g", a.Importance)
-	}
-	return s
 }

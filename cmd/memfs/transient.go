@@ -34,26 +34,9 @@ func transientPatterns(c *cli.Context) ([]string, error) {
 	if !c.IsSet("transient") {
 		return nil, nil
 	}
-	return parseTransient(c.StringSlice("transient"))
-}
-
-// parseTransient validates the values of --transient; an empty value
-// stands for no pattern at all.
-func parseTransient(values []string) ([]string, error) {
-	pats := []string{}
-	empty := false
-	for _, v := range values {
-		if v == "" {
-			empty = true
-			continue
-		}
-		pats = append(pats, v)
-	}
-	if empty && len(pats) > 0 {
-		return nil, fmt.Errorf("--transient '' (persist everything) cannot go with patterns %q", pats)
-	}
-	if err := session.ValidateTransient(pats); err != nil {
-		return nil, fmt.Errorf("--transient: %w\n  patterns use path.Match syntax (*, ?, [a-z]), one name segment each", err)
+	pats, err := session.ParseTransient(c.StringSlice("transient"))
+	if err != nil {
+		return nil, fmt.Errorf("--transient: %w", err)
 	}
 	return pats, nil
 }

@@ -1,0 +1,82 @@
+package eventlog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/memfs/memfs/internal/names"
+)
+
+// ParseOps checks the operation names a query filters on (Query.Ops):
+// write, delete, rename, attr or break.
+func ParseOps(ops []string) ([]string, error) {
+	var out []string
+	for _, op := range ops {
+		if !slices.Contains([]string{OpWrite, OpDelete, OpRename, OpAttr, OpBreak}, op) {
+			return nil, fmt.Errorf("%q: want write, delete, rename, attr or break", op)
+		}
+		out = append(out, op)
+	}
+	return out, nil
+}
+
+// WriteJSON writes events to w as JSON lines, as stored.
+func WriteJSON(w io.Writer, events []Event) error {
+	enc := json.NewEncoder(w)
+	for _, e := range events {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteTable writes events to w a line each, as memfs log shows them:
+// seq, local time, operation, key (old -> new for a rename), size and
+// writer; a break event shows the damaged record and why. Names are
+// printed as names.Show shows them.
+func WriteTable(w io.Writer, events []Event) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, e := range events {
+		key := names.Show(e.Key)
+		if e.Op == OpRename {
+			key = names.Show(e.OldKey) + " -> " + key
+		}
+		who := fmt.Sprintf("%s[%d] uid %d", names.Show(e.Writer.Comm), e.Writer.PID, e.Writer.UID)
+		if e.Writer.Agent != "" {
+			who += " agent " + names.Show(e.Writer.Agent)
+		}
+		if e.Op == OpBreak && e.Break != nil {
+			key, who = names.Show(e.Break.Record)+": "+e.Break.Reason, "memfs (damage found at open)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05.000"), e.Op, key, e.Size, who)
+	}
+	return tw.Flush()
+}
+
+// Summary is the one-line verdict of a Verify: the chain intact, or
+// where it breaks.
+func (r Report) Summary() string {
+	if !r.OK {
+		return fmt.Sprintf("event log broken at event %d: %s (%d events in %d chunks read)", r.Seq, r.Problem, r.Events, r.Chunks)
+	}
+	return fmt.Sprintf("event log ok: %d events in %d chunks, hash chain intact", r.Events, r.Chunks)
+}
+
+// Summary tells the reader uid of a filtered view what was checked, and
+// fails: the whole chain was not. text is "" when the view is broken
+// (the error says where).
+func (r MaskedReport) Summary(uid int) (text string, err error) {
+	if r.Problem != "" {
+		return "", fmt.Errorf("event log broken at event %d: %s (a filtered view: %d of %d events hidden from uid %d)",
+			r.Seq, r.Problem, r.Hidden, r.Events, uid)
+	}
+	return fmt.Sprintf("event log: a filtered view: %d of %d events are hidden from uid %d (they concern files it may not read).\n"+
+			"Checked: the seqs run without a gap, and the %d links between visible neighbours hold; the %d links that touch a hidden event cannot be checked here.\n",
+			r.Hidden, r.Events, uid, r.Links, max(0, r.Events-1-r.Links)),
+		errors.New("event log not fully verified: run memfs log --verify as root, or on the store, to check the whole hash chain")
+}

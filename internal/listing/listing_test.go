@@ -1,0 +1,74 @@
+package listing
+
+import (
+	"bytes"
+	"io/fs"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
+)
+
+func TestMode(t *testing.T) {
+	for m, want := range map[fs.FileMode]string{
+		0o644:                    "-rw-r--r--",
+		fs.ModeDir | 0o755:       "drwxr-xr-x",
+		fs.ModeSymlink | 0o777:   "lrwxrwxrwx",
+		fs.ModeNamedPipe | 0o600: "prw-------",
+		fs.ModeSocket | 0o700:    "srwx------",
+		fs.ModeDevice | fs.ModeCharDevice | 0o400: "cr--------",
+		fs.ModeDevice | 0o660:                     "brw-rw----",
+		fs.ModeSetuid | 0o755:                     "-rwsr-xr-x",
+		fs.ModeSetuid | 0o644:                     "-rwSr--r--",
+		fs.ModeSetgid | 0o750:                     "-rwxr-s---",
+		fs.ModeDir | fs.ModeSticky | 0o777:        "drwxrwxrwt",
+		fs.ModeDir | fs.ModeSticky | 0o776:        "drwxrwxrwT",
+	} {
+		if got := Mode(m); got != want {
+			t.Errorf("Mode(%v) = %q, want %q", m, got, want)
+		}
+	}
+}
+
+func TestWrite(t *testing.T) {
+	mt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+	entries := []backend.Entry{
+		{Key: "d", Info: backend.Info{Mode: fs.ModeDir | 0o755, MTime: mt}},
+		{Key: "d/a.md", Info: backend.Info{Mode: 0o644, Size: 3, MTime: mt, UID: 7, GID: 8,
+			XAttrs: map[string][]byte{meta.Tags: []byte("x,y"), meta.Importance: []byte("0.5")}}},
+		{Key: "d/l", Value: []byte("a.md"), Info: backend.Info{Mode: fs.ModeSymlink | 0o777, MTime: mt}},
+		{Key: "d/tty", Info: backend.Info{Mode: fs.ModeDevice | fs.ModeCharDevice | 0o620, Rdev: uint64(unix.Mkdev(4, 1)), MTime: mt}},
+		{Key: "skip", Info: backend.Info{Mode: 0o644, MTime: mt}},
+		{Key: "new\nline", Info: backend.Info{Mode: 0o644, MTime: mt}},
+	}
+	match := func(e backend.Entry) bool { return e.Key != "skip" }
+	var short bytes.Buffer
+	if err := Write(&short, entries, match, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := short.String(), "d/a.md\nd/l\nd/tty\n\"new\\nline\"\n"; got != want {
+		t.Errorf("short listing:\n%s\nwant:\n%s", got, want)
+	}
+	var long bytes.Buffer
+	if err := Write(&long, entries, match, true); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(long.String(), "\n"), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("long listing has %d lines, want 5:\n%s", len(lines), long.String())
+	}
+	for i, want := range []string{
+		"drwxr-xr-x 0 0 0 2026-01-02 03:04:05  d",
+		"-rw-r--r-- 7 8 3 2026-01-02 03:04:05  d/a.md  tags=x,y  importance=0.5",
+		"lrwxrwxrwx 0 0 0 2026-01-02 03:04:05  d/l -> a.md",
+		"crw--w---- 0 0 4, 1 2026-01-02 03:04:05  d/tty",
+	} {
+		if got := strings.Join(strings.Fields(lines[i]), " "); got != strings.Join(strings.Fields(want), " ") {
+			t.Errorf("long line %d = %q, want %q", i, lines[i], want)
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package mountclient
+
+// One way to name the memory: a command works on the store --store (or
+// MEMFS_STORE, or the default) names, and when a running memfs serves that
+// store, through its mount; --mount names a mount outright, and a command
+// run inside a mount with no store named uses that mount. Precedence:
+// --mount, --store, MEMFS_STORE, the mount the working directory is in,
+// the default store.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Spec is a parsed store name, as Locate needs it (a command's
+// location.Location).
+type Spec interface {
+	String() string   // the store's canonical name, as a mount's status names it
+	Local() bool      // one process serves the store at a time
+	LockPath() string // for a local store, the lock its serving process holds
+}
+
+// Target is what a command works on: a live mount, or a store to open.
+type Target[S Spec] struct {
+	Spec   S
+	Client *Client // the live memfs mount serving Spec; nil to open the store
+}
+
+// Locate finds what a command works on (see the top of the file). mount
+// names a mount outright (--mount); store names a store ("" for none
+// named: the mount the working directory is in, or else the default), and
+// storeGiven says the command line named it, so that it must agree with
+// mount. parse makes a Location of a store's name ("" included) or of
+// the store a mount's status names.
+func Locate[S Spec](mount, store string, storeGiven bool, parse func(string) (S, error)) (Target[S], error) {
+	if mount != "" {
+		return namedMount(mount, store, storeGiven, parse)
+	}
+	if store == "" {
+		if c, ok := enclosingMount(); ok {
+			if t, err := mountTarget(c, parse); err == nil {
+				return t, nil
+			}
+		}
+	}
+	spec, err := parse(store)
+	if err != nil {
+		return Target[S]{}, err
+	}
+	if t, ok := Serving(spec, parse); ok {
+		return t, nil
+	}
+	return Target[S]{Spec: spec}, nil
+}
+
+// Serving finds the caller's live memfs mount that serves spec (Find); a
+// shared store has none: many mounts serve it, each on its own.
+func Serving[S Spec](spec S, parse func(string) (S, error)) (Target[S], bool) {
+	if !spec.Local() {
+		return Target[S]{}, false
+	}
+	c, ok := Find(spec.String(), spec.LockPath())
+	if !ok {
+		return Target[S]{}, false
+	}
+	t, err := mountTarget(c, parse)
+	return t, err == nil
+}
+
+// mountTarget is the target of the live mount c.
+func mountTarget[S Spec](c *Client, parse func(string) (S, error)) (Target[S], error) {
+	spec, err := parse(c.Store)
+	if err != nil {
+		return Target[S]{}, fmt.Errorf("%s: %w", c.Dir, err)
+	}
+	return Target[S]{Spec: spec, Client: c}, nil
+}
+
+// namedMount is the target of --mount m: a live memfs mount (Open), which
+// must serve the store a --store on the command line names, if any.
+func namedMount[S Spec](m, store string, storeGiven bool, parse func(string) (S, error)) (Target[S], error) {
+	abs, err := filepath.Abs(m)
+	if err != nil {
+		return Target[S]{}, err
+	}
+	mc, err := Open(abs, Shared)
+	if err != nil {
+		return Target[S]{}, fmt.Errorf("--mount %s: %w", m, err)
+	}
+	t, err := mountTarget(mc, parse)
+	if err != nil {
+		return Target[S]{}, err
+	}
+	if storeGiven {
+		spec, err := parse(store)
+		if err != nil {
+			return Target[S]{}, err
+		}
+		if !SameStore(spec.String(), t.Spec.String()) {
+			return Target[S]{}, fmt.Errorf("--store %s and --mount %s name two stores: that mount serves %s; give one of them", spec, m, t.Spec)
+		}
+	}
+	return t, nil
+}
+
+// enclosingMount is the caller's live memfs mount the working directory
+// is in, if any (Enclosing).
+func enclosingMount() (*Client, bool) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, false
+	}
+	return Enclosing(cwd)
+}

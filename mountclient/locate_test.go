@@ -1,0 +1,54 @@
+package mountclient_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/mountclient"
+)
+
+// dirSpec is a dir store's name, as a command's location.Location would
+// read it.
+type dirSpec struct{ dir string }
+
+func (d dirSpec) String() string   { return "dir:" + d.dir }
+func (d dirSpec) Local() bool      { return true }
+func (d dirSpec) LockPath() string { return dirstore.LockPath(d.dir) }
+
+func parseDir(v string) (dirSpec, error) {
+	dir, ok := strings.CutPrefix(v, "dir:")
+	if !ok {
+		return dirSpec{}, fmt.Errorf("%q: not a dir store", v)
+	}
+	return dirSpec{dir}, nil
+}
+
+// A store a live mount serves is worked on through it, named by the
+// store, by --mount, or by a working directory inside it; a store no
+// mount serves is opened; --mount and a --store of another store
+// disagree.
+func TestLocate(t *testing.T) {
+	dir, mnt := mountDir(t)
+	other := "dir:" + t.TempDir()
+	if tg, err := mountclient.Locate("", other, true, parseDir); err != nil || tg.Client != nil || tg.Spec.String() != other {
+		t.Errorf("Locate(a store no mount serves) = %+v, %v; want the store", tg, err)
+	}
+	for _, c := range []struct{ mount, store string }{{"", "dir:" + dir}, {mnt, ""}, {mnt, "dir:" + dir}} {
+		tg, err := mountclient.Locate(c.mount, c.store, c.store != "", parseDir)
+		if err != nil || tg.Client == nil || tg.Client.Dir != mnt || tg.Spec.String() != "dir:"+dir {
+			t.Errorf("Locate(%q, %q) = %+v, %v; want the mount at %s", c.mount, c.store, tg, err, mnt)
+		}
+	}
+	t.Chdir(mnt)
+	if tg, err := mountclient.Locate("", "", false, parseDir); err != nil || tg.Client == nil || tg.Client.Dir != mnt {
+		t.Errorf("Locate inside the mount = %+v, %v; want the mount", tg, err)
+	}
+	if _, err := mountclient.Locate(mnt, other, true, parseDir); err == nil || !strings.Contains(err.Error(), "name two stores") {
+		t.Errorf("Locate(--mount, another --store) = %v, want an error saying they name two stores", err)
+	}
+	if _, ok := mountclient.Serving(dirSpec{strings.TrimPrefix(other, "dir:")}, parseDir); ok {
+		t.Error("Serving(a store no mount serves) found one")
+	}
+}

@@ -1,0 +1,38 @@
+package mountclient
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/contextpack"
+)
+
+// AddSummary appends the step summary s to contextpack.SummariesKey in
+// the mount (memfs.FS.AddSummary, through the mount): one write(2) on an
+// O_APPEND descriptor, which memfs appends whole at the end of the file,
+// so that concurrent appenders never interleave.
+func (c *Client) AddSummary(s contextpack.Summary) error {
+	line, err := memfs.SummaryLine(s)
+	if err != nil {
+		return err
+	}
+	r, err := c.Root() // a live mount: never a plain directory's file
+	if err != nil {
+		return err
+	}
+	r.Close()
+	path := filepath.Join(c.Dir, filepath.FromSlash(contextpack.SummariesKey))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
