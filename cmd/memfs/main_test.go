@@ -42,9 +42,17 @@ func TestMain(m *testing.M) {
 // default). The etcd tests with MEMFS_ETCD_TIMEOUT=1s stay serial: under
 // load a slow request would read as an outage.
 
+// appMu serializes the in-process runs of the app: urfave/cli's parse
+// writes to its package-level flags (cli.HelpFlag), which every App
+// shares, and parallel tests run the app at once (the race detector
+// caught it).
+var appMu sync.Mutex
+
 // run runs the app in-process and returns its output.
 func run(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
+	appMu.Lock()
+	defer appMu.Unlock()
 	var stdout, stderr bytes.Buffer
 	app := newApp(&stdout, &stderr)
 	app.Reader = strings.NewReader(stdin)
