@@ -87,23 +87,25 @@ func ParseURL(s string) (Config, error) {
 		return Config{}, fmt.Errorf("etcdstore: %q: not an etcd:// URL", redactURL(s))
 	}
 	hosts, ns, _ := strings.Cut(rest, "/")
-	if strings.ContainsAny(hosts, "@") || strings.ContainsAny(ns, "?#") {
+	// Any @ is user information (a password may hold a /, which ends the
+	// hosts early): refused, and never shown.
+	if strings.Contains(rest, "@") || strings.ContainsAny(ns, "?#") {
 		return Config{}, fmt.Errorf("etcdstore: %q: user, query and fragment are not allowed (credentials come from ETCDCTL_USER and ETCDCTL_PASSWORD)", redactURL(s))
 	}
 	if hosts == "" {
-		return Config{}, fmt.Errorf("etcdstore: %q: no host", s)
+		return Config{}, fmt.Errorf("etcdstore: %q: no host", redactURL(s))
 	}
 	var cfg Config
 	for h := range strings.SplitSeq(hosts, ",") {
 		if h == "" {
-			return Config{}, fmt.Errorf("etcdstore: %q: empty host", s)
+			return Config{}, fmt.Errorf("etcdstore: %q: empty host", redactURL(s))
 		}
 		if _, _, err := net.SplitHostPort(h); err != nil {
 			h = net.JoinHostPort(strings.Trim(h, "[]"), defaultPort)
 		}
 		host, port, err := net.SplitHostPort(h)
 		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			return Config{}, fmt.Errorf("etcdstore: %q: bad host %q", s, h)
+			return Config{}, fmt.Errorf("etcdstore: %q: bad host %q", redactURL(s), h)
 		}
 		cfg.Endpoints = append(cfg.Endpoints, h)
 	}

@@ -177,20 +177,19 @@ func (r *Registry) Parse(spec string) (Location, error) {
 	return Location{f: f, path: path}, nil
 }
 
-// shown is spec as an error shows it: when it is SCHEME://AUTHORITY/...,
-// without the user information (a password) before the authority's last @.
+// shown is spec as an error shows it: when it is SCHEME://..., without
+// what stands before its last @ (user information: a password, which may
+// hold a / and so end the authority early).
 func shown(spec string) string {
 	scheme, rest, _ := strings.Cut(spec, ":")
-	auth, ok := strings.CutPrefix(rest, "//")
-	if !ok {
+	if !strings.HasPrefix(rest, "//") {
 		return spec
 	}
-	auth, _, _ = strings.Cut(auth, "/")
-	at := strings.LastIndexByte(auth, '@')
+	at := strings.LastIndexByte(rest, '@')
 	if at < 0 {
 		return spec
 	}
-	return scheme + "://REDACTED" + rest[2+at:]
+	return scheme + "://REDACTED" + rest[at:]
 }
 
 // LocalPath is the Parse of a store that is a directory: rest made
