@@ -1,6 +1,7 @@
 package mountclient
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,10 +28,19 @@ type Unmounted struct {
 // process to exit. A mount whose server does not answer is aborted
 // (mountinfo.Abort: requests waiting on it fail at once) and detached.
 func Unmount(mnt string, timeout time.Duration) (Unmounted, error) {
-	if _, ok := mountinfo.At(mnt); !ok {
+	m, ok := mountinfo.At(mnt)
+	if !ok {
 		return Unmounted{}, fmt.Errorf("%s is not mounted", mnt)
 	}
+	if !isMemfs(m) {
+		return Unmounted{}, fmt.Errorf("%s is a %s mount of %s, not memfs's: nothing was done", mnt, m.FSType, m.Source)
+	}
 	if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err != nil {
+		if !errors.Is(err, syscall.ENOTCONN) && !errors.Is(err, syscall.ECONNABORTED) {
+			// The server answered (a refusal: root reading a user's mount
+			// without allow_other): it is alive, and is not aborted.
+			return Unmounted{}, fmt.Errorf("unmount: %w: nothing was done", err)
+		}
 		u := Unmounted{Dead: true, AbortErr: mountinfo.Abort(mnt)}
 		if derr := syscall.Unmount(mnt, syscall.MNT_DETACH); derr != nil {
 			return u, fmt.Errorf("%s: memfs does not answer (%v) and the unmount failed: %w", mnt, err, derr)
