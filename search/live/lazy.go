@@ -30,6 +30,11 @@ type Lazy struct {
 	mu     sync.Mutex // serializes opening, and Close; held across the open's I/O
 	closed bool       // guarded by mu: no Service opens after Close
 
+	// closing is done once Close begins: it cancels an open under way
+	// (which its callers' cancellation does not).
+	closing     context.Context
+	stopOpening context.CancelFunc
+
 	// The flushes that land while an open is under way, for the Service
 	// it opens: its repair may have read the store before them.
 	heldMu  sync.Mutex // guards opening and held; never held across I/O
@@ -50,7 +55,8 @@ func NewLazy(log *slog.Logger, open func(ctx context.Context) (*Service, error))
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Lazy{open: open, log: log}
+	closing, stop := context.WithCancel(context.Background())
+	return &Lazy{open: open, log: log, closing: closing, stopOpening: stop}
 }
 
 // Get returns the Service, opening it if it is not open yet; ErrClosed
@@ -72,8 +78,13 @@ func (l *Lazy) Get(ctx context.Context) (*Service, error) {
 	l.heldMu.Unlock()
 	// Every caller waiting on mu waits for this open: the one that starts
 	// it does not cancel it (a FUSE request is canceled by any signal to
-	// the reading thread). The store's own request timeouts bound it.
-	s, err := l.open(context.WithoutCancel(ctx))
+	// the reading thread); Close does. The store's own request timeouts
+	// bound it.
+	octx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(l.closing, cancel)
+	s, err := l.open(octx)
+	stop()
+	cancel()
 	l.heldMu.Lock()
 	defer l.heldMu.Unlock()
 	held := l.held
@@ -160,9 +171,11 @@ func (l *Lazy) LogOpenError(err error) {
 	l.log.Error("search index unavailable; memfs reindex rebuilds it", "err", err)
 }
 
-// Close waits for an open under way, makes every later Get fail with
-// ErrClosed, and closes the Service if it was opened (Service.Close).
+// Close cancels an open under way and waits for it to return, makes every
+// later Get fail with ErrClosed, and closes the Service if it was opened
+// (Service.Close).
 func (l *Lazy) Close(ctx context.Context) error {
+	l.stopOpening()
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()

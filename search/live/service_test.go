@@ -493,3 +493,34 @@ func TestLazyOpenOutlivesTheCallersCancel(t *testing.T) {
 		t.Errorf("a canceled open advises a reindex: %s", log.String())
 	}
 }
+
+// Close cancels an open under way rather than waiting for it: the open
+// no longer takes its caller's cancellation (a signal), so an unmount
+// during a long index repair waited for the whole repair.
+func TestLazyCloseCancelsAnOpen(t *testing.T) {
+	started := make(chan struct{})
+	l := NewLazy(nil, func(ctx context.Context) (*Service, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	got := make(chan error, 1)
+	go func() {
+		_, err := l.Get(t.Context())
+		got <- err
+	}()
+	<-started
+	closed := make(chan error, 1)
+	go func() { closed <- l.Close(t.Context()) }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close still waits for the open 10 s later")
+	}
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Errorf("the canceled open: %v", err)
+	}
+}
