@@ -283,6 +283,9 @@ func (c *Context) commitLocked(p *flushPlan, res flushResult) flushCommit {
 		if c.mu.pending.removed[k] == g {
 			delete(c.mu.pending.removed, k)
 			delete(c.mu.conflict.bases, k)
+			// The store holds none of memfs's versions of k any more:
+			// whatever appears there next is another writer's.
+			c.mu.echo.forgetLocked(k)
 		}
 	}
 	for k, by := range p.gone {

@@ -807,7 +807,12 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 	if f.gen == 0 {
 		// The store holds this version until the next flush deletes it:
 		// seen again by an external watcher, it is no external change.
-		c.mu.echo.addLocked(key, f.stampLocked())
+		// The stamp has the stored version's ctime (0, unknown, matches
+		// any), so that the same node restored there by another writer
+		// is no echo.
+		st := f.stampLocked()
+		st.ctime = f.base.CTime
+		c.mu.echo.addLocked(key, st)
 	}
 	delete(c.mu.tree.files, key)
 	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
