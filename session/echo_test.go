@@ -1,8 +1,10 @@
 package session_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -70,5 +72,51 @@ func TestEchoForgetsDeletedKey(t *testing.T) {
 	e := restoreExternally(t, st, dir, key, value, stored[0].Info)
 	if c.External().Echo(key, e.Info) {
 		t.Fatal("another program's restore of a key memfs deleted is taken for memfs's own write")
+	}
+}
+
+// A delete the store refuses (another program rewrote the file between
+// the session's remove and its flush: their version stays) is reported
+// nowhere as a delete: neither the event log nor Options.Saved name it,
+// and the store keeps their version (issue 26).
+func TestRefusedDeleteIsNoDelete(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	seed(t, st, sample)
+	var deleted []string
+	var events []session.Event
+	c := session.NewContext(st, session.Options{
+		Saved: func(_ context.Context, _ []backend.Entry, d []string) { deleted = append(deleted, d...) },
+		Events: func(_ context.Context, evs []session.Event) error {
+			events = append(events, evs...)
+			return nil
+		},
+	})
+	if err := c.Bootstrap(t.Context(), "memory/"); err != nil {
+		t.Fatal(err)
+	}
+	const key = "memory/global.md"
+	if err := c.Delete(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(key)), []byte("theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := storedValue(t, st, key); !ok || v != "theirs\n" {
+		t.Fatalf("the store holds %q, %v: the other writer's version is lost", v, ok)
+	}
+	if slices.Contains(deleted, key) {
+		t.Errorf("Options.Saved was told %s was deleted: %v", key, deleted)
+	}
+	for _, ev := range events {
+		if ev.Op == session.EventDelete && ev.Key == key {
+			t.Errorf("a delete event for %s, which the store kept", key)
+		}
+	}
+	if c.Pending().Dirty(key) {
+		t.Errorf("%s is still dirty: the next flush would delete it again", key)
 	}
 }
