@@ -120,3 +120,52 @@ func TestRefusedDeleteIsNoDelete(t *testing.T) {
 		t.Errorf("%s is still dirty: the next flush would delete it again", key)
 	}
 }
+
+// A key a name left without the store holding the session's version
+// there (a file made and renamed before any flush; renamed and then
+// removed under its new name) is deleted expecting it absent: another
+// program's file written there meanwhile stays (issue 26).
+func TestVacatedKeyDeleteExpectsAbsent(t *testing.T) {
+	tests := []struct {
+		name   string
+		vacate func(t *testing.T, c *session.Context) string // returns the vacated key
+	}{
+		{"made and renamed", func(t *testing.T, c *session.Context) string {
+			c.Set("memory/new.md", []byte("mine\n"))
+			if err := c.Rename(t.Context(), "memory/new.md", "memory/moved.md", 0); err != nil {
+				t.Fatal(err)
+			}
+			return "memory/new.md"
+		}},
+		{"renamed and removed", func(t *testing.T, c *session.Context) string {
+			if err := c.Rename(t.Context(), "memory/global.md", "memory/moved.md", 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Delete("memory/moved.md"); err != nil {
+				t.Fatal(err)
+			}
+			return "memory/moved.md"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			st := openStore(t, dir)
+			seed(t, st, sample)
+			c := session.NewContext(st, session.Options{})
+			if err := c.Bootstrap(t.Context(), "memory/"); err != nil {
+				t.Fatal(err)
+			}
+			key := tt.vacate(t, c)
+			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(key)), []byte("theirs\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if v, ok := storedValue(t, st, key); !ok || v != "theirs\n" {
+				t.Fatalf("the store holds %q, %v at %s: the flush deleted another program's file", v, ok, key)
+			}
+		})
+	}
+}
