@@ -231,16 +231,17 @@ func (c *Context) sealPlan(p *flushPlan) {
 
 // flushResult is what the store did with a flush: the keys it refused
 // (files and removals; directories), and the keys whose other version it
-// kept beside (the keep-beside rule) with that copy's key.
+// kept beside (the keep-beside rule) with that copy's key, and the
+// removed keys it did not delete, another writer's version being there.
 type flushResult struct {
 	failed, dfailed map[string]error
 	kept            map[string]string
+	stayed          []string
 }
 
 // persist sends the plan to the store, without the lock.
 func (c *Context) persist(ctx context.Context, p *flushPlan) (flushResult, error) {
-	failed, dfailed, kept, err := c.saveAndDelete(ctx, p.entries, p.saved, p.removed, p.delExpect, p.dentries, p.dlate)
-	return flushResult{failed: failed, dfailed: dfailed, kept: kept}, err
+	return c.saveAndDelete(ctx, p.entries, p.saved, p.removed, p.delExpect, p.dentries, p.dlate)
 }
 
 // flushCommit is what commitLocked leaves for the phases after it.
@@ -277,12 +278,19 @@ func (c *Context) commitLocked(p *flushPlan, res flushResult) flushCommit {
 	if len(failed) > 0 {
 		out.refused = p.dropRefusedLocked(failed)
 	}
+	// A delete the store refused for another writer's version is no
+	// delete to report; nor is the key dirty any more (their version is
+	// the truth, and the store's change feed brings it in).
+	p.removed = slices.DeleteFunc(p.removed, func(k string) bool { return slices.Contains(res.stayed, k) })
 	c.mu.outbox.stats.saved, c.mu.outbox.stats.deleted = len(p.entries), len(p.removed)
 	c.commitFilesLocked(p)
 	for k, g := range p.removedGen {
 		if c.mu.pending.removed[k] == g {
 			delete(c.mu.pending.removed, k)
 			delete(c.mu.conflict.bases, k)
+			// The store holds none of memfs's versions of k any more:
+			// whatever appears there next is another writer's.
+			c.mu.echo.forgetLocked(k)
 		}
 	}
 	for k, by := range p.gone {

@@ -196,24 +196,24 @@ func (c *Context) firstSighting(src []byte, f redact.Finding) bool {
 // its version in delExpect, and saveAndDelete returns the
 // *backend.ConflictError, having written nothing. A store that cannot be
 // reached (backend.ErrUnavailable) fails every entry at once, without the
-// one-by-one tries. kept maps the keys whose other version the store kept
-// beside (the keep-beside rule) to that copy's key.
+// one-by-one tries. The result's kept maps the keys whose other version
+// the store kept beside (the keep-beside rule) to that copy's key; stayed
+// are the removed keys the store did not delete, another writer's version
+// being there (see delete).
 func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string, delExpect map[string]backend.Version,
-	dirs, touched []backend.Entry) (failed, dfailed map[string]error, kept map[string]string, err error) {
-	failed = make(map[string]error)
-	dfailed = make(map[string]error)
-	kept = make(map[string]string)
+	dirs, touched []backend.Entry) (flushResult, error) {
+	r := flushResult{failed: make(map[string]error), dfailed: make(map[string]error), kept: make(map[string]string)}
 	if b, ok := c.store.(backend.Batcher); ok {
-		settled, err := c.saveBatched(ctx, b, entries, saved, removed, delExpect, dirs, touched, failed, dfailed, kept)
+		settled, err := c.saveBatched(ctx, b, entries, saved, removed, delExpect, dirs, touched, r.failed, r.dfailed, r.kept)
 		if err != nil {
-			return nil, nil, nil, err
+			return flushResult{}, err
 		}
 		if settled {
-			return failed, dfailed, kept, nil
+			return r, nil
 		}
 	}
-	c.saveUnbatched(ctx, entries, saved, removed, delExpect, dirs, touched, failed, dfailed, kept)
-	return failed, dfailed, kept, nil
+	r.stayed = c.saveUnbatched(ctx, entries, saved, removed, delExpect, dirs, touched, r.failed, r.dfailed, r.kept)
+	return r, nil
 }
 
 // saveBatched is saveAndDelete's way with a store that is a
@@ -249,9 +249,10 @@ func (c *Context) saveBatched(ctx context.Context, b backend.Batcher, entries []
 
 // saveUnbatched is saveAndDelete's way with a store without batches (or
 // one that refused the batch): saves, then deletes, entry by entry where
-// a batch fails.
+// a batch fails. It returns the removed keys another writer's version
+// stayed in.
 func (c *Context) saveUnbatched(ctx context.Context, entries []backend.Entry, saved []snap, removed []string,
-	delExpect map[string]backend.Version, dirs, touched []backend.Entry, failed, dfailed map[string]error, kept map[string]string) {
+	delExpect map[string]backend.Version, dirs, touched []backend.Entry, failed, dfailed map[string]error, kept map[string]string) (stayed []string) {
 	// Directories first, parents before children, so that the files and
 	// directories under them have a place; a directory whose place a
 	// file still holds (removed below) fails here and is saved again at
@@ -270,7 +271,7 @@ func (c *Context) saveUnbatched(ctx context.Context, entries []backend.Entry, sa
 		}
 	}
 	later := c.saveUnits(ctx, entries, saved, failed, kept)
-	del := c.deleteRemoved(ctx, removed, delExpect, saved1, entries, saved, failed)
+	del, stayed := c.deleteRemoved(ctx, removed, delExpect, saved1, entries, saved, failed)
 	if len(later) > 0 && len(del) > 0 {
 		for _, u := range later {
 			if err := c.save(ctx, entries[u[0]:u[1]], saved[u[0]:u[1]], kept); err == nil {
@@ -291,6 +292,7 @@ func (c *Context) saveUnbatched(ctx context.Context, entries []backend.Entry, sa
 			c.log.Debug("flush: directories' times not saved again", "err", err)
 		}
 	}
+	return stayed
 }
 
 // saveUnits saves entries in one Save, and when that fails, unit by unit:
@@ -332,9 +334,10 @@ func (c *Context) saveUnits(ctx context.Context, entries []backend.Entry, saved 
 
 // deleteRemoved deletes the removed keys, but those saved again as
 // directories (saved1) and those a refused entry was renamed from, in one
-// Delete, and key by key when that fails. It returns the keys it tried.
+// Delete, and key by key when that fails. It returns the keys it tried,
+// and those of them another writer's version stayed in.
 func (c *Context) deleteRemoved(ctx context.Context, removed []string, delExpect map[string]backend.Version, saved1 map[string]bool,
-	entries []backend.Entry, saved []snap, failed map[string]error) (del []string) {
+	entries []backend.Entry, saved []snap, failed map[string]error) (del, stayed []string) {
 	for _, k := range removed {
 		if saved1[k] {
 			continue
@@ -346,23 +349,27 @@ func (c *Context) deleteRemoved(ctx context.Context, removed []string, delExpect
 		del = append(del, k)
 	}
 	if len(del) == 0 {
-		return nil
+		return nil, nil
 	}
 	// Children before their directory: a store may remove only an empty
 	// directory.
 	slices.SortFunc(del, func(a, b string) int { return strings.Compare(b, a) })
-	if err := c.delete(ctx, del, delExpect); err != nil {
+	stayed, err := c.delete(ctx, del, delExpect)
+	if err != nil {
 		if len(del) == 1 {
 			failed[del[0]] = err
 		} else {
+			stayed = nil
 			for _, k := range del {
-				if err := c.delete(ctx, []string{k}, delExpect); err != nil {
+				kept, err := c.delete(ctx, []string{k}, delExpect)
+				if err != nil {
 					failed[k] = err
 				}
+				stayed = append(stayed, kept...)
 			}
 		}
 	}
-	return del
+	return del, stayed
 }
 
 // applyBatch sends the whole flush to b in one Apply (see saveAndDelete) and
@@ -494,11 +501,11 @@ func (c *Context) conditionalDeletes() bool {
 // delete deletes keys, each expecting its version in delExpect where the
 // store checks it (conditionalDeletes): a key another writer changed
 // since stays as they left it, logged (the store's change feed brings
-// their version in), never destroyed.
-func (c *Context) delete(ctx context.Context, keys []string, delExpect map[string]backend.Version) error {
+// their version in), never destroyed. It returns those keys.
+func (c *Context) delete(ctx context.Context, keys []string, delExpect map[string]backend.Version) (kept []string, err error) {
 	cd, ok := c.store.(backend.ConditionalDeleter)
 	if !ok || delExpect == nil {
-		return c.store.Delete(ctx, keys...)
+		return nil, c.store.Delete(ctx, keys...)
 	}
 	var cond, plain []string
 	var expect []backend.Version
@@ -509,7 +516,7 @@ func (c *Context) delete(ctx context.Context, keys []string, delExpect map[strin
 			plain = append(plain, k) // a directory: removed only when empty
 		}
 	}
-	kept, err := cd.DeleteIf(ctx, cond, expect)
+	kept, err = cd.DeleteIf(ctx, cond, expect)
 	c.mu.Lock()
 	for _, k := range kept {
 		// Not memfs's version any more, whatever it looks like: the
@@ -523,7 +530,7 @@ func (c *Context) delete(ctx context.Context, keys []string, delExpect map[strin
 	if len(plain) > 0 {
 		err = errors.Join(err, c.store.Delete(ctx, plain...))
 	}
-	return err
+	return kept, err
 }
 
 // keepsCopyOf reports whether k is the key the store holds a refused

@@ -289,6 +289,7 @@ func (c *Context) renameDirLocked(srcD, dstD *dir, dstIsDir bool, oldKey, newKey
 		f := c.mu.tree.files[old]
 		nk := newKey + old[len(oldKey):]
 		delete(c.mu.tree.files, old)
+		c.expectVacatedLocked(f, old)
 		c.mu.pending.removeLocked(old)
 		c.renameNameLocked(f, old, nk)
 		c.mu.tree.files[nk] = f
@@ -306,6 +307,7 @@ func (c *Context) moveFileLocked(f *file, old, newKey string, newParent *dir) {
 		delete(p.children, name)
 	}
 	delete(c.mu.tree.files, old)
+	c.expectVacatedLocked(f, old)
 	c.mu.pending.removeLocked(old)
 	c.renameNameLocked(f, old, newKey)
 	c.mu.tree.files[newKey] = f

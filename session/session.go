@@ -786,6 +786,7 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 	if c.unlinkNameLocked(f, key) {
 		return
 	}
+	c.expectVacatedLocked(f, key)
 	f.link = nil
 	f.jfull = true
 	if f.from != "" {
@@ -795,19 +796,17 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 		c.mu.pending.gone[f.from] = by
 		c.mu.conflict.bases[f.from] = f.base
 		f.from = ""
-	} else if c.opts.OnConflict != KeepBeside || c.conditionalDeletes() {
-		// Never stored by the session: the delete expects the key
-		// absent, so that it never removes what another writer saved
-		// there meanwhile (a conflict instead).
-		if _, ok := c.mu.conflict.bases[key]; !ok {
-			c.mu.conflict.bases[key] = backend.Version{}
-		}
 	}
 	delete(c.mu.conflict.mergeBase, f)
 	if f.gen == 0 {
 		// The store holds this version until the next flush deletes it:
 		// seen again by an external watcher, it is no external change.
-		c.mu.echo.addLocked(key, f.stampLocked())
+		// The stamp has the stored version's ctime (0, unknown, matches
+		// any), so that the same node restored there by another writer
+		// is no echo.
+		st := f.stampLocked()
+		st.ctime = f.base.CTime
+		c.mu.echo.addLocked(key, st)
 	}
 	delete(c.mu.tree.files, key)
 	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
@@ -818,6 +817,24 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 	delete(c.mu.pending.dirty, f)
 	f.key = ""
 	c.mu.pending.removeLocked(key)
+}
+
+// expectVacatedLocked records that key, a name f leaves, holds none of
+// the session's versions in the store (f was never stored under it): the
+// delete of key expects it absent, so that it never removes what another
+// writer saved there meanwhile (a conflict instead). The key f is stored
+// under (from), and any name of a stored node with several names, hold
+// its version: their deletes expect that.
+func (c *Context) expectVacatedLocked(f *file, key string) {
+	if key == f.from || (f.from != "" && f.link != nil && len(f.link.names) > 1) {
+		return
+	}
+	if c.opts.OnConflict == KeepBeside && !c.conditionalDeletes() {
+		return
+	}
+	if _, ok := c.mu.conflict.bases[key]; !ok {
+		c.mu.conflict.bases[key] = backend.Version{}
+	}
 }
 
 // Delete removes the file key from the session and marks it for deletion
