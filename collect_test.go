@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,26 +18,9 @@ import (
 	"github.com/memfs/memfs/backend/etcdstore"
 	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
+	"github.com/memfs/memfs/internal/syncbuf"
 	"github.com/memfs/memfs/session"
 )
-
-// lockedBuffer is a log's output that several goroutines write.
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // Two mounts of one etcd namespace: one of them is elected and collects by
 // itself the chunks of a large value that was overwritten, and logs how
@@ -47,7 +29,7 @@ func TestMountsCollectTheStore(t *testing.T) {
 	needFUSE(t)
 	srv := etcdtest.Start(t)
 	const ns = "mountgc"
-	var logs [2]lockedBuffer
+	var logs [2]syncbuf.Buffer
 	var mnts [2]string
 	var mounts [2]*served
 	var fss [2]*memfs.FS

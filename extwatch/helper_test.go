@@ -18,6 +18,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/extwatch"
+	"github.com/memfs/memfs/internal/syncbuf"
 	"github.com/memfs/memfs/session"
 )
 
@@ -175,7 +176,7 @@ func startWatched(t *testing.T, opts extwatch.Options) (dir string, c *session.C
 // once, and that the helper is not asked again.
 func TestHelperFailureFallsBack(t *testing.T) {
 	app := &fakeApplier{fail: errors.New("broken pipe")}
-	var logged lockedBuffer
+	var logged syncbuf.Buffer
 	dir, c := startWatched(t, extwatch.Options{Applier: app, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	get := func(k string) string { v, _ := c.Get(k); return string(v) }
 

@@ -1,7 +1,6 @@
 package extwatch_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,6 +20,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/extwatch"
+	"github.com/memfs/memfs/internal/syncbuf"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
@@ -79,24 +79,6 @@ func (r *eventRecorder) get() []session.Event {
 	return append([]session.Event(nil), r.evs...)
 }
 
-// lockedBuffer is a log destination for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type ingestRig struct {
 	dir  string
 	st   *hookedStore
@@ -104,7 +86,7 @@ type ingestRig struct {
 	seen *processed       // what the watcher has processed, with the store's ctime then
 	now  func() time.Time // the watcher's clock (Options.Now); nil: the real one
 	ev   *eventRecorder
-	logs *lockedBuffer // the session's and the watcher's
+	logs *syncbuf.Buffer // the session's and the watcher's
 }
 
 // startIngest opens a directory store with the files given, a session
@@ -124,7 +106,7 @@ func startIngest(t *testing.T, redacting bool, files map[string]string, prepare 
 			t.Fatal(err)
 		}
 	}
-	r := &ingestRig{dir: dir, st: &hookedStore{Store: ds}, ev: &eventRecorder{}, logs: &lockedBuffer{}, seen: newProcessed()}
+	r := &ingestRig{dir: dir, st: &hookedStore{Store: ds}, ev: &eventRecorder{}, logs: &syncbuf.Buffer{}, seen: newProcessed()}
 	log := slog.New(slog.NewTextHandler(r.logs, nil))
 	opts := session.Options{Events: r.ev.record, Logger: log}
 	if redacting {

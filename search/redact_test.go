@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/memfs/memfs/internal/syncbuf"
 	"github.com/memfs/memfs/search/internal/searchtest"
 )
 
@@ -23,26 +23,8 @@ func testRedact(_ string, v []byte) ([]byte, []string) {
 	return out, rules
 }
 
-// lockedBuffer is a log destination for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func redactingOptions() (Options, *lockedBuffer) {
-	log := &lockedBuffer{}
+func redactingOptions() (Options, *syncbuf.Buffer) {
+	log := &syncbuf.Buffer{}
 	return Options{Redact: testRedact, Logger: slog.New(slog.NewTextHandler(log, nil))}, log
 }
 

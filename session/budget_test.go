@@ -108,16 +108,7 @@ func TestBudgetBoundsReads(t *testing.T) {
 func TestBudgetKeepsDirty(t *testing.T) {
 	const n, size, budget = 32, 64 << 10, 512 << 10
 	ctx := context.Background()
-	st, err := dirstore.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var asked atomic.Int32
-	c := session.NewContext(st, session.Options{MaxMemory: budget, Pressure: func() { asked.Add(1) }})
-	if err := c.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c, asked := budgetSession(t, budget)
 	for i := range n {
 		key := fmt.Sprintf("v/%03d", i)
 		if i%2 == 0 {
@@ -179,17 +170,7 @@ func TestBudgetKeepsDirty(t *testing.T) {
 // files asks for none; closing them does.
 func TestBudgetAsksForAFlushOnlyWhenItFrees(t *testing.T) {
 	const n, size, budget = 8, 256 << 10, 1 << 20
-	ctx := context.Background()
-	st, err := dirstore.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var asked atomic.Int32
-	c := session.NewContext(st, session.Options{MaxMemory: budget, Pressure: func() { asked.Add(1) }})
-	if err := c.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c, asked := budgetSession(t, budget)
 	var open []*session.File
 	for i := range n {
 		h, err := c.Create(fmt.Sprintf("v%d", i), session.CreateOptions{Mode: 0o644})
@@ -254,4 +235,21 @@ func TestBudgetDropsNothingAChangeLoaded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// budgetSession is a session over a fresh directory store with budget,
+// and the count of the flushes it asked for (Options.Pressure).
+func budgetSession(t *testing.T, budget int64) (*session.Context, *atomic.Int32) {
+	t.Helper()
+	st, err := dirstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	asked := new(atomic.Int32)
+	c := session.NewContext(st, session.Options{MaxMemory: budget, Pressure: func() { asked.Add(1) }})
+	if err := c.Bootstrap(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c, asked
 }

@@ -1,13 +1,11 @@
 package session_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/memfs/memfs/backend"
@@ -15,6 +13,7 @@ import (
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/etcdstore"
 	"github.com/memfs/memfs/internal/etcdtest"
+	"github.com/memfs/memfs/internal/syncbuf"
 	"github.com/memfs/memfs/session"
 )
 
@@ -61,25 +60,7 @@ func reuseStores(t *testing.T) []reuseStore {
 	}
 }
 
-// logBuffer is a slog handler's output, safe for concurrent writes.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func reuseSession(t *testing.T, st backend.Store, policy session.ConflictPolicy, logs *logBuffer) *session.Context {
+func reuseSession(t *testing.T, st backend.Store, policy session.ConflictPolicy, logs *syncbuf.Buffer) *session.Context {
 	t.Helper()
 	c := session.NewContext(st, session.Options{OnConflict: policy, Agent: "a",
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
@@ -182,7 +163,7 @@ func TestNameReuseIsOwnChange(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					ctx := t.Context()
-					logs := &logBuffer{}
+					logs := &syncbuf.Buffer{}
 					st := rs.open(t)
 					c := reuseSession(t, st, rs.policy, logs)
 					tc.before(t, c)

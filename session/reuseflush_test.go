@@ -8,6 +8,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/etcdstore"
 	"github.com/memfs/memfs/internal/etcdtest"
+	"github.com/memfs/memfs/internal/syncbuf"
 	"github.com/memfs/memfs/session"
 )
 
@@ -72,7 +73,7 @@ func TestNameReuseDuringTheFlush(t *testing.T) {
 				return st
 			}
 			st := &duringApply{Store: open()}
-			logs := &logBuffer{}
+			logs := &syncbuf.Buffer{}
 			c := reuseSession(t, st, session.KeepBoth, logs)
 			tc.before(t, c)
 			st.hook = func() { tc.during(t, c) }

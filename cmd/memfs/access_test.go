@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/memfs/memfs/internal/syncbuf"
 	"io"
 	"os"
 	"os/exec"
@@ -363,7 +364,7 @@ func (p accessProbe) ask(t *testing.T, mnt string, c caller) string {
 // public and a private file: c's tail shows the public one alone, and no
 // truncation.
 func tailFollowsWhatItMayRead(t *testing.T, mnt string, c caller, file string) {
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd := c.command(mnt, "tail", "-n", "0", "-f", file)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

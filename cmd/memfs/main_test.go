@@ -16,6 +16,7 @@ import (
 	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
 	"github.com/memfs/memfs/internal/mountinfo"
+	"github.com/memfs/memfs/internal/syncbuf"
 )
 
 // TestMain lets the test binary act as the memfs command in subprocesses
@@ -81,27 +82,8 @@ func backends(t *testing.T) map[string]func() string {
 type memfsProc struct {
 	cmd  *exec.Cmd
 	mnt  string
-	log  *syncBuffer
+	log  *syncbuf.Buffer
 	done chan error
-}
-
-// syncBuffer is a bytes.Buffer that the process's output copier and the
-// test may use at the same time.
-type syncBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startMount starts "memfs mount" in a subprocess and waits until the mount
@@ -119,7 +101,7 @@ func startMount(t *testing.T, store, mnt string, env []string, extra ...string) 
 	args = append(args, mnt)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(append(os.Environ(), "MEMFS_TEST_MAIN=1"), env...)
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/memfs/memfs/internal/etcdtest"
+	"github.com/memfs/memfs/internal/syncbuf"
 )
 
 // The tests of a shared store: two memfs processes mount one namespace on
@@ -371,10 +372,10 @@ func writerMain(dir, tag string) {
 // be left waiting on a killed mount is never the test's own (a request
 // sent to a dead daemon can wait uninterruptibly). It returns the
 // process and its output (the acknowledged names).
-func startWriter(t *testing.T, dir, tag string) (*exec.Cmd, *syncBuffer) {
+func startWriter(t *testing.T, dir, tag string) (*exec.Cmd, *syncbuf.Buffer) {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "MEMFS_TEST_WRITER="+dir, "MEMFS_TEST_WRITER_TAG="+tag)
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout = out
 	cmd.Stderr = io.Discard
 	if err := cmd.Start(); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/memfs/memfs/internal/await"
+	"github.com/memfs/memfs/internal/syncbuf"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,7 @@ func unreadableAfter(t *testing.T, nobody caller, path string) (ready func(), wa
 	t.Helper()
 	script := `cat "$1" >/dev/null || exit 9; echo ready; while cat "$1" >/dev/null 2>&1; do :; done; cat "$1" 2>&1 >/dev/null; exit 0`
 	cmd := nobody.command("/", "sh", "-c", script, "sh", path)
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

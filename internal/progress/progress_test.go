@@ -3,30 +3,12 @@ package progress
 import (
 	"bytes"
 	"fmt"
+	"github.com/memfs/memfs/internal/syncbuf"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// syncBuffer is a bytes.Buffer safe for the writes of Follow's goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestCounterPlainLines checks the lines where no terminal is: none for
 // work quicker than Every, else one per period and a last one.
@@ -75,7 +57,7 @@ func TestCounterBarOnTerminal(t *testing.T) {
 func TestFollow(t *testing.T) {
 	for _, tty := range []bool{true, false} {
 		t.Run(fmt.Sprintf("tty=%v", tty), func(t *testing.T) {
-			var logBuf, term syncBuffer
+			var logBuf, term syncbuf.Buffer
 			log := slog.New(slog.NewTextHandler(&logBuf, nil))
 			end := Follow(log, &term, "final", 12345, Options{Every: 20 * time.Millisecond, Terminal: tty})
 			time.Sleep(300 * time.Millisecond) // several ticks of either kind
