@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/memfs/memfs/backend"
@@ -198,4 +201,287 @@ func TestAppendDedup(t *testing.T) {
 			t.Fatalf("version 50: %d bytes, err %v; want %d bytes at its address", len(got), err, vs[49].Size)
 		}
 	})
+}
+
+// objects returns the object records of the value v as PlanValue names
+// them (the manifest last for a chunked one).
+func planned(t *testing.T, h *history.Store, v []byte) []history.Record {
+	t.Helper()
+	return h.PlanValue(v).Records
+}
+
+// A damaged, missing or misnamed record is an error that names it and
+// satisfies errors.Is(err, backend.ErrCorrupt); Copy has written the
+// chunks before it, never a byte of it. A Put of the same value keeps the
+// damaged copy aside and writes the right bytes back.
+func TestDamage(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	big := randomBytes(r, 200<<10)
+	small := []byte("a small note\n")
+	eachStore(t, func(t *testing.T, s backend.SysStore) {
+		h := history.New(s)
+		ctx := t.Context()
+		for _, v := range [][]byte{big, small} {
+			if _, _, err := h.Put(ctx, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		recs := planned(t, h, big)
+		if len(recs) < 4 {
+			t.Fatalf("a 200 KiB value in %d records, want chunks and a manifest", len(recs))
+		}
+		second := recs[1]
+		flipped := bytes.Clone(second.Data)
+		flipped[len(flipped)/2] ^= 1
+		mustSave(t, s, second.Name, flipped)
+		var out bytes.Buffer
+		n, err := h.Copy(ctx, &out, history.AddrOf(big))
+		wantCorrupt(t, err, second.Name)
+		if n != int64(len(recs[0].Data)) || !bytes.Equal(out.Bytes(), big[:n]) {
+			t.Fatalf("Copy wrote %d bytes before the damaged chunk, want the first chunk's %d", n, len(recs[0].Data))
+		}
+		if got, err := h.Get(ctx, history.AddrOf(big)); got != nil || err == nil {
+			t.Fatalf("Get of a damaged value gave %d bytes, err %v; want none and an error", len(got), err)
+		}
+
+		// Put again: the damaged bytes go aside, the right ones back.
+		if _, _, err := h.Put(ctx, big); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := h.Get(ctx, history.AddrOf(big)); err != nil || !bytes.Equal(got, big) {
+			t.Fatalf("Get after a Put repaired it: %d bytes, err %v", len(got), err)
+		}
+		aside, err := s.ListSys(ctx, "history/damaged/")
+		if err != nil || len(aside) != 1 || aside[0].Info.Size != int64(len(flipped)) {
+			t.Fatalf("records kept aside: %v (err %v), want the one damaged chunk", aside, err)
+		}
+
+		// A chunk the store lost.
+		third := recs[2]
+		if err := s.DeleteSys(ctx, third.Name); err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.Get(ctx, history.AddrOf(big))
+		wantCorrupt(t, err, third.Name)
+
+		// A manifest cut short.
+		man := recs[len(recs)-1]
+		mustSave(t, s, man.Name, man.Data[:len(man.Data)-7])
+		_, err = h.Get(ctx, history.AddrOf(big))
+		wantCorrupt(t, err, man.Name)
+
+		// A small value's one object.
+		obj := planned(t, h, small)[0]
+		mustSave(t, s, obj.Name, []byte("a small nope\n"))
+		got, err := h.Get(ctx, history.AddrOf(small))
+		wantCorrupt(t, err, obj.Name)
+		if got != nil {
+			t.Fatalf("Get of a damaged small value gave %q", got)
+		}
+	})
+}
+
+func mustSave(t *testing.T, s backend.SysStore, name string, data []byte) {
+	t.Helper()
+	if err := s.SaveSys(t.Context(), name, data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantCorrupt(t *testing.T, err error, name string) {
+	t.Helper()
+	if !errors.Is(err, backend.ErrCorrupt) || !strings.Contains(err.Error(), name) {
+		t.Fatalf("got %v; want an error naming %s that satisfies errors.Is(err, backend.ErrCorrupt)", err, name)
+	}
+}
+
+// entry is a regular file key with value v.
+func entry(key string, v string, mode uint32) *backend.Entry {
+	return &backend.Entry{Key: key, Value: []byte(v), Info: backend.Info{Mode: fs.FileMode(mode), UID: 1000, GID: 1000,
+		XAttrs: map[string][]byte{"user.memfs.tags": []byte("t"), "user.other": []byte("not kept")}}}
+}
+
+// A key's versions: kept after a delete, followed back through a rename,
+// each with its predecessor; the namespace as of every seq.
+func TestVersions(t *testing.T) {
+	long := strings.Repeat("d/", 1500) + strings.Repeat("n", 200) // a 3,200-byte key
+	eachStore(t, func(t *testing.T, s backend.SysStore) {
+		h := history.New(s)
+		ctx := t.Context()
+		put := func(v string) history.Addr {
+			a, _, err := h.Put(ctx, []byte(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a
+		}
+		ver := func(seq uint64, op, key, v string) history.Version {
+			x := history.NewVersion(seq, op, entry(key, v, 0o644), put(v))
+			if op == history.OpDelete {
+				x = history.Version{Seq: seq, Op: op, Key: key}
+			}
+			return x
+		}
+		ren := ver(3, history.OpRename, "b", "one more")
+		ren.OldKey = "a"
+		// Two appends, as two flushes would make them.
+		appends := [][]history.Version{
+			{ver(1, history.OpWrite, "a", "one"), ver(2, history.OpWrite, "a", "one more"), ren},
+			{ver(4, history.OpWrite, "b", "two"), ver(5, history.OpDelete, "b", ""), ver(6, history.OpWrite, "b", "new b"),
+				ver(7, history.OpWrite, long, "deep"), ver(8, history.OpWrite, "c", "c")},
+		}
+		for _, vs := range appends {
+			recs, err := h.PlanVersions(vs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Write(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		vs, err := h.Versions(ctx, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"1 write a prev 0 ", "2 write a prev 1 a", "3 rename b prev 2 a", "4 write b prev 3 b", "5 delete b prev 4 b", "6 write b prev 5 b"}
+		if got := describe(vs); !slices.Equal(got, want) {
+			t.Fatalf("Versions(b):\n got %q\nwant %q", got, want)
+		}
+		if v := vs[1]; string(v.XAttrs["user.memfs.tags"]) != "t" || v.XAttrs["user.other"] != nil || v.Mode != 0o644 || v.UID != 1000 || v.Size != 8 {
+			t.Fatalf("version 2: %+v; want mode 0644, uid 1000, size 8, only the user.memfs.* attribute", v)
+		}
+		if got, err := h.Get(ctx, vs[0].Addr); err != nil || string(got) != "one" {
+			t.Fatalf("value of version 1: %q, %v", got, err)
+		}
+		if vs, err := h.Versions(ctx, long); err != nil || len(vs) != 1 || vs[0].Key != long {
+			t.Fatalf("Versions of a %d-byte key: %d, err %v", len(long), len(vs), err)
+		}
+		ats := map[uint64][]string{
+			0: nil, 1: {"a@1"}, 2: {"a@2"}, 3: {"b@3"}, 4: {"b@4"}, 5: nil, 6: {"b@6"},
+			8: {"b@6", "c@8", "d/...@7"}, 100: {"b@6", "c@8", "d/...@7"},
+		}
+		for seq, want := range ats {
+			ns, err := h.At(ctx, seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range ns {
+				k := v.Key
+				if len(k) > 10 {
+					k = k[:2] + "..."
+				}
+				got = append(got, fmt.Sprintf("%s@%d", k, v.Seq))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("At(%d): got %v, want %v", seq, got, want)
+			}
+		}
+	})
+}
+
+func describe(vs []history.Version) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, fmt.Sprintf("%d %s %s prev %d %s", v.Seq, v.Op, v.Key, v.Prev, v.PrevKey))
+	}
+	return out
+}
+
+// PlanVersions refuses what would make a wrong record.
+func TestPlanVersionsRefuses(t *testing.T) {
+	h := history.New(memstore.New())
+	e := entry("a", "x", 0o644)
+	bad := map[string][]history.Version{
+		"seq 0":                  {history.NewVersion(0, history.OpWrite, e, history.Addr{})},
+		"unknown op":             {history.NewVersion(1, "truncate", e, history.Addr{})},
+		"seqs not rising":        {history.NewVersion(2, history.OpWrite, e, history.Addr{}), history.NewVersion(2, history.OpWrite, e, history.Addr{})},
+		"rename without old key": {history.NewVersion(1, history.OpRename, e, history.Addr{})},
+		"invalid key":            {{Seq: 1, Op: history.OpWrite, Key: "../x"}},
+	}
+	for name, vs := range bad {
+		if recs, err := h.PlanVersions(vs); err == nil {
+			t.Errorf("%s: PlanVersions gave %d records, want an error", name, len(recs))
+		}
+	}
+}
+
+// Large values read back whole on every store.
+func TestLargeValue(t *testing.T) {
+	v := randomBytes(rand.New(rand.NewPCG(5, 6)), 16<<20)
+	eachStore(t, func(t *testing.T, s backend.SysStore) {
+		h := history.New(s)
+		a, n, err := h.Put(t.Context(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Get(t.Context(), a)
+		if err != nil || !bytes.Equal(got, v) {
+			t.Fatalf("Get of 16 MiB: %d bytes, err %v", len(got), err)
+		}
+		if held, _ := historyBytes(t, s); n != held || held > int64(len(v))+int64(len(v))/100 {
+			t.Fatalf("Put wrote %d bytes, the store holds %d, for a value of %d: want the same, within 1%%", n, held, len(v))
+		}
+	})
+}
+
+// Two mounts of one etcd namespace store the same values at once: both
+// succeed, each reads every value back, and the namespace holds each
+// object once (the records the plan names, no more).
+func TestEtcdTwoWriters(t *testing.T) {
+	srv := etcdtest.Start(t)
+	var hs [2]*history.Store
+	for i := range hs {
+		s := openEtcd(t, srv, "twowriters")
+		t.Cleanup(func() { s.Close() })
+		hs[i] = history.New(s)
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	base := randomBytes(r, 1<<20)
+	want := map[string]bool{}
+	var values [][]byte
+	for round := range 10 {
+		v := append(bytes.Clone(base[:len(base)-round*1000]), randomBytes(r, 500)...)
+		values = append(values, v)
+		for _, rec := range hs[0].PlanValue(v).Records {
+			want[rec.Name] = true
+		}
+		var wg sync.WaitGroup
+		var errs [2]error
+		start := make(chan struct{})
+		for i, h := range hs {
+			wg.Go(func() {
+				<-start
+				_, _, errs[i] = h.Put(t.Context(), v)
+			})
+		}
+		close(start)
+		wg.Wait()
+		if err := errors.Join(errs[:]...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	for i, h := range hs {
+		for j, v := range values {
+			got, err := h.Get(t.Context(), history.AddrOf(v))
+			if err != nil || !bytes.Equal(got, v) {
+				t.Fatalf("writer %d, value %d: %d bytes, err %v", i, j, len(got), err)
+			}
+		}
+	}
+	s := openEtcd(t, srv, "twowriters")
+	defer s.Close()
+	ents, err := s.ListSys(t.Context(), "history/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !want[e.Key] {
+			t.Errorf("the namespace holds %s, which no plan names", e.Key)
+		}
+		delete(want, e.Key)
+	}
+	for n := range want {
+		t.Errorf("the namespace lacks %s", n)
+	}
 }
