@@ -356,28 +356,99 @@ func TestVersions(t *testing.T) {
 		if vs, err := h.Versions(ctx, long); err != nil || len(vs) != 1 || vs[0].Key != long {
 			t.Fatalf("Versions of a %d-byte key: %d, err %v", len(long), len(vs), err)
 		}
-		ats := map[uint64][]string{
-			0: nil, 1: {"a@1"}, 2: {"a@2"}, 3: {"b@3"}, 4: {"b@4"}, 5: nil, 6: {"b@6"},
-			8: {"b@6", "c@8", "d/...@7"}, 100: {"b@6", "c@8", "d/...@7"},
-		}
-		for seq, want := range ats {
-			ns, err := h.At(ctx, seq)
-			if err != nil {
+		checkAt(t, h)
+		// The same from checkpoints: one inside the second append's
+		// group, one at a delete, one at the end.
+		for _, seq := range []uint64{4, 5, 8} {
+			if _, err := h.Checkpoint(ctx, seq); err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, v := range ns {
-				k := v.Key
-				if len(k) > 10 {
-					k = k[:2] + "..."
-				}
-				got = append(got, fmt.Sprintf("%s@%d", k, v.Seq))
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("At(%d): got %v, want %v", seq, got, want)
-			}
+			checkAt(t, h)
 		}
 	})
+}
+
+// checkAt checks At at every seq of TestVersions' history.
+func checkAt(t *testing.T, h *history.Store) {
+	t.Helper()
+	ats := map[uint64][]string{
+		0: nil, 1: {"a@1"}, 2: {"a@2"}, 3: {"b@3"}, 4: {"b@4"}, 5: nil, 6: {"b@6"},
+		7: {"b@6", "d/...@7"}, 8: {"b@6", "c@8", "d/...@7"}, 100: {"b@6", "c@8", "d/...@7"},
+	}
+	for seq, want := range ats {
+		ns, err := h.At(t.Context(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range ns {
+			k := v.Key
+			if len(k) > 10 {
+				k = k[:2] + "..."
+			}
+			got = append(got, fmt.Sprintf("%s@%d", k, v.Seq))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("At(%d): got %v, want %v", seq, got, want)
+		}
+	}
+}
+
+// A checkpoint of a 2,000-key namespace after 5 of its keys changed adds
+// the chunks around those keys, not the namespace again; At from it is
+// the namespace.
+func TestCheckpointDedup(t *testing.T) {
+	s := memstore.New()
+	h := history.New(s)
+	ctx := t.Context()
+	var vs []history.Version
+	for i := range 2000 {
+		vs = append(vs, history.NewVersion(uint64(i+1), history.OpWrite, entry(fmt.Sprintf("memory/note-%04d.md", i), "x", 0o644), history.AddrOf([]byte{byte(i)})))
+	}
+	recs, err := h.PlanVersions(vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Write(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Checkpoint(ctx, 2000); err != nil {
+		t.Fatal(err)
+	}
+	var more []history.Version
+	for i, k := range []int{3, 500, 1001, 1500, 1999} {
+		more = append(more, history.NewVersion(uint64(2001+i), history.OpWrite, entry(fmt.Sprintf("memory/note-%04d.md", k), "y", 0o600), history.AddrOf([]byte("y"))))
+	}
+	recs, err = h.PlanVersions(more)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Write(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	versions, _ := historyBytes(t, s)
+	a, err := h.Checkpoint(ctx, 2005)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := historyBytes(t, s)
+	tree, err := h.Get(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := after - versions
+	t.Logf("checkpoint of %d keys: %d B; the next one, 5 keys later, added %d B", 2000, len(tree), added)
+	if added > int64(len(tree))/5 {
+		t.Fatalf("a checkpoint 5 changes later added %d bytes, over a fifth of the %d-byte namespace", added, len(tree))
+	}
+	// At starts from the checkpoint: the first append's group is not read.
+	if err := s.DeleteSys(ctx, "history/s/00000000000000000001"); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := h.At(ctx, 2005)
+	if err != nil || len(ns) != 2000 || ns[500].Seq != 2002 || ns[500].Mode != 0o600 || ns[501].Seq != 502 {
+		t.Fatalf("At(2005): %d keys, err %v; want 2000 with note-0500 at 2002", len(ns), err)
+	}
 }
 
 func describe(vs []history.Version) []string {

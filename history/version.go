@@ -324,58 +324,85 @@ type groupLine struct {
 }
 
 // At returns the namespace as of seq: the version of every key that
-// existed when the event log's head was seq, sorted by key.
+// existed when the event log's head was seq, sorted by key. It starts from
+// the latest checkpoint at or before seq (none: the empty namespace) and
+// folds the groups after it.
 func (s *Store) At(ctx context.Context, seq uint64) ([]Version, error) {
-	lines, err := s.groupLines(ctx, seq)
+	ns, from, err := s.checkpoint(ctx, seq)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := s.groupLines(ctx, from, seq)
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(lines, func(a, b groupLine) int { return cmp.Compare(a.seq, b.seq) })
-	live := map[string]uint64{} // key hash -> seq of its version
+	changed := map[string]uint64{} // key hash -> seq of its version; 0: gone
 	for _, l := range lines {
 		if l.old != "" {
-			delete(live, l.old)
+			changed[l.old] = 0
 		}
 		if l.op == OpDelete {
-			delete(live, l.key)
+			changed[l.key] = 0
 		} else {
-			live[l.key] = l.seq
+			changed[l.key] = l.seq
 		}
 	}
-	names := make([]string, 0, len(live))
-	for kh, sq := range live {
-		names = append(names, versionPrefix+kh+"/"+seqName(sq))
+	var names []string
+	for kh, sq := range changed {
+		delete(ns, kh)
+		if sq != 0 {
+			names = append(names, versionPrefix+kh+"/"+seqName(sq))
+		}
 	}
 	vs, err := s.loadVersions(ctx, names)
 	if err != nil {
 		return nil, err
 	}
+	for _, v := range ns {
+		vs = append(vs, v)
+	}
 	slices.SortFunc(vs, func(a, b Version) int { return strings.Compare(a.Key, b.Key) })
 	return vs, nil
 }
 
-// groupLines reads every line of the group records with a seq up to seq.
-func (s *Store) groupLines(ctx context.Context, seq uint64) ([]groupLine, error) {
+// groupLines reads the lines of the group records with a seq in (from,
+// to]. A group holds the seqs of one append, consecutive, so only the
+// last group that starts at or before from can hold seqs after it.
+func (s *Store) groupLines(ctx context.Context, from, to uint64) ([]groupLine, error) {
 	ents, err := s.sys.ListSys(ctx, groupPrefix)
 	if err != nil {
-		return nil, fmt.Errorf("history: at %d: %w", seq, err)
+		return nil, fmt.Errorf("history: at %d: %w", to, err)
 	}
-	var lines []groupLine
+	type group struct {
+		first uint64
+		name  string
+	}
+	var groups []group
 	for _, e := range ents {
 		first, err := strconv.ParseUint(strings.TrimPrefix(e.Key, groupPrefix), 10, 64)
-		if err != nil || first > seq {
-			continue
+		if err == nil && first <= to {
+			groups = append(groups, group{first, e.Key})
 		}
-		b, err := s.sys.LoadSys(ctx, e.Key)
+	}
+	slices.SortFunc(groups, func(a, b group) int { return cmp.Compare(a.first, b.first) })
+	if i := slices.IndexFunc(groups, func(g group) bool { return g.first > from }); i > 0 {
+		groups = groups[i-1:]
+	} else if i < 0 && len(groups) > 0 {
+		groups = groups[len(groups)-1:]
+	}
+	var lines []groupLine
+	for _, g := range groups {
+		b, err := s.sys.LoadSys(ctx, g.name)
 		if err != nil {
-			return nil, fmt.Errorf("history: at %d: %w", seq, err)
+			return nil, fmt.Errorf("history: at %d: %w", to, err)
 		}
 		ls, err := parseGroup(b)
 		if err != nil {
-			return nil, &fs.PathError{Op: "at", Path: e.Key, Err: fmt.Errorf("%w: %v", backend.ErrCorrupt, err)}
+			return nil, &fs.PathError{Op: "at", Path: g.name, Err: fmt.Errorf("%w: %v", backend.ErrCorrupt, err)}
 		}
 		for _, l := range ls {
-			if l.seq <= seq {
+			if l.seq > from && l.seq <= to {
 				lines = append(lines, l)
 			}
 		}
@@ -401,4 +428,80 @@ func parseGroup(b []byte) ([]groupLine, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+const checkpointPrefix = root + "t/"
+
+// Checkpoint stores the namespace as of seq (At) as a value, one JSON
+// line per live key's Version, sorted by key, and names it by
+// history/t/<seq>; At of seq or later then starts from it. A checkpoint
+// is derived data (At gives the same without it), so a crash before or
+// during one costs nothing but its time. Chunked like any large value, a
+// checkpoint after a few changes adds the chunks around them, not the
+// whole namespace. It returns the checkpoint's value address.
+func (s *Store) Checkpoint(ctx context.Context, seq uint64) (Addr, error) {
+	vs, err := s.At(ctx, seq)
+	if err != nil {
+		return Addr{}, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for i := range vs {
+		if err := enc.Encode(&vs[i]); err != nil {
+			return Addr{}, fmt.Errorf("history: checkpoint %d: %w", seq, err)
+		}
+	}
+	a, _, err := s.Put(ctx, b.Bytes())
+	if err != nil {
+		return a, err
+	}
+	return a, s.Write(ctx, []Record{{Name: checkpointPrefix + seqName(seq), Data: []byte(a.String())}})
+}
+
+// checkpoint returns the namespace of the latest checkpoint at or before
+// seq, by key hash, and its seq; none gives an empty one at 0.
+func (s *Store) checkpoint(ctx context.Context, seq uint64) (map[string]Version, uint64, error) {
+	ents, err := s.sys.ListSys(ctx, checkpointPrefix)
+	if err != nil {
+		return nil, 0, fmt.Errorf("history: checkpoints: %w", err)
+	}
+	var at uint64
+	var name string
+	for _, e := range ents {
+		t, err := strconv.ParseUint(strings.TrimPrefix(e.Key, checkpointPrefix), 10, 64)
+		if err == nil && t <= seq && t >= at {
+			at, name = t, e.Key
+		}
+	}
+	ns := map[string]Version{}
+	if name == "" {
+		return ns, 0, nil
+	}
+	corrupt := func(why string) error {
+		return &fs.PathError{Op: "at", Path: name, Err: fmt.Errorf("%w: %s", backend.ErrCorrupt, why)}
+	}
+	ref, err := s.sys.LoadSys(ctx, name)
+	if err != nil {
+		return nil, 0, fmt.Errorf("history: %w", err)
+	}
+	a, err := ParseAddr(string(ref))
+	if err != nil {
+		return nil, 0, corrupt(err.Error())
+	}
+	data, err := s.Get(ctx, a) // checked against its address
+	if err != nil {
+		return nil, 0, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var v Version
+		if err := dec.Decode(&v); err != nil {
+			return nil, 0, corrupt(err.Error())
+		}
+		if checkVersion(&v) != nil || v.Seq > at || v.Op == OpDelete {
+			return nil, 0, corrupt(fmt.Sprintf("it holds the version of %q at %d", v.Key, v.Seq))
+		}
+		ns[keyHash(v.Key)] = v
+	}
+	return ns, at, nil
 }
