@@ -88,7 +88,10 @@
 // the version that names them, also twice (a retry, two mounts storing
 // one chunk: the same bytes under the same name); [Store.Missing] leaves
 // out those the store holds, and [Store.Put] is PlanValue, Missing and
-// [Store.Write]. Objects no version names (a flush that failed after
+// [Store.Write]. Write batches records into SwapSys calls where the store
+// has them (64 records, 1 MiB each: etcd's transaction limits), since one
+// SaveSys per 8 KiB chunk is one transaction (badger) or two fsyncs (dir)
+// each: an 8 MiB value took 6.9 s on badger that way, 0.7 s batched. Objects no version names (a flush that failed after
 // writing them) cost space until a collection, never correctness. A
 // version needs its event's seq, which the event log gives at its
 // append: its records belong in the same step as the append (on a

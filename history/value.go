@@ -204,18 +204,32 @@ func decodeManifest(b []byte) (*manifest, error) {
 // order: what Put writes. Identical objects are stored once (a record of
 // at most 32 KiB is read to know it is there and intact; see has).
 func (s *Store) Missing(ctx context.Context, recs []Record) ([]Record, error) {
-	var out []Record
+	var uniq []Record
 	seen := make(map[string]bool, len(recs))
 	for _, r := range recs {
-		if seen[r.Name] {
-			continue
+		if !seen[r.Name] {
+			seen[r.Name] = true
+			uniq = append(uniq, r)
 		}
-		seen[r.Name] = true
-		ok, err := s.has(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
+	}
+	held := make([]bool, len(uniq))
+	errs := make([]error, len(uniq))
+	sem := make(chan struct{}, loadConcurrency)
+	var wg sync.WaitGroup
+	for i, r := range uniq {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			held[i], errs[i] = s.has(ctx, r)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out []Record
+	for i, r := range uniq {
+		if !held[i] {
 			out = append(out, r)
 		}
 	}
@@ -250,15 +264,50 @@ func (s *Store) has(ctx context.Context, r Record) (bool, error) {
 	return false, nil
 }
 
-// Write saves recs in order, each atomically and durably (SaveSys).
+// Write saves recs durably, in order: on a store that swaps system
+// records (badger, etcd, memstore) in batches of up to writeBatch records
+// and writeBytes bytes, each one atomic step, else one SaveSys each. A
+// crash keeps a prefix of recs.
 func (s *Store) Write(ctx context.Context, recs []Record) error {
-	for _, r := range recs {
-		if err := s.sys.SaveSys(ctx, r.Name, r.Data); err != nil {
+	sw, ok := s.sys.(backend.SysSwapper)
+	if !ok {
+		for _, r := range recs {
+			if err := s.sys.SaveSys(ctx, r.Name, r.Data); err != nil {
+				return fmt.Errorf("history: %w", err)
+			}
+		}
+		return nil
+	}
+	for len(recs) > 0 {
+		puts := map[string][]byte{}
+		size := 0
+		n := 0
+		for ; n < len(recs) && len(puts) < writeBatch && (n == 0 || size+len(recs[n].Data) <= writeBytes); n++ {
+			puts[recs[n].Name] = recs[n].Data
+			size += len(recs[n].Data)
+		}
+		// The guard is a name no one writes: the swap always holds, and
+		// is the one atomic multi-record write a SysStore offers.
+		done, err := sw.SwapSys(ctx, writeGuard, nil, puts, nil)
+		if err != nil {
 			return fmt.Errorf("history: %w", err)
 		}
+		if !done {
+			return fmt.Errorf("history: the store holds %s, which memfs never writes", writeGuard)
+		}
+		recs = recs[n:]
 	}
 	return nil
 }
+
+// One Write batch: within etcd's limits on one transaction (128
+// operations, 1.5 MiB: etcdstore.SwapSys refuses more), and a record of
+// up to 1 MiB (a checkpoint's manifest) alone.
+const (
+	writeBatch = 64
+	writeBytes = 1 << 20
+	writeGuard = root + "guard"
+)
 
 // Put stores value and returns its address: PlanValue, then Write of what is
 // Missing. It returns how many bytes of records it wrote.
