@@ -31,6 +31,9 @@ var allowed = map[string][]string{
 	// format of .memfs/status, is a leaf anyone may read.
 	"github.com/memfs/memfs/mountclient":        {"github.com/memfs/memfs/cmd/memfs", "github.com/memfs/memfs/internal/mounthelper"},
 	"github.com/memfs/memfs/internal/mountinfo": {"github.com/memfs/memfs/mountclient", "github.com/memfs/memfs/cmd/memfs"},
+
+	// Chunk boundaries have one owner: history's manifests name them.
+	"github.com/PlakarKorp/go-cdc-chunkers": {"github.com/memfs/memfs/history"},
 }
 
 // engine is the module's root package, the engine (package memfs).
