@@ -8,6 +8,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/internal/syncbuf"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/packhist"
 	"github.com/memfs/memfs/session"
@@ -517,4 +519,57 @@ func packAt(f *memfs.FS, ctx context.Context, seq uint64, name string) ([]byte, 
 		return nil, err
 	}
 	return p.File(manifest), nil
+}
+
+// Packs take regular files only: a symlink and a fifo under memory/ enter
+// no pack, live or rebuilt, make no rebuild fail, and are no "change
+// outside memfs's flushes" at the next open (issue 30, finding 5).
+func TestContextPackRegularFilesOnly(t *testing.T) {
+	dir := t.TempDir()
+	var logs syncbuf.Buffer
+	open := func() *memfs.FS {
+		t.Helper()
+		st, err := badgerstore.Open(dir, badgerstore.Options{})
+		must(t, err)
+		f, err := memfs.Open(t.Context(), st, memfs.Options{
+			JournalPath: filepath.Join(dir, badgerstore.JournalName),
+			Namespace:   true,
+			Session:     session.Options{DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid())},
+			RecoveryDir: filepath.Join(t.TempDir(), "recovery"),
+			Logger:      slog.New(slog.NewTextHandler(&logs, nil)),
+		})
+		must(t, err)
+		return f
+	}
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+	ctx := session.WithCred(t.Context(), session.Cred{UID: uid, GIDs: []uint32{gid}})
+	f := open()
+	c := f.Session()
+	must(t, c.Set("memory/a.md", []byte("# A\nthe note\n")))
+	must(t, c.Symlink(ctx, "memory/link.md", "a.md", uid, gid))
+	must(t, c.MakeNode(ctx, "memory/pipe", fs.ModeNamedPipe|0o644, 0, uid, gid))
+	must(t, f.Flush(ctx))
+	seq := headSeq(t, f)
+	check := func(f *memfs.FS) {
+		t.Helper()
+		live, err := memfs.ContextFile(f, ctx, ".manifest.json")
+		must(t, err)
+		at, err := packAt(f, ctx, seq, ".manifest.json")
+		if err != nil {
+			t.Fatalf("ContextPackAt(%d): %v", seq, err)
+		}
+		for _, m := range [][]byte{live, at} {
+			if !bytes.Contains(m, []byte(`"memory/a.md"`)) || bytes.Contains(m, []byte("memory/link.md")) || bytes.Contains(m, []byte("memory/pipe")) {
+				t.Errorf("manifest: got %s, want memory/a.md and neither the symlink nor the fifo", m)
+			}
+		}
+	}
+	check(f)
+	must(t, f.Close(t.Context()))
+	f = open()
+	t.Cleanup(func() { f.Close(context.Background()) })
+	check(f)
+	if strings.Contains(logs.String(), "outside memfs's flushes") {
+		t.Errorf("reopen logged a change outside memfs's flushes, though there was none:\n%s", logs.String())
+	}
 }

@@ -27,8 +27,9 @@
 //     are never read: the first level of progressive skill loading.
 //  2. Recent steps: the latest Options.Summaries step summaries, oldest
 //     first.
-//  3. Memory: notes, best first (see Ranking), each "### key", a blank
-//     line, its value. A binary value (a NUL in its first 8 KiB) is named
+//  3. Memory: notes (regular files only: a symlink, a fifo or another
+//     special file is no note), best first (see Ranking), each "### key",
+//     a blank line, its value. A binary value (a NUL in its first 8 KiB) is named
 //     with its size instead.
 //
 // # Ranking
@@ -496,7 +497,7 @@ func noteItems(ctx context.Context, src Source, prefixes []string) ([]*piece, er
 	var keys []string
 	for _, p := range prefixes {
 		for _, e := range src.Entries(p) {
-			if _, ok := byKey[e.Key]; ok || e.Key == SummariesKey || dotted(e.Key) {
+			if _, ok := byKey[e.Key]; ok || e.Key == SummariesKey || dotted(e.Key) || !e.Info.Mode.IsRegular() {
 				continue
 			}
 			byKey[e.Key] = e
@@ -689,7 +690,7 @@ func skillItems(ctx context.Context, src Source) ([]*piece, error) {
 	var es []backend.Entry
 	seen := map[string]bool{}
 	for _, e := range src.Entries("skills/") {
-		if meta.IsSkillFile(e.Key) && !seen[e.Key] {
+		if meta.IsSkillFile(e.Key) && e.Info.Mode.IsRegular() && !seen[e.Key] {
 			seen[e.Key] = true
 			es = append(es, e)
 		}
