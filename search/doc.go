@@ -36,9 +36,10 @@
 //     two-character word inside a sentence is therefore one of its terms,
 //     and a longer one a phrase of bigrams.
 //   - A term is at most [MaxTermLen] bytes (cut at a rune boundary). Only
-//     the first [MaxIndexBytes] of a value are indexed, and a value with a
-//     NUL byte in its first 8 KiB is taken for binary and gets no terms (it
-//     keeps its stamp and metadata).
+//     the first [MaxIndexBytes] of a value are indexed, and a binary value
+//     ([IsBinary]: a NUL byte in its first 8000 bytes, or bytes that are
+//     not UTF-8 in its first KiB) gets no terms and no snippet (it keeps
+//     its stamp and metadata).
 //
 // # Ranking
 //

@@ -54,11 +54,6 @@ func StampOf(m DocMeta) Stamp {
 // can take.
 const MaxIndexBytes = 1 << 20
 
-// binarySniff is how many leading bytes are looked at for a NUL byte; a
-// value with one is taken for binary and indexed without terms (it keeps
-// its stamp and metadata, so filters still find it).
-const binarySniff = 8 << 10
-
 // Index is an in-memory full-text index of documents, each a key with a
 // value and DocMeta. It is safe for concurrent use: searches run in
 // parallel, changes one at a time. It retains no slice the caller passes.
@@ -112,7 +107,7 @@ func analyze(value []byte) analyzed {
 	if len(value) > MaxIndexBytes {
 		value = value[:MaxIndexBytes]
 	}
-	if bytes.IndexByte(value[:min(len(value), binarySniff)], 0) >= 0 {
+	if IsBinary(value) {
 		return analyzed{}
 	}
 	pos := make(map[string][]uint32)

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"log/slog"
 	"slices"
 )
@@ -51,7 +50,7 @@ func (ix *Index) secretName(key string) bool {
 // redacted, up to MaxIndexBytes and a margin. A binary value gets no terms
 // (analyze), so it is returned as is, without the redactor's cost.
 func (ix *Index) RedactValue(key string, value []byte) []byte {
-	if ix.opts.Redact == nil || bytes.IndexByte(value[:min(len(value), binarySniff)], 0) >= 0 {
+	if ix.opts.Redact == nil || IsBinary(value) {
 		return value
 	}
 	v, _ := ix.opts.Redact(key, value[:min(len(value), MaxIndexBytes+redactMargin)])
@@ -84,6 +83,9 @@ func (ix *Index) redactMeta(key string, m DocMeta) DocMeta {
 // With Options.Redact the value is redacted first, so a snippet never shows
 // a secret, and a key whose name holds one gets none.
 func (ix *Index) Snippet(key string, value []byte, q Query, width int) string {
+	if IsBinary(value) {
+		return "" // bytes, not words: nothing a reader could use
+	}
 	if ix.opts.Redact != nil {
 		if _, rules := ix.opts.Redact(key, []byte(key)); len(rules) > 0 {
 			return ""

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/memfs/memfs/internal/ignore"
 )
 
 // vecFormatVersion is the version of the vector shard encoding; a shard of
@@ -52,9 +54,11 @@ func EmbedText(key string, redacted []byte) string {
 	return words + "\n" + string(v)
 }
 
-// isBinary reports whether a value is taken for binary (a NUL byte in its
-// first 8 KiB): it gets no terms and the zero vector.
-func IsBinary(v []byte) bool { return slices.Contains(v[:min(len(v), binarySniff)], 0) }
+// IsBinary reports whether a value is taken for binary (ignore.Binary: a
+// NUL byte in its first 8000 bytes, or bytes that are not UTF-8 in its
+// first KiB): it gets no terms, no snippet and the zero vector, and keeps
+// its stamp and metadata, so that filters still find it.
+func IsBinary(v []byte) bool { return ignore.Binary(v) }
 
 // vecIndex holds one int8-quantized vector per document, made by one
 // embedder, and searches them exactly. It is safe for concurrent use.

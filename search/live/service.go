@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/embed"
+	"github.com/memfs/memfs/internal/ignore"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
@@ -20,7 +22,10 @@ import (
 
 // Lock order in this file: Service.applyMu, then Service.mu, then the
 // Index's own lock. A Service holds no lock of its own while it calls the
-// session or the store; under applyMu it calls only the Index.
+// session or the store; under applyMu it calls only the Index, but when a
+// change of an ignore file has it read the rules again and bring base up
+// to date with them (loadRules, reconcile: the session's and the store's
+// reads, no write).
 
 // ServiceOptions configures OpenService. Redactor is required; the zero
 // value of the others opens the persisted index, logs nothing, reports no
@@ -115,6 +120,13 @@ type Service struct {
 
 	applyMu sync.Mutex // serializes apply: queued changes go into base in order
 
+	// rules are the ignore rules (internal/ignore) of the session as last
+	// read: what they exclude is never in base nor a hit. rulesStale says
+	// an ignore file may have changed since (set by the session watch,
+	// which must not block); the next search or apply reads them again.
+	rules      atomic.Pointer[ignore.Rules]
+	rulesStale atomic.Bool
+
 	mu      sync.Mutex    // guards the fields below
 	pending []change      // flushed changes not yet in base
 	dirty   bool          // base changed since its last save
@@ -190,6 +202,9 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 	}
 	s := &Service{c: c, st: st, log: log, base: ix, opts: iopts, delay: delay, inMemory: opts.InMemory,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if _, err := s.loadRules(ctx); err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
+	}
 	if s.repaired, err = s.repair(ctx, opts.Progress); err != nil {
 		return nil, err
 	}
@@ -200,7 +215,7 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 		go s.embedWorker()
 	}
 	go s.worker()
-	s.stopWatch = c.Watch(s.external)
+	s.stopWatch = c.Watch(s.watch)
 	return s, nil
 }
 
@@ -208,14 +223,40 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 // bring the index up to date with the store (every value, after a rebuild).
 func (s *Service) Repaired() int { return s.repaired }
 
-// repair indexes every stored key whose stamp differs from the index's.
+// repair indexes every stored key whose stamp differs from the index's,
+// drops what the store no longer holds or the rules exclude, and saves
+// the index when that changed it.
 func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
+	indexed, dropped, err := s.sync(ctx, p, func(e backend.Entry) { s.base.Put(e.Key, e.Value, search.MetaOf(e.Info)) }, s.base.Delete)
+	if err != nil {
+		return 0, err
+	}
+	if n := indexed + dropped; n > 0 {
+		if s.inMemory {
+			s.log.Info("search index brought up to date with the store in memory only (this command writes nothing; a mount or memfs reindex saves it)",
+				"indexed", indexed, "dropped", dropped)
+			return n, nil
+		}
+		s.log.Info("search index brought up to date with the store", "indexed", indexed, "dropped", dropped)
+		if _, err := s.base.Save(ctx, s.st); err != nil {
+			return 0, fmt.Errorf("search index: save: %w", err)
+		}
+		return n, nil
+	}
+	return 0, nil
+}
+
+// sync walks the store and calls put with every stored value base should
+// hold and does not (its stamp differs), and drop with every key base
+// holds that the store no longer does or the rules now exclude.
+func (s *Service) sync(ctx context.Context, p Progress, put func(backend.Entry), drop func(key string)) (indexed, dropped int, err error) {
+	rules := s.rules.Load()
 	stamps := s.base.Stamps()
 	var stale []string
 	// Walked, never held whole: only the stale keys are kept.
-	err := backend.Walk(ctx, s.st, func(batch []backend.Entry) error {
+	err = backend.Walk(ctx, s.st, func(batch []backend.Entry) error {
 		for _, e := range batch {
-			if !e.Info.Mode.IsRegular() {
+			if !e.Info.Mode.IsRegular() || rules.Ignored(e.Key) {
 				continue // directories, symlinks and special files hold no text
 			}
 			m := search.MetaOf(e.Info)
@@ -227,11 +268,11 @@ func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	slices.Sort(stale)      // loaded in key order, as List gave them
-	for k := range stamps { // indexed, no longer stored
-		s.base.Delete(k)
+	for k := range stamps { // indexed, no longer stored (or ignored)
+		drop(k)
 	}
 	if p != nil {
 		p.Start(len(stale))
@@ -242,7 +283,7 @@ func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
 		// damaged) is left out: the index holds the rest.
 		got, failed, err := backend.LoadEach(ctx, s.st, stale[i:min(i+chunk, len(stale))]...)
 		if err != nil {
-			return 0, fmt.Errorf("search index: %w", err)
+			return 0, 0, fmt.Errorf("search index: %w", err)
 		}
 		for _, k := range slices.Sorted(maps.Keys(failed)) {
 			if backend.Damaged(failed[k]) {
@@ -250,7 +291,7 @@ func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
 			}
 		}
 		for _, e := range got {
-			s.base.Put(e.Key, e.Value, search.MetaOf(e.Info))
+			put(e)
 		}
 		if p != nil {
 			p.Add(len(got))
@@ -259,19 +300,7 @@ func (s *Service) repair(ctx context.Context, p Progress) (int, error) {
 	if p != nil {
 		p.Done()
 	}
-	if n := len(stale) + len(stamps); n > 0 {
-		if s.inMemory {
-			s.log.Info("search index brought up to date with the store in memory only (this command writes nothing; a mount or memfs reindex saves it)",
-				"indexed", len(stale), "dropped", len(stamps))
-			return n, nil
-		}
-		s.log.Info("search index brought up to date with the store", "indexed", len(stale), "dropped", len(stamps))
-		if _, err := s.base.Save(ctx, s.st); err != nil {
-			return 0, fmt.Errorf("search index: save: %w", err)
-		}
-		return n, nil
-	}
-	return 0, nil
+	return len(stale), len(stamps), nil
 }
 
 // Saved follows a flush: the store now holds these values (redacted) and
@@ -311,6 +340,27 @@ func (s *Service) apply() {
 		s.dirty = true
 	}
 	s.mu.Unlock()
+	rulesChanged := false
+	for _, ch := range p {
+		rulesChanged = rulesChanged || ignore.IsFile(ch.e.Key)
+	}
+	if rulesChanged {
+		s.rulesStale.Store(true)
+	}
+	rules := s.currentRules(context.Background())
+	for i, ch := range p {
+		if !ch.deleted && rules.Ignored(ch.e.Key) {
+			p[i] = change{e: backend.Entry{Key: ch.e.Key}, deleted: true}
+		}
+	}
+	s.applyChanges(p)
+	if rulesChanged {
+		s.reconcile()
+	}
+}
+
+// applyChanges puts changes into base, and queues their vectors.
+func (s *Service) applyChanges(p []change) {
 	for _, ch := range p {
 		if ch.deleted {
 			s.base.Delete(ch.e.Key)
@@ -321,6 +371,52 @@ func (s *Service) apply() {
 	if s.emb != nil {
 		s.queueEmbeds(p)
 	}
+}
+
+// reconcile brings base up to date with rules that changed: what they
+// now exclude leaves it, what they no longer exclude enters it from the
+// store. A failure is logged; the next open repairs the index.
+func (s *Service) reconcile() {
+	var p []change
+	ctx := context.Background()
+	indexed, dropped, err := s.sync(ctx, nil,
+		func(e backend.Entry) { p = append(p, change{e: e}) },
+		func(k string) { p = append(p, change{e: backend.Entry{Key: k}, deleted: true}) })
+	if err != nil {
+		s.log.Warn("search index: not brought up to date with the changed ignore rules; it is when next opened", "err", err)
+		return
+	}
+	if len(p) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.dirty = true
+	s.mu.Unlock()
+	s.applyChanges(p)
+	s.log.Info("search index follows the changed ignore rules", "indexed", indexed, "dropped", dropped)
+}
+
+// currentRules returns the ignore rules, read again first when an ignore
+// file may have changed. Rules that do not load stay as they were (logged).
+func (s *Service) currentRules(ctx context.Context) *ignore.Rules {
+	if s.rulesStale.Load() {
+		if _, err := s.loadRules(ctx); err != nil {
+			s.log.Warn("search index: the ignore rules did not load; the previous ones stay", "err", err)
+		}
+	}
+	return s.rules.Load()
+}
+
+// loadRules reads the session's ignore rules into s.rules.
+func (s *Service) loadRules(ctx context.Context) (*ignore.Rules, error) {
+	s.rulesStale.Store(false)
+	r, err := ignore.Load(ctx, s.c)
+	if err != nil {
+		s.rulesStale.Store(true)
+		return nil, err
+	}
+	s.rules.Store(r)
+	return r, nil
 }
 
 // worker applies queued changes and saves the index s.delay after them.
@@ -369,12 +465,20 @@ func (s *Service) save(ctx context.Context) error {
 	return nil
 }
 
-// external follows changes other programs made in the store (a session
-// watch: it must not block).
-func (s *Service) external(ch session.Change) {
-	if ch.Origin != session.OriginExternal {
-		return
+// watch follows the session (it must not block): a change that may touch
+// an ignore file makes the rules stale, and external changes (other
+// programs' in the store) reach the index.
+func (s *Service) watch(ch session.Change) {
+	if ignore.IsFile(ch.Key) || ignore.IsFile(ch.OldKey) || ch.Op == session.OpRename || ch.Op == session.OpRmdir {
+		s.rulesStale.Store(true)
 	}
+	if ch.Origin == session.OriginExternal {
+		s.external(ch)
+	}
+}
+
+// external follows changes other programs made in the store.
+func (s *Service) external(ch session.Change) {
 	switch ch.Op {
 	case session.OpRemove:
 		s.Saved(context.Background(), nil, []string{ch.Key})
@@ -444,18 +548,22 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		topK = 10
 	}
 	s.apply() // what flushes queued
+	rules := s.currentRules(ctx)
 	dirty, removed := s.c.Pending().Unflushed()
 	overlay := search.New(s.opts)
 	shadowed := make(map[string]bool, len(dirty)+len(removed))
 	for _, e := range dirty {
-		overlay.Put(e.Key, e.Value, search.MetaOf(e.Info))
+		if !rules.Ignored(e.Key) {
+			overlay.Put(e.Key, e.Value, search.MetaOf(e.Info))
+		}
 		shadowed[e.Key] = true
 	}
 	for _, k := range removed {
 		shadowed[k] = true
 	}
 	// readable keeps the hits the caller may read, and that are not
-	// shadowed by an unflushed change (which the overlay answers for).
+	// shadowed by an unflushed change (which the overlay answers for) nor
+	// excluded by rules changed since base took them.
 	readable := func(hits []search.Hit, shadowed map[string]bool) []search.Hit {
 		keys := make([]string, len(hits))
 		for i, h := range hits {
@@ -464,7 +572,7 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		ok := s.c.Access().Readable(cr, keys...)
 		kept := hits[:0]
 		for i, h := range hits {
-			if ok[i] && !shadowed[h.Key] {
+			if ok[i] && !shadowed[h.Key] && !rules.Ignored(h.Key) {
 				kept = append(kept, h)
 			}
 		}
