@@ -2,9 +2,11 @@ package memfs
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/internal/ignore"
 	"github.com/memfs/memfs/search/live"
 	"github.com/memfs/memfs/session"
 )
@@ -27,7 +29,8 @@ func (f *FS) ContextPack(ctx context.Context, o contextpack.Options) (contextpac
 }
 
 // packRequest reads a request for a pack: the caller in ctx, and o with
-// the FS's prefixes and ranking where o leaves them unset.
+// the FS's prefixes, ranking and ignore rules (internal/ignore: the
+// .memfsignore files as they are now) where o leaves them unset.
 func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cred, contextpack.Options, error) {
 	cr, ok := session.CredFrom(ctx)
 	if !ok {
@@ -38,6 +41,13 @@ func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cr
 	}
 	if o.Rank == nil {
 		o.Rank = f.packRank()
+	}
+	if o.Ignore == nil {
+		rules, err := ignore.Load(ctx, f.c)
+		if err != nil {
+			return cr, o, fmt.Errorf("memfs: context pack: the ignore rules: %w", err)
+		}
+		o.Ignore = rules.Ignored
 	}
 	return cr, o, nil
 }

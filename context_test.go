@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,4 +100,46 @@ func TestContextPackManifestAndPermission(t *testing.T) {
 	if !strings.Contains(string(b), `"pack_sha256"`) || !strings.Contains(string(a), "sha256:") {
 		t.Errorf("manifest of context.md: %.200s", b)
 	}
+}
+
+// Packs, live and rebuilt, leave out what the ignore rules exclude: VCS
+// metadata, binary values, what a .memfsignore names; a change of a
+// .memfsignore takes effect at the next pack (issue 30, finding 1).
+func TestContextPackIgnoreRules(t *testing.T) {
+	f, err := memfs.Open(t.Context(), memstore.New(), memfs.Options{JournalPath: filepath.Join(t.TempDir(), "journal"), Namespace: true,
+		Session: session.Options{DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid())}})
+	must(t, err)
+	t.Cleanup(func() { f.Close(context.Background()) })
+	ctx := session.WithCred(t.Context(), session.Cred{UID: uint32(os.Getuid()), GIDs: []uint32{uint32(os.Getgid())}})
+	c := f.Session()
+	must(t, c.Set("memory/a.md", []byte("# A\nthe note\n")))
+	must(t, c.Set("memory/blob.bin", []byte("x\x9c\xcbH\xcd\xc9\xc9W(\xcf/\xcaI\x01")))
+	must(t, c.Set("memory/repo/.git/HEAD", []byte("ref: refs/heads/main\n")))
+	must(t, c.Set("memory/scratch/s.md", []byte("scratch text\n")))
+	must(t, c.Set(".memfsignore", []byte("scratch/\n")))
+	check := func(when string, want ...string) {
+		t.Helper()
+		must(t, f.Flush(ctx))
+		live, err := memfs.ContextFile(f, ctx, ".manifest.json")
+		must(t, err)
+		at, err := packAt(f, ctx, headSeq(t, f), ".manifest.json")
+		must(t, err)
+		for _, m := range []struct {
+			name string
+			b    []byte
+		}{{"live", live}, {"as of the head", at}} {
+			var got []string
+			var man contextpack.Manifest
+			must(t, json.Unmarshal(m.b, &man))
+			for _, it := range man.Included {
+				got = append(got, it.Key)
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("%s, %s pack: got notes %v, want %v", when, m.name, got, want)
+			}
+		}
+	}
+	check("at first", "memory/a.md")
+	must(t, c.Set(".memfsignore", []byte("a.md\n")))
+	check("after a rule change", "memory/scratch/s.md")
 }

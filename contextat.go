@@ -18,7 +18,10 @@ import (
 // (session.WithCred): contextpack.Build over packhist.StateAt, with the
 // options the live pack uses. It equals, byte for byte, the pack
 // ContextPack gave when the head was seq and nothing was unflushed, with
-// two exceptions stated here rather than hidden. The values are the
+// three exceptions stated here rather than hidden. The ignore rules are
+// the .memfsignore files as they are now (the archive keeps the pack
+// sources, not the rules): a file they exclude now is left out of a past
+// pack too. The values are the
 // store's, as flushed: a session that wrote a secret keeps the bytes it
 // was given in its cache (the store gets them redacted), so its own live
 // pack shows them until a remount, and the rebuilt one shows the redacted

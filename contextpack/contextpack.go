@@ -27,10 +27,12 @@
 //     are never read: the first level of progressive skill loading.
 //  2. Recent steps: the latest Options.Summaries step summaries, oldest
 //     first.
-//  3. Memory: notes (regular files only: a symlink, a fifo or another
-//     special file is no note), best first (see Ranking), each "### key",
-//     a blank line, its value. A binary value (a NUL in its first 8 KiB) is named
-//     with its size instead.
+//  3. Memory: notes, best first (see Ranking), each "### key", a blank
+//     line, its value. A note is a regular file (a symlink, a fifo or
+//     another special file is none) that Options.Ignore does not exclude,
+//     with a value that is not binary (internal/ignore's Binary: a NUL
+//     byte in its first 8000 bytes, or bytes that are not UTF-8 in its
+//     first KiB); a file that is no note is not in the manifest either.
 //
 // # Ranking
 //
@@ -66,8 +68,7 @@
 //  3. Notes take what is left, whole, best first; a note that does not fit
 //     whole is skipped and later (smaller) ones are still tried. Then, if
 //     room is left, the best note left out goes in cut after its last line
-//     that fits, marked "[cut: N of M lines]" (a line is never cut, nor a
-//     binary note).
+//     that fits, marked "[cut: N of M lines]" (a line is never cut).
 //  4. What notes leave goes to the skills, then the summaries, that their
 //     shares could not hold.
 //
@@ -114,6 +115,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/ignore"
 	"github.com/memfs/memfs/meta"
 )
 
@@ -155,8 +157,7 @@ type Source interface {
 	Get(key string) ([]byte, bool)
 }
 
-// Doc is one candidate note as a ranker sees it: its key and its text (""
-// for a binary value).
+// Doc is one candidate note as a ranker sees it: its key and its text.
 type Doc struct {
 	Key  string
 	Text string
@@ -187,6 +188,10 @@ type Options struct {
 	// Seq, when not 0, is the event-log position the Source is as of,
 	// shown in the hash line and the manifest.
 	Seq uint64
+	// Ignore, when set, excludes files from the pack by key: no note, no
+	// skill (memfs passes its ignore rules: .memfsignore files and VCS
+	// metadata). It must be a pure function of the key.
+	Ignore func(key string) bool
 }
 
 // Summary is one line of SummariesKey.
@@ -352,7 +357,7 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 	}
 	skillsShare, sumShare := share(o.SkillsShare, DefaultSkillsShare), share(o.SummariesShare, DefaultSummariesShare)
 
-	notes, err := noteItems(ctx, src, o.Prefixes)
+	notes, err := noteItems(ctx, src, o)
 	if err != nil {
 		return Pack{}, err
 	}
@@ -366,7 +371,7 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 			return Pack{}, err
 		}
 	}
-	skills, err := skillItems(ctx, src)
+	skills, err := skillItems(ctx, src, o)
 	if err != nil {
 		return Pack{}, err
 	}
@@ -492,12 +497,12 @@ func hash(v []byte) string {
 }
 
 // noteItems returns the notes under prefixes, by key, with their values.
-func noteItems(ctx context.Context, src Source, prefixes []string) ([]*piece, error) {
+func noteItems(ctx context.Context, src Source, o Options) ([]*piece, error) {
 	byKey := map[string]backend.Entry{}
 	var keys []string
-	for _, p := range prefixes {
+	for _, p := range o.Prefixes {
 		for _, e := range src.Entries(p) {
-			if _, ok := byKey[e.Key]; ok || e.Key == SummariesKey || dotted(e.Key) || !e.Info.Mode.IsRegular() {
+			if _, ok := byKey[e.Key]; ok || e.Key == SummariesKey || dotted(e.Key) || !e.Info.Mode.IsRegular() || ignored(o, e.Key) {
 				continue
 			}
 			byKey[e.Key] = e
@@ -514,14 +519,11 @@ func noteItems(ctx context.Context, src Source, prefixes []string) ([]*piece, er
 		if !ok {
 			continue // removed meanwhile, or damaged (memfs fsck names it)
 		}
+		if ignore.Binary(v) {
+			continue // bytes, not words: no context
+		}
 		e := byKey[k]
 		p := &piece{Item: Item{Kind: "note", Key: k, SHA256: hash(v)}, mtime: e.Info.MTime, xattr: e.Info.XAttrs}
-		if bytes.IndexByte(v[:min(len(v), 8<<10)], 0) >= 0 {
-			// Binary data is no context; its key and size still are.
-			p.text = fmt.Sprintf("### %s\n\n(binary, %d bytes)\n\n", k, len(v))
-			out = append(out, p)
-			continue
-		}
 		text := string(bytes.ToValidUTF8(v, []byte("\uFFFD")))
 		p.doc = text
 		if text != "" && !strings.HasSuffix(text, "\n") {
@@ -686,11 +688,11 @@ func summaryItems(ctx context.Context, src Source, k int) ([]*piece, error) {
 // front matter memfs stores with it at each flush), so that no skill's
 // value is loaded; only a SKILL.md stored before memfs kept that attribute
 // is loaded to read it.
-func skillItems(ctx context.Context, src Source) ([]*piece, error) {
+func skillItems(ctx context.Context, src Source, o Options) ([]*piece, error) {
 	var es []backend.Entry
 	seen := map[string]bool{}
 	for _, e := range src.Entries("skills/") {
-		if meta.IsSkillFile(e.Key) && e.Info.Mode.IsRegular() && !seen[e.Key] {
+		if meta.IsSkillFile(e.Key) && e.Info.Mode.IsRegular() && !ignored(o, e.Key) && !seen[e.Key] {
 			seen[e.Key] = true
 			es = append(es, e)
 		}
@@ -730,6 +732,9 @@ func skillItems(ctx context.Context, src Source) ([]*piece, error) {
 // FrontMatter returns the name and description of a SKILL.md's front
 // matter (see meta.FrontMatter).
 func FrontMatter(v []byte) (name, desc string) { return meta.FrontMatter(v) }
+
+// ignored reports whether o.Ignore excludes key.
+func ignored(o Options, key string) bool { return o.Ignore != nil && o.Ignore(key) }
 
 // dotted reports whether a segment of key starts with "." (a .git
 // directory, an editor's lock): such files are not memory to pack.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"strings"
 	"sync"
@@ -296,18 +297,34 @@ func (m mapSource) Entries(prefix string) []backend.Entry {
 func (m mapSource) Resolve(context.Context, ...string) error { return nil }
 func (m mapSource) Get(k string) ([]byte, bool)              { v, ok := m[k]; return v, ok }
 
-// A binary value is named, with its size and hash, not shown.
-func TestPackBinaryValue(t *testing.T) {
-	bin := append([]byte("PK\x03\x04\x00"), make([]byte, 5000)...)
-	p, err := contextpack.Build(t.Context(), mapSource{"memory/archive.zip": bin, "memory/a.md": []byte("text\n")}, contextpack.Options{})
+// A binary value (a NUL, or bytes that are not UTF-8: a zlib object), a
+// file Options.Ignore excludes and a file that is not regular are no
+// notes, nor skills: neither in the pack nor in its manifest.
+func TestPackLeavesOutWhatIsNoNote(t *testing.T) {
+	src := entrySource{
+		{Key: "memory/archive.zip", Value: append([]byte("PK\x03\x04\x00"), make([]byte, 5000)...), Info: backend.Info{Mode: 0o644}},
+		{Key: "memory/object", Value: []byte("x\x9c\xcbH\xcd\xc9\xc9W(\xcf/\xcaI\x01"), Info: backend.Info{Mode: 0o644}},
+		{Key: "memory/scratch/s.md", Value: []byte("scratch\n"), Info: backend.Info{Mode: 0o644}},
+		{Key: "memory/link.md", Value: []byte("a.md"), Info: backend.Info{Mode: fs.ModeSymlink | 0o777}},
+		{Key: "memory/a.md", Value: []byte("text\n"), Info: backend.Info{Mode: 0o644}},
+		{Key: "skills/x/SKILL.md", Value: []byte("---\nname: x\n---\n"), Info: backend.Info{Mode: 0o644}},
+		{Key: "skills/y/SKILL.md", Value: []byte("---\nname: y\n---\n"), Info: backend.Info{Mode: 0o644}},
+	}
+	p, err := contextpack.Build(t.Context(), src, contextpack.Options{Ignore: func(k string) bool {
+		return strings.HasPrefix(k, "memory/scratch/") || k == "skills/y/SKILL.md"
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(p.Text, "### memory/archive.zip\n\n(binary, 5005 bytes)\n") || strings.Contains(p.Text, "PK") {
-		t.Errorf("binary value in the pack:\n%s", p.Text)
+	var got []string
+	for _, it := range append(p.Manifest.Included, p.Manifest.LeftOut...) {
+		got = append(got, it.Key)
 	}
-	if len(p.Manifest.Included) != 2 {
-		t.Errorf("included %+v", p.Manifest.Included)
+	if want := "skills/x/SKILL.md memory/a.md"; strings.Join(got, " ") != want {
+		t.Errorf("pack items: got %v, want %s", got, want)
+	}
+	if strings.Contains(p.Text, "PK") || strings.Contains(p.Text, "binary") {
+		t.Errorf("binary value in the pack:\n%s", p.Text)
 	}
 }
 

@@ -30,6 +30,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/memfs/memfs/backend"
 )
 
 // FileName is the name of an ignore file, at the root or in a directory.
@@ -127,7 +129,8 @@ type Source interface {
 }
 
 // Load reads the rules of src's ignore files. A file that does not load
-// (removed meanwhile) holds no patterns; an error is Resolve's.
+// (removed meanwhile, damaged: backend.KeyLocal) holds no patterns; an
+// error is the store's (Resolve's, for a reason not the key's own).
 func Load(ctx context.Context, src Source) (*Rules, error) {
 	var keys []string
 	for _, k := range src.Keys() {
@@ -138,7 +141,7 @@ func Load(ctx context.Context, src Source) (*Rules, error) {
 	if len(keys) == 0 {
 		return none, nil
 	}
-	if err := src.Resolve(ctx, keys...); err != nil {
+	if err := src.Resolve(ctx, keys...); err != nil && !backend.KeyLocal(err) {
 		return nil, err
 	}
 	files := make(map[string][]byte, len(keys))
