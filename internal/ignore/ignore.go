@@ -121,20 +121,26 @@ func Binary(v []byte) bool {
 	return !utf8.Valid(head)
 }
 
-// Source is where Load finds the ignore files: a session, or a past state.
+// Source is where Load finds the ignore files: a session.
 type Source interface {
 	Keys() []string
+	Entry(key string) (backend.Entry, bool)
 	Resolve(ctx context.Context, keys ...string) error
 	Get(key string) ([]byte, bool)
 }
 
-// Load reads the rules of src's ignore files. A file that does not load
-// (removed meanwhile, damaged: backend.KeyLocal) holds no patterns; an
-// error is the store's (Resolve's, for a reason not the key's own).
+// Load reads the rules of src's ignore files: the regular files named
+// FileName (a directory or a symlink of that name holds none). A file
+// that does not load (removed meanwhile, damaged: backend.KeyLocal) holds
+// no patterns; an error is the store's (Resolve's, for a reason not the
+// key's own).
 func Load(ctx context.Context, src Source) (*Rules, error) {
 	var keys []string
 	for _, k := range src.Keys() {
-		if IsFile(k) {
+		if !IsFile(k) {
+			continue
+		}
+		if e, ok := src.Entry(k); ok && e.Info.Mode.IsRegular() {
 			keys = append(keys, k)
 		}
 	}

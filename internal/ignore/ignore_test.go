@@ -3,9 +3,11 @@ package ignore_test
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"strings"
 	"testing"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/ignore"
 )
 
@@ -89,11 +91,23 @@ func (m mapSource) Keys() []string {
 	}
 	return ks
 }
+func (m mapSource) Entry(k string) (backend.Entry, bool) {
+	mode := fs.FileMode(0o644)
+	if k == "skills/.memfsignore" {
+		mode = fs.ModeSymlink | 0o777
+	}
+	_, ok := m[k]
+	return backend.Entry{Key: k, Info: backend.Info{Mode: mode}}, ok
+}
 func (m mapSource) Resolve(context.Context, ...string) error { return nil }
 func (m mapSource) Get(k string) ([]byte, bool)              { v, ok := m[k]; return v, ok }
 
 func TestLoad(t *testing.T) {
-	src := mapSource{"memory/.memfsignore": []byte("*.log\n"), "memory/a.log": bytes.Repeat([]byte("x"), 3)}
+	src := mapSource{"memory/.memfsignore": []byte("*.log\n"), "memory/a.log": bytes.Repeat([]byte("x"), 3),
+		"skills/.memfsignore": []byte("a.md")} // a symlink: its target is no rule
+	if r, err := ignore.Load(t.Context(), src); err != nil || r.Ignored("skills/a.md") {
+		t.Errorf("a symlink named .memfsignore: got rules from its target (%v)", err)
+	}
 	r, err := ignore.Load(t.Context(), src)
 	if err != nil {
 		t.Fatal(err)

@@ -56,3 +56,22 @@ func TestServiceIgnoreRules(t *testing.T) {
 		t.Errorf("the persisted index holds .git content: %v", r)
 	}
 }
+
+// A directory or a symlink named .memfsignore holds no rules and breaks
+// nothing.
+func TestServiceIgnoreFileNotAFile(t *testing.T) {
+	e := newSvcEnv(t, nil, ServiceOptions{})
+	for _, d := range []string{"memory", "memory/d", "memory/d/.memfsignore"} {
+		if err := e.c.Mkdir(d, 0o755, 1000, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.c.Symlink(t.Context(), "memory/.memfsignore", "a.md", 1000, 1000); err != nil {
+		t.Fatal(err)
+	}
+	e.put(t, "memory/a.md", "the wombat digs", 0o644, 1000)
+	e.flush(t)
+	if got := strings.Join(found(t, e.svc(t), credOwner, "wombat", 0), " "); got != "memory/a.md" {
+		t.Errorf("got %q, want memory/a.md", got)
+	}
+}
