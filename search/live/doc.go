@@ -30,6 +30,18 @@
 // (the request search.ParseName reads in NAME). Close
 // stops the watch and the worker, then saves.
 //
+// # Ignore rules
+//
+// What internal/ignore excludes by name (VCS metadata, the session's
+// .memfsignore files) is never in the base, the overlay or a hit; a
+// binary value is in the base without terms (search.IsBinary). The rules
+// are read at open, and again at the next search or apply after the
+// session says an ignore file may have changed (a write, remove or rename
+// of one; any rename or rmdir). Hits are filtered by the rules as they
+// are at once; the base follows when the change of an ignore file is
+// flushed: reconcile walks the store, drops what the rules now exclude
+// and indexes what they no longer do.
+//
 // # Vectors
 //
 // At open, the vectors are loaded and brought up to date as the BM25
