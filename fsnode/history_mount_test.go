@@ -30,7 +30,7 @@ import (
 // one version per seq: the flush does not write versions here.
 type testHistory struct {
 	*history.Store
-	t *testing.T
+	t testing.TB
 	c *session.Context // set once mounted: TakeSnapshot flushes it
 
 	mu   sync.Mutex // guards head and keys
@@ -38,7 +38,7 @@ type testHistory struct {
 	keys map[string]bool
 }
 
-func newTestHistory(t *testing.T, sys backend.SysStore) *testHistory {
+func newTestHistory(t testing.TB, sys backend.SysStore) *testHistory {
 	return &testHistory{Store: history.New(sys), t: t, keys: map[string]bool{}}
 }
 
