@@ -68,6 +68,7 @@ type Root struct {
 	answers   answerCache   // contents of .memfs/context.md, context/ and search/
 	answerIno atomic.Uint64 // inode numbers handed to answer files
 	feed      *changes.Log  // .memfs/changes
+	past      pastCache     // what .memfs/history read of the store's history
 }
 
 // Reads returns how many READ requests reached memfs: with the kernel's

@@ -3,6 +3,7 @@ package fsnode
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -27,6 +28,35 @@ type histDir struct {
 	root *Root
 	hist History
 	key  string
+}
+
+// version returns the key's version at seq that has a file, nil for none:
+// from the versions a listing kept, else by its one record, else (a
+// version from before a rename, recorded under the old name) from all.
+func (d *histDir) version(ctx context.Context, seq uint64) (*history.Version, error) {
+	find := func(vs []history.Version) *history.Version {
+		i, ok := slices.BinarySearchFunc(vs, seq, func(v history.Version, s uint64) int { return cmpUint(v.Seq, s) })
+		if !ok || !contentVersion(&vs[i]) {
+			return nil
+		}
+		v := vs[i]
+		return &v
+	}
+	vs, ok, err := d.root.keptVersions(ctx, d.key)
+	if err != nil || ok {
+		return find(vs), err
+	}
+	v, err := d.hist.Version(ctx, d.key, seq)
+	if err == nil {
+		return find([]history.Version{v}), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if vs, err = d.root.versions(ctx, d.key); err != nil {
+		return nil, err
+	}
+	return find(vs), nil
 }
 
 var (
@@ -59,7 +89,7 @@ func (d *histDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	}
 	var out []fuse.DirEntry
 	if d.key != "" {
-		vs, err := d.hist.Versions(ctx, d.key)
+		vs, err := d.root.versions(ctx, d.key)
 		if err != nil {
 			return nil, d.root.pastErrno(d.key, err)
 		}
@@ -93,7 +123,7 @@ func (d *histDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 
 // children returns the names under d's key, present and past, sorted.
 func (d *histDir) children(ctx context.Context) ([]string, error) {
-	names, err := d.hist.Names(ctx, d.key)
+	names, err := d.root.pastNames(ctx, d.key)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +172,11 @@ func (d *histDir) exists(ctx context.Context, key string) (bool, error) {
 	if _, err := d.root.c.Stat(key); err == nil {
 		return true, nil
 	}
-	vs, err := d.hist.Versions(ctx, key)
+	vs, err := d.root.versions(ctx, key)
 	if err != nil || len(vs) > 0 {
 		return len(vs) > 0, err
 	}
-	names, err := d.hist.Names(ctx, key)
+	names, err := d.root.pastNames(ctx, key)
 	return len(names) > 0, err
 }
 
@@ -164,11 +194,11 @@ func (d *histDir) lookupVersion(ctx context.Context, name string, out *fuse.Entr
 	if !d.root.nowVisible(ctx, d.key) {
 		return nil, syscall.EACCES
 	}
-	vs, err := d.hist.Versions(ctx, d.key)
-	if err != nil {
-		return nil, d.root.pastErrno(d.key, err)
-	}
 	if name == histLogName {
+		vs, err := d.root.versions(ctx, d.key)
+		if err != nil {
+			return nil, d.root.pastErrno(d.key, err)
+		}
 		if len(vs) == 0 {
 			return nil, syscall.ENOENT
 		}
@@ -182,11 +212,14 @@ func (d *histDir) lookupVersion(ctx context.Context, name string, out *fuse.Entr
 	if err != nil {
 		return nil, syscall.ENOENT
 	}
-	i := slices.IndexFunc(vs, func(v history.Version) bool { return v.Seq == seq && contentVersion(&v) })
-	if i < 0 {
+	v, err := d.version(ctx, seq)
+	if err != nil {
+		return nil, d.root.pastErrno(d.key, err)
+	}
+	if v == nil {
 		return nil, syscall.ENOENT
 	}
-	f := &versionFile{root: d.root, hist: d.hist, v: vs[i]}
+	f := &versionFile{root: d.root, hist: d.hist, v: *v}
 	fillVersion(&f.v, f.ino(), 1, &out.Attr)
 	out.SetEntryTimeout(pastTimeout)
 	out.SetAttrTimeout(pastTimeout)
@@ -225,7 +258,7 @@ func (f *versionFile) may(ctx context.Context) (bool, syscall.Errno) {
 	if !f.root.nowVisible(ctx, f.v.Key) {
 		return false, 0
 	}
-	dirs, err := dirsThen(ctx, f.hist, f.v.Key, []uint64{f.v.Seq})
+	dirs, err := f.root.dirsThen(ctx, f.v.Key, []uint64{f.v.Seq})
 	if err != nil {
 		return false, f.root.pastErrno(f.v.Key, err)
 	}
@@ -265,13 +298,13 @@ func cmpErrno(errno, def syscall.Errno) syscall.Errno {
 
 // dirsThen returns, for each seq, the versions of key's directories as
 // they were at it (nil for one gone or not recorded then).
-func dirsThen(ctx context.Context, hist History, key string, seqs []uint64) (map[uint64]map[string]*history.Version, error) {
+func (r *Root) dirsThen(ctx context.Context, key string, seqs []uint64) (map[uint64]map[string]*history.Version, error) {
 	out := make(map[uint64]map[string]*history.Version, len(seqs))
 	for _, s := range seqs {
 		out[s] = map[string]*history.Version{}
 	}
 	for k := parentKey(key); k != ""; k = parentKey(k) {
-		vs, err := hist.Versions(ctx, k)
+		vs, err := r.versions(ctx, k)
 		if err != nil {
 			return nil, err
 		}
@@ -342,11 +375,11 @@ func (l *histLog) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if !l.root.nowVisible(ctx, l.key) {
 		return nil, 0, syscall.EACCES
 	}
-	vs, err := l.hist.Versions(ctx, l.key)
+	vs, err := l.root.versions(ctx, l.key)
 	if err != nil {
 		return nil, 0, l.root.pastErrno(l.key, err)
 	}
-	b, err := logText(ctx, l.hist, callerCred(ctx), vs)
+	b, err := l.root.logText(ctx, callerCred(ctx), vs)
 	if err != nil {
 		return nil, 0, l.root.pastErrno(l.key, err)
 	}
@@ -355,7 +388,7 @@ func (l *histLog) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 
 // logText is the log of vs for cr: the versions it could read then (a
 // delete shows when the version before it did).
-func logText(ctx context.Context, hist History, cr session.Cred, vs []history.Version) ([]byte, error) {
+func (r *Root) logText(ctx context.Context, cr session.Cred, vs []history.Version) ([]byte, error) {
 	var b bytes.Buffer
 	dirsOf := map[string]map[uint64]map[string]*history.Version{} // per key (a rename changes it)
 	for i := range vs {
@@ -373,7 +406,7 @@ func logText(ctx context.Context, hist History, cr session.Cred, vs []history.Ve
 				}
 			}
 			var err error
-			if dirs, err = dirsThen(ctx, hist, v.Key, seqs); err != nil {
+			if dirs, err = r.dirsThen(ctx, v.Key, seqs); err != nil {
 				return nil, err
 			}
 			dirsOf[v.Key] = dirs

@@ -46,6 +46,8 @@ import (
 // after a flush, the names of keys that ever were).
 type History interface {
 	Versions(ctx context.Context, key string) ([]history.Version, error)
+	// Version is key's version at seq as recorded under key: one load.
+	Version(ctx context.Context, key string, seq uint64) (history.Version, error)
 	At(ctx context.Context, seq uint64) ([]history.Version, error)
 	Get(ctx context.Context, a history.Addr) ([]byte, error)
 	Snapshots(ctx context.Context) ([]history.Snapshot, error)

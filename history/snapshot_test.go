@@ -160,3 +160,33 @@ func TestSnapshotDamaged(t *testing.T) {
 		}
 	})
 }
+
+// Version loads one version by key and seq; a seq with none is
+// fs.ErrNotExist, a damaged record ErrCorrupt.
+func TestVersionLookup(t *testing.T) {
+	eachStore(t, func(t *testing.T, s backend.SysStore) {
+		h := history.New(s)
+		ctx := t.Context()
+		a, _, err := h.Put(ctx, []byte("v"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := h.PlanVersions([]history.Version{history.NewVersion(7, history.OpWrite, entry("k", "v", 0o644), a)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Write(ctx, recs); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := h.Version(ctx, "k", 7); err != nil || v.Seq != 7 || v.Addr != a || v.Key != "k" {
+			t.Fatalf("Version(k, 7) = %+v, %v", v, err)
+		}
+		if _, err := h.Version(ctx, "k", 8); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("Version(k, 8): %v, want fs.ErrNotExist", err)
+		}
+		mustSave(t, s, recs[0].Name, []byte("{}"))
+		if _, err := h.Version(ctx, "k", 7); !errors.Is(err, backend.ErrCorrupt) {
+			t.Fatalf("Version of a damaged record: %v, want ErrCorrupt", err)
+		}
+	})
+}
