@@ -293,8 +293,21 @@ func TestMountHistoryNamespace(t *testing.T) {
 	run(t, "grep", "-rq", "third", snap)
 	// diff -r between the snapshot and at/ the same seq, and cp -a out.
 	run(t, "diff", "-r", "--no-dereference", filepath.Join(snap, "memory"), filepath.Join(s.path("at/"+itoa(s.seqs["del"])), "memory"))
+	checkCopy(t, filepath.Join(snap, "memory"))
+	checkRuns(t, s)
+	if err := os.Remove(snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.h.ResolveSnapshot(t.Context(), "before"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after rmdir the snapshot is still there: %v", err)
+	}
+}
+
+// checkCopy checks cp -a of a past memory/: modes, symlinks, hard links.
+func checkCopy(t *testing.T, from string) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "copy")
-	run(t, "cp", "-a", filepath.Join(snap, "memory"), out)
+	run(t, "cp", "-a", from, out)
 	if fi, err := os.Stat(filepath.Join(out, "a.md")); err != nil || fi.Mode() != 0o440 {
 		t.Errorf("cp -a: a.md %v, %v; want mode 0440", fi, err)
 	}
@@ -307,6 +320,11 @@ func TestMountHistoryNamespace(t *testing.T) {
 	if c1.Ino != c2.Ino {
 		t.Errorf("cp -a did not keep the hard link")
 	}
+}
+
+// checkRuns checks checkpoints: RUN/STEP and RUN/latest.
+func checkRuns(t *testing.T, s *histScene) {
+	t.Helper()
 	// Checkpoints: RUN/STEP and RUN/latest.
 	for i, step := range []string{"s1", "s2"} {
 		if err := s.h.Snapshot(t.Context(), "run/"+step, s.seqs["a1"]+uint64(i), "test/1"); err != nil {
@@ -330,12 +348,6 @@ func TestMountHistoryNamespace(t *testing.T) {
 	}
 	if l, err := os.Readlink(s.path("snapshots/run/latest")); err != nil || l != "s3" {
 		t.Errorf("after mkdir run/s3, run/latest -> %q, %v", l, err)
-	}
-	if err := os.Remove(snap); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.h.ResolveSnapshot(t.Context(), "before"); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("after rmdir the snapshot is still there: %v", err)
 	}
 }
 
