@@ -16,6 +16,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/session"
 )
 
@@ -427,16 +428,22 @@ func logLine(v *history.Version) string {
 	if t == 0 {
 		t = v.MTime
 	}
-	who := v.Writer.Agent
-	if who == "" {
-		who = v.Writer.Comm
-	}
-	if who == "" {
-		who = "-"
-	}
-	line := fmt.Sprintf("%s %s %s %d %s/%d", versionName(v.Seq), time.Unix(0, t).UTC().Format(time.RFC3339Nano), v.Op, v.Size, who, v.Writer.PID)
+	line := fmt.Sprintf("%s %s %s %d %s", versionName(v.Seq), time.Unix(0, t).UTC().Format(time.RFC3339Nano), v.Op, v.Size, writerName(v.Writer))
 	if v.OldKey != "" {
 		line += " " + strconv.Quote(v.OldKey)
 	}
 	return line + "\n"
+}
+
+// writerName is a writer as a log line and a snapshot name it: "agent/pid"
+// (the process name when the mount has no agent label, "-" for neither).
+func writerName(w meta.WriterInfo) string {
+	who := w.Agent
+	if who == "" {
+		who = w.Comm
+	}
+	if who == "" {
+		who = "-"
+	}
+	return who + "/" + strconv.FormatUint(uint64(w.PID), 10)
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -290,6 +291,9 @@ func TestMountHistoryNamespace(t *testing.T) {
 		t.Errorf("mkdir of a snapshot that exists: %v, want EEXIST", err)
 	}
 	snap := s.path("snapshots/before")
+	if n, err := s.h.ResolveSnapshot(t.Context(), "before"); err != nil || n.Seq != s.seqs["del"] || n.By != "fsnode.test/"+strconv.Itoa(os.Getpid()) {
+		t.Errorf("snapshot before: %+v, %v; want seq %d, by fsnode.test/%d", n, err, s.seqs["del"], os.Getpid())
+	}
 	run(t, "grep", "-rq", "third", snap)
 	// diff -r between the snapshot and at/ the same seq, and cp -a out.
 	run(t, "diff", "-r", "--no-dereference", filepath.Join(snap, "memory"), filepath.Join(s.path("at/"+itoa(s.seqs["del"])), "memory"))

@@ -3,7 +3,6 @@ package fsnode
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"slices"
 	"strconv"
@@ -164,8 +163,7 @@ func (d *snapDir) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if history.ValidSnapshotName(full) != nil {
 		return nil, syscall.EINVAL
 	}
-	w := d.root.writer(ctx)
-	if err := d.hist.TakeSnapshot(ctx, full, fmt.Sprintf("%s/%d", w.Agent, w.PID)); err != nil {
+	if err := d.hist.TakeSnapshot(ctx, full, writerName(d.root.writer(ctx))); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil, syscall.EEXIST
 		}
