@@ -240,6 +240,9 @@ func TestMountHistoryVersions(t *testing.T) {
 	if got, err := os.Readlink(s.path("history/memory/ln/" + ver(s.seqs["link"]))); err != nil || got != "a.md" {
 		t.Errorf("readlink of a symlink's version: %q, %v", got, err)
 	}
+	if st := readFile(t, filepath.Join(s.m.dir, ".memfs/status")); !strings.Contains(st, "history/KEY/") {
+		t.Errorf(".memfs/status does not name the unlisted history/:\n%s", st)
+	}
 	// Read-only.
 	if err := os.WriteFile(filepath.Join(dir, ver(s.seqs["a1"])), []byte("x"), 0o644); err == nil {
 		t.Errorf("a version was written")

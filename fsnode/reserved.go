@@ -289,6 +289,9 @@ func (r *Root) statusOf(cr session.Cred) status.Status {
 	if r.opts.Records != nil {
 		st.Unlisted = append(st.Unlisted, "events/", "events.head")
 	}
+	if r.opts.History != nil {
+		st.Unlisted = append(st.Unlisted, "history/KEY/", "snapshots/", "at/SEQ/")
+	}
 	st.Unlisted = append(st.Unlisted, "status.json")
 	return st
 }
