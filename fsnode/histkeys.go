@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,7 +37,7 @@ type histDir struct {
 // version from before a rename, recorded under the old name) from all.
 func (d *histDir) version(ctx context.Context, seq uint64) (*history.Version, error) {
 	find := func(vs []history.Version) *history.Version {
-		i, ok := slices.BinarySearchFunc(vs, seq, func(v history.Version, s uint64) int { return cmpUint(v.Seq, s) })
+		i, ok := slices.BinarySearchFunc(vs, seq, func(v history.Version, s uint64) int { return cmp.Compare(v.Seq, s) })
 		if !ok || !contentVersion(&vs[i]) {
 			return nil
 		}
@@ -319,22 +320,12 @@ func (r *Root) dirsThen(ctx context.Context, key string, seqs []uint64) (map[uin
 // versionAt is the version of vs (oldest first) live at seq, nil for none.
 func versionAt(vs []history.Version, seq uint64) *history.Version {
 	i, _ := slices.BinarySearchFunc(vs, seq+1, func(v history.Version, s uint64) int {
-		return cmpUint(v.Seq, s)
+		return cmp.Compare(v.Seq, s)
 	})
 	if i == 0 || vs[i-1].Op == history.OpDelete {
 		return nil
 	}
 	return &vs[i-1]
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // histLog is .memfs/history/KEY/log: one line per version the caller

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -88,18 +89,8 @@ func (d *snapDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	if d.run != "" && len(snaps) > 0 {
 		out = append(out, fuse.DirEntry{Name: history.Latest, Mode: syscall.S_IFLNK, Ino: pastIno("latest", d.run)})
 	}
-	slices.SortFunc(out, func(a, b fuse.DirEntry) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b fuse.DirEntry) int { return strings.Compare(a.Name, b.Name) })
 	return gofs.NewListDirStream(out), 0
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // view names the tree of snapshot s: a name taken again at another seq
