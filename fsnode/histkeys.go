@@ -125,10 +125,11 @@ func (d *histDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 
 // children returns the names under d's key, present and past, sorted.
 func (d *histDir) children(ctx context.Context) ([]string, error) {
-	names, err := d.root.pastNames(ctx, d.key)
+	kept, err := d.root.pastNames(ctx, d.key)
 	if err != nil {
 		return nil, err
 	}
+	names := slices.Clone(kept) // the cache's: never sorted or appended to in place
 	if ents, err := d.root.c.ReadDir(d.key); err == nil {
 		for _, e := range ents {
 			names = append(names, e.Name)
