@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/fsnode"
 	"github.com/memfs/memfs/history"
 )
 
@@ -16,6 +17,8 @@ type historyView struct {
 	*history.Store
 	f *FS
 }
+
+var _ fsnode.History = historyView{}
 
 func (f *FS) historyView() historyView {
 	return historyView{Store: history.New(f.store), f: f}
