@@ -42,6 +42,9 @@ type Options struct {
 	ContextPack Answer
 	// Search, when set, answers .memfs/search/NAME.
 	Search Answer
+	// History, when set, serves the past read-only: .memfs/history/,
+	// .memfs/snapshots/ and .memfs/at/ (see history.go).
+	History History
 	// Agent labels the writer of every change made through the mount
 	// (user.memfs.writer, the event log); "" for none.
 	Agent string
@@ -65,6 +68,7 @@ type Root struct {
 	answers   answerCache   // contents of .memfs/context.md, context/ and search/
 	answerIno atomic.Uint64 // inode numbers handed to answer files
 	feed      *changes.Log  // .memfs/changes
+	past      pastCache     // what .memfs/history read of the store's history
 }
 
 // Reads returns how many READ requests reached memfs: with the kernel's

@@ -153,6 +153,8 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		d := &answerDir{root: n.root, name: name, ino: ino, fn: fn}
 		d.fill(&out.Attr)
 		return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
+	case "history", "snapshots", "at":
+		return n.lookupPast(ctx, name, out)
 	case "events.jsonl":
 		ev := n.root.opts.Events
 		if ev == nil {
@@ -286,6 +288,9 @@ func (r *Root) statusOf(cr session.Cred) status.Status {
 	}
 	if r.opts.Records != nil {
 		st.Unlisted = append(st.Unlisted, "events/", "events.head")
+	}
+	if r.opts.History != nil {
+		st.Unlisted = append(st.Unlisted, "history/KEY/", "snapshots/", "at/SEQ/")
 	}
 	st.Unlisted = append(st.Unlisted, "status.json")
 	return st
