@@ -518,6 +518,7 @@ func (c *Client) Entries(prefix string, skipped func(name string, err error)) ([
 			skipped(key, err)
 			return skip()
 		}
+		info.Size = st.Size
 		if !info.Mode.IsDir() && st.Nlink > 1 {
 			info.Link = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
 		}
@@ -527,57 +528,32 @@ func (c *Client) Entries(prefix string, skipped func(name string, err error)) ([
 	return out, err
 }
 
-// Nodes lists the nodes of the mount (directories included) with
-// their user attributes, through the mount (the running memfs holds the
-// store). memfs's own names (.memfs) are left out; a symlink carries its
-// target as its value.
-func (c *Client) Nodes() ([]backend.Entry, error) {
-	dir := c.Dir
-	var out []backend.Entry
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+// Nodes lists the nodes under prefix as Entries does, each symlink with
+// its target as its value (as a store lists them). It fails on the first
+// node it cannot read, but for one removed while it walks.
+func (c *Client) Nodes(prefix string) ([]backend.Entry, error) {
+	var failed error
+	entries, err := c.Entries(prefix, func(name string, err error) {
+		if failed == nil && !errors.Is(err, fs.ErrNotExist) {
+			failed = fmt.Errorf("%s: %w", name, err)
 		}
-		if p == dir {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		if backend.IsReserved(rel) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		info := backend.Info{Size: fi.Size(), MTime: fi.ModTime(), Mode: fi.Mode() & backend.ModeMask}
-		var value []byte
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			info.UID, info.GID = st.Uid, st.Gid
-			info.Mode = backend.FileMode(st.Mode)
-			if info.Mode&fs.ModeDevice != 0 {
-				info.Rdev = uint64(st.Rdev)
-			}
-		}
-		if info.Mode.Type() == fs.ModeSymlink {
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			value = []byte(target)
-		} else if info.XAttrs, err = memfs.FileXAttrs(p); err != nil {
-			return err
-		}
-		out = append(out, backend.Entry{Key: rel, Info: info, Value: value})
-		return nil
 	})
-	return out, err
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range entries {
+		if e.Info.Mode.Type() == fs.ModeSymlink {
+			target, err := os.Readlink(filepath.Join(c.Dir, filepath.FromSlash(e.Key)))
+			if err != nil {
+				return nil, err
+			}
+			entries[i].Value = []byte(target)
+		}
+	}
+	return entries, nil
 }
 
 // Export writes the nodes under prefix of the mount under dst, as

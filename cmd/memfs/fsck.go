@@ -33,7 +33,7 @@ func fsckCommand() *cli.Command {
 			if t.mnt != "" {
 				return fmt.Errorf("a memfs mount serves this store at %s: its .memfs/status lists the damaged keys it found; unmount it to check the whole store", t.mnt)
 			}
-			if err := mustExist(t.spec); err != nil {
+			if err := t.spec.MustExist(); err != nil {
 				return err
 			}
 			// Without --repair it only reads: the store is opened

@@ -144,15 +144,9 @@ func umountHelperAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pid := mounthelper.ServedBy(mnt) // 0 for a dead mount: nothing to wait for
-	if err := mounthelper.Unmount(mnt, c.Bool("l"), c.Bool("f")); err != nil {
+	pid, err := mounthelper.UnmountAndWait(mnt, c.Bool("l"), c.Bool("f"), c.Duration("timeout"))
+	if err != nil || pid <= 0 || c.Bool("l") {
 		return err
-	}
-	if pid <= 0 || c.Bool("l") {
-		return nil
-	}
-	if !mounthelper.ProcessGone(pid, c.Duration("timeout")) {
-		return fmt.Errorf("%s is unmounted, but memfs (process %d) has not finished its last flush after %v; see its log", mnt, pid, c.Duration("timeout"))
 	}
 	if c.Bool("v") {
 		fmt.Fprintf(c.App.Writer, "%s: unmounted; memfs process %d flushed and exited\n", mnt, pid)

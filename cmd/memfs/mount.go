@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -73,7 +71,7 @@ func mountAction(c *cli.Context) error {
 		return fmt.Errorf("mount: --max-memory %w", err)
 	}
 	if c.Bool("read-only") {
-		if err := mustExist(spec); err != nil {
+		if err := spec.MustExist(); err != nil {
 			return err
 		}
 	}
@@ -108,24 +106,11 @@ func mountAction(c *cli.Context) error {
 	if err := memfs.CheckMountpoint(mnt, storeDir); err != nil {
 		return err
 	}
-	// I/O must finish even after a signal cancelled the command's context.
-	ctx := context.WithoutCancel(c.Context)
-
-	// Signals are watched from here on: the first one asks for flush +
-	// unmount (a busy mountpoint is retried until it is free).
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		select {
-		case sig := <-sigs:
-			log.Info("signal: flushing and unmounting", "signal", sig.String())
-			stop()
-		case <-serveCtx.Done():
-		}
-	}()
+	// I/O must finish after a signal (main's) cancelled the command's
+	// context, which asks for flush + unmount (a busy mountpoint is
+	// retried until it is free).
+	ctx, serveCtx := context.WithoutCancel(c.Context), c.Context
+	defer context.AfterFunc(serveCtx, func() { log.Info("signal: flushing and unmounting") })()
 
 	red, err := newRedactor(c, log)
 	if err != nil {
@@ -147,7 +132,7 @@ func mountAction(c *cli.Context) error {
 		Session: session.Options{
 			OnConflict:  policy,
 			Agent:       c.String("agent"),
-			Self:        selfWriter(c.String("agent")),
+			Self:        memfs.SelfWriter(c.String("agent")),
 			Redactor:    red,
 			MaxFileSize: c.Int64("max-file-size"),
 			MaxMemory:   maxMemory,

@@ -28,21 +28,6 @@ func newRedactor(c *cli.Context, log *slog.Logger) (*redact.Redactor, error) {
 	return redact.NewFromFile(c.String("redact-config"))
 }
 
-// indexRedactor is the redactor of a session's search index, given the
-// session's redactor red. The index is
-// persisted with the store, so it never holds a raw secret: it redacts
-// (the values it indexes, its snippets) with the session's redactor, or,
-// when the session has none, with the default rules and config file. The
-// store commands (reindex, search) open the store without a redactor, so
-// nil cannot be told from --no-redact here; and --no-redact asks for
-// values kept as written, not for an index of secrets.
-func indexRedactor(red *redact.Redactor) (*redact.Redactor, error) {
-	if red != nil {
-		return red, nil
-	}
-	return redact.NewFromFile("")
-}
-
 func redactCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "redact",

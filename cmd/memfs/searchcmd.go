@@ -10,6 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
+
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 	"github.com/memfs/memfs/status"
@@ -23,7 +25,7 @@ func searchCommand() *cli.Command {
 		Flags: []cli.Flag{
 			storeFlag(),
 			embedderFlag(),
-			&cli.StringFlag{Name: "mount", Usage: "search through the live mount at DIR, unflushed writes included (the default when a mount serves the store)"},
+			mountFlag("search, unflushed writes included, through"),
 			&cli.StringFlag{Name: "mode", Usage: "keyword (BM25), semantic (vectors) or hybrid (both fused; the default with an embedder, keyword without one)"},
 			&cli.IntFlag{Name: "top-k", Value: 10, Usage: "how many results (at least 1)"},
 			&cli.Float64Flag{Name: "min-score", Usage: "drop results scoring below this (at least 0)"},
@@ -84,7 +86,7 @@ func searchCommand() *cli.Command {
 				_, err = c.App.Writer.Write(b)
 				return err
 			}
-			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
+			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
 				s, err := o.Search(ctx)
 				if err != nil {
 					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
@@ -125,8 +127,8 @@ func reindexCommand() *cli.Command {
 				t.mnt+", then memfs reindex"); err != nil {
 				return err
 			}
-			return withSession(c, rebuildIndex, func(ctx context.Context, o *opened) error {
-				n, err := o.Reindex(ctx, &bar{w: c.App.ErrWriter, what: "index"})
+			return withSession(c, memfs.RebuildIndex, func(ctx context.Context, o *opened) error {
+				n, err := o.Reindex(ctx, bar(c.App.ErrWriter, "index"))
 				if err != nil {
 					return err
 				}

@@ -171,3 +171,16 @@ func Follow(log *slog.Logger, w io.Writer, why string, n int, o Options) func() 
 		log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond))
 	}
 }
+
+// Bar counts work whose size its Start is told (the engine's and the
+// search index's Progress): a Counter of What on W, started then.
+type Bar struct {
+	W       io.Writer
+	What    string
+	Options Options
+	c       *Counter
+}
+
+func (b *Bar) Start(total int) { b.c = New(b.W, b.What, total, b.Options) }
+func (b *Bar) Add(n int)       { b.c.Add(n) }
+func (b *Bar) Done()           { b.c.Done() }
