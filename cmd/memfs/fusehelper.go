@@ -25,12 +25,7 @@ func helperArgs(args []string, commands []*cli.Command) []string {
 }
 
 func isCommand(commands []*cli.Command, name string) bool {
-	for _, c := range commands {
-		if slices.Contains(c.Names(), name) {
-			return true
-		}
-	}
-	return name == "help" || name == "h"
+	return name == "help" || name == "h" || slices.ContainsFunc(commands, func(c *cli.Command) bool { return slices.Contains(c.Names(), name) })
 }
 
 func mountHelperCommand() *cli.Command {
@@ -61,10 +56,7 @@ func mountHelperAction(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return fmt.Errorf("mount-helper: want SOURCE MOUNTPOINT, got %d arguments", c.NArg())
 	}
-	var opts []string
-	for _, o := range c.StringSlice("o") {
-		opts = append(opts, strings.Split(o, ",")...)
-	}
+	opts := strings.Split(strings.Join(c.StringSlice("o"), ","), ",")
 	p, err := mounthelper.PlanMount(c.Args().Get(0), c.Args().Get(1), opts, helperPlanOptions(c.Bool("s")))
 	if err != nil {
 		return err

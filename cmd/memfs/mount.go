@@ -80,13 +80,11 @@ func mountAction(c *cli.Context) error {
 			spec, t.Client.Dir, t.Client.PID, t.Client.Dir)
 	}
 	log := logger(c, c.Bool("debug"))
-	// Overlap first: a mountpoint made inside the store would be a key.
+	storeDir := ""
 	if spec.Local() {
-		if err := memfs.CheckOverlap(mnt, spec.Path()); err != nil {
-			return err
-		}
+		storeDir = spec.Path()
 	}
-	created, err := memfs.MakeMountpoint(mnt)
+	created, err := memfs.PrepareMountpoint(mnt, storeDir)
 	if err != nil {
 		return err
 	}
@@ -98,13 +96,6 @@ func mountAction(c *cli.Context) error {
 				os.Remove(mnt) // this failed mount made it: leave nothing behind
 			}
 		}()
-	}
-	storeDir := ""
-	if spec.Local() {
-		storeDir = spec.Path()
-	}
-	if err := memfs.CheckMountpoint(mnt, storeDir); err != nil {
-		return err
 	}
 	// I/O must finish after a signal (main's) cancelled the command's
 	// context, which asks for flush + unmount (a busy mountpoint is
@@ -210,23 +201,19 @@ func unmountCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return unmount(c, mnt, c.Duration("timeout"))
+			u, err := mountclient.Unmount(mnt, c.Duration("timeout"))
+			if u.AbortErr != nil {
+				fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, u.AbortErr)
+			}
+			switch {
+			case err != nil:
+				return err
+			case u.Dead:
+				fmt.Fprintf(c.App.Writer, "%s: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", mnt)
+			default:
+				fmt.Fprintf(c.App.Writer, "%s: flushed and unmounted\n", mnt)
+			}
+			return nil
 		},
 	}
-}
-
-func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
-	u, err := mountclient.Unmount(mnt, timeout)
-	if u.AbortErr != nil {
-		fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, u.AbortErr)
-	}
-	switch {
-	case err != nil:
-		return err
-	case u.Dead:
-		fmt.Fprintf(c.App.Writer, "%s: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", mnt)
-	default:
-		fmt.Fprintf(c.App.Writer, "%s: flushed and unmounted\n", mnt)
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,34 +43,27 @@ func redactCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				type input struct {
-					name string
-					data []byte
+				paths := c.Args().Slice()
+				stdin := len(paths) == 0
+				if stdin {
+					paths = []string{"-"}
 				}
-				var inputs []input
-				if c.NArg() == 0 {
-					in := c.App.Reader
-					if in == nil {
-						in = os.Stdin
+				data := make([][]byte, len(paths)) // all read first: a missing file reports nothing
+				for i, p := range paths {
+					if stdin {
+						data[i], err = io.ReadAll(cmp.Or[io.Reader](c.App.Reader, os.Stdin))
+					} else {
+						data[i], err = os.ReadFile(p)
 					}
-					data, err := io.ReadAll(in)
 					if err != nil {
 						return err
 					}
-					inputs = append(inputs, input{"-", data})
-				}
-				for _, p := range c.Args().Slice() {
-					data, err := os.ReadFile(p)
-					if err != nil {
-						return err
-					}
-					inputs = append(inputs, input{p, data})
 				}
 				found := 0
-				for _, in := range inputs {
-					_, findings := r.Redact(in.name, in.data)
+				for i, p := range paths {
+					_, findings := r.Redact(p, data[i])
 					for _, f := range findings {
-						fmt.Fprintf(c.App.Writer, "%s:%d:%d: %s\n", in.name, f.Line, f.Column, f.RuleID)
+						fmt.Fprintf(c.App.Writer, "%s:%d:%d: %s\n", p, f.Line, f.Column, f.RuleID)
 					}
 					found += len(findings)
 				}

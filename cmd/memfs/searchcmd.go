@@ -49,13 +49,11 @@ func searchCommand() *cli.Command {
 			if c.IsSet("min-score") {
 				words = append(words, "min:"+strconv.FormatFloat(c.Float64("min-score"), 'g', -1, 64))
 			}
-			for _, f := range []string{"mode", "prefix", "source", "agent", "since", "until"} {
-				if v := c.String(f); v != "" {
-					words = append(words, f+":"+v)
+			for _, f := range [][2]string{{"mode", "mode"}, {"prefix", "prefix"}, {"source", "source"}, {"agent", "agent"},
+				{"since", "since"}, {"until", "until"}, {"importance-min", "importance"}} {
+				if v := c.String(f[0]); v != "" {
+					words = append(words, f[1]+":"+v)
 				}
-			}
-			if v := c.String("importance-min"); v != "" {
-				words = append(words, "importance:"+v)
 			}
 			for _, t := range c.StringSlice("tag") {
 				words = append(words, "tag:"+t)
@@ -87,21 +85,14 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
-				s, err := o.Search(ctx)
-				if err != nil {
-					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
-				}
 				// A store no mount serves may have notes without vectors
 				// yet: they are made before the answer (bounded).
-				wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-				err = s.WaitEmbedded(wctx)
-				cancel()
-				if err != nil {
-					fmt.Fprintf(c.App.ErrWriter, "memfs: %v; those notes rank by their words\n", err)
+				b, late, err := o.Answer(session.WithCred(ctx, session.ProcessCred()), r, 2*time.Minute)
+				if late != nil {
+					fmt.Fprintf(c.App.ErrWriter, "memfs: %v; those notes rank by their words\n", late)
 				}
-				b, err := s.Answer(session.WithCred(ctx, session.ProcessCred()), r)
 				if err != nil {
-					return err
+					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
 				}
 				if o.Embedder() == nil {
 					fmt.Fprintln(c.App.ErrWriter, "memfs: keyword search only: no embedder (memfs models install puts the default in place; see --embedder)")

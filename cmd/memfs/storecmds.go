@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +18,6 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/listing"
 	"github.com/memfs/memfs/internal/paths"
-	"github.com/memfs/memfs/mountclient"
 )
 
 // withSession opens the store named by --store for a command that works
@@ -136,12 +136,7 @@ func catCommand() *cli.Command {
 				return fmt.Errorf("cat: %w", err)
 			}
 			if t.mnt != "" {
-				r, err := t.client.Root()
-				if err != nil {
-					return err
-				}
-				defer r.Close()
-				return cat(c, c.Args().Slice(), func(k string) ([]byte, error) { return mountclient.Value(r, k) })
+				return cat(c, c.Args().Slice(), t.client.Cat)
 			}
 			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
 				return cat(c, c.Args().Slice(), func(k string) ([]byte, error) {
@@ -180,10 +175,7 @@ func putCommand() *cli.Command {
 			if _, err := fmt.Sscanf(c.String("mode"), "%o", &mode); err != nil || mode > 0o777 {
 				return fmt.Errorf("put: --mode %q: want an octal mode such as 0644", c.String("mode"))
 			}
-			var r io.Reader = c.App.Reader
-			if r == nil {
-				r = os.Stdin
-			}
+			r := cmp.Or[io.Reader](c.App.Reader, os.Stdin)
 			if f := c.Args().Get(1); f != "" && f != "-" {
 				fh, err := os.Open(f)
 				if err != nil {
@@ -333,23 +325,19 @@ func exportCommand() *cli.Command {
 			}
 			t := memfs.NewTally(c.App.ErrWriter)
 			opts := memfs.ExportOptions{AsRoot: os.Geteuid() == 0, Progress: bar(c.App.ErrWriter, "export")}
+			via := ""
 			if loc.mnt != "" {
-				if err := loc.client.Export(c.Context, dst, c.String("prefix"), t, opts); err != nil {
-					return err
-				}
-				fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", t.Summary(), loc.spec, loc.mnt, dst)
-				return t.Err("export")
+				via = " (through the mount at " + loc.mnt + ")"
+				err = loc.client.Export(c.Context, dst, c.String("prefix"), t, opts)
+			} else {
+				err = withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
+					return o.Export(ctx, dst, c.String("prefix"), t, opts)
+				})
 			}
-			err = withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
-				if err := o.Export(ctx, dst, c.String("prefix"), t, opts); err != nil {
-					return err
-				}
-				fmt.Fprintf(c.App.Writer, "exported %s from %s to %s\n", t.Summary(), o.spec, dst)
-				return nil
-			})
 			if err != nil {
 				return err
 			}
+			fmt.Fprintf(c.App.Writer, "exported %s from %s%s to %s\n", t.Summary(), loc.spec, via, dst)
 			return t.Err("export")
 		},
 	}
