@@ -98,7 +98,8 @@ func Open(mnt string, access Access) (*Client, error) {
 	if err != nil {
 		return nil, notLive(mnt, err)
 	}
-	if src := strings.TrimPrefix(m.Source, "memfs:"); !SameStore(src, st.Store) {
+	// One memfs wrote both, from one name (memfs.Options.Name).
+	if src := strings.TrimPrefix(m.Source, "memfs:"); src != st.Store {
 		return nil, notLive(mnt, fmt.Errorf("it is mounted as %s, and its status names %s", m.Source, st.Store))
 	}
 	if err := servingProcess(st.PID, m.UID); err != nil {
@@ -107,16 +108,19 @@ func Open(mnt string, access Access) (*Client, error) {
 	return &Client{Dir: mnt, Store: st.Store, PID: st.PID, dev: m.Dev}, nil
 }
 
-// Find returns the caller's live mount serving the local store (its
-// --store name, such as dir:/PATH) whose lock file is at lockPath: the
-// lock names the holder's PID, and the mount's status must name the same.
-func Find(store, lockPath string) (*Client, bool) {
-	pid := lockfile.HolderPID(lockPath)
+// Find returns the caller's live mount serving the local store spec: its
+// lock file names the holder's PID, and the mount's status must name the
+// same. parse reads the store a mount's source names.
+func Find[S Spec](spec S, parse func(string) (S, error)) (*Client, bool) {
+	pid := lockfile.HolderPID(spec.LockPath())
 	if pid <= 0 {
 		return nil, false
 	}
 	for _, m := range Mounts() {
-		if m.UID != uint32(os.Getuid()) || !SameStore(strings.TrimPrefix(m.Source, "memfs:"), store) {
+		if m.UID != uint32(os.Getuid()) || !isMemfs(m) {
+			continue
+		}
+		if src, err := parse(strings.TrimPrefix(m.Source, "memfs:")); err != nil || !Same(spec, src) {
 			continue
 		}
 		if c, err := Open(m.Point, Own); err == nil && c.PID == pid {
@@ -185,23 +189,6 @@ func Mountpoints(mounts []mountinfo.Mount, uid uint32) []string {
 
 func isMemfs(m mountinfo.Mount) bool {
 	return strings.HasPrefix(m.FSType, "fuse") && strings.HasPrefix(m.Source, "memfs:")
-}
-
-// SameStore reports whether the store names a and b (SCHEME:PATH with an
-// absolute path for a local store, or a URL such as etcd://HOST/NS) name
-// one store: local paths are compared with every symlink resolved.
-func SameStore(a, b string) bool {
-	ka, pa, oka := localStore(a)
-	kb, pb, okb := localStore(b)
-	if !oka || !okb {
-		return a != "" && a == b
-	}
-	return ka == kb && paths.Resolved(pa) == paths.Resolved(pb)
-}
-
-func localStore(s string) (kind, path string, ok bool) {
-	kind, path, ok = strings.Cut(s, ":")
-	return kind, path, ok && filepath.IsAbs(path) && !strings.HasPrefix(path, "//") // a URL's authority
 }
 
 // notLive is the error of a directory that is no live mount.
