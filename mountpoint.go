@@ -54,3 +54,27 @@ func CheckMountpoint(mnt, storeDir string) error {
 	}
 	return nil
 }
+
+// PrepareMountpoint readies mnt for a mount of the store whose directory
+// is storeDir ("" for a store that is no local directory): an overlap is
+// refused first (a mountpoint made inside the store would be a key), mnt
+// is made when nothing is there (MakeMountpoint), then checked
+// (CheckMountpoint; what it made is removed when that fails). made
+// reports that it made mnt: the caller removes it when the mount fails.
+func PrepareMountpoint(mnt, storeDir string) (made bool, err error) {
+	if storeDir != "" {
+		if err := CheckOverlap(mnt, storeDir); err != nil {
+			return false, err
+		}
+	}
+	if made, err = MakeMountpoint(mnt); err != nil {
+		return false, err
+	}
+	if err := CheckMountpoint(mnt, storeDir); err != nil {
+		if made {
+			os.Remove(mnt)
+		}
+		return false, err
+	}
+	return made, nil
+}

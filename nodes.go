@@ -67,3 +67,38 @@ func List(ctx context.Context, c *session.Context, prefix string) ([]backend.Ent
 	slices.SortFunc(entries, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
 	return entries, nil
 }
+
+// Remove removes keys from c, as mountclient.Client.Remove does through a
+// mount: with recursive, every key under each too (RemoveTree). A key
+// that names nothing is an error that satisfies errors.Is(err,
+// fs.ErrNotExist), unless missing (when not nil) returns nil for it, or
+// its own error.
+func Remove(ctx context.Context, c *session.Context, keys []string, recursive bool, missing func(key string) error) error {
+	for _, k := range keys {
+		k = strings.TrimSuffix(k, "/")
+		removed := 0
+		if c.Has(k) {
+			if err := RemoveName(ctx, c, k); err != nil {
+				return err
+			}
+			removed++
+		}
+		if recursive {
+			n, err := RemoveTree(ctx, c, k)
+			if err != nil {
+				return err
+			}
+			removed += n
+		}
+		if removed > 0 {
+			continue
+		}
+		if missing == nil {
+			return &fs.PathError{Op: "remove", Path: k, Err: fs.ErrNotExist}
+		}
+		if err := missing(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

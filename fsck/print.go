@@ -28,3 +28,18 @@ func (r Report) Print(w io.Writer) {
 		}
 	}
 }
+
+// Verdict is the last word of a check of the store name: an error when
+// damage is left (saying what memfs fsck --repair does, unless this was
+// the repair), else a line on w saying none is.
+func (r Report) Verdict(w io.Writer, name string, repair bool) error {
+	if n := r.Damaged(); n > 0 {
+		hint := " (memfs fsck --repair moves damaged records aside; nothing is deleted)"
+		if repair {
+			hint = ""
+		}
+		return fmt.Errorf("fsck: %s: %d damaged (%d values read)%s", name, n, r.Keys, hint)
+	}
+	fmt.Fprintf(w, "%s: no damage left (%d values read, event log: %d events in %d chunks)\n", name, r.Keys, r.Events.Events, r.Events.Chunks)
+	return nil
+}

@@ -11,14 +11,27 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/memfs/memfs/internal/paths"
 )
 
 // Spec is a parsed store name, as Locate needs it (a command's
 // location.Location).
 type Spec interface {
 	String() string   // the store's canonical name, as a mount's status names it
+	Scheme() string   // the kind of store: "badger", "dir", "etcd"
+	Path() string     // the spec after "SCHEME:": a local store's directory
 	Local() bool      // one process serves the store at a time
 	LockPath() string // for a local store, the lock its serving process holds
+}
+
+// Same reports whether the parsed specs a and b name one store: a local
+// store's directory is compared with every symlink resolved.
+func Same(a, b Spec) bool {
+	if a.Local() && b.Local() {
+		return a.Scheme() == b.Scheme() && paths.Resolved(a.Path()) == paths.Resolved(b.Path())
+	}
+	return a.String() != "" && a.String() == b.String()
 }
 
 // Target is what a command works on: a live mount, or a store to open.
@@ -60,7 +73,7 @@ func Serving[S Spec](spec S, parse func(string) (S, error)) (Target[S], bool) {
 	if !spec.Local() {
 		return Target[S]{}, false
 	}
-	c, ok := Find(spec.String(), spec.LockPath())
+	c, ok := Find(spec, parse)
 	if !ok {
 		return Target[S]{}, false
 	}
@@ -97,7 +110,7 @@ func namedMount[S Spec](m, store string, storeGiven bool, parse func(string) (S,
 		if err != nil {
 			return Target[S]{}, err
 		}
-		if !SameStore(spec.String(), t.Spec.String()) {
+		if !Same(spec, t.Spec) {
 			return Target[S]{}, fmt.Errorf("--store %s and --mount %s name two stores: that mount serves %s; give one of them", spec, m, t.Spec)
 		}
 	}

@@ -2,6 +2,8 @@ package mountclient_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,12 +11,14 @@ import (
 	"github.com/memfs/memfs/mountclient"
 )
 
-// dirSpec is a dir store's name, as a command's location.Location would
-// read it.
-type dirSpec struct{ dir string }
+// dirSpec is a store's name, as a command's location.Location would read
+// it: a local dir or badger store, or a shared one (etcd).
+type dirSpec struct{ scheme, dir string }
 
-func (d dirSpec) String() string   { return "dir:" + d.dir }
-func (d dirSpec) Local() bool      { return true }
+func (d dirSpec) String() string   { return d.scheme + ":" + d.dir }
+func (d dirSpec) Scheme() string   { return d.scheme }
+func (d dirSpec) Path() string     { return d.dir }
+func (d dirSpec) Local() bool      { return d.scheme != "etcd" }
 func (d dirSpec) LockPath() string { return dirstore.LockPath(d.dir) }
 
 func parseDir(v string) (dirSpec, error) {
@@ -22,7 +26,33 @@ func parseDir(v string) (dirSpec, error) {
 	if !ok {
 		return dirSpec{}, fmt.Errorf("%q: not a dir store", v)
 	}
-	return dirSpec{dir}, nil
+	return dirSpec{"dir", dir}, nil
+}
+
+// Same compares parsed specs: a local store's directory with every
+// symlink resolved, a shared store's by its name.
+func TestSame(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		a, b dirSpec
+		want bool
+	}{
+		{dirSpec{"dir", dir}, dirSpec{"dir", link}, true},
+		{dirSpec{"dir", dir}, dirSpec{"badger", dir}, false},
+		{dirSpec{"dir", dir}, dirSpec{"dir", dir + "/x"}, false},
+		{dirSpec{"etcd", "//h:2379/ns"}, dirSpec{"etcd", "//h:2379/ns"}, true},
+		{dirSpec{"etcd", "//h:2379/ns"}, dirSpec{"etcd", "//h:2379/other"}, false},
+		{dirSpec{"etcd", "//h:2379/ns"}, dirSpec{"dir", "//h:2379/ns"}, false},
+	}
+	for _, tt := range tests {
+		if got := mountclient.Same(tt.a, tt.b); got != tt.want {
+			t.Errorf("Same(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
 }
 
 // A store a live mount serves is worked on through it, named by the
@@ -48,7 +78,7 @@ func TestLocate(t *testing.T) {
 	if _, err := mountclient.Locate(mnt, other, true, parseDir); err == nil || !strings.Contains(err.Error(), "name two stores") {
 		t.Errorf("Locate(--mount, another --store) = %v, want an error saying they name two stores", err)
 	}
-	if _, ok := mountclient.Serving(dirSpec{strings.TrimPrefix(other, "dir:")}, parseDir); ok {
+	if _, ok := mountclient.Serving(dirSpec{"dir", strings.TrimPrefix(other, "dir:")}, parseDir); ok {
 		t.Error("Serving(a store no mount serves) found one")
 	}
 }

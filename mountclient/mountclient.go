@@ -98,7 +98,8 @@ func Open(mnt string, access Access) (*Client, error) {
 	if err != nil {
 		return nil, notLive(mnt, err)
 	}
-	if src := strings.TrimPrefix(m.Source, "memfs:"); !SameStore(src, st.Store) {
+	// One memfs wrote both, from one name (memfs.Options.Name).
+	if src := strings.TrimPrefix(m.Source, "memfs:"); src != st.Store {
 		return nil, notLive(mnt, fmt.Errorf("it is mounted as %s, and its status names %s", m.Source, st.Store))
 	}
 	if err := servingProcess(st.PID, m.UID); err != nil {
@@ -107,16 +108,19 @@ func Open(mnt string, access Access) (*Client, error) {
 	return &Client{Dir: mnt, Store: st.Store, PID: st.PID, dev: m.Dev}, nil
 }
 
-// Find returns the caller's live mount serving the local store (its
-// --store name, such as dir:/PATH) whose lock file is at lockPath: the
-// lock names the holder's PID, and the mount's status must name the same.
-func Find(store, lockPath string) (*Client, bool) {
-	pid := lockfile.HolderPID(lockPath)
+// Find returns the caller's live mount serving the local store spec: its
+// lock file names the holder's PID, and the mount's status must name the
+// same. parse reads the store a mount's source names.
+func Find[S Spec](spec S, parse func(string) (S, error)) (*Client, bool) {
+	pid := lockfile.HolderPID(spec.LockPath())
 	if pid <= 0 {
 		return nil, false
 	}
 	for _, m := range Mounts() {
-		if m.UID != uint32(os.Getuid()) || !SameStore(strings.TrimPrefix(m.Source, "memfs:"), store) {
+		if m.UID != uint32(os.Getuid()) || !isMemfs(m) {
+			continue
+		}
+		if src, err := parse(strings.TrimPrefix(m.Source, "memfs:")); err != nil || !Same(spec, src) {
 			continue
 		}
 		if c, err := Open(m.Point, Own); err == nil && c.PID == pid {
@@ -185,23 +189,6 @@ func Mountpoints(mounts []mountinfo.Mount, uid uint32) []string {
 
 func isMemfs(m mountinfo.Mount) bool {
 	return strings.HasPrefix(m.FSType, "fuse") && strings.HasPrefix(m.Source, "memfs:")
-}
-
-// SameStore reports whether the store names a and b (SCHEME:PATH with an
-// absolute path for a local store, or a URL such as etcd://HOST/NS) name
-// one store: local paths are compared with every symlink resolved.
-func SameStore(a, b string) bool {
-	ka, pa, oka := localStore(a)
-	kb, pb, okb := localStore(b)
-	if !oka || !okb {
-		return a != "" && a == b
-	}
-	return ka == kb && paths.Resolved(pa) == paths.Resolved(pb)
-}
-
-func localStore(s string) (kind, path string, ok bool) {
-	kind, path, ok = strings.Cut(s, ":")
-	return kind, path, ok && filepath.IsAbs(path) && !strings.HasPrefix(path, "//") // a URL's authority
 }
 
 // notLive is the error of a directory that is no live mount.
@@ -518,6 +505,7 @@ func (c *Client) Entries(prefix string, skipped func(name string, err error)) ([
 			skipped(key, err)
 			return skip()
 		}
+		info.Size = st.Size
 		if !info.Mode.IsDir() && st.Nlink > 1 {
 			info.Link = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
 		}
@@ -527,57 +515,32 @@ func (c *Client) Entries(prefix string, skipped func(name string, err error)) ([
 	return out, err
 }
 
-// Nodes lists the nodes of the mount (directories included) with
-// their user attributes, through the mount (the running memfs holds the
-// store). memfs's own names (.memfs) are left out; a symlink carries its
-// target as its value.
-func (c *Client) Nodes() ([]backend.Entry, error) {
-	dir := c.Dir
-	var out []backend.Entry
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+// Nodes lists the nodes under prefix as Entries does, each symlink with
+// its target as its value (as a store lists them). It fails on the first
+// node it cannot read, but for one removed while it walks.
+func (c *Client) Nodes(prefix string) ([]backend.Entry, error) {
+	var failed error
+	entries, err := c.Entries(prefix, func(name string, err error) {
+		if failed == nil && !errors.Is(err, fs.ErrNotExist) {
+			failed = fmt.Errorf("%s: %w", name, err)
 		}
-		if p == dir {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		if backend.IsReserved(rel) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		info := backend.Info{Size: fi.Size(), MTime: fi.ModTime(), Mode: fi.Mode() & backend.ModeMask}
-		var value []byte
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			info.UID, info.GID = st.Uid, st.Gid
-			info.Mode = backend.FileMode(st.Mode)
-			if info.Mode&fs.ModeDevice != 0 {
-				info.Rdev = uint64(st.Rdev)
-			}
-		}
-		if info.Mode.Type() == fs.ModeSymlink {
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			value = []byte(target)
-		} else if info.XAttrs, err = memfs.FileXAttrs(p); err != nil {
-			return err
-		}
-		out = append(out, backend.Entry{Key: rel, Info: info, Value: value})
-		return nil
 	})
-	return out, err
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range entries {
+		if e.Info.Mode.Type() == fs.ModeSymlink {
+			target, err := os.Readlink(filepath.Join(c.Dir, filepath.FromSlash(e.Key)))
+			if err != nil {
+				return nil, err
+			}
+			entries[i].Value = []byte(target)
+		}
+	}
+	return entries, nil
 }
 
 // Export writes the nodes under prefix of the mount under dst, as

@@ -70,6 +70,14 @@ func mountDir(t *testing.T) (string, string) {
 	return dir, mnt
 }
 
+// lockedAt is a spec whose lock is at lock.
+type lockedAt struct {
+	dirSpec
+	lock string
+}
+
+func (l lockedAt) LockPath() string { return l.lock }
+
 // A live mount is found by its mountpoint, its store's lock and a
 // directory inside it; its status, values and removals go through it.
 func TestClientThroughALiveMount(t *testing.T) {
@@ -81,10 +89,13 @@ func TestClientThroughALiveMount(t *testing.T) {
 	if c.PID != os.Getpid() || c.Store != "dir:"+dir || c.Dir != mnt {
 		t.Errorf("Open = %+v, want pid %d store dir:%s", c, os.Getpid(), dir)
 	}
-	if f, ok := mountclient.Find("dir:"+dir, dirstore.LockPath(dir)); !ok || f.Dir != mnt {
+	if f, ok := mountclient.Find(dirSpec{"dir", dir}, parseDir); !ok || f.Dir != mnt {
 		t.Errorf("Find(the store) = %+v, %v; want the mount at %s", f, ok, mnt)
 	}
-	if _, ok := mountclient.Find("dir:"+t.TempDir(), dirstore.LockPath(dir)); ok {
+	// Another store, with this store's lock (its holder, this mount's
+	// process): the mount's source names another store.
+	parseOther := func(v string) (lockedAt, error) { d, err := parseDir(v); return lockedAt{d, ""}, err }
+	if _, ok := mountclient.Find(lockedAt{dirSpec{"dir", t.TempDir()}, dirstore.LockPath(dir)}, parseOther); ok {
 		t.Error("Find of another store found this mount")
 	}
 	if err := c.Put("memory/a/b.md", []byte("through\n"), 0o640); err != nil {
@@ -233,31 +244,6 @@ func TestMountsIn(t *testing.T) {
 	want := []string{"/home/u/memory", "/srv/my memory", "/bound"}
 	if !slices.Equal(got, want) {
 		t.Errorf("MountsIn = %q, want %q (whole mounts first)", got, want)
-	}
-}
-
-func TestSameStore(t *testing.T) {
-	dir := t.TempDir()
-	link := filepath.Join(t.TempDir(), "link")
-	if err := os.Symlink(dir, link); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"dir:" + dir, "dir:" + link, true},
-		{"dir:" + dir, "badger:" + dir, false},
-		{"dir:" + dir, "dir:" + dir + "/x", false},
-		{"etcd://h:2379/ns", "etcd://h:2379/ns", true},
-		{"etcd://h:2379/ns", "etcd://h:2379/other", false},
-		{"dir:relative", "dir:relative", true},
-		{"", "", false},
-	}
-	for _, tt := range tests {
-		if got := mountclient.SameStore(tt.a, tt.b); got != tt.want {
-			t.Errorf("SameStore(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
 	}
 }
 

@@ -1,11 +1,13 @@
 package mountclient
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/eventlog"
 )
 
 // AddSummary appends the step summary s to contextpack.SummariesKey in
@@ -35,4 +37,14 @@ func (c *Client) AddSummary(s contextpack.Summary) error {
 		return err
 	}
 	return f.Close()
+}
+
+// Events is the mount's event log, read through .memfs/events/: what the
+// caller may read of it (eventlog.DirSys).
+func (c *Client) Events() (eventlog.DirSys, error) {
+	dir := filepath.Join(c.Dir, ".memfs")
+	if _, err := os.Stat(filepath.Join(dir, "events")); err != nil {
+		return eventlog.DirSys{}, fmt.Errorf("%s is not a memfs mount with an event log: %w", c.Dir, err)
+	}
+	return eventlog.NewDirSys(dir), nil
 }

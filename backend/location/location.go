@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -209,4 +210,18 @@ func Explain(err error, hint string) error {
 		return err
 	}
 	return fmt.Errorf("%w\n  %s", err, hint)
+}
+
+// MustExist refuses a local store whose directory does not exist: a
+// program that only reads creates no store (a typo would otherwise make
+// an empty one and report it empty). A store that is not local, reachable
+// or not, is for Open to say.
+func (l Location) MustExist() error {
+	if !l.Local() {
+		return nil
+	}
+	if _, err := os.Stat(l.path); err != nil {
+		return fmt.Errorf("no store at %s (%w); a command that only reads creates none", l.path, err)
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -46,12 +45,6 @@ func parseWhen(name, v string) (time.Time, error) {
 		return t, fmt.Errorf("--%s %w", name, err)
 	}
 	return t, nil
-}
-
-// selfWriter is the memfs process as the writer of the changes it makes
-// on its own (commands, journal replay).
-func selfWriter(agent string) *meta.WriterInfo {
-	return &meta.WriterInfo{UID: uint32(os.Getuid()), PID: uint32(os.Getpid()), Comm: "memfs", Agent: agent}
 }
 
 // agentFlag labels the writer of the changes a command or mount makes.

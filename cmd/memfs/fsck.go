@@ -33,7 +33,7 @@ func fsckCommand() *cli.Command {
 			if t.mnt != "" {
 				return fmt.Errorf("a memfs mount serves this store at %s: its .memfs/status lists the damaged keys it found; unmount it to check the whole store", t.mnt)
 			}
-			if err := mustExist(t.spec); err != nil {
+			if err := t.spec.MustExist(); err != nil {
 				return err
 			}
 			// Without --repair it only reads: the store is opened
@@ -48,15 +48,7 @@ func fsckCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if n := r.Damaged(); n > 0 {
-				hint := " (memfs fsck --repair moves damaged records aside; nothing is deleted)"
-				if c.Bool("repair") {
-					hint = ""
-				}
-				return fmt.Errorf("fsck: %s: %d damaged (%d values read)%s", t.spec, n, r.Keys, hint)
-			}
-			fmt.Fprintf(c.App.Writer, "%s: no damage left (%d values read, event log: %d events in %d chunks)\n", t.spec, r.Keys, r.Events.Events, r.Events.Chunks)
-			return nil
+			return r.Verdict(c.App.Writer, t.spec.String(), c.Bool("repair"))
 		},
 	}
 }

@@ -25,12 +25,7 @@ func helperArgs(args []string, commands []*cli.Command) []string {
 }
 
 func isCommand(commands []*cli.Command, name string) bool {
-	for _, c := range commands {
-		if slices.Contains(c.Names(), name) {
-			return true
-		}
-	}
-	return name == "help" || name == "h"
+	return name == "help" || name == "h" || slices.ContainsFunc(commands, func(c *cli.Command) bool { return slices.Contains(c.Names(), name) })
 }
 
 func mountHelperCommand() *cli.Command {
@@ -61,10 +56,7 @@ func mountHelperAction(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return fmt.Errorf("mount-helper: want SOURCE MOUNTPOINT, got %d arguments", c.NArg())
 	}
-	var opts []string
-	for _, o := range c.StringSlice("o") {
-		opts = append(opts, strings.Split(o, ",")...)
-	}
+	opts := strings.Split(strings.Join(c.StringSlice("o"), ","), ",")
 	p, err := mounthelper.PlanMount(c.Args().Get(0), c.Args().Get(1), opts, helperPlanOptions(c.Bool("s")))
 	if err != nil {
 		return err
@@ -144,15 +136,9 @@ func umountHelperAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pid := mounthelper.ServedBy(mnt) // 0 for a dead mount: nothing to wait for
-	if err := mounthelper.Unmount(mnt, c.Bool("l"), c.Bool("f")); err != nil {
+	pid, err := mounthelper.UnmountAndWait(mnt, c.Bool("l"), c.Bool("f"), c.Duration("timeout"))
+	if err != nil || pid <= 0 || c.Bool("l") {
 		return err
-	}
-	if pid <= 0 || c.Bool("l") {
-		return nil
-	}
-	if !mounthelper.ProcessGone(pid, c.Duration("timeout")) {
-		return fmt.Errorf("%s is unmounted, but memfs (process %d) has not finished its last flush after %v; see its log", mnt, pid, c.Duration("timeout"))
 	}
 	if c.Bool("v") {
 		fmt.Fprintf(c.App.Writer, "%s: unmounted; memfs process %d flushed and exited\n", mnt, pid)

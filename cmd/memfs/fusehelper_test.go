@@ -134,15 +134,26 @@ func TestMountHelperInProcess(t *testing.T) {
 	}
 }
 
-// buildMemfs builds the memfs binary into a temporary directory.
-func buildMemfs(t *testing.T) string {
+// testMemfs is this test binary, which is memfs with MEMFS_TEST_MAIN=1 or
+// by a helper link's name (TestMain): go test built it once, no test
+// builds memfs again.
+func testMemfs(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "memfs")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
 	}
-	return bin
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// memfsCommand runs bin (testMemfs) as the memfs command with args.
+func memfsCommand(bin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "MEMFS_TEST_MAIN=1")
+	return cmd
 }
 
 // TestMountTypeFuseMemfs runs the real mount(8) for type fuse.memfs, from
@@ -156,7 +167,7 @@ func TestMountTypeFuseMemfs(t *testing.T) {
 	if _, err := exec.LookPath("mount"); err != nil {
 		t.Skip("no mount(8) on this machine")
 	}
-	bin := buildMemfs(t)
+	bin := testMemfs(t)
 	link, ulink := filepath.Join("/sbin", mounthelper.Name), filepath.Join("/sbin", mounthelper.UmountName)
 	for _, l := range []string{link, ulink} {
 		if _, err := os.Lstat(l); err == nil {
@@ -164,7 +175,7 @@ func TestMountTypeFuseMemfs(t *testing.T) {
 		}
 	}
 	// The links go through memfs install, as a user would make them.
-	installOut, err := exec.Command(bin, "install", "--prefix", t.TempDir(), "--helper-dir", "/sbin").CombinedOutput()
+	installOut, err := memfsCommand(bin, "install", "--prefix", t.TempDir(), "--helper-dir", "/sbin").CombinedOutput()
 	t.Cleanup(func() { os.Remove(link); os.Remove(ulink) })
 	if err != nil {
 		t.Fatalf("memfs install: %v\n%s", err, installOut)
@@ -188,7 +199,7 @@ func TestMountTypeFuseMemfs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mnt, "note.md"), []byte("from fstab\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, "unmount", mnt).CombinedOutput(); err != nil {
+	if out, err := memfsCommand(bin, "unmount", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("memfs unmount: %v\n%s", err, out)
 	}
 	if !mounthelper.ProcessGone(pid, 30*time.Second) {

@@ -24,7 +24,7 @@ func gcCommand() *cli.Command {
 				return err
 			}
 			if spec.Local() {
-				if err := mustExist(spec); err != nil {
+				if err := spec.MustExist(); err != nil {
 					return err
 				}
 				fmt.Fprintf(c.App.Writer, "nothing to collect: a %s store keeps nothing apart from its keys\n", spec.Scheme())

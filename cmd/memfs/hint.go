@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -41,20 +39,12 @@ func hintAction(c *cli.Context) error {
 	if c.NArg() > 2 || (c.NArg() == 2 && !c.Bool("write")) {
 		return fmt.Errorf("hint: want AGENT, and FILE only with --write; got %q", c.Args().Slice())
 	}
-	mnt := c.String("mount")
-	if mnt == "" {
-		mounts := mountclient.Mountpoints(mountclient.Mounts(), uint32(os.Getuid()))
-		switch len(mounts) {
-		case 0:
-			mnt = hint.Placeholder
-			fmt.Fprintf(c.App.ErrWriter, "hint: no memfs mount found; replace %s with the mountpoint, or pass --mount DIR\n", hint.Placeholder)
-		case 1:
-			mnt = mounts[0]
-		default:
-			return fmt.Errorf("hint: several memfs mounts (%s); choose one with --mount DIR", strings.Join(mounts, ", "))
-		}
-	} else if abs, err := filepath.Abs(mnt); err == nil {
-		mnt = abs
+	mnt, found, err := hint.Mountpoint(c.String("mount"), mountclient.Mountpoints(mountclient.Mounts(), uint32(os.Getuid())))
+	if err != nil {
+		return fmt.Errorf("hint: %w", err)
+	}
+	if !found {
+		fmt.Fprintf(c.App.ErrWriter, "hint: no memfs mount found; replace %s with the mountpoint, or pass --mount DIR\n", hint.Placeholder)
 	}
 	section := hint.Section(agent, mnt)
 	if !c.Bool("write") {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -84,34 +82,13 @@ func installAction(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return fmt.Errorf("install: takes no arguments, got %q", c.Args().Slice())
 	}
-	prefix, err := filepath.Abs(c.String("prefix"))
-	if err != nil {
+	o := install.Options{Prefix: c.String("prefix"), HelperDir: c.String("helper-dir"), Helpers: []string{mounthelper.Name, mounthelper.UmountName}}
+	if err := o.Locate(c.IsSet("prefix")); err != nil {
 		return err
 	}
-	helperDir := c.String("helper-dir")
-	switch {
-	case helperDir != "":
-	case c.IsSet("prefix"):
-		helperDir = filepath.Join(prefix, "sbin")
-	default:
-		helperDir = "/sbin"
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("install: cannot find the memfs binary: %w", err)
-	}
-	if r, err := filepath.EvalSymlinks(self); err == nil {
-		self = r
-	}
-	page, err := manPage(c.App)
-	if err != nil {
+	var err error
+	if o.ManPage, err = manPage(c.App); err != nil {
 		return err
 	}
-	return install.Install(install.Options{
-		Prefix:    prefix,
-		HelperDir: helperDir,
-		Helpers:   []string{mounthelper.Name, mounthelper.UmountName},
-		Self:      self,
-		ManPage:   page,
-	}, c.App.Writer, c.App.ErrWriter)
+	return install.Install(o, c.App.Writer, c.App.ErrWriter)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,7 +26,7 @@ func logCommand() *cli.Command {
 			"only root, or a reader of the store, can check the whole chain.",
 		Flags: []cli.Flag{
 			storeFlag(),
-			&cli.StringFlag{Name: "mount", Usage: "read the log of the live mount at DIR"},
+			mountFlag("read the log of"),
 			&cli.StringFlag{Name: "key", Usage: "only events whose key (or old key) starts with PREFIX"},
 			&cli.StringFlag{Name: "since", Usage: "only events at or after T (RFC 3339, YYYY-MM-DD, or a duration ago such as 24h)"},
 			&cli.StringFlag{Name: "until", Usage: "only events before T"},
@@ -127,13 +126,14 @@ func withEventSys(c *cli.Context, fn func(context.Context, eventlog.Sys) error) 
 		return err
 	}
 	if t.mnt != "" {
-		if _, err := os.Stat(filepath.Join(t.mnt, ".memfs", "events")); err != nil {
-			return fmt.Errorf("%s is not a memfs mount with an event log: %w", t.mnt, err)
+		sys, err := t.client.Events()
+		if err != nil {
+			return err
 		}
-		return fn(c.Context, eventlog.NewDirSys(filepath.Join(t.mnt, ".memfs")))
+		return fn(c.Context, sys)
 	}
 	spec := t.spec
-	if err := mustExist(spec); err != nil {
+	if err := spec.MustExist(); err != nil {
 		return err
 	}
 	st, err := openStoreAs(spec, true, logger(c, false))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
+	"github.com/memfs/memfs/internal/mounthelper"
 	"github.com/memfs/memfs/internal/mountinfo"
 	"github.com/memfs/memfs/internal/syncbuf"
 )
@@ -24,6 +25,12 @@ import (
 // it runs the tests through etcdtest.RunShared, which stops the etcd
 // server the tests share (sharedEtcdStore).
 func TestMain(m *testing.M) {
+	// mount(8) and umount(8) run the helper links memfs install made to
+	// this binary (TestMountTypeFuseMemfs) by the links' names; the memfs
+	// they start is this binary too.
+	if b := filepath.Base(os.Args[0]); b == mounthelper.Name || b == mounthelper.UmountName {
+		os.Setenv("MEMFS_TEST_MAIN", "1")
+	}
 	if os.Getenv("MEMFS_TEST_MAIN") == "1" {
 		main()
 		os.Exit(0)

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -73,7 +71,7 @@ func mountAction(c *cli.Context) error {
 		return fmt.Errorf("mount: --max-memory %w", err)
 	}
 	if c.Bool("read-only") {
-		if err := mustExist(spec); err != nil {
+		if err := spec.MustExist(); err != nil {
 			return err
 		}
 	}
@@ -82,13 +80,11 @@ func mountAction(c *cli.Context) error {
 			spec, t.Client.Dir, t.Client.PID, t.Client.Dir)
 	}
 	log := logger(c, c.Bool("debug"))
-	// Overlap first: a mountpoint made inside the store would be a key.
+	storeDir := ""
 	if spec.Local() {
-		if err := memfs.CheckOverlap(mnt, spec.Path()); err != nil {
-			return err
-		}
+		storeDir = spec.Path()
 	}
-	created, err := memfs.MakeMountpoint(mnt)
+	created, err := memfs.PrepareMountpoint(mnt, storeDir)
 	if err != nil {
 		return err
 	}
@@ -101,31 +97,11 @@ func mountAction(c *cli.Context) error {
 			}
 		}()
 	}
-	storeDir := ""
-	if spec.Local() {
-		storeDir = spec.Path()
-	}
-	if err := memfs.CheckMountpoint(mnt, storeDir); err != nil {
-		return err
-	}
-	// I/O must finish even after a signal cancelled the command's context.
-	ctx := context.WithoutCancel(c.Context)
-
-	// Signals are watched from here on: the first one asks for flush +
-	// unmount (a busy mountpoint is retried until it is free).
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		select {
-		case sig := <-sigs:
-			log.Info("signal: flushing and unmounting", "signal", sig.String())
-			stop()
-		case <-serveCtx.Done():
-		}
-	}()
+	// I/O must finish after a signal (main's) cancelled the command's
+	// context, which asks for flush + unmount (a busy mountpoint is
+	// retried until it is free).
+	ctx, serveCtx := context.WithoutCancel(c.Context), c.Context
+	defer context.AfterFunc(serveCtx, func() { log.Info("signal: flushing and unmounting") })()
 
 	red, err := newRedactor(c, log)
 	if err != nil {
@@ -147,7 +123,7 @@ func mountAction(c *cli.Context) error {
 		Session: session.Options{
 			OnConflict:  policy,
 			Agent:       c.String("agent"),
-			Self:        selfWriter(c.String("agent")),
+			Self:        memfs.SelfWriter(c.String("agent")),
 			Redactor:    red,
 			MaxFileSize: c.Int64("max-file-size"),
 			MaxMemory:   maxMemory,
@@ -225,23 +201,19 @@ func unmountCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return unmount(c, mnt, c.Duration("timeout"))
+			u, err := mountclient.Unmount(mnt, c.Duration("timeout"))
+			if u.AbortErr != nil {
+				fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, u.AbortErr)
+			}
+			switch {
+			case err != nil:
+				return err
+			case u.Dead:
+				fmt.Fprintf(c.App.Writer, "%s: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", mnt)
+			default:
+				fmt.Fprintf(c.App.Writer, "%s: flushed and unmounted\n", mnt)
+			}
+			return nil
 		},
 	}
-}
-
-func unmount(c *cli.Context, mnt string, timeout time.Duration) error {
-	u, err := mountclient.Unmount(mnt, timeout)
-	if u.AbortErr != nil {
-		fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, u.AbortErr)
-	}
-	switch {
-	case err != nil:
-		return err
-	case u.Dead:
-		fmt.Fprintf(c.App.Writer, "%s: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", mnt)
-	default:
-		fmt.Fprintf(c.App.Writer, "%s: flushed and unmounted\n", mnt)
-	}
-	return nil
 }

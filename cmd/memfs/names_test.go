@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/internal/names"
 	"github.com/memfs/memfs/meta"
 )
 
@@ -58,7 +59,7 @@ func TestPutRefusesControlKeys(t *testing.T) {
 				if err == nil {
 					t.Fatalf("put %q succeeded, want an error", key)
 				}
-				if !strings.Contains(err.Error(), strings.Trim(showName(key), `"`)) || !strings.Contains(err.Error(), "control character") {
+				if !strings.Contains(err.Error(), strings.Trim(names.Show(key), `"`)) || !strings.Contains(err.Error(), "control character") {
 					t.Errorf("put %q = %q, want the key quoted and the reason", key, err)
 				}
 				noControl(t, "the error", err.Error()+errOut)
@@ -92,9 +93,9 @@ func TestImportReportsControlNames(t *testing.T) {
 		t.Fatalf("import reported %d lines, want 4 (one per name):\n%s", len(lines), errOut)
 	}
 	for _, n := range controlNames {
-		want := strings.TrimSuffix(showName(filepath.Join(src, filepath.FromSlash(n.path))), `"`)
+		want := strings.TrimSuffix(names.Show(filepath.Join(src, filepath.FromSlash(n.path))), `"`)
 		if strings.Contains(n.path, "/inside.md") {
-			want = strings.TrimSuffix(showName(filepath.Join(src, "bel\a")), `"`)
+			want = strings.TrimSuffix(names.Show(filepath.Join(src, "bel\a")), `"`)
 		}
 		if !strings.Contains(errOut, "import: "+want) {
 			t.Errorf("import's report lacks %s:\n%s", want, errOut)
@@ -209,7 +210,7 @@ func TestMountWithControlNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		if showName(e.Name()) != e.Name() { // quoted: not a plain name
+		if names.Show(e.Name()) != e.Name() { // quoted: not a plain name
 			t.Errorf("the mount lists %q", e.Name())
 		}
 	}

@@ -20,13 +20,7 @@ func progressOn(w io.Writer) progress.Options {
 }
 
 // bar shows a library's progress (memfs.Progress, search.Progress) of
-// what on w, as a progress.Counter.
-type bar struct {
-	w    io.Writer
-	what string
-	p    *progress.Counter
+// what on w.
+func bar(w io.Writer, what string) *progress.Bar {
+	return &progress.Bar{W: w, What: what, Options: progressOn(w)}
 }
-
-func (b *bar) Start(total int) { b.p = progress.New(b.w, b.what, total, progressOn(b.w)) }
-func (b *bar) Add(n int)       { b.p.Add(n) }
-func (b *bar) Done()           { b.p.Done() }

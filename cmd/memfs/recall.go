@@ -10,6 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
+
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/session"
 )
@@ -21,7 +23,7 @@ func contextCommand() *cli.Command {
 		Flags: []cli.Flag{
 			storeFlag(),
 			embedderFlag(),
-			&cli.StringFlag{Name: "mount", Usage: "build it in the live mount at DIR (.memfs/context/)"},
+			mountFlag("build it (.memfs/context/) in"),
 			&cli.IntFlag{Name: "max-chars", Value: contextpack.DefaultMaxChars, Usage: "budget in characters, the hash line included (at least 1)"},
 			&cli.StringFlag{Name: "query", Usage: "rank the notes by relevance to this query"},
 			&cli.Uint64Flag{Name: "at", Usage: "rebuild the pack as it stood when the event log's head was SEQ (memfs log shows the seqs), byte for byte"},
@@ -57,7 +59,7 @@ func contextCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
+			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
 				ctx = session.WithCred(ctx, session.ProcessCred())
 				var p contextpack.Pack
 				if at != 0 {
@@ -85,7 +87,7 @@ func summaryCommand() *cli.Command {
 			ArgsUsage: "TEXT",
 			Flags: []cli.Flag{
 				storeFlag(),
-				&cli.StringFlag{Name: "mount", Usage: "append through the live mount at DIR"},
+				mountFlag("append through"),
 				&cli.StringFlag{Name: "run", Required: true, Usage: "run id"},
 				&cli.StringFlag{Name: "step", Required: true, Usage: "step id"},
 			},
@@ -105,7 +107,7 @@ func summaryCommand() *cli.Command {
 					}
 					return nil
 				}
-				return withSession(c, writeStore, func(ctx context.Context, o *opened) error { return o.AddSummary(ctx, sum) })
+				return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error { return o.AddSummary(ctx, sum) })
 			},
 		}},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,21 +29,6 @@ func newRedactor(c *cli.Context, log *slog.Logger) (*redact.Redactor, error) {
 	return redact.NewFromFile(c.String("redact-config"))
 }
 
-// indexRedactor is the redactor of a session's search index, given the
-// session's redactor red. The index is
-// persisted with the store, so it never holds a raw secret: it redacts
-// (the values it indexes, its snippets) with the session's redactor, or,
-// when the session has none, with the default rules and config file. The
-// store commands (reindex, search) open the store without a redactor, so
-// nil cannot be told from --no-redact here; and --no-redact asks for
-// values kept as written, not for an index of secrets.
-func indexRedactor(red *redact.Redactor) (*redact.Redactor, error) {
-	if red != nil {
-		return red, nil
-	}
-	return redact.NewFromFile("")
-}
-
 func redactCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "redact",
@@ -57,34 +43,27 @@ func redactCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				type input struct {
-					name string
-					data []byte
+				paths := c.Args().Slice()
+				stdin := len(paths) == 0
+				if stdin {
+					paths = []string{"-"}
 				}
-				var inputs []input
-				if c.NArg() == 0 {
-					in := c.App.Reader
-					if in == nil {
-						in = os.Stdin
+				data := make([][]byte, len(paths)) // all read first: a missing file reports nothing
+				for i, p := range paths {
+					if stdin {
+						data[i], err = io.ReadAll(cmp.Or[io.Reader](c.App.Reader, os.Stdin))
+					} else {
+						data[i], err = os.ReadFile(p)
 					}
-					data, err := io.ReadAll(in)
 					if err != nil {
 						return err
 					}
-					inputs = append(inputs, input{"-", data})
-				}
-				for _, p := range c.Args().Slice() {
-					data, err := os.ReadFile(p)
-					if err != nil {
-						return err
-					}
-					inputs = append(inputs, input{p, data})
 				}
 				found := 0
-				for _, in := range inputs {
-					_, findings := r.Redact(in.name, in.data)
+				for i, p := range paths {
+					_, findings := r.Redact(p, data[i])
 					for _, f := range findings {
-						fmt.Fprintf(c.App.Writer, "%s:%d:%d: %s\n", in.name, f.Line, f.Column, f.RuleID)
+						fmt.Fprintf(c.App.Writer, "%s:%d:%d: %s\n", p, f.Line, f.Column, f.RuleID)
 					}
 					found += len(findings)
 				}

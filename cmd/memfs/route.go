@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/names"
 	"github.com/memfs/memfs/mountclient"
 )
 
@@ -52,6 +53,12 @@ func flagGiven(c *cli.Context, name string) bool {
 	return ok && v.given
 }
 
+// mountFlag is --mount, the live mount a command works through (locate);
+// what says what it does there.
+func mountFlag(what string) cli.Flag {
+	return &cli.StringFlag{Name: "mount", Usage: what + " the live mount at DIR (the default when a mount serves the store, or the working directory is in one)"}
+}
+
 // target is what a command works on: a live mount, or a store to open.
 type target struct {
 	spec   storeSpec
@@ -82,16 +89,11 @@ func needsStore(cmd string, t target, instead string) error {
 		cmd, t.spec, t.mnt, t.client.PID, cmd, instead)
 }
 
-// catThrough prints the values of keys read through the mount: a file's
-// content, a symlink's target (as the store holds it).
-func catThrough(c *cli.Context, t target, keys []string) error {
-	r, err := t.client.Root()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+// cat prints the values of keys, each read by value: a file's content, a
+// symlink's target (as the store holds it).
+func cat(c *cli.Context, keys []string, value func(key string) ([]byte, error)) error {
 	for _, k := range keys {
-		v, err := mountclient.Value(r, k)
+		v, err := value(k)
 		var nv *mountclient.NoValueError
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -111,36 +113,37 @@ func catThrough(c *cli.Context, t target, keys []string) error {
 	return nil
 }
 
-// putThrough writes key through the mount with mode, and fsyncs it
-// (mountclient.Client.Put).
-func putThrough(t target, key string, value []byte, mode fs.FileMode) error {
-	if err := t.client.Put(key, value, mode); err != nil {
-		return fmt.Errorf("put: %w", explain(err))
-	}
-	return nil
-}
-
-// rmThrough removes keys through the mount (with recursive, every key
-// under them too), then fsyncs (mountclient.Client.Remove).
-func rmThrough(t target, keys []string, recursive, force bool) error {
-	var refused error // a missing key's error, as it is
-	err := t.client.Remove(keys, recursive, func(k string) error {
+// rmMissing is what rm does with a key that names nothing: with force,
+// nothing; else it is refused (a transient name's own way).
+func rmMissing(force bool) func(key string) error {
+	return func(k string) error {
 		if force {
 			return nil
 		}
-		if refused = checkTransient("rm", k); refused == nil {
-			refused = fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", k)
+		if err := checkTransient("rm", k); err != nil {
+			return refused{err}
 		}
-		return refused
-	})
+		return refused{fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", names.Show(k))}
+	}
+}
+
+// refused is an error rm makes itself, told as it is.
+type refused struct{ error }
+
+// rmErr says what an error of rm (memfs.Remove, mountclient.Client.Remove)
+// means.
+func rmErr(err error) error {
 	var pe *fs.PathError
+	var r refused
 	switch {
-	case err == nil || err == refused:
-		return err
+	case err == nil:
+		return nil
+	case errors.As(err, &r):
+		return r.error
 	case errors.As(err, &pe) && errors.Is(err, syscall.EISDIR):
 		return fmt.Errorf("rm: %s is a directory: -r removes it and every key under it", pe.Path)
 	}
-	return fmt.Errorf("rm: %w", err)
+	return fmt.Errorf("rm: %w", explain(err))
 }
 
 // mountSettings warns that the write flags of a command that goes through

@@ -10,6 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
+
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 	"github.com/memfs/memfs/status"
@@ -23,7 +25,7 @@ func searchCommand() *cli.Command {
 		Flags: []cli.Flag{
 			storeFlag(),
 			embedderFlag(),
-			&cli.StringFlag{Name: "mount", Usage: "search through the live mount at DIR, unflushed writes included (the default when a mount serves the store)"},
+			mountFlag("search, unflushed writes included, through"),
 			&cli.StringFlag{Name: "mode", Usage: "keyword (BM25), semantic (vectors) or hybrid (both fused; the default with an embedder, keyword without one)"},
 			&cli.IntFlag{Name: "top-k", Value: 10, Usage: "how many results (at least 1)"},
 			&cli.Float64Flag{Name: "min-score", Usage: "drop results scoring below this (at least 0)"},
@@ -47,13 +49,11 @@ func searchCommand() *cli.Command {
 			if c.IsSet("min-score") {
 				words = append(words, "min:"+strconv.FormatFloat(c.Float64("min-score"), 'g', -1, 64))
 			}
-			for _, f := range []string{"mode", "prefix", "source", "agent", "since", "until"} {
-				if v := c.String(f); v != "" {
-					words = append(words, f+":"+v)
+			for _, f := range [][2]string{{"mode", "mode"}, {"prefix", "prefix"}, {"source", "source"}, {"agent", "agent"},
+				{"since", "since"}, {"until", "until"}, {"importance-min", "importance"}} {
+				if v := c.String(f[0]); v != "" {
+					words = append(words, f[1]+":"+v)
 				}
-			}
-			if v := c.String("importance-min"); v != "" {
-				words = append(words, "importance:"+v)
 			}
 			for _, t := range c.StringSlice("tag") {
 				words = append(words, "tag:"+t)
@@ -84,22 +84,15 @@ func searchCommand() *cli.Command {
 				_, err = c.App.Writer.Write(b)
 				return err
 			}
-			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
-				s, err := o.Search(ctx)
-				if err != nil {
-					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
-				}
+			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
 				// A store no mount serves may have notes without vectors
 				// yet: they are made before the answer (bounded).
-				wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-				err = s.WaitEmbedded(wctx)
-				cancel()
-				if err != nil {
-					fmt.Fprintf(c.App.ErrWriter, "memfs: %v; those notes rank by their words\n", err)
+				b, late, err := o.Answer(session.WithCred(ctx, session.ProcessCred()), r, 2*time.Minute)
+				if late != nil {
+					fmt.Fprintf(c.App.ErrWriter, "memfs: %v; those notes rank by their words\n", late)
 				}
-				b, err := s.Answer(session.WithCred(ctx, session.ProcessCred()), r)
 				if err != nil {
-					return err
+					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
 				}
 				if o.Embedder() == nil {
 					fmt.Fprintln(c.App.ErrWriter, "memfs: keyword search only: no embedder (memfs models install puts the default in place; see --embedder)")
@@ -125,8 +118,8 @@ func reindexCommand() *cli.Command {
 				t.mnt+", then memfs reindex"); err != nil {
 				return err
 			}
-			return withSession(c, rebuildIndex, func(ctx context.Context, o *opened) error {
-				n, err := o.Reindex(ctx, &bar{w: c.App.ErrWriter, what: "index"})
+			return withSession(c, memfs.RebuildIndex, func(ctx context.Context, o *opened) error {
+				n, err := o.Reindex(ctx, bar(c.App.ErrWriter, "index"))
 				if err != nil {
 					return err
 				}

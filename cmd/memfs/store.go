@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +12,7 @@ import (
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/location"
+	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
 
@@ -23,19 +23,6 @@ type storeSpec = location.Location
 // engine's recovery directories, the mount helper's logs and a shared
 // store's journals.
 func stateDir() string { return filepath.Dir(memfs.DefaultRecoveryDir()) }
-
-// mustExist refuses a local store path that does not exist: a command
-// that only reads never creates a store (a typo would otherwise make an
-// empty one and report it empty).
-func mustExist(spec storeSpec) error {
-	if !spec.Local() {
-		return nil // reachable or not, Open says
-	}
-	if _, err := os.Stat(spec.Path()); err != nil {
-		return fmt.Errorf("no store at %s (%w); a command that only reads creates none", spec.Path(), err)
-	}
-	return nil
-}
 
 // parseStore parses a --store value; "" is the default badger store.
 func parseStore(v string) (storeSpec, error) {
@@ -112,9 +99,15 @@ type opened struct {
 // namespace; the rest comes from spec. With readOnlyStore the store is
 // opened read-only (openStoreAs), and the session must be read-only too.
 func openSession(ctx context.Context, spec storeSpec, readOnlyStore bool, opts memfs.Options, log *slog.Logger) (*opened, error) {
-	ired, err := indexRedactor(opts.Session.Redactor)
-	if err != nil {
-		return nil, fmt.Errorf("search index: %w", err)
+	if opts.Session.Redactor == nil {
+		// The index is persisted with the store, so it never holds a raw
+		// secret: the store commands open the store without a redactor
+		// (nil, as --no-redact), and theirs is the default rules and
+		// config file.
+		var err error
+		if opts.IndexRedactor, err = redact.NewFromFile(""); err != nil {
+			return nil, fmt.Errorf("search index: %w", err)
+		}
 	}
 	st, err := openStoreAs(spec, readOnlyStore, log)
 	if err != nil {
@@ -126,7 +119,6 @@ func openSession(ctx context.Context, spec storeSpec, readOnlyStore bool, opts m
 	// A shared store's journals are the processes' own, locked by each.
 	opts.LockJournal = !spec.Local()
 	opts.Name = spec.String()
-	opts.IndexRedactor = ired
 	opts.Logger = log
 	f, err := memfs.Open(ctx, st, opts)
 	if err != nil {

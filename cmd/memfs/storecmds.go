@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,82 +18,39 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/listing"
 	"github.com/memfs/memfs/internal/paths"
-	"github.com/memfs/memfs/redact"
-	"github.com/memfs/memfs/session"
-)
-
-// access is what a command that works without a mount does to the store.
-type access int
-
-const (
-	// readStore: the command only reads (ls, cat, log, search, context,
-	// export). The store is opened read-only, and nothing in its
-	// directory changes: no lock PID, marker or journal is written, no
-	// damaged value log or journal bytes are cut or moved aside, and the
-	// search index is kept in memory. What a crashed mount left in the
-	// journal is shown from memory (a read-only replay) and left there
-	// for the next mount or command that writes.
-	readStore access = iota
-	// rebuildIndex: the command rebuilds the search index (reindex) and
-	// rewrites, redacted, the values another program left a secret in:
-	// it writes as writeStore does, but makes no store.
-	rebuildIndex
-	// writeStore: the command writes values (put, rm, import, summary
-	// add): the journal is replayed and saved, and the session flushed
-	// before it closes.
-	writeStore
 )
 
 // withSession opens the store named by --store for a command that works
-// without a mount, runs fn, and (with writeStore) flushes before closing.
-// The values under prefixes are loaded at the open (a context pack's
-// always-loaded memory).
-func withSession(c *cli.Context, a access, fn func(ctx context.Context, o *opened) error, prefixes ...string) error {
-	write := a != readStore
+// without a mount (memfs.CommandOptions), runs fn, and (with
+// memfs.WriteStore) flushes before closing. The values under prefixes are
+// loaded at the open (a context pack's always-loaded memory).
+func withSession(c *cli.Context, a memfs.Access, fn func(ctx context.Context, o *opened) error, prefixes ...string) error {
+	write := a != memfs.ReadStore
 	spec, err := parseStore(c.String("store"))
 	if err != nil {
 		return err
 	}
-	if a != writeStore {
-		if err := mustExist(spec); err != nil {
+	if a != memfs.WriteStore {
+		if err := spec.MustExist(); err != nil {
 			return err
 		}
 	}
 	log := logger(c, false)
 	ctx := c.Context
-	var red *redact.Redactor
-	var agent string
+	co := memfs.CommandOptions{Access: a, Shared: !spec.Local(), Bootstrap: prefixes}
 	if write {
-		if red, err = newRedactor(c, log); err != nil {
+		if co.Redactor, err = newRedactor(c, log); err != nil {
 			return err
 		}
 		if err := checkAgent(c); err != nil {
 			return err
 		}
-		agent = c.String("agent")
+		co.Agent, co.NoRedact = c.String("agent"), co.Redactor == nil
 	}
-	emb, err := openEmbedder(c, log)
-	if err != nil {
+	if co.Embedder, err = openEmbedder(c, log); err != nil {
 		return err
 	}
-	policy := session.KeepBeside
-	if !spec.Local() {
-		policy = session.KeepBoth // a command's writes keep another mount's too
-	}
-	o, err := openSession(ctx, spec, a == readStore, memfs.Options{Session: session.Options{
-		OnConflict: policy,
-		Agent:      agent,
-		Self:       selfWriter(agent),
-		Redactor:   red,
-		DirUID:     uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
-		// A command sees every key the store holds, whatever a mount
-		// keeps in memory only (--transient).
-		Transient: []string{},
-		// A command that only reads writes no value: what a crashed
-		// mount left in the journal is shown, and left for the next
-		// command or mount that writes (see access).
-		ReadOnly: !write,
-	}, NoRedact: write && red == nil, Bootstrap: prefixes, Embedder: emb}, log)
+	o, err := openSession(ctx, spec, !write, co.Options(), log)
 	if err != nil {
 		return err
 	}
@@ -117,7 +75,7 @@ func lsCommand() *cli.Command {
 		ArgsUsage: "[PREFIX]",
 		Flags: append([]cli.Flag{
 			storeFlag(),
-			&cli.StringFlag{Name: "mount", Usage: "list through the live mount at DIR (the default when a mount serves the store, or the working directory is in one)"},
+			mountFlag("list through"),
 			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show directories too, and the node type and mode (as ls -l), owner, size (major, minor of a device), modification time, symlink target and tags"},
 		}, filterFlags()...),
 		Action: func(c *cli.Context) error {
@@ -141,13 +99,13 @@ func lsCommand() *cli.Command {
 				return fmt.Errorf("ls: %w", err)
 			}
 			if t.mnt != "" {
-				entries, err := t.client.Nodes()
+				entries, err := t.client.Nodes("")
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
 				}
 				return print(entries)
 			}
-			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
+			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
 				entries, err := memfs.List(ctx, o.c, f.Prefix)
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
@@ -178,24 +136,16 @@ func catCommand() *cli.Command {
 				return fmt.Errorf("cat: %w", err)
 			}
 			if t.mnt != "" {
-				return catThrough(c, t, c.Args().Slice())
+				return cat(c, c.Args().Slice(), t.client.Cat)
 			}
-			return withSession(c, readStore, func(ctx context.Context, o *opened) error {
-				for _, k := range c.Args().Slice() {
-					if !o.c.Has(k) {
-						if err := checkTransient("cat", k); err != nil {
-							return err
-						}
-					}
+			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
+				return cat(c, c.Args().Slice(), func(k string) ([]byte, error) {
 					if err := o.c.Resolve(ctx, k); err != nil {
-						return explain(err)
+						return nil, err
 					}
 					v, _ := o.c.Get(k)
-					if _, err := c.App.Writer.Write(v); err != nil {
-						return err
-					}
-				}
-				return nil
+					return v, nil
+				})
 			})
 		},
 	}
@@ -225,10 +175,7 @@ func putCommand() *cli.Command {
 			if _, err := fmt.Sscanf(c.String("mode"), "%o", &mode); err != nil || mode > 0o777 {
 				return fmt.Errorf("put: --mode %q: want an octal mode such as 0644", c.String("mode"))
 			}
-			var r io.Reader = c.App.Reader
-			if r == nil {
-				r = os.Stdin
-			}
+			r := cmp.Or[io.Reader](c.App.Reader, os.Stdin)
 			if f := c.Args().Get(1); f != "" && f != "-" {
 				fh, err := os.Open(f)
 				if err != nil {
@@ -247,9 +194,12 @@ func putCommand() *cli.Command {
 			}
 			if t.mnt != "" {
 				mountSettings(c, t)
-				return putThrough(t, key, value, fs.FileMode(mode))
+				if err := t.client.Put(key, value, fs.FileMode(mode)); err != nil {
+					return fmt.Errorf("put: %w", explain(err))
+				}
+				return nil
 			}
-			return withSession(c, writeStore, func(ctx context.Context, o *opened) error {
+			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
 				return explain(o.c.Put(backend.Entry{Key: key, Value: value, Info: backend.Info{
 					Mode: fs.FileMode(mode), MTime: time.Now(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}}))
 			})
@@ -286,32 +236,10 @@ func rmCommand() *cli.Command {
 			}
 			if t.mnt != "" {
 				mountSettings(c, t)
-				return rmThrough(t, c.Args().Slice(), c.Bool("recursive"), c.Bool("force"))
+				return rmErr(t.client.Remove(c.Args().Slice(), c.Bool("recursive"), rmMissing(c.Bool("force"))))
 			}
-			return withSession(c, writeStore, func(ctx context.Context, o *opened) error {
-				for _, k := range c.Args().Slice() {
-					removed := 0
-					if o.c.Has(k) {
-						if err := memfs.RemoveName(ctx, o.c, k); err != nil {
-							return explain(err)
-						}
-						removed++
-					}
-					if c.Bool("recursive") {
-						n, err := memfs.RemoveTree(ctx, o.c, strings.TrimSuffix(k, "/"))
-						if err != nil {
-							return explain(err)
-						}
-						removed += n
-					}
-					if removed == 0 && !c.Bool("force") {
-						if err := checkTransient("rm", k); err != nil {
-							return err
-						}
-						return fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", showName(k))
-					}
-				}
-				return nil
+			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
+				return rmErr(memfs.Remove(ctx, o.c, c.Args().Slice(), c.Bool("recursive"), rmMissing(c.Bool("force"))))
 			})
 		},
 	}
@@ -351,8 +279,8 @@ func importCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
-			err = withSession(c, writeStore, func(ctx context.Context, o *opened) error {
-				o.Import(ctx, plan, t, &bar{w: c.App.ErrWriter, what: "import"})
+			err = withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
+				o.Import(ctx, plan, t, bar(c.App.ErrWriter, "import"))
 				fmt.Fprintf(c.App.Writer, "imported %s from %s into %s\n", t.Summary(), src, o.spec)
 				return nil
 			})
@@ -386,7 +314,7 @@ func exportCommand() *cli.Command {
 			if loc.mnt == "" {
 				// Checked before DST is made: a typo in --store
 				// creates nothing.
-				if err := mustExist(loc.spec); err != nil {
+				if err := loc.spec.MustExist(); err != nil {
 					return err
 				}
 			} else if paths.Within(paths.Resolved(dst), paths.Resolved(loc.mnt)) {
@@ -396,24 +324,20 @@ func exportCommand() *cli.Command {
 				return err
 			}
 			t := memfs.NewTally(c.App.ErrWriter)
-			opts := memfs.ExportOptions{AsRoot: os.Geteuid() == 0, Progress: &bar{w: c.App.ErrWriter, what: "export"}}
+			opts := memfs.ExportOptions{AsRoot: os.Geteuid() == 0, Progress: bar(c.App.ErrWriter, "export")}
+			via := ""
 			if loc.mnt != "" {
-				if err := loc.client.Export(c.Context, dst, c.String("prefix"), t, opts); err != nil {
-					return err
-				}
-				fmt.Fprintf(c.App.Writer, "exported %s from %s (through the mount at %s) to %s\n", t.Summary(), loc.spec, loc.mnt, dst)
-				return t.Err("export")
+				via = " (through the mount at " + loc.mnt + ")"
+				err = loc.client.Export(c.Context, dst, c.String("prefix"), t, opts)
+			} else {
+				err = withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
+					return o.Export(ctx, dst, c.String("prefix"), t, opts)
+				})
 			}
-			err = withSession(c, readStore, func(ctx context.Context, o *opened) error {
-				if err := o.Export(ctx, dst, c.String("prefix"), t, opts); err != nil {
-					return err
-				}
-				fmt.Fprintf(c.App.Writer, "exported %s from %s to %s\n", t.Summary(), o.spec, dst)
-				return nil
-			})
 			if err != nil {
 				return err
 			}
+			fmt.Fprintf(c.App.Writer, "exported %s from %s%s to %s\n", t.Summary(), loc.spec, via, dst)
 			return t.Err("export")
 		},
 	}

@@ -113,7 +113,7 @@ func TestEveryNumericFlagHasARule(t *testing.T) {
 			rules := flagRules(cmd.Name)
 			for _, f := range cmd.Flags {
 				name := f.Names()[0]
-				i := slices.IndexFunc(rules, func(r flagRule) bool { return r.name == name })
+				i := slices.IndexFunc(rules, func(r flagRule) bool { return r.Name == name })
 				switch f.(type) {
 				case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag, *cli.Float64Flag, *cli.DurationFlag,
 					*cli.IntSliceFlag, *cli.Int64SliceFlag, *cli.UintSliceFlag, *cli.Uint64SliceFlag, *cli.Float64SliceFlag:
@@ -144,13 +144,13 @@ func TestEveryNumericFlagHasARule(t *testing.T) {
 					continue
 				}
 				// A zero default is "unset" (no bound, no filter): never checked.
-				if err := rules[i].check(cmd.Name, def); err != nil && !reflect.ValueOf(def).IsZero() {
+				if err := rules[i].Check(cmd.Name, def); err != nil && !reflect.ValueOf(def).IsZero() {
 					t.Errorf("the default of memfs %s --%s breaks its rule: %v", cmd.Name, name, err)
 				}
 			}
 			for _, r := range rules {
-				if !slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return f.Names()[0] == r.name }) {
-					t.Errorf("flagRules(%q) has a rule for --%s, which the command does not have", cmd.Name, r.name)
+				if !slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return f.Names()[0] == r.Name }) {
+					t.Errorf("flagRules(%q) has a rule for --%s, which the command does not have", cmd.Name, r.Name)
 				}
 			}
 			walk(cmd.Subcommands)

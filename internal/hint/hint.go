@@ -170,3 +170,21 @@ func target(file string) (string, error) {
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// Mountpoint is the mountpoint a section names: given, made absolute;
+// else the one of mounts (the caller's memfs mounts); else Placeholder,
+// and found is false. Several mounts and none given is an error.
+func Mountpoint(given string, mounts []string) (mnt string, found bool, err error) {
+	switch {
+	case given != "":
+		if abs, err := filepath.Abs(given); err == nil {
+			given = abs
+		}
+		return given, true, nil
+	case len(mounts) == 1:
+		return mounts[0], true, nil
+	case len(mounts) > 1:
+		return "", false, fmt.Errorf("several memfs mounts (%s); choose one with --mount DIR", strings.Join(mounts, ", "))
+	}
+	return Placeholder, false, nil
+}

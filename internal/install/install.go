@@ -272,3 +272,29 @@ func link(link, target string) (string, error) {
 	}
 	return old, nil
 }
+
+// Locate fills in where Install writes: Prefix made absolute; HelperDir,
+// when empty, /sbin (where mount(8) looks), or PREFIX/sbin for a prefix
+// the user chose (prefixGiven); Self, this running binary, its symlinks
+// resolved.
+func (o *Options) Locate(prefixGiven bool) error {
+	prefix, err := filepath.Abs(o.Prefix)
+	if err != nil {
+		return err
+	}
+	o.Prefix = prefix
+	switch {
+	case o.HelperDir != "":
+	case prefixGiven:
+		o.HelperDir = filepath.Join(prefix, "sbin")
+	default:
+		o.HelperDir = "/sbin"
+	}
+	if o.Self, err = os.Executable(); err != nil {
+		return fmt.Errorf("install: cannot find the memfs binary: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(o.Self); err == nil {
+		o.Self = r
+	}
+	return nil
+}

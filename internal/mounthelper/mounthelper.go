@@ -344,3 +344,21 @@ func ProcessGone(pid int, limit time.Duration) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// UnmountAndWait is umount(8)'s helper: it unmounts mnt (Unmount), then,
+// unless lazy, waits up to limit for the memfs process that served it to
+// make its last flush and exit. It returns that process's pid (0 for a
+// dead mount: nothing to wait for).
+func UnmountAndWait(mnt string, lazy, force bool, limit time.Duration) (int, error) {
+	pid := ServedBy(mnt)
+	if err := Unmount(mnt, lazy, force); err != nil {
+		return 0, err
+	}
+	if pid <= 0 || lazy {
+		return pid, nil
+	}
+	if !ProcessGone(pid, limit) {
+		return pid, fmt.Errorf("%s is unmounted, but memfs (process %d) has not finished its last flush after %v; see its log", mnt, pid, limit)
+	}
+	return pid, nil
+}

@@ -15,12 +15,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
+	"golang.org/x/sys/unix"
 )
 
 // Options says how progress is shown.
@@ -32,11 +32,15 @@ type Options struct {
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // Counter reports long work, count by count: a bar on a terminal
-// (schollz/progressbar: throttled, with rate and time left), and elsewhere
+// (redrawn in place at most every redraw, with rate and time left), and elsewhere
 // a plain line every Options.Every, so that a log shows the work moving
 // without drowning in it. Work done in less than Every prints no line.
 type Counter struct {
@@ -48,25 +52,19 @@ type Counter struct {
 	mu    sync.Mutex // guards the fields below
 	n     int
 	start time.Time
-	last  time.Time                // the last plain line
-	lines int                      // plain lines printed
-	bar   *progressbar.ProgressBar // on a terminal
+	last  time.Time // the last plain line, or drawing of the bar
+	lines int       // plain lines printed
+	bar   bool      // on a terminal
 }
+
+// redraw is how often a terminal's bar or spinner is drawn again.
+const redraw = 100 * time.Millisecond
 
 // New starts counting total units of what on w.
 func New(w io.Writer, what string, total int, o Options) *Counter {
 	now := time.Now()
 	p := &Counter{w: w, what: what, total: total, every: o.Every, start: now, last: now}
-	if o.Terminal && total > 0 {
-		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription(what),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
-	}
+	p.bar = o.Terminal && total > 0
 	return p
 }
 
@@ -75,11 +73,15 @@ func (p *Counter) Add(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n += n
-	if p.bar != nil {
-		p.bar.Add(n) // a failed write to the terminal is no failure of the work
+	now := time.Now()
+	if p.bar {
+		if now.Sub(p.last) >= redraw || p.n >= p.total {
+			p.last = now
+			p.draw(now)
+		}
 		return
 	}
-	if now := time.Now(); now.Sub(p.last) >= p.every {
+	if now.Sub(p.last) >= p.every {
 		p.last = now
 		p.lines++
 		fmt.Fprintf(p.w, "%s: %s of %s (%d%%), %s\n", p.what, humanize.Comma(int64(p.n)), humanize.Comma(int64(p.total)),
@@ -92,14 +94,30 @@ func (p *Counter) Add(n int) {
 func (p *Counter) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.Finish()
+	if p.bar {
+		p.draw(time.Now())
+		fmt.Fprintln(p.w)
 		return
 	}
 	if p.lines > 0 {
 		fmt.Fprintf(p.w, "%s: %s of %s done in %s\n", p.what, humanize.Comma(int64(p.n)), humanize.Comma(int64(p.total)),
 			time.Since(p.start).Round(100*time.Millisecond))
 	}
+}
+
+// draw draws the bar in place: what, the bar, the count, the rate and the
+// time left. A failed write to the terminal is no failure of the work.
+func (p *Counter) draw(now time.Time) {
+	const width = 30
+	done := min(width, width*p.n/max(p.total, 1))
+	took := now.Sub(p.start)
+	left := "?"
+	if p.n > 0 {
+		left = (time.Duration(float64(took) * float64(p.total-p.n) / float64(p.n))).Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "\r%s %3d%% [%s%s] %s/%s (%.0f/s, %s left)\x1b[K", p.what, percent(p.n, p.total),
+		strings.Repeat("=", done), strings.Repeat(" ", width-done), humanize.Comma(int64(p.n)), humanize.Comma(int64(p.total)),
+		float64(p.n)/max(took.Seconds(), 1e-3), left)
 }
 
 func percent(n, total int) int {
@@ -130,18 +148,15 @@ func Flush(log *slog.Logger, w io.Writer, why string, entries int, o Options) fu
 func Follow(log *slog.Logger, w io.Writer, why string, n int, o Options) func() {
 	log.Info("flush: saving the unflushed changes", "why", why, "entries", n)
 	start := time.Now()
-	var bar *progressbar.ProgressBar
 	every := o.Every
+	spin := func() {}
 	if o.Terminal {
-		bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription(fmt.Sprintf("flush: %s entries", humanize.Comma(int64(n)))),
-			progressbar.OptionSpinnerType(14), progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionClearOnFinish(),
-			// No ticking goroutine of the library's own (it reads the
-			// bar's state without its lock: a data race): the spinner
-			// turns on this function's ticks.
-			progressbar.OptionSetSpinnerChangeInterval(0))
-		every = 100 * time.Millisecond
+		frames, turn := `|/-\`, 0
+		spin = func() {
+			fmt.Fprintf(w, "\r%c flush: %s entries (%s)\x1b[K", frames[turn%len(frames)], humanize.Comma(int64(n)), time.Since(start).Round(time.Second))
+			turn++
+		}
+		every = redraw
 	}
 	stop := make(chan struct{})
 	ended := make(chan struct{})
@@ -154,8 +169,8 @@ func Follow(log *slog.Logger, w io.Writer, why string, n int, o Options) func() 
 			case <-stop:
 				return
 			case <-t.C:
-				if bar != nil {
-					bar.Add(1) // the spinner turns; nothing is counted
+				if o.Terminal {
+					spin()
 				} else {
 					log.Info("flush: still saving", "why", why, "entries", n, "for", time.Since(start).Round(time.Second))
 				}
@@ -165,9 +180,22 @@ func Follow(log *slog.Logger, w io.Writer, why string, n int, o Options) func() 
 	return func() {
 		close(stop)
 		<-ended
-		if bar != nil {
-			bar.Finish()
+		if o.Terminal {
+			fmt.Fprint(w, "\r\x1b[K") // the spinner goes
 		}
 		log.Info("flush done", "why", why, "entries", n, "took", time.Since(start).Round(time.Millisecond))
 	}
 }
+
+// Bar counts work whose size its Start is told (the engine's and the
+// search index's Progress): a Counter of What on W, started then.
+type Bar struct {
+	W       io.Writer
+	What    string
+	Options Options
+	c       *Counter
+}
+
+func (b *Bar) Start(total int) { b.c = New(b.W, b.What, total, b.Options) }
+func (b *Bar) Add(n int)       { b.c.Add(n) }
+func (b *Bar) Done()           { b.c.Done() }

@@ -1,0 +1,82 @@
+package memfs
+
+import (
+	"os"
+
+	"github.com/memfs/memfs/embed"
+	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/session"
+)
+
+// Access is what a program that works on a store without a mount (a
+// memfs command) does to it (see CommandOptions).
+type Access int
+
+const (
+	// ReadStore: the program only reads (ls, cat, log, search, context,
+	// export). Open it over a store opened read-only, and nothing in its
+	// directory changes: no lock PID, marker or journal is written, no
+	// damaged value log or journal bytes are cut or moved aside, and the
+	// search index is kept in memory. What a crashed mount left in the
+	// journal is shown from memory (a read-only replay) and left there
+	// for the next mount or program that writes.
+	ReadStore Access = iota
+	// RebuildIndex: the program rebuilds the search index (reindex) and
+	// rewrites, redacted, the values another program left a secret in:
+	// it writes as WriteStore does, but makes no store.
+	RebuildIndex
+	// WriteStore: the program writes values (put, rm, import, summary
+	// add): the journal is replayed and saved, and the session flushed
+	// before it closes.
+	WriteStore
+)
+
+// CommandOptions describe a program that works on a store without a
+// mount, as the memfs commands do.
+type CommandOptions struct {
+	Access Access
+	// Agent labels the writer of the changes (a writing Access).
+	Agent string
+	// Redactor redacts what is written; nil is NoRedact's choice (see
+	// Options). A ReadStore program takes neither.
+	Redactor *redact.Redactor
+	NoRedact bool
+	// Shared is a store many processes write (etcd): the program's writes
+	// keep another mount's too (session.KeepBoth); a local store keeps
+	// another program's version beside (session.KeepBeside).
+	Shared bool
+	// Bootstrap and Embedder are Options'.
+	Bootstrap []string
+	Embedder  embed.Embedder
+}
+
+// Options returns the engine's Options for the program: it sees every key
+// the store holds, whatever a mount keeps in memory only (no transient
+// pattern), writes (when it may) as this process (SelfWriter), and with
+// ReadStore writes no value at all.
+func (o CommandOptions) Options() Options {
+	write := o.Access != ReadStore
+	policy := session.KeepBeside
+	if o.Shared {
+		policy = session.KeepBoth
+	}
+	so := session.Options{
+		OnConflict: policy,
+		DirUID:     uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
+		Transient: []string{},
+		ReadOnly:  !write,
+	}
+	if write {
+		so.Agent, so.Self, so.Redactor = o.Agent, SelfWriter(o.Agent), o.Redactor
+	}
+	return Options{Session: so, NoRedact: write && o.NoRedact,
+		Bootstrap: o.Bootstrap, Embedder: o.Embedder}
+}
+
+// SelfWriter is this process as the writer of the changes it makes on its
+// own (a command, the journal replay of a mount): its uid and pid, "memfs"
+// and the agent id.
+func SelfWriter(agent string) *meta.WriterInfo {
+	return &meta.WriterInfo{UID: uint32(os.Getuid()), PID: uint32(os.Getpid()), Comm: "memfs", Agent: agent}
+}
