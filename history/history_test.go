@@ -26,32 +26,7 @@ import (
 // makes a missing etcd fail the test).
 func eachStore(t *testing.T, fn func(t *testing.T, s backend.SysStore)) {
 	t.Helper()
-	srv := etcdtest.Start(t)
-	n := 0
-	opens := []struct {
-		name string
-		open func(t *testing.T) backend.SysStore
-	}{
-		{"memstore", func(t *testing.T) backend.SysStore { return memstore.New() }},
-		{"badger", func(t *testing.T) backend.SysStore {
-			s, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}},
-		{"dir", func(t *testing.T) backend.SysStore {
-			s, err := dirstore.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}},
-		{"etcd", func(t *testing.T) backend.SysStore {
-			n++
-			return openEtcd(t, srv, fmt.Sprintf("hist%d", n))
-		}},
-	}
+	opens := storeKinds(etcdtest.Start(t))
 	for _, o := range opens {
 		t.Run(o.name, func(t *testing.T) {
 			s := o.open(t)
@@ -65,7 +40,39 @@ func eachStore(t *testing.T, fn func(t *testing.T, s backend.SysStore)) {
 	}
 }
 
-func openEtcd(t *testing.T, srv *etcdtest.Server, ns string) *etcdstore.Store {
+// storeKind opens a fresh store of one kind.
+type storeKind struct {
+	name string
+	open func(tb testing.TB) backend.SysStore
+}
+
+// storeKinds are memstore, badger, dir, and etcd namespaces of srv.
+func storeKinds(srv *etcdtest.Server) []storeKind {
+	n := 0
+	return []storeKind{
+		{"memstore", func(testing.TB) backend.SysStore { return memstore.New() }},
+		{"badger", func(tb testing.TB) backend.SysStore {
+			s, err := badgerstore.Open(tb.TempDir(), badgerstore.Options{})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		}},
+		{"dir", func(tb testing.TB) backend.SysStore {
+			s, err := dirstore.Open(tb.TempDir())
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		}},
+		{"etcd", func(tb testing.TB) backend.SysStore {
+			n++
+			return openEtcd(tb, srv, fmt.Sprintf("hist%d", n))
+		}},
+	}
+}
+
+func openEtcd(t testing.TB, srv *etcdtest.Server, ns string) *etcdstore.Store {
 	t.Helper()
 	s, err := etcdstore.Open(context.Background(), etcdstore.Config{Endpoints: []string{srv.Endpoint()}, Namespace: ns})
 	if err != nil {

@@ -192,25 +192,23 @@ func checkVersion(v *Version) error {
 	return nil
 }
 
-// keyVersions returns the versions stored under key, oldest first.
+// keyVersions returns the versions stored under key, oldest first: one
+// scan of its records (backend.ScanSys), not a listing and a load each.
 func (s *Store) keyVersions(ctx context.Context, key string) ([]Version, error) {
 	dir := versionDir(key)
-	ents, err := s.sys.ListSys(ctx, dir)
+	ents, err := backend.ScanSys(ctx, s.sys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("history: versions of %s: %w", key, err)
 	}
-	var names []string
+	out := make([]Version, 0, len(ents))
 	for _, e := range ents {
-		if rest, ok := strings.CutPrefix(e.Key, dir); ok && len(rest) == seqDigits {
-			names = append(names, e.Key)
+		if rest, ok := strings.CutPrefix(e.Key, dir); !ok || len(rest) != seqDigits {
+			continue
 		}
-	}
-	vs, err := s.loadVersions(ctx, names)
-	if err != nil {
-		return nil, err
-	}
-	out := vs[:0]
-	for _, v := range vs {
+		var v Version
+		if err := decodeVersion(e.Key, e.Value, &v); err != nil {
+			return nil, err
+		}
 		if v.Key == key { // another key with the same 128-bit hash: never seen, but never mixed in
 			out = append(out, v)
 		}
@@ -248,6 +246,12 @@ func (s *Store) loadVersion(ctx context.Context, name string, v *Version) error 
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
+	return decodeVersion(name, b, v)
+}
+
+// decodeVersion decodes the record name, b, into v and checks it names
+// itself.
+func decodeVersion(name string, b []byte, v *Version) error {
 	corrupt := func(why string) error {
 		return &fs.PathError{Op: "load", Path: name, Err: fmt.Errorf("%w: %s", backend.ErrCorrupt, why)}
 	}
@@ -303,7 +307,7 @@ func (s *Store) chain(ctx context.Context, key string, before uint64, listed map
 			}
 		}
 		v.Prev, v.PrevKey = prevSeq, prevKey
-		out = mergeSeq(out, []Version{v})
+		out = append(out, v) // after all of out: own is in seq order, old ones end before v
 		prevSeq, prevKey = v.Seq, v.Key
 	}
 	return out, nil
