@@ -364,10 +364,10 @@ func TestVersions(t *testing.T) {
 			t.Fatalf("Versions of a %d-byte key: %d, err %v", len(long), len(vs), err)
 		}
 		checkAt(t, h)
-		// The same from checkpoints: one inside the second append's
+		// The same from indexes: one inside the second append's
 		// group, one at a delete, one at the end.
 		for _, seq := range []uint64{4, 5, 8} {
-			if _, err := h.Checkpoint(ctx, seq); err != nil {
+			if _, err := h.Index(ctx, seq); err != nil {
 				t.Fatal(err)
 			}
 			checkAt(t, h)
@@ -401,10 +401,10 @@ func checkAt(t *testing.T, h *history.Store) {
 	}
 }
 
-// A checkpoint of a 2,000-key namespace after 5 of its keys changed adds
+// An index of a 2,000-key namespace after 5 of its keys changed adds
 // the chunks around those keys, not the namespace again; At from it is
 // the namespace.
-func TestCheckpointDedup(t *testing.T) {
+func TestIndexDedup(t *testing.T) {
 	s := memstore.New()
 	h := history.New(s)
 	ctx := t.Context()
@@ -419,7 +419,7 @@ func TestCheckpointDedup(t *testing.T) {
 	if err := h.Write(ctx, recs); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Checkpoint(ctx, 2000); err != nil {
+	if _, err := h.Index(ctx, 2000); err != nil {
 		t.Fatal(err)
 	}
 	var more []history.Version
@@ -434,7 +434,7 @@ func TestCheckpointDedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	versions, _ := historyBytes(t, s)
-	a, err := h.Checkpoint(ctx, 2005)
+	a, err := h.Index(ctx, 2005)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,11 +444,11 @@ func TestCheckpointDedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	added := after - versions
-	t.Logf("checkpoint of %d keys: %d B; the next one, 5 keys later, added %d B", 2000, len(tree), added)
+	t.Logf("index of %d keys: %d B; the next one, 5 keys later, added %d B", 2000, len(tree), added)
 	if added > int64(len(tree))/5 {
-		t.Fatalf("a checkpoint 5 changes later added %d bytes, over a fifth of the %d-byte namespace", added, len(tree))
+		t.Fatalf("an index 5 changes later added %d bytes, over a fifth of the %d-byte namespace", added, len(tree))
 	}
-	// At starts from the checkpoint: the first append's group is not read.
+	// At starts from the index: the first append's group is not read.
 	if err := s.DeleteSys(ctx, "history/s/00000000000000000001"); err != nil {
 		t.Fatal(err)
 	}

@@ -329,10 +329,10 @@ type groupLine struct {
 
 // At returns the namespace as of seq: the version of every key that
 // existed when the event log's head was seq, sorted by key. It starts from
-// the latest checkpoint at or before seq (none: the empty namespace) and
+// the latest index at or before seq (none: the empty namespace) and
 // folds the groups after it.
 func (s *Store) At(ctx context.Context, seq uint64) ([]Version, error) {
-	ns, from, err := s.checkpoint(ctx, seq)
+	ns, from, err := s.index(ctx, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -434,16 +434,18 @@ func parseGroup(b []byte) ([]groupLine, error) {
 	return out, nil
 }
 
-const checkpointPrefix = root + "t/"
+// indexPrefix names the namespace indexes. (Not "checkpoint": that is
+// the user's name for a snapshot named RUN/STEP, issue 29.)
+const indexPrefix = root + "i/"
 
-// Checkpoint stores the namespace as of seq (At) as a value, one JSON
+// Index stores the namespace as of seq (At) as a value, one JSON
 // line per live key's Version, sorted by key, and names it by
-// history/t/<seq>; At of seq or later then starts from it. A checkpoint
+// history/i/<seq>; At of seq or later then starts from it. An index
 // is derived data (At gives the same without it), so a crash before or
-// during one costs nothing but its time. Chunked like any large value, a
-// checkpoint after a few changes adds the chunks around them, not the
-// whole namespace. It returns the checkpoint's value address.
-func (s *Store) Checkpoint(ctx context.Context, seq uint64) (Addr, error) {
+// during one costs nothing but its time. Chunked like any large value, an
+// index after a few changes adds the chunks around them, not the
+// whole namespace. It returns the index's value address.
+func (s *Store) Index(ctx context.Context, seq uint64) (Addr, error) {
 	vs, err := s.At(ctx, seq)
 	if err != nil {
 		return Addr{}, err
@@ -452,27 +454,27 @@ func (s *Store) Checkpoint(ctx context.Context, seq uint64) (Addr, error) {
 	enc := json.NewEncoder(&b)
 	for i := range vs {
 		if err := enc.Encode(&vs[i]); err != nil {
-			return Addr{}, fmt.Errorf("history: checkpoint %d: %w", seq, err)
+			return Addr{}, fmt.Errorf("history: index %d: %w", seq, err)
 		}
 	}
 	a, _, err := s.Put(ctx, b.Bytes())
 	if err != nil {
 		return a, err
 	}
-	return a, s.Write(ctx, []Record{{Name: checkpointPrefix + seqName(seq), Data: []byte(a.String())}})
+	return a, s.Write(ctx, []Record{{Name: indexPrefix + seqName(seq), Data: []byte(a.String())}})
 }
 
-// checkpoint returns the namespace of the latest checkpoint at or before
+// index returns the namespace of the latest index at or before
 // seq, by key hash, and its seq; none gives an empty one at 0.
-func (s *Store) checkpoint(ctx context.Context, seq uint64) (map[string]Version, uint64, error) {
-	ents, err := s.sys.ListSys(ctx, checkpointPrefix)
+func (s *Store) index(ctx context.Context, seq uint64) (map[string]Version, uint64, error) {
+	ents, err := s.sys.ListSys(ctx, indexPrefix)
 	if err != nil {
-		return nil, 0, fmt.Errorf("history: checkpoints: %w", err)
+		return nil, 0, fmt.Errorf("history: indexes: %w", err)
 	}
 	var at uint64
 	var name string
 	for _, e := range ents {
-		t, err := strconv.ParseUint(strings.TrimPrefix(e.Key, checkpointPrefix), 10, 64)
+		t, err := strconv.ParseUint(strings.TrimPrefix(e.Key, indexPrefix), 10, 64)
 		if err == nil && t <= seq && t >= at {
 			at, name = t, e.Key
 		}
