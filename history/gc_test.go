@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,10 +168,11 @@ func checkAllReadBack(t *testing.T, h *history.Store, ctx context.Context) {
 func TestCollectGuard(t *testing.T) {
 	mem := memstore.New()
 	var once sync.Once
+	var armed atomic.Bool // the collections' deletes only
 	var f *gcFixture
 	reused := []byte("a value an old, thinned version held, written again")
 	st := errorstore.Wrap(mem, func(op errorstore.Op, keys []string) error {
-		if (op == errorstore.OpSwapSys || op == errorstore.OpDeleteSys) && slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, "history/o/") }) {
+		if armed.Load() && (op == errorstore.OpSwapSys || op == errorstore.OpDeleteSys) && slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, "history/o/") }) {
 			once.Do(func() {
 				// The flush, between the mark and this delete: its
 				// version and its event log head, in one step.
@@ -187,16 +189,19 @@ func TestCollectGuard(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now()
 	f.write("memory/a.md", reused, now.Add(-100*24*time.Hour))
-	f.write("memory/a.md", []byte("a later one"), now.Add(-99*24*time.Hour))
+	f.write("memory/a.md", []byte("a later one"), now.Add(-100*24*time.Hour+time.Minute))
 	if err := mem.SaveSys(ctx, "events.head", []byte("1")); err != nil {
 		t.Fatal(err)
 	}
+	armed.Store(true)
 	o := history.CollectOptions{Retention: history.RetentionOptions{Default: history.Retention{Last: 1}}, Guard: "events.head"}
 	for _, at := range []time.Time{now, now.Add(2 * time.Hour)} {
 		o.Now = func() time.Time { return at }
-		if _, err := history.New(st).Collect(ctx, o); err != nil {
+		c, err := history.New(st).Collect(ctx, o)
+		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("Collect at %v: %+v", at, c)
 	}
 	if got, err := f.h.Get(ctx, history.AddrOf(reused)); err != nil || !bytes.Equal(got, reused) {
 		t.Errorf("the value a version written during the sweep names: %v; want it kept", err)
