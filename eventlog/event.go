@@ -104,6 +104,10 @@ const (
 	nameLayout    = "20060102T150405.000000000Z"
 )
 
+// HeadRecord is the name of the log's head record: every append changes
+// it (history's collection guards its deletes on it).
+const HeadRecord = headName
+
 func validOp(op string) bool {
 	switch op {
 	case OpWrite, OpDelete, OpRename, OpAttr, OpConflict:
