@@ -2,7 +2,9 @@ package memfs
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -129,4 +131,51 @@ func (c *collector) close() {
 	}
 	c.stop()
 	<-c.done
+}
+
+// Collected is what Collect did: the store's collection (Store: nil for a
+// store without one) and history's.
+type Collected struct {
+	Store   *backend.Collected
+	History history.Collected
+}
+
+// Collect collects st now, as the collecting mount does: the store
+// (backend.Collector), then history with retention keep, its deletes
+// guarded on the event log's head (mounts of a shared store may write
+// meanwhile). Run it on a store no mount serves, or a shared one.
+func Collect(ctx context.Context, st backend.SysStore, keep history.RetentionOptions) (Collected, error) {
+	var out Collected
+	if c, ok := st.(backend.Collector); ok {
+		got, err := c.Collect(ctx)
+		if err != nil {
+			return out, err
+		}
+		out.Store = &got
+	}
+	var err error
+	out.History, err = history.New(st).Collect(ctx, history.CollectOptions{Retention: keep, Guard: eventlog.HeadRecord})
+	return out, err
+}
+
+// String says what the collection did, a line for the store's, one for
+// history's.
+func (c Collected) String() string {
+	var b strings.Builder
+	switch s := c.Store; {
+	case s == nil:
+	case !s.Swept:
+		fmt.Fprintf(&b, "store: marked: nothing removed yet; a memfs gc %v or more from now (or a mount of the store) removes what no key names then\n", s.Wait)
+	default:
+		fmt.Fprintf(&b, "store: removed %d chunks that no key named for %v or more\n", s.Removed, s.Wait)
+	}
+	h := c.History
+	fmt.Fprintf(&b, "history: %d versions, %d removed by retention (%d more kept for snapshots); %d objects referenced, %d not",
+		h.Versions, h.VersionsRemoved, h.Pinned, h.Referenced, h.Unreferenced)
+	if h.Swept {
+		fmt.Fprintf(&b, ", %d of them removed (unreferenced for %v or more)\n", h.Removed, history.DefaultGrace)
+	} else {
+		fmt.Fprintf(&b, ": marked, nothing removed yet; a memfs gc %v or more from now removes what no version names then\n", history.DefaultGrace)
+	}
+	return b.String()
 }
