@@ -262,35 +262,58 @@ func (s *Store) mark(ctx context.Context, kept map[Addr]bool) (map[string]bool, 
 	if err := s.markIndexes(ctx, kept); err != nil {
 		return nil, err
 	}
-	mans, err := backend.ScanSys(ctx, s.sys, manifestPrefix)
+	mans, err := s.manifests(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("history: collect: %w", err)
-	}
-	byName := make(map[string][]byte, len(mans))
-	for _, m := range mans {
-		byName[m.Key] = m.Value
+		return nil, err
 	}
 	marked := map[string]bool{}
 	for a := range kept {
 		if a.IsZero() {
 			continue
 		}
-		marked[objectName(a)] = true
-		mn := manifestName(a)
-		b, ok := byName[mn]
-		if !ok {
-			continue
-		}
-		marked[mn] = true
-		m, err := decodeManifest(b)
+		names, err := valueNames(mans, a)
 		if err != nil {
-			return nil, &fs.PathError{Op: "collect", Path: mn, Err: fmt.Errorf("%w: %v", backend.ErrCorrupt, err)}
+			return nil, err
 		}
-		for _, ch := range m.chunks {
-			marked[objectName(ch.addr)] = true
+		for _, n := range names {
+			marked[n] = true
 		}
 	}
 	return marked, nil
+}
+
+// manifests returns every manifest record, by name.
+func (s *Store) manifests(ctx context.Context) (map[string][]byte, error) {
+	ents, err := backend.ScanSys(ctx, s.sys, manifestPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	out := make(map[string][]byte, len(ents))
+	for _, m := range ents {
+		out[m.Key] = m.Value
+	}
+	return out, nil
+}
+
+// valueNames returns the names of the records that hold the value at a:
+// its object, or its manifest (in mans) and its chunks' objects. A
+// manifest that does not decode gives the names known and an error.
+func valueNames(mans map[string][]byte, a Addr) ([]string, error) {
+	names := []string{objectName(a)}
+	mn := manifestName(a)
+	b, ok := mans[mn]
+	if !ok {
+		return names, nil
+	}
+	names = append(names, mn)
+	m, err := decodeManifest(b)
+	if err != nil {
+		return names, &fs.PathError{Op: "collect", Path: mn, Err: fmt.Errorf("%w: %v", backend.ErrCorrupt, err)}
+	}
+	for _, ch := range m.chunks {
+		names = append(names, objectName(ch.addr))
+	}
+	return names, nil
 }
 
 // markIndexes adds to kept the value of every index and the values of the

@@ -60,6 +60,9 @@ type Version struct {
 	Writer meta.WriterInfo   `json:"writer"`
 	// Session is the mount session's id, as the event log has it.
 	Session string `json:"session,omitempty"`
+	// Redacted is set by Redact: the version's bytes were removed (Addr
+	// is zero), the rest of its record kept.
+	Redacted bool `json:"redacted,omitempty"`
 
 	// Prev and PrevKey name the version this one follows (the key's
 	// version before it, or for a rename the old key's last one); 0 for
