@@ -39,6 +39,9 @@ const (
 	// and the session's conflict policy resolved it (Conflict says how;
 	// Size and SHA256 are of the other writer's value).
 	OpConflict = "conflict"
+	// OpRedact: the bytes of Key's version at Redacted (a seq) were
+	// removed from history (a secret the rules missed); its record stays.
+	OpRedact = "redact"
 	// OpBreak records damage that Open found in the log's own records
 	// (see Break). Only the log writes it: Append refuses it from callers.
 	OpBreak = "break"
@@ -60,6 +63,8 @@ type Event struct {
 	// Conflict is, for OpConflict, how the conflict was resolved; nil for
 	// every other op.
 	Conflict *Conflict `json:"conflict,omitempty"`
+	// Redacted is, for OpRedact, the seq of the version redacted.
+	Redacted uint64 `json:"redacted,omitempty"`
 	Prev     string    `json:"prev"` // hex SHA-256 of the previous event's line; "" for seq 1
 }
 
@@ -110,7 +115,7 @@ const HeadRecord = headName
 
 func validOp(op string) bool {
 	switch op {
-	case OpWrite, OpDelete, OpRename, OpAttr, OpConflict:
+	case OpWrite, OpDelete, OpRename, OpAttr, OpConflict, OpRedact:
 		return true
 	}
 	return false
