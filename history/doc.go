@@ -51,6 +51,8 @@
 //	                          append to the event log, named by its first seq
 //	history/i/<seq>           an index: the hex address of a value holding
 //	                          the namespace as of seq (a Version per line, by key)
+//	history/gc/pending        the collection's mark: the objects and manifests
+//	                          no version named at its time (see Store.Collect)
 //	history/damaged/<name>.<h>  a damaged object or manifest as found, kept when
 //	                          a Put writes the right bytes over it
 //
@@ -96,6 +98,16 @@
 // version needs its event's seq, which the event log gives at its
 // append: its records belong in the same step as the append (on a
 // backend.SysSwapper, the one SwapSys of the events), or right after it.
+//
+// # Retention, collection, redaction, verification
+//
+// [Store.Collect] applies [Retention] (every version 30 days, the last 10
+// of a key, then one a day for a year, one a month beyond; per prefix by
+// [RetentionOptions]; snapshots pin each key's version at their seq) and
+// removes objects and manifests nothing references at two marks a grace
+// period apart; its doc says why nothing referenced is ever removed.
+// [Store.Redact] blanks one version's bytes and keeps its record;
+// [Store.Verify] reads every version's value back and reports damage.
 //
 // # Concurrency
 //
