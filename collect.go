@@ -2,30 +2,40 @@ package memfs
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/history"
 )
 
-// DefaultCollectInterval is how often the elected mount of a shared store
-// collects what no key names any more (MountOptions.CollectInterval zero).
+// DefaultCollectInterval is how often the collecting mount collects what
+// no key names any more (MountOptions.CollectInterval zero).
 const DefaultCollectInterval = 5 * time.Minute
 
-// collector is a mount's part in collecting a shared store
-// (backend.Collector): it campaigns, and while elected it collects every
-// interval, give or take a quarter, so that the mounts of one store do not
-// collect at once when the leader changes.
+// historyEvery is how many collection intervals apart the mount collects
+// history (history.Store.Collect: it reads every version record): an hour
+// at the default interval.
+const historyEvery = 12
+
+// collector is a mount's part in collecting its store. On a shared store
+// (backend.Collector) it campaigns, and while elected it collects the
+// store and its history every interval, give or take a quarter, so that
+// the mounts of one store do not collect at once when the leader changes;
+// on a store the mount holds alone, it collects history without an
+// election.
 type collector struct {
 	stop context.CancelFunc
 	done chan struct{} // closed when the goroutine has ended
 }
 
-// startCollector starts the collection of a store that has one, unless
-// every is negative; nil otherwise.
-func (f *FS) startCollector(every time.Duration) *collector {
-	c, ok := f.store.(backend.Collector)
-	if !ok || every < 0 {
+// startCollector starts the collection of the store, unless every is
+// negative (nil then). keep is history's retention.
+func (f *FS) startCollector(every time.Duration, keep history.RetentionOptions) *collector {
+	if every < 0 {
 		return nil
 	}
 	if every == 0 {
@@ -33,15 +43,23 @@ func (f *FS) startCollector(every time.Duration) *collector {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	col := &collector{stop: stop, done: make(chan struct{})}
+	hc := &historyCollector{f: f, every: every * historyEvery,
+		opts: history.CollectOptions{Retention: keep, Guard: eventlog.HeadRecord}}
 	go func() {
 		defer close(col.done)
-		f.collectLoop(ctx, c, every)
+		if c, ok := f.store.(backend.Collector); ok {
+			f.collectLoop(ctx, c, every, hc)
+			return
+		}
+		for wait(ctx, jitter(every)) {
+			hc.collect(ctx)
+		}
 	}()
 	return col
 }
 
 // collectLoop campaigns until ctx is done; while elected, it collects.
-func (f *FS) collectLoop(ctx context.Context, c backend.Collector, every time.Duration) {
+func (f *FS) collectLoop(ctx context.Context, c backend.Collector, every time.Duration, hc *historyCollector) {
 	for ctx.Err() == nil {
 		lead, resign, err := c.Lead(ctx)
 		if err != nil {
@@ -60,8 +78,31 @@ func (f *FS) collectLoop(ctx context.Context, c backend.Collector, every time.Du
 			case err == nil && got.Removed > 0:
 				f.log.Info("collected unnamed data from the store", "removed", got.Removed)
 			}
+			hc.collect(lead)
 		}
 		resign()
+	}
+}
+
+// historyCollector collects history at most once per every.
+type historyCollector struct {
+	f     *FS
+	every time.Duration
+	opts  history.CollectOptions
+	last  time.Time // of the last collection; only the collector's goroutine uses it
+}
+
+func (h *historyCollector) collect(ctx context.Context) {
+	if time.Since(h.last) < h.every {
+		return
+	}
+	h.last = time.Now()
+	got, err := history.New(h.f.store).Collect(ctx, h.opts)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		h.f.log.Warn("collection of history failed", "err", err)
+	case err == nil && (got.Removed > 0 || got.VersionsRemoved > 0):
+		h.f.log.Info("collected history", "versions_removed", got.VersionsRemoved, "removed", got.Removed)
 	}
 }
 
@@ -90,4 +131,51 @@ func (c *collector) close() {
 	}
 	c.stop()
 	<-c.done
+}
+
+// Collected is what Collect did: the store's collection (Store: nil for a
+// store without one) and history's.
+type Collected struct {
+	Store   *backend.Collected
+	History history.Collected
+}
+
+// Collect collects st now, as the collecting mount does: the store
+// (backend.Collector), then history with retention keep, its deletes
+// guarded on the event log's head (mounts of a shared store may write
+// meanwhile). Run it on a store no mount serves, or a shared one.
+func Collect(ctx context.Context, st backend.SysStore, keep history.RetentionOptions) (Collected, error) {
+	var out Collected
+	if c, ok := st.(backend.Collector); ok {
+		got, err := c.Collect(ctx)
+		if err != nil {
+			return out, err
+		}
+		out.Store = &got
+	}
+	var err error
+	out.History, err = history.New(st).Collect(ctx, history.CollectOptions{Retention: keep, Guard: eventlog.HeadRecord})
+	return out, err
+}
+
+// String says what the collection did, a line for the store's, one for
+// history's.
+func (c Collected) String() string {
+	var b strings.Builder
+	switch s := c.Store; {
+	case s == nil:
+	case !s.Swept:
+		fmt.Fprintf(&b, "store: marked: nothing removed yet; a memfs gc %v or more from now (or a mount of the store) removes what no key names then\n", s.Wait)
+	default:
+		fmt.Fprintf(&b, "store: removed %d chunks that no key named for %v or more\n", s.Removed, s.Wait)
+	}
+	h := c.History
+	fmt.Fprintf(&b, "history: %d versions, %d removed by retention (%d more kept for snapshots); %d objects referenced, %d not",
+		h.Versions, h.VersionsRemoved, h.Pinned, h.Referenced, h.Unreferenced)
+	if h.Swept {
+		fmt.Fprintf(&b, ", %d of them removed (unreferenced for %v or more)\n", h.Removed, history.DefaultGrace)
+	} else {
+		fmt.Fprintf(&b, ": marked, nothing removed yet; a memfs gc %v or more from now removes what no version names then\n", history.DefaultGrace)
+	}
+	return b.String()
 }

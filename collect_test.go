@@ -3,6 +3,7 @@ package memfs_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -15,7 +16,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/etcdstore"
+	"github.com/memfs/memfs/history"
 	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
 	"github.com/memfs/memfs/internal/syncbuf"
@@ -127,5 +131,60 @@ func TestMountsCollectTheStore(t *testing.T) {
 	got, err := st.Load(context.Background(), "big.bin")
 	if err != nil || !bytes.Equal(got[0].Value, cur) {
 		t.Fatalf("the current value after the collection: %v (equal: %v)", err, err == nil && bytes.Equal(got[0].Value, cur))
+	}
+}
+
+// A mount of a store it holds alone (badger) collects history by itself:
+// versions past their retention go (a line in the log says how many), the
+// key's latest stays and reads back.
+func TestMountCollectsHistory(t *testing.T) {
+	needFUSE(t)
+	dir := t.TempDir()
+	st, err := badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := history.New(st)
+	ctx := context.Background()
+	old := time.Now().Add(-100 * 24 * time.Hour)
+	for i := range 3 {
+		v := fmt.Appendf(nil, "version %d", i)
+		a, _, err := h.Put(ctx, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := h.PlanVersions([]history.Version{history.NewVersion(uint64(i+1), history.OpWrite,
+			&backend.Entry{Key: "memory/a.md", Value: v, Info: backend.Info{Mode: 0o644, CTime: old.Add(time.Duration(i) * time.Minute)}}, a)})
+		if err == nil {
+			err = h.Write(ctx, recs)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log syncbuf.Buffer
+	f, err := memfs.Open(ctx, st, memfs.Options{JournalPath: filepath.Join(t.TempDir(), "journal"),
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := serve(t, f, t.TempDir(), memfs.MountOptions{CollectInterval: 5 * time.Millisecond,
+		Retention: history.RetentionOptions{Default: history.Retention{Last: 1}}})
+	versions := func() []history.Version {
+		vs, err := h.Versions(ctx, "memory/a.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs
+	}
+	if !await.Cond(60*time.Second, 20*time.Millisecond, func() bool { return len(versions()) == 1 && strings.Contains(log.String(), "collected history") }) {
+		t.Fatalf("60 s on, %d versions; want 1, and a log line\n%s", len(versions()), log.String())
+	}
+	if got, err := h.Get(ctx, versions()[0].Addr); err != nil || string(got) != "version 2" {
+		t.Errorf("the latest version: %q, %v", got, err)
+	}
+	m.stop(t)
+	if err := f.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

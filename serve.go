@@ -15,6 +15,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/extwatch"
 	"github.com/memfs/memfs/fsnode"
+	"github.com/memfs/memfs/history"
 	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/status"
 )
@@ -53,8 +54,11 @@ type MountOptions struct {
 	// CollectInterval is how often the mount collects a shared store
 	// (backend.Collector) when the store's mounts elect it: zero means
 	// DefaultCollectInterval, a negative value never. A read-only mount
-	// never does.
+	// never does. A store the mount holds alone collects only history.
 	CollectInterval time.Duration
+	// Retention is what history keeps (history.Retention; the zero value
+	// keeps the defaults), applied by the collecting mount.
+	Retention history.RetentionOptions
 }
 
 // refreshEvents is how often a mount of a shared store reads what other
@@ -158,7 +162,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 	}
 	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv, peer: peer}
 	if !readOnly {
-		m.gc = f.startCollector(mo.CollectInterval)
+		m.gc = f.startCollector(mo.CollectInterval, mo.Retention)
 	}
 	f.mount = m
 	// A store other writers change (its Watcher feed): follow them.

@@ -10,7 +10,7 @@ import (
 // A Store has a small core (List, Load, Save, Delete, Close). What only some
 // stores can do is an optional capability, an interface of its own that a
 // caller finds by type assertion, as io/fs does for ReadDirFS: SysStore,
-// Walker, Batcher, Versioned and Watcher. A wrapper (errorstore) claims a
+// SysScanner, Walker, Batcher, Versioned and Watcher. A wrapper (errorstore) claims a
 // capability only when the store it wraps has it. The conformance suite
 // (storetest) checks every capability a store claims.
 
@@ -31,6 +31,20 @@ type SysStore interface {
 	ListSys(ctx context.Context, prefix string) ([]Entry, error)
 	// DeleteSys removes system records; missing names are ignored.
 	DeleteSys(ctx context.Context, names ...string) error
+}
+
+// SysScanner is a SysStore that reads the system records under a prefix
+// with their data in one pass: one iteration (badger), one range request
+// per page (etcd), one walk of the prefix's directory (dir), where
+// ListSys and a LoadSys per record cost a lookup or a round trip each.
+// Callers use ScanSys, which falls back to those on a store without it.
+type SysScanner interface {
+	SysStore
+	// ScanSys returns the system records whose name starts with prefix,
+	// sorted by name, each with its data in Value and Info.Size set. A
+	// record that LoadSys would report damaged fails the scan with that
+	// error (errors.Is(err, ErrCorrupt)).
+	ScanSys(ctx context.Context, prefix string) ([]Entry, error)
 }
 
 // Batcher is a Store that saves and deletes in one atomic batch: a reader

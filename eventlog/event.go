@@ -39,6 +39,9 @@ const (
 	// and the session's conflict policy resolved it (Conflict says how;
 	// Size and SHA256 are of the other writer's value).
 	OpConflict = "conflict"
+	// OpRedact: the bytes of Key's version at Redacted (a seq) were
+	// removed from history (a secret the rules missed); its record stays.
+	OpRedact = "redact"
 	// OpBreak records damage that Open found in the log's own records
 	// (see Break). Only the log writes it: Append refuses it from callers.
 	OpBreak = "break"
@@ -60,7 +63,9 @@ type Event struct {
 	// Conflict is, for OpConflict, how the conflict was resolved; nil for
 	// every other op.
 	Conflict *Conflict `json:"conflict,omitempty"`
-	Prev     string    `json:"prev"` // hex SHA-256 of the previous event's line; "" for seq 1
+	// Redacted is, for OpRedact, the seq of the version redacted.
+	Redacted uint64 `json:"redacted,omitempty"`
+	Prev     string `json:"prev"` // hex SHA-256 of the previous event's line; "" for seq 1
 }
 
 // Break is what an OpBreak event records: a record of the log that Open
@@ -104,9 +109,13 @@ const (
 	nameLayout    = "20060102T150405.000000000Z"
 )
 
+// HeadRecord is the name of the log's head record: every append changes
+// it (history's collection guards its deletes on it).
+const HeadRecord = headName
+
 func validOp(op string) bool {
 	switch op {
-	case OpWrite, OpDelete, OpRename, OpAttr, OpConflict:
+	case OpWrite, OpDelete, OpRename, OpAttr, OpConflict, OpRedact:
 		return true
 	}
 	return false

@@ -16,8 +16,8 @@ import (
 func ParseOps(ops []string) ([]string, error) {
 	var out []string
 	for _, op := range ops {
-		if !slices.Contains([]string{OpWrite, OpDelete, OpRename, OpAttr, OpBreak}, op) {
-			return nil, fmt.Errorf("%q: want write, delete, rename, attr or break", op)
+		if !slices.Contains([]string{OpWrite, OpDelete, OpRename, OpAttr, OpBreak, OpRedact}, op) {
+			return nil, fmt.Errorf("%q: want write, delete, rename, attr, break or redact", op)
 		}
 		out = append(out, op)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/internal/etcdtest"
 )
 
 // What history adds to the CPU of a flush of 10,000 notes of 4 KiB: a
@@ -43,5 +44,39 @@ func BenchmarkPlanValue1MiB(b *testing.B) {
 	b.SetBytes(int64(len(v)))
 	for b.Loop() {
 		h.PlanValue(v)
+	}
+}
+
+// Listing a key's 1,000 versions (Versions: its records under one prefix)
+// on each store, another key's 1,000 beside it.
+func BenchmarkVersions1000(b *testing.B) {
+	srv := etcdtest.Start(b)
+	for _, k := range storeKinds(srv) {
+		b.Run(k.name, func(b *testing.B) {
+			s := k.open(b)
+			b.Cleanup(func() { s.Close() })
+			h := history.New(s)
+			ctx := b.Context()
+			var seq uint64
+			for i := range 1000 {
+				for _, key := range []string{"memory/notes.md", "memory/other.md"} {
+					seq++
+					p := h.PlanValue(fmt.Appendf(nil, "version %d of %s", i, key))
+					recs, err := h.PlanVersions([]history.Version{history.NewVersion(seq, history.OpWrite, &backend.Entry{Key: key}, p.Addr)})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := h.Write(ctx, append(p.Records, recs...)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			for b.Loop() {
+				vs, err := h.Versions(ctx, "memory/notes.md")
+				if err != nil || len(vs) != 1000 {
+					b.Fatalf("Versions = %d, %v; want 1000", len(vs), err)
+				}
+			}
+		})
 	}
 }

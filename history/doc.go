@@ -49,8 +49,10 @@
 //	                          of the key in hex (32 digits), seq 20 digits
 //	history/s/<seq>           a group: "SEQ OP KH [OLDKH]" per version of one
 //	                          append to the event log, named by its first seq
-//	history/t/<seq>           a checkpoint: the hex address of a value holding
+//	history/i/<seq>           an index: the hex address of a value holding
 //	                          the namespace as of seq (a Version per line, by key)
+//	history/gc/pending        the collection's mark: the objects and manifests
+//	                          no version named at its time (see Store.Collect)
 //	history/damaged/<name>.<h>  a damaged object or manifest as found, kept when
 //	                          a Put writes the right bytes over it
 //
@@ -68,15 +70,15 @@
 //     one prefix listing in seq order ([Store.Versions]: a listing and a
 //     load per version, loads in parallel; the key is checked in each
 //     record, so a hash collision is never mixed in).
-//   - Groups and checkpoints: the namespace as of a seq ([Store.At]) is
-//     the latest checkpoint at or before it ([Store.Checkpoint]: the
+//   - Groups and indexes: the namespace as of a seq ([Store.At]) is
+//     the latest index at or before it ([Store.Index]: the
 //     namespace stored as a value, so chunked and deduplicated: one
 //     written 5 changes after another in a 2,000-key namespace adds 17 %
-//     of it, TestCheckpointDedup) with the group lines after it folded in
+//     of it, TestIndexDedup) with the group lines after it folded in
 //     (a group is ~50 bytes per version, one record per flush), and one
 //     version record loaded per key changed since. No key's other
 //     versions are read; a rename takes the old key out. Without a
-//     checkpoint At folds every group. Checkpoints are derived: At gives
+//     index At folds every group. Indexes are derived: At gives
 //     the same without them, so a crash in one loses nothing, and whoever
 //     writes them (every few thousand seqs, at a snapshot) needs no lock.
 //
@@ -96,6 +98,16 @@
 // version needs its event's seq, which the event log gives at its
 // append: its records belong in the same step as the append (on a
 // backend.SysSwapper, the one SwapSys of the events), or right after it.
+//
+// # Retention, collection, redaction, verification
+//
+// [Store.Collect] applies [Retention] (every version 30 days, the last 10
+// of a key, then one a day for a year, one a month beyond; per prefix by
+// [RetentionOptions]; snapshots pin each key's version at their seq) and
+// removes objects and manifests nothing references at two marks a grace
+// period apart; its doc says why nothing referenced is ever removed.
+// [Store.Redact] blanks one version's bytes and keeps its record;
+// [Store.Verify] reads every version's value back and reports damage.
 //
 // # Concurrency
 //

@@ -26,32 +26,7 @@ import (
 // makes a missing etcd fail the test).
 func eachStore(t *testing.T, fn func(t *testing.T, s backend.SysStore)) {
 	t.Helper()
-	srv := etcdtest.Start(t)
-	n := 0
-	opens := []struct {
-		name string
-		open func(t *testing.T) backend.SysStore
-	}{
-		{"memstore", func(t *testing.T) backend.SysStore { return memstore.New() }},
-		{"badger", func(t *testing.T) backend.SysStore {
-			s, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}},
-		{"dir", func(t *testing.T) backend.SysStore {
-			s, err := dirstore.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}},
-		{"etcd", func(t *testing.T) backend.SysStore {
-			n++
-			return openEtcd(t, srv, fmt.Sprintf("hist%d", n))
-		}},
-	}
+	opens := storeKinds(etcdtest.Start(t))
 	for _, o := range opens {
 		t.Run(o.name, func(t *testing.T) {
 			s := o.open(t)
@@ -65,7 +40,39 @@ func eachStore(t *testing.T, fn func(t *testing.T, s backend.SysStore)) {
 	}
 }
 
-func openEtcd(t *testing.T, srv *etcdtest.Server, ns string) *etcdstore.Store {
+// storeKind opens a fresh store of one kind.
+type storeKind struct {
+	name string
+	open func(tb testing.TB) backend.SysStore
+}
+
+// storeKinds are memstore, badger, dir, and etcd namespaces of srv.
+func storeKinds(srv *etcdtest.Server) []storeKind {
+	n := 0
+	return []storeKind{
+		{"memstore", func(testing.TB) backend.SysStore { return memstore.New() }},
+		{"badger", func(tb testing.TB) backend.SysStore {
+			s, err := badgerstore.Open(tb.TempDir(), badgerstore.Options{})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		}},
+		{"dir", func(tb testing.TB) backend.SysStore {
+			s, err := dirstore.Open(tb.TempDir())
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		}},
+		{"etcd", func(tb testing.TB) backend.SysStore {
+			n++
+			return openEtcd(tb, srv, fmt.Sprintf("hist%d", n))
+		}},
+	}
+}
+
+func openEtcd(t testing.TB, srv *etcdtest.Server, ns string) *etcdstore.Store {
 	t.Helper()
 	s, err := etcdstore.Open(context.Background(), etcdstore.Config{Endpoints: []string{srv.Endpoint()}, Namespace: ns})
 	if err != nil {
@@ -357,10 +364,10 @@ func TestVersions(t *testing.T) {
 			t.Fatalf("Versions of a %d-byte key: %d, err %v", len(long), len(vs), err)
 		}
 		checkAt(t, h)
-		// The same from checkpoints: one inside the second append's
+		// The same from indexes: one inside the second append's
 		// group, one at a delete, one at the end.
 		for _, seq := range []uint64{4, 5, 8} {
-			if _, err := h.Checkpoint(ctx, seq); err != nil {
+			if _, err := h.Index(ctx, seq); err != nil {
 				t.Fatal(err)
 			}
 			checkAt(t, h)
@@ -394,10 +401,10 @@ func checkAt(t *testing.T, h *history.Store) {
 	}
 }
 
-// A checkpoint of a 2,000-key namespace after 5 of its keys changed adds
+// An index of a 2,000-key namespace after 5 of its keys changed adds
 // the chunks around those keys, not the namespace again; At from it is
 // the namespace.
-func TestCheckpointDedup(t *testing.T) {
+func TestIndexDedup(t *testing.T) {
 	s := memstore.New()
 	h := history.New(s)
 	ctx := t.Context()
@@ -412,7 +419,7 @@ func TestCheckpointDedup(t *testing.T) {
 	if err := h.Write(ctx, recs); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Checkpoint(ctx, 2000); err != nil {
+	if _, err := h.Index(ctx, 2000); err != nil {
 		t.Fatal(err)
 	}
 	var more []history.Version
@@ -427,7 +434,7 @@ func TestCheckpointDedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	versions, _ := historyBytes(t, s)
-	a, err := h.Checkpoint(ctx, 2005)
+	a, err := h.Index(ctx, 2005)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,11 +444,11 @@ func TestCheckpointDedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	added := after - versions
-	t.Logf("checkpoint of %d keys: %d B; the next one, 5 keys later, added %d B", 2000, len(tree), added)
+	t.Logf("index of %d keys: %d B; the next one, 5 keys later, added %d B", 2000, len(tree), added)
 	if added > int64(len(tree))/5 {
-		t.Fatalf("a checkpoint 5 changes later added %d bytes, over a fifth of the %d-byte namespace", added, len(tree))
+		t.Fatalf("an index 5 changes later added %d bytes, over a fifth of the %d-byte namespace", added, len(tree))
 	}
-	// At starts from the checkpoint: the first append's group is not read.
+	// At starts from the index: the first append's group is not read.
 	if err := s.DeleteSys(ctx, "history/s/00000000000000000001"); err != nil {
 		t.Fatal(err)
 	}

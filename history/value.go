@@ -302,7 +302,7 @@ func (s *Store) Write(ctx context.Context, recs []Record) error {
 
 // One Write batch: within etcd's limits on one transaction (128
 // operations, 1.5 MiB: etcdstore.SwapSys refuses more), and a record of
-// up to 1 MiB (a checkpoint's manifest) alone.
+// up to 1 MiB (an index's manifest) alone.
 const (
 	writeBatch = 64
 	writeBytes = 1 << 20

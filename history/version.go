@@ -60,6 +60,9 @@ type Version struct {
 	Writer meta.WriterInfo   `json:"writer"`
 	// Session is the mount session's id, as the event log has it.
 	Session string `json:"session,omitempty"`
+	// Redacted is set by Redact: the version's bytes were removed (Addr
+	// is zero), the rest of its record kept.
+	Redacted bool `json:"redacted,omitempty"`
 
 	// Prev and PrevKey name the version this one follows (the key's
 	// version before it, or for a rename the old key's last one); 0 for
@@ -192,25 +195,23 @@ func checkVersion(v *Version) error {
 	return nil
 }
 
-// keyVersions returns the versions stored under key, oldest first.
+// keyVersions returns the versions stored under key, oldest first: one
+// scan of its records (backend.ScanSys), not a listing and a load each.
 func (s *Store) keyVersions(ctx context.Context, key string) ([]Version, error) {
 	dir := versionDir(key)
-	ents, err := s.sys.ListSys(ctx, dir)
+	ents, err := backend.ScanSys(ctx, s.sys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("history: versions of %s: %w", key, err)
 	}
-	var names []string
+	out := make([]Version, 0, len(ents))
 	for _, e := range ents {
-		if rest, ok := strings.CutPrefix(e.Key, dir); ok && len(rest) == seqDigits {
-			names = append(names, e.Key)
+		if rest, ok := strings.CutPrefix(e.Key, dir); !ok || len(rest) != seqDigits {
+			continue
 		}
-	}
-	vs, err := s.loadVersions(ctx, names)
-	if err != nil {
-		return nil, err
-	}
-	out := vs[:0]
-	for _, v := range vs {
+		var v Version
+		if err := decodeVersion(e.Key, e.Value, &v); err != nil {
+			return nil, err
+		}
 		if v.Key == key { // another key with the same 128-bit hash: never seen, but never mixed in
 			out = append(out, v)
 		}
@@ -248,6 +249,12 @@ func (s *Store) loadVersion(ctx context.Context, name string, v *Version) error 
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
+	return decodeVersion(name, b, v)
+}
+
+// decodeVersion decodes the record name, b, into v and checks it names
+// itself.
+func decodeVersion(name string, b []byte, v *Version) error {
 	corrupt := func(why string) error {
 		return &fs.PathError{Op: "load", Path: name, Err: fmt.Errorf("%w: %s", backend.ErrCorrupt, why)}
 	}
@@ -303,7 +310,7 @@ func (s *Store) chain(ctx context.Context, key string, before uint64, listed map
 			}
 		}
 		v.Prev, v.PrevKey = prevSeq, prevKey
-		out = mergeSeq(out, []Version{v})
+		out = append(out, v) // after all of out: own is in seq order, old ones end before v
 		prevSeq, prevKey = v.Seq, v.Key
 	}
 	return out, nil
@@ -325,10 +332,10 @@ type groupLine struct {
 
 // At returns the namespace as of seq: the version of every key that
 // existed when the event log's head was seq, sorted by key. It starts from
-// the latest checkpoint at or before seq (none: the empty namespace) and
+// the latest index at or before seq (none: the empty namespace) and
 // folds the groups after it.
 func (s *Store) At(ctx context.Context, seq uint64) ([]Version, error) {
-	ns, from, err := s.checkpoint(ctx, seq)
+	ns, from, err := s.index(ctx, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -430,16 +437,18 @@ func parseGroup(b []byte) ([]groupLine, error) {
 	return out, nil
 }
 
-const checkpointPrefix = root + "t/"
+// indexPrefix names the namespace indexes. (Not "checkpoint": that is
+// the user's name for a snapshot named RUN/STEP, issue 29.)
+const indexPrefix = root + "i/"
 
-// Checkpoint stores the namespace as of seq (At) as a value, one JSON
+// Index stores the namespace as of seq (At) as a value, one JSON
 // line per live key's Version, sorted by key, and names it by
-// history/t/<seq>; At of seq or later then starts from it. A checkpoint
+// history/i/<seq>; At of seq or later then starts from it. An index
 // is derived data (At gives the same without it), so a crash before or
-// during one costs nothing but its time. Chunked like any large value, a
-// checkpoint after a few changes adds the chunks around them, not the
-// whole namespace. It returns the checkpoint's value address.
-func (s *Store) Checkpoint(ctx context.Context, seq uint64) (Addr, error) {
+// during one costs nothing but its time. Chunked like any large value, an
+// index after a few changes adds the chunks around them, not the
+// whole namespace. It returns the index's value address.
+func (s *Store) Index(ctx context.Context, seq uint64) (Addr, error) {
 	vs, err := s.At(ctx, seq)
 	if err != nil {
 		return Addr{}, err
@@ -448,27 +457,27 @@ func (s *Store) Checkpoint(ctx context.Context, seq uint64) (Addr, error) {
 	enc := json.NewEncoder(&b)
 	for i := range vs {
 		if err := enc.Encode(&vs[i]); err != nil {
-			return Addr{}, fmt.Errorf("history: checkpoint %d: %w", seq, err)
+			return Addr{}, fmt.Errorf("history: index %d: %w", seq, err)
 		}
 	}
 	a, _, err := s.Put(ctx, b.Bytes())
 	if err != nil {
 		return a, err
 	}
-	return a, s.Write(ctx, []Record{{Name: checkpointPrefix + seqName(seq), Data: []byte(a.String())}})
+	return a, s.Write(ctx, []Record{{Name: indexPrefix + seqName(seq), Data: []byte(a.String())}})
 }
 
-// checkpoint returns the namespace of the latest checkpoint at or before
+// index returns the namespace of the latest index at or before
 // seq, by key hash, and its seq; none gives an empty one at 0.
-func (s *Store) checkpoint(ctx context.Context, seq uint64) (map[string]Version, uint64, error) {
-	ents, err := s.sys.ListSys(ctx, checkpointPrefix)
+func (s *Store) index(ctx context.Context, seq uint64) (map[string]Version, uint64, error) {
+	ents, err := s.sys.ListSys(ctx, indexPrefix)
 	if err != nil {
-		return nil, 0, fmt.Errorf("history: checkpoints: %w", err)
+		return nil, 0, fmt.Errorf("history: indexes: %w", err)
 	}
 	var at uint64
 	var name string
 	for _, e := range ents {
-		t, err := strconv.ParseUint(strings.TrimPrefix(e.Key, checkpointPrefix), 10, 64)
+		t, err := strconv.ParseUint(strings.TrimPrefix(e.Key, indexPrefix), 10, 64)
 		if err == nil && t <= seq && t >= at {
 			at, name = t, e.Key
 		}

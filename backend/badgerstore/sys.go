@@ -253,3 +253,36 @@ func (s *Store) SwapSys(ctx context.Context, guard string, old []byte, puts map[
 	}
 	return swapped, nil
 }
+
+var _ backend.SysScanner = (*Store)(nil)
+
+// ScanSys iterates the records' bytes under prefix in one read
+// transaction (backend.SysScanner).
+func (s *Store) ScanSys(ctx context.Context, prefix string) ([]backend.Entry, error) {
+	if err := s.use("scan"); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	out := []backend.Entry{}
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(sysValuePrefix + prefix), PrefetchValues: true, PrefetchSize: 64})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			name := strings.TrimPrefix(string(item.Key()), sysValuePrefix)
+			b, err := valueCopy(item)
+			if err != nil {
+				return &fs.PathError{Op: "scan", Path: name, Err: err}
+			}
+			if b == nil {
+				b = []byte{}
+			}
+			out = append(out, backend.Entry{Key: name, Info: backend.Info{Size: int64(len(b))}, Value: b})
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("badgerstore: scan system records: %w", err)
+	}
+	return out, nil
+}

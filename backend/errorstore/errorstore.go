@@ -8,7 +8,9 @@
 // The wrapper has the optional capabilities of the store it wraps, and only
 // those, as io/fs wrappers do: Wrap picks the type it returns from what the
 // wrapped store implements (backend.SysStore, backend.SysSwapper,
-// backend.Batcher, backend.Versioned, backend.Presence), so that a
+// backend.Batcher, backend.Versioned, backend.Presence; and
+// backend.SysScanner with SysStore, its ScanSys falling back to ListSys and
+// LoadSys on a store without one), so that a
 // caller's type assertion finds on the wrapper what it would find on the
 // store, and a conformance run checks exactly what the store claims. The
 // types, one per combination, are generated (gen.go, wrap_gen.go). Every capability method asks the inject
@@ -51,7 +53,8 @@ const (
 	// OpApply is Apply (backend.Batcher); keys holds the saved keys, then
 	// the deleted ones.
 	OpApply Op = "apply"
-	// System records (backend.SysStore); keys holds the record names.
+	// System records (backend.SysStore); keys holds the record names
+	// (for OpListSys, also ScanSys's: the prefix).
 	OpSaveSys   Op = "savesys"
 	OpLoadSys   Op = "loadsys"
 	OpListSys   Op = "listsys"
@@ -91,8 +94,8 @@ type wrapper struct {
 }
 
 var (
-	_ Store            = (*wrapper)(nil)
-	_ backend.SysStore = struct {
+	_ Store              = (*wrapper)(nil)
+	_ backend.SysScanner = struct {
 		*wrapper
 		sysOps
 	}{}
@@ -242,6 +245,15 @@ func (o sysOps) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 		return nil, err
 	}
 	return o.w.Store.(backend.SysStore).ListSys(ctx, prefix)
+}
+
+// ScanSys fails if the inject function says so (OpListSys), else scans
+// the records as backend.ScanSys does on the wrapped store.
+func (o sysOps) ScanSys(ctx context.Context, prefix string) ([]backend.Entry, error) {
+	if err := o.w.check(OpListSys, []string{prefix}); err != nil {
+		return nil, err
+	}
+	return backend.ScanSys(ctx, o.w.Store.(backend.SysStore), prefix)
 }
 
 // DeleteSys fails if the inject function says so, else deletes the records.

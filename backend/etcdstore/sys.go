@@ -74,9 +74,14 @@ func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
 	if len(resp.Kvs) == 0 {
 		return nil, backend.NotFound("loadsys", name)
 	}
-	raw := resp.Kvs[0].Value
+	return s.sysData(ctx, "loadsys", name, resp.Kvs[0].Value, resp.Header.Revision)
+}
+
+// sysData returns the data of the record name whose head is raw, reading
+// its chunks at rev.
+func (s *Store) sysData(ctx context.Context, op, name string, raw []byte, rev int64) ([]byte, error) {
 	corrupt := func(err error) error {
-		return &fs.PathError{Op: "loadsys", Path: name, Err: &backend.CorruptError{Raw: bytes.Clone(raw), Reason: err.Error()}}
+		return &fs.PathError{Op: op, Path: name, Err: &backend.CorruptError{Raw: bytes.Clone(raw), Reason: err.Error()}}
 	}
 	data, man, err := decodeSys(raw)
 	if err != nil {
@@ -85,13 +90,13 @@ func (s *Store) LoadSys(ctx context.Context, name string) ([]byte, error) {
 	if man == nil {
 		return bytes.Clone(data), nil
 	}
-	data, err = s.readChunks(ctx, man.Chunks, man.Size, resp.Header.Revision)
+	data, err = s.readChunks(ctx, man.Chunks, man.Size, rev)
 	var ce chunkError
 	if errors.As(err, &ce) {
 		return nil, corrupt(err)
 	}
 	if err != nil {
-		return nil, mapErr("loadsys "+name, err, ctx)
+		return nil, mapErr(op+" "+name, err, ctx)
 	}
 	return data, nil
 }
@@ -129,6 +134,34 @@ func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 		return nil, mapErr("listsys", err, ctx)
 	}
 	s.noteDamagedSys(prefix, bad)
+	return out, nil
+}
+
+var _ backend.SysScanner = (*Store)(nil)
+
+// ScanSys reads the head records under prefix a page of 128 per request,
+// all at one revision, and the chunks of the large ones at that revision
+// (backend.SysScanner).
+func (s *Store) ScanSys(ctx context.Context, prefix string) ([]backend.Entry, error) {
+	if err := s.begin(ctx, "scansys"); err != nil {
+		return nil, err
+	}
+	dir := s.prefix + "s/"
+	var out []backend.Entry
+	rev, err := s.rangeEach(ctx, dir+prefix, sysPage, false, func(kv *mvccpb.KeyValue) error {
+		out = append(out, backend.Entry{Key: string(kv.Key[len(dir):]), Value: kv.Value})
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr("scansys", err, ctx)
+	}
+	for i := range out {
+		e := &out[i]
+		if e.Value, err = s.sysData(ctx, "scansys", e.Key, e.Value, rev); err != nil {
+			return nil, err
+		}
+		e.Info.Size = int64(len(e.Value))
+	}
 	return out, nil
 }
 

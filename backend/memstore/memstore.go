@@ -98,11 +98,12 @@ import (
 )
 
 var (
-	_ backend.Store     = (*Store)(nil)
-	_ backend.SysStore  = (*Store)(nil)
-	_ backend.Walker    = (*Store)(nil)
-	_ backend.Versioned = (*Store)(nil)
-	_ backend.Batcher   = (*Store)(nil)
+	_ backend.Store      = (*Store)(nil)
+	_ backend.SysStore   = (*Store)(nil)
+	_ backend.SysScanner = (*Store)(nil)
+	_ backend.Walker     = (*Store)(nil)
+	_ backend.Versioned  = (*Store)(nil)
+	_ backend.Batcher    = (*Store)(nil)
 )
 
 // Store is an in-memory backend.Store. Make one with New.
@@ -567,6 +568,23 @@ func (s *Store) ListSys(ctx context.Context, prefix string) ([]backend.Entry, er
 	for name, d := range s.c.sys {
 		if strings.HasPrefix(name, prefix) {
 			out = append(out, backend.Entry{Key: name, Info: backend.Info{Size: int64(len(d))}})
+		}
+	}
+	slices.SortFunc(out, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// ScanSys returns copies of the system records whose name starts with
+// prefix, sorted (backend.SysScanner).
+func (s *Store) ScanSys(ctx context.Context, prefix string) ([]backend.Entry, error) {
+	if err := s.rlock(ctx, "scansys"); err != nil {
+		return nil, err
+	}
+	defer s.c.mu.RUnlock()
+	out := []backend.Entry{}
+	for name, d := range s.c.sys {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, backend.Entry{Key: name, Info: backend.Info{Size: int64(len(d))}, Value: append([]byte{}, d...)})
 		}
 	}
 	slices.SortFunc(out, func(a, b backend.Entry) int { return strings.Compare(a.Key, b.Key) })

@@ -12,7 +12,7 @@
 // round trips, List metadata, missing and invalid keys, reserved keys,
 // concurrency, reopening, exclusive use, and every node type (files,
 // directories, symlinks, fifos, sockets, devices) with its mode, times and
-// hard links. Each optional capability (backend.SysStore, backend.Walker,
+// hard links. Each optional capability (backend.SysStore, backend.SysScanner, backend.Walker,
 // backend.Versioned, backend.Batcher, backend.Watcher, backend.SysSwapper,
 // backend.Presence, and Batch.FailOnConflict of a store both Batcher and
 // Versioned) is checked on the stores that claim it, and revisions on the
@@ -126,6 +126,7 @@ func RunWith(t *testing.T, open Opener, opts Options) {
 		{"XAttrs", s.testXAttrs},
 		{"InvalidXAttrs", s.testInvalidXAttrs},
 		{"SysRecords", s.testSysRecords},
+		{"SysScan", s.testSysScan},
 		{"Versioned", s.testVersioned},
 		{"NodeTypes", s.testNodeTypes},
 		{"Devices", s.testDevices},

@@ -5,51 +5,40 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/history"
 )
 
 func gcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
-		Usage: "remove the data of a shared store that no key names any more (the chunks of overwritten large values)",
-		Description: "The mounts of a shared (etcd) store elect one of them, which does this by itself every few minutes;\n" +
-			"memfs gc does it now. A chunk is removed only when no key, conflict copy or system record names it and\n" +
-			"it was last written long enough ago that no save in progress can still name it: the first gc of a store\n" +
-			"only leaves a mark, and a later one removes what was unnamed since. Nothing is removed while a record is\n" +
-			"damaged. A local store (badger, dir) keeps nothing apart from its keys: there is nothing to collect.",
-		Flags: []cli.Flag{storeFlag()},
+		Usage: "apply history's retention and remove the data nothing names any more",
+		Description: "The collecting mount (on a shared store, the one its mounts elect) does this by itself; memfs gc does it now,\n" +
+			"on a store no mount serves or a shared one. Data is removed only when nothing names it at two collections\n" +
+			"a grace period apart (the first leaves a mark), never while a record is damaged. --keep: history's retention\n" +
+			"(default: every version 30 days, the last 10 per key, one per day for a year, one per month beyond):\n" +
+			"rules \"[PREFIX=]ALL[:LAST[:DAILY]]\" separated by ';', e.g. '60d;memory/=90d:20:730d'.",
+		Flags: []cli.Flag{storeFlag(), &cli.StringFlag{Name: "keep", Usage: "history's retention rules (see the description)"}},
 		Action: func(c *cli.Context) error {
+			keep, err := history.ParseRetention(c.String("keep"))
+			if err != nil {
+				return err
+			}
 			spec, err := parseStore(c.String("store"))
 			if err != nil {
 				return err
 			}
-			if spec.Local() {
-				if err := spec.MustExist(); err != nil {
-					return err
-				}
-				fmt.Fprintf(c.App.Writer, "nothing to collect: a %s store keeps nothing apart from its keys\n", spec.Scheme())
-				return nil
+			if err := spec.MustExist(); err != nil {
+				return err
 			}
 			st, err := openStoreAs(spec, false, logger(c, false))
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			col, ok := st.(backend.Collector)
-			if !ok {
-				fmt.Fprintf(c.App.Writer, "nothing to collect: the store %s keeps nothing apart from its keys\n", spec)
-				return nil
-			}
-			got, err := col.Collect(c.Context)
-			if err != nil {
-				return err
-			}
-			if !got.Swept {
-				fmt.Fprintf(c.App.Writer, "marked: nothing removed yet; a memfs gc %v or more from now (or a mount of the store) removes what no key names then\n", got.Wait)
-				return nil
-			}
-			fmt.Fprintf(c.App.Writer, "removed %d chunks that no key named for %v or more\n", got.Removed, got.Wait)
-			return nil
+			got, err := memfs.Collect(c.Context, st, keep)
+			fmt.Fprint(c.App.Writer, got)
+			return err
 		},
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/history"
 )
 
 func logCommand() *cli.Command {
@@ -91,10 +92,17 @@ func verifyLog(c *cli.Context, ctx context.Context, sys eventlog.Sys) error {
 	for _, w := range r.Warnings {
 		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
 	}
-	for _, d := range r.Damage {
+	var h history.Verified // and every version's bytes, where the store is at hand (not through a mount)
+	if st, ok := sys.(backend.SysStore); ok {
+		if h, err = history.New(st).Verify(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.App.Writer, h.Summary())
+	}
+	for _, d := range append(r.Damage, h.Damage...) {
 		fmt.Fprintf(c.App.ErrWriter, "damage: %s\n", d)
 	}
-	if !r.OK {
+	if !r.OK || len(h.Damage) > 0 {
 		return cli.Exit(r.Summary(), 1)
 	}
 	fmt.Fprintln(c.App.Writer, r.Summary())
