@@ -12,9 +12,9 @@
 // the store refuses values, writes them to a recovery directory rather than
 // lose them. A program that does not mount uses [FS.Session] directly.
 // [ScanImport] and [FS.Import] carry a directory tree into the session,
-// [FS.Export] (or [ExportEntries], for a tree read elsewhere) writes one
+// [FS.Export] (or [tree.ExportEntries], for a tree read elsewhere) writes one
 // out: every node type, hard links, modes, owners, times and user.*
-// attributes, counted on a [Tally], with a [Progress] to follow.
+// attributes, counted on a [tree.Tally], with a [tree.Progress] to follow.
 //
 // The memfs command is a thin layer over this package: flags become
 // [Options] and [MountOptions].

@@ -14,6 +14,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/names"
 	"github.com/memfs/memfs/session"
+	"github.com/memfs/memfs/tree"
 )
 
 // An ImportPlan is what ScanImport found under a directory: the names to
@@ -36,7 +37,7 @@ type importNode struct {
 // reserved for memfs's own files, or cannot be read; a transient editor
 // file is left out with a note. A dir store's own files (src is a dir
 // store's root) are left out silently. The error is src's own.
-func ScanImport(src, prefix string, t *Tally) (*ImportPlan, error) {
+func ScanImport(src, prefix string, t *tree.Tally) (*ImportPlan, error) {
 	_, err := os.Lstat(filepath.Join(src, backend.DirMarker))
 	dirStore := err == nil
 	p := &ImportPlan{}
@@ -64,7 +65,7 @@ func ScanImport(src, prefix string, t *Tally) (*ImportPlan, error) {
 
 // scanNode is the node of path under src, false when it is left out
 // (and reported on t).
-func scanNode(src, path, prefix string, dirStore bool, t *Tally) (importNode, bool) {
+func scanNode(src, path, prefix string, dirStore bool, t *tree.Tally) (importNode, bool) {
 	rel, _ := filepath.Rel(src, path)
 	rel = filepath.ToSlash(rel)
 	key := backend.Join(prefix, rel)
@@ -75,14 +76,14 @@ func scanNode(src, path, prefix string, dirStore bool, t *Tally) (importNode, bo
 		t.Fail("import: %s: the name %s is reserved for memfs's own files; skipped", names.Show(path), names.Show(key))
 		return importNode{}, false
 	case session.IsTransient(key, session.DefaultTransient):
-		t.note("import: %s: a transient editor file (see mount --transient); skipped", names.Show(path))
+		t.Note("import: %s: a transient editor file (see mount --transient); skipped", names.Show(path))
 		return importNode{}, false
 	}
 	if err := backend.ValidateKey(key); err != nil {
 		t.Fail("import: %s: %v; skipped", names.Show(path), err)
 		return importNode{}, false
 	}
-	info, st, err := NodeInfo(path)
+	info, st, err := tree.NodeInfo(path)
 	if err == nil {
 		err = backend.ValidateXAttrs(info.XAttrs)
 	}
@@ -103,9 +104,9 @@ func scanNode(src, path, prefix string, dirStore bool, t *Tally) (importNode, bo
 // their times. What it carries is counted on t, what it cannot reported
 // there; progress (nil: none) sees each name done. The values reach the
 // store at the next flush.
-func (f *FS) Import(ctx context.Context, plan *ImportPlan, t *Tally, progress Progress) {
+func (f *FS) Import(ctx context.Context, plan *ImportPlan, t *tree.Tally, progress tree.Progress) {
 	if progress == nil {
-		progress = noProgress{}
+		progress = tree.NoProgress{}
 	}
 	progress.Start(len(plan.nodes))
 	defer progress.Done()
@@ -135,7 +136,7 @@ func (f *FS) Import(ctx context.Context, plan *ImportPlan, t *Tally, progress Pr
 			t.Fail("import: %s: %v; skipped", names.Show(n.path), err)
 			continue
 		}
-		t.add(kind)
+		t.Add(kind)
 		progress.Add(1)
 	}
 	f.importDirs(dirs, t)
@@ -185,7 +186,7 @@ func (n *importNode) load(e *backend.Entry) error {
 // importDirs puts every directory once, parents first (a directory's mode
 // may let nothing in; the session does not check), then again children
 // first for the times.
-func (f *FS) importDirs(dirs []backend.Entry, t *Tally) {
+func (f *FS) importDirs(dirs []backend.Entry, t *tree.Tally) {
 	for pass := range 2 {
 		for i := range dirs {
 			e := dirs[i]
@@ -199,7 +200,7 @@ func (f *FS) importDirs(dirs []backend.Entry, t *Tally) {
 				continue
 			}
 			if pass == 0 {
-				t.add("directory")
+				t.Add("directory")
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/internal/testtree"
 	"github.com/memfs/memfs/session"
+	"github.com/memfs/memfs/tree"
 )
 
 // treeStores opens memfs over each real store kind in dir, as the import
@@ -68,7 +69,7 @@ func TestImportExportEveryNodeType(t *testing.T) {
 			dir := t.TempDir()
 
 			var report bytes.Buffer
-			tally := memfs.NewTally(&report)
+			tally := tree.NewTally(&report)
 			plan, err := memfs.ScanImport(src, "", tally)
 			must(t, err)
 			f := ts.open(t, dir)
@@ -94,9 +95,9 @@ func TestImportExportEveryNodeType(t *testing.T) {
 			must(t, os.Mkdir(dst, 0o755))
 			f = ts.open(t, dir)
 			t.Cleanup(func() { f.Close(t.Context()) })
-			tally = memfs.NewTally(&report)
+			tally = tree.NewTally(&report)
 			p = countProgress{}
-			must(t, f.Export(t.Context(), dst, "", tally, memfs.ExportOptions{AsRoot: os.Geteuid() == 0, Progress: &p}))
+			must(t, f.Export(t.Context(), dst, "", tally, tree.ExportOptions{AsRoot: os.Geteuid() == 0, Progress: &p}))
 			if got := tally.Summary(); got != wantSum || tally.Err("export") != nil {
 				t.Errorf("export summary %q, %v; want %q, no error\n%s", got, tally.Err("export"), wantSum, &report)
 			}
@@ -125,7 +126,7 @@ func TestImportReservedNames(t *testing.T) {
 	f := treeStores[1].open(t, t.TempDir())
 	t.Cleanup(func() { f.Close(t.Context()) })
 	var report bytes.Buffer
-	tally := memfs.NewTally(&report)
+	tally := tree.NewTally(&report)
 	plan, err := memfs.ScanImport(store, "", tally)
 	must(t, err)
 	f.Import(t.Context(), plan, tally, nil)
@@ -140,7 +141,7 @@ func TestImportReservedNames(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(src, ".memfs-notes"), []byte("x"), 0o644))
 	must(t, os.WriteFile(filepath.Join(src, "kept.md"), []byte("y"), 0o644))
 	report.Reset()
-	tally = memfs.NewTally(&report)
+	tally = tree.NewTally(&report)
 	plan, err = memfs.ScanImport(src, "", tally)
 	must(t, err)
 	f.Import(t.Context(), plan, tally, nil)

@@ -27,6 +27,7 @@ import (
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/search/live"
 	"github.com/memfs/memfs/session"
+	"github.com/memfs/memfs/tree"
 )
 
 // Options configure Open.
@@ -649,7 +650,7 @@ func (f *FS) writeRecovery(entries []backend.Entry) (string, error) {
 		}
 		// The attributes go with the value, so that memfs import brings
 		// both back; a filesystem without them loses only them.
-		if err := setXAttrs(filepath.Join(dir, e.Key), e.Info.XAttrs); err != nil {
+		if err := tree.SetXAttrs(filepath.Join(dir, e.Key), e.Info.XAttrs); err != nil {
 			errs = append(errs, err)
 		}
 	}

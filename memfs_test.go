@@ -24,6 +24,7 @@ import (
 	"github.com/memfs/memfs/backend/errorstore"
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/internal/await"
+	"github.com/memfs/memfs/internal/mountinfo"
 	"github.com/memfs/memfs/session"
 )
 
@@ -235,7 +236,7 @@ func TestServeRetriesABusyUnmount(t *testing.T) {
 	if _, err := h.WriteString("written while unmounting"); err != nil {
 		t.Fatal(err)
 	}
-	if users := memfs.MountUsers(mnt); len(users) == 0 || !strings.Contains(strings.Join(users, " "), "("+filepath.Base(os.Args[0])[:min(15, len(filepath.Base(os.Args[0])))]) {
+	if users := mountinfo.MountUsers(mnt); len(users) == 0 || !strings.Contains(strings.Join(users, " "), "("+filepath.Base(os.Args[0])[:min(15, len(filepath.Base(os.Args[0])))]) {
 		t.Errorf("Users(%s) = %v, want this test process", mnt, users)
 	}
 	h.Close()

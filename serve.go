@@ -16,6 +16,7 @@ import (
 	"github.com/memfs/memfs/extwatch"
 	"github.com/memfs/memfs/fsnode"
 	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/internal/mountinfo"
 	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/status"
 )
@@ -84,11 +85,6 @@ type Mount struct {
 	peer *presence  // the registration with a shared store, or nil
 	gc   *collector // the collection of a shared store, or nil
 }
-
-// QueryFile is the name, in a mount's .memfs/search/ and .memfs/context/,
-// of the file a query of any length is written into and its answer read
-// back from (see fsnode.QueryFile: its format's owner).
-const QueryFile = fsnode.QueryFile
 
 // MinFlushInterval is the shortest MountOptions.FlushInterval but 0: each
 // flush walks the session, and at 1 ns an idle mount kept 60-77% of a
@@ -239,7 +235,7 @@ func (m *Mount) Serve(ctx context.Context) error {
 		if time.Since(lastBusyLog) > 30*time.Second {
 			lastBusyLog = time.Now()
 			m.f.log.Error("cannot unmount; still serving so that nothing is lost, and retrying: close what uses it",
-				"mountpoint", m.dir, "err", err, "users", strings.Join(MountUsers(m.dir), ", "))
+				"mountpoint", m.dir, "err", err, "users", strings.Join(mountinfo.MountUsers(m.dir), ", "))
 		}
 		retry = time.After(2 * time.Second)
 		return false
@@ -316,33 +312,6 @@ func (m *Mount) stopExternal() {
 		m.app.Close()
 		m.app = nil
 	}
-}
-
-// MountUsers lists the processes with a working directory or an open file
-// under dir, as "PID (command)": what keeps a mountpoint busy.
-func MountUsers(dir string) []string {
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	var users []string
-	for _, p := range procs {
-		if using(p, dir) {
-			comm, _ := os.ReadFile(filepath.Join(p, "comm"))
-			users = append(users, fmt.Sprintf("%s (%s)", filepath.Base(p), strings.TrimSpace(string(comm))))
-		}
-	}
-	return users
-}
-
-func using(proc, dir string) bool {
-	if cwd, err := os.Readlink(filepath.Join(proc, "cwd")); err == nil && paths.Within(cwd, dir) {
-		return true
-	}
-	fds, _ := os.ReadDir(filepath.Join(proc, "fd"))
-	for _, fd := range fds {
-		if target, err := os.Readlink(filepath.Join(proc, "fd", fd.Name())); err == nil && paths.Within(target, dir) {
-			return true
-		}
-	}
-	return false
 }
 
 // CheckOverlap refuses a mountpoint inside dir (a store, a journal's

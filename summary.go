@@ -2,25 +2,14 @@ package memfs
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/memfs/memfs/contextpack"
 )
 
-// SummaryLine is the line s takes in contextpack.SummariesKey: one JSON
-// object and a newline.
-func SummaryLine(s contextpack.Summary) ([]byte, error) {
-	line, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	return append(line, '\n'), nil
-}
-
 // AddSummary appends the step summary s to contextpack.SummariesKey, on a
 // line of its own after what the key holds.
 func (f *FS) AddSummary(ctx context.Context, s contextpack.Summary) error {
-	line, err := SummaryLine(s)
+	line, err := contextpack.SummaryLine(s)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/memfs/memfs/fsnode"
 	"github.com/memfs/memfs/session"
+	"github.com/memfs/memfs/status"
 )
 
 // callerAnswer names the caller an answer was computed for.
@@ -88,7 +89,7 @@ func TestMountQueryFile(t *testing.T) {
 	})
 	long := strings.Repeat("kernel%20cache%20", 1000)
 	for _, dir := range []string{"search", "context"} {
-		p := filepath.Join(m.dir, ".memfs", dir, fsnode.QueryFile)
+		p := filepath.Join(m.dir, ".memfs", dir, status.QueryFile)
 		f, err := os.OpenFile(p, os.O_RDWR, 0)
 		if err != nil {
 			t.Fatalf("open %s read-write: %v", p, err)

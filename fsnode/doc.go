@@ -50,7 +50,7 @@
 //     a version never changes, so its entry and attributes are cached an
 //     hour and its pages kept: a warm stat or read costs no request.
 //   - A query longer than a file name may be (255 bytes on many kernels'
-//     FUSE, 4 KiB on Linux 6.x, percent-encoded) goes through QueryFile
+//     FUSE, 4 KiB on Linux 6.x, percent-encoded) goes through status.QueryFile
 //     (.memfs/search/.query, .memfs/context/.query): written and read back
 //     on one read-write descriptor, whose opener the answer is for, so the
 //     per-caller masking of answers holds and no path carries the query.

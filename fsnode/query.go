@@ -15,6 +15,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/memfs/memfs/session"
+	"github.com/memfs/memfs/status"
 )
 
 // Answers are virtual files whose content memfs computes from their name:
@@ -166,7 +167,7 @@ func (d *answerDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno)
 }
 
 func (d *answerDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	if name == QueryFile {
+	if name == status.QueryFile {
 		q := &queryNode{dir: d, ino: answerInoBase + d.root.answerIno.Add(1)}
 		q.fill(&out.Attr)
 		out.SetEntryTimeout(noCache)
@@ -272,22 +273,10 @@ func parseStatusGroups(status []byte, uid, gid uint32) ([]uint32, error) {
 	return groups, nil
 }
 
-// QueryFile is the name, in .memfs/search/ and .memfs/context/, of the
-// file that takes a query of any length: a file name holds at most 255
-// bytes on many kernels' FUSE (4 KiB on Linux 6.x), and a query written
-// as one is percent-encoded. Opened read-write, the file takes the query
-// name (the same text as a file name there: percent-encoded words) by
-// write(2), and then reads back, from offset 0, the answer that name
-// would give, computed at the first read for the credential of the
-// process that opened it (as an answer file is for its opener). Each open
-// is its own exchange: nobody else sees the query or the answer. The
-// query ".query" itself is asked as %2Equery.
-const QueryFile = ".query"
-
-// maxQuery bounds the query written into a QueryFile.
+// maxQuery bounds the query written into a status.QueryFile.
 const maxQuery = 64 << 10
 
-// queryNode is a QueryFile: mode 0666, size 0, nothing cached.
+// queryNode is a status.QueryFile: mode 0666, size 0, nothing cached.
 type queryNode struct {
 	gofs.Inode
 	dir *answerDir
@@ -326,7 +315,7 @@ func (q *queryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	return &queryHandle{node: q, cred: callerCred(ctx)}, fuse.FOPEN_DIRECT_IO, 0
 }
 
-// queryHandle is one exchange through a QueryFile.
+// queryHandle is one exchange through a status.QueryFile.
 type queryHandle struct {
 	node *queryNode
 	cred session.Cred // the opener's: the answer holds only what it may read

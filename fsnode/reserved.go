@@ -278,10 +278,10 @@ func (r *Root) statusOf(cr session.Cred) status.Status {
 		r.opts.Status(&st)
 	}
 	if r.opts.ContextPack != nil {
-		st.Unlisted = append(st.Unlisted, "context.md", "context.manifest.json", "context/QUERY", "context/QUERY.manifest.json", "context/"+QueryFile)
+		st.Unlisted = append(st.Unlisted, "context.md", "context.manifest.json", "context/QUERY", "context/QUERY.manifest.json", "context/"+status.QueryFile)
 	}
 	if r.opts.Search != nil {
-		st.Unlisted = append(st.Unlisted, "search/QUERY", "search/"+QueryFile)
+		st.Unlisted = append(st.Unlisted, "search/QUERY", "search/"+status.QueryFile)
 	}
 	if r.opts.Events != nil {
 		st.Unlisted = append(st.Unlisted, "events.jsonl")

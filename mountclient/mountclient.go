@@ -38,12 +38,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/lockfile"
 	"github.com/memfs/memfs/internal/mountinfo"
 	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/status"
+	"github.com/memfs/memfs/tree"
 )
 
 // ErrNotLive is the error of a directory that is no live memfs mount.
@@ -309,7 +309,7 @@ func (c *Client) Ask(dir, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	f, err := r.OpenFile(path.Join(".memfs", dir, memfs.QueryFile), os.O_RDWR, 0)
+	f, err := r.OpenFile(path.Join(".memfs", dir, status.QueryFile), os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +462,7 @@ func (c *Client) Remove(keys []string, recursive bool, missing func(key string) 
 
 // Entries lists the nodes under prefix in the mount, parents before
 // children, each with its attributes as a store's export gives them; the
-// names of one inode share a Link (memfs.NodeInfo). What cannot be read
+// names of one inode share a Link (tree.NodeInfo). What cannot be read
 // is passed to skipped (with its key, or its path) and left out.
 func (c *Client) Entries(prefix string, skipped func(name string, err error)) ([]backend.Entry, error) {
 	r, err := c.Root() // live now: the walk is not of a plain directory
@@ -500,7 +500,7 @@ func (c *Client) Entries(prefix string, skipped func(name string, err error)) ([
 			}
 			return skip()
 		}
-		info, st, err := memfs.NodeInfo(p)
+		info, st, err := tree.NodeInfo(p)
 		if err != nil {
 			skipped(key, err)
 			return skip()
@@ -544,9 +544,9 @@ func (c *Client) Nodes(prefix string) ([]backend.Entry, error) {
 }
 
 // Export writes the nodes under prefix of the mount under dst, as
-// memfs.FS.Export does from a store (memfs.ExportEntries over Entries);
+// memfs.FS.Export does from a store (tree.ExportEntries over Entries);
 // what cannot be read is counted as a failure in tally and left out.
-func (c *Client) Export(ctx context.Context, dst, prefix string, tally *memfs.Tally, opts memfs.ExportOptions) error {
+func (c *Client) Export(ctx context.Context, dst, prefix string, tally *tree.Tally, opts tree.ExportOptions) error {
 	r, err := c.Root()
 	if err != nil {
 		return err
@@ -559,5 +559,5 @@ func (c *Client) Export(ctx context.Context, dst, prefix string, tally *memfs.Ta
 		return fmt.Errorf("export: %w", err)
 	}
 	load := func(key string) ([]byte, error) { return Value(r, key) }
-	return memfs.ExportEntries(ctx, dst, entries, load, tally, opts)
+	return tree.ExportEntries(ctx, dst, entries, load, tally, opts)
 }

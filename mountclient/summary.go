@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 )
@@ -15,7 +14,7 @@ import (
 // O_APPEND descriptor, which memfs appends whole at the end of the file,
 // so that concurrent appenders never interleave.
 func (c *Client) AddSummary(s contextpack.Summary) error {
-	line, err := memfs.SummaryLine(s)
+	line, err := contextpack.SummaryLine(s)
 	if err != nil {
 		return err
 	}

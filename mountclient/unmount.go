@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/internal/mountinfo"
 )
 
@@ -67,5 +66,5 @@ func Unmount(mnt string, timeout time.Duration) (Unmounted, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return Unmounted{}, fmt.Errorf("%s is still mounted after %v: is it busy? in use by: %s (see the memfs log of process %d)",
-		mnt, timeout, strings.Join(memfs.MountUsers(mnt), ", "), pid)
+		mnt, timeout, strings.Join(mountinfo.MountUsers(mnt), ", "), pid)
 }

@@ -3,7 +3,8 @@
 // same values as JSON in .memfs/status.json. It is the one owner of that
 // text: the mount renders a Status with MarshalText, and every reader of
 // a mount's status (memfs unmount, the commands that go through a mount)
-// gets a Status back from Parse.
+// gets a Status back from Parse. QueryFile names the other file of
+// .memfs/ that both sides spell: the one a long query is written into.
 //
 // A Status is made for one caller: the mount leaves out what that caller
 // may not see (a flush error's text, damaged keys it may not read) before
@@ -301,3 +302,15 @@ func word(v string, sep byte) (string, string, error) {
 	w, rest, _ := strings.Cut(v, string(sep))
 	return w, rest, nil
 }
+
+// QueryFile is the name, in .memfs/search/ and .memfs/context/, of the
+// file that takes a query of any length: a file name holds at most 255
+// bytes on many kernels' FUSE (4 KiB on Linux 6.x), and a query written
+// as one is percent-encoded. Opened read-write, the file takes the query
+// name (the same text as a file name there: percent-encoded words) by
+// write(2), and then reads back, from offset 0, the answer that name
+// would give, computed at the first read for the credential of the
+// process that opened it (as an answer file is for its opener). Each open
+// is its own exchange: nobody else sees the query or the answer. The
+// query ".query" itself is asked as %2Equery.
+const QueryFile = ".query"

@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/tree"
 )
 
 // setx sets attributes through a mount and fails the test on error.
@@ -93,7 +93,7 @@ func TestMetadataFiltersAndExport(t *testing.T) {
 			// into a store of the other kind reads them back.
 			exp := t.TempDir()
 			mustRun(t, "", "export", "--store", store, exp)
-			got, err := memfs.FileXAttrs(filepath.Join(exp, "memory/a.md"))
+			got, err := tree.FileXAttrs(filepath.Join(exp, "memory/a.md"))
 			if err != nil || string(got[meta.Tags]) != "go,fuse" || got[meta.Created] == nil || got[meta.Writer] == nil {
 				t.Fatalf("exported attributes = %q, %v", got, err)
 			}

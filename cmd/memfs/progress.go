@@ -19,7 +19,7 @@ func progressOn(w io.Writer) progress.Options {
 	return progress.Options{Every: progressEvery, Terminal: isTerminal(w)}
 }
 
-// bar shows a library's progress (memfs.Progress, search.Progress) of
+// bar shows a library's progress (tree.Progress, search.Progress) of
 // what on w.
 func bar(w io.Writer, what string) *progress.Bar {
 	return &progress.Bar{W: w, What: what, Options: progressOn(w)}

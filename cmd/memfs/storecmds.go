@@ -18,6 +18,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/listing"
 	"github.com/memfs/memfs/internal/paths"
+	"github.com/memfs/memfs/tree"
 )
 
 // withSession opens the store named by --store for a command that works
@@ -274,7 +275,7 @@ func importCommand() *cli.Command {
 				src, filepath.Join(loc.mnt, prefix), loc.mnt)); err != nil {
 				return err
 			}
-			t := memfs.NewTally(c.App.ErrWriter)
+			t := tree.NewTally(c.App.ErrWriter)
 			plan, err := memfs.ScanImport(src, prefix, t)
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
@@ -323,8 +324,8 @@ func exportCommand() *cli.Command {
 			if err := os.MkdirAll(dst, 0o755); err != nil {
 				return err
 			}
-			t := memfs.NewTally(c.App.ErrWriter)
-			opts := memfs.ExportOptions{AsRoot: os.Geteuid() == 0, Progress: bar(c.App.ErrWriter, "export")}
+			t := tree.NewTally(c.App.ErrWriter)
+			opts := tree.ExportOptions{AsRoot: os.Geteuid() == 0, Progress: bar(c.App.ErrWriter, "export")}
 			via := ""
 			if loc.mnt != "" {
 				via = " (through the mount at " + loc.mnt + ")"

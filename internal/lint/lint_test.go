@@ -28,9 +28,11 @@ var allowed = map[string][]string{
 	"github.com/memfs/memfs/backend/location": {"github.com/memfs/memfs/cmd/memfs", "github.com/memfs/memfs/backend/badgerstore",
 		"github.com/memfs/memfs/backend/dirstore", "github.com/memfs/memfs/backend/etcdstore"},
 	// A running mount is reached through mountclient alone; status, the
-	// format of .memfs/status, is a leaf anyone may read.
+	// format of .memfs/status, is a leaf anyone may read. The engine
+	// reads no mount table; it names who keeps a mountpoint busy
+	// (mountinfo.MountUsers).
 	"github.com/memfs/memfs/mountclient":        {"github.com/memfs/memfs/cmd/memfs", "github.com/memfs/memfs/internal/mounthelper"},
-	"github.com/memfs/memfs/internal/mountinfo": {"github.com/memfs/memfs/mountclient", "github.com/memfs/memfs/cmd/memfs"},
+	"github.com/memfs/memfs/internal/mountinfo": {"github.com/memfs/memfs/mountclient", "github.com/memfs/memfs/cmd/memfs", engine},
 
 	// Chunk boundaries have one owner: history's manifests name them.
 	"github.com/PlakarKorp/go-cdc-chunkers": {"github.com/memfs/memfs/history"},

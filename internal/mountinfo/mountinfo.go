@@ -3,7 +3,8 @@
 //
 // A line is "ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...]
 // - FSTYPE SOURCE SUPEROPTIONS"; the kernel escapes space, tab, newline
-// and backslash in paths as octal (\040), which Parse undoes.
+// and backslash in paths as octal (\040), which Parse undoes. MountUsers
+// names the processes that keep a mountpoint busy.
 //
 // # Concurrency
 //

@@ -1,4 +1,10 @@
-package memfs
+// Package tree carries a directory tree's nodes between the file system
+// and backend entries: what lstat(2) and the user.* attributes say of a
+// node (NodeInfo), and ExportEntries, which writes entries as the nodes
+// they are. The engine (package memfs) imports and exports a store with
+// it; package mountclient exports through a mount with it, without the
+// engine.
+package tree
 
 import (
 	"errors"
@@ -31,12 +37,12 @@ type Progress interface {
 	Done()
 }
 
-// noProgress is the Progress of a caller that wants none.
-type noProgress struct{}
+// NoProgress is the Progress of a caller that wants none.
+type NoProgress struct{}
 
-func (noProgress) Start(int) {}
-func (noProgress) Add(int)   {}
-func (noProgress) Done()     {}
+func (NoProgress) Start(int) {}
+func (NoProgress) Add(int)   {}
+func (NoProgress) Done()     {}
 
 // A Tally counts what an import or an export carried, by kind, and
 // reports what it could not carry, one line each, on its writer.
@@ -66,7 +72,8 @@ var kinds = []struct{ one, many string }{
 	{"hard link", "hard links"},
 }
 
-func (t *Tally) add(kind string) { t.counts[kind]++ }
+// Add counts one node of kind carried (backend.TypeName, "hard link").
+func (t *Tally) Add(kind string) { t.counts[kind]++ }
 
 // Fail reports what could not be carried: Err then fails.
 func (t *Tally) Fail(format string, args ...any) {
@@ -74,8 +81,8 @@ func (t *Tally) Fail(format string, args ...any) {
 	fmt.Fprintf(t.w, format+"\n", args...)
 }
 
-// note reports what was left out on purpose.
-func (t *Tally) note(format string, args ...any) { fmt.Fprintf(t.w, format+"\n", args...) }
+// Note reports what was left out on purpose.
+func (t *Tally) Note(format string, args ...any) { fmt.Fprintf(t.w, format+"\n", args...) }
 
 // Summary is "12 files, 3 directories, 1 hard link": files always, the
 // other kinds when there are some.

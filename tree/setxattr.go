@@ -1,4 +1,4 @@
-package memfs
+package tree
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setXAttrs writes attrs to path, never through a symlink.
-func setXAttrs(path string, attrs map[string][]byte) error {
+// SetXAttrs writes attrs to path, never through a symlink.
+func SetXAttrs(path string, attrs map[string][]byte) error {
 	for name, v := range attrs {
 		if err := unix.Lsetxattr(path, name, v, 0); err != nil {
 			return fmt.Errorf("setxattr %s %s: %w", path, name, err)

@@ -1,0 +1,64 @@
+package tree_test
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/tree"
+)
+
+// ExportEntries writes a directory, a file and a symlink as the nodes
+// they are, and NodeInfo reads back the mode, the times and the user.*
+// attribute it wrote; the tally counts each kind.
+func TestExportEntriesNodeInfo(t *testing.T) {
+	dst := t.TempDir()
+	mtime := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	values := map[string][]byte{"d/f": []byte("hello"), "d/l": []byte("f")}
+	entries := []backend.Entry{
+		{Key: "d", Info: backend.Info{Mode: fs.ModeDir | 0o750, MTime: mtime}},
+		{Key: "d/f", Info: backend.Info{Mode: 0o640, MTime: mtime, XAttrs: map[string][]byte{"user.note": []byte("x")}}},
+		{Key: "d/l", Info: backend.Info{Mode: fs.ModeSymlink | 0o777, MTime: mtime}},
+	}
+	var report bytes.Buffer
+	tally := tree.NewTally(&report)
+	load := func(key string) ([]byte, error) { return values[key], nil }
+	if err := tree.ExportEntries(t.Context(), dst, entries, load, tally, tree.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tally.Err("export"); err != nil {
+		if strings.Contains(report.String(), "may not support user attributes") {
+			t.Skipf("%s keeps no user.* attributes: %s", dst, report.String())
+		}
+		t.Fatalf("%v: %s", err, report.String())
+	}
+	if got, want := tally.Summary(), "1 file, 1 directory, 1 symlink"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+	for _, e := range entries {
+		info, _, err := tree.NodeInfo(filepath.Join(dst, e.Key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Info.Mode.Type() != fs.ModeSymlink && info.Mode != e.Info.Mode {
+			t.Errorf("%s: mode %v, want %v", e.Key, info.Mode, e.Info.Mode)
+		}
+		if !info.MTime.Equal(e.Info.MTime) {
+			t.Errorf("%s: mtime %v, want %v", e.Key, info.MTime, e.Info.MTime)
+		}
+		if got := string(info.XAttrs["user.note"]); got != string(e.Info.XAttrs["user.note"]) {
+			t.Errorf("%s: user.note = %q, want %q", e.Key, got, e.Info.XAttrs["user.note"])
+		}
+	}
+	if v, err := os.ReadFile(filepath.Join(dst, "d/f")); err != nil || string(v) != "hello" {
+		t.Errorf("d/f = %q, %v; want hello", v, err)
+	}
+	if v, err := os.Readlink(filepath.Join(dst, "d/l")); err != nil || v != "f" {
+		t.Errorf("d/l -> %q, %v; want f", v, err)
+	}
+}
