@@ -21,6 +21,10 @@ var caps = []struct{ bit, ops string }{
 	{"capBatch", "batchOps"},
 	{"capVersion", "versionOps"},
 	{"capPresence", "presenceOps"},
+	{"capCondDelete", "condDeleteOps"},
+	{"capWatch", "watchOps"},
+	{"capCollect", "collectOps"},
+	{"capAside", "asideOps"},
 }
 
 func main() {

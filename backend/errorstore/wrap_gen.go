@@ -157,6 +157,3114 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			presenceOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}}
+	case capCondDelete:
+		return struct {
+			*wrapper
+			condDeleteOps
+		}{w, condDeleteOps{w}}
+	case capSys | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+		}{w, sysOps{w}, condDeleteOps{w}}
+	case capSys | capSwap | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}}
+	case capBatch | capCondDelete:
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+		}{w, batchOps{w}, condDeleteOps{w}}
+	case capSys | capBatch | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}}
+	case capSys | capSwap | capBatch | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}}
+	case capVersion | capCondDelete:
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+		}{w, versionOps{w}, condDeleteOps{w}}
+	case capSys | capVersion | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}}
+	case capSys | capSwap | capVersion | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}}
+	case capBatch | capVersion | capCondDelete:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}}
+	case capSys | capBatch | capVersion | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}}
+	case capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+		}{w, presenceOps{w}, condDeleteOps{w}}
+	case capSys | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capSys | capSwap | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capBatch | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capSys | capBatch | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capVersion | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capSys | capVersion | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capBatch | capVersion | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	case capWatch:
+		return struct {
+			*wrapper
+			watchOps
+		}{w, watchOps{w}}
+	case capSys | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			watchOps
+		}{w, sysOps{w}, watchOps{w}}
+	case capSys | capSwap | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, watchOps{w}}
+	case capBatch | capWatch:
+		return struct {
+			*wrapper
+			batchOps
+			watchOps
+		}{w, batchOps{w}, watchOps{w}}
+	case capSys | capBatch | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, watchOps{w}}
+	case capSys | capSwap | capBatch | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}}
+	case capVersion | capWatch:
+		return struct {
+			*wrapper
+			versionOps
+			watchOps
+		}{w, versionOps{w}, watchOps{w}}
+	case capSys | capVersion | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			watchOps
+		}{w, sysOps{w}, versionOps{w}, watchOps{w}}
+	case capSys | capSwap | capVersion | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}}
+	case capBatch | capVersion | capWatch:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			watchOps
+		}{w, batchOps{w}, versionOps{w}, watchOps{w}}
+	case capSys | capBatch | capVersion | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}}
+	case capPresence | capWatch:
+		return struct {
+			*wrapper
+			presenceOps
+			watchOps
+		}{w, presenceOps{w}, watchOps{w}}
+	case capSys | capPresence | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, presenceOps{w}, watchOps{w}}
+	case capSys | capSwap | capPresence | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}}
+	case capBatch | capPresence | capWatch:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			watchOps
+		}{w, batchOps{w}, presenceOps{w}, watchOps{w}}
+	case capSys | capBatch | capPresence | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}}
+	case capVersion | capPresence | capWatch:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			watchOps
+		}{w, versionOps{w}, presenceOps{w}, watchOps{w}}
+	case capSys | capVersion | capPresence | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
+	case capBatch | capVersion | capPresence | capWatch:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
+	case capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			condDeleteOps
+			watchOps
+		}{w, condDeleteOps{w}, watchOps{w}}
+	case capSys | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capSwap | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capBatch | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			watchOps
+		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capBatch | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capSwap | capBatch | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capVersion | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capVersion | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capSwap | capVersion | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capBatch | capVersion | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capBatch | capVersion | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capSwap | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capBatch | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capBatch | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capVersion | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capVersion | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capBatch | capVersion | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	case capCollect:
+		return struct {
+			*wrapper
+			collectOps
+		}{w, collectOps{w}}
+	case capSys | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			collectOps
+		}{w, sysOps{w}, collectOps{w}}
+	case capSys | capSwap | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, collectOps{w}}
+	case capBatch | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			collectOps
+		}{w, batchOps{w}, collectOps{w}}
+	case capSys | capBatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, collectOps{w}}
+	case capVersion | capCollect:
+		return struct {
+			*wrapper
+			versionOps
+			collectOps
+		}{w, versionOps{w}, collectOps{w}}
+	case capSys | capVersion | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, collectOps{w}}
+	case capSys | capSwap | capVersion | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, collectOps{w}}
+	case capBatch | capVersion | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, collectOps{w}}
+	case capSys | capBatch | capVersion | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, collectOps{w}}
+	case capPresence | capCollect:
+		return struct {
+			*wrapper
+			presenceOps
+			collectOps
+		}{w, presenceOps{w}, collectOps{w}}
+	case capSys | capPresence | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, presenceOps{w}, collectOps{w}}
+	case capSys | capSwap | capPresence | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, collectOps{w}}
+	case capBatch | capPresence | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			collectOps
+		}{w, batchOps{w}, presenceOps{w}, collectOps{w}}
+	case capSys | capBatch | capPresence | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}}
+	case capVersion | capPresence | capCollect:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			collectOps
+		}{w, versionOps{w}, presenceOps{w}, collectOps{w}}
+	case capSys | capVersion | capPresence | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
+	case capBatch | capVersion | capPresence | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
+	case capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			condDeleteOps
+			collectOps
+		}{w, condDeleteOps{w}, collectOps{w}}
+	case capSys | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capSwap | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capBatch | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			collectOps
+		}{w, batchOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capBatch | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capVersion | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capVersion | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capSwap | capVersion | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capBatch | capVersion | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capBatch | capVersion | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capSwap | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capBatch | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capBatch | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capVersion | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capVersion | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capBatch | capVersion | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	case capWatch | capCollect:
+		return struct {
+			*wrapper
+			watchOps
+			collectOps
+		}{w, watchOps{w}, collectOps{w}}
+	case capSys | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, watchOps{w}, collectOps{w}}
+	case capBatch | capWatch | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capBatch | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}, collectOps{w}}
+	case capVersion | capWatch | capCollect:
+		return struct {
+			*wrapper
+			versionOps
+			watchOps
+			collectOps
+		}{w, versionOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capVersion | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capVersion | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
+	case capBatch | capVersion | capWatch | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capBatch | capVersion | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
+	case capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			presenceOps
+			watchOps
+			collectOps
+		}{w, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capBatch | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capBatch | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capVersion | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capVersion | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capBatch | capVersion | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	case capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capBatch | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capBatch | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capVersion | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capVersion | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capVersion | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capBatch | capVersion | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capBatch | capVersion | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capBatch | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capBatch | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capVersion | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capVersion | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	case capAside:
+		return struct {
+			*wrapper
+			asideOps
+		}{w, asideOps{w}}
+	case capSys | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			asideOps
+		}{w, sysOps{w}, asideOps{w}}
+	case capSys | capSwap | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, asideOps{w}}
+	case capBatch | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			asideOps
+		}{w, batchOps{w}, asideOps{w}}
+	case capSys | capBatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, asideOps{w}}
+	case capVersion | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			asideOps
+		}{w, versionOps{w}, asideOps{w}}
+	case capSys | capVersion | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, asideOps{w}}
+	case capBatch | capVersion | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, asideOps{w}}
+	case capPresence | capAside:
+		return struct {
+			*wrapper
+			presenceOps
+			asideOps
+		}{w, presenceOps{w}, asideOps{w}}
+	case capSys | capPresence | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, asideOps{w}}
+	case capSys | capSwap | capPresence | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, asideOps{w}}
+	case capBatch | capPresence | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, asideOps{w}}
+	case capSys | capBatch | capPresence | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, asideOps{w}}
+	case capVersion | capPresence | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, asideOps{w}}
+	case capSys | capVersion | capPresence | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
+	case capBatch | capVersion | capPresence | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
+	case capCondDelete | capAside:
+		return struct {
+			*wrapper
+			condDeleteOps
+			asideOps
+		}{w, condDeleteOps{w}, asideOps{w}}
+	case capSys | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capSwap | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capBatch | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			asideOps
+		}{w, batchOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capBatch | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capVersion | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capVersion | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capBatch | capVersion | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capSwap | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capBatch | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capBatch | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capVersion | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capVersion | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capBatch | capVersion | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	case capWatch | capAside:
+		return struct {
+			*wrapper
+			watchOps
+			asideOps
+		}{w, watchOps{w}, asideOps{w}}
+	case capSys | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, watchOps{w}, asideOps{w}}
+	case capBatch | capWatch | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capBatch | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}, asideOps{w}}
+	case capVersion | capWatch | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			watchOps
+			asideOps
+		}{w, versionOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capVersion | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
+	case capBatch | capVersion | capWatch | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
+	case capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			presenceOps
+			watchOps
+			asideOps
+		}{w, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capBatch | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capBatch | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capVersion | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capVersion | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capBatch | capVersion | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	case capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capBatch | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capBatch | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capVersion | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capVersion | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capBatch | capVersion | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capBatch | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capBatch | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capVersion | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capVersion | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	case capCollect | capAside:
+		return struct {
+			*wrapper
+			collectOps
+			asideOps
+		}{w, collectOps{w}, asideOps{w}}
+	case capSys | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, collectOps{w}, asideOps{w}}
+	case capVersion | capCollect | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capVersion | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capVersion | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
+	case capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			presenceOps
+			collectOps
+			asideOps
+		}{w, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capVersion | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capVersion | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capVersion | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	case capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capVersion | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capVersion | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capVersion | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capVersion | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capVersion | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	case capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			watchOps
+			collectOps
+			asideOps
+		}{w, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capVersion | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capVersion | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capVersion | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capVersion | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capVersion | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capVersion | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capVersion | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capVersion | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
 	}
 	return w
 }
