@@ -146,6 +146,28 @@ func TestVacatedKeyDeleteExpectsAbsent(t *testing.T) {
 			}
 			return "memory/moved.md"
 		}},
+		// A name of a stored node with hard links that the store never
+		// held (linked after the last flush) holds none of its versions.
+		{"linked name made and renamed", func(t *testing.T, c *session.Context) string {
+			storedGroup(t, c)
+			if err := c.Link(t.Context(), "memory/global.md", "memory/l2.md"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Rename(t.Context(), "memory/l2.md", "memory/l3.md", 0); err != nil {
+				t.Fatal(err)
+			}
+			return "memory/l2.md"
+		}},
+		{"linked name made and removed", func(t *testing.T, c *session.Context) string {
+			storedGroup(t, c)
+			if err := c.Link(t.Context(), "memory/global.md", "memory/l2.md"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Delete("memory/l2.md"); err != nil {
+				t.Fatal(err)
+			}
+			return "memory/l2.md"
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,5 +189,17 @@ func TestVacatedKeyDeleteExpectsAbsent(t *testing.T) {
 				t.Fatalf("the store holds %q, %v at %s: the flush deleted another program's file", v, ok, key)
 			}
 		})
+	}
+}
+
+// storedGroup gives memory/global.md a second name, memory/l1.md, and
+// flushes: the store holds a node with two names.
+func storedGroup(t *testing.T, c *session.Context) {
+	t.Helper()
+	if err := c.Link(t.Context(), "memory/global.md", "memory/l1.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }

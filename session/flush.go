@@ -368,6 +368,9 @@ func (c *Context) commitFilesLocked(p *flushPlan) {
 			c.leftDuringFlushLocked(e)
 		} else {
 			delete(c.mu.conflict.bases, e.Key)
+			if f.link != nil {
+				delete(f.link.fresh, e.Key)
+			}
 		}
 		if s.alias {
 			continue

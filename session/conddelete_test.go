@@ -1,0 +1,69 @@
+package session_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/backend/memstore"
+	"github.com/memfs/memfs/session"
+)
+
+// TestFallbackDeletesAreConditional: when a shared store refuses a
+// policy's flush as one batch (for a reason of its own, or a unit larger
+// than one transaction: a renamed file's save with the delete of its old
+// key), the flush goes on key by key, and the delete of the old key there
+// still expects the version it removes: another writer's save of the key
+// since stays.
+func TestFallbackDeletesAreConditional(t *testing.T) {
+	const gone, moved, other = "memory/gone.md", "memory/moved.md", "memory/other.md"
+	for _, tt := range []struct {
+		name   string
+		refuse func(op errorstore.Op, keys []string) error
+	}{
+		{"refused batch", func(op errorstore.Op, keys []string) error {
+			if op == errorstore.OpApply && len(keys) > 1 {
+				return errors.New("test: the store refuses the batch")
+			}
+			return nil
+		}},
+		{"unit too large", func(op errorstore.Op, keys []string) error {
+			if op == errorstore.OpApply && (len(keys) > 1 || slices.Contains(keys, moved)) {
+				return fmt.Errorf("test: %w", backend.ErrBatchTooLarge)
+			}
+			return nil
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memstore.New()
+			w := mem.Other()
+			if err := w.Set(gone, []byte("base\n")); err != nil {
+				t.Fatal(err)
+			}
+			st := errorstore.Wrap(mem, nil)
+			c, _ := policySession(t, st, session.KeepBoth, nil)
+			if err := c.Rename(t.Context(), gone, moved, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Set(other, []byte("ours\n")); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Set(gone, []byte("theirs\n")); err != nil {
+				t.Fatal(err)
+			}
+			st.SetInject(tt.refuse)
+			c.Flush(t.Context())
+			st.SetInject(nil)
+			all := stored(t, mem)
+			if all[gone] != "theirs\n" {
+				t.Errorf("store %s = %q after the flush, want theirs (their save kept)", gone, all[gone])
+			}
+			if all[other] != "ours\n" || all[moved] != "base\n" {
+				t.Errorf("store %s = %q, %s = %q; want ours, base", other, all[other], moved, all[moved])
+			}
+		})
+	}
+}
