@@ -61,6 +61,7 @@ func TestFallbackDeletesAreConditional(t *testing.T) {
 			if all[gone] != "theirs\n" {
 				t.Errorf("store %s = %q after the flush, want theirs (their save kept)", gone, all[gone])
 			}
+			showsTheirs(t, c, gone)
 			if all[other] != "ours\n" || all[moved] != "base\n" {
 				t.Errorf("store %s = %q, %s = %q; want ours, base", other, all[other], moved, all[moved])
 			}

@@ -30,6 +30,9 @@ type conflictState struct {
 	// last saved: the base of a three-way merge. Clean files share it
 	// with their value.
 	mergeBase map[*file]mergeBase
+	// watchCopies maps a key to the conflict copy External.Apply last
+	// made of it, until a flush that saves the key settles it (settle.go).
+	watchCopies map[string]watchCopy
 }
 
 // takeEventsLocked returns the conflict events kept for the flush that

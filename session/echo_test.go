@@ -119,6 +119,16 @@ func TestRefusedDeleteIsNoDelete(t *testing.T) {
 	if c.Pending().Dirty(key) {
 		t.Errorf("%s is still dirty: the next flush would delete it again", key)
 	}
+	showsTheirs(t, c, key)
+}
+
+// showsTheirs fails unless the session, which no watcher follows, shows
+// the other writer's version of key that its flush's delete left.
+func showsTheirs(t *testing.T, c *session.Context, key string) {
+	t.Helper()
+	if v, ok := c.Get(key); !ok || string(v) != "theirs\n" {
+		t.Errorf("the session shows %s = %q, %v after the flush; want the other writer's version, kept by the store", key, v, ok)
+	}
 }
 
 // A key a name left without the store holding the session's version
@@ -188,6 +198,7 @@ func TestVacatedKeyDeleteExpectsAbsent(t *testing.T) {
 			if v, ok := storedValue(t, st, key); !ok || v != "theirs\n" {
 				t.Fatalf("the store holds %q, %v at %s: the flush deleted another program's file", v, ok, key)
 			}
+			showsTheirs(t, c, key)
 		})
 	}
 }

@@ -320,11 +320,20 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 			c.mu.conflict.bases[e.Key] = backend.VersionOf(e.Info)
 		}
 		c.mu.Unlock()
-		conflict = ConflictKey(e.Key, c.now())
+		key := e.Key
+		conflict = ConflictKey(key, c.now())
 		e.Key = conflict
 		if err := c.put(e); err != nil {
 			return "", err
 		}
+		c.mu.Lock()
+		if cf, ok := c.mu.tree.files[conflict]; ok {
+			if c.mu.conflict.watchCopies == nil {
+				c.mu.conflict.watchCopies = make(map[string]watchCopy)
+			}
+			c.mu.conflict.watchCopies[key] = watchCopy{key: conflict, f: cf, gen: cf.gen}
+		}
+		c.mu.Unlock()
 		return conflict, c.journalKey(conflict)
 	}
 	// Another program replacing one name of a node with hard links (an

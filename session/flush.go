@@ -77,6 +77,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		return wrapf("flush: %w", ferr)
 	}
 	c.publish(ctx, p, out.conflicts)
+	c.settle(ctx, p, res)
 	return c.settleJournal(p.through, res.failed, out)
 }
 
