@@ -68,3 +68,40 @@ func TestFallbackDeletesAreConditional(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepBothShowsTheirDirectoryAndSymlink: under keep-both, when the
+// other writer's version of a key is a directory or a symlink, ours moves
+// to a conflict copy and theirs takes the name in the session at once
+// (the model test found a directory shown only after a remount).
+func TestKeepBothShowsTheirDirectoryAndSymlink(t *testing.T) {
+	mem := memstore.New()
+	a, _ := policySession(t, mem, session.KeepBoth, nil)
+	b, _ := policySession(t, mem, session.KeepBoth, nil)
+	if err := b.Mkdir("d", 0o750, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Symlink(t.Context(), "l", "target", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"d", "l"} {
+		if err := a.Set(k, []byte("ours\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := a.Stat("d"); err != nil || !st.IsDir || st.Mode.Perm() != 0o750 {
+		t.Errorf("d in the session: %+v, %v; want their directory, 0750", st, err)
+	}
+	if target, err := a.Readlink(t.Context(), "l"); err != nil || target != "target" {
+		t.Errorf("l in the session: %q, %v; want their symlink to target", target, err)
+	}
+	if n := len(conflictCopies(stored(t, mem), "d")) + len(conflictCopies(stored(t, mem), "l")); n != 2 {
+		t.Errorf("%d conflict copies of ours, want 2", n)
+	}
+}
+
