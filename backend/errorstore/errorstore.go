@@ -180,6 +180,15 @@ func Wrap(s backend.Store, fn InjectFunc) Store {
 
 //go:generate go run gen.go
 
+// build returns w as the type that has exactly the capabilities c
+// (builders, generated).
+func build(w *wrapper, c caps) Store {
+	if b, ok := builders[c]; ok {
+		return b(w)
+	}
+	return w
+}
+
 // SetInject replaces the inject function; nil lets everything through.
 func (w *wrapper) SetInject(fn InjectFunc) {
 	w.mu.Lock()

@@ -2,70 +2,80 @@
 
 package errorstore
 
-// build returns w as the type that has exactly the capabilities c.
-func build(w *wrapper, c caps) Store {
-	switch c {
-	case capSys:
+// builders maps each combination of capabilities to the function that
+// returns a wrapper with exactly those.
+var builders = map[caps]func(w *wrapper) Store{
+	capSys: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 		}{w, sysOps{w}}
-	case capSys | capSwap:
+	},
+	capSys | capSwap: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 		}{w, sysOps{w}, swapOps{w}}
-	case capBatch:
+	},
+	capBatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 		}{w, batchOps{w}}
-	case capSys | capBatch:
+	},
+	capSys | capBatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			batchOps
 		}{w, sysOps{w}, batchOps{w}}
-	case capSys | capSwap | capBatch:
+	},
+	capSys | capSwap | capBatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 			batchOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}}
-	case capVersion:
+	},
+	capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 		}{w, versionOps{w}}
-	case capSys | capVersion:
+	},
+	capSys | capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			versionOps
 		}{w, sysOps{w}, versionOps{w}}
-	case capSys | capSwap | capVersion:
+	},
+	capSys | capSwap | capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 			versionOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}}
-	case capBatch | capVersion:
+	},
+	capBatch | capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			versionOps
 		}{w, batchOps{w}, versionOps{w}}
-	case capSys | capBatch | capVersion:
+	},
+	capSys | capBatch | capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			batchOps
 			versionOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}}
-	case capSys | capSwap | capBatch | capVersion:
+	},
+	capSys | capSwap | capBatch | capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -73,38 +83,44 @@ func build(w *wrapper, c caps) Store {
 			batchOps
 			versionOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}}
-	case capPresence:
+	},
+	capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 		}{w, presenceOps{w}}
-	case capSys | capPresence:
+	},
+	capSys | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			presenceOps
 		}{w, sysOps{w}, presenceOps{w}}
-	case capSys | capSwap | capPresence:
+	},
+	capSys | capSwap | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 			presenceOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}}
-	case capBatch | capPresence:
+	},
+	capBatch | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			presenceOps
 		}{w, batchOps{w}, presenceOps{w}}
-	case capSys | capBatch | capPresence:
+	},
+	capSys | capBatch | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			batchOps
 			presenceOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}}
-	case capSys | capSwap | capBatch | capPresence:
+	},
+	capSys | capSwap | capBatch | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -112,20 +128,23 @@ func build(w *wrapper, c caps) Store {
 			batchOps
 			presenceOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}}
-	case capVersion | capPresence:
+	},
+	capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			presenceOps
 		}{w, versionOps{w}, presenceOps{w}}
-	case capSys | capVersion | capPresence:
+	},
+	capSys | capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			versionOps
 			presenceOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}}
-	case capSys | capSwap | capVersion | capPresence:
+	},
+	capSys | capSwap | capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -133,14 +152,16 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			presenceOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}}
-	case capBatch | capVersion | capPresence:
+	},
+	capBatch | capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			versionOps
 			presenceOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}}
-	case capSys | capBatch | capVersion | capPresence:
+	},
+	capSys | capBatch | capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -148,7 +169,8 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			presenceOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -157,38 +179,44 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			presenceOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}}
-	case capCondDelete:
+	},
+	capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			condDeleteOps
 		}{w, condDeleteOps{w}}
-	case capSys | capCondDelete:
+	},
+	capSys | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			condDeleteOps
 		}{w, sysOps{w}, condDeleteOps{w}}
-	case capSys | capSwap | capCondDelete:
+	},
+	capSys | capSwap | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 			condDeleteOps
 		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}}
-	case capBatch | capCondDelete:
+	},
+	capBatch | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			condDeleteOps
 		}{w, batchOps{w}, condDeleteOps{w}}
-	case capSys | capBatch | capCondDelete:
+	},
+	capSys | capBatch | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			batchOps
 			condDeleteOps
 		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}}
-	case capSys | capSwap | capBatch | capCondDelete:
+	},
+	capSys | capSwap | capBatch | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -196,20 +224,23 @@ func build(w *wrapper, c caps) Store {
 			batchOps
 			condDeleteOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}}
-	case capVersion | capCondDelete:
+	},
+	capVersion | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			condDeleteOps
 		}{w, versionOps{w}, condDeleteOps{w}}
-	case capSys | capVersion | capCondDelete:
+	},
+	capSys | capVersion | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			versionOps
 			condDeleteOps
 		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}}
-	case capSys | capSwap | capVersion | capCondDelete:
+	},
+	capSys | capSwap | capVersion | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -217,14 +248,16 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			condDeleteOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}}
-	case capBatch | capVersion | capCondDelete:
+	},
+	capBatch | capVersion | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			versionOps
 			condDeleteOps
 		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}}
-	case capSys | capBatch | capVersion | capCondDelete:
+	},
+	capSys | capBatch | capVersion | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -232,7 +265,8 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			condDeleteOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capCondDelete:
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -241,20 +275,23 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			condDeleteOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}}
-	case capPresence | capCondDelete:
+	},
+	capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 			condDeleteOps
 		}{w, presenceOps{w}, condDeleteOps{w}}
-	case capSys | capPresence | capCondDelete:
+	},
+	capSys | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			presenceOps
 			condDeleteOps
 		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capSys | capSwap | capPresence | capCondDelete:
+	},
+	capSys | capSwap | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -262,14 +299,16 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			condDeleteOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capBatch | capPresence | capCondDelete:
+	},
+	capBatch | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			presenceOps
 			condDeleteOps
 		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capSys | capBatch | capPresence | capCondDelete:
+	},
+	capSys | capBatch | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -277,7 +316,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			condDeleteOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capCondDelete:
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -286,14 +326,16 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			condDeleteOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capVersion | capPresence | capCondDelete:
+	},
+	capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			presenceOps
 			condDeleteOps
 		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capSys | capVersion | capPresence | capCondDelete:
+	},
+	capSys | capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -301,7 +343,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			condDeleteOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capCondDelete:
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -310,7 +353,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			condDeleteOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capBatch | capVersion | capPresence | capCondDelete:
+	},
+	capBatch | capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -318,7 +362,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			condDeleteOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capCondDelete:
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -327,7 +372,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			condDeleteOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -337,38 +383,44 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			condDeleteOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
-	case capWatch:
+	},
+	capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			watchOps
 		}{w, watchOps{w}}
-	case capSys | capWatch:
+	},
+	capSys | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			watchOps
 		}{w, sysOps{w}, watchOps{w}}
-	case capSys | capSwap | capWatch:
+	},
+	capSys | capSwap | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, watchOps{w}}
-	case capBatch | capWatch:
+	},
+	capBatch | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			watchOps
 		}{w, batchOps{w}, watchOps{w}}
-	case capSys | capBatch | capWatch:
+	},
+	capSys | capBatch | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			batchOps
 			watchOps
 		}{w, sysOps{w}, batchOps{w}, watchOps{w}}
-	case capSys | capSwap | capBatch | capWatch:
+	},
+	capSys | capSwap | capBatch | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -376,20 +428,23 @@ func build(w *wrapper, c caps) Store {
 			batchOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}}
-	case capVersion | capWatch:
+	},
+	capVersion | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			watchOps
 		}{w, versionOps{w}, watchOps{w}}
-	case capSys | capVersion | capWatch:
+	},
+	capSys | capVersion | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			versionOps
 			watchOps
 		}{w, sysOps{w}, versionOps{w}, watchOps{w}}
-	case capSys | capSwap | capVersion | capWatch:
+	},
+	capSys | capSwap | capVersion | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -397,14 +452,16 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}}
-	case capBatch | capVersion | capWatch:
+	},
+	capBatch | capVersion | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			versionOps
 			watchOps
 		}{w, batchOps{w}, versionOps{w}, watchOps{w}}
-	case capSys | capBatch | capVersion | capWatch:
+	},
+	capSys | capBatch | capVersion | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -412,7 +469,8 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			watchOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capWatch:
+	},
+	capSys | capSwap | capBatch | capVersion | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -421,20 +479,23 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}}
-	case capPresence | capWatch:
+	},
+	capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 			watchOps
 		}{w, presenceOps{w}, watchOps{w}}
-	case capSys | capPresence | capWatch:
+	},
+	capSys | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			presenceOps
 			watchOps
 		}{w, sysOps{w}, presenceOps{w}, watchOps{w}}
-	case capSys | capSwap | capPresence | capWatch:
+	},
+	capSys | capSwap | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -442,14 +503,16 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}}
-	case capBatch | capPresence | capWatch:
+	},
+	capBatch | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			presenceOps
 			watchOps
 		}{w, batchOps{w}, presenceOps{w}, watchOps{w}}
-	case capSys | capBatch | capPresence | capWatch:
+	},
+	capSys | capBatch | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -457,7 +520,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			watchOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capWatch:
+	},
+	capSys | capSwap | capBatch | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -466,14 +530,16 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}}
-	case capVersion | capPresence | capWatch:
+	},
+	capVersion | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			presenceOps
 			watchOps
 		}{w, versionOps{w}, presenceOps{w}, watchOps{w}}
-	case capSys | capVersion | capPresence | capWatch:
+	},
+	capSys | capVersion | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -481,7 +547,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			watchOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capWatch:
+	},
+	capSys | capSwap | capVersion | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -490,7 +557,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
-	case capBatch | capVersion | capPresence | capWatch:
+	},
+	capBatch | capVersion | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -498,7 +566,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			watchOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capWatch:
+	},
+	capSys | capBatch | capVersion | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -507,7 +576,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			watchOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capWatch:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -517,20 +587,23 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
-	case capCondDelete | capWatch:
+	},
+	capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			condDeleteOps
 			watchOps
 		}{w, condDeleteOps{w}, watchOps{w}}
-	case capSys | capCondDelete | capWatch:
+	},
+	capSys | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capSwap | capCondDelete | capWatch:
+	},
+	capSys | capSwap | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -538,14 +611,16 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capBatch | capCondDelete | capWatch:
+	},
+	capBatch | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			condDeleteOps
 			watchOps
 		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capBatch | capCondDelete | capWatch:
+	},
+	capSys | capBatch | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -553,7 +628,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capSwap | capBatch | capCondDelete | capWatch:
+	},
+	capSys | capSwap | capBatch | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -562,14 +638,16 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capVersion | capCondDelete | capWatch:
+	},
+	capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			condDeleteOps
 			watchOps
 		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capVersion | capCondDelete | capWatch:
+	},
+	capSys | capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -577,7 +655,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capSwap | capVersion | capCondDelete | capWatch:
+	},
+	capSys | capSwap | capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -586,7 +665,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capBatch | capVersion | capCondDelete | capWatch:
+	},
+	capBatch | capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -594,7 +674,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capBatch | capVersion | capCondDelete | capWatch:
+	},
+	capSys | capBatch | capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -603,7 +684,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch:
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -613,14 +695,16 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capPresence | capCondDelete | capWatch:
+	},
+	capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 			condDeleteOps
 			watchOps
 		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capPresence | capCondDelete | capWatch:
+	},
+	capSys | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -628,7 +712,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capSwap | capPresence | capCondDelete | capWatch:
+	},
+	capSys | capSwap | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -637,7 +722,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capBatch | capPresence | capCondDelete | capWatch:
+	},
+	capBatch | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -645,7 +731,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capBatch | capPresence | capCondDelete | capWatch:
+	},
+	capSys | capBatch | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -654,7 +741,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch:
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -664,7 +752,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capVersion | capPresence | capCondDelete | capWatch:
+	},
+	capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -672,7 +761,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capVersion | capPresence | capCondDelete | capWatch:
+	},
+	capSys | capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -681,7 +771,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch:
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -691,7 +782,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capBatch | capVersion | capPresence | capCondDelete | capWatch:
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -700,7 +792,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch:
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -710,7 +803,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -721,38 +815,44 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			watchOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
-	case capCollect:
+	},
+	capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			collectOps
 		}{w, collectOps{w}}
-	case capSys | capCollect:
+	},
+	capSys | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			collectOps
 		}{w, sysOps{w}, collectOps{w}}
-	case capSys | capSwap | capCollect:
+	},
+	capSys | capSwap | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, collectOps{w}}
-	case capBatch | capCollect:
+	},
+	capBatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			collectOps
 		}{w, batchOps{w}, collectOps{w}}
-	case capSys | capBatch | capCollect:
+	},
+	capSys | capBatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			batchOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capCollect:
+	},
+	capSys | capSwap | capBatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -760,20 +860,23 @@ func build(w *wrapper, c caps) Store {
 			batchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, collectOps{w}}
-	case capVersion | capCollect:
+	},
+	capVersion | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			collectOps
 		}{w, versionOps{w}, collectOps{w}}
-	case capSys | capVersion | capCollect:
+	},
+	capSys | capVersion | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			versionOps
 			collectOps
 		}{w, sysOps{w}, versionOps{w}, collectOps{w}}
-	case capSys | capSwap | capVersion | capCollect:
+	},
+	capSys | capSwap | capVersion | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -781,14 +884,16 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, collectOps{w}}
-	case capBatch | capVersion | capCollect:
+	},
+	capBatch | capVersion | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			versionOps
 			collectOps
 		}{w, batchOps{w}, versionOps{w}, collectOps{w}}
-	case capSys | capBatch | capVersion | capCollect:
+	},
+	capSys | capBatch | capVersion | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -796,7 +901,8 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capCollect:
+	},
+	capSys | capSwap | capBatch | capVersion | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -805,20 +911,23 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, collectOps{w}}
-	case capPresence | capCollect:
+	},
+	capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 			collectOps
 		}{w, presenceOps{w}, collectOps{w}}
-	case capSys | capPresence | capCollect:
+	},
+	capSys | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			presenceOps
 			collectOps
 		}{w, sysOps{w}, presenceOps{w}, collectOps{w}}
-	case capSys | capSwap | capPresence | capCollect:
+	},
+	capSys | capSwap | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -826,14 +935,16 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, collectOps{w}}
-	case capBatch | capPresence | capCollect:
+	},
+	capBatch | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			presenceOps
 			collectOps
 		}{w, batchOps{w}, presenceOps{w}, collectOps{w}}
-	case capSys | capBatch | capPresence | capCollect:
+	},
+	capSys | capBatch | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -841,7 +952,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capCollect:
+	},
+	capSys | capSwap | capBatch | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -850,14 +962,16 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}}
-	case capVersion | capPresence | capCollect:
+	},
+	capVersion | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			presenceOps
 			collectOps
 		}{w, versionOps{w}, presenceOps{w}, collectOps{w}}
-	case capSys | capVersion | capPresence | capCollect:
+	},
+	capSys | capVersion | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -865,7 +979,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			collectOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capCollect:
+	},
+	capSys | capSwap | capVersion | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -874,7 +989,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
-	case capBatch | capVersion | capPresence | capCollect:
+	},
+	capBatch | capVersion | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -882,7 +998,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			collectOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capCollect:
+	},
+	capSys | capBatch | capVersion | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -891,7 +1008,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capCollect:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -901,20 +1019,23 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
-	case capCondDelete | capCollect:
+	},
+	capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			condDeleteOps
 			collectOps
 		}{w, condDeleteOps{w}, collectOps{w}}
-	case capSys | capCondDelete | capCollect:
+	},
+	capSys | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capSwap | capCondDelete | capCollect:
+	},
+	capSys | capSwap | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -922,14 +1043,16 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capBatch | capCondDelete | capCollect:
+	},
+	capBatch | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			condDeleteOps
 			collectOps
 		}{w, batchOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capBatch | capCondDelete | capCollect:
+	},
+	capSys | capBatch | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -937,7 +1060,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capCondDelete | capCollect:
+	},
+	capSys | capSwap | capBatch | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -946,14 +1070,16 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capVersion | capCondDelete | capCollect:
+	},
+	capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			condDeleteOps
 			collectOps
 		}{w, versionOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capVersion | capCondDelete | capCollect:
+	},
+	capSys | capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -961,7 +1087,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capSwap | capVersion | capCondDelete | capCollect:
+	},
+	capSys | capSwap | capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -970,7 +1097,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capBatch | capVersion | capCondDelete | capCollect:
+	},
+	capBatch | capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -978,7 +1106,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capBatch | capVersion | capCondDelete | capCollect:
+	},
+	capSys | capBatch | capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -987,7 +1116,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capCondDelete | capCollect:
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -997,14 +1127,16 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capPresence | capCondDelete | capCollect:
+	},
+	capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 			condDeleteOps
 			collectOps
 		}{w, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capPresence | capCondDelete | capCollect:
+	},
+	capSys | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1012,7 +1144,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capSwap | capPresence | capCondDelete | capCollect:
+	},
+	capSys | capSwap | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1021,7 +1154,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capBatch | capPresence | capCondDelete | capCollect:
+	},
+	capBatch | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1029,7 +1163,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capBatch | capPresence | capCondDelete | capCollect:
+	},
+	capSys | capBatch | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1038,7 +1173,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capCondDelete | capCollect:
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1048,7 +1184,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capVersion | capPresence | capCondDelete | capCollect:
+	},
+	capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -1056,7 +1193,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capVersion | capPresence | capCondDelete | capCollect:
+	},
+	capSys | capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1065,7 +1203,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capCondDelete | capCollect:
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1075,7 +1214,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capBatch | capVersion | capPresence | capCondDelete | capCollect:
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1084,7 +1224,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capCondDelete | capCollect:
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1094,7 +1235,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capCollect:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1105,20 +1247,23 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
-	case capWatch | capCollect:
+	},
+	capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			watchOps
 			collectOps
 		}{w, watchOps{w}, collectOps{w}}
-	case capSys | capWatch | capCollect:
+	},
+	capSys | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			watchOps
 			collectOps
 		}{w, sysOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capWatch | capCollect:
+	},
+	capSys | capSwap | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1126,14 +1271,16 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, watchOps{w}, collectOps{w}}
-	case capBatch | capWatch | capCollect:
+	},
+	capBatch | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			watchOps
 			collectOps
 		}{w, batchOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capBatch | capWatch | capCollect:
+	},
+	capSys | capBatch | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1141,7 +1288,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capWatch | capCollect:
+	},
+	capSys | capSwap | capBatch | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1150,14 +1298,16 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}, collectOps{w}}
-	case capVersion | capWatch | capCollect:
+	},
+	capVersion | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			watchOps
 			collectOps
 		}{w, versionOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capVersion | capWatch | capCollect:
+	},
+	capSys | capVersion | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1165,7 +1315,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capVersion | capWatch | capCollect:
+	},
+	capSys | capSwap | capVersion | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1174,7 +1325,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
-	case capBatch | capVersion | capWatch | capCollect:
+	},
+	capBatch | capVersion | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1182,7 +1334,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capBatch | capVersion | capWatch | capCollect:
+	},
+	capSys | capBatch | capVersion | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1191,7 +1344,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capWatch | capCollect:
+	},
+	capSys | capSwap | capBatch | capVersion | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1201,14 +1355,16 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
-	case capPresence | capWatch | capCollect:
+	},
+	capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 			watchOps
 			collectOps
 		}{w, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capPresence | capWatch | capCollect:
+	},
+	capSys | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1216,7 +1372,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capPresence | capWatch | capCollect:
+	},
+	capSys | capSwap | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1225,7 +1382,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capBatch | capPresence | capWatch | capCollect:
+	},
+	capBatch | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1233,7 +1391,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capBatch | capPresence | capWatch | capCollect:
+	},
+	capSys | capBatch | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1242,7 +1401,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capWatch | capCollect:
+	},
+	capSys | capSwap | capBatch | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1252,7 +1412,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capVersion | capPresence | capWatch | capCollect:
+	},
+	capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -1260,7 +1421,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capVersion | capPresence | capWatch | capCollect:
+	},
+	capSys | capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1269,7 +1431,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capWatch | capCollect:
+	},
+	capSys | capSwap | capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1279,7 +1442,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capBatch | capVersion | capPresence | capWatch | capCollect:
+	},
+	capBatch | capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1288,7 +1452,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capWatch | capCollect:
+	},
+	capSys | capBatch | capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1298,7 +1463,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capCollect:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1309,14 +1475,16 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
-	case capCondDelete | capWatch | capCollect:
+	},
+	capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			condDeleteOps
 			watchOps
 			collectOps
 		}{w, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1324,7 +1492,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capSwap | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1333,7 +1502,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capBatch | capCondDelete | capWatch | capCollect:
+	},
+	capBatch | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1341,7 +1511,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capBatch | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capBatch | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1350,7 +1521,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capSwap | capBatch | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1360,7 +1532,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capVersion | capCondDelete | capWatch | capCollect:
+	},
+	capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -1368,7 +1541,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capVersion | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1377,7 +1551,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capVersion | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capSwap | capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1387,7 +1562,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capBatch | capVersion | capCondDelete | capWatch | capCollect:
+	},
+	capBatch | capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1396,7 +1572,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capBatch | capVersion | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capBatch | capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1406,7 +1583,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1417,7 +1595,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
@@ -1425,7 +1604,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1434,7 +1614,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capSwap | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1444,7 +1625,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capBatch | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capBatch | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1453,7 +1635,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capBatch | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capBatch | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1463,7 +1646,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1474,7 +1658,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capVersion | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -1483,7 +1668,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capVersion | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1493,7 +1679,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1504,7 +1691,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1514,7 +1702,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1525,7 +1714,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1537,38 +1727,44 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			collectOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
-	case capAside:
+	},
+	capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			asideOps
 		}{w, asideOps{w}}
-	case capSys | capAside:
+	},
+	capSys | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			asideOps
 		}{w, sysOps{w}, asideOps{w}}
-	case capSys | capSwap | capAside:
+	},
+	capSys | capSwap | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, asideOps{w}}
-	case capBatch | capAside:
+	},
+	capBatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			asideOps
 		}{w, batchOps{w}, asideOps{w}}
-	case capSys | capBatch | capAside:
+	},
+	capSys | capBatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			batchOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capAside:
+	},
+	capSys | capSwap | capBatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1576,20 +1772,23 @@ func build(w *wrapper, c caps) Store {
 			batchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, asideOps{w}}
-	case capVersion | capAside:
+	},
+	capVersion | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			asideOps
 		}{w, versionOps{w}, asideOps{w}}
-	case capSys | capVersion | capAside:
+	},
+	capSys | capVersion | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			versionOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capAside:
+	},
+	capSys | capSwap | capVersion | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1597,14 +1796,16 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, asideOps{w}}
-	case capBatch | capVersion | capAside:
+	},
+	capBatch | capVersion | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			versionOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capAside:
+	},
+	capSys | capBatch | capVersion | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1612,7 +1813,8 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1621,20 +1823,23 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, asideOps{w}}
-	case capPresence | capAside:
+	},
+	capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 			asideOps
 		}{w, presenceOps{w}, asideOps{w}}
-	case capSys | capPresence | capAside:
+	},
+	capSys | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			presenceOps
 			asideOps
 		}{w, sysOps{w}, presenceOps{w}, asideOps{w}}
-	case capSys | capSwap | capPresence | capAside:
+	},
+	capSys | capSwap | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1642,14 +1847,16 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, asideOps{w}}
-	case capBatch | capPresence | capAside:
+	},
+	capBatch | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			presenceOps
 			asideOps
 		}{w, batchOps{w}, presenceOps{w}, asideOps{w}}
-	case capSys | capBatch | capPresence | capAside:
+	},
+	capSys | capBatch | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1657,7 +1864,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capAside:
+	},
+	capSys | capSwap | capBatch | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1666,14 +1874,16 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, asideOps{w}}
-	case capVersion | capPresence | capAside:
+	},
+	capVersion | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			presenceOps
 			asideOps
 		}{w, versionOps{w}, presenceOps{w}, asideOps{w}}
-	case capSys | capVersion | capPresence | capAside:
+	},
+	capSys | capVersion | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1681,7 +1891,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capAside:
+	},
+	capSys | capSwap | capVersion | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1690,7 +1901,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
-	case capBatch | capVersion | capPresence | capAside:
+	},
+	capBatch | capVersion | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1698,7 +1910,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capAside:
+	},
+	capSys | capBatch | capVersion | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1707,7 +1920,8 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1717,20 +1931,23 @@ func build(w *wrapper, c caps) Store {
 			presenceOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
-	case capCondDelete | capAside:
+	},
+	capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			condDeleteOps
 			asideOps
 		}{w, condDeleteOps{w}, asideOps{w}}
-	case capSys | capCondDelete | capAside:
+	},
+	capSys | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capSwap | capCondDelete | capAside:
+	},
+	capSys | capSwap | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1738,14 +1955,16 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capBatch | capCondDelete | capAside:
+	},
+	capBatch | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			condDeleteOps
 			asideOps
 		}{w, batchOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capBatch | capCondDelete | capAside:
+	},
+	capSys | capBatch | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1753,7 +1972,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capCondDelete | capAside:
+	},
+	capSys | capSwap | capBatch | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1762,14 +1982,16 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capVersion | capCondDelete | capAside:
+	},
+	capVersion | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			condDeleteOps
 			asideOps
 		}{w, versionOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capVersion | capCondDelete | capAside:
+	},
+	capSys | capVersion | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1777,7 +1999,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capCondDelete | capAside:
+	},
+	capSys | capSwap | capVersion | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1786,7 +2009,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capBatch | capVersion | capCondDelete | capAside:
+	},
+	capBatch | capVersion | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1794,7 +2018,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capCondDelete | capAside:
+	},
+	capSys | capBatch | capVersion | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1803,7 +2028,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capCondDelete | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1813,14 +2039,16 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capPresence | capCondDelete | capAside:
+	},
+	capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 			condDeleteOps
 			asideOps
 		}{w, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capPresence | capCondDelete | capAside:
+	},
+	capSys | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1828,7 +2056,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capSwap | capPresence | capCondDelete | capAside:
+	},
+	capSys | capSwap | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1837,7 +2066,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capBatch | capPresence | capCondDelete | capAside:
+	},
+	capBatch | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1845,7 +2075,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capBatch | capPresence | capCondDelete | capAside:
+	},
+	capSys | capBatch | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1854,7 +2085,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capCondDelete | capAside:
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1864,7 +2096,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capVersion | capPresence | capCondDelete | capAside:
+	},
+	capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -1872,7 +2105,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capVersion | capPresence | capCondDelete | capAside:
+	},
+	capSys | capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1881,7 +2115,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capCondDelete | capAside:
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1891,7 +2126,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capBatch | capVersion | capPresence | capCondDelete | capAside:
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1900,7 +2136,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capCondDelete | capAside:
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1910,7 +2147,8 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1921,20 +2159,23 @@ func build(w *wrapper, c caps) Store {
 			condDeleteOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
-	case capWatch | capAside:
+	},
+	capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			watchOps
 			asideOps
 		}{w, watchOps{w}, asideOps{w}}
-	case capSys | capWatch | capAside:
+	},
+	capSys | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			watchOps
 			asideOps
 		}{w, sysOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capWatch | capAside:
+	},
+	capSys | capSwap | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1942,14 +2183,16 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, watchOps{w}, asideOps{w}}
-	case capBatch | capWatch | capAside:
+	},
+	capBatch | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			watchOps
 			asideOps
 		}{w, batchOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capBatch | capWatch | capAside:
+	},
+	capSys | capBatch | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1957,7 +2200,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capWatch | capAside:
+	},
+	capSys | capSwap | capBatch | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1966,14 +2210,16 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}, asideOps{w}}
-	case capVersion | capWatch | capAside:
+	},
+	capVersion | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			watchOps
 			asideOps
 		}{w, versionOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capVersion | capWatch | capAside:
+	},
+	capSys | capVersion | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1981,7 +2227,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capWatch | capAside:
+	},
+	capSys | capSwap | capVersion | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -1990,7 +2237,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
-	case capBatch | capVersion | capWatch | capAside:
+	},
+	capBatch | capVersion | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -1998,7 +2246,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capWatch | capAside:
+	},
+	capSys | capBatch | capVersion | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2007,7 +2256,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capWatch | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2017,14 +2267,16 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
-	case capPresence | capWatch | capAside:
+	},
+	capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 			watchOps
 			asideOps
 		}{w, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capPresence | capWatch | capAside:
+	},
+	capSys | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2032,7 +2284,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capPresence | capWatch | capAside:
+	},
+	capSys | capSwap | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2041,7 +2294,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capBatch | capPresence | capWatch | capAside:
+	},
+	capBatch | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2049,7 +2303,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, batchOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capBatch | capPresence | capWatch | capAside:
+	},
+	capSys | capBatch | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2058,7 +2313,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capWatch | capAside:
+	},
+	capSys | capSwap | capBatch | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2068,7 +2324,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capVersion | capPresence | capWatch | capAside:
+	},
+	capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -2076,7 +2333,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capVersion | capPresence | capWatch | capAside:
+	},
+	capSys | capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2085,7 +2343,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capWatch | capAside:
+	},
+	capSys | capSwap | capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2095,7 +2354,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capBatch | capVersion | capPresence | capWatch | capAside:
+	},
+	capBatch | capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2104,7 +2364,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capWatch | capAside:
+	},
+	capSys | capBatch | capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2114,7 +2375,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2125,14 +2387,16 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
-	case capCondDelete | capWatch | capAside:
+	},
+	capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			condDeleteOps
 			watchOps
 			asideOps
 		}{w, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capCondDelete | capWatch | capAside:
+	},
+	capSys | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2140,7 +2404,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capCondDelete | capWatch | capAside:
+	},
+	capSys | capSwap | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2149,7 +2414,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capBatch | capCondDelete | capWatch | capAside:
+	},
+	capBatch | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2157,7 +2423,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capBatch | capCondDelete | capWatch | capAside:
+	},
+	capSys | capBatch | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2166,7 +2433,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capCondDelete | capWatch | capAside:
+	},
+	capSys | capSwap | capBatch | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2176,7 +2444,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capVersion | capCondDelete | capWatch | capAside:
+	},
+	capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -2184,7 +2453,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capVersion | capCondDelete | capWatch | capAside:
+	},
+	capSys | capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2193,7 +2463,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capCondDelete | capWatch | capAside:
+	},
+	capSys | capSwap | capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2203,7 +2474,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capBatch | capVersion | capCondDelete | capWatch | capAside:
+	},
+	capBatch | capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2212,7 +2484,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capCondDelete | capWatch | capAside:
+	},
+	capSys | capBatch | capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2222,7 +2495,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2233,7 +2507,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capPresence | capCondDelete | capWatch | capAside:
+	},
+	capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
@@ -2241,7 +2516,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capSys | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2250,7 +2526,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capSys | capSwap | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2260,7 +2537,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capBatch | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capBatch | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2269,7 +2547,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capBatch | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capSys | capBatch | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2279,7 +2558,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2290,7 +2570,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capVersion | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -2299,7 +2580,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capVersion | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capSys | capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2309,7 +2591,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2320,7 +2603,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2330,7 +2614,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2341,7 +2626,8 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2353,20 +2639,23 @@ func build(w *wrapper, c caps) Store {
 			watchOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
-	case capCollect | capAside:
+	},
+	capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			collectOps
 			asideOps
 		}{w, collectOps{w}, asideOps{w}}
-	case capSys | capCollect | capAside:
+	},
+	capSys | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			collectOps
 			asideOps
 		}{w, sysOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capCollect | capAside:
+	},
+	capSys | capSwap | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2374,14 +2663,16 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capCollect | capAside:
+	},
+	capBatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			collectOps
 			asideOps
 		}{w, batchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capCollect | capAside:
+	},
+	capSys | capBatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2389,7 +2680,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2398,14 +2690,16 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, collectOps{w}, asideOps{w}}
-	case capVersion | capCollect | capAside:
+	},
+	capVersion | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			collectOps
 			asideOps
 		}{w, versionOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capVersion | capCollect | capAside:
+	},
+	capSys | capVersion | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2413,7 +2707,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capCollect | capAside:
+	},
+	capSys | capSwap | capVersion | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2422,7 +2717,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capVersion | capCollect | capAside:
+	},
+	capBatch | capVersion | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2430,7 +2726,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capCollect | capAside:
+	},
+	capSys | capBatch | capVersion | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2439,7 +2736,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2449,14 +2747,16 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
-	case capPresence | capCollect | capAside:
+	},
+	capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 			collectOps
 			asideOps
 		}{w, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capPresence | capCollect | capAside:
+	},
+	capSys | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2464,7 +2764,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capPresence | capCollect | capAside:
+	},
+	capSys | capSwap | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2473,7 +2774,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capPresence | capCollect | capAside:
+	},
+	capBatch | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2481,7 +2783,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capPresence | capCollect | capAside:
+	},
+	capSys | capBatch | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2490,7 +2793,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2500,7 +2804,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capVersion | capPresence | capCollect | capAside:
+	},
+	capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -2508,7 +2813,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capVersion | capPresence | capCollect | capAside:
+	},
+	capSys | capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2517,7 +2823,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capCollect | capAside:
+	},
+	capSys | capSwap | capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2527,7 +2834,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capVersion | capPresence | capCollect | capAside:
+	},
+	capBatch | capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2536,7 +2844,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capCollect | capAside:
+	},
+	capSys | capBatch | capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2546,7 +2855,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2557,14 +2867,16 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
-	case capCondDelete | capCollect | capAside:
+	},
+	capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			condDeleteOps
 			collectOps
 			asideOps
 		}{w, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capCondDelete | capCollect | capAside:
+	},
+	capSys | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2572,7 +2884,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capCondDelete | capCollect | capAside:
+	},
+	capSys | capSwap | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2581,7 +2894,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capCondDelete | capCollect | capAside:
+	},
+	capBatch | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2589,7 +2903,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capCondDelete | capCollect | capAside:
+	},
+	capSys | capBatch | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2598,7 +2913,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capCondDelete | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2608,7 +2924,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capVersion | capCondDelete | capCollect | capAside:
+	},
+	capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -2616,7 +2933,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capVersion | capCondDelete | capCollect | capAside:
+	},
+	capSys | capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2625,7 +2943,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capCondDelete | capCollect | capAside:
+	},
+	capSys | capSwap | capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2635,7 +2954,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capVersion | capCondDelete | capCollect | capAside:
+	},
+	capBatch | capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2644,7 +2964,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capCondDelete | capCollect | capAside:
+	},
+	capSys | capBatch | capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2654,7 +2975,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capCondDelete | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2665,7 +2987,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capPresence | capCondDelete | capCollect | capAside:
+	},
+	capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
@@ -2673,7 +2996,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capSys | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2682,7 +3006,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capSys | capSwap | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2692,7 +3017,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capBatch | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2701,7 +3027,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capSys | capBatch | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2711,7 +3038,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2722,7 +3050,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capVersion | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -2731,7 +3060,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capVersion | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capSys | capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2741,7 +3071,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2752,7 +3083,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2762,7 +3094,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2773,7 +3106,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2785,14 +3119,16 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
-	case capWatch | capCollect | capAside:
+	},
+	capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			watchOps
 			collectOps
 			asideOps
 		}{w, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capWatch | capCollect | capAside:
+	},
+	capSys | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2800,7 +3136,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2809,7 +3146,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capWatch | capCollect | capAside:
+	},
+	capBatch | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2817,7 +3155,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capWatch | capCollect | capAside:
+	},
+	capSys | capBatch | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2826,7 +3165,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2836,7 +3176,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capVersion | capWatch | capCollect | capAside:
+	},
+	capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -2844,7 +3185,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capVersion | capWatch | capCollect | capAside:
+	},
+	capSys | capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2853,7 +3195,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2863,7 +3206,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capVersion | capWatch | capCollect | capAside:
+	},
+	capBatch | capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2872,7 +3216,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capWatch | capCollect | capAside:
+	},
+	capSys | capBatch | capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2882,7 +3227,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2893,7 +3239,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capPresence | capWatch | capCollect | capAside:
+	},
+	capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
@@ -2901,7 +3248,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capPresence | capWatch | capCollect | capAside:
+	},
+	capSys | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2910,7 +3258,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capPresence | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2920,7 +3269,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capPresence | capWatch | capCollect | capAside:
+	},
+	capBatch | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2929,7 +3279,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capPresence | capWatch | capCollect | capAside:
+	},
+	capSys | capBatch | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2939,7 +3290,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2950,7 +3302,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capVersion | capPresence | capWatch | capCollect | capAside:
+	},
+	capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -2959,7 +3312,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capVersion | capPresence | capWatch | capCollect | capAside:
+	},
+	capSys | capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2969,7 +3323,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -2980,7 +3335,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capVersion | capPresence | capWatch | capCollect | capAside:
+	},
+	capBatch | capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -2990,7 +3346,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capWatch | capCollect | capAside:
+	},
+	capSys | capBatch | capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3001,7 +3358,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3013,7 +3371,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capCondDelete | capWatch | capCollect | capAside:
+	},
+	capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			condDeleteOps
@@ -3021,7 +3380,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3030,7 +3390,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3040,7 +3401,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capBatch | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -3049,7 +3411,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capBatch | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3059,7 +3422,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3070,7 +3434,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capVersion | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -3079,7 +3444,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capVersion | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3089,7 +3455,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3100,7 +3467,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -3110,7 +3478,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3121,7 +3490,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3133,7 +3503,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
@@ -3142,7 +3513,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3152,7 +3524,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3163,7 +3536,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -3173,7 +3547,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3184,7 +3559,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3196,7 +3572,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
@@ -3206,7 +3583,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3217,7 +3595,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3229,7 +3608,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
@@ -3240,7 +3620,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3252,7 +3633,8 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -3265,6 +3647,5 @@ func build(w *wrapper, c caps) Store {
 			collectOps
 			asideOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
-	}
-	return w
+	},
 }
