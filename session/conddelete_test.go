@@ -3,8 +3,10 @@ package session_test
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/errorstore"
@@ -105,3 +107,38 @@ func TestKeepBothShowsTheirDirectoryAndSymlink(t *testing.T) {
 	}
 }
 
+// TestExternalChangeOfANodesType: another writer replaced a node with one
+// of another type (a directory with a file, a file with a directory or a
+// symlink); the session's node, unchanged since the store had it, gives
+// way at once (the model test found a mount still showing the directory
+// another mount had replaced).
+func TestExternalChangeOfANodesType(t *testing.T) {
+	mem := memstore.New()
+	mtime := time.Unix(1700000000, 0)
+	if err := mem.Save(t.Context(),
+		backend.Entry{Key: "d", Info: backend.Info{Mode: fs.ModeDir | 0o755, MTime: mtime}},
+		backend.Entry{Key: "f", Value: []byte("ours\n"), Info: backend.Info{Mode: 0o644, MTime: mtime}},
+		backend.Entry{Key: "g", Value: []byte("ours\n"), Info: backend.Info{Mode: 0o644, MTime: mtime}}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := policySession(t, mem, session.KeepBoth, nil)
+	x := c.External()
+	if _, err := x.Apply(backend.Entry{Key: "d", Value: []byte("theirs\n"), Info: backend.Info{Mode: 0o644, MTime: mtime}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.ApplyDir("f", backend.Info{Mode: fs.ModeDir | 0o700, MTime: mtime}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Apply(backend.Entry{Key: "g", Value: []byte("d"), Info: backend.Info{Mode: fs.ModeSymlink | 0o777, MTime: mtime}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := c.Get("d"); !ok || string(v) != "theirs\n" {
+		t.Errorf("d = %q, %v; want their file", v, ok)
+	}
+	if st, err := c.Stat("f"); err != nil || !st.IsDir {
+		t.Errorf("f: %+v, %v; want their directory", st, err)
+	}
+	if target, err := c.Readlink(t.Context(), "g"); err != nil || target != "d" {
+		t.Errorf("g: %q, %v; want their symlink", target, err)
+	}
+}
