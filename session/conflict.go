@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -255,6 +256,11 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		delete(c.mu.conflict.bases, key)
 	case !have || f.gen == 0:
 		return r, false // no longer ours to save
+	case c.holdsOursLocked(f, key, theirs):
+		// What the store holds is what this save writes (a replayed
+		// journal record a killed flush had saved): no other writer.
+		c.setExpectLocked(f, key, v)
+		return r, false
 	case (f.link == nil || len(f.link.names) < 2) && c.mergeMetaLocked(f, key, theirs.Info):
 		r.outcome, r.journal = OutcomeMetadata, []string{key}
 	case f.link != nil && len(f.link.names) > 1:
@@ -288,6 +294,20 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 	}
 	c.conflictEventLocked(r)
 	return r, true
+}
+
+// holdsOursLocked reports whether theirs, the store's version of key, is
+// what a save of f would write: the same node, bytes and attributes, as
+// sealed and derived for the store.
+func (c *Context) holdsOursLocked(f *file, key string, theirs backend.Entry) bool {
+	if !f.loaded || f.mode.Type() != theirs.Info.Mode.Type() {
+		return false
+	}
+	sealed, _ := c.seal(f.entryRLocked(key))
+	es := []backend.Entry{sealed}
+	c.deriveAttrs(es)
+	ours := es[0]
+	return bytes.Equal(ours.Value, theirs.Value) && c.sameNode(pendingStampOf(ours.Info), stampOf(theirs.Info))
 }
 
 // showTheirsLocked gives r.theirs r.key in the session, where nothing

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/journal"
@@ -970,5 +971,85 @@ func TestCrashAfterKeepBoth(t *testing.T) {
 	cs := conflictCopies(all, key)
 	if all[key] != "theirs\n" || len(cs) != 1 || all[cs[0]] != "ours\n" {
 		t.Errorf("store = %v; want theirs under %s and ours in one conflict copy", all, key)
+	}
+}
+
+// TestReplayOfWhatTheStoreHoldsIsNoConflict: killed between a flush's save
+// and the journal's truncate, the next process replays changes the store
+// already holds; the version they were made on is gone, but what replaced
+// it is exactly what the replay saves: no other writer, no conflict copy.
+// (Found by TestCrashReplayModel, seed 1795882726310281411, on the dir store.)
+func TestReplayOfWhatTheStoreHoldsIsNoConflict(t *testing.T) {
+	const key = "memory/j.md"
+	for _, tt := range []struct {
+		name   string
+		policy session.ConflictPolicy
+		open   func(t *testing.T, dir string) backend.Store
+	}{
+		{"dir/keep-beside", session.KeepBeside, func(t *testing.T, dir string) backend.Store {
+			st, err := dirstore.Open(filepath.Join(dir, "store"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}},
+		{"memstore/keep-beside", session.KeepBeside, func(*testing.T, string) backend.Store { return memstore.New() }},
+		{"memstore/keep-both", session.KeepBoth, func(*testing.T, string) backend.Store { return memstore.New() }},
+		{"memstore/merge", session.Merge, func(*testing.T, string) backend.Store { return memstore.New() }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			st, p := tt.open(t, dir), tt.policy
+			path := filepath.Join(dir, "journal")
+			j, _, err := journal.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cj := &crashJournal{Journal: j}
+			c, _ := policySession(t, st, p, func(o *session.Options) { o.Journal = cj })
+			if err := c.Set(key, []byte("base\n")); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Set(key, []byte("ours\n")); err != nil {
+				t.Fatal(err)
+			}
+			cj.skipTruncate = true // kill -9 right after the save
+			if err := c.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			j.Close()
+
+			j2, recs, err := journal.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j2.Close()
+			if len(recs) == 0 {
+				t.Fatal("the journal kept no record: the test replays nothing")
+			}
+			c2, evs := policySession(t, st, p, func(o *session.Options) { o.Journal = j2 })
+			if err := c2.Pending().Replay(recs); err != nil {
+				t.Fatal(err)
+			}
+			if err := c2.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			all := stored(t, st)
+			if all[key] != "ours\n" {
+				t.Errorf("store %s = %q, want %q", key, all[key], "ours\n")
+			}
+			if cs := conflictCopies(all, key); len(cs) > 0 {
+				t.Errorf("conflict copies %v with no other writer", cs)
+			}
+			for _, e := range *evs {
+				if e.Op == session.EventConflict {
+					t.Errorf("conflict event %+v with no other writer", e)
+				}
+			}
+		})
 	}
 }
