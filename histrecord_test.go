@@ -1,0 +1,278 @@
+package memfs_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/memstore"
+	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/session"
+)
+
+// histStores are the stores the history tests run on: a fresh one each,
+// with its journal path.
+func histModelStores() []struct {
+	name string
+	open func(t *testing.T) (backend.Store, string)
+} {
+	return []struct {
+		name string
+		open func(t *testing.T) (backend.Store, string)
+	}{
+		{"memstore", func(t *testing.T) (backend.Store, string) {
+			return memstore.New(), filepath.Join(t.TempDir(), "journal")
+		}},
+		{"badger", func(t *testing.T) (backend.Store, string) {
+			dir := t.TempDir()
+			st, err := badgerstore.Open(dir, badgerstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st, filepath.Join(dir, badgerstore.JournalName)
+		}},
+		{"dir", func(t *testing.T) (backend.Store, string) {
+			st, err := dirstore.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st, filepath.Join(t.TempDir(), "journal")
+		}},
+	}
+}
+
+func histOpts(journal string) memfs.Options {
+	return memfs.Options{
+		JournalPath: journal,
+		Session:     session.Options{MaxFileSize: 1 << 20, DirUID: uint32(os.Getuid()), DirGID: uint32(os.Getgid())},
+	}
+}
+
+// modelFile is what the model holds of a key.
+type modelFile struct {
+	data []byte
+	mode fs.FileMode
+	tags string
+}
+
+// histModel is the namespace the operations should leave, and the
+// namespace at each flush's head seq.
+type histModel struct {
+	now   map[string]modelFile
+	heads []uint64
+	at    []map[string]modelFile
+}
+
+var histWords = strings.Fields("alpha beta gamma delta note memory agent skill plan step run tool")
+
+func histText(r *rand.Rand, n int) []byte {
+	var b bytes.Buffer
+	for range n {
+		b.WriteString(histWords[r.IntN(len(histWords))])
+		if r.IntN(8) == 0 {
+			b.WriteByte('\n')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.Bytes()
+}
+
+// TestHistoryModel runs random writes, appends, truncates, renames,
+// deletes, chmods and setxattrs with a flush every few, then checks that
+// history holds every flush's namespace (Store.At at its head seq) with
+// each value byte for byte, and that every version of every key reads
+// back to the bytes its address names. Seeds are printed.
+func TestHistoryModel(t *testing.T) {
+	for _, s := range histModelStores() {
+		t.Run(s.name, func(t *testing.T) {
+			seed := uint64(time.Now().UnixNano())
+			t.Logf("seed %d", seed)
+			r := rand.New(rand.NewPCG(seed, 29))
+			st, journal := s.open(t)
+			f, err := memfs.Open(t.Context(), st, histOpts(journal))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close(context.Background())
+			m := &histModel{now: map[string]modelFile{}}
+			for range histFlushes() {
+				for range 1 + r.IntN(8) {
+					histStep(t, r, f.Session(), m)
+				}
+				histFlush(t, f, m)
+			}
+			checkHistory(t, history.New(st.(backend.SysStore)), m)
+		})
+	}
+}
+
+// histFlushes bounds the model test: 30 flushes, MEMFS_HISTORY_FLUSHES
+// for a longer run.
+func histFlushes() int {
+	if n, err := strconv.Atoi(os.Getenv("MEMFS_HISTORY_FLUSHES")); err == nil {
+		return n
+	}
+	return 30
+}
+
+// histStep makes one random change in c and in m.
+func histStep(t *testing.T, r *rand.Rand, c *session.Context, m *histModel) {
+	t.Helper()
+	ctx := t.Context()
+	key := fmt.Sprintf("memory/n%d.md", r.IntN(6))
+	cur, ok := m.now[key]
+	op := r.IntN(7)
+	if !ok {
+		op = 0
+	}
+	var err error
+	switch op {
+	case 0: // write
+		data := histText(r, 1+r.IntN(40))
+		if err = c.Set(key, data); err == nil {
+			if !ok {
+				cur.mode = 0o644
+			}
+			cur.data = data
+		}
+	case 1: // append
+		var h *session.File
+		if h, err = c.Open(ctx, key); err == nil {
+			add := histText(r, 1+r.IntN(10))
+			if _, err = h.Append(add); err == nil {
+				cur.data = append(slices.Clone(cur.data), add...)
+			}
+			h.Close()
+		}
+	case 2: // truncate
+		n := int64(r.IntN(len(cur.data) + 1))
+		if _, err = c.SetAttr(ctx, key, session.Attr{Size: &n}); err == nil {
+			cur.data = cur.data[:n:n]
+		}
+	case 3: // rename
+		to := fmt.Sprintf("memory/n%d.md", r.IntN(6))
+		if to != key {
+			if err = c.Rename(ctx, key, to, 0); err == nil {
+				delete(m.now, key)
+				key = to
+			}
+		}
+	case 4: // delete
+		if err = c.Delete(key); err == nil {
+			delete(m.now, key)
+			return
+		}
+	case 5: // chmod
+		mode := fs.FileMode(0o600 | r.IntN(2)*0o044)
+		if _, err = c.SetAttr(ctx, key, session.Attr{Mode: &mode}); err == nil {
+			cur.mode = mode
+		}
+	case 6: // setxattr
+		tags := histWords[r.IntN(len(histWords))]
+		if err = c.XAttrs().Set(ctx, key, meta.Tags, []byte(tags), 0); err == nil {
+			cur.tags = tags
+		}
+	}
+	if err != nil {
+		t.Fatalf("op %d on %s: %v", op, key, err)
+	}
+	m.now[key] = cur
+}
+
+// histFlush flushes f and records the model's namespace at the log's head.
+func histFlush(t *testing.T, f *memfs.FS, m *histModel) {
+	t.Helper()
+	if err := f.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	head := logHead(t, f)
+	m.heads = append(m.heads, head)
+	snap := map[string]modelFile{}
+	for k, v := range m.now {
+		snap[k] = modelFile{data: slices.Clone(v.data), mode: v.mode, tags: v.tags}
+	}
+	m.at = append(m.at, snap)
+}
+
+func logHead(t *testing.T, f *memfs.FS) uint64 {
+	t.Helper()
+	p, err := f.Events().Query(t.Context(), eventsQuery(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Events) == 0 {
+		return 0
+	}
+	return p.Events[len(p.Events)-1].Seq
+}
+
+// checkHistory checks that history holds m's namespace at every head, and
+// that every version of every key reads back to its address.
+func checkHistory(t *testing.T, h *history.Store, m *histModel) {
+	t.Helper()
+	ctx := t.Context()
+	keys := map[string]bool{}
+	for i, head := range m.heads {
+		ns, err := h.At(ctx, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []history.Version
+		for _, v := range ns {
+			if v.Mode.IsRegular() {
+				files = append(files, v)
+				keys[v.Key] = true
+			}
+		}
+		if len(files) != len(m.at[i]) {
+			t.Fatalf("at %d (flush %d): %d files, want %d", head, i, len(files), len(m.at[i]))
+		}
+		for _, v := range files {
+			want, ok := m.at[i][v.Key]
+			if !ok {
+				t.Fatalf("at %d: %s, which the model does not hold", head, v.Key)
+			}
+			got, err := h.Get(ctx, v.Addr)
+			if err != nil {
+				t.Fatalf("at %d: %s: %v", head, v.Key, err)
+			}
+			if !bytes.Equal(got, want.data) || v.Mode.Perm() != want.mode || string(v.XAttrs[meta.Tags]) != want.tags {
+				t.Fatalf("at %d: %s is %q mode %v tags %q, want %q mode %v tags %q", head, v.Key, got, v.Mode, v.XAttrs[meta.Tags],
+					want.data, want.mode, want.tags)
+			}
+		}
+	}
+	for k := range keys {
+		vs, err := h.Versions(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			if v.Op == history.OpDelete {
+				continue
+			}
+			got, err := h.Get(ctx, v.Addr)
+			if err != nil || history.AddrOf(got) != v.Addr || int64(len(got)) != v.Size {
+				t.Fatalf("%s at %d: %d bytes, err %v; want %d bytes at %s", k, v.Seq, len(got), err, v.Size, v.Addr)
+			}
+		}
+	}
+}
+
+func eventsQuery(limit int) eventlog.Query { return eventlog.Query{Limit: limit} }
