@@ -3,14 +3,17 @@ package memfs_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/errorstore"
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/history"
@@ -276,3 +280,86 @@ func checkHistory(t *testing.T, h *history.Store, m *histModel) {
 }
 
 func eventsQuery(limit int) eventlog.Query { return eventlog.Query{Limit: limit} }
+
+// histKillEnv names the store directory of TestHistoryKill's child.
+const histKillEnv = "MEMFS_TEST_HISTORY_KILL"
+
+// TestHistoryKill kills a flush with SIGKILL between the event log's
+// append and the version records (the child kills itself at its first
+// write of a version record), then opens the store again: every event
+// after history's start has its version, whose bytes are the store's.
+func TestHistoryKill(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHistoryKillChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), histKillEnv+"="+dir)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was not killed by SIGKILL: %v\n%s", err, out)
+	}
+	st, err := badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := memfs.Open(t.Context(), st, histOpts(filepath.Join(dir, badgerstore.JournalName)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(context.Background())
+	h := history.New(st)
+	p, err := f.Events().Query(t.Context(), eventlog.Query{Ops: []string{eventlog.OpWrite}, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Events) < 20 {
+		t.Fatalf("%d write events, want the child's 20 at least", len(p.Events))
+	}
+	for _, ev := range p.Events {
+		vs, err := h.Versions(t.Context(), ev.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(vs, func(v history.Version) bool { return v.Seq == ev.Seq })
+		if i < 0 {
+			t.Fatalf("%s: no version at %d (versions %v)", ev.Key, ev.Seq, vs)
+		}
+		got, err := h.Get(t.Context(), vs[i].Addr)
+		want, _ := f.Session().Get(ev.Key)
+		if err != nil || !bytes.Equal(got, want) || vs[i].Mode != 0o644 {
+			t.Fatalf("%s at %d: %q mode %v, err %v; want %q mode 0644", ev.Key, ev.Seq, got, vs[i].Mode, err, want)
+		}
+	}
+}
+
+// TestHistoryKillChild is TestHistoryKill's child: it writes 20 notes
+// and flushes them into a badger store, and SIGKILLs itself at the first
+// write of a version record.
+func TestHistoryKillChild(t *testing.T) {
+	dir := os.Getenv(histKillEnv)
+	if dir == "" {
+		t.Skip("the child of TestHistoryKill")
+	}
+	inner, err := badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := errorstore.Wrap(inner, func(op errorstore.Op, keys []string) error {
+		for _, k := range keys {
+			if strings.HasPrefix(k, "history/v/") {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
+		return nil
+	})
+	f, err := memfs.Open(t.Context(), st, histOpts(filepath.Join(dir, badgerstore.JournalName)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if err := f.Session().Set(fmt.Sprintf("memory/n%02d.md", i), []byte(fmt.Sprintf("note %d\n", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Flush(t.Context())
+	t.Fatal("the flush wrote no version record")
+}
