@@ -138,6 +138,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		ContextPack:     f.contextFile,
 		Search:          f.index.File,
 		Records:         f.events,
+		History:         f.historyView(),
 		Status: func(st *status.Status) {
 			st.Store, st.Mountpoint, st.PID = f.opts.Name, dir, os.Getpid()
 			st.Memory, st.Search, st.Peers = f.memoryStatus(), f.SearchStatus(), peer.peers()

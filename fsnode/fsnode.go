@@ -42,6 +42,9 @@ type Options struct {
 	ContextPack Answer
 	// Search, when set, answers .memfs/search/NAME.
 	Search Answer
+	// History, when set, serves the past read-only: .memfs/history/,
+	// .memfs/snapshots/ and .memfs/at/ (see history.go).
+	History History
 	// Agent labels the writer of every change made through the mount
 	// (user.memfs.writer, the event log); "" for none.
 	Agent string

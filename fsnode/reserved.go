@@ -153,6 +153,8 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		d := &answerDir{root: n.root, name: name, ino: ino, fn: fn}
 		d.fill(&out.Attr)
 		return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
+	case "history", "snapshots", "at":
+		return n.lookupPast(ctx, name, out)
 	case "events.jsonl":
 		ev := n.root.opts.Events
 		if ev == nil {
