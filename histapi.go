@@ -94,6 +94,12 @@ func (f *FS) Snapshots(ctx context.Context) ([]history.Snapshot, error) {
 	return f.rec.h.Snapshots(ctx)
 }
 
+// ResolveSnapshot returns the snapshot name (RUN/latest: the run's
+// newest checkpoint).
+func (f *FS) ResolveSnapshot(ctx context.Context, name string) (history.Snapshot, error) {
+	return f.rec.h.ResolveSnapshot(ctx, name)
+}
+
 // RemoveSnapshot removes the snapshot name (its versions stay).
 func (f *FS) RemoveSnapshot(ctx context.Context, name string) error {
 	return f.rec.h.RemoveSnapshot(ctx, name)

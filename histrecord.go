@@ -127,6 +127,9 @@ func versionOf(ev *eventlog.Event, saved *backend.Entry) (history.Version, bool)
 		}
 	}
 	v.Key, v.OldKey, v.Writer, v.Session = ev.Key, ev.OldKey, ev.Writer, ev.Session
+	if v.CTime == 0 {
+		v.CTime = ev.Time.UnixNano() // a delete's time, or a reconciled version's
+	}
 	return v, true
 }
 

@@ -600,3 +600,20 @@ func (s *Store) Recorded(ctx context.Context, key string, seq uint64) (bool, err
 	}
 	return true, nil
 }
+
+// LogLine is v as one line of a key's log (.memfs/history/KEY/log, memfs
+// history): "SEQ TIME OP SIZE WRITER [OLDKEY]", SEQ in 8 digits, TIME the
+// change time in RFC 3339 (UTC), WRITER "agent/pid" (the process name
+// without an agent, "-" for none), OLDKEY quoted.
+func (v *Version) LogLine() string {
+	t := v.CTime
+	if t == 0 {
+		t = v.MTime
+	}
+	who := cmp.Or(v.Writer.Agent, v.Writer.Comm, "-")
+	line := fmt.Sprintf("%08d %s %s %d %s/%d", v.Seq, time.Unix(0, t).UTC().Format(time.RFC3339Nano), v.Op, v.Size, who, v.Writer.PID)
+	if v.OldKey != "" {
+		line += " " + strconv.Quote(v.OldKey)
+	}
+	return line + "\n"
+}
