@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"strconv"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/mountclient"
 )
 
 // The history commands: through the mount that serves the store (its
@@ -25,18 +25,13 @@ func histFlags() []cli.Flag {
 }
 
 // onHistory runs mnt through the mount serving the store, else eng on the engine.
-func onHistory(c *cli.Context, a access, mnt func(r *os.Root, t target) error, eng func(ctx context.Context, f *memfs.FS) error) error {
+func onHistory(c *cli.Context, a access, mnt func(m *mountclient.Client) error, eng func(ctx context.Context, f *memfs.FS) error) error {
 	t, err := locate(c)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Command.Name, err)
 	}
 	if t.mnt != "" {
-		r, err := t.client.Root()
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		return mnt(r, t)
+		return mnt(t.client)
 	}
 	return withSession(c, a, func(ctx context.Context, o *opened) error { return eng(ctx, o.FS) })
 }
@@ -47,11 +42,9 @@ func historyCommand() *cli.Command {
 		Flags: histFlags(),
 		Action: func(c *cli.Context) error {
 			key := c.Args().First()
-			return onHistory(c, readStore, func(r *os.Root, _ target) error {
-				b, err := r.ReadFile(path.Join(".memfs/history", key, "log"))
-				if err == nil {
-					_, err = c.App.Writer.Write(b)
-				}
+			return onHistory(c, readStore, func(m *mountclient.Client) error {
+				b, err := m.History(key)
+				c.App.Writer.Write(b)
 				return err
 			}, func(ctx context.Context, f *memfs.FS) error {
 				vs, err := f.Versions(ctx, key)
@@ -72,7 +65,7 @@ func snapshotCommand() *cli.Command {
 			{Name: "list", Flags: histFlags(), Action: func(c *cli.Context) error { return listSnapshots(c, "") }},
 			{Name: "rm", ArgsUsage: "NAME", Flags: histFlags(), Action: func(c *cli.Context) error {
 				name := c.Args().First()
-				return onHistory(c, writeStore, func(r *os.Root, _ target) error { return r.Remove(path.Join(".memfs/snapshots", name)) },
+				return onHistory(c, writeStore, func(m *mountclient.Client) error { return m.RemoveSnapshot(name) },
 					func(ctx context.Context, f *memfs.FS) error { return f.RemoveSnapshot(ctx, name) })
 			}},
 		},
@@ -98,9 +91,7 @@ func saveSnapshot(c *cli.Context, name string) error {
 	if err := history.ValidSnapshotName(name); err != nil {
 		return err
 	}
-	return onHistory(c, writeStore, func(r *os.Root, _ target) error {
-		return r.Mkdir(path.Join(".memfs/snapshots", name), 0o755)
-	}, func(ctx context.Context, f *memfs.FS) error {
+	return onHistory(c, writeStore, func(m *mountclient.Client) error { return m.Snapshot(name) }, func(ctx context.Context, f *memfs.FS) error {
 		s, err := f.CreateSnapshot(ctx, name, fmt.Sprintf("%s/%d", cmp.Or(c.String("agent"), "memfs"), os.Getpid()))
 		if err == nil {
 			fmt.Fprintf(c.App.Writer, "%s %d\n", s.Name, s.Seq)
@@ -119,15 +110,20 @@ func listSnapshots(c *cli.Context, which string) error {
 			}
 		}
 	}
-	return onHistory(c, readStore, func(r *os.Root, _ target) error {
+	return onHistory(c, readStore, func(m *mountclient.Client) error {
+		var names []string
+		var err error
 		if run, ok := strings.CutSuffix(which, "/"+history.Latest); ok {
-			step, err := r.Readlink(path.Join(".memfs/snapshots", which))
-			if err == nil {
-				fmt.Fprintf(c.App.Writer, "%s/%s\n", run, step)
-			}
-			return err
+			var name string
+			name, err = m.Latest(run)
+			names = []string{name}
+		} else {
+			names, err = m.Snapshots(strings.TrimSuffix(which, "/"))
 		}
-		return listMountSnapshots(c, r, strings.TrimSuffix(which, "/"))
+		for _, n := range names {
+			fmt.Fprintln(c.App.Writer, n)
+		}
+		return err
 	}, func(ctx context.Context, f *memfs.FS) error {
 		if strings.HasSuffix(which, "/"+history.Latest) {
 			s, err := f.ResolveSnapshot(ctx, which)
@@ -142,61 +138,23 @@ func listSnapshots(c *cli.Context, which string) error {
 	})
 }
 
-// listMountSnapshots prints the snapshot names in the mount's
-// .memfs/snapshots/ (a run's directory for run).
-func listMountSnapshots(c *cli.Context, r *os.Root, run string) error {
-	ents, err := fsReadDir(r, path.Join(".memfs/snapshots", run))
-	for _, e := range ents {
-		name := path.Join(run, e.Name())
-		switch {
-		case e.Name() == history.Latest && run != "":
-		case run == "" && e.IsDir() && isRunDir(r, name):
-			if err := listMountSnapshots(c, r, name); err != nil {
-				return err
-			}
-		default:
-			fmt.Fprintln(c.App.Writer, name)
-		}
-	}
-	return err
-}
-
-// isRunDir reports whether the snapshot directory name is a run (it has a
-// latest link), not a snapshot.
-func isRunDir(r *os.Root, name string) bool {
-	_, err := r.Lstat(path.Join(".memfs/snapshots", name, history.Latest))
-	return err == nil
-}
-
-func fsReadDir(r *os.Root, dir string) ([]os.DirEntry, error) {
-	d, err := r.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return d.ReadDir(-1)
-}
-
 func revertCommand() *cli.Command {
 	return &cli.Command{
 		Name: "revert", Usage: "write KEY's content as of --to (a seq or a snapshot; default: its version before the last) as a new version",
 		ArgsUsage: "KEY", Flags: append(histFlags(), &cli.StringFlag{Name: "to", Usage: "SEQ or SNAPSHOT"}),
 		Action: func(c *cli.Context) error {
 			key := c.Args().First()
-			return onHistory(c, writeStore, func(r *os.Root, t target) error {
-				seq, err := mountTarget(r, key, c.String("to"))
+			return onHistory(c, writeStore, func(m *mountclient.Client) error {
+				to := c.String("to")
+				seq, err := strconv.ParseUint(cmp.Or(to, "0"), 10, 64)
 				if err != nil {
-					return err
+					return errors.New("revert: --to SNAPSHOT through a mount: use memfs restore --to SNAPSHOT " + key)
 				}
-				b, err := r.ReadFile(path.Join(".memfs/history", key, fmt.Sprintf("%08d", seq)))
-				if err != nil {
-					return err
+				seq, err = m.Revert(key, seq)
+				if err == nil {
+					fmt.Fprintf(c.App.Writer, "%s: the content of %d, as a new version\n", key, seq)
 				}
-				st, err := r.Stat(path.Join(".memfs/history", key, fmt.Sprintf("%08d", seq)))
-				if err != nil {
-					return err
-				}
-				return t.client.Put(key, b, st.Mode().Perm())
+				return err
 			}, func(ctx context.Context, f *memfs.FS) error {
 				v, err := f.Revert(ctx, key, c.String("to"))
 				if err == nil {
@@ -206,29 +164,6 @@ func revertCommand() *cli.Command {
 			})
 		},
 	}
-}
-
-// mountTarget is the seq of KEY's version to go back to through a mount:
-// --to's seq, or at a snapshot the version its namespace holds (the
-// newest at or before it), or the one before the last.
-func mountTarget(r *os.Root, key, to string) (uint64, error) {
-	if seq, err := strconv.ParseUint(to, 10, 64); err == nil {
-		return seq, nil
-	}
-	if to != "" {
-		return 0, errors.New("revert: --to SNAPSHOT through a mount: use memfs restore --to SNAPSHOT " + key)
-	}
-	ents, err := fsReadDir(r, path.Join(".memfs/history", key))
-	var seqs []uint64
-	for _, e := range ents {
-		if s, err := strconv.ParseUint(e.Name(), 10, 64); err == nil {
-			seqs = append(seqs, s)
-		}
-	}
-	if len(seqs) < 2 {
-		return 0, errors.Join(err, fmt.Errorf("revert: %s has no version before its last", key))
-	}
-	return seqs[len(seqs)-2], nil
 }
 
 func restoreCommand() *cli.Command {
