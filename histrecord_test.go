@@ -363,3 +363,54 @@ func TestHistoryKillChild(t *testing.T) {
 	f.Flush(t.Context())
 	t.Fatal("the flush wrote no version record")
 }
+
+// Two names swapped in one flush (through a third), and a new file at a
+// name a rename left: history's namespace after the flush is the store's.
+func TestHistorySwapInOneFlush(t *testing.T) {
+	ctx := t.Context()
+	st := memstore.New()
+	f, err := memfs.Open(ctx, st, histOpts(filepath.Join(t.TempDir(), "journal")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(context.Background())
+	c := f.Session()
+	for _, k := range []string{"memory/a", "memory/b"} {
+		if err := c.Set(k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, mv := range [][2]string{{"memory/a", "memory/t"}, {"memory/b", "memory/a"}, {"memory/t", "memory/b"}} {
+		if err := c.Rename(ctx, mv[0], mv[1], 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Rename(ctx, "memory/b", "memory/c", 0); err != nil { // b (a's bytes) moves on; a new b
+		t.Fatal(err)
+	}
+	if err := c.Set("memory/b", []byte("new b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := history.New(st)
+	ns, err := h.At(ctx, logHead(t, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range ns {
+		data, err := h.Get(ctx, v.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v.Key+"="+string(data))
+	}
+	if want := "memory/a=memory/b memory/b=new b memory/c=memory/a"; strings.Join(got, " ") != want {
+		t.Fatalf("at the head: %s, want %s", strings.Join(got, " "), want)
+	}
+}

@@ -265,9 +265,15 @@ func (s *Store) has(ctx context.Context, r Record) (bool, error) {
 }
 
 // Write saves recs durably, in order: on a store that swaps system
-// records (badger, etcd, memstore) in batches of up to writeBatch records
-// and writeBytes bytes, each one atomic step, else one SaveSys each. A
-// crash keeps a prefix of recs.
+// records (badger, etcd, memstore) in batches, each one atomic step, else
+// one SaveSys each. A crash keeps a prefix of recs.
+//
+// A batch is up to bigBatch records and bigBytes bytes, and one a store
+// refuses (etcd takes 128 operations and 1.5 MiB in a transaction) is
+// written again in batches of writeBatch and writeBytes: every record
+// names its content, so writing one twice writes the same bytes. Each
+// batch costs a transaction, on badger an fsync: 10,000 notes took 157
+// batches of 64 and 4 s more than the flush itself, BENCHMARKS.md.
 func (s *Store) Write(ctx context.Context, recs []Record) error {
 	sw, ok := s.sys.(backend.SysSwapper)
 	if !ok {
@@ -279,31 +285,58 @@ func (s *Store) Write(ctx context.Context, recs []Record) error {
 		return nil
 	}
 	for len(recs) > 0 {
-		puts := map[string][]byte{}
-		size := 0
-		n := 0
-		for ; n < len(recs) && len(puts) < writeBatch && (n == 0 || size+len(recs[n].Data) <= writeBytes); n++ {
-			puts[recs[n].Name] = recs[n].Data
-			size += len(recs[n].Data)
+		n, err := swapBatch(ctx, sw, recs, bigBatch, bigBytes)
+		if err != nil && n > writeBatch {
+			err = writeSmall(ctx, sw, recs[:n])
 		}
-		// The guard is a name no one writes: the swap always holds, and
-		// is the one atomic multi-record write a SysStore offers.
-		done, err := sw.SwapSys(ctx, writeGuard, nil, puts, nil)
 		if err != nil {
-			return fmt.Errorf("history: %w", err)
-		}
-		if !done {
-			return fmt.Errorf("history: the store holds %s, which memfs never writes", writeGuard)
+			return err
 		}
 		recs = recs[n:]
 	}
 	return nil
 }
 
-// One Write batch: within etcd's limits on one transaction (128
-// operations, 1.5 MiB: etcdstore.SwapSys refuses more), and a record of
-// up to 1 MiB (an index's manifest) alone.
+// writeSmall writes recs in batches of writeBatch and writeBytes.
+func writeSmall(ctx context.Context, sw backend.SysSwapper, recs []Record) error {
+	for len(recs) > 0 {
+		n, err := swapBatch(ctx, sw, recs, writeBatch, writeBytes)
+		if err != nil {
+			return err
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+// swapBatch writes the first records of recs, up to maxRecs and maxBytes
+// (one at least), in one SwapSys, and returns how many it took.
+func swapBatch(ctx context.Context, sw backend.SysSwapper, recs []Record, maxRecs, maxBytes int) (int, error) {
+	puts := map[string][]byte{}
+	size := 0
+	n := 0
+	for ; n < len(recs) && len(puts) < maxRecs && (n == 0 || size+len(recs[n].Data) <= maxBytes); n++ {
+		puts[recs[n].Name] = recs[n].Data
+		size += len(recs[n].Data)
+	}
+	// The guard is a name no one writes: the swap always holds, and
+	// is the one atomic multi-record write a SysStore offers.
+	done, err := sw.SwapSys(ctx, writeGuard, nil, puts, nil)
+	if err != nil {
+		return n, fmt.Errorf("history: %w", err)
+	}
+	if !done {
+		return n, fmt.Errorf("history: the store holds %s, which memfs never writes", writeGuard)
+	}
+	return n, nil
+}
+
+// The Write batches: a big one first, and one within etcd's limits on
+// one transaction (128 operations, 1.5 MiB: etcdstore.SwapSys refuses
+// more), and a record of up to 1 MiB (an index's manifest) alone.
 const (
+	bigBatch   = 4096
+	bigBytes   = 4 << 20
 	writeBatch = 64
 	writeBytes = 1 << 20
 	writeGuard = root + "guard"

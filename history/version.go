@@ -338,25 +338,23 @@ func (s *Store) At(ctx context.Context, seq uint64) ([]Version, error) {
 		return nil, err
 	}
 	slices.SortFunc(lines, func(a, b groupLine) int { return cmp.Compare(a.seq, b.seq) })
-	// A group is one flush: one batch the store applied at once, so the
-	// order of its lines is not the order of the changes on the store. A
-	// rename takes its old key out unless the same group sets that key
-	// too (a new file there, or a swap of two names): the store holds it
-	// after the flush.
+	// A group is one flush, which the store applied as one step: two
+	// names swapped in one flush are two renames, each to the other's
+	// old name, and the second's old name is the first's new one, which
+	// the store holds after the flush. A rename takes its old key out
+	// unless an earlier rename of its group went to it.
 	type groupKey struct {
 		group uint64
 		key   string
 	}
-	set := map[groupKey]bool{}
-	for _, l := range lines {
-		if l.op != OpDelete {
-			set[groupKey{l.group, l.key}] = true
-		}
-	}
+	renamedTo := map[groupKey]bool{}
 	changed := map[string]uint64{} // key hash -> seq of its version; 0: gone
 	for _, l := range lines {
-		if l.old != "" && !set[groupKey{l.group, l.old}] {
+		if l.old != "" && !renamedTo[groupKey{l.group, l.old}] {
 			changed[l.old] = 0
+		}
+		if l.op == OpRename {
+			renamedTo[groupKey{l.group, l.key}] = true
 		}
 		if l.op == OpDelete {
 			changed[l.key] = 0
