@@ -63,7 +63,14 @@ func TestHistoryAPI(t *testing.T) {
 	if err != nil || len(after) != 3 || after[2].Addr != vs[0].Addr {
 		t.Fatalf("after revert, versions %v, err %v: want the old two and a new one with the first's bytes", after, err)
 	}
-	// A deleted key comes back from a checkpoint (RUN/latest).
+	checkRestore(t, f, set)
+}
+
+// checkRestore: a deleted key comes back from a checkpoint (RUN/latest);
+// then the snapshot is listed, resolved and removed.
+func checkRestore(t *testing.T, f *memfs.FS, set func(k, v string)) {
+	ctx := t.Context()
+	c := f.Session()
 	set("memory/a.md", "three\n")
 	if err := c.Delete("memory/a.md"); err != nil {
 		t.Fatal(err)

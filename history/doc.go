@@ -51,6 +51,9 @@
 //	                          append to the event log, named by its first seq
 //	history/i/<seq>           an index: the hex address of a value holding
 //	                          the namespace as of seq (a Version per line, by key)
+//	history/start             the seq history starts after: the event log's head
+//	                          when the store first recorded history (Begin)
+//	history/n/<name>          a named snapshot (snapshot.go)
 //	history/damaged/<name>.<h>  a damaged object or manifest as found, kept when
 //	                          a Put writes the right bytes over it
 //
@@ -96,6 +99,35 @@
 // version needs its event's seq, which the event log gives at its
 // append: its records belong in the same step as the append (on a
 // backend.SysSwapper, the one SwapSys of the events), or right after it.
+//
+// # Who records, and when
+//
+// The engine records (memfs's histrecord.go, in the event sink, where a
+// flush's events reach the event log): the values' objects before the
+// append, the versions and the group after it. Every change that reaches
+// the store through a session is recorded there, whichever door it came
+// by: a write, rename, delete or attribute change (mode, owner, times,
+// user.memfs.* attributes) of a flush, a conflict's outcome, a journal's
+// replay (its flush), and another writer's change that the session
+// rewrites (a dir store's follower redacting it). A version is recorded by
+// the mount that made the change, once: two mounts of one etcd namespace
+// each record their own changes; one that sees the other's (Refresh)
+// records nothing. An external writer's change that memfs only takes in
+// has no event, and so no version (its seq would be a guess).
+//
+// A crash between the append and the versions loses none: at open, the
+// events after the last group (and after [Store.Start]) whose version is
+// missing are recorded from the event log (key, op, size and sha256 are
+// in the event; the value in history since before the append), with the
+// store's attributes when it still holds that value ([Store.Covered],
+// [Store.Recorded]). On a shared store, a mount opening while another is
+// between its append and its versions may record that one's versions
+// first, from its events; the other's write then replaces them with the
+// same seq and key, and its full attributes.
+//
+// A flush is one step on the store, so its events' order within it is a
+// matter of record: the engine puts each rename before what takes its old
+// name, and [Store.At] reads a swap of two names in one group as one step.
 //
 // # Concurrency
 //
