@@ -268,12 +268,13 @@ func (s *Store) has(ctx context.Context, r Record) (bool, error) {
 // records (badger, etcd, memstore) in batches, each one atomic step, else
 // one SaveSys each. A crash keeps a prefix of recs.
 //
-// A batch is up to bigBatch records and bigBytes bytes, and one a store
-// refuses (etcd takes 128 operations and 1.5 MiB in a transaction) is
-// written again in batches of writeBatch and writeBytes: every record
-// names its content, so writing one twice writes the same bytes. Each
-// batch costs a transaction, on badger an fsync: 10,000 notes took 157
-// batches of 64 and 4 s more than the flush itself, BENCHMARKS.md.
+// A batch is first up to bigBatch records and bigBytes bytes; one the
+// store refuses (badger takes about 15 % of its memtable in one
+// transaction, etcd 128 operations and 1.5 MiB) is written again in
+// batches half as large, down to writeBatch and writeBytes, which every
+// store takes: every record names its content, so writing one twice
+// writes the same bytes. Each batch costs a transaction, on badger an
+// fsync: 10,000 notes in batches of 64 took 314 (BENCHMARKS.md).
 func (s *Store) Write(ctx context.Context, recs []Record) error {
 	sw, ok := s.sys.(backend.SysSwapper)
 	if !ok {
@@ -284,23 +285,13 @@ func (s *Store) Write(ctx context.Context, recs []Record) error {
 		}
 		return nil
 	}
+	maxRecs, maxBytes := bigBatch, bigBytes
 	for len(recs) > 0 {
-		n, err := swapBatch(ctx, sw, recs, bigBatch, bigBytes)
-		if err != nil && n > writeBatch {
-			err = writeSmall(ctx, sw, recs[:n])
+		n, err := swapBatch(ctx, sw, recs, maxRecs, maxBytes)
+		if err != nil && maxRecs > writeBatch {
+			maxRecs, maxBytes = max(maxRecs/2, writeBatch), max(maxBytes/2, writeBytes)
+			continue
 		}
-		if err != nil {
-			return err
-		}
-		recs = recs[n:]
-	}
-	return nil
-}
-
-// writeSmall writes recs in batches of writeBatch and writeBytes.
-func writeSmall(ctx context.Context, sw backend.SysSwapper, recs []Record) error {
-	for len(recs) > 0 {
-		n, err := swapBatch(ctx, sw, recs, writeBatch, writeBytes)
 		if err != nil {
 			return err
 		}
@@ -331,8 +322,8 @@ func swapBatch(ctx context.Context, sw backend.SysSwapper, recs []Record, maxRec
 	return n, nil
 }
 
-// The Write batches: a big one first, and one within etcd's limits on
-// one transaction (128 operations, 1.5 MiB: etcdstore.SwapSys refuses
+// The Write batches: a big one first, and the least, within etcd's limits
+// on one transaction (128 operations, 1.5 MiB: etcdstore.SwapSys refuses
 // more), and a record of up to 1 MiB (an index's manifest) alone.
 const (
 	bigBatch   = 4096
