@@ -102,6 +102,7 @@ type FS struct {
 	log     *slog.Logger
 	index   *live.Lazy         // the search index, opened at first use
 	hist    *packhist.Archiver // what a pack read, per event (ContextPackAt); nil in a read-only session
+	rec     *recorder          // the history of every change (histrecord.go)
 	// pressure asks a mount's serve loop for a flush: unflushed values
 	// are past the memory budget (session.Options.Pressure).
 	pressure chan struct{}
@@ -186,6 +187,12 @@ func openParts(ctx context.Context, st backend.Store, opts Options, log *slog.Lo
 		f.closeParts()
 		return nil, nil, fmt.Errorf("open the event log of %s: %w", opts.Name, err)
 	}
+	f.rec = newRecorder(ss, log)
+	if !opts.Session.ReadOnly {
+		if err := f.rec.reconcile(ctx, f.events, ss); err != nil {
+			log.Error("history: cannot record the versions a crash may have left unwritten; tried again at the next open", "err", err)
+		}
+	}
 	return f, recs, nil
 }
 
@@ -238,7 +245,7 @@ func (f *FS) sessionOptions() (session.Options, error) {
 	if !so.ReadOnly {
 		f.hist = packhist.NewArchiver(f.store, f.events, histOptions(f.opts.Bootstrap, so.Redactor, f.log))
 	}
-	so.Events = eventSink(f.events, newSessionID(), f.hist)
+	so.Events = eventSink(f.events, newSessionID(), f.hist, f.rec)
 	if so.Derived == nil {
 		// A skill's front matter, as an attribute the skills index and
 		// getfattr read (user.memfs.skill).
@@ -665,10 +672,15 @@ func newSessionID() string {
 }
 
 // eventSink appends a flush's events to the log, tagged with the session,
-// and hands them, numbered, with the entries as flushed, to the archive of
+// with their versions recorded around the append (see recorder), and
+// hands them, numbered, with the entries as flushed, to the archive of
 // pack sources when there is one (off the flush path: see packhist).
-func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver) func(context.Context, []session.Event) error {
+func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorder) func(context.Context, []session.Event) error {
 	return func(ctx context.Context, evs []session.Event) error {
+		evs = renamesFirst(evs)
+		if err := rec.values(ctx, evs); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
 		out := make([]eventlog.Event, len(evs))
 		for i, e := range evs {
 			out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256,
@@ -678,8 +690,12 @@ func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver) func(context
 			}
 		}
 		stored, err := l.Append(ctx, out)
-		if err != nil || hist == nil || len(stored) != len(evs) {
+		if err != nil || len(stored) != len(evs) {
 			return err
+		}
+		rec.versions(ctx, evs, stored)
+		if hist == nil {
+			return nil
 		}
 		items := make([]packhist.Item, len(evs))
 		for i := range evs {

@@ -53,6 +53,9 @@
 //	                          the namespace as of seq (a Version per line, by key)
 //	history/gc/pending        the collection's mark: the objects and manifests
 //	                          no version named at its time (see Store.Collect)
+//	history/start             the seq history starts after: the event log's head
+//	                          when the store first recorded history (Begin)
+//	history/n/<name>          a named snapshot (snapshot.go)
 //	history/damaged/<name>.<h>  a damaged object or manifest as found, kept when
 //	                          a Put writes the right bytes over it
 //
@@ -108,6 +111,35 @@
 // period apart; its doc says why nothing referenced is ever removed.
 // [Store.Redact] blanks one version's bytes and keeps its record;
 // [Store.Verify] reads every version's value back and reports damage.
+//
+// # Who records, and when
+//
+// The engine records (memfs's histrecord.go, in the event sink, where a
+// flush's events reach the event log): the values' objects before the
+// append, the versions and the group after it. Every change that reaches
+// the store through a session is recorded there, whichever door it came
+// by: a write, rename, delete or attribute change (mode, owner, times,
+// user.memfs.* attributes) of a flush, a conflict's outcome, a journal's
+// replay (its flush), and another writer's change that the session
+// rewrites (a dir store's follower redacting it). A version is recorded by
+// the mount that made the change, once: two mounts of one etcd namespace
+// each record their own changes; one that sees the other's (Refresh)
+// records nothing. An external writer's change that memfs only takes in
+// has no event, and so no version (its seq would be a guess).
+//
+// A crash between the append and the versions loses none: at open, the
+// events after the last group (and after [Store.Start]) whose version is
+// missing are recorded from the event log (key, op, size and sha256 are
+// in the event; the value in history since before the append), with the
+// store's attributes when it still holds that value ([Store.Covered],
+// [Store.Recorded]). On a shared store, a mount opening while another is
+// between its append and its versions may record that one's versions
+// first, from its events; the other's write then replaces them with the
+// same seq and key, and its full attributes.
+//
+// A flush is one step on the store, so its events' order within it is a
+// matter of record: the engine puts each rename before what takes its old
+// name, and [Store.At] reads a swap of two names in one group as one step.
 //
 // # Concurrency
 //

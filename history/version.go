@@ -325,6 +325,7 @@ func mergeSeq(a, b []Version) []Version {
 
 // groupLine is one line of a group record.
 type groupLine struct {
+	group    uint64 // the first seq of its group
 	seq      uint64
 	op       string
 	key, old string // key hashes
@@ -344,10 +345,23 @@ func (s *Store) At(ctx context.Context, seq uint64) ([]Version, error) {
 		return nil, err
 	}
 	slices.SortFunc(lines, func(a, b groupLine) int { return cmp.Compare(a.seq, b.seq) })
+	// A group is one flush, which the store applied as one step: two
+	// names swapped in one flush are two renames, each to the other's
+	// old name, and the second's old name is the first's new one, which
+	// the store holds after the flush. A rename takes its old key out
+	// unless an earlier rename of its group went to it.
+	type groupKey struct {
+		group uint64
+		key   string
+	}
+	renamedTo := map[groupKey]bool{}
 	changed := map[string]uint64{} // key hash -> seq of its version; 0: gone
 	for _, l := range lines {
-		if l.old != "" {
+		if l.old != "" && !renamedTo[groupKey{l.group, l.old}] {
 			changed[l.old] = 0
+		}
+		if l.op == OpRename {
+			renamedTo[groupKey{l.group, l.key}] = true
 		}
 		if l.op == OpDelete {
 			changed[l.key] = 0
@@ -410,6 +424,7 @@ func (s *Store) groupLines(ctx context.Context, from, to uint64) ([]groupLine, e
 		}
 		for _, l := range ls {
 			if l.seq > from && l.seq <= to {
+				l.group = g.first
 				lines = append(lines, l)
 			}
 		}
@@ -513,4 +528,97 @@ func (s *Store) index(ctx context.Context, seq uint64) (map[string]Version, uint
 		ns[keyHash(v.Key)] = v
 	}
 	return ns, at, nil
+}
+
+// startName is the record of the seq history starts after: the event
+// log's head when a store first recorded history. Events up to it (a
+// store older than its history) have no version and are never taken for
+// versions lost in a crash.
+const startName = root + "start"
+
+// Start returns the seq history starts after and whether it is
+// recorded. Begin records it.
+func (s *Store) Start(ctx context.Context) (uint64, bool, error) {
+	b, err := s.sys.LoadSys(ctx, startName)
+	if errors.Is(err, backend.ErrKeyNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("history: %w", err)
+	}
+	seq, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, false, &fs.PathError{Op: "load", Path: startName, Err: fmt.Errorf("%w: %q", backend.ErrCorrupt, b)}
+	}
+	return seq, true, nil
+}
+
+// Begin records that history starts after seq (the event log's head),
+// unless a start is recorded already: the first one stays.
+func (s *Store) Begin(ctx context.Context, seq uint64) error {
+	if _, ok, err := s.Start(ctx); err != nil || ok {
+		return err
+	}
+	if err := s.sys.SaveSys(ctx, startName, []byte(strconv.FormatUint(seq, 10)+"\n")); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	return nil
+}
+
+// Covered returns the highest seq a group names (0 for none): the
+// events after it that history records have their versions still to
+// write, as after a crash between an append and its versions.
+func (s *Store) Covered(ctx context.Context) (uint64, error) {
+	ents, err := s.sys.ListSys(ctx, groupPrefix)
+	if err != nil {
+		return 0, fmt.Errorf("history: groups: %w", err)
+	}
+	var last uint64
+	var name string
+	for _, e := range ents {
+		first, err := strconv.ParseUint(strings.TrimPrefix(e.Key, groupPrefix), 10, 64)
+		if err == nil && first >= last {
+			last, name = first, e.Key
+		}
+	}
+	if name == "" {
+		return 0, nil
+	}
+	lines, err := s.groupLines(ctx, last-1, ^uint64(0))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range lines {
+		last = max(last, l.seq)
+	}
+	return last, nil
+}
+
+// Recorded reports whether the version of key at seq is recorded.
+func (s *Store) Recorded(ctx context.Context, key string, seq uint64) (bool, error) {
+	_, err := s.sys.LoadSys(ctx, versionName(key, seq))
+	switch {
+	case errors.Is(err, backend.ErrKeyNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("history: %w", err)
+	}
+	return true, nil
+}
+
+// LogLine is v as one line of a key's log (.memfs/history/KEY/log, memfs
+// history): "SEQ TIME OP SIZE WRITER [OLDKEY]", SEQ in 8 digits, TIME the
+// change time in RFC 3339 (UTC), WRITER "agent/pid" (the process name
+// without an agent, "-" for none), OLDKEY quoted.
+func (v *Version) LogLine() string {
+	t := v.CTime
+	if t == 0 {
+		t = v.MTime
+	}
+	who := cmp.Or(v.Writer.Agent, v.Writer.Comm, "-")
+	line := fmt.Sprintf("%08d %s %s %d %s/%d", v.Seq, time.Unix(0, t).UTC().Format(time.RFC3339Nano), v.Op, v.Size, who, v.Writer.PID)
+	if v.OldKey != "" {
+		line += " " + strconv.Quote(v.OldKey)
+	}
+	return line + "\n"
 }

@@ -59,7 +59,8 @@ type Event struct {
 	// derived attributes set), so that a receiver keeping history
 	// (package packhist) records what was flushed rather than a newer
 	// state of the session. A receiver must not modify it. It is nil for
-	// other events (a delete, a conflict, a change another writer made).
+	// other events (a delete, a conflict, a change another writer made, but
+	// the rewrite of one: External.Rewritten).
 	// A pointer keeps Event comparable.
 	Saved *backend.Entry
 	gen   uint64 // order of the change in the session

@@ -100,7 +100,7 @@ func (x *External) Rewritten(ctx context.Context, e backend.Entry) {
 		return
 	}
 	sum := sha256.Sum256(e.Value)
-	c.sendEvents(ctx, []Event{{Op: EventWrite, Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: c.ingestWriter()}})
+	c.sendEvents(ctx, []Event{{Op: EventWrite, Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: c.ingestWriter(), Saved: &e}})
 }
 
 // Echo reports whether the store's version of key, with info, is what the

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -142,6 +143,12 @@ func TestRewriteStampAndEvent(t *testing.T) {
 	sum := sha256.Sum256(e.Value)
 	want := session.Event{Op: session.EventWrite, Key: e.Key, Size: 26, SHA256: hex.EncodeToString(sum[:]),
 		Writer: meta.WriterInfo{UID: 7, PID: 42, Comm: "memfs", Agent: session.IngestAgent}}
+	// The entry as rewritten, for history's object of it.
+	if len(got) == 1 && (got[0].Saved == nil || !bytes.Equal(got[0].Saved.Value, e.Value) || got[0].Saved.Key != e.Key) {
+		t.Errorf("event's Saved: got %+v, want %+v", got[0].Saved, e)
+	} else if len(got) == 1 {
+		want.Saved = got[0].Saved
+	}
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("events: got %+v, want [%+v]", got, want)
 	}

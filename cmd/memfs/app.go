@@ -45,6 +45,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			hintCommand(),
 			modelsCommand(),
 			gcCommand(),
+			historyCommand(), snapshotCommand(), checkpointCommand(), revertCommand(), restoreCommand(), diffCommand(),
 		},
 	}
 	app.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words

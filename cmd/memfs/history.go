@@ -1,0 +1,214 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/mountclient"
+)
+
+// The history commands: through the mount that serves the store (its
+// read-only .memfs/history/, .memfs/snapshots/; a revert writes the key
+// through it), else on the engine (memfs.FS's history API).
+
+func histFlags() []cli.Flag {
+	return []cli.Flag{storeFlag(), &cli.StringFlag{Name: "mount", Usage: "through the live mount at DIR (the default when a mount serves the store)"}}
+}
+
+// onHistory runs mnt through the mount serving the store, else eng on the engine.
+func onHistory(c *cli.Context, a memfs.Access, mnt func(m *mountclient.Client) error, eng func(ctx context.Context, f *memfs.FS) error) error {
+	t, err := locate(c)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Command.Name, err)
+	}
+	if t.mnt != "" {
+		return mnt(t.client)
+	}
+	return withSession(c, a, func(ctx context.Context, o *opened) error { return eng(ctx, o.FS) })
+}
+
+func historyCommand() *cli.Command {
+	return &cli.Command{
+		Name: "history", Usage: "list the versions of KEY, oldest first: SEQ TIME OP SIZE WRITER [OLDKEY]", ArgsUsage: "KEY",
+		Flags: histFlags(),
+		Action: func(c *cli.Context) error {
+			key := c.Args().First()
+			return onHistory(c, memfs.ReadStore, func(m *mountclient.Client) error {
+				b, err := m.History(key)
+				c.App.Writer.Write(b)
+				return err
+			}, func(ctx context.Context, f *memfs.FS) error {
+				vs, err := f.Versions(ctx, key)
+				for i := range vs {
+					fmt.Fprint(c.App.Writer, vs[i].LogLine())
+				}
+				return err
+			})
+		},
+	}
+}
+
+func snapshotCommand() *cli.Command {
+	return &cli.Command{
+		Name: "snapshot", Usage: "name the namespace as it is now (after a flush), list or remove names",
+		Subcommands: []*cli.Command{
+			{Name: "create", ArgsUsage: "NAME", Flags: histFlags(), Action: func(c *cli.Context) error { return saveSnapshot(c, c.Args().First()) }},
+			{Name: "list", Flags: histFlags(), Action: func(c *cli.Context) error { return listSnapshots(c, "") }},
+			{Name: "rm", ArgsUsage: "NAME", Flags: histFlags(), Action: func(c *cli.Context) error {
+				name := c.Args().First()
+				return onHistory(c, memfs.WriteStore, func(m *mountclient.Client) error { return m.RemoveSnapshot(name) },
+					func(ctx context.Context, f *memfs.FS) error { return f.RemoveSnapshot(ctx, name) })
+			}},
+		},
+	}
+}
+
+func checkpointCommand() *cli.Command {
+	return &cli.Command{
+		Name: "checkpoint", Usage: "the checkpoints of a run: snapshots named RUN/STEP",
+		Subcommands: []*cli.Command{
+			{Name: "save", ArgsUsage: "RUN STEP", Flags: histFlags(), Action: func(c *cli.Context) error {
+				return saveSnapshot(c, c.Args().Get(0)+"/"+c.Args().Get(1))
+			}},
+			{Name: "latest", ArgsUsage: "RUN", Flags: histFlags(), Action: func(c *cli.Context) error {
+				return listSnapshots(c, c.Args().First()+"/"+history.Latest)
+			}},
+			{Name: "list", ArgsUsage: "RUN", Flags: histFlags(), Action: func(c *cli.Context) error { return listSnapshots(c, c.Args().First()+"/") }},
+		},
+	}
+}
+
+func saveSnapshot(c *cli.Context, name string) error {
+	if err := history.ValidSnapshotName(name); err != nil {
+		return err
+	}
+	return onHistory(c, memfs.WriteStore, func(m *mountclient.Client) error { return m.Snapshot(name) }, func(ctx context.Context, f *memfs.FS) error {
+		s, err := f.CreateSnapshot(ctx, name, fmt.Sprintf("%s/%d", cmp.Or(c.String("agent"), "memfs"), os.Getpid()))
+		if err == nil {
+			fmt.Fprintf(c.App.Writer, "%s %d\n", s.Name, s.Seq)
+		}
+		return err
+	})
+}
+
+// listSnapshots prints "NAME SEQ TIME BY" per snapshot: those under
+// the run prefix "RUN/", or the one "RUN/latest" resolves to, or all.
+func listSnapshots(c *cli.Context, which string) error {
+	print := func(ss []history.Snapshot, all bool) {
+		for _, s := range ss {
+			if all || strings.HasPrefix(s.Name, which) {
+				fmt.Fprintf(c.App.Writer, "%s %d %s %s\n", s.Name, s.Seq, s.Time.UTC().Format("2006-01-02T15:04:05Z"), s.By)
+			}
+		}
+	}
+	return onHistory(c, memfs.ReadStore, func(m *mountclient.Client) error {
+		var names []string
+		var err error
+		if run, ok := strings.CutSuffix(which, "/"+history.Latest); ok {
+			var name string
+			name, err = m.Latest(run)
+			names = []string{name}
+		} else {
+			names, err = m.Snapshots(strings.TrimSuffix(which, "/"))
+		}
+		for _, n := range names {
+			fmt.Fprintln(c.App.Writer, n)
+		}
+		return err
+	}, func(ctx context.Context, f *memfs.FS) error {
+		if strings.HasSuffix(which, "/"+history.Latest) {
+			s, err := f.ResolveSnapshot(ctx, which)
+			if err == nil {
+				print([]history.Snapshot{s}, true)
+			}
+			return err
+		}
+		ss, err := f.Snapshots(ctx)
+		print(ss, which == "")
+		return err
+	})
+}
+
+func revertCommand() *cli.Command {
+	return &cli.Command{
+		Name: "revert", Usage: "write KEY's content as of --to (a seq or a snapshot; default: its version before the last) as a new version",
+		ArgsUsage: "KEY", Flags: append(histFlags(), &cli.StringFlag{Name: "to", Usage: "SEQ or SNAPSHOT"}),
+		Action: func(c *cli.Context) error {
+			key := c.Args().First()
+			return onHistory(c, memfs.WriteStore, func(m *mountclient.Client) error {
+				to := c.String("to")
+				seq, err := strconv.ParseUint(cmp.Or(to, "0"), 10, 64)
+				if err != nil {
+					return errors.New("revert: --to SNAPSHOT through a mount: use memfs restore --to SNAPSHOT " + key)
+				}
+				seq, err = m.Revert(key, seq)
+				if err == nil {
+					fmt.Fprintf(c.App.Writer, "%s: the content of %d, as a new version\n", key, seq)
+				}
+				return err
+			}, func(ctx context.Context, f *memfs.FS) error {
+				v, err := f.Revert(ctx, key, c.String("to"))
+				if err == nil {
+					fmt.Fprintf(c.App.Writer, "%s: the content of %d, as a new version\n", key, v.Seq)
+				}
+				return err
+			})
+		},
+	}
+}
+
+func restoreCommand() *cli.Command {
+	return &cli.Command{
+		Name: "restore", Usage: "write the files under PREFIX as of --to SNAPSHOT (or seq) as new versions (nothing is deleted)",
+		ArgsUsage: "[PREFIX]", Flags: append(histFlags(), &cli.StringFlag{Name: "to", Required: true, Usage: "SNAPSHOT or SEQ"}),
+		Action: func(c *cli.Context) error {
+			if err := notMounted(c, "cp -a .memfs/snapshots/"+c.String("to")+"/"+c.Args().First()+" through the mount"); err != nil {
+				return err
+			}
+			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
+				keys, err := o.Restore(ctx, c.String("to"), c.Args().First())
+				for _, k := range keys {
+					fmt.Fprintln(c.App.Writer, k)
+				}
+				return err
+			})
+		},
+	}
+}
+
+func diffCommand() *cli.Command {
+	return &cli.Command{
+		Name: "diff", Usage: "the unified diff of KEY between versions A and B (seqs or snapshots; default: the version before the last, and now)",
+		ArgsUsage: "KEY [A] [B]", Flags: histFlags(),
+		Action: func(c *cli.Context) error {
+			key := c.Args().First()
+			if err := notMounted(c, "diff -u .memfs/history/"+key+"/SEQ "+key+" through the mount"); err != nil {
+				return err
+			}
+			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
+				d, err := o.Diff(ctx, c.Args().Get(0), c.Args().Get(1), c.Args().Get(2))
+				fmt.Fprint(c.App.Writer, d)
+				return err
+			})
+		},
+	}
+}
+
+// notMounted refuses a command that opens the engine when a mount serves
+// the store, naming what to do through the mount instead.
+func notMounted(c *cli.Context, instead string) error {
+	t, err := locate(c)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Command.Name, err)
+	}
+	return needsStore(c.Command.Name, t, instead)
+}

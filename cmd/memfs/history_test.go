@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// The history commands on a store no mount serves: history lists the
+// versions, diff shows the last change, revert brings the one before
+// back as a new version, a checkpoint names the namespace, restore
+// brings a removed key back from it.
+func TestHistoryCommands(t *testing.T) {
+	store := "badger:" + t.TempDir()
+	mustRun(t, "one\n", "put", "--store", store, "memory/a.md")
+	mustRun(t, "", "checkpoint", "save", "--store", store, "run1", "s1")
+	mustRun(t, "two\n", "put", "--store", store, "memory/a.md")
+	if out := mustRun(t, "", "history", "--store", store, "memory/a.md"); strings.Count(out, " write ") != 2 {
+		t.Fatalf("history: %q, want two writes", out)
+	}
+	if out := mustRun(t, "", "diff", "--store", store, "memory/a.md"); !strings.HasSuffix(out, "@@ -1 +1 @@\n-one\n+two\n") {
+		t.Fatalf("diff: %q", out)
+	}
+	mustRun(t, "", "revert", "--store", store, "memory/a.md")
+	if out := mustRun(t, "", "cat", "--store", store, "memory/a.md"); out != "one\n" {
+		t.Fatalf("after revert: %q", out)
+	}
+	if out := mustRun(t, "", "checkpoint", "latest", "--store", store, "run1"); !strings.HasPrefix(out, "run1/s1 ") {
+		t.Fatalf("checkpoint latest: %q", out)
+	}
+	mustRun(t, "", "rm", "--store", store, "memory/a.md")
+	if out := mustRun(t, "", "restore", "--store", store, "--to", "run1/latest", "memory/"); out != "memory/a.md\n" {
+		t.Fatalf("restore: %q", out)
+	}
+	if out := mustRun(t, "", "history", "--store", store, "memory/a.md"); strings.Count(out, "\n") != 5 {
+		t.Fatalf("history after revert, rm, restore: %q, want 5 versions", out)
+	}
+	mustRun(t, "", "snapshot", "rm", "--store", store, "run1/s1")
+	if out := mustRun(t, "", "snapshot", "list", "--store", store); out != "" {
+		t.Fatalf("snapshot list after rm: %q", out)
+	}
+}

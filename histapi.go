@@ -1,0 +1,238 @@
+package memfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/session"
+)
+
+// The history API: what `memfs history`, `snapshot`, `checkpoint`,
+// `revert`, `restore` and `diff` call when no mount serves the store (the
+// mount serves the same under .memfs/history/, .memfs/snapshots/ and
+// .memfs/at/). Reads write nothing; revert and restore write the old
+// content as new versions through the session, so the flush records them
+// like any change, and a flush on a shared store states the version it
+// replaces: another writer's newer version goes to the conflict policy,
+// never overwritten silently.
+
+// ErrNoVersion is the error of a version or a target that history does
+// not hold (in a *fs.PathError naming the key); it satisfies
+// errors.Is(err, fs.ErrNotExist).
+var ErrNoVersion = fmt.Errorf("no such version: %w", fs.ErrNotExist)
+
+// Versions returns the versions of key, oldest first (those of the names
+// it was renamed from included: see history.Store.Versions).
+func (f *FS) Versions(ctx context.Context, key string) ([]history.Version, error) {
+	return f.rec.h.Versions(ctx, key)
+}
+
+// ReadVersion returns the version of key at seq and its bytes (nil for a
+// delete or a node without a value). A damaged version is an error
+// (errors.Is(err, backend.ErrCorrupt)), never wrong bytes.
+func (f *FS) ReadVersion(ctx context.Context, key string, seq uint64) (history.Version, []byte, error) {
+	vs, err := f.Versions(ctx, key)
+	if err != nil {
+		return history.Version{}, nil, err
+	}
+	i := slices.IndexFunc(vs, func(v history.Version) bool { return v.Seq == seq })
+	if i < 0 {
+		return history.Version{}, nil, &fs.PathError{Op: "version " + strconv.FormatUint(seq, 10), Path: key, Err: ErrNoVersion}
+	}
+	data, err := f.versionData(ctx, &vs[i])
+	return vs[i], data, err
+}
+
+func (f *FS) versionData(ctx context.Context, v *history.Version) ([]byte, error) {
+	if v.Addr.IsZero() {
+		return nil, nil
+	}
+	return f.rec.h.Get(ctx, v.Addr)
+}
+
+// ResolveTarget returns the seq a target names: a decimal seq, or a snapshot
+// name (RUN/latest included).
+func (f *FS) ResolveTarget(ctx context.Context, target string) (uint64, error) {
+	if seq, err := strconv.ParseUint(target, 10, 64); err == nil {
+		return seq, nil
+	}
+	s, err := f.rec.h.ResolveSnapshot(ctx, target)
+	if err != nil {
+		return 0, err
+	}
+	return s.Seq, nil
+}
+
+// NamespaceAt returns the namespace as of target (a seq or a snapshot),
+// sorted by key.
+func (f *FS) NamespaceAt(ctx context.Context, target string) ([]history.Version, error) {
+	seq, err := f.ResolveTarget(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	return f.rec.h.At(ctx, seq)
+}
+
+// CreateSnapshot flushes, then names the event log's head: the snapshot
+// holds every write acknowledged before it. by says who took it.
+func (f *FS) CreateSnapshot(ctx context.Context, name, by string) (history.Snapshot, error) {
+	if err := f.historyView().TakeSnapshot(ctx, name, by); err != nil {
+		return history.Snapshot{}, err
+	}
+	return f.rec.h.ResolveSnapshot(ctx, name)
+}
+
+// Snapshots returns the named snapshots (checkpoints RUN/STEP included).
+func (f *FS) Snapshots(ctx context.Context) ([]history.Snapshot, error) {
+	return f.rec.h.Snapshots(ctx)
+}
+
+// ResolveSnapshot returns the snapshot name (RUN/latest: the run's
+// newest checkpoint).
+func (f *FS) ResolveSnapshot(ctx context.Context, name string) (history.Snapshot, error) {
+	return f.rec.h.ResolveSnapshot(ctx, name)
+}
+
+// RemoveSnapshot removes the snapshot name (its versions stay).
+func (f *FS) RemoveSnapshot(ctx context.Context, name string) error {
+	return f.rec.h.RemoveSnapshot(ctx, name)
+}
+
+// versionAt returns key's version as of target: "" for the one before its
+// last (a deleted key: its last before the delete), else the key's
+// version in the namespace at the target.
+func (f *FS) versionAt(ctx context.Context, key, target string) (history.Version, error) {
+	if target != "" {
+		ns, err := f.NamespaceAt(ctx, target)
+		if err != nil {
+			return history.Version{}, err
+		}
+		i := slices.IndexFunc(ns, func(v history.Version) bool { return v.Key == key })
+		if i < 0 {
+			return history.Version{}, &fs.PathError{Op: "at " + target, Path: key, Err: ErrNoVersion}
+		}
+		return ns[i], nil
+	}
+	vs, err := f.Versions(ctx, key)
+	if err != nil {
+		return history.Version{}, err
+	}
+	n := len(vs)
+	if n > 0 && vs[n-1].Op != history.OpDelete {
+		n-- // the current version
+	}
+	for i := n - 1; i >= 0; i-- {
+		if vs[i].Op != history.OpDelete {
+			return vs[i], nil
+		}
+	}
+	return history.Version{}, &fs.PathError{Op: "previous version", Path: key, Err: ErrNoVersion}
+}
+
+// Revert writes key's content and mode as of target (see versionAt; a
+// deleted key comes back) as a new version, and flushes. It returns the
+// version it went back to.
+func (f *FS) Revert(ctx context.Context, key, target string) (history.Version, error) {
+	v, err := f.versionAt(ctx, key, target)
+	if err != nil {
+		return v, err
+	}
+	if err := f.putVersion(ctx, key, &v); err != nil {
+		return v, err
+	}
+	return v, f.Flush(ctx)
+}
+
+// Restore writes every file under prefix ("" for all) of the snapshot
+// (or seq) target whose content or mode differs now, as new versions, and
+// flushes. It returns the keys it wrote. Files under prefix that the
+// snapshot lacks stay: a restore never deletes.
+func (f *FS) Restore(ctx context.Context, target, prefix string) ([]string, error) {
+	ns, err := f.NamespaceAt(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	var wrote []string
+	for i := range ns {
+		v := &ns[i]
+		if !v.Mode.IsRegular() || !underPrefix(v.Key, prefix) {
+			continue
+		}
+		if err := f.c.Resolve(ctx, v.Key); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return wrote, err
+		}
+		if e, ok := f.c.Entry(v.Key); ok && e.Info.Mode == v.Mode && history.AddrOf(e.Value) == v.Addr {
+			continue
+		}
+		if err := f.putVersion(ctx, v.Key, v); err != nil {
+			return wrote, err
+		}
+		wrote = append(wrote, v.Key)
+	}
+	return wrote, f.Flush(ctx)
+}
+
+func underPrefix(key, prefix string) bool {
+	p := strings.TrimSuffix(prefix, "/")
+	return p == "" || key == p || strings.HasPrefix(key, p+"/")
+}
+
+// putVersion writes v's content and mode at key in the session.
+func (f *FS) putVersion(ctx context.Context, key string, v *history.Version) error {
+	if !v.Mode.IsRegular() {
+		return &fs.PathError{Op: "revert", Path: key, Err: fmt.Errorf("%w: version %d is a %v, not a file", ErrNoVersion, v.Seq, v.Mode.Type())}
+	}
+	data, err := f.versionData(ctx, v)
+	if err != nil {
+		return err
+	}
+	if err := f.c.Resolve(ctx, key); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := f.c.Set(key, data); err != nil {
+		return err
+	}
+	mode := v.Mode.Perm()
+	_, err = f.c.SetAttr(ctx, key, session.Attr{Mode: &mode})
+	return err
+}
+
+// Diff returns the unified diff of key between a and b: each a seq or a
+// snapshot name; "" for a is the version before the last, "" for b the
+// session's present content.
+func (f *FS) Diff(ctx context.Context, key, a, b string) (string, error) {
+	va, err := f.versionAt(ctx, key, a)
+	if err != nil {
+		return "", err
+	}
+	old, err := f.versionData(ctx, &va)
+	if err != nil {
+		return "", err
+	}
+	aName := fmt.Sprintf("%s@%d", key, va.Seq)
+	var now []byte
+	bName := key
+	if b == "" {
+		if err := f.c.Resolve(ctx, key); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		now, _ = f.c.Get(key)
+	} else {
+		vb, err := f.versionAt(ctx, key, b)
+		if err != nil {
+			return "", err
+		}
+		if now, err = f.versionData(ctx, &vb); err != nil {
+			return "", err
+		}
+		bName = fmt.Sprintf("%s@%d", key, vb.Seq)
+	}
+	return unifiedDiff(aName, bName, string(old), string(now)), nil
+}

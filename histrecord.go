@@ -1,0 +1,251 @@
+package memfs
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/session"
+)
+
+// recorder records a version (package history) for every change this
+// session's flushes bring to the store, in the event sink, where the
+// event log gives the changes their seqs (see eventSink):
+//
+//  1. values: before the append, the objects of every value the events
+//     name (each event's Saved entry: the bytes exactly as the store got
+//     them, redacted), so that no event names bytes history lacks;
+//  2. the append (the events get their seqs);
+//  3. versions: the version records and the group of the append.
+//
+// A failure in 1 fails the sink: the session keeps the events and offers
+// them again at the next flush. A failure in 3 cannot undo the append: the
+// versions wait in pending for the next flush, and a crash before then is
+// made good at the next open (reconcile), from the event log: the key,
+// op, size and sha256 are in each event, and the value is in history since
+// step 1.
+//
+// Each mount records the changes it makes, once: another mount's changes
+// on a shared store are that mount's to record (its events reach this
+// one's log through Refresh, never through this sink). An external
+// writer's change a session ingests (a dir store's follower) is recorded
+// when the session writes an event for it (a rewrite that redacts it).
+type recorder struct {
+	h   *history.Store // immutable
+	log *slog.Logger   // immutable
+
+	mu      sync.Mutex        // guards pending
+	pending []history.Version // appended, their records not yet written
+}
+
+func newRecorder(sys backend.SysStore, log *slog.Logger) *recorder {
+	return &recorder{h: history.New(sys), log: log}
+}
+
+// values writes the objects of the values evs name, before their append.
+func (r *recorder) values(ctx context.Context, evs []session.Event) error {
+	var recs []history.Record
+	for _, e := range evs {
+		if e.Saved != nil && e.Saved.Info.Mode.IsRegular() {
+			recs = append(recs, r.h.PlanValue(e.Saved.Value).Records...)
+		}
+	}
+	missing, err := r.h.Missing(ctx, recs)
+	if err != nil {
+		return err
+	}
+	return r.h.Write(ctx, missing)
+}
+
+// versions writes the versions of evs, as the log stored them (stored[i]
+// is evs[i] with its seq), and any that an earlier flush left pending. A
+// failure keeps them pending and is logged: the append cannot be undone.
+func (r *recorder) versions(ctx context.Context, evs []session.Event, stored []eventlog.Event) {
+	vs := make([]history.Version, 0, len(evs))
+	for i := range evs {
+		if v, ok := versionOf(&stored[i], evs[i].Saved); ok {
+			vs = append(vs, v)
+		}
+	}
+	r.mu.Lock()
+	vs = append(r.pending, vs...)
+	r.pending = nil
+	r.mu.Unlock()
+	if err := r.write(ctx, vs); err != nil {
+		r.log.Error("history: versions not recorded; retried at the next flush, and at the next open from the event log",
+			"versions", len(vs), "err", err)
+		r.mu.Lock()
+		r.pending = append(vs, r.pending...)
+		r.mu.Unlock()
+	}
+}
+
+// write writes the records of vs, one group per run of seqs of one append
+// (PlanVersions takes increasing seqs).
+func (r *recorder) write(ctx context.Context, vs []history.Version) error {
+	for len(vs) > 0 {
+		n := 1
+		for n < len(vs) && vs[n].Seq > vs[n-1].Seq {
+			n++
+		}
+		recs, err := r.h.PlanVersions(vs[:n])
+		if err != nil {
+			return err
+		}
+		if err := r.h.Write(ctx, recs); err != nil {
+			return err
+		}
+		vs = vs[n:]
+	}
+	return nil
+}
+
+// versionOf is the version of the stored event ev, with the entry as the
+// store got it (nil for a delete or a conflict); ok false for an event
+// that changes no key (a break).
+func versionOf(ev *eventlog.Event, saved *backend.Entry) (history.Version, bool) {
+	var v history.Version
+	switch ev.Op {
+	case eventlog.OpWrite, eventlog.OpRename, eventlog.OpAttr, eventlog.OpDelete, eventlog.OpConflict:
+	default:
+		return v, false
+	}
+	if saved != nil {
+		var a history.Addr
+		if saved.Info.Mode.IsRegular() {
+			a = history.AddrOf(saved.Value)
+		}
+		v = history.NewVersion(ev.Seq, ev.Op, saved, a)
+	} else {
+		v = history.Version{Seq: ev.Seq, Op: ev.Op, Key: ev.Key, Size: ev.Size}
+		if a, err := history.ParseAddr(ev.SHA256); err == nil && ev.Op != eventlog.OpDelete {
+			v.Addr = a
+		}
+	}
+	v.Key, v.OldKey, v.Writer, v.Session = ev.Key, ev.OldKey, ev.Writer, ev.Session
+	if v.CTime == 0 {
+		v.CTime = ev.Time.UnixNano() // a delete's time, or a reconciled version's
+	}
+	return v, true
+}
+
+// reconcile records the versions of the events after the last group
+// (and after history's start) that have none: those of an append whose
+// versions a crash kept from being written. Their attributes are the
+// store's when it still holds the value the event names; else the
+// version has the event's size and address only. On a store history
+// never recorded in, it records the log's head as history's start.
+func (r *recorder) reconcile(ctx context.Context, l *eventlog.Log, st backend.Store) error {
+	start, ok, err := r.h.Start(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		p, err := l.Query(ctx, eventlog.Query{Limit: 1})
+		if err != nil {
+			return err
+		}
+		var head uint64
+		if n := len(p.Events); n > 0 {
+			head = p.Events[n-1].Seq
+		}
+		return r.h.Begin(ctx, head)
+	}
+	covered, err := r.h.Covered(ctx)
+	if err != nil {
+		return err
+	}
+	lost, err := r.lostVersions(ctx, l, max(start, covered))
+	if err != nil || len(lost) == 0 {
+		return err
+	}
+	r.attributes(ctx, st, lost)
+	if err := r.write(ctx, lost); err != nil {
+		return err
+	}
+	r.log.Warn("history: recorded the versions a crash left unwritten", "versions", len(lost), "from", lost[0].Seq)
+	return nil
+}
+
+// lostVersions returns the versions of the events after seq that have no
+// record.
+func (r *recorder) lostVersions(ctx context.Context, l *eventlog.Log, after uint64) ([]history.Version, error) {
+	var out []history.Version
+	for {
+		p, err := l.Query(ctx, eventlog.Query{After: after, Limit: 1000})
+		if err != nil {
+			return nil, err
+		}
+		for i := range p.Events {
+			v, ok := versionOf(&p.Events[i], nil)
+			if !ok {
+				continue
+			}
+			done, err := r.h.Recorded(ctx, v.Key, v.Seq)
+			if err != nil {
+				return nil, err
+			}
+			if !done {
+				out = append(out, v)
+			}
+		}
+		if !p.More || len(p.Events) == 0 {
+			return out, nil
+		}
+		after = p.Events[len(p.Events)-1].Seq
+	}
+}
+
+// attributes fills in each key's last version in vs with the store's
+// attributes, when the store holds the value that version names.
+func (r *recorder) attributes(ctx context.Context, st backend.Store, vs []history.Version) {
+	last := map[string]int{}
+	for i, v := range vs {
+		last[v.Key] = i
+	}
+	for key, i := range last {
+		v := &vs[i]
+		if v.Op == eventlog.OpDelete {
+			continue
+		}
+		es, err := st.Load(ctx, key)
+		if err != nil || len(es) != 1 {
+			continue // gone or changed since: the event's size and address stand
+		}
+		e := es[0]
+		if e.Info.Mode.IsRegular() && history.AddrOf(e.Value) != v.Addr {
+			continue
+		}
+		nv := history.NewVersion(v.Seq, v.Op, &e, v.Addr)
+		nv.OldKey, nv.Writer, nv.Session = v.OldKey, v.Writer, v.Session
+		*v = nv
+	}
+}
+
+// renamesFirst returns evs with each rename moved before the first other
+// event of its old key: a name is vacated before anything new takes it,
+// though the session orders a rename by the renamed file's last change
+// (rename a to b, write a new a, chmod b: the rename comes last). The
+// log's seqs, and so history's order, are then the order of the changes.
+// A cycle (two names swapped in one flush) has no such order; history's
+// At reads one flush's renames as one step (see history.Store.At).
+func renamesFirst(evs []session.Event) []session.Event {
+	out := slices.Clone(evs)
+	for i := 0; i < len(out); i++ {
+		r := out[i]
+		if r.Op != session.EventRename {
+			continue
+		}
+		j := slices.IndexFunc(out[:i], func(e session.Event) bool { return e.Key == r.OldKey && e.Op != session.EventDelete })
+		if j < 0 {
+			continue
+		}
+		copy(out[j+1:i+1], out[j:i])
+		out[j] = r
+	}
+	return out
+}

@@ -1,0 +1,143 @@
+package mountclient
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strconv"
+)
+
+// The mount's history, as memfs's commands use it: the read-only
+// .memfs/history/KEY/ (a file per version named by its seq in 8 digits,
+// and log) and .memfs/snapshots/ (mkdir takes a snapshot, rmdir removes
+// one; a run's directory holds its checkpoints and latest, a symlink to
+// the newest).
+
+const (
+	historyDir   = ".memfs/history"
+	snapshotsDir = ".memfs/snapshots"
+)
+
+// withRoot runs fn on the mount's root.
+func (c *Client) withRoot(fn func(r *os.Root) error) error {
+	r, err := c.Root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return fn(r)
+}
+
+// History returns key's log: one line per version, oldest first.
+func (c *Client) History(key string) (log []byte, err error) {
+	err = c.withRoot(func(r *os.Root) error {
+		log, err = r.ReadFile(path.Join(historyDir, key, "log"))
+		return err
+	})
+	return log, err
+}
+
+// Snapshot takes the snapshot name (RUN/STEP: a checkpoint of a run
+// the mount already has).
+func (c *Client) Snapshot(name string) error {
+	return c.withRoot(func(r *os.Root) error { return r.Mkdir(path.Join(snapshotsDir, name), 0o755) })
+}
+
+// RemoveSnapshot removes the snapshot name.
+func (c *Client) RemoveSnapshot(name string) error {
+	return c.withRoot(func(r *os.Root) error { return r.Remove(path.Join(snapshotsDir, name)) })
+}
+
+// Latest returns the name of run's newest checkpoint (RUN/STEP).
+func (c *Client) Latest(run string) (name string, err error) {
+	err = c.withRoot(func(r *os.Root) error {
+		step, err := r.Readlink(path.Join(snapshotsDir, run, "latest"))
+		name = run + "/" + step
+		return err
+	})
+	return name, err
+}
+
+// Snapshots returns the snapshot names: every one (run ""), or run's.
+func (c *Client) Snapshots(run string) (names []string, err error) {
+	err = c.withRoot(func(r *os.Root) error {
+		names, err = snapshotNames(r, run)
+		return err
+	})
+	return names, err
+}
+
+func snapshotNames(r *os.Root, run string) ([]string, error) {
+	ents, err := readDir(r, path.Join(snapshotsDir, run))
+	var out []string
+	for _, e := range ents {
+		name := path.Join(run, e.Name())
+		_, notRun := r.Lstat(path.Join(snapshotsDir, name, "latest"))
+		switch {
+		case run != "" && e.Name() == "latest":
+		case run == "" && e.IsDir() && notRun == nil:
+			steps, err := snapshotNames(r, name)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, steps...)
+		default:
+			out = append(out, name)
+		}
+	}
+	return out, err
+}
+
+func readDir(r *os.Root, dir string) ([]os.DirEntry, error) {
+	d, err := r.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadDir(-1)
+}
+
+// Revert writes key's version at seq (0: the one before its last) through
+// the mount as a new version, with that version's permissions, and
+// returns its seq.
+func (c *Client) Revert(key string, seq uint64) (uint64, error) {
+	var data []byte
+	var mode os.FileMode
+	err := c.withRoot(func(r *os.Root) error {
+		// What the mount holds unflushed is the last version: its fsync
+		// makes it one, so "the one before the last" is the one before it.
+		if f, err := r.Open(key); err == nil {
+			err = f.Sync()
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+		if seq == 0 {
+			ents, err := readDir(r, path.Join(historyDir, key))
+			var seqs []uint64
+			for _, e := range ents {
+				if s, err := strconv.ParseUint(e.Name(), 10, 64); err == nil {
+					seqs = append(seqs, s)
+				}
+			}
+			if len(seqs) < 2 {
+				return errors.Join(err, fmt.Errorf("%s has no version before its last", key))
+			}
+			seq = seqs[len(seqs)-2]
+		}
+		name := path.Join(historyDir, key, fmt.Sprintf("%08d", seq))
+		st, err := r.Stat(name)
+		if err != nil {
+			return err
+		}
+		mode = st.Mode().Perm()
+		data, err = r.ReadFile(name)
+		return err
+	})
+	if err != nil {
+		return seq, err
+	}
+	return seq, c.Put(key, data, mode)
+}
