@@ -71,7 +71,11 @@ var (
 const histLogName = "log"
 
 func (d *histDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	d.root.readOnlyDir(pastIno("history", d.key), &out.Attr)
+	if d.key == "" {
+		d.root.pastTop(pastIno("history", ""), &out.Attr)
+	} else {
+		d.root.readOnlyDir(pastIno("history", d.key), &out.Attr)
+	}
 	return 0
 }
 

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"syscall"
@@ -114,14 +115,14 @@ func (n *reservedNode) lookupPast(ctx context.Context, name string, out *fuse.En
 	switch name {
 	case "history":
 		d = &histDir{root: r, hist: h}
-		r.readOnlyDir(pastIno("history", ""), &out.Attr)
+		r.pastTop(pastIno("history", ""), &out.Attr)
 	case "snapshots":
 		sd := &snapDir{root: r, hist: h}
 		sd.fill(&out.Attr)
 		d = sd
 	default:
 		d = &atDir{root: r, hist: h}
-		r.readOnlyDir(pastIno("at"), &out.Attr)
+		r.pastTop(pastIno("at"), &out.Attr)
 	}
 	out.SetEntryTimeout(r.opts.EntryTimeout)
 	out.SetAttrTimeout(r.opts.AttrTimeout)
@@ -136,6 +137,20 @@ func (r *Root) readOnlyDir(ino uint64, out *fuse.Attr) {
 	out.SetTimes(&r.started, &r.started, &r.started)
 	st, _ := r.c.Stat("")
 	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
+}
+
+// pastTop fills out as .memfs/history, .memfs/at or .memfs/snapshots: a
+// directory only the mount's owner (the user memfs runs as, who can read
+// the store directly) and root may enter. The kernel enforces it on every
+// path walk (default_permissions), cached entries included. The checks
+// below it (a version only to a caller who may read the key now and could
+// then) were found to leak through renamed and removed keys, attributes
+// and cached entries to other users of an --allow-other mount; until each
+// is closed, other users are kept out of the past entirely.
+func (r *Root) pastTop(ino uint64, out *fuse.Attr) {
+	r.readOnlyDir(ino, out)
+	out.Mode = syscall.S_IFDIR | 0o500
+	out.Owner = fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}
 }
 
 // nowVisible reports whether the caller of ctx may see key now.

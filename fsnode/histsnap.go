@@ -36,6 +36,11 @@ var (
 )
 
 func (d *snapDir) fill(out *fuse.Attr) {
+	if d.run == "" {
+		d.root.pastTop(pastIno("snapshots", ""), out)
+		out.Mode = syscall.S_IFDIR | 0o700 // mkdir takes a snapshot
+		return
+	}
 	d.root.readOnlyDir(pastIno("snapshots", d.run), out)
 	out.Mode = syscall.S_IFDIR | 0o755
 }
@@ -239,7 +244,7 @@ var (
 )
 
 func (d *atDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	d.root.readOnlyDir(pastIno("at"), &out.Attr)
+	d.root.pastTop(pastIno("at"), &out.Attr)
 	return 0
 }
 
