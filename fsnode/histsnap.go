@@ -154,7 +154,7 @@ func (d *snapDir) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if history.ValidSnapshotName(full) != nil {
 		return nil, syscall.EINVAL
 	}
-	if err := d.hist.TakeSnapshot(ctx, full, writerName(d.root.writer(ctx))); err != nil {
+	if err := d.hist.TakeSnapshot(ctx, full, history.WriterName(d.root.writer(ctx))); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil, syscall.EEXIST
 		}
