@@ -66,3 +66,18 @@ func TestHistoryRedact(t *testing.T) {
 		t.Fatalf("redact under a mount: %v, want a refusal", err)
 	}
 }
+
+// checkpoint save through a mount, of a run that has no step yet.
+func TestCheckpointThroughMount(t *testing.T) {
+	store, mnt := "badger:"+t.TempDir(), t.TempDir()
+	mustRun(t, "one\n", "put", "--store", store, "memory/a.md")
+	startMount(t, store, mnt, nil)
+	mustRun(t, "", "checkpoint", "save", "--store", store, "run1", "s1")
+	mustRun(t, "", "checkpoint", "save", "--store", store, "run1", "s2")
+	if out := mustRun(t, "", "checkpoint", "latest", "--store", store, "run1"); out != "run1/s2\n" {
+		t.Fatalf("checkpoint latest through the mount: %q", out)
+	}
+	if out := mustRun(t, "", "checkpoint", "list", "--store", store, "run1"); out != "run1/s1\nrun1/s2\n" {
+		t.Fatalf("checkpoint list through the mount: %q", out)
+	}
+}
