@@ -32,9 +32,9 @@ import (
 type testHistory struct {
 	*history.Store
 	t testing.TB
-	c *session.Context // set once mounted: TakeSnapshot flushes it
 
-	mu   sync.Mutex // guards head and keys
+	mu   sync.Mutex       // guards c, head and keys (c is read by the mount's goroutines)
+	c    *session.Context // set once mounted: TakeSnapshot flushes it
 	head uint64
 	keys map[string]bool
 }
@@ -50,7 +50,10 @@ func (h *testHistory) Head(context.Context) (uint64, error) {
 }
 
 func (h *testHistory) TakeSnapshot(ctx context.Context, name, by string) error {
-	if err := h.c.Flush(ctx); err != nil {
+	h.mu.Lock()
+	c := h.c
+	h.mu.Unlock()
+	if err := c.Flush(ctx); err != nil {
 		return err
 	}
 	head, _ := h.Head(ctx)
@@ -160,7 +163,9 @@ func mountHistory(t *testing.T, fopts fsnode.Options, mopts fsnode.MountOptions)
 	}
 	fopts.History = h
 	s.m = mount(t, st, mountConfig{fopts: fopts, mopts: mopts})
+	h.mu.Lock()
 	h.c = s.m.c
+	h.mu.Unlock()
 	return s
 }
 
