@@ -44,11 +44,18 @@
 //     honoured.
 //   - The mount uses default_permissions: the kernel checks the stored
 //     modes against the caller, so --allow-other holds others to them.
-//   - The past (.memfs/history, snapshots, at; see history.go) is served
+//   - The past (.memfs/history, snapshots, checkpoints, at; see history.go) is served
 //     with its modes and owners as they were, which the kernel checks,
 //     plus memfs's check of the present at each lookup, open and listing;
 //     a version never changes, so its entry and attributes are cached an
 //     hour and its pages kept: a warm stat or read costs no request.
+//   - Checkpoints (snapshots named RUN/STEP) are taken by mkdir of
+//     .memfs/checkpoints/RUN/STEP: every run name is a directory there,
+//     empty until its first step, because the kernel looks RUN up before
+//     the mkdir (snapshots/RUN exists only once the run has a step, and
+//     mkdir snapshots/RUN takes a plain snapshot named RUN). checkpoints/
+//     lists the runs that have steps; RUN/STEP and RUN/latest are what
+//     snapshots/RUN/ shows.
 //   - A query longer than a file name may be (255 bytes on many kernels'
 //     FUSE, 4 KiB on Linux 6.x, percent-encoded) goes through status.QueryFile
 //     (.memfs/search/.query, .memfs/context/.query): written and read back

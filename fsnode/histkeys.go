@@ -17,7 +17,6 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/history"
-	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/session"
 )
 
@@ -334,7 +333,7 @@ func versionAt(vs []history.Version, seq uint64) *history.Version {
 }
 
 // histLog is .memfs/history/KEY/log: one line per version the caller
-// could read then, "SEQ TIME OP SIZE WRITER [OLDKEY]" (see logLine). It
+// could read then, "SEQ TIME OP SIZE WRITER [OLDKEY]" (history.Version.LogLine). It
 // grows with the key's history and differs between callers: made at open,
 // served as the other answers of .memfs are (size 0, DIRECT_IO).
 type histLog struct {
@@ -411,35 +410,7 @@ func (r *Root) logText(ctx context.Context, cr session.Cred, vs []history.Versio
 		if cr.UID != 0 && !thenReadable(cr, shown, dirs[v.Seq]) {
 			continue
 		}
-		b.WriteString(logLine(v))
+		b.WriteString(v.LogLine())
 	}
 	return b.Bytes(), nil
-}
-
-// logLine is one line of a key's log: "SEQ TIME OP SIZE WRITER [OLDKEY]",
-// TIME the version's change time in RFC 3339 (UTC), WRITER "agent/pid"
-// (the process name when the mount has no agent label, "-" for none).
-func logLine(v *history.Version) string {
-	t := v.CTime
-	if t == 0 {
-		t = v.MTime
-	}
-	line := fmt.Sprintf("%s %s %s %d %s", versionName(v.Seq), time.Unix(0, t).UTC().Format(time.RFC3339Nano), v.Op, v.Size, writerName(v.Writer))
-	if v.OldKey != "" {
-		line += " " + strconv.Quote(v.OldKey)
-	}
-	return line + "\n"
-}
-
-// writerName is a writer as a log line and a snapshot name it: "agent/pid"
-// (the process name when the mount has no agent label, "-" for neither).
-func writerName(w meta.WriterInfo) string {
-	who := w.Agent
-	if who == "" {
-		who = w.Comm
-	}
-	if who == "" {
-		who = "-"
-	}
-	return who + "/" + strconv.FormatUint(uint64(w.PID), 10)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/memfs/memfs/session"
 )
 
-// The past, read-only (issue 29), in three trees under .memfs/, each
+// The past, read-only (issue 29), in four trees under .memfs/, each
 // opened by name and never listed there (a tree walk over the mount must
 // not copy every version):
 //
@@ -27,6 +27,9 @@ import (
 //     (8 digits: ls sorts them in time order), and log (histkeys.go);
 //   - snapshots/NAME/ and snapshots/RUN/STEP/: the namespace at a named
 //     snapshot; mkdir takes one, rmdir removes it (histsnap.go);
+//   - checkpoints/RUN/STEP/: the same for runs only, where every run name
+//     is a directory (empty until its first step): mkdir of RUN/STEP
+//     checkpoints a run that has none yet (histsnap.go);
 //   - at/SEQ/: the namespace at any seq (histsnap.go, pasttree.go).
 //
 // A version never changes, so what it shows is served with long entry
@@ -104,7 +107,8 @@ func fillVersion(v *history.Version, ino uint64, nlink uint32, out *fuse.Attr) {
 
 func timeOrZero(ns int64) time.Time { return time.Unix(0, ns) }
 
-// lookupPast is .memfs/history, .memfs/snapshots or .memfs/at.
+// lookupPast is .memfs/history, .memfs/snapshots, .memfs/checkpoints or
+// .memfs/at.
 func (n *reservedNode) lookupPast(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	r := n.root
 	h := r.opts.History
@@ -116,8 +120,8 @@ func (n *reservedNode) lookupPast(ctx context.Context, name string, out *fuse.En
 	case "history":
 		d = &histDir{root: r, hist: h}
 		r.pastTop(pastIno("history", ""), &out.Attr)
-	case "snapshots":
-		sd := &snapDir{root: r, hist: h}
+	case "snapshots", "checkpoints":
+		sd := &snapDir{root: r, hist: h, top: name}
 		sd.fill(&out.Attr)
 		d = sd
 	default:

@@ -76,7 +76,7 @@ func TestMountHistoryAccess(t *testing.T) {
 			t.Errorf("stat %s as uid 65534: %q; want permission denied", path, out)
 		}
 	}
-	for _, dir := range []string{"history", "history/memory", "at", "snapshots"} {
+	for _, dir := range []string{"history", "history/memory", "at", "snapshots", "checkpoints"} {
 		if out, err := as("ls", p(dir)); err == nil {
 			t.Errorf("ls .memfs/%s as uid 65534: %q; want permission denied", dir, out)
 		}

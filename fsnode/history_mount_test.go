@@ -32,9 +32,9 @@ import (
 type testHistory struct {
 	*history.Store
 	t testing.TB
-	c *session.Context // set once mounted: TakeSnapshot flushes it
 
-	mu   sync.Mutex // guards head and keys
+	mu   sync.Mutex       // guards c, head and keys (c is read by the mount's goroutines)
+	c    *session.Context // set once mounted: TakeSnapshot flushes it
 	head uint64
 	keys map[string]bool
 }
@@ -50,7 +50,10 @@ func (h *testHistory) Head(context.Context) (uint64, error) {
 }
 
 func (h *testHistory) TakeSnapshot(ctx context.Context, name, by string) error {
-	if err := h.c.Flush(ctx); err != nil {
+	h.mu.Lock()
+	c := h.c
+	h.mu.Unlock()
+	if err := c.Flush(ctx); err != nil {
 		return err
 	}
 	head, _ := h.Head(ctx)
@@ -160,7 +163,9 @@ func mountHistory(t *testing.T, fopts fsnode.Options, mopts fsnode.MountOptions)
 	}
 	fopts.History = h
 	s.m = mount(t, st, mountConfig{fopts: fopts, mopts: mopts})
+	h.mu.Lock()
 	h.c = s.m.c
+	h.mu.Unlock()
 	return s
 }
 
@@ -430,5 +435,51 @@ func TestMountHistoryCached(t *testing.T) {
 	}
 	if req.count("OPEN") == 0 {
 		t.Fatalf("the request log counted no OPEN: it does not see the requests")
+	}
+}
+
+// .memfs/checkpoints/: every run name is a run directory (empty until its
+// first step), so mkdir checkpoints/RUN/STEP checkpoints a new run; it
+// lists the runs only, and RUN/STEP is the namespace snapshots/ shows.
+func TestMountCheckpoints(t *testing.T) {
+	s := mountHistory(t, fsnode.Options{}, fsnode.MountOptions{})
+	if err := os.Mkdir(s.path("snapshots/plain"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, s.path("checkpoints/fresh")); len(got) != 0 {
+		t.Errorf("ls checkpoints/fresh before its first step = %v, want empty", got)
+	}
+	if err := os.Mkdir(s.path("checkpoints/fresh/s1"), 0o755); err != nil {
+		t.Fatalf("mkdir checkpoints/fresh/s1: %v", err)
+	}
+	if n, err := s.h.ResolveSnapshot(t.Context(), "fresh/latest"); err != nil || n.Name != "fresh/s1" {
+		t.Errorf("fresh/latest: %+v, %v; want fresh/s1", n, err)
+	}
+	if l, err := os.Readlink(s.path("checkpoints/fresh/latest")); err != nil || l != "s1" {
+		t.Errorf("checkpoints/fresh/latest -> %q, %v; want s1", l, err)
+	}
+	if got := readFile(t, s.path("checkpoints/fresh/s1/memory/a.md")); got != "third\n" {
+		t.Errorf("checkpoints/fresh/s1/memory/a.md = %q", got)
+	}
+	if got := names(t, s.path("checkpoints")); !slices.Equal(got, []string{"fresh"}) {
+		t.Errorf("ls checkpoints = %v, want the runs only", got)
+	}
+	if got := names(t, s.path("snapshots")); !slices.Equal(got, []string{"fresh", "plain"}) {
+		t.Errorf("ls snapshots = %v", got)
+	}
+	if err := os.Mkdir(s.path("checkpoints/other"), 0o755); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("mkdir checkpoints/other: %v, want EEXIST (every run is there)", err)
+	}
+	if err := os.Remove(s.path("checkpoints/plain")); err == nil {
+		t.Errorf("rmdir checkpoints/plain succeeded")
+	}
+	if _, err := s.h.ResolveSnapshot(t.Context(), "plain"); err != nil {
+		t.Errorf("rmdir checkpoints/plain removed the snapshot plain: %v", err)
+	}
+	if err := os.Remove(s.path("checkpoints/fresh/s1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.h.ResolveSnapshot(t.Context(), "fresh/s1"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after rmdir checkpoints/fresh/s1: %v, want gone", err)
 	}
 }

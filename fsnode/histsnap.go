@@ -20,12 +20,22 @@ import (
 // checkpoints), and in a run latest, a symlink to its newest step. mkdir
 // takes a snapshot (the engine flushes first), rmdir removes one: the
 // mount's owner may (mode 0755), others not.
+//
+// .memfs/checkpoints/ (top "checkpoints") is the same for runs only: every
+// valid run name is a directory there, empty until its first step, so
+// that mkdir checkpoints/RUN/STEP checkpoints a run that has none yet (the
+// kernel looks RUN up before the mkdir; snapshots/RUN is found only once
+// it has a step, and mkdir snapshots/RUN takes a plain snapshot RUN).
 type snapDir struct {
 	gofs.Inode
 	root *Root
 	hist History
+	top  string // "snapshots" or "checkpoints": the inodes' namespace
 	run  string
 }
+
+// runsOnly reports whether d is .memfs/checkpoints/ itself.
+func (d *snapDir) runsOnly() bool { return d.top == "checkpoints" && d.run == "" }
 
 var (
 	_ gofs.NodeLookuper  = (*snapDir)(nil)
@@ -37,11 +47,11 @@ var (
 
 func (d *snapDir) fill(out *fuse.Attr) {
 	if d.run == "" {
-		d.root.pastTop(pastIno("snapshots", ""), out)
+		d.root.pastTop(pastIno(d.top, ""), out)
 		out.Mode = syscall.S_IFDIR | 0o700 // mkdir takes a snapshot
 		return
 	}
-	d.root.readOnlyDir(pastIno("snapshots", d.run), out)
+	d.root.readOnlyDir(pastIno(d.top, d.run), out)
 	out.Mode = syscall.S_IFDIR | 0o755
 }
 
@@ -86,25 +96,28 @@ func (d *snapDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	}
 	var out []fuse.DirEntry
 	for n, s := range snaps {
-		out = append(out, fuse.DirEntry{Name: n, Mode: syscall.S_IFDIR, Ino: d.snapIno(s)})
+		if !d.runsOnly() {
+			out = append(out, fuse.DirEntry{Name: n, Mode: syscall.S_IFDIR, Ino: d.snapIno(s)})
+		}
 	}
 	for _, r := range runs {
-		out = append(out, fuse.DirEntry{Name: r, Mode: syscall.S_IFDIR, Ino: pastIno("snapshots", r)})
+		out = append(out, fuse.DirEntry{Name: r, Mode: syscall.S_IFDIR, Ino: pastIno(d.top, r)})
 	}
 	if d.run != "" && len(snaps) > 0 {
-		out = append(out, fuse.DirEntry{Name: history.Latest, Mode: syscall.S_IFLNK, Ino: pastIno("latest", d.run)})
+		out = append(out, fuse.DirEntry{Name: history.Latest, Mode: syscall.S_IFLNK, Ino: pastIno(d.top+"/latest", d.run)})
 	}
 	slices.SortFunc(out, func(a, b fuse.DirEntry) int { return strings.Compare(a.Name, b.Name) })
 	return gofs.NewListDirStream(out), 0
 }
 
 // view names the tree of snapshot s: a name taken again at another seq
-// is another tree.
-func snapView(s history.Snapshot) string {
-	return "snapshots/" + s.Name + "@" + strconv.FormatUint(s.Seq, 10)
+// is another tree, and the one under checkpoints/ another (the kernel
+// refuses a directory with two parents).
+func (d *snapDir) view(s history.Snapshot) string {
+	return d.top + "/" + s.Name + "@" + strconv.FormatUint(s.Seq, 10)
 }
 
-func (d *snapDir) snapIno(s history.Snapshot) uint64 { return pastIno(snapView(s), "") }
+func (d *snapDir) snapIno(s history.Snapshot) uint64 { return pastIno(d.view(s), "") }
 
 func (d *snapDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	if d.run != "" && name == history.Latest {
@@ -117,11 +130,11 @@ func (d *snapDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if err != nil {
 		return nil, d.root.pastErrno("snapshots", err)
 	}
-	if s, ok := snaps[name]; ok {
+	if s, ok := snaps[name]; ok && !d.runsOnly() {
 		return d.snapNode(ctx, s, out), 0
 	}
-	if slices.Contains(runs, name) {
-		r := &snapDir{root: d.root, hist: d.hist, run: name}
+	if slices.Contains(runs, name) || (d.runsOnly() && !strings.Contains(name, "/")) {
+		r := &snapDir{root: d.root, hist: d.hist, top: d.top, run: name}
 		r.fill(&out.Attr)
 		out.SetEntryTimeout(d.root.opts.EntryTimeout)
 		out.SetAttrTimeout(d.root.opts.AttrTimeout)
@@ -134,7 +147,7 @@ func (d *snapDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 // and taken again: the entry is cached as the present is, what is under
 // it for long.
 func (d *snapDir) snapNode(ctx context.Context, s history.Snapshot, out *fuse.EntryOut) *gofs.Inode {
-	t := newPastTree(d.root, d.hist, s.Seq, snapView(s))
+	t := newPastTree(d.root, d.hist, s.Seq, d.view(s))
 	t.fill("", &out.Attr)
 	out.SetEntryTimeout(d.root.opts.EntryTimeout)
 	out.SetAttrTimeout(pastTimeout)
@@ -142,7 +155,7 @@ func (d *snapDir) snapNode(ctx context.Context, s history.Snapshot, out *fuse.En
 }
 
 func (d *snapDir) lookupLatest(ctx context.Context, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	l := &latestLink{root: d.root, hist: d.hist, run: d.run}
+	l := &latestLink{root: d.root, hist: d.hist, ino: pastIno(d.top+"/latest", d.run), run: d.run}
 	target, errno := l.target(ctx)
 	if errno != 0 {
 		return nil, errno
@@ -153,13 +166,17 @@ func (d *snapDir) lookupLatest(ctx context.Context, out *fuse.EntryOut) (*gofs.I
 	return d.NewInode(ctx, l, gofs.StableAttr{Mode: syscall.S_IFLNK, Ino: out.Attr.Ino}), 0
 }
 
-// Mkdir takes the snapshot name (RUN/name in a run's directory).
+// Mkdir takes the snapshot name (RUN/name in a run's directory). In
+// checkpoints/ every run is there already.
 func (d *snapDir) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	full := d.name(name)
 	if history.ValidSnapshotName(full) != nil {
 		return nil, syscall.EINVAL
 	}
-	if err := d.hist.TakeSnapshot(ctx, full, writerName(d.root.writer(ctx))); err != nil {
+	if d.runsOnly() {
+		return nil, syscall.EEXIST
+	}
+	if err := d.hist.TakeSnapshot(ctx, full, history.WriterName(d.root.writer(ctx))); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil, syscall.EEXIST
 		}
@@ -172,11 +189,15 @@ func (d *snapDir) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	return d.snapNode(ctx, s, out), 0
 }
 
-// Rmdir removes the snapshot name; what it pinned becomes collectable.
+// Rmdir removes the snapshot name; what it pinned becomes collectable. A
+// run in checkpoints/ goes with its last step, not by rmdir.
 func (d *snapDir) Rmdir(ctx context.Context, name string) syscall.Errno {
 	full := d.name(name)
 	if history.ValidSnapshotName(full) != nil {
 		return syscall.ENOENT
+	}
+	if d.runsOnly() {
+		return syscall.EPERM
 	}
 	if err := d.hist.RemoveSnapshot(ctx, full); err != nil {
 		return d.root.pastErrno("snapshot "+full, err)
@@ -190,6 +211,7 @@ type latestLink struct {
 	gofs.Inode
 	root *Root
 	hist History
+	ino  uint64
 	run  string
 }
 
@@ -208,7 +230,7 @@ func (l *latestLink) target(ctx context.Context) (string, syscall.Errno) {
 }
 
 func (l *latestLink) fill(target string, out *fuse.Attr) {
-	l.root.readOnlyDir(pastIno("latest", l.run), out)
+	l.root.readOnlyDir(l.ino, out)
 	out.Mode = syscall.S_IFLNK | 0o777
 	out.Nlink = 1
 	out.Size = uint64(len(target))

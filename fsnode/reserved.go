@@ -153,7 +153,7 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		d := &answerDir{root: n.root, name: name, ino: ino, fn: fn}
 		d.fill(&out.Attr)
 		return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
-	case "history", "snapshots", "at":
+	case "history", "snapshots", "checkpoints", "at":
 		return n.lookupPast(ctx, name, out)
 	case "events.jsonl":
 		ev := n.root.opts.Events
@@ -290,7 +290,7 @@ func (r *Root) statusOf(cr session.Cred) status.Status {
 		st.Unlisted = append(st.Unlisted, "events/", "events.head")
 	}
 	if r.opts.History != nil {
-		st.Unlisted = append(st.Unlisted, "history/KEY/", "snapshots/", "at/SEQ/")
+		st.Unlisted = append(st.Unlisted, "history/KEY/", "snapshots/", "checkpoints/", "at/SEQ/")
 	}
 	st.Unlisted = append(st.Unlisted, "status.json")
 	return st

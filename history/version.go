@@ -615,10 +615,15 @@ func (v *Version) LogLine() string {
 	if t == 0 {
 		t = v.MTime
 	}
-	who := cmp.Or(v.Writer.Agent, v.Writer.Comm, "-")
-	line := fmt.Sprintf("%08d %s %s %d %s/%d", v.Seq, time.Unix(0, t).UTC().Format(time.RFC3339Nano), v.Op, v.Size, who, v.Writer.PID)
+	line := fmt.Sprintf("%08d %s %s %d %s", v.Seq, time.Unix(0, t).UTC().Format(time.RFC3339Nano), v.Op, v.Size, WriterName(v.Writer))
 	if v.OldKey != "" {
 		line += " " + strconv.Quote(v.OldKey)
 	}
 	return line + "\n"
+}
+
+// WriterName is w as a log line and a snapshot name it: "agent/pid" (the
+// process name when there is no agent label, "-" for neither).
+func WriterName(w meta.WriterInfo) string {
+	return cmp.Or(w.Agent, w.Comm, "-") + "/" + strconv.FormatUint(uint64(w.PID), 10)
 }

@@ -6,17 +6,20 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"strings"
 )
 
 // The mount's history, as memfs's commands use it: the read-only
 // .memfs/history/KEY/ (a file per version named by its seq in 8 digits,
 // and log) and .memfs/snapshots/ (mkdir takes a snapshot, rmdir removes
 // one; a run's directory holds its checkpoints and latest, a symlink to
-// the newest).
+// the newest; .memfs/checkpoints/ holds the runs only, every run name
+// a directory, so that mkdir RUN/STEP there checkpoints a new run).
 
 const (
-	historyDir   = ".memfs/history"
-	snapshotsDir = ".memfs/snapshots"
+	historyDir     = ".memfs/history"
+	snapshotsDir   = ".memfs/snapshots"
+	checkpointsDir = ".memfs/checkpoints"
 )
 
 // withRoot runs fn on the mount's root.
@@ -38,10 +41,14 @@ func (c *Client) History(key string) (log []byte, err error) {
 	return log, err
 }
 
-// Snapshot takes the snapshot name (RUN/STEP: a checkpoint of a run
-// the mount already has).
+// Snapshot takes the snapshot name; RUN/STEP, a checkpoint, goes through
+// .memfs/checkpoints/, where a run without steps is a directory too.
 func (c *Client) Snapshot(name string) error {
-	return c.withRoot(func(r *os.Root) error { return r.Mkdir(path.Join(snapshotsDir, name), 0o755) })
+	dir := snapshotsDir
+	if strings.Contains(name, "/") {
+		dir = checkpointsDir
+	}
+	return c.withRoot(func(r *os.Root) error { return r.Mkdir(path.Join(dir, name), 0o755) })
 }
 
 // RemoveSnapshot removes the snapshot name.

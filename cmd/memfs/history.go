@@ -39,7 +39,7 @@ func onHistory(c *cli.Context, a memfs.Access, mnt func(m *mountclient.Client) e
 func historyCommand() *cli.Command {
 	return &cli.Command{
 		Name: "history", Usage: "list the versions of KEY, oldest first: SEQ TIME OP SIZE WRITER [OLDKEY]", ArgsUsage: "KEY",
-		Flags: histFlags(),
+		Flags: histFlags(), Subcommands: []*cli.Command{historyRedactCommand()},
 		Action: func(c *cli.Context) error {
 			key := c.Args().First()
 			return onHistory(c, memfs.ReadStore, func(m *mountclient.Client) error {
@@ -53,6 +53,44 @@ func historyCommand() *cli.Command {
 				}
 				return err
 			})
+		},
+	}
+}
+
+// historyRedactCommand blanks one version's bytes on a store no mount serves:
+// a mount serves past versions as immutable (its cache and the kernel's
+// page cache keep them), so it would go on serving the bytes.
+func historyRedactCommand() *cli.Command {
+	return &cli.Command{
+		Name: "redact", ArgsUsage: "KEY SEQ", Flags: []cli.Flag{storeFlag(), agentFlag()},
+		Usage: "blank the bytes of KEY's version SEQ (a secret the rules missed); its record stays, marked, and an event says so",
+		Action: func(c *cli.Context) error {
+			key := c.Args().First()
+			seq, err := strconv.ParseUint(c.Args().Get(1), 10, 64)
+			if err != nil || c.NArg() != 2 {
+				return errors.New("usage: memfs history redact KEY SEQ (SEQ: a version's number, as memfs history KEY lists them)")
+			}
+			t, err := locate(c)
+			if err == nil {
+				err = cmp.Or(needsStore("history redact", t, "unmount it first: the mount keeps the versions it served "+
+					"(its cache, the kernel's page cache) and would go on serving the redacted bytes"), checkAgent(c), t.spec.MustExist())
+			}
+			if err != nil {
+				return err
+			}
+			st, err := openStoreAs(t.spec, false, logger(c, false))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := memfs.RedactVersion(c.Context, st, key, seq, c.String("agent"), logger(c, false))
+			if err == nil {
+				fmt.Fprintf(c.App.Writer, "%s@%d redacted (%d objects removed)\n", key, seq, r.Removed)
+				for _, o := range r.Sharing {
+					fmt.Fprintf(c.App.Writer, "  %s holds the same bytes: redact it too\n", o)
+				}
+			}
+			return err
 		},
 	}
 }

@@ -39,3 +39,45 @@ func TestHistoryCommands(t *testing.T) {
 		t.Fatalf("snapshot list after rm: %q", out)
 	}
 }
+
+// history redact blanks one version's bytes (the diff from it shows
+// nothing removed), keeps its record, and refuses a store a mount serves.
+func TestHistoryRedact(t *testing.T) {
+	store := "badger:" + t.TempDir()
+	mustRun(t, "token=hunter2\n", "put", "--store", store, "memory/a.md")
+	mustRun(t, "two\n", "put", "--store", store, "memory/a.md")
+	seqs := strings.Fields(mustRun(t, "", "history", "--store", store, "memory/a.md"))
+	if len(seqs) != 10 {
+		t.Fatalf("history: %q, want two versions", seqs)
+	}
+	old, now := strings.TrimLeft(seqs[0], "0"), strings.TrimLeft(seqs[5], "0")
+	if out := mustRun(t, "", "history", "redact", "--store", store, "memory/a.md", old); !strings.HasPrefix(out, "memory/a.md@"+old+" redacted") {
+		t.Fatalf("redact: %q", out)
+	}
+	if out := mustRun(t, "", "diff", "--store", store, "memory/a.md", old, now); strings.Contains(out, "hunter2") || !strings.Contains(out, "+two") {
+		t.Fatalf("diff from the redacted version: %q", out)
+	}
+	if out := mustRun(t, "", "history", "--store", store, "memory/a.md"); strings.Count(out, "\n") != 2 {
+		t.Fatalf("history after redact: %q, want both records", out)
+	}
+	mnt := t.TempDir()
+	startMount(t, store, mnt, nil)
+	if _, _, err := run(t, "", "history", "redact", "--store", store, "memory/a.md", now); err == nil || !strings.Contains(err.Error(), "unmount it first") {
+		t.Fatalf("redact under a mount: %v, want a refusal", err)
+	}
+}
+
+// checkpoint save through a mount, of a run that has no step yet.
+func TestCheckpointThroughMount(t *testing.T) {
+	store, mnt := "badger:"+t.TempDir(), t.TempDir()
+	mustRun(t, "one\n", "put", "--store", store, "memory/a.md")
+	startMount(t, store, mnt, nil)
+	mustRun(t, "", "checkpoint", "save", "--store", store, "run1", "s1")
+	mustRun(t, "", "checkpoint", "save", "--store", store, "run1", "s2")
+	if out := mustRun(t, "", "checkpoint", "latest", "--store", store, "run1"); out != "run1/s2\n" {
+		t.Fatalf("checkpoint latest through the mount: %q", out)
+	}
+	if out := mustRun(t, "", "checkpoint", "list", "--store", store, "run1"); out != "run1/s1\nrun1/s2\n" {
+		t.Fatalf("checkpoint list through the mount: %q", out)
+	}
+}
