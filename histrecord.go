@@ -2,6 +2,7 @@ package memfs
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -35,30 +36,81 @@ import (
 // writer's change a session ingests (a dir store's follower) is recorded
 // when the session writes an event for it (a rewrite that redacts it).
 type recorder struct {
-	h   *history.Store // immutable
-	log *slog.Logger   // immutable
+	h      *history.Store // immutable
+	log    *slog.Logger   // immutable
+	shared bool           // immutable: other processes write the store (backend.Collector)
+
+	// gc is held for reading by a flush from its values to its versions
+	// (record), for writing by the mount's collection of history
+	// (collect): a collection runs between flushes, never inside one.
+	gc sync.RWMutex
 
 	mu      sync.Mutex        // guards pending
 	pending []history.Version // appended, their records not yet written
 }
 
 func newRecorder(sys backend.SysStore, log *slog.Logger) *recorder {
-	return &recorder{h: history.New(sys), log: log}
+	_, shared := sys.(backend.Collector)
+	return &recorder{h: history.New(sys), log: log, shared: shared}
+}
+
+// record records the versions of evs around appendEvs, their append to
+// the event log, and returns the events as stored; the mount's
+// collection of history waits meanwhile (gc).
+func (r *recorder) record(ctx context.Context, evs []session.Event, appendEvs func() ([]eventlog.Event, error)) ([]eventlog.Event, error) {
+	r.gc.RLock()
+	defer r.gc.RUnlock()
+	if err := r.values(ctx, evs); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	stored, err := appendEvs()
+	if err != nil || len(stored) != len(evs) {
+		return nil, err
+	}
+	r.versions(ctx, evs, stored)
+	return stored, nil
+}
+
+// collect collects history, between flushes.
+func (r *recorder) collect(ctx context.Context, o history.CollectOptions) (history.Collected, error) {
+	r.gc.Lock()
+	defer r.gc.Unlock()
+	return r.h.Collect(ctx, o)
 }
 
 // values writes the objects of the values evs name, before their append.
 func (r *recorder) values(ctx context.Context, evs []session.Event) error {
+	missing, err := r.h.Missing(ctx, r.plan(evs))
+	if err != nil {
+		return err
+	}
+	return r.h.Write(ctx, missing)
+}
+
+// plan returns the records of the values evs name.
+func (r *recorder) plan(evs []session.Event) []history.Record {
 	var recs []history.Record
 	for _, e := range evs {
 		if e.Saved != nil && e.Saved.Info.Mode.IsRegular() {
 			recs = append(recs, r.h.PlanValue(e.Saved.Value).Records...)
 		}
 	}
-	missing, err := r.h.Missing(ctx, recs)
-	if err != nil {
-		return err
+	return recs
+}
+
+// restore writes again, on a shared store, the objects of evs' values
+// that another process's collection removed since values found them
+// present: it marked before their versions were written (see
+// history.Store.Collect). The values are still in evs.
+func (r *recorder) restore(ctx context.Context, evs []session.Event) {
+	missing, err := r.h.Missing(ctx, r.plan(evs))
+	if err == nil && len(missing) > 0 {
+		r.log.Warn("history: a collection removed objects a flush's versions name; writing them again", "objects", len(missing))
+		err = r.h.Write(ctx, missing)
 	}
-	return r.h.Write(ctx, missing)
+	if err != nil {
+		r.log.Error("history: cannot check the objects of a flush's versions", "err", err)
+	}
 }
 
 // versions writes the versions of evs, as the log stored them (stored[i]
@@ -81,6 +133,10 @@ func (r *recorder) versions(ctx context.Context, evs []session.Event, stored []e
 		r.mu.Lock()
 		r.pending = append(vs, r.pending...)
 		r.mu.Unlock()
+		return
+	}
+	if r.shared {
+		r.restore(ctx, evs)
 	}
 }
 
