@@ -191,7 +191,10 @@ func versionOf(ev *eventlog.Event, saved *backend.Entry) (history.Version, bool)
 
 // reconcile records the versions of the events after the last group
 // (and after history's start) that have none: those of an append whose
-// versions a crash kept from being written. Their attributes are the
+// versions a crash kept from being written. On a shared store another
+// mount's later group hides a crashed mount's versions from this scan:
+// those stay unrecorded (their events and values are kept; an intent
+// record per append would find them, at a write per flush). Their attributes are the
 // store's when it still holds the value the event names; else the
 // version has the event's size and address only. On a store history
 // never recorded in, it records the log's head as history's start.
@@ -232,7 +235,7 @@ func (r *recorder) reconcile(ctx context.Context, l *eventlog.Log, st backend.St
 func (r *recorder) lostVersions(ctx context.Context, l *eventlog.Log, after uint64) ([]history.Version, error) {
 	var out []history.Version
 	for {
-		p, err := l.Query(ctx, eventlog.Query{After: after, Limit: 1000})
+		p, err := l.Query(ctx, eventlog.Query{After: after, Forward: true, Limit: 1000})
 		if err != nil {
 			return nil, err
 		}
