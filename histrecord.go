@@ -64,8 +64,12 @@ func (r *recorder) record(ctx context.Context, evs []session.Event, appendEvs fu
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	stored, err := appendEvs()
-	if err != nil || len(stored) != len(evs) {
+	if err != nil {
 		return nil, err
+	}
+	if len(stored) != len(evs) {
+		// Their versions would never be written: the session offers them again.
+		return nil, fmt.Errorf("event log: appended %d of %d events", len(stored), len(evs))
 	}
 	r.versions(ctx, evs, stored)
 	return stored, nil

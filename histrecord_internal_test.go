@@ -8,6 +8,7 @@ import (
 
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/session"
 )
 
 // TestReconcileFromTheStart: a crash left the versions of more events
@@ -40,5 +41,19 @@ func TestReconcileFromTheStart(t *testing.T) {
 		if ok, err := r.h.Recorded(ctx, e.Key, e.Seq); err != nil || !ok {
 			t.Errorf("the version of %s at %d: recorded %v, %v", e.Key, e.Seq, ok, err)
 		}
+	}
+}
+
+// TestRecordShortAppend: an append that stores fewer events than it was
+// given, without an error, fails the sink, which offers them again.
+func TestRecordShortAppend(t *testing.T) {
+	ctx := context.Background()
+	r := newRecorder(memstore.New(), slog.New(slog.DiscardHandler))
+	evs := []session.Event{writeEvent("memory/a.md", []byte("a")), writeEvent("memory/b.md", []byte("b"))}
+	_, err := r.record(ctx, evs, func() ([]eventlog.Event, error) {
+		return []eventlog.Event{{Seq: 1, Op: evs[0].Op, Key: evs[0].Key, Size: evs[0].Size, SHA256: evs[0].SHA256}}, nil
+	})
+	if err == nil {
+		t.Fatal("an append of 1 of 2 events recorded without an error")
 	}
 }

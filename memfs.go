@@ -689,7 +689,7 @@ func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorde
 			}
 			return l.Append(ctx, out)
 		})
-		if err != nil || stored == nil {
+		if err != nil {
 			return err
 		}
 		if hist == nil {
