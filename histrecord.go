@@ -95,7 +95,7 @@ func (r *recorder) values(ctx context.Context, evs []session.Event) error {
 func (r *recorder) plan(evs []session.Event) []history.Record {
 	var recs []history.Record
 	for _, e := range evs {
-		if e.Saved != nil && e.Saved.Info.Mode.IsRegular() {
+		if e.Saved != nil && history.HasValue(e.Saved.Info.Mode) {
 			recs = append(recs, r.h.PlanValue(e.Saved.Value).Records...)
 		}
 	}
@@ -176,7 +176,7 @@ func versionOf(ev *eventlog.Event, saved *backend.Entry) (history.Version, bool)
 	}
 	if saved != nil {
 		var a history.Addr
-		if saved.Info.Mode.IsRegular() {
+		if history.HasValue(saved.Info.Mode) {
 			a = history.AddrOf(saved.Value)
 		}
 		v = history.NewVersion(ev.Seq, ev.Op, saved, a)
@@ -280,7 +280,7 @@ func (r *recorder) attributes(ctx context.Context, st backend.Store, vs []histor
 			continue // gone or changed since: the event's size and address stand
 		}
 		e := es[0]
-		if e.Info.Mode.IsRegular() && history.AddrOf(e.Value) != v.Addr {
+		if history.HasValue(e.Info.Mode) && history.AddrOf(e.Value) != v.Addr {
 			continue
 		}
 		nv := history.NewVersion(v.Seq, v.Op, &e, v.Addr)
