@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"log/slog"
+	"runtime"
 	"testing"
 	"time"
 
@@ -72,4 +73,70 @@ func TestCollectBetweenAppendAndVersions(t *testing.T) {
 	if string(b) != string(value) {
 		t.Fatalf("the version's value reads %q", b)
 	}
+}
+
+// TestCollectWaitsForTheFlush: the mount's collection of history,
+// started while one of its flushes is between its values and its
+// versions, runs after the flush (the dir store has no guard, and a
+// collection run whole between Missing and the append escapes one).
+func TestCollectWaitsForTheFlush(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	l, err := eventlog.Open(ctx, st, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRecorder(st, slog.New(slog.DiscardHandler))
+	value := []byte("a value an old, collected version held\n")
+	a, _, err := r.h.Put(ctx, value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	opts := func(at time.Time) history.CollectOptions {
+		return history.CollectOptions{Guard: eventlog.HeadRecord, Now: func() time.Time { return at }}
+	}
+	if _, err := r.h.Collect(ctx, opts(t0)); err != nil { // marks the object pending
+		t.Fatal(err)
+	}
+	evs := []session.Event{writeEvent("memory/a.md", value)}
+	done := make(chan error, 1)
+	_, err = r.record(ctx, evs, func() ([]eventlog.Event, error) {
+		go func() {
+			_, err := r.collect(ctx, opts(t0.Add(2*history.DefaultGrace)))
+			done <- err
+		}()
+		waitCollect(t, r, done)
+		return l.Append(ctx, []eventlog.Event{{Op: evs[0].Op, Key: evs[0].Key, Size: evs[0].Size, SHA256: evs[0].SHA256}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.h.Get(ctx, a); err != nil {
+		t.Fatalf("the version's value is gone: %v", err)
+	}
+}
+
+// waitCollect waits until the collection started in the flush has ended
+// or waits for the flush (it holds the lock for reading: a writer waiting
+// makes TryRLock fail).
+func waitCollect(t *testing.T, r *recorder, done chan error) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			done <- err
+			return
+		default:
+		}
+		if !r.gc.TryRLock() {
+			return
+		}
+		r.gc.RUnlock()
+		runtime.Gosched()
+	}
+	t.Fatal("the collection neither ended nor waited for the flush")
 }
