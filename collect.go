@@ -97,7 +97,7 @@ func (h *historyCollector) collect(ctx context.Context) {
 		return
 	}
 	h.last = time.Now()
-	got, err := history.New(h.f.store).Collect(ctx, h.opts)
+	got, err := h.f.rec.collect(ctx, h.opts)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		h.f.log.Warn("collection of history failed", "err", err)

@@ -2,6 +2,7 @@ package memfs
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -35,30 +36,85 @@ import (
 // writer's change a session ingests (a dir store's follower) is recorded
 // when the session writes an event for it (a rewrite that redacts it).
 type recorder struct {
-	h   *history.Store // immutable
-	log *slog.Logger   // immutable
+	h      *history.Store // immutable
+	log    *slog.Logger   // immutable
+	shared bool           // immutable: other processes write the store (backend.Collector)
+
+	// gc is held for reading by a flush from its values to its versions
+	// (record), for writing by the mount's collection of history
+	// (collect): a collection runs between flushes, never inside one.
+	gc sync.RWMutex
 
 	mu      sync.Mutex        // guards pending
 	pending []history.Version // appended, their records not yet written
 }
 
 func newRecorder(sys backend.SysStore, log *slog.Logger) *recorder {
-	return &recorder{h: history.New(sys), log: log}
+	_, shared := sys.(backend.Collector)
+	return &recorder{h: history.New(sys), log: log, shared: shared}
+}
+
+// record records the versions of evs around appendEvs, their append to
+// the event log, and returns the events as stored; the mount's
+// collection of history waits meanwhile (gc).
+func (r *recorder) record(ctx context.Context, evs []session.Event, appendEvs func() ([]eventlog.Event, error)) ([]eventlog.Event, error) {
+	r.gc.RLock()
+	defer r.gc.RUnlock()
+	if err := r.values(ctx, evs); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	stored, err := appendEvs()
+	if err != nil {
+		return nil, err
+	}
+	if len(stored) != len(evs) {
+		// Their versions would never be written: the session offers them again.
+		return nil, fmt.Errorf("event log: appended %d of %d events", len(stored), len(evs))
+	}
+	r.versions(ctx, evs, stored)
+	return stored, nil
+}
+
+// collect collects history, between flushes.
+func (r *recorder) collect(ctx context.Context, o history.CollectOptions) (history.Collected, error) {
+	r.gc.Lock()
+	defer r.gc.Unlock()
+	return r.h.Collect(ctx, o)
 }
 
 // values writes the objects of the values evs name, before their append.
 func (r *recorder) values(ctx context.Context, evs []session.Event) error {
-	var recs []history.Record
-	for _, e := range evs {
-		if e.Saved != nil && e.Saved.Info.Mode.IsRegular() {
-			recs = append(recs, r.h.PlanValue(e.Saved.Value).Records...)
-		}
-	}
-	missing, err := r.h.Missing(ctx, recs)
+	missing, err := r.h.Missing(ctx, r.plan(evs))
 	if err != nil {
 		return err
 	}
 	return r.h.Write(ctx, missing)
+}
+
+// plan returns the records of the values evs name.
+func (r *recorder) plan(evs []session.Event) []history.Record {
+	var recs []history.Record
+	for _, e := range evs {
+		if e.Saved != nil && history.HasValue(e.Saved.Info.Mode) {
+			recs = append(recs, r.h.PlanValue(e.Saved.Value).Records...)
+		}
+	}
+	return recs
+}
+
+// restore writes again, on a shared store, the objects of evs' values
+// that another process's collection removed since values found them
+// present: it marked before their versions were written (see
+// history.Store.Collect). The values are still in evs.
+func (r *recorder) restore(ctx context.Context, evs []session.Event) {
+	missing, err := r.h.Missing(ctx, r.plan(evs))
+	if err == nil && len(missing) > 0 {
+		r.log.Warn("history: a collection removed objects a flush's versions name; writing them again", "objects", len(missing))
+		err = r.h.Write(ctx, missing)
+	}
+	if err != nil {
+		r.log.Error("history: cannot check the objects of a flush's versions", "err", err)
+	}
 }
 
 // versions writes the versions of evs, as the log stored them (stored[i]
@@ -81,6 +137,10 @@ func (r *recorder) versions(ctx context.Context, evs []session.Event, stored []e
 		r.mu.Lock()
 		r.pending = append(vs, r.pending...)
 		r.mu.Unlock()
+		return
+	}
+	if r.shared {
+		r.restore(ctx, evs)
 	}
 }
 
@@ -116,7 +176,7 @@ func versionOf(ev *eventlog.Event, saved *backend.Entry) (history.Version, bool)
 	}
 	if saved != nil {
 		var a history.Addr
-		if saved.Info.Mode.IsRegular() {
+		if history.HasValue(saved.Info.Mode) {
 			a = history.AddrOf(saved.Value)
 		}
 		v = history.NewVersion(ev.Seq, ev.Op, saved, a)
@@ -135,7 +195,10 @@ func versionOf(ev *eventlog.Event, saved *backend.Entry) (history.Version, bool)
 
 // reconcile records the versions of the events after the last group
 // (and after history's start) that have none: those of an append whose
-// versions a crash kept from being written. Their attributes are the
+// versions a crash kept from being written. On a shared store another
+// mount's later group hides a crashed mount's versions from this scan:
+// those stay unrecorded (their events and values are kept; an intent
+// record per append would find them, at a write per flush). Their attributes are the
 // store's when it still holds the value the event names; else the
 // version has the event's size and address only. On a store history
 // never recorded in, it records the log's head as history's start.
@@ -176,7 +239,7 @@ func (r *recorder) reconcile(ctx context.Context, l *eventlog.Log, st backend.St
 func (r *recorder) lostVersions(ctx context.Context, l *eventlog.Log, after uint64) ([]history.Version, error) {
 	var out []history.Version
 	for {
-		p, err := l.Query(ctx, eventlog.Query{After: after, Limit: 1000})
+		p, err := l.Query(ctx, eventlog.Query{After: after, Forward: true, Limit: 1000})
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +280,7 @@ func (r *recorder) attributes(ctx context.Context, st backend.Store, vs []histor
 			continue // gone or changed since: the event's size and address stand
 		}
 		e := es[0]
-		if e.Info.Mode.IsRegular() && history.AddrOf(e.Value) != v.Addr {
+		if history.HasValue(e.Info.Mode) && history.AddrOf(e.Value) != v.Addr {
 			continue
 		}
 		nv := history.NewVersion(v.Seq, v.Op, &e, v.Addr)

@@ -414,3 +414,38 @@ func TestHistorySwapInOneFlush(t *testing.T) {
 		t.Fatalf("at the head: %s, want %s", strings.Join(got, " "), want)
 	}
 }
+
+// TestHistorySymlink: a symlink's version holds its target, as a
+// regular file's holds its bytes (the recorder wrote no value for a
+// symlink: its version had a zero address and readlink of it in
+// .memfs/history, at and snapshots failed).
+func TestHistorySymlink(t *testing.T) {
+	ctx := t.Context()
+	st := memstore.New()
+	f, err := memfs.Open(ctx, st, histOpts(filepath.Join(t.TempDir(), "journal")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(context.Background())
+	if err := f.Session().Mkdir("memory", 0o755, uint32(os.Getuid()), uint32(os.Getgid())); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Session().Symlink(ctx, "memory/link", "../skills/x.md", uint32(os.Getuid()), uint32(os.Getgid())); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := history.New(st)
+	vs, err := h.Versions(ctx, "memory/link")
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("versions of the link: %+v, %v", vs, err)
+	}
+	if vs[0].Mode.Type() != fs.ModeSymlink {
+		t.Fatalf("the link's version has mode %v", vs[0].Mode)
+	}
+	target, err := h.Get(ctx, vs[0].Addr)
+	if err != nil || string(target) != "../skills/x.md" {
+		t.Fatalf("the link's version holds %q, %v; want its target", target, err)
+	}
+}

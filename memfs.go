@@ -678,22 +678,20 @@ func newSessionID() string {
 func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorder) func(context.Context, []session.Event) error {
 	return func(ctx context.Context, evs []session.Event) error {
 		evs = renamesFirst(evs)
-		if err := rec.values(ctx, evs); err != nil {
-			return fmt.Errorf("history: %w", err)
-		}
-		out := make([]eventlog.Event, len(evs))
-		for i, e := range evs {
-			out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256,
-				Writer: e.Writer, Session: id}
-			if e.Op == session.EventConflict {
-				out[i].Conflict = &eventlog.Conflict{Policy: e.Policy, Outcome: e.Outcome, Copy: e.CopyKey}
+		stored, err := rec.record(ctx, evs, func() ([]eventlog.Event, error) {
+			out := make([]eventlog.Event, len(evs))
+			for i, e := range evs {
+				out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256,
+					Writer: e.Writer, Session: id}
+				if e.Op == session.EventConflict {
+					out[i].Conflict = &eventlog.Conflict{Policy: e.Policy, Outcome: e.Outcome, Copy: e.CopyKey}
+				}
 			}
-		}
-		stored, err := l.Append(ctx, out)
-		if err != nil || len(stored) != len(evs) {
+			return l.Append(ctx, out)
+		})
+		if err != nil {
 			return err
 		}
-		rec.versions(ctx, evs, stored)
 		if hist == nil {
 			return nil
 		}

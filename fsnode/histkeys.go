@@ -81,7 +81,7 @@ func (d *histDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 // contentVersion reports whether v has a file of its own under the key's
 // history: a value a reader can read back (a file or a symlink).
 func contentVersion(v *history.Version) bool {
-	return v.Op != history.OpDelete && (v.Mode.IsRegular() || v.Mode.Type() == fs.ModeSymlink)
+	return v.Op != history.OpDelete && history.HasValue(v.Mode)
 }
 
 // versionName is a version's file name: ls sorts 8 digits in seq order

@@ -84,9 +84,21 @@ type pending struct {
 //     sweep's mark. With Guard on a shared store, each delete is a SwapSys
 //     guarded on the event log's head as it was before the mark: the
 //     flush's append moves it, the delete fails, Collect marks again (up
-//     to three times, then leaves the rest to the next collection). On a
-//     store without SysSwapper (dir), one process holds the store and
-//     runs both: it must not collect during its own flush.
+//     to three times, then leaves the rest to the next collection). The
+//     guard misses an append that lands before its read when the versions
+//     come after the mark, and a whole collection run between the flush's
+//     Missing and its append: so the flush, after writing its versions,
+//     checks their objects again and writes any that is gone (it still
+//     holds the values). What remains on a shared store is a sweep whose
+//     mark ran between another process's append and its versions, and
+//     whose delete lands after that process's check: the version then
+//     names a missing object (history reports it, Verify finds it).
+//   - One process's own flushes and collections never interleave: memfs
+//     holds a lock for reading from a flush's Missing to its versions and
+//     for writing while it collects history. On a store one process
+//     holds (badger, dir) that is the whole defence; Collect on such a
+//     store must run in the process that flushes (the mount), or with no
+//     mount.
 //   - A damaged version, index or marked manifest stops the collection
 //     before any sweep: what it references is unknown. Damaged records
 //     themselves (history/damaged/) are never removed.

@@ -44,8 +44,9 @@ type Version struct {
 	Op     string `json:"op"`
 	Key    string `json:"key"`               // the key changed (the new name for a rename)
 	OldKey string `json:"old_key,omitempty"` // the old name, for a rename
-	// Addr is the stored (redacted) value's address; zero for a delete
-	// and for a node without a value (a directory, a fifo ...).
+	// Addr is the stored (redacted) value's address (a symlink's value
+	// is its target); zero for a delete and for a node without a value
+	// (HasValue).
 	Addr   Addr              `json:"addr,omitzero"`
 	Size   int64             `json:"size"`
 	Mode   fs.FileMode       `json:"mode"`
@@ -70,6 +71,11 @@ type Version struct {
 	Prev    uint64 `json:"-"`
 	PrevKey string `json:"-"`
 }
+
+// HasValue reports whether a node of mode m has a value history keeps:
+// a regular file's bytes, a symlink's target. Other nodes (a directory,
+// a fifo ...) have their attributes only.
+func HasValue(m fs.FileMode) bool { return m.IsRegular() || m.Type() == fs.ModeSymlink }
 
 // MarshalText is the hex form, for JSON.
 func (a Addr) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
