@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -34,9 +35,10 @@ type testHistory struct {
 	t testing.TB
 	c *session.Context // set once mounted: TakeSnapshot flushes it
 
-	mu   sync.Mutex // guards head and keys
-	head uint64
-	keys map[string]bool
+	mu      sync.Mutex // guards head and keys
+	head    uint64
+	keys    map[string]bool
+	changes atomic.Uint64 // moves after each version record() writes
 }
 
 func newTestHistory(t testing.TB, sys backend.SysStore) *testHistory {
@@ -48,6 +50,8 @@ func (h *testHistory) Head(context.Context) (uint64, error) {
 	defer h.mu.Unlock()
 	return h.head, nil
 }
+
+func (h *testHistory) Changes() uint64 { return h.changes.Load() }
 
 func (h *testHistory) TakeSnapshot(ctx context.Context, name, by string) error {
 	if err := h.c.Flush(ctx); err != nil {
@@ -96,6 +100,7 @@ func (h *testHistory) record(op string, e backend.Entry) uint64 {
 	if err := h.Write(ctx, recs); err != nil {
 		h.t.Fatal(err)
 	}
+	h.changes.Add(1)
 	return seq
 }
 
