@@ -1,6 +1,7 @@
 package memfs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/session"
 )
 
@@ -184,7 +186,9 @@ func underPrefix(key, prefix string) bool {
 	return p == "" || key == p || strings.HasPrefix(key, p+"/")
 }
 
-// putVersion writes v's content and mode at key in the session.
+// putVersion writes v's content, mode and user.memfs.* attributes at key
+// in the session, and its owner when this process may chown (root);
+// else the file keeps its owner, or a new one gets this process's.
 func (f *FS) putVersion(ctx context.Context, key string, v *history.Version) error {
 	if !v.Mode.IsRegular() {
 		return &fs.PathError{Op: "revert", Path: key, Err: fmt.Errorf("%w: version %d is a %v, not a file", ErrNoVersion, v.Seq, v.Mode.Type())}
@@ -200,8 +204,43 @@ func (f *FS) putVersion(ctx context.Context, key string, v *history.Version) err
 		return err
 	}
 	mode := v.Mode.Perm()
-	_, err = f.c.SetAttr(ctx, key, session.Attr{Mode: &mode})
-	return err
+	attr := session.Attr{Mode: &mode}
+	if os.Geteuid() == 0 {
+		attr.UID, attr.GID = &v.UID, &v.GID
+	}
+	if _, err := f.c.SetAttr(ctx, key, attr); err != nil {
+		return err
+	}
+	return f.putXAttrs(ctx, key, v.XAttrs)
+}
+
+// putXAttrs makes key's user.memfs.* attributes those of x, but the ones
+// memfs maintains (meta.ReadOnly).
+func (f *FS) putXAttrs(ctx context.Context, key string, x map[string][]byte) error {
+	xa := f.c.XAttrs()
+	names, err := xa.List(key)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if _, keep := x[name]; !keep && strings.HasPrefix(name, meta.Prefix) && !meta.ReadOnly(name) {
+			if err := xa.Remove(ctx, key, name); err != nil {
+				return err
+			}
+		}
+	}
+	for name, value := range x {
+		if meta.ReadOnly(name) {
+			continue
+		}
+		if now, err := xa.Get(key, name); err == nil && bytes.Equal(now, value) {
+			continue
+		}
+		if err := xa.Set(ctx, key, name, value, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Diff returns the unified diff of key between a and b: each a seq or a
