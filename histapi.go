@@ -126,14 +126,10 @@ func (f *FS) versionAt(ctx context.Context, key, target string) (history.Version
 	if err != nil {
 		return history.Version{}, err
 	}
-	n := len(vs)
-	if n > 0 && vs[n-1].Op != history.OpDelete {
-		n-- // the current version
-	}
-	for i := n - 1; i >= 0; i-- {
-		if vs[i].Op != history.OpDelete {
-			return vs[i], nil
-		}
+	gone := len(vs) == 0 || vs[len(vs)-1].Op == history.OpDelete
+	vs = slices.DeleteFunc(vs, func(v history.Version) bool { return v.Op == history.OpDelete })
+	if i := history.RevertIndex(len(vs), gone); i >= 0 {
+		return vs[i], nil
 	}
 	return history.Version{}, &fs.PathError{Op: "previous version", Path: key, Err: ErrNoVersion}
 }
