@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/history"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/session"
@@ -166,7 +168,7 @@ func (f *FS) Restore(ctx context.Context, target, prefix string) ([]string, erro
 		if err := f.c.Resolve(ctx, v.Key); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return wrote, err
 		}
-		if e, ok := f.c.Entry(v.Key); ok && e.Info.Mode == v.Mode && history.AddrOf(e.Value) == v.Addr {
+		if e, ok := f.c.Entry(v.Key); ok && sameAsVersion(&e, v) {
 			continue
 		}
 		if err := f.putVersion(ctx, v.Key, v); err != nil {
@@ -175,6 +177,34 @@ func (f *FS) Restore(ctx context.Context, target, prefix string) ([]string, erro
 		wrote = append(wrote, v.Key)
 	}
 	return wrote, f.Flush(ctx)
+}
+
+// sameAsVersion reports whether e holds what putVersion would write of v:
+// its bytes, mode, user.memfs.* attributes (but those memfs maintains)
+// and, when this process may chown, owner.
+func sameAsVersion(e *backend.Entry, v *history.Version) bool {
+	if e.Info.Mode != v.Mode || history.AddrOf(e.Value) != v.Addr ||
+		os.Geteuid() == 0 && (e.Info.UID != v.UID || e.Info.GID != v.GID) {
+		return false
+	}
+	return maps.EqualFunc(settableAttrs(e.Info.XAttrs), settableAttrs(v.XAttrs), bytes.Equal)
+}
+
+// settableAttrs returns the attributes of x that settableAttr allows.
+func settableAttrs(x map[string][]byte) map[string][]byte {
+	out := map[string][]byte{}
+	for name, val := range x {
+		if settableAttr(name) {
+			out[name] = val
+		}
+	}
+	return out
+}
+
+// settableAttr reports whether name is a user.memfs.* attribute a caller
+// may set (not one memfs maintains): what a revert restores.
+func settableAttr(name string) bool {
+	return strings.HasPrefix(name, meta.Prefix) && !meta.ReadOnly(name)
 }
 
 func underPrefix(key, prefix string) bool {
@@ -218,17 +248,15 @@ func (f *FS) putXAttrs(ctx context.Context, key string, x map[string][]byte) err
 	if err != nil {
 		return err
 	}
+	want := settableAttrs(x)
 	for _, name := range names {
-		if _, keep := x[name]; !keep && strings.HasPrefix(name, meta.Prefix) && !meta.ReadOnly(name) {
+		if _, keep := want[name]; !keep && settableAttr(name) {
 			if err := xa.Remove(ctx, key, name); err != nil {
 				return err
 			}
 		}
 	}
-	for name, value := range x {
-		if meta.ReadOnly(name) {
-			continue
-		}
+	for name, value := range want {
 		if now, err := xa.Get(key, name); err == nil && bytes.Equal(now, value) {
 			continue
 		}

@@ -172,3 +172,40 @@ func TestRevertRestoresOwnerAndAttributes(t *testing.T) {
 	}
 	check("reverted after its delete")
 }
+
+// A restore writes a file whose only change since the snapshot is an
+// attribute: its user.memfs.* attributes come back.
+func TestRestoreAttributesOnly(t *testing.T) {
+	ctx := t.Context()
+	f, err := memfs.Open(ctx, memstore.New(), histOpts(filepath.Join(t.TempDir(), "journal")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(ctx)
+	c := f.Session()
+	const key = "memory/t.md"
+	tag := func(v string) {
+		t.Helper()
+		if err := c.XAttrs().Set(ctx, key, meta.Tags, []byte(v), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Set(key, []byte("same bytes\n")); err != nil {
+		t.Fatal(err)
+	}
+	tag("t1")
+	if _, err := f.CreateSnapshot(ctx, "s1", "test"); err != nil {
+		t.Fatal(err)
+	}
+	tag("t2")
+	wrote, err := f.Restore(ctx, "s1", "")
+	if err != nil || strings.Join(wrote, " ") != key {
+		t.Fatalf("restore wrote %v, %v; want %s", wrote, err, key)
+	}
+	if e, _ := c.Entry(key); string(e.Info.XAttrs[meta.Tags]) != "t1" {
+		t.Errorf("after restore: tags %q, want t1", e.Info.XAttrs[meta.Tags])
+	}
+}
