@@ -98,6 +98,7 @@ func (h *historyCollector) collect(ctx context.Context) {
 	}
 	h.last = time.Now()
 	got, err := h.f.rec.collect(ctx, h.opts)
+	h.f.rec.changes.Add(1)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		h.f.log.Warn("collection of history failed", "err", err)

@@ -1,16 +1,20 @@
 package memfs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/session"
 )
 
@@ -124,14 +128,10 @@ func (f *FS) versionAt(ctx context.Context, key, target string) (history.Version
 	if err != nil {
 		return history.Version{}, err
 	}
-	n := len(vs)
-	if n > 0 && vs[n-1].Op != history.OpDelete {
-		n-- // the current version
-	}
-	for i := n - 1; i >= 0; i-- {
-		if vs[i].Op != history.OpDelete {
-			return vs[i], nil
-		}
+	gone := len(vs) == 0 || vs[len(vs)-1].Op == history.OpDelete
+	vs = slices.DeleteFunc(vs, func(v history.Version) bool { return v.Op == history.OpDelete })
+	if i := history.RevertIndex(len(vs), gone); i >= 0 {
+		return vs[i], nil
 	}
 	return history.Version{}, &fs.PathError{Op: "previous version", Path: key, Err: ErrNoVersion}
 }
@@ -168,7 +168,7 @@ func (f *FS) Restore(ctx context.Context, target, prefix string) ([]string, erro
 		if err := f.c.Resolve(ctx, v.Key); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return wrote, err
 		}
-		if e, ok := f.c.Entry(v.Key); ok && e.Info.Mode == v.Mode && history.AddrOf(e.Value) == v.Addr {
+		if e, ok := f.c.Entry(v.Key); ok && sameAsVersion(&e, v) {
 			continue
 		}
 		if err := f.putVersion(ctx, v.Key, v); err != nil {
@@ -179,12 +179,42 @@ func (f *FS) Restore(ctx context.Context, target, prefix string) ([]string, erro
 	return wrote, f.Flush(ctx)
 }
 
+// sameAsVersion reports whether e holds what putVersion would write of v:
+// its bytes, mode, user.memfs.* attributes (but those memfs maintains)
+// and, when this process may chown, owner.
+func sameAsVersion(e *backend.Entry, v *history.Version) bool {
+	if e.Info.Mode != v.Mode || history.AddrOf(e.Value) != v.Addr ||
+		os.Geteuid() == 0 && (e.Info.UID != v.UID || e.Info.GID != v.GID) {
+		return false
+	}
+	return maps.EqualFunc(settableAttrs(e.Info.XAttrs), settableAttrs(v.XAttrs), bytes.Equal)
+}
+
+// settableAttrs returns the attributes of x that settableAttr allows.
+func settableAttrs(x map[string][]byte) map[string][]byte {
+	out := map[string][]byte{}
+	for name, val := range x {
+		if settableAttr(name) {
+			out[name] = val
+		}
+	}
+	return out
+}
+
+// settableAttr reports whether name is a user.memfs.* attribute a caller
+// may set (not one memfs maintains): what a revert restores.
+func settableAttr(name string) bool {
+	return strings.HasPrefix(name, meta.Prefix) && !meta.ReadOnly(name)
+}
+
 func underPrefix(key, prefix string) bool {
 	p := strings.TrimSuffix(prefix, "/")
 	return p == "" || key == p || strings.HasPrefix(key, p+"/")
 }
 
-// putVersion writes v's content and mode at key in the session.
+// putVersion writes v's content, mode and user.memfs.* attributes at key
+// in the session, and its owner when this process may chown (root);
+// else the file keeps its owner, or a new one gets this process's.
 func (f *FS) putVersion(ctx context.Context, key string, v *history.Version) error {
 	if !v.Mode.IsRegular() {
 		return &fs.PathError{Op: "revert", Path: key, Err: fmt.Errorf("%w: version %d is a %v, not a file", ErrNoVersion, v.Seq, v.Mode.Type())}
@@ -200,8 +230,41 @@ func (f *FS) putVersion(ctx context.Context, key string, v *history.Version) err
 		return err
 	}
 	mode := v.Mode.Perm()
-	_, err = f.c.SetAttr(ctx, key, session.Attr{Mode: &mode})
-	return err
+	attr := session.Attr{Mode: &mode}
+	if os.Geteuid() == 0 {
+		attr.UID, attr.GID = &v.UID, &v.GID
+	}
+	if _, err := f.c.SetAttr(ctx, key, attr); err != nil {
+		return err
+	}
+	return f.putXAttrs(ctx, key, v.XAttrs)
+}
+
+// putXAttrs makes key's user.memfs.* attributes those of x, but the ones
+// memfs maintains (meta.ReadOnly).
+func (f *FS) putXAttrs(ctx context.Context, key string, x map[string][]byte) error {
+	xa := f.c.XAttrs()
+	names, err := xa.List(key)
+	if err != nil {
+		return err
+	}
+	want := settableAttrs(x)
+	for _, name := range names {
+		if _, keep := want[name]; !keep && settableAttr(name) {
+			if err := xa.Remove(ctx, key, name); err != nil {
+				return err
+			}
+		}
+	}
+	for name, value := range want {
+		if now, err := xa.Get(key, name); err == nil && bytes.Equal(now, value) {
+			continue
+		}
+		if err := xa.Set(ctx, key, name, value, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Diff returns the unified diff of key between a and b: each a seq or a

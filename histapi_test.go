@@ -3,6 +3,7 @@ package memfs_test
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend/memstore"
+	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/session"
 )
 
 // The history API: versions read back, revert and restore write new
@@ -101,5 +104,108 @@ func checkRestore(t *testing.T, f *memfs.FS, set func(k, v string)) {
 	}
 	if _, err := f.NamespaceAt(ctx, "run1/step1"); err == nil {
 		t.Fatal("a removed snapshot resolves")
+	}
+}
+
+// A revert gives the file back the version's owner (when the caller may
+// chown: root) and its user.memfs.* attributes, besides its bytes and
+// mode: the one before the last of an existing file, and the last before
+// the delete of a deleted one.
+func TestRevertRestoresOwnerAndAttributes(t *testing.T) {
+	root := os.Geteuid() == 0
+	if !root {
+		t.Log("not root: the owner is not checked (only root may chown)")
+	}
+	ctx := t.Context()
+	f, err := memfs.Open(ctx, memstore.New(), histOpts(filepath.Join(t.TempDir(), "journal")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(ctx)
+	c := f.Session()
+	const key = "memory/alice.md"
+	write := func(v string, mode fs.FileMode, uid uint32, xattrs map[string]string) {
+		t.Helper()
+		if err := c.Set(key, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SetAttr(ctx, key, session.Attr{Mode: &mode, UID: &uid, GID: &uid}); err != nil {
+			t.Fatal(err)
+		}
+		for name, val := range xattrs {
+			if err := c.XAttrs().Set(ctx, key, name, []byte(val), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("alice's\n", 0o600, 1234, map[string]string{meta.Tags: "t1"})
+	write("root's\n", 0o644, 0, map[string]string{meta.Tags: "t2", meta.Importance: "0.5"})
+	check := func(when string) {
+		t.Helper()
+		e, ok := c.Entry(key)
+		if !ok || string(e.Value) != "alice's\n" || e.Info.Mode.Perm() != 0o600 || root && (e.Info.UID != 1234 || e.Info.GID != 1234) {
+			t.Fatalf("%s: %q mode %v owner %d:%d (ok %v); want alice's 0600 file back, owned by 1234:1234",
+				when, e.Value, e.Info.Mode, e.Info.UID, e.Info.GID, ok)
+		}
+		if got := string(e.Info.XAttrs[meta.Tags]); got != "t1" {
+			t.Errorf("%s: tags %q, want t1", when, got)
+		}
+		if got, ok := e.Info.XAttrs[meta.Importance]; ok {
+			t.Errorf("%s: importance %q, which the version lacks", when, got)
+		}
+	}
+	if _, err := f.Revert(ctx, key, ""); err != nil {
+		t.Fatal(err)
+	}
+	check("reverted")
+	if err := c.Delete(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Revert(ctx, key, ""); err != nil {
+		t.Fatal(err)
+	}
+	check("reverted after its delete")
+}
+
+// A restore writes a file whose only change since the snapshot is an
+// attribute: its user.memfs.* attributes come back.
+func TestRestoreAttributesOnly(t *testing.T) {
+	ctx := t.Context()
+	f, err := memfs.Open(ctx, memstore.New(), histOpts(filepath.Join(t.TempDir(), "journal")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(ctx)
+	c := f.Session()
+	const key = "memory/t.md"
+	tag := func(v string) {
+		t.Helper()
+		if err := c.XAttrs().Set(ctx, key, meta.Tags, []byte(v), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Set(key, []byte("same bytes\n")); err != nil {
+		t.Fatal(err)
+	}
+	tag("t1")
+	if _, err := f.CreateSnapshot(ctx, "s1", "test"); err != nil {
+		t.Fatal(err)
+	}
+	tag("t2")
+	wrote, err := f.Restore(ctx, "s1", "")
+	if err != nil || strings.Join(wrote, " ") != key {
+		t.Fatalf("restore wrote %v, %v; want %s", wrote, err, key)
+	}
+	if e, _ := c.Entry(key); string(e.Info.XAttrs[meta.Tags]) != "t1" {
+		t.Errorf("after restore: tags %q, want t1", e.Info.XAttrs[meta.Tags])
 	}
 }

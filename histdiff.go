@@ -3,21 +3,24 @@ package memfs
 import (
 	"fmt"
 	"strings"
+
+	"github.com/memfs/memfs/internal/merge3"
 )
 
 // diffContext is the lines of context around each change, as diff -u.
 const diffContext = 3
 
 // unifiedDiff returns the unified diff (diff -u) from a to b, named aName
-// and bName; "" when they are equal. Lines are compared whole: Myers's
-// O(ND) algorithm (An O(ND) Difference Algorithm and Its Variations, 1986),
-// so the cost is the size times the number of lines changed.
+// and bName; "" when they are equal. Lines are compared whole, by
+// merge3.Diff: a shortest edit script (Myers) in memory linear in the
+// size; two texts too far apart for its bounded search get one hunk
+// between their common first and last lines.
 func unifiedDiff(aName, bName, a, b string) string {
 	if a == b {
 		return ""
 	}
 	x, y := splitLines(a), splitLines(b)
-	ops := myers(x, y)
+	ops := editScript(x, y)
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", aName, bName)
 	for start := 0; start < len(ops); {
@@ -94,67 +97,34 @@ func splitLines(s string) []string {
 	return out
 }
 
-// myers returns the shortest edit script from x to y.
-func myers(x, y []string) []diffOp {
-	n, m := len(x), len(y)
-	maxD := n + m
-	v := make([]int, 2*maxD+2)
-	var trace [][]int
-	off := maxD + 1
-	for d := 0; d <= maxD; d++ {
-		trace = append(trace, append([]int(nil), v...))
-		for k := -d; k <= d; k += 2 {
-			var i int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				i = v[off+k+1] // down: insert
-			} else {
-				i = v[off+k-1] + 1 // right: delete
-			}
-			j := i - k
-			for i < n && j < m && x[i] == y[j] {
-				i, j = i+1, j+1
-			}
-			v[off+k] = i
-			if i >= n && j >= m {
-				return backtrack(x, y, trace, off, d)
-			}
+// editScript returns the lines of x and y as the hunks of merge3.Diff
+// leave them: kept, deleted ('-') and inserted ('+'), in order.
+func editScript(x, y []string) []diffOp {
+	hunks, _ := merge3.Diff(byteLines(x), byteLines(y))
+	ops := make([]diffOp, 0, len(x)+len(y))
+	i, j := 0, 0
+	keep := func(to int) {
+		for ; i < to; i, j = i+1, j+1 {
+			ops = append(ops, diffOp{' ', x[i], i, j})
 		}
 	}
-	return nil // not reached: d = n+m always ends
+	for _, h := range hunks {
+		keep(h.A0)
+		for ; i < h.A1; i++ {
+			ops = append(ops, diffOp{'-', x[i], i, j})
+		}
+		for ; j < h.B1; j++ {
+			ops = append(ops, diffOp{'+', y[j], i, j})
+		}
+	}
+	keep(len(x))
+	return ops
 }
 
-// backtrack walks the trace of myers back from (len(x), len(y)).
-func backtrack(x, y []string, trace [][]int, off, d int) []diffOp {
-	var rev []diffOp
-	i, j := len(x), len(y)
-	for ; d >= 0; d-- {
-		v := trace[d]
-		k := i - j
-		var pk int
-		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-			pk = k + 1
-		} else {
-			pk = k - 1
-		}
-		pi := v[off+pk]
-		pj := pi - pk
-		for i > pi && j > pj && i > 0 && j > 0 && x[i-1] == y[j-1] {
-			i, j = i-1, j-1
-			rev = append(rev, diffOp{' ', x[i], i, j})
-		}
-		if d == 0 {
-			break
-		}
-		if i == pi {
-			j--
-			rev = append(rev, diffOp{'+', y[j], i, j})
-		} else {
-			i--
-			rev = append(rev, diffOp{'-', x[i], i, j})
-		}
+func byteLines(ls []string) [][]byte {
+	out := make([][]byte, len(ls))
+	for i, l := range ls {
+		out[i] = []byte(l)
 	}
-	for l, r := 0, len(rev)-1; l < r; l, r = l+1, r-1 {
-		rev[l], rev[r] = rev[r], rev[l]
-	}
-	return rev
+	return out
 }

@@ -1,7 +1,9 @@
 package memfs
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -127,4 +129,32 @@ func lcs(x, y []string) int {
 		}
 	}
 	return dp[0][0]
+}
+
+// Two unrelated versions: the diff's memory is linear in their size (the
+// search keeps vectors of a bounded length, not one per edit step), and
+// the diff still turns a into b.
+func TestUnifiedDiffMemory(t *testing.T) {
+	for _, n := range []int{2000, 50000} {
+		t.Run(fmt.Sprintf("lines=%d", n), func(t *testing.T) {
+			var a, b strings.Builder
+			for i := range n {
+				fmt.Fprintf(&a, "line %d of the first version\n", i)
+				fmt.Fprintf(&b, "line %d of another text altogether\n", i)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			d := unifiedDiff("a", "b", a.String(), b.String())
+			runtime.ReadMemStats(&after)
+			size := uint64(a.Len() + b.Len())
+			got, limit := after.TotalAlloc-before.TotalAlloc, 32*size+1<<20
+			t.Logf("%d bytes in, %d allocated", size, got)
+			if got > limit {
+				t.Errorf("diff of two unrelated %d-line texts (%d bytes) allocated %d bytes, want at most %d", n, size, got, limit)
+			}
+			if got := applyDiff(t, a.String(), d); got != b.String() {
+				t.Errorf("the diff of two unrelated %d-line texts applied to the first does not give the second", n)
+			}
+		})
+	}
 }

@@ -2,6 +2,11 @@ package memfs_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/memfs/memfs"
@@ -9,6 +14,8 @@ import (
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/packhist"
+	"github.com/memfs/memfs/session"
 )
 
 // RedactVersion blanks the version and appends an event saying so,
@@ -47,5 +54,40 @@ func TestRedactVersion(t *testing.T) {
 	}
 	if e := page.Events[0]; e.Op != eventlog.OpRedact || e.Key != "memory/a.md" || e.Redacted != 7 || e.Writer.Agent != "tester" {
 		t.Errorf("the event = %+v; want a redact of memory/a.md at 7 by tester", e)
+	}
+}
+
+// A redacted version's bytes leave the context packs' archive too:
+// packhist's copy is removed, and the pack as of its seq reports the
+// value redacted instead of serving it (the store's key holds another
+// version, or still the same bytes: neither is served).
+func TestRedactVersionLeavesNoArchiveCopy(t *testing.T) {
+	for _, overwrite := range []bool{true, false} {
+		t.Run(fmt.Sprintf("overwritten=%v", overwrite), func(t *testing.T) {
+			f, _ := histStores()[0].open(t)
+			t.Cleanup(func() { f.Close(context.Background()) })
+			ctx := session.WithCred(t.Context(), session.Cred{UID: uint32(os.Getuid())})
+			const secret = "# A\nthe rules missed this one: hunter2\n"
+			must(t, f.Session().Set("memory/a.md", []byte(secret)))
+			must(t, f.Flush(ctx))
+			seq := headSeq(t, f)
+			if overwrite {
+				must(t, f.Session().Set("memory/a.md", []byte("# A\nclean now\n")))
+				must(t, f.Flush(ctx))
+			}
+			if p, err := packAt(f, ctx, seq, ""); err != nil || !strings.Contains(string(p), "hunter2") {
+				t.Fatalf("before the redaction, the pack as of %d: %q, %v; want the value", seq, p, err)
+			}
+			if _, err := memfs.RedactVersion(ctx, f.Store(), "memory/a.md", seq, "tester", nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Store().LoadSys(ctx, "packhist/v/"+hexSum(secret)); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("packhist's copy of the redacted value: %v, want it gone", err)
+			}
+			p, err := packAt(f, ctx, seq, "")
+			if err == nil || strings.Contains(string(p), "hunter2") || strings.Contains(err.Error(), "hunter2") || !errors.Is(err, packhist.ErrRedacted) {
+				t.Errorf("after the redaction, the pack as of %d: %q, %v; want an error wrapping packhist.ErrRedacted", seq, p, err)
+			}
+		})
 	}
 }

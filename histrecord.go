@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/eventlog"
@@ -47,6 +48,7 @@ type recorder struct {
 
 	mu      sync.Mutex        // guards pending
 	pending []history.Version // appended, their records not yet written
+	changes atomic.Uint64     // moves after each write of versions and collection (historyView.Changes)
 }
 
 func newRecorder(sys backend.SysStore, log *slog.Logger) *recorder {
@@ -121,6 +123,7 @@ func (r *recorder) restore(ctx context.Context, evs []session.Event) {
 // is evs[i] with its seq), and any that an earlier flush left pending. A
 // failure keeps them pending and is logged: the append cannot be undone.
 func (r *recorder) versions(ctx context.Context, evs []session.Event, stored []eventlog.Event) {
+	defer r.changes.Add(1)
 	vs := make([]history.Version, 0, len(evs))
 	for i := range evs {
 		if v, ok := versionOf(&stored[i], evs[i].Saved); ok {

@@ -36,6 +36,10 @@ func (h historyView) Head(ctx context.Context) (uint64, error) {
 	return p.Events[len(p.Events)-1].Seq, nil
 }
 
+// Changes counts this mount's writes of versions and collections of
+// history (recorder.changes).
+func (h historyView) Changes() uint64 { return h.f.rec.changes.Load() }
+
 // TakeSnapshot flushes, then names the event log's head: the snapshot
 // holds every write acknowledged before it.
 func (h historyView) TakeSnapshot(ctx context.Context, name, by string) error {

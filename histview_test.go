@@ -7,9 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/errorstore"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/history"
 )
@@ -68,4 +72,71 @@ func TestMountHistoryEngine(t *testing.T) {
 	if err := f.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A listing of a key's versions between a flush's append and its version
+// records (the append moves the head first) must not stay: once the
+// versions are written, the idle mount lists the new one.
+func TestMountHistoryListedBeforeVersions(t *testing.T) {
+	needFUSE(t)
+	store, mnt := t.TempDir(), t.TempDir()
+	inner, err := badgerstore.Open(store, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var armed atomic.Bool
+	versionsDir := filepath.Join(mnt, ".memfs/history/memory/a.md")
+	var inWindow []string
+	st := errorstore.Wrap(inner, func(op errorstore.Op, keys []string) error {
+		if op != errorstore.OpSaveSys && op != errorstore.OpSwapSys {
+			return nil
+		}
+		for _, k := range keys {
+			if strings.HasPrefix(k, "history/v/") && armed.CompareAndSwap(true, false) {
+				inWindow = dirNames(t, versionsDir) // the flush waits: the append is done, the versions not
+			}
+		}
+		return nil
+	})
+	opts := histOpts(filepath.Join(store, badgerstore.JournalName))
+	opts.Namespace = true
+	f, err := memfs.Open(t.Context(), st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, f, mnt, memfs.MountOptions{})
+	for i, v := range []string{"one\n", "two\n"} {
+		if err := os.WriteFile(filepath.Join(mnt, "memory/a.md"), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		armed.Store(i == 1)
+		if err := f.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if armed.Load() || len(inWindow) == 0 {
+		t.Fatalf("the second flush wrote no version record (listed %v)", inWindow)
+	}
+	seq := strconv.FormatUint(logHead(t, f), 10)
+	if got := dirNames(t, versionsDir); !slices.ContainsFunc(got, func(n string) bool { return strings.TrimLeft(n, "0") == seq }) {
+		t.Errorf("ls %s after the flush = %v (in the window: %v); want the version at seq %s", versionsDir, got, inWindow, seq)
+	}
+	s.stop(t)
+	if err := f.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
 }

@@ -59,6 +59,10 @@ type History interface {
 	RemoveSnapshot(ctx context.Context, name string) error
 	// Head is the event log's head seq: the present.
 	Head(ctx context.Context) (uint64, error)
+	// Changes counts the changes to history that leave the head where
+	// it is (a flush's versions are written after its append moved the
+	// head; a collection thins versions): it moves after each.
+	Changes() uint64
 	// TakeSnapshot flushes, then records the snapshot name at the head,
 	// taken by by (history.Store.Snapshot); an existing name fails with
 	// fs.ErrExist.

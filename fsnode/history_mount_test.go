@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -33,10 +34,11 @@ type testHistory struct {
 	*history.Store
 	t testing.TB
 
-	mu   sync.Mutex       // guards c, head and keys (c is read by the mount's goroutines)
-	c    *session.Context // set once mounted: TakeSnapshot flushes it
-	head uint64
-	keys map[string]bool
+	mu      sync.Mutex       // guards c, head and keys (c is read by the mount's goroutines)
+	c       *session.Context // set once mounted: TakeSnapshot flushes it
+	head    uint64
+	keys    map[string]bool
+	changes atomic.Uint64 // moves after each version record() writes
 }
 
 func newTestHistory(t testing.TB, sys backend.SysStore) *testHistory {
@@ -48,6 +50,8 @@ func (h *testHistory) Head(context.Context) (uint64, error) {
 	defer h.mu.Unlock()
 	return h.head, nil
 }
+
+func (h *testHistory) Changes() uint64 { return h.changes.Load() }
 
 func (h *testHistory) TakeSnapshot(ctx context.Context, name, by string) error {
 	h.mu.Lock()
@@ -99,6 +103,7 @@ func (h *testHistory) record(op string, e backend.Entry) uint64 {
 	if err := h.Write(ctx, recs); err != nil {
 		h.t.Fatal(err)
 	}
+	h.changes.Add(1)
 	return seq
 }
 

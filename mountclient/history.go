@@ -3,10 +3,13 @@ package mountclient
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/memfs/memfs/history"
 )
 
 // The mount's history, as memfs's commands use it: the read-only
@@ -114,7 +117,9 @@ func (c *Client) Revert(key string, seq uint64) (uint64, error) {
 	err := c.withRoot(func(r *os.Root) error {
 		// What the mount holds unflushed is the last version: its fsync
 		// makes it one, so "the one before the last" is the one before it.
-		if f, err := r.Open(key); err == nil {
+		f, err := r.Open(key)
+		gone := errors.Is(err, fs.ErrNotExist)
+		if err == nil {
 			err = f.Sync()
 			f.Close()
 			if err != nil {
@@ -129,10 +134,11 @@ func (c *Client) Revert(key string, seq uint64) (uint64, error) {
 					seqs = append(seqs, s)
 				}
 			}
-			if len(seqs) < 2 {
-				return errors.Join(err, fmt.Errorf("%s has no version before its last", key))
+			i := history.RevertIndex(len(seqs), gone)
+			if i < 0 {
+				return errors.Join(err, fmt.Errorf("%s has no version to go back to", key))
 			}
-			seq = seqs[len(seqs)-2]
+			seq = seqs[i]
 		}
 		name := path.Join(historyDir, key, fmt.Sprintf("%08d", seq))
 		st, err := r.Stat(name)

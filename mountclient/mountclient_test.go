@@ -293,3 +293,34 @@ func TestMountpointsOfOwnMounts(t *testing.T) {
 		t.Errorf("uid 1000's candidates = %q, want %q", got, want)
 	}
 }
+
+// Revert with no seq goes back to what the command without a mount
+// (memfs.FS.Revert) goes back to: the version before the last of a key
+// that exists, the last before the delete of a deleted one.
+func TestRevertThroughTheMount(t *testing.T) {
+	_, mnt := mountDir(t)
+	c, err := mountclient.Open(mnt, mountclient.Own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "memory/r.md"
+	for _, v := range []string{"one\n", "two\n", "three\n"} {
+		if err := c.Put(key, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	revert := func(want string) {
+		t.Helper()
+		if _, err := c.Revert(key, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.Cat(key); err != nil || string(got) != want {
+			t.Fatalf("after revert: %q, %v; want %q", got, err, want)
+		}
+	}
+	revert("two\n") // the one before the last
+	if err := c.Remove([]string{key}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	revert("two\n") // the last before the delete
+}

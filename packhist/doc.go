@@ -35,6 +35,10 @@
 // the user.memfs.* attributes are kept (importance, tags, skill ...),
 // never other user attributes, whose contents memfs does not check.
 //
+// [Redact] (memfs's redaction of a version of history) marks the record
+// and removes the value unless another record names the same bytes: a
+// rebuild that needs it fails with [ErrRedacted].
+//
 // A value over Options.MaxValue (DefaultMaxValue, 64 KiB) gets its record
 // but is not copied: a rebuild reads it from the store's key while the
 // store still holds that version (its SHA-256 says so), and otherwise

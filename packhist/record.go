@@ -80,6 +80,8 @@ type Record struct {
 	UID    uint32            `json:"uid"`
 	GID    uint32            `json:"gid"`
 	XAttrs map[string][]byte `json:"xattrs,omitempty"` // the user.memfs.* ones
+	// Redacted is set by Redact: the value is not served.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // Info is the backend.Info the record describes.

@@ -175,6 +175,9 @@ func (s *State) Resolve(ctx context.Context, keys ...string) error {
 		if _, loaded := s.vals[k]; !ok || loaded {
 			continue
 		}
+		if r.Redacted {
+			return fmt.Errorf("packhist: the value of %s as of seq %d (event %d) was %w", k, s.seq, r.Seq, ErrRedacted)
+		}
 		v, err := s.sys.LoadSys(ctx, valueName(r.SHA256))
 		if errors.Is(err, fs.ErrNotExist) {
 			// Not copied (over Options.MaxValue): the store's key, if it

@@ -25,18 +25,48 @@ const maxWork = 1 << 26
 // sorted and separated by at least one unchanged line.
 type hunk struct{ a0, a1, b0, b1 int }
 
+// Hunk is one change of a line diff (Diff): lines [A0, A1) of a become
+// lines [B0, B1) of b.
+type Hunk struct{ A0, A1, B0, B1 int }
+
+// Diff returns the hunks that turn the lines a into the lines b, each
+// line compared whole: sorted, separated by at least one unchanged line,
+// and minimal in inserted plus deleted lines (exact) unless the search
+// gives up (more than maxEdits lines apart, or maxWork): then the one
+// hunk replaces everything between the lines a and b begin and end with,
+// a correct diff but not a minimal one. Memory is linear in the lines
+// whatever they are.
+func Diff(a, b [][]byte) (hunks []Hunk, exact bool) {
+	hs, ok := diff(a, b)
+	if !ok {
+		pre, suf := common(a, b)
+		return []Hunk{{pre, len(a) - suf, pre, len(b) - suf}}, false
+	}
+	hunks = make([]Hunk, len(hs))
+	for i, h := range hs {
+		hunks[i] = Hunk{h.a0, h.a1, h.b0, h.b1}
+	}
+	return hunks, true
+}
+
+// common returns how many lines a and b begin with and end with alike
+// (not overlapping).
+func common(a, b [][]byte) (pre, suf int) {
+	n, m := len(a), len(b)
+	for pre < n && pre < m && bytes.Equal(a[pre], b[pre]) {
+		pre++
+	}
+	for suf < n-pre && suf < m-pre && bytes.Equal(a[n-1-suf], b[m-1-suf]) {
+		suf++
+	}
+	return pre, suf
+}
+
 // diff returns the hunks that turn a into b, minimal in inserted plus
 // deleted lines, or ok=false when it gives up (maxEdits, maxWork).
 func diff(a, b [][]byte) (hunks []hunk, ok bool) {
 	n, m := len(a), len(b)
-	pre := 0
-	for pre < n && pre < m && bytes.Equal(a[pre], b[pre]) {
-		pre++
-	}
-	suf := 0
-	for suf < n-pre && suf < m-pre && bytes.Equal(a[n-1-suf], b[m-1-suf]) {
-		suf++
-	}
+	pre, suf := common(a, b)
 	a, b = a[pre:n-suf], b[pre:m-suf]
 	switch {
 	case len(a) == 0 && len(b) == 0:
