@@ -1053,3 +1053,93 @@ func TestReplayOfWhatTheStoreHoldsIsNoConflict(t *testing.T) {
 		})
 	}
 }
+
+// TestNameVacatedBesideAMovedCopyIsNoConflict: a stored file renamed away
+// leaves its copy at its old key until the flush; a new file made there
+// and removed (or renamed away) before the flush must not make the session
+// forget that copy. It expected the key absent, so the next file made
+// there met the session's own copy as another writer's: a conflict copy
+// with no other writer. Killed between that flush's save and its journal
+// truncate, the replay must not make one either. (TestCrashReplayModel,
+// seed 1795882726310281411, on the dir store, shrunk.)
+func TestNameVacatedBesideAMovedCopyIsNoConflict(t *testing.T) {
+	const key, moved, away = "memory/c.md", "memory/f.md", "memory/g.md"
+	stores := []struct {
+		name   string
+		policy session.ConflictPolicy
+		open   func(t *testing.T, dir string) backend.Store
+	}{
+		{"dir/keep-beside", session.KeepBeside, func(t *testing.T, dir string) backend.Store { return openStore(t, filepath.Join(dir, "store")) }},
+		{"memstore/keep-beside", session.KeepBeside, func(*testing.T, string) backend.Store { return memstore.New() }},
+		{"memstore/keep-both", session.KeepBoth, func(*testing.T, string) backend.Store { return memstore.New() }},
+		{"memstore/merge", session.Merge, func(*testing.T, string) backend.Store { return memstore.New() }},
+	}
+	vacates := []struct {
+		name   string
+		vacate func(c *session.Context) error
+		want   map[string]string
+	}{
+		{"removed", func(c *session.Context) error { return c.Delete(key) },
+			map[string]string{key: "c\n", moved: "a\n"}},
+		{"renamed away", func(c *session.Context) error { return c.Rename(context.Background(), key, away, 0) },
+			map[string]string{key: "c\n", moved: "a\n", away: "b\n"}},
+	}
+	for _, s := range stores {
+		for _, v := range vacates {
+			for _, killed := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/killed=%v", s.name, v.name, killed), func(t *testing.T) {
+					dir := t.TempDir()
+					st := s.open(t, dir)
+					path := filepath.Join(dir, "journal")
+					j, _, err := journal.Open(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer j.Close()
+					cj := &crashJournal{Journal: j}
+					c, evs := policySession(t, st, s.policy, func(o *session.Options) { o.Journal = cj })
+					step := func(err error) {
+						t.Helper()
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					step(c.Set(key, []byte("a\n")))
+					step(c.Flush(t.Context()))
+					step(c.Rename(t.Context(), key, moved, 0))
+					step(c.Set(key, []byte("b\n")))
+					step(v.vacate(c))
+					step(c.Set(key, []byte("c\n")))
+					cj.skipTruncate = killed // kill -9 right after the save
+					step(c.Flush(t.Context()))
+					if killed {
+						j.Close()
+						j2, recs, err := journal.Open(path)
+						step(err)
+						defer j2.Close()
+						c2, evs2 := policySession(t, st, s.policy, func(o *session.Options) { o.Journal = j2 })
+						step(c2.Pending().Replay(recs))
+						step(c2.Flush(t.Context()))
+						*evs = append(*evs, *evs2...)
+					}
+					all := stored(t, st)
+					for k, want := range v.want {
+						if all[k] != want {
+							t.Errorf("store %s = %q, want %q", k, all[k], want)
+						}
+					}
+					for k := range all {
+						if strings.Contains(k, ".conflict-") {
+							t.Errorf("conflict copy %s (%q) with no other writer", k, all[k])
+						}
+					}
+					for _, e := range *evs {
+						if e.Op == session.EventConflict {
+							t.Errorf("conflict event %+v with no other writer", e)
+						}
+					}
+				})
+			}
+		}
+	}
+}

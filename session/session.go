@@ -830,11 +830,14 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 }
 
 // expectVacatedLocked records that key, a name f leaves, holds none of
-// the session's versions in the store (f was never stored under it): the
-// delete of key expects it absent, so that it never removes what another
-// writer saved there meanwhile (a conflict instead). The key f is stored
-// under (from), and any name of a stored node with several names, hold
-// its version: their deletes expect that.
+// f's versions in the store (f was never stored under it): the delete of
+// key expects it absent, so that it never removes what another writer
+// saved there meanwhile (a conflict instead). The key f is stored under
+// (from), and any name of a stored node with several names, hold its
+// version: their deletes expect that. So does the key another file was
+// renamed away from since the last flush: the store holds that file's
+// copy there until the flush, and what the next file made at key
+// replaces is that copy, not nothing.
 func (c *Context) expectVacatedLocked(f *file, key string) {
 	if key == f.from || f.storedUnder(key) {
 		return
@@ -843,8 +846,21 @@ func (c *Context) expectVacatedLocked(f *file, key string) {
 		return
 	}
 	if _, ok := c.mu.conflict.bases[key]; !ok {
-		c.mu.conflict.bases[key] = backend.Version{}
+		c.mu.conflict.bases[key] = c.movedFromLocked(key)
 	}
+}
+
+// movedFromLocked is the version the store holds at key of a file renamed
+// away from key since it was last saved (planLocked's moved); none when
+// there is no such file. A renamed file is dirty until a flush saves it
+// under its new key.
+func (c *Context) movedFromLocked(key string) backend.Version {
+	for g := range c.mu.pending.dirty {
+		if g.from == key && g.key != key {
+			return g.base
+		}
+	}
+	return backend.Version{}
 }
 
 // Delete removes the file key from the session and marks it for deletion
