@@ -268,18 +268,22 @@ func (f *FS) putXAttrs(ctx context.Context, key string, x map[string][]byte) err
 }
 
 // Diff returns the unified diff of key between a and b: each a seq or a
-// snapshot name; "" for a is the version before the last, "" for b the
-// session's present content.
+// snapshot name; "" for a is the version before the last (nothing, for a
+// key with one version), "" for b the session's present content.
 func (f *FS) Diff(ctx context.Context, key, a, b string) (string, error) {
+	var old []byte
+	aName := "/dev/null" // a key with one version: what it was made with
 	va, err := f.versionAt(ctx, key, a)
-	if err != nil {
+	switch {
+	case a == "" && errors.Is(err, ErrNoVersion):
+	case err != nil:
 		return "", err
+	default:
+		if old, err = f.versionData(ctx, &va); err != nil {
+			return "", err
+		}
+		aName = fmt.Sprintf("%s@%d", key, va.Seq)
 	}
-	old, err := f.versionData(ctx, &va)
-	if err != nil {
-		return "", err
-	}
-	aName := fmt.Sprintf("%s@%d", key, va.Seq)
 	var now []byte
 	bName := key
 	if b == "" {

@@ -100,6 +100,8 @@ func readCommands(t *testing.T) [][]string {
 		{"export", filepath.Join(out, "export")},
 		{"export", "--prefix", "memory/", filepath.Join(out, "export-memory")},
 		{"fsck"},
+		{"history", "memory/a.md"},
+		{"diff", "memory/a.md"},
 	}
 }
 
@@ -366,7 +368,7 @@ func TestEveryCommandIsClassified(t *testing.T) {
 		read[args[0]] = true
 	}
 	writes := map[string]bool{"mount": true, "put": true, "rm": true, "import": true, "reindex": true, "summary": true, "gc": true,
-		"__apply": true, "mount-helper": true}
+		"__apply": true, "mount-helper": true, "snapshot": true, "checkpoint": true, "revert": true, "restore": true}
 	noStore := map[string]bool{"unmount": true, "umount-helper": true, "redact": true, "install": true, "completion": true,
 		"man": true, "hint": true, "models": true, "help": true}
 	for _, cmd := range newApp(io.Discard, io.Discard).Commands {
