@@ -213,18 +213,10 @@ func (s *Store) Missing(ctx context.Context, recs []Record) ([]Record, error) {
 		}
 	}
 	held := make([]bool, len(uniq))
-	errs := make([]error, len(uniq))
-	sem := make(chan struct{}, loadConcurrency)
-	var wg sync.WaitGroup
-	for i, r := range uniq {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			held[i], errs[i] = s.has(ctx, r)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := each(len(uniq), func(i int) (err error) {
+		held[i], err = s.has(ctx, uniq[i])
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	var out []Record
@@ -278,12 +270,15 @@ func (s *Store) has(ctx context.Context, r Record) (bool, error) {
 func (s *Store) Write(ctx context.Context, recs []Record) error {
 	sw, ok := s.sys.(backend.SysSwapper)
 	if !ok {
-		for _, r := range recs {
-			if err := s.sys.SaveSys(ctx, r.Name, r.Data); err != nil {
+		// One save at a time is one fsync at a time on a directory
+		// store: 2,000 notes' records took longer than their values.
+		// Concurrent fsyncs share the file system's journal commits.
+		return each(len(recs), func(i int) error {
+			if err := s.sys.SaveSys(ctx, recs[i].Name, recs[i].Data); err != nil {
 				return fmt.Errorf("history: %w", err)
 			}
-		}
-		return nil
+			return nil
+		})
 	}
 	maxRecs, maxBytes := bigBatch, bigBytes
 	for len(recs) > 0 {
@@ -442,4 +437,21 @@ func (s *Store) manifest(ctx context.Context, a Addr) (*manifest, error) {
 // allocate two of MaxChunk per value.
 func newBufs() *sync.Pool {
 	return &sync.Pool{New: func() any { b := make([]byte, 2*MaxChunk); return &b }}
+}
+
+// each runs fn(0) ... fn(n-1), loadConcurrency at once, and returns their
+// errors joined.
+func each(n int, fn func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, loadConcurrency)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = fn(i)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

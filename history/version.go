@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/memfs/memfs/backend"
@@ -232,18 +231,7 @@ const loadConcurrency = 16
 // loadVersions loads the version records names, in order.
 func (s *Store) loadVersions(ctx context.Context, names []string) ([]Version, error) {
 	out := make([]Version, len(names))
-	errs := make([]error, len(names))
-	sem := make(chan struct{}, loadConcurrency)
-	var wg sync.WaitGroup
-	for i, n := range names {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			errs[i] = s.loadVersion(ctx, n, &out[i])
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := each(len(names), func(i int) error { return s.loadVersion(ctx, names[i], &out[i]) }); err != nil {
 		return nil, err
 	}
 	return out, nil
