@@ -185,7 +185,10 @@ func versionOf(ev *eventlog.Event, saved *backend.Entry) (history.Version, bool)
 		v = history.NewVersion(ev.Seq, ev.Op, saved, a)
 	} else {
 		v = history.Version{Seq: ev.Seq, Op: ev.Op, Key: ev.Key, Size: ev.Size}
-		if a, err := history.ParseAddr(ev.SHA256); err == nil && ev.Op != eventlog.OpDelete {
+		// A conflict's sha256 is the other writer's value, which no one
+		// wrote to history: naming it would be a version that reads as
+		// damaged (and memfs log --verify would say so).
+		if a, err := history.ParseAddr(ev.SHA256); err == nil && ev.Op != eventlog.OpDelete && ev.Op != eventlog.OpConflict {
 			v.Addr = a
 		}
 	}

@@ -2,12 +2,15 @@ package memfs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"testing"
 
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/history"
 	"github.com/memfs/memfs/session"
 )
 
@@ -55,5 +58,21 @@ func TestRecordShortAppend(t *testing.T) {
 	})
 	if err == nil {
 		t.Fatal("an append of 1 of 2 events recorded without an error")
+	}
+}
+
+// TestConflictVersionNamesNoUnwrittenValue: a conflict event's sha256 is
+// the other writer's value, which history never holds: its version names
+// no address (one that did would read as damaged).
+func TestConflictVersionNamesNoUnwrittenValue(t *testing.T) {
+	sum := sha256.Sum256([]byte("theirs\n"))
+	for _, op := range []string{eventlog.OpConflict, eventlog.OpWrite} {
+		v, ok := versionOf(&eventlog.Event{Seq: 7, Op: op, Key: "memory/a.md", Size: 7, SHA256: hex.EncodeToString(sum[:])}, nil)
+		if !ok {
+			t.Fatalf("%s: no version", op)
+		}
+		if got, want := v.Addr != (history.Addr{}), op == eventlog.OpWrite; got != want {
+			t.Errorf("%s: version has an address: %v, want %v", op, got, want)
+		}
 	}
 }
