@@ -55,6 +55,9 @@ func (f *FS) ReadVersion(ctx context.Context, key string, seq uint64) (history.V
 }
 
 func (f *FS) versionData(ctx context.Context, v *history.Version) ([]byte, error) {
+	if v.Redacted {
+		return nil, fmt.Errorf("version %d of %s: %w", v.Seq, v.Key, history.ErrRedacted)
+	}
 	if v.Addr.IsZero() {
 		return nil, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,6 +88,14 @@ func TestRedactVersionLeavesNoArchiveCopy(t *testing.T) {
 			p, err := packAt(f, ctx, seq, "")
 			if err == nil || strings.Contains(string(p), "hunter2") || strings.Contains(err.Error(), "hunter2") || !errors.Is(err, packhist.ErrRedacted) {
 				t.Errorf("after the redaction, the pack as of %d: %q, %v; want an error wrapping packhist.ErrRedacted", seq, p, err)
+			}
+			// Nor does a revert to it write an empty file in its place.
+			before, _ := f.Session().Get("memory/a.md")
+			if _, err := f.Revert(ctx, "memory/a.md", strconv.FormatUint(seq, 10)); !errors.Is(err, history.ErrRedacted) {
+				t.Errorf("revert to the redacted version: %v, want history.ErrRedacted", err)
+			}
+			if now, _ := f.Session().Get("memory/a.md"); string(now) != string(before) {
+				t.Errorf("memory/a.md after a refused revert = %q, want %q", now, before)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -21,6 +22,10 @@ type Redacted struct {
 	// a secret from history, redact them too.
 	Sharing []string
 }
+
+// ErrRedacted is wrapped by the error of reading a version whose bytes
+// Redact removed: never an empty value in their place.
+var ErrRedacted = errors.New("redacted")
 
 // Redact blanks the bytes of the version of key at seq (a secret the
 // redaction rules missed) and keeps its record, marked Redacted, with its
