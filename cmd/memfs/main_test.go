@@ -116,7 +116,10 @@ func startMount(t *testing.T, store, mnt string, env []string, extra ...string) 
 	p := &memfsProc{cmd: cmd, mnt: mnt, log: log, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() { p.stop(t) })
-	up := await.Cond(15*time.Second, 20*time.Millisecond, func() bool {
+	// Generous: a mount after a kill replays the journal and flushes it
+	// (with its history) before it serves; 4,000 files under -race beside
+	// other tests took more than 15 s in CI.
+	up := await.Cond(60*time.Second, 20*time.Millisecond, func() bool {
 		if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err == nil {
 			return true
 		}
