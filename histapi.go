@@ -282,10 +282,9 @@ func (f *FS) Diff(ctx context.Context, key, a, b string) (string, error) {
 	case err != nil:
 		return "", err
 	default:
-		if old, err = f.versionData(ctx, &va); err != nil {
+		if old, aName, err = f.diffSide(ctx, key, &va); err != nil {
 			return "", err
 		}
-		aName = fmt.Sprintf("%s@%d", key, va.Seq)
 	}
 	var now []byte
 	bName := key
@@ -299,10 +298,20 @@ func (f *FS) Diff(ctx context.Context, key, a, b string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if now, err = f.versionData(ctx, &vb); err != nil {
+		if now, bName, err = f.diffSide(ctx, key, &vb); err != nil {
 			return "", err
 		}
-		bName = fmt.Sprintf("%s@%d", key, vb.Seq)
 	}
 	return unifiedDiff(aName, bName, string(old), string(now)), nil
+}
+
+// diffSide is v's bytes and name in a diff: a redacted version is named
+// so, its side empty (its bytes are gone; the diff shows what is not).
+func (f *FS) diffSide(ctx context.Context, key string, v *history.Version) ([]byte, string, error) {
+	name := fmt.Sprintf("%s@%d", key, v.Seq)
+	b, err := f.versionData(ctx, v)
+	if errors.Is(err, history.ErrRedacted) {
+		return nil, name + " (redacted)", nil
+	}
+	return b, name, err
 }

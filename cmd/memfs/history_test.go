@@ -54,7 +54,7 @@ func TestHistoryRedact(t *testing.T) {
 	if out := mustRun(t, "", "history", "redact", "--store", store, "memory/a.md", old); !strings.HasPrefix(out, "memory/a.md@"+old+" redacted") {
 		t.Fatalf("redact: %q", out)
 	}
-	if out := mustRun(t, "", "diff", "--store", store, "memory/a.md", old, now); strings.Contains(out, "hunter2") || !strings.Contains(out, "+two") {
+	if out := mustRun(t, "", "diff", "--store", store, "memory/a.md", old, now); strings.Contains(out, "hunter2") || !strings.Contains(out, "+two") || !strings.Contains(out, "(redacted)") {
 		t.Fatalf("diff from the redacted version: %q", out)
 	}
 	if out := mustRun(t, "", "history", "--store", store, "memory/a.md"); strings.Count(out, "\n") != 2 {
