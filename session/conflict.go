@@ -258,8 +258,11 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		return r, false // no longer ours to save
 	case c.holdsOursLocked(f, key, theirs):
 		// What the store holds is what this save writes (a replayed
-		// journal record a killed flush had saved): no other writer.
+		// journal record a killed flush had saved, or both sides
+		// merged to one value): nothing to merge, and what the store
+		// holds is the base of the next merge, as after mergeLocked.
 		c.setExpectLocked(f, key, v)
+		c.keepMergeBaseLocked(f, theirs.Value, toXAttrList(theirs.Info.XAttrs), theirs.Info.Mode)
 		return r, false
 	case (f.link == nil || len(f.link.names) < 2) && c.mergeMetaLocked(f, key, theirs.Info):
 		r.outcome, r.journal = OutcomeMetadata, []string{key}
