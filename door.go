@@ -1,0 +1,136 @@
+package memfs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/session"
+)
+
+// The doors that are not the mount (the MCP server, the memory tool's
+// handler) read and write through the methods below, so that a change
+// through them is the change a shell makes on the mount: the same
+// session calls (create with truncate and a write, rename, unlink), the
+// same checks (key rules, a secret in a name refused), the same
+// redaction at the journal and the flush, and the same event, whose
+// writer is by.
+
+// ErrSecretName is the error of a change whose name holds a secret (the
+// redaction rules find one in it): the name is refused, as the mount
+// refuses it (EACCES), and the error names the rule, never the secret.
+var ErrSecretName = session.ErrSecretName
+
+// ReadFile returns the value of the file key, loading it. The caller
+// must not modify it. A directory is an error satisfying
+// errors.Is(err, session.ErrIsDir); a missing key, fs.ErrNotExist.
+func (f *FS) ReadFile(ctx context.Context, key string) ([]byte, error) {
+	if st, err := f.c.Stat(key); err == nil && st.IsDir {
+		return nil, &fs.PathError{Op: "read", Path: key, Err: session.ErrIsDir}
+	}
+	h, err := f.c.Open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	// The handle pins the value: read it whole through the handle.
+	v := make([]byte, h.Stat().Size)
+	n, err := h.ReadAt(v, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return v[:n], nil
+}
+
+// parentKey is key's directory, "" at the root.
+func parentKey(key string) string {
+	dir, _ := backend.Split(key)
+	return dir
+}
+
+// IsDir reports whether key is a directory of the session.
+func (f *FS) IsDir(key string) bool {
+	st, err := f.c.Stat(key)
+	return err == nil && st.IsDir
+}
+
+// Exists reports whether key names a file or a directory.
+func (f *FS) Exists(key string) bool {
+	_, err := f.c.Stat(key)
+	return err == nil
+}
+
+// Nodes lists the directories and other nodes under prefix (Nodes).
+func (f *FS) Nodes(prefix string) []backend.Entry { return Nodes(f.c, prefix) }
+
+// WriteFile makes value the whole content of the file key as by, as a
+// shell's "> key" does on the mount: it creates the file (mode 0644,
+// owned by this process's user) and its missing directories, or
+// truncates it, then writes and closes it (the journal records it).
+func (f *FS) WriteFile(ctx context.Context, key string, value []byte, by meta.WriterInfo) error {
+	if err := f.mkdirAll(parentKey(key)); err != nil {
+		return err
+	}
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+	h, err := f.c.Create(key, session.CreateOptions{Mode: 0o644, UID: uid, GID: gid, Truncate: true, Writer: &by})
+	if err != nil {
+		return err
+	}
+	if _, err := h.WriteAt(value, 0); err != nil {
+		return errors.Join(err, h.Close())
+	}
+	return h.Close()
+}
+
+// mkdirAll makes the directory dir and its missing parents, as mkdir -p.
+func (f *FS) mkdirAll(dir string) error {
+	if dir == "" || f.IsDir(dir) {
+		return nil
+	}
+	if err := f.mkdirAll(parentKey(dir)); err != nil {
+		return err
+	}
+	err := f.c.Mkdir(dir, 0o755, uint32(os.Getuid()), uint32(os.Getgid()))
+	if errors.Is(err, fs.ErrExist) && f.IsDir(dir) {
+		return nil // made meanwhile
+	}
+	return err
+}
+
+// Rename moves the file or directory oldKey to newKey as by, making
+// newKey's missing directories; an existing newKey is an error
+// satisfying fs.ErrExist (renameat2's RENAME_NOREPLACE).
+func (f *FS) Rename(ctx context.Context, oldKey, newKey string, by meta.WriterInfo) error {
+	if !f.Exists(oldKey) {
+		return &fs.PathError{Op: "rename", Path: oldKey, Err: fs.ErrNotExist}
+	}
+	if err := f.mkdirAll(parentKey(newKey)); err != nil {
+		return err
+	}
+	return f.c.Rename(session.WithWriter(ctx, by), oldKey, newKey, session.RenameNoReplace)
+}
+
+// RemoveAll removes the file key as by, or the directory key with
+// everything under it (RemoveTree; those removals are the session's own
+// writer's).
+func (f *FS) RemoveAll(ctx context.Context, key string, by meta.WriterInfo) error {
+	st, err := f.c.Stat(key)
+	if err != nil {
+		return err
+	}
+	if st.IsDir {
+		_, err := RemoveTree(ctx, f.c, key)
+		return err
+	}
+	if st.Nlink > 1 {
+		// Its other names are saved with it: load it (RemoveName).
+		if err := f.c.Resolve(ctx, key); err != nil {
+			return err
+		}
+	}
+	return f.c.DeleteBy(key, &by)
+}
