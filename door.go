@@ -134,3 +134,17 @@ func (f *FS) RemoveAll(ctx context.Context, key string, by meta.WriterInfo) erro
 	}
 	return f.c.DeleteBy(key, &by)
 }
+
+// AsProcess is ctx with this process's user as the caller (a search, a
+// context pack answers a caller with what it may read): a door whose
+// requests come from this process's user, as the MCP server's do.
+func AsProcess(ctx context.Context) context.Context {
+	return session.WithCred(ctx, session.ProcessCred())
+}
+
+// SetAttr sets the extended attribute name of key to value as by, as
+// setfattr does on the mount (memfs's own, user.memfs.*, are checked by
+// meta.Validate; the ones memfs keeps itself are refused).
+func (f *FS) SetAttr(ctx context.Context, key, name string, value []byte, by meta.WriterInfo) error {
+	return f.c.XAttrs().Set(session.WithWriter(ctx, by), key, name, value, 0)
+}
