@@ -65,3 +65,14 @@ func TestMCPRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPRefusesAMountedStore: memfs mcp does not go through a mount
+// yet, and does not open a store a mount serves; it says so.
+func TestMCPRefusesAMountedStore(t *testing.T) {
+	store, mnt := "dir:"+t.TempDir(), t.TempDir()
+	startMount(t, store, mnt, nil)
+	_, _, err := run(t, "", "mcp", "--store", store)
+	if err == nil || !strings.Contains(err.Error(), "the mount at "+mnt) {
+		t.Errorf("memfs mcp on a mounted store: got %v, want a refusal naming the mount", err)
+	}
+}
