@@ -25,12 +25,21 @@ import (
 // refuses it (EACCES), and the error names the rule, never the secret.
 var ErrSecretName = session.ErrSecretName
 
-// ReadFile returns the value of the file key, loading it. The caller
-// must not modify it. A directory is an error satisfying
-// errors.Is(err, session.ErrIsDir); a missing key, fs.ErrNotExist.
+// ReadFile returns the value of the file key, loading it, when the
+// caller in ctx (AsUser; this process's user when ctx names none) could
+// read it through the mount, else an error satisfying fs.ErrPermission.
+// A directory is an error satisfying errors.Is(err, session.ErrIsDir); a
+// missing key, fs.ErrNotExist.
 func (f *FS) ReadFile(ctx context.Context, key string) ([]byte, error) {
 	if st, err := f.c.Stat(key); err == nil && st.IsDir {
 		return nil, &fs.PathError{Op: "read", Path: key, Err: session.ErrIsDir}
+	}
+	cr, ok := session.CredFrom(ctx)
+	if !ok {
+		cr = session.ProcessCred()
+	}
+	if f.c.Has(key) && !f.c.Access().CanRead(key, cr) {
+		return nil, &fs.PathError{Op: "read", Path: key, Err: fs.ErrPermission}
 	}
 	h, err := f.c.Open(ctx, key)
 	if err != nil {
@@ -115,18 +124,34 @@ func (f *FS) Rename(ctx context.Context, oldKey, newKey string, by meta.WriterIn
 }
 
 // RemoveAll removes the file key as by, or the directory key with
-// everything under it (RemoveTree; those removals are the session's own
-// writer's).
+// everything under it, its files as by, then its directories (RemoveTree).
 func (f *FS) RemoveAll(ctx context.Context, key string, by meta.WriterInfo) error {
 	st, err := f.c.Stat(key)
 	if err != nil {
 		return err
 	}
-	if st.IsDir {
-		_, err := RemoveTree(ctx, f.c, key)
-		return err
+	if !st.IsDir {
+		return f.removeFile(ctx, key, st.Nlink, by)
 	}
-	if st.Nlink > 1 {
+	for _, e := range Nodes(f.c, key+"/") {
+		if e.Info.Mode.IsDir() {
+			continue
+		}
+		fst, err := f.c.Stat(e.Key)
+		if err != nil {
+			return err
+		}
+		if err := f.removeFile(ctx, e.Key, fst.Nlink, by); err != nil {
+			return err
+		}
+	}
+	_, err = RemoveTree(ctx, f.c, key)
+	return err
+}
+
+// removeFile removes the name key of a file of nlink names as by.
+func (f *FS) removeFile(ctx context.Context, key string, nlink uint32, by meta.WriterInfo) error {
+	if nlink > 1 {
 		// Its other names are saved with it: load it (RemoveName).
 		if err := f.c.Resolve(ctx, key); err != nil {
 			return err
@@ -140,6 +165,12 @@ func (f *FS) RemoveAll(ctx context.Context, key string, by meta.WriterInfo) erro
 // requests come from this process's user, as the MCP server's do.
 func AsProcess(ctx context.Context) context.Context {
 	return session.WithCred(ctx, session.ProcessCred())
+}
+
+// AsUser is ctx with the caller uid, of the groups gids: what a door
+// reads for it is what that user could read through the mount.
+func AsUser(ctx context.Context, uid uint32, gids ...uint32) context.Context {
+	return session.WithCred(ctx, session.Cred{UID: uid, GIDs: gids})
 }
 
 // SetAttr sets the extended attribute name of key to value as by, as

@@ -269,6 +269,8 @@ func (h *Handler) read(ctx context.Context, key, p string) ([]byte, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fail(ErrNotFound, "Error: The path %s does not exist. Please provide a valid path.", p)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, fail(err, "Error: %s: permission denied: the file's mode does not let this user read it", p)
 	case err != nil && h.f.IsDir(key):
 		return nil, fail(ErrInvalid, "Error: %s is a directory; this command takes a file", p)
 	case err != nil:

@@ -20,7 +20,12 @@ import (
 // does, with the default redaction rules.
 func open(t *testing.T) (*memfs.FS, string) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "store")
+	return openDir(t, filepath.Join(t.TempDir(), "store"))
+}
+
+// openDir is open of the dir store at dir.
+func openDir(t *testing.T, dir string) (*memfs.FS, string) {
+	t.Helper()
 	st, err := dirstore.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -368,5 +373,32 @@ func TestPrefix(t *testing.T) {
 	}
 	if k, err := h.Key("/memories"); err != nil || k != "agents/claude" {
 		t.Errorf("Key(/memories) = %q, %v", k, err)
+	}
+}
+
+// A file the caller could not read through the mount is refused to it
+// (and to every command that reads the file first).
+func TestUnreadableRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	if err := os.MkdirAll(filepath.Join(dir, "memory"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "memory", "private.md"), []byte("mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := openDir(t, dir)
+	h := memorytool.New(f, memorytool.Options{})
+	other := memfs.AsUser(t.Context(), 4242, 4242)
+	for _, in := range []memorytool.Input{
+		{Command: "view", Path: "/memories/private.md"},
+		{Command: "str_replace", Path: "/memories/private.md", OldStr: str("mine"), NewStr: str("theirs")},
+		{Command: "insert", Path: "/memories/private.md", InsertLine: num(0), InsertText: str("x")},
+	} {
+		if _, err := h.Run(other, in); !errors.Is(err, os.ErrPermission) {
+			t.Errorf("%s as uid 4242: got %v, want permission denied", in.Command, err)
+		}
+	}
+	if got := read(t, f, "memory/private.md"); got != "mine\n" {
+		t.Errorf("a refused edit changed the file: %q", got)
 	}
 }

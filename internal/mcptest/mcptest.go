@@ -181,7 +181,7 @@ func Exercise(t *testing.T, cs *mcp.ClientSession, writer string) {
 	var ops []string
 	for _, ev := range page.Events {
 		ops = append(ops, ev.Op+" "+ev.Key)
-		if ev.Writer.Agent != writer && ev.Op != "delete" {
+		if ev.Writer.Agent != writer {
 			t.Errorf("log: %s %s by %q, want %q", ev.Op, ev.Key, ev.Writer.Agent, writer)
 		}
 	}
