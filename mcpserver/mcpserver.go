@@ -19,6 +19,13 @@
 // requires a bearer token (CheckListen), which the command reads from a
 // file or the environment, never a flag (flags show in ps).
 //
+// The SDK is the official one (maintained by the protocol's authors with
+// Google), pinned at v1.8.0: it follows the protocol's revisions
+// (stateless streamable HTTP, per-request client info), validates tool
+// inputs against schemas inferred from the Go types, and ships the
+// client the tests drive the server with; the community mcp-go would be a
+// second implementation to keep in step with the spec.
+//
 // Errors are tool errors (the result's isError) with a message an agent
 // can act on: what failed and what to do.
 package mcpserver
