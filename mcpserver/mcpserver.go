@@ -243,6 +243,9 @@ func (o ServeOptions) Token() (string, error) {
 
 // Check refuses options that cannot serve (before the store is opened).
 func (o ServeOptions) Check() error {
+	if err := memorytool.CheckPrefix(o.Prefix); err != nil {
+		return err
+	}
 	if o.HTTP == "" {
 		if o.TokenFile != "" {
 			return errors.New("--token-file is for --http: a stdio client is the process that started the server")

@@ -131,6 +131,7 @@ func TestServeOptions(t *testing.T) {
 		{"stdio with a token file", mcpserver.ServeOptions{TokenFile: tok}, false},
 		{"beyond loopback without a token", mcpserver.ServeOptions{HTTP: "0.0.0.0:0"}, false},
 		{"a missing token file", mcpserver.ServeOptions{HTTP: "0.0.0.0:0", TokenFile: tok}, false},
+		{"a prefix outside the store", mcpserver.ServeOptions{Options: mcpserver.Options{Prefix: "../x"}}, false},
 	} {
 		if err := tt.o.Check(); (err == nil) != tt.ok {
 			t.Errorf("%s: Check() = %v", tt.name, err)

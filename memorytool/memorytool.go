@@ -115,6 +115,22 @@ type Options struct {
 	Writer string
 }
 
+// CheckPrefix refuses a prefix that names no directory of the store (see
+// Options.Prefix; "" is DefaultPrefix).
+func CheckPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	p := strings.TrimSuffix(prefix, "/")
+	if err := backend.ValidateKey(p); err != nil {
+		return fmt.Errorf("prefix %q: %w (want a directory of the store, such as memory/)", prefix, err)
+	}
+	if backend.IsReserved(p) {
+		return fmt.Errorf("prefix %q: a name reserved for memfs's own files", prefix)
+	}
+	return nil
+}
+
 // Handler runs memory tool commands over an open store.
 type Handler struct {
 	f      *memfs.FS // immutable after New
@@ -124,7 +140,8 @@ type Handler struct {
 	mu sync.Mutex // held through each command: a compare-and-swap is atomic
 }
 
-// New returns a Handler over f.
+// New returns a Handler over f. opts.Prefix must pass CheckPrefix: any
+// other names no directory, and every path under /memories is refused.
 func New(f *memfs.FS, opts Options) *Handler {
 	p := strings.TrimSuffix(opts.Prefix, "/")
 	if opts.Prefix == "" {

@@ -402,3 +402,11 @@ func TestUnreadableRefused(t *testing.T) {
 		t.Errorf("a refused edit changed the file: %q", got)
 	}
 }
+
+func TestCheckPrefix(t *testing.T) {
+	for p, ok := range map[string]bool{"": true, "memory/": true, "agents/claude": true, ".": false, "../x": false, "/abs": false, ".memfs": false, "a//b": false} {
+		if err := memorytool.CheckPrefix(p); (err == nil) != ok {
+			t.Errorf("CheckPrefix(%q) = %v", p, err)
+		}
+	}
+}
