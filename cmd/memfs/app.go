@@ -44,7 +44,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			manCommand(),
 			hintCommand(),
 			modelsCommand(),
-			gcCommand(),
+			gcCommand(), mcpCommand(),
 			historyCommand(), snapshotCommand(), checkpointCommand(), revertCommand(), restoreCommand(), diffCommand(),
 		},
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/names"
 	"github.com/memfs/memfs/mountclient"
@@ -97,14 +98,14 @@ func cat(c *cli.Context, keys []string, value func(key string) ([]byte, error)) 
 		var nv *mountclient.NoValueError
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			if err := checkTransient("cat", k); err != nil {
+			if err := memfs.CheckTransient("cat", k); err != nil {
 				return err
 			}
-			return explain(err)
+			return memfs.Explain(err)
 		case errors.As(err, &nv):
 			return fmt.Errorf("cat: %s: a %s has no value to print", k, backend.TypeName(nv.Mode))
 		case err != nil:
-			return explain(err)
+			return memfs.Explain(err)
 		}
 		if _, err := c.App.Writer.Write(v); err != nil {
 			return err
@@ -120,7 +121,7 @@ func rmMissing(force bool) func(key string) error {
 		if force {
 			return nil
 		}
-		if err := checkTransient("rm", k); err != nil {
+		if err := memfs.CheckTransient("rm", k); err != nil {
 			return refused{err}
 		}
 		return refused{fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", names.Show(k))}
@@ -143,7 +144,7 @@ func rmErr(err error) error {
 	case errors.As(err, &pe) && errors.Is(err, syscall.EISDIR):
 		return fmt.Errorf("rm: %s is a directory: -r removes it and every key under it", pe.Path)
 	}
-	return fmt.Errorf("rm: %w", explain(err))
+	return fmt.Errorf("rm: %w", memfs.Explain(err))
 }
 
 // mountSettings warns that the write flags of a command that goes through

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/session"
 )
 
@@ -39,28 +38,4 @@ func transientPatterns(c *cli.Context) ([]string, error) {
 		return nil, fmt.Errorf("--transient: %w", err)
 	}
 	return pats, nil
-}
-
-// checkCommandKey refuses, for the store command cmd, a key the store
-// never holds: an invalid key, or one of memfs's own names.
-func checkCommandKey(cmd, key string) error {
-	if err := backend.ValidateKey(key); err != nil {
-		return fmt.Errorf("%s: %w", cmd, explain(err))
-	}
-	if backend.IsReserved(key) {
-		return fmt.Errorf("%s: %s: a name reserved for memfs's own files (.memfs, .memfs-*, .memfs.* at the root, .memfs-tmp-*); not a key", cmd, key)
-	}
-	return nil
-}
-
-// checkTransient refuses, for the store command cmd, a transient editor
-// file (session.DefaultTransient): a mount keeps it in memory only, so
-// that storing one would make a key no mount shows. A store written by a
-// mount with other --transient patterns may hold such a key: cat and rm
-// call this only for a key the store does not have, to say why.
-func checkTransient(cmd, key string) error {
-	if session.IsTransient(key, session.DefaultTransient) {
-		return fmt.Errorf("%s: %s: a transient editor file lives only in a mounted session (see --transient); not stored", cmd, key)
-	}
-	return nil
 }

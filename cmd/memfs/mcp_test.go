@@ -1,0 +1,143 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memfs/memfs/internal/await"
+	"github.com/memfs/memfs/internal/mcptest"
+	"github.com/memfs/memfs/internal/syncbuf"
+)
+
+// TestMCPStdio runs memfs mcp (this binary as memfs, see TestMain) and
+// drives it over stdio with the SDK's client through every tool; then
+// the store, opened by another command, holds what the tools wrote, and
+// no secret.
+func TestMCPStdio(t *testing.T) {
+	dir := t.TempDir()
+	store := "dir:" + dir
+	cmd := exec.Command(os.Args[0], "mcp", "--store", store, "--agent", "mcp")
+	cmd.Env = append(os.Environ(), "MEMFS_TEST_MAIN=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	c := mcp.NewClient(&mcp.Implementation{Name: mcptest.Client, Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	mcptest.Exercise(t, cs, "mcp:"+mcptest.Client)
+	mcptest.Ok(t, cs, "create", map[string]any{"path": "/memories/kept.md", "file_text": "kept " + mcptest.Secret + "\n"})
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v\n%s", err, stderr.String())
+	}
+	if got := mustRun(t, "", "cat", "--store", store, "memory/kept.md"); !strings.HasPrefix(got, "kept [REDACTED") {
+		t.Errorf("memory/kept.md holds %q, want the note with its secret redacted", got)
+	}
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), mcptest.Secret) {
+			t.Errorf("%s holds the secret", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMCPRefusals: memfs mcp refuses, before it opens the store, to
+// listen beyond loopback without a token, and a token file for stdio.
+func TestMCPRefusals(t *testing.T) {
+	t.Setenv("MEMFS_MCP_TOKEN", "")
+	store := "dir:" + t.TempDir()
+	for _, args := range [][]string{
+		{"mcp", "--store", store, "--http", "0.0.0.0:0"},
+		{"mcp", "--store", store, "--token-file", filepath.Join(t.TempDir(), "t")},
+	} {
+		if _, _, err := run(t, "", args...); err == nil {
+			t.Errorf("memfs %s: no error", strings.Join(args, " "))
+		}
+	}
+}
+
+// TestMCPRefusesAMountedStore: memfs mcp does not go through a mount
+// yet, and does not open a store a mount serves; it says so.
+func TestMCPRefusesAMountedStore(t *testing.T) {
+	store, mnt := "dir:"+t.TempDir(), t.TempDir()
+	startMount(t, store, mnt, nil)
+	_, _, err := run(t, "", "mcp", "--store", store)
+	if err == nil || !strings.Contains(err.Error(), "the mount at "+mnt) {
+		t.Errorf("memfs mcp on a mounted store: got %v, want a refusal naming the mount", err)
+	}
+}
+
+// bearerTransport sends a bearer token with each request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMCPHTTP runs memfs mcp --http with a token file and drives it
+// with the SDK's client through every tool; without the token it is
+// refused.
+func TestMCPHTTP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // the port memfs mcp takes next
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("t0ken-for-the-test\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "mcp", "--store", "dir:"+t.TempDir(), "--http", addr, "--token-file", tok)
+	cmd.Env = append(os.Environ(), "MEMFS_TEST_MAIN=1")
+	log := &syncbuf.Buffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("memfs mcp --http: %v\n%s", err, log)
+		}
+	})
+	url := "http://" + addr
+	if !await.Cond(30*time.Second, 20*time.Millisecond, func() bool {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	}) {
+		t.Fatalf("memfs mcp --http did not listen at %s\n%s", addr, log)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: mcptest.Client, Version: "1"}, nil)
+	if cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil); err == nil {
+		cs.Close()
+		t.Error("connected without the token")
+	}
+	hc := &http.Client{Transport: bearerTransport{"t0ken-for-the-test"}}
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, log)
+	}
+	defer cs.Close()
+	mcptest.Exercise(t, cs, "mcp:"+mcptest.Client)
+}
