@@ -145,7 +145,8 @@ func (d *histDir) children(ctx context.Context) ([]string, error) {
 	return slices.Compact(names), nil
 }
 
-func (d *histDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+func (d *histDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *gofs.Inode, errno syscall.Errno) {
+	defer notYet(&errno, out)
 	if backend.ValidateName(name) != nil || (d.key == "" && name == reservedDir) {
 		return nil, syscall.ENOENT
 	}

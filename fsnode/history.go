@@ -137,6 +137,17 @@ func (n *reservedNode) lookupPast(ctx context.Context, name string, out *fuse.En
 	return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: out.Attr.Ino}), 0
 }
 
+// notYet keeps the kernel from caching the absence of a name in a past
+// directory that grows (a key's first version, a new version, snapshot
+// or seq): go-fuse caches an ENOENT for the mount's NegativeTimeout
+// unless the lookup set an entry timeout of its own, and nothing
+// invalidates it when a flush (this mount's or another's) adds the name.
+func notYet(errno *syscall.Errno, out *fuse.EntryOut) {
+	if *errno == syscall.ENOENT {
+		out.SetEntryTimeout(noCache)
+	}
+}
+
 // readOnlyDir fills out as a directory of memfs's own under .memfs.
 func (r *Root) readOnlyDir(ino uint64, out *fuse.Attr) {
 	out.Ino = ino
