@@ -26,6 +26,7 @@ import (
 // bare number finds it too) and log.
 type histDir struct {
 	gofs.Inode
+	noRemoval
 	root *Root
 	hist History
 	key  string

@@ -137,6 +137,20 @@ func (n *reservedNode) lookupPast(ctx context.Context, name string, out *fuse.En
 	return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: out.Attr.Ino}), 0
 }
 
+// noRemoval answers unlink and rmdir in a past directory with EROFS:
+// go-fuse answers them with success for a node that lacks them, and the
+// name vanished from the kernel's cache as if removed (root, whom the
+// directories' modes do not stop, saw rm succeed).
+type noRemoval struct{}
+
+var (
+	_ gofs.NodeUnlinker = noRemoval{}
+	_ gofs.NodeRmdirer  = noRemoval{}
+)
+
+func (noRemoval) Unlink(context.Context, string) syscall.Errno { return syscall.EROFS }
+func (noRemoval) Rmdir(context.Context, string) syscall.Errno  { return syscall.EROFS }
+
 // notYet keeps the kernel from caching the absence of a name in a past
 // directory that grows (a key's first version, a new version, snapshot
 // or seq): go-fuse caches an ENOENT for the mount's NegativeTimeout

@@ -256,6 +256,7 @@ func (l *latestLink) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 // log's head (a later one is not yet: ENOENT). It lists nothing.
 type atDir struct {
 	gofs.Inode
+	noRemoval
 	root *Root
 	hist History
 }

@@ -692,3 +692,58 @@ func TestHistoryNewNamesAfterLookup(t *testing.T) {
 		}
 	}
 }
+
+// memfs revert through a mount brings the version's mode back as it was
+// (the mount showed a version without its write bits, and the revert
+// wrote a 0644 file back as 0444: found by the history model test).
+func TestRevertThroughMountKeepsTheMode(t *testing.T) {
+	store, mnt := "badger:"+t.TempDir(), t.TempDir()
+	startMount(t, store, mnt, nil)
+	p := filepath.Join(mnt, "memory/a.md")
+	for _, v := range []string{"one\n", "two\n"} {
+		if err := writeFile(p, []byte(v), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(p, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "", "revert", "--mount", mnt, "memory/a.md")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "two\n" || fi.Mode() != 0o644 {
+		t.Fatalf("after revert: %q mode %v, want %q mode %v", b, fi.Mode(), "two\n", fs.FileMode(0o644))
+	}
+}
+
+// The past is read-only to its owner too: rm of a version, of a file in
+// a snapshot or at a seq fails with EROFS (go-fuse answers an unlink or
+// rmdir a node does not implement with success: the name vanished from
+// the kernel's cache as if removed).
+func TestPastRefusesRemoval(t *testing.T) {
+	mnt := t.TempDir()
+	serveMemstore(t, mnt)
+	p := func(rel string) string { return filepath.Join(mnt, rel) }
+	if err := writeFile(p("memory/a.md"), []byte("a\n"), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(p(".memfs/snapshots/s1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(p(".memfs/history/memory/a.md"))
+	if err != nil || len(ents) == 0 {
+		t.Fatalf("ls .memfs/history/memory/a.md: %v, %v", ents, err)
+	}
+	version := ".memfs/history/memory/a.md/" + ents[0].Name()
+	at := ".memfs/at/" + strings.TrimLeft(ents[0].Name(), "0")
+	for _, rel := range []string{version, ".memfs/snapshots/s1/memory/a.md", at + "/memory/a.md", ".memfs/snapshots/s1/memory", at + "/memory", ".memfs/history/memory/a.md"} {
+		if err := os.Remove(p(rel)); !errors.Is(err, unix.EROFS) {
+			t.Errorf("rm %s: %v, want EROFS", rel, err)
+		}
+		if _, err := os.Lstat(p(rel)); err != nil {
+			t.Errorf("%s after rm: %v", rel, err)
+		}
+	}
+}
