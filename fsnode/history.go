@@ -89,7 +89,12 @@ func pastIno(parts ...string) uint64 {
 }
 
 // fillVersion fills out with v's attributes: its type, mode and owner, as
-// they were, without the write bits (the past is read-only).
+// they were (as ZFS shows a snapshot's). The past is read-only all the
+// same: an open for writing is EROFS, and so are unlink and rmdir
+// (noRemoval). Without its write bits a version's mode was not the
+// version's: memfs revert through the mount (which takes the mode from
+// stat) wrote a 0644 file back as 0444, and cp -a out of a snapshot made
+// read-only copies.
 func fillVersion(v *history.Version, ino uint64, nlink uint32, out *fuse.Attr) {
 	out.Ino = ino
 	out.Size = uint64(v.Size)
@@ -105,7 +110,7 @@ func fillVersion(v *history.Version, ino uint64, nlink uint32, out *fuse.Attr) {
 	out.SetTimes(&a, &m, &c)
 	out.Owner = fuse.Owner{Uid: v.UID, Gid: v.GID}
 	out.Nlink = nlink
-	out.Mode = backend.UnixMode(v.Mode) &^ 0o222
+	out.Mode = backend.UnixMode(v.Mode)
 	out.Rdev = uint32(v.Rdev)
 }
 

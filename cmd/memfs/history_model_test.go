@@ -23,6 +23,7 @@ import (
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/session"
 )
 
@@ -81,6 +82,7 @@ type hmVersion struct {
 type hmMount struct {
 	dir     string
 	restart func(t *testing.T, sync string)
+	noSpec  bool // its store has no --store spec: revert through mountclient, as the command does
 }
 
 type histModelRun struct {
@@ -138,8 +140,8 @@ func TestHistoryModelMount(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			seed, ops := histModelSeed(t)
-			m := &hmMount{dir: t.TempDir()}
-			if name == "memstore" {
+			m := &hmMount{dir: t.TempDir(), noSpec: name == "memstore"}
+			if m.noSpec {
 				serveMemstore(t, m.dir) // no process of its own to kill
 			} else {
 				store := stores[name]()
@@ -405,7 +407,16 @@ func (h *histModelRun) revert(m *hmMount) string {
 	}
 	c := cands[h.r.IntN(len(cands))]
 	before := slices.Max(slices.Collect(maps.Keys(h.seen[c.key])))
-	out, errOut, err := run(t, "", "revert", "--mount", m.dir, "--to", strconv.FormatUint(c.seq, 10), c.key)
+	var out, errOut string
+	var err error
+	if m.noSpec {
+		var cl *mountclient.Client
+		if cl, err = mountclient.Open(m.dir, mountclient.Own); err == nil {
+			_, err = cl.Revert(c.key, c.seq)
+		}
+	} else {
+		out, errOut, err = run(t, "", "revert", "--mount", m.dir, "--to", strconv.FormatUint(c.seq, 10), c.key)
+	}
 	if err != nil {
 		t.Errorf("revert %s to %d: %v\n%s%s", c.key, c.seq, err, out, errOut)
 		return "revert"
@@ -472,8 +483,8 @@ func readHM(p string) (hmFile, error) {
 	return hmFile{data: data, mode: fi.Mode().Perm(), tags: string(buf[:n])}, nil
 }
 
-// pastMode is the mode the past shows of a file of mode m.
-func pastMode(m fs.FileMode) fs.FileMode { return m &^ 0o222 }
+// pastMode is the mode the past shows of a file of mode m: m.
+func pastMode(m fs.FileMode) fs.FileMode { return m }
 
 // observe reads the versions every mount lists (they must list the same),
 // records the new ones, and checks that each present key's newest is the
