@@ -758,3 +758,23 @@ func TestPastRefusesRemoval(t *testing.T) {
 		}
 	}
 }
+
+// On a shared store a version written through one mount is in the
+// other's .memfs/history as soon as the writer's fsync returned (the
+// other mount answered from its event log as last refreshed, up to
+// refreshEvents old: found by TestHistoryModelShared).
+func TestSharedHistoryAtOnce(t *testing.T) {
+	a, b := twoMounts(t, sharedEtcdStore(t), sharedEnv(t))
+	hist := ".memfs/history/memory/x.md"
+	if _, err := os.Stat(filepath.Join(a.mnt, hist)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stat %s on A before the write: %v, want ENOENT", hist, err)
+	}
+	if err := writeFile(filepath.Join(b.mnt, "memory/x.md"), []byte("x\n"), true); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{b.mnt, a.mnt} {
+		if ents, err := os.ReadDir(filepath.Join(m, hist)); err != nil || len(ents) != 2 {
+			t.Errorf("ls %s on %s: %v, %v; want a version and log", hist, m, ents, err)
+		}
+	}
+}
