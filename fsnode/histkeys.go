@@ -80,9 +80,11 @@ func (d *histDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 }
 
 // contentVersion reports whether v has a file of its own under the key's
-// history: a value a reader can read back (a file or a symlink).
+// history: a value a reader can read back (a file or a symlink). A
+// conflict's version names no value (the other writer's bytes, which
+// history never held): it is in the log only, not a file that reads ENOENT.
 func contentVersion(v *history.Version) bool {
-	return v.Op != history.OpDelete && history.HasValue(v.Mode)
+	return v.Op != history.OpDelete && history.HasValue(v.Mode) && !(v.Op == history.OpConflict && v.Addr.IsZero())
 }
 
 // versionName is a version's file name: ls sorts 8 digits in seq order

@@ -483,9 +483,6 @@ func readHM(p string) (hmFile, error) {
 	return hmFile{data: data, mode: fi.Mode().Perm(), tags: string(buf[:n])}, nil
 }
 
-// pastMode is the mode the past shows of a file of mode m: m.
-func pastMode(m fs.FileMode) fs.FileMode { return m }
-
 // observe reads the versions every mount lists (they must list the same),
 // records the new ones, and checks that each present key's newest is the
 // model's value.
@@ -510,10 +507,11 @@ func (h *histModelRun) observe() {
 			for _, m := range h.mounts {
 				f, err := h.readVersion(m, key, s)
 				if err != nil {
-					t.Errorf("%s@%d on %s: %v", key, s, m.dir, err)
+					log, _ := os.ReadFile(h.path(m, ".memfs/history/"+key+"/log"))
+					t.Errorf("%s@%d on %s: %v; its log:\n%s", key, s, m.dir, err, log)
 					continue
 				}
-				if prev, ok := h.seen[key][s]; ok && !sameHM(prev.f, f, false) {
+				if prev, ok := h.seen[key][s]; ok && !sameHM(prev.f, f) {
 					t.Errorf("%s@%d: %s on %s, %s on the first mount", key, s, f, m.dir, prev.f)
 				}
 				h.seen[key][s] = hmVersion{f: f}
@@ -529,7 +527,7 @@ func (h *histModelRun) observe() {
 		}
 		newest := slices.Max(seqs)
 		got := h.seen[key][newest]
-		if !sameHM(got.f, want, true) {
+		if !sameHM(got.f, want) {
 			t.Errorf("%s: the newest version (%d) is %s, want %s", key, newest, got.f, want)
 			continue
 		}
@@ -540,14 +538,9 @@ func (h *histModelRun) observe() {
 
 func (f hmFile) String() string { return fmt.Sprintf("%q mode %v tags %q", f.data, f.mode, f.tags) }
 
-// sameHM reports whether got (read from the past) holds want; past says
-// that want is the model's (its mode with the write bits the past drops).
-func sameHM(got, want hmFile, past bool) bool {
-	m := want.mode
-	if past {
-		m = pastMode(m)
-	}
-	return bytes.Equal(got.data, want.data) && got.mode == m && got.tags == want.tags
+// sameHM reports whether got holds want: bytes, mode and tags.
+func sameHM(got, want hmFile) bool {
+	return bytes.Equal(got.data, want.data) && got.mode == want.mode && got.tags == want.tags
 }
 
 // verifySeen checks that every version seen is still listed and reads
@@ -567,7 +560,7 @@ func (h *histModelRun) verifySeen() {
 					t.Errorf("%s@%d on %s: %v", key, s, m.dir, err)
 					continue
 				}
-				if !sameHM(f, v.f, false) {
+				if !sameHM(f, v.f) {
 					t.Errorf("%s@%d on %s changed: %s, first read %s", key, s, m.dir, f, v.f)
 				}
 			}
@@ -593,16 +586,15 @@ func readTree(dir string) (hmNS, error) {
 	return out, err
 }
 
-// diffNS says how got differs from want ("" for none); past says that
-// got is read from the past (write bits dropped).
-func diffNS(got, want hmNS, past bool) string {
+// diffNS says how got differs from want ("" for none).
+func diffNS(got, want hmNS) string {
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		g, ok := got[k]
 		switch {
 		case !ok:
 			fmt.Fprintf(&b, "  %s missing, want %s\n", k, want[k])
-		case !sameHM(g, want[k], past):
+		case !sameHM(g, want[k]):
 			fmt.Fprintf(&b, "  %s is %s, want %s\n", k, g, want[k])
 		}
 	}
@@ -622,7 +614,7 @@ func (h *histModelRun) checkLive(m *hmMount) {
 		h.t.Errorf("reading %s: %v", m.dir, err)
 		return
 	}
-	if d := diffNS(got, h.now, false); d != "" {
+	if d := diffNS(got, h.now); d != "" {
 		h.t.Errorf("%s differs from the model:\n%s", m.dir, d)
 	}
 }
@@ -634,7 +626,7 @@ func (h *histModelRun) converge() {
 		var d string
 		if !await.Cond(20*time.Second, 10*time.Millisecond, func() bool {
 			got, err := readTree(m.dir)
-			d = diffNS(got, h.now, false)
+			d = diffNS(got, h.now)
 			if err != nil {
 				d += err.Error()
 			}
@@ -662,7 +654,7 @@ func (h *histModelRun) checkSnapshot(name string) {
 			h.t.Errorf("snapshot %s on %s: %v", name, m.dir, err)
 			continue
 		}
-		if d := diffNS(got, h.snaps[name], true); d != "" {
+		if d := diffNS(got, h.snaps[name]); d != "" {
 			h.t.Errorf("snapshot %s on %s differs from the model then:\n%s", name, m.dir, d)
 		}
 	}
