@@ -47,7 +47,7 @@ import (
 // MEMFS_HISTORY_MODEL_SEED replays a run (the seed is printed),
 // MEMFS_HISTORY_MODEL_OPS lengthens it (default histModelOps).
 
-const histModelOps = 40
+const histModelOps = 30 // about 25-45 s a local store under -race here, kills and remounts included
 
 // hmFile is what the model holds of a file: its bytes, permission bits
 // and user.memfs.tags.
