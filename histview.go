@@ -24,8 +24,15 @@ func (f *FS) historyView() historyView {
 	return historyView{Store: history.New(f.store), f: f}
 }
 
-// Head is the seq of the event log's last event (0: none).
+// Head is the seq of the event log's last event (0: none). On a shared
+// store the log is refreshed first (one load of its head record): the
+// view caches what it read of history for as long as the head stays, and
+// another mount's versions must show as soon as its flush returned, not
+// at the next periodic refresh (refreshEvents).
 func (h historyView) Head(ctx context.Context) (uint64, error) {
+	if err := h.f.events.Refresh(ctx); err != nil {
+		return 0, fmt.Errorf("memfs: the event log's head: %w", err)
+	}
 	p, err := h.f.events.Query(ctx, eventlog.Query{Limit: 1})
 	if err != nil {
 		return 0, fmt.Errorf("memfs: the event log's head: %w", err)

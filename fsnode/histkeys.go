@@ -26,6 +26,7 @@ import (
 // bare number finds it too) and log.
 type histDir struct {
 	gofs.Inode
+	noRemoval
 	root *Root
 	hist History
 	key  string
@@ -79,9 +80,11 @@ func (d *histDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 }
 
 // contentVersion reports whether v has a file of its own under the key's
-// history: a value a reader can read back (a file or a symlink).
+// history: a value a reader can read back (a file or a symlink). A
+// conflict's version names no value (the other writer's bytes, which
+// history never held): it is in the log only, not a file that reads ENOENT.
 func contentVersion(v *history.Version) bool {
-	return v.Op != history.OpDelete && history.HasValue(v.Mode)
+	return v.Op != history.OpDelete && history.HasValue(v.Mode) && !(v.Op == history.OpConflict && v.Addr.IsZero())
 }
 
 // versionName is a version's file name: ls sorts 8 digits in seq order
@@ -145,7 +148,8 @@ func (d *histDir) children(ctx context.Context) ([]string, error) {
 	return slices.Compact(names), nil
 }
 
-func (d *histDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+func (d *histDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *gofs.Inode, errno syscall.Errno) {
+	defer notYet(&errno, out)
 	if backend.ValidateName(name) != nil || (d.key == "" && name == reservedDir) {
 		return nil, syscall.ENOENT
 	}

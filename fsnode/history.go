@@ -89,7 +89,12 @@ func pastIno(parts ...string) uint64 {
 }
 
 // fillVersion fills out with v's attributes: its type, mode and owner, as
-// they were, without the write bits (the past is read-only).
+// they were (as ZFS shows a snapshot's). The past is read-only all the
+// same: an open for writing is EROFS, and so are unlink and rmdir
+// (noRemoval). Without its write bits a version's mode was not the
+// version's: memfs revert through the mount (which takes the mode from
+// stat) wrote a 0644 file back as 0444, and cp -a out of a snapshot made
+// read-only copies.
 func fillVersion(v *history.Version, ino uint64, nlink uint32, out *fuse.Attr) {
 	out.Ino = ino
 	out.Size = uint64(v.Size)
@@ -105,7 +110,7 @@ func fillVersion(v *history.Version, ino uint64, nlink uint32, out *fuse.Attr) {
 	out.SetTimes(&a, &m, &c)
 	out.Owner = fuse.Owner{Uid: v.UID, Gid: v.GID}
 	out.Nlink = nlink
-	out.Mode = backend.UnixMode(v.Mode) &^ 0o222
+	out.Mode = backend.UnixMode(v.Mode)
 	out.Rdev = uint32(v.Rdev)
 }
 
@@ -135,6 +140,31 @@ func (n *reservedNode) lookupPast(ctx context.Context, name string, out *fuse.En
 	out.SetEntryTimeout(r.opts.EntryTimeout)
 	out.SetAttrTimeout(r.opts.AttrTimeout)
 	return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: out.Attr.Ino}), 0
+}
+
+// noRemoval answers unlink and rmdir in a past directory with EROFS:
+// go-fuse answers them with success for a node that lacks them, and the
+// name vanished from the kernel's cache as if removed (root, whom the
+// directories' modes do not stop, saw rm succeed).
+type noRemoval struct{}
+
+var (
+	_ gofs.NodeUnlinker = noRemoval{}
+	_ gofs.NodeRmdirer  = noRemoval{}
+)
+
+func (noRemoval) Unlink(context.Context, string) syscall.Errno { return syscall.EROFS }
+func (noRemoval) Rmdir(context.Context, string) syscall.Errno  { return syscall.EROFS }
+
+// notYet keeps the kernel from caching the absence of a name in a past
+// directory that grows (a key's first version, a new version, snapshot
+// or seq): go-fuse caches an ENOENT for the mount's NegativeTimeout
+// unless the lookup set an entry timeout of its own, and nothing
+// invalidates it when a flush (this mount's or another's) adds the name.
+func notYet(errno *syscall.Errno, out *fuse.EntryOut) {
+	if *errno == syscall.ENOENT {
+		out.SetEntryTimeout(noCache)
+	}
 }
 
 // readOnlyDir fills out as a directory of memfs's own under .memfs.

@@ -219,12 +219,12 @@ func TestMountHistoryVersions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fi.Size() != int64(len(v)) || fi.Mode() != 0o444 || !fi.ModTime().Equal(t0.Add(time.Duration(seq-s.seqs["a1"])*time.Minute)) {
+		if fi.Size() != int64(len(v)) || fi.Mode() != 0o644 || !fi.ModTime().Equal(t0.Add(time.Duration(seq-s.seqs["a1"])*time.Minute)) {
 			t.Errorf("stat %s: size %d mode %v mtime %v", p, fi.Size(), fi.Mode(), fi.ModTime())
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(dir, ver(s.seqs["chmod"]))); err != nil || fi.Mode() != 0o440 {
-		t.Errorf("the chmod's version: %v, %v; want mode 0440 (0640 without write)", fi, err)
+	if fi, err := os.Stat(filepath.Join(dir, ver(s.seqs["chmod"]))); err != nil || fi.Mode() != 0o640 {
+		t.Errorf("the chmod's version: %v, %v; want mode 0640", fi, err)
 	}
 	if got := readFile(t, filepath.Join(dir, "3")); got != s.a[3] {
 		t.Errorf("cat of a bare seq: %q, want %q", got, s.a[3])
@@ -325,8 +325,8 @@ func checkCopy(t *testing.T, from string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "copy")
 	run(t, "cp", "-a", from, out)
-	if fi, err := os.Stat(filepath.Join(out, "a.md")); err != nil || fi.Mode() != 0o440 {
-		t.Errorf("cp -a: a.md %v, %v; want mode 0440", fi, err)
+	if fi, err := os.Stat(filepath.Join(out, "a.md")); err != nil || fi.Mode() != 0o640 {
+		t.Errorf("cp -a: a.md %v, %v; want mode 0640", fi, err)
 	}
 	if l, err := os.Readlink(filepath.Join(out, "ln")); err != nil || l != "a.md" {
 		t.Errorf("cp -a: ln -> %q, %v", l, err)

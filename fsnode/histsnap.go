@@ -119,7 +119,8 @@ func (d *snapDir) view(s history.Snapshot) string {
 
 func (d *snapDir) snapIno(s history.Snapshot) uint64 { return pastIno(d.view(s), "") }
 
-func (d *snapDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+func (d *snapDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *gofs.Inode, errno syscall.Errno) {
+	defer notYet(&errno, out)
 	if d.run != "" && name == history.Latest {
 		return d.lookupLatest(ctx, out)
 	}
@@ -255,6 +256,7 @@ func (l *latestLink) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 // log's head (a later one is not yet: ENOENT). It lists nothing.
 type atDir struct {
 	gofs.Inode
+	noRemoval
 	root *Root
 	hist History
 }
@@ -274,7 +276,8 @@ func (d *atDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	return gofs.NewListDirStream(nil), 0
 }
 
-func (d *atDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+func (d *atDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *gofs.Inode, errno syscall.Errno) {
+	defer notYet(&errno, out)
 	if !isDigits(name) {
 		return nil, syscall.ENOENT
 	}

@@ -109,6 +109,7 @@ func (t *pastTree) fill(key string, out *fuse.Attr) {
 // symlink or a special file, as it was.
 type pastNode struct {
 	gofs.Inode
+	noRemoval
 	tree *pastTree
 	key  string
 }
