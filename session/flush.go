@@ -242,7 +242,21 @@ type flushResult struct {
 
 // persist sends the plan to the store, without the lock.
 func (c *Context) persist(ctx context.Context, p *flushPlan) (flushResult, error) {
-	return c.saveAndDelete(ctx, p.entries, p.saved, p.removed, p.delExpect, p.dentries, p.dlate)
+	dirs := p.dentries
+	var root *backend.Entry
+	if len(dirs) > 0 && dirs[0].Key == "" {
+		// The root (first: "" sorts before every key) is no key: it
+		// goes to its system record, after the rest.
+		root, dirs = &dirs[0], dirs[1:]
+	}
+	res, err := c.saveAndDelete(ctx, p.entries, p.saved, p.removed, p.delExpect, dirs, p.dlate)
+	if err != nil || root == nil {
+		return res, err
+	}
+	if err := c.saveRoot(ctx, *root); err != nil {
+		res.dfailed[""] = err
+	}
+	return res, nil
 }
 
 // flushCommit is what commitLocked leaves for the phases after it.
