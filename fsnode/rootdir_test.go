@@ -1,6 +1,7 @@
 package fsnode_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/etcdstore"
 	"github.com/memfs/memfs/backend/memstore"
+	"github.com/memfs/memfs/fsnode"
 	"github.com/memfs/memfs/internal/etcdtest"
 )
 
@@ -158,5 +160,86 @@ func TestMountCopyIntoTheRoot(t *testing.T) {
 				t.Fatalf("touch of the root: %v\n%s", err, out)
 			}
 		})
+	}
+}
+
+// TestMountMemfsOutOfTreeWalks: .memfs is not listed in the root (it
+// was: grep -r, git add -A, cp -a and rsync took it in) but is reachable
+// by name, and Options.ShowMemfs lists it; every directory lists . and
+// .. (ls -a showed neither); .memfs/status reports its size, so rsync,
+// which copies st_size bytes, copies it whole (it copied an empty file).
+func TestMountMemfsOutOfTreeWalks(t *testing.T) {
+	st := newDirStore(t, t.TempDir())
+	seedStore(t, st, sample)
+	m := mount(t, st, mountConfig{})
+	out, err := exec.Command("ls", "-a", m.dir).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(out)); strings.Join(got, " ") != ". .. agents memory skills" {
+		t.Errorf("ls -a of the root: %q, want . .. agents memory skills", got)
+	}
+	out, err = exec.Command("ls", "-a", filepath.Join(m.dir, "memory")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(out)); strings.Join(got, " ") != ". .. global.md project" {
+		t.Errorf("ls -a of memory: %q", got)
+	}
+	out, _ = exec.Command("grep", "-r", "-l", "", m.dir).Output()
+	if strings.Contains(string(out), ".memfs") {
+		t.Errorf("grep -r over the mount read .memfs:\n%s", out)
+	}
+	status := readFile(t, filepath.Join(m.dir, ".memfs", "status"))
+	fi, err := os.Stat(filepath.Join(m.dir, ".memfs", "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() != int64(len(status)) {
+		t.Errorf(".memfs/status: stat says %d bytes, cat reads %d", fi.Size(), len(status))
+	}
+	dst := t.TempDir()
+	if out, err := exec.Command("rsync", filepath.Join(m.dir, ".memfs", "status"), dst+"/").CombinedOutput(); err != nil {
+		t.Fatalf("rsync of .memfs/status: %v\n%s", err, out)
+	}
+	if got := readFile(t, filepath.Join(dst, "status")); len(got) == 0 || !strings.Contains(got, "keys_indexed:") {
+		t.Errorf("rsync copied .memfs/status as %q", got)
+	}
+
+	shown := mount(t, st, mountConfig{fopts: fsnode.Options{ShowMemfs: true}})
+	ents, err := os.ReadDir(shown.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) == 0 || ents[0].Name() != ".memfs" {
+		t.Errorf("with ShowMemfs the root lists %v, want .memfs first", ents)
+	}
+}
+
+// TestMountStatfsIsTheStores: df of a mount over a dir store reports the
+// free space of the filesystem that holds the store and the store's own
+// usage (it reported a made-up 4 TiB, half free).
+func TestMountStatfsIsTheStores(t *testing.T) {
+	storeDir := t.TempDir()
+	st := newDirStore(t, storeDir)
+	seedStore(t, st, map[string]string{"memory/big.md": strings.Repeat("x", 1<<20)})
+	m := mount(t, st, mountConfig{fopts: fsnode.Options{Space: func(ctx context.Context) (backend.Space, error) {
+		return st.Space(ctx)
+	}}})
+	var mnt, under unix.Statfs_t
+	if err := unix.Statfs(m.dir, &mnt); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Statfs(storeDir, &under); err != nil {
+		t.Fatal(err)
+	}
+	avail, want := int64(mnt.Bavail)*mnt.Bsize, int64(under.Bavail)*under.Bsize
+	// Other programs write on the same filesystem meanwhile: a margin.
+	if d := avail - want; d > 64<<20 || d < -64<<20 {
+		t.Errorf("df avail: %d bytes, the store's filesystem has %d", avail, want)
+	}
+	used := int64(mnt.Blocks-mnt.Bfree) * mnt.Bsize
+	if used < 1<<20 || used > 8<<20 {
+		t.Errorf("df used: %d bytes, want the store's (a 1 MiB file and directories)", used)
 	}
 }

@@ -542,6 +542,22 @@ func (s *Stats) Counts() (indexed, loaded, dirty, removed int) {
 	return len(c.mu.tree.files), loaded, len(c.mu.pending.dirty), len(c.mu.pending.removed)
 }
 
+// Bytes is the sum of the sizes of the files the session indexes (a
+// node with several names counted once): what a store that cannot tell
+// its own usage holds of them (backend.Space.Used -1).
+func (s *Stats) Bytes() int64 {
+	c := s.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var n int64
+	for k, f := range c.mu.tree.files {
+		if f.link == nil || f.link.names[0] == k {
+			n += f.size
+		}
+	}
+	return n
+}
+
 // leftDuringFlushLocked records that the node a flush saved as e left
 // e's key while the flush ran (removed, or renamed away): the store holds
 // the session's own version there now, which the next save or delete of
