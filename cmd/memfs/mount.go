@@ -129,9 +129,8 @@ func mountAction(c *cli.Context) error {
 			MaxFileSize: c.Int64("max-file-size"),
 			MaxMemory:   maxMemory,
 			ReadOnly:    c.Bool("read-only"),
-			DirUID:      uint32(os.Getuid()),
-			DirGID:      uint32(os.Getgid()),
 			Transient:   transient,
+			DirUID:      uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
 		},
 		NoRedact:  red == nil, // --no-redact
 		Bootstrap: c.StringSlice("bootstrap"),
