@@ -10,7 +10,7 @@ import (
 // A Store has a small core (List, Load, Save, Delete, Close). What only some
 // stores can do is an optional capability, an interface of its own that a
 // caller finds by type assertion, as io/fs does for ReadDirFS: SysStore,
-// SysScanner, Walker, Batcher, Versioned and Watcher. A wrapper (errorstore) claims a
+// SysScanner, Walker, Batcher, Versioned, Watcher and Spacer. A wrapper (errorstore) claims a
 // capability only when the store it wraps has it. The conformance suite
 // (storetest) checks every capability a store claims.
 
