@@ -33,6 +33,9 @@ type MountOptions struct {
 	Debug bool
 	// NoXAttrs switches extended attributes off (ls -l is faster).
 	NoXAttrs bool
+	// ShowMemfs lists .memfs in the mount's root; without it .memfs is
+	// reached by name only, and tree walks leave it out.
+	ShowMemfs bool
 	// Agent labels the writer of every change made through the mount.
 	Agent string
 	// FlushInterval is how often Serve flushes: 0 flushes only on fsync
@@ -134,6 +137,8 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		AttrTimeout:     mo.AttrTimeout,
 		NegativeTimeout: mo.EntryTimeout,
 		Agent:           mo.Agent,
+		ShowMemfs:       mo.ShowMemfs,
+		Space:           f.space(),
 		Events:          f.events,
 		ContextPack:     f.contextFile,
 		Search:          f.index.File,
@@ -182,6 +187,15 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 	indexed, loaded, _, _ := f.c.Stats().Counts()
 	f.log.Info("mounted", "mountpoint", dir, "store", f.opts.Name, "keys", indexed, "loaded", loaded, "pid", os.Getpid())
 	return m, nil
+}
+
+// space is what df on the mount reports: the store's room
+// (backend.Spacer), or nil for a store that cannot tell it.
+func (f *FS) space() func(context.Context) (backend.Space, error) {
+	if sp, ok := f.store.(backend.Spacer); ok {
+		return sp.Space
+	}
+	return nil
 }
 
 // Serve mounts f at dir and serves it until ctx is done, then flushes and

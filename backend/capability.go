@@ -10,7 +10,7 @@ import (
 // A Store has a small core (List, Load, Save, Delete, Close). What only some
 // stores can do is an optional capability, an interface of its own that a
 // caller finds by type assertion, as io/fs does for ReadDirFS: SysStore,
-// SysScanner, Walker, Batcher, Versioned and Watcher. A wrapper (errorstore) claims a
+// SysScanner, Walker, Batcher, Versioned, Watcher and Spacer. A wrapper (errorstore) claims a
 // capability only when the store it wraps has it. The conformance suite
 // (storetest) checks every capability a store claims.
 
@@ -207,4 +207,27 @@ type Collected struct {
 	// Wait is how long the store keeps unnamed data before a Collect
 	// may remove it.
 	Wait time.Duration
+}
+
+// Spacer is a Store that can tell how much room it takes and how much it
+// has left: df on a mount reports it.
+type Spacer interface {
+	// Space returns the store's usage and room. It is called at each
+	// statfs(2) of a mount, so it answers from the store's own counters
+	// or one system call, never a walk of the store.
+	Space(ctx context.Context) (Space, error)
+}
+
+// Space is the room of a store (Spacer).
+type Space struct {
+	// Used is the bytes the store takes; -1 when it cannot tell without
+	// a walk (a mount then counts the bytes of the values it indexes).
+	Used int64
+	// Avail is how many more bytes it can take: the free space of the
+	// filesystem that holds it (less what the store keeps in reserve),
+	// or what its quota leaves.
+	Avail int64
+	// Files is how many more nodes it can take; -1 when only its bytes
+	// bound them.
+	Files int64
 }

@@ -186,8 +186,18 @@ func (d *dirNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	if err != nil {
 		return nil, toErrno(err)
 	}
-	list := make([]fuse.DirEntry, 0, len(ents)+1)
-	if key == "" {
+	list := make([]fuse.DirEntry, 0, len(ents)+3)
+	// . and .. as every filesystem lists them (ls -a); go-fuse looks
+	// neither up. The root's .. is outside the mount: the kernel shows
+	// the mountpoint's parent for it whatever is said here.
+	self := d.StableAttr().Ino
+	parent := self
+	if _, p := d.Parent(); p != nil {
+		parent = p.StableAttr().Ino
+	}
+	list = append(list, fuse.DirEntry{Name: ".", Mode: syscall.S_IFDIR, Ino: self},
+		fuse.DirEntry{Name: "..", Mode: syscall.S_IFDIR, Ino: parent})
+	if key == "" && d.root.opts.ShowMemfs {
 		list = append(list, fuse.DirEntry{Name: reservedDir, Mode: syscall.S_IFDIR, Ino: reservedIno})
 	}
 	for _, e := range ents {
@@ -311,16 +321,34 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeE
 	return toErrno(d.root.c.Rename(d.root.as(ctx), oldKey, newKey, rf))
 }
 
+// Statfs reports the store's room (Options.Space): df shows the store's
+// usage as used and the room left on the filesystem (or in the quota)
+// that holds it as available, so size = used + available.
 func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	const bsize = 4096
+	sp := backend.Space{Used: -1, Files: -1}
+	if fn := d.root.opts.Space; fn != nil {
+		var err error
+		if sp, err = fn(ctx); err != nil {
+			d.root.log.Warn("statfs: the store cannot tell its room", "err", err)
+			sp = backend.Space{Used: -1, Files: -1}
+		}
+	}
+	if sp.Used < 0 {
+		sp.Used = d.root.c.Stats().Bytes()
+	}
 	indexed, _, _, _ := d.root.c.Stats().Counts()
-	const blocks = 1 << 30 // memfs is bounded by memory and the store, not by blocks
-	out.Bsize = 4096
-	out.Frsize = 4096
-	out.Blocks = blocks
-	out.Bfree = blocks / 2
-	out.Bavail = blocks / 2
-	out.Files = uint64(indexed) + 1<<20
-	out.Ffree = 1 << 20
+	avail := uint64(max(sp.Avail, 0)) / bsize
+	out.Bsize = bsize
+	out.Frsize = bsize
+	out.Blocks = (uint64(sp.Used)+bsize-1)/bsize + avail
+	out.Bfree = avail
+	out.Bavail = avail
+	out.Ffree = avail // one block per node at least
+	if sp.Files >= 0 {
+		out.Ffree = uint64(sp.Files)
+	}
+	out.Files = uint64(indexed) + out.Ffree
 	out.NameLen = backend.MaxSegmentLen
 	return 0
 }

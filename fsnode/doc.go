@@ -38,6 +38,19 @@
 //     kernel's offset, so concurrent appenders never overwrite each other.
 //   - Mode, owner and times are stored and persisted exactly, those of
 //     directories too: a directory is an entry of the store (see backend).
+//     The root's (mode, owner, times, user.* xattrs) are the store's
+//     system record backend.RootRecord, on every store: cp -a, rsync -a
+//     and tar -x into the mount's root set them, and a chmod 700 of the
+//     root holds after a remount (it matters with --allow-other).
+//   - .memfs is not listed in the root (Options.ShowMemfs lists it); it
+//     opens by name, as ZFS's .zfs does, so tree walks (grep -r, find,
+//     cp -a, rsync, git add -A) leave memfs's own files out. Every
+//     directory lists . and .. (go-fuse looks neither up).
+//   - .memfs/status and status.json report the caller's size at each
+//     stat (their text differs between callers), so tools that copy
+//     st_size bytes (rsync) copy them whole; they are served DIRECT_IO.
+//   - statfs reports the store's room (Options.Space): its usage as used,
+//     the room left on its filesystem (or in its quota) as available.
 //   - Hard links, symlinks, device nodes, fifos and sockets are made in
 //     the session (Link, Symlink, MakeNode) and stored as such; the mount
 //     is nodev and nosuid, so device nodes and setuid bits are kept, never

@@ -48,6 +48,14 @@ type Options struct {
 	// Agent labels the writer of every change made through the mount
 	// (user.memfs.writer, the event log); "" for none.
 	Agent string
+	// ShowMemfs lists .memfs in the root's listing. Without it .memfs is
+	// reachable by name only (as ZFS's .zfs is), so that tree walks
+	// (grep -r, find, cp -a, rsync, git add -A) leave it out.
+	ShowMemfs bool
+	// Space, when set, tells statfs (df) the store's usage and room; a
+	// Used of -1 is replaced by the bytes of the files the session
+	// indexes. Without it df shows those bytes and no room.
+	Space func(ctx context.Context) (backend.Space, error)
 }
 
 // Root is the root of a memfs mount. Build it with NewRoot and pass it to

@@ -99,13 +99,18 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 	var v *virtualNode
 	switch name {
 	case "status", "status.json":
-		// Size 0: the text differs between callers (see statusOf).
+		// The text differs between callers (see statusOf): its size is
+		// the caller's, made at each stat (rsync copies st_size bytes).
 		asJSON := name == "status.json"
 		ino := uint64(statusIno)
 		if asJSON {
 			ino = statusJSONIno
 		}
 		v = &virtualNode{root: n.root, ino: ino, size: func() int64 { return 0 },
+			sizeFor: func(ctx context.Context) int64 {
+				b, _ := n.root.statusBytes(ctx, asJSON)
+				return int64(len(b))
+			},
 			open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) { return n.root.statusHandle(ctx, asJSON) }}
 	case "changes":
 		v = &virtualNode{root: n.root, ino: changesIno, size: n.root.feed.Size,
@@ -166,6 +171,9 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		return nil, syscall.ENOENT
 	}
 	v.fill(&out.Attr)
+	if v.sizeFor != nil {
+		out.Attr.Size = uint64(v.sizeFor(ctx))
+	}
 	out.SetEntryTimeout(noCache)
 	out.SetAttrTimeout(noCache)
 	return n.NewInode(ctx, v, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
@@ -201,8 +209,11 @@ type virtualNode struct {
 	root *Root
 	ino  uint64
 	// size is what stat shows: the same for every caller (0 for a file
-	// whose length depends on the caller).
+	// whose length depends on the caller), unless sizeFor is set.
 	size func() int64
+	// sizeFor, when set, is the size of the file for the caller in ctx
+	// (a text that differs between callers, made again at each stat).
+	sizeFor func(ctx context.Context) int64
 	// open makes the handle for the caller in ctx.
 	open func(ctx context.Context) (gofs.FileHandle, syscall.Errno)
 }
@@ -226,6 +237,9 @@ func (v *virtualNode) fill(out *fuse.Attr) {
 
 func (v *virtualNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	v.fill(&out.Attr)
+	if v.sizeFor != nil {
+		out.Size = uint64(v.sizeFor(ctx))
+	}
 	out.SetTimeout(noCache)
 	return 0
 }
@@ -299,20 +313,22 @@ func (r *Root) statusOf(cr session.Cred) status.Status {
 // statusHandle opens .memfs/status (or, with asJSON, status.json) for the
 // caller of ctx.
 func (r *Root) statusHandle(ctx context.Context, asJSON bool) (gofs.FileHandle, syscall.Errno) {
-	st := r.statusOf(callerCred(ctx))
-	var b []byte
-	var err error
-	if asJSON {
-		b, err = json.Marshal(st)
-		b = append(b, '\n')
-	} else {
-		b, err = st.MarshalText()
-	}
+	b, err := r.statusBytes(ctx, asJSON)
 	if err != nil {
 		r.log.Warn("rendering .memfs/status", "err", err)
 		return nil, syscall.EIO
 	}
 	return &staticHandle{data: b}, 0
+}
+
+// statusBytes is .memfs/status (or status.json) for the caller in ctx.
+func (r *Root) statusBytes(ctx context.Context, asJSON bool) ([]byte, error) {
+	st := r.statusOf(callerCred(ctx))
+	if asJSON {
+		b, err := json.Marshal(st)
+		return append(b, '\n'), err
+	}
+	return st.MarshalText()
 }
 
 // feedHandle reads the change feed at the reader's offset: a reader at

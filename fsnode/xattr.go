@@ -91,9 +91,6 @@ func (r *Root) getxattr(n keyer, attr string, dest []byte) (uint32, syscall.Errn
 	if errno != 0 {
 		return 0, errno
 	}
-	if key == "" {
-		return 0, syscall.ENODATA
-	}
 	v, err := r.c.XAttrs().Get(key, attr)
 	if err != nil {
 		return 0, toErrno(err)
@@ -105,9 +102,6 @@ func (r *Root) listxattr(n keyer, dest []byte) (uint32, syscall.Errno) {
 	key, errno := n.key()
 	if errno != 0 {
 		return 0, errno
-	}
-	if key == "" {
-		return 0, 0
 	}
 	names, err := r.c.XAttrs().List(key)
 	if err != nil {
@@ -128,9 +122,6 @@ func (r *Root) setxattr(ctx context.Context, n keyer, attr string, data []byte, 
 	if errno != 0 {
 		return errno
 	}
-	if key == "" {
-		return syscall.EOPNOTSUPP // the root is no entry of the store
-	}
 	err := r.c.XAttrs().Set(r.as(ctx), key, attr, data, session.XAttrFlags(flags))
 	if err != nil {
 		r.log.Debug("setxattr refused", "key", key, "attr", attr, "err", err)
@@ -145,9 +136,6 @@ func (r *Root) removexattr(ctx context.Context, n keyer, attr string) syscall.Er
 	key, errno := n.key()
 	if errno != 0 {
 		return errno
-	}
-	if key == "" {
-		return syscall.ENODATA
 	}
 	return xattrErrno(r.c.XAttrs().Remove(r.as(ctx), key, attr))
 }

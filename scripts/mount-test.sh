@@ -43,7 +43,9 @@
 # the editing tools, inotify, remount, export) or lossless (git, cp -a,
 # rsync -aHAX, every node type, sticky and mode-0 checks as another user);
 # or quickstart, once: the README's quick start run literally in a fresh
-# HOME, then memfs ls, search and log without --mount while it is mounted.
+# HOME, then memfs ls, search and log without --mount while it is mounted;
+# or rootdir (first hour: cp -a/rsync -a/tar -x into the root, .memfs out of
+# tree walks, df).
 
 # shellcheck disable=SC2016 # the snippets run on both trees are single-quoted on purpose
 set -euo pipefail
@@ -63,9 +65,9 @@ for kind in "${backends[@]}"; do
 done
 only=${MEMFS_MT_ONLY:-}
 case $only in
-"" | tools | lossless | quickstart) ;;
+"" | tools | lossless | quickstart | rootdir) ;;
 *)
-	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless or quickstart)" >&2
+	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless, quickstart or rootdir)" >&2
 	exit 2
 	;;
 esac
@@ -499,7 +501,7 @@ store_spec() {
 }
 # etcdctl_ns ARGS...: etcdctl against the run's server.
 etcdctl_ns() { ETCDCTL_API=3 timeout 30 etcdctl --endpoints "$etcd_endpoint" "$@"; }
-if [[ " ${backends[*]} " == *" etcd "* ]] && { want_section tools || want_section lossless; }; then
+if [[ " ${backends[*]} " == *" etcd "* ]] && { want_section tools || want_section lossless || want_section rootdir; }; then
 	echo "== starting etcd ($(etcd --version | head -n 1))"
 	if ! start_etcd; then
 		if kill -0 "$etcd_pid" 2>/dev/null; then
@@ -1360,6 +1362,116 @@ lossless_unprivileged() {
 	fi
 }
 
+# ============================================ first hour: the root (issue 30)
+# Section "rootdir" (MEMFS_MT_ONLY=rootdir), on every backend: the mount's
+# root is a directory like any other (cp -a, rsync -a, tar -x and touch
+# into it exit 0; a chmod 700 of it holds after a remount), .memfs stays
+# out of tree walks (ls, grep -r, cp -a, git add -A) but opens by name,
+# ls -a lists . and .., .memfs/status reports its size (rsync copies it
+# whole), and df reports the store's room, not a made-up 4 TiB.
+# same_text NAME WANT GOT: pass when the two strings are equal.
+same_text() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "want: $2" "got:  $3"
+	fi
+}
+
+first_hour_root() {
+	local kind=$1 rc out src tarball want got copy
+	label="[$kind] first hour, the root: "
+	spec=$(store_spec "$kind" rootdir)
+	mnt=$tmp/$kind-rootdir-mnt
+	local log1=$tmp/$kind-rootdir-mount1.log log2=$tmp/$kind-rootdir-mount2.log
+	echo "== backend $kind, section rootdir (store $spec, mountpoint $mnt)"
+	mkdir -p "$mnt"
+	mnts+=("$mnt")
+	src=$tmp/$kind-rootdir-src
+	mkdir -p "$src/memory/project"
+	printf 'the root is a directory\n' >"$src/memory/project/root.md"
+	chmod 750 "$src"
+	touch -d '2020-02-02 02:02:02' "$src"
+	tarball=$tmp/$kind-rootdir.tar
+	tar -c -f "$tarball" -C "$src" .
+	if ! start_mount "$log1"; then
+		fail "mount: .memfs/status not readable within 10 s" "$(tail -n 20 "$log1")"
+		return
+	fi
+	for cmd in "cp -a $src/. $mnt" "rsync -a $src/ $mnt/" "tar -x -f $tarball -C $mnt" "touch $mnt"; do
+		rc=0
+		out=$(timeout 30 $cmd 2>&1) || rc=$?
+		if [ "$rc" -eq 0 ]; then
+			pass "$cmd exits 0"
+		else
+			fail "$cmd exits $rc" "$out"
+		fi
+	done
+	same_text "the copied file reads back" "the root is a directory" "$(cat "$mnt/memory/project/root.md" 2>&1)"
+	chmod 700 "$mnt"
+	printf 'git\n' >"$mnt/memory/git.md"
+	if ls -a "$mnt" | grep -qx '\.memfs'; then
+		fail "ls -a of the root lists .memfs" "$(ls -a "$mnt")"
+	else
+		pass "ls -a of the root does not list .memfs"
+	fi
+	same_text "ls -a lists . and .." ". .." "$(ls -a "$mnt" | head -n 2 | tr '\n' ' ' | sed 's/ $//')"
+	if [ -r "$mnt/.memfs/status" ]; then
+		pass ".memfs/status opens by name"
+	else
+		fail ".memfs/status does not open by name"
+	fi
+	out=$(grep -r -l . "$mnt" 2>&1 || true)
+	if [[ $out == *"/.memfs/"* ]]; then
+		fail "grep -r over the mount reads .memfs" "$out"
+	else
+		pass "grep -r over the mount reads no .memfs"
+	fi
+	copy=$tmp/$kind-rootdir-copy
+	rc=0
+	out=$(cp -a "$mnt" "$copy" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ] && [ ! -e "$copy/.memfs" ]; then
+		pass "cp -a of the mount exits 0 and copies no .memfs"
+	else
+		fail "cp -a of the mount: exit $rc, .memfs copied: $([ -e "$copy/.memfs" ] && echo yes || echo no)" "$out"
+	fi
+	out=$(cd "$mnt" && git init -q && git add -A && git status --porcelain 2>&1)
+	if [[ $out == *".memfs"* ]]; then
+		fail "git add -A in the mount takes .memfs" "$out"
+	else
+		pass "git add -A in the mount takes no .memfs"
+	fi
+	rsync "$mnt/.memfs/status" "$tmp/$kind-rootdir-status" 2>/dev/null || true
+	same_text "rsync copies .memfs/status whole (its size is real)" "$(stat -c %s "$mnt/.memfs/status")" "$(stat -c %s "$tmp/$kind-rootdir-status" 2>&1)"
+	out=$(df -h "$mnt" | tail -n 1)
+	if [[ $out == *" 4.0T "* ]]; then
+		fail "df shows the made-up 4.0T" "$out"
+	elif [ "$kind" != etcd ]; then
+		# dir and badger: the room is the free space of the store's filesystem.
+		want=$(df --output=avail -B1M "${spec#*:}" | tail -n 1)
+		got=$(df --output=avail -B1M "$mnt" | tail -n 1)
+		if [ $((want - got)) -lt 512 ] && [ $((got - want)) -lt 512 ]; then
+			pass "df: ${got} MiB available, as on the store's filesystem (${want} MiB)"
+		else
+			fail "df: ${got} MiB available, the store's filesystem has ${want} MiB" "$out"
+		fi
+	else
+		pass "df: $out"
+	fi
+	local mtime
+	mtime=$(stat -c %Y "$mnt")
+	stop_mount "rootdir" "$log1"
+	if ! start_mount "$log2"; then
+		fail "remount: .memfs/status not readable within 10 s" "$(tail -n 20 "$log2")"
+		return
+	fi
+	same_text "a chmod 700 of the root holds after a remount" "700" "$(stat -c %a "$mnt")"
+	same_text "the root's mtime after a remount" "$mtime" "$(stat -c %Y "$mnt")"
+	same_text "what was copied in is there after a remount" "the root is a directory" "$(cat "$mnt/memory/project/root.md" 2>&1)"
+	stop_mount "rootdir remount" "$log2"
+}
+# ======================================== end of first hour: the root
+
 # ----------------------------------------------------------- quickstart
 
 # The README's quick start, literally, in a fresh HOME: its first line (go
@@ -1485,6 +1597,10 @@ for kind in "${backends[@]}"; do
 	fi
 	if want_section lossless; then
 		lossless "$kind"
+		stop_all
+	fi
+	if want_section rootdir; then
+		first_hour_root "$kind"
 		stop_all
 	fi
 done

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -45,7 +46,7 @@ func (c *Context) journalDir(gen uint64, keys ...string) error {
 	c.mu.RLock()
 	var entries []backend.Entry
 	for _, k := range keys {
-		if d, ok := c.mu.tree.dirs[k]; ok && k != "" && !c.Local(k) {
+		if d, ok := c.mu.tree.dirs[k]; ok && !c.Local(k) {
 			entries = append(entries, backend.Entry{Key: k, Info: d.infoLocked()})
 		}
 	}
@@ -54,11 +55,13 @@ func (c *Context) journalDir(gen uint64, keys ...string) error {
 }
 
 // dirEntriesLocked returns the entries of the dirty directories, parents
-// before children, and the directories they are.
+// before children, and the directories they are. The root's, if dirty,
+// comes first, under key "": persist saves it as the store's
+// backend.RootRecord.
 func (c *Context) dirEntriesLocked() ([]backend.Entry, []*dir) {
 	var ds []*dir
 	for d := range c.mu.pending.ddirty {
-		if d.key != "" && !c.Local(d.key) {
+		if !c.Local(d.key) {
 			ds = append(ds, d)
 		}
 	}
@@ -73,6 +76,14 @@ func (c *Context) dirEntriesLocked() ([]backend.Entry, []*dir) {
 // putDir makes directory e.Key (and its parents) with e's attributes, as
 // a replayed or imported change.
 func (c *Context) putDir(e backend.Entry) error {
+	if e.Key == "" {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		d := c.mu.tree.dirs[""]
+		d.setInfo(e.Info)
+		c.markDirDirtyLocked(d)
+		return nil
+	}
 	if err := c.creatable("mkdir", e.Key); err != nil {
 		return err
 	}
@@ -101,4 +112,35 @@ func (c *Context) putDir(e backend.Entry) error {
 	}
 	c.markDirDirtyLocked(d)
 	return nil
+}
+
+// loadRoot gives the root directory the attributes the store keeps for it
+// (backend.RootRecord), if it keeps any. A record that cannot be read is
+// left as it is, and the root keeps Options' attributes: the next change
+// of the root's attributes writes a new one.
+func (c *Context) loadRoot(ctx context.Context) {
+	sys, ok := c.store.(backend.SysStore)
+	if !ok {
+		return
+	}
+	b, err := sys.LoadSys(ctx, backend.RootRecord)
+	if errors.Is(err, backend.ErrKeyNotFound) {
+		return // a store written before the root had attributes, or a new one
+	}
+	var info backend.Info
+	if err == nil {
+		info, err = backend.DecodeRoot(b)
+	}
+	if err != nil {
+		c.log.Warn("the root directory's attributes cannot be read; it has the default ones", "record", backend.RootRecord, "err", err)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.mu.tree.dirs[""]
+	if d.gen != 0 {
+		return // changed in this session already (a replay): that stands
+	}
+	d.setInfo(info)
+	d.base = backend.VersionOf(info)
 }

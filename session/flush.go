@@ -242,7 +242,21 @@ type flushResult struct {
 
 // persist sends the plan to the store, without the lock.
 func (c *Context) persist(ctx context.Context, p *flushPlan) (flushResult, error) {
-	return c.saveAndDelete(ctx, p.entries, p.saved, p.removed, p.delExpect, p.dentries, p.dlate)
+	dirs := p.dentries
+	var root *backend.Entry
+	if len(dirs) > 0 && dirs[0].Key == "" {
+		// The root (first: "" sorts before every key) is no key: it
+		// goes to its system record, after the rest.
+		root, dirs = &dirs[0], dirs[1:]
+	}
+	res, err := c.saveAndDelete(ctx, p.entries, p.saved, p.removed, p.delExpect, dirs, p.dlate)
+	if err != nil || root == nil {
+		return res, err
+	}
+	if err := c.saveRoot(ctx, *root); err != nil {
+		res.dfailed[""] = err
+	}
+	return res, nil
 }
 
 // flushCommit is what commitLocked leaves for the phases after it.
@@ -526,6 +540,22 @@ func (s *Stats) Counts() (indexed, loaded, dirty, removed int) {
 		}
 	}
 	return len(c.mu.tree.files), loaded, len(c.mu.pending.dirty), len(c.mu.pending.removed)
+}
+
+// Bytes is the sum of the sizes of the files the session indexes (a
+// node with several names counted once): what a store that cannot tell
+// its own usage holds of them (backend.Space.Used -1).
+func (s *Stats) Bytes() int64 {
+	c := s.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var n int64
+	for k, f := range c.mu.tree.files {
+		if f.link == nil || f.link.names[0] == k {
+			n += f.size
+		}
+	}
+	return n
 }
 
 // leftDuringFlushLocked records that the node a flush saved as e left

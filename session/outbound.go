@@ -172,6 +172,21 @@ func (c *Context) firstSighting(src []byte, f redact.Finding) bool {
 	return true
 }
 
+// saveRoot saves the root directory's attributes, root's Info (sealed
+// with the other directories': its xattr values are redacted), as the
+// store's backend.RootRecord. A store that keeps no system records keeps
+// none of the root's attributes (every store memfs opens keeps them).
+func (c *Context) saveRoot(ctx context.Context, root backend.Entry) error {
+	sys, ok := c.store.(backend.SysStore)
+	if !ok {
+		return nil
+	}
+	if err := sys.SaveSys(ctx, backend.RootRecord, backend.EncodeRoot(root.Info)); err != nil {
+		return fmt.Errorf("session: save the root's attributes: %w", err)
+	}
+	return nil
+}
+
 // saveAndDelete saves entries and deletes removed keys. It returns the keys
 // the store refused, with its errors. dirs are the dirty directories'
 // entries; touched the clean directories whose entries are saved again at

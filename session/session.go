@@ -335,6 +335,7 @@ func (c *Context) Bootstrap(ctx context.Context, prefixes ...string) error {
 	if err != nil {
 		return wrapf("bootstrap: %w", err)
 	}
+	c.loadRoot(ctx)
 	c.mu.Lock()
 	c.indexDamagedLocked(links)
 	c.mu.Unlock()
@@ -738,6 +739,15 @@ func (c *Context) writable(op, key string) error {
 		return pathErr(op, key, ErrReadOnly)
 	}
 	return backend.ValidateKey(key)
+}
+
+// attrWritable is writable for a change of key's attributes, which the
+// root ("") has too.
+func (c *Context) attrWritable(op, key string) error {
+	if key == "" && (!c.opts.ReadOnly || c.replaying.Load()) {
+		return nil
+	}
+	return c.writable(op, key)
 }
 
 // creatable is writable for a change that may give key a new name: the

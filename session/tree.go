@@ -203,7 +203,7 @@ type Attr struct {
 // persisted; those of a directory live in the session.
 func (c *Context) SetAttr(ctx context.Context, key string, a Attr) (Stat, error) {
 	a.by = writerFrom(ctx)
-	if err := c.writable("setattr", key); err != nil {
+	if err := c.attrWritable("setattr", key); err != nil {
 		return Stat{}, err
 	}
 	if f := c.pinKey(key); f != nil {

@@ -138,7 +138,7 @@ func (xa *XAttrs) Remove(ctx context.Context, key, name string) error {
 }
 
 func (c *Context) checkXAttrWrite(op, key, name string) error {
-	if err := c.writable(op, key); err != nil {
+	if err := c.attrWritable(op, key); err != nil {
 		return err
 	}
 	if !strings.HasPrefix(name, backend.XAttrPrefix) {
@@ -158,9 +158,9 @@ func (c *Context) checkXAttrWrite(op, key, name string) error {
 	f, isFile := c.mu.tree.files[key]
 	special := isFile && f.mode.Type() != 0
 	c.mu.RUnlock()
-	if special || key == "" {
+	if special {
 		// Linux keeps user.* attributes on regular files and
-		// directories only; the root is no entry of the store.
+		// directories only.
 		return pathErr(op, key, ErrXAttrNotSupported)
 	}
 	return nil

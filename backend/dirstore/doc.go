@@ -107,8 +107,8 @@
 // another be one step, so the store is not a backend.Batcher: a caller
 // makes its Save and Delete calls in the order that loses nothing (the
 // session saves before it deletes). Its capabilities are
-// backend.SysStore, backend.Walker, backend.Versioned and
-// backend.ConditionalDeleter.
+// backend.SysStore, backend.Walker, backend.Versioned,
+// backend.ConditionalDeleter and backend.Spacer.
 //
 // SaveIf (backend.Versioned) saves regular files with one name
 // conditionally; directories, symlinks, fifos, sockets, devices and

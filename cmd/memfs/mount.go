@@ -41,6 +41,7 @@ func mountCommand() *cli.Command {
 				"an overlap or a binary file keeps both) or last-writer-wins"},
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users in, held to the stored modes (needs user_allow_other in /etc/fuse.conf unless root)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request"},
+			&cli.BoolFlag{Name: "show-memfs", Usage: "list .memfs in the mount's root (-o show_memfs); without it .memfs is opened by name only and tree walks (grep -r, cp -a, rsync, git add -A) leave it out"},
 			&cli.BoolFlag{Name: "index-at-mount", Usage: "open (and repair) the search index right after mounting, in the background, instead of at the first search"},
 			// A test seam (memfs.Options.EmbedWait), not a promise: hidden.
 			&cli.DurationFlag{Name: "embed-wait", Hidden: true, Usage: "how long a search waits for the embedder before it ranks by keyword (0: 1 s)"},
@@ -128,9 +129,8 @@ func mountAction(c *cli.Context) error {
 			MaxFileSize: c.Int64("max-file-size"),
 			MaxMemory:   maxMemory,
 			ReadOnly:    c.Bool("read-only"),
-			DirUID:      uint32(os.Getuid()),
-			DirGID:      uint32(os.Getgid()),
 			Transient:   transient,
+			DirUID:      uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
 		},
 		NoRedact:  red == nil, // --no-redact
 		Bootstrap: c.StringSlice("bootstrap"),
@@ -153,6 +153,7 @@ func mountAction(c *cli.Context) error {
 		AllowOther:    c.Bool("allow-other"),
 		Debug:         c.Bool("debug"),
 		NoXAttrs:      !c.Bool("xattrs"),
+		ShowMemfs:     c.Bool("show-memfs"),
 		Agent:         c.String("agent"),
 		FlushInterval: c.Duration("flush-interval"),
 		IndexAtMount:  c.Bool("index-at-mount"),
