@@ -1,18 +1,49 @@
 package main
 
 import (
-	"fmt"
+	"context"
 	"io"
 	"log/slog"
-	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/memfs/memfs/internal/cliargs"
 )
+
+// app is the CLI: urfave/cli's App, run on the arguments with each
+// command's flags moved before its arguments (cliargs.Reorder), since its
+// parser stops at the first argument.
+type app struct{ *cli.App }
+
+// RunContext runs the command args names.
+func (a app) RunContext(ctx context.Context, args []string) error {
+	return a.App.RunContext(ctx, cliargs.Reorder(args, argSpec(&cli.Command{Subcommands: a.Commands})))
+}
+
+// argSpec is what cliargs knows of a command.
+func argSpec(c *cli.Command) *cliargs.Command {
+	s := &cliargs.Command{Names: c.Names(), Usage: c.Usage, Hidden: c.Hidden}
+	for _, f := range c.Flags {
+		v, ok := f.(cli.DocGenerationFlag)
+		s.Flags = append(s.Flags, cliargs.Flag{Names: f.Names(), Value: ok && v.TakesValue(), Usage: usageOf(f)})
+	}
+	for _, sub := range c.Subcommands {
+		s.Sub = append(s.Sub, argSpec(sub))
+	}
+	return s
+}
+
+func usageOf(f cli.Flag) string {
+	if u, ok := f.(cli.DocGenerationFlag); ok {
+		return u.GetUsage()
+	}
+	return ""
+}
 
 // newApp builds the CLI. It writes to stdout and stderr only, and never
 // exits the process, so tests run it in-process.
-func newApp(stdout, stderr io.Writer) *cli.App {
-	app := &cli.App{
+func newApp(stdout, stderr io.Writer) app {
+	a := &cli.App{
 		Name:  "memfs",
 		Usage: "an agent's memory as a real directory",
 		Description: "memfs mounts a memory store (notes, skills, agent profiles) through FUSE, so that\n" +
@@ -48,28 +79,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			historyCommand(), snapshotCommand(), checkpointCommand(), revertCommand(), restoreCommand(), diffCommand(),
 		},
 	}
-	app.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words
-	for _, cmd := range app.Commands {
-		cmd.Action = flagsFirst(cmd.Action)
+	a.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words
+	for _, cmd := range a.Commands {
 		for _, sub := range append([]*cli.Command{cmd}, cmd.Subcommands...) {
 			sub.Before = checkFlags
 		}
 	}
-	return app
-}
-
-// flagsFirst refuses a flag written after the arguments, which urfave/cli
-// would silently take for an argument.
-func flagsFirst(action cli.ActionFunc) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		for _, a := range c.Args().Slice() {
-			if strings.HasPrefix(a, "-") && a != "-" {
-				return fmt.Errorf("%s: flag %q after the arguments; flags go first: memfs %s [flags] %s",
-					c.Command.Name, a, c.Command.Name, c.Command.ArgsUsage)
-			}
-		}
-		return action(c)
-	}
+	return app{a}
 }
 
 // logger returns the text logger commands log to.

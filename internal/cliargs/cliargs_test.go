@@ -1,0 +1,47 @@
+package cliargs
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func testRoot() *Command {
+	store := Flag{Names: []string{"store"}, Value: true}
+	return &Command{Sub: []*Command{
+		{Names: []string{"ls"}, Flags: []Flag{store, {Names: []string{"long", "l"}}}},
+		{Names: []string{"hint"}, Flags: []Flag{{Names: []string{"write"}}}},
+		{Names: []string{"history"}, Flags: []Flag{store}, Sub: []*Command{
+			{Names: []string{"redact"}, Flags: []Flag{store, {Names: []string{"version"}, Value: true}}},
+		}},
+	}}
+}
+
+func TestReorder(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"ls memory/ -l", "ls -l memory/"},
+		{"ls memory/ --store dir:/s -l", "ls --store dir:/s -l memory/"},
+		{"ls --store=dir:/s memory/", "ls --store=dir:/s memory/"},
+		{"ls memory/ --store -x", "ls --store -x memory/"}, // a value may start with a dash
+		{"hint claude --write", "hint --write claude"},
+		{"hint claude CLAUDE.md --write", "hint --write claude CLAUDE.md"},
+		{"ls a -- -l b", "ls -- a -l b"},
+		{"ls -- -l", "ls -- -l"},
+		{"ls - -l", "ls -l -"},
+		{"ls memory/ --bogus", "ls --bogus memory/"},
+		{"history redact k --version 3", "history redact --version 3 k"},
+		{"history k --store s", "history --store s k"},
+		{"history --store s redact k", "history --store s redact k"},
+		{"bogus a -x", "bogus a -x"},
+		{"--version", "--version"},
+		{"ls memory/ - " + CompleteFlag, "ls memory/ - " + CompleteFlag},
+	} {
+		got := strings.Join(Reorder(append([]string{"memfs"}, strings.Fields(tt.in)...), testRoot())[1:], " ")
+		if got != tt.want {
+			t.Errorf("Reorder(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := Reorder([]string{"memfs"}, testRoot()); !slices.Equal(got, []string{"memfs"}) {
+		t.Errorf("Reorder(memfs) = %q", got)
+	}
+}
