@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -48,6 +50,9 @@ func newApp(stdout, stderr io.Writer) app {
 		Usage: "an agent's memory as a real directory",
 		Description: "memfs mounts a memory store (notes, skills, agent profiles) through FUSE, so that\n" +
 			"ls, cat, grep, editors and file watchers work on it, and manages stores without a mount.",
+		Version:        cliargs.Version(),
+		Action:         unknownCommand,
+		OnUsageError:   usageError,
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		ExitErrHandler: func(*cli.Context, error) {}, // main prints and exits
@@ -82,10 +87,42 @@ func newApp(stdout, stderr io.Writer) app {
 	a.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words
 	for _, cmd := range a.Commands {
 		for _, sub := range append([]*cli.Command{cmd}, cmd.Subcommands...) {
-			sub.Before = checkFlags
+			sub.Before, sub.OnUsageError = checkFlags, usageError
+			if sub.Action == nil {
+				sub.Action = unknownCommand
+			}
 		}
 	}
 	return app{a}
+}
+
+// unknownCommand is the action of the program and of the commands made of
+// subcommands: the help, or a short error for a word that names none.
+func unknownCommand(c *cli.Context) error {
+	if !c.Args().Present() && c.Command.Name == c.App.Name {
+		return cli.ShowAppHelp(c)
+	} else if !c.Args().Present() {
+		return cli.ShowSubcommandHelp(c)
+	}
+	return argSpec(c.Command).UnknownCommand(c.Command.HelpName+" COMMAND [flags] [ARGS]", c.Args().First())
+}
+
+// usageError is every command's OnUsageError: a short error and the
+// usage line, where urfave/cli would print the whole help. The flag
+// package says which flag it does not know only in its message.
+func usageError(c *cli.Context, err error, _ bool) error {
+	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if c.Command.Name == c.App.Name {
+		if unknown {
+			return argSpec(&cli.Command{}).UnknownFlag("", "memfs [--version] COMMAND [flags] [ARGS]", name)
+		}
+		return err
+	}
+	usage := c.Command.HelpName + " [flags] " + c.Command.ArgsUsage
+	if unknown {
+		return argSpec(c.Command).UnknownFlag(c.Command.Name, usage, name)
+	}
+	return fmt.Errorf("%s: %w\nusage: %s", c.Command.Name, err, usage)
 }
 
 // logger returns the text logger commands log to.

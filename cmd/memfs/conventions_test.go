@@ -25,3 +25,35 @@ func TestFlagsAfterArguments(t *testing.T) {
 		t.Errorf("cat -- --long = %v, want an error about the key --long", err)
 	}
 }
+
+// TestUsageErrors: an unknown flag or command gives a short error, the
+// usage line and a hint, not the whole help (issue 30, finding 7).
+func TestUsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"bogus"}, []string{`unknown command "bogus"`, "usage: memfs "}},
+		{[]string{"mout", "/x"}, []string{`unknown command "mout"`, "did you mean mount?"}},
+		{[]string{"ls", "--bogus"}, []string{"ls: unknown flag --bogus", "usage: memfs ls [flags] [PREFIX]"}},
+		{[]string{"ls", "memory/", "--lnog"}, []string{"unknown flag --lnog", "did you mean --long?"}},
+		{[]string{"--bogus"}, []string{"unknown flag --bogus", "usage: memfs "}},
+		{[]string{"redact", "chek"}, []string{`unknown command "chek"`, "did you mean check?", "usage: memfs redact COMMAND"}},
+	} {
+		out, errOut, err := run(t, "", tt.args...)
+		for _, w := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("memfs %s = %v, want an error saying %q", strings.Join(tt.args, " "), err, w)
+			}
+		}
+		if err != nil && strings.Count(err.Error(), "\n") > 2 || strings.Contains(out+errOut, "OPTIONS") || strings.Contains(out+errOut, "No help topic") {
+			t.Errorf("memfs %s printed more than a short error: %v\nstdout: %s\nstderr: %s", strings.Join(tt.args, " "), err, out, errOut)
+		}
+	}
+	if out := mustRun(t, "", "--version"); !strings.HasPrefix(out, "memfs version ") {
+		t.Errorf("memfs --version = %q", out)
+	}
+	if out := mustRun(t, ""); !strings.Contains(out, "COMMANDS:") {
+		t.Errorf("memfs with no command does not print the help: %q", out)
+	}
+}

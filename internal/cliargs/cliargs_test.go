@@ -45,3 +45,14 @@ func TestReorder(t *testing.T) {
 		t.Errorf("Reorder(memfs) = %q", got)
 	}
 }
+
+func TestSuggest(t *testing.T) {
+	names := []string{"mount", "unmount", "ls", "log", "--long", "-l", "--store"}
+	for _, tt := range []struct{ word, want string }{
+		{"mout", "mount"}, {"--lnog", "--long"}, {"--sto", "--store"}, {"lss", "ls"}, {"bogus", ""}, {"--bogus", ""},
+	} {
+		if got := Suggest(tt.word, names); got != tt.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.word, got, tt.want)
+		}
+	}
+}
