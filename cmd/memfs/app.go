@@ -26,20 +26,13 @@ func (a app) RunContext(ctx context.Context, args []string) error {
 func argSpec(c *cli.Command) *cliargs.Command {
 	s := &cliargs.Command{Names: c.Names(), Usage: c.Usage, Hidden: c.Hidden}
 	for _, f := range c.Flags {
-		v, ok := f.(cli.DocGenerationFlag)
-		s.Flags = append(s.Flags, cliargs.Flag{Names: f.Names(), Value: ok && v.TakesValue(), Usage: usageOf(f)})
+		v, _ := f.(cli.DocGenerationFlag)
+		s.Flags = append(s.Flags, cliargs.Flag{Names: f.Names(), Value: v != nil && v.TakesValue()})
 	}
 	for _, sub := range c.Subcommands {
 		s.Sub = append(s.Sub, argSpec(sub))
 	}
 	return s
-}
-
-func usageOf(f cli.Flag) string {
-	if u, ok := f.(cli.DocGenerationFlag); ok {
-		return u.GetUsage()
-	}
-	return ""
 }
 
 // newApp builds the CLI. It writes to stdout and stderr only, and never

@@ -28,7 +28,6 @@ type Command struct {
 type Flag struct {
 	Names []string
 	Value bool
-	Usage string
 }
 
 // CompleteFlag is the flag the completion scripts append to ask for the
