@@ -30,7 +30,7 @@ func argSpec(c *cli.Command) *cliargs.Command {
 		s.Flags = append(s.Flags, cliargs.Flag{Names: f.Names(), Value: v != nil && v.TakesValue()})
 	}
 	for _, sub := range c.Subcommands {
-		s.Sub = append(s.Sub, argSpec(sub))
+		s.Subs = append(s.Subs, argSpec(sub))
 	}
 	return s
 }
@@ -81,6 +81,7 @@ func newApp(stdout, stderr io.Writer) app {
 	for _, cmd := range a.Commands {
 		for _, sub := range append([]*cli.Command{cmd}, cmd.Subcommands...) {
 			sub.Before, sub.OnUsageError = checkFlags, usageError
+			sub.Flags = append(sub.Flags, &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no INFO lines (warnings and errors only)"})
 			if sub.Action == nil {
 				sub.Action = unknownCommand
 			}
@@ -123,6 +124,8 @@ func logger(c *cli.Context, debug bool) *slog.Logger {
 	level := slog.LevelInfo
 	if debug {
 		level = slog.LevelDebug
+	} else if c.Bool("quiet") {
+		level = slog.LevelWarn
 	}
 	return slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
 }

@@ -57,3 +57,20 @@ func TestUsageErrors(t *testing.T) {
 		t.Errorf("memfs with no command does not print the help: %q", out)
 	}
 }
+
+// TestQuiet: -q/--quiet keeps a read command's INFO lines off stderr
+// (issue 30, finding 7); its results and warnings stay.
+func TestQuiet(t *testing.T) {
+	store := "dir:" + t.TempDir()
+	mustRun(t, "hello world", "put", "--store", store, "memory/a.md")
+	_, errOut, err := run(t, "", "search", "--store", store, "hello")
+	if err != nil || !strings.Contains(errOut, "level=INFO") {
+		t.Fatalf("search without -q: %v, stderr %q; want INFO lines to silence", err, errOut)
+	}
+	for _, q := range []string{"-q", "--quiet"} {
+		out, errOut, err := run(t, "", "search", "--store", store, "hello", q)
+		if err != nil || !strings.Contains(out, "memory/a.md") || errOut != "" {
+			t.Errorf("search hello %s: %v\nstdout: %s\nstderr: %s", q, err, out, errOut)
+		}
+	}
+}

@@ -20,7 +20,7 @@ type Command struct {
 	Usage  string
 	Hidden bool
 	Flags  []Flag
-	Sub    []*Command
+	Subs   []*Command
 }
 
 // Flag is one flag of a command: its names without dashes, and whether it
@@ -34,9 +34,9 @@ type Flag struct {
 // words that may come next (urfave/cli's).
 const CompleteFlag = "--generate-bash-completion"
 
-// sub returns the subcommand of c named name, or nil.
-func (c *Command) sub(name string) *Command {
-	for _, s := range c.Sub {
+// Sub returns the subcommand of c named name, or nil.
+func (c *Command) Sub(name string) *Command {
+	for _, s := range c.Subs {
 		for _, n := range s.Names {
 			if n == name {
 				return s
@@ -46,8 +46,8 @@ func (c *Command) sub(name string) *Command {
 	return nil
 }
 
-// flag returns c's flag named name (without dashes), or nil.
-func (c *Command) flag(name string) *Flag {
+// Flag returns c's flag named name (without dashes), or nil.
+func (c *Command) Flag(name string) *Flag {
 	for i, f := range c.Flags {
 		for _, n := range f.Names {
 			if n == name {
@@ -76,9 +76,9 @@ func Reorder(args []string, root *Command) []string {
 	out := []string{args[0]}
 	cur, rest := root, args[1:]
 	for {
-		flags, pos, n, ended := split(cur, rest, len(cur.Sub) > 0)
-		if len(cur.Sub) > 0 && !ended && len(pos) == 1 {
-			if next := cur.sub(pos[0]); next != nil {
+		flags, pos, n, ended := split(cur, rest, len(cur.Subs) > 0)
+		if len(cur.Subs) > 0 && !ended && len(pos) == 1 {
+			if next := cur.Sub(pos[0]); next != nil {
 				out = append(append(out, flags...), pos[0])
 				cur, rest = next, rest[n:]
 				continue
@@ -109,7 +109,7 @@ func split(c *Command, words []string, atSub bool) (flags, pos []string, n int, 
 		case len(w) > 1 && w[0] == '-':
 			flags = append(flags, w)
 			name := strings.TrimLeft(w, "-")
-			if f := c.flag(name); f != nil && f.Value && i+1 < len(words) {
+			if f := c.Flag(name); f != nil && f.Value && i+1 < len(words) {
 				i++
 				flags = append(flags, words[i])
 			}

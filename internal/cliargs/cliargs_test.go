@@ -8,10 +8,10 @@ import (
 
 func testRoot() *Command {
 	store := Flag{Names: []string{"store"}, Value: true}
-	return &Command{Sub: []*Command{
+	return &Command{Subs: []*Command{
 		{Names: []string{"ls"}, Flags: []Flag{store, {Names: []string{"long", "l"}}}},
 		{Names: []string{"hint"}, Flags: []Flag{{Names: []string{"write"}}}},
-		{Names: []string{"history"}, Flags: []Flag{store}, Sub: []*Command{
+		{Names: []string{"history"}, Flags: []Flag{store}, Subs: []*Command{
 			{Names: []string{"redact"}, Flags: []Flag{store, {Names: []string{"version"}, Value: true}}},
 		}},
 	}}

@@ -36,7 +36,7 @@ func (c *Command) UnknownFlag(prefix, usage, name string) error {
 // subcommands.
 func (c *Command) UnknownCommand(usage, word string) error {
 	var names []string
-	for _, s := range c.Sub {
+	for _, s := range c.Subs {
 		if !s.Hidden {
 			names = append(names, s.Names...)
 		}
