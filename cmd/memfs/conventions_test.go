@@ -74,3 +74,28 @@ func TestQuiet(t *testing.T) {
 		}
 	}
 }
+
+// TestManPageSections: the man page has ENVIRONMENT, EXIT STATUS and
+// FILES (with the .memfs/ files), and shows no installing user's HOME in
+// the defaults (issue 30, finding 7).
+func TestManPageSections(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "installer-home")
+	t.Setenv("HOME", home)
+	for _, v := range []string{"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"} {
+		t.Setenv(v, "")
+	}
+	page := mustRun(t, "", "man")
+	if strings.Contains(page, home) {
+		t.Errorf("the man page holds the installing user's HOME %s", home)
+	}
+	for _, want := range []string{"\n.SH ENVIRONMENT\n", "\n.SH EXIT STATUS\n", "\n.SH FILES\n", "MEMFS_STORE", "MEMFS_AGENT", "XDG_DATA_HOME",
+		".memfs/status", ".memfs/search/", ".memfs/context.md", ".memfs/changes", ".memfs/history/", "badger:~/.local/share/memfs/store"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the man page lacks %q", want)
+		}
+	}
+	env, files := strings.Index(page, ".SH ENVIRONMENT"), strings.Index(page, ".SH FILES")
+	if see := strings.Index(page, ".SH SEE ALSO"); env < 0 || files < env || see < files {
+		t.Errorf("sections out of order: ENVIRONMENT at %d, FILES at %d, SEE ALSO at %d", env, files, see)
+	}
+}
