@@ -19,6 +19,9 @@ type app struct{ *cli.App }
 
 // RunContext runs the command args names.
 func (a app) RunContext(ctx context.Context, args []string) error {
+	if n := len(args); n > 1 && args[n-1] == cliargs.CompleteFlag {
+		return a.complete(args[1 : n-1])
+	}
 	return a.App.RunContext(ctx, cliargs.Reorder(args, argSpec(&cli.Command{Subcommands: a.Commands})))
 }
 

@@ -99,3 +99,28 @@ func TestManPageSections(t *testing.T) {
 		t.Errorf("sections out of order: ENVIRONMENT at %d, FILES at %d, SEE ALSO at %d", env, files, see)
 	}
 }
+
+// TestCompletionOffers: completion offers a command's flags (also "--"
+// alone, and after an argument), hint's targets and the store's keys,
+// and never runs the command (issue 30, finding 7).
+func TestCompletionOffers(t *testing.T) {
+	store := "dir:" + t.TempDir()
+	mustRun(t, "x", "put", "--store", store, "memory/project.md")
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"ls", "--"}, []string{"--long\n", "--store\n"}},
+		{[]string{"ls", "memory/", "-"}, []string{"--long\n"}},
+		{[]string{"hint", ""}, []string{"claude\n", "codex\n", "gemini\n"}},
+		{[]string{"cat", "--store", store, "mem"}, []string{"memory/project.md\n"}},
+		{[]string{"rm", "--store", store, ""}, []string{"memory/project.md\n"}},
+	} {
+		out := complete(t, nil, append(tt.args, "--generate-bash-completion")...)
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("completion of memfs %q = %q, want %q", tt.args, out, w)
+			}
+		}
+	}
+}

@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/memfs/memfs/internal/usererr"
 )
 
 func main() {
@@ -24,7 +26,7 @@ func main() {
 	defer stop()
 	app := newApp(os.Stdout, os.Stderr)
 	if err := app.RunContext(ctx, helperArgs(os.Args, app.Commands)); err != nil {
-		fmt.Fprintln(os.Stderr, "memfs:", err)
+		fmt.Fprintln(os.Stderr, "memfs:", usererr.Message(err))
 		stop()
 		os.Exit(1)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/listing"
 	"github.com/memfs/memfs/internal/paths"
+	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/tree"
 )
 
@@ -128,7 +129,7 @@ func catCommand() *cli.Command {
 				return errors.New("cat: name at least one KEY (memfs ls lists them)")
 			}
 			for _, k := range c.Args().Slice() {
-				if err := checkCommandKey("cat", k); err != nil {
+				if err := usererr.CheckKey("cat", k); err != nil {
 					return err
 				}
 			}
@@ -166,7 +167,7 @@ func putCommand() *cli.Command {
 				return errors.New("put: usage: memfs put KEY [FILE]  (standard input when FILE is missing)")
 			}
 			key := c.Args().Get(0)
-			if err := checkCommandKey("put", key); err != nil {
+			if err := usererr.CheckKey("put", key); err != nil {
 				return err
 			}
 			if err := checkTransient("put", key); err != nil {
@@ -196,12 +197,12 @@ func putCommand() *cli.Command {
 			if t.mnt != "" {
 				mountSettings(c, t)
 				if err := t.client.Put(key, value, fs.FileMode(mode)); err != nil {
-					return fmt.Errorf("put: %w", explain(err))
+					return fmt.Errorf("put: %w", usererr.Explain(err))
 				}
 				return nil
 			}
 			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
-				return explain(o.c.Put(backend.Entry{Key: key, Value: value, Info: backend.Info{
+				return usererr.Explain(o.c.Put(backend.Entry{Key: key, Value: value, Info: backend.Info{
 					Mode: fs.FileMode(mode), MTime: time.Now(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}}))
 			})
 		},
@@ -224,7 +225,7 @@ func rmCommand() *cli.Command {
 				return errors.New("rm: name at least one KEY")
 			}
 			for _, k := range c.Args().Slice() {
-				if err := checkCommandKey("rm", strings.TrimSuffix(k, "/")); err != nil {
+				if err := usererr.CheckKey("rm", strings.TrimSuffix(k, "/")); err != nil {
 					return err
 				}
 			}
@@ -237,10 +238,10 @@ func rmCommand() *cli.Command {
 			}
 			if t.mnt != "" {
 				mountSettings(c, t)
-				return rmErr(t.client.Remove(c.Args().Slice(), c.Bool("recursive"), rmMissing(c.Bool("force"))))
+				return usererr.Rm(t.client.Remove(c.Args().Slice(), c.Bool("recursive"), rmMissing(c.Bool("force"))))
 			}
 			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
-				return rmErr(memfs.Remove(ctx, o.c, c.Args().Slice(), c.Bool("recursive"), rmMissing(c.Bool("force"))))
+				return usererr.Rm(memfs.Remove(ctx, o.c, c.Args().Slice(), c.Bool("recursive"), rmMissing(c.Bool("force"))))
 			})
 		},
 	}
@@ -263,7 +264,7 @@ func importCommand() *cli.Command {
 			src := c.Args().First()
 			prefix := strings.Trim(c.String("prefix"), "/")
 			if prefix != "" {
-				if err := checkCommandKey("import: --prefix", prefix); err != nil {
+				if err := usererr.CheckKey("import: --prefix", prefix); err != nil {
 					return err
 				}
 			}
@@ -342,17 +343,4 @@ func exportCommand() *cli.Command {
 			return t.Err("export")
 		},
 	}
-}
-
-// explain adds what to do to the errors a user can cause.
-func explain(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, backend.ErrInvalidKey):
-		return fmt.Errorf("%w\n  keys are relative slash-separated paths without . or .. segments or control characters, e.g. memory/notes.md", err)
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w\n  memfs ls lists the keys", err)
-	}
-	return err
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/session"
 )
 
@@ -39,18 +38,6 @@ func transientPatterns(c *cli.Context) ([]string, error) {
 		return nil, fmt.Errorf("--transient: %w", err)
 	}
 	return pats, nil
-}
-
-// checkCommandKey refuses, for the store command cmd, a key the store
-// never holds: an invalid key, or one of memfs's own names.
-func checkCommandKey(cmd, key string) error {
-	if err := backend.ValidateKey(key); err != nil {
-		return fmt.Errorf("%s: %w", cmd, explain(err))
-	}
-	if backend.IsReserved(key) {
-		return fmt.Errorf("%s: %s: a name reserved for memfs's own files (.memfs, .memfs-*, .memfs.* at the root, .memfs-tmp-*); not a key", cmd, key)
-	}
-	return nil
 }
 
 // checkTransient refuses, for the store command cmd, a transient editor

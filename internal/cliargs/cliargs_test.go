@@ -56,3 +56,37 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+func TestComplete(t *testing.T) {
+	root := testRoot()
+	root.Subs = append(root.Subs, &Command{Names: []string{"mount-helper"}, Hidden: true})
+	args := func(path []string, n int) []string {
+		if strings.Join(path, " ") == "hint" && n == 0 {
+			return []string{"claude", "codex"}
+		}
+		return nil
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"", "ls hint history"},
+		{"h", "hint history"},
+		{"ls -", "--store --long -l --help"},
+		{"ls memory/ --l", "--long"},
+		{"ls --store ", ""},
+		{"ls --store x --", "--store --long"},
+		{"hint ", "claude codex"},
+		{"hint c", "claude codex"},
+		{"hint claude ", ""},
+		{"history ", "redact"},
+		{"history redact --v", "--version"},
+		{"ls -- -", ""},
+	} {
+		words := strings.Split(tt.in, " ")
+		var got []string
+		for _, c := range Complete(words, root, args) {
+			got = append(got, c.Word)
+		}
+		if g := strings.Join(got, " "); !strings.HasPrefix(g, tt.want) || (tt.want == "" && g != "") {
+			t.Errorf("Complete(%q) = %q, want %q first", tt.in, g, tt.want)
+		}
+	}
+}

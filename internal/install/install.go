@@ -25,8 +25,10 @@ import (
 )
 
 // The completion scripts follow urfave/cli v2.27's autocomplete/ scripts
-// (MIT): the shell asks "memfs ... --generate-bash-completion" for the
-// words that may come next (EnableBashCompletion in newApp).
+// (MIT): the shell asks "memfs WORDS CUR --generate-bash-completion" for
+// the words that may replace CUR, the word under the cursor, always given
+// ("" for a new word) so that "--store " and "--sto" differ
+// (cliargs.Complete answers).
 const BashCompletion = `# bash completion for memfs (memfs completion bash)
 _memfs_complete() {
   if [[ "${COMP_WORDS[0]}" != "source" ]]; then
@@ -40,11 +42,7 @@ _memfs_complete() {
       cword=$COMP_CWORD
     fi
     words=("${words[@]:0:$cword}")
-    if [[ "$cur" == "-"* ]]; then
-      opts=$("${words[@]}" "$cur" --generate-bash-completion 2>/dev/null)
-    else
-      opts=$("${words[@]}" --generate-bash-completion 2>/dev/null)
-    fi
+    opts=$("${words[@]}" "$cur" --generate-bash-completion 2>/dev/null)
     COMPREPLY=($(compgen -W "${opts}" -- "${cur}"))
     return 0
   fi
@@ -59,11 +57,7 @@ const ZshCompletion = `#compdef memfs
 _memfs() {
   local -a opts
   local cur=${words[-1]}
-  if [[ "$cur" == "-"* ]]; then
-    opts=("${(@f)$(env 0=zsh ${words[@]:0:#words[@]-1} ${cur} --generate-bash-completion 2>/dev/null)}")
-  else
-    opts=("${(@f)$(env 0=zsh ${words[@]:0:#words[@]-1} --generate-bash-completion 2>/dev/null)}")
-  fi
+  opts=("${(@f)$(env 0=zsh ${words[@]:0:#words[@]-1} "${cur}" --generate-bash-completion 2>/dev/null)}")
   if [[ "${opts[1]}" != "" ]]; then
     _describe 'values' opts
   else
