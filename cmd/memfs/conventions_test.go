@@ -137,3 +137,17 @@ func TestModelsInstallNamesNPM(t *testing.T) {
 		t.Errorf("models install --help does not name npm as a prerequisite:\n%s", out)
 	}
 }
+
+// TestMountOptionNamedAsWritten: a mount(8) option out of range is named
+// as /etc/fstab writes it (flush_interval=...), not as the flag it
+// becomes, and refused before memfs starts (issue 30, finding 7).
+func TestMountOptionNamedAsWritten(t *testing.T) {
+	args := helperArgs([]string{"/sbin/mount.fuse.memfs", "dir:/s", "/m", "-f", "-o", "rw,flush_interval=1ms"}, newApp(nil, nil).Commands)
+	_, _, err := run(t, "", args[1:]...)
+	if err == nil || !strings.Contains(err.Error(), "option flush_interval=1ms") || strings.Contains(err.Error(), "--flush-interval") {
+		t.Errorf("mount -o flush_interval=1ms = %v, want a refusal naming the option as written", err)
+	}
+	if _, _, err := run(t, "", helperArgs([]string{"/sbin/mount.fuse.memfs", "dir:/s", "/m", "-f", "-o", "flush_interval=10s"}, newApp(nil, nil).Commands)[1:]...); err != nil {
+		t.Errorf("mount -o flush_interval=10s: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs/internal/flagrule"
 	"github.com/memfs/memfs/internal/mounthelper"
 )
 
@@ -56,6 +57,9 @@ func mountHelperAction(c *cli.Context) error {
 	}
 	opts := strings.Split(strings.Join(c.StringSlice("o"), ","), ",")
 	p, err := mounthelper.PlanMount(c.Args().Get(0), c.Args().Get(1), opts, helperPlanOptions(c.Bool("s")))
+	if err == nil {
+		err = flagrule.CheckOptions("mount", p.MountArgs)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 package flagrule
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/memfs/memfs"
@@ -50,6 +52,31 @@ func For(command string) []Rule {
 			rule("max-chars", 1, inf, "a budget in characters of at least 1", false),
 			rule("summaries", 0, inf, "a number of summaries of at least 0 (0: none)", false),
 			rule("at", 1, inf, "an event-log sequence number of at least 1 (events are numbered from 1)", false),
+		}
+	}
+	return nil
+}
+
+// CheckOptions checks the flags of args written as --NAME=VALUE (those
+// mount(8)'s options NAME=VALUE became) against command's rules, and
+// names a refused one as the option: "option flush_interval=1ms".
+func CheckOptions(command string, args []string) error {
+	for _, a := range args {
+		name, value, ok := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !ok || !strings.HasPrefix(a, "--") {
+			continue
+		}
+		for _, r := range For(command) {
+			if r.Name != name {
+				continue
+			}
+			var v any = value
+			if d, err := time.ParseDuration(value); err == nil {
+				v = d
+			}
+			if err := r.Check(command, v); err != nil {
+				return fmt.Errorf("option %s=%s: want %s", strings.ReplaceAll(name, "-", "_"), value, r.Want)
+			}
 		}
 	}
 	return nil
