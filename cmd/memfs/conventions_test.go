@@ -151,3 +151,22 @@ func TestMountOptionNamedAsWritten(t *testing.T) {
 		t.Errorf("mount -o flush_interval=10s: %v", err)
 	}
 }
+
+// TestLsPrefixIsADirectory: "ls memory/project" lists the directory
+// memory/project, not memory/project.md beside it (issue 30, finding 9).
+func TestLsPrefixIsADirectory(t *testing.T) {
+	store := "dir:" + t.TempDir()
+	for _, k := range []string{"memory/project/a.md", "memory/project.md", "memory/note.md"} {
+		mustRun(t, "x", "put", "--store", store, k)
+	}
+	for _, tt := range []struct{ prefix, want string }{
+		{"memory/project", "memory/project/a.md\n"},
+		{"memory/project/", "memory/project/a.md\n"},
+		{"memory/project.md", "memory/project.md\n"},
+		{"memory/pro", "memory/project.md\nmemory/project/a.md\n"},
+	} {
+		if got := mustRun(t, "", "ls", "--store", store, tt.prefix); got != tt.want {
+			t.Errorf("ls %s = %q, want %q", tt.prefix, got, tt.want)
+		}
+	}
+}

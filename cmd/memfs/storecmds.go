@@ -16,6 +16,7 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/cliargs"
 	"github.com/memfs/memfs/internal/listing"
 	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/internal/usererr"
@@ -92,8 +93,9 @@ func lsCommand() *cli.Command {
 				f.Prefix = p
 			}
 			print := func(entries []backend.Entry) error {
+				under := cliargs.Under(f.Prefix, entries, func(e backend.Entry) string { return e.Key })
 				return listing.Write(c.App.Writer, entries, func(e backend.Entry) bool {
-					return f.Match(e.Key, e.Info.MTime, e.Info.XAttrs)
+					return under(e.Key) && f.Match(e.Key, e.Info.MTime, e.Info.XAttrs)
 				}, c.Bool("long"))
 			}
 			t, err := locate(c)

@@ -90,3 +90,26 @@ func TestComplete(t *testing.T) {
 		}
 	}
 }
+
+func TestUnder(t *testing.T) {
+	keys := []string{"memory", "memory/project", "memory/project/a.md", "memory/project.md", "memory/projects/b.md"}
+	id := func(k string) string { return k }
+	for _, tt := range []struct{ prefix, want string }{
+		{"memory/project", "memory/project memory/project/a.md"},
+		{"memory/project/", "memory/project memory/project/a.md"},
+		{"memory/project.md", "memory/project.md"},
+		{"memory/proj", "memory/project memory/project/a.md memory/project.md memory/projects/b.md"},
+		{"", strings.Join(keys, " ")},
+	} {
+		under := Under(tt.prefix, keys, id)
+		var got []string
+		for _, k := range keys {
+			if under(k) {
+				got = append(got, k)
+			}
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("Under(%q) lists %q, want %q", tt.prefix, g, tt.want)
+		}
+	}
+}
