@@ -170,3 +170,24 @@ func TestLsPrefixIsADirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysRelativeInMount: inside a mount, keys are relative to the
+// working directory, and a path into the mount names its key (issue 30,
+// finding 9).
+func TestKeysRelativeInMount(t *testing.T) {
+	store, mnt := "dir:"+t.TempDir(), t.TempDir()
+	mustRun(t, "old", "put", "--store", store, "memory/a.md")
+	startMount(t, store, mnt, nil)
+	t.Chdir(filepath.Join(mnt, "memory"))
+	mustRun(t, "new", "put", "b.md")
+	if got := mustRun(t, "", "cat", "a.md", "b.md", filepath.Join(mnt, "memory", "a.md")); got != "oldnewold" {
+		t.Errorf("cat a.md b.md MNT/memory/a.md in MNT/memory = %q, want oldnewold", got)
+	}
+	if got := mustRun(t, "", "ls", "."); got != "memory/a.md\nmemory/b.md\n" {
+		t.Errorf("ls . in MNT/memory = %q", got)
+	}
+	mustRun(t, "", "rm", "b.md")
+	if _, err := os.Stat(filepath.Join(mnt, "memory", "b.md")); !os.IsNotExist(err) {
+		t.Errorf("rm b.md in MNT/memory left memory/b.md: %v", err)
+	}
+}

@@ -86,7 +86,11 @@ func lsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if p := c.Args().First(); p != "" {
+			t, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("ls: %w", err)
+			}
+			if p := cliargs.InMount([]string{c.Args().First()}, t.mnt)[0]; p != "" {
 				if f.Prefix != "" && f.Prefix != p {
 					return fmt.Errorf("ls: PREFIX %q and --prefix %q disagree", p, f.Prefix)
 				}
@@ -97,10 +101,6 @@ func lsCommand() *cli.Command {
 				return listing.Write(c.App.Writer, entries, func(e backend.Entry) bool {
 					return under(e.Key) && f.Match(e.Key, e.Info.MTime, e.Info.XAttrs)
 				}, c.Bool("long"))
-			}
-			t, err := locate(c)
-			if err != nil {
-				return fmt.Errorf("ls: %w", err)
 			}
 			if t.mnt != "" {
 				entries, err := t.client.Nodes("")
@@ -130,20 +130,21 @@ func catCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return errors.New("cat: name at least one KEY (memfs ls lists them)")
 			}
-			for _, k := range c.Args().Slice() {
-				if err := usererr.CheckKey("cat", k); err != nil {
-					return err
-				}
-			}
 			t, err := locate(c)
 			if err != nil {
 				return fmt.Errorf("cat: %w", err)
 			}
+			keys := cliargs.InMount(c.Args().Slice(), t.mnt)
+			for _, k := range keys {
+				if err := usererr.CheckKey("cat", k); err != nil {
+					return err
+				}
+			}
 			if t.mnt != "" {
-				return cat(c, c.Args().Slice(), t.client.Cat)
+				return cat(c, keys, t.client.Cat)
 			}
 			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
-				return cat(c, c.Args().Slice(), func(k string) ([]byte, error) {
+				return cat(c, keys, func(k string) ([]byte, error) {
 					if err := o.c.Resolve(ctx, k); err != nil {
 						return nil, err
 					}
@@ -168,7 +169,11 @@ func putCommand() *cli.Command {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return errors.New("put: usage: memfs put KEY [FILE]  (standard input when FILE is missing)")
 			}
-			key := c.Args().Get(0)
+			t, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("put: %w", err)
+			}
+			key := cliargs.InMount(c.Args().Slice()[:1], t.mnt)[0]
 			if err := usererr.CheckKey("put", key); err != nil {
 				return err
 			}
@@ -191,10 +196,6 @@ func putCommand() *cli.Command {
 			value, err := io.ReadAll(r)
 			if err != nil {
 				return err
-			}
-			t, err := locate(c)
-			if err != nil {
-				return fmt.Errorf("put: %w", err)
 			}
 			if t.mnt != "" {
 				mountSettings(c, t)
@@ -226,7 +227,12 @@ func rmCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return errors.New("rm: name at least one KEY")
 			}
-			for _, k := range c.Args().Slice() {
+			t, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("rm: %w", err)
+			}
+			keys := cliargs.InMount(c.Args().Slice(), t.mnt)
+			for _, k := range keys {
 				if err := usererr.CheckKey("rm", strings.TrimSuffix(k, "/")); err != nil {
 					return err
 				}
@@ -234,16 +240,12 @@ func rmCommand() *cli.Command {
 			if err := checkAgent(c); err != nil {
 				return err
 			}
-			t, err := locate(c)
-			if err != nil {
-				return fmt.Errorf("rm: %w", err)
-			}
 			if t.mnt != "" {
 				mountSettings(c, t)
-				return usererr.Rm(t.client.Remove(c.Args().Slice(), c.Bool("recursive"), rmMissing(c.Bool("force"))))
+				return usererr.Rm(t.client.Remove(keys, c.Bool("recursive"), rmMissing(c.Bool("force"))))
 			}
 			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
-				return usererr.Rm(memfs.Remove(ctx, o.c, c.Args().Slice(), c.Bool("recursive"), rmMissing(c.Bool("force"))))
+				return usererr.Rm(memfs.Remove(ctx, o.c, keys, c.Bool("recursive"), rmMissing(c.Bool("force"))))
 			})
 		},
 	}

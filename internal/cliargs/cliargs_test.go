@@ -113,3 +113,16 @@ func TestUnder(t *testing.T) {
 		}
 	}
 }
+
+func TestRelative(t *testing.T) {
+	keys := []string{"a.md", "../skills/x", "/m/agents/p.json", "/elsewhere/y", "sub/"}
+	for _, tt := range []struct{ cwd, want string }{
+		{"/m/memory", "memory/a.md skills/x agents/p.json /elsewhere/y memory/sub/"},
+		{"/m", "a.md ../skills/x agents/p.json /elsewhere/y sub/"},
+		{"/home", "a.md ../skills/x /m/agents/p.json /elsewhere/y sub/"},
+	} {
+		if got := strings.Join(relative(keys, "/m", tt.cwd), " "); got != tt.want {
+			t.Errorf("relative(cwd %s) = %q, want %q", tt.cwd, got, tt.want)
+		}
+	}
+}
