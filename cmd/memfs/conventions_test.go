@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -189,5 +190,17 @@ func TestKeysRelativeInMount(t *testing.T) {
 	mustRun(t, "", "rm", "b.md")
 	if _, err := os.Stat(filepath.Join(mnt, "memory", "b.md")); !os.IsNotExist(err) {
 		t.Errorf("rm b.md in MNT/memory left memory/b.md: %v", err)
+	}
+}
+
+// TestErrorHidesSecretInKey: an error about a key that holds a secret
+// prints the reason with the secret redacted (issue 30, finding 7).
+func TestErrorHidesSecretInKey(t *testing.T) {
+	token := "ghp_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7C"
+	cmd := exec.Command(os.Args[0], "cat", "--store", "dir:"+t.TempDir(), "memory/"+token+".md")
+	cmd.Env = append(os.Environ(), "MEMFS_TEST_MAIN=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || strings.Contains(string(out), token) || !strings.Contains(string(out), "memfs: ") || !strings.Contains(string(out), "REDACTED") {
+		t.Errorf("cat of a key holding a token: %v\n%s\nwant the error with the token redacted", err, out)
 	}
 }
