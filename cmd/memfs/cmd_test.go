@@ -80,7 +80,7 @@ func TestStoreCommandErrors(t *testing.T) {
 		{[]string{"ls", "--store", "nfs:/x"}, "want badger:PATH, dir:PATH or etcd://"},
 		{[]string{"mount", "--store", store}, "want exactly one MOUNTPOINT"},
 		{[]string{"mount", "--store", store, "/no/such/dir"}, "create it first"},
-		{[]string{"import", "somedir", "--store", store}, "flags go first"},
+		{[]string{"mount", "/no/such/dir", "--store", store}, "create it first"}, // flags after the arguments
 	}
 	for _, tt := range tests {
 		_, _, err := run(t, "", tt.args...)

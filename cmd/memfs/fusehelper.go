@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs/internal/flagrule"
 	"github.com/memfs/memfs/internal/mounthelper"
 )
 
@@ -21,11 +21,10 @@ func helperArgs(args []string, commands []*cli.Command) []string {
 		spec, err := stores.Parse(src)
 		return err == nil && spec.Local()
 	}
-	return mounthelper.Args(args, func(name string) bool { return isCommand(commands, name) }, isStore)
-}
-
-func isCommand(commands []*cli.Command, name string) bool {
-	return name == "help" || name == "h" || slices.ContainsFunc(commands, func(c *cli.Command) bool { return slices.Contains(c.Names(), name) })
+	isCommand := func(name string) bool {
+		return name == "help" || name == "h" || argSpec(&cli.Command{Subcommands: commands}).Sub(name) != nil
+	}
+	return mounthelper.Args(args, isCommand, isStore)
 }
 
 func mountHelperCommand() *cli.Command {
@@ -58,6 +57,9 @@ func mountHelperAction(c *cli.Context) error {
 	}
 	opts := strings.Split(strings.Join(c.StringSlice("o"), ","), ",")
 	p, err := mounthelper.PlanMount(c.Args().Get(0), c.Args().Get(1), opts, helperPlanOptions(c.Bool("s")))
+	if err == nil {
+		err = flagrule.CheckOptions("mount", p.MountArgs)
+	}
 	if err != nil {
 		return err
 	}
@@ -85,15 +87,11 @@ func mountHelperAction(c *cli.Context) error {
 // helperPlanOptions is what mounthelper.PlanMount knows of memfs mount:
 // its flags, its stores and the state directory.
 func helperPlanOptions(sloppy bool) mounthelper.PlanOptions {
-	flags := mountCommand().Flags
+	mount := argSpec(mountCommand())
 	return mounthelper.PlanOptions{
 		Flag: func(name string) (bool, bool) {
-			i := slices.IndexFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
-			if i < 0 {
-				return false, false
-			}
-			_, isBool := flags[i].(*cli.BoolFlag)
-			return true, isBool
+			f := mount.Flag(name)
+			return f != nil, f != nil && !f.Value
 		},
 		Store: func(v string) (string, error) {
 			spec, err := parseStore(v)

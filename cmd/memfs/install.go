@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/internal/install"
+	"github.com/memfs/memfs/internal/manpage"
 	"github.com/memfs/memfs/internal/mounthelper"
 )
 
@@ -52,7 +54,7 @@ func manPage(app *cli.App) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("man: %w", err)
 	}
-	return page + install.ManSystem, nil
+	return manpage.Finish(page, os.Getenv), nil
 }
 
 func installCommand() *cli.Command {

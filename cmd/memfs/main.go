@@ -17,6 +17,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/memfs/memfs/internal/usererr"
+	"github.com/memfs/memfs/redact"
 )
 
 func main() {
@@ -24,7 +27,11 @@ func main() {
 	defer stop()
 	app := newApp(os.Stdout, os.Stderr)
 	if err := app.RunContext(ctx, helperArgs(os.Args, app.Commands)); err != nil {
-		fmt.Fprintln(os.Stderr, "memfs:", err)
+		msg := []byte(usererr.Message(err))
+		if r, rerr := redact.NewFromFile(""); rerr == nil { // a key may hold a secret: the reason is printed, not it
+			msg, _ = r.Redact("", msg)
+		}
+		fmt.Fprintln(os.Stderr, "memfs:", string(msg))
 		stop()
 		os.Exit(1)
 	}

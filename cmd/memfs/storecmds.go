@@ -16,8 +16,10 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/cliargs"
 	"github.com/memfs/memfs/internal/listing"
 	"github.com/memfs/memfs/internal/paths"
+	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/tree"
 )
 
@@ -84,20 +86,21 @@ func lsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if p := c.Args().First(); p != "" {
+			t, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("ls: %w", err)
+			}
+			if p := cliargs.InMount([]string{c.Args().First()}, t.mnt)[0]; p != "" {
 				if f.Prefix != "" && f.Prefix != p {
 					return fmt.Errorf("ls: PREFIX %q and --prefix %q disagree", p, f.Prefix)
 				}
 				f.Prefix = p
 			}
 			print := func(entries []backend.Entry) error {
+				under := cliargs.Under(f.Prefix, entries, func(e backend.Entry) string { return e.Key })
 				return listing.Write(c.App.Writer, entries, func(e backend.Entry) bool {
-					return f.Match(e.Key, e.Info.MTime, e.Info.XAttrs)
+					return under(e.Key) && f.Match(e.Key, e.Info.MTime, e.Info.XAttrs)
 				}, c.Bool("long"))
-			}
-			t, err := locate(c)
-			if err != nil {
-				return fmt.Errorf("ls: %w", err)
 			}
 			if t.mnt != "" {
 				entries, err := t.client.Nodes("")
@@ -127,20 +130,21 @@ func catCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return errors.New("cat: name at least one KEY (memfs ls lists them)")
 			}
-			for _, k := range c.Args().Slice() {
-				if err := memfs.CheckCommandKey("cat", k); err != nil {
-					return err
-				}
-			}
 			t, err := locate(c)
 			if err != nil {
 				return fmt.Errorf("cat: %w", err)
 			}
+			keys := cliargs.InMount(c.Args().Slice(), t.mnt)
+			for _, k := range keys {
+				if err := usererr.CheckKey("cat", k); err != nil {
+					return err
+				}
+			}
 			if t.mnt != "" {
-				return cat(c, c.Args().Slice(), t.client.Cat)
+				return cat(c, keys, t.client.Cat)
 			}
 			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
-				return cat(c, c.Args().Slice(), func(k string) ([]byte, error) {
+				return cat(c, keys, func(k string) ([]byte, error) {
 					if err := o.c.Resolve(ctx, k); err != nil {
 						return nil, err
 					}
@@ -165,8 +169,12 @@ func putCommand() *cli.Command {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return errors.New("put: usage: memfs put KEY [FILE]  (standard input when FILE is missing)")
 			}
-			key := c.Args().Get(0)
-			if err := memfs.CheckCommandKey("put", key); err != nil {
+			t, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("put: %w", err)
+			}
+			key := cliargs.InMount(c.Args().Slice()[:1], t.mnt)[0]
+			if err := usererr.CheckKey("put", key); err != nil {
 				return err
 			}
 			if err := memfs.CheckTransient("put", key); err != nil {
@@ -189,19 +197,15 @@ func putCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			t, err := locate(c)
-			if err != nil {
-				return fmt.Errorf("put: %w", err)
-			}
 			if t.mnt != "" {
 				mountSettings(c, t)
 				if err := t.client.Put(key, value, fs.FileMode(mode)); err != nil {
-					return fmt.Errorf("put: %w", memfs.Explain(err))
+					return fmt.Errorf("put: %w", usererr.Explain(err))
 				}
 				return nil
 			}
 			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
-				return memfs.Explain(o.c.Put(backend.Entry{Key: key, Value: value, Info: backend.Info{
+				return usererr.Explain(o.c.Put(backend.Entry{Key: key, Value: value, Info: backend.Info{
 					Mode: fs.FileMode(mode), MTime: time.Now(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}}))
 			})
 		},
@@ -223,24 +227,25 @@ func rmCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return errors.New("rm: name at least one KEY")
 			}
-			for _, k := range c.Args().Slice() {
-				if err := memfs.CheckCommandKey("rm", strings.TrimSuffix(k, "/")); err != nil {
+			t, err := locate(c)
+			if err != nil {
+				return fmt.Errorf("rm: %w", err)
+			}
+			keys := cliargs.InMount(c.Args().Slice(), t.mnt)
+			for _, k := range keys {
+				if err := usererr.CheckKey("rm", strings.TrimSuffix(k, "/")); err != nil {
 					return err
 				}
 			}
 			if err := checkAgent(c); err != nil {
 				return err
 			}
-			t, err := locate(c)
-			if err != nil {
-				return fmt.Errorf("rm: %w", err)
-			}
 			if t.mnt != "" {
 				mountSettings(c, t)
-				return rmErr(t.client.Remove(c.Args().Slice(), c.Bool("recursive"), rmMissing(c.Bool("force"))))
+				return usererr.Rm(t.client.Remove(keys, c.Bool("recursive"), rmMissing(c.Bool("force"))))
 			}
 			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
-				return rmErr(memfs.Remove(ctx, o.c, c.Args().Slice(), c.Bool("recursive"), rmMissing(c.Bool("force"))))
+				return usererr.Rm(memfs.Remove(ctx, o.c, keys, c.Bool("recursive"), rmMissing(c.Bool("force"))))
 			})
 		},
 	}
@@ -263,7 +268,7 @@ func importCommand() *cli.Command {
 			src := c.Args().First()
 			prefix := strings.Trim(c.String("prefix"), "/")
 			if prefix != "" {
-				if err := memfs.CheckCommandKey("import: --prefix", prefix); err != nil {
+				if err := usererr.CheckKey("import: --prefix", prefix); err != nil {
 					return err
 				}
 			}

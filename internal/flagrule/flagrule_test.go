@@ -27,3 +27,12 @@ func TestCheck(t *testing.T) {
 		t.Error("a value of no known type passed")
 	}
 }
+
+func TestCheckOptions(t *testing.T) {
+	if err := CheckOptions("mount", []string{"mount", "--flush-interval=1ms", "/m"}); err == nil || !strings.HasPrefix(err.Error(), "option flush_interval=1ms: want ") {
+		t.Errorf("CheckOptions(flush-interval=1ms) = %v", err)
+	}
+	if err := CheckOptions("mount", []string{"mount", "--store", "dir:/s", "--flush-interval=0", "--xattrs=false", "--max-file-size=10", "/m"}); err != nil {
+		t.Errorf("CheckOptions of good options: %v", err)
+	}
+}

@@ -25,8 +25,10 @@ import (
 )
 
 // The completion scripts follow urfave/cli v2.27's autocomplete/ scripts
-// (MIT): the shell asks "memfs ... --generate-bash-completion" for the
-// words that may come next (EnableBashCompletion in newApp).
+// (MIT): the shell asks "memfs WORDS CUR --generate-bash-completion" for
+// the words that may replace CUR, the word under the cursor, always given
+// ("" for a new word) so that "--store " and "--sto" differ
+// (cliargs.Complete answers).
 const BashCompletion = `# bash completion for memfs (memfs completion bash)
 _memfs_complete() {
   if [[ "${COMP_WORDS[0]}" != "source" ]]; then
@@ -40,11 +42,7 @@ _memfs_complete() {
       cword=$COMP_CWORD
     fi
     words=("${words[@]:0:$cword}")
-    if [[ "$cur" == "-"* ]]; then
-      opts=$("${words[@]}" "$cur" --generate-bash-completion 2>/dev/null)
-    else
-      opts=$("${words[@]}" --generate-bash-completion 2>/dev/null)
-    fi
+    opts=$("${words[@]}" "$cur" --generate-bash-completion 2>/dev/null)
     COMPREPLY=($(compgen -W "${opts}" -- "${cur}"))
     return 0
   fi
@@ -59,11 +57,7 @@ const ZshCompletion = `#compdef memfs
 _memfs() {
   local -a opts
   local cur=${words[-1]}
-  if [[ "$cur" == "-"* ]]; then
-    opts=("${(@f)$(env 0=zsh ${words[@]:0:#words[@]-1} ${cur} --generate-bash-completion 2>/dev/null)}")
-  else
-    opts=("${(@f)$(env 0=zsh ${words[@]:0:#words[@]-1} --generate-bash-completion 2>/dev/null)}")
-  fi
+  opts=("${(@f)$(env 0=zsh ${words[@]:0:#words[@]-1} "${cur}" --generate-bash-completion 2>/dev/null)}")
   if [[ "${opts[1]}" != "" ]]; then
     _describe 'values' opts
   else
@@ -75,47 +69,6 @@ if [[ "${funcstack[1]}" == "_memfs" ]]; then
 else
   compdef _memfs memfs
 fi
-`
-
-// ManSystem documents what the commands' help cannot: mount(8), fstab and
-// the files memfs uses.
-const ManSystem = `
-.SH MOUNT(8) AND /ETC/FSTAB
-With \fI/sbin/mount.fuse.memfs\fP linked to memfs (\fBmemfs install\fP), or memfs in
-/usr/local/bin or /usr/bin and fuse3's mount.fuse installed:
-.PP
-.EX
-mount -t fuse.memfs badger:/var/lib/memfs/store /srv/memory -o allow_other
-.EE
-.PP
-and in /etc/fstab (the store is the first field, or \fBstore=\fP with any first field):
-.PP
-.EX
-badger:/var/lib/memfs/store  /srv/memory  fuse.memfs  defaults,_netdev,flush_interval=10s  0  0
-.EE
-.PP
-Options: \fBro\fP, \fBallow_other\fP, \fBstore=\fP\fISPEC\fP, \fBlog=\fP\fIFILE\fP, \fBtimeout=\fP\fIDURATION\fP (how long
-mount waits for the mount to serve; 2m), and every flag of \fBmemfs mount\fP as \fINAME\fP=\fIVALUE\fP or \fINAME\fP
-(flush_interval=10s, bootstrap=memory/ repeated for more prefixes, noxattrs); the generic
-options (defaults, rw, dev, suid, exec, auto, noauto, user, _netdev, nofail, x-systemd.*, ...)
-are accepted and ignored; any other option is refused. The helper starts \fBmemfs mount\fP in the
-background and returns once the mount serves, or fails with the server's error.
-Unmount with \fBmemfs unmount\fP \fIDIR\fP or \fBumount\fP \fIDIR\fP: with \fI/sbin/umount.fuse.memfs\fP (\fBmemfs install\fP)
-umount returns once memfs has made its last flush and exited; without it, memfs flushes
-just after the unmount.
-.SH FILES
-.TP
-\fI/var/log/memfs/MOUNTPOINT.log\fP
-log of a mount started by mount(8) as root (slashes of the mountpoint as dashes);
-\fI$XDG_STATE_HOME/memfs/log/\fP for other users
-.TP
-\fI~/.local/share/memfs/store\fP
-the default store (badger)
-.TP
-\fIcontrib/systemd/\fP
-systemd units in the source tree: \fBmemfs@.service\fP (system) and \fBuser/memfs@.service\fP
-.SH SEE ALSO
-mount(8), fstab(5), mount.fuse3(8), systemd.service(5)
 `
 
 // Completion returns the completion script of shell, bash or zsh.

@@ -1,0 +1,51 @@
+package usererr
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestMessage(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("export: %w", &fs.PathError{Op: "statat", Path: "memory/a", Err: syscall.EACCES}), "export: stat memory/a: permission denied"},
+		{&fs.PathError{Op: "mkdirat", Path: "memory", Err: syscall.EEXIST}, "mkdir memory: file exists"},
+		{&fs.PathError{Op: "open", Path: "x", Err: syscall.ENOENT}, "open x: no such file or directory"},
+		{errors.New("plain"), "plain"},
+	} {
+		if got := Message(tt.err); got != tt.want {
+			t.Errorf("Message(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestMount(t *testing.T) {
+	failed := errors.New("fusermount exited with code 256")
+	err := Mount(failed, filepath.Join(t.TempDir(), "fuse"))
+	if !errors.Is(err, failed) || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "modprobe fuse") {
+		t.Errorf("Mount with no device = %v, want the device named", err)
+	}
+	if err := Mount(failed, "/dev/null"); err != failed {
+		t.Errorf("Mount with a device it may open = %v, want the error as it was", err)
+	}
+	if Mount(nil, "/nonexistent") != nil {
+		t.Error("Mount(nil) is not nil")
+	}
+}
+
+func TestRm(t *testing.T) {
+	own := errors.New("rm: x: no such key")
+	if err := Rm(Refuse(own)); err != own {
+		t.Errorf("Rm(Refuse(e)) = %v, want e as it is", err)
+	}
+	if err := Rm(&fs.PathError{Op: "remove", Path: "memory", Err: syscall.EISDIR}); err == nil || !strings.Contains(err.Error(), "-r removes it") {
+		t.Errorf("Rm(EISDIR) = %v", err)
+	}
+}
