@@ -32,7 +32,7 @@ func TestFullDiskDuringHistoryWrite(t *testing.T) {
 			path := func(i int) string { return filepath.Join(mnt, "memory", fmt.Sprintf("f%02d.md", i)) }
 			acked := map[int]string{}     // file -> its last acknowledged content
 			written := map[int][]string{} // file -> every content written after it
-			var files []int // acknowledged files, in order
+			var files []int               // acknowledged files, in order
 			var refused int
 			for i := 0; refused < 4 && i < 200; i++ {
 				// A new file of ~400 KiB, or an append to an acknowledged one.
