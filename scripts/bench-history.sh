@@ -5,9 +5,9 @@
 # the mount's RSS then (VmRSS, VmHWM, RssAnon from /proc/PID/status), and
 # the time of `mkdir .memfs/snapshots/NAME` (a snapshot) with nothing
 # pending and with one file written and not flushed.
-# Build the stores with bench/histstore, e.g.
-#   go run ./bench/histstore -dir /tmp/s1 -keys 100000 -versions 1
-#   go run ./bench/histstore -dir /tmp/s5 -keys 100000 -versions 5
+# Build the stores with TestBuildHistoryBenchStore (cmd/memfs), e.g.
+#   MEMFS_HISTBENCH_DIR=/tmp/s1 go test -run TestBuildHistoryBenchStore -timeout 1h ./cmd/memfs/
+#   MEMFS_HISTBENCH_DIR=/tmp/s5 MEMFS_HISTBENCH_VERSIONS=5 go test -run TestBuildHistoryBenchStore -timeout 1h ./cmd/memfs/
 # Usage: [ROUNDS=3] scripts/bench-history.sh STOREDIR...
 # MEMFS_BIN picks the binary (default: built from this tree).
 set -euo pipefail
