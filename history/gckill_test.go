@@ -71,12 +71,13 @@ func TestCollectKill9(t *testing.T) {
 			dir := t.TempDir()
 			now := time.Now()
 			vals := map[history.Addr][]byte{}
+			last := map[string][]byte{} // key -> its last chunked value
 			var seq uint64
 			pinned := map[string]uint64{} // snapshot name -> seq
 			for round := range 4 {
 				s := openLocal(t, kind, dir)
 				h := history.New(s)
-				seq = writeRound(t, h, r, seq, now.Add(-time.Duration(40-round)*24*time.Hour), vals)
+				seq = writeRound(t, h, r, seq, now.Add(-time.Duration(40-round)*24*time.Hour), vals, last)
 				name := fmt.Sprintf("round%d", round)
 				if err := h.Snapshot(t.Context(), name, seq-uint64(r.IntN(20)), "test/1"); err != nil {
 					t.Fatal(err)
@@ -98,14 +99,21 @@ func TestCollectKill9(t *testing.T) {
 }
 
 // writeRound writes 200 versions of 20 keys, dated from t0 a minute
-// apart, some chunked, some repeating an earlier value.
-func writeRound(t *testing.T, h *history.Store, r *rand.Rand, seq uint64, t0 time.Time, vals map[history.Addr][]byte) uint64 {
+// apart, some chunked, some repeating an earlier value, some appending
+// to the key's last chunked value (sharing all its chunks but the last,
+// so that a thinned version and a kept one share chunks).
+func writeRound(t *testing.T, h *history.Store, r *rand.Rand, seq uint64, t0 time.Time, vals map[history.Addr][]byte, last map[string][]byte) uint64 {
 	t.Helper()
 	for i := range 200 {
 		key := fmt.Sprintf("memory/k%02d.md", r.IntN(20))
 		v := fmt.Appendf(nil, "value %d of %s\n", r.IntN(300), key)
-		if r.IntN(8) == 0 {
+		switch n := r.IntN(8); {
+		case n == 0:
 			v = bytes.Repeat(v, 3000) // chunked
+			last[key] = v
+		case n < 3 && last[key] != nil:
+			v = fmt.Appendf(bytes.Clone(last[key]), "appended %d\n", r.IntN(1000))
+			last[key] = v
 		}
 		a, _, err := h.Put(t.Context(), v)
 		if err != nil {
