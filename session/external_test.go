@@ -151,3 +151,26 @@ func TestApplyExternalHardLink(t *testing.T) {
 		t.Fatalf("flush deleted %v: the store has them", d)
 	}
 }
+
+// Another program's version with the same size and mtime as the one the
+// session took in, but another change time (a file of the same length
+// renamed over it within one tick of the clock), is no echo: the
+// session's clean copy is compared with the store's version it came from,
+// change time included (issue 26: the dir rounds of the two-writer model
+// kept "other 24" where the store held "other 22").
+func TestEchoComparesTheChangeTime(t *testing.T) {
+	c, _, _, _ := newSession(t, session.Options{})
+	at := time.Unix(1800000000, 0)
+	info := backend.Info{Size: 9, Mode: 0o644, MTime: at, CTime: at}
+	if _, err := c.External().Apply(backend.Entry{Key: "n3.md", Value: []byte("other 24\n"), Info: info}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.External().Echo("n3.md", info) {
+		t.Fatal("the version taken in is not recognised")
+	}
+	renamed := info
+	renamed.CTime = at.Add(time.Millisecond)
+	if c.External().Echo("n3.md", renamed) {
+		t.Fatal("a version with another change time is taken for the one the session holds")
+	}
+}
