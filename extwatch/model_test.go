@@ -1,6 +1,7 @@
 package extwatch_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -447,6 +448,13 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	checkLast(t, st, seed, vd, last)
+}
+
+// checkLast checks that the last change made to each name in a
+// directory store's round (last) is found in st, whose view is vd.
+func checkLast(t *testing.T, st backend.Store, seed uint64, vd string, last map[string]lastOp) {
+	t.Helper()
 	es := mustList(t, st)
 	for k, op := range last {
 		// A chmod under the name, or kept beside it whole (keep-both:
@@ -493,6 +501,7 @@ func sessionDirOp(t *testing.T, c *session.Context, rng *rand.Rand, seed uint64,
 	st, statErr := c.Stat(k)
 	regular := statErr == nil && !st.IsDir && st.Mode.IsRegular()
 	var err error
+	moved := false
 	switch {
 	case op <= 1 && (regular || statErr != nil):
 		v := fmt.Sprintf("op %d\n", i)
@@ -515,28 +524,42 @@ func sessionDirOp(t *testing.T, c *session.Context, rng *rand.Rand, seed uint64,
 	case op == 6:
 		mt := time.Unix(1700000000+int64(i), 0)
 		_, err = c.SetAttr(ctx, k, session.Attr{MTime: &mt})
+	default:
+		moved, err = sessionNameOp(ctx, c, k, to, st, op)
+	}
+	if err != nil && !ownErr(err) {
+		t.Fatalf("seed %d: op %d on %s (to %s): %v", seed, i, k, to, err)
+	}
+	return moved
+}
+
+// ownErr reports whether err is a process's own: a precondition that
+// does not hold (the name absent or there, of the other type, a
+// directory not empty, no such attribute).
+func ownErr(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) || errors.Is(err, session.ErrIsDir) ||
+		errors.Is(err, session.ErrNotEmpty) || errors.Is(err, session.ErrNotDir) || errors.Is(err, unix.ENOTDIR) ||
+		errors.Is(err, unix.EISDIR) || errors.Is(err, session.ErrNoXAttr)
+}
+
+// sessionNameOp is sessionDirOp's mkdir, symlink, rename or hard link
+// (op 7 to 10) of k, of st, to to; it reports whether k was renamed or
+// linked.
+func sessionNameOp(ctx context.Context, c *session.Context, k, to string, st session.Stat, op int) (bool, error) {
+	var err error
+	switch {
 	case op == 7:
 		err = c.Mkdir(k, 0o755, 0, 0)
 	case op == 8:
 		err = c.Symlink(ctx, k, to, 0, 0)
 	case op == 9 && k != to && !st.IsDir:
-		if err = c.Rename(ctx, k, to, 0); err == nil {
-			return true
-		}
-	case op == 10 && regular && k != to:
-		if err = c.Link(ctx, k, to); err == nil {
-			return true
-		}
+		err = c.Rename(ctx, k, to, 0)
+		return err == nil, err
+	case op == 10 && !st.IsDir && st.Mode.IsRegular() && k != to:
+		err = c.Link(ctx, k, to)
+		return err == nil, err
 	}
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) || errors.Is(err, session.ErrIsDir) ||
-		errors.Is(err, session.ErrNotEmpty) || errors.Is(err, session.ErrNotDir) || errors.Is(err, unix.ENOTDIR) ||
-		errors.Is(err, unix.EISDIR) || errors.Is(err, session.ErrNoXAttr) {
-		err = nil // the process's own: a precondition that does not hold
-	}
-	if err != nil {
-		t.Fatalf("seed %d: op %d on %s (to %s): %v", seed, i, k, to, err)
-	}
-	return false
+	return false, err
 }
 
 // programDirOp is sessionDirOp's change made by another program in the

@@ -398,7 +398,8 @@ func (c *Context) loadCleanLocked(e backend.Entry) (*file, bool, error) {
 	}
 	var f *file
 	created := false
-	if e.Info.Link != "" && (!had || old.link == nil || old.link.id != e.Info.Link) {
+	_, isDir := c.mu.tree.dirs[e.Key]
+	if e.Info.Link != "" && !isDir && (!had || old.link == nil || old.link.id != e.Info.Link) {
 		// A name of a node the session has under other names (another
 		// program's hard link): the name joins that node.
 		if f = c.joinGroupLocked(e.Key, e.Info.Link); f != nil {
