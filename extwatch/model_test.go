@@ -1,6 +1,7 @@
 package extwatch_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -86,9 +87,11 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 	// The changes of files' content and metadata; with
 	// MEMFS_TWO_WRITER_FULL=1, the changes of names and node types too
 	// (a name reused as a directory, rmdir, rename, hard link, symlink, a
-	// file in a directory), where two mounts still end up differing (see
-	// the report of issue 26: link groups, a directory made beside, a
-	// file in a directory the other mount replaced).
+	// file in a directory). 64 full runs of 200 to 600 operations passed
+	// at 6be6877; since another writer's hard links join their group in
+	// the session (17a39e9), 5 of 42 failed (A lacks a file B made in a
+	// directory that replaced a name; once, a directory kept beside as a
+	// file: issue 26), so they stay out of the default.
 	kinds := 8
 	if os.Getenv("MEMFS_TWO_WRITER_FULL") != "" {
 		kinds = 14
@@ -269,20 +272,57 @@ func nodeView(t *testing.T, c *session.Context, names []string) string {
 	return strings.Join(out, "\n")
 }
 
-// sessionView is every file of c: key, mode, value and tags.
+// sessionView is every node of c: key, type and permissions, owner; a
+// file's mtime, link count, value and tags; a symlink's target.
 func sessionView(t *testing.T, c *session.Context) string {
 	var out []string
-	for _, k := range c.Keys() {
-		if err := c.Resolve(t.Context(), k); err != nil {
-			return err.Error()
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		ents, err := c.ReadDir(dir)
+		if err != nil {
+			return err
 		}
-		st, _ := c.Stat(k)
-		v, _ := c.Get(k)
-		tag, _ := c.XAttrs().Get(k, "user.memfs.tags")
-		out = append(out, fmt.Sprintf("%s %v %q %q", k, st.Mode, v, tag))
+		for _, e := range ents {
+			k := e.Name
+			if dir != "" {
+				k = dir + "/" + e.Name
+			}
+			if c.Local(k) {
+				continue
+			}
+			st, err := c.Stat(k)
+			if err != nil {
+				return err
+			}
+			line := fmt.Sprintf("%s %v %d:%d", k, st.Mode, st.UID, st.GID)
+			switch {
+			case st.IsDir:
+				if err := walk(k); err != nil {
+					return err
+				}
+			case st.Mode.Type() == fs.ModeSymlink:
+				target, err := c.Readlink(t.Context(), k)
+				if err != nil {
+					return err
+				}
+				line += fmt.Sprintf(" -> %q", target)
+			default:
+				if err := c.Resolve(t.Context(), k); err != nil {
+					return err
+				}
+				v, _ := c.Get(k)
+				tag, _ := c.XAttrs().Get(k, "user.memfs.tags")
+				line += fmt.Sprintf(" %d n%d %q %q", st.MTime.Unix(), st.Nlink, v, tag)
+			}
+			out = append(out, line)
+		}
+		return nil
+	}
+	if err := walk(""); err != nil {
+		return err.Error()
 	}
 	slices.Sort(out)
-	return fmt.Sprint(out)
+	return strings.Join(out, "\n")
 }
 
 // storeView is sessionView of what st holds.
@@ -291,20 +331,31 @@ func storeView(t *testing.T, st backend.Store) string {
 	if err != nil {
 		return err.Error()
 	}
+	names := map[string]int{} // link group -> names
+	for _, e := range es {
+		if e.Info.Link != "" {
+			names[e.Info.Link]++
+		}
+	}
 	var out []string
 	for _, e := range es {
-		if !e.Info.Mode.IsRegular() {
-			continue
+		line := fmt.Sprintf("%s %v %d:%d", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID)
+		if !e.Info.Mode.IsDir() {
+			got, err := st.Load(t.Context(), e.Key)
+			if err != nil {
+				return err.Error()
+			}
+			g := got[0]
+			if g.Info.Mode.Type() == fs.ModeSymlink {
+				line += fmt.Sprintf(" -> %q", g.Value)
+			} else {
+				line += fmt.Sprintf(" %d n%d %q %q", g.Info.MTime.Unix(), max(names[g.Info.Link], 1), g.Value, g.Info.XAttrs["user.memfs.tags"])
+			}
 		}
-		got, err := st.Load(t.Context(), e.Key)
-		if err != nil {
-			return err.Error()
-		}
-		g := got[0]
-		out = append(out, fmt.Sprintf("%s %v %q %q", g.Key, g.Info.Mode, g.Value, g.Info.XAttrs["user.memfs.tags"]))
+		out = append(out, line)
 	}
 	slices.Sort(out)
-	return fmt.Sprint(out)
+	return strings.Join(out, "\n")
 }
 
 // The other writer is another program writing a directory store: its
@@ -332,62 +383,57 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 	// found afterwards: a value written (under the name, or in a
 	// conflict copy of it), or the other program's chmod (never undone:
 	// at most narrowed by the most-restrictive rule).
-	type lastOp struct {
-		value string
-		mode  fs.FileMode // 0: a write
-	}
+	// Directories and hard links on either side meet known faults, left
+	// in issue 26, and run only with MEMFS_TWO_WRITER_FULL=1: a directory
+	// the session made (or took in, and changed), where another program
+	// put a file or symlink before the flush, is refused by the store at
+	// every flush ("a file holds the directory's name"); link counts
+	// differ between the session and the store (a displaced node with
+	// links moved aside keeps its inode; a group the session made has an
+	// id the store does not keep).
+	full := os.Getenv("MEMFS_TWO_WRITER_FULL") != ""
 	last := map[string]lastOp{}
+	// Names that have been one of a node's several: a change made under
+	// one shows under the others, so no claim is made for them.
+	linked := map[string]bool{}
+	claim := func(k string, op lastOp) {
+		if !linked[k] {
+			last[k] = op
+		}
+	}
 	for i := range ops {
-		k := names[rng.IntN(len(names))]
-		p := filepath.Join(dir, k)
-		op := rng.IntN(6)
+		k, to := names[rng.IntN(len(names))], names[rng.IntN(len(names))]
+		op := rng.IntN(12)
+		delete(last, k)
+		var moved bool
 		if rng.IntN(2) == 0 {
 			// The session.
-			delete(last, k)
-			switch {
-			case op <= 1 || !c.Has(k):
-				v := fmt.Sprintf("op %d\n", i)
-				err = c.Set(k, []byte(v))
-				last[k] = lastOp{value: v}
-			case op == 2:
-				mode := fs.FileMode([]int{0o600, 0o640, 0o644}[rng.IntN(3)])
-				_, err = c.SetAttr(t.Context(), k, session.Attr{Mode: &mode})
-			case op == 3:
-				err = c.XAttrs().Set(t.Context(), k, "user.memfs.tags", []byte(fmt.Sprintf("s%d", i)), 0)
-			default:
-				err = c.Delete(k)
-				if os.IsNotExist(err) {
-					err = nil
-				}
+			if (op == 7 || op == 10) && !full {
+				op = 0 // see full
 			}
-			if err != nil {
-				t.Fatalf("seed %d: op %d on %s: %v", seed, i, k, err)
-			}
+			moved = sessionDirOp(t, c, rng, seed, i, k, to, op, claim)
 			if rng.IntN(3) == 0 {
 				must(t, c.Flush(t.Context()))
 			}
-			continue
+		} else {
+			// The other program; its failures (a precondition that does
+			// not hold) are its own.
+			if (op == 7 || op == 10) && !full {
+				op = 0 // see full
+			}
+			moved = programDirOp(rng, dir, i, k, to, op, claim)
+			if rng.IntN(4) == 0 {
+				time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // random timing against the watcher
+			}
 		}
-		// The other program; its failures (a file not there) are its own.
-		delete(last, k)
 		switch {
-		case op <= 1:
-			v := fmt.Sprintf("other %d\n", i)
-			if os.WriteFile(p, []byte(v), 0o644) == nil {
-				last[k] = lastOp{value: v}
-			}
-		case op == 2:
-			mode := fs.FileMode([]int{0o600, 0o640, 0o644}[rng.IntN(3)])
-			if os.Chmod(p, mode) == nil {
-				last[k] = lastOp{mode: mode}
-			}
-		case op == 3:
-			unix.Setxattr(p, "user.memfs.tags", []byte(fmt.Sprintf("o%d", i)), 0)
-		default:
-			os.Remove(p)
-		}
-		if rng.IntN(4) == 0 {
-			time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // random timing against the watcher
+		case moved && op == 9: // a rename: the claim and the links move with the node
+			delete(last, to)
+			linked[to] = linked[k]
+			delete(linked, k)
+		case moved: // a hard link
+			delete(last, to)
+			linked[k], linked[to] = true, true
 		}
 	}
 	var vs, vd string
@@ -403,15 +449,24 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	checkLast(t, st, seed, vd, last)
+}
+
+// checkLast checks that the last change made to each name in a
+// directory store's round (last) is found in st, whose view is vd.
+func checkLast(t *testing.T, st backend.Store, seed uint64, vd string, last map[string]lastOp) {
+	t.Helper()
 	es := mustList(t, st)
 	for k, op := range last {
-		// Under the name, or kept beside it whole (keep-both: their
-		// version, with its mode, when the session's changes were made
-		// on an older one).
+		// A chmod under the name, or kept beside it whole (keep-both:
+		// their version, with its mode, when the session's changes were
+		// made on an older one); a value (each is written once)
+		// anywhere: a rename of the name made on an older version
+		// carries the newer (dirstore moves the file).
 		found := false
 		base := strings.TrimSuffix(k, ".md")
 		for _, e := range es {
-			if e.Key != k && !strings.HasPrefix(e.Key, base+".conflict-") {
+			if op.mode != 0 && e.Key != k && !strings.HasPrefix(e.Key, base+".conflict-") || !e.Info.Mode.IsRegular() {
 				continue
 			}
 			if op.mode != 0 {
@@ -428,4 +483,128 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 			t.Errorf("seed %d: %s: the last write, %q, is lost\nstore: %s", seed, k, op.value, vd)
 		}
 	}
+}
+
+// lastOp is a change made to a name that must be found at the end of a
+// directory store's round: a value written (mode 0), or the other
+// program's chmod.
+type lastOp struct {
+	value string
+	mode  fs.FileMode
+}
+
+// sessionDirOp is one random change the session makes in a directory
+// store's round: a write, chmod, setxattr, removal, chown, utimes,
+// mkdir, symlink, rename or hard link of k (to to). It reports whether k
+// was renamed or linked to to; claim records a value written.
+func sessionDirOp(t *testing.T, c *session.Context, rng *rand.Rand, seed uint64, i int, k, to string, op int, claim func(string, lastOp)) bool {
+	ctx := t.Context()
+	st, statErr := c.Stat(k)
+	regular := statErr == nil && !st.IsDir && st.Mode.IsRegular()
+	var err error
+	moved := false
+	switch {
+	case op <= 1 && (regular || statErr != nil):
+		v := fmt.Sprintf("op %d\n", i)
+		if err = c.Set(k, []byte(v)); err == nil {
+			claim(k, lastOp{value: v})
+		}
+	case statErr != nil && op != 7 && op != 8:
+	case op == 2 && st.Mode.Type() != fs.ModeSymlink: // chmod(2) follows a symlink before the mount sees it
+		mode := fs.FileMode([]int{0o600, 0o640, 0o644}[rng.IntN(3)])
+		_, err = c.SetAttr(ctx, k, session.Attr{Mode: &mode})
+	case op == 3 && regular:
+		err = c.XAttrs().Set(ctx, k, "user.memfs.tags", []byte(fmt.Sprintf("s%d", i)), 0)
+	case (op == 4 || op == 11) && st.IsDir:
+		err = c.Rmdir(k)
+	case op == 4 || op == 11:
+		err = c.Delete(k)
+	case op == 5:
+		uid, gid := uint32(1000+rng.IntN(3)), uint32(1000+rng.IntN(3))
+		_, err = c.SetAttr(ctx, k, session.Attr{UID: &uid, GID: &gid})
+	case op == 6:
+		mt := time.Unix(1700000000+int64(i), 0)
+		_, err = c.SetAttr(ctx, k, session.Attr{MTime: &mt})
+	default:
+		moved, err = sessionNameOp(ctx, c, k, to, st, op)
+	}
+	if err != nil && !ownErr(err) {
+		t.Fatalf("seed %d: op %d on %s (to %s): %v", seed, i, k, to, err)
+	}
+	return moved
+}
+
+// ownErr reports whether err is a process's own: a precondition that
+// does not hold (the name absent or there, of the other type, a
+// directory not empty, no such attribute).
+func ownErr(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) || errors.Is(err, session.ErrIsDir) ||
+		errors.Is(err, session.ErrNotEmpty) || errors.Is(err, session.ErrNotDir) || errors.Is(err, unix.ENOTDIR) ||
+		errors.Is(err, unix.EISDIR) || errors.Is(err, session.ErrNoXAttr)
+}
+
+// sessionNameOp is sessionDirOp's mkdir, symlink, rename or hard link
+// (op 7 to 10) of k, of st, to to; it reports whether k was renamed or
+// linked.
+func sessionNameOp(ctx context.Context, c *session.Context, k, to string, st session.Stat, op int) (bool, error) {
+	var err error
+	switch {
+	case op == 7:
+		err = c.Mkdir(k, 0o755, 0, 0)
+	case op == 8:
+		err = c.Symlink(ctx, k, to, 0, 0)
+	case op == 9 && k != to && !st.IsDir:
+		err = c.Rename(ctx, k, to, 0)
+		return err == nil, err
+	case op == 10 && !st.IsDir && st.Mode.IsRegular() && k != to:
+		err = c.Link(ctx, k, to)
+		return err == nil, err
+	}
+	return false, err
+}
+
+// programDirOp is sessionDirOp's change made by another program in the
+// store's directory dir.
+func programDirOp(rng *rand.Rand, dir string, i int, k, to string, op int, claim func(string, lastOp)) bool {
+	p, q := filepath.Join(dir, k), filepath.Join(dir, to)
+	switch op {
+	case 0, 1:
+		// Never through a symlink: the write would land on its target.
+		v := fmt.Sprintf("other %d\n", i)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o644)
+		if err != nil {
+			break
+		}
+		_, err = f.WriteString(v)
+		if f.Close() == nil && err == nil {
+			claim(k, lastOp{value: v})
+		}
+	case 2:
+		mode := fs.FileMode([]int{0o600, 0o640, 0o644}[rng.IntN(3)])
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && os.Chmod(p, mode) == nil {
+			claim(k, lastOp{mode: mode})
+		}
+	case 3:
+		unix.Lsetxattr(p, "user.memfs.tags", []byte(fmt.Sprintf("o%d", i)), 0)
+	case 5:
+		os.Lchown(p, 1000+rng.IntN(3), 1000+rng.IntN(3))
+	case 6:
+		mt := unix.NsecToTimespec(time.Unix(1700000000+int64(i), 0).UnixNano())
+		unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{mt, mt}, unix.AT_SYMLINK_NOFOLLOW)
+	case 7:
+		os.Mkdir(p, 0o755)
+	case 8:
+		os.Symlink(to, p)
+	case 9:
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() && k != to {
+			return os.Rename(p, q) == nil
+		}
+	case 10:
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && k != to {
+			return os.Link(p, q) == nil
+		}
+	default:
+		os.Remove(p)
+	}
+	return false
 }

@@ -270,7 +270,7 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		// A node with several names moves as a whole or not at all:
 		// theirs is kept beside it, ours takes the name.
 		ck := c.freeConflictKeyLocked(ConflictKey(key, c.now()))
-		theirs.Key = ck
+		theirs.Key, theirs.Info.Link = ck, "" // a node of its own
 		if _, _, err := c.loadCleanLocked(theirs); err != nil {
 			c.setExpectLocked(f, key, v) // overwritten: logged and reported
 			r.outcome = OutcomeOverwritten
@@ -323,7 +323,9 @@ func (c *Context) showTheirsLocked(r *resolved) bool {
 	case mode.IsDir():
 		r.dir = true
 	case mode.IsRegular(), mode.Type() == fs.ModeSymlink:
-		if _, _, err := c.loadCleanLocked(r.theirs); err != nil {
+		theirs := r.theirs
+		theirs.Info.Link = "" // never one with the node ours was
+		if _, _, err := c.loadCleanLocked(theirs); err != nil {
 			c.log.Error("flush: conflict: the other writer's version cannot take its key in the session; left in the store", "key", r.key, "err", err)
 			return false
 		}
@@ -384,14 +386,34 @@ func (c *Context) freeConflictKeyLocked(ck string) string {
 // loadCleanLocked makes e, the store's version of e.Key, the session's
 // value of it, clean (the store holds exactly this), as External.Apply and
 // a conflict's resolution do; it returns the file and whether it was
-// created. A name of a node with hard links becomes a node of its own.
+// created. A name of a node with hard links becomes a node of its own,
+// unless e names that node's group (Info.Link): then, and when e names a
+// group the session has under other names (another writer's hard link),
+// e is that node, and its value and attributes show under every name.
 func (c *Context) loadCleanLocked(e backend.Entry) (*file, bool, error) {
-	if f, ok := c.mu.tree.files[e.Key]; ok && f.link != nil && len(f.link.names) > 1 {
-		c.detachNameLocked(f, e.Key)
+	old, had := c.mu.tree.files[e.Key]
+	if had && old.link != nil && len(old.link.names) > 1 && old.link.id != e.Info.Link {
+		c.detachNameLocked(old, e.Key)
+		had = false
 	}
-	f, created, err := c.createLocked("external", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false)
-	if err != nil {
-		return nil, false, err
+	var f *file
+	created := false
+	_, isDir := c.mu.tree.dirs[e.Key]
+	if e.Info.Link != "" && !isDir && (!had || old.link == nil || old.link.id != e.Info.Link) {
+		// A name of a node the session has under other names (another
+		// program's hard link): the name joins that node.
+		if f = c.joinGroupLocked(e.Key, e.Info.Link); f != nil {
+			created = !had
+		}
+	}
+	if f == nil {
+		var err error
+		if f, created, err = c.createLocked("external", e.Key, e.Info.Mode, e.Info.UID, e.Info.GID, false); err != nil {
+			return nil, false, err
+		}
+	}
+	if e.Info.Link != "" && f.link == nil {
+		f.link = &linkGroup{id: e.Info.Link, names: []string{e.Key}}
 	}
 	f.data, f.loaded, f.size = e.Value, true, int64(len(e.Value))
 	f.shared.Store(false)

@@ -33,9 +33,9 @@ var _ backend.Versioned = (*Store)(nil)
 // has into the caller's entry (Info.CTime), so that backend.VersionOf of
 // it is the version the store holds.
 //
-// Only regular files with one name are saved conditionally: directories,
-// symlinks, fifos, sockets, devices and hard-link groups are saved as Save
-// does, first (a directory the files need is there before them).
+// Nodes with one name (regular files, symlinks, fifos, sockets, devices)
+// are saved conditionally: directories and hard-link groups are saved as
+// Save does, first (a directory the files need is there before them).
 func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []backend.Version) (map[string]string, error) {
 	if err := s.writable("save"); err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 		if last[entries[i].Key] != i {
 			continue
 		}
-		if entries[i].Info.Mode.IsRegular() && entries[i].Info.Link == "" {
+		if !entries[i].Info.Mode.IsDir() && entries[i].Info.Link == "" {
 			cond = append(cond, entries[i])
 			condIdx = append(condIdx, i)
 			want = append(want, expect[i])

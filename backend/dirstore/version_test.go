@@ -215,3 +215,30 @@ func TestDeleteIfReportsWhatItKeeps(t *testing.T) {
 		}
 	}
 }
+
+// A symlink a session saves where it found nothing never replaces a file
+// another program put there meanwhile: their file is kept beside, as for
+// a regular file (issue 26; the two-writer model's dir rounds lost the
+// other program's write under a symlink the session made).
+func TestSaveIfSymlinkKeepsAnotherProgramsFile(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "n1.md"), []byte("theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := backend.Entry{Key: "n1.md", Value: []byte("n2.md"), Info: backend.Info{Mode: os.ModeSymlink | 0o777, MTime: time.Unix(1800000000, 0)}}
+	kept, err := s.SaveIf(t.Context(), []backend.Entry{link}, []backend.Version{{}})
+	if err != nil {
+		t.Fatalf("SaveIf: %v", err)
+	}
+	if target, err := os.Readlink(filepath.Join(dir, "n1.md")); err != nil || target != "n2.md" {
+		t.Errorf("n1.md: %q %v, want the symlink to n2.md", target, err)
+	}
+	ck, ok := kept["n1.md"]
+	if !ok {
+		t.Fatalf("kept = %v: their file is not kept beside", kept)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, ck)); err != nil || string(got) != "theirs\n" {
+		t.Errorf("their copy %s: %q %v, want %q", ck, got, err, "theirs\n")
+	}
+}
