@@ -86,11 +86,8 @@ func (r *recorder) collect(ctx context.Context, o history.CollectOptions) (histo
 
 // values writes the objects of the values evs name, before their append.
 func (r *recorder) values(ctx context.Context, evs []session.Event) error {
-	missing, err := r.h.Missing(ctx, r.plan(evs))
-	if err != nil {
-		return err
-	}
-	return r.h.Write(ctx, missing)
+	_, err := r.h.WriteMissing(ctx, r.plan(evs))
+	return err
 }
 
 // plan returns the records of the values evs name.
@@ -109,10 +106,9 @@ func (r *recorder) plan(evs []session.Event) []history.Record {
 // present: it marked before their versions were written (see
 // history.Store.Collect). The values are still in evs.
 func (r *recorder) restore(ctx context.Context, evs []session.Event) {
-	missing, err := r.h.Missing(ctx, r.plan(evs))
-	if err == nil && len(missing) > 0 {
-		r.log.Warn("history: a collection removed objects a flush's versions name; writing them again", "objects", len(missing))
-		err = r.h.Write(ctx, missing)
+	n, err := r.h.WriteMissing(ctx, r.plan(evs))
+	if n > 0 {
+		r.log.Warn("history: a collection removed objects a flush's versions name; wrote them again", "bytes", n)
 	}
 	if err != nil {
 		r.log.Error("history: cannot check the objects of a flush's versions", "err", err)

@@ -92,8 +92,9 @@
 // and manifests are named by content and may be written any time before
 // the version that names them, also twice (a retry, two mounts storing
 // one chunk: the same bytes under the same name); [Store.Missing] leaves
-// out those the store holds, and [Store.Put] is PlanValue, Missing and
-// [Store.Write]. Write batches records into SwapSys calls where the store
+// out those the store holds, [Store.WriteMissing] is Missing and
+// [Store.Write] with the check of one part overlapping the write of the
+// part before (what the flush and [Store.Put] use). Write batches records into SwapSys calls where the store
 // has them (64 records, 1 MiB each: etcd's transaction limits), since one
 // SaveSys per 8 KiB chunk is one transaction (badger) or two fsyncs (dir)
 // each: an 8 MiB value took 6.9 s on badger that way, 0.7 s batched. Objects no version names (a flush that failed after
@@ -149,8 +150,7 @@
 //
 //	h := history.New(sys)
 //	p := h.PlanValue(value)                        // in the flush, before the append
-//	missing, err := h.Missing(ctx, p.Records)
-//	err = h.Write(ctx, missing)
+//	_, err := h.WriteMissing(ctx, p.Records)      // Missing, then Write
 //	recs, err := h.PlanVersions([]history.Version{history.NewVersion(seq, history.OpWrite, &entry, p.Addr)})
 //	err = h.Write(ctx, recs)                       // with the events
 //	vs, err := h.Versions(ctx, "memory/notes.md")  // oldest first
