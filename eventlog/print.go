@@ -16,8 +16,8 @@ import (
 func ParseOps(ops []string) ([]string, error) {
 	var out []string
 	for _, op := range ops {
-		if !slices.Contains([]string{OpWrite, OpDelete, OpRename, OpAttr, OpBreak, OpRedact}, op) {
-			return nil, fmt.Errorf("%q: want write, delete, rename, attr, break or redact", op)
+		if !slices.Contains([]string{OpWrite, OpDelete, OpRename, OpAttr, OpConflict, OpBreak, OpRedact}, op) {
+			return nil, fmt.Errorf("%q: want write, delete, rename, attr, conflict, break or redact", op)
 		}
 		out = append(out, op)
 	}
@@ -37,7 +37,7 @@ func WriteJSON(w io.Writer, events []Event) error {
 
 // WriteTable writes events to w a line each, as memfs log shows them:
 // seq, local time, operation, key (old -> new for a rename), size and
-// writer; a break event shows the damaged record and why. Names are
+// writer; a conflict shows its outcome and copy, a break event shows the damaged record and why. Names are
 // printed as names.Show shows them.
 func WriteTable(w io.Writer, events []Event) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -49,6 +49,13 @@ func WriteTable(w io.Writer, events []Event) error {
 		who := fmt.Sprintf("%s[%d] uid %d", names.Show(e.Writer.Comm), e.Writer.PID, e.Writer.UID)
 		if e.Writer.Agent != "" {
 			who += " agent " + names.Show(e.Writer.Agent)
+		}
+		if e.Op == OpConflict && e.Conflict != nil {
+			how := e.Conflict.Outcome
+			if e.Conflict.Copy != "" {
+				how += ", copy " + names.Show(e.Conflict.Copy)
+			}
+			key += " (" + how + ")"
 		}
 		if e.Op == OpBreak && e.Break != nil {
 			key, who = names.Show(e.Break.Record)+": "+e.Break.Reason, "memfs (damage found at open)"

@@ -31,7 +31,7 @@ func logCommand() *cli.Command {
 			&cli.StringFlag{Name: "key", Usage: "only events whose key (or old key) starts with PREFIX"},
 			&cli.StringFlag{Name: "since", Usage: "only events at or after T (RFC 3339, YYYY-MM-DD, or a duration ago such as 24h)"},
 			&cli.StringFlag{Name: "until", Usage: "only events before T"},
-			&cli.StringSliceFlag{Name: "op", Usage: "only these operations: write, delete, rename, attr, break (damage recorded in the log) (repeatable)"},
+			&cli.StringSliceFlag{Name: "op", Usage: "only these operations: write, delete, rename, attr, conflict, redact, break (damage recorded in the log) (repeatable)"},
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "events per page (at least 1)"},
 			&cli.Uint64Flag{Name: "before", Usage: "only events before sequence number SEQ (the previous page)"},
 			&cli.Uint64Flag{Name: "after", Usage: "only events after sequence number SEQ, paging forward (0: from the first event)"},
