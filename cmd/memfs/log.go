@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/eventlog"
-	"github.com/memfs/memfs/history"
 )
 
 func logCommand() *cli.Command {
@@ -72,41 +72,15 @@ func logCommand() *cli.Command {
 }
 
 func verifyLog(c *cli.Context, ctx context.Context, sys eventlog.Sys) error {
-	// Through a mount, a reader other than root may be shown a filtered
-	// view (root sees every event, and Verify checks it).
-	if d, ok := sys.(eventlog.DirSys); ok && os.Geteuid() != 0 {
-		mr, err := eventlog.VerifyMasked(ctx, d)
-		if err != nil {
-			return err
-		}
-		if mr.Hidden > 0 {
-			text, err := mr.Summary(os.Geteuid())
-			fmt.Fprint(c.App.Writer, text)
-			return err
-		}
+	lc, err := memfs.VerifyLog(ctx, sys, os.Geteuid())
+	fmt.Fprint(c.App.Writer, lc.Out)
+	for _, n := range lc.Notes {
+		fmt.Fprintln(c.App.ErrWriter, n)
 	}
-	r, err := eventlog.Verify(ctx, sys)
-	if err != nil {
-		return err
+	if err == nil && lc.Failed != "" {
+		return cli.Exit(lc.Failed, 1)
 	}
-	for _, w := range r.Warnings {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
-	}
-	var h history.Verified // and every version's bytes, where the store is at hand (not through a mount)
-	if st, ok := sys.(backend.SysStore); ok {
-		if h, err = history.New(st).Verify(ctx); err != nil {
-			return err
-		}
-		fmt.Fprintln(c.App.Writer, h.Summary())
-	}
-	for _, d := range append(r.Damage, h.Damage...) {
-		fmt.Fprintf(c.App.ErrWriter, "damage: %s\n", d)
-	}
-	if !r.OK || len(h.Damage) > 0 {
-		return cli.Exit(r.Summary(), 1)
-	}
-	fmt.Fprintln(c.App.Writer, r.Summary())
-	return nil
+	return err
 }
 
 func printEvents(c *cli.Context, q eventlog.Query, page eventlog.Page) error {
