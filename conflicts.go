@@ -12,6 +12,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/internal/merge3"
+	"github.com/memfs/memfs/internal/names"
 )
 
 // Conflict is an open conflict: a conflict copy (backend.ConflictKey,
@@ -32,6 +33,37 @@ type Conflict struct {
 	Agent     string // the agent whose save met the conflict ("" when unknown)
 	Outcome   string // the conflict event's outcome (kept-both, kept-beside); "" without one
 	Seq       uint64 // the conflict event's seq; 0 when the log has none for the copy
+}
+
+// ConflictLines is cfs as memfs conflicts lists them, a Line each.
+func ConflictLines(cfs []Conflict) string {
+	var b strings.Builder
+	for _, cf := range cfs {
+		b.WriteString(cf.Line() + "\n")
+	}
+	return b.String()
+}
+
+// Line is cf as memfs conflicts lists it: key, copy, time, then whose
+// version the copy holds and what the log says, tab-separated.
+func (cf Conflict) Line() string {
+	how := "copy holds " + cf.CopyHolds
+	if cf.Agent != "" {
+		how += ", agent " + cf.Agent
+	}
+	if cf.Seq != 0 {
+		how += fmt.Sprintf(", %s at seq %d", cf.Outcome, cf.Seq)
+	}
+	return names.Show(cf.Key) + "\t" + names.Show(cf.Copy) + "\t" + cf.Time.UTC().Format(time.RFC3339) + "\t" + how
+}
+
+// Resolved is what memfs conflicts resolve says of cf resolved by keep
+// with the outcome err ("" when it failed: the error says why).
+func (cf Conflict) Resolved(keep Keep, err error) string {
+	if err != nil || cf.Copy == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: kept %s; %s removed\n", names.Show(cf.Key), keep, names.Show(cf.Copy))
 }
 
 // Keep is what ResolveConflict keeps.

@@ -65,6 +65,19 @@ func WriteTable(w io.Writer, events []Event) error {
 	return tw.Flush()
 }
 
+// NextHint tells the reader of p, the answer to q, how to ask for the
+// next page, as memfs log's flags: "(more: --after SEQ)" paging forward,
+// "(earlier events: --before SEQ)" paging back; "" when p is the last.
+func (p Page) NextHint(q Query) string {
+	switch {
+	case !p.More || len(p.Events) == 0:
+		return ""
+	case q.After > 0 || q.Forward:
+		return fmt.Sprintf("(more: --after %d)", p.Events[len(p.Events)-1].Seq)
+	}
+	return fmt.Sprintf("(earlier events: --before %d)", p.Events[0].Seq)
+}
+
 // Summary is the one-line verdict of a Verify: the chain intact, or
 // where it breaks.
 func (r Report) Summary() string {

@@ -44,7 +44,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			manCommand(),
 			hintCommand(),
 			modelsCommand(),
-			gcCommand(),
+			gcCommand(), conflictsCommand(),
 			historyCommand(), snapshotCommand(), checkpointCommand(), revertCommand(), restoreCommand(), diffCommand(),
 		},
 	}

@@ -87,17 +87,11 @@ func printEvents(c *cli.Context, q eventlog.Query, page eventlog.Page) error {
 	if c.Bool("json") {
 		return eventlog.WriteJSON(c.App.Writer, page.Events)
 	}
-	if err := eventlog.WriteTable(c.App.Writer, page.Events); err != nil {
-		return err
+	err := eventlog.WriteTable(c.App.Writer, page.Events)
+	if h := page.NextHint(q); err == nil && h != "" {
+		fmt.Fprintln(c.App.ErrWriter, h)
 	}
-	if page.More && len(page.Events) > 0 {
-		if q.After > 0 || q.Forward {
-			fmt.Fprintf(c.App.ErrWriter, "(more: --after %d)\n", page.Events[len(page.Events)-1].Seq)
-		} else {
-			fmt.Fprintf(c.App.ErrWriter, "(earlier events: --before %d)\n", page.Events[0].Seq)
-		}
-	}
-	return nil
+	return err
 }
 
 // withEventSys runs fn over the event log of a live mount (--mount) or of
