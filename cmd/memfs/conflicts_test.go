@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -62,5 +63,51 @@ func TestConflictsCommand(t *testing.T) {
 	}
 	if _, _, err := run(t, "", "conflicts", "resolve", "--store", store, "--keep", "mine", key); err == nil || !strings.Contains(err.Error(), "no open conflict") {
 		t.Errorf("resolve with no conflict: %v, want no open conflict", err)
+	}
+}
+
+// Under --on-conflict merge, sed -i (a temp file renamed over the key) on
+// one mount while the other saves an edit of another line merges both,
+// through the kernel, on both mounts: no conflict copy.
+func TestSedInPlaceMergesOnEtcd(t *testing.T) {
+	if _, err := exec.LookPath("sed"); err != nil {
+		t.Fatalf("this test runs sed -i: %v", err)
+	}
+	a, b := twoMounts(t, sharedEtcdStore(t), sharedEnv(t), "--on-conflict", "merge")
+	const key = "memory/plan.md"
+	if err := writeSync(filepath.Join(a.mnt, key), []byte("one\ntwo\nthree\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B reads the plan", 10*time.Second, func() bool {
+		got, err := os.ReadFile(filepath.Join(b.mnt, key))
+		return err == nil && string(got) == "one\ntwo\nthree\n"
+	})
+	// B's sed -i is not saved yet (sed does not fsync) when alice saves.
+	if out, err := exec.Command("sed", "-i", "s/three/three, bob/", filepath.Join(b.mnt, key)).CombinedOutput(); err != nil {
+		t.Fatalf("sed -i: %v\n%s", err, out)
+	}
+	if err := writeSync(filepath.Join(a.mnt, key), []byte("one, alice\ntwo\nthree\n")); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := os.Open(filepath.Join(b.mnt, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fd.Sync(); err != nil { // flushes B: the save meets alice's
+		t.Fatal(err)
+	}
+	fd.Close()
+	const merged = "one, alice\ntwo\nthree, bob\n"
+	for _, p := range []*memfsProc{a, b} {
+		waitFor(t, p.mnt+" shows the merge", 10*time.Second, func() bool {
+			got, err := os.ReadFile(filepath.Join(p.mnt, key))
+			return err == nil && string(got) == merged
+		})
+		ents, _ := os.ReadDir(filepath.Join(p.mnt, "memory"))
+		for _, e := range ents {
+			if strings.Contains(e.Name(), ".conflict-") {
+				t.Errorf("%s: a conflict copy %s; want the merge alone\n%s", p.mnt, e.Name(), b.log)
+			}
+		}
 	}
 }
