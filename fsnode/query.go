@@ -16,6 +16,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/packhist"
 	"github.com/memfs/memfs/search"
@@ -221,6 +222,8 @@ var answerErrors = []struct {
 		"top:N, min:SCORE, mode:keyword|semantic|hybrid, format:json. Fix the word the reason names."},
 	{contextpack.ErrName, syscall.EINVAL, "a context name is the query's words, percent-encoded, and max:N (characters, 1 or more), " +
 		"summaries:K and at:SEQ (an event-log seq: memfs log shows them). Fix the word the reason names."},
+	{backend.ErrUnavailable, syscall.EIO, "the store does not answer (etcd down, or the network): what this mount loaded stays readable; " +
+		"ask again once the store answers (nothing to rebuild)."},
 	{packhist.ErrOutOfRange, syscall.ENOENT, "at:SEQ names no event of the log: memfs log (or .memfs/events.jsonl) shows the seqs there are."},
 	{packhist.ErrNotKept, syscall.ENOENT, "memfs keeps what packs read for the last 10,000 events only: choose a later seq (memfs log shows them)."},
 	{packhist.ErrNotArchived, syscall.EIO, "the sources of that pack were never kept (a crash before they were written): choose another seq (memfs log shows them)."},
