@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -127,6 +128,35 @@ func ConflictKeyBy(key, agent string, t time.Time) string {
 	}
 	base := strings.TrimSuffix(name, ext)
 	return Join(dir, fmt.Sprintf("%s.conflict-%s-%s%s", base, b.String(), t.UTC().Format("20060102T150405.000000000Z"), ext))
+}
+
+// conflictName matches the name of a conflict copy (ConflictKey,
+// ConflictKeyBy): the base, the agent (may be empty), the time, the
+// extension.
+var conflictName = regexp.MustCompile(`^(.+)\.conflict-(?:([A-Za-z0-9_-]+)-)?([0-9]{8}T[0-9]{6}\.[0-9]{9}Z)(\.[^.]*)?$`)
+
+// ParseConflictKey reads a key ConflictKey or ConflictKeyBy made: the key
+// it is a copy of, the agent it names ("" for none) and its time; ok is
+// false for a key that is no conflict copy. A copy of a copy's name (made
+// when the first name was taken) is read back to the first key.
+func ParseConflictKey(key string) (orig, agent string, t time.Time, ok bool) {
+	dir, name := Split(key)
+	m := conflictName.FindStringSubmatch(name)
+	if m == nil {
+		return "", "", time.Time{}, false
+	}
+	t, err := time.Parse("20060102T150405.000000000Z", m[3])
+	if err != nil {
+		return "", "", time.Time{}, false
+	}
+	orig, agent = Join(dir, m[1]+m[4]), m[2]
+	if o, a, _, ok := ParseConflictKey(orig); ok {
+		orig = o
+		if agent == "" {
+			agent = a
+		}
+	}
+	return orig, agent, t, true
 }
 
 // ErrConflict is matched (errors.Is) by a *ConflictError.

@@ -29,7 +29,8 @@
 //     first.
 //  3. Memory: notes, best first (see Ranking), each "### key", a blank
 //     line, its value. A note is a regular file (a symlink, a fifo or
-//     another special file is none) that Options.Ignore does not exclude,
+//     another special file is none), not a conflict copy
+//     (backend.ParseConflictKey), that Options.Ignore does not exclude,
 //     with a value that is not binary (internal/ignore's Binary: a NUL
 //     byte in its first 8000 bytes, or bytes that are not UTF-8 in its
 //     first KiB); a file that is no note is not in the manifest either.
@@ -502,7 +503,7 @@ func noteItems(ctx context.Context, src Source, o Options) ([]*piece, error) {
 	var keys []string
 	for _, p := range o.Prefixes {
 		for _, e := range src.Entries(p) {
-			if _, ok := byKey[e.Key]; ok || e.Key == SummariesKey || dotted(e.Key) || !e.Info.Mode.IsRegular() || ignored(o, e.Key) {
+			if _, ok := byKey[e.Key]; ok || e.Key == SummariesKey || dotted(e.Key) || !e.Info.Mode.IsRegular() || ignored(o, e.Key) || conflictCopy(e.Key) {
 				continue
 			}
 			byKey[e.Key] = e
@@ -732,6 +733,15 @@ func skillItems(ctx context.Context, src Source, o Options) ([]*piece, error) {
 // FrontMatter returns the name and description of a SKILL.md's front
 // matter (see meta.FrontMatter).
 func FrontMatter(v []byte) (name, desc string) { return meta.FrontMatter(v) }
+
+// conflictCopy reports whether key is a conflict copy (backend.ConflictKey,
+// ConflictKeyBy): one side of a conflict nobody has resolved yet. The
+// original note is in the pack; its copy would show the agent the same
+// note twice, one version of it possibly stale.
+func conflictCopy(key string) bool {
+	_, _, _, ok := backend.ParseConflictKey(key)
+	return ok
+}
 
 // ignored reports whether o.Ignore excludes key.
 func ignored(o Options, key string) bool { return o.Ignore != nil && o.Ignore(key) }

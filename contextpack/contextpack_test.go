@@ -298,7 +298,8 @@ func (m mapSource) Resolve(context.Context, ...string) error { return nil }
 func (m mapSource) Get(k string) ([]byte, bool)              { v, ok := m[k]; return v, ok }
 
 // A binary value (a NUL, or bytes that are not UTF-8: a zlib object), a
-// file Options.Ignore excludes and a file that is not regular are no
+// file Options.Ignore excludes, a file that is not regular and a conflict
+// copy (the other side of a conflict, until someone resolves it) are no
 // notes, nor skills: neither in the pack nor in its manifest.
 func TestPackLeavesOutWhatIsNoNote(t *testing.T) {
 	src := entrySource{
@@ -307,6 +308,7 @@ func TestPackLeavesOutWhatIsNoNote(t *testing.T) {
 		{Key: "memory/scratch/s.md", Value: []byte("scratch\n"), Info: backend.Info{Mode: 0o644}},
 		{Key: "memory/link.md", Value: []byte("a.md"), Info: backend.Info{Mode: fs.ModeSymlink | 0o777}},
 		{Key: "memory/a.md", Value: []byte("text\n"), Info: backend.Info{Mode: 0o644}},
+		{Key: "memory/a.conflict-coder-20261127T101500.000000000Z.md", Value: []byte("text, theirs\n"), Info: backend.Info{Mode: 0o644}},
 		{Key: "skills/x/SKILL.md", Value: []byte("---\nname: x\n---\n"), Info: backend.Info{Mode: 0o644}},
 		{Key: "skills/y/SKILL.md", Value: []byte("---\nname: y\n---\n"), Info: backend.Info{Mode: 0o644}},
 	}

@@ -1,6 +1,7 @@
 package contextpack
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -14,6 +15,9 @@ import (
 func Name(words ...string) string {
 	return strings.ReplaceAll(url.PathEscape(strings.Join(words, " ")), ".", "%2E")
 }
+
+// ErrName is wrapped by ParseName's errors: a name that is no pack's.
+var ErrName = errors.New("invalid context pack name")
 
 // ParseName reads the name of a pack file: "" for .memfs/context.md, NAME
 // for .memfs/context/NAME, either followed by ManifestSuffix for the
@@ -29,7 +33,7 @@ func ParseName(name string) (o Options, at uint64, manifest bool, err error) {
 	base, manifest := strings.CutSuffix(name, ManifestSuffix)
 	dec, err := url.PathUnescape(base)
 	if err != nil {
-		return Options{}, 0, false, fmt.Errorf("context: %w", err)
+		return Options{}, 0, false, fmt.Errorf("context: %w: %w", ErrName, err)
 	}
 	var query []string
 	for _, w := range strings.Fields(dec) {
@@ -37,21 +41,21 @@ func ParseName(name string) (o Options, at uint64, manifest bool, err error) {
 		switch {
 		case ok && k == "max":
 			if o.MaxChars, err = strconv.Atoi(v); err != nil || o.MaxChars < 1 {
-				return Options{}, 0, false, fmt.Errorf("context: max:%s: want a positive number of characters", v)
+				return Options{}, 0, false, fmt.Errorf("context: %w: max:%s: want a positive number of characters", ErrName, v)
 			}
 		case ok && k == "summaries":
 			if o.Summaries, err = strconv.Atoi(v); err != nil {
-				return Options{}, 0, false, fmt.Errorf("context: summaries:%s: want a number", v)
+				return Options{}, 0, false, fmt.Errorf("context: %w: summaries:%s: want a number", ErrName, v)
 			}
 			if o.Summaries == 0 {
 				o.Summaries = -1
 			}
 		case ok && k == "at":
 			if at != 0 {
-				return Options{}, 0, false, fmt.Errorf("context: at: given twice")
+				return Options{}, 0, false, fmt.Errorf("context: %w: at: given twice", ErrName)
 			}
 			if at, err = strconv.ParseUint(v, 10, 64); err != nil || at == 0 {
-				return Options{}, 0, false, fmt.Errorf("context: at:%s: want an event-log sequence number (1 or more)", v)
+				return Options{}, 0, false, fmt.Errorf("context: %w: at:%s: want an event-log sequence number (1 or more)", ErrName, v)
 			}
 		default:
 			query = append(query, w)

@@ -16,8 +16,8 @@ import (
 func ParseOps(ops []string) ([]string, error) {
 	var out []string
 	for _, op := range ops {
-		if !slices.Contains([]string{OpWrite, OpDelete, OpRename, OpAttr, OpBreak, OpRedact}, op) {
-			return nil, fmt.Errorf("%q: want write, delete, rename, attr, break or redact", op)
+		if !slices.Contains([]string{OpWrite, OpDelete, OpRename, OpAttr, OpConflict, OpBreak, OpRedact}, op) {
+			return nil, fmt.Errorf("%q: want write, delete, rename, attr, conflict, break or redact", op)
 		}
 		out = append(out, op)
 	}
@@ -37,7 +37,7 @@ func WriteJSON(w io.Writer, events []Event) error {
 
 // WriteTable writes events to w a line each, as memfs log shows them:
 // seq, local time, operation, key (old -> new for a rename), size and
-// writer; a break event shows the damaged record and why. Names are
+// writer; a conflict shows its outcome and copy, a break event shows the damaged record and why. Names are
 // printed as names.Show shows them.
 func WriteTable(w io.Writer, events []Event) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -50,12 +50,32 @@ func WriteTable(w io.Writer, events []Event) error {
 		if e.Writer.Agent != "" {
 			who += " agent " + names.Show(e.Writer.Agent)
 		}
+		if e.Op == OpConflict && e.Conflict != nil {
+			how := e.Conflict.Outcome
+			if e.Conflict.Copy != "" {
+				how += ", copy " + names.Show(e.Conflict.Copy)
+			}
+			key += " (" + how + ")"
+		}
 		if e.Op == OpBreak && e.Break != nil {
 			key, who = names.Show(e.Break.Record)+": "+e.Break.Reason, "memfs (damage found at open)"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05.000"), e.Op, key, e.Size, who)
 	}
 	return tw.Flush()
+}
+
+// NextHint tells the reader of p, the answer to q, how to ask for the
+// next page, as memfs log's flags: "(more: --after SEQ)" paging forward,
+// "(earlier events: --before SEQ)" paging back; "" when p is the last.
+func (p Page) NextHint(q Query) string {
+	switch {
+	case !p.More || len(p.Events) == 0:
+		return ""
+	case q.After > 0 || q.Forward:
+		return fmt.Sprintf("(more: --after %d)", p.Events[len(p.Events)-1].Seq)
+	}
+	return fmt.Sprintf("(earlier events: --before %d)", p.Events[0].Seq)
 }
 
 // Summary is the one-line verdict of a Verify: the chain intact, or

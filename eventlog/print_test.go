@@ -14,8 +14,11 @@ func TestParseOps(t *testing.T) {
 	if err != nil || len(got) != 2 {
 		t.Errorf("ParseOps(write, break) = %v, %v", got, err)
 	}
-	if _, err := ParseOps([]string{"write", "conflict"}); err == nil || !strings.Contains(err.Error(), `"conflict"`) {
-		t.Errorf("ParseOps(conflict) = %v, want an error naming it", err)
+	if got, err := ParseOps([]string{"write", "conflict"}); err != nil || len(got) != 2 {
+		t.Errorf("ParseOps(write, conflict) = %v, %v; want both (memfs log --op conflict)", got, err)
+	}
+	if _, err := ParseOps([]string{"write", "bogus"}); err == nil || !strings.Contains(err.Error(), `"bogus"`) {
+		t.Errorf("ParseOps(bogus) = %v, want an error naming it", err)
 	}
 }
 
@@ -25,6 +28,8 @@ func TestWriteTable(t *testing.T) {
 		{Seq: 1, Time: at, Op: OpWrite, Key: "a\nb", Size: 3, Writer: meta.WriterInfo{Comm: "vim", PID: 10, UID: 1000, Agent: "bob"}},
 		{Seq: 2, Time: at, Op: OpRename, OldKey: "a", Key: "b", Writer: meta.WriterInfo{Comm: "mv", PID: 11}},
 		{Seq: 3, Time: at, Op: OpBreak, Break: &Break{Record: "events/1", Reason: "bad line"}},
+		{Seq: 4, Time: at, Op: OpConflict, Key: "p.md", Size: 2, Writer: meta.WriterInfo{Comm: "memfs", PID: 12, Agent: "coder"},
+			Conflict: &Conflict{Policy: "keep-both", Outcome: "kept-both", Copy: "p.conflict-coder-x.md"}},
 	}
 	var b bytes.Buffer
 	if err := WriteTable(&b, events); err != nil {
@@ -34,6 +39,7 @@ func TestWriteTable(t *testing.T) {
 		`1  2026-01-02 03:04:05.000  write   "a\nb"  3  vim[10] uid 1000 agent bob`,
 		`2  2026-01-02 03:04:05.000  rename  a -> b  0  mv[11] uid 0`,
 		`3  2026-01-02 03:04:05.000  break   events/1: bad line  0  memfs (damage found at open)`,
+		`4  2026-01-02 03:04:05.000  conflict  p.md (kept-both, copy p.conflict-coder-x.md)  2  memfs[12] uid 0 agent coder`,
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("table:\n%s\nwant a line %q", b.String(), want)

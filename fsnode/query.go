@@ -3,6 +3,7 @@ package fsnode
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,7 +14,12 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/contextpack"
+	"github.com/memfs/memfs/packhist"
+	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 	"github.com/memfs/memfs/status"
 )
@@ -67,6 +73,7 @@ type answerKey struct {
 type cachedAnswer struct {
 	at   time.Time
 	data []byte
+	err  error // the answer cannot be given: the file says why (answerText)
 }
 
 // get returns the answer to name for cr, computing it (without the lock
@@ -77,20 +84,20 @@ func (c *answerCache) get(ctx context.Context, fn Answer, key string, name strin
 	c.mu.Lock()
 	if a, ok := c.data[k]; ok && time.Since(a.at) < answerTTL {
 		c.mu.Unlock()
-		return a.data, nil
+		return a.data, a.err
 	}
 	gen := c.gen
 	c.mu.Unlock()
 	b, err := fn(session.WithCred(ctx, cr), name)
-	if err != nil {
-		return nil, err
+	if errors.Is(err, context.Canceled) {
+		return nil, err // the caller gave up: nothing to keep
 	}
 	c.mu.Lock()
 	if c.gen != gen {
 		// Memory changed while the answer was computed: it may hold
 		// what was there before. Its caller gets it; nobody else does.
 		c.mu.Unlock()
-		return b, nil
+		return b, err
 	}
 	if c.data == nil {
 		c.data = make(map[answerKey]cachedAnswer)
@@ -100,9 +107,9 @@ func (c *answerCache) get(ctx context.Context, fn Answer, key string, name strin
 			delete(c.data, k)
 		}
 	}
-	c.data[k] = cachedAnswer{at: time.Now(), data: b}
+	c.data[k] = cachedAnswer{at: time.Now(), data: b, err: err}
 	c.mu.Unlock()
-	return b, nil
+	return b, err
 }
 
 // clear drops every cached answer: memory changed.
@@ -115,22 +122,143 @@ func (c *answerCache) clear() {
 
 // answerFile returns the virtual file for name under dir ("context" or
 // "search"; "" for context.md itself). The lookup computes the answer for
-// its caller, so that a query that does not parse is ENOENT at once.
-func (r *Root) answerFile(ctx context.Context, fn Answer, dir, name string, ino uint64) (*virtualNode, syscall.Errno) {
+// its caller. A name that cannot be answered (a query that does not
+// parse, a mode the mount cannot serve, a pack of the past it cannot
+// rebuild) is a file all the same, whose text says why and what to do
+// (answerText): agents read files, and "No such file or directory" told
+// them the feature did not exist. Its errno, for programs, is the value of
+// the extended attribute user.memfs.error (see answerNode).
+func (r *Root) answerFile(ctx context.Context, fn Answer, dir, name string, ino uint64) *answerNode {
 	key := dir + "/" + name
 	if _, err := r.answers.get(ctx, fn, key, name, callerCred(ctx)); err != nil {
-		r.log.Info("answer file refused", "dir", dir, "name", name, "err", err)
-		return nil, syscall.ENOENT
+		r.log.Info("answer file cannot be answered", "dir", dir, "name", name, "err", err)
 	}
-	return &virtualNode{root: r, ino: ino, size: func() int64 { return 0 },
+	a := &answerNode{fn: fn, key: key, name: name}
+	a.virtualNode = virtualNode{root: r, ino: ino, size: func() int64 { return 0 },
 		open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
 			b, err := r.answers.get(ctx, fn, key, name, callerCred(ctx))
+			if errors.Is(err, context.Canceled) {
+				return nil, syscall.EINTR
+			}
 			if err != nil {
-				r.log.Warn("answer file", "dir", dir, "name", name, "err", err)
-				return nil, syscall.EIO
+				b = answerText(dir, err)
 			}
 			return &staticHandle{data: b}, 0
-		}}, 0
+		}}
+	return a
+}
+
+// answerNode is an answer file. Besides its text, it tells programs
+// whether the answer is an error: getxattr of ErrorXAttr gives the errno's
+// name (EINVAL, ENOTSUP, ENOENT, EIO, ...) when it is, and ENODATA
+// when the file holds an answer.
+type answerNode struct {
+	virtualNode
+	fn        Answer
+	key, name string
+}
+
+// ErrorXAttr is the extended attribute of an answer file that names the
+// errno of an answer that cannot be given.
+const ErrorXAttr = "user.memfs.error"
+
+var (
+	_ gofs.NodeGetxattrer  = (*answerNode)(nil)
+	_ gofs.NodeListxattrer = (*answerNode)(nil)
+)
+
+// errnoName is the value of ErrorXAttr for the caller in ctx ("" when its
+// answer is no error).
+func (a *answerNode) errnoName(ctx context.Context) string {
+	_, err := a.root.answers.get(ctx, a.fn, a.key, a.name, callerCred(ctx))
+	if err == nil {
+		return ""
+	}
+	return unix.ErrnoName(answerErrno(err))
+}
+
+func (a *answerNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	v := ""
+	if attr == ErrorXAttr {
+		v = a.errnoName(ctx)
+	}
+	if v == "" {
+		return 0, syscall.ENODATA
+	}
+	return xattrReply(dest, []byte(v))
+}
+
+func (a *answerNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	if a.errnoName(ctx) == "" {
+		return 0, 0
+	}
+	return xattrReply(dest, []byte(ErrorXAttr+"\x00"))
+}
+
+// xattrReply answers a getxattr or listxattr: the size alone for a size
+// probe (len(dest) 0), ERANGE for a buffer too small.
+func xattrReply(dest, v []byte) (uint32, syscall.Errno) {
+	if len(dest) == 0 {
+		return uint32(len(v)), 0
+	}
+	if len(dest) < len(v) {
+		return uint32(len(v)), syscall.ERANGE
+	}
+	return uint32(copy(dest, v)), 0
+}
+
+// answerErrors maps the errors of an answer to the errno a program tests
+// and what the reader can do, in order: the first match wins. An error
+// none matches is toErrno's, with answerHintOther.
+var answerErrors = []struct {
+	err   error
+	errno syscall.Errno
+	hint  string
+}{
+	{search.ErrNoEmbedder, syscall.EOPNOTSUPP, "this mount has no embedder, so it searches by keywords only: leave out mode: (or write mode:keyword), " +
+		"or put the default model in place with `memfs models install` and mount again."},
+	{search.ErrQuery, syscall.EINVAL, "a search name is the query's words and filters, percent-encoded: tag:T (repeatable), source:S, agent:ID, " +
+		"importance:0.5 (at least), since:2026-11-01 or since:24h, until:..., prefix:memory%2Fnotes (a / is written %2F), " +
+		"top:N, min:SCORE, mode:keyword|semantic|hybrid, format:json. Fix the word the reason names."},
+	{contextpack.ErrName, syscall.EINVAL, "a context name is the query's words, percent-encoded, and max:N (characters, 1 or more), " +
+		"summaries:K and at:SEQ (an event-log seq: memfs log shows them). Fix the word the reason names."},
+	{backend.ErrUnavailable, syscall.EIO, "the store does not answer (etcd down, or the network): what this mount loaded stays readable; " +
+		"ask again once the store answers (nothing to rebuild)."},
+	{packhist.ErrOutOfRange, syscall.ENOENT, "at:SEQ names no event of the log: memfs log (or .memfs/events.jsonl) shows the seqs there are."},
+	{packhist.ErrNotKept, syscall.ENOENT, "memfs keeps what packs read for the last 10,000 events only: choose a later seq (memfs log shows them)."},
+	{packhist.ErrNotArchived, syscall.EIO, "the sources of that pack were never kept (a crash before they were written): choose another seq (memfs log shows them)."},
+	{packhist.ErrMismatch, syscall.EIO, "what memfs kept of that pack does not match the event log: choose another seq, and check the log with memfs log --verify."},
+}
+
+const answerHintOther = "the mount's log has the details, and .memfs/status the state of the mount; try again in a moment."
+
+// answerErrno is the errno of err, an answer's error.
+func answerErrno(err error) syscall.Errno {
+	for _, e := range answerErrors {
+		if errors.Is(err, e.err) {
+			return e.errno
+		}
+	}
+	return toErrno(err)
+}
+
+// answerText is the content of an answer file whose answer is err: the
+// reason, what to do, and the errno programs read from ErrorXAttr.
+func answerText(dir string, err error) []byte {
+	hint := answerHintOther
+	for _, e := range answerErrors {
+		if errors.Is(err, e.err) {
+			hint = e.hint
+			break
+		}
+	}
+	what := "search"
+	if dir == "context" {
+		what = "context pack"
+	}
+	errno := answerErrno(err)
+	return fmt.Appendf(nil, "memfs: this %s cannot be answered: %v\nWhat to do: %s\nerrno: %s (%v), also in the extended attribute %s\n",
+		what, err, hint, unix.ErrnoName(errno), errno, ErrorXAttr)
 }
 
 // answerDir is .memfs/search/ or .memfs/context/: every name is a query;
@@ -179,10 +307,7 @@ func (d *answerDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	// is the one Add returned: read back with Load, two lookups at once
 	// could both get the second and share one inode (one query then
 	// reading the other's answer).
-	v, errno := d.root.answerFile(ctx, d.fn, d.name, name, answerInoBase+d.root.answerIno.Add(1))
-	if errno != 0 {
-		return nil, errno
-	}
+	v := d.root.answerFile(ctx, d.fn, d.name, name, answerInoBase+d.root.answerIno.Add(1))
 	v.fill(&out.Attr)
 	out.SetEntryTimeout(noCache)
 	out.SetAttrTimeout(noCache)
@@ -346,9 +471,9 @@ func (h *queryHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 }
 
 // Read answers the query written (one trailing newline dropped), then
-// serves that answer at any offset. A query that does not parse is
-// EINVAL, as its name would be ENOENT; the log says why, without the
-// query.
+// serves that answer at any offset. A query that cannot be answered is
+// its errno (answerErrno: EINVAL for one that does not parse), the errno
+// its name's ErrorXAttr gives; the log says why, without the query.
 func (h *queryHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -361,7 +486,7 @@ func (h *queryHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Re
 		b, err := d.root.answers.get(ctx, d.fn, d.name+"/"+name, name, h.cred)
 		if err != nil {
 			d.root.log.Info("query refused", "dir", d.name, "bytes", len(name), "err", err)
-			return nil, syscall.EINVAL
+			return nil, answerErrno(err)
 		}
 		h.answer = b
 	}

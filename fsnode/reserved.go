@@ -134,19 +134,21 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		if n.root.opts.ContextPack == nil {
 			return nil, syscall.ENOENT
 		}
-		var errno syscall.Errno
-		if v, errno = n.root.answerFile(ctx, n.root.opts.ContextPack, "context", "", contextIno); errno != 0 {
-			return nil, errno
-		}
+		a := n.root.answerFile(ctx, n.root.opts.ContextPack, "context", "", contextIno)
+		a.fill(&out.Attr)
+		out.SetEntryTimeout(noCache)
+		out.SetAttrTimeout(noCache)
+		return n.NewInode(ctx, a, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: a.ino}), 0
 	case "context.manifest.json":
 		// The manifest of context.md: the Answer's name "" + ".manifest.json".
 		if n.root.opts.ContextPack == nil {
 			return nil, syscall.ENOENT
 		}
-		var errno syscall.Errno
-		if v, errno = n.root.answerFile(ctx, n.root.opts.ContextPack, "context", ".manifest.json", contextManifestIno); errno != 0 {
-			return nil, errno
-		}
+		a := n.root.answerFile(ctx, n.root.opts.ContextPack, "context", ".manifest.json", contextManifestIno)
+		a.fill(&out.Attr)
+		out.SetEntryTimeout(noCache)
+		out.SetAttrTimeout(noCache)
+		return n.NewInode(ctx, a, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: a.ino}), 0
 	case "context", "search":
 		fn, ino := n.root.opts.ContextPack, uint64(contextDirIno)
 		if name == "search" {

@@ -318,8 +318,17 @@ func (c *Client) Ask(dir, name string) ([]byte, error) {
 		return nil, err
 	}
 	b, err := io.ReadAll(io.NewSectionReader(f, 0, math.MaxInt64))
-	if errors.Is(err, syscall.EINVAL) {
-		return nil, fmt.Errorf("the mount refused the query (its log says why)")
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		// The read says only the errno; the file of the name, when a
+		// name can hold the query, says why and what to do.
+		why := "its log says why"
+		if len(name) <= 255 {
+			if t, err := r.ReadFile(path.Join(".memfs", dir, name)); err == nil && len(t) > 0 {
+				why = strings.TrimSpace(string(t))
+			}
+		}
+		return nil, fmt.Errorf("the mount cannot answer the query (%w):\n%s", errno, why)
 	}
 	return b, err
 }

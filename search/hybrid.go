@@ -51,7 +51,7 @@ func parseMode(s string) (Mode, bool) {
 
 // resolveMode returns the mode q runs in with or without an embedder: the
 // default is hybrid with one, keyword without; semantic or hybrid without
-// one is an error wrapping ErrQuery.
+// one is an error wrapping ErrQuery and ErrNoEmbedder.
 func ResolveMode(m Mode, hasEmbedder bool) (Mode, error) {
 	switch {
 	case m == ModeDefault && hasEmbedder:
@@ -59,7 +59,7 @@ func ResolveMode(m Mode, hasEmbedder bool) (Mode, error) {
 	case m == ModeDefault:
 		return ModeKeyword, nil
 	case m != ModeKeyword && !hasEmbedder:
-		return m, fmt.Errorf("%w: mode:%s: there is no embedder: search is keyword-only", ErrQuery, m)
+		return m, fmt.Errorf("%w: mode:%s: %w", ErrQuery, m, ErrNoEmbedder)
 	}
 	return m, nil
 }

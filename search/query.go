@@ -16,6 +16,10 @@ import (
 // ErrQuery is wrapped by ParseQuery's errors.
 var ErrQuery = errors.New("invalid search query")
 
+// ErrNoEmbedder is wrapped (with ErrQuery) by the error of a query that
+// asks for mode:semantic or mode:hybrid where there is no embedder.
+var ErrNoEmbedder = errors.New("there is no embedder: search is keyword-only")
+
 // Request is what a name under .memfs/search/ asks for: a query, and how
 // its results are written.
 type Request struct {

@@ -34,6 +34,30 @@ type conflictState struct {
 	// watchCopies maps a key to the conflict copy External.Apply last
 	// made of it, until a flush that saves the key settles it (settle.go).
 	watchCopies map[string]watchCopy
+	// replaced holds, under the Merge policy, the merge base of a file
+	// removed from the key it was stored under (an editor's rename of a
+	// temp file over it: sed -i, atomic saves), with the store version
+	// it was the base of: the base of a merge of the file that takes the
+	// key next, whose save expects that version. A flush that saves or
+	// deletes the key forgets it.
+	replaced map[string]replacedBase
+}
+
+// replacedBase is the merge base of a replaced file (conflictState.replaced).
+type replacedBase struct {
+	version backend.Version // the store version the file was loaded from or saved as
+	base    mergeBase
+}
+
+// keepReplacedLocked records the merge base of f, stored under from, as it
+// leaves that key (removeNameLocked); Merge policy only.
+func (c *Context) keepReplacedLocked(f *file, from string) {
+	if mb, ok := c.mu.conflict.mergeBase[f]; ok && from != "" {
+		if c.mu.conflict.replaced == nil {
+			c.mu.conflict.replaced = make(map[string]replacedBase)
+		}
+		c.mu.conflict.replaced[from] = replacedBase{version: f.base, base: mb}
+	}
 }
 
 // takeEventsLocked returns the conflict events kept for the flush that
@@ -159,6 +183,7 @@ type resolved struct {
 	journal               []string // keys whose session value changed
 	created               bool     // theirs now has the key in the session
 	dir                   bool     // theirs is a directory, for ApplyDir after the lock
+	why                   string   // why a merge fell back to keep-both; "" for none
 }
 
 // resolveConflicts loads theirs of every conflict and resolves each by the
@@ -187,8 +212,13 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 		}
 	}
 	for _, r := range done {
-		c.log.Warn("flush: another writer changed a key being flushed; resolved by the conflict policy",
-			"key", r.key, "policy", c.opts.OnConflict.String(), "outcome", r.outcome, "copy", r.copyKey)
+		if r.why != "" {
+			c.log.Warn("flush: another writer changed a key being flushed; resolved by the conflict policy",
+				"key", r.key, "policy", c.opts.OnConflict.String(), "outcome", r.outcome, "copy", r.copyKey, "why", r.why)
+		} else {
+			c.log.Warn("flush: another writer changed a key being flushed; resolved by the conflict policy",
+				"key", r.key, "policy", c.opts.OnConflict.String(), "outcome", r.outcome, "copy", r.copyKey)
+		}
 		if r.dir {
 			if err := c.External().ApplyDir(r.key, r.theirs.Info); err != nil {
 				c.log.Error("flush: conflict: the other writer's directory cannot take its key in the session", "key", r.key, "err", err)
@@ -287,9 +317,11 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		c.setExpectLocked(f, key, v)
 		r.outcome = OutcomeOverwritten
 	default:
-		if c.opts.OnConflict == Merge && c.mergeLocked(f, theirs) {
-			r.outcome, r.journal = OutcomeMerged, []string{key}
-			break
+		if c.opts.OnConflict == Merge {
+			if r.why = c.mergeLocked(f, theirs); r.why == "" {
+				r.outcome, r.journal = OutcomeMerged, []string{key}
+				break
+			}
 		}
 		r.copyKey = c.moveOursLocked(f, key)
 		c.showTheirsLocked(&r)
@@ -427,6 +459,7 @@ func (c *Context) loadCleanLocked(e backend.Entry) (*file, bool, error) {
 	f.jlen, f.jfull = f.size, false
 	f.base = backend.VersionOf(e.Info)
 	delete(c.mu.conflict.bases, e.Key)
+	delete(c.mu.conflict.replaced, e.Key)
 	delete(c.mu.pending.removed, e.Key)
 	delete(c.mu.pending.dirty, f)
 	c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)
@@ -451,38 +484,45 @@ func (c *Context) keepMergeBaseLocked(f *file, value []byte, x xattrList, mode f
 	}
 }
 
-// mergeLocked merges theirs into f, dirty under theirs' key, and reports
-// whether it could: a regular text file whose base the session knows (or
-// that both created: no base), with attributes and permissions that do
-// not conflict (the attributes memfs maintains, such as the writer, stay
-// ours). f becomes the merge (its open handles read it), and its next
-// save expects theirs.
-func (c *Context) mergeLocked(f *file, theirs backend.Entry) bool {
+// mergeLocked merges theirs into f, dirty under theirs' key, and returns
+// "" when it could, else why not: a regular text file whose base the
+// session knows (the file's own, or that of the file it replaced by a
+// rename over the key: an editor's atomic save), or that both created (no
+// base), with attributes and permissions that do not conflict (the
+// attributes memfs maintains, such as the writer, stay ours). f becomes
+// the merge (its open handles read it), and its next save expects theirs.
+func (c *Context) mergeLocked(f *file, theirs backend.Entry) (why string) {
 	if !f.mode.IsRegular() || !f.loaded || !theirs.Info.Mode.IsRegular() {
-		return false
+		return "not a regular file on both sides"
 	}
 	base, ok := c.mu.conflict.mergeBase[f]
 	if !ok {
-		if !c.expectLocked(f, nil).IsZero() {
-			return false // changed from a version whose value is gone
-		}
-		// Both created it: no base; permissions count as agreed.
-		base = mergeBase{mode: f.mode}
-		if backend.PermBits(f.mode) != backend.PermBits(theirs.Info.Mode) {
-			base.mode = theirs.Info.Mode
+		expect := c.expectLocked(f, nil)
+		rb, replaced := c.mu.conflict.replaced[theirs.Key]
+		switch {
+		case replaced && rb.version == expect && !expect.IsZero():
+			base = rb.base // renamed over the file whose base this is
+		case !expect.IsZero():
+			return "the version this save replaces is no longer known (not loaded by this mount, or lost in a crash)"
+		default:
+			// Both created it: no base; permissions count as agreed.
+			base = mergeBase{mode: f.mode}
+			if backend.PermBits(f.mode) != backend.PermBits(theirs.Info.Mode) {
+				base.mode = theirs.Info.Mode
+			}
 		}
 	}
 	x, ok := merge3.MergeXAttrs(userAttrs(base.xattrs.toMap()), userAttrs(f.xattrs.toMap()), userAttrs(theirs.Info.XAttrs))
 	if !ok {
-		return false
+		return "both changed the same extended attribute"
 	}
 	perm, ok := merge3.MergeMode(uint32(backend.PermBits(base.mode)), uint32(backend.PermBits(f.mode)), uint32(backend.PermBits(theirs.Info.Mode)))
 	if !ok {
-		return false
+		return "both changed the permissions"
 	}
 	merged, ok := mergeText(base.value, f.data, theirs.Value)
 	if !ok {
-		return false
+		return "the changes overlap, or the file is not text"
 	}
 	for _, kv := range f.xattrs {
 		if meta.ReadOnly(kv.name) {
@@ -501,7 +541,8 @@ func (c *Context) mergeLocked(f *file, theirs backend.Entry) bool {
 	c.markDirtyLocked(f)
 	c.setExpectLocked(f, theirs.Key, backend.VersionOf(theirs.Info))
 	c.mu.conflict.mergeBase[f] = mergeBase{value: theirs.Value, xattrs: toXAttrList(theirs.Info.XAttrs), mode: theirs.Info.Mode}
-	return true
+	delete(c.mu.conflict.replaced, theirs.Key)
+	return ""
 }
 
 // userAttrs is m without the attributes memfs maintains (meta.ReadOnly):

@@ -303,6 +303,7 @@ func (c *Context) commitLocked(p *flushPlan, res flushResult) flushCommit {
 		if c.mu.pending.removed[k] == g {
 			delete(c.mu.pending.removed, k)
 			delete(c.mu.conflict.bases, k)
+			delete(c.mu.conflict.replaced, k)
 			// The store holds none of memfs's versions of k any more:
 			// whatever appears there next is another writer's.
 			c.mu.echo.forgetLocked(k)
@@ -383,6 +384,7 @@ func (c *Context) commitFilesLocked(p *flushPlan) {
 			c.leftDuringFlushLocked(e)
 		} else {
 			delete(c.mu.conflict.bases, e.Key)
+			delete(c.mu.conflict.replaced, e.Key)
 			if f.link != nil {
 				delete(f.link.fresh, e.Key)
 			}

@@ -815,6 +815,7 @@ func (c *Context) removeNameLocked(f *file, key string, by *meta.WriterInfo) {
 		}
 		c.mu.pending.gone[f.from] = by
 		c.mu.conflict.bases[f.from] = f.base
+		c.keepReplacedLocked(f, f.from)
 		f.from = ""
 	}
 	delete(c.mu.conflict.mergeBase, f)

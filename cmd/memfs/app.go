@@ -76,7 +76,7 @@ func newApp(stdout, stderr io.Writer) app {
 			manCommand(),
 			hintCommand(),
 			modelsCommand(),
-			gcCommand(), mcpCommand(),
+			gcCommand(), mcpCommand(), conflictsCommand(),
 			historyCommand(), snapshotCommand(), checkpointCommand(), revertCommand(), restoreCommand(), diffCommand(),
 		},
 	}

@@ -383,7 +383,7 @@ func TestDamagedModelTableIsAWarning(t *testing.T) {
 }
 
 // TestSearchDuringEtcdOutageSaysSo: the first search of a mount while
-// etcd is down fails, and the log says the store is unavailable and that
+// etcd is down fails (its file says the store does not answer), and the log says the store is unavailable and that
 // the index opens once it answers, not that memfs reindex must rebuild
 // it; once etcd is back the search answers with no reindex.
 func TestSearchDuringEtcdOutageSaysSo(t *testing.T) {
@@ -397,8 +397,11 @@ func TestSearchDuringEtcdOutageSaysSo(t *testing.T) {
 	mustRun(t, "the quick brown fox\n", "put", "--store", store, "memory/fox.md")
 	m := startMount(t, store, filepath.Join(t.TempDir(), "mnt"), env)
 	srv.Stop()
-	if got, err := os.ReadFile(filepath.Join(m.mnt, ".memfs/search/fox")); err == nil {
-		t.Errorf("search with etcd down answered: %q", got)
+	// The answer file says the store does not answer (and its
+	// user.memfs.error is EIO): no hit, and no empty answer.
+	if got, err := os.ReadFile(filepath.Join(m.mnt, ".memfs/search/fox")); err != nil ||
+		!strings.Contains(string(got), "the store does not answer") || strings.Contains(string(got), "memory/fox.md") {
+		t.Errorf("search with etcd down: %q, %v; want the file to say the store does not answer", got, err)
 	}
 	waitFor(t, "the log line of the failed search", 10*time.Second, func() bool {
 		return strings.Contains(m.log.String(), "search index")

@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/eventlog"
-	"github.com/memfs/memfs/history"
 )
 
 func logCommand() *cli.Command {
@@ -31,7 +31,7 @@ func logCommand() *cli.Command {
 			&cli.StringFlag{Name: "key", Usage: "only events whose key (or old key) starts with PREFIX"},
 			&cli.StringFlag{Name: "since", Usage: "only events at or after T (RFC 3339, YYYY-MM-DD, or a duration ago such as 24h)"},
 			&cli.StringFlag{Name: "until", Usage: "only events before T"},
-			&cli.StringSliceFlag{Name: "op", Usage: "only these operations: write, delete, rename, attr, break (damage recorded in the log) (repeatable)"},
+			&cli.StringSliceFlag{Name: "op", Usage: "only these operations: write, delete, rename, attr, conflict, redact, break (damage recorded in the log) (repeatable)"},
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "events per page (at least 1)"},
 			&cli.Uint64Flag{Name: "before", Usage: "only events before sequence number SEQ (the previous page)"},
 			&cli.Uint64Flag{Name: "after", Usage: "only events after sequence number SEQ, paging forward (0: from the first event)"},
@@ -72,58 +72,26 @@ func logCommand() *cli.Command {
 }
 
 func verifyLog(c *cli.Context, ctx context.Context, sys eventlog.Sys) error {
-	// Through a mount, a reader other than root may be shown a filtered
-	// view (root sees every event, and Verify checks it).
-	if d, ok := sys.(eventlog.DirSys); ok && os.Geteuid() != 0 {
-		mr, err := eventlog.VerifyMasked(ctx, d)
-		if err != nil {
-			return err
-		}
-		if mr.Hidden > 0 {
-			text, err := mr.Summary(os.Geteuid())
-			fmt.Fprint(c.App.Writer, text)
-			return err
-		}
+	lc, err := memfs.VerifyLog(ctx, sys, os.Geteuid())
+	fmt.Fprint(c.App.Writer, lc.Out)
+	for _, n := range lc.Notes {
+		fmt.Fprintln(c.App.ErrWriter, n)
 	}
-	r, err := eventlog.Verify(ctx, sys)
-	if err != nil {
-		return err
+	if err == nil && lc.Failed != "" {
+		return cli.Exit(lc.Failed, 1)
 	}
-	for _, w := range r.Warnings {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", w)
-	}
-	var h history.Verified // and every version's bytes, where the store is at hand (not through a mount)
-	if st, ok := sys.(backend.SysStore); ok {
-		if h, err = history.New(st).Verify(ctx); err != nil {
-			return err
-		}
-		fmt.Fprintln(c.App.Writer, h.Summary())
-	}
-	for _, d := range append(r.Damage, h.Damage...) {
-		fmt.Fprintf(c.App.ErrWriter, "damage: %s\n", d)
-	}
-	if !r.OK || len(h.Damage) > 0 {
-		return cli.Exit(r.Summary(), 1)
-	}
-	fmt.Fprintln(c.App.Writer, r.Summary())
-	return nil
+	return err
 }
 
 func printEvents(c *cli.Context, q eventlog.Query, page eventlog.Page) error {
 	if c.Bool("json") {
 		return eventlog.WriteJSON(c.App.Writer, page.Events)
 	}
-	if err := eventlog.WriteTable(c.App.Writer, page.Events); err != nil {
-		return err
+	err := eventlog.WriteTable(c.App.Writer, page.Events)
+	if h := page.NextHint(q); err == nil && h != "" {
+		fmt.Fprintln(c.App.ErrWriter, h)
 	}
-	if page.More && len(page.Events) > 0 {
-		if q.After > 0 || q.Forward {
-			fmt.Fprintf(c.App.ErrWriter, "(more: --after %d)\n", page.Events[len(page.Events)-1].Seq)
-		} else {
-			fmt.Fprintf(c.App.ErrWriter, "(earlier events: --before %d)\n", page.Events[0].Seq)
-		}
-	}
-	return nil
+	return err
 }
 
 // withEventSys runs fn over the event log of a live mount (--mount) or of

@@ -137,3 +137,15 @@ func TestLongQueryThroughTheMount(t *testing.T) {
 		t.Errorf("search --store (routed through the mount) with a long query = %v", keys)
 	}
 }
+
+// A query the mount cannot answer fails with the reason and what to do,
+// not with a bare errno.
+func TestSearchThroughTheMountSaysWhyItCannot(t *testing.T) {
+	dir := t.TempDir()
+	mnt := t.TempDir()
+	startMount(t, "dir:"+dir, mnt, nil, "--embedder", "none")
+	_, _, err := run(t, "", "search", "--mount", mnt, "--mode", "semantic", "anything")
+	if err == nil || !strings.Contains(err.Error(), "memfs models install") || !strings.Contains(err.Error(), "ENOTSUP") {
+		t.Errorf("search --mode semantic through a mount without a model: %v; want the reason and what to do", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -608,6 +609,7 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		search.SortHits(hits)
 		hits = hits[:min(len(hits), topK)]
 	}
+	hits = copiesBelowOriginals(hits)
 	out := make([]Result, 0, len(hits))
 	for _, h := range hits {
 		if err := s.c.Resolve(ctx, h.Key); err != nil {
@@ -617,6 +619,34 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		out = append(out, Result{Key: h.Key, Score: h.Score, Snippet: s.base.Snippet(h.Key, v, q, search.SnippetWidth)})
 	}
 	return out, nil
+}
+
+// copiesBelowOriginals moves each conflict copy that ranks above its
+// original (see backend.ParseConflictKey), when the original is a hit
+// too, right below it, its score just under the original's: the copy is
+// one side of a conflict nobody has resolved yet, and should not be read
+// before the note it is a copy of. Other hits keep their order.
+func copiesBelowOriginals(hits []search.Hit) []search.Hit {
+	at := make(map[string]int, len(hits))
+	for i, h := range hits {
+		at[h.Key] = i
+	}
+	held := map[string][]search.Hit{} // original -> its copies ranked above it
+	out := make([]search.Hit, 0, len(hits))
+	for i, h := range hits {
+		if orig, _, _, ok := backend.ParseConflictKey(h.Key); ok {
+			if j, hit := at[orig]; hit && j > i {
+				held[orig] = append(held[orig], h)
+				continue
+			}
+		}
+		out = append(out, h)
+		for _, c := range held[h.Key] {
+			c.Score = math.Nextafter(h.Score, math.Inf(-1))
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Answer serves a request (search.ParseName reads one from a name under

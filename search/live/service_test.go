@@ -524,3 +524,29 @@ func TestLazyCloseCancelsAnOpen(t *testing.T) {
 		t.Errorf("the canceled open: %v", err)
 	}
 }
+
+// A conflict copy ranks below its original, however better its words
+// match: it is one side of a conflict nobody has resolved yet.
+func TestServiceRanksConflictCopiesBelowTheOriginal(t *testing.T) {
+	e := newSvcEnv(t, nil, ServiceOptions{})
+	e.put(t, "memory/a.md", "the wombat digs", 0o644, 1000)
+	e.put(t, backend.ConflictKeyBy("memory/a.md", "coder", time.Unix(1000, 0)), "the wombat digs, wombat wombat", 0o644, 1000)
+	e.put(t, "memory/z.md", "a wombat", 0o644, 1000)
+	e.flush(t)
+	s := e.svc(t)
+	res, err := s.Search(session.WithCred(t.Context(), credOwner), search.Query{Text: "wombat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, r := range res {
+		got = append(got, r.Key)
+		if i > 0 && r.Score > res[i-1].Score {
+			t.Errorf("%s scores %v, above %s before it (%v)", r.Key, r.Score, res[i-1].Key, res[i-1].Score)
+		}
+	}
+	i := slices.Index(got, "memory/a.md")
+	if len(got) != 3 || i < 0 || i+1 >= len(got) || !strings.HasPrefix(got[i+1], "memory/a.conflict-coder-") {
+		t.Errorf("search wombat: got %v, want memory/a.md, then its conflict copy right below it", got)
+	}
+}
