@@ -524,3 +524,41 @@ func BenchmarkOpen(b *testing.B) {
 		})
 	}
 }
+
+// TestRepeatedCrashesKeepTheMemtableSize: every kill -9 leaves a memtable
+// log preallocated at twice the memtable size; the next Open sizes its
+// memtable to hold it (leftoverLogSize). Sized by the file, the memtable
+// doubled at each crash, and so did the next log, until after seven
+// crashes at the default size a 4 GiB log overflowed badger's 32-bit log
+// size and the eighth Open failed ("cannot create memtable ... 00008.mem
+// already exists"): the store was unusable.
+func TestRepeatedCrashesKeepTheMemtableSize(t *testing.T) {
+	dir := t.TempDir()
+	const n, crashes = 10, 9
+	for i := range crashes {
+		fill := 0
+		if i == 0 {
+			fill = n
+		}
+		cmd, _ := hold(t, dir, holdFillEnv+"="+strconv.Itoa(fill))
+		cmd.Process.Kill()
+		cmd.Wait()
+		mems, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+		if len(mems) == 0 {
+			t.Fatal("the killed holder left no memtable log: the test proves nothing")
+		}
+		for _, m := range mems {
+			if fi, err := os.Stat(m); err == nil && fi.Size() > 2*DefaultMemTableSize {
+				t.Errorf("after crash %d, %s is %d bytes, want at most %d (twice the memtable size)", i+1, m, fi.Size(), 2*DefaultMemTableSize)
+			}
+		}
+	}
+	s := openT(t, dir, Options{})
+	want := fillEntries(n)
+	for _, e := range want {
+		got, err := s.Load(t.Context(), e.Key)
+		if err != nil || len(got) != 1 || !bytes.Equal(got[0].Value, e.Value) {
+			t.Fatalf("Load(%s) after %d crashes: %v", e.Key, crashes, err)
+		}
+	}
+}

@@ -285,25 +285,41 @@ func badgerOptions(dir string, opts Options, log *slog.Logger) badger.Options {
 		WithReadOnly(opts.ReadOnly)
 }
 
-// leftoverLogSize returns the size of the largest memtable write-ahead log
-// (*.mem) in dir, 0 if there is none. Badger removes them once their
-// memtable is in a table, so one that is left means badger did not close:
-// it replays each into a memtable at Open, and if the log holds more than
-// the memtable's arena takes (the crashed process used a larger
-// MemTableSize: an older memfs, other Options), badger ends the process
-// with "Arena too small". A memtable as large as the file holds the log:
-// badger preallocates a log at twice the memtable size it writes it with.
-// (A log that an earlier Open replayed, and truncated to its data, before
-// crashing again fits too, unless it is mostly deletions, whose records
-// take more room in a memtable than in the log.) The larger memtable lasts
-// until the store is next opened.
+// leftoverLogSize returns the memtable size that holds the largest
+// memtable write-ahead log (*.mem) in dir, 0 if there is none. Badger
+// removes them once their memtable is in a table, so one that is left
+// means badger did not close: it replays each into a memtable at Open, and
+// if the log holds more than the memtable's arena takes (the crashed
+// process used a larger MemTableSize: an older memfs, other Options),
+// badger ends the process with "Arena too small". Badger preallocates a
+// log at twice the memtable size it writes it with, and the tail it has
+// not written is zeros: such a log was written into a memtable of half its
+// size, and one of that size holds it again. A log that an earlier Open
+// replayed, and cut to its data, before crashing again is as long as its
+// data, and a memtable as large as the file holds it (unless it is mostly
+// deletions, whose records take more room in a memtable than in the log).
+// The larger memtable lasts until the store is next opened.
+//
+// Sized by the file alone, the memtable doubled at each crash (the next
+// log is preallocated at twice it), until after seven crashes at the
+// default size a 4 GiB log overflowed badger's 32-bit log size and Open
+// failed ("cannot create memtable ... already exists").
 func leftoverLogSize(dir string) int64 {
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
 	var size int64
 	for _, name := range logs {
-		if fi, err := os.Stat(name); err == nil {
-			size = max(size, fi.Size())
+		end, fsize, err := logEnd(name)
+		if err != nil {
+			if fi, err := os.Stat(name); err == nil {
+				size = max(size, fi.Size())
+			}
+			continue
 		}
+		need := fsize // cut to its data by an earlier Open
+		if end < fsize {
+			need = max(fsize/2, end) // preallocated, its tail never written
+		}
+		size = max(size, need)
 	}
 	return size
 }
