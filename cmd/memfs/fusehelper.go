@@ -55,33 +55,12 @@ func mountHelperAction(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return fmt.Errorf("mount-helper: want SOURCE MOUNTPOINT, got %d arguments", c.NArg())
 	}
-	opts := strings.Split(strings.Join(c.StringSlice("o"), ","), ",")
-	p, err := mounthelper.PlanMount(c.Args().Get(0), c.Args().Get(1), opts, helperPlanOptions(c.Bool("s")))
-	if err == nil {
-		err = flagrule.CheckOptions("mount", p.MountArgs)
-	}
-	if err != nil {
-		return err
-	}
-	if len(p.Ignored) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "memfs: ignoring unknown mount options (sloppy): %s\n", strings.Join(p.Ignored, ","))
-	}
-	if c.Bool("v") || c.Bool("f") {
-		fmt.Fprintf(c.App.Writer, "memfs %s (log: %s)\n", strings.Join(p.MountArgs, " "), p.LogPath)
-	}
-	if c.Bool("f") {
-		return nil
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("mount-helper: cannot find the memfs binary: %w", err)
 	}
-	pid, err := mounthelper.Start(self, p)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "memfs: serving %s as process %d, logging to %s\n", p.Mountpoint(), pid, p.LogPath)
-	return nil
+	opts := strings.Split(strings.Join(c.StringSlice("o"), ","), ",")
+	return mounthelper.Mount(self, c.Args().Get(0), c.Args().Get(1), opts, helperPlanOptions(c.Bool("s")), c.Bool("v"), c.Bool("f"), c.App.Writer, c.App.ErrWriter)
 }
 
 // helperPlanOptions is what mounthelper.PlanMount knows of memfs mount:
@@ -99,6 +78,7 @@ func helperPlanOptions(sloppy bool) mounthelper.PlanOptions {
 		},
 		StateDir: stateDir(),
 		Sloppy:   sloppy,
+		Check:    func(args []string) error { return flagrule.CheckOptions("mount", args) },
 	}
 }
 

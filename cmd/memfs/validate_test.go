@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/memfs/memfs/internal/flagrule"
 	"io"
 	"os"
 	"path/filepath"
@@ -103,22 +104,22 @@ func TestFlagZeroKeepsItsMeaning(t *testing.T) {
 	}
 }
 
-// TestEveryNumericFlagHasARule keeps flagRules complete: every numeric or
+// TestEveryNumericFlagHasARule keeps flagrule's table complete: every numeric or
 // duration flag of every command has a rule, every rule names a flag of
 // its command, and every default passes its rule.
 func TestEveryNumericFlagHasARule(t *testing.T) {
 	var walk func(cmds []*cli.Command)
 	walk = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
-			rules := flagRules(cmd.Name)
+			rules := flagrule.For(cmd.Name)
 			for _, f := range cmd.Flags {
 				name := f.Names()[0]
-				i := slices.IndexFunc(rules, func(r flagRule) bool { return r.Name == name })
+				i := slices.IndexFunc(rules, func(r flagrule.Rule) bool { return r.Name == name })
 				switch f.(type) {
 				case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag, *cli.Float64Flag, *cli.DurationFlag,
 					*cli.IntSliceFlag, *cli.Int64SliceFlag, *cli.UintSliceFlag, *cli.Uint64SliceFlag, *cli.Float64SliceFlag:
 					if i < 0 {
-						t.Errorf("memfs %s --%s (%T) has no rule in flagRules", cmd.Name, name, f)
+						t.Errorf("memfs %s --%s (%T) has no rule in flagrule's table", cmd.Name, name, f)
 						continue
 					}
 				}
@@ -150,7 +151,7 @@ func TestEveryNumericFlagHasARule(t *testing.T) {
 			}
 			for _, r := range rules {
 				if !slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return f.Names()[0] == r.Name }) {
-					t.Errorf("flagRules(%q) has a rule for --%s, which the command does not have", cmd.Name, r.Name)
+					t.Errorf("flagrule.For(%q) has a rule for --%s, which the command does not have", cmd.Name, r.Name)
 				}
 			}
 			walk(cmd.Subcommands)

@@ -111,6 +111,9 @@ type PlanOptions struct {
 	// Sloppy (mount -s) leaves unknown options out, listed in
 	// Plan.Ignored, instead of failing.
 	Sloppy bool
+	// Check, when set, refuses "memfs mount" arguments (Plan.MountArgs)
+	// before anything starts: an option's value out of its range.
+	Check func(mountArgs []string) error
 }
 
 // ignoredOptions are options mount(8) and fuse pass that mean nothing to
@@ -210,6 +213,36 @@ func LogPath(mnt, stateDir string) string {
 		return filepath.Join("/var/log/memfs", name+".log")
 	}
 	return filepath.Join(stateDir, "log", name+".log")
+}
+
+// Mount is what mount(8) runs: it plans the mount of source on mnt with
+// the -o options opts, says on errw which options sloppy left out, on w
+// the "memfs mount" it makes when verbose or fake (mount -f: nothing
+// starts), and otherwise starts self serving the mount (Start) and says
+// which process serves it.
+func Mount(self, source, mnt string, opts []string, o PlanOptions, verbose, fake bool, w, errw io.Writer) error {
+	p, err := PlanMount(source, mnt, opts, o)
+	if err == nil && o.Check != nil {
+		err = o.Check(p.MountArgs)
+	}
+	if err != nil {
+		return err
+	}
+	if len(p.Ignored) > 0 {
+		fmt.Fprintf(errw, "memfs: ignoring unknown mount options (sloppy): %s\n", strings.Join(p.Ignored, ","))
+	}
+	if verbose || fake {
+		fmt.Fprintf(w, "memfs %s (log: %s)\n", strings.Join(p.MountArgs, " "), p.LogPath)
+	}
+	if fake {
+		return nil
+	}
+	pid, err := Start(self, p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "memfs: serving %s as process %d, logging to %s\n", p.Mountpoint(), pid, p.LogPath)
+	return nil
 }
 
 // Start starts "self p.MountArgs..." detached from the caller (its own
