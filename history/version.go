@@ -329,6 +329,17 @@ type groupLine struct {
 // existed when the event log's head was seq, sorted by key. It starts from
 // the latest index at or before seq (none: the empty namespace) and
 // folds the groups after it.
+//
+// A conflict's version is no node of it. It records that another writer
+// changed the key and how the conflict policy resolved it; its size is
+// that writer's value, which history never held (it names no bytes).
+// What history holds of the key is its versions around it: the other
+// writer's own version when that writer recorded one (another mount of
+// a shared store), the value a merge or last-writer-wins flush wrote
+// right after it, or the value before when the policy left the value
+// alone (merged metadata). So At takes the key as its versions before
+// the conflict left it (absent if it had none): a past namespace holds
+// only values a reader can read back.
 func (s *Store) At(ctx context.Context, seq uint64) ([]Version, error) {
 	ns, from, err := s.index(ctx, seq)
 	if err != nil {
@@ -356,6 +367,9 @@ func (s *Store) At(ctx context.Context, seq uint64) ([]Version, error) {
 		}
 		if l.op == OpRename {
 			renamedTo[groupKey{l.group, l.key}] = true
+		}
+		if l.op == OpConflict {
+			continue // no node (see above): the key stays as it was
 		}
 		if l.op == OpDelete {
 			changed[l.key] = 0
@@ -518,6 +532,12 @@ func (s *Store) index(ctx context.Context, seq uint64) (map[string]Version, uint
 		}
 		if checkVersion(&v) != nil || v.Seq > at || v.Op == OpDelete {
 			return nil, 0, corrupt(fmt.Sprintf("it holds the version of %q at %d", v.Key, v.Seq))
+		}
+		if v.Op == OpConflict && at > 0 {
+			// Written before At passed over conflicts (see At); an
+			// index is derived data: the one before it, or the groups,
+			// give the namespace without it.
+			return s.index(ctx, at-1)
 		}
 		ns[keyHash(v.Key)] = v
 	}
