@@ -621,7 +621,7 @@ func (s *Store) Recorded(ctx context.Context, key string, seq uint64) (bool, err
 }
 
 // LogLine is v as one line of a key's log (.memfs/history/KEY/log, memfs
-// history): "SEQ TIME OP SIZE WRITER [OLDKEY]", SEQ in 8 digits, TIME the
+// history): "SEQ TIME OP SIZE WRITER [OLDKEY] [(redacted)]", SEQ in 8 digits, TIME the
 // change time in RFC 3339 (UTC), WRITER "agent/pid" (the process name
 // without an agent, "-" for none), OLDKEY quoted.
 func (v *Version) LogLine() string {
@@ -632,6 +632,9 @@ func (v *Version) LogLine() string {
 	line := fmt.Sprintf("%08d %s %s %d %s", v.Seq, time.Unix(0, t).UTC().Format(time.RFC3339Nano), v.Op, v.Size, WriterName(v.Writer))
 	if v.OldKey != "" {
 		line += " " + strconv.Quote(v.OldKey)
+	}
+	if v.Redacted {
+		line += " (redacted)"
 	}
 	return line + "\n"
 }
