@@ -337,7 +337,7 @@ func versionAt(vs []history.Version, seq uint64) *history.Version {
 }
 
 // histLog is .memfs/history/KEY/log: one line per version the caller
-// could read then, "SEQ TIME OP SIZE WRITER [OLDKEY]" (history.Version.LogLine). It
+// could read then, "SEQ TIME OP SIZE WRITER [OLDKEY] [(redacted)]" (history.Version.LogLine). It
 // grows with the key's history and differs between callers: made at open,
 // served as the other answers of .memfs are (size 0, DIRECT_IO).
 type histLog struct {

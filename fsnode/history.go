@@ -244,8 +244,8 @@ func (r *Root) openValue(ctx context.Context, hist History, v *history.Version, 
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
 		return nil, 0, syscall.EROFS
 	}
-	if !may {
-		return nil, 0, syscall.EACCES
+	if !may || v.Redacted {
+		return nil, 0, syscall.EACCES // a redacted version's bytes are gone on purpose: refused, not missing
 	}
 	if v.Mode.Type() != 0 {
 		return nil, 0, syscall.EINVAL
@@ -257,6 +257,9 @@ func (r *Root) openValue(ctx context.Context, hist History, v *history.Version, 
 func (r *Root) readLink(ctx context.Context, hist History, v *history.Version) ([]byte, syscall.Errno) {
 	if v.Mode&fs.ModeSymlink == 0 {
 		return nil, syscall.EINVAL
+	}
+	if v.Redacted {
+		return nil, syscall.EACCES
 	}
 	b, err := hist.Get(ctx, v.Addr)
 	if err != nil {

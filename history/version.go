@@ -329,6 +329,17 @@ type groupLine struct {
 // existed when the event log's head was seq, sorted by key. It starts from
 // the latest index at or before seq (none: the empty namespace) and
 // folds the groups after it.
+//
+// A conflict's version is no node of it. It records that another writer
+// changed the key and how the conflict policy resolved it; its size is
+// that writer's value, which history never held (it names no bytes).
+// What history holds of the key is its versions around it: the other
+// writer's own version when that writer recorded one (another mount of
+// a shared store), the value a merge or last-writer-wins flush wrote
+// right after it, or the value before when the policy left the value
+// alone (merged metadata). So At takes the key as its versions before
+// the conflict left it (absent if it had none): a past namespace holds
+// only values a reader can read back.
 func (s *Store) At(ctx context.Context, seq uint64) ([]Version, error) {
 	ns, from, err := s.index(ctx, seq)
 	if err != nil {
@@ -356,6 +367,9 @@ func (s *Store) At(ctx context.Context, seq uint64) ([]Version, error) {
 		}
 		if l.op == OpRename {
 			renamedTo[groupKey{l.group, l.key}] = true
+		}
+		if l.op == OpConflict {
+			continue // no node (see above): the key stays as it was
 		}
 		if l.op == OpDelete {
 			changed[l.key] = 0
@@ -519,6 +533,12 @@ func (s *Store) index(ctx context.Context, seq uint64) (map[string]Version, uint
 		if checkVersion(&v) != nil || v.Seq > at || v.Op == OpDelete {
 			return nil, 0, corrupt(fmt.Sprintf("it holds the version of %q at %d", v.Key, v.Seq))
 		}
+		if v.Op == OpConflict && at > 0 {
+			// Written before At passed over conflicts (see At); an
+			// index is derived data: the one before it, or the groups,
+			// give the namespace without it.
+			return s.index(ctx, at-1)
+		}
 		ns[keyHash(v.Key)] = v
 	}
 	return ns, at, nil
@@ -601,7 +621,7 @@ func (s *Store) Recorded(ctx context.Context, key string, seq uint64) (bool, err
 }
 
 // LogLine is v as one line of a key's log (.memfs/history/KEY/log, memfs
-// history): "SEQ TIME OP SIZE WRITER [OLDKEY]", SEQ in 8 digits, TIME the
+// history): "SEQ TIME OP SIZE WRITER [OLDKEY] [(redacted)]", SEQ in 8 digits, TIME the
 // change time in RFC 3339 (UTC), WRITER "agent/pid" (the process name
 // without an agent, "-" for none), OLDKEY quoted.
 func (v *Version) LogLine() string {
@@ -612,6 +632,9 @@ func (v *Version) LogLine() string {
 	line := fmt.Sprintf("%08d %s %s %d %s", v.Seq, time.Unix(0, t).UTC().Format(time.RFC3339Nano), v.Op, v.Size, WriterName(v.Writer))
 	if v.OldKey != "" {
 		line += " " + strconv.Quote(v.OldKey)
+	}
+	if v.Redacted {
+		line += " (redacted)"
 	}
 	return line + "\n"
 }
