@@ -39,7 +39,8 @@ type MountOptions struct {
 	// Agent labels the writer of every change made through the mount.
 	Agent string
 	// FlushInterval is how often Serve flushes: 0 flushes only on fsync
-	// and at the end, else at least MinFlushInterval.
+	// and at the end, else at least MinFlushInterval. With one, a mount
+	// of a shared store also flushes soon after a close (closeFlush).
 	FlushInterval time.Duration
 	// IndexAtMount opens the search index right after mounting, in the
 	// background, instead of at the first search.
@@ -228,7 +229,8 @@ func (f *FS) Serve(ctx context.Context, dir string, mo MountOptions) error {
 // Dir is the mountpoint.
 func (m *Mount) Dir() string { return m.dir }
 
-// Serve flushes every FlushInterval until ctx is done, then flushes and
+// Serve flushes every FlushInterval (on a shared store also closeFlush
+// after a close of a written file) until ctx is done, then flushes and
 // unmounts. A busy mountpoint (a shell in it, an open file) is retried
 // every 2 s, and reported with what holds it every 30 s, until it is free:
 // nothing is lost, and one cancellation is enough. Serve also returns when
