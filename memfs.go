@@ -106,6 +106,9 @@ type FS struct {
 	// pressure asks a mount's serve loop for a flush: unflushed values
 	// are past the memory budget (session.Options.Pressure).
 	pressure chan struct{}
+	// closes asks a mount's serve loop for a flush soon: a file written
+	// through a mount of a shared store was closed (serve.go, closeFlush).
+	closes chan struct{}
 	// freed counts the bytes of values the session let go since the
 	// last hand-back to the system; freeing is set while one runs.
 	freed   atomic.Int64
@@ -182,7 +185,7 @@ func openParts(ctx context.Context, st backend.Store, opts Options, log *slog.Lo
 		st.Close()
 		return nil, nil, err
 	}
-	f := &FS{opts: opts, store: ss, journal: j, log: log, lock: lock, pressure: make(chan struct{}, 1)}
+	f := &FS{opts: opts, store: ss, journal: j, log: log, lock: lock, pressure: make(chan struct{}, 1), closes: make(chan struct{}, 1)}
 	if f.events, err = eventlog.Open(ctx, ss, log); err != nil {
 		f.closeParts()
 		return nil, nil, fmt.Errorf("open the event log of %s: %w", opts.Name, err)

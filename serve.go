@@ -39,7 +39,8 @@ type MountOptions struct {
 	// Agent labels the writer of every change made through the mount.
 	Agent string
 	// FlushInterval is how often Serve flushes: 0 flushes only on fsync
-	// and at the end, else at least MinFlushInterval.
+	// and at the end, else at least MinFlushInterval. With one, a mount
+	// of a shared store also flushes soon after a close (closeFlush).
 	FlushInterval time.Duration
 	// IndexAtMount opens the search index right after mounting, in the
 	// background, instead of at the first search.
@@ -52,7 +53,7 @@ type MountOptions struct {
 	// mount without events.
 	Helper func(mountpoint string) *exec.Cmd
 	// OnFlush, when set, is called before each flush Serve makes with
-	// why ("interval", "unmount") and the number of unflushed entries;
+	// why ("interval", "close", "memory", "unmount") and the number of unflushed entries;
 	// the function it returns is called when the flush is over.
 	OnFlush func(why string, entries int) (done func())
 	// CollectInterval is how often the mount collects a shared store
@@ -64,6 +65,13 @@ type MountOptions struct {
 	// keeps the defaults), applied by the collecting mount.
 	Retention history.RetentionOptions
 }
+
+// closeFlush is how long after a close of a written file a mount of a
+// shared store flushes (when it flushes periodically at all): soon, so
+// that the other mounts see the file within a second, as NFS's
+// close-to-open consistency promises, and not at once, so that a burst of
+// closes (a tool writing many files) is one flush.
+const closeFlush = 100 * time.Millisecond
 
 // refreshEvents is how often a mount of a shared store reads what other
 // mounts appended to the event log.
@@ -131,6 +139,15 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		}()
 	}
 	peer := f.register(dir, mo.Agent)
+	var closed func()
+	if _, shared := f.store.(backend.Presence); shared && mo.FlushInterval > 0 {
+		closed = func() {
+			select {
+			case f.closes <- struct{}{}: // the serve loop flushes soon
+			default:
+			}
+		}
+	}
 	root := fsnode.NewRoot(f.c, fsnode.Options{
 		Logger:          f.log,
 		EntryTimeout:    mo.EntryTimeout,
@@ -139,6 +156,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		Agent:           mo.Agent,
 		ShowMemfs:       mo.ShowMemfs,
 		Space:           f.space(),
+		Closed:          closed,
 		Events:          f.events,
 		ContextPack:     f.contextFile,
 		Search:          f.index.File,
@@ -211,7 +229,8 @@ func (f *FS) Serve(ctx context.Context, dir string, mo MountOptions) error {
 // Dir is the mountpoint.
 func (m *Mount) Dir() string { return m.dir }
 
-// Serve flushes every FlushInterval until ctx is done, then flushes and
+// Serve flushes every FlushInterval (on a shared store also closeFlush
+// after a close of a written file) until ctx is done, then flushes and
 // unmounts. A busy mountpoint (a shell in it, an open file) is retried
 // every 2 s, and reported with what holds it every 30 s, until it is free:
 // nothing is lost, and one cancellation is enough. Serve also returns when
@@ -238,7 +257,7 @@ func (m *Mount) Serve(ctx context.Context) error {
 		refresh = t.C
 	}
 	done := ctx.Done()
-	var retry <-chan time.Time
+	var retry, soon <-chan time.Time
 	var lastBusyLog time.Time
 	unmount := func() bool {
 		m.flush("unmount")
@@ -259,6 +278,15 @@ serve:
 		select {
 		case <-tick:
 			m.flush("interval")
+		case <-m.f.closes:
+			// A written file was closed (a shared store's mount,
+			// see closeFlush): the closes until then join its flush.
+			if soon == nil {
+				soon = time.After(closeFlush)
+			}
+		case <-soon:
+			soon = nil
+			m.flush("close")
 		case <-m.f.pressure:
 			// Unflushed values are past the memory budget: once
 			// flushed, they are clean and may go.

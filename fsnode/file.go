@@ -182,8 +182,16 @@ func (fh *fileHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 // Flush runs at every close(2) of a descriptor, and close waits for it:
 // this is where a written file is committed to the crash journal. (RELEASE
 // arrives later, asynchronously; a kill -9 in between would lose the file.)
+// A close of a file written through it is told to Options.Closed.
 func (fh *fileHandle) Flush(ctx context.Context) syscall.Errno {
-	return toErrno(fh.h.Commit())
+	wrote := fh.h.Written()
+	if err := fh.h.Commit(); err != nil {
+		return toErrno(err)
+	}
+	if closed := fh.root.opts.Closed; wrote && closed != nil {
+		closed()
+	}
+	return 0
 }
 
 func (fh *fileHandle) Release(ctx context.Context) syscall.Errno {

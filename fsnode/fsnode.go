@@ -56,6 +56,11 @@ type Options struct {
 	// Used of -1 is replaced by the bytes of the files the session
 	// indexes. Without it df shows those bytes and no room.
 	Space func(ctx context.Context) (backend.Space, error)
+	// Closed, when set, is called when a descriptor of a file written
+	// through it is closed (after the file's Commit): a mount of a
+	// shared store flushes soon after, so that the other mounts see
+	// the file (close-to-open consistency).
+	Closed func()
 }
 
 // Root is the root of a memfs mount. Build it with NewRoot and pass it to

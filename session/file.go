@@ -262,6 +262,14 @@ func (h *File) Sync(ctx context.Context) error {
 	return h.c.Sync(ctx, h.Key())
 }
 
+// Written reports whether the file was changed through this handle since
+// its last Commit: what Commit is about to record.
+func (h *File) Written() bool {
+	h.c.mu.RLock()
+	defer h.c.mu.RUnlock()
+	return h.wrote && h.f.key != "" && !h.c.Local(h.f.key)
+}
+
 // Commit records the file's value in the journal (when there is one) if it
 // was written through this handle since the last Commit, so that it
 // survives a crash of the process before the next flush, and tells watchers
