@@ -34,6 +34,9 @@ var allowed = map[string][]string{
 	"github.com/memfs/memfs/mountclient":        {"github.com/memfs/memfs/cmd/memfs", "github.com/memfs/memfs/internal/mounthelper"},
 	"github.com/memfs/memfs/internal/mountinfo": {"github.com/memfs/memfs/mountclient", "github.com/memfs/memfs/cmd/memfs", engine},
 
+	// MCP has one door: mcpserver serves it, mcptest drives it in tests.
+	"github.com/modelcontextprotocol/go-sdk": {"github.com/memfs/memfs/mcpserver", "github.com/memfs/memfs/internal/mcptest"},
+
 	// Chunk boundaries have one owner: history's manifests name them.
 	"github.com/PlakarKorp/go-cdc-chunkers": {"github.com/memfs/memfs/history"},
 }
