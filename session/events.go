@@ -130,21 +130,25 @@ func (c *Context) events(saved []snap, entries []backend.Entry, removed []string
 }
 
 // sendEvents hands events, after any a failed call left, to Options.Events.
-func (c *Context) sendEvents(ctx context.Context, evs []Event) {
+// When that fails, the events wait for the next flush and the error is
+// returned.
+func (c *Context) sendEvents(ctx context.Context, evs []Event) error {
 	if c.opts.Events == nil {
-		return
+		return nil
 	}
 	c.mu.Lock()
 	evs = append(c.mu.outbox.events, evs...)
 	c.mu.outbox.events = nil
 	c.mu.Unlock()
 	if len(evs) == 0 {
-		return
+		return nil
 	}
-	if err := c.opts.Events(ctx, evs); err != nil {
+	err := c.opts.Events(ctx, evs)
+	if err != nil {
 		c.log.Error("event log append failed; events kept for the next flush", "events", len(evs), "err", err)
 		c.mu.Lock()
 		c.mu.outbox.events = append(evs, c.mu.outbox.events...)
 		c.mu.Unlock()
 	}
+	return err
 }

@@ -100,7 +100,9 @@ func (x *External) Rewritten(ctx context.Context, e backend.Entry) {
 		return
 	}
 	sum := sha256.Sum256(e.Value)
-	c.sendEvents(ctx, []Event{{Op: EventWrite, Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: c.ingestWriter(), Saved: &e}})
+	// Refused, the event waits in the outbox: the next flush offers it
+	// again, and fails until the log takes it.
+	_ = c.sendEvents(ctx, []Event{{Op: EventWrite, Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: c.ingestWriter(), Saved: &e}})
 }
 
 // Echo reports whether the store's version of key, with info, is what the

@@ -76,8 +76,17 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		c.log.Error("flush failed; entries stay dirty", "entries", len(p.entries), "removed", len(p.removed), "err", ferr)
 		return wrapf("flush: %w", ferr)
 	}
-	c.publish(ctx, p, out.conflicts)
+	evErr := c.publish(ctx, p, out.conflicts)
 	c.settle(ctx, p, res)
+	if evErr != nil {
+		// The values are in the store, their events (and with them
+		// their versions) are not in the log: the flush is no success
+		// (an fsync is not acknowledged), and the journal keeps the
+		// records, so that a process that ends before a later flush
+		// appends the events has them appended by the replay at the
+		// next open.
+		return wrapf("flush: the values are saved but their events are not: %w", evErr)
+	}
 	return c.settleJournal(p.through, res.failed, out)
 }
 
@@ -424,11 +433,13 @@ func (c *Context) commitFilesLocked(p *flushPlan) {
 }
 
 // publish tells the event sink and Options.Saved what the flush did.
-func (c *Context) publish(ctx context.Context, p *flushPlan, conflicts []Event) {
-	c.sendEvents(ctx, append(conflicts, c.events(p.saved, p.entries, p.removed, p.removedGen, p.gone)...))
+// It returns the error of the events' append.
+func (c *Context) publish(ctx context.Context, p *flushPlan, conflicts []Event) error {
+	err := c.sendEvents(ctx, append(conflicts, c.events(p.saved, p.entries, p.removed, p.removedGen, p.gone)...))
 	if c.opts.Saved != nil && (len(p.entries) > 0 || len(p.removed) > 0) {
 		c.opts.Saved(ctx, p.entries, p.removed)
 	}
+	return err
 }
 
 // FlushError is a flush in which the store refused some entries (or all):

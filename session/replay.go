@@ -32,7 +32,9 @@ func (p *Pending) Replay(records []journal.Record) error {
 				// to the time of the write, so a store value as new is
 				// one that holds it.
 				if c.storeIsNewer(e) {
-					c.log.Info("journal append older than the store's value; skipped", "key", e.Key)
+					if err := c.replaySavedAppend(e); err != nil {
+						return err
+					}
 					continue
 				}
 				if err := c.replayAppend(e); err != nil {
@@ -141,6 +143,37 @@ func (c *Context) replayAppend(e backend.Entry) error {
 		}
 		e.Value = append(append(make([]byte, 0, len(old)+len(e.Value)), old...), e.Value...)
 	}
+	return c.put(e)
+}
+
+// replaySavedAppend is the replay of an append the store's value already
+// holds. When that value is the one a flush of this append saved (its
+// mtime is the append's: no later change made it), the kill may have
+// come before the flush's event was appended, and with the event the
+// value's version: the value is put again as it is, so that the replay's
+// flush records it (an event appended twice gives one more version of
+// the same bytes, never a lost one). A value changed later — by a later
+// append of the journal, or by another writer — is not announced as this
+// append's.
+func (c *Context) replaySavedAppend(e backend.Entry) error {
+	c.mu.RLock()
+	f, ok := c.mu.tree.files[e.Key]
+	same := ok && f.gen == 0 && f.mtime == e.Info.MTime.UnixNano()
+	c.mu.RUnlock()
+	if !same {
+		c.log.Info("journal append older than the store's value; skipped", "key", e.Key)
+		return nil
+	}
+	defer unpin(c.pinKey(e.Key)) // the memory budget may not drop it before Get
+	if err := c.Resolve(context.Background(), e.Key); err != nil {
+		return err
+	}
+	v, ok := c.Get(e.Key)
+	if !ok {
+		return nil
+	}
+	e.Value = slices.Clone(v)
+	c.log.Info("journal append the store holds; recorded again, its event may be missing", "key", e.Key)
 	return c.put(e)
 }
 
