@@ -10,7 +10,7 @@ import (
 // A Store has a small core (List, Load, Save, Delete, Close). What only some
 // stores can do is an optional capability, an interface of its own that a
 // caller finds by type assertion, as io/fs does for ReadDirFS: SysStore,
-// SysScanner, Walker, Batcher, Versioned, Watcher and Spacer. A wrapper (errorstore) claims a
+// SysScanner, SysBatchSaver, Walker, Batcher, Versioned, Watcher and Spacer. A wrapper (errorstore) claims a
 // capability only when the store it wraps has it. The conformance suite
 // (storetest) checks every capability a store claims.
 
@@ -137,6 +137,16 @@ type SysSwapper interface {
 	// reports ok. When guard holds anything else it writes nothing and
 	// returns ok false and a nil error.
 	SwapSys(ctx context.Context, guard string, old []byte, puts map[string][]byte, dels []string) (ok bool, err error)
+}
+
+// SysBatchSaver is a SysStore that saves many system records in one call
+// for less than a SaveSys each (a directory store: far fewer fsyncs, run
+// concurrently). The batch is not atomic: each record is saved whole or
+// not at all, and a crash before the call returns may keep any subset of
+// them. When it returns without error, every record is durable.
+type SysBatchSaver interface {
+	SysStore
+	SaveSysBatch(ctx context.Context, recs map[string][]byte) error
 }
 
 // Peer is one process that has a store open, as Presence reports it.

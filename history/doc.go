@@ -97,7 +97,10 @@
 // part before (what the flush and [Store.Put] use). Write batches records into SwapSys calls where the store
 // has them (64 records, 1 MiB each: etcd's transaction limits), since one
 // SaveSys per 8 KiB chunk is one transaction (badger) or two fsyncs (dir)
-// each: an 8 MiB value took 6.9 s on badger that way, 0.7 s batched. Objects no version names (a flush that failed after
+// each: an 8 MiB value took 6.9 s on badger that way, 0.7 s batched; on
+// a backend.SysBatchSaver without SwapSys (the dir store) it uses
+// SaveSysBatch (one fsync per file, concurrently, and one per directory),
+// a manifest or group in a batch after the records it names. Objects no version names (a flush that failed after
 // writing them) cost space until a collection, never correctness. A
 // version needs its event's seq, which the event log gives at its
 // append: its records belong in the same step as the append (on a
