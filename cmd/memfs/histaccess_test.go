@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A reader denied now is denied the past, by every way memfs offers: uid
@@ -66,6 +67,13 @@ func TestHistoryClosedToOtherUser(t *testing.T) {
 	seqs := map[string][]string{}
 	for _, key := range []string{"memory/secret.md", "memory/shut.md", "memory/moved.md", "memory/moved-now.md", "memory/gone.md", "memory/private/in.md"} {
 		dir := p(".memfs/history/" + key)
+		// The versions are written after the flush's event append, and
+		// its fsync may return in between (CI once listed none for
+		// moved-now.md): wait for them, this test is about who may read.
+		waitFor(t, "versions of "+key, 10*time.Second, func() bool {
+			ents, _ := os.ReadDir(dir)
+			return len(ents) > 1
+		})
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatalf("root: ls %s: %v", dir, err)

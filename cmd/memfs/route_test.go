@@ -291,8 +291,8 @@ func TestPutThroughTheMountKeepsTheOldValueOnFailure(t *testing.T) {
 	}
 }
 
-// A cp -a copy of a live mount keeps a .memfs/status that names the live
-// process; it is still plain disk. --mount COPY is refused by every
+// A cp -a copy of a live mount that lists .memfs (--show-memfs) keeps a
+// .memfs/status that names the live process; it is still plain disk. --mount COPY is refused by every
 // command (summary add exited 0 having appended to the copy), and the
 // copy is left as it was; inside the copy, no command takes it for a
 // mount either.
@@ -300,7 +300,7 @@ func TestACopyOfAMountIsNoMount(t *testing.T) {
 	noStoreEnv(t)
 	store := "dir:" + t.TempDir()
 	mnt := t.TempDir()
-	startMount(t, store, mnt, nil)
+	startMount(t, store, mnt, nil, "--show-memfs")
 	if err := os.WriteFile(filepath.Join(mnt, "memory", "m.md"), []byte("mounted gofmt\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -114,8 +116,13 @@ func TestEmbedderNoneIsKeywordOnly(t *testing.T) {
 	if st, err := readMemfs(t, mnt, "status"); err != nil || !strings.Contains(st, "search: keyword only (no embedder)") {
 		t.Errorf(".memfs/status: %q %v", st, err)
 	}
-	if _, err := readMemfs(t, mnt, "search/mode:semantic old bills"); err == nil {
-		t.Error("mode:semantic without an embedder: no error")
+	// The answer file says why; its errno is its user.memfs.error.
+	if got, err := readMemfs(t, mnt, "search/mode:semantic old bills"); err != nil || !strings.Contains(got, "ENOTSUP") {
+		t.Errorf("mode:semantic without an embedder: %q %v, want the reason and ENOTSUP", got, err)
+	}
+	buf := make([]byte, 64)
+	if n, err := unix.Getxattr(filepath.Join(mnt, ".memfs", "search", "mode:semantic old bills"), "user.memfs.error", buf); err != nil || string(buf[:n]) != "ENOTSUP" {
+		t.Errorf("user.memfs.error of mode:semantic without an embedder: %q %v, want ENOTSUP", buf[:max(n, 0)], err)
 	}
 	if got, err := readMemfs(t, mnt, "search/canary"); err != nil || firstKey(got) != "memory/deploy/canary.md" {
 		t.Errorf("keyword search: %q %v", got, err)
