@@ -102,8 +102,8 @@ func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 		return toErrno(err)
 	}
 	d.root.fillAttr(st, &out.Attr)
-	if d.isRoot() {
-		out.Nlink++ // .memfs
+	if d.isRoot() && d.root.opts.ShowMemfs {
+		out.Nlink++ // .memfs, when listed
 	}
 	a := out.Attr
 	d.last.Store(&a)

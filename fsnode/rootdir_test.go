@@ -179,6 +179,13 @@ func TestMountMemfsOutOfTreeWalks(t *testing.T) {
 	if got := strings.Fields(string(out)); strings.Join(got, " ") != ". .. agents memory skills" {
 		t.Errorf("ls -a of the root: %q, want . .. agents memory skills", got)
 	}
+	// The root's link count is 2 + the directories it lists (find's
+	// leaf optimisation and mount-test.sh's lossless check count them):
+	// an unlisted .memfs is not one of them.
+	var rst syscall.Stat_t
+	if err := syscall.Stat(m.dir, &rst); err != nil || rst.Nlink != 2+3 {
+		t.Errorf("nlink of the root: %d %v, want 5 (agents, memory, skills)", rst.Nlink, err)
+	}
 	out, err = exec.Command("ls", "-a", filepath.Join(m.dir, "memory")).Output()
 	if err != nil {
 		t.Fatal(err)
