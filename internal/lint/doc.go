@@ -14,6 +14,6 @@
 //
 // # Concurrency
 //
-// Nothing to share: the tests run go list in a subprocess and parse source
-// files, each on its own data.
+// Nothing to share: the tests run go list (and go build, memfs --help) in
+// a subprocess and parse source and Markdown files, each on its own data.
 package lint
