@@ -9,8 +9,10 @@
 // (TestDirStoreProgramLinksNoEtcd), redact linking only go-toml
 // (TestRedactLinksOnlyTOML), gitleaks and gocyclo for tests only
 // (TestTestOnlyModules), search's file format apart from the session
-// (TestSearchLinksNoSession), and no function over cyclomatic complexity
-// 30 (TestCyclomaticComplexity). It has no other code.
+// (TestSearchLinksNoSession), no function over cyclomatic complexity 30
+// (TestCyclomaticComplexity), the docs held to memfs --help
+// (TestDocsMatchHelp), and the README's budget and links
+// (TestReadmeLinks). It has no other code.
 //
 // # Concurrency
 //
