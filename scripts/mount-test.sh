@@ -45,7 +45,10 @@
 # or quickstart, once: the README's quick start run literally in a fresh
 # HOME, then memfs ls, search and log without --mount while it is mounted;
 # or rootdir (first hour: cp -a/rsync -a/tar -x into the root, .memfs out of
-# tree walks, df).
+# tree walks, df); or firsthour: the README's five-minute tour run
+# literally, git init and a commit in the mount with search and packs free
+# of .git, a virtual file's error read by cat, flags after arguments, and
+# the rootdir checks.
 
 # shellcheck disable=SC2016 # the snippets run on both trees are single-quoted on purpose
 set -euo pipefail
@@ -65,9 +68,9 @@ for kind in "${backends[@]}"; do
 done
 only=${MEMFS_MT_ONLY:-}
 case $only in
-"" | tools | lossless | quickstart | rootdir) ;;
+"" | tools | lossless | quickstart | rootdir | firsthour) ;;
 *)
-	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless, quickstart or rootdir)" >&2
+	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless, quickstart, rootdir or firsthour)" >&2
 	exit 2
 	;;
 esac
@@ -501,7 +504,7 @@ store_spec() {
 }
 # etcdctl_ns ARGS...: etcdctl against the run's server.
 etcdctl_ns() { ETCDCTL_API=3 timeout 30 etcdctl --endpoints "$etcd_endpoint" "$@"; }
-if [[ " ${backends[*]} " == *" etcd "* ]] && { want_section tools || want_section lossless || want_section rootdir; }; then
+if [[ " ${backends[*]} " == *" etcd "* ]] && { want_section tools || want_section lossless || want_section rootdir || want_section firsthour; }; then
 	echo "== starting etcd ($(etcd --version | head -n 1))"
 	if ! start_etcd; then
 		if kill -0 "$etcd_pid" 2>/dev/null; then
@@ -1472,6 +1475,218 @@ first_hour_root() {
 }
 # ======================================== end of first hour: the root
 
+# ============================================ first hour: the tour (issue 30)
+# Section "firsthour" (MEMFS_MT_ONLY=firsthour), on every backend: what a
+# person and an agent meet in the first hour. The README's five-minute tour
+# run literally (its two sh blocks, taken from the README so that they
+# cannot drift), in a fresh HOME with memfs on PATH, against this
+# backend's store; then, on a store of its own: git init and a commit in
+# the mount with search and the context pack free of .git, a virtual file's
+# error read by cat (and its errno in user.memfs.error), flags after
+# arguments, and the rootdir checks above (cp -a, rsync -a, tar -x into the
+# root, grep -r without .memfs hits, df).
+
+# readme_block SECTION N: the Nth ```sh block under "## SECTION" of README.md.
+readme_block() {
+	awk -v s="## $1" -v n="$2" '
+		/^## / { q = ($0 == s) }
+		q && /^```sh$/ { b++; if (b == n) { p = 1; next } }
+		p && /^```$/ { exit }
+		p { print }
+	' "$repo/README.md"
+}
+
+# tour_mount LOG: the tour's first terminal, memfs mount ~/memory, against
+# this backend's store (--store: the tour runs on every store). Waits (120 s
+# at most) until .memfs/status names the process; sets mount_pid.
+tour_mount() {
+	local log=$1 i status
+	"${tenv[@]}" "$memfs" mount --store "$spec" "$mnt" >"$log" 2>&1 &
+	mount_pid=$!
+	mount_pids+=("$mount_pid")
+	for ((i = 0; i < 1200; i++)); do
+		kill -0 "$mount_pid" 2>/dev/null || return 1
+		if status=$(timeout 2 cat "$mnt/.memfs/status" 2>/dev/null) && [[ $status == *"pid: $mount_pid"* ]]; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# want_out NAME WANT OUT: pass when OUT holds WANT.
+want_out() {
+	if [[ $3 == *"$2"* ]]; then
+		pass "$1"
+	else
+		fail "$1: want output with '$2'" "$(printf '%s\n' "$3" | tail -n 30)"
+	fi
+}
+
+first_hour_tour() {
+	local kind=$1 home tour1 tour2 rc out prc bin
+	label="[$kind] first hour, the README's tour: "
+	spec=$(store_spec "$kind" tour)
+	home=$(mktemp -d "$tmp/$kind-tour-home.XXXXXX")
+	mnt=$home/memory
+	mnts+=("$mnt")
+	bin=$tmp/bin
+	mkdir -p "$bin"
+	ln -sf "$memfs" "$bin/memfs"
+	echo "== backend $kind, section firsthour: the tour (store $spec, HOME $home)"
+	tour1=$(readme_block "A five-minute tour" 1)
+	tour2=$(readme_block "A five-minute tour" 2)
+	if [ -z "$tour1" ] || [ -z "$tour2" ] || [[ $tour1 != *"cd ~/memory"* ]]; then
+		fail "the README has a five-minute tour of two sh blocks, the first starting in ~/memory" "$tour1" "$tour2"
+		return
+	fi
+	tenv=(env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME -u MEMFS_STORE -u MEMFS_AGENT
+		HOME="$home" PATH="$bin:$PATH" MEMFS_MODEL_DIR="${MEMFS_MODEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/memfs/models}")
+	if ! tour_mount "$tmp/$kind-tour-mount1.log"; then
+		fail "memfs mount ~/memory: not serving within 120 s" "$(tail -n 20 "$tmp/$kind-tour-mount1.log")"
+		return
+	fi
+	pass "memfs mount ~/memory serves (made the mountpoint)"
+	rc=0
+	out=$(cd "$home" && timeout 120 "${tenv[@]}" bash -euo pipefail -c "$tour1" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "the tour's first block exits 0"
+	else
+		fail "the tour's first block exits $rc" "$(printf '%s\n' "$out" | tail -n 30)" "$(tail -n 10 "$tmp/$kind-tour-mount1.log")"
+	fi
+	want_out "ls -l and grep -r show the note" "./memory/style.md:Always run gofmt" "$out"
+	if grep -q '^\./\.memfs' <<<"$out"; then
+		fail "grep -r over the mount reads .memfs" "$out"
+	else
+		pass "grep -r over the mount reads no .memfs"
+	fi
+	want_out "memfs search and .memfs/search find the note" "memory/style.md  score" "$out"
+	want_out ".memfs/context.md is a context pack" "<!-- memfs context pack sha256:" "$out"
+	want_out "the history log lists the note's versions" " write " "$out"
+	want_out "memfs unmount detaches the killed mount" "detached the dead mount" "$out"
+	prc=0
+	wait "$mount_pid" 2>/dev/null || prc=$?
+	forget_mount_pid "$mount_pid"
+	same_text "kill -9 ended the mount (exit 137)" 137 "$prc"
+	if is_mounted "$mnt"; then
+		fail "the dead mount is still in the mount table"
+		return
+	fi
+	if ! tour_mount "$tmp/$kind-tour-mount2.log"; then
+		fail "memfs mount ~/memory again: not serving within 120 s" "$(tail -n 20 "$tmp/$kind-tour-mount2.log")"
+		return
+	fi
+	rc=0
+	out=$(cd "$home" && timeout 120 "${tenv[@]}" bash -euo pipefail -c "$tour2" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "the tour's second block exits 0"
+	else
+		fail "the tour's second block exits $rc" "$out" "$(tail -n 10 "$tmp/$kind-tour-mount2.log")"
+	fi
+	want_out "the file closed before kill -9 came back" "closed before the crash" "$out"
+	prc=0
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$mount_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$mount_pid" 2>/dev/null || prc=$?
+	forget_mount_pid "$mount_pid"
+	same_text "the remount exits 0 after the tour's memfs unmount" 0 "$prc"
+}
+
+# first_hour_agent: git, search, packs, a virtual file's error and flags
+# after arguments, on a store of its own, mounted with its flags after the
+# mountpoint (memfs mount DIR --store S, as people type it).
+first_hour_agent() {
+	local kind=$1 rc out log=$tmp/$kind-agent-mount.log i status
+	label="[$kind] first hour, an agent's tools: "
+	spec=$(store_spec "$kind" agent)
+	mnt=$tmp/$kind-agent-mnt
+	mkdir -p "$mnt"
+	mnts+=("$mnt")
+	echo "== backend $kind, section firsthour: git, search, packs, errors (store $spec)"
+	"$memfs" mount "$mnt" --store "$spec" --flush-interval 0 >"$log" 2>&1 &
+	mount_pid=$!
+	mount_pids+=("$mount_pid")
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$mount_pid" 2>/dev/null || break
+		if status=$(timeout 2 cat "$mnt/.memfs/status" 2>/dev/null) && [[ $status == *"pid: $mount_pid"* ]]; then
+			break
+		fi
+		sleep 0.1
+	done
+	if [[ ${status:-} != *"pid: $mount_pid"* ]]; then
+		fail "memfs mount DIR --store S --flush-interval 0 (flags after the mountpoint): not serving" "$(tail -n 20 "$log")"
+		return
+	fi
+	pass "memfs mount DIR --store S --flush-interval 0 (flags after the mountpoint) serves"
+	mkdir -p "$mnt/memory/proj"
+	printf 'The zebrafinch deploy runs on Tuesdays.\n' >"$mnt/memory/proj/deploy.md"
+	printf 'Notes on zebrafinch tooling.\n' >"$mnt/memory/proj/tools.md"
+	rc=0
+	out=$(lossless_git "$mnt/memory" git init -q 2>&1 && lossless_git "$mnt/memory" git add -A 2>&1 &&
+		lossless_git "$mnt/memory" git commit -q -m "zebrafinch: first notes" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "git init, add -A and commit in the mount exit 0"
+	else
+		fail "git init/add/commit in the mount: exit $rc" "$out"
+	fi
+	out=$(lossless_git "$mnt/memory" git status --porcelain 2>&1)
+	same_text "git status is clean after the commit (nothing of .memfs)" "" "$out"
+	sync "$mnt/memory/proj/deploy.md"
+	for q in "search --mount $mnt zebrafinch" "search zebrafinch --mount $mnt --top-k 50" "context --mount $mnt --manifest"; do
+		rc=0
+		# shellcheck disable=SC2086 # q is split into words on purpose
+		out=$(timeout 60 "$memfs" $q 2>&1) || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			fail "memfs $q exits $rc" "$out"
+		elif [[ $out == *".git/"* ]]; then
+			fail "memfs $q names .git/" "$(grep -F .git/ <<<"$out" | head -n 10)"
+		elif [[ $out != *"memory/proj/deploy.md"* ]]; then
+			fail "memfs $q: the note is missing" "$out"
+		else
+			pass "memfs $q: the note, and nothing under .git/"
+		fi
+	done
+	out=$(timeout 30 cat "$mnt/.memfs/search/zebrafinch top:50" 2>&1)
+	if [[ $out == *".git/"* ]] || [[ $out != *"memory/proj/deploy.md"* ]]; then
+		fail ".memfs/search/zebrafinch: want the note and nothing under .git/" "$out"
+	else
+		pass ".memfs/search/zebrafinch: the note, and nothing under .git/"
+	fi
+	out=$(timeout 30 cat "$mnt/.memfs/context.md" 2>&1)
+	if [[ $out == *".git/"* ]] || [[ $out != *"zebrafinch deploy"* ]]; then
+		fail ".memfs/context.md: want the note and nothing of .git/" "$out"
+	else
+		pass ".memfs/context.md: the note, and nothing of .git/"
+	fi
+	# A virtual file that cannot be answered says why, to cat and to getfattr.
+	rc=0
+	out=$(timeout 30 cat "$mnt/.memfs/search/zebrafinch importance:lots" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ] && [ -n "$out" ] && [[ $out != *"No such file"* ]]; then
+		pass "cat of a search with a bad filter exits 0 and says why: $(head -n 1 <<<"$out")"
+	else
+		fail "cat of a search with a bad filter: exit $rc, want the reason" "$out"
+	fi
+	out=$(getfattr --absolute-names --only-values -n user.memfs.error "$mnt/.memfs/search/zebrafinch importance:lots" 2>&1)
+	same_text "its user.memfs.error is EINVAL" EINVAL "$out"
+	out=$(timeout 30 cat "$mnt/.memfs/search/nothing-matches-qqxyzzy" 2>&1)
+	want_out "a search with no hit reads 'no match'" "no match" "$out"
+	# Flags after arguments, as git and rclone take them.
+	for q in "ls memory/ -l --mount $mnt" "cat memory/proj/deploy.md -q" "log --json --limit 3 --mount $mnt" "hint claude --mount $mnt"; do
+		rc=0
+		# shellcheck disable=SC2086 # q is split into words on purpose
+		out=$(cd "$mnt" && timeout 60 "$memfs" $q 2>&1) || rc=$?
+		if [ "$rc" -eq 0 ]; then
+			pass "memfs $q exits 0"
+		else
+			fail "memfs $q exits $rc" "$out"
+		fi
+	done
+	stop_mount "agent" "$log"
+}
+# ======================================== end of first hour: the tour
+
 # ----------------------------------------------------------- quickstart
 
 # The README's quick start, literally, in a fresh HOME: its first line (go
@@ -1599,7 +1814,13 @@ for kind in "${backends[@]}"; do
 		lossless "$kind"
 		stop_all
 	fi
-	if want_section rootdir; then
+	if want_section firsthour; then
+		first_hour_tour "$kind"
+		stop_all
+		first_hour_agent "$kind"
+		stop_all
+	fi
+	if want_section rootdir || [ "$only" = firsthour ]; then
 		first_hour_root "$kind"
 		stop_all
 	fi

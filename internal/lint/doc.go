@@ -9,11 +9,13 @@
 // (TestDirStoreProgramLinksNoEtcd), redact linking only go-toml
 // (TestRedactLinksOnlyTOML), gitleaks and gocyclo for tests only
 // (TestTestOnlyModules), search's file format apart from the session
-// (TestSearchLinksNoSession), and no function over cyclomatic complexity
-// 30 (TestCyclomaticComplexity). It has no other code.
+// (TestSearchLinksNoSession), no function over cyclomatic complexity 30
+// (TestCyclomaticComplexity), the docs held to memfs --help
+// (TestDocsMatchHelp), and the README's budget and links
+// (TestReadmeLinks). It has no other code.
 //
 // # Concurrency
 //
-// Nothing to share: the tests run go list in a subprocess and parse source
-// files, each on its own data.
+// Nothing to share: the tests run go list (and go build, memfs --help) in
+// a subprocess and parse source and Markdown files, each on its own data.
 package lint
