@@ -45,14 +45,17 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 			DirectMount: true,
 			AllowOther:  mo.AllowOther,
 			Debug:       mo.Debug,
-			// labelFS answers security.* and system.* reads (go-fuse's
+			// rawFS answers security.* and system.* reads (go-fuse's
 			// IgnoreSecurityLabels knows three names, and answers before
 			// MountOptions.Requests can count them).
 			DisableXAttrs: mo.NoXAttrs,
 			// The kernel keeps each inode's ACL (absent: memfs stores
 			// none, and refuses to set one), so ls -l asks for it once.
 			EnableAcl: true,
-			MaxWrite:  1 << 20,
+			// memfs clears setuid and setgid itself (rawFS), so the
+			// kernel asks for no security.capability before each WRITE.
+			ExtraCapabilities: fuse.CAP_HANDLE_KILLPRIV_V2,
+			MaxWrite:          1 << 20,
 			// The kernel checks permissions (sticky directories
 			// included) against the modes memfs reports; device nodes
 			// and setuid files are kept, never honoured.
@@ -78,7 +81,7 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 	}
 	root.mounting.Store(true)
 	defer root.mounting.Store(false)
-	var raw fuse.RawFileSystem = labelFS{gofs.NewNodeFS(root, opts)}
+	var raw fuse.RawFileSystem = rawFS{gofs.NewNodeFS(root, opts)}
 	if mo.Requests != nil {
 		raw = countingFS{RawFileSystem: raw, n: mo.Requests}
 	}

@@ -330,20 +330,3 @@ func (f countingFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.St
 	f.n.add(opStatx)
 	return f.RawFileSystem.Statx(cancel, in, out)
 }
-
-// labelFS answers a read of any extended attribute outside user.* with
-// ENODATA before the node tree sees it: memfs keeps none (xattr.go), and
-// the kernel asks for them often and caches no answer (ls -l asks every
-// file for security.selinux and system.posix_acl_access; a write without
-// HANDLE_KILLPRIV_V2 asks for security.capability). No lock, no lookup
-// of the node.
-type labelFS struct {
-	fuse.RawFileSystem
-}
-
-func (f labelFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
-	if !userXAttr(attr) {
-		return 0, fuse.ENOATTR
-	}
-	return f.RawFileSystem.GetXAttr(cancel, h, attr, dest)
-}

@@ -184,10 +184,12 @@ func TestRequestsVimSave(t *testing.T) {
 		prog(t, m.dir, "vim", "-u", "NONE", "-i", "NONE", "-N", "-es", "-c", "normal Gox", "-c", "wq", "d/f0001.md")
 	})
 	budget(t, "vim save", got, map[string]int64{
-		"LOOKUP": 6, "CREATE": 3, "OPEN": 3, "OPENDIR": 3, "GETATTR": 7, "SETATTR": 3, "GETXATTR": 8, "SETXATTR": 1,
+		"LOOKUP": 6, "CREATE": 3, "OPEN": 3, "OPENDIR": 3, "GETATTR": 7, "SETATTR": 3, "GETXATTR": 5, "SETXATTR": 1,
 		"WRITE": 6, "FLUSH": 4, "FSYNC": 2, "UNLINK": 3, "READ": 1,
 	}, "vim's save protocol (FUSE-NOTES): swap file (create, writes, fsync, unlink), the 4913 probe (create, fchown, unlink), "+
-		"the file rewritten in place (open, write, fsync, ACL copy); GETATTR of d after each change in it")
+		"the file rewritten in place (open, write, fsync, ACL copy: security.selinux read, the ACL kept by the kernel); "+
+		"one security.capability read per new inode written (8 GETXATTR before HANDLE_KILLPRIV_V2 and POSIX ACLs); "+
+		"GETATTR of d after each change in it")
 	if got := readFile(t, filepath.Join(m.dir, "d/f0001.md")); !strings.HasSuffix(got, "x\n") {
 		t.Errorf("after vim's save: %q", got)
 	}
@@ -228,4 +230,77 @@ func TestRequestsCreateClose(t *testing.T) {
 	budget(t, "create + close", got, map[string]int64{"LOOKUP": 1, "CREATE": 1, "GETATTR": 1, "FLUSH": 1},
 		"the LOOKUP of the missing name, the CREATE, the FLUSH that commits the file to the journal at close; "+
 			"the kernel drops d's attributes at every change in it and asks them again (GETATTR)")
+}
+
+// A file written in 20 writes: no request but the writes, and no
+// GETXATTR of security.capability before each (HANDLE_KILLPRIV_V2: memfs
+// clears setuid and setgid itself, TestKillPrivByOtherWriter).
+func TestRequestsWrite(t *testing.T) {
+	m, n := countingMount(t, manyFiles("d", 3))
+	dd := func(conv string) fsnode.RequestCounts {
+		return during(n, func() {
+			prog(t, m.dir, "dd", "if=/dev/zero", "of=d/big", "bs=64k", "count=20", "conv="+conv, "status=none")
+		})
+	}
+	budget(t, "dd, new file", dd("fsync"), map[string]int64{"LOOKUP": 2, "CREATE": 1, "WRITE": 20, "FSYNC": 1, "FLUSH": 2, "GETXATTR": 1},
+		"the LOOKUP of the missing name (and of d), CREATE, one WRITE a write(2), the fsync, the FLUSH "+
+			"of each descriptor dd closed (it dups its output); one GETXATTR of security.capability at the "+
+			"inode's first write, then the kernel marks it S_NOSEC (20 without HANDLE_KILLPRIV_V2)")
+	budget(t, "dd, over the file", dd("notrunc"), map[string]int64{"OPEN": 1, "GETATTR": 1, "WRITE": 20, "FLUSH": 2},
+		"OPEN, one WRITE a write(2), a GETATTR after the writes, FLUSH per descriptor; no GETXATTR (the inode is S_NOSEC)")
+}
+
+// With HANDLE_KILLPRIV_V2 the kernel leaves clearing setuid and setgid to
+// memfs: a write, a truncate or an O_TRUNC open by a user without
+// CAP_FSETID, and any chown, clear them as on a native filesystem
+// (setgid only with group execute).
+func TestKillPrivByOtherWriter(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Fatalf("this test runs commands as another user with setpriv (util-linux): %v", err)
+	}
+	m := mount(t, newDirStore(t, t.TempDir()), mountConfig{mopts: fsnode.MountOptions{AllowOther: true}})
+	if err := os.Chmod(filepath.Dir(m.dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(m.dir, "d"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	const suidgid = os.ModeSetuid | os.ModeSetgid
+	cases := []struct {
+		name string
+		as   []string // setpriv's arguments; nil: root
+		cmd  string   // sh -c, $1 the file
+		mode os.FileMode
+		want os.FileMode
+	}{
+		{"write by another user", []string{"--reuid=65534", "--regid=65534", "--clear-groups"}, `echo x >> "$1"`, suidgid | 0o777, 0o777},
+		{"write keeps setgid without group execute", []string{"--reuid=65534", "--regid=65534", "--clear-groups"}, `echo x >> "$1"`, suidgid | 0o767, os.ModeSetgid | 0o767},
+		{"truncate by another user", []string{"--reuid=65534", "--regid=65534", "--clear-groups"}, `truncate -s 1 "$1"`, suidgid | 0o777, 0o777},
+		{"O_TRUNC open by another user", []string{"--reuid=65534", "--regid=65534", "--clear-groups"}, `: > "$1"`, suidgid | 0o777, 0o777},
+		{"chown by root", nil, `chown 0:0 "$1"`, suidgid | 0o755, 0o755},
+		{"write by root keeps them", nil, `echo x >> "$1"`, suidgid | 0o755, suidgid | 0o755},
+	}
+	for i, c := range cases {
+		p := filepath.Join(m.dir, "d", fmt.Sprintf("f%d", i))
+		if err := os.WriteFile(p, []byte("data\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		argv := []string{"sh", "-c", c.cmd, "sh", p}
+		if c.as != nil {
+			argv = append(append(append([]string{"setpriv"}, c.as...), "--"), argv...)
+		}
+		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, out)
+		}
+		st, err := m.c.Stat("d/" + filepath.Base(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode & (os.ModePerm | suidgid); got != c.want {
+			t.Errorf("%s: mode %v in the session, want %v", c.name, got, c.want)
+		}
+	}
 }
