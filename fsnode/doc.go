@@ -36,6 +36,11 @@
 //     per ls -l (TestRequestsLsLong). Setting an ACL is refused (ENOTSUP),
 //     as before. MountOptions.NoXAttrs (memfs mount --xattrs=false)
 //     switches them off: the kernel then answers ENOTSUP by itself.
+//   - The mount asks for HANDLE_KILLPRIV_V2: memfs clears setuid and
+//     setgid itself where the kernel flags a WRITE, an O_TRUNC open or a
+//     SETATTR (rawFS), and the kernel no longer asks for
+//     security.capability before every WRITE (one GETXATTR per inode
+//     instead of one per write).
 //   - MountOptions.Requests counts the requests that reach memfs by
 //     opcode; the request-count tests (requests_mount_test.go) hold each
 //     workload (stat, ls -l, cat, grep -r, sed -i, vim, git status,
