@@ -302,5 +302,11 @@ func TestKillPrivByOtherWriter(t *testing.T) {
 		if got := st.Mode & (os.ModePerm | suidgid); got != c.want {
 			t.Errorf("%s: mode %v in the session, want %v", c.name, got, c.want)
 		}
+		// What the kernel shows at once (no attribute left stale).
+		if fi, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		} else if got := fi.Mode() & (os.ModePerm | suidgid); got != c.want {
+			t.Errorf("%s: stat through the mount = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
