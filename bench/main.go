@@ -536,7 +536,7 @@ func (s *roundRun) ls() error {
 }
 
 func (s *roundRun) find() error {
-	want := s.pl.minFind + reservedEntries(s.root, s.pl) // memfs adds .memfs and what it holds, and its namespace
+	want := s.pl.minFind + reservedEntries(s.root, s.pl) // memfs adds its namespace, and .memfs when listed
 	d, n, err := runCounted("find", s.root, "-printf", "%s\n")
 	if err != nil {
 		return err
@@ -678,6 +678,11 @@ func reservedEntries(root string, pl *plan) int {
 			!slices.ContainsFunc(pl.tree, func(f treeFile) bool { return strings.HasPrefix(f.rel, d+"/") }) {
 			n++
 		}
+	}
+	// .memfs opens by name but is listed only with --show-memfs: find
+	// walks it only then.
+	if ents, err := os.ReadDir(root); err != nil || !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return e.Name() == ".memfs" }) {
+		return n
 	}
 	filepath.WalkDir(filepath.Join(root, ".memfs"), func(p string, d os.DirEntry, err error) error {
 		if err == nil {

@@ -27,11 +27,24 @@
 //     request handler or under a lock (a deadlock otherwise).
 //   - Read-only opens carry FOPEN_NOFLUSH: no FLUSH round trip on close.
 //   - Extended attributes: user.* only, kept with the entry (see xattr.go).
-//     Names in other namespaces are answered at once. The kernel does not
-//     cache attributes, and ls -l asks for two per file (security.selinux,
-//     system.posix_acl_access): measured 0.07 s -> 0.58 s for ls -lR of
-//     10,000 files. MountOptions.NoXAttrs (memfs mount --xattrs=false)
+//     A read of a name in another namespace is answered ENODATA before the
+//     node tree sees it (labelFS: no lock, no node). ls -l asks for two per
+//     file (security.selinux, system.posix_acl_access): measured 0.07 s ->
+//     0.58 s for ls -lR of 10,000 files. The mount enables POSIX ACLs
+//     (FUSE_POSIX_ACL), so the kernel keeps the answer for the ACL and asks
+//     once per inode; it caches no label, so one GETXATTR a file remains
+//     per ls -l (TestRequestsLsLong). Setting an ACL is refused (ENOTSUP),
+//     as before. MountOptions.NoXAttrs (memfs mount --xattrs=false)
 //     switches them off: the kernel then answers ENOTSUP by itself.
+//   - The mount asks for HANDLE_KILLPRIV_V2: memfs clears setuid and
+//     setgid itself where the kernel flags a WRITE, an O_TRUNC open or a
+//     SETATTR (rawFS), and the kernel no longer asks for
+//     security.capability before every WRITE (one GETXATTR per inode
+//     instead of one per write).
+//   - MountOptions.Requests counts the requests that reach memfs by
+//     opcode; the request-count tests (requests_mount_test.go) hold each
+//     workload (stat, ls -l, cat, grep -r, sed -i, vim, git status,
+//     create) to a budget written beside it.
 //   - fsync flushes the whole session: a file's name may depend on a
 //     rename or a new directory, so only a full flush makes it durable.
 //   - O_APPEND writes append at the session's end of file, not at the

@@ -18,9 +18,11 @@ type MountOptions struct {
 	FsName     string // shown in /proc/mounts; "" means "memfs"
 	// NoXAttrs switches extended attributes off: the kernel answers
 	// ENOTSUP itself and never asks memfs. Without them ls -l makes no
-	// GETXATTR round trips (two per file: security.selinux and
-	// system.posix_acl_access, which the kernel does not cache).
+	// GETXATTR round trips (one per file for security.selinux, which the
+	// kernel does not cache; the ACL's answer it keeps).
 	NoXAttrs bool
+	// Requests, when set, counts every request that reaches memfs.
+	Requests *Requests
 }
 
 // Mount mounts root at dir and returns the running server. The caller
@@ -38,14 +40,22 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 		// Mode 0 is mode 0 (go-fuse would substitute 0644/0755).
 		NullPermissions: true,
 		MountOptions: fuse.MountOptions{
-			FsName:               name,
-			Name:                 "memfs",
-			DirectMount:          true,
-			AllowOther:           mo.AllowOther,
-			Debug:                mo.Debug,
-			IgnoreSecurityLabels: true,
-			DisableXAttrs:        mo.NoXAttrs,
-			MaxWrite:             1 << 20,
+			FsName:      name,
+			Name:        "memfs",
+			DirectMount: true,
+			AllowOther:  mo.AllowOther,
+			Debug:       mo.Debug,
+			// rawFS answers security.* and system.* reads (go-fuse's
+			// IgnoreSecurityLabels knows three names, and answers before
+			// MountOptions.Requests can count them).
+			DisableXAttrs: mo.NoXAttrs,
+			// The kernel keeps each inode's ACL (absent: memfs stores
+			// none, and refuses to set one), so ls -l asks for it once.
+			EnableAcl: true,
+			// memfs clears setuid and setgid itself (rawFS), so the
+			// kernel asks for no security.capability before each WRITE.
+			ExtraCapabilities: fuse.CAP_HANDLE_KILLPRIV_V2,
+			MaxWrite:          1 << 20,
 			// The kernel checks permissions (sticky directories
 			// included) against the modes memfs reports; device nodes
 			// and setuid files are kept, never honoured.
@@ -71,8 +81,18 @@ func Mount(dir string, root *Root, mo MountOptions) (*fuse.Server, error) {
 	}
 	root.mounting.Store(true)
 	defer root.mounting.Store(false)
-	server, err := gofs.Mount(dir, root, opts)
+	var raw fuse.RawFileSystem = rawFS{gofs.NewNodeFS(root, opts)}
+	if mo.Requests != nil {
+		raw = countingFS{RawFileSystem: raw, n: mo.Requests}
+	}
+	// gofs.Mount, with the file system wrapped.
+	server, err := fuse.NewServer(raw, dir, &opts.MountOptions)
 	if err != nil {
+		return nil, fmt.Errorf("fsnode: mount %s: %w", dir, err)
+	}
+	go server.Serve()
+	if err := server.WaitMount(); err != nil {
+		// As gofs.Mount: a mount that failed has no loop to stop.
 		return nil, fmt.Errorf("fsnode: mount %s: %w", dir, err)
 	}
 	return server, nil
