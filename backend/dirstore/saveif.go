@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -83,30 +82,19 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 		b.removeTemps()
 		return nil, err
 	}
-	// The keys are distinct: their renames go concurrently, as in Save.
 	conflicts := map[string]string{}
-	var mu sync.Mutex // guards conflicts
-	err = parallel(len(b.items), func(i int) error {
-		it := &b.items[i]
-		conflict, err := place(it.dirfd, it.tmp, it.name, it.e.Key, want[i])
-		if err != nil {
-			return saveErr(it.e.Key, err)
-		}
-		it.tmp = ""
-		if conflict != "" {
-			mu.Lock()
-			conflicts[it.e.Key] = conflict
-			mu.Unlock()
-		}
-		return nil
-	})
-	if err != nil {
-		b.removeTemps()
-		return conflicts, err
-	}
 	toSync := map[string]bool{}
 	for i := range b.items {
 		it := &b.items[i]
+		conflict, err := place(it.dirfd, it.tmp, it.name, it.e.Key, want[i])
+		if err != nil {
+			b.removeTemps()
+			return conflicts, saveErr(it.e.Key, err)
+		}
+		it.tmp = ""
+		if conflict != "" {
+			conflicts[it.e.Key] = conflict
+		}
 		d := it.dir
 		toSync[d] = true
 		for it.made && d != "" {
