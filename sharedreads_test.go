@@ -122,3 +122,40 @@ func since(now, before map[string]int) map[string]int {
 func background(d time.Duration) int {
 	return 3 + int(d/(3*time.Second))
 }
+
+// Under a small memory budget, a cold open reads ahead at most a quarter
+// of the budget's room: what it reads ahead must not push out what is
+// open, nor be trimmed before it is read.
+func TestReadAheadWithinTheMemoryBudget(t *testing.T) {
+	srv := etcdtest.Start(t)
+	st, err := etcdstore.Open(context.Background(), etcdstore.Config{Endpoints: []string{srv.Endpoint()}, Namespace: "budget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const files, size, budget = 100, 2000, 64 << 10
+	var entries []backend.Entry
+	for i := range files {
+		entries = append(entries, backend.Entry{Key: fmt.Sprintf("notes/f%03d.md", i), Value: make([]byte, size),
+			Info: backend.Info{Mode: 0o644, MTime: time.Now(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}})
+	}
+	if err := st.Save(t.Context(), entries...); err != nil {
+		t.Fatal(err)
+	}
+	f, err := memfs.Open(context.Background(), st, memfs.Options{
+		JournalPath: filepath.Join(t.TempDir(), "journal"),
+		Session:     session.Options{MaxMemory: budget},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(context.Background())
+	h, err := f.Session().Open(t.Context(), entries[0].Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	_, loaded, _, _ := f.Session().Stats().Counts()
+	if max := 1 + budget/4/size; loaded < 2 || loaded > max {
+		t.Errorf("one cold open under a budget of %d bytes loaded %d files of %d bytes, want 2 to %d (a quarter of the budget)", budget, loaded, size, max)
+	}
+}

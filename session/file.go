@@ -94,8 +94,9 @@ func (c *Context) resolveOpen(ctx context.Context, key string) error {
 
 // readAheadRLocked returns key and, when key is not loaded, the files
 // beside it that a load of key takes in too: stored (not local), clean,
-// unloaded, within ra's bounds. It looks at a bounded number of names,
-// so that a cold open in a large directory stays cheap.
+// unloaded, within ra's bounds and a quarter of the memory budget's room.
+// It looks at a bounded number of names, so that a cold open in a large
+// directory stays cheap.
 func (c *Context) readAheadRLocked(key string, ra backend.ReadAheader) []string {
 	keys := []string{key}
 	f, ok := c.mu.tree.files[key]
@@ -103,6 +104,12 @@ func (c *Context) readAheadRLocked(key string, ra backend.ReadAheader) []string 
 		return keys
 	}
 	maxKeys, maxBytes, fileBytes := ra.ReadAhead()
+	if m := &c.mu.mem; m.max > 0 {
+		// Under a memory budget, at most a quarter of the room left:
+		// what is read ahead must not push out what is open, nor be
+		// trimmed before it is read.
+		maxBytes = min(maxBytes, (m.max-m.held-m.added)/4)
+	}
 	parent := parentOf(key)
 	d, ok := c.mu.tree.dirs[parent]
 	if !ok {
