@@ -241,3 +241,14 @@ type Space struct {
 	// bound them.
 	Files int64
 }
+
+// ReadAheader is a store whose round trip costs far more than the small
+// values it returns (a network store). When a session loads a value it
+// does not hold, it loads the values of the unloaded files beside it (same
+// directory) in the same Load call, so that reading a directory's files
+// costs a round trip or two, not one per file. ReadAhead bounds what one
+// Load takes in beside the value asked for: at most keys files, bytes
+// bytes of values in all, and no file larger than fileBytes.
+type ReadAheader interface {
+	ReadAhead() (keys int, bytes, fileBytes int64)
+}

@@ -72,7 +72,7 @@ func main() {
 	flag.BoolVar(&o.quick, "quick", false, "2 rounds of 2,000 files, 200 edits, a 32 MiB file, a 10,000-key mount phase (unless flags say otherwise)")
 	flag.StringVar(&o.out, "o", "", "also write the markdown report to this file")
 	flag.StringVar(&o.memfs, "memfs", "memfs", "the memfs binary")
-	flag.StringVar(&o.memfsBase, "memfs-base", "", "a baseline memfs binary (an earlier build), for the targets dir-base and badger-base: before/after in one run")
+	flag.StringVar(&o.memfsBase, "memfs-base", "", "a baseline memfs binary (an earlier build), for the targets dir-base, badger-base and etcd-base: before/after in one run")
 	flag.StringVar(&o.work, "work", "", "work directory, new or empty (default: a new one under /var/tmp); removed at the end")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (stores, logs)")
 	flag.StringVar(&o.targets, "targets", "native,dir,badger", "comma-separated targets: native, dir (memfs dir store), badger (memfs badger store), etcd (memfs on an etcd server the benchmark starts: /usr/bin/etcd), loopback (go-fuse example), bindfs, rclone (rclone mount)")
@@ -279,17 +279,24 @@ func makeTargets(o options, work, shared string) ([]Target, error) {
 			t := newMemfs(bin, strings.TrimSuffix(name, "-base"), filepath.Join(work, "memfs-"+name), store, mountArgs)
 			t.name = "memfs " + name
 			ts = append(ts, t)
-		case "etcd":
+		case "etcd", "etcd-base":
 			// One etcd server for the run, a namespace of its own for
 			// each set of targets.
 			ep, err := benchEtcd(work)
 			if err != nil {
 				return nil, err
 			}
+			bin := o.memfs
+			if name == "etcd-base" {
+				if o.memfsBase == "" {
+					return nil, fmt.Errorf("target %s needs -memfs-base", name)
+				}
+				bin = o.memfsBase
+			}
 			etcdNamespaces++
 			store := fmt.Sprintf("etcd://%s/bench%d", ep, etcdNamespaces)
-			t := newMemfs(o.memfs, "etcd", filepath.Join(work, "memfs-etcd"), store, mountArgs)
-			t.name = "memfs etcd"
+			t := newMemfs(bin, "etcd", filepath.Join(work, "memfs-"+name), store, mountArgs)
+			t.name = "memfs " + name
 			ts = append(ts, t)
 		case "loopback":
 			ts = append(ts, newPassthrough("go-fuse loopback", dir, shared, func(b, m string) []string {
@@ -304,7 +311,7 @@ func makeTargets(o options, work, shared string) ([]Target, error) {
 				return []string{"rclone", "mount", "--vfs-cache-mode", "writes", "--vfs-write-back", "0s", "--cache-dir", filepath.Join(dir, "cache"), b, m}
 			}))
 		default:
-			return nil, fmt.Errorf("unknown target %q (want native, dir, badger, etcd, dir-base, badger-base, loopback, bindfs, rclone)", name)
+			return nil, fmt.Errorf("unknown target %q (want native, dir, badger, etcd, dir-base, badger-base, etcd-base, loopback, bindfs, rclone)", name)
 		}
 	}
 	return ts, nil

@@ -37,7 +37,7 @@ type CreateOptions struct {
 func (c *Context) Open(ctx context.Context, key string) (*File, error) {
 	for {
 		f := c.pinKey(key) // before it loads: a trim never drops what is being opened
-		if err := c.Resolve(ctx, key); err != nil {
+		if err := c.resolveOpen(ctx, key); err != nil {
 			unpin(f)
 			c.mu.RLock()
 			_, isDir := c.mu.tree.dirs[key]
@@ -66,6 +66,74 @@ func (c *Context) Open(ctx context.Context, key string) (*File, error) {
 		}
 		// Replaced (or created) between the pin and here: again.
 	}
+}
+
+// resolveOpen is Resolve(ctx, key) for an Open: on a store that reads
+// ahead (backend.ReadAheader), the unloaded files beside key are loaded
+// in the same Load. Only key's own failure is an error.
+func (c *Context) resolveOpen(ctx context.Context, key string) error {
+	ra, ok := c.store.(backend.ReadAheader)
+	if !ok {
+		return c.Resolve(ctx, key)
+	}
+	c.mu.RLock()
+	keys := c.readAheadRLocked(key, ra)
+	c.mu.RUnlock()
+	if len(keys) == 1 {
+		return c.Resolve(ctx, key)
+	}
+	failed, err := c.resolve(ctx, keys)
+	if err != nil {
+		return err
+	}
+	if err, ok := failed[key]; ok {
+		return wrapf("resolve: %w", err)
+	}
+	return nil
+}
+
+// readAheadRLocked returns key and, when key is not loaded, the files
+// beside it that a load of key takes in too: stored (not local), clean,
+// unloaded, within ra's bounds and a quarter of the memory budget's room.
+// It looks at a bounded number of names, so that a cold open in a large
+// directory stays cheap.
+func (c *Context) readAheadRLocked(key string, ra backend.ReadAheader) []string {
+	keys := []string{key}
+	f, ok := c.mu.tree.files[key]
+	if !ok || f.loaded {
+		return keys
+	}
+	maxKeys, maxBytes, fileBytes := ra.ReadAhead()
+	if m := &c.mu.mem; m.max > 0 {
+		// Under a memory budget, at most a quarter of the room left:
+		// what is read ahead must not push out what is open, nor be
+		// trimmed before it is read.
+		maxBytes = min(maxBytes, (m.max-m.held-m.added)/4)
+	}
+	parent := parentOf(key)
+	d, ok := c.mu.tree.dirs[parent]
+	if !ok {
+		return keys
+	}
+	bytes := f.size
+	looked := 0
+	for name := range d.children {
+		if len(keys) > maxKeys || looked >= 4*maxKeys {
+			break
+		}
+		looked++
+		k := name
+		if parent != "" {
+			k = parent + "/" + name
+		}
+		g, ok := c.mu.tree.files[k]
+		if !ok || g == f || g.loaded || g.gen != 0 || g.mode.Type() != 0 || g.size > fileBytes || bytes+g.size > maxBytes || c.Local(k) {
+			continue
+		}
+		bytes += g.size
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 // unpin ends one File's hold on f's value; nil is none.

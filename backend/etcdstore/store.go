@@ -33,6 +33,8 @@ var (
 	_ backend.SysSwapper = (*Store)(nil)
 	_ backend.Presence   = (*Store)(nil)
 	_ backend.Collector  = (*Store)(nil)
+
+	_ backend.ReadAheader = (*Store)(nil)
 )
 
 // Store is a backend.Store on an etcd v3 cluster. Make one with Open.
@@ -339,6 +341,15 @@ func (s *Store) Walk(ctx context.Context, fn func(batch []backend.Entry) error) 
 
 // loadGroup is how many keys one Load transaction reads (two gets each).
 const loadGroup = maxTxnOps / 2
+
+// ReadAhead lets a session load up to two transactions' worth of a
+// directory's small files with the one it opens: a cold read of a
+// directory then costs two round trips, not one per file (BENCHMARKS.md,
+// "Shared store: cold reads"). Chunked values (over inlineMax) cost
+// requests of their own and are left out.
+func (s *Store) ReadAhead() (keys int, bytes, fileBytes int64) {
+	return 2*loadGroup - 1, 2 << 20, inlineMax
+}
 
 // Load returns the entries for keys, in order, values included, all read
 // at one revision. A damaged record, a missing or damaged chunk, or a

@@ -304,3 +304,44 @@ func tail(p string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// KVRequests is how many requests of each method of the KV service
+// (Range, Txn, Put, DeleteRange, Compact) the server has received, from
+// its own metrics (grpc_server_started_total): a test asserts what an
+// operation costs in round trips by the difference before and after it.
+// Not for a StartTLS server.
+func (s *Server) KVRequests(t testing.TB) map[string]int {
+	t.Helper()
+	if s.tls != nil {
+		t.Fatal("etcdtest: KVRequests reads the metrics over plain HTTP: not on a TLS server")
+	}
+	resp, err := http.Get(s.Endpoint() + "/metrics")
+	if err != nil {
+		t.Fatalf("etcdtest: metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	if _, err := body.ReadFrom(resp.Body); err != nil {
+		t.Fatalf("etcdtest: metrics: %v", err)
+	}
+	n := map[string]int{}
+	for line := range strings.Lines(body.String()) {
+		if !strings.HasPrefix(line, "grpc_server_started_total{") || !strings.Contains(line, `grpc_service="etcdserverpb.KV"`) {
+			continue
+		}
+		_, m, ok := strings.Cut(line, `grpc_method="`)
+		if !ok {
+			t.Fatalf("etcdtest: metrics line %q: no grpc_method", line)
+		}
+		m, _, _ = strings.Cut(m, `"`)
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err != nil {
+			t.Fatalf("etcdtest: metrics line %q: %v", line, err)
+		}
+		n[m] += int(v)
+	}
+	if len(n) == 0 {
+		t.Fatal("etcdtest: the metrics have no grpc_server_started_total for etcdserverpb.KV")
+	}
+	return n
+}
