@@ -20,6 +20,7 @@ import (
 )
 
 func TestStoreCommands(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			store := newStore()

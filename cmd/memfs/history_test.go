@@ -10,6 +10,7 @@ import (
 // back as a new version, a checkpoint names the namespace, restore
 // brings a removed key back from it.
 func TestHistoryCommands(t *testing.T) {
+	t.Parallel()
 	store := "badger:" + t.TempDir()
 	mustRun(t, "one\n", "put", "--store", store, "memory/a.md")
 	mustRun(t, "", "checkpoint", "save", "--store", store, "run1", "s1")
