@@ -138,14 +138,13 @@ func TestPartialWriteNotServed(t *testing.T) {
 		f.Close()
 	}()
 	seen := map[string]bool{}
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if v, ok := c.Get("slow.md"); ok {
+	await.Cond(2*time.Second, time.Millisecond, func() bool { // every value served on the way
+		v, ok := c.Get("slow.md")
+		if ok {
 			seen[string(v)] = true
-			if string(v) == full {
-				break
-			}
 		}
-	}
+		return ok && string(v) == full
+	})
 	<-done
 	for v := range seen {
 		if v != full {

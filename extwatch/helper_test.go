@@ -18,6 +18,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/extwatch"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/syncbuf"
 	"github.com/memfs/memfs/session"
 )
@@ -236,12 +237,8 @@ func TestHelperTimeoutFallsBack(t *testing.T) {
 	dir, c := startWatched(t, extwatch.Options{Applier: app})
 	os.WriteFile(filepath.Join(dir, "memory/new.md"), []byte("external"), 0o644)
 	waitFor(t, "the create sent to the helper", func() bool { return len(app.calls()) == 1 })
-	deadline := time.Now().Add(session.AnnounceTTL + 5*time.Second)
-	for !c.Has("memory/new.md") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the change never reached the session (helper asked %v)", app.calls())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !await.Cond(session.AnnounceTTL+5*time.Second, 20*time.Millisecond, func() bool { return c.Has("memory/new.md") }) {
+		t.Fatalf("the change never reached the session (helper asked %v)", app.calls())
 	}
 	waitFor(t, "the helper asked to show the change", func() bool { return slices.Contains(app.calls(), "touch memory/new.md") })
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/etcdstore"
 	"github.com/memfs/memfs/extwatch"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
 	"github.com/memfs/memfs/session"
 )
@@ -107,19 +108,14 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 	}
 	view := func(c *session.Context) string { return nodeView(t, c, names) }
 	var va, vb string
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !await.Cond(10*time.Second, 20*time.Millisecond, func() bool {
 		for _, c := range sides {
 			must(t, c.Flush(t.Context()))
 		}
 		va, vb = view(sides[0]), view(sides[1])
-		if va == vb {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("seed %d: the views differ after both flushed:\nA: %s\nB: %s", seed, va, vb)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return va == vb
+	}) {
+		t.Fatalf("seed %d: the views differ after both flushed:\nA: %s\nB: %s", seed, va, vb)
 	}
 	fresh := session.NewContext(open(), session.Options{})
 	must(t, fresh.Bootstrap(t.Context(), ""))
@@ -437,17 +433,12 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 		}
 	}
 	var vs, vd string
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !await.Cond(10*time.Second, 20*time.Millisecond, func() bool {
 		must(t, c.Flush(t.Context()))
 		vs, vd = sessionView(t, c), storeView(t, st)
-		if vs == vd {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("seed %d: the session and the store differ after a flush:\nsession: %s\nstore:   %s", seed, vs, vd)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return vs == vd
+	}) {
+		t.Fatalf("seed %d: the session and the store differ after a flush:\nsession: %s\nstore:   %s", seed, vs, vd)
 	}
 	checkLast(t, st, seed, vd, last)
 }

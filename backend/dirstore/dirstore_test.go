@@ -21,6 +21,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/storetest"
+	"github.com/memfs/memfs/internal/await"
 )
 
 // conformance names what a directory store physically cannot do: times
@@ -626,11 +627,9 @@ func TestWatchLeavesNoGoroutine(t *testing.T) {
 		cancel()
 		s.Close()
 	}
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, %d before the watches:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
+	if !await.Cond(5*time.Second, 10*time.Millisecond, func() bool { return runtime.NumGoroutine() <= before }) {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines, %d before the watches:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/memstore"
+	"github.com/memfs/memfs/internal/await"
 )
 
 // Revisions count the writes of keys over the contents, through Reopen
@@ -118,11 +119,7 @@ func TestPresenceClose(t *testing.T) {
 		t.Fatalf("Peers after Close = %+v, %v; want the Other's registration alone", peers, err)
 	}
 	cancel()
-	for range 1000 {
-		if peers, _ = s2.Peers(ctx); len(peers) == 0 {
-			return
-		}
-		time.Sleep(time.Millisecond)
+	if !await.Cond(5*time.Second, time.Millisecond, func() bool { peers, _ = s2.Peers(ctx); return len(peers) == 0 }) {
+		t.Fatalf("Peers after the Other's context ended = %+v, want none", peers)
 	}
-	t.Fatalf("Peers after the Other's context ended = %+v, want none", peers)
 }

@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/memfs/memfs/internal/syncbuf"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/internal/await"
+	"github.com/memfs/memfs/internal/syncbuf"
 )
 
 // The unprivileged callers: uid and gid 65534, without supplementary
@@ -164,6 +167,7 @@ func setupPrivateTree(t *testing.T, mnt string, files []privateFile) {
 // would be served to the next caller. Whether a user may read a file is
 // also asked of the kernel itself (cat), which the answers must agree with.
 func TestAllowOtherCallersSeeOnlyWhatTheyMayRead(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Fatalf("this test runs commands as another user with setpriv (util-linux): %v", err)
 	}
@@ -379,14 +383,15 @@ func tailFollowsWhatItMayRead(t *testing.T, mnt string, c caller, file string) {
 		}
 	}
 	defer stop()
-	time.Sleep(1500 * time.Millisecond) // tail has read to the end and polls
+	// What is written from here on is new to tail: it has the file open
+	// at its end (setpriv execs tail, so the pid is tail's).
+	waitFor(t, "tail -f to open "+file+" at its end", 30*time.Second, func() bool {
+		return openAtEnd(cmd.Process.Pid, filepath.Join(mnt, file))
+	})
 	name := strings.NewReplacer("/", "-", ".", "-").Replace(file)
 	pub := "memory/public/late" + name + ".md"
 	setupLate(t, mnt, pub, "memory/private/late-secret-yuzu"+name+".md")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), pub) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	await.Cond(10*time.Second, 50*time.Millisecond, func() bool { return strings.Contains(out.String(), pub) })
 	stop()
 	got := out.String()
 	if !strings.Contains(got, pub) {
@@ -395,6 +400,31 @@ func tailFollowsWhatItMayRead(t *testing.T, mnt string, c caller, file string) {
 	if strings.Contains(got, "late-secret-yuzu") || strings.Contains(got, "truncated") {
 		t.Errorf("tail -f %s as %s shows the private file, or a truncation:\n%s", file, c.name, got)
 	}
+}
+
+// openAtEnd reports whether process pid has path open with its offset at
+// the file's size (from /proc: its descriptors and their positions).
+func openAtEnd(pid int, path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err != nil || target != path {
+			continue
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(info)) {
+			if pos, ok := strings.CutPrefix(line, "pos:"); ok && strings.TrimSpace(pos) == strconv.FormatInt(fi.Size(), 10) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // setupLate writes pub (0644) and priv (0600, in the 0700 directory) as

@@ -24,6 +24,7 @@ import (
 // zero bytes after a burst of external writes, in TestExternalBurstIsAbsorbed
 // under load).
 func TestHelperTouchNeverChangesData(t *testing.T) {
+	t.Parallel()
 	store, mnt := "dir:"+t.TempDir(), t.TempDir()
 	startMount(t, store, mnt, nil)
 	p := filepath.Join(mnt, "memory", "note.md")

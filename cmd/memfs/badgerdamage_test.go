@@ -18,6 +18,7 @@ import (
 // whole (badger cut it at the damage, and the intact values after it),
 // keeps a copy of it under damaged/ in the store, and says where.
 func TestBadgerDamagedValueLog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store := "badger:" + dir
 	values := map[string]string{"memory/small.md": "small\n"}

@@ -20,6 +20,7 @@ import (
 )
 
 func TestStoreCommands(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			store := newStore()
@@ -133,8 +134,10 @@ func TestStoreInUseByAnotherProgram(t *testing.T) {
 }
 
 func TestSignalFlushesAndUnmountCommand(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			store := newStore()
 			mnt := t.TempDir()
 			p := startMount(t, store, mnt, nil)
@@ -303,6 +306,7 @@ func TestCrashKill9DuringFlush(t *testing.T) {
 }
 
 func TestFinalFlushFailureWritesRecovery(t *testing.T) {
+	t.Parallel()
 	storeDir := t.TempDir()
 	state := t.TempDir()
 	mnt := t.TempDir()
@@ -337,6 +341,7 @@ func TestFinalFlushFailureWritesRecovery(t *testing.T) {
 }
 
 func TestBusyMountKeepsServing(t *testing.T) {
+	t.Parallel()
 	mnt := t.TempDir()
 	p := startMount(t, "dir:"+t.TempDir(), mnt, nil)
 	f, err := os.Create(filepath.Join(mnt, "open.md"))

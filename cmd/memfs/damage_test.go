@@ -56,6 +56,7 @@ func TestTruncatedValueLogIsNeverAnEmptyRead(t *testing.T) {
 // that says so, and nothing in it is deleted or rewritten (badger started a
 // new database and deleted the table that held every key).
 func TestDamagedBadgerFilesAreNeverRepairedAway(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, dir string)
@@ -217,6 +218,7 @@ func TestDamagedEventChunkIsKeptAndReported(t *testing.T) {
 // values; a damaged shard is rebuilt from them (with a log line), and a
 // search still finds what the store holds. Nothing of the values is lost.
 func TestDamagedSearchShardIsRebuilt(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			store := newStore()

@@ -66,6 +66,7 @@ func forgedMount(t *testing.T, store string, pid int) string {
 // (here a sleep the test started): memfs unmount and the umount helper
 // must not take it for the serving process. unmount sent it SIGTERM.
 func TestForgedStatusSignalsNothing(t *testing.T) {
+	t.Parallel()
 	sleep := exec.Command("sleep", "600")
 	if err := sleep.Start(); err != nil {
 		t.Fatal(err)

@@ -160,6 +160,7 @@ func memfsCommand(bin string, args ...string) *exec.Cmd {
 // the command line and from an fstab file, through /sbin/mount.fuse.memfs
 // as memfs install makes it.
 func TestMountTypeFuseMemfs(t *testing.T) {
+	t.Parallel()
 	h := newHelperMounts(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: mount(8) looks for its helper only in /sbin and /usr/sbin")

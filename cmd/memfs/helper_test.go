@@ -48,6 +48,7 @@ func helperPID(t *testing.T, pid int) int {
 // session directly; watchers then see no event), and memfs says once that
 // the helper failed.
 func TestExternalChangesAfterHelperDies(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	os.MkdirAll(filepath.Join(store, "memory"), 0o755)
 	os.WriteFile(filepath.Join(store, "memory/a.md"), []byte("old\n"), 0o644)

@@ -49,6 +49,7 @@ func TestHintPerAgent(t *testing.T) {
 // TestHintSearchPathsExist checks that the paths the hint names are the
 // mount's: a search and a context pack answer there.
 func TestHintSearchPathsExist(t *testing.T) {
+	t.Parallel()
 	store, mnt := "dir:"+t.TempDir(), t.TempDir()
 	mustRun(t, "", "import", "--store", store, "../../testdata/sample")
 	startMount(t, store, mnt, nil)

@@ -21,6 +21,7 @@ import (
 // question first, so that whatever the kernel or memfs cached for root
 // would be what the next caller gets.
 func TestHistoryClosedToOtherUser(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatalf("this test needs root: it mounts with --allow-other and runs commands as uid %d", otherUID)
 	}

@@ -666,6 +666,7 @@ func (h *histModelRun) checkSnapshot(name string) {
 // negative timeout: the history model test's first fsync of a key found
 // no version).
 func TestHistoryNewNamesAfterLookup(t *testing.T) {
+	t.Parallel()
 	mnt := t.TempDir()
 	serveMemstore(t, mnt)
 	p := func(rel string) string { return filepath.Join(mnt, rel) }
@@ -700,6 +701,7 @@ func TestHistoryNewNamesAfterLookup(t *testing.T) {
 // (the mount showed a version without its write bits, and the revert
 // wrote a 0644 file back as 0444: found by the history model test).
 func TestRevertThroughMountKeepsTheMode(t *testing.T) {
+	t.Parallel()
 	store, mnt := "badger:"+t.TempDir(), t.TempDir()
 	startMount(t, store, mnt, nil)
 	p := filepath.Join(mnt, "memory/a.md")
@@ -726,6 +728,7 @@ func TestRevertThroughMountKeepsTheMode(t *testing.T) {
 // rmdir a node does not implement with success: the name vanished from
 // the kernel's cache as if removed).
 func TestPastRefusesRemoval(t *testing.T) {
+	t.Parallel()
 	mnt := t.TempDir()
 	serveMemstore(t, mnt)
 	p := func(rel string) string { return filepath.Join(mnt, rel) }

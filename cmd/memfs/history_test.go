@@ -10,6 +10,7 @@ import (
 // back as a new version, a checkpoint names the namespace, restore
 // brings a removed key back from it.
 func TestHistoryCommands(t *testing.T) {
+	t.Parallel()
 	store := "badger:" + t.TempDir()
 	mustRun(t, "one\n", "put", "--store", store, "memory/a.md")
 	mustRun(t, "", "checkpoint", "save", "--store", store, "run1", "s1")
@@ -43,6 +44,7 @@ func TestHistoryCommands(t *testing.T) {
 // history redact blanks one version's bytes (the diff from it shows
 // nothing removed), keeps its record, and refuses a store a mount serves.
 func TestHistoryRedact(t *testing.T) {
+	t.Parallel()
 	store := "badger:" + t.TempDir()
 	mustRun(t, "token=hunter2\n", "put", "--store", store, "memory/a.md")
 	mustRun(t, "two\n", "put", "--store", store, "memory/a.md")
@@ -69,6 +71,7 @@ func TestHistoryRedact(t *testing.T) {
 
 // checkpoint save through a mount, of a run that has no step yet.
 func TestCheckpointThroughMount(t *testing.T) {
+	t.Parallel()
 	store, mnt := "badger:"+t.TempDir(), t.TempDir()
 	mustRun(t, "one\n", "put", "--store", store, "memory/a.md")
 	startMount(t, store, mnt, nil)

@@ -118,6 +118,7 @@ func checkRedacted(t *testing.T, what, text string) {
 // attribute under the store directory (index shards and event chunks
 // included) holds a piece of either secret.
 func TestIngestRedactsExternalWrites(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(store, "memory"), 0o755); err != nil {
 		t.Fatal(err)
@@ -204,6 +205,7 @@ func TestIngestRedactsExternalWrites(t *testing.T) {
 // command makes: after each, no index shard (nor any other system record)
 // holds a piece of either secret.
 func TestIndexRedactsOfflineWrites(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	spec := "dir:" + store
 	write := func(key, word string) {

@@ -70,6 +70,7 @@ func TestStoresRefuseToGuess(t *testing.T) {
 // unzip from another system) cannot be keys; they are left out and left as
 // they are, reported, and never make a command or a mount fail.
 func TestInvalidUTF8NamesInADirStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store := "dir:" + dir
 	mustRun(t, "a note\n", "put", "--store", store, "memory/a.md")

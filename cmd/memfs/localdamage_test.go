@@ -16,6 +16,7 @@ import (
 
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/embed"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
 )
 
@@ -320,16 +321,13 @@ func checkCommandsPastDamagedHead(t *testing.T, store string) {
 // waitLogged waits until memfs log shows an event of key.
 func waitLogged(t *testing.T, store, key string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		out, _, err := run(t, "", "log", "--store", store, "--limit", "100")
-		if err == nil && strings.Contains(out, key) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("memfs log never showed %s: %v\n%s", key, err, out)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var out string
+	var err error
+	if !await.Cond(20*time.Second, 50*time.Millisecond, func() bool {
+		out, _, err = run(t, "", "log", "--store", store, "--limit", "100")
+		return err == nil && strings.Contains(out, key)
+	}) {
+		t.Fatalf("memfs log never showed %s: %v\n%s", key, err, out)
 	}
 }
 
@@ -366,6 +364,7 @@ func saveBadgerSys(t *testing.T, dir, name string, data []byte) {
 // one is: a warning, and keyword search. The mount starts and finds by
 // words.
 func TestDamagedModelTableIsAWarning(t *testing.T) {
+	t.Parallel()
 	models := t.TempDir()
 	if err := os.WriteFile(filepath.Join(models, embed.DefaultTable), bytes.Repeat([]byte("not a table "), 1000), 0o644); err != nil {
 		t.Fatal(err)

@@ -54,6 +54,7 @@ func summary(evs []eventlog.Event) string {
 // same through the live mount and from the store; --verify passes, and
 // catches an edited and a removed event in the stored chunks.
 func TestEventLog(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			store := newStore()

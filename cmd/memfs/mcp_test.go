@@ -74,6 +74,7 @@ func TestMCPRefusals(t *testing.T) {
 // TestMCPRefusesAMountedStore: memfs mcp does not go through a mount
 // yet, and does not open a store a mount serves; it says so.
 func TestMCPRefusesAMountedStore(t *testing.T) {
+	t.Parallel()
 	store, mnt := "dir:"+t.TempDir(), t.TempDir()
 	startMount(t, store, mnt, nil)
 	_, _, err := run(t, "", "mcp", "--store", store)

@@ -28,6 +28,7 @@ func lines(s string) string { return strings.Join(strings.Fields(s), " ") }
 // (through the live mount and on the store), and carried by export and
 // import; the writer names the mount's --agent.
 func TestMetadataFiltersAndExport(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			store := newStore()

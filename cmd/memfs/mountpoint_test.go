@@ -19,6 +19,7 @@ func mustNotExist(t *testing.T, path, why string) {
 // memfs mount makes a missing mountpoint (the last component only), says
 // so, and removes it again when the mount fails.
 func TestMountCreatesMountpoint(t *testing.T) {
+	t.Parallel()
 	store := "dir:" + t.TempDir()
 	mnt := filepath.Join(t.TempDir(), "memory")
 	p := startMount(t, store, mnt, nil)

@@ -196,6 +196,7 @@ func TestLogQuotesNames(t *testing.T) {
 // can be serves the rest, logs each of those names quoted, never raw, and
 // refuses to make such a name (EINVAL) through a real mount.
 func TestMountWithControlNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store := "dir:" + dir
 	mustRun(t, "x\n", "put", "--store", store, "ok.md")

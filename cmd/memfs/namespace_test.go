@@ -17,6 +17,7 @@ import (
 // mount, made again when removed), never replaces a file that holds one of
 // those names, and gives .memfs the mount's time rather than 1970.
 func TestNamespaceAlwaysThere(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			store := newStore()

@@ -190,6 +190,7 @@ func TestExportDevicesNeedRoot(t *testing.T) {
 }
 
 func TestMountTransientPatterns(t *testing.T) {
+	t.Parallel()
 	names := []string{"memory/.notes.md.swp", "memory/4913", "memory/build.tmp", "memory/.hidden.md", ".git/HEAD"}
 	tests := []struct {
 		flags []string

@@ -17,6 +17,7 @@ import (
 // chmod and a rename, a move into a 0700 directory and a delete each
 // take a note out of that past; an untouched note stays; root keeps all.
 func TestPastPackObeysPresentPermissionsAsOtherUser(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Fatalf("this test runs commands as another user with setpriv (util-linux): %v", err)
 	}

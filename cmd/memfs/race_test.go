@@ -18,6 +18,7 @@ import (
 // per conflict: a watcher's copy made while the flush saved the key is not
 // kept beside the store's.
 func TestExternalEditJustBeforeAFlush(t *testing.T) {
+	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))

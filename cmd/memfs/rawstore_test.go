@@ -14,6 +14,7 @@ import (
 // command); a mount rewrites the file redacted, with an event, and its log
 // names the key and the rule, never the token.
 func TestRawSecretInADirStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store := "dir:" + dir
 	p := filepath.Join(dir, "memory", "deploy.md")
@@ -83,6 +84,7 @@ func TestReindexRewritesRawSecrets(t *testing.T) {
 // AWS key id: 20 bytes, its marker 28), and the next flush rewrites the
 // store's file.
 func TestRawSecretLoadedAtFirstOpen(t *testing.T) {
+	t.Parallel()
 	dir, mnt := t.TempDir(), t.TempDir()
 	p := filepath.Join(dir, "agents", "aws.md")
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -114,6 +116,7 @@ func TestRawSecretLoadedAtFirstOpen(t *testing.T) {
 // mounts after: no record memfs writes (event log, pack archive and its
 // gaps, search index, journal) holds the token, nor any log line.
 func TestSecretNameInADirStoreReachesNoRecord(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := "dir:" + dir
 	store := func(k string) string { return filepath.Join(dir, filepath.FromSlash(k)) }

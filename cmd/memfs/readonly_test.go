@@ -256,6 +256,7 @@ func damageStore(t *testing.T, kind, dir string, flipped bool) {
 // directory memfs never used (dir:PATH of a user's notes) leaves it as it
 // was: no journal, no marker, no lock, no system records.
 func TestReadCommandsCreateNothingInAPlainDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, data := range map[string]string{"notes.md": "the quick brown fox\n", "memory/a.md": "a lazy dog\n", "sub/deep/c.txt": "c\n"} {
 		p := filepath.Join(dir, name)
@@ -290,6 +291,7 @@ func TestReadCommandsCreateNothingInAPlainDirectory(t *testing.T) {
 // changes nothing in it (it reads through a scratch view, which it
 // removes).
 func TestReadCommandsOnACrashedBadgerStore(t *testing.T) {
+	t.Parallel()
 	live := t.TempDir()
 	st, err := badgerstore.Open(live, badgerstore.Options{})
 	if err != nil {

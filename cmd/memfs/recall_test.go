@@ -20,6 +20,7 @@ import (
 // through the mount, lose and interleave nothing; the context pack of the
 // mount and of the store shows the latest ones.
 func TestSummariesConcurrentAppendAndContext(t *testing.T) {
+	t.Parallel()
 	store := "dir:" + t.TempDir()
 	mustRun(t, "", "import", "--store", store, "../../testdata/sample")
 	mnt := t.TempDir()
@@ -113,6 +114,7 @@ func TestSummariesConcurrentAppendAndContext(t *testing.T) {
 // user.memfs.importance first), and .memfs/context.manifest.json
 // describes it.
 func TestContextPackByValueThroughTheMount(t *testing.T) {
+	t.Parallel()
 	src := manyNotesTree(t)
 	store := "dir:" + t.TempDir()
 	mustRun(t, "", "import", "--store", store, src)
@@ -234,6 +236,7 @@ func checkPackNotes(t *testing.T, m contextpack.Manifest, important []string) {
 // head was SEQ: through the mount after the notes changed, and from the
 // store once it is unmounted; with a query, and for the manifest too.
 func TestContextAtRebuildsThePackServedThen(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	for rel, text := range map[string]string{
 		"memory/deploy.md":     "# Deploy\nship on Tuesdays after the canary is green.\n",

@@ -16,6 +16,7 @@ var fakeSecrets = []string{
 }
 
 func TestRedactionBeforeTheStore(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			store := newStore()

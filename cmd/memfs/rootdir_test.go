@@ -12,6 +12,7 @@ import (
 // root shuts other users out with --allow-other, and still does after a
 // remount (the root came back 0755: its mode was not kept).
 func TestAllowOtherRootChmodHoldsAfterRemount(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatalf("this test needs root: it mounts with --allow-other and runs ls as uid %d", otherUID)
 	}

@@ -34,6 +34,7 @@ func searchKeys(t *testing.T, args ...string) []string {
 // the index update leaves it) is re-indexed at the next mount; reindex
 // rebuilds from scratch.
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store := "dir:" + dir
 	mustRun(t, "", "import", "--store", store, "../../testdata/sample")
@@ -141,6 +142,7 @@ func TestLongQueryThroughTheMount(t *testing.T) {
 // A query the mount cannot answer fails with the reason and what to do,
 // not with a bare errno.
 func TestSearchThroughTheMountSaysWhyItCannot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mnt := t.TempDir()
 	startMount(t, "dir:"+dir, mnt, nil, "--embedder", "none")

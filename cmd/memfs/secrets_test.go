@@ -430,6 +430,7 @@ func TestSecretsInNamesAndAttributes(t *testing.T) {
 // byte of a value or an attribute (go-fuse quotes the first 8 bytes of each
 // payload), and names only redacted.
 func TestDebugLogHoldsNoValue(t *testing.T) {
+	t.Parallel()
 	aws := "AKIA" + "TAHIQX7RZ2LMN4TP"
 	value := "plain words that are no secret at all\n"
 	store := "dir:" + t.TempDir()

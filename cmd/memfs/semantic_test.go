@@ -74,6 +74,7 @@ func firstKey(answer string) string {
 // .memfs/status names the embedder; memfs search through the mount and
 // from the store agree.
 func TestSemanticSearchThroughTheMount(t *testing.T) {
+	t.Parallel()
 	needModel(t)
 	store := "dir:" + t.TempDir()
 	mnt := t.TempDir()
@@ -109,6 +110,7 @@ func TestSemanticSearchThroughTheMount(t *testing.T) {
 // .memfs/status, in memfs search, and as an error for a mode that needs
 // vectors.
 func TestEmbedderNoneIsKeywordOnly(t *testing.T) {
+	t.Parallel()
 	store := "dir:" + t.TempDir()
 	mnt := t.TempDir()
 	startMount(t, store, mnt, nil, "--embedder", "none")
@@ -186,6 +188,7 @@ func moneyModel(calls, leaked *atomic.Int64, secret string, before func(input []
 // loopback) sends it the notes and the queries, redacted, with the key
 // from the variable key_env names, and ranks by its vectors.
 func TestRemoteEmbedderThroughTheMount(t *testing.T) {
+	t.Parallel()
 	var calls, leaked atomic.Int64
 	const secret = "AKIAQWERTYUIOPASDFGH"
 	srv := httptest.NewServer(moneyModel(&calls, &leaked, secret, nil))
@@ -220,6 +223,7 @@ func TestRemoteEmbedderThroughTheMount(t *testing.T) {
 // answers by meaning, where the default 1 s would rank by keyword and
 // find nothing.
 func TestEmbedWaitReachesTheSearch(t *testing.T) {
+	t.Parallel()
 	var calls, leaked atomic.Int64
 	const question = "what about bills"
 	srv := httptest.NewServer(moneyModel(&calls, &leaked, "", func(input []string) {
@@ -243,6 +247,7 @@ func TestEmbedWaitReachesTheSearch(t *testing.T) {
 // up, a search answers by keywords, and .memfs/status tells the model's
 // last error (without the key).
 func TestRemoteEmbedderDownSearchStillAnswers(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)

@@ -23,6 +23,7 @@ func utf16LE(s string) []byte {
 // A token in a UTF-16 text file written through the mount reaches the
 // store masked in place: the file keeps its size and stays UTF-16 text.
 func TestUTF16SecretIsMaskedThroughTheMount(t *testing.T) {
+	t.Parallel()
 	store, mnt := t.TempDir(), t.TempDir()
 	startMount(t, "dir:"+store, mnt, nil)
 	const token = "sk_live_4eC39HqLyjWDarjtT1zdp7dcXyZ9"

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
 )
 
@@ -62,12 +63,8 @@ func TestCluster(t *testing.T) {
 	c.Kill(0)
 	// The others elect a new leader (if m0 led) within a few seconds.
 	for _, ep := range c.Endpoints()[1:] {
-		deadline := time.Now().Add(10 * time.Second)
-		for !healthy(t, ep) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not healthy 10 s after one member of three was killed", ep)
-			}
-			time.Sleep(100 * time.Millisecond)
+		if !await.Cond(10*time.Second, 100*time.Millisecond, func() bool { return healthy(t, ep) }) {
+			t.Fatalf("%s: not healthy 10 s after one member of three was killed", ep)
 		}
 	}
 }

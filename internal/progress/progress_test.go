@@ -3,11 +3,13 @@ package progress
 import (
 	"bytes"
 	"fmt"
-	"github.com/memfs/memfs/internal/syncbuf"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/internal/await"
+	"github.com/memfs/memfs/internal/syncbuf"
 )
 
 // TestCounterPlainLines checks the lines where no terminal is: none for
@@ -60,7 +62,10 @@ func TestFollow(t *testing.T) {
 			var logBuf, term syncbuf.Buffer
 			log := slog.New(slog.NewTextHandler(&logBuf, nil))
 			end := Follow(log, &term, "final", 12345, Options{Every: 20 * time.Millisecond, Terminal: tty})
-			time.Sleep(300 * time.Millisecond) // several ticks of either kind
+			// A tick of either kind (which kind it was is checked below).
+			await.True(t, "a tick of the follower", 10*time.Second, func() bool {
+				return strings.Contains(term.String(), "flush: 12,345 entries") || strings.Contains(logBuf.String(), "flush: still saving")
+			})
 			end()
 			logs := logBuf.String()
 			if !strings.Contains(logs, "flush: saving the unflushed changes") || !strings.Contains(logs, "flush done") ||

@@ -371,6 +371,7 @@ func TestLazy(t *testing.T) {
 	st := searchtest.NewMemSys()
 	c := session.NewContext(st, session.Options{})
 	var opens atomic.Int32
+	var starting sync.WaitGroup // the concurrent callers, until each calls Get
 	fail := errors.New("no")
 	failing := true
 	l := NewLazy(nil, func(ctx context.Context) (*Service, error) {
@@ -378,7 +379,7 @@ func TestLazy(t *testing.T) {
 		if failing {
 			return nil, fail
 		}
-		time.Sleep(20 * time.Millisecond) // the others wait for this one
+		starting.Wait() // the open lasts until every caller has come: the others wait for this one
 		return OpenService(ctx, c, st, ServiceOptions{Redactor: testRedactor(t)})
 	})
 	l.Saved(t.Context(), []backend.Entry{{Key: "a"}}, nil) // nothing open: dropped
@@ -388,8 +389,10 @@ func TestLazy(t *testing.T) {
 	failing = false
 	var wg sync.WaitGroup
 	got := make([]*Service, 8)
+	starting.Add(len(got))
 	for i := range got {
 		wg.Go(func() {
+			starting.Done()
 			s, err := l.Get(t.Context())
 			if err != nil {
 				t.Error(err)
