@@ -1,6 +1,7 @@
 package extwatch_test
 
 import (
+	"log/slog"
 	"context"
 	"errors"
 	"fmt"
@@ -74,10 +75,11 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 		return st
 	}
 	start := func(st *etcdstore.Store, agent string) *session.Context {
-		c, err := session.New(st, session.Options{OnConflict: session.KeepBoth, Agent: agent})
+		lg := slog.New(slog.NewTextHandler(tlogWriter{t, agent}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c, err := session.New(st, session.Options{OnConflict: session.KeepBoth, Agent: agent, Logger: lg})
 		must(t, err)
 		must(t, c.Bootstrap(t.Context(), ""))
-		w, err := extwatch.Start(st, c, extwatch.Options{Debounce: 10 * time.Millisecond})
+		w, err := extwatch.Start(st, c, extwatch.Options{Debounce: 10 * time.Millisecond, Logger: lg, OnProcessed: func(k string) { t.Logf("%s processed %s", agent, k) }})
 		must(t, err)
 		t.Cleanup(func() { w.Close() })
 		return c
@@ -97,11 +99,14 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 		kinds = 14
 	}
 	for i := range ops {
-		c := sides[rng.IntN(2)]
+		side := rng.IntN(2)
+		c := sides[side]
+		t.Logf("op %d side %d", i, side)
 		if err := mountOp(t, c, rng, i, names, kinds); err != nil {
 			t.Fatalf("seed %d: op %d: %v", seed, i, err)
 		}
 		if rng.IntN(3) == 0 {
+			t.Logf("flush side %d", side)
 			must(t, c.Flush(t.Context()))
 		}
 	}
@@ -138,6 +143,7 @@ func mountOp(t *testing.T, c *session.Context, rng *rand.Rand, i int, names []st
 	k, to := names[rng.IntN(len(names))], names[rng.IntN(len(names))]
 	st, statErr := c.Stat(k)
 	op := rng.IntN(kinds)
+	t.Logf("  %s (to %s) op %d stat %v", k, to, op, statErr)
 	var err error
 	switch {
 	case statErr != nil && op < 10:
@@ -607,4 +613,14 @@ func programDirOp(rng *rand.Rand, dir string, i int, k, to string, op int, claim
 		os.Remove(p)
 	}
 	return false
+}
+
+type tlogWriter struct {
+	t     *testing.T
+	agent string
+}
+
+func (w tlogWriter) Write(p []byte) (int, error) {
+	w.t.Logf("%s log: %s", w.agent, strings.TrimSpace(string(p)))
+	return len(p), nil
 }
