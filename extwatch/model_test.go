@@ -1,11 +1,11 @@
 package extwatch_test
 
 import (
-	"log/slog"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
