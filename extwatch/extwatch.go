@@ -491,7 +491,7 @@ func (w *Watcher) process(ctx context.Context, key string) {
 func (w *Watcher) applyDir(key string, info backend.Info) {
 	_, attrs := w.c.External().Parts(key, info)
 	if err := w.c.External().ApplyDir(key, info); err != nil {
-		w.log.Error("external change: cannot apply", "key", key, "err", err)
+		w.cannotApply(key, err)
 		return
 	}
 	if attrs {
@@ -623,7 +623,7 @@ func (w *Watcher) applyClean(e backend.Entry, dirty bool) {
 		_, err = w.c.External().Apply(e)
 	}
 	if err != nil {
-		w.log.Error("external change: cannot apply", "key", key, "err", err)
+		w.cannotApply(key, err)
 		return
 	}
 	if w.applier != nil && e.Info.Mode.IsRegular() && content {
@@ -632,6 +632,17 @@ func (w *Watcher) applyClean(e backend.Entry, dirty bool) {
 	if attrs && e.Info.Mode.IsRegular() {
 		w.sendAttr(key)
 	}
+}
+
+// cannotApply reports err, the session's refusal of the store's version
+// of key, unless the session made a name above key a file since process
+// looked (its own write, racing the watcher): key then waits for that
+// name to change (waitAbove).
+func (w *Watcher) cannotApply(key string, err error) {
+	if errors.Is(err, session.ErrNotDir) && w.waitAbove(key) {
+		return
+	}
+	w.log.Error("external change: cannot apply", "key", key, "err", err)
 }
 
 // sendAttr has the Applier show watchers a change of key's mode, owner or
