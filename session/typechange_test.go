@@ -74,3 +74,55 @@ func TestDirStoreDirectoryKeepsTheNameOverAnotherProgramsFile(t *testing.T) {
 		t.Errorf("conflict copies in the store: %d of their file, %d of their symlink; want 1 each (%v)", file, link, ents)
 	}
 }
+
+// TestDirStoreFileYieldsToAnotherProgramsDirectory: the session wrote a
+// file (unflushed) where another program then made a directory with a
+// file in it. The directory keeps the name (the keep-beside rule for a
+// change of type); the session's file moves to a conflict copy, saved by
+// the same flush, and the session shows their directory (the flush was
+// refused at every try: the directory is not empty).
+func TestDirStoreFileYieldsToAnotherProgramsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	st, err := dirstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c := session.NewContext(st, session.Options{})
+	if err := c.Bootstrap(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("f", []byte("ours\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "f"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f", "x.md"), []byte("theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "f", "x.md")); err != nil || string(got) != "theirs\n" {
+		t.Errorf("f/x.md in the store: %q, %v; want theirs", got, err)
+	}
+	if s, err := c.Stat("f"); err != nil || !s.IsDir {
+		t.Errorf("f in the session: %+v, %v; want their directory", s, err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "f.conflict-") {
+			if got, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil && string(got) == "ours\n" {
+				copies++
+			}
+		}
+	}
+	if copies != 1 {
+		t.Errorf("%d conflict copies holding ours in the store, want 1 (%v)", copies, ents)
+	}
+}
