@@ -91,8 +91,11 @@ func (f *FS) Conflicts(ctx context.Context) ([]Conflict, error) {
 	var out []Conflict
 	for _, k := range f.c.Keys() {
 		orig, agent, at, ok := backend.ParseConflictKey(k)
-		if !ok || !f.c.Has(orig) {
+		if !ok {
 			continue
+		}
+		if _, err := f.c.Stat(orig); err != nil {
+			continue // the original is gone (a file, or a directory that kept the name over a file)
 		}
 		cf := Conflict{Key: orig, Copy: k, Time: at, Agent: agent, CopyHolds: "theirs"}
 		if agent != "" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/etcdstore"
 	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/etcdtest"
@@ -123,4 +124,37 @@ func TestSharedConflictListedAndResolved(t *testing.T) {
 	cs.stop(t)
 	planner.Close(context.Background())
 	coder.Close(context.Background())
+}
+
+// On a directory store, a directory the session made where another
+// program then put a file keeps the name, and their file, kept beside,
+// is an open conflict that Conflicts lists (its original is a
+// directory), with the copy holding theirs.
+func TestDirConflictOfTypeListed(t *testing.T) {
+	dir := t.TempDir()
+	st, err := dirstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := memfs.Open(context.Background(), st, memfs.Options{JournalPath: filepath.Join(t.TempDir(), "journal")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(context.Background())
+	if err := f.Session().Mkdir("d", 0o755, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "d"), []byte("theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cfs, err := f.Conflicts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfs) != 1 || cfs[0].Key != "d" || !strings.HasPrefix(cfs[0].Copy, "d.conflict-") || cfs[0].CopyHolds != "theirs" {
+		t.Fatalf("conflicts: %+v; want d's copy holding theirs", cfs)
+	}
 }

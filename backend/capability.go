@@ -190,6 +190,18 @@ type Watcher interface {
 	Watch(ctx context.Context) (<-chan Change, error)
 }
 
+// BesideKeeper is a Store that other programs write (a directory store)
+// and that can move a node one of them put under a name aside, to that
+// name's conflict key, so that a directory a session saves there takes
+// the name: the keep-beside rule for a change of a node's type (the
+// directory keeps the name; nothing is deleted).
+type BesideKeeper interface {
+	// KeepBeside moves the node at key, unless it is a directory, to
+	// ConflictKey(key, now) and returns that key; nothing at key, or a
+	// directory, gives "" and no error.
+	KeepBeside(ctx context.Context, key string) (string, error)
+}
+
 // Collector is a shared store that keeps data no key names any more (the
 // chunks of overwritten and deleted large values) until it is collected:
 // by hand (memfs gc), or by the one process that the mounts of the store

@@ -189,8 +189,15 @@ type Watcher struct {
 	opts Options
 	log  *slog.Logger
 
-	mu      sync.Mutex // guards pending
+	mu      sync.Mutex // guards pending and waiting
 	pending map[string]time.Time
+	// Keys the store holds under a name that the session has as a file
+	// (another writer replaced it with a directory, and the session's
+	// file has unflushed changes, or is not yet taken out): processed
+	// again when the session changes that name (its flush's keep-both
+	// gives the other writer's directory the name, the watcher takes it
+	// in), see waitAbove.
+	waiting map[string]struct{}
 	wake    chan struct{}
 
 	// The worker's alone: the Applier while it takes changes (nil once
@@ -200,8 +207,9 @@ type Watcher struct {
 	exited  <-chan struct{} // the Applier's Exited, if it has one
 	sent    map[string]time.Time
 
-	cancel context.CancelFunc
-	done   sync.WaitGroup
+	cancel    context.CancelFunc
+	stopWatch func() // ends the session watch that wakes waiting keys
+	done      sync.WaitGroup
 }
 
 // Start begins following st's change feed and returns the running
@@ -225,8 +233,9 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 		return nil, err
 	}
 	w := &Watcher{st: st, c: c, opts: opts, log: opts.Logger,
-		pending: make(map[string]time.Time), wake: make(chan struct{}, 1), cancel: cancel,
+		pending: make(map[string]time.Time), waiting: make(map[string]struct{}), wake: make(chan struct{}, 1), cancel: cancel,
 		applier: opts.Applier, sent: make(map[string]time.Time)}
+	w.stopWatch = c.Watch(w.sessionChanged)
 	if x, ok := opts.Applier.(interface{ Exited() <-chan struct{} }); ok {
 		w.exited = x.Exited()
 	}
@@ -241,7 +250,64 @@ func Start(st Store, c *session.Context, opts Options) (*Watcher, error) {
 func (w *Watcher) Close() error {
 	w.cancel()
 	w.done.Wait()
+	w.stopWatch()
 	return nil
+}
+
+// waitAbove reports whether key is under a name the session holds as a
+// file (or symlink), and if so keeps key waiting until the session
+// changes that name (sessionChanged): the store's node under it cannot
+// enter the session before then, and would otherwise be missed until a
+// remount.
+func (w *Watcher) waitAbove(key string) bool {
+	if w.fileAbove(key) == "" {
+		return false
+	}
+	w.mu.Lock()
+	w.waiting[key] = struct{}{}
+	w.mu.Unlock()
+	// The name may have changed since the look above, before key was
+	// waiting: look again.
+	if w.fileAbove(key) != "" {
+		return true
+	}
+	w.mu.Lock()
+	delete(w.waiting, key)
+	w.mu.Unlock()
+	return false
+}
+
+// fileAbove is the nearest name above key that the session holds as
+// something other than a directory, or "".
+func (w *Watcher) fileAbove(key string) string {
+	for p, _ := backend.Split(key); p != ""; p, _ = backend.Split(p) {
+		if st, err := w.c.Stat(p); err == nil && !st.IsDir {
+			return p
+		}
+	}
+	return ""
+}
+
+// sessionChanged is the session's watch: a change of a name schedules the
+// keys waiting under it (waitAbove).
+func (w *Watcher) sessionChanged(ch session.Change) {
+	w.mu.Lock()
+	var due []string
+	for k := range w.waiting {
+		if under(k, ch.Key) || (ch.OldKey != "" && under(k, ch.OldKey)) {
+			due = append(due, k)
+			delete(w.waiting, k)
+		}
+	}
+	w.mu.Unlock()
+	for _, k := range due {
+		w.schedule(k)
+	}
+}
+
+// under reports whether key is below name.
+func under(key, name string) bool {
+	return len(key) > len(name) && key[len(name)] == '/' && key[:len(name)] == name
 }
 
 // follow reports whether key is one to follow: not a name that lives in the
@@ -402,6 +468,9 @@ func (w *Watcher) process(ctx context.Context, key string) {
 	if w.c.External().Echo(key, info) {
 		return
 	}
+	if w.waitAbove(key) {
+		return
+	}
 	if info.Mode.IsDir() {
 		w.applyDir(key, info)
 		return
@@ -422,7 +491,7 @@ func (w *Watcher) process(ctx context.Context, key string) {
 func (w *Watcher) applyDir(key string, info backend.Info) {
 	_, attrs := w.c.External().Parts(key, info)
 	if err := w.c.External().ApplyDir(key, info); err != nil {
-		w.log.Error("external change: cannot apply", "key", key, "err", err)
+		w.cannotApply(key, err)
 		return
 	}
 	if attrs {
@@ -554,7 +623,7 @@ func (w *Watcher) applyClean(e backend.Entry, dirty bool) {
 		_, err = w.c.External().Apply(e)
 	}
 	if err != nil {
-		w.log.Error("external change: cannot apply", "key", key, "err", err)
+		w.cannotApply(key, err)
 		return
 	}
 	if w.applier != nil && e.Info.Mode.IsRegular() && content {
@@ -563,6 +632,17 @@ func (w *Watcher) applyClean(e backend.Entry, dirty bool) {
 	if attrs && e.Info.Mode.IsRegular() {
 		w.sendAttr(key)
 	}
+}
+
+// cannotApply reports err, the session's refusal of the store's version
+// of key, unless the session made a name above key a file since process
+// looked (its own write, racing the watcher): key then waits for that
+// name to change (waitAbove).
+func (w *Watcher) cannotApply(key string, err error) {
+	if errors.Is(err, session.ErrNotDir) && w.waitAbove(key) {
+		return
+	}
+	w.log.Error("external change: cannot apply", "key", key, "err", err)
 }
 
 // sendAttr has the Applier show watchers a change of key's mode, owner or

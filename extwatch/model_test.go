@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -75,10 +76,11 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 		return st
 	}
 	start := func(st *etcdstore.Store, agent string) *session.Context {
-		c, err := session.New(st, session.Options{OnConflict: session.KeepBoth, Agent: agent})
+		lg := slog.New(slog.NewTextHandler(tlogWriter{t, agent}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c, err := session.New(st, session.Options{OnConflict: session.KeepBoth, Agent: agent, Logger: lg})
 		must(t, err)
 		must(t, c.Bootstrap(t.Context(), ""))
-		w, err := extwatch.Start(st, c, extwatch.Options{Debounce: 10 * time.Millisecond})
+		w, err := extwatch.Start(st, c, extwatch.Options{Debounce: 10 * time.Millisecond, Logger: lg, OnProcessed: func(k string) { t.Logf("%s processed %s", agent, k) }})
 		must(t, err)
 		t.Cleanup(func() { w.Close() })
 		return c
@@ -91,18 +93,23 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 	// file in a directory). 64 full runs of 200 to 600 operations passed
 	// at 6be6877; since another writer's hard links join their group in
 	// the session (17a39e9), 5 of 42 failed (A lacks a file B made in a
-	// directory that replaced a name; once, a directory kept beside as a
-	// file: issue 26), so they stay out of the default.
+	// directory that replaced a name, fixed in 74c5184; a directory kept
+	// beside as a file, fixed in 468cdb8); after those, 1 of 20 (A has a
+	// file in a directory B lacks: issue 26), so they stay out of the
+	// default.
 	kinds := 8
 	if os.Getenv("MEMFS_TWO_WRITER_FULL") != "" {
 		kinds = 14
 	}
 	for i := range ops {
-		c := sides[rng.IntN(2)]
+		side := rng.IntN(2)
+		c := sides[side]
+		t.Logf("op %d side %d", i, side)
 		if err := mountOp(t, c, rng, i, names, kinds); err != nil {
 			t.Fatalf("seed %d: op %d: %v", seed, i, err)
 		}
 		if rng.IntN(3) == 0 {
+			t.Logf("flush side %d", side)
 			must(t, c.Flush(t.Context()))
 		}
 	}
@@ -134,6 +141,7 @@ func mountOp(t *testing.T, c *session.Context, rng *rand.Rand, i int, names []st
 	k, to := names[rng.IntN(len(names))], names[rng.IntN(len(names))]
 	st, statErr := c.Stat(k)
 	op := rng.IntN(kinds)
+	t.Logf("  %s (to %s) op %d stat %v", k, to, op, statErr)
 	var err error
 	switch {
 	case statErr != nil && op < 10:
@@ -379,14 +387,13 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 	// found afterwards: a value written (under the name, or in a
 	// conflict copy of it), or the other program's chmod (never undone:
 	// at most narrowed by the most-restrictive rule).
-	// Directories and hard links on either side meet known faults, left
-	// in issue 26, and run only with MEMFS_TWO_WRITER_FULL=1: a directory
-	// the session made (or took in, and changed), where another program
-	// put a file or symlink before the flush, is refused by the store at
-	// every flush ("a file holds the directory's name"); link counts
-	// differ between the session and the store (a displaced node with
-	// links moved aside keeps its inode; a group the session made has an
-	// id the store does not keep).
+	// Hard links on either side meet known faults, left in issue 26, and
+	// run only with MEMFS_TWO_WRITER_FULL=1: another program's ln over a
+	// name can leave the session with the name's older node (2 of 8 full
+	// runs of ten rounds at f32fde1: session n3.md "other 12", store a
+	// link of n2.md). Directories run by default since the keep-beside
+	// rule for a change of type (the directory keeps the name, the file
+	// or symlink is kept beside; bcf007c, f32fde1).
 	full := os.Getenv("MEMFS_TWO_WRITER_FULL") != ""
 	last := map[string]lastOp{}
 	// Names that have been one of a node's several: a change made under
@@ -404,7 +411,7 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 		var moved bool
 		if rng.IntN(2) == 0 {
 			// The session.
-			if (op == 7 || op == 10) && !full {
+			if op == 10 && !full {
 				op = 0 // see full
 			}
 			moved = sessionDirOp(t, c, rng, seed, i, k, to, op, claim)
@@ -414,7 +421,7 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 		} else {
 			// The other program; its failures (a precondition that does
 			// not hold) are its own.
-			if (op == 7 || op == 10) && !full {
+			if op == 10 && !full {
 				op = 0 // see full
 			}
 			moved = programDirOp(rng, dir, i, k, to, op, claim)
@@ -598,4 +605,14 @@ func programDirOp(rng *rand.Rand, dir string, i int, k, to string, op int, claim
 		os.Remove(p)
 	}
 	return false
+}
+
+type tlogWriter struct {
+	t     *testing.T
+	agent string
+}
+
+func (w tlogWriter) Write(p []byte) (int, error) {
+	w.t.Logf("%s log: %s", w.agent, strings.TrimSpace(string(p)))
+	return len(p), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +141,69 @@ func TestExternalChangeOfANodesType(t *testing.T) {
 	}
 	if target, err := c.Readlink(t.Context(), "g"); err != nil || target != "d" {
 		t.Errorf("g: %q, %v; want their symlink", target, err)
+	}
+}
+
+// TestKeepBothTheirDirectoryOverOurLinkedFile: under keep-both, when the
+// other writer replaced one name of a node with hard links by a
+// directory, and ours changed the node unflushed, their directory takes
+// the name, our node keeps its other names, and a conflict copy of ours
+// is a regular file (the two-writer model found the directory kept
+// beside as a file with a directory's mode: a record no store can show).
+func TestKeepBothTheirDirectoryOverOurLinkedFile(t *testing.T) {
+	mem := memstore.New()
+	a, _ := policySession(t, mem, session.KeepBoth, nil)
+	if err := a.Set("n", []byte("base\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Link(t.Context(), "n", "m"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := policySession(t, mem, session.KeepBoth, nil)
+	if err := b.Delete("n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Mkdir("n", 0o750, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Set("n", []byte("ours\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := a.Stat("n"); err != nil || !st.IsDir || st.Mode.Perm() != 0o750 {
+		t.Errorf("n in the session: %+v, %v; want their directory, 0750", st, err)
+	}
+	if v, _ := a.Get("m"); string(v) != "ours\n" {
+		t.Errorf("m in the session: %q, want ours", v)
+	}
+	es, err := mem.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := 0
+	for _, e := range es {
+		if strings.HasPrefix(e.Key, "n.conflict-") {
+			copies++
+			got, err := mem.Load(t.Context(), e.Key)
+			if err != nil || !e.Info.Mode.IsRegular() || string(got[0].Value) != "ours\n" {
+				t.Errorf("conflict copy %s in the store: %v, %v; want a regular file holding ours", e.Key, e.Info.Mode, err)
+			}
+		}
+	}
+	if copies != 1 {
+		t.Errorf("%d conflict copies of n in the store, want 1", copies)
+	}
+	for _, k := range a.Keys() {
+		if st, err := a.Stat(k); err == nil && !st.IsDir && st.Mode.IsDir() {
+			t.Errorf("%s in the session: a file with a directory's mode %v", k, st.Mode)
+		}
 	}
 }

@@ -296,6 +296,18 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		return r, false
 	case (f.link == nil || len(f.link.names) < 2) && c.mergeMetaLocked(f, key, theirs.Info):
 		r.outcome, r.journal = OutcomeMetadata, []string{key}
+	case f.link != nil && len(f.link.names) > 1 && !theirs.Info.Mode.IsRegular():
+		// Their directory or symlink cannot be kept beside as a file:
+		// it takes the name, our node keeps its other names, and a
+		// copy of ours (a node of its own) is kept beside.
+		r.copyKey = c.copyOursLocked(f, key)
+		c.showTheirsLocked(&r)
+		r.outcome = OutcomeKeptBoth
+		if r.copyKey != "" {
+			r.journal = []string{r.copyKey}
+		}
+		c.conflictEventLocked(r)
+		return r, true
 	case f.link != nil && len(f.link.names) > 1:
 		// A node with several names moves as a whole or not at all:
 		// theirs is kept beside it, ours takes the name.
@@ -399,6 +411,26 @@ func (c *Context) moveOursLocked(f *file, key string) string {
 	f.changed = true
 	f.jfull = true
 	c.markDirtyLocked(f)
+	return ck
+}
+
+// copyOursLocked takes the name key from f, a node with other names,
+// and keeps a copy of f (a node of its own, unflushed) under key's
+// conflict copy, whose key it returns: the store's node under key is
+// another writer's now.
+func (c *Context) copyOursLocked(f *file, key string) string {
+	ck := c.freeConflictKeyLocked(backend.ConflictKeyBy(key, c.opts.Agent, c.now()))
+	ours := backend.Entry{Key: ck, Value: f.shareRLocked(), Info: backend.Info{Mode: f.mode, UID: f.uid, GID: f.gid,
+		MTime: time.Unix(0, f.mtime), XAttrs: f.xattrs.toMap()}}
+	c.detachNameLocked(f, key)
+	nf, _, err := c.loadCleanLocked(ours)
+	if err != nil {
+		c.log.Error("flush: conflict: no copy of ours beside the other writer's node; ours keeps its other names", "key", key, "err", err)
+		return ""
+	}
+	nf.from, nf.base = "", backend.Version{}
+	nf.changed, nf.jfull = true, true
+	c.markDirtyLocked(nf)
 	return ck
 }
 

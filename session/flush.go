@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -45,7 +46,58 @@ func (c *Context) Flush(ctx context.Context) error {
 	if c.opts.OnConflict != KeepBeside {
 		return c.flushPolicy(ctx)
 	}
-	return c.flushOnce(ctx, false)
+	err := c.flushOnce(ctx, false)
+	if c.yieldToDirs(ctx, err) {
+		// Ours moved beside their directory: its copy is saved now.
+		err = c.flushOnce(ctx, false)
+	}
+	return err
+}
+
+// yieldToDirs applies the keep-beside rule for a change of type to the
+// files err (a flush's) says the store refused because another program's
+// directory holds their name: the directory keeps the name, the
+// session's file moves to a conflict copy (unflushed), and the session
+// takes their directory in (the keys under it follow through the
+// store's watcher). It reports whether it moved any.
+func (c *Context) yieldToDirs(ctx context.Context, err error) bool {
+	var ferr *FlushError
+	st, ok := c.store.(interface {
+		Stat(ctx context.Context, key string) (backend.Info, error)
+	})
+	if !ok || !errors.As(err, &ferr) {
+		return false
+	}
+	moved := false
+	for key, e := range ferr.Failed {
+		if !errors.Is(e, fs.ErrExist) {
+			continue
+		}
+		info, err := st.Stat(ctx, key)
+		if err != nil || !info.Mode.IsDir() {
+			continue
+		}
+		c.mu.Lock()
+		f, ok := c.mu.tree.files[key]
+		if !ok || f.gen == 0 || (f.link != nil && len(f.link.names) > 1) {
+			c.mu.Unlock()
+			continue
+		}
+		ck := c.moveOursLocked(f, key)
+		c.conflictEventLocked(resolved{key: key, copyKey: ck, outcome: OutcomeKeptBoth}) // the copy holds ours
+		c.mu.Unlock()
+		c.log.Warn("flush: another program made a directory where the session has a file: the directory keeps the name, ours is kept beside",
+			"key", key, "copy", ck)
+		c.emit(Change{Op: OpRename, Key: ck, OldKey: key})
+		if err := c.journalKeyDropping(ck, key); err != nil {
+			c.log.Error("journal append after a conflict failed", "key", ck, "err", err)
+		}
+		if err := c.External().ApplyDir(key, info); err != nil {
+			c.log.Error("flush: their directory cannot take its name in the session", "key", key, "err", err)
+		}
+		moved = true
+	}
+	return moved
 }
 
 // flushOnce is one flush. With strict (a conflict policy's round), every

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"runtime"
@@ -300,6 +301,7 @@ func (c *Context) saveUnbatched(ctx context.Context, entries []backend.Entry, sa
 	// their mtimes while it wrote the files in them.
 	if len(dirs) > 0 {
 		c.saveEach(ctx, dirs, dfailed)
+		c.keepBesideTypes(ctx, dirs, entries, saved, failed, dfailed, kept)
 	}
 	if len(touched) > 0 {
 		if err := c.store.Save(ctx, touched...); err != nil {
@@ -308,6 +310,64 @@ func (c *Context) saveUnbatched(ctx context.Context, entries []backend.Entry, sa
 		}
 	}
 	return stayed
+}
+
+// keepBesideTypes applies the keep-beside rule for a change of type on a
+// store that other programs write (backend.BesideKeeper): a directory the
+// store refused because another program's file or symlink holds its name
+// keeps the name, that node is kept beside under its conflict key (in
+// kept: logged, an event, brought into the session at settle), and the
+// directory and the files refused under it are saved again. Else such a
+// directory would be refused at every flush.
+func (c *Context) keepBesideTypes(ctx context.Context, dirs, entries []backend.Entry, saved []snap, failed, dfailed map[string]error,
+	kept map[string]string) {
+	bk, ok := c.store.(backend.BesideKeeper)
+	if !ok {
+		return
+	}
+	var again []backend.Entry
+	for _, e := range dirs {
+		if err, bad := dfailed[e.Key]; !bad || !errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		ck, err := bk.KeepBeside(ctx, e.Key)
+		if err != nil || ck == "" {
+			c.log.Warn("flush: another program's node holds a directory's name and cannot be kept beside", "key", e.Key, "err", err)
+			continue
+		}
+		c.log.Warn("flush: another program put a node where the session has a directory: the directory keeps the name, theirs is kept beside",
+			"key", e.Key, "copy", ck)
+		kept[e.Key] = ck
+		delete(dfailed, e.Key)
+		again = append(again, e)
+	}
+	if len(again) == 0 {
+		return
+	}
+	c.saveEach(ctx, again, dfailed)
+	// The files refused under them, whole units (a node's names follow
+	// each other).
+	var es []backend.Entry
+	var ss []snap
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && saved[j].alias && saved[j].f == saved[i].f {
+			j++
+		}
+		retry := false
+		for k := i; k < j; k++ {
+			_, bad := failed[entries[k].Key]
+			retry = retry || (bad && slices.ContainsFunc(again, func(d backend.Entry) bool { return strings.HasPrefix(entries[k].Key, d.Key+"/") }))
+		}
+		if retry {
+			for k := i; k < j; k++ {
+				delete(failed, entries[k].Key)
+			}
+			es, ss = append(es, entries[i:j]...), append(ss, saved[i:j]...)
+		}
+		i = j
+	}
+	c.saveUnits(ctx, es, ss, failed, kept)
 }
 
 // saveUnits saves entries in one Save, and when that fails, unit by unit:

@@ -241,6 +241,34 @@ func (n node) unchangedSince(before node) bool {
 		a.Size == b.Size && a.Mtim == b.Mtim && a.Nlink == b.Nlink && maps.EqualFunc(n.xattrs, before.xattrs, bytes.Equal)
 }
 
+var _ backend.BesideKeeper = (*Store)(nil)
+
+// KeepBeside moves the file, symlink or special file at key (another
+// program's, where a session saves a directory) to its conflict key, with
+// RENAME_NOREPLACE, and returns that key (see backend.BesideKeeper). A
+// node that became a directory meanwhile would move aside whole: nothing
+// is lost either way.
+func (s *Store) KeepBeside(ctx context.Context, key string) (string, error) {
+	var moved string
+	err := s.deleteKeys(ctx, []string{key}, func(fd int, name, key string) (bool, error) {
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return false, err
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return false, nil
+		}
+		ck := backend.ConflictKey(key, time.Now())
+		_, cname := backend.Split(ck)
+		if err := unix.Renameat2(fd, name, fd, cname, unix.RENAME_NOREPLACE); err != nil {
+			return false, err
+		}
+		moved = ck
+		return true, nil
+	})
+	return moved, err
+}
+
 var _ backend.ConditionalDeleter = (*Store)(nil)
 
 // DeleteIf is Delete with each key expecting its stored version (see
