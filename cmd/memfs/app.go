@@ -82,7 +82,7 @@ func newApp(stdout, stderr io.Writer) app {
 		},
 	}
 	a.Flags = []cli.Flag{quietFlag()} // before the command's name too
-	a.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words
+	a.EnableBashCompletion = true     // memfs completion bash|zsh asks the app for the next words
 	for _, cmd := range a.Commands {
 		for _, sub := range append([]*cli.Command{cmd}, cmd.Subcommands...) {
 			sub.Before, sub.OnUsageError = checkFlags, usageError
