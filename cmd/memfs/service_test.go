@@ -151,3 +151,27 @@ func TestMountDaemonFails(t *testing.T) {
 		t.Errorf("the symlink's target was written: %q", got)
 	}
 }
+
+// TestAnswerFilesReportTheirSize: .memfs/search/QUERY and
+// .memfs/context/QUERY stat as the size of the caller's answer, as
+// .memfs/status does, so that tools that trust st_size (rsync, a
+// size-first reader) read it whole; an error's text too.
+func TestAnswerFilesReportTheirSize(t *testing.T) {
+	store, mnt := "dir:"+t.TempDir(), t.TempDir()
+	mustRun(t, "kernel cache notes\n", "put", "--store", store, "memory/a.md")
+	startMount(t, store, mnt, nil)
+	for _, rel := range []string{".memfs/search/kernel cache", ".memfs/context/kernel cache", ".memfs/search/kernel top:zero"} {
+		path := filepath.Join(mnt, rel)
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) == 0 || fi.Size() != int64(len(data)) {
+			t.Errorf("%s: stat size %d, content %d bytes; want the content's size", rel, fi.Size(), len(data))
+		}
+	}
+}
