@@ -257,6 +257,7 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if err := d.root.c.Mkdir(key, m, uid, gid); err != nil {
 		return nil, toErrno(err)
 	}
+	d.root.changed(0)
 	st, err := d.root.c.Stat(key)
 	if err != nil {
 		return nil, toErrno(err)
@@ -270,7 +271,7 @@ func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	return toErrno(d.root.c.Rmdir(key))
+	return d.root.changed(toErrno(d.root.c.Rmdir(key)))
 }
 
 func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
@@ -288,7 +289,7 @@ func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
 		return toErrno(err)
 	}
 	w := d.root.writer(ctx)
-	return toErrno(d.root.c.DeleteBy(key, &w))
+	return d.root.changed(toErrno(d.root.c.DeleteBy(key, &w)))
 }
 
 func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
@@ -318,7 +319,17 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeE
 	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) != 0 {
 		return syscall.EINVAL
 	}
-	return toErrno(d.root.c.Rename(d.root.as(ctx), oldKey, newKey, rf))
+	return d.root.changed(toErrno(d.root.c.Rename(d.root.as(ctx), oldKey, newKey, rf)))
+}
+
+// changed tells Options.Closed of a change of the namespace that
+// succeeded (errno 0): a mount of a shared store flushes it soon, as it
+// does a closed file. It returns errno.
+func (r *Root) changed(errno syscall.Errno) syscall.Errno {
+	if errno == 0 && r.opts.Closed != nil {
+		r.opts.Closed()
+	}
+	return errno
 }
 
 // Statfs reports the store's room (Options.Space): df shows the store's
@@ -382,6 +393,7 @@ func (d *dirNode) Link(ctx context.Context, target gofs.InodeEmbedder, name stri
 	if err := d.root.c.Link(d.root.as(ctx), oldKey, key); err != nil {
 		return nil, toErrno(err)
 	}
+	d.root.changed(0)
 	return d.newEntry(ctx, key, out)
 }
 
@@ -421,6 +433,7 @@ func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.En
 	if err := d.root.c.Symlink(d.root.as(ctx), key, target, uid, gid); err != nil {
 		return nil, toErrno(err)
 	}
+	d.root.changed(0)
 	return d.newEntry(ctx, key, out)
 }
 
@@ -433,6 +446,7 @@ func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint3
 	if err := d.root.c.MakeNode(d.root.as(ctx), key, backend.FileMode(mode), uint64(dev), uid, gid); err != nil {
 		return nil, toErrno(err)
 	}
+	d.root.changed(0)
 	return d.newEntry(ctx, key, out)
 }
 

@@ -57,9 +57,10 @@ type Options struct {
 	// indexes. Without it df shows those bytes and no room.
 	Space func(ctx context.Context) (backend.Space, error)
 	// Closed, when set, is called when a descriptor of a file written
-	// through it is closed (after the file's Commit): a mount of a
-	// shared store flushes soon after, so that the other mounts see
-	// the file (close-to-open consistency).
+	// through it is closed (after the file's Commit), and after each
+	// change of the namespace (mkdir, rmdir, unlink, rename, link,
+	// symlink, mknod): a mount of a shared store flushes soon after, so
+	// that the other mounts see the change (close-to-open consistency).
 	Closed func()
 }
 

@@ -37,9 +37,11 @@ import (
 //
 //   - the content is computed at open, for the opener, and that handle
 //     serves it (FOPEN_DIRECT_IO: no page cache shared between callers);
-//   - stat reports size 0, the same for everyone: a size is cached by the
-//     kernel and would tell one caller the length of another's answer
-//     (cat, tail and os.ReadFile read on to the end of file as with /proc);
+//   - stat reports the size of the caller's own answer (as .memfs/status
+//     does: rsync and size-first readers read it whole), with attributes
+//     cached for the least time (below), so that a size seen by one
+//     caller is not kept for another; reads go on to the end of file
+//     whatever the size said (DIRECT_IO);
 //   - entries and attributes are cached for the least time go-fuse allows
 //     (noCache), and every lookup of a query gets a new inode.
 //
@@ -134,14 +136,28 @@ func (r *Root) answerFile(ctx context.Context, fn Answer, dir, name string, ino 
 		r.log.Info("answer file cannot be answered", "dir", dir, "name", name, "err", err)
 	}
 	a := &answerNode{fn: fn, key: key, name: name}
+	// The text for the caller in ctx: the answer, or why there is none.
+	text := func(ctx context.Context) ([]byte, syscall.Errno) {
+		b, err := r.answers.get(ctx, fn, key, name, callerCred(ctx))
+		if errors.Is(err, context.Canceled) {
+			return nil, syscall.EINTR
+		}
+		if err != nil {
+			b = answerText(dir, err)
+		}
+		return b, 0
+	}
 	a.virtualNode = virtualNode{root: r, ino: ino, size: func() int64 { return 0 },
+		// The caller's own answer's size, as .memfs/status's (kept a
+		// second per caller: the open that follows a stat reads the same).
+		sizeFor: func(ctx context.Context) int64 {
+			b, _ := text(ctx)
+			return int64(len(b))
+		},
 		open: func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
-			b, err := r.answers.get(ctx, fn, key, name, callerCred(ctx))
-			if errors.Is(err, context.Canceled) {
-				return nil, syscall.EINTR
-			}
-			if err != nil {
-				b = answerText(dir, err)
+			b, errno := text(ctx)
+			if errno != 0 {
+				return nil, errno
 			}
 			return &staticHandle{data: b}, 0
 		}}
@@ -309,6 +325,7 @@ func (d *answerDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	// reading the other's answer).
 	v := d.root.answerFile(ctx, d.fn, d.name, name, answerInoBase+d.root.answerIno.Add(1))
 	v.fill(&out.Attr)
+	out.Attr.Size = uint64(v.sizeFor(ctx))
 	out.SetEntryTimeout(noCache)
 	out.SetAttrTimeout(noCache)
 	return d.NewInode(ctx, v, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0

@@ -136,6 +136,7 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		}
 		a := n.root.answerFile(ctx, n.root.opts.ContextPack, "context", "", contextIno)
 		a.fill(&out.Attr)
+		out.Attr.Size = uint64(a.sizeFor(ctx))
 		out.SetEntryTimeout(noCache)
 		out.SetAttrTimeout(noCache)
 		return n.NewInode(ctx, a, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: a.ino}), 0
@@ -146,6 +147,7 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		}
 		a := n.root.answerFile(ctx, n.root.opts.ContextPack, "context", ".manifest.json", contextManifestIno)
 		a.fill(&out.Attr)
+		out.Attr.Size = uint64(a.sizeFor(ctx))
 		out.SetEntryTimeout(noCache)
 		out.SetAttrTimeout(noCache)
 		return n.NewInode(ctx, a, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: a.ino}), 0

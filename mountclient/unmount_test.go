@@ -27,7 +27,7 @@ func TestUnmountLeavesAMountNotMemfs(t *testing.T) {
 		t.Fatalf("mount a tmpfs: %v", err)
 	}
 	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
-	if u, err := mountclient.Unmount(dir, time.Second); err == nil {
+	if u, err := mountclient.Unmount(dir, mountclient.UnmountOptions{Timeout: time.Second}); err == nil {
 		t.Errorf("Unmount of a tmpfs = %+v, nil; want a refusal", u)
 	}
 	if _, ok := mountinfo.At(dir); !ok {

@@ -59,6 +59,25 @@ func ParseConflictPolicy(s string) (ConflictPolicy, error) {
 	return 0, fmt.Errorf("session: unknown conflict policy %q (want keep-both, merge or last-writer-wins)", s)
 }
 
+// PolicyFor is the policy of a store named store for a --on-conflict
+// flag of value (given: the command line set it): on a shared store, the
+// flag's (keep-both by default); on a local store, the store's own rule
+// (another program's version is kept beside), and a given flag is
+// refused.
+func PolicyFor(local bool, store string, given bool, value string) (ConflictPolicy, error) {
+	if local {
+		if given {
+			return 0, fmt.Errorf("--on-conflict is for a shared store (etcd://...): on %s another program's version is always kept beside memfs's", store)
+		}
+		return KeepBeside, nil
+	}
+	p, err := ParseConflictPolicy(value)
+	if err != nil {
+		return 0, fmt.Errorf("--on-conflict: %w", err)
+	}
+	return p, nil
+}
+
 // ErrPolicyUnsupported is returned by New (and by every Flush of a Context
 // NewContext made) when Options.OnConflict is set and the store cannot
 // check versions in a batch: it must be a backend.Batcher and a

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/usererr"
 )
 
 // Import and export carry every node type between a directory tree and a
@@ -78,11 +79,19 @@ func (t *Tally) Add(kind string) { t.counts[kind]++ }
 // Fail reports what could not be carried: Err then fails.
 func (t *Tally) Fail(format string, args ...any) {
 	t.failed++
-	fmt.Fprintf(t.w, format+"\n", args...)
+	t.Note(format, args...)
 }
 
-// Note reports what was left out on purpose.
-func (t *Tally) Note(format string, args ...any) { fmt.Fprintf(t.w, format+"\n", args...) }
+// Note reports what was left out on purpose. An error among args is told
+// as usererr.Message tells it: "mkdir", not the os.Root's "mkdirat".
+func (t *Tally) Note(format string, args ...any) {
+	for i, a := range args {
+		if err, ok := a.(error); ok {
+			args[i] = usererr.Message(err)
+		}
+	}
+	fmt.Fprintf(t.w, format+"\n", args...)
+}
 
 // Summary is "12 files, 3 directories, 1 hard link": files always, the
 // other kinds when there are some.

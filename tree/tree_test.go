@@ -2,10 +2,12 @@ package tree_test
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,5 +62,18 @@ func TestExportEntriesNodeInfo(t *testing.T) {
 	}
 	if v, err := os.Readlink(filepath.Join(dst, "d/l")); err != nil || v != "f" {
 		t.Errorf("d/l -> %q, %v; want f", v, err)
+	}
+}
+
+// TestTallyNamesOperations: a failure is told as what was done ("mkdir"),
+// not as the *at system call an os.Root made ("mkdirat").
+func TestTallyNamesOperations(t *testing.T) {
+	var report strings.Builder
+	tally := tree.NewTally(&report)
+	tally.Fail("export: %s: %v", "memory", &fs.PathError{Op: "mkdirat", Path: "memory", Err: syscall.EEXIST})
+	tally.Note("import: %s: %v; skipped", "a", fmt.Errorf("read: %w", &fs.PathError{Op: "openat", Path: "a", Err: syscall.EACCES}))
+	got := report.String()
+	if strings.Contains(got, "mkdirat") || strings.Contains(got, "openat") || !strings.Contains(got, "mkdir memory: file exists") || !strings.Contains(got, "open a: permission denied") {
+		t.Errorf("tally reported %q; want the operations named as users know them", got)
 	}
 }

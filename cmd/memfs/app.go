@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -80,11 +81,12 @@ func newApp(stdout, stderr io.Writer) app {
 			historyCommand(), snapshotCommand(), checkpointCommand(), revertCommand(), restoreCommand(), diffCommand(),
 		},
 	}
-	a.EnableBashCompletion = true // memfs completion bash|zsh asks the app for the next words
+	a.Flags = []cli.Flag{quietFlag()} // before the command's name too
+	a.EnableBashCompletion = true     // memfs completion bash|zsh asks the app for the next words
 	for _, cmd := range a.Commands {
 		for _, sub := range append([]*cli.Command{cmd}, cmd.Subcommands...) {
 			sub.Before, sub.OnUsageError = checkFlags, usageError
-			sub.Flags = append(sub.Flags, &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no INFO lines (warnings and errors only)"})
+			sub.Flags = append(sub.Flags, quietFlag())
 			if sub.Action == nil {
 				sub.Action = unknownCommand
 			}
@@ -122,12 +124,17 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	return fmt.Errorf("%s: %w\nusage: %s", c.Command.Name, err, usage)
 }
 
-// logger returns the text logger commands log to.
+func quietFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no INFO lines (warnings and errors only)"}
+}
+
+// logger returns the text logger commands log to: -q given to the
+// command or before its name keeps INFO lines out.
 func logger(c *cli.Context, debug bool) *slog.Logger {
 	level := slog.LevelInfo
 	if debug {
 		level = slog.LevelDebug
-	} else if c.Bool("quiet") {
+	} else if slices.ContainsFunc(c.Lineage(), func(cc *cli.Context) bool { return cc.Bool("quiet") }) {
 		level = slog.LevelWarn
 	}
 	return slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))

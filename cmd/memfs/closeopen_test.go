@@ -50,3 +50,28 @@ func TestCloseToOpenShared(t *testing.T) {
 		t.Errorf("p99 %v: a closed file is not visible on the other mount within %v\nA:\n%s\nB:\n%s", p99, promise, a.log, b.log)
 	}
 }
+
+// TestNamespaceChangesVisibleShared: mkdir, rename and unlink on one
+// mount of a shared store reach the other soon (the close flush), not at
+// the periodic flush 30 s later.
+func TestNamespaceChangesVisibleShared(t *testing.T) {
+	const promise = 2 * time.Second // a second's promise, with room for a loaded machine
+	a, b := twoMounts(t, sharedEtcdStore(t), sharedEnv(t), "--flush-interval", "30s")
+	onB := func(rel string) bool { _, err := os.Lstat(filepath.Join(b.mnt, rel)); return err == nil }
+	if err := os.WriteFile(filepath.Join(a.mnt, "memory", "x.md"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B sees memory/x.md (a closed file)", promise, func() bool { return onB("memory/x.md") })
+	if err := os.Mkdir(filepath.Join(a.mnt, "memory", "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B sees the directory A made", promise, func() bool { return onB("memory/d") })
+	if err := os.Rename(filepath.Join(a.mnt, "memory", "x.md"), filepath.Join(a.mnt, "memory", "y.md")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B sees the rename A made", promise, func() bool { return onB("memory/y.md") && !onB("memory/x.md") })
+	if err := os.Remove(filepath.Join(a.mnt, "memory", "y.md")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B sees the unlink A made", promise, func() bool { return !onB("memory/y.md") })
+}

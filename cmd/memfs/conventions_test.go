@@ -73,6 +73,11 @@ func TestQuiet(t *testing.T) {
 		if err != nil || !strings.Contains(out, "memory/a.md") || errOut != "" {
 			t.Errorf("search hello %s: %v\nstdout: %s\nstderr: %s", q, err, out, errOut)
 		}
+		// Before the command's name too, as git -c and rclone -q take it.
+		out, errOut, err = run(t, "", q, "search", "--store", store, "hello")
+		if err != nil || !strings.Contains(out, "memory/a.md") || errOut != "" {
+			t.Errorf("memfs %s search hello: %v\nstdout: %s\nstderr: %s", q, err, out, errOut)
+		}
 	}
 }
 

@@ -18,12 +18,12 @@ func hintCommand() *cli.Command {
 		Description: "Prints a short section for the agent's instructions file. With --write, puts it into FILE\n" +
 			"(default: CLAUDE.md, AGENTS.md or GEMINI.md in the current directory) between marker\n" +
 			"lines: a second run replaces that section in place, and changes nothing if it is the same.\n" +
-			"The mountpoint is --mount, else the one memfs mount of yours found in /proc/self/mountinfo\n" +
-			"(other users' mounts are not candidates), else the placeholder " + hint.Placeholder + " to fill in.\n" +
+			"The mountpoint is --mount, else the mount the other commands would use (--store, the mount\n" +
+			"the working directory is in), else your one memfs mount, else the placeholder " + hint.Placeholder + ".\n" +
 			"FILE may be a symlink (a dotfiles manager's): it stays one, and the section is written into\n" +
 			"the file it names when that is a regular file of yours; any other target is refused, unchanged.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "mount", Usage: "where the memory is mounted"},
+			&cli.StringFlag{Name: "mount", Usage: "where the memory is mounted"}, storeFlag(),
 			&cli.BoolFlag{Name: "write", Usage: "write the section into FILE instead of printing it"},
 		},
 		Action: hintAction,
@@ -39,7 +39,8 @@ func hintAction(c *cli.Context) error {
 	if c.NArg() > 2 || (c.NArg() == 2 && !c.Bool("write")) {
 		return fmt.Errorf("hint: want AGENT, and FILE only with --write; got %q", c.Args().Slice())
 	}
-	mnt, found, err := hint.Mountpoint(c.String("mount"), mountclient.Mountpoints(mountclient.Mounts(), uint32(os.Getuid())))
+	t, _ := locate(c) // the mount the other commands work through, if any
+	mnt, found, err := hint.Mountpoint(c.String("mount"), t.mnt, mountclient.Mountpoints(mountclient.Mounts(), uint32(os.Getuid())))
 	if err != nil {
 		return fmt.Errorf("hint: %w", err)
 	}
@@ -58,10 +59,7 @@ func hintAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("hint: %w", err)
 	}
-	if changed {
-		fmt.Fprintf(c.App.Writer, "%s: memfs section written\n", file)
-	} else {
-		fmt.Fprintf(c.App.Writer, "%s: memfs section already up to date\n", file)
-	}
-	return nil
+	msg := map[bool]string{true: "memfs section written", false: "memfs section already up to date"}[changed]
+	_, err = fmt.Fprintf(c.App.Writer, "%s: %s\n", file, msg)
+	return err
 }

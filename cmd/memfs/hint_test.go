@@ -89,3 +89,22 @@ func TestHintErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHintRoutesLikeTheOtherCommands: with several mounts, hint names the
+// one the other commands would work through (the store MEMFS_STORE
+// names), not a refusal.
+func TestHintRoutesLikeTheOtherCommands(t *testing.T) {
+	store1, store2 := "dir:"+t.TempDir(), "dir:"+t.TempDir()
+	mnt1, mnt2 := t.TempDir(), t.TempDir()
+	startMount(t, store1, mnt1, nil)
+	startMount(t, store2, mnt2, nil)
+	t.Setenv("MEMFS_STORE", store2)
+	out, errOut, err := run(t, "", "hint", "claude")
+	if err != nil || !strings.Contains(out, "`"+mnt2+"`") {
+		t.Errorf("hint with two mounts, MEMFS_STORE the second's: %v\n%s\n%s; want %s", err, out, errOut, mnt2)
+	}
+	out, _, err = run(t, "", "hint", "--store", store1, "codex")
+	if err != nil || !strings.Contains(out, "`"+mnt1+"`") {
+		t.Errorf("hint --store the first's: %v\n%s; want %s", err, out, mnt1)
+	}
+}

@@ -197,14 +197,14 @@ func TestSystemdUnits(t *testing.T) {
 			"ExecStart=/usr/local/bin/memfs mount $MEMFS_ARGS %f",
 			"ExecStop=/usr/local/bin/memfs unmount --timeout 80s %f",
 			"ExecStopPost=-/usr/local/bin/memfs unmount %f",
-			"Restart=on-failure", "KillMode=mixed", "Type=exec",
+			"Restart=on-failure", "KillMode=mixed", "Type=notify",
 			"EnvironmentFile=-/etc/memfs/%i.env", "WantedBy=multi-user.target",
 		}},
 		{"../../contrib/systemd/user/memfs@.service", "memfs@memory.service", true, []string{
 			"ExecStart=/usr/local/bin/memfs mount $MEMFS_ARGS %h/%I",
 			"ExecStop=/usr/local/bin/memfs unmount --timeout 80s %h/%I",
 			"ExecStopPost=-/usr/bin/fusermount3 -u -z %h/%I",
-			"Restart=on-failure", "KillMode=mixed", "Type=exec", "WantedBy=default.target",
+			"Restart=on-failure", "KillMode=mixed", "Type=notify", "WantedBy=default.target",
 		}},
 	}
 	analyze, _ := exec.LookPath("systemd-analyze")

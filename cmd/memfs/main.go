@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/memfs/memfs/internal/sdnotify"
 	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/redact"
 )
@@ -32,6 +33,7 @@ func main() {
 			msg, _ = r.Redact("", msg)
 		}
 		fmt.Fprintln(os.Stderr, "memfs:", string(msg))
+		sdnotify.Notify(sdnotify.Status(string(msg))) // a service manager (mount --daemon) shows why
 		stop()
 		os.Exit(1)
 	}

@@ -12,7 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
+	"github.com/memfs/memfs/internal/mounthelper"
 	"github.com/memfs/memfs/internal/progress"
+	"github.com/memfs/memfs/internal/sdnotify"
 	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/session"
@@ -21,7 +23,7 @@ import (
 func mountCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "mount",
-		Usage:     "mount a memory store at MOUNTPOINT, in the foreground",
+		Usage:     "mount a memory store at MOUNTPOINT, in the foreground (or --daemon)",
 		ArgsUsage: "MOUNTPOINT",
 		Description: "Serves the store as a directory until SIGINT/SIGTERM or memfs unmount, which flush and\n" +
 			"unmount. Writes stay in memory until fsync, the flush interval, or unmount; a file closed\n" +
@@ -37,6 +39,8 @@ func mountCommand() *cli.Command {
 			&cli.StringFlag{Name: "max-memory", Value: "auto", Usage: "bytes of file contents kept in memory (512MiB, 2GiB, ...); past it, contents already in the store are dropped " +
 				"and read again when opened, and unflushed ones are flushed; auto: a sixteenth of the machine's memory (or of its cgroup's limit), at least 256MiB"},
 			&cli.BoolFlag{Name: "read-only", Usage: "mount read-only"},
+			&cli.BoolFlag{Name: "daemon", Usage: "serve in the background: return once the mount answers (exit 0), or fail with its error; logs go to --log-file"},
+			&cli.StringFlag{Name: "log-file", Usage: "append the log to FILE (made 0600; a symlink is refused); with --daemon the default is $XDG_STATE_HOME/memfs/log/MOUNTPOINT.log (root's: /var/log/memfs/)"},
 			&cli.StringFlag{Name: "on-conflict", Value: "keep-both", Usage: "on a shared (etcd) store, what a flush does when another mount saved a file since this one loaded it: " +
 				"keep-both (theirs keeps the name, ours is saved as NAME.conflict-AGENT-UTC.EXT), merge (three-way line merge of text; " +
 				"an overlap or a binary file keeps both) or last-writer-wins"},
@@ -59,6 +63,21 @@ func mountAction(c *cli.Context) error {
 	mnt, err := filepath.Abs(c.Args().First())
 	if err != nil {
 		return err
+	}
+	if c.Bool("daemon") && !mounthelper.Detached() {
+		msg, err := mounthelper.Daemon(os.Args[1:], mnt, c.String("log-file"), stateDir())
+		if err == nil {
+			fmt.Fprintln(c.App.Writer, msg)
+		}
+		return err
+	}
+	if path := c.String("log-file"); path != "" {
+		f, err := mounthelper.OpenLog(path)
+		if err != nil {
+			return fmt.Errorf("mount: --log-file: %w", err)
+		}
+		defer f.Close()
+		c.App.ErrWriter = f
 	}
 	spec, err := parseStore(c.String("store"))
 	if err != nil {
@@ -103,7 +122,10 @@ func mountAction(c *cli.Context) error {
 	// context, which asks for flush + unmount (a busy mountpoint is
 	// retried until it is free).
 	ctx, serveCtx := context.WithoutCancel(c.Context), c.Context
-	defer context.AfterFunc(serveCtx, func() { log.Info("signal: flushing and unmounting") })()
+	defer context.AfterFunc(serveCtx, func() {
+		log.Info("signal: unmounting", "flush", !c.Bool("read-only"))
+		sdnotify.Notify("STOPPING=1")
+	})()
 
 	red, err := newRedactor(c, log)
 	if err != nil {
@@ -168,7 +190,12 @@ func mountAction(c *cli.Context) error {
 		return usererr.Mount(err, "/dev/fuse")
 	}
 	mounted = true
-	if err := m.Serve(serveCtx); err != nil {
+	if _, err := sdnotify.Notify("READY=1\n" + sdnotify.Status("serving "+spec.String()+" at "+mnt)); err != nil {
+		log.Warn("the service manager was not told that the mount is ready", "err", err)
+	}
+	err = m.Serve(serveCtx)
+	sdnotify.Notify("STOPPING=1")
+	if err != nil {
 		o.Close(ctx)
 		return err
 	}
@@ -194,6 +221,8 @@ func unmountCommand() *cli.Command {
 		ArgsUsage: "MOUNTPOINT",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "how long to wait for the flush and unmount (at least 1s)"},
+			&cli.BoolFlag{Name: "lazy", Usage: "a mount in use: detach it now; memfs serves its users until they close it, then flushes and exits"},
+			&cli.BoolFlag{Name: "wait", Usage: "a mount in use: wait for its users to close it (up to --timeout); without --lazy or --wait a mount in use is refused"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -203,19 +232,14 @@ func unmountCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			u, err := mountclient.Unmount(mnt, c.Duration("timeout"))
+			u, err := mountclient.Unmount(mnt, mountclient.UnmountOptions{Timeout: c.Duration("timeout"), Lazy: c.Bool("lazy"), Wait: c.Bool("wait")})
 			if u.AbortErr != nil {
 				fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, u.AbortErr)
 			}
-			switch {
-			case err != nil:
-				return err
-			case u.Dead:
-				fmt.Fprintf(c.App.Writer, "%s: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", mnt)
-			default:
-				fmt.Fprintf(c.App.Writer, "%s: flushed and unmounted\n", mnt)
+			if err == nil {
+				fmt.Fprintln(c.App.Writer, u.Message(mnt))
 			}
-			return nil
+			return err
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/cliargs"
 	"github.com/memfs/memfs/internal/names"
 	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/mountclient"
@@ -22,37 +23,16 @@ import (
 // --mount: MEMFS_STORE is a default, which an explicit --mount overrides.
 type givenFlag struct{ *cli.StringFlag }
 
-// Apply registers the flag, then wraps its value: the flag package calls
-// Set only for a value on the command line (urfave/cli puts the
-// environment's in as the default).
+// Apply registers the flag, then wraps its value (cliargs.Given).
 func (f givenFlag) Apply(set *flag.FlagSet) error {
-	if err := f.StringFlag.Apply(set); err != nil {
-		return err
-	}
-	for _, name := range f.Names() {
-		if fl := set.Lookup(name); fl != nil {
-			fl.Value = &givenValue{Value: fl.Value}
-		}
-	}
-	return nil
-}
-
-type givenValue struct {
-	flag.Value
-	given bool // Set was called: the command line holds the flag
-}
-
-func (v *givenValue) Set(s string) error {
-	v.given = true
-	return v.Value.Set(s)
+	err := f.StringFlag.Apply(set)
+	cliargs.WrapGiven(set, f.Names())
+	return err
 }
 
 // flagGiven reports whether the command line (not the environment) gave
 // the givenFlag name.
-func flagGiven(c *cli.Context, name string) bool {
-	v, ok := c.Generic(name).(*givenValue)
-	return ok && v.given
-}
+func flagGiven(c *cli.Context, name string) bool { return cliargs.WasGiven(c.Generic(name)) }
 
 // mountFlag is --mount, the live mount a command works through (locate);
 // what says what it does there.

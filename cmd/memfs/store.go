@@ -66,22 +66,10 @@ func openStoreAs(spec storeSpec, readOnly bool, log *slog.Logger) (backend.SysSt
 	return st, nil
 }
 
-// conflictPolicy is the session's conflict policy for --on-conflict: on a
-// shared store, the flag's (keep-both by default); on a local store, the
-// store's own rule (another program's version is kept beside), and the
-// flag, when given, is refused.
+// conflictPolicy is the session's conflict policy for --on-conflict
+// (session.PolicyFor).
 func conflictPolicy(c *cli.Context, spec storeSpec) (session.ConflictPolicy, error) {
-	if spec.Local() {
-		if c.IsSet("on-conflict") {
-			return 0, fmt.Errorf("--on-conflict is for a shared store (etcd://...): on %s another program's version is always kept beside memfs's", spec)
-		}
-		return session.KeepBeside, nil
-	}
-	p, err := session.ParseConflictPolicy(c.String("on-conflict"))
-	if err != nil {
-		return 0, fmt.Errorf("--on-conflict: %w", err)
-	}
-	return p, nil
+	return session.PolicyFor(spec.Local(), spec.String(), c.IsSet("on-conflict"), c.String("on-conflict"))
 }
 
 // opened is a store opened by the engine (memfs.Open) for a command or a

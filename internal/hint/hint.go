@@ -49,6 +49,16 @@ func Section(agent, mnt string) string {
 	b.WriteString("## Memory (memfs)\n\n")
 	fmt.Fprintf(&b, "Your long-term memory is a directory mounted at `%s` (memfs): plain files, read and\n", m)
 	b.WriteString("written with ordinary file tools; what you write there persists across sessions.\n\n")
+	switch agent {
+	case "claude", "gemini":
+		// Claude Code and Gemini CLI read an @ line of their
+		// instructions file as an import of the file it names.
+		fmt.Fprintf(&b, "The context pack, loaded at the start of every session:\n\n@%s/.memfs/context.md\n\n", m)
+	case "codex":
+		// Codex runs commands in a sandbox that writes only to its roots.
+		fmt.Fprintf(&b, "Codex's sandbox must let you write there: the mount is a writable root in\n"+
+			"~/.codex/config.toml:\n\n    [sandbox_workspace_write]\n    writable_roots = [%q]\n\n", m)
+	}
 	b.WriteString("Read first:\n")
 	fmt.Fprintf(&b, "- `%s/.memfs/context.md`: the context pack in one bounded file: the index of skills, the\n  latest step summaries, and the notes that matter most (importance, recency).\n", m)
 	fmt.Fprintf(&b, "- `%s/memory/`: notes; `memory/global.md` always applies, `memory/<project>/` per project.\n", m)
@@ -172,19 +182,23 @@ func shellQuote(s string) string {
 }
 
 // Mountpoint is the mountpoint a section names: given, made absolute;
-// else the one of mounts (the caller's memfs mounts); else Placeholder,
-// and found is false. Several mounts and none given is an error.
-func Mountpoint(given string, mounts []string) (mnt string, found bool, err error) {
+// else routed, the mount the other commands work through (the store they
+// name, the mount the working directory is in); else the one of mounts
+// (the caller's memfs mounts); else Placeholder, and found is false.
+// Several mounts, none given nor routed, is an error.
+func Mountpoint(given, routed string, mounts []string) (mnt string, found bool, err error) {
 	switch {
 	case given != "":
 		if abs, err := filepath.Abs(given); err == nil {
 			given = abs
 		}
 		return given, true, nil
+	case routed != "":
+		return routed, true, nil
 	case len(mounts) == 1:
 		return mounts[0], true, nil
 	case len(mounts) > 1:
-		return "", false, fmt.Errorf("several memfs mounts (%s); choose one with --mount DIR", strings.Join(mounts, ", "))
+		return "", false, fmt.Errorf("several memfs mounts (%s), none of the store the other commands use (--store, MEMFS_STORE, the default); choose one with --mount DIR", strings.Join(mounts, ", "))
 	}
 	return Placeholder, false, nil
 }

@@ -152,3 +152,36 @@ func TestWriteThroughSymlink(t *testing.T) {
 		})
 	}
 }
+
+// TestSectionSaysWhatEachAgentNeeds: Claude Code and Gemini CLI load the
+// context pack through an @ import line; Codex must be given the mount
+// as a writable root of its sandbox.
+func TestSectionSaysWhatEachAgentNeeds(t *testing.T) {
+	for agent, want := range map[string]string{
+		"claude": "\n@/m1/.memfs/context.md\n",
+		"gemini": "\n@/m1/.memfs/context.md\n",
+		"codex":  `writable_roots = ["/m1"]`,
+	} {
+		if out := Section(agent, "/m1"); !strings.Contains(out, want) {
+			t.Errorf("the %s section lacks %q:\n%s", agent, want, out)
+		}
+	}
+	if out := Section("codex", "/m1"); strings.Contains(out, "\n@/m1") {
+		t.Errorf("the codex section has an @ import, which Codex does not read:\n%s", out)
+	}
+}
+
+// TestMountpointRoutes: with several mounts, the one the other commands
+// route to (routed) is the hint's; without one, several are an error.
+func TestMountpointRoutes(t *testing.T) {
+	mnt, found, err := Mountpoint("", "/b", []string{"/a", "/b"})
+	if err != nil || !found || mnt != "/b" {
+		t.Errorf("Mountpoint(routed /b of /a, /b) = %q, %v, %v; want /b", mnt, found, err)
+	}
+	if _, _, err := Mountpoint("", "", []string{"/a", "/b"}); err == nil {
+		t.Error("Mountpoint of two mounts, none routed: want an error")
+	}
+	if mnt, _, _ := Mountpoint("/given", "/b", nil); mnt != "/given" {
+		t.Errorf("--mount lost to the routed mount: %q", mnt)
+	}
+}

@@ -43,6 +43,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/memfs/memfs/internal/sdnotify"
 	"github.com/memfs/memfs/mountclient"
 )
 
@@ -94,10 +95,17 @@ type Plan struct {
 	LogPath   string        // where the serving process logs
 	Timeout   time.Duration // how long to wait for the mount to answer
 	Ignored   []string      // unknown options left out (mount -s)
+	Dir       string        // the working directory of the serving process ("": the caller's)
+	Point     string        // the mountpoint, when MountArgs do not end with it
 }
 
 // Mountpoint is the mountpoint the plan mounts.
-func (p Plan) Mountpoint() string { return p.MountArgs[len(p.MountArgs)-1] }
+func (p Plan) Mountpoint() string {
+	if p.Point != "" {
+		return p.Point
+	}
+	return p.MountArgs[len(p.MountArgs)-1]
+}
 
 // PlanOptions says what PlanMount knows of memfs.
 type PlanOptions struct {
@@ -131,7 +139,7 @@ var ignoredOptions = []string{
 // is an option too. An unknown option is an error, or with o.Sloppy is
 // left out and listed in Plan.Ignored.
 func PlanMount(source, mnt string, opts []string, o PlanOptions) (Plan, error) {
-	p := Plan{Timeout: 2 * time.Minute}
+	p := Plan{Timeout: 2 * time.Minute, Dir: "/"}
 	store := source
 	var flags []string
 	for _, opt := range opts {
@@ -245,26 +253,59 @@ func Mount(self, source, mnt string, opts []string, o PlanOptions, verbose, fake
 	return nil
 }
 
-// Start starts "self p.MountArgs..." detached from the caller (its own
-// session, stdin /dev/null, output appended to the log) and waits until
-// the mount's .memfs/status names it. If the process exits first, its
-// log lines are the error. It returns the serving process's pid.
-func Start(self string, p Plan) (int, error) {
-	if err := os.MkdirAll(filepath.Dir(p.LogPath), 0o700); err != nil {
-		return 0, fmt.Errorf("log directory: %w", err)
+// DetachedEnv is set in the environment of a process Start started:
+// memfs mount --daemon there serves in the foreground (it is the
+// detached process).
+const DetachedEnv = "MEMFS_DETACHED"
+
+// Detached reports whether this process is one Start started.
+func Detached() bool { return os.Getenv(DetachedEnv) == "1" }
+
+// OpenLog opens the log file at path for appending, made 0600 (with its
+// directory, 0700) when missing. It follows no symlink at path, and
+// refuses anything but a regular file (a fifo would block the mount).
+func OpenLog(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("log directory: %w", err)
 	}
-	logf, err := os.OpenFile(p.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
-		return 0, fmt.Errorf("log: %w", err)
+		if errors.Is(err, syscall.ELOOP) {
+			err = fmt.Errorf("%s is a symlink: memfs follows none to its log; name the file itself", path)
+		}
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("log: %s is not a regular file", path)
+	}
+	return f, nil
+}
+
+// Start starts "self p.MountArgs..." detached from the caller (its own
+// session, stdin /dev/null, output appended to the log, in p.Dir) and
+// waits until it notifies READY=1 (sdnotify, on a socket of Start's own)
+// once its mount answers. If the process exits first, its STATUS= (the
+// error it printed) or else its log lines are the error. A p.Timeout of
+// 0 waits as long as it takes. It returns the serving process's pid.
+func Start(self string, p Plan) (int, error) {
+	logf, err := OpenLog(p.LogPath)
+	if err != nil {
+		return 0, err
 	}
 	defer logf.Close()
 	fmt.Fprintf(logf, "--- %s memfs %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(p.MountArgs, " "))
 	start, _ := logf.Seek(0, io.SeekCurrent)
+	l, err := sdnotify.Listen()
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
 
 	cmd := exec.Command(self, p.MountArgs...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = withHome(os.Environ())
-	cmd.Dir = "/"
+	cmd.Env = append(withHome(os.Environ()), sdnotify.Socket+"="+l.Path(), DetachedEnv+"=1")
+	cmd.Dir = p.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start memfs mount: %w", err)
@@ -273,22 +314,54 @@ func Start(self string, p Plan) (int, error) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	mnt := p.Mountpoint()
-	deadline := time.Now().Add(p.Timeout)
+	var deadline time.Time
+	if p.Timeout > 0 {
+		deadline = time.Now().Add(p.Timeout)
+	}
+	status := ""
 	for {
-		if ServedBy(mnt) == pid {
-			return pid, nil
+		// What an exited process sent is queued on the socket: read
+		// before the exit is looked at.
+		st, err := l.Next(time.Now().Add(50 * time.Millisecond))
+		if err == nil {
+			if s, ok := st["STATUS"]; ok {
+				status = s
+			}
+			if st["READY"] == "1" {
+				return pid, nil
+			}
+			continue
 		}
 		select {
 		case err := <-exited:
-			return 0, fmt.Errorf("memfs mount %s exited (%v) before serving:\n%s(log: %s)", mnt, err, logSince(p.LogPath, start), p.LogPath)
-		case <-time.After(50 * time.Millisecond):
+			if status == "" {
+				status = "\n" + logSince(p.LogPath, start)
+			}
+			return 0, fmt.Errorf("memfs mount %s exited (%v) before serving: %s\n(log: %s)", mnt, err, status, p.LogPath)
+		default:
 		}
-		if time.Now().After(deadline) {
+		if !deadline.IsZero() && time.Now().After(deadline) {
 			// Not ready in time: leave nothing half-started behind.
 			cmd.Process.Signal(syscall.SIGTERM)
 			return 0, fmt.Errorf("memfs mount %s did not serve within %v (option timeout=); stopped process %d; log: %s", mnt, p.Timeout, pid, p.LogPath)
 		}
 	}
+}
+
+// Daemon is memfs mount --daemon: it starts the mount command args (os.Args[1:])
+// again, detached (Start), in the caller's working directory, logging to
+// logPath or else to LogPath's file, and returns once the mount at mnt
+// answers: the line to print, or the mount's error.
+func Daemon(args []string, mnt, logPath, stateDir string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if logPath == "" {
+		logPath = LogPath(mnt, stateDir)
+	}
+	pid, err := Start(self, Plan{MountArgs: args, LogPath: logPath, Point: mnt})
+	return fmt.Sprintf("memfs: serving %s as process %d, logging to %s", mnt, pid, logPath), err
 }
 
 // ServedBy returns the pid of the memfs process serving the live mount at

@@ -13,6 +13,7 @@ package mountinfo
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,7 @@ type Mount struct {
 	UID                   uint32 // user_id= of a FUSE mount; ^0 when absent
 	AllowOther            bool   // allow_other: the mount's owner lets other users in
 	Whole                 bool   // the file system's root is mounted (not a bind mount of a subtree)
+	ReadOnly              bool   // mounted ro
 }
 
 // Minor is the minor number of the mount's device: a FUSE mount's
@@ -94,6 +96,7 @@ func parseLine(line string) (Mount, bool) {
 			m.Dev = unix.Mkdev(uint32(a), uint32(b))
 		}
 	}
+	m.ReadOnly = slices.Contains(strings.Split(f[5], ","), "ro") || slices.Contains(strings.Split(f[sep+3], ","), "ro")
 	for o := range strings.SplitSeq(f[sep+3], ",") {
 		if o == "allow_other" {
 			m.AllowOther = true

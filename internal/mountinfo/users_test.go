@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -25,5 +26,29 @@ func TestMountUsers(t *testing.T) {
 	}
 	if users := MountUsers(idle); len(users) != 0 {
 		t.Errorf("MountUsers(%s) = %v, want none", idle, users)
+	}
+}
+
+// A file mapped into memory holds its file system too, with no
+// descriptor left open (ld.so's libraries, an mmap'ed database).
+func TestMountUsersMaps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mapped")
+	if err := os.WriteFile(path, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, 4, syscall.PROT_READ, syscall.MAP_SHARED)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	me := fmt.Sprintf("%d ", os.Getpid())
+	if users := MountUsers(dir); !slices.ContainsFunc(users, func(u string) bool { return strings.HasPrefix(u, me) }) {
+		t.Errorf("MountUsers(%s) = %v, want this process, which maps a file there", dir, users)
 	}
 }
