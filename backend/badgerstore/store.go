@@ -186,6 +186,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	existing := names(abs)
 	bo := badgerOptions(dbDir, opts, log)
+	if err := verifyTables(dbDir, bo.BlockSize, opts.SkipVerify); err != nil {
+		removeScratch(scratch)
+		lf.Close()
+		return nil, fmt.Errorf("badgerstore: %s: a table is damaged (%v); nothing was changed: copy the directory aside before anything else: %w",
+			abs, err, backend.ErrCorrupt)
+	}
 	if scratch != "" {
 		// Badger repairs the scratch view as it opens it, and deletes
 		// no table or value log of the store (see scratch.go).
@@ -206,19 +212,6 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("badgerstore: open %s read-only (nothing was changed): %w", abs, err)
 		}
 		return nil, fmt.Errorf("badgerstore: open %s: %w", abs, err)
-	}
-	// Every table's blocks are checked once here. Checking them at each
-	// read (options.OnBlockRead) is no help: a failed check inside a
-	// lookup or an iteration reads as a missing key (random bytes in a
-	// table listed 0 keys), and badger's VerifyChecksum dereferences a nil
-	// block in that mode. It costs a read of the tables at each open
-	// (BENCHMARKS.md).
-	if err := verifyTables(db, opts.SkipVerify); err != nil {
-		db.Close()
-		removeScratch(scratch)
-		lf.Close()
-		return nil, fmt.Errorf("badgerstore: %s: a table is damaged (%v); nothing was deleted: copy the directory aside before anything else: %w",
-			abs, err, backend.ErrCorrupt)
 	}
 	if !opts.ReadOnly {
 		if err := backend.WriteMarker(abs, backend.BadgerMarker, "badger", formatVersion); err != nil {
@@ -780,20 +773,4 @@ func (s *Store) room(op, key string, need int64) error {
 	}
 	return &fs.PathError{Op: op, Path: key, Err: fmt.Errorf("%w: %d bytes free on the store's disk, a write of %d bytes needs %d (twice itself and a reserve of %d for badger's memory-mapped logs and tables)",
 		syscall.ENOSPC, free, need, 2*need+s.reserve, s.reserve)}
-}
-
-// verifyTables checks the checksum of every block of every table. Badger's
-// VerifyChecksum reports a block it cannot read by dereferencing the nil
-// block it got (table.go, v4.9.6): that panic, in this goroutine and in a
-// check that only reads, is the report of a damaged table.
-func verifyTables(db *badger.DB, skip bool) (err error) {
-	if skip {
-		return nil
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("a block of a table cannot be read (%v)", r)
-		}
-	}()
-	return db.VerifyChecksum()
 }
