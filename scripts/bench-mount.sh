@@ -16,10 +16,15 @@
 #              after the mount is ready: the late figures catch that)
 # then unmounts with SIGTERM (memfs flushes and exits 0).
 #
-# Usage: [KEYS=100000] [MOUNTS=3] [SETTLE=5] [TREE=dir] [KEEP=1] scripts/bench-mount.sh [extra mount flags...]
+#   cpu_s      the process's user + system CPU time until then (the
+#              machine is shared: wall time waits for the CPU, cpu_s does not)
+# Usage: [KEYS=100000] [MOUNTS=3] [SETTLE=5] [TREE=dir] [KEEP=1] [SAVE=dir] [FROM=dir]
+#        scripts/bench-mount.sh [extra mount flags...]
 # TREE reuses a tree written by an earlier run (it is kept under $TMPDIR
 # as memfs-mount-tree-KEYS otherwise, and reused). MEMFS_BIN picks the
-# binary (default: built from this tree). KEEP=1 keeps the store.
+# binary (default: built from this tree). KEEP=1 keeps the store. SAVE
+# copies the store right after the import to dir; FROM copies dir instead of
+# importing (to compare builds or mount options on one imported store).
 # Only processes this script starts are stopped, by PID; the mountpoint is
 # unmounted on exit.
 set -euo pipefail
@@ -72,11 +77,19 @@ fi
 
 mem() { awk -v k="$2:" '$1 == k { printf "%.1f", $2 / 1024 }' /proc/$1/status; }
 
-mkdir "$base/store"
-t0=$(date +%s.%N)
-"$bin" import --store "badger:$base/store" "$tree" >"$base/import.log" 2>&1 || { cat "$base/import.log" >&2; exit 1; }
-t1=$(date +%s.%N)
-printf 'import %d keys: %.1f s, store %s\n' "$keys" "$(echo "$t1 - $t0" | bc)" "$(du -sh "$base/store" | cut -f1)"
+cpu() { awk '{ printf "%.2f", ($14 + $15) / 100 }' /proc/$1/stat; }
+
+if [ -n "${FROM:-}" ]; then
+	cp -a "$FROM" "$base/store"
+	echo "store copied from $FROM"
+else
+	mkdir "$base/store"
+	t0=$(date +%s.%N)
+	"$bin" import --store "badger:$base/store" "$tree" >"$base/import.log" 2>&1 || { cat "$base/import.log" >&2; exit 1; }
+	t1=$(date +%s.%N)
+	printf 'import %d keys: %.1f s, store %s\n' "$keys" "$(echo "$t1 - $t0" | bc)" "$(du -sh "$base/store" | cut -f1)"
+	if [ -n "${SAVE:-}" ]; then rm -rf "$SAVE"; cp -a "$base/store" "$SAVE"; fi
+fi
 
 for i in $(seq "$mounts"); do
 	sync
@@ -89,7 +102,7 @@ for i in $(seq "$mounts"); do
 		sleep 0.01
 	done
 	t1=$(date +%s.%N)
-	line=$(printf 'mount %d: mount_s=%.3f rss=%s hwm=%s anon=%s file=%s' "$i" "$(echo "$t1 - $t0" | bc)" \
+	line=$(printf 'mount %d: mount_s=%.3f cpu_s=%s rss=%s hwm=%s anon=%s file=%s' "$i" "$(echo "$t1 - $t0" | bc)" "$(cpu $pid)" \
 		"$(mem $pid VmRSS)" "$(mem $pid VmHWM)" "$(mem $pid RssAnon)" "$(mem $pid RssFile)")
 	sleep "$settle"
 	printf '%s rss_late=%s hwm_late=%s anon_late=%s file_late=%s\n' "$line" \
