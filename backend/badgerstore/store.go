@@ -170,13 +170,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if !opts.ReadOnly {
+		removeEmptyLogs(abs, log)
 		if err := keepDamaged(abs, time.Now(), log); err != nil {
 			lf.Close()
 			return nil, fmt.Errorf("badgerstore: %s: cannot keep aside what badger would cut from a damaged log (%w); badger was not opened, and the damaged files are as they were", abs, err)
 		}
 	}
 	dbDir, scratch := abs, ""
-	if opts.ReadOnly && leftoverLogSize(abs) > 0 {
+	if opts.ReadOnly && (leftoverLogSize(abs) > 0 || len(emptyLogs(abs)) > 0) {
 		// Not closed cleanly: read-only badger would refuse it.
 		if scratch, err = makeScratch(abs); err != nil {
 			lf.Close()
@@ -276,6 +277,30 @@ func badgerOptions(dir string, opts Options, log *slog.Logger) badger.Options {
 		// of a memtable log (ErrTruncateNeeded instead), a new value
 		// log, the discard stats.
 		WithReadOnly(opts.ReadOnly)
+}
+
+// emptyLogs returns the memtable logs (*.mem) in dir that are empty: badger
+// creates a log, then sizes it, and a crash between the two leaves it
+// empty. Badger's open refuses such a log ("Create a new file"), at every
+// open after the crash.
+func emptyLogs(dir string) []string {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	return slices.DeleteFunc(logs, func(name string) bool {
+		fi, err := os.Lstat(name)
+		return err != nil || !fi.Mode().IsRegular() || fi.Size() != 0
+	})
+}
+
+// removeEmptyLogs removes the empty memtable logs in dir: they hold
+// nothing.
+func removeEmptyLogs(dir string, log *slog.Logger) {
+	for _, name := range emptyLogs(dir) {
+		if err := os.Remove(name); err != nil {
+			log.Warn("badgerstore: an empty memtable log a crash left cannot be removed; badger will refuse to open", "file", name, "err", err)
+			continue
+		}
+		log.Info("badgerstore: removed an empty memtable log a crash left", "file", name)
+	}
 }
 
 // leftoverLogSize returns the memtable size that holds the largest
