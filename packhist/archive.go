@@ -110,6 +110,9 @@ type baseline struct {
 	entries []backend.Entry
 }
 
+// Tracks reports whether the archive keeps key's versions (a pack source).
+func (a *Archiver) Tracks(key string) bool { return Tracks(a.opts.Prefixes, key) }
+
 // Baseline has the Archiver check, before what is added after it, that
 // the pack sources a session found at Open (entries: their Info and,
 // when loaded, their value; clean ones only) are what the log's events

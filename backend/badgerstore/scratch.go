@@ -47,8 +47,8 @@ func makeScratch(dir string) (string, error) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if !isBadgerFile(n) || n == badgerLockName {
-			continue
+		if !isBadgerFile(n) || n == badgerLockName || strings.HasSuffix(n, ".mem") && e.Type().IsRegular() && isEmpty(e) {
+			continue // an empty memtable log holds nothing, and badger refuses it
 		}
 		src, dst := filepath.Join(dir, n), filepath.Join(scratch, n)
 		fi, err := e.Info()
@@ -132,4 +132,10 @@ func removeScratch(dir string) {
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
+}
+
+// isEmpty reports whether the file e names has no bytes.
+func isEmpty(e os.DirEntry) bool {
+	fi, err := e.Info()
+	return err == nil && fi.Size() == 0
 }

@@ -170,13 +170,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if !opts.ReadOnly {
+		removeEmptyLogs(abs, log)
 		if err := keepDamaged(abs, time.Now(), log); err != nil {
 			lf.Close()
 			return nil, fmt.Errorf("badgerstore: %s: cannot keep aside what badger would cut from a damaged log (%w); badger was not opened, and the damaged files are as they were", abs, err)
 		}
 	}
 	dbDir, scratch := abs, ""
-	if opts.ReadOnly && leftoverLogSize(abs) > 0 {
+	if opts.ReadOnly && (leftoverLogSize(abs) > 0 || len(emptyLogs(abs)) > 0) {
 		// Not closed cleanly: read-only badger would refuse it.
 		if scratch, err = makeScratch(abs); err != nil {
 			lf.Close()
@@ -186,6 +187,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	existing := names(abs)
 	bo := badgerOptions(dbDir, opts, log)
+	if err := verifyTables(dbDir, bo.BlockSize, opts.SkipVerify); err != nil {
+		removeScratch(scratch)
+		lf.Close()
+		return nil, fmt.Errorf("badgerstore: %s: a table is damaged (%v); nothing was changed: copy the directory aside before anything else: %w",
+			abs, err, backend.ErrCorrupt)
+	}
 	if scratch != "" {
 		// Badger repairs the scratch view as it opens it, and deletes
 		// no table or value log of the store (see scratch.go).
@@ -206,19 +213,6 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("badgerstore: open %s read-only (nothing was changed): %w", abs, err)
 		}
 		return nil, fmt.Errorf("badgerstore: open %s: %w", abs, err)
-	}
-	// Every table's blocks are checked once here. Checking them at each
-	// read (options.OnBlockRead) is no help: a failed check inside a
-	// lookup or an iteration reads as a missing key (random bytes in a
-	// table listed 0 keys), and badger's VerifyChecksum dereferences a nil
-	// block in that mode. It costs a read of the tables at each open
-	// (BENCHMARKS.md).
-	if err := verifyTables(db, opts.SkipVerify); err != nil {
-		db.Close()
-		removeScratch(scratch)
-		lf.Close()
-		return nil, fmt.Errorf("badgerstore: %s: a table is damaged (%v); nothing was deleted: copy the directory aside before anything else: %w",
-			abs, err, backend.ErrCorrupt)
 	}
 	if !opts.ReadOnly {
 		if err := backend.WriteMarker(abs, backend.BadgerMarker, "badger", formatVersion); err != nil {
@@ -283,6 +277,30 @@ func badgerOptions(dir string, opts Options, log *slog.Logger) badger.Options {
 		// of a memtable log (ErrTruncateNeeded instead), a new value
 		// log, the discard stats.
 		WithReadOnly(opts.ReadOnly)
+}
+
+// emptyLogs returns the memtable logs (*.mem) in dir that are empty: badger
+// creates a log, then sizes it, and a crash between the two leaves it
+// empty. Badger's open refuses such a log ("Create a new file"), at every
+// open after the crash.
+func emptyLogs(dir string) []string {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	return slices.DeleteFunc(logs, func(name string) bool {
+		fi, err := os.Lstat(name)
+		return err != nil || !fi.Mode().IsRegular() || fi.Size() != 0
+	})
+}
+
+// removeEmptyLogs removes the empty memtable logs in dir: they hold
+// nothing.
+func removeEmptyLogs(dir string, log *slog.Logger) {
+	for _, name := range emptyLogs(dir) {
+		if err := os.Remove(name); err != nil {
+			log.Warn("badgerstore: an empty memtable log a crash left cannot be removed; badger will refuse to open", "file", name, "err", err)
+			continue
+		}
+		log.Info("badgerstore: removed an empty memtable log a crash left", "file", name)
+	}
 }
 
 // leftoverLogSize returns the memtable size that holds the largest
@@ -780,20 +798,4 @@ func (s *Store) room(op, key string, need int64) error {
 	}
 	return &fs.PathError{Op: op, Path: key, Err: fmt.Errorf("%w: %d bytes free on the store's disk, a write of %d bytes needs %d (twice itself and a reserve of %d for badger's memory-mapped logs and tables)",
 		syscall.ENOSPC, free, need, 2*need+s.reserve, s.reserve)}
-}
-
-// verifyTables checks the checksum of every block of every table. Badger's
-// VerifyChecksum reports a block it cannot read by dereferencing the nil
-// block it got (table.go, v4.9.6): that panic, in this goroutine and in a
-// check that only reads, is the report of a damaged table.
-func verifyTables(db *badger.DB, skip bool) (err error) {
-	if skip {
-		return nil
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("a block of a table cannot be read (%v)", r)
-		}
-	}()
-	return db.VerifyChecksum()
 }
