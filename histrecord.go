@@ -20,7 +20,8 @@ import (
 //
 //  1. values: before the append, the objects of every value the events
 //     name (each event's Saved entry: the bytes exactly as the store got
-//     them, redacted), so that no event names bytes history lacks;
+//     them, redacted), so that no event names bytes history lacks: most
+//     written while the store saves the flush (saving), the rest here;
 //  2. the append (the events get their seqs);
 //  3. versions: the version records and the group of the append.
 //
