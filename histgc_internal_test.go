@@ -140,3 +140,44 @@ func waitCollect(t *testing.T, r *recorder, done chan error) {
 	}
 	t.Fatal("the collection neither ended nor waited for the flush")
 }
+
+// TestCollectBetweenSavingAndRecord: a collection that runs after the
+// write of a flush's objects (saving: it found the object present,
+// pending and past its grace) and before the flush's record removes that
+// object; the record must write it again, not trust the early write.
+func TestCollectBetweenSavingAndRecord(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	l, err := eventlog.Open(ctx, st, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRecorder(st, slog.New(slog.DiscardHandler))
+	value := []byte("a value an old, collected version held\n")
+	a, _, err := r.h.Put(ctx, value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	opts := func(at time.Time) history.CollectOptions {
+		return history.CollectOptions{Guard: eventlog.HeadRecord, Now: func() time.Time { return at }}
+	}
+	if _, err := r.collect(ctx, opts(t0)); err != nil { // marks the object pending
+		t.Fatal(err)
+	}
+	evs := []session.Event{writeEvent("memory/a.md", value)}
+	r.saving(ctx, []backend.Entry{*evs[0].Saved})
+	<-r.early.done
+	got, err := r.collect(ctx, opts(t0.Add(2*history.DefaultGrace)))
+	if err != nil || got.Removed != 1 {
+		t.Fatalf("the collection between the early write and the record: %+v, %v; want the object removed", got, err)
+	}
+	if _, err := r.record(ctx, evs, func() ([]eventlog.Event, error) {
+		return l.Append(ctx, []eventlog.Event{{Op: evs[0].Op, Key: evs[0].Key, Size: evs[0].Size, SHA256: evs[0].SHA256}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := r.h.Get(ctx, a); err != nil || string(b) != string(value) {
+		t.Fatalf("the version's value: %q, %v", b, err)
+	}
+}

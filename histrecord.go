@@ -20,7 +20,8 @@ import (
 //
 //  1. values: before the append, the objects of every value the events
 //     name (each event's Saved entry: the bytes exactly as the store got
-//     them, redacted), so that no event names bytes history lacks;
+//     them, redacted), so that no event names bytes history lacks: most
+//     written while the store saves the flush (saving), the rest here;
 //  2. the append (the events get their seqs);
 //  3. versions: the version records and the group of the append.
 //
@@ -46,9 +47,23 @@ type recorder struct {
 	// (collect): a collection runs between flushes, never inside one.
 	gc sync.RWMutex
 
-	mu      sync.Mutex        // guards pending
+	mu      sync.Mutex        // guards pending and early
 	pending []history.Version // appended, their records not yet written
-	changes atomic.Uint64     // moves after each write of versions and collection (historyView.Changes)
+	// early is the write of the objects of the values the last flush
+	// saves, started while the store saves them (saving); nil when none
+	// is waiting for the flush's record.
+	early     *earlyWrite
+	changes   atomic.Uint64 // moves after each write of versions and collection (historyView.Changes)
+	collected atomic.Uint64 // moves at each collection this mount runs (collect)
+}
+
+// earlyWrite is the objects of a flush's values written while the store
+// saves the flush (recorder.saving), for the same flush's record.
+type earlyWrite struct {
+	done  chan struct{}   // closed when the write has returned
+	held  map[string]bool // the records the store holds since the write: written, or found intact
+	after uint64          // recorder.collected when the write began
+	err   error
 }
 
 func newRecorder(sys backend.SysStore, log *slog.Logger) *recorder {
@@ -81,12 +96,65 @@ func (r *recorder) record(ctx context.Context, evs []session.Event, appendEvs fu
 func (r *recorder) collect(ctx context.Context, o history.CollectOptions) (history.Collected, error) {
 	r.gc.Lock()
 	defer r.gc.Unlock()
+	defer r.collected.Add(1)
 	return r.h.Collect(ctx, o)
 }
 
-// values writes the objects of the values evs name, before their append.
+// saving starts the write of the objects of the values a flush is about
+// to save (session.Options.Saving), so that it runs while the store
+// saves them rather than after: both are the store's writes, and the
+// caller's side of each (the check of what history holds, building the
+// batches) overlaps the other's I/O. The flush's record (values) waits
+// for it and writes only what it did not; the session's values are
+// immutable, so the entries may be read meanwhile.
+func (r *recorder) saving(ctx context.Context, entries []backend.Entry) {
+	var recs []history.Record
+	for _, e := range entries {
+		if history.HasValue(e.Info.Mode) {
+			recs = append(recs, r.h.PlanValue(e.Value).Records...)
+		}
+	}
+	if len(recs) == 0 {
+		return
+	}
+	w := &earlyWrite{done: make(chan struct{}), held: make(map[string]bool, len(recs))}
+	r.mu.Lock()
+	r.early = w
+	r.mu.Unlock()
+	r.gc.RLock() // a collection waits for the write, as for a record
+	w.after = r.collected.Load()
+	go func() {
+		defer close(w.done)
+		defer r.gc.RUnlock()
+		if _, w.err = r.h.WriteMissing(ctx, recs); w.err == nil {
+			for _, rec := range recs {
+				w.held[rec.Name] = true
+			}
+		}
+	}()
+}
+
+// values writes the objects of the values evs name, before their append:
+// those the flush's early write (saving) did not. The caller holds gc for
+// reading, so that no collection runs between this and the versions;
+// one that ran since the early write began may have removed what that
+// write found present, and then everything is checked again.
 func (r *recorder) values(ctx context.Context, evs []session.Event) error {
-	_, err := r.h.WriteMissing(ctx, r.plan(evs))
+	recs := r.plan(evs)
+	r.mu.Lock()
+	w := r.early
+	r.early = nil
+	r.mu.Unlock()
+	if w != nil {
+		<-w.done
+		if w.err == nil && w.after == r.collected.Load() {
+			recs = slices.DeleteFunc(recs, func(rec history.Record) bool { return w.held[rec.Name] })
+		}
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	_, err := r.h.WriteMissing(ctx, recs)
 	return err
 }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -447,5 +448,55 @@ func TestHistorySymlink(t *testing.T) {
 	target, err := h.Get(ctx, vs[0].Addr)
 	if err != nil || string(target) != "../skills/x.md" {
 		t.Fatalf("the link's version holds %q, %v; want its target", target, err)
+	}
+}
+
+// TestHistoryObjectsWrittenWhileTheStoreSaves: a flush writes the
+// objects of its values while the store saves them (session
+// Options.Saving), not after: the store's save of the note waits until
+// history has written an object, and the flush's version then names a
+// value history holds.
+func TestHistoryObjectsWrittenWhileTheStoreSaves(t *testing.T) {
+	ctx := t.Context()
+	object := make(chan struct{})
+	var seen, armed atomic.Bool
+	st := errorstore.Wrap(memstore.New(), func(op errorstore.Op, keys []string) error {
+		switch op {
+		case errorstore.OpSaveSys, errorstore.OpSwapSys:
+			if slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, "history/o/") }) && !seen.Swap(true) {
+				close(object)
+			}
+		case errorstore.OpApply, errorstore.OpSave:
+			if !slices.Contains(keys, "memory/a.md") || !armed.Load() {
+				return nil
+			}
+			select {
+			case <-object:
+			case <-time.After(30 * time.Second):
+				armed.Store(false) // once: the final flush of Close does not wait again
+				return errors.New("no history object written while the store saved memory/a.md")
+			}
+		}
+		return nil
+	})
+	f, err := memfs.Open(ctx, st, histOpts(filepath.Join(t.TempDir(), "journal")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close(context.Background())
+	value := []byte("written while the store saves\n")
+	if err := f.Session().Set("memory/a.md", value); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	if err := f.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := f.Versions(ctx, "memory/a.md")
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("versions %+v, %v", vs, err)
+	}
+	if got, err := history.New(st.(backend.SysStore)).Get(ctx, vs[0].Addr); err != nil || !bytes.Equal(got, value) {
+		t.Fatalf("the version's value: %q, %v", got, err)
 	}
 }

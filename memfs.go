@@ -249,6 +249,7 @@ func (f *FS) sessionOptions() (session.Options, error) {
 		f.hist = packhist.NewArchiver(f.store, f.events, histOptions(f.opts.Bootstrap, so.Redactor, f.log))
 	}
 	so.Events = eventSink(f.events, newSessionID(), f.hist, f.rec)
+	so.Saving = f.rec.saving
 	if so.Derived == nil {
 		// A skill's front matter, as an attribute the skills index and
 		// getfattr read (user.memfs.skill).

@@ -116,6 +116,9 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	p := c.planLocked(strict)
 	c.mu.Unlock()
 	c.sealPlan(p)
+	if c.opts.Saving != nil && len(p.entries) > 0 {
+		c.opts.Saving(ctx, p.entries)
+	}
 	res, err := c.persist(ctx, p)
 	if err != nil {
 		return err // a conflict: nothing was written

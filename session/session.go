@@ -50,6 +50,14 @@ type Options struct {
 	// per change that reached the store, in order. When it fails, the
 	// events are kept and offered again after the next Flush.
 	Events func(ctx context.Context, events []Event) error
+	// Saving, when set, is told at each flush the entries it is about to
+	// save, as the store gets them (redacted, with their derived
+	// attributes), before the store's save begins; it may work on them
+	// while the save runs (history writes their values' objects then),
+	// and must neither keep nor change them past the Events call of the
+	// same flush, which comes only if the save succeeded. (The values
+	// are the session's own: nothing changes them meanwhile.)
+	Saving func(ctx context.Context, entries []backend.Entry)
 	// Saved, when set, is told after each successful Flush what the store
 	// now holds: the entries saved, with the values as persisted
 	// (redacted) and their stored Info, and the keys deleted. The slices
