@@ -3,6 +3,8 @@ package session
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"slices"
 	"strings"
@@ -23,62 +25,137 @@ func (p *Pending) Replay(records []journal.Record) error {
 	// generation order; the generation is the order of the changes.
 	records = slices.Clone(records)
 	slices.SortStableFunc(records, func(a, b journal.Record) int { return cmp.Compare(a.Gen, b.Gen) })
+	defer func() {
+		c.mu.RLock()
+		c.replayedThrough.Store(c.mu.pending.gen)
+		c.mu.RUnlock()
+	}()
 	for _, r := range records {
-		for _, e := range r.Entries {
-			if r.Append {
-				// An append must not be applied twice: after a kill
-				// between a flush's save and its truncate, the store's
-				// value already ends with it. An append sets the mtime
-				// to the time of the write, so a store value as new is
-				// one that holds it.
-				if c.storeIsNewer(e) {
-					if err := c.replaySavedAppend(e); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := c.replayAppend(e); err != nil {
-					return err
-				}
-				c.replayBase(r, e.Key, false)
-				continue
-			}
-			// A whole record is replayed whatever the store holds: the
-			// generation orders changes, never an mtime (a process may
-			// set one in the past). A record the store already holds
-			// (killed between a flush's save and its truncate) gives
-			// the same entry again.
-			if err := c.put(e); err != nil {
-				if !errors.Is(err, ErrNotDir) || !c.moveAsideBlocking(e.Key) {
-					return err
-				}
-				if err := c.put(e); err != nil {
-					return err
-				}
-			}
-			c.replayBase(r, e.Key, false)
-		}
-		// Children before their directories.
-		removed := slices.Clone(r.Removed)
-		slices.SortFunc(removed, func(a, b string) int { return strings.Compare(b, a) })
-		for _, k := range removed {
-			err := c.Delete(k)
-			if errors.Is(err, ErrIsDir) {
-				err = c.Rmdir(k)
-				if errors.Is(err, ErrNotEmpty) {
-					// Something created under it later in the
-					// journal's order was replayed before: keep both.
-					c.log.Warn("journal: a removed directory is not empty at replay; kept", "key", k)
-					err = nil
-				}
-			}
-			if err != nil && !isNotExist(err) {
-				return err
-			}
-			c.replayBase(r, k, true)
+		if err := c.replayRecord(r); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// replayRecord applies one journal record.
+func (c *Context) replayRecord(r journal.Record) error {
+	// The renamed files whose rename the store holds already: the old
+	// key gone from it, the new one there.
+	moved := make(map[string]string)
+	for k, old := range r.Renamed {
+		if !c.stored(old) && c.stored(k) {
+			moved[old] = k
+		}
+	}
+	for _, e := range r.Entries {
+		if r.Append {
+			// An append must not be applied twice: after a kill
+			// between a flush's save and its truncate, the store's
+			// value already ends with it. An append sets the mtime
+			// to the time of the write, so a store value as new is
+			// one that holds it.
+			if c.storeIsNewer(e) {
+				if err := c.replaySavedAppend(e); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := c.replayAppend(e); err != nil {
+				return err
+			}
+			c.replayBase(r, e.Key, false)
+			continue
+		}
+		// A whole record is replayed whatever the store holds: the
+		// generation orders changes, never an mtime (a process may
+		// set one in the past). A record the store already holds
+		// (killed between a flush's save and its truncate) gives
+		// the same entry again.
+		if err := c.put(e); err != nil {
+			if !errors.Is(err, ErrNotDir) || !c.moveAsideBlocking(e.Key) {
+				return err
+			}
+			if err := c.put(e); err != nil {
+				return err
+			}
+		}
+		c.replayBase(r, e.Key, false)
+	}
+	// Children before their directories.
+	removed := slices.Clone(r.Removed)
+	slices.SortFunc(removed, func(a, b string) int { return strings.Compare(b, a) })
+	for _, k := range removed {
+		if !c.stored(k) {
+			c.replayGone(k, moved[k])
+		}
+		err := c.Delete(k)
+		if errors.Is(err, ErrIsDir) {
+			err = c.Rmdir(k)
+			if errors.Is(err, ErrNotEmpty) {
+				// Something created under it later in the
+				// journal's order was replayed before: keep both.
+				c.log.Warn("journal: a removed directory is not empty at replay; kept", "key", k)
+				err = nil
+			}
+		}
+		if err != nil && !isNotExist(err) {
+			return err
+		}
+		c.replayBase(r, k, true)
+	}
+	return nil
+}
+
+// stored reports whether the store holds key as the session indexed it:
+// a file read from the store under that key.
+func (c *Context) stored(key string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.mu.tree.files[key]
+	return ok && f.from == key
+}
+
+// replayGone is the replay of the removal of key, which the store no
+// longer holds: a flush before the crash removed it (or, with to set,
+// renamed it to to), and the kill may have come before its event was
+// appended. The event waits in the outbox for the replay's flush, marked
+// Replayed: a receiver that already logged it drops it. A key the store
+// never held is no one's to tell of, and the receiver finds no version
+// of it to end.
+func (c *Context) replayGone(key, to string) {
+	if c.opts.Events == nil || c.opts.ReadOnly {
+		return
+	}
+	ev := Event{Op: EventDelete, Key: key, Replayed: true}
+	if c.opts.Self != nil {
+		ev.Writer = *c.opts.Self
+	}
+	if to != "" {
+		if e, ok := c.storedEntry(to); ok {
+			sum := sha256.Sum256(e.Value)
+			ev.Op, ev.Key, ev.OldKey = EventRename, to, key
+			ev.Size, ev.SHA256, ev.Saved = int64(len(e.Value)), hex.EncodeToString(sum[:]), &e
+		}
+	}
+	c.mu.Lock()
+	c.mu.outbox.events = append(c.mu.outbox.events, ev)
+	c.mu.Unlock()
+}
+
+// storedEntry is key's entry as the store holds it.
+func (c *Context) storedEntry(key string) (backend.Entry, bool) {
+	es, err := c.store.Load(context.Background(), key)
+	if err != nil {
+		c.log.Warn("journal: cannot load a renamed file the store holds; its rename is told as a delete", "key", key, "err", err)
+		return backend.Entry{}, false
+	}
+	for _, e := range es {
+		if e.Key == key {
+			return e, true
+		}
+	}
+	return backend.Entry{}, false
 }
 
 // replayBase makes the version record r says the change of key was made on
