@@ -79,4 +79,3 @@ func TestRevertSkipsConflictRecordsAndRefusesRedacted(t *testing.T) {
 		t.Errorf("after the refused revert: %q, want one unchanged", got)
 	}
 }
-
