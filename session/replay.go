@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -30,16 +31,77 @@ func (p *Pending) Replay(records []journal.Record) error {
 		c.replayedThrough.Store(c.mu.pending.gen)
 		c.mu.RUnlock()
 	}()
-	for _, r := range records {
-		if err := c.replayRecord(r); err != nil {
+	runs := appendRuns(records)
+	for i, r := range records {
+		if err := c.replayRecord(r, runs[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// replayRecord applies one journal record.
-func (c *Context) replayRecord(r journal.Record) error {
+// appendRun is a run of append records of one key, in generation order,
+// that no other record of the key interrupts: applied to the store's
+// value, they make the value a flush of the run's last saved.
+type appendRun struct {
+	vals  [][]byte // each record's appended bytes
+	mtime int64    // the last record's
+	held  bool     // the store holds the whole run: its records are replayed
+}
+
+// runAt is an append record's entry's place in its run.
+type runAt struct {
+	run *appendRun
+	i   int
+}
+
+// appendRuns returns, per record and per key of its append entries, the
+// entry's place in its run.
+func appendRuns(records []journal.Record) []map[string]runAt {
+	out := make([]map[string]runAt, len(records))
+	open := map[string]*appendRun{}
+	for i, r := range records {
+		for _, e := range r.Entries {
+			if !r.Append {
+				delete(open, e.Key)
+				continue
+			}
+			run := open[e.Key]
+			if run == nil {
+				run = &appendRun{}
+				open[e.Key] = run
+			}
+			if out[i] == nil {
+				out[i] = map[string]runAt{}
+			}
+			out[i][e.Key] = runAt{run, len(run.vals)}
+			run.vals = append(run.vals, e.Value)
+			run.mtime = e.Info.MTime.UnixNano()
+		}
+		for _, k := range r.Removed {
+			delete(open, k)
+		}
+	}
+	return out
+}
+
+// holds reports whether value ends with the run's appends from the i-th
+// on, one after the other.
+func (a runAt) holds(value []byte) bool {
+	end := len(value)
+	for j := len(a.run.vals) - 1; j >= a.i; j-- {
+		v := a.run.vals[j]
+		if end < len(v) || !bytes.Equal(value[end-len(v):end], v) {
+			return false
+		}
+		end -= len(v)
+	}
+	return true
+}
+
+// replayRecord applies one journal record; runs places its append
+// entries in their runs (appendRuns).
+func (c *Context) replayRecord(r journal.Record, runs map[string]runAt) error {
 	// The renamed files whose rename the store holds already: the old
 	// key gone from it, the new one there.
 	moved := make(map[string]string)
@@ -55,8 +117,11 @@ func (c *Context) replayRecord(r journal.Record) error {
 			// value already ends with it. An append sets the mtime
 			// to the time of the write, so a store value as new is
 			// one that holds it.
+			if runs[e.Key].run.held {
+				continue // in the value replaySavedAppend put again
+			}
 			if c.storeIsNewer(e) {
-				if err := c.replaySavedAppend(e); err != nil {
+				if err := c.replaySavedAppend(e, runs[e.Key]); err != nil {
 					return err
 				}
 				continue
@@ -224,18 +289,21 @@ func (c *Context) replayAppend(e backend.Entry) error {
 }
 
 // replaySavedAppend is the replay of an append the store's value already
-// holds. When that value is the one a flush of this append saved (its
-// mtime is the append's: no later change made it), the kill may have
-// come before the flush's event was appended, and with the event the
-// value's version: the value is put again as it is, so that the replay's
-// flush records it (an event appended twice gives one more version of
-// the same bytes, never a lost one). A value changed later — by a later
-// append of the journal, or by another writer — is not announced as this
-// append's.
-func (c *Context) replaySavedAppend(e backend.Entry) error {
+// holds. When that value is the one a flush of this append's run saved,
+// the kill may have come before the flush's event was appended, and with
+// the event the value's version: the value is put again as it is, so that
+// the replay's flush records it (Event.Replayed: a receiver that logged it
+// already drops it), and the run's later records, which it holds too, are
+// not applied again. The value is the flush's when its mtime is the run's
+// last append's and it ends with the bytes of the run's appends from this
+// one on (the content the records carry, not the time alone: another
+// writer may leave a value with that mtime). A value changed later — by a
+// later change of the journal, or by another writer — is not announced as
+// this append's.
+func (c *Context) replaySavedAppend(e backend.Entry, at runAt) error {
 	c.mu.RLock()
 	f, ok := c.mu.tree.files[e.Key]
-	same := ok && f.gen == 0 && f.mtime == e.Info.MTime.UnixNano()
+	same := ok && f.gen == 0 && f.mtime == at.run.mtime
 	c.mu.RUnlock()
 	if !same {
 		c.log.Info("journal append older than the store's value; skipped", "key", e.Key)
@@ -245,11 +313,17 @@ func (c *Context) replaySavedAppend(e backend.Entry) error {
 	if err := c.Resolve(context.Background(), e.Key); err != nil {
 		return err
 	}
-	v, ok := c.Get(e.Key)
-	if !ok {
+	held, ok := c.Entry(e.Key) // the store's, as the session holds it clean
+	if !ok || held.Value == nil {
 		return nil
 	}
-	e.Value = slices.Clone(v)
+	if !at.holds(held.Value) {
+		c.log.Info("journal append: the store's value has its time but not its bytes; skipped", "key", e.Key)
+		return nil
+	}
+	at.run.held = true
+	held.Value = slices.Clone(held.Value)
+	e = held
 	c.log.Info("journal append the store holds; recorded again, its event may be missing", "key", e.Key)
 	return c.put(e)
 }
