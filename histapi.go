@@ -132,11 +132,11 @@ func (f *FS) versionAt(ctx context.Context, key, target string) (history.Version
 		return history.Version{}, err
 	}
 	gone := len(vs) == 0 || vs[len(vs)-1].Op == history.OpDelete
-	vs = slices.DeleteFunc(vs, func(v history.Version) bool { return v.Op == history.OpDelete })
-	if i := history.RevertIndex(len(vs), gone); i >= 0 {
-		return vs[i], nil
+	v, ok, err := history.RevertTarget(key, vs, gone)
+	if !ok && err == nil {
+		err = &fs.PathError{Op: "previous version", Path: key, Err: ErrNoVersion}
 	}
-	return history.Version{}, &fs.PathError{Op: "previous version", Path: key, Err: ErrNoVersion}
+	return v, err
 }
 
 // Revert writes key's content and mode as of target (see versionAt; a

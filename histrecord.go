@@ -382,3 +382,92 @@ func renamesFirst(evs []session.Event) []session.Event {
 	}
 	return out
 }
+
+// unlogged returns evs without the replayed changes (session.Event.Replayed)
+// that history already records: a kill after a flush's append and before
+// its journal's truncate has the replay make them again, and recording
+// them twice would give a key a second version of one state. A replayed
+// change history lacks is one whose append the kill prevented: it is
+// kept. Each key's last version is history's, then each kept event's.
+func (r *recorder) unlogged(ctx context.Context, evs []session.Event) ([]session.Event, error) {
+	if !slices.ContainsFunc(evs, func(e session.Event) bool { return e.Replayed }) {
+		return evs, nil
+	}
+	own := map[string][]history.Version{}
+	versions := func(key string) ([]history.Version, error) {
+		vs, ok := own[key]
+		if !ok {
+			var err error
+			if vs, err = r.h.Own(ctx, key); err != nil {
+				return nil, err
+			}
+			own[key] = vs
+		}
+		return vs, nil
+	}
+	out := evs[:0:0]
+	for _, e := range evs {
+		if !e.Replayed {
+			out = append(out, e)
+			continue
+		}
+		vs, err := versions(e.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, known := replayedVersion(&e)
+		if !known {
+			out = append(out, e)
+			continue
+		}
+		if recorded(vs, &v, func(k string) []history.Version { old, _ := versions(k); return old }) {
+			r.log.Info("history: a replayed change is recorded already; not logged again", "op", e.Op, "key", e.Key)
+			continue
+		}
+		own[e.Key] = append(vs, v)
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// replayedVersion is the version a replayed event would record, its seq
+// unknown; known false for an event whose state cannot be told (a
+// conflict, or a change without the entry the store got).
+func replayedVersion(e *session.Event) (history.Version, bool) {
+	switch {
+	case e.Op == session.EventDelete:
+		return history.Version{Op: history.OpDelete, Key: e.Key}, true
+	case e.Saved == nil || e.Op == session.EventConflict:
+		return history.Version{}, false
+	}
+	var a history.Addr
+	if history.HasValue(e.Saved.Info.Mode) {
+		a = history.AddrOf(e.Saved.Value)
+	}
+	v := history.NewVersion(0, e.Op, e.Saved, a)
+	v.OldKey = e.OldKey
+	return v, true
+}
+
+// recorded reports whether v, a replayed change of its key, is what the
+// key's versions vs (oldest first) already record: a delete when the key
+// has no version, or its last is a delete; a rename when the key has a
+// version renamed from the same old name after the old name's last own
+// version (old gives those); another change when the key's last version
+// leaves the same state.
+func recorded(vs []history.Version, v *history.Version, old func(string) []history.Version) bool {
+	n := len(vs)
+	switch {
+	case v.Op == history.OpDelete:
+		return n == 0 || vs[n-1].Op == history.OpDelete
+	case v.Op == history.OpRename:
+		var after uint64
+		if o := old(v.OldKey); len(o) > 0 {
+			after = o[len(o)-1].Seq
+		}
+		return slices.ContainsFunc(vs, func(x history.Version) bool {
+			return x.Op == history.OpRename && x.OldKey == v.OldKey && x.Seq > after
+		})
+	}
+	return n > 0 && vs[n-1].Op != history.OpDelete && vs[n-1].Op != history.OpConflict && history.SameState(&vs[n-1], v)
+}

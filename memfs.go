@@ -681,6 +681,10 @@ func newSessionID() string {
 // pack sources when there is one (off the flush path: see packhist).
 func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorder) func(context.Context, []session.Event) error {
 	return func(ctx context.Context, evs []session.Event) error {
+		evs, err := rec.unlogged(ctx, evs)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
 		evs = renamesFirst(evs)
 		stored, err := rec.record(ctx, evs, func() ([]eventlog.Event, error) {
 			out := make([]eventlog.Event, len(evs))

@@ -1,10 +1,12 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 
 	"github.com/memfs/memfs/backend"
 )
@@ -27,4 +29,23 @@ func (s *Store) Version(ctx context.Context, key string, seq uint64) (Version, e
 		return Version{}, err
 	}
 	return v, nil
+}
+
+// Own returns the versions recorded under key itself, oldest first: those
+// of Versions without the versions of the names key was renamed from.
+func (s *Store) Own(ctx context.Context, key string) ([]Version, error) {
+	if err := backend.ValidateKey(key); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	return s.keyVersions(ctx, key)
+}
+
+// SameState reports whether a and b leave their key in one state: the
+// same value (address and size) with the same mode, owner, mtime, link
+// group and user.memfs.* attributes. The seq, op, writer and the change
+// and access times are not compared.
+func SameState(a, b *Version) bool {
+	return a.Addr == b.Addr && a.Size == b.Size && a.Mode == b.Mode && a.UID == b.UID && a.GID == b.GID &&
+		a.Rdev == b.Rdev && a.Link == b.Link && a.MTime == b.MTime && !a.Redacted && !b.Redacted &&
+		maps.EqualFunc(a.XAttrs, b.XAttrs, bytes.Equal)
 }

@@ -92,6 +92,11 @@ type Record struct {
 	// changes nothing of them: the change they recorded moved elsewhere
 	// (a conflict copy in r's Entries). Replay has nothing to do for them.
 	Dropped []string
+	// Renamed maps, for a rename, each moved file's new key (in Entries)
+	// to its old one (in Removed): a replay that finds the rename already
+	// in the store still tells of it (session.Event) as a rename. Nil for
+	// other records and for records written before it.
+	Renamed map[string]string
 }
 
 // Journal is an open journal file. It is safe for concurrent use.
@@ -783,7 +788,9 @@ func encodeParts(r Record) [][]byte {
 	// hard-link group), which the fixed fields (permissions, mtime) do not
 	// hold. 'B': the base versions (Record.Bases): u32 count, then per
 	// key, sorted, the key and u64 size, mtime and revision. 'D': the
-	// dropped keys (Record.Dropped): u32 count, then each key. 'P':
+	// dropped keys (Record.Dropped): u32 count, then each key. 'R': the
+	// renamed files (Record.Renamed): u32 count, then per new key, sorted,
+	// the new key and the old one. 'P':
 	// padding (u32 length, zeros), always last, written by a scrub.
 	if r.Append {
 		b = append(b, 'A')
@@ -814,6 +821,14 @@ func encodeParts(r Record) [][]byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Dropped)))
 		for _, k := range r.Dropped {
 			b = appendBytes(b, []byte(k))
+		}
+	}
+	if len(r.Renamed) > 0 {
+		b = append(b, 'R')
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Renamed)))
+		for _, k := range slices.Sorted(maps.Keys(r.Renamed)) {
+			b = appendBytes(b, []byte(k))
+			b = appendBytes(b, []byte(r.Renamed[k]))
 		}
 	}
 	if len(r.Bases) > 0 {
@@ -937,6 +952,8 @@ func (r *reader) trailer(tag byte, rec *Record) {
 		r.dropped(rec)
 	case 'B':
 		r.bases(rec)
+	case 'R':
+		r.renamed(rec)
 	case 'X':
 		r.xattrs(rec.Entries)
 	default:
@@ -974,6 +991,20 @@ func (r *reader) dropped(rec *Record) {
 	}
 	for i := 0; i < n && r.err == nil; i++ {
 		rec.Dropped = append(rec.Dropped, string(r.bytes()))
+	}
+}
+
+func (r *reader) renamed(rec *Record) {
+	n := int(r.u32())
+	if r.err == nil && n > len(r.b) {
+		r.err = errCorrupt // each pair takes more than a byte
+	}
+	for i := 0; i < n && r.err == nil; i++ {
+		k, old := string(r.bytes()), string(r.bytes())
+		if rec.Renamed == nil {
+			rec.Renamed = make(map[string]string, n)
+		}
+		rec.Renamed[k] = old
 	}
 }
 

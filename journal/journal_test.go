@@ -526,3 +526,23 @@ func TestDroppedKeys(t *testing.T) {
 		t.Errorf("the journal holds the dropped value still: %q", b)
 	}
 }
+
+// TestRenamedFiles: a rename's record names each moved file's old key,
+// and still does after a later record scrubs the moved value.
+func TestRenamedFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, _ := open(t, path)
+	moved := rec(1, "memory/d2/a.md", "a")
+	moved.Removed = []string{"memory/d1/a.md"}
+	moved.Renamed = map[string]string{"memory/d2/a.md": "memory/d1/a.md"}
+	for _, r := range []journal.Record{moved, rec(2, "memory/d2/a.md", "later")} {
+		if err := j.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	_, recs := open(t, path)
+	if len(recs) != 2 || !maps.Equal(recs[0].Renamed, moved.Renamed) {
+		t.Fatalf("records %+v; want the first to name the rename %v", recs, moved.Renamed)
+	}
+}

@@ -3,10 +3,10 @@ package mountclient
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
-	"strconv"
 	"strings"
 
 	"github.com/memfs/memfs/history"
@@ -108,12 +108,14 @@ func readDir(r *os.Root, dir string) ([]os.DirEntry, error) {
 	return d.ReadDir(-1)
 }
 
-// Revert writes key's version at seq (0: the one before its last) through
-// the mount as a new version, with that version's permissions, and
-// returns its seq.
+// Revert writes key's version at seq (0: the one before its last, as
+// history.RevertTarget chooses it) through the mount as a new version,
+// with that version's permissions and user.memfs.* attributes (those a
+// caller may set), and returns its seq.
 func (c *Client) Revert(key string, seq uint64) (uint64, error) {
 	var data []byte
 	var mode os.FileMode
+	var attrs map[string][]byte
 	err := c.withRoot(func(r *os.Root) error {
 		// What the mount holds unflushed is the last version: its fsync
 		// makes it one, so "the one before the last" is the one before it.
@@ -127,30 +129,52 @@ func (c *Client) Revert(key string, seq uint64) (uint64, error) {
 			}
 		}
 		if seq == 0 {
-			ents, err := readDir(r, path.Join(historyDir, key))
-			var seqs []uint64
-			for _, e := range ents {
-				if s, err := strconv.ParseUint(e.Name(), 10, 64); err == nil {
-					seqs = append(seqs, s)
-				}
+			if seq, err = revertSeq(r, key, gone); err != nil {
+				return err
 			}
-			i := history.RevertIndex(len(seqs), gone)
-			if i < 0 {
-				return errors.Join(err, fmt.Errorf("%s has no version to go back to", key))
-			}
-			seq = seqs[i]
 		}
 		name := path.Join(historyDir, key, fmt.Sprintf("%08d", seq))
-		st, err := r.Stat(name)
+		vf, err := r.Open(name)
+		if err != nil {
+			return err
+		}
+		defer vf.Close()
+		st, err := vf.Stat()
 		if err != nil {
 			return err
 		}
 		mode = st.Mode().Perm()
-		data, err = r.ReadFile(name)
+		if attrs, err = settableXAttrs(vf); err != nil {
+			return err
+		}
+		data, err = io.ReadAll(vf)
 		return err
 	})
 	if err != nil {
 		return seq, err
 	}
-	return seq, c.Put(key, data, mode)
+	if err := c.Put(key, data, mode); err != nil {
+		return seq, err
+	}
+	return seq, c.putXAttrs(key, attrs)
+}
+
+// revertSeq is the seq of the version of key a revert with no target
+// goes back to, from the key's log (history.RevertTarget).
+func revertSeq(r *os.Root, key string, gone bool) (uint64, error) {
+	b, err := r.ReadFile(path.Join(historyDir, key, "log"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	var vs []history.Version
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := history.ParseLogLine(line); ok {
+			vs = append(vs, v)
+		}
+	}
+	v, ok, err := history.RevertTarget(key, vs, gone)
+	if !ok && err == nil {
+		err = fmt.Errorf("%s has no version to go back to", key)
+	}
+	return v.Seq, err
 }

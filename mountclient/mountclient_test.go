@@ -38,8 +38,14 @@ func needFUSE(t *testing.T) {
 // test ends. It returns the store's directory and the mountpoint.
 func mountDir(t *testing.T) (string, string) {
 	t.Helper()
+	return mountStoreDir(t, t.TempDir())
+}
+
+// mountStoreDir is mountDir of the dir store at dir.
+func mountStoreDir(t *testing.T, dir string) (string, string) {
+	t.Helper()
 	needFUSE(t)
-	dir, mnt := t.TempDir(), t.TempDir()
+	mnt := t.TempDir()
 	st, err := dirstore.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -63,7 +63,15 @@ type Event struct {
 	// the rewrite of one: External.Rewritten).
 	// A pointer keeps Event comparable.
 	Saved *backend.Entry
-	gen   uint64 // order of the change in the session
+	// Replayed marks a change replayed from the journal of a process
+	// that ended before its flush settled: the store may have had it
+	// already, and the event log with it (a kill between the event's
+	// append and the journal's truncate). A receiver that keeps a log
+	// drops the event when the log already holds the change (the key's
+	// last version is this state), so that a replay records no change
+	// twice; else it is a change whose event the kill kept from the log.
+	Replayed bool
+	gen      uint64 // order of the change in the session
 }
 
 // snap is one dirty file as a Flush took it.
@@ -94,12 +102,13 @@ func (c *Context) events(saved []snap, entries []backend.Entry, removed []string
 		return *w
 	}
 	var evs []Event
+	replayed := c.replayedThrough.Load()
 	renamedFrom := make(map[string]bool)
 	for i, s := range saved {
 		e := entries[i]
 		sum := sha256.Sum256(e.Value)
 		ev := Event{Key: e.Key, Size: int64(len(e.Value)), SHA256: hex.EncodeToString(sum[:]), Writer: who(s.by),
-			Saved: &entries[i], gen: s.gen}
+			Saved: &entries[i], Replayed: s.gen <= replayed, gen: s.gen}
 		switch {
 		case s.from != "" && s.from != e.Key:
 			renamedFrom[s.from] = true
@@ -123,7 +132,7 @@ func (c *Context) events(saved []snap, entries []backend.Entry, removed []string
 		if !stored || renamedFrom[k] {
 			continue // never stored, or moved: the rename says it
 		}
-		evs = append(evs, Event{Op: EventDelete, Key: k, Writer: who(by), gen: removedGen[k]})
+		evs = append(evs, Event{Op: EventDelete, Key: k, Writer: who(by), Replayed: removedGen[k] <= replayed, gen: removedGen[k]})
 	}
 	slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.gen, b.gen) })
 	return evs

@@ -686,19 +686,25 @@ func (p *Pending) Sealed() []backend.Entry {
 // journal records a completed change when the session has a journal: the
 // entries' whole values, sealed, and the removed keys.
 func (c *Context) journal(gen uint64, entries []backend.Entry, removed []string) error {
+	return c.journalRecord(journal.Record{Gen: gen, Entries: entries, Removed: removed})
+}
+
+// journalRecord is journal of r: its entries (sealed here), removed keys
+// and renamed files, those of local keys left out.
+func (c *Context) journalRecord(r journal.Record) error {
 	j := c.opts.Journal
-	if j == nil || gen == 0 {
+	if j == nil || r.Gen == 0 {
 		// Generation 0 is a clean file: the store already has it.
 		return nil
 	}
 	var keep []backend.Entry
-	for _, e := range entries {
+	for _, e := range r.Entries {
 		if !c.Local(e.Key) {
 			keep = append(keep, e)
 		}
 	}
 	var rm []string
-	for _, k := range removed {
+	for _, k := range r.Removed {
 		if !c.Local(k) {
 			rm = append(rm, k)
 		}
@@ -706,8 +712,17 @@ func (c *Context) journal(gen uint64, entries []backend.Entry, removed []string)
 	if len(keep) == 0 && len(rm) == 0 {
 		return nil
 	}
+	var renamed map[string]string
+	for k, old := range r.Renamed {
+		if !c.Local(k) && !c.Local(old) {
+			if renamed == nil {
+				renamed = make(map[string]string, len(r.Renamed))
+			}
+			renamed[k] = old
+		}
+	}
 	c.sealEntries(keep, false)
-	return c.appendRecord(journal.Record{Gen: gen, Entries: keep, Removed: rm})
+	return c.appendRecord(journal.Record{Gen: r.Gen, Entries: keep, Removed: rm, Renamed: renamed})
 }
 
 // journalDropping records e, sealed, as journal does, with the record

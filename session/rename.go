@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/meta"
 )
 
@@ -78,6 +79,7 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 	c.mu.RLock() // it only reads, and marks values shared (see Entry)
 	var entries []backend.Entry
 	var removed []string
+	renamed := map[string]string{} // the moved files: new key -> old
 	var gen uint64
 	// Each name under its own key: a node with hard links has others,
 	// and its link group in Info makes a replay join them.
@@ -93,6 +95,7 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 			}
 		} else {
 			removed = append(removed, oldKey)
+			renamed[newKey] = oldKey
 		}
 	} else {
 		prefix := newKey + "/"
@@ -107,6 +110,7 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 			if strings.HasPrefix(k, prefix) {
 				add(f, k)
 				removed = append(removed, oldKey+k[len(newKey):])
+				renamed[k] = oldKey + k[len(newKey):]
 			}
 		}
 	}
@@ -122,7 +126,7 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 		return cmpDirFirst(a, b)
 	})
 	c.mu.RUnlock()
-	return c.journal(gen, entries, removed)
+	return c.journalRecord(journal.Record{Gen: gen, Entries: entries, Removed: removed, Renamed: renamed})
 }
 
 // unloadedUnder returns the unloaded file keys that a rename of oldKey to

@@ -240,6 +240,9 @@ type Context struct {
 	// replaying lets Replay change a read-only Context: a crashed
 	// session's journal is shown by a read-only mount, never flushed.
 	replaying atomic.Bool
+	// replayedThrough is the last generation Replay gave a change: the
+	// events of changes at or below it are Event.Replayed.
+	replayedThrough atomic.Uint64
 
 	policyErr error // checkPolicy's verdict on Options.OnConflict; immutable
 

@@ -422,12 +422,9 @@ func (h *histModelRun) revert(m *hmMount) string {
 		return "revert"
 	}
 	v := h.seen[c.key][c.seq]
-	cur, ok := h.now[c.key]
-	cur.data, cur.mode = slices.Clone(v.f.data), v.mode
-	if !ok {
-		cur.tags = "" // a revert through the mount writes bytes and mode; a file keeps its tags
-	}
-	h.now[c.key] = cur
+	// A revert brings back the version's bytes, mode and tags, through
+	// the mount as without one (docs/history.md).
+	h.now[c.key] = hmFile{data: slices.Clone(v.f.data), mode: v.mode, tags: v.f.tags}
 	h.observe()
 	newest := slices.Max(slices.Collect(maps.Keys(h.seen[c.key])))
 	if newest <= before {
