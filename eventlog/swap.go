@@ -15,7 +15,8 @@ import (
 
 // Many writers: on a store that several processes write at once (a
 // backend.SysSwapper), each Append is one SwapSys guarded by events.head as
-// the Log last knew it. A writer that lost the race writes nothing; it
+// the Log last knew it (or several in a row, when the store refuses one as
+// too large). A writer that lost the race writes nothing; it
 // reloads the end of the log and numbers its events again onto it.
 
 // swapper is the optional part of Sys that a shared store has.
@@ -59,12 +60,14 @@ func (l *Log) appendSwap(ctx context.Context, sw swapper, orig []Event) ([]Event
 	var done []Event // events of an earlier, failed call that are in the log after all
 	fail := func(err error) ([]Event, error) {
 		if len(done) > 0 && l.unsure == nil {
-			l.unsure = &attempt{in: slices.Clone(orig), done: done}
+			l.unsure = &attempt{in: slices.Clone(orig[:len(done)]), done: done}
 		}
 		return nil, err
 	}
-	for try := range SwapTries {
-		if try > 0 {
+	limit := len(evs) // the most events one SwapSys takes; halved when the store refuses a batch as too large
+	reload := false
+	for try := 0; try < SwapTries; try++ {
+		if reload {
 			if try > 1 {
 				d := min(time.Millisecond<<min(try-2, 10), maxBackoff)
 				if err := sleep(ctx, rand.N(d)+1); err != nil {
@@ -108,7 +111,8 @@ func (l *Log) appendSwap(ctx context.Context, sw swapper, orig []Event) ([]Event
 		if len(evs) == 0 && len(tp.fix.breaks) == 0 {
 			return done, nil // RecordDamage, and another writer recorded it
 		}
-		b, err := l.build(tp, evs)
+		part := evs[:min(limit, len(evs))]
+		b, err := l.build(tp, part)
 		if err != nil {
 			return fail(err)
 		}
@@ -131,14 +135,21 @@ func (l *Log) appendSwap(ctx context.Context, sw swapper, orig []Event) ([]Event
 		}
 
 		ok, err := sw.SwapSys(ctx, headName, tp.guard, puts, dels)
+		if errors.Is(err, backend.ErrBatchTooLarge) && len(part) > 1 {
+			// Refused before anything was written: the same head, fewer events.
+			limit, reload = len(part)/2, false
+			try--
+			continue
+		}
 		if err != nil {
 			l.unsure = &attempt{
-				in: slices.Clone(orig), done: done, out: b.out[len(tp.fix.breaks):],
+				in: slices.Clone(orig[:len(done)+len(part)]), done: done, out: b.out[len(tp.fix.breaks):],
 				guard: tp.guard, last: head{Seq: b.seq, Hash: b.prev},
 			}
 			return nil, fmt.Errorf("eventlog: append: swap %s: %w", headName, err)
 		}
 		if !ok {
+			reload = true
 			continue
 		}
 		// The guard held, so an earlier attempt guarded by it can no
@@ -157,7 +168,13 @@ func (l *Log) appendSwap(ctx context.Context, sw swapper, orig []Event) ([]Event
 			delete(l.records, name)
 		}
 		l.mu.Unlock()
-		return slices.Concat(done, b.out[len(tp.fix.breaks):]), nil
+		done = slices.Concat(done, b.out[len(tp.fix.breaks):])
+		if evs = evs[len(part):]; len(evs) == 0 {
+			return done, nil
+		}
+		// The rest in the next SwapSys, on the head this one wrote; only
+		// lost races count as tries.
+		try, reload = -1, false
 	}
 	return fail(fmt.Errorf("%w: %d tries", ErrContended, SwapTries))
 }
