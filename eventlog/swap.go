@@ -116,24 +116,7 @@ func (l *Log) appendSwap(ctx context.Context, sw swapper, orig []Event) ([]Event
 		if err != nil {
 			return fail(err)
 		}
-		puts := make(map[string][]byte, len(tp.fix.copies)+len(b.saves)+1)
-		for _, s := range tp.fix.copies {
-			puts[s.name] = s.data
-		}
-		for _, s := range b.saves {
-			puts[s.name] = s.data
-		}
-		puts[headName] = b.hd
-		var dels []string
-		l.mu.Lock()
-		pending := l.pending
-		l.mu.Unlock()
-		for _, name := range slices.Concat(pending, tp.fix.remove) {
-			if _, put := puts[name]; !put && !slices.Contains(dels, name) {
-				dels = append(dels, name)
-			}
-		}
-
+		puts, dels := l.swapOps(tp, b)
 		ok, err := sw.SwapSys(ctx, headName, tp.guard, puts, dels)
 		if errors.Is(err, backend.ErrBatchTooLarge) && len(part) > 1 {
 			// Refused before anything was written: the same head, fewer events.
@@ -155,19 +138,7 @@ func (l *Log) appendSwap(ctx context.Context, sw swapper, orig []Event) ([]Event
 		// The guard held, so an earlier attempt guarded by it can no
 		// longer land (and one that had would have moved the head).
 		l.unsure = nil
-		l.mu.Lock()
-		l.full = append(l.full, b.finished...)
-		l.tail, l.tailData, l.tailN = b.cur, b.data, b.n
-		l.lastSeq, l.lastHash, l.floor = b.seq, b.prev, b.t0
-		l.fix, l.pending = repair{}, nil
-		for _, s := range b.saves {
-			l.records[s.name] = int64(len(s.data))
-		}
-		l.records[headName], l.head = int64(len(b.hd)), b.hd
-		for _, name := range dels {
-			delete(l.records, name)
-		}
-		l.mu.Unlock()
+		l.swapped(b, dels)
 		done = slices.Concat(done, b.out[len(tp.fix.breaks):])
 		if evs = evs[len(part):]; len(evs) == 0 {
 			return done, nil
@@ -177,6 +148,45 @@ func (l *Log) appendSwap(ctx context.Context, sw swapper, orig []Event) ([]Event
 		try, reload = -1, false
 	}
 	return fail(fmt.Errorf("%w: %d tries", ErrContended, SwapTries))
+}
+
+// swapOps are the records the SwapSys of b saves and those it deletes.
+func (l *Log) swapOps(tp tip, b batch) (map[string][]byte, []string) {
+	puts := make(map[string][]byte, len(tp.fix.copies)+len(b.saves)+1)
+	for _, s := range tp.fix.copies {
+		puts[s.name] = s.data
+	}
+	for _, s := range b.saves {
+		puts[s.name] = s.data
+	}
+	puts[headName] = b.hd
+	var dels []string
+	l.mu.Lock()
+	pending := l.pending
+	l.mu.Unlock()
+	for _, name := range slices.Concat(pending, tp.fix.remove) {
+		if _, put := puts[name]; !put && !slices.Contains(dels, name) {
+			dels = append(dels, name)
+		}
+	}
+	return puts, dels
+}
+
+// swapped makes the Log what the SwapSys of b, which held, stored.
+func (l *Log) swapped(b batch, dels []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.full = append(l.full, b.finished...)
+	l.tail, l.tailData, l.tailN = b.cur, b.data, b.n
+	l.lastSeq, l.lastHash, l.floor = b.seq, b.prev, b.t0
+	l.fix, l.pending = repair{}, nil
+	for _, s := range b.saves {
+		l.records[s.name] = int64(len(s.data))
+	}
+	l.records[headName], l.head = int64(len(b.hd)), b.hd
+	for _, name := range dels {
+		delete(l.records, name)
+	}
 }
 
 // settle finds out whether a, the attempt in doubt, landed, on the log's
