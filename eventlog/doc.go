@@ -155,6 +155,18 @@
 // with [ErrContended]. Break events are planned again from what the store
 // holds, so damage two writers found is recorded once, by whichever wins.
 //
+// An Append too large for one SwapSys (the store refuses it with
+// [backend.ErrBatchTooLarge] before writing anything: etcd takes 128
+// operations and 1.5 MiB a transaction, and 10,000 events are 3 MB) is
+// split: the first half of the events is tried, halving again until the
+// store takes it, and the rest follow in swaps of that many, each guarded
+// by the head the one before wrote. Every swap appends a whole run of
+// seqs, so what the store holds, and what readers and other writers see,
+// is always the log with a prefix of the Append's events (another
+// writer's events may come between two of its swaps). When a swap fails,
+// the events of the swaps that landed count as stored: offered again, the
+// events are appended from the first one not stored.
+//
 // A SwapSys error leaves the outcome unknown: the store may have committed
 // the swap, or may still. The Log remembers the attempt; when the caller
 // offers the same events again, the next Append finds out (a line hash at

@@ -261,8 +261,9 @@ func index(entries []backend.Entry) ([]chunk, []ignoredChunk) {
 // writer's events; after SwapTries lost races it fails with an error
 // wrapping ErrContended, having appended nothing. When SwapSys fails, the
 // events may have been appended after all: offered again (alone or
-// followed by others), they are not appended twice. See the package doc,
-// "Many writers".
+// followed by others), they are not appended twice. Events too many for
+// one SwapSys are appended in several, in order, each a prefix of the
+// rest. See the package doc, "Many writers".
 func (l *Log) Append(ctx context.Context, evs []Event) ([]Event, error) {
 	if len(evs) == 0 {
 		return nil, nil

@@ -15,7 +15,8 @@ import (
 
 // Many writers: on a store that several processes write at once (a
 // backend.SysSwapper), each Append is one SwapSys guarded by events.head as
-// the Log last knew it. A writer that lost the race writes nothing; it
+// the Log last knew it (or several in a row, when the store refuses one as
+// too large). A writer that lost the race writes nothing; it
 // reloads the end of the log and numbers its events again onto it.
 
 // swapper is the optional part of Sys that a shared store has.
@@ -59,12 +60,14 @@ func (l *Log) appendSwap(ctx context.Context, sw swapper, orig []Event) ([]Event
 	var done []Event // events of an earlier, failed call that are in the log after all
 	fail := func(err error) ([]Event, error) {
 		if len(done) > 0 && l.unsure == nil {
-			l.unsure = &attempt{in: slices.Clone(orig), done: done}
+			l.unsure = &attempt{in: slices.Clone(orig[:len(done)]), done: done}
 		}
 		return nil, err
 	}
-	for try := range SwapTries {
-		if try > 0 {
+	limit := len(evs) // the most events one SwapSys takes; halved when the store refuses a batch as too large
+	reload := false
+	for try := 0; try < SwapTries; try++ {
+		if reload {
 			if try > 1 {
 				d := min(time.Millisecond<<min(try-2, 10), maxBackoff)
 				if err := sleep(ctx, rand.N(d)+1); err != nil {
@@ -108,58 +111,82 @@ func (l *Log) appendSwap(ctx context.Context, sw swapper, orig []Event) ([]Event
 		if len(evs) == 0 && len(tp.fix.breaks) == 0 {
 			return done, nil // RecordDamage, and another writer recorded it
 		}
-		b, err := l.build(tp, evs)
+		part := evs[:min(limit, len(evs))]
+		b, err := l.build(tp, part)
 		if err != nil {
 			return fail(err)
 		}
-		puts := make(map[string][]byte, len(tp.fix.copies)+len(b.saves)+1)
-		for _, s := range tp.fix.copies {
-			puts[s.name] = s.data
-		}
-		for _, s := range b.saves {
-			puts[s.name] = s.data
-		}
-		puts[headName] = b.hd
-		var dels []string
-		l.mu.Lock()
-		pending := l.pending
-		l.mu.Unlock()
-		for _, name := range slices.Concat(pending, tp.fix.remove) {
-			if _, put := puts[name]; !put && !slices.Contains(dels, name) {
-				dels = append(dels, name)
-			}
-		}
-
+		puts, dels := l.swapOps(tp, b)
 		ok, err := sw.SwapSys(ctx, headName, tp.guard, puts, dels)
+		if errors.Is(err, backend.ErrBatchTooLarge) && len(part) > 1 {
+			// Refused before anything was written: the same head, fewer events.
+			limit, reload = len(part)/2, false
+			try--
+			continue
+		}
 		if err != nil {
 			l.unsure = &attempt{
-				in: slices.Clone(orig), done: done, out: b.out[len(tp.fix.breaks):],
+				in: slices.Clone(orig[:len(done)+len(part)]), done: done, out: b.out[len(tp.fix.breaks):],
 				guard: tp.guard, last: head{Seq: b.seq, Hash: b.prev},
 			}
 			return nil, fmt.Errorf("eventlog: append: swap %s: %w", headName, err)
 		}
 		if !ok {
+			reload = true
 			continue
 		}
 		// The guard held, so an earlier attempt guarded by it can no
 		// longer land (and one that had would have moved the head).
 		l.unsure = nil
-		l.mu.Lock()
-		l.full = append(l.full, b.finished...)
-		l.tail, l.tailData, l.tailN = b.cur, b.data, b.n
-		l.lastSeq, l.lastHash, l.floor = b.seq, b.prev, b.t0
-		l.fix, l.pending = repair{}, nil
-		for _, s := range b.saves {
-			l.records[s.name] = int64(len(s.data))
+		l.swapped(b, dels)
+		done = slices.Concat(done, b.out[len(tp.fix.breaks):])
+		if evs = evs[len(part):]; len(evs) == 0 {
+			return done, nil
 		}
-		l.records[headName], l.head = int64(len(b.hd)), b.hd
-		for _, name := range dels {
-			delete(l.records, name)
-		}
-		l.mu.Unlock()
-		return slices.Concat(done, b.out[len(tp.fix.breaks):]), nil
+		// The rest in the next SwapSys, on the head this one wrote; only
+		// lost races count as tries.
+		try, reload = -1, false
 	}
 	return fail(fmt.Errorf("%w: %d tries", ErrContended, SwapTries))
+}
+
+// swapOps are the records the SwapSys of b saves and those it deletes.
+func (l *Log) swapOps(tp tip, b batch) (map[string][]byte, []string) {
+	puts := make(map[string][]byte, len(tp.fix.copies)+len(b.saves)+1)
+	for _, s := range tp.fix.copies {
+		puts[s.name] = s.data
+	}
+	for _, s := range b.saves {
+		puts[s.name] = s.data
+	}
+	puts[headName] = b.hd
+	var dels []string
+	l.mu.Lock()
+	pending := l.pending
+	l.mu.Unlock()
+	for _, name := range slices.Concat(pending, tp.fix.remove) {
+		if _, put := puts[name]; !put && !slices.Contains(dels, name) {
+			dels = append(dels, name)
+		}
+	}
+	return puts, dels
+}
+
+// swapped makes the Log what the SwapSys of b, which held, stored.
+func (l *Log) swapped(b batch, dels []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.full = append(l.full, b.finished...)
+	l.tail, l.tailData, l.tailN = b.cur, b.data, b.n
+	l.lastSeq, l.lastHash, l.floor = b.seq, b.prev, b.t0
+	l.fix, l.pending = repair{}, nil
+	for _, s := range b.saves {
+		l.records[s.name] = int64(len(s.data))
+	}
+	l.records[headName], l.head = int64(len(b.hd)), b.hd
+	for _, name := range dels {
+		delete(l.records, name)
+	}
 }
 
 // settle finds out whether a, the attempt in doubt, landed, on the log's
