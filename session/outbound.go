@@ -689,6 +689,12 @@ func (c *Context) journal(gen uint64, entries []backend.Entry, removed []string)
 	return c.journalRecord(journal.Record{Gen: gen, Entries: entries, Removed: removed})
 }
 
+// journalRenamed is journal of a rename: renamed maps each moved file's
+// new key to its old one, so that a replay tells of the rename.
+func (c *Context) journalRenamed(gen uint64, entries []backend.Entry, removed []string, renamed map[string]string) error {
+	return c.journalRecord(journal.Record{Gen: gen, Entries: entries, Removed: removed, Renamed: renamed})
+}
+
 // journalRecord is journal of r: its entries (sealed here), removed keys
 // and renamed files, those of local keys left out.
 func (c *Context) journalRecord(r journal.Record) error {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/meta"
 )
 
@@ -126,7 +125,7 @@ func (c *Context) journalRename(oldKey, newKey string, flags RenameFlags) error 
 		return cmpDirFirst(a, b)
 	})
 	c.mu.RUnlock()
-	return c.journalRecord(journal.Record{Gen: gen, Entries: entries, Removed: removed, Renamed: renamed})
+	return c.journalRenamed(gen, entries, removed, renamed)
 }
 
 // unloadedUnder returns the unloaded file keys that a rename of oldKey to
