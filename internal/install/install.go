@@ -1,6 +1,6 @@
 // Package install puts memfs's files on a system: the mount(8) and
-// umount(8) helper links, the shell completion scripts and the man page
-// (memfs install). It never follows a symlink: a symlink where a file
+// umount(8) helper links, the shell completion scripts, the man page and
+// the systemd units (memfs install). It never follows a symlink: a symlink where a file
 // goes is refused, and one where a helper link goes is replaced as a
 // name. Every place is checked before anything is written, so that a
 // refusal leaves the system as it was.
@@ -82,6 +82,12 @@ func Completion(shell string) (string, error) {
 	return "", fmt.Errorf("completion: want bash or zsh, got %q", shell)
 }
 
+// Where Install writes the systemd units, under PREFIX.
+const (
+	SystemUnit = "lib/systemd/system/memfs@.service"
+	UserUnit   = "lib/systemd/user/memfs@.service"
+)
+
 // Options says what Install puts where.
 type Options struct {
 	Prefix    string   // where share/ goes
@@ -91,7 +97,8 @@ type Options struct {
 	ManPage   string   // the man page, roff
 }
 
-// Install writes the helper links and the files (completions, man page),
+// Install writes the helper links and the files (completions, man page,
+// systemd units),
 // replacing what an earlier install wrote, and says on w what it wrote;
 // a Self in the temporary directory is warned about on warn.
 func Install(o Options, w, warn io.Writer) error {
@@ -101,6 +108,11 @@ func Install(o Options, w, warn io.Writer) error {
 		{filepath.Join(o.Prefix, "share/bash-completion/completions/memfs"), BashCompletion},
 		{filepath.Join(o.Prefix, "share/zsh/site-functions/_memfs"), ZshCompletion},
 		{filepath.Join(o.Prefix, "share/man/man1/memfs.1"), o.ManPage},
+		// In systemd's unit search paths for PREFIX /usr/local
+		// (systemd.unit(5)); their commands run the binary the
+		// helper links name.
+		{filepath.Join(o.Prefix, SystemUnit), Unit(false, o.Self)},
+		{filepath.Join(o.Prefix, UserUnit), Unit(true, o.Self)},
 	}
 	links := make([]string, len(o.Helpers))
 	for i, h := range o.Helpers {
