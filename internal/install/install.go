@@ -88,9 +88,26 @@ const (
 	UserUnit   = "lib/systemd/user/memfs@.service"
 )
 
+// Description is memfs install's help text.
+const Description = "Writes, replacing what an earlier install wrote:\n" +
+	"  HELPER-DIR/mount.fuse.memfs -> this memfs binary (mount(8) looks only in /sbin and /usr/sbin)\n" +
+	"  HELPER-DIR/umount.fuse.memfs -> the same (umount then waits for memfs's last flush)\n" +
+	"  PREFIX/share/bash-completion/completions/memfs\n" +
+	"  PREFIX/share/zsh/site-functions/_memfs\n" +
+	"  PREFIX/share/man/man1/memfs.1\n" +
+	"  PREFIX/" + SystemUnit + " (systemctl enable --now memfs@$(systemd-escape --path DIR))\n" +
+	"  PREFIX/" + UserUnit + " (systemctl --user enable --now memfs@memory: ~/memory,\n" +
+	"    from the default store unless ~/.config/memfs/memory.env sets MEMFS_STORE)\n" +
+	"The units run this memfs binary, as the helper links do: install again after moving it.\n" +
+	"Links are never followed: a symlink where a file goes is refused (remove it first; nothing\n" +
+	"is written then), and a symlink where a helper link goes is replaced, with a \"replaced\" line\n" +
+	"naming what it pointed to; a file where a helper link goes is refused.\n" +
+	"Without the helper link, mount(8) falls back to fuse3's mount.fuse, which runs \"memfs\" from\n" +
+	"/usr/local/bin, /usr/bin or /bin (not your PATH)."
+
 // Options says what Install puts where.
 type Options struct {
-	Prefix    string   // where share/ goes
+	Prefix    string   // where share/ and lib/systemd/ go
 	HelperDir string   // where the helper links go
 	Helpers   []string // the helper links' names (mount.fuse.memfs, umount.fuse.memfs)
 	Self      string   // what the helper links name: the memfs binary
