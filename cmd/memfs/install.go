@@ -59,21 +59,11 @@ func manPage(app *cli.App) (string, error) {
 
 func installCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "install",
-		Usage: "install the mount helper (mount -t fuse.memfs, /etc/fstab), shell completions and the man page",
-		Description: "Writes, replacing what an earlier install wrote:\n" +
-			"  HELPER-DIR/mount.fuse.memfs -> this memfs binary (mount(8) looks only in /sbin and /usr/sbin)\n" +
-			"  HELPER-DIR/umount.fuse.memfs -> the same (umount then waits for memfs's last flush)\n" +
-			"  PREFIX/share/bash-completion/completions/memfs\n" +
-			"  PREFIX/share/zsh/site-functions/_memfs\n" +
-			"  PREFIX/share/man/man1/memfs.1\n" +
-			"Links are never followed: a symlink where a file goes is refused (remove it first; nothing\n" +
-			"is written then), and a symlink where a helper link goes is replaced, with a \"replaced\" line\n" +
-			"naming what it pointed to; a file where a helper link goes is refused.\n" +
-			"Without the helper link, mount(8) falls back to fuse3's mount.fuse, which runs \"memfs\" from\n" +
-			"/usr/local/bin, /usr/bin or /bin (not your PATH).",
+		Name:        "install",
+		Usage:       "install the mount helper (mount -t fuse.memfs, /etc/fstab), shell completions, the man page and the systemd units",
+		Description: install.Description,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "prefix", Value: "/usr/local", Usage: "where share/ goes"},
+			&cli.StringFlag{Name: "prefix", Value: "/usr/local", Usage: "where share/ and lib/systemd/ go"},
 			&cli.StringFlag{Name: "helper-dir", Usage: "where the mount.fuse.memfs and umount.fuse.memfs links go", DefaultText: "/sbin, or PREFIX/sbin with --prefix"},
 		},
 		Action: installAction,

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/memfs/memfs/internal/install"
 )
 
 // visibleCommands lists the names of the commands a user is shown.
@@ -148,6 +149,8 @@ func TestInstall(t *testing.T) {
 		"share/bash-completion/completions/memfs": "complete -o bashdefault -o default -F _memfs_complete memfs",
 		"share/zsh/site-functions/_memfs":         "#compdef memfs",
 		"share/man/man1/memfs.1":                  ".TH memfs 1",
+		install.SystemUnit:                        "\nExecStart=" + self + " mount ",
+		install.UserUnit:                          "\nExecStart=" + self + " mount ",
 	}
 	for rel, want := range files {
 		data, err := os.ReadFile(filepath.Join(prefix, rel))
@@ -181,75 +184,5 @@ func TestInstall(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(link); string(data) != "#!/bin/sh\n" {
 		t.Errorf("install changed someone else's helper: %q", data)
-	}
-}
-
-// TestSystemdUnits checks the units in contrib/systemd with
-// systemd-analyze verify when the machine has it, and always checks the
-// settings the README promises.
-func TestSystemdUnits(t *testing.T) {
-	units := []struct {
-		file, instance string
-		user           bool
-		keys           []string
-	}{
-		{"../../contrib/systemd/memfs@.service", "memfs@srv-memory.service", false, []string{
-			"ExecStart=/usr/local/bin/memfs mount $MEMFS_ARGS %f",
-			"ExecStop=/usr/local/bin/memfs unmount --timeout 80s %f",
-			"ExecStopPost=-/usr/local/bin/memfs unmount %f",
-			"Restart=on-failure", "KillMode=mixed", "Type=notify",
-			"EnvironmentFile=-/etc/memfs/%i.env", "WantedBy=multi-user.target",
-		}},
-		{"../../contrib/systemd/user/memfs@.service", "memfs@memory.service", true, []string{
-			"ExecStart=/usr/local/bin/memfs mount $MEMFS_ARGS %h/%I",
-			"ExecStop=/usr/local/bin/memfs unmount --timeout 80s %h/%I",
-			"ExecStopPost=-/usr/bin/fusermount3 -u -z %h/%I",
-			"Restart=on-failure", "KillMode=mixed", "Type=notify", "WantedBy=default.target",
-		}},
-	}
-	analyze, _ := exec.LookPath("systemd-analyze")
-	for _, u := range units {
-		t.Run(filepath.Base(filepath.Dir(u.file))+"/"+u.instance, func(t *testing.T) {
-			data, err := os.ReadFile(u.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := map[string]bool{}
-			sc := bufio.NewScanner(strings.NewReader(string(data)))
-			for sc.Scan() {
-				lines[strings.TrimSpace(sc.Text())] = true
-			}
-			for _, k := range u.keys {
-				if !lines[k] {
-					t.Errorf("%s lacks the line %q", u.file, k)
-				}
-			}
-			if analyze == "" {
-				t.Log("no systemd-analyze on this machine: only the keys were checked")
-				return
-			}
-			// verify wants the commands to exist: point them at this binary.
-			self, _ := os.Executable()
-			text := strings.ReplaceAll(string(data), "/usr/local/bin/memfs", self)
-			dir := t.TempDir()
-			path := filepath.Join(dir, u.instance)
-			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			args := []string{"verify", "--man=no", path}
-			env := os.Environ()
-			if u.user {
-				args = append([]string{"--user"}, args...)
-				rt := t.TempDir()
-				env = append(env, "XDG_RUNTIME_DIR="+rt)
-			}
-			cmd := exec.Command(analyze, args...)
-			cmd.Env = env
-			out, err := cmd.CombinedOutput()
-			// verify exits 0 on unknown keys and only warns: any output fails.
-			if err != nil || len(out) > 0 {
-				t.Errorf("systemd-analyze %s: %v\n%s", strings.Join(args, " "), err, out)
-			}
-		})
 	}
 }

@@ -1,6 +1,6 @@
 // Package install puts memfs's files on a system: the mount(8) and
-// umount(8) helper links, the shell completion scripts and the man page
-// (memfs install). It never follows a symlink: a symlink where a file
+// umount(8) helper links, the shell completion scripts, the man page and
+// the systemd units (memfs install). It never follows a symlink: a symlink where a file
 // goes is refused, and one where a helper link goes is replaced as a
 // name. Every place is checked before anything is written, so that a
 // refusal leaves the system as it was.
@@ -82,16 +82,40 @@ func Completion(shell string) (string, error) {
 	return "", fmt.Errorf("completion: want bash or zsh, got %q", shell)
 }
 
+// Where Install writes the systemd units, under PREFIX.
+const (
+	SystemUnit = "lib/systemd/system/memfs@.service"
+	UserUnit   = "lib/systemd/user/memfs@.service"
+)
+
+// Description is memfs install's help text.
+const Description = "Writes, replacing what an earlier install wrote:\n" +
+	"  HELPER-DIR/mount.fuse.memfs -> this memfs binary (mount(8) looks only in /sbin and /usr/sbin)\n" +
+	"  HELPER-DIR/umount.fuse.memfs -> the same (umount then waits for memfs's last flush)\n" +
+	"  PREFIX/share/bash-completion/completions/memfs\n" +
+	"  PREFIX/share/zsh/site-functions/_memfs\n" +
+	"  PREFIX/share/man/man1/memfs.1\n" +
+	"  PREFIX/" + SystemUnit + " (systemctl enable --now memfs@$(systemd-escape --path DIR))\n" +
+	"  PREFIX/" + UserUnit + " (systemctl --user enable --now memfs@memory: ~/memory,\n" +
+	"    from the default store unless ~/.config/memfs/memory.env sets MEMFS_STORE)\n" +
+	"The units run this memfs binary, as the helper links do: install again after moving it.\n" +
+	"Links are never followed: a symlink where a file goes is refused (remove it first; nothing\n" +
+	"is written then), and a symlink where a helper link goes is replaced, with a \"replaced\" line\n" +
+	"naming what it pointed to; a file where a helper link goes is refused.\n" +
+	"Without the helper link, mount(8) falls back to fuse3's mount.fuse, which runs \"memfs\" from\n" +
+	"/usr/local/bin, /usr/bin or /bin (not your PATH)."
+
 // Options says what Install puts where.
 type Options struct {
-	Prefix    string   // where share/ goes
+	Prefix    string   // where share/ and lib/systemd/ go
 	HelperDir string   // where the helper links go
 	Helpers   []string // the helper links' names (mount.fuse.memfs, umount.fuse.memfs)
 	Self      string   // what the helper links name: the memfs binary
 	ManPage   string   // the man page, roff
 }
 
-// Install writes the helper links and the files (completions, man page),
+// Install writes the helper links and the files (completions, man page,
+// systemd units),
 // replacing what an earlier install wrote, and says on w what it wrote;
 // a Self in the temporary directory is warned about on warn.
 func Install(o Options, w, warn io.Writer) error {
@@ -101,6 +125,11 @@ func Install(o Options, w, warn io.Writer) error {
 		{filepath.Join(o.Prefix, "share/bash-completion/completions/memfs"), BashCompletion},
 		{filepath.Join(o.Prefix, "share/zsh/site-functions/_memfs"), ZshCompletion},
 		{filepath.Join(o.Prefix, "share/man/man1/memfs.1"), o.ManPage},
+		// In systemd's unit search paths for PREFIX /usr/local
+		// (systemd.unit(5)); their commands run the binary the
+		// helper links name.
+		{filepath.Join(o.Prefix, SystemUnit), Unit(false, o.Self)},
+		{filepath.Join(o.Prefix, UserUnit), Unit(true, o.Self)},
 	}
 	links := make([]string, len(o.Helpers))
 	for i, h := range o.Helpers {

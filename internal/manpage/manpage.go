@@ -106,8 +106,9 @@ the redaction rules, when it exists (\fB--redact-config\fP)
 log of a mount started by mount(8) as root (slashes of the mountpoint as dashes);
 \fI$XDG_STATE_HOME/memfs/log/\fP for other users
 .TP
-\fIcontrib/systemd/\fP
-systemd units in the source tree: \fBmemfs@.service\fP (system) and \fBuser/memfs@.service\fP
+\fI/usr/local/lib/systemd/system/memfs@.service\fP, \fI/usr/local/lib/systemd/user/memfs@.service\fP
+the systemd units (system, user) that \fBmemfs install\fP writes (under \fB--prefix\fP); the user unit
+serves the default store unless \fI~/.config/memfs/INSTANCE.env\fP sets \fBMEMFS_STORE\fP
 .PP
 In a mount, \fI.memfs/\fP holds memfs's own files, computed on each read and never stored:
 .TP
