@@ -55,7 +55,8 @@ func TestDirStoreUnderGitCommitsNoOwnFile(t *testing.T) {
 
 // A store made by the layout before (its journal and lock at the root)
 // opens with nothing lost: the journal's records are replayed, and the
-// journal moves to where the store keeps it now.
+// journal moves to where the store keeps it now; a read-only session
+// shows them and moves nothing.
 func TestDirStoreOldLayoutJournalReplayed(t *testing.T) {
 	dir := t.TempDir()
 	st, err := dirstore.Open(dir)
@@ -73,6 +74,20 @@ func TestDirStoreOldLayoutJournalReplayed(t *testing.T) {
 	}
 	if fi, err := os.Stat(old); err != nil || fi.Size() == 0 {
 		t.Fatalf("the old journal: %v, %v; want records in it", fi, err)
+	}
+
+	// Read-only first: it moves nothing, and shows the record.
+	ro, err := dirstore.OpenReadOnly(dir)
+	must(t, err)
+	rf, err := memfs.Open(t.Context(), ro, memfs.Options{JournalPath: filepath.Join(dir, dirstore.JournalName),
+		Session: session.Options{ReadOnly: true}})
+	must(t, err)
+	if v, ok := rf.Session().Get("memory/crashed.md"); !ok || string(v) != "kept\n" {
+		t.Errorf("a read-only session shows %q, %v; want the old journal's record", v, ok)
+	}
+	must(t, rf.Close(t.Context()))
+	if fi, err := os.Stat(old); err != nil || fi.Size() == 0 {
+		t.Fatalf("the old journal after a read-only open: %v, %v; want it as it was", fi, err)
 	}
 
 	st, err = dirstore.Open(dir)

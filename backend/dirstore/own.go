@@ -157,3 +157,15 @@ func syncPath(p string) error {
 	}
 	return err
 }
+
+// LegacyJournal is the journal the layout before kept at the root, when
+// the store holds one: Open moves it to JournalName, OpenReadOnly leaves
+// it where it is, and a read-only session reads it from here
+// (memfs.Options.Session.ReadOnly). "" when there is none.
+func (s *Store) LegacyJournal() string {
+	p := filepath.Join(s.dir, oldJournalName)
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return p
+}
