@@ -75,3 +75,37 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Open moves the older layout's journal into place only when that loses
+// nothing: an empty one is removed when the store has its own journal
+// already, and when both hold records Open refuses, naming both, and
+// leaves them as they are.
+func TestOldJournalNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	must(t, s.Close())
+	cur, old := filepath.Join(dir, dirstore.JournalName), filepath.Join(dir, ".memfs-journal")
+	must(t, os.WriteFile(cur, []byte("new records"), 0o600))
+	must(t, os.WriteFile(old, []byte("old records"), 0o600))
+	if s, err := dirstore.Open(dir); err == nil || !strings.Contains(err.Error(), cur) || !strings.Contains(err.Error(), old) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("Open with records in both journals: %v, want a refusal naming both", err)
+	}
+	for p, want := range map[string]string{cur: "new records", old: "old records"} {
+		if b, err := os.ReadFile(p); err != nil || string(b) != want {
+			t.Errorf("%s after the refusal: %q, %v", p, b, err)
+		}
+	}
+
+	must(t, os.WriteFile(old, nil, 0o600))
+	s = openT(t, dir)
+	must(t, s.Close())
+	if _, err := os.Lstat(old); err == nil {
+		t.Error("an empty old journal stayed at the root")
+	}
+	if b, _ := os.ReadFile(cur); string(b) != "new records" {
+		t.Errorf("the journal holds %q after the empty old one went", b)
+	}
+}
