@@ -180,6 +180,9 @@ func openParts(ctx context.Context, st backend.Store, opts Options, log *slog.Lo
 		return nil, nil, err
 	}
 	j, recs, err := openJournal(opts.JournalPath, opts.Session.ReadOnly, log)
+	if err == nil && len(recs) == 0 && opts.Session.ReadOnly {
+		recs, err = legacyJournal(st, log)
+	}
 	if err != nil {
 		closeLock(lock)
 		st.Close()

@@ -3,6 +3,7 @@ package memfs
 import (
 	"log/slog"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/journal"
 )
 
@@ -44,4 +45,17 @@ func openJournal(path string, readOnly bool, log *slog.Logger) (*journal.Journal
 		}
 	}
 	return j, recs, nil
+}
+
+// legacyJournal reads, for a read-only session, the journal a store's
+// older layout kept elsewhere (a dir store's at its root): a writable open
+// moves it into place before it is replayed, a read-only one moves
+// nothing, and must show what it holds all the same.
+func legacyJournal(st backend.Store, log *slog.Logger) ([]journal.Record, error) {
+	l, ok := st.(interface{ LegacyJournal() string })
+	if !ok || l.LegacyJournal() == "" {
+		return nil, nil
+	}
+	_, recs, err := openJournal(l.LegacyJournal(), true, log)
+	return recs, err
 }

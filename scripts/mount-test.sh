@@ -897,8 +897,8 @@ run_backend() {
 
 	# What the store itself holds.
 	if [ "$kind" = dir ]; then
-		# A 1:1 tree; hidden names are memfs's own (.memfs.lock, .memfs-journal,
-		# .memfs-sys, the .memfs-store marker) and nothing else; emptied
+		# A 1:1 tree; hidden names are memfs's own (.memfs-sys with the lock
+		# and the journal, the .memfs-store marker) and nothing else; emptied
 		# directories may be pruned or not.
 		compare_trees "dir store on disk: names, contents, modes, owners, mtimes" \
 			implied yes yes "$exp" "$tmp/$kind-store"

@@ -19,18 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
-	"github.com/memfs/memfs/internal/lockfile"
 )
-
-// lockName is the reserved file in the root that carries the store's flock and
-// the holder's PID. It is never removed: unlinking a lock file lets a waiter
-// lock the orphaned inode while a newcomer locks a fresh one, and both win.
-const lockName = ".memfs.lock"
-
-// JournalName is where memfs keeps a dir store's crash journal: in the
-// root, under a reserved name that List never shows, so that it moves with
-// the store.
-const JournalName = ".memfs-journal"
 
 // formatVersion is the layout this package writes and reads: one file per
 // key, attributes as user.* xattrs, records under .memfs-sys.
@@ -43,6 +32,7 @@ type Store struct {
 	rfd      int      // the root, opened O_DIRECTORY: every key path starts here (path.go)
 	root     *os.Root // system records only (sys.go)
 	lock     *os.File // holds the flock until Close (shared when read-only; nil: no lock file to share)
+	oldLock  *os.File // the layout before's lock file, locked too when there is one (own.go)
 	lockFD   int      // lock's descriptor, for syncfs (strategy batchedSyncfs)
 	strategy strategy // how Save and Delete make a batch durable
 	notRoot  bool     // the process may not give files away (chown EPERM is expected)
@@ -98,25 +88,20 @@ func open(dir string, o options) (*Store, error) {
 	}
 	// os.Root follows a symlink that stays inside the root, and ignores
 	// O_NOFOLLOW: memfs's own files are checked by name first.
-	if err := backend.RefuseSymlinks(abs, lockName, sysDir, JournalName, backend.DirMarker); err != nil {
+	if err := backend.RefuseSymlinks(abs, sysDir, lockName, JournalName, oldLockName, oldJournalName, backend.DirMarker); err != nil {
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
-	var lock *os.File
-	if o.readOnly {
-		lock, err = lockfile.Share(filepath.Join(abs, lockName), abs)
-	} else {
-		lock, err = lockfile.Lock(filepath.Join(abs, lockName), abs)
-	}
+	lock, oldLock, err := lockOwn(abs, o.readOnly)
 	if err != nil {
 		return nil, fmt.Errorf("dirstore: %w", err)
 	}
-	closeLock := func() {
-		if lock != nil {
-			lock.Close()
-		}
-	}
+	closeLock := func() { closeFiles(lock, oldLock) }
 	if !o.readOnly {
-		if err := backend.WriteMarker(abs, backend.DirMarker, "dir", formatVersion); err != nil {
+		err := backend.WriteMarker(abs, backend.DirMarker, "dir", formatVersion)
+		if err == nil {
+			err = setUpOwn(abs)
+		}
+		if err != nil {
 			closeLock()
 			return nil, fmt.Errorf("dirstore: %w", err)
 		}
@@ -137,6 +122,7 @@ func open(dir string, o options) (*Store, error) {
 		rfd:      rfd,
 		root:     root,
 		lock:     lock,
+		oldLock:  oldLock,
 		lockFD:   -1,
 		strategy: o.strategy,
 		notRoot:  os.Geteuid() != 0,
@@ -193,11 +179,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closed)
 		s.watches.Wait()
-		var lerr error
-		if s.lock != nil {
-			lerr = s.lock.Close()
-		}
-		s.closeErr = errors.Join(lerr, s.root.Close(), unix.Close(s.rfd))
+		s.closeErr = errors.Join(closeFiles(s.lock, s.oldLock), s.root.Close(), unix.Close(s.rfd))
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("dirstore: close %s: %w", s.dir, s.closeErr)
 		}

@@ -77,6 +77,10 @@ func listKeys(t *testing.T, s *dirstore.Store) []string {
 
 // tree returns every path under dir that is not a directory, hidden ones
 // included, without following symlinks.
+// ownFiles are the files an opened store holds before any key: the
+// marker, and the lock and the ignore file in the records' directory.
+var ownFiles = []string{".memfs-store", ".memfs-sys/.gitignore", ".memfs-sys/.lock"}
+
 func tree(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
@@ -142,8 +146,8 @@ func TestPlainFiles(t *testing.T) {
 			t.Errorf("%s: mtime %v, want %v", p, fi.ModTime(), e.Info.MTime)
 		}
 	}
-	// Nothing else but the lock file: no temp files after a successful Save.
-	want := []string{".memfs-store", ".memfs.lock", "memory/global.md", "skills/x/SKILL.md", "top"}
+	// Nothing else but memfs's own files: no temp files after a successful Save.
+	want := append(slices.Clone(ownFiles), "memory/global.md", "skills/x/SKILL.md", "top")
 	if got := tree(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("files in the root = %v, want %v", got, want)
 	}
@@ -226,7 +230,7 @@ func TestRejectedBatchWritesNothing(t *testing.T) {
 			if !errors.Is(err, backend.ErrInvalidKey) {
 				t.Fatalf("Save with %q = %v, want ErrInvalidKey", bad, err)
 			}
-			if got := tree(t, dir); !slices.Equal(got, []string{".memfs-store", ".memfs.lock"}) {
+			if got := tree(t, dir); !slices.Equal(got, ownFiles) {
 				t.Fatalf("after a rejected Save the root holds %v, want only the marker and the lock", got)
 			}
 			if _, err := os.Lstat(filepath.Join(dir, "ok")); err == nil {
@@ -300,7 +304,7 @@ func TestCanceledSave(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Save with a canceled context = %v, want context.Canceled", err)
 	}
-	if got := tree(t, dir); !slices.Equal(got, []string{".memfs-store", ".memfs.lock"}) {
+	if got := tree(t, dir); !slices.Equal(got, ownFiles) {
 		t.Fatalf("after a canceled Save the root holds %v", got)
 	}
 }
@@ -340,7 +344,7 @@ func TestConcurrentSaveAndDelete(t *testing.T) {
 	if got, want := listKeys(t, s), []string{"shared", "shared/deep"}; !slices.Equal(got, want) {
 		t.Errorf("List = %v, want %v", got, want)
 	}
-	if got := tree(t, dir); !slices.Equal(got, []string{".memfs-store", ".memfs.lock"}) {
+	if got := tree(t, dir); !slices.Equal(got, ownFiles) {
 		t.Errorf("root holds %v, want only the marker and the lock", got)
 	}
 }
@@ -577,7 +581,7 @@ func TestWatchIgnoresOwnNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{dirstore.JournalName, ".memfs.lock", "memory/.memfs-tmp-x", ".git/objects/ab"} {
+	for _, name := range []string{dirstore.JournalName, ".memfs-sys/.lock", ".memfs-sys/.gitignore", ".memfs.lock", ".memfs-journal", "memory/.memfs-tmp-x", ".git/objects/ab"} {
 		dirstore.ExternalWrite(t, dir, name, []byte("x"))
 	}
 	dirstore.ExternalWrite(t, dir, ".git/objects/cd", []byte("in a hidden directory"))

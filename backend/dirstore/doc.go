@@ -173,8 +173,10 @@
 //
 // # Lock
 //
-// Open takes an exclusive, non-blocking flock(2) on <root>/.memfs.lock and
-// writes its PID there. A second Open of the same directory, in another
+// Open takes an exclusive, non-blocking flock(2) on <root>/.memfs-sys/.lock
+// and writes its PID there (memfs's own files are in .memfs-sys, ignored by
+// git: own.go). On a store an older memfs made, it also locks
+// <root>/.memfs.lock, that memfs's lock, without writing into it. A second Open of the same directory, in another
 // process or in this one (flock belongs to the open file description), fails
 // with an error wrapping backend.ErrStoreInUse that names the holder's PID.
 // Close releases the lock; the file stays, since removing a lock file lets

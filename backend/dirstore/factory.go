@@ -10,7 +10,7 @@ import (
 
 // NewFactory is the dir store's location.Factory: "dir:PATH", the store
 // in the directory PATH (OpenReadOnly for a reader), its journal
-// (JournalName) and lock (LockPath) in it.
+// (JournalName) and lock (LockPath) in its .memfs-sys.
 func NewFactory() location.Factory { return factory{} }
 
 type factory struct{}

@@ -118,7 +118,7 @@ func TestReadOnlyMountOfACrashedStore(t *testing.T) {
 				}
 				var files []string
 				for _, l := range strings.Split(snapshotTree(t, storeDir), "\n") {
-					if f := strings.Fields(l); len(f) > 1 && !strings.HasPrefix(f[1], "d") && !strings.HasSuffix(f[0], ".memfs.lock") {
+					if f := strings.Fields(l); len(f) > 1 && !strings.HasPrefix(f[1], "d") && !strings.HasSuffix(f[0], ".memfs-sys/.lock") {
 						files = append(files, l)
 					}
 				}

@@ -24,7 +24,9 @@ func TestSymlinksInTheStoreDirectory(t *testing.T) {
 		kind, name string
 		dir        bool // the link points to a directory
 	}{
-		{"dir", ".memfs-journal", false},
+		{"dir", ".memfs-sys/.journal", false},
+		{"dir", ".memfs-sys/.lock", false},
+		{"dir", ".memfs-journal", false}, // the layout before's
 		{"dir", ".memfs.lock", false},
 		{"dir", ".memfs-sys", true},
 		{"dir", ".memfs-sys/events", true},
