@@ -315,10 +315,12 @@ func TestFinalFlushFailureWritesRecovery(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mnt, "notes/keep.md"), []byte("must survive"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Break the store behind memfs's back: a file where the directory must go.
-	if err := os.WriteFile(filepath.Join(storeDir, "notes"), []byte("in the way"), 0o644); err != nil {
+	// Break the store behind memfs's back: the directory made immutable
+	// (a file or symlink in its place is kept beside, not refused).
+	if err := os.Mkdir(filepath.Join(storeDir, "notes"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	immutable(t, filepath.Join(storeDir, "notes"))
 	err := p.terminate(t)
 	var exit interface{ ExitCode() int }
 	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
