@@ -77,16 +77,24 @@ func CheckKind(dir, kind string, maxVersion int) error {
 // WriteMarker marks dir as a store of kind at format version, unless it is
 // marked already.
 func WriteMarker(dir, name, kind string, version int) error {
-	p := filepath.Join(dir, name)
+	if err := WriteOnce(filepath.Join(dir, name), filepath.Join(dir, name)+".tmp", fmt.Sprintf("memfs %s store %d\n", kind, version)); err != nil {
+		return fmt.Errorf("mark store: %w", err)
+	}
+	return nil
+}
+
+// WriteOnce writes text to the file at p unless something is there:
+// through tmp, fsynced, then renamed into place, never following a
+// symlink. A crash leaves at most tmp behind.
+func WriteOnce(p, tmp, text string) error {
 	if _, err := os.Lstat(p); err == nil {
 		return nil
 	}
-	tmp := p + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
-		return fmt.Errorf("mark store: %w", err)
+		return err
 	}
-	_, err = fmt.Fprintf(f, "memfs %s store %d\n", kind, version)
+	_, err = f.WriteString(text)
 	if serr := f.Sync(); err == nil {
 		err = serr
 	}
@@ -98,9 +106,8 @@ func WriteMarker(dir, name, kind string, version int) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("mark store: %w", err)
 	}
-	return nil
+	return err
 }
 
 func parseMarker(b []byte) (kind string, version int, ok bool) {

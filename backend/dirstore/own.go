@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/lockfile"
 )
 
@@ -123,23 +123,7 @@ func writeIgnore(abs string) error {
 	if _, err := os.Lstat(p); err == nil {
 		return nil
 	}
-	tmp := filepath.Join(abs, sysDir, tempPrefix+"gitignore")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(ignoreText)
-	if serr := f.Sync(); err == nil {
-		err = serr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := backend.WriteOnce(p, filepath.Join(abs, sysDir, tempPrefix+"gitignore"), ignoreText); err != nil {
 		return err
 	}
 	return syncPath(filepath.Join(abs, sysDir))
