@@ -83,6 +83,7 @@ type Root struct {
 	answerIno atomic.Uint64 // inode numbers handed to answer files
 	feed      *changes.Log  // .memfs/changes
 	past      pastCache     // what .memfs/history read of the store's history
+	procs     procCache     // who the calling threads are
 }
 
 // Reads returns how many READ requests reached memfs: with the kernel's

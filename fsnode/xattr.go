@@ -6,7 +6,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
@@ -154,7 +156,7 @@ func (r *Root) writer(ctx context.Context) meta.WriterInfo {
 	w := meta.WriterInfo{Agent: r.opts.Agent}
 	if c, ok := fuse.FromContext(ctx); ok {
 		w.UID = c.Uid
-		w.PID, w.Comm = process(c.Pid)
+		w.PID, w.Comm = r.procs.process(c.Pid)
 	}
 	return w
 }
@@ -164,34 +166,90 @@ func (r *Root) as(ctx context.Context) context.Context {
 	return session.WithWriter(ctx, r.writer(ctx))
 }
 
-// process returns the process of thread tid (FUSE reports the calling
-// thread) and its name: the thread group leader's, which is the program's
-// (a thread's own name may be a worker's). A thread that has gone gives
-// tid and "".
-func process(tid uint32) (pid uint32, comm string) {
+// procCacheTTL is how long procCache trusts what /proc said of a thread.
+// A program that creates 10,000 files reads /proc a few times, not 10,000
+// (the read was a tenth of a create's CPU). The cost: a process that
+// calls exec(2) within this time of an earlier request is named by its
+// earlier program; a thread id is not reused within it (the kernel hands
+// out pids in order up to pid_max before it wraps).
+const procCacheTTL = 200 * time.Millisecond
+
+// procCache remembers the process and name of recent calling threads.
+type procCache struct {
+	mu   sync.Mutex
+	seen map[uint32]procEntry
+	now  func() time.Time           // time.Now; tests move the clock
+	read func(tid uint32) procEntry // readProcess; tests count the reads
+}
+
+type procEntry struct {
+	pid  uint32
+	comm string
+	at   time.Time
+}
+
+// procCacheSize bounds the threads remembered; a full cache starts over.
+const procCacheSize = 1024
+
+// process returns the process of thread tid and its program's name, from
+// the cache while it is fresh.
+func (c *procCache) process(tid uint32) (pid uint32, comm string) {
 	if tid == 0 {
 		return 0, ""
 	}
-	pid = tid
+	now, read := time.Now, readProcess
+	if c.now != nil {
+		now = c.now
+	}
+	if c.read != nil {
+		read = c.read
+	}
+	t := now()
+	c.mu.Lock()
+	e, ok := c.seen[tid]
+	c.mu.Unlock()
+	if ok && t.Sub(e.at) < procCacheTTL && t.Sub(e.at) >= 0 {
+		return e.pid, e.comm
+	}
+	e = read(tid)
+	if e.comm == "" {
+		return e.pid, "" // gone: nothing to remember
+	}
+	e.at = t
+	c.mu.Lock()
+	if c.seen == nil || len(c.seen) >= procCacheSize {
+		c.seen = make(map[uint32]procEntry)
+	}
+	c.seen[tid] = e
+	c.mu.Unlock()
+	return e.pid, e.comm
+}
+
+// readProcess returns the process of thread tid (FUSE reports the calling
+// thread) and its name: the thread group leader's, which is the program's
+// (a thread's own name may be a worker's). A thread that has gone gives
+// tid and "".
+func readProcess(tid uint32) procEntry {
+	e := procEntry{pid: tid}
 	b, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(tid), 10) + "/status")
 	if err != nil {
-		return tid, ""
+		return e
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Name:"); ok && comm == "" {
-			comm = strings.TrimSpace(v)
+		if v, ok := strings.CutPrefix(line, "Name:"); ok && e.comm == "" {
+			e.comm = strings.TrimSpace(v)
 		}
 		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
 			if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32); err == nil {
-				pid = uint32(n)
+				e.pid = uint32(n)
 			}
 			break
 		}
 	}
-	if pid != tid {
-		if c, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/comm"); err == nil {
-			comm = strings.TrimSpace(string(c))
+	if e.pid != tid {
+		if c, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(e.pid), 10) + "/comm"); err == nil {
+			e.comm = strings.TrimSpace(string(c))
 		}
 	}
-	return pid, comm
+	return e
 }
