@@ -35,11 +35,21 @@ func TestSymlinksInTheStoreDirectory(t *testing.T) {
 		{"badger", "MANIFEST", false},
 		{"badger", "000001.vlog", false},
 	}
+	// One note is put once per kind, into a seed store each case's store
+	// starts as a copy of.
+	seeds := map[string]string{}
+	for _, kind := range []string{"dir", "badger"} {
+		seeds[kind] = t.TempDir()
+		mustRun(t, "a note\n", "put", "--store", kind+":"+seeds[kind], "memory/a.md")
+	}
 	for _, tc := range cases {
 		t.Run(tc.kind+"/"+tc.name, func(t *testing.T) {
+			t.Parallel() // the mount below runs in a process of its own
 			dir := t.TempDir()
+			if out, err := exec.Command("cp", "-a", seeds[tc.kind]+"/.", dir).CombinedOutput(); err != nil {
+				t.Fatalf("copy the seed store: %v: %s", err, out)
+			}
 			store := tc.kind + ":" + dir
-			mustRun(t, "a note\n", "put", "--store", store, "memory/a.md")
 			outside := t.TempDir()
 			target := filepath.Join(outside, "precious")
 			if tc.dir {
