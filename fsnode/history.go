@@ -56,6 +56,8 @@ type History interface {
 	Get(ctx context.Context, a history.Addr) ([]byte, error)
 	Snapshots(ctx context.Context) ([]history.Snapshot, error)
 	ResolveSnapshot(ctx context.Context, name string) (history.Snapshot, error)
+	// IsRun reports whether run has a checkpoint (RUN/STEP).
+	IsRun(ctx context.Context, run string) (bool, error)
 	RemoveSnapshot(ctx context.Context, name string) error
 	// Head is the event log's head seq: the present.
 	Head(ctx context.Context) (uint64, error)

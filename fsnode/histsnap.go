@@ -124,24 +124,41 @@ func (d *snapDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if d.run != "" && name == history.Latest {
 		return d.lookupLatest(ctx, out)
 	}
-	if history.ValidSnapshotName(d.name(name)) != nil {
+	full := d.name(name)
+	if history.ValidSnapshotName(full) != nil {
 		return nil, syscall.ENOENT
 	}
-	snaps, runs, err := d.entries(ctx)
-	if err != nil {
-		return nil, d.root.pastErrno("snapshots", err)
+	// One name's records, never every snapshot's: the kernel looks the
+	// name up before each mkdir of a snapshot, and a run of an agent's
+	// checkpoints can hold thousands.
+	if d.runsOnly() {
+		return d.runNode(ctx, name, out), 0
 	}
-	if s, ok := snaps[name]; ok && !d.runsOnly() {
+	s, err := d.hist.ResolveSnapshot(ctx, full)
+	if err == nil {
 		return d.snapNode(ctx, s, out), 0
 	}
-	if slices.Contains(runs, name) || (d.runsOnly() && !strings.Contains(name, "/")) {
-		r := &snapDir{root: d.root, hist: d.hist, top: d.top, run: name}
-		r.fill(&out.Attr)
-		out.SetEntryTimeout(d.root.opts.EntryTimeout)
-		out.SetAttrTimeout(d.root.opts.AttrTimeout)
-		return d.NewInode(ctx, r, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: out.Attr.Ino}), 0
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, d.root.pastErrno("snapshot "+full, err)
+	}
+	if d.run != "" {
+		return nil, syscall.ENOENT
+	}
+	if run, err := d.hist.IsRun(ctx, name); err != nil {
+		return nil, d.root.pastErrno("snapshots", err)
+	} else if run {
+		return d.runNode(ctx, name, out), 0
 	}
 	return nil, syscall.ENOENT
+}
+
+// runNode is the directory of run name's checkpoints.
+func (d *snapDir) runNode(ctx context.Context, name string, out *fuse.EntryOut) *gofs.Inode {
+	r := &snapDir{root: d.root, hist: d.hist, top: d.top, run: name}
+	r.fill(&out.Attr)
+	out.SetEntryTimeout(d.root.opts.EntryTimeout)
+	out.SetAttrTimeout(d.root.opts.AttrTimeout)
+	return d.NewInode(ctx, r, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: out.Attr.Ino})
 }
 
 // snapNode is the root of snapshot s's namespace. Its name may be removed

@@ -150,8 +150,18 @@ func (s *Store) runClash(ctx context.Context, name string) (bool, error) {
 // isRun reports whether name is a run's: a directory store refuses a
 // LoadSys of it (a directory of records), and it is no snapshot.
 func (s *Store) isRun(ctx context.Context, name string) bool {
-	ents, err := s.sys.ListSys(ctx, snapshotPrefix+name+"/")
-	return err == nil && len(ents) > 0
+	ok, err := s.IsRun(ctx, name)
+	return err == nil && ok
+}
+
+// IsRun reports whether run has a checkpoint (a snapshot RUN/STEP): one
+// listing of that run's records, not of every snapshot.
+func (s *Store) IsRun(ctx context.Context, run string) (bool, error) {
+	ents, err := s.sys.ListSys(ctx, snapshotPrefix+run+"/")
+	if err != nil {
+		return false, fmt.Errorf("history: run %s: %w", run, err)
+	}
+	return len(ents) > 0, nil
 }
 
 // Snapshots returns every named snapshot, sorted by name.

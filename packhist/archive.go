@@ -323,10 +323,11 @@ func (a *Archiver) checkBaseline(ctx context.Context, b baseline) error {
 	if err := a.scrubGaps(ctx); err != nil {
 		return err
 	}
-	r := newReplay(a.opts.Prefixes)
-	if err := replayLog(ctx, a.log, b.head, r.apply); err != nil {
+	r, from := a.resumeReplay(ctx, b.head)
+	if err := replayRange(ctx, a.log, from, b.head, r.apply); err != nil {
 		return err
 	}
+	a.keepReplay(ctx, r, from, b.head)
 	now := make(map[string]bool, len(b.entries))
 	var gaps []string
 	for _, e := range b.entries {

@@ -27,6 +27,9 @@
 //	packhist/g/<seq, 20 digits> {"seq":N,"keys":[...]}: pack sources the
 //	                            store held at an open whose log head was
 //	                            N that the log does not explain (a gap)
+//	packhist/baseline          the pack sources' state at the seq the
+//	                            last check at open replayed the log to
+//	                            (baseline.go): the next replays from it
 //
 // A Record is written for each write, rename (under the new key) and attr
 // event of a pack source; a delete needs none (the log says it). The
