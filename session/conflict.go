@@ -41,6 +41,9 @@ type conflictState struct {
 	// key next, whose save expects that version. A flush that saves or
 	// deletes the key forgets it.
 	replaced map[string]replacedBase
+	// attempts holds, per key, what failed flushes sent whose outcome
+	// the store has not shown yet (attempt.go).
+	attempts map[string][]attempt
 }
 
 // replacedBase is the merge base of a replaced file (conflictState.replaced).
@@ -263,6 +266,9 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 	r := resolved{key: key, theirs: theirs}
 	v := backend.VersionOf(theirs.Info)
 	f, have := c.mu.tree.files[key]
+	if c.ownAttemptLocked(cf, f, have, theirs) {
+		return r, false // our own write: no other writer's to resolve
+	}
 	switch {
 	case cf.Delete:
 		if have {
@@ -492,6 +498,7 @@ func (c *Context) loadCleanLocked(e backend.Entry) (*file, bool, error) {
 	f.base = backend.VersionOf(e.Info)
 	delete(c.mu.conflict.bases, e.Key)
 	delete(c.mu.conflict.replaced, e.Key)
+	delete(c.mu.conflict.attempts, e.Key)
 	delete(c.mu.pending.removed, e.Key)
 	delete(c.mu.pending.dirty, f)
 	c.keepMergeBaseLocked(f, f.shareRLocked(), f.xattrs, f.mode)

@@ -124,6 +124,7 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 		return err // a conflict: nothing was written
 	}
 	c.mu.Lock()
+	c.keepAttemptsLocked(p, res.failed)
 	out := c.commitLocked(p, res)
 	c.mu.Unlock()
 	if out.allFailed {
@@ -368,6 +369,7 @@ func (c *Context) commitLocked(p *flushPlan, res flushResult) flushCommit {
 			delete(c.mu.pending.removed, k)
 			delete(c.mu.conflict.bases, k)
 			delete(c.mu.conflict.replaced, k)
+			delete(c.mu.conflict.attempts, k)
 			// The store holds none of memfs's versions of k any more:
 			// whatever appears there next is another writer's.
 			c.mu.echo.forgetLocked(k)
@@ -444,6 +446,7 @@ func (c *Context) commitFilesLocked(p *flushPlan) {
 	for i, s := range p.saved {
 		e := p.entries[i]
 		c.mu.echo.savedLocked(e.Key, stampOf(e.Info))
+		delete(c.mu.conflict.attempts, e.Key) // the store holds this save
 		if f, ok := c.mu.tree.files[e.Key]; !ok || f != s.f {
 			c.leftDuringFlushLocked(e)
 		} else {

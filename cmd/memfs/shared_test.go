@@ -133,24 +133,36 @@ func TestSharedVisibility(t *testing.T) {
 }
 
 // appendLines appends n lines "tag-i" to path, one write each, and fsyncs
-// every syncEvery lines; it returns the first error.
-func appendLines(path, tag string, n, syncEvery int) error {
+// every syncEvery lines and after the last. A line is acknowledged once an
+// fsync after its write returned 0: acked is how many lines were (the
+// first acked). An fsync that fails with EIO (the store timed out: on a
+// loaded machine etcd may take longer than the mounts' 1 s) acknowledges
+// nothing, and the writer goes on, as a program that retries does;
+// syncErrs are those failures. err is the first failure of another kind,
+// which ends the writer.
+func appendLines(path, tag string, n, syncEvery int) (acked int, syncErrs []error, err error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	defer f.Close()
 	for i := range n {
 		if _, err := fmt.Fprintf(f, "{\"w\":%q,\"i\":%d}\n", tag, i); err != nil {
-			return fmt.Errorf("%s line %d: %w", tag, i, err)
+			return acked, syncErrs, fmt.Errorf("%s line %d: %w", tag, i, err)
 		}
-		if (i+1)%syncEvery == 0 {
-			if err := f.Sync(); err != nil {
-				return fmt.Errorf("%s fsync after line %d: %w", tag, i, err)
-			}
+		if (i+1)%syncEvery != 0 && i+1 != n {
+			continue
+		}
+		switch err := f.Sync(); {
+		case err == nil:
+			acked = i + 1
+		case errors.Is(err, syscall.EIO):
+			syncErrs = append(syncErrs, fmt.Errorf("%s fsync after line %d: %w", tag, i, err))
+		default:
+			return acked, syncErrs, fmt.Errorf("%s fsync after line %d: %w", tag, i, err)
 		}
 	}
-	return f.Sync()
+	return acked, syncErrs, nil
 }
 
 // storeLines counts the lines of every file under dir/memory whose name
@@ -180,8 +192,10 @@ func storeLines(t *testing.T, dir, prefix string) map[string]int {
 }
 
 // (b) 4 writers on each mount append 1,000 lines each to one JSONL file,
-// with fsyncs: after both unmount, every line is there (merge), or in the
-// file or its conflict copies (keep-both).
+// with fsyncs: after both unmount, every line is there, once (merge), or in
+// the file or its conflict copies (keep-both). An fsync may fail under load
+// (EIO: the mounts' etcd timeout is 1 s); the writer goes on, and its lines
+// are acknowledged by a later fsync, or by the clean unmount.
 func TestSharedConcurrentAppends(t *testing.T) {
 	lines := 1000
 	if raceDetector {
@@ -193,23 +207,30 @@ func TestSharedConcurrentAppends(t *testing.T) {
 			env := sharedEnv(t)
 			a, b := twoMounts(t, store, env, "--on-conflict", policy)
 			var wg sync.WaitGroup
-			errs := make(chan error, 8)
+			var mu sync.Mutex
+			acked := make(map[string]int) // per writer: its lines acknowledged
+			var syncErrs []error
 			for _, m := range []*memfsProc{a, b} {
 				for w := range 4 {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						tag := fmt.Sprintf("%s%d", filepath.Base(m.mnt), w)
-						errs <- appendLines(filepath.Join(m.mnt, "memory", "log.jsonl"), tag, lines, 50)
-					}()
+					tag := fmt.Sprintf("%s%d", filepath.Base(m.mnt), w)
+					wg.Go(func() {
+						n, serrs, err := appendLines(filepath.Join(m.mnt, "memory", "log.jsonl"), tag, lines, 50)
+						if err != nil {
+							t.Error(err)
+						}
+						mu.Lock()
+						acked[tag] = n
+						syncErrs = append(syncErrs, serrs...)
+						mu.Unlock()
+					})
 				}
 			}
 			wg.Wait()
-			close(errs)
-			for err := range errs {
-				if err != nil {
-					t.Error(err)
-				}
+			if len(syncErrs) > 0 {
+				// Not a failure: an fsync that got EIO acknowledged
+				// nothing, and a later one (or the unmount) saves the
+				// lines.
+				t.Logf("%d fsyncs failed with EIO, e.g. %v", len(syncErrs), syncErrs[0])
 			}
 			for _, m := range []*memfsProc{a, b} {
 				if err := m.terminate(t); err != nil {
@@ -218,25 +239,31 @@ func TestSharedConcurrentAppends(t *testing.T) {
 			}
 			c := startMount(t, store, filepath.Join(t.TempDir(), "c"), env)
 			count := storeLines(t, c.mnt, "log")
-			var missing, twice []string
+			// Every line was written; those whose fsync failed are
+			// acknowledged by the clean unmount (memfs exits 0 only
+			// when its last flush saved everything).
+			var missing, unacked, twice []string
 			for _, m := range []string{"a", "b"} {
 				for w := range 4 {
+					tag := fmt.Sprintf("%s%d", m, w)
 					for i := range lines {
-						l := fmt.Sprintf("{\"w\":\"%s%d\",\"i\":%d}", m, w, i)
-						switch count[l] {
-						case 0:
+						l := fmt.Sprintf("{\"w\":\"%s\",\"i\":%d}", tag, i)
+						switch {
+						case count[l] == 0 && i < acked[tag]:
 							missing = append(missing, l)
-						case 1:
-						default:
-							if policy == "merge" {
-								twice = append(twice, l)
-							}
+						case count[l] == 0:
+							unacked = append(unacked, l)
+						case count[l] > 1 && policy == "merge":
+							twice = append(twice, l)
 						}
 					}
 				}
 			}
+			if len(unacked) > 0 {
+				t.Errorf("%d of %d lines whose fsync failed lost after a clean unmount, e.g. %v", len(unacked), 8*lines, unacked[:min(5, len(unacked))])
+			}
 			if len(missing) > 0 {
-				t.Errorf("%d of %d lines lost, e.g. %v", len(missing), 8*lines, missing[:min(5, len(missing))])
+				t.Errorf("%d of %d acknowledged lines lost, e.g. %v", len(missing), 8*lines, missing[:min(5, len(missing))])
 			}
 			if len(twice) > 0 {
 				t.Errorf("%d lines merged twice, e.g. %v", len(twice), twice[:min(5, len(twice))])
