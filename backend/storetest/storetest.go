@@ -116,6 +116,7 @@ func RunWith(t *testing.T, open Opener, opts Options) {
 		{"MissingKeys", s.testMissingKeys},
 		{"FileAsDirectory", s.testFileAsDirectory},
 		{"InvalidKeys", s.testInvalidKeys},
+		{"LongKeys", s.testLongKeys},
 		{"Dotfiles", s.testDotfiles},
 		{"ReservedKeys", s.testReservedKeys},
 		{"NoRetain", s.testNoRetain},
