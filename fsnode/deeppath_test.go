@@ -15,6 +15,8 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/memstore"
+	"github.com/memfs/memfs/fsnode"
+	"github.com/memfs/memfs/history"
 	"github.com/memfs/memfs/session"
 )
 
@@ -180,5 +182,36 @@ func TestPosixDeepRelativePath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The history of a key deeper than PATH_MAX is in the mount like any
+// other's: .memfs/history/KEY/SEQ, reached one segment at a time, holds
+// each version (issue 36: the history path of a deep key is deeper still).
+func TestHistoryOfADeepKey(t *testing.T) {
+	st := newDirStore(t, t.TempDir())
+	h := newTestHistory(t, st)
+	uid := uint32(os.Getuid())
+	key := "memory/" + deepRel("file")
+	past := h.record(history.OpWrite, file(key, "past\n", 0o644, uid, 0))
+	h.record(history.OpWrite, file(key, "present\n", 0o644, uid, 1))
+	if err := st.Save(t.Context(), file(key, "present\n", 0o644, uid, 1)); err != nil {
+		t.Fatal(err)
+	}
+	m := mount(t, st, mountConfig{fopts: fsnode.Options{History: h}})
+	h.mu.Lock()
+	h.c = m.c
+	h.mu.Unlock()
+	r, err := os.OpenRoot(m.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if b, err := r.ReadFile(key); err != nil || string(b) != "present\n" {
+		t.Fatalf("the deep key: %q, %v", b, err)
+	}
+	p := ".memfs/history/" + key + "/" + ver(past)
+	if b, err := r.ReadFile(p); err != nil || string(b) != "past\n" {
+		t.Fatalf("its past version at a path of %d bytes: %q, %v", len(p), b, err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path"
 	"strings"
 	"testing"
 )
@@ -74,4 +75,71 @@ func TestDeepKeyOverTheStoresLimit(t *testing.T) {
 	if err == nil || !strings.Contains(errOut+err.Error(), "etcd store's limit of 32768 bytes") {
 		t.Fatalf("import of a key of %d bytes into etcd = %v\n%s\nwant the limit named", len(key), err, errOut)
 	}
+}
+
+// A deep key closed but not flushed survives kill -9 through the journal
+// (its record holds a key of 16 KiB), and a clean remount after the
+// replay keeps it (issue 36).
+func TestCrashKill9KeepsDeepKeys(t *testing.T) {
+	t.Parallel()
+	for name, newStore := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store := newStore()
+			mnt := t.TempDir()
+			p := startMount(t, store, mnt, nil)
+			key := deepKey(16<<10, "closed.md")
+			dir, _ := path.Split(key)
+			withRoot(t, mnt, func(r *os.Root) {
+				if err := r.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.WriteFile(key, []byte("closed, never flushed\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.Chmod(key, 0o640); err != nil {
+					t.Fatal(err)
+				}
+			})
+			p.kill9(t)
+			p2 := startMount(t, store, mnt, nil)
+			if !strings.Contains(p2.log.String(), "replaying the journal") {
+				t.Errorf("remount did not replay a journal:\n%s", p2.log)
+			}
+			checkDeep := func(when string) {
+				t.Helper()
+				withRoot(t, mnt, func(r *os.Root) {
+					b, err := r.ReadFile(key)
+					fi, serr := r.Lstat(key)
+					if err != nil || serr != nil || string(b) != "closed, never flushed\n" || fi.Mode().Perm() != 0o640 {
+						t.Fatalf("%s: the deep file: %q, %v, %v, %v", when, b, fi, err, serr)
+					}
+				})
+			}
+			checkDeep("after kill -9 and replay")
+			if err := p2.terminate(t); err != nil {
+				t.Fatalf("exit: %v\n%s", err, p2.log)
+			}
+			p3 := startMount(t, store, mnt, nil)
+			checkDeep("after a clean remount")
+			if err := p3.terminate(t); err != nil {
+				t.Fatalf("exit: %v\n%s", err, p3.log)
+			}
+			if got := mustRun(t, "", "cat", "--store", store, key); got != "closed, never flushed\n" {
+				t.Fatalf("cat from the store = %q", got)
+			}
+		})
+	}
+}
+
+// withRoot runs fn with an os.Root of dir: every access through it is
+// one segment at a time, so paths under it may be longer than PATH_MAX.
+func withRoot(t *testing.T, dir string, fn func(r *os.Root)) {
+	t.Helper()
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fn(r)
 }
