@@ -1,6 +1,7 @@
 package memfs
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/memfs/memfs/backend"
@@ -20,12 +23,13 @@ import (
 // An ImportPlan is what ScanImport found under a directory: the names to
 // import, directories before what they hold.
 type ImportPlan struct {
+	src   string
 	nodes []importNode
 }
 
 // importNode is one name found under the imported directory.
 type importNode struct {
-	path string // on disk
+	rel  string // on disk, under the imported directory
 	key  string
 	info backend.Info
 	ino  [2]uint64 // (dev, ino) of a non-directory with more than one name
@@ -36,38 +40,53 @@ type importNode struct {
 // cannot be imported is reported on t: a name that is no valid key, is
 // reserved for memfs's own files, or cannot be read; a transient editor
 // file is left out with a note. A dir store's own files (src is a dir
-// store's root) are left out silently. The error is src's own.
+// store's root) are left out silently. The error is src's own. The walk
+// goes through an os.Root, one segment at a time, so a tree deeper than
+// PATH_MAX (keys have no limit) is read whole.
 func ScanImport(src, prefix string, t *tree.Tally) (*ImportPlan, error) {
-	_, err := os.Lstat(filepath.Join(src, backend.DirMarker))
+	root, err := os.OpenRoot(src)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	_, err = root.Lstat(backend.DirMarker)
 	dirStore := err == nil
-	p := &ImportPlan{}
-	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+	p := &ImportPlan{src: src}
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		f, err := root.Open(cmp.Or(dir, "."))
 		if err != nil {
-			if path == src {
-				return err
+			return err
+		}
+		ents, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, d := range ents {
+			rel := backend.Join(dir, d.Name())
+			n, ok := scanNode(root, src, rel, prefix, dirStore, t)
+			if !ok || !d.IsDir() {
+				if ok {
+					p.nodes = append(p.nodes, n)
+				}
+				continue
 			}
-			t.Fail("import: %s: %v; skipped", names.Show(path), err)
-			return nil
-		}
-		if path == src {
-			return nil
-		}
-		n, ok := scanNode(src, path, prefix, dirStore, t)
-		if ok {
 			p.nodes = append(p.nodes, n)
-		} else if d.IsDir() {
-			return filepath.SkipDir
+			if err := walk(rel); err != nil {
+				t.Fail("import: %s: %v; skipped", names.Show(filepath.Join(src, rel)), err)
+			}
 		}
 		return nil
-	})
-	return p, err
+	}
+	return p, walk("")
 }
 
-// scanNode is the node of path under src, false when it is left out
-// (and reported on t).
-func scanNode(src, path, prefix string, dirStore bool, t *tree.Tally) (importNode, bool) {
-	rel, _ := filepath.Rel(src, path)
-	rel = filepath.ToSlash(rel)
+// scanNode is the node rel of root (the directory src), false when it is
+// left out (and reported on t).
+func scanNode(root *os.Root, src, rel, prefix string, dirStore bool, t *tree.Tally) (importNode, bool) {
+	path := filepath.Join(src, rel) // for messages
 	key := backend.Join(prefix, rel)
 	switch {
 	case dirStore && backend.IsReserved(rel):
@@ -83,7 +102,7 @@ func scanNode(src, path, prefix string, dirStore bool, t *tree.Tally) (importNod
 		t.Fail("import: %s: %v; skipped", names.Show(path), err)
 		return importNode{}, false
 	}
-	info, st, err := tree.NodeInfo(path)
+	info, st, err := tree.NodeInfoAt(root, rel)
 	if err == nil {
 		err = backend.ValidateXAttrs(info.XAttrs)
 	}
@@ -91,7 +110,7 @@ func scanNode(src, path, prefix string, dirStore bool, t *tree.Tally) (importNod
 		t.Fail("import: %s: %v; skipped", names.Show(path), err)
 		return importNode{}, false
 	}
-	n := importNode{path: path, key: key, info: info}
+	n := importNode{rel: rel, key: key, info: info}
 	if !info.Mode.IsDir() && st.Nlink > 1 {
 		n.ino = [2]uint64{uint64(st.Dev), uint64(st.Ino)}
 	}
@@ -110,6 +129,12 @@ func (f *FS) Import(ctx context.Context, plan *ImportPlan, t *tree.Tally, progre
 	}
 	progress.Start(len(plan.nodes))
 	defer progress.Done()
+	root, err := os.OpenRoot(plan.src)
+	if err != nil {
+		t.Fail("import: %s: %v", names.Show(plan.src), err)
+		return
+	}
+	defer root.Close()
 	nodes := plan.nodes
 	linkGroups(nodes)
 	linked := map[string]bool{}
@@ -121,8 +146,8 @@ func (f *FS) Import(ctx context.Context, plan *ImportPlan, t *tree.Tally, progre
 			progress.Add(1)
 			continue
 		}
-		if err := n.load(&e); err != nil {
-			t.Fail("import: %s: %v; skipped", names.Show(n.path), err)
+		if err := n.load(root, &e); err != nil {
+			t.Fail("import: %s: %v; skipped", names.Show(filepath.Join(plan.src, n.rel)), err)
 			continue
 		}
 		kind := backend.TypeName(n.info.Mode)
@@ -133,7 +158,7 @@ func (f *FS) Import(ctx context.Context, plan *ImportPlan, t *tree.Tally, progre
 			linked[l] = true
 		}
 		if err := f.c.Put(e); err != nil {
-			t.Fail("import: %s: %v; skipped", names.Show(n.path), err)
+			t.Fail("import: %s: %v; skipped", names.Show(filepath.Join(plan.src, n.rel)), err)
 			continue
 		}
 		t.Add(kind)
@@ -165,16 +190,16 @@ func linkGroups(nodes []importNode) {
 }
 
 // load reads the value of a file or a symlink into e.
-func (n *importNode) load(e *backend.Entry) error {
+func (n *importNode) load(root *os.Root, e *backend.Entry) error {
 	switch n.info.Mode.Type() {
 	case fs.ModeSymlink:
-		target, err := os.Readlink(n.path)
+		target, err := root.Readlink(n.rel)
 		if err != nil {
 			return err
 		}
 		e.Value = []byte(target)
 	case 0:
-		v, err := readRegular(n.path)
+		v, err := readRegular(root, n.rel)
 		if err != nil {
 			return err
 		}
@@ -206,10 +231,10 @@ func (f *FS) importDirs(dirs []backend.Entry, t *tree.Tally) {
 	}
 }
 
-// readRegular reads the regular file p, refusing anything that was put
-// in its place after the walk saw it.
-func readRegular(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// readRegular reads the regular file rel of root, refusing anything that
+// was put in its place after the walk saw it.
+func readRegular(root *os.Root, rel string) ([]byte, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

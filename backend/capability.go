@@ -10,7 +10,8 @@ import (
 // A Store has a small core (List, Load, Save, Delete, Close). What only some
 // stores can do is an optional capability, an interface of its own that a
 // caller finds by type assertion, as io/fs does for ReadDirFS: SysStore,
-// SysScanner, SysBatchSaver, Walker, Batcher, Versioned, Watcher and Spacer. A wrapper (errorstore) claims a
+// SysScanner, SysBatchSaver, Walker, Batcher, Versioned, Watcher, Spacer and
+// KeyLimiter (key.go). A wrapper (errorstore) claims a
 // capability only when the store it wraps has it. The conformance suite
 // (storetest) checks every capability a store claims.
 

@@ -17,7 +17,8 @@ var ErrKeyNotFound error = notFound{}
 var ErrInvalidKey = errors.New("invalid key")
 
 // ErrKeyTooLong is returned, together with ErrInvalidKey, for a key or a key
-// segment that is longer than MaxKeyLen or MaxSegmentLen.
+// segment that is longer than MaxSegmentLen or than the key limit of the
+// store (KeyLimit).
 var ErrKeyTooLong = errors.New("key too long")
 
 // ErrInvalidXAttr is returned for extended attributes a store cannot

@@ -6,25 +6,23 @@ import (
 	"unicode/utf8"
 )
 
-const (
-	// MaxKeyLen is the longest key, in bytes (Linux's PATH_MAX).
-	MaxKeyLen = 4096
-	// MaxSegmentLen is the longest key segment, in bytes (Linux's NAME_MAX).
-	MaxSegmentLen = 255
-)
+// MaxSegmentLen is the longest key segment, in bytes (Linux's NAME_MAX).
+// A key as a whole has no limit of its own: a process makes paths of any
+// depth (PATH_MAX bounds the path one syscall receives, and a working
+// directory deep in the mount makes a relative path of 4,095 bytes a key
+// longer still). A store that cannot hold every length says so
+// (KeyLimiter).
+const MaxSegmentLen = 255
 
 // ValidateKey reports whether key is a valid key: relative, slash-separated,
 // clean (no empty, "." or ".." segment, no leading or trailing slash), valid
-// UTF-8 without a control character (see IsControl; NUL included), each
-// segment at most MaxSegmentLen bytes and the whole at most MaxKeyLen bytes.
-// The error wraps ErrInvalidKey (and ErrKeyTooLong for length) and quotes
-// the key.
+// UTF-8 without a control character (see IsControl; NUL included), and each
+// segment at most MaxSegmentLen bytes. The error wraps ErrInvalidKey (and
+// ErrKeyTooLong for a segment's length) and quotes the key (a long one
+// shortened, see QuoteKey).
 func ValidateKey(key string) error {
 	if key == "" {
 		return invalid(key, "empty key", false)
-	}
-	if len(key) > MaxKeyLen {
-		return invalid(key[:64]+"...", fmt.Sprintf("longer than %d bytes", MaxKeyLen), true)
 	}
 	if !utf8.ValidString(key) {
 		return invalid(key, "not valid UTF-8", false)
@@ -70,9 +68,72 @@ func ValidateName(name string) error {
 
 func invalid(key, why string, tooLong bool) error {
 	if tooLong {
-		return fmt.Errorf("%w: %w: %q: %s", ErrInvalidKey, ErrKeyTooLong, key, why)
+		return fmt.Errorf("%w: %w: %s: %s", ErrInvalidKey, ErrKeyTooLong, QuoteKey(key), why)
 	}
-	return fmt.Errorf("%w: %q: %s", ErrInvalidKey, key, why)
+	return fmt.Errorf("%w: %s: %s", ErrInvalidKey, QuoteKey(key), why)
+}
+
+// quotedKeyMax is the longest key QuoteKey quotes whole.
+const quotedKeyMax = 200
+
+// QuoteKey quotes key for an error or a log line: whole up to 200 bytes,
+// a longer one (a key may be tens of KiB) as its first and last 64 bytes
+// and its length, so that one deep key does not flood a terminal.
+func QuoteKey(key string) string {
+	if len(key) <= quotedKeyMax {
+		return fmt.Sprintf("%q", key)
+	}
+	head, tail := key[:64], key[len(key)-64:]
+	for !utf8.ValidString(head) && len(head) > 0 { // never cut a rune in two
+		head = head[:len(head)-1]
+	}
+	for !utf8.ValidString(tail) && len(tail) > 0 {
+		tail = tail[1:]
+	}
+	return fmt.Sprintf("%q...%q (%d bytes)", head, tail, len(key))
+}
+
+// KeyLimiter is a Store that cannot hold a key of every length (badger: its
+// key size limit; etcd: its request size). A store without it holds keys
+// of any length. Callers use KeyLimitOf.
+type KeyLimiter interface {
+	KeyLimit() KeyLimit
+}
+
+// KeyLimit is the longest key a store holds. The zero value is no limit.
+type KeyLimit struct {
+	Max   int    // the longest key, in bytes; 0: no limit
+	Store string // the store, for the error: "badger"
+	Why   string // what sets the limit, for the error
+}
+
+// KeyLimitOf returns s's KeyLimit, the zero KeyLimit (no limit) for a
+// store that is no KeyLimiter.
+func KeyLimitOf(s Store) KeyLimit {
+	if l, ok := s.(KeyLimiter); ok {
+		return l.KeyLimit()
+	}
+	return KeyLimit{}
+}
+
+// Check refuses a key longer than the limit with an error that wraps
+// ErrInvalidKey and ErrKeyTooLong (ENAMETOOLONG through a mount) and names
+// the store's limit and its reason.
+func (l KeyLimit) Check(key string) error {
+	if l.Max <= 0 || len(key) <= l.Max {
+		return nil
+	}
+	return invalid(key, fmt.Sprintf("%d bytes, over the %s store's limit of %d bytes for a key (%s)", len(key), l.Store, l.Max, l.Why), true)
+}
+
+// CheckEntries is Check of every entry's key.
+func (l KeyLimit) CheckEntries(entries []Entry) error {
+	for i := range entries {
+		if err := l.Check(entries[i].Key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Join joins a directory key and a name; dir "" is the root.

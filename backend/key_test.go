@@ -50,7 +50,9 @@ func TestValidateKey(t *testing.T) {
 		{strings.Repeat("x", 255), true, false},
 		{strings.Repeat("x", 256), false, true},
 		{strings.Repeat("abcdefgh/", 455) + "x", true, false},
-		{strings.Repeat("abcdefgh/", 456) + "x", false, true},
+		{strings.Repeat("abcdefgh/", 456) + "x", true, false}, // no limit on the whole (issue 36)
+		{strings.Repeat(strings.Repeat("s", 255)+"/", 256) + "x", true, false},
+		{strings.Repeat("s", 255) + "/" + strings.Repeat("s", 256) + "/x", false, true},
 	}
 	for _, tt := range tests {
 		err := backend.ValidateKey(tt.key)
@@ -90,5 +92,42 @@ func TestIsReserved(t *testing.T) {
 		if err := backend.CheckStoreKey(key); (err != nil) != want || want && !errors.Is(err, backend.ErrReserved) {
 			t.Errorf("CheckStoreKey(%q) = %v, want reserved %v", key, err, want)
 		}
+	}
+}
+
+func TestKeyLimit(t *testing.T) {
+	l := backend.KeyLimit{Max: 300, Store: "test", Why: "a test's limit"}
+	fits := strings.Repeat("s", 255) + "/" + strings.Repeat("f", 44)
+	if err := l.Check(fits); err != nil {
+		t.Fatalf("Check of %d bytes under a limit of 300: %v", len(fits), err)
+	}
+	over := fits + "x"
+	err := l.Check(over)
+	if !errors.Is(err, backend.ErrKeyTooLong) || !errors.Is(err, backend.ErrInvalidKey) {
+		t.Fatalf("Check of 301 bytes = %v, want ErrKeyTooLong and ErrInvalidKey", err)
+	}
+	// The message names the store, its limit and why, and never holds the
+	// whole key.
+	for _, want := range []string{"test store", "300 bytes", "a test's limit", "301 bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: want %q in it", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), over[:200]) {
+		t.Errorf("the error quotes the whole key: %v", err)
+	}
+	if err := (backend.KeyLimit{}).Check(strings.Repeat("x/", 1<<16) + "x"); err != nil {
+		t.Errorf("the zero KeyLimit refused a key: %v", err)
+	}
+}
+
+func TestQuoteKey(t *testing.T) {
+	if got := backend.QuoteKey("memory/a.md"); got != `"memory/a.md"` {
+		t.Errorf("QuoteKey of a short key = %s", got)
+	}
+	long := "é" + strings.Repeat("é/", 2000) + "end"
+	got := backend.QuoteKey(long)
+	if len(got) > 200 || !strings.Contains(got, "(6005 bytes)") || strings.Contains(got, `\x`) {
+		t.Errorf("QuoteKey of %d bytes = %s: want a short quote, whole runes, and the length", len(long), got)
 	}
 }

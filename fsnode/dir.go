@@ -62,11 +62,7 @@ func (d *dirNode) childKey(name string) (string, syscall.Errno) {
 	if err := backend.ValidateName(name); err != nil {
 		return "", toErrno(err)
 	}
-	key := backend.Join(k, name)
-	if len(key) > backend.MaxKeyLen {
-		return "", syscall.ENAMETOOLONG
-	}
-	return key, 0
+	return backend.Join(k, name), 0
 }
 
 func (d *dirNode) isRoot() bool { return d.EmbeddedInode() == d.root.EmbeddedInode() }

@@ -67,7 +67,7 @@
 //     A manifest is binary: in JSON and hex it would cost more per version
 //     than the chunks an append adds.
 //   - Versions under a hash of the key: every name has one short length
-//     (a key may be 4096 bytes, the most a record name may be), and a key
+//     (a key may be tens of KiB, longer than a record name may be), and a key
 //     never makes a directory of another key's records on a directory
 //     store ("a" and "a/b"). Seqs are zero-padded, so a key's versions are
 //     one prefix listing in seq order ([Store.Versions]: a listing and a

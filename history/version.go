@@ -138,7 +138,7 @@ func validVersionOp(op string) bool {
 
 // keyHash names a key in record names: 128 bits of its SHA-256, so that
 // every record name has one short length whatever the key (a key may be
-// 4096 bytes, the longest a record name may be) and a key never names a
+// tens of KiB, longer than a record name may be) and a key never names a
 // directory of another's records on a directory store ("a/b" under "a").
 func keyHash(key string) string {
 	s := sha256.Sum256([]byte(key))

@@ -245,8 +245,9 @@ func (c *Context) renameDirLocked(srcD, dstD *dir, dstIsDir bool, oldKey, newKey
 				return false, nil
 			}
 			// A longer directory name can push a deep key past the
-			// limit; the store would refuse it and every flush with it.
-			if err := backend.ValidateKey(newKey + k[len(oldKey):]); err != nil {
+			// store's limit; the store would refuse it and every flush
+			// with it.
+			if err := c.keyLimit.Check(newKey + k[len(oldKey):]); err != nil {
 				return false, err
 			}
 			moved = append(moved, k)
@@ -255,6 +256,9 @@ func (c *Context) renameDirLocked(srcD, dstD *dir, dstIsDir bool, oldKey, newKey
 	var subdirs []string
 	for k := range c.mu.tree.dirs {
 		if strings.HasPrefix(k, prefix) {
+			if err := c.keyLimit.Check(newKey + k[len(oldKey):]); err != nil {
+				return false, err // an empty directory is a key too
+			}
 			subdirs = append(subdirs, k)
 		}
 	}

@@ -205,9 +205,10 @@ func (f *file) storedUnder(key string) bool {
 
 // Context is the session cache over one store. See the package doc.
 type Context struct {
-	store     backend.Store // immutable after NewContext
-	opts      Options       // immutable after NewContext
-	transient transientSet  // Options.Transient, or the default
+	store     backend.Store    // immutable after NewContext
+	keyLimit  backend.KeyLimit // the store's, immutable after NewContext
+	opts      Options          // immutable after NewContext
+	transient transientSet     // Options.Transient, or the default
 	log       *slog.Logger
 	now       func() time.Time
 	euid      uint32 // the process's effective uid (sameNode)
@@ -256,11 +257,12 @@ type Context struct {
 // the store.
 func NewContext(store backend.Store, opts Options) *Context {
 	c := &Context{
-		store: store,
-		opts:  opts,
-		euid:  uint32(os.Geteuid()),
-		log:   opts.Logger,
-		now:   opts.Now,
+		store:    store,
+		keyLimit: backend.KeyLimitOf(store),
+		opts:     opts,
+		euid:     uint32(os.Geteuid()),
+		log:      opts.Logger,
+		now:      opts.Now,
 	}
 	c.mu.tree = namespace{files: make(map[string]*file), dirs: make(map[string]*dir)}
 	c.mu.pending = pendingState{dirty: make(map[*file]struct{}), ddirty: make(map[*dir]struct{}),
@@ -762,9 +764,14 @@ func (c *Context) attrWritable(op, key string) error {
 }
 
 // creatable is writable for a change that may give key a new name: the
-// name must not contain a secret.
+// name must not contain a secret, and the store must hold a key that long
+// (its KeyLimit: refused now, with ENAMETOOLONG through a mount, rather
+// than by every flush).
 func (c *Context) creatable(op, key string) error {
 	if err := c.writable(op, key); err != nil {
+		return err
+	}
+	if err := c.keyLimit.Check(key); err != nil {
 		return err
 	}
 	return c.checkName(op, key)

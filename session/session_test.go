@@ -19,8 +19,10 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
@@ -850,20 +852,55 @@ func TestJournalAndRecoveryAreRedacted(t *testing.T) {
 }
 
 func TestRenameDirectoryRefusesKeysTooLong(t *testing.T) {
-	c := session.NewContext(openStore(t, t.TempDir()), session.Options{})
-	deep := strings.Repeat("abcdefgh/", 452) + "leaf.md" // 4,075 bytes: "d/" + it fits, the new name does not
+	st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	c := session.NewContext(st, session.Options{})
+	limit := st.KeyLimit().Max
+	// A file whose key is 10 bytes under badger's limit: "d" renamed to
+	// a name 20 bytes longer pushes it past.
+	seg := strings.Repeat("s", backend.MaxSegmentLen)
+	deep := strings.Repeat(seg+"/", (limit-10-len("d/")-1)/256)
+	deep += strings.Repeat("f", limit-10-len("d/")-len(deep))
 	if err := c.Set("d/"+deep, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	err := c.Rename(t.Context(), "d", "a-much-longer-directory-name", 0)
-	if !errors.Is(err, backend.ErrKeyTooLong) {
-		t.Fatalf("Rename that pushes a key past %d bytes = %v, want ErrKeyTooLong", backend.MaxKeyLen, err)
+	if len("d/"+deep) != limit-10 {
+		t.Fatalf("the key is %d bytes, want %d", len("d/"+deep), limit-10)
+	}
+	long := strings.Repeat("n", 21)
+	err = c.Rename(t.Context(), "d", long, 0)
+	if !errors.Is(err, backend.ErrKeyTooLong) || !strings.Contains(err.Error(), fmt.Sprint(limit)) {
+		t.Fatalf("Rename that pushes a key past badger's %d bytes = %v, want ErrKeyTooLong naming the limit", limit, err)
 	}
 	if !c.Has("d/" + deep) {
 		t.Fatal("a refused rename moved the file")
 	}
+	// The rename that fits (a name 10 bytes longer) moves it.
+	if err := c.Rename(t.Context(), "d", strings.Repeat("n", 11), 0); err != nil {
+		t.Fatalf("a rename to the limit: %v", err)
+	}
 	if err := c.Flush(t.Context()); err != nil {
-		t.Fatalf("flush after the refused rename: %v", err)
+		t.Fatalf("flush after the rename: %v", err)
+	}
+	if _, err := st.Load(t.Context(), strings.Repeat("n", 11)+"/"+deep); err != nil {
+		t.Fatalf("the key of %d bytes in badger: %v", limit, err)
+	}
+}
+
+// A deep key is a key like any other where no store limit applies: a
+// memory store takes one longer than any store's limit (badger's 64,969
+// bytes), 274 directories deep.
+func TestDeepKeyHasNoLimitOfItsOwn(t *testing.T) {
+	c := session.NewContext(memstore.New(), session.Options{})
+	key := strings.Repeat(strings.Repeat("x", backend.MaxSegmentLen)+"/", 274) + "leaf.md"
+	if err := c.Set(key, []byte("deep")); err != nil {
+		t.Fatalf("Set of a key of %d bytes: %v", len(key), err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -45,7 +44,7 @@ func ExportEntries(ctx context.Context, dst string, entries []backend.Entry, loa
 	}
 	progress.Start(len(entries))
 	defer progress.Done()
-	x := &exporter{root: root, dst: dst, links: map[string]string{}, asRoot: opts.AsRoot, load: load}
+	x := &exporter{root: root, links: map[string]string{}, asRoot: opts.AsRoot, load: load}
 	var dirs []backend.Entry
 	for _, e := range entries {
 		kind := backend.TypeName(e.Info.Mode)
@@ -76,7 +75,6 @@ func ExportEntries(ctx context.Context, dst string, entries []backend.Entry, loa
 // *at calls on the parent's descriptor.
 type exporter struct {
 	root   *os.Root
-	dst    string
 	links  map[string]string // hard-link group -> the first name written
 	asRoot bool
 	load   func(key string) ([]byte, error) // the value of a file or symlink
@@ -189,7 +187,7 @@ func (x *exporter) attrs(e backend.Entry) error {
 		}
 		xattrs = nil
 	}
-	if err := SetXAttrs(filepath.Join(x.dst, filepath.FromSlash(e.Key)), xattrs); err != nil {
+	if err := SetXAttrsAt(x.root, e.Key, xattrs); err != nil {
 		return fmt.Errorf("%w (the target filesystem may not support user attributes)", err)
 	}
 	return nil

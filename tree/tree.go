@@ -131,6 +131,17 @@ func NodeInfo(path string) (backend.Info, *syscall.Stat_t, error) {
 	if err != nil {
 		return backend.Info{}, nil, err
 	}
+	info, st := infoOf(fi)
+	if info.Mode.Type() != fs.ModeSymlink {
+		if info.XAttrs, err = FileXAttrs(path); err != nil {
+			return backend.Info{}, nil, err
+		}
+	}
+	return info, st, nil
+}
+
+// infoOf is the Info that lstat's fi says, without attributes, and its stat.
+func infoOf(fi fs.FileInfo) (backend.Info, *syscall.Stat_t) {
 	st := fi.Sys().(*syscall.Stat_t)
 	info := backend.Info{
 		Mode:  backend.FileMode(st.Mode),
@@ -141,8 +152,24 @@ func NodeInfo(path string) (backend.Info, *syscall.Stat_t, error) {
 	if info.Mode&fs.ModeDevice != 0 {
 		info.Rdev = uint64(st.Rdev)
 	}
+	return info, st
+}
+
+// NodeInfoAt is NodeInfo of the node rel of root, however deep: the root
+// walks rel one segment at a time, never following a symlink.
+func NodeInfoAt(root *os.Root, rel string) (backend.Info, *syscall.Stat_t, error) {
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		return backend.Info{}, nil, err
+	}
+	info, st := infoOf(fi)
 	if info.Mode.Type() != fs.ModeSymlink {
-		if info.XAttrs, err = FileXAttrs(path); err != nil {
+		p, done, err := procPath(root, rel)
+		if err != nil {
+			return backend.Info{}, nil, err
+		}
+		defer done()
+		if info.XAttrs, err = xattrsOf(p, unix.Listxattr, unix.Getxattr); err != nil {
 			return backend.Info{}, nil, err
 		}
 	}
@@ -152,8 +179,14 @@ func NodeInfo(path string) (backend.Info, *syscall.Stat_t, error) {
 // FileXAttrs reads the user.* attributes of path (not following a
 // symlink); nil when it has none, or its filesystem keeps none.
 func FileXAttrs(path string) (map[string][]byte, error) {
+	return xattrsOf(path, unix.Llistxattr, unix.Lgetxattr)
+}
+
+// xattrsOf is FileXAttrs with the list and get calls given: the l-calls
+// for a path, the following ones for a /proc/self/fd path.
+func xattrsOf(path string, list func(string, []byte) (int, error), get func(string, string, []byte) (int, error)) (map[string][]byte, error) {
 	buf := make([]byte, 4096)
-	n, err := unix.Llistxattr(path, buf)
+	n, err := list(path, buf)
 	if errors.Is(err, unix.ENOTSUP) || n == 0 {
 		return nil, nil
 	}
@@ -166,7 +199,7 @@ func FileXAttrs(path string) (map[string][]byte, error) {
 			continue
 		}
 		v := make([]byte, 4096)
-		m, err := unix.Lgetxattr(path, name, v)
+		m, err := get(path, name, v)
 		if errors.Is(err, unix.ENODATA) {
 			continue
 		}

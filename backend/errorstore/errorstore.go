@@ -86,6 +86,7 @@ type InjectFunc func(op Op, keys []string) error
 type Store interface {
 	backend.Store
 	backend.Walker
+	backend.KeyLimiter
 	// SetInject replaces the inject function; nil lets everything
 	// through.
 	SetInject(fn InjectFunc)
@@ -190,6 +191,10 @@ func build(w *wrapper, c caps) Store {
 	}
 	return w
 }
+
+// KeyLimit is the wrapped store's (backend.KeyLimiter): every wrapper
+// claims it, since no limit (the zero KeyLimit) is an answer too.
+func (w *wrapper) KeyLimit() backend.KeyLimit { return backend.KeyLimitOf(w.Store) }
 
 // SetInject replaces the inject function; nil lets everything through.
 func (w *wrapper) SetInject(fn InjectFunc) {

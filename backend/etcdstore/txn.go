@@ -70,7 +70,7 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 	if len(expect) != len(entries) {
 		return nil, fmt.Errorf("etcdstore: SaveIf: %d entries, %d versions", len(entries), len(expect))
 	}
-	if err := backend.ValidateEntries(entries); err != nil {
+	if err := s.validEntries(entries); err != nil {
 		return nil, fmt.Errorf("etcdstore: save: %w", err)
 	}
 	if err := s.begin(ctx, "save"); err != nil {
@@ -116,7 +116,7 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 // and values (values over 64 KiB count only their chunk list: their
 // chunks are written before the transaction).
 func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, error) {
-	if err := backend.ValidateBatch(b); err != nil {
+	if err := s.validBatch(b); err != nil {
 		return nil, fmt.Errorf("etcdstore: apply: %w", err)
 	}
 	if err := s.begin(ctx, "apply"); err != nil {

@@ -116,6 +116,7 @@ func RunWith(t *testing.T, open Opener, opts Options) {
 		{"MissingKeys", s.testMissingKeys},
 		{"FileAsDirectory", s.testFileAsDirectory},
 		{"InvalidKeys", s.testInvalidKeys},
+		{"LongKeys", s.testLongKeys},
 		{"Dotfiles", s.testDotfiles},
 		{"ReservedKeys", s.testReservedKeys},
 		{"NoRetain", s.testNoRetain},
@@ -416,7 +417,7 @@ func invalidKeys() []string {
 		// Control characters: a terminal would act on them when memfs
 		// prints the name (ESC sequences), or a line would split in two.
 		"new\nline", "esc\x1b]0;title\a", "dir\x01/a", "del\x7f", "c1\u009b31m",
-		strings.Repeat("abcdefgh/", 456) + "x",
+		strings.Repeat("abcdefgh/", 456) + strings.Repeat("n", 256), // deep, and its last segment too long
 	}
 }
 
