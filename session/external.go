@@ -338,6 +338,11 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		key := e.Key
 		conflict = ConflictKey(key, c.now())
 		e.Key = conflict
+		// The copy is a node of its own: their name may be one of a
+		// node's several (another program's ln over ours), and the
+		// copy must not join that node in the session, which the store
+		// never made.
+		e.Info.Link = ""
 		if err := c.put(e); err != nil {
 			return "", err
 		}
