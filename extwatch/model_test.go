@@ -377,9 +377,11 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 	st, err := dirstore.Open(dir)
 	must(t, err)
 	defer st.Close()
-	c := session.NewContext(st, session.Options{})
+	lg := slog.New(slog.NewTextHandler(tlogWriter{t, "s"}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := session.NewContext(st, session.Options{Logger: lg})
 	must(t, c.Bootstrap(t.Context(), ""))
-	w, err := extwatch.Start(st, c, extwatch.Options{Debounce: 10 * time.Millisecond})
+	w, err := extwatch.Start(st, c, extwatch.Options{Debounce: 10 * time.Millisecond, Logger: lg,
+		OnProcessed: func(k string) { t.Logf("processed %s", k) }})
 	must(t, err)
 	defer w.Close()
 	names := []string{"n1.md", "n2.md", "n3.md"}
@@ -414,8 +416,10 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 			if op == 10 && !full {
 				op = 0 // see full
 			}
+			t.Logf("op %d: session %d %s (to %s)", i, op, k, to)
 			moved = sessionDirOp(t, c, rng, seed, i, k, to, op, claim)
 			if rng.IntN(3) == 0 {
+				t.Logf("flush")
 				must(t, c.Flush(t.Context()))
 			}
 		} else {
@@ -424,6 +428,7 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 			if op == 10 && !full {
 				op = 0 // see full
 			}
+			t.Logf("op %d: program %d %s (to %s)", i, op, k, to)
 			moved = programDirOp(rng, dir, i, k, to, op, claim)
 			if rng.IntN(4) == 0 {
 				time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // random timing against the watcher

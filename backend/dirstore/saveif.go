@@ -72,7 +72,7 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 			return nil, err
 		}
 		for j, i := range plainIdx {
-			entries[i].Info.CTime = plain[j].Info.CTime
+			entries[i].Info.CTime, entries[i].Info.Link = plain[j].Info.CTime, plain[j].Info.Link
 		}
 	}
 	b := s.newBatch(cond)
