@@ -275,6 +275,23 @@ func (x *External) Parts(key string, info backend.Info) (content, attrs bool) {
 	return content, !c.sameNode(mine, found)
 }
 
+// KnowsGroup reports whether the session holds a node of the store's
+// hard-link group id (Info.Link) under some name. A group it does not
+// know yet may have names it holds as nodes of their own (another
+// program linked one of its files: the store reports no change of the
+// name linked from), which a look at the store's listing finds.
+func (x *External) KnowsGroup(id string) bool {
+	c := x.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, f := range c.mu.tree.files {
+		if f.link != nil && f.link.id == id {
+			return true
+		}
+	}
+	return false
+}
+
 // Policy is the session's conflict policy (Options.OnConflict).
 func (x *External) Policy() ConflictPolicy { return x.c.opts.OnConflict }
 
