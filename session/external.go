@@ -146,11 +146,12 @@ func (x *External) Echo(key string, info backend.Info) bool {
 
 // ApplyDir makes directory key, as another writer made it or
 // changed its mode, owner or attributes (info), the session's: clean (the
-// store has it), with the kernel told. A directory whose attributes have
-// unflushed changes in the session keeps them, but for its permissions:
-// the most restrictive of both (the intersection of the bits) wins, so
-// that another writer's chmod that closes a directory is never undone by
-// this one's flush; the log says so. A file where the directory goes is
+// store has it), with the kernel told. A directory with unflushed changes
+// in the session (its own attributes, or its entries) takes theirs by the
+// rule of a file's metadata (MergeMeta): the most restrictive mode (the
+// intersection of the bits, so that another writer's chmod that closes a
+// directory is never undone by this one's flush; the log says so), their
+// owner, and the attributes of both (ours where both set one). A file where the directory goes is
 // left as it is (the next flush meets the conflict).
 func (x *External) ApplyDir(key string, info backend.Info) error {
 	c := x.c
@@ -179,8 +180,21 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 		return nil
 	}
 	if d.gen != 0 {
+		// The rule of a file's metadata (mergeMetaLocked): the most
+		// restrictive mode, their owner, the attributes of both (ours
+		// where both set one). A directory is dirty as soon as an
+		// entry in it changes: its next save must not put back an
+		// owner another writer changed.
 		ours, theirs := d.mode, backend.PermBits(info.Mode)
 		d.mode = ours & theirs
+		d.uid, d.gid = info.UID, info.GID
+		x := d.xattrs
+		for name, v := range info.XAttrs {
+			if _, mine := x.get(name); !mine {
+				x = x.with(name, v)
+			}
+		}
+		d.xattrs = x
 		d.base = backend.VersionOf(info)
 		c.mu.Unlock()
 		if d.mode != ours {
