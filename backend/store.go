@@ -77,7 +77,9 @@ type Info struct {
 	Rdev uint64
 	// Link names the hard-link group of the entry: entries with the same
 	// non-empty Link are one node under several names. "" for a node with
-	// one name.
+	// one name. A store that names groups itself (a directory store: by
+	// the node's inode) writes its name of a saved group into the
+	// caller's entries, as List and Load will give it.
 	Link string
 	// XAttrs holds the entry's extended attributes, all in the "user."
 	// namespace (see ValidateXAttrs), or nil when it has none.

@@ -479,9 +479,18 @@ func (w *Watcher) process(ctx context.Context, key string) {
 	if !ok {
 		return
 	}
+	newGroup := e.Info.Link != "" && !w.c.External().KnowsGroup(e.Info.Link)
 	e, redacted, dirty, ok := w.ingest(ctx, e)
 	if ok {
 		w.apply(e, redacted, dirty)
+	}
+	if newGroup {
+		// Another program linked a file: the store reports the new
+		// name, not the one it was linked from, which the session
+		// holds as a node of its own. The listing shows it in the
+		// group: a reconcile brings it in.
+		w.done.Add(1)
+		go w.reconcile(ctx)
 	}
 }
 

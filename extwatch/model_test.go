@@ -29,15 +29,18 @@ import (
 // The two-writer model test (issue 26, "Done when"): two sessions over
 // one etcd namespace, each following the other, make random content and
 // metadata changes (writes, chmod, chown, utimes, setxattr, removexattr,
-// removal, a name removed and made again; see mountOp for the changes of
-// names and types, which MEMFS_TWO_WRITER_FULL=1 adds) with random
+// removal, a name removed and made again, mkdir, rmdir, rename, hard
+// links, symlinks, a file in a directory; see mountOp) with random
 // flushes. Afterwards, both flushed, both views (every node: type, mode,
 // owner, mtime, link count, value or target, tags) and a fresh session's
 // must be equal. MEMFS_TWO_WRITER_SEED
 // sets the seed (default: the clock, printed); MEMFS_TWO_WRITER_OPS the
 // operations (default 200; a seventh of them for each of ten rounds on a
-// directory store). On the directory store, the last change made to each
-// name must be found at the end (see otherProgramModel).
+// directory store: about 15 s under -race on 2 loaded cores). On the
+// directory store, the last change made to each name must be found at
+// the end (see otherProgramModel). Watchers' inotify events for each
+// remote change are checked through real mounts: TestTwoWriterInotify
+// (cmd/memfs).
 func TestTwoWriterModel(t *testing.T) {
 	seed, ops := modelParams(t)
 	t.Logf("seed %d (rerun with MEMFS_TWO_WRITER_SEED=%d)", seed, seed)
@@ -87,20 +90,15 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 	}
 	sides := []*session.Context{start(open(), "a"), start(open(), "b")}
 	names := []string{"n1", "n2", "n3"}
-	// The changes of files' content and metadata; with
-	// MEMFS_TWO_WRITER_FULL=1, the changes of names and node types too
-	// (a name reused as a directory, rmdir, rename, hard link, symlink, a
-	// file in a directory). 64 full runs of 200 to 600 operations passed
-	// at 6be6877; since another writer's hard links join their group in
-	// the session (17a39e9), 5 of 42 failed (A lacks a file B made in a
-	// directory that replaced a name, fixed in 74c5184; a directory kept
-	// beside as a file, fixed in 468cdb8); after those, 1 of 20 (A has a
-	// file in a directory B lacks: issue 26), so they stay out of the
-	// default.
-	kinds := 8
-	if os.Getenv("MEMFS_TWO_WRITER_FULL") != "" {
-		kinds = 14
-	}
+	// The changes of files' content and metadata, and of names and node
+	// types (a name reused as a directory, rmdir, rename, hard link,
+	// symlink, a file in a directory): gated until round 6 (faults in
+	// 74c5184, 468cdb8, then 1 of 20 etcd runs). At r6-twowriter: 0
+	// failures in 80 etcd runs, then seed 119 (a dirty directory's owner
+	// put back, fixed); 2 of 25 runs at load ~35 (seeds 411, 422: a
+	// directory's owner differs between the mounts and the store after
+	// both flushed; not reproduced in 4 reruns): issue 26.
+	const kinds = 14
 	for i := range ops {
 		side := rng.IntN(2)
 		c := sides[side]
@@ -377,9 +375,11 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 	st, err := dirstore.Open(dir)
 	must(t, err)
 	defer st.Close()
-	c := session.NewContext(st, session.Options{})
+	lg := slog.New(slog.NewTextHandler(tlogWriter{t, "s"}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := session.NewContext(st, session.Options{Logger: lg})
 	must(t, c.Bootstrap(t.Context(), ""))
-	w, err := extwatch.Start(st, c, extwatch.Options{Debounce: 10 * time.Millisecond})
+	w, err := extwatch.Start(st, c, extwatch.Options{Debounce: 10 * time.Millisecond, Logger: lg,
+		OnProcessed: func(k string) { t.Logf("processed %s", k) }})
 	must(t, err)
 	defer w.Close()
 	names := []string{"n1.md", "n2.md", "n3.md"}
@@ -387,14 +387,16 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 	// found afterwards: a value written (under the name, or in a
 	// conflict copy of it), or the other program's chmod (never undone:
 	// at most narrowed by the most-restrictive rule).
-	// Hard links on either side meet known faults, left in issue 26, and
-	// run only with MEMFS_TWO_WRITER_FULL=1: another program's ln over a
-	// name can leave the session with the name's older node (2 of 8 full
-	// runs of ten rounds at f32fde1: session n3.md "other 12", store a
-	// link of n2.md). Directories run by default since the keep-beside
-	// rule for a change of type (the directory keeps the name, the file
-	// or symlink is kept beside; bcf007c, f32fde1).
-	full := os.Getenv("MEMFS_TWO_WRITER_FULL") != ""
+	// Hard links on either side run only with MEMFS_TWO_WRITER_LINKS=1:
+	// three faults (seeds 24, 42, 58) were fixed with focused tests in
+	// links_test.go (0 of 400 rounds failed after, at load ~20), but at
+	// load 35-45 rounds of seeds 155, 165, 166 and 170 still end with
+	// the session and the store grouping names differently (a name of
+	// a group the session holds alone, or in a group the store split):
+	// issue 26. Without links, 4 of 250 rounds at load ~35 failed
+	// (seeds 403, 407, 423: a directory 0700 in the session, 0755 in
+	// the store; 416: a file's older value in the session).
+	links := os.Getenv("MEMFS_TWO_WRITER_LINKS") != ""
 	last := map[string]lastOp{}
 	// Names that have been one of a node's several: a change made under
 	// one shows under the others, so no claim is made for them.
@@ -411,19 +413,22 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 		var moved bool
 		if rng.IntN(2) == 0 {
 			// The session.
-			if op == 10 && !full {
-				op = 0 // see full
+			if op == 10 && !links {
+				op = 0 // see links
 			}
+			t.Logf("op %d: session %d %s (to %s)", i, op, k, to)
 			moved = sessionDirOp(t, c, rng, seed, i, k, to, op, claim)
 			if rng.IntN(3) == 0 {
+				t.Logf("flush")
 				must(t, c.Flush(t.Context()))
 			}
 		} else {
 			// The other program; its failures (a precondition that does
 			// not hold) are its own.
-			if op == 10 && !full {
-				op = 0 // see full
+			if op == 10 && !links {
+				op = 0 // see links
 			}
+			t.Logf("op %d: program %d %s (to %s)", i, op, k, to)
 			moved = programDirOp(rng, dir, i, k, to, op, claim)
 			if rng.IntN(4) == 0 {
 				time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // random timing against the watcher

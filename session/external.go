@@ -146,11 +146,12 @@ func (x *External) Echo(key string, info backend.Info) bool {
 
 // ApplyDir makes directory key, as another writer made it or
 // changed its mode, owner or attributes (info), the session's: clean (the
-// store has it), with the kernel told. A directory whose attributes have
-// unflushed changes in the session keeps them, but for its permissions:
-// the most restrictive of both (the intersection of the bits) wins, so
-// that another writer's chmod that closes a directory is never undone by
-// this one's flush; the log says so. A file where the directory goes is
+// store has it), with the kernel told. A directory with unflushed changes
+// in the session (its own attributes, or its entries) takes theirs by the
+// rule of a file's metadata (MergeMeta): the most restrictive mode (the
+// intersection of the bits, so that another writer's chmod that closes a
+// directory is never undone by this one's flush; the log says so), their
+// owner, and the attributes of both (ours where both set one). A file where the directory goes is
 // left as it is (the next flush meets the conflict).
 func (x *External) ApplyDir(key string, info backend.Info) error {
 	c := x.c
@@ -179,8 +180,21 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 		return nil
 	}
 	if d.gen != 0 {
+		// The rule of a file's metadata (mergeMetaLocked): the most
+		// restrictive mode, their owner, the attributes of both (ours
+		// where both set one). A directory is dirty as soon as an
+		// entry in it changes: its next save must not put back an
+		// owner another writer changed.
 		ours, theirs := d.mode, backend.PermBits(info.Mode)
 		d.mode = ours & theirs
+		d.uid, d.gid = info.UID, info.GID
+		x := d.xattrs
+		for name, v := range info.XAttrs {
+			if _, mine := x.get(name); !mine {
+				x = x.with(name, v)
+			}
+		}
+		d.xattrs = x
 		d.base = backend.VersionOf(info)
 		c.mu.Unlock()
 		if d.mode != ours {
@@ -275,6 +289,23 @@ func (x *External) Parts(key string, info backend.Info) (content, attrs bool) {
 	return content, !c.sameNode(mine, found)
 }
 
+// KnowsGroup reports whether the session holds a node of the store's
+// hard-link group id (Info.Link) under some name. A group it does not
+// know yet may have names it holds as nodes of their own (another
+// program linked one of its files: the store reports no change of the
+// name linked from), which a look at the store's listing finds.
+func (x *External) KnowsGroup(id string) bool {
+	c := x.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, f := range c.mu.tree.files {
+		if f.link != nil && f.link.id == id {
+			return true
+		}
+	}
+	return false
+}
+
 // Policy is the session's conflict policy (Options.OnConflict).
 func (x *External) Policy() ConflictPolicy { return x.c.opts.OnConflict }
 
@@ -338,6 +369,11 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		key := e.Key
 		conflict = ConflictKey(key, c.now())
 		e.Key = conflict
+		// The copy is a node of its own: their name may be one of a
+		// node's several (another program's ln over ours), and the
+		// copy must not join that node in the session, which the store
+		// never made.
+		e.Info.Link = ""
 		if err := c.put(e); err != nil {
 			return "", err
 		}

@@ -459,6 +459,12 @@ func (c *Context) commitFilesLocked(p *flushPlan) {
 		if s.alias {
 			continue
 		}
+		if s.f.link != nil && e.Info.Link != "" {
+			// The store's name of the group (a directory store names it
+			// by its node): another writer's change through one of its
+			// names then comes back naming this group.
+			s.f.link.id = e.Info.Link
+		}
 		if s.f.key != "" {
 			s.f.from = e.Key // what the store now holds of it
 			s.f.base = backend.VersionOf(e.Info)

@@ -243,7 +243,7 @@ func (s *Store) saveBatch(ctx context.Context, entries []backend.Entry) error {
 }
 
 // noteCTimes writes the change time each node the batch made has now
-// into its entry: the kernel sets a node's ctime (the save, and every
+// into its entry (and a hard-link group's name, which is the node's): the kernel sets a node's ctime (the save, and every
 // rename, moves it), so the store cannot keep the one given, and the
 // caller's backend.VersionOf of what it saved must be the version the
 // store holds. A name another program has taken since keeps the ctime
@@ -257,6 +257,13 @@ func (b *batch) noteCTimes() {
 		var st unix.Stat_t
 		if unix.Fstatat(it.dirfd, it.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Ino == it.ino {
 			it.e.Info.CTime = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+			if it.e.Info.Link != "" {
+				// The store names a group by its node (List gives this
+				// name): the caller learns it, so that another program's
+				// later change through one of the names is known as a
+				// change of that node.
+				it.e.Info.Link = linkName(st.Dev, st.Ino)
+			}
 		}
 	}
 }

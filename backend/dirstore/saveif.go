@@ -72,7 +72,7 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 			return nil, err
 		}
 		for j, i := range plainIdx {
-			entries[i].Info.CTime = plain[j].Info.CTime
+			entries[i].Info.CTime, entries[i].Info.Link = plain[j].Info.CTime, plain[j].Info.Link
 		}
 	}
 	b := s.newBatch(cond)
@@ -160,7 +160,7 @@ func place(fd int, tmpName, name, key string, want backend.Version) (string, err
 			return "", err
 		}
 		if after.st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			return "", removeDisplacedDir(fd, tmpName, name)
+			return "", displacedDir(fd, tmpName, name, want)
 		}
 		if !want.IsZero() && want.Matches(versionOf(&before.st)) && after.unchangedSince(before) {
 			return "", unix.Unlinkat(fd, tmpName, 0)
@@ -176,6 +176,23 @@ func place(fd int, tmpName, name, key string, want backend.Version) (string, err
 		return conflict, nil
 	}
 	return "", fmt.Errorf("%s %w", key, errChanging)
+}
+
+// displacedDir handles the directory that an exchange moved from name to
+// tmpName. Where the caller expected a stored version (want: its own
+// directory, which it removed, the name reused), it is removed if empty
+// (removeDisplacedDir). Where the caller expected nothing, it is another
+// program's, empty or not: swapped back, never removed, and the save
+// fails with EEXIST (the directory keeps the name; a session moves its
+// file beside it).
+func displacedDir(fd int, tmpName, name string, want backend.Version) error {
+	if !want.IsZero() {
+		return removeDisplacedDir(fd, tmpName, name)
+	}
+	if err := unix.Renameat2(fd, tmpName, fd, name, unix.RENAME_EXCHANGE); err != nil {
+		return fmt.Errorf("put back another program's directory: %w", err)
+	}
+	return fmt.Errorf("another program's directory holds the name: %w", unix.EEXIST)
 }
 
 // removeDisplacedDir removes the directory that an exchange moved from

@@ -1,6 +1,8 @@
 package dirstore_test
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,5 +242,52 @@ func TestSaveIfSymlinkKeepsAnotherProgramsFile(t *testing.T) {
 	}
 	if got, err := os.ReadFile(filepath.Join(dir, ck)); err != nil || string(got) != "theirs\n" {
 		t.Errorf("their copy %s: %q %v, want %q", ck, got, err, "theirs\n")
+	}
+}
+
+// A file saved where the caller expects nothing (a zero version) and
+// another program has made an empty directory: the directory is theirs,
+// and keeps the name, as one that holds entries does (the save fails with
+// EEXIST: a session then moves its file beside it); it is never removed
+// (an empty directory's mode, owner and attributes are data too). Only a
+// caller that expects a stored version there (its own directory, which it
+// removed) has the displaced directory removed.
+func TestSaveIfKeepsAnotherProgramsEmptyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir)
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e := entry("d", "ours\n")
+	e.Info.Size = 5
+	_, err := s.SaveIf(t.Context(), []backend.Entry{e}, []backend.Version{{}})
+	if !errors.Is(err, fs.ErrExist) {
+		t.Errorf("SaveIf over another program's empty directory: %v, want EEXIST", err)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "d")); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("d: %v %v, want their directory, 0700 (removed)", fi, err)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".memfs-tmp") {
+			t.Errorf("a temp file left: %s", e.Name())
+		}
+	}
+
+	// Our own directory, removed and its name reused: replaced.
+	if err := os.Remove(filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(dir, "d"), &st); err != nil {
+		t.Fatal(err)
+	}
+	own := backend.Version{Size: st.Size, MTime: st.Mtim.Nano(), CTime: st.Ctim.Nano()}
+	kept, err := s.SaveIf(t.Context(), []backend.Entry{e}, []backend.Version{own})
+	if err != nil || len(kept) != 0 {
+		t.Fatalf("SaveIf over its own directory: kept %v, %v; want it replaced", kept, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -207,6 +208,9 @@ func (a *applyRun) attempt(ctx context.Context) (copies map[string]string, done 
 		}
 	}
 	ops, size, copies, conflicts := a.conflictCopies(fnd, now)
+	if err := a.overDirectory(fnd); err != nil {
+		return nil, true, err
+	}
 	conflicts = append(conflicts, a.deleteConflicts(fnd)...)
 	if len(conflicts) > 0 {
 		slices.SortFunc(conflicts, func(a, b backend.Conflict) int { return strings.Compare(a.Key, b.Key) })
@@ -244,8 +248,8 @@ func (a *applyRun) conflictCopies(fnd map[string]found, now time.Time) (ops []cl
 			conflicts = append(conflicts, backend.Conflict{Key: k, Found: f.version()})
 			continue
 		}
-		if f.rec.Size < 0 {
-			continue // a damaged record: nothing to keep
+		if f.rec.Size < 0 || fs.FileMode(f.rec.Mode).IsDir() {
+			continue // a damaged record: nothing to keep; a directory: overDirectory
 		}
 		ck := backend.ConflictKey(k, now)
 		cp := *f.rec
@@ -260,6 +264,25 @@ func (a *applyRun) conflictCopies(fnd map[string]found, now time.Time) (ops []cl
 		copies[k] = ck
 	}
 	return ops, size, copies, conflicts
+}
+
+// overDirectory refuses, with EEXIST, a save (keep beside) of a node
+// other than a directory where it meets another writer's directory
+// record: the directory keeps the name (its keys are under it), and is
+// never copied beside as a record of nothing.
+func (a *applyRun) overDirectory(fnd map[string]found) error {
+	if a.fail {
+		return nil // conflictCopies listed it
+	}
+	for _, i := range a.idx {
+		e := a.saves[i]
+		want, ok := a.expect[e.Key]
+		f := fnd[e.Key]
+		if ok && f.rec != nil && !want.Matches(f.version()) && fs.FileMode(f.rec.Mode).IsDir() && !e.Info.Mode.IsDir() {
+			return fmt.Errorf("etcdstore: %s %s: another writer's directory holds the name: %w", a.op, e.Key, fs.ErrExist)
+		}
+	}
+	return nil
 }
 
 // deleteConflicts are the deletes of a version they do not expect.

@@ -1,0 +1,161 @@
+package extwatch_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/extwatch"
+	"github.com/memfs/memfs/internal/await"
+	"github.com/memfs/memfs/session"
+)
+
+// linkedRig is a directory store whose other program makes hard links,
+// watched by a session: what the two-writer model's `ln` rounds need.
+type linkedRig struct {
+	dir  string
+	st   *dirstore.Store
+	c    *session.Context
+	seen *processed
+}
+
+func startLinkedRig(t *testing.T) *linkedRig {
+	t.Helper()
+	r := &linkedRig{dir: t.TempDir(), seen: newProcessed()}
+	st, err := dirstore.Open(r.dir)
+	must(t, err)
+	t.Cleanup(func() { st.Close() })
+	r.st = st
+	r.c = session.NewContext(st, session.Options{})
+	must(t, r.c.Bootstrap(t.Context(), ""))
+	w, err := extwatch.Start(st, r.c, extwatch.Options{Debounce: 10 * time.Millisecond,
+		OnProcessed: func(k string) { r.seen.add(k, ctimeOf(filepath.Join(r.dir, k))) }})
+	must(t, err)
+	t.Cleanup(func() { w.Close() })
+	return r
+}
+
+// settled waits until the watcher processed key as the store holds it now.
+func (r *linkedRig) settled(t *testing.T, key string) {
+	t.Helper()
+	if !r.seen.wait(key, ctimeOf(filepath.Join(r.dir, key)), 5*time.Second) {
+		t.Fatalf("the watcher did not process %s", key)
+	}
+}
+
+// same fails t unless the session and the store hold the same nodes
+// within 5 s (the watcher takes what it saw in).
+func (r *linkedRig) same(t *testing.T) string {
+	t.Helper()
+	var vs, vd string
+	if !await.Cond(5*time.Second, 10*time.Millisecond, func() bool {
+		vs, vd = sessionView(t, r.c), storeView(t, r.st)
+		return vs == vd
+	}) {
+		t.Fatalf("the session and the store differ after a flush:\nsession: %s\nstore:   %s", vs, vd)
+	}
+	return vd
+}
+
+// Another program links one name (n2.md) over another that the session
+// has unflushed changes to (n3.md, which it removed first): their node is
+// kept beside as a conflict copy, a node of its own, not one more name of
+// n2.md's node in the session (which the store never made); the session's
+// later change of n2.md and its flush then leave the session and the
+// store equal, with one conflict copy. The two-writer model's seed 24
+// (dir, full) found the session with a copy the store lacked and two
+// copies of one conflict.
+func TestTheirLinkOverOurDirtyName(t *testing.T) {
+	r := startLinkedRig(t)
+	must(t, r.c.Set("n2.md", []byte("theirs\n")))
+	must(t, r.c.Set("n3.md", []byte("ours\n")))
+	must(t, r.c.Flush(t.Context()))
+	must(t, r.c.Set("n3.md", []byte("ours again\n")))
+
+	must(t, os.Remove(filepath.Join(r.dir, "n3.md")))
+	must(t, os.Link(filepath.Join(r.dir, "n2.md"), filepath.Join(r.dir, "n3.md")))
+	r.settled(t, "n3.md")
+	var copies []string
+	for _, k := range r.c.Keys() {
+		if strings.HasPrefix(k, "n3.conflict-") {
+			copies = append(copies, k)
+		}
+	}
+	if len(copies) != 1 {
+		t.Fatalf("conflict copies of n3.md in the session: %v, want one", copies)
+	}
+	if st, err := r.c.Stat(copies[0]); err != nil || st.Nlink != 1 {
+		t.Fatalf("the conflict copy %s: %+v, %v; want a node of its own (one link)", copies[0], st, err)
+	}
+	uid, gid := uint32(1001), uint32(1001)
+	_, err := r.c.SetAttr(t.Context(), "n2.md", session.Attr{UID: &uid, GID: &gid})
+	must(t, err)
+	must(t, r.c.Flush(t.Context()))
+	vd := r.same(t)
+	if n := strings.Count(vd, "n3.conflict-"); n != 1 {
+		t.Fatalf("%d conflict copies of n3.md in the store, want 1:\n%s", n, vd)
+	}
+}
+
+// The session links two names and flushes; another program then writes
+// the node in place through one of them (the store's node has both
+// names): the session must show the write under both, as the store does.
+// The store names the group itself (a directory store: by its inode), so
+// the session must know the group by the store's name after its save, not
+// take the write for another node under one of its names. The two-writer
+// model's seed 42 (dir, full) found the other name with the older value.
+func TestTheirWriteThroughOurLink(t *testing.T) {
+	r := startLinkedRig(t)
+	must(t, r.c.Set("n2.md", []byte("ours\n")))
+	must(t, r.c.Link(t.Context(), "n2.md", "n1.md"))
+	must(t, r.c.Flush(t.Context()))
+	r.settled(t, "n1.md") // the flush seen coming back
+	r.settled(t, "n2.md")
+
+	f, err := os.OpenFile(filepath.Join(r.dir, "n1.md"), os.O_WRONLY|os.O_TRUNC, 0)
+	must(t, err)
+	_, err = f.WriteString("theirs\n")
+	must(t, err)
+	must(t, f.Close())
+	r.settled(t, "n1.md")
+	for _, k := range []string{"n1.md", "n2.md"} {
+		must(t, r.c.Resolve(t.Context(), k))
+		if v, _ := r.c.Get(k); string(v) != "theirs\n" {
+			t.Errorf("%s in the session: %q, want their write through n1.md", k, v)
+		}
+	}
+	must(t, r.c.Flush(t.Context()))
+	r.same(t)
+}
+
+// Another program links a file of the store (n3.md) to a name where the
+// session has an unflushed symlink (n2.md): the session's flush gives the
+// symlink the name and keeps their node beside (a conflict copy, which is
+// still n3.md's node in the store): the session must hold that copy and
+// n3.md as one node, as the store does. The two-writer model's seed 58
+// (dir, full) found them two nodes in the session.
+func TestTheirLinkOverOurUnflushedSymlink(t *testing.T) {
+	r := startLinkedRig(t)
+	must(t, r.c.Set("n3.md", []byte("theirs\n")))
+	must(t, r.c.Flush(t.Context()))
+	r.settled(t, "n3.md")
+	must(t, r.c.Symlink(t.Context(), "n2.md", "n1.md", 0, 0))
+
+	must(t, os.Link(filepath.Join(r.dir, "n3.md"), filepath.Join(r.dir, "n2.md")))
+	r.settled(t, "n2.md")
+	must(t, r.c.Flush(t.Context()))
+	var ck string
+	for _, k := range mustList(t, r.st) {
+		if strings.HasPrefix(k.Key, "n2.conflict-") {
+			ck = k.Key
+		}
+	}
+	if ck == "" {
+		t.Fatalf("no conflict copy of n2.md in the store:\n%s", storeView(t, r.st))
+	}
+	r.settled(t, ck)
+	r.same(t)
+}
