@@ -27,7 +27,10 @@ import (
 // field names and the hex address was ~400 (BENCHMARKS.md). Records an
 // older memfs wrote are JSON, and read as such: a JSON record starts with
 // '{', a binary one with versionFormat. Indexes (Index) stay JSON lines:
-// they are chunked values, read whole.
+// they are chunked values, read whole. A memfs older than this format
+// reports a binary record as damaged (ErrCorrupt, naming it) and changes
+// nothing: a store once flushed by this memfs wants this memfs or later
+// for its history.
 const versionFormat = 0x01
 
 const (
