@@ -45,8 +45,10 @@
 //	history/m/<sha256>        the manifest of a chunked value: the line
 //	                          "memfs-manifest 1 fastcdc-v1.0.0 2048 8192 32768 SIZE COUNT",
 //	                          then per chunk its SHA-256 and length (36 bytes)
-//	history/v/<kh>/<seq>      a version, JSON; kh is 128 bits of the SHA-256
-//	                          of the key in hex (32 digits), seq 20 digits
+//	history/v/<kh>/<seq>      a version, binary (versionbin.go; JSON in a store
+//	                          an older memfs wrote, read as well); kh is 128
+//	                          bits of the SHA-256 of the key in hex (32
+//	                          digits), seq 20 digits
 //	history/s/<seq>           a group: "SEQ OP KH [OLDKH]" per version of one
 //	                          append to the event log, named by its first seq
 //	history/i/<seq>           an index: the hex address of a value holding
@@ -66,6 +68,11 @@
 //     manifest only when there is none (a large value's one extra miss).
 //     A manifest is binary: in JSON and hex it would cost more per version
 //     than the chunks an append adds.
+//   - Versions in binary: a note's version is 164 bytes where its JSON
+//     (field names, the address in hex) was 403, and the records are
+//     most of what history writes for a flush beyond the values
+//     (BENCHMARKS.md). The key is in the record, so a record is whole on
+//     its own (a hash collision is detected, a record can be checked).
 //   - Versions under a hash of the key: every name has one short length
 //     (a key may be tens of KiB, longer than a record name may be), and a key
 //     never makes a directory of another key's records on a directory

@@ -3,7 +3,6 @@ package history
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -86,11 +85,7 @@ func (s *Store) Redact(ctx context.Context, key string, seq uint64) (Redacted, e
 }
 
 func (s *Store) saveVersion(ctx context.Context, name string, v *Version) error {
-	b, err := json.Marshal(v)
-	if err == nil {
-		err = s.sys.SaveSys(ctx, name, b)
-	}
-	if err != nil {
+	if err := s.sys.SaveSys(ctx, name, encodeVersion(v)); err != nil {
 		return fmt.Errorf("history: redact %s at %d: %w", v.Key, v.Seq, err)
 	}
 	return nil

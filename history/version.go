@@ -37,7 +37,8 @@ const (
 )
 
 // Version is one change of a key that reached the store, as its record
-// holds it (the JSON of this struct, but Prev and PrevKey).
+// holds it (but Prev and PrevKey): binary (versionbin.go), or the JSON of
+// this struct in a record an older memfs wrote and in an index.
 type Version struct {
 	Seq    uint64 `json:"seq"` // the event's seq
 	Op     string `json:"op"`
@@ -168,11 +169,7 @@ func (s *Store) PlanVersions(vs []Version) ([]Record, error) {
 		if i > 0 && v.Seq <= vs[i-1].Seq {
 			return nil, fmt.Errorf("history: version of %s: seq %d after %d", v.Key, v.Seq, vs[i-1].Seq)
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("history: version of %s: %w", v.Key, err)
-		}
-		recs = append(recs, Record{Name: versionName(v.Key, v.Seq), Data: b})
+		recs = append(recs, Record{Name: versionName(v.Key, v.Seq), Data: encodeVersion(v)})
 		fmt.Fprintf(&group, "%d %s %s", v.Seq, v.Op, keyHash(v.Key))
 		if v.Op == OpRename {
 			fmt.Fprintf(&group, " %s", keyHash(v.OldKey))
@@ -252,7 +249,7 @@ func decodeVersion(name string, b []byte, v *Version) error {
 	corrupt := func(why string) error {
 		return &fs.PathError{Op: "load", Path: name, Err: fmt.Errorf("%w: %s", backend.ErrCorrupt, why)}
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := unmarshalVersion(b, v); err != nil {
 		return corrupt(err.Error())
 	}
 	if checkVersion(v) != nil || versionName(v.Key, v.Seq) != name {

@@ -1,0 +1,7 @@
+package history
+
+// For the external tests.
+var (
+	VersionName = versionName
+	KeyHash     = keyHash
+)
