@@ -48,6 +48,7 @@ import (
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/memorytool"
 	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/mountclient"
 )
 
 // Options configure a Server. The zero value serves /memories at
@@ -64,19 +65,35 @@ type Options struct {
 
 // Server is an MCP server over an open store.
 type Server struct {
-	f    *memfs.FS           // immutable after New
+	st   store               // immutable after New
 	tool *memorytool.Handler // runs the memory tool's commands
 	mcp  *mcp.Server
 	log  *slog.Logger
 }
 
-// New returns a Server over f, its tools registered.
+// New returns a Server over the open store f, its tools registered.
 func New(f *memfs.FS, opts Options) *Server {
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
+	return newServer(engine{f: f, log: logger(opts)}, opts)
+}
+
+// NewMount returns a Server through the running mount c: every tool
+// works through the mount's files as this process's user, so the mount
+// checks each change as it checks any program's, and its session stays
+// the store's one writer.
+func NewMount(c *mountclient.Client, opts Options) *Server {
+	return newServer(mount{c: c, log: logger(opts)}, opts)
+}
+
+func logger(opts Options) *slog.Logger {
+	if opts.Logger == nil {
+		return slog.Default()
 	}
-	s := &Server{f: f, tool: memorytool.New(f, memorytool.Options{Prefix: opts.Prefix, Writer: "mcp"}), log: log}
+	return opts.Logger
+}
+
+func newServer(st store, opts Options) *Server {
+	log := logger(opts)
+	s := &Server{st: st, tool: memorytool.NewFiles(st.files(), memorytool.Options{Prefix: opts.Prefix, Writer: "mcp"}), log: log}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "memfs", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "memfs is this agent's memory. The memory tool's commands (view, create, str_replace, insert, delete, rename) " +
 			"work on /memories; search, context_pack, log, history and tag on the store's keys (memory/notes.md).",
@@ -265,7 +282,18 @@ func Serve(ctx context.Context, f *memfs.FS, o ServeOptions) error {
 	if err := o.Check(); err != nil {
 		return err
 	}
-	s := New(f, o.Options)
+	return New(f, o.Options).serve(ctx, o)
+}
+
+// ServeMount is Serve through the running mount c (NewMount).
+func ServeMount(ctx context.Context, c *mountclient.Client, o ServeOptions) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	return NewMount(c, o.Options).serve(ctx, o)
+}
+
+func (s *Server) serve(ctx context.Context, o ServeOptions) error {
 	if o.HTTP == "" {
 		return s.ServeStdio(ctx)
 	}

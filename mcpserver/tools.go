@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -73,7 +72,7 @@ func memoryTool[In any](s *Server, t *mcp.Tool, write bool, in func(In) memoryto
 
 // flush makes a change durable in the store before the tool answers.
 func (s *Server) flush(ctx context.Context) error {
-	if err := s.f.Flush(ctx); err != nil {
+	if err := s.st.flush(ctx); err != nil {
 		s.log.Error("mcp: flush", "err", err)
 		return fmt.Errorf("the change is in the server's memory and journal, but the store refused it (%v): the server retries at its next change and when it stops", err)
 	}
@@ -173,16 +172,9 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a searchIn)
 	for _, t := range a.Tags {
 		words = append(words, "tag:"+t)
 	}
-	r, err := search.ParseName(search.Name(words...))
-	if err != nil {
-		return nil, nil, fmt.Errorf("search: %w", err)
-	}
-	b, late, err := s.f.Answer(memfs.AsProcess(ctx), r, 30*time.Second)
+	b, err := s.st.search(ctx, search.Name(words...))
 	if err != nil {
 		return nil, nil, fmt.Errorf("search: %w (memfs reindex rebuilds the index)", err)
-	}
-	if late != nil {
-		s.log.Info("mcp: search ranked some notes by their words", "why", late)
 	}
 	return text(string(b)), nil, nil
 }
@@ -191,18 +183,18 @@ func (s *Server) contextPack(ctx context.Context, _ *mcp.CallToolRequest, a cont
 	if a.MaxChars < 0 {
 		return nil, nil, errors.New("context_pack: max_chars is a budget of at least 1")
 	}
-	p, err := s.f.ContextPack(memfs.AsProcess(ctx), contextpack.Options{MaxChars: a.MaxChars, Query: a.Query})
+	b, err := s.st.contextPack(ctx, packName(a))
 	if err != nil {
 		return nil, nil, fmt.Errorf("context_pack: %w", err)
 	}
-	return text(string(p.File(a.Manifest))), nil, nil
+	return text(string(b)), nil, nil
 }
 
 func (s *Server) log_(ctx context.Context, _ *mcp.CallToolRequest, a logIn) (*mcp.CallToolResult, any, error) {
 	if a.Limit < 0 {
 		return nil, nil, errors.New("log: limit is a number of events of at least 1")
 	}
-	page, err := s.f.Events().Query(ctx, eventlog.Query{KeyPrefix: a.Prefix, Ops: a.Ops, Limit: a.Limit, After: a.After})
+	page, err := s.st.query(ctx, eventlog.Query{KeyPrefix: a.Prefix, Ops: a.Ops, Limit: a.Limit, After: a.After})
 	if err != nil {
 		return nil, nil, fmt.Errorf("log: %w (memfs log --verify says what is damaged)", err)
 	}
@@ -217,7 +209,7 @@ func (s *Server) history(ctx context.Context, _ *mcp.CallToolRequest, a historyI
 	if err := checkKey(a.Key); err != nil {
 		return nil, nil, err
 	}
-	vs, err := s.f.Versions(ctx, a.Key)
+	vs, err := s.st.versions(ctx, a.Key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("history %s: %w", a.Key, err)
 	}
@@ -229,14 +221,14 @@ func (s *Server) tag(ctx context.Context, req *mcp.CallToolRequest, a tagIn) (*m
 	if err := checkKey(a.Key); err != nil {
 		return nil, nil, err
 	}
-	if !s.f.Exists(a.Key) || s.f.IsDir(a.Key) {
+	if files := s.st.files(); !files.Exists(a.Key) || files.IsDir(a.Key) {
 		return nil, nil, fmt.Errorf("tag: %s is no file (view /memories lists them; memory/x.md is /memories/x.md)", a.Key)
 	}
 	v := strings.Join(a.Tags, ",")
 	if err := meta.Validate(meta.Tags, []byte(v)); err != nil {
 		return nil, nil, fmt.Errorf("tag: %w", err)
 	}
-	if err := s.f.SetAttr(ctx, a.Key, meta.Tags, []byte(v), *memfs.SelfWriter(writer(req))); err != nil {
+	if err := s.st.setTags(ctx, a.Key, v, *memfs.SelfWriter(writer(req))); err != nil {
 		return nil, nil, fmt.Errorf("tag %s: %w", a.Key, err)
 	}
 	if err := s.flush(ctx); err != nil {
@@ -254,4 +246,21 @@ func checkKey(key string) error {
 		return fmt.Errorf("%s: a name reserved for memfs's own files", key)
 	}
 	return nil
+}
+
+// packName is the context file's name of a (contextpack.Name), which a
+// mount answers and the engine parses.
+func packName(a contextIn) string {
+	var words []string
+	if a.MaxChars > 0 {
+		words = append(words, "max:"+strconv.Itoa(a.MaxChars))
+	}
+	if a.Query != "" {
+		words = append(words, a.Query)
+	}
+	name := contextpack.Name(words...)
+	if a.Manifest {
+		name += contextpack.ManifestSuffix
+	}
+	return name
 }

@@ -71,15 +71,70 @@ func TestMCPRefusals(t *testing.T) {
 	}
 }
 
-// TestMCPRefusesAMountedStore: memfs mcp does not go through a mount
-// yet, and does not open a store a mount serves; it says so.
-func TestMCPRefusesAMountedStore(t *testing.T) {
-	t.Parallel()
-	store, mnt := "dir:"+t.TempDir(), t.TempDir()
-	startMount(t, store, mnt, nil)
-	_, _, err := run(t, "", "mcp", "--store", store)
-	if err == nil || !strings.Contains(err.Error(), "the mount at "+mnt) {
-		t.Errorf("memfs mcp on a mounted store: got %v, want a refusal naming the mount", err)
+// TestMCPThroughTheMount: memfs mcp on a store a mount serves goes
+// through the mount, as the server's user: root's change is at once in
+// the mount; uid 65534, serving root's allow_other mount, reads what it
+// may read and is refused what it could not do through the mount.
+func TestMCPThroughTheMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatalf("this test needs root: it mounts with --allow-other and runs memfs mcp as uid %d", otherUID)
+	}
+	store, mnt := "dir:"+t.TempDir(), sharedDir(t)
+	bin := sharedBinary(t)
+	startMount(t, store, mnt, nil, "--allow-other")
+	for name, mode := range map[string]os.FileMode{"shared.md": 0o644, "private.md": 0o600} {
+		if err := os.WriteFile(filepath.Join(mnt, "memory", name), []byte(name+" alpha\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	connect := func(argv ...string) *mcp.ClientSession {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), "MEMFS_TEST_MAIN=1", "HOME=/", "MEMFS_STORE=")
+		var stderr syncbuf.Buffer
+		cmd.Stderr = &stderr
+		c := mcp.NewClient(&mcp.Implementation{Name: mcptest.Client, Version: "1"}, nil)
+		cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("%v: connect: %v\n%s", argv, err, stderr.String())
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+
+	root := connect(bin, "mcp", "--store", store)
+	mcptest.Ok(t, root, "create", map[string]any{"path": "/memories/by-mcp.md", "file_text": "through the mount\n"})
+	if b, err := os.ReadFile(filepath.Join(mnt, "memory", "by-mcp.md")); err != nil || string(b) != "through the mount\n" {
+		t.Errorf("the mount shows the MCP create as %q, %v", b, err)
+	}
+	text, _ := mcptest.Ok(t, root, "view", map[string]any{"path": "/memories/private.md"})
+	if !strings.Contains(text, "private.md alpha") {
+		t.Errorf("root's view of private.md: %q", text)
+	}
+
+	other := connect("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "mcp", "--mount", mnt)
+	text, _ = mcptest.Ok(t, other, "view", map[string]any{"path": "/memories/shared.md"})
+	if !strings.Contains(text, "shared.md alpha") {
+		t.Errorf("uid 65534's view of shared.md: %q", text)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"view", map[string]any{"path": "/memories/private.md"}},
+		{"str_replace", map[string]any{"path": "/memories/shared.md", "old_str": "alpha", "new_str": "beta"}},
+		{"create", map[string]any{"path": "/memories/new.md", "file_text": "x"}},
+		{"delete", map[string]any{"path": "/memories/shared.md"}},
+		{"tag", map[string]any{"key": "memory/shared.md", "tags": []string{"x"}}},
+	} {
+		if msg := mcptest.Refused(t, other, c.tool, c.args); !strings.Contains(msg, "permission denied") {
+			t.Errorf("uid 65534's %s %v: %q, want a permission denied", c.tool, c.args, msg)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(mnt, "memory", "shared.md")); string(b) != "shared.md alpha\n" {
+		t.Errorf("shared.md holds %q after uid 65534's refused changes", b)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "memory", "new.md")); err == nil {
+		t.Error("uid 65534 created memory/new.md in root's directory")
 	}
 }
 
