@@ -155,8 +155,8 @@ func (e engine) List(prefix string) ([]backend.Entry, error) { return e.Nodes(pr
 
 // Handler runs memory tool commands over an open store or a mount.
 type Handler struct {
-	f      Files // immutable after New
-	prefix string    // the key of /memories, without a final "/"
+	f      Files  // immutable after New
+	prefix string // the key of /memories, without a final "/"
 	writer string
 
 	mu sync.Mutex // held through each command: a compare-and-swap is atomic
