@@ -148,7 +148,7 @@ func (m mount) versions(_ context.Context, key string) ([]history.Version, error
 	vs := []history.Version{}
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := history.ParseLogLine(line); ok {
-			vs = append(vs, v)
+			vs = append(vs, logVersion(key, line, v))
 		}
 	}
 	return vs, nil
@@ -251,4 +251,23 @@ func feedLines(b []byte, fn func(memfs.Change)) []byte {
 		}
 		b = b[i+1:]
 	}
+}
+
+// logVersion fills v, parsed from line of key's log (history.Version.LogLine:
+// "SEQ TIME OP SIZE WRITER [OLDKEY] [(redacted)]"), with what the line
+// says beyond the seq and op: the key, time, size and old key.
+func logVersion(key, line string, v history.Version) history.Version {
+	v.Key = key
+	f := strings.Fields(line)
+	if t, err := time.Parse(time.RFC3339Nano, f[1]); err == nil {
+		v.CTime = t.UnixNano()
+	}
+	v.Size, _ = strconv.ParseInt(f[3], 10, 64)
+	if len(f) > 5 && strings.HasPrefix(f[5], `"`) {
+		if i := strings.Index(line, ` "`); i >= 0 {
+			v.OldKey, _ = strconv.QuotedPrefix(line[i+1:])
+			v.OldKey, _ = strconv.Unquote(v.OldKey)
+		}
+	}
+	return v
 }

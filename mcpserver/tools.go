@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/history"
 	"github.com/memfs/memfs/memorytool"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/search"
@@ -136,6 +138,18 @@ type (
 	historyIn struct {
 		Key string `json:"key" jsonschema:"the key, such as memory/notes.md (the file /memories/notes.md)"`
 	}
+	revertIn struct {
+		Key string `json:"key" jsonschema:"the key, such as memory/notes.md"`
+		To  string `json:"to,omitempty" jsonschema:"a seq (history lists them) or a snapshot's name; default: the version before the last"`
+	}
+	snapshotIn struct {
+		Name string `json:"name" jsonschema:"the snapshot's name, or RUN/STEP for a run's checkpoint"`
+	}
+	summaryIn struct {
+		Run  string `json:"run" jsonschema:"the run's id"`
+		Step string `json:"step" jsonschema:"the step's id"`
+		Text string `json:"text" jsonschema:"what the step did and learned, in a few lines"`
+	}
 	tagIn struct {
 		Key  string   `json:"key" jsonschema:"the key, such as memory/notes.md"`
 		Tags []string `json:"tags" jsonschema:"the file's tags (user.memfs.tags), replacing those it has; empty removes them"`
@@ -152,6 +166,12 @@ func (s *Server) addStoreTools() {
 		Description: "The change log: who changed which key when (write, delete, rename, attr, conflict), with filters."}, s.log_)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "history", Annotations: ro,
 		Description: "A key's versions, oldest first: seq, time, op, size, sha256 and writer."}, s.history)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "revert", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Description: "Write a key's content as of to (a seq, a snapshot; default: its version before the last) as a new version; a deleted key comes back."}, s.revert)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "snapshot", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Description: "Name the memory as it is now (RUN/STEP: a run's checkpoint), to revert to later."}, s.snapshot)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "summary_add", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Description: "Append a step summary, which the context pack shows among the latest."}, s.summaryAdd)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "tag", Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 		Description: "Set a file's tags (user.memfs.tags), which search and ls filter on."}, s.tag)
 }
@@ -263,4 +283,42 @@ func packName(a contextIn) string {
 		name += contextpack.ManifestSuffix
 	}
 	return name
+}
+
+func (s *Server) revert(ctx context.Context, _ *mcp.CallToolRequest, a revertIn) (*mcp.CallToolResult, any, error) {
+	if err := checkKey(a.Key); err != nil {
+		return nil, nil, err
+	}
+	seq, err := s.st.revert(ctx, a.Key, a.To)
+	if err != nil {
+		return nil, nil, fmt.Errorf("revert %s: %w (history lists its versions)", a.Key, err)
+	}
+	if err := s.flush(ctx); err != nil {
+		return nil, nil, err
+	}
+	return text(fmt.Sprintf("%s: the content of version %d, as a new version", a.Key, seq)), nil, nil
+}
+
+func (s *Server) snapshot(ctx context.Context, req *mcp.CallToolRequest, a snapshotIn) (*mcp.CallToolResult, any, error) {
+	if err := history.ValidSnapshotName(a.Name); err != nil {
+		return nil, nil, fmt.Errorf("snapshot: %w: a name, or RUN/STEP, of letters, digits, . _ -", err)
+	}
+	if err := s.st.snapshot(ctx, a.Name, writer(req)); err != nil {
+		return nil, nil, fmt.Errorf("snapshot %s: %w", a.Name, err)
+	}
+	return text("snapshot " + a.Name + " taken"), nil, nil
+}
+
+func (s *Server) summaryAdd(ctx context.Context, _ *mcp.CallToolRequest, a summaryIn) (*mcp.CallToolResult, any, error) {
+	if strings.TrimSpace(a.Text) == "" || a.Run == "" || a.Step == "" {
+		return nil, nil, errors.New("summary_add: give run, step and the summary's text")
+	}
+	sum := contextpack.Summary{Run: a.Run, Step: a.Step, Time: time.Now().UTC(), Text: a.Text}
+	if err := s.st.addSummary(ctx, sum); err != nil {
+		return nil, nil, fmt.Errorf("summary_add: %w", err)
+	}
+	if err := s.flush(ctx); err != nil {
+		return nil, nil, err
+	}
+	return text("summary of " + a.Run + "/" + a.Step + " added"), nil, nil
 }

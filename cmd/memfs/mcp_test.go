@@ -102,6 +102,7 @@ func TestMCPThroughTheMount(t *testing.T) {
 	}
 
 	root := connect(bin, "mcp", "--store", store)
+	mcptest.Exercise(t, root, "")
 	mcptest.Ok(t, root, "create", map[string]any{"path": "/memories/by-mcp.md", "file_text": "through the mount\n"})
 	if b, err := os.ReadFile(filepath.Join(mnt, "memory", "by-mcp.md")); err != nil || string(b) != "through the mount\n" {
 		t.Errorf("the mount shows the MCP create as %q, %v", b, err)
