@@ -97,10 +97,13 @@ func newServer(st store, opts Options) *Server {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "memfs", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "memfs is this agent's memory. The memory tool's commands (view, create, str_replace, insert, delete, rename) " +
 			"work on /memories; search, context_pack, log, history and tag on the store's keys (memory/notes.md).",
-		Logger: log,
+		Logger:             log,
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	s.addMemoryTools()
 	s.addStoreTools()
+	s.addResources()
 	return s
 }
 
@@ -294,6 +297,9 @@ func ServeMount(ctx context.Context, c *mountclient.Client, o ServeOptions) erro
 }
 
 func (s *Server) serve(ctx context.Context, o ServeOptions) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	s.Follow(ctx)
 	if o.HTTP == "" {
 		return s.ServeStdio(ctx)
 	}

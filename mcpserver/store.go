@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -180,18 +181,11 @@ func (m mount) setTags(_ context.Context, key, value string, _ meta.WriterInfo) 
 }
 
 func (m mount) revert(_ context.Context, key, to string) (uint64, error) {
-	seq, err := strconv.ParseUint(cmp(to, "0"), 10, 64)
+	seq, err := strconv.ParseUint(cmp.Or(to, "0"), 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("through a mount, to is a seq (history lists them); a snapshot's files are in %s/.memfs/snapshots/%s/", m.c.Dir, to)
 	}
 	return m.c.Revert(key, seq)
-}
-
-func cmp(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a
 }
 
 func (m mount) snapshot(_ context.Context, name, _ string) error { return m.c.Snapshot(name) }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -271,10 +272,7 @@ func checkKey(key string) error {
 // packName is the context file's name of a (contextpack.Name), which a
 // mount answers and the engine parses.
 func packName(a contextIn) string {
-	var words []string
-	if a.MaxChars > 0 {
-		words = append(words, "max:"+strconv.Itoa(a.MaxChars))
-	}
+	words := []string{"max:" + strconv.Itoa(cmp.Or(a.MaxChars, contextpack.DefaultMaxChars))}
 	if a.Query != "" {
 		words = append(words, a.Query)
 	}

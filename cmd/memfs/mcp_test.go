@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -152,17 +154,36 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // with the SDK's client through every tool; without the token it is
 // refused.
 func TestMCPHTTP(t *testing.T) {
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("t0ken-for-the-test\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, log := startMCPHTTP(t, "--store", "dir:"+t.TempDir(), "--token-file", tok)
+	c := mcp.NewClient(&mcp.Implementation{Name: mcptest.Client, Version: "1"}, nil)
+	if cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil); err == nil {
+		cs.Close()
+		t.Error("connected without the token")
+	}
+	hc := &http.Client{Transport: bearerTransport{"t0ken-for-the-test"}}
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, log)
+	}
+	defer cs.Close()
+	mcptest.Exercise(t, cs, "mcp:"+mcptest.Client)
+}
+
+// startMCPHTTP runs memfs mcp --http on a free loopback port with args,
+// stopped (and its exit checked) when the test ends; it returns the URL
+// once it listens, and its output.
+func startMCPHTTP(t *testing.T, args ...string) (string, *syncbuf.Buffer) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close() // the port memfs mcp takes next
-	tok := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tok, []byte("t0ken-for-the-test\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "mcp", "--store", "dir:"+t.TempDir(), "--http", addr, "--token-file", tok)
+	cmd := exec.Command(os.Args[0], append([]string{"mcp", "--http", addr}, args...)...)
 	cmd.Env = append(os.Environ(), "MEMFS_TEST_MAIN=1")
 	log := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
@@ -185,16 +206,59 @@ func TestMCPHTTP(t *testing.T) {
 	}) {
 		t.Fatalf("memfs mcp --http did not listen at %s\n%s", addr, log)
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: mcptest.Client, Version: "1"}, nil)
-	if cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil); err == nil {
-		cs.Close()
-		t.Error("connected without the token")
+	return url, log
+}
+
+// TestMCPNotifiesAWriteThroughTheMount: a client subscribed over
+// (stateless) HTTP to a note's resource, served through the mount, is
+// told when a shell writes the note on the mount; the resources read
+// what the mount holds.
+func TestMCPNotifiesAWriteThroughTheMount(t *testing.T) {
+	t.Parallel()
+	store, mnt := "dir:"+t.TempDir(), t.TempDir()
+	startMount(t, store, mnt, nil)
+	note := filepath.Join(mnt, "memory", "watched.md")
+	if err := os.WriteFile(note, []byte("v0\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	hc := &http.Client{Transport: bearerTransport{"t0ken-for-the-test"}}
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	url, log := startMCPHTTP(t, "--store", store)
+	updated := make(chan string, 64)
+	c := mcp.NewClient(&mcp.Implementation{Name: mcptest.Client, Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+	})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, log)
 	}
 	defer cs.Close()
-	mcptest.Exercise(t, cs, "mcp:"+mcptest.Client)
+	uri := "memfs://memory/watched.md"
+	res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "v0\n" {
+		t.Fatalf("read %s: %v %+v", uri, err, res)
+	}
+	if res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "memfs://.memfs/context"}); err != nil || !strings.Contains(res.Contents[0].Text, "v0") {
+		t.Errorf("read the context pack: %v %+v", err, res)
+	}
+	go cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}) // under the 2026-07-28 revision, a stream open until the session ends
+	// The subscription is live when the server has it: write until a
+	// write is notified.
+	n := 0
+	if !await.Cond(30*time.Second, time.Millisecond, func() bool {
+		n++
+		if err := os.WriteFile(note, fmt.Appendf(nil, "v%d\n", n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-updated:
+			return got == uri
+		case <-time.After(500 * time.Millisecond):
+			return false
+		}
+	}) {
+		t.Fatalf("no notifications/resources/updated of %s after %d writes through the mount\n%s", uri, n, log)
+	}
+	res, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+	if err != nil || !strings.HasPrefix(res.Contents[0].Text, "v") {
+		t.Errorf("read %s after the update: %v %+v", uri, err, res)
+	}
 }
