@@ -172,7 +172,11 @@ func TestNotifiesAChangeOfTheStore(t *testing.T) {
 	n := 0
 	if !await.Cond(30*time.Second, time.Millisecond, func() bool {
 		n++
-		mcptest.Ok(t, cs, "create", map[string]any{"path": "/memories/n.md", "file_text": strings.Repeat("x", n)})
+		if n == 1 {
+			mcptest.Ok(t, cs, "create", map[string]any{"path": "/memories/n.md", "file_text": "x\n"})
+		} else {
+			mcptest.Ok(t, cs, "insert", map[string]any{"path": "/memories/n.md", "insert_line": 0, "insert_text": "x"})
+		}
 		for {
 			select {
 			case got := <-updated:
@@ -184,7 +188,7 @@ func TestNotifiesAChangeOfTheStore(t *testing.T) {
 			}
 		}
 	}) {
-		t.Fatalf("no notifications/resources/updated of %s after %d creates", uri, n)
+		t.Fatalf("no notifications/resources/updated of %s after %d changes", uri, n)
 	}
 	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil || !strings.HasPrefix(res.Contents[0].Text, "x") {
