@@ -24,6 +24,13 @@ import (
 // open opens a real dir store as memfs mcp does (a writing command).
 func open(t *testing.T) *memfs.FS {
 	t.Helper()
+	f, _ := openDir(t)
+	return f
+}
+
+// openDir is open that also returns the store's directory.
+func openDir(t *testing.T) (*memfs.FS, string) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
 	st, err := dirstore.Open(dir)
 	if err != nil {
@@ -46,7 +53,7 @@ func open(t *testing.T) *memfs.FS {
 			t.Error(err)
 		}
 	})
-	return f
+	return f, dir
 }
 
 // bearer adds a bearer token to each request.
