@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memfs/memfs/internal/await"
+	"github.com/memfs/memfs/internal/hint"
 	"github.com/memfs/memfs/internal/mcptest"
 	"github.com/memfs/memfs/internal/syncbuf"
 )
@@ -260,5 +261,48 @@ func TestMCPNotifiesAWriteThroughTheMount(t *testing.T) {
 	res, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
 	if err != nil || !strings.HasPrefix(res.Contents[0].Text, "v") {
 		t.Errorf("read %s after the update: %v %+v", uri, err, res)
+	}
+}
+
+// TestHintRegistersMCP: memfs hint --write also registers memfs mcp
+// where each agent reads its MCP servers (Claude Code's .mcp.json and
+// Gemini CLI's .gemini/settings.json and Codex's .codex/config.toml
+// beside the instructions file), keeping what else they hold; a second
+// run changes nothing.
+func TestHintRegistersMCP(t *testing.T) {
+	dir := t.TempDir()
+	codex := filepath.Join(dir, ".codex")
+	if err := os.Mkdir(codex, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MEMFS_STORE", "")
+	other := `{"mcpServers": {"other": {"command": "x"}}, "theme": "dark"}`
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(codex, "config.toml"), []byte("model = \"o3\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"claude": filepath.Join(dir, ".mcp.json"), "gemini": filepath.Join(dir, ".gemini", "settings.json"), "codex": filepath.Join(codex, "config.toml")}
+	wants := map[string][]string{
+		"claude": {`"other"`, `"theme": "dark"`, `"memfs": {`, `"command": "memfs"`, `"mcp",`, `"--mount",`, `"/home/u/memory"`},
+		"gemini": {`"memfs": {`, `"command": "memfs"`, `"/home/u/memory"`},
+		"codex":  {"model = \"o3\"\n", "[mcp_servers.memfs]\ncommand = \"memfs\"\nargs = [\"mcp\", \"--mount\", \"/home/u/memory\"]\n# memfs:end\n"},
+	}
+	for agent, file := range files {
+		mustRun(t, "", "hint", "--mount", "/home/u/memory", "--write", agent, filepath.Join(dir, hint.Files[agent]))
+		first, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("hint %s --write: %v", agent, err)
+		}
+		for _, w := range wants[agent] {
+			if !strings.Contains(string(first), w) {
+				t.Errorf("%s after hint %s --write lacks %q:\n%s", file, agent, w, first)
+			}
+		}
+		out := mustRun(t, "", "hint", "--mount", "/home/u/memory", "--write", agent, filepath.Join(dir, hint.Files[agent]))
+		if again, _ := os.ReadFile(file); string(again) != string(first) || !strings.Contains(out, "already registered") {
+			t.Errorf("a second hint %s --write changed %s (or said so: %q):\n%s\nthen\n%s", agent, file, out, first, again)
+		}
 	}
 }
