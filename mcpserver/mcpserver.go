@@ -6,12 +6,21 @@
 // Its tools are the Claude memory tool's commands (view, create,
 // str_replace, insert, delete, rename, run by package memorytool, with the
 // same paths under /memories and the same optional expected SHA-256), and
-// memfs's own: search, context_pack, log, history and tag. Each is
-// annotated read-only, idempotent or destructive. A change through a tool
-// is the change a shell makes on the mount (memfs.FS.WriteFile and its
-// siblings): the same key rules, the same redaction, the same event, whose
-// writer names the door, "mcp:<client name>". The server flushes after
-// each change, so that what a tool acknowledged is in the store.
+// memfs's own: search, context_pack, log, history, revert, snapshot,
+// summary_add and tag. Each is annotated read-only, idempotent or
+// destructive. A change through a tool is the change a shell makes on the
+// mount (memfs.FS.WriteFile and its siblings): the same key rules, the
+// same redaction, the same event, whose writer names the door,
+// "mcp:<client name>". The server flushes after each change, so that what
+// a tool acknowledged is in the store.
+//
+// A server over a running mount (NewMount) goes through the mount's files
+// as its process's user: the mount checks each call as any program's, and
+// stays the store's one writer; its events name the server's process.
+//
+// Files are resources (memfs://KEY), the context pack too
+// (memfs://.memfs/context); subscribers are told of changes from the
+// change feed (Follow). See resources.go.
 //
 // Two transports: stdio (ServeStdio), for an agent that starts the server
 // itself, and streamable HTTP in stateless mode (Handler, ListenHTTP),

@@ -24,10 +24,13 @@
 // Claude reads; an error's text is meant to be returned to Claude as the
 // tool result's content, with is_error set.
 //
+// A Handler works over an open store (New) or a running mount
+// (NewFiles(Mount(c), opts)): through a mount, every command is made on
+// the mount's files as this process's user, checked as any program's.
+//
 // A Handler is safe for concurrent use: it runs one command at a time,
 // so that a compare-and-swap is atomic against the Handler's other
-// callers (not against a mount of the same store: the MCP server opens a
-// store only when no mount serves it).
+// callers (not against another program writing the same mount).
 //
 // Example:
 //
