@@ -49,11 +49,19 @@ func (m mountFiles) WriteFile(_ context.Context, key string, value []byte, _ met
 				return err
 			}
 		}
+		// Written in place (the file keeps its mode, owner and tags); when
+		// the write fails (past the mount's --max-file-size), the old value
+		// is written back, as mountclient.Client.Put does.
+		old, oldErr := r.ReadFile(key)
 		f, err := r.OpenFile(key, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return refusedName(r, key, err)
 		}
 		_, err = f.Write(value)
+		if err != nil && oldErr == nil {
+			_, werr := f.WriteAt(old, 0)
+			err = errors.Join(err, werr, f.Truncate(int64(len(old))))
+		}
 		if err == nil {
 			err = f.Sync() // flushes the mount's session: the change is in the store
 		}

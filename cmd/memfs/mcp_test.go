@@ -18,6 +18,7 @@ import (
 	"github.com/memfs/memfs/internal/hint"
 	"github.com/memfs/memfs/internal/mcptest"
 	"github.com/memfs/memfs/internal/syncbuf"
+	"github.com/memfs/memfs/memorytool"
 )
 
 // TestMCPStdio runs memfs mcp (this binary as memfs, see TestMain) and
@@ -84,7 +85,7 @@ func TestMCPThroughTheMount(t *testing.T) {
 	}
 	store, mnt := "dir:"+t.TempDir(), sharedDir(t)
 	bin := sharedBinary(t)
-	startMount(t, store, mnt, nil, "--allow-other")
+	startMount(t, store, mnt, nil, "--allow-other", "--max-file-size", "65536")
 	for name, mode := range map[string]os.FileMode{"shared.md": 0o644, "private.md": 0o600} {
 		if err := os.WriteFile(filepath.Join(mnt, "memory", name), []byte(name+" alpha\n"), mode); err != nil {
 			t.Fatal(err)
@@ -109,6 +110,13 @@ func TestMCPThroughTheMount(t *testing.T) {
 	mcptest.Ok(t, root, "create", map[string]any{"path": "/memories/by-mcp.md", "file_text": "through the mount\n"})
 	if b, err := os.ReadFile(filepath.Join(mnt, "memory", "by-mcp.md")); err != nil || string(b) != "through the mount\n" {
 		t.Errorf("the mount shows the MCP create as %q, %v", b, err)
+	}
+	// A value past the mount's --max-file-size is refused, and the file
+	// keeps its value.
+	mcptest.Refused(t, root, "create", map[string]any{"path": "/memories/by-mcp.md", "file_text": strings.Repeat("x", 70000),
+		"expected_sha256": memorytool.Sum([]byte("through the mount\n"))})
+	if b, err := os.ReadFile(filepath.Join(mnt, "memory", "by-mcp.md")); err != nil || string(b) != "through the mount\n" {
+		t.Errorf("after a refused create past --max-file-size the mount shows %.40q, %v; want the old value", b, err)
 	}
 	text, _ := mcptest.Ok(t, root, "view", map[string]any{"path": "/memories/private.md"})
 	if !strings.Contains(text, "private.md alpha") {
