@@ -179,3 +179,19 @@ func AsUser(ctx context.Context, uid uint32, gids ...uint32) context.Context {
 func (f *FS) SetAttr(ctx context.Context, key, name string, value []byte, by meta.WriterInfo) error {
 	return f.c.XAttrs().Set(session.WithWriter(ctx, by), key, name, value, 0)
 }
+
+// Change is a change the session made, as the mount's .memfs/changes
+// feed shows it: op (create, content, remove, rename, mkdir, rmdir,
+// attr), the key, and a rename's old key.
+type Change struct {
+	Op     string `json:"op"`
+	Key    string `json:"key"`
+	OldKey string `json:"old_key,omitempty"`
+}
+
+// Watch tells fn of every change after it is made, with no lock held
+// (fn must not block), until stop is called: the doors that are not the
+// mount follow the change feed the mount shows as .memfs/changes.
+func (f *FS) Watch(fn func(Change)) (stop func()) {
+	return f.c.Watch(func(ch session.Change) { fn(Change{Op: string(ch.Op), Key: ch.Key, OldKey: ch.OldKey}) })
+}

@@ -16,14 +16,17 @@ import (
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/mcpserver"
+	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/search"
 )
 
 // BenchmarkRoundTrip measures an MCP tool call's round trip (view of a
 // note, keyword search) over a pipe with stdio's framing and over
 // streamable HTTP, beside the same read through a mount of the same
-// store (os.ReadFile of the note; of .memfs/search/QUERY), at 10,000
-// notes. Each reports its p50 and p99 in µs. Run it with
+// store (os.ReadFile of the note; of .memfs/search/QUERY), and over
+// stdio's framing by a server that goes through that mount
+// (mcpserver.NewMount, as memfs mcp does when a mount serves the
+// store), at 10,000 notes. Each reports its p50 and p99 in µs. Run it with
 //
 //	go test -run '^$' -bench RoundTrip -benchtime 2000x ./mcpserver/
 func BenchmarkRoundTrip(b *testing.B) {
@@ -81,6 +84,22 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	defer pipeCS.Close()
 
+	// The server through the mount (memfs mcp when a mount serves the
+	// store), over its own pipes.
+	mc, err := mountclient.Open(mnt, mountclient.Own)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ms := mcpserver.NewMount(mc, mcpserver.Options{Logger: slog.New(slog.DiscardHandler)})
+	mcr, msw, _ := os.Pipe()
+	msr, mcw, _ := os.Pipe()
+	go ms.MCP().Run(ctx, &mcp.IOTransport{Reader: msr, Writer: msw})
+	mountCS, err := client.Connect(ctx, &mcp.IOTransport{Reader: mcr, Writer: mcw}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mountCS.Close()
+
 	view := &mcp.CallToolParams{Name: "view", Arguments: map[string]any{"path": "/memories/n/4242.md"}}
 	find := &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "word4242 topic7", "mode": "keyword", "top_k": 10}}
 	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) func() error {
@@ -103,9 +122,11 @@ func BenchmarkRoundTrip(b *testing.B) {
 		{"view/mount", read("memory/n/4242.md")},
 		{"view/stdio", call(pipeCS, view)},
 		{"view/http", call(httpCS, view)},
+		{"view/stdio-through-mount", call(mountCS, view)},
 		{"search/mount", read(searchFile)},
 		{"search/stdio", call(pipeCS, find)},
 		{"search/http", call(httpCS, find)},
+		{"search/stdio-through-mount", call(mountCS, find)},
 	} {
 		if err := bm.fn(); err != nil { // warm: the index opens at the first search
 			b.Fatal(err)

@@ -6,12 +6,21 @@
 // Its tools are the Claude memory tool's commands (view, create,
 // str_replace, insert, delete, rename, run by package memorytool, with the
 // same paths under /memories and the same optional expected SHA-256), and
-// memfs's own: search, context_pack, log, history and tag. Each is
-// annotated read-only, idempotent or destructive. A change through a tool
-// is the change a shell makes on the mount (memfs.FS.WriteFile and its
-// siblings): the same key rules, the same redaction, the same event, whose
-// writer names the door, "mcp:<client name>". The server flushes after
-// each change, so that what a tool acknowledged is in the store.
+// memfs's own: search, context_pack, log, history, revert, snapshot,
+// summary_add and tag. Each is annotated read-only, idempotent or
+// destructive. A change through a tool is the change a shell makes on the
+// mount (memfs.FS.WriteFile and its siblings): the same key rules, the
+// same redaction, the same event, whose writer names the door,
+// "mcp:<client name>". The server flushes after each change, so that what
+// a tool acknowledged is in the store.
+//
+// A server over a running mount (NewMount) goes through the mount's files
+// as its process's user: the mount checks each call as any program's, and
+// stays the store's one writer; its events name the server's process.
+//
+// Files are resources (memfs://KEY), the context pack too
+// (memfs://.memfs/context); subscribers are told of changes from the
+// change feed (Follow). See resources.go.
 //
 // Two transports: stdio (ServeStdio), for an agent that starts the server
 // itself, and streamable HTTP in stateless mode (Handler, ListenHTTP),
@@ -48,6 +57,7 @@ import (
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/memorytool"
 	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/mountclient"
 )
 
 // Options configure a Server. The zero value serves /memories at
@@ -64,26 +74,45 @@ type Options struct {
 
 // Server is an MCP server over an open store.
 type Server struct {
-	f    *memfs.FS           // immutable after New
+	st   store               // immutable after New
 	tool *memorytool.Handler // runs the memory tool's commands
 	mcp  *mcp.Server
 	log  *slog.Logger
 }
 
-// New returns a Server over f, its tools registered.
+// New returns a Server over the open store f, its tools registered.
 func New(f *memfs.FS, opts Options) *Server {
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
+	return newServer(engine{f: f, log: logger(opts)}, opts)
+}
+
+// NewMount returns a Server through the running mount c: every tool
+// works through the mount's files as this process's user, so the mount
+// checks each change as it checks any program's, and its session stays
+// the store's one writer.
+func NewMount(c *mountclient.Client, opts Options) *Server {
+	return newServer(mount{c: c, log: logger(opts)}, opts)
+}
+
+func logger(opts Options) *slog.Logger {
+	if opts.Logger == nil {
+		return slog.Default()
 	}
-	s := &Server{f: f, tool: memorytool.New(f, memorytool.Options{Prefix: opts.Prefix, Writer: "mcp"}), log: log}
+	return opts.Logger
+}
+
+func newServer(st store, opts Options) *Server {
+	log := logger(opts)
+	s := &Server{st: st, tool: memorytool.NewFiles(st.files(), memorytool.Options{Prefix: opts.Prefix, Writer: "mcp"}), log: log}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "memfs", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "memfs is this agent's memory. The memory tool's commands (view, create, str_replace, insert, delete, rename) " +
 			"work on /memories; search, context_pack, log, history and tag on the store's keys (memory/notes.md).",
-		Logger: log,
+		Logger:             log,
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	s.addMemoryTools()
 	s.addStoreTools()
+	s.addResources()
 	return s
 }
 
@@ -265,7 +294,21 @@ func Serve(ctx context.Context, f *memfs.FS, o ServeOptions) error {
 	if err := o.Check(); err != nil {
 		return err
 	}
-	s := New(f, o.Options)
+	return New(f, o.Options).serve(ctx, o)
+}
+
+// ServeMount is Serve through the running mount c (NewMount).
+func ServeMount(ctx context.Context, c *mountclient.Client, o ServeOptions) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	return NewMount(c, o.Options).serve(ctx, o)
+}
+
+func (s *Server) serve(ctx context.Context, o ServeOptions) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	s.Follow(ctx)
 	if o.HTTP == "" {
 		return s.ServeStdio(ctx)
 	}

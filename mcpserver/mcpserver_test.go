@@ -7,12 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/internal/mcptest"
 	"github.com/memfs/memfs/mcpserver"
 	"github.com/memfs/memfs/redact"
@@ -20,6 +23,13 @@ import (
 
 // open opens a real dir store as memfs mcp does (a writing command).
 func open(t *testing.T) *memfs.FS {
+	t.Helper()
+	f, _ := openDir(t)
+	return f
+}
+
+// openDir is open that also returns the store's directory.
+func openDir(t *testing.T) (*memfs.FS, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
 	st, err := dirstore.Open(dir)
@@ -43,7 +53,7 @@ func open(t *testing.T) *memfs.FS {
 			t.Error(err)
 		}
 	})
-	return f
+	return f, dir
 }
 
 // bearer adds a bearer token to each request.
@@ -140,5 +150,58 @@ func TestServeOptions(t *testing.T) {
 	t.Setenv(mcpserver.TokenEnv, "from-env")
 	if err := (mcpserver.ServeOptions{HTTP: "0.0.0.0:0"}).Check(); err != nil {
 		t.Errorf("a token in %s: %v", mcpserver.TokenEnv, err)
+	}
+}
+
+// TestNotifiesAChangeOfTheStore: a client subscribed to a note's
+// resource (over the SDK's in-memory transport, as over stdio) is told
+// when the note changes, whichever door changed it (here a tool).
+func TestNotifiesAChangeOfTheStore(t *testing.T) {
+	s := mcpserver.New(open(t), mcpserver.Options{Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	s.Follow(ctx)
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := s.MCP().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	updated := make(chan string, 64)
+	c := mcp.NewClient(&mcp.Implementation{Name: mcptest.Client, Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+	})
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	uri := mcpserver.URI("memory/n.md")
+	go cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+	n := 0
+	if !await.Cond(30*time.Second, time.Millisecond, func() bool {
+		n++
+		if n == 1 {
+			mcptest.Ok(t, cs, "create", map[string]any{"path": "/memories/n.md", "file_text": "x\n"})
+		} else {
+			mcptest.Ok(t, cs, "insert", map[string]any{"path": "/memories/n.md", "insert_line": 0, "insert_text": "x"})
+		}
+		for {
+			select {
+			case got := <-updated:
+				if got == uri {
+					return true
+				}
+			case <-time.After(500 * time.Millisecond):
+				return false
+			}
+		}
+	}) {
+		t.Fatalf("no notifications/resources/updated of %s after %d changes", uri, n)
+	}
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil || !strings.HasPrefix(res.Contents[0].Text, "x") {
+		t.Errorf("read %s: %v %+v", uri, err, res)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpserver.Scheme + "memory/../x"}); err == nil {
+		t.Error("read memfs://memory/../x: no error")
 	}
 }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/history"
 	"github.com/memfs/memfs/memorytool"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/search"
@@ -73,7 +75,7 @@ func memoryTool[In any](s *Server, t *mcp.Tool, write bool, in func(In) memoryto
 
 // flush makes a change durable in the store before the tool answers.
 func (s *Server) flush(ctx context.Context) error {
-	if err := s.f.Flush(ctx); err != nil {
+	if err := s.st.flush(ctx); err != nil {
 		s.log.Error("mcp: flush", "err", err)
 		return fmt.Errorf("the change is in the server's memory and journal, but the store refused it (%v): the server retries at its next change and when it stops", err)
 	}
@@ -137,6 +139,18 @@ type (
 	historyIn struct {
 		Key string `json:"key" jsonschema:"the key, such as memory/notes.md (the file /memories/notes.md)"`
 	}
+	revertIn struct {
+		Key string `json:"key" jsonschema:"the key, such as memory/notes.md"`
+		To  string `json:"to,omitempty" jsonschema:"a seq (history lists them) or a snapshot's name; default: the version before the last"`
+	}
+	snapshotIn struct {
+		Name string `json:"name" jsonschema:"the snapshot's name, or RUN/STEP for a run's checkpoint"`
+	}
+	summaryIn struct {
+		Run  string `json:"run" jsonschema:"the run's id"`
+		Step string `json:"step" jsonschema:"the step's id"`
+		Text string `json:"text" jsonschema:"what the step did and learned, in a few lines"`
+	}
 	tagIn struct {
 		Key  string   `json:"key" jsonschema:"the key, such as memory/notes.md"`
 		Tags []string `json:"tags" jsonschema:"the file's tags (user.memfs.tags), replacing those it has; empty removes them"`
@@ -153,6 +167,12 @@ func (s *Server) addStoreTools() {
 		Description: "The change log: who changed which key when (write, delete, rename, attr, conflict), with filters."}, s.log_)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "history", Annotations: ro,
 		Description: "A key's versions, oldest first: seq, time, op, size, sha256 and writer."}, s.history)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "revert", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Description: "Write a key's content as of to (a seq, a snapshot; default: its version before the last) as a new version; a deleted key comes back."}, s.revert)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "snapshot", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Description: "Name the memory as it is now (RUN/STEP: a run's checkpoint), to revert to later."}, s.snapshot)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "summary_add", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Description: "Append a step summary, which the context pack shows among the latest."}, s.summaryAdd)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "tag", Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 		Description: "Set a file's tags (user.memfs.tags), which search and ls filter on."}, s.tag)
 }
@@ -173,16 +193,9 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a searchIn)
 	for _, t := range a.Tags {
 		words = append(words, "tag:"+t)
 	}
-	r, err := search.ParseName(search.Name(words...))
-	if err != nil {
-		return nil, nil, fmt.Errorf("search: %w", err)
-	}
-	b, late, err := s.f.Answer(memfs.AsProcess(ctx), r, 30*time.Second)
+	b, err := s.st.search(ctx, search.Name(words...))
 	if err != nil {
 		return nil, nil, fmt.Errorf("search: %w (memfs reindex rebuilds the index)", err)
-	}
-	if late != nil {
-		s.log.Info("mcp: search ranked some notes by their words", "why", late)
 	}
 	return text(string(b)), nil, nil
 }
@@ -191,18 +204,18 @@ func (s *Server) contextPack(ctx context.Context, _ *mcp.CallToolRequest, a cont
 	if a.MaxChars < 0 {
 		return nil, nil, errors.New("context_pack: max_chars is a budget of at least 1")
 	}
-	p, err := s.f.ContextPack(memfs.AsProcess(ctx), contextpack.Options{MaxChars: a.MaxChars, Query: a.Query})
+	b, err := s.st.contextPack(ctx, packName(a))
 	if err != nil {
 		return nil, nil, fmt.Errorf("context_pack: %w", err)
 	}
-	return text(string(p.File(a.Manifest))), nil, nil
+	return text(string(b)), nil, nil
 }
 
 func (s *Server) log_(ctx context.Context, _ *mcp.CallToolRequest, a logIn) (*mcp.CallToolResult, any, error) {
 	if a.Limit < 0 {
 		return nil, nil, errors.New("log: limit is a number of events of at least 1")
 	}
-	page, err := s.f.Events().Query(ctx, eventlog.Query{KeyPrefix: a.Prefix, Ops: a.Ops, Limit: a.Limit, After: a.After})
+	page, err := s.st.query(ctx, eventlog.Query{KeyPrefix: a.Prefix, Ops: a.Ops, Limit: a.Limit, After: a.After})
 	if err != nil {
 		return nil, nil, fmt.Errorf("log: %w (memfs log --verify says what is damaged)", err)
 	}
@@ -217,7 +230,7 @@ func (s *Server) history(ctx context.Context, _ *mcp.CallToolRequest, a historyI
 	if err := checkKey(a.Key); err != nil {
 		return nil, nil, err
 	}
-	vs, err := s.f.Versions(ctx, a.Key)
+	vs, err := s.st.versions(ctx, a.Key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("history %s: %w", a.Key, err)
 	}
@@ -229,14 +242,14 @@ func (s *Server) tag(ctx context.Context, req *mcp.CallToolRequest, a tagIn) (*m
 	if err := checkKey(a.Key); err != nil {
 		return nil, nil, err
 	}
-	if !s.f.Exists(a.Key) || s.f.IsDir(a.Key) {
+	if files := s.st.files(); !files.Exists(a.Key) || files.IsDir(a.Key) {
 		return nil, nil, fmt.Errorf("tag: %s is no file (view /memories lists them; memory/x.md is /memories/x.md)", a.Key)
 	}
 	v := strings.Join(a.Tags, ",")
 	if err := meta.Validate(meta.Tags, []byte(v)); err != nil {
 		return nil, nil, fmt.Errorf("tag: %w", err)
 	}
-	if err := s.f.SetAttr(ctx, a.Key, meta.Tags, []byte(v), *memfs.SelfWriter(writer(req))); err != nil {
+	if err := s.st.setTags(ctx, a.Key, v, *memfs.SelfWriter(writer(req))); err != nil {
 		return nil, nil, fmt.Errorf("tag %s: %w", a.Key, err)
 	}
 	if err := s.flush(ctx); err != nil {
@@ -254,4 +267,56 @@ func checkKey(key string) error {
 		return fmt.Errorf("%s: a name reserved for memfs's own files", key)
 	}
 	return nil
+}
+
+// packName is the context file's name of a (contextpack.Name), which a
+// mount answers and the engine parses.
+func packName(a contextIn) string {
+	words := []string{"max:" + strconv.Itoa(cmp.Or(a.MaxChars, contextpack.DefaultMaxChars))}
+	if a.Query != "" {
+		words = append(words, a.Query)
+	}
+	name := contextpack.Name(words...)
+	if a.Manifest {
+		name += contextpack.ManifestSuffix
+	}
+	return name
+}
+
+func (s *Server) revert(ctx context.Context, _ *mcp.CallToolRequest, a revertIn) (*mcp.CallToolResult, any, error) {
+	if err := checkKey(a.Key); err != nil {
+		return nil, nil, err
+	}
+	seq, err := s.st.revert(ctx, a.Key, a.To)
+	if err != nil {
+		return nil, nil, fmt.Errorf("revert %s: %w (history lists its versions)", a.Key, err)
+	}
+	if err := s.flush(ctx); err != nil {
+		return nil, nil, err
+	}
+	return text(fmt.Sprintf("%s: the content of version %d, as a new version", a.Key, seq)), nil, nil
+}
+
+func (s *Server) snapshot(ctx context.Context, req *mcp.CallToolRequest, a snapshotIn) (*mcp.CallToolResult, any, error) {
+	if err := history.ValidSnapshotName(a.Name); err != nil {
+		return nil, nil, fmt.Errorf("snapshot: %w: a name, or RUN/STEP, of letters, digits, . _ -", err)
+	}
+	if err := s.st.snapshot(ctx, a.Name, writer(req)); err != nil {
+		return nil, nil, fmt.Errorf("snapshot %s: %w", a.Name, err)
+	}
+	return text("snapshot " + a.Name + " taken"), nil, nil
+}
+
+func (s *Server) summaryAdd(ctx context.Context, _ *mcp.CallToolRequest, a summaryIn) (*mcp.CallToolResult, any, error) {
+	if strings.TrimSpace(a.Text) == "" || a.Run == "" || a.Step == "" {
+		return nil, nil, errors.New("summary_add: give run, step and the summary's text")
+	}
+	sum := contextpack.Summary{Run: a.Run, Step: a.Step, Time: time.Now().UTC(), Text: a.Text}
+	if err := s.st.addSummary(ctx, sum); err != nil {
+		return nil, nil, fmt.Errorf("summary_add: %w", err)
+	}
+	if err := s.flush(ctx); err != nil {
+		return nil, nil, err
+	}
+	return text("summary of " + a.Run + "/" + a.Step + " added"), nil, nil
 }

@@ -24,10 +24,13 @@
 // Claude reads; an error's text is meant to be returned to Claude as the
 // tool result's content, with is_error set.
 //
+// A Handler works over an open store (New) or a running mount
+// (NewFiles(Mount(c), opts)): through a mount, every command is made on
+// the mount's files as this process's user, checked as any program's.
+//
 // A Handler is safe for concurrent use: it runs one command at a time,
 // so that a compare-and-swap is atomic against the Handler's other
-// callers (not against a mount of the same store: the MCP server opens a
-// store only when no mount serves it).
+// callers (not against another program writing the same mount).
 //
 // Example:
 //
@@ -131,18 +134,44 @@ func CheckPrefix(prefix string) error {
 	return nil
 }
 
-// Handler runs memory tool commands over an open store.
+// Files is what a Handler reads and changes: an open store
+// (*memfs.FS, through Engine) or a running mount (Mount). Keys are the
+// store's; by names the writer where the door can say it (a mount names
+// the process that made the change, as for any program on it).
+type Files interface {
+	ReadFile(ctx context.Context, key string) ([]byte, error)
+	WriteFile(ctx context.Context, key string, value []byte, by meta.WriterInfo) error
+	Exists(key string) bool
+	IsDir(key string) bool
+	// List lists the nodes under prefix ("KEY/"), directories included.
+	List(prefix string) ([]backend.Entry, error)
+	Rename(ctx context.Context, oldKey, newKey string, by meta.WriterInfo) error
+	RemoveAll(ctx context.Context, key string, by meta.WriterInfo) error
+}
+
+// Engine is the Files of an open store.
+func Engine(f *memfs.FS) Files { return engine{f} }
+
+type engine struct{ *memfs.FS }
+
+func (e engine) List(prefix string) ([]backend.Entry, error) { return e.Nodes(prefix), nil }
+
+// Handler runs memory tool commands over an open store or a mount.
 type Handler struct {
-	f      *memfs.FS // immutable after New
-	prefix string    // the key of /memories, without a final "/"
+	f      Files  // immutable after New
+	prefix string // the key of /memories, without a final "/"
 	writer string
 
 	mu sync.Mutex // held through each command: a compare-and-swap is atomic
 }
 
-// New returns a Handler over f. opts.Prefix must pass CheckPrefix: any
-// other names no directory, and every path under /memories is refused.
-func New(f *memfs.FS, opts Options) *Handler {
+// New returns a Handler over the open store f (NewFiles(Engine(f), opts)).
+func New(f *memfs.FS, opts Options) *Handler { return NewFiles(Engine(f), opts) }
+
+// NewFiles returns a Handler over f. opts.Prefix must pass CheckPrefix:
+// any other names no directory, and every path under /memories is
+// refused.
+func NewFiles(f Files, opts Options) *Handler {
 	p := strings.TrimSuffix(opts.Prefix, "/")
 	if opts.Prefix == "" {
 		p = strings.TrimSuffix(DefaultPrefix, "/")

@@ -21,7 +21,11 @@ func (h *Handler) view(ctx context.Context, in Input) (Result, error) {
 		if in.ViewRange != nil {
 			return Result{}, fail(ErrInvalid, "Error: view_range is for a file; %s is a directory", p)
 		}
-		return Result{Text: h.listing(key)}, nil
+		text, err := h.listing(key)
+		if err != nil {
+			return Result{}, h.engineErr(err, "view", p)
+		}
+		return Result{Text: text}, nil
 	}
 	v, err := h.read(ctx, key, p)
 	if err != nil {
@@ -64,10 +68,14 @@ func viewRange(r []int, n int) (from, to int, err error) {
 // levels deep, hidden names (a segment starting with ".") and
 // node_modules left out, each with its size in du -h's units (a
 // directory's: the sum of its visible files').
-func (h *Handler) listing(key string) string {
+func (h *Handler) listing(key string) (string, error) {
 	var shown []string
 	sizes := map[string]int64{}
-	for _, e := range h.f.Nodes(key + "/") {
+	nodes, err := h.f.List(key + "/")
+	if err != nil {
+		return "", err
+	}
+	for _, e := range nodes {
 		rel := strings.TrimPrefix(e.Key, key+"/")
 		if hidden(rel) {
 			continue
@@ -91,7 +99,7 @@ func (h *Handler) listing(key string) string {
 	for _, k := range shown {
 		fmt.Fprintf(&b, "%s\t%s\n", humanSize(sizes[k]), h.show(k))
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 func parent(key string) string {

@@ -68,9 +68,9 @@ for kind in "${backends[@]}"; do
 done
 only=${MEMFS_MT_ONLY:-}
 case $only in
-"" | tools | lossless | quickstart | rootdir | firsthour) ;;
+"" | tools | lossless | quickstart | rootdir | firsthour | mcp) ;;
 *)
-	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless, quickstart, rootdir or firsthour)" >&2
+	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless, quickstart, rootdir, firsthour or mcp)" >&2
 	exit 2
 	;;
 esac
@@ -1795,6 +1795,59 @@ quickstart() {
 		fail "no store at ~/.local/share/memfs/store in the fresh HOME"
 	fi
 }
+
+# ------------------------------------------------- MCP Inspector (issue 32)
+
+# A client nobody here wrote: the MCP Inspector's command-line mode lists
+# memfs mcp's tools and calls view, create and search over stdio. It is
+# installed into the work directory at a pinned version: 0.15.0, the newest
+# that runs on the node (20) the distribution ships; later ones ask for
+# node >= 22.7.5.
+inspector_version=0.15.0
+mcp_inspector() {
+	label="mcp: "
+	if ! command -v npm >/dev/null; then
+		echo "SKIP  mcp: the MCP Inspector needs npm, which is not installed (scripts/install-deps.sh installs it)"
+		return 0
+	fi
+	local dir=$tmp/inspector out store=dir:$tmp/mcp-store
+	mkdir -p "$dir"
+	if ! out=$(cd "$dir" && timeout 600 npm install --no-audit --no-fund --loglevel=error "@modelcontextprotocol/inspector@$inspector_version" 2>&1); then
+		fail "npm install @modelcontextprotocol/inspector@$inspector_version" "$out"
+		return 0
+	fi
+	# Its own binary, not npx, which may ask the registry first.
+	insp() { (cd "$dir" && timeout 300 node_modules/.bin/mcp-inspector --cli "$memfs" mcp --store "$store" "$@" 2>&1); }
+	out=$(insp --method tools/list) || out+=" (exit $?)"
+	if [[ $out == *'"name": "view"'* && $out == *'"name": "search"'* && $out == *'"name": "create"'* ]]; then
+		pass "the Inspector lists the tools (view, create, search among them)"
+	else
+		fail "the Inspector's tools/list" "$out"
+	fi
+	out=$(insp --method tools/call --tool-name create --tool-arg path=/memories/inspector.md --tool-arg 'file_text=written by the inspector') || out+=" (exit $?)"
+	if [[ $out == *'File created successfully at: /memories/inspector.md'* ]] && [ "$("$memfs" cat --store "$store" memory/inspector.md)" = "written by the inspector" ]; then
+		pass "the Inspector's create is in the store (memfs cat)"
+	else
+		fail "the Inspector's create" "$out"
+	fi
+	out=$(insp --method tools/call --tool-name view --tool-arg path=/memories/inspector.md) || out+=" (exit $?)"
+	if [[ $out == *'1\twritten by the inspector'* ]]; then
+		pass "the Inspector's view shows the note with line numbers"
+	else
+		fail "the Inspector's view" "$out"
+	fi
+	out=$(insp --method tools/call --tool-name search --tool-arg query=inspector --tool-arg mode=keyword) || out+=" (exit $?)"
+	if [[ $out == *'memory/inspector.md'* ]]; then
+		pass "the Inspector's search finds the note"
+	else
+		fail "the Inspector's search" "$out"
+	fi
+	label=""
+}
+
+if want_section mcp; then
+	mcp_inspector
+fi
 
 if want_section quickstart; then
 	quickstart

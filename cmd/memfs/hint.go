@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,7 +22,9 @@ func hintCommand() *cli.Command {
 			"The mountpoint is --mount, else the mount the other commands would use (--store, the mount\n" +
 			"the working directory is in), else your one memfs mount, else the placeholder " + hint.Placeholder + ".\n" +
 			"FILE may be a symlink (a dotfiles manager's): it stays one, and the section is written into\n" +
-			"the file it names when that is a regular file of yours; any other target is refused, unchanged.",
+			"the file it names when that is a regular file of yours; any other target is refused, unchanged.\n" +
+			"--write also registers memfs mcp as the MCP server \"memfs\" where the agent reads them: .mcp.json\n" +
+			"(claude), .gemini/settings.json (gemini) or .codex/config.toml (codex) beside FILE.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "mount", Usage: "where the memory is mounted"}, storeFlag(),
 			&cli.BoolFlag{Name: "write", Usage: "write the section into FILE instead of printing it"},
@@ -60,6 +63,11 @@ func hintAction(c *cli.Context) error {
 		return fmt.Errorf("hint: %w", err)
 	}
 	msg := map[bool]string{true: "memfs section written", false: "memfs section already up to date"}[changed]
-	_, err = fmt.Fprintf(c.App.Writer, "%s: %s\n", file, msg)
+	fmt.Fprintf(c.App.Writer, "%s: %s\n", file, msg)
+	mcpFile, changed, err := hint.WriteMCPBeside(agent, file, mnt)
+	if err == nil {
+		msg = map[bool]string{true: "memfs MCP server registered", false: "memfs MCP server already registered"}[changed]
+		_, err = fmt.Fprintf(c.App.Writer, "%s: %s (%s)\n", mcpFile, msg, strings.Join(hint.MCPArgs(mnt), " "))
+	}
 	return err
 }

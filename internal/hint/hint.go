@@ -85,6 +85,11 @@ func Section(agent, mnt string) string {
 // else appended. It reports whether the file changed. A symlink is
 // written through (target), never replaced.
 func Write(file, section string) (bool, error) {
+	return writeMarked(file, section, Begin, End)
+}
+
+// writeMarked is Write with the marker lines begin and end.
+func writeMarked(file, section, Begin, End string) (bool, error) {
 	file, err := target(file)
 	if err != nil {
 		return false, err
@@ -115,6 +120,12 @@ func Write(file, section string) (bool, error) {
 		}
 		updated = append(updated, section...)
 	}
+	return replace(file, old, updated)
+}
+
+// replace writes updated over file (target's), which holds old: not at
+// all when they are equal (it reports whether it wrote).
+func replace(file string, old, updated []byte) (bool, error) {
 	if bytes.Equal(updated, old) {
 		return false, nil
 	}

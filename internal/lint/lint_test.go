@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	// format of .memfs/status, is a leaf anyone may read. The engine
 	// reads no mount table; it names who keeps a mountpoint busy
 	// (mountinfo.MountUsers).
-	"github.com/memfs/memfs/mountclient":        {"github.com/memfs/memfs/cmd/memfs", "github.com/memfs/memfs/internal/mounthelper"},
+	"github.com/memfs/memfs/mountclient":        {"github.com/memfs/memfs/cmd/memfs", "github.com/memfs/memfs/internal/mounthelper", "github.com/memfs/memfs/mcpserver", "github.com/memfs/memfs/memorytool"}, // the other doors serve through a mount
 	"github.com/memfs/memfs/internal/mountinfo": {"github.com/memfs/memfs/mountclient", "github.com/memfs/memfs/cmd/memfs", engine},
 
 	// MCP has one door: mcpserver serves it, mcptest drives it in tests.
