@@ -416,8 +416,14 @@ func TestTypeChanges(t *testing.T) {
 	if _, err := s.SaveIf(t.Context(), []backend.Entry{entry("full", "x")}, []backend.Version{{}}); err == nil {
 		t.Error("SaveIf over a directory that holds a key succeeded")
 	}
-	if _, err := s.SaveIf(t.Context(), []backend.Entry{entry("f2d", "x")}, []backend.Version{{}}); err != nil {
-		t.Errorf("SaveIf over an empty directory: %v", err)
+	// An empty directory where nothing was expected keeps its name (it
+	// may be another program's): EEXIST, and the caller keeps its file
+	// beside it (TestSaveIfKeepsAnotherProgramsEmptyDirectory).
+	if _, err := s.SaveIf(t.Context(), []backend.Entry{entry("f2d", "x")}, []backend.Version{{}}); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("SaveIf over an empty directory = %v, want EEXIST", err)
+	}
+	if m := listed(t, s); !m["f2d"].Info.Mode.IsDir() {
+		t.Errorf("f2d after the refused SaveIf: mode %v, want the directory kept", m["f2d"].Info.Mode)
 	}
 }
 
