@@ -370,10 +370,23 @@ func (c *Client) Cat(key string) ([]byte, error) {
 	return Value(r, key)
 }
 
-// Put writes key through the mount with mode, and fsyncs it: the value is
-// in the store when Put returns, as without a mount. A name that is not a
-// regular file is replaced, as in the store; a directory is an error.
+// Put writes key through the mount, and fsyncs it: the value is in the
+// store when Put returns, as without a mount. A new file gets mode; a file
+// that was there keeps its own (a 0600 file is never widened by a write).
+// A name that is not a regular file is replaced, as in the store; a
+// directory is an error.
 func (c *Client) Put(key string, value []byte, mode fs.FileMode) error {
+	return c.put(key, value, mode, false)
+}
+
+// PutMode is Put that gives mode to a file that was there too: the mode
+// its caller asked for explicitly (memfs put --mode, a revert to a
+// version's mode).
+func (c *Client) PutMode(key string, value []byte, mode fs.FileMode) error {
+	return c.put(key, value, mode, true)
+}
+
+func (c *Client) put(key string, value []byte, mode fs.FileMode, always bool) error {
 	r, err := c.Root()
 	if err != nil {
 		return err
@@ -384,20 +397,28 @@ func (c *Client) Put(key string, value []byte, mode fs.FileMode) error {
 			return err
 		}
 	}
-	if fi, err := r.Lstat(key); err == nil && !fi.Mode().IsRegular() {
+	fi, err := r.Lstat(key)
+	created := err != nil
+	if err == nil && !fi.Mode().IsRegular() {
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory", key)
 		}
 		if err := r.Remove(key); err != nil {
 			return err
 		}
+		created = true
 	}
 	// Written in place, so that the file keeps its attributes (tags,
 	// owner), which a rename of a new file over it would drop; when the
 	// write fails (a value past the mount's --max-file-size), the old
 	// value is written back.
 	old, oldErr := r.ReadFile(key)
-	f, err := r.OpenFile(key, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)
+	flags := os.O_WRONLY | os.O_TRUNC | syscall.O_NOFOLLOW
+	if created {
+		// O_EXCL: a file made since the Lstat is another's, and keeps its mode.
+		flags |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := r.OpenFile(key, flags, mode)
 	if err != nil {
 		return err
 	}
@@ -410,8 +431,8 @@ func (c *Client) Put(key string, value []byte, mode fs.FileMode) error {
 			err = errors.Join(err, fmt.Errorf("the old value could not be written back: %w", rerr))
 		}
 	}
-	if err == nil {
-		err = f.Chmod(mode) // the umask took bits off a new file; an old one keeps its mode
+	if err == nil && (created || always) {
+		err = f.Chmod(mode) // the umask took bits off a new file
 	}
 	if err == nil {
 		err = f.Sync()
