@@ -153,7 +153,7 @@ func (c *Client) Revert(key string, seq uint64) (uint64, error) {
 	if err != nil {
 		return seq, err
 	}
-	if err := c.Put(key, data, mode); err != nil {
+	if err := c.PutMode(key, data, mode); err != nil { // the version's mode, as a revert in the store
 		return seq, err
 	}
 	return seq, c.putXAttrs(key, attrs)

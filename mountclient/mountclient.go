@@ -13,9 +13,12 @@
 // forged status is no live mount: nothing is done through it, and its
 // status's PID is never trusted (ErrNotLive).
 //
-// Every operation of a Client opens the mount again and checks it again
-// through itself (Root): a mount gone since it was found leaves a plain
-// directory, where a write would land on disk.
+// Every operation of a Client opens the mount again and checks that the
+// mountpoint is still that very mount (Root: its device and its mount's
+// id): a mount gone since it was found leaves a plain directory, where a
+// write would land on disk, and a mount made there since is another. The
+// status is read once, by Open: the same mount is served by the same
+// process.
 //
 // # Concurrency
 //
@@ -34,6 +37,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -70,6 +74,29 @@ type Client struct {
 	Store string // the store the mount serves, as its status names it
 	PID   int    // the memfs process serving it
 	dev   uint64 // the mount's device
+	mntID mountID
+}
+
+// mountID is a mount's id (statx): the unique one, never reused, where
+// the kernel has it (Linux 6.8); else the one of the mount table.
+type mountID struct {
+	id     uint64
+	unique bool
+}
+
+// mountIDOf is the id of the mount that path is on.
+func mountIDOf(path string) (mountID, error) {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_MNT_ID_UNIQUE, &st); err != nil {
+		return mountID{}, err
+	}
+	if st.Mask&unix.STATX_MNT_ID_UNIQUE != 0 {
+		return mountID{st.Mnt_id, true}, nil
+	}
+	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_MNT_ID, &st); err != nil {
+		return mountID{}, err
+	}
+	return mountID{st.Mnt_id, false}, nil
 }
 
 // Open returns the live memfs mount at mnt, which access allows.
@@ -89,6 +116,10 @@ func Open(mnt string, access Access) (*Client, error) {
 		m.UID != uid && access == Shared && !m.AllowOther:
 		return nil, notLive(mnt, fmt.Errorf("a mount of user %d, not yours (%d), and not shared with allow_other", m.UID, uid))
 	}
+	id, err := mountIDOf(real)
+	if err != nil {
+		return nil, notLive(mnt, err)
+	}
 	r, err := os.OpenRoot(real)
 	if err != nil {
 		return nil, notLive(mnt, err)
@@ -105,7 +136,7 @@ func Open(mnt string, access Access) (*Client, error) {
 	if err := servingProcess(st.PID, m.UID); err != nil {
 		return nil, notLive(mnt, err)
 	}
-	return &Client{Dir: mnt, Store: st.Store, PID: st.PID, dev: m.Dev}, nil
+	return &Client{Dir: mnt, Store: st.Store, PID: st.PID, dev: m.Dev, mntID: id}, nil
 }
 
 // Find returns the caller's live mount serving the local store spec: its
@@ -196,10 +227,14 @@ func notLive(mnt string, why error) error {
 	return fmt.Errorf("%s is %w (%v): nothing was done through it", mnt, ErrNotLive, why)
 }
 
+// statusReads counts the reads of rootStatus (a test's seam).
+var statusReads atomic.Int64
+
 // rootStatus reads .memfs/status through r, the root of the mount at mnt,
 // whose device must be dev: a directory that is not that mount (a copy,
 // or the mountpoint after an unmount) has another.
 func rootStatus(r *os.Root, mnt string, dev uint64) (status.Status, error) {
+	statusReads.Add(1)
 	fi, err := r.Stat(".")
 	if err != nil {
 		return status.Status{}, err
@@ -247,24 +282,42 @@ func servingProcess(pid int, uid uint32) error {
 }
 
 // Root opens the mount for plain file operations that stay inside it.
-// The root is checked again through itself: its device must still be the
-// mount's and its .memfs/status name the same process, or the writes
-// would land on plain disk (a mount gone since it was found leaves the
-// mountpoint directory). Close it when done.
+// The root is checked again: it must still be the mount Open checked (its
+// device the mount's, its mount the same one), or the writes would land
+// on plain disk (a mount gone since it was found leaves the mountpoint
+// directory) or in another mount made there since. Close it when done.
 func (c *Client) Root() (*os.Root, error) {
 	r, err := os.OpenRoot(c.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("the mount at %s: %w", c.Dir, err)
 	}
-	st, err := rootStatus(r, c.Dir, c.dev)
-	if err == nil && st.PID != c.PID {
-		err = fmt.Errorf("served by process %d now, not %d", st.PID, c.PID)
-	}
-	if err != nil {
+	if err := c.sameMount(r); err != nil {
 		r.Close()
 		return nil, notLive(c.Dir, err)
 	}
 	return r, nil
+}
+
+// sameMount checks that r, the root of c.Dir opened now, is the mount
+// Open checked. The mount's id is of the path, read after r was opened:
+// r's device, checked through r, is the mount's, and a mount made at
+// the point in between would have to take its device too.
+func (c *Client) sameMount(r *os.Root) error {
+	fi, err := r.Stat(".")
+	if err != nil {
+		return err
+	}
+	if d := fi.Sys().(*syscall.Stat_t).Dev; d != c.dev {
+		return fmt.Errorf("device %d:%d, not the mount's %d:%d", unix.Major(d), unix.Minor(d), unix.Major(c.dev), unix.Minor(c.dev))
+	}
+	id, err := mountIDOf(c.Dir)
+	if err != nil {
+		return err
+	}
+	if id != c.mntID {
+		return fmt.Errorf("mount %d now, not %d", id.id, c.mntID.id)
+	}
+	return nil
 }
 
 // Signal sends sig to the process serving the mount. The process is
@@ -370,10 +423,23 @@ func (c *Client) Cat(key string) ([]byte, error) {
 	return Value(r, key)
 }
 
-// Put writes key through the mount with mode, and fsyncs it: the value is
-// in the store when Put returns, as without a mount. A name that is not a
-// regular file is replaced, as in the store; a directory is an error.
+// Put writes key through the mount, and fsyncs it: the value is in the
+// store when Put returns, as without a mount. A new file gets mode; a file
+// that was there keeps its own (a 0600 file is never widened by a write).
+// A name that is not a regular file is replaced, as in the store; a
+// directory is an error.
 func (c *Client) Put(key string, value []byte, mode fs.FileMode) error {
+	return c.put(key, value, mode, false)
+}
+
+// PutMode is Put that gives mode to a file that was there too: the mode
+// its caller asked for explicitly (memfs put --mode, a revert to a
+// version's mode).
+func (c *Client) PutMode(key string, value []byte, mode fs.FileMode) error {
+	return c.put(key, value, mode, true)
+}
+
+func (c *Client) put(key string, value []byte, mode fs.FileMode, always bool) error {
 	r, err := c.Root()
 	if err != nil {
 		return err
@@ -384,20 +450,28 @@ func (c *Client) Put(key string, value []byte, mode fs.FileMode) error {
 			return err
 		}
 	}
-	if fi, err := r.Lstat(key); err == nil && !fi.Mode().IsRegular() {
+	fi, err := r.Lstat(key)
+	created := err != nil
+	if err == nil && !fi.Mode().IsRegular() {
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory", key)
 		}
 		if err := r.Remove(key); err != nil {
 			return err
 		}
+		created = true
 	}
 	// Written in place, so that the file keeps its attributes (tags,
 	// owner), which a rename of a new file over it would drop; when the
 	// write fails (a value past the mount's --max-file-size), the old
 	// value is written back.
 	old, oldErr := r.ReadFile(key)
-	f, err := r.OpenFile(key, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)
+	flags := os.O_WRONLY | os.O_TRUNC | syscall.O_NOFOLLOW
+	if created {
+		// O_EXCL: a file made since the Lstat is another's, and keeps its mode.
+		flags |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := r.OpenFile(key, flags, mode)
 	if err != nil {
 		return err
 	}
@@ -410,8 +484,8 @@ func (c *Client) Put(key string, value []byte, mode fs.FileMode) error {
 			err = errors.Join(err, fmt.Errorf("the old value could not be written back: %w", rerr))
 		}
 	}
-	if err == nil {
-		err = f.Chmod(mode) // the umask took bits off a new file; an old one keeps its mode
+	if err == nil && (created || always) {
+		err = f.Chmod(mode) // the umask took bits off a new file
 	}
 	if err == nil {
 		err = f.Sync()

@@ -199,7 +199,11 @@ func putCommand() *cli.Command {
 			}
 			if t.mnt != "" {
 				mountSettings(c, t)
-				if err := t.client.Put(key, value, fs.FileMode(mode)); err != nil {
+				put := t.client.Put // an old file keeps its mode, unless --mode is given
+				if c.IsSet("mode") {
+					put = t.client.PutMode
+				}
+				if err := put(key, value, fs.FileMode(mode)); err != nil {
 					return fmt.Errorf("put: %w", usererr.Explain(err))
 				}
 				return nil
