@@ -190,4 +190,3 @@ func (p conflictParts) find(keys []string) string {
 	}
 	return ""
 }
-
