@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/session"
@@ -110,5 +112,54 @@ func TestConflictCopyOfALongName(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// Under keep-both, the copy a session moves its own version to stays
+// within the store's key limit (badger's), so that a conflict over a key
+// of the longest length the store holds keeps both versions and leaves
+// nothing dirty.
+func TestKeepBothAtTheKeyLimit(t *testing.T) {
+	st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	max := st.KeyLimit().Max
+	dir := strings.TrimSuffix(strings.Repeat(strings.Repeat("d", 200)+"/", (max-120)/201), "/")
+	key := dir + "/" + strings.Repeat("n", max-len(dir)-1-len(".md")) + ".md"
+	theirs := func(v string) {
+		if err := st.Save(t.Context(), backend.Entry{Key: key, Info: backend.Info{Mode: 0o644, MTime: time.Now()}, Value: []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	theirs("base\n")
+	c, _ := policySession(t, st, session.KeepBoth, nil)
+	if err := c.Set(key, []byte("ours\n")); err != nil {
+		t.Fatal(err)
+	}
+	theirs("theirs!\n")
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatalf("Flush = %v", err)
+	}
+	if dirty, removed := c.Pending().Unflushed(); len(dirty) != 0 || len(removed) != 0 {
+		t.Errorf("unflushed after the flush: %d saves, removes %v", len(dirty), removed)
+	}
+	keys := c.Keys()
+	var ck string
+	for _, k := range keys {
+		if orig, agent, _, ok := backend.ConflictOrigin(k, keys); ok && orig == key && agent == "me" {
+			ck = k
+		}
+	}
+	if ck == "" {
+		t.Fatalf("no copy of ours among %d keys", len(keys))
+	}
+	got, err := st.Load(t.Context(), key, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got[0].Value) != "theirs!\n" || string(got[1].Value) != "ours\n" {
+		t.Errorf("the key holds %q and the copy %q; want theirs and ours", got[0].Value, got[1].Value)
 	}
 }
