@@ -89,9 +89,10 @@ func (f *FS) Conflicts(ctx context.Context) ([]Conflict, error) {
 		return nil, err
 	}
 	var out []Conflict
-	for _, k := range f.c.Keys() {
-		orig, agent, at, ok := backend.ParseConflictKey(k)
-		if !ok {
+	keys := f.c.Keys()
+	for _, k := range keys {
+		orig, agent, at, ok := backend.ConflictOrigin(k, keys) // a shortened copy names its original by a hash
+		if !ok || orig == "" {
 			continue
 		}
 		if _, err := f.c.Stat(orig); err != nil {

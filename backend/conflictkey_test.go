@@ -1,8 +1,10 @@
 package backend_test
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memfs/memfs/backend"
 )
@@ -29,5 +31,92 @@ func TestParseConflictKey(t *testing.T) {
 		if _, _, _, ok := backend.ParseConflictKey(k); ok {
 			t.Errorf("ParseConflictKey(%q) is ok; want no conflict copy", k)
 		}
+	}
+}
+
+// longNames returns names of every length from 1 to 255 bytes made of r
+// (cut to a rune boundary), with and without an extension.
+func longNames(r string) []string {
+	var out []string
+	for n := 1; n <= backend.MaxSegmentLen; n++ {
+		s := strings.Repeat(r, n/len(r)+1)
+		for len(s) > n || !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+		if s == "" {
+			continue
+		}
+		out = append(out, s)
+		if n > 3 {
+			ext := s[:len(s)-3] + ".md"
+			for !utf8.ValidString(ext) {
+				ext = ext[:len(ext)-4] + ".md"
+			}
+			out = append(out, ext)
+		}
+	}
+	return out
+}
+
+// A conflict copy of a name of any valid length, ASCII or not, is a valid
+// key: a 255-byte name's copy is shortened, not refused.
+func TestConflictKeyValidForEveryLength(t *testing.T) {
+	at := time.Date(2026, 12, 6, 12, 30, 0, 7, time.UTC)
+	for _, r := range []string{"a", "é", "日", "😀"} {
+		for _, name := range longNames(r) {
+			for _, key := range []string{name, "d/" + name} {
+				for _, ck := range []string{backend.ConflictKey(key, at), backend.ConflictKeyBy(key, "planner-1", at)} {
+					if err := backend.ValidateKey(ck); err != nil {
+						t.Fatalf("conflict copy of a %d-byte name %q: %v", len(name), name, err)
+					}
+					if ck == key {
+						t.Fatalf("conflict copy of %q is the key itself", key)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A shortened copy names its original by a hash: ConflictOrigin finds it
+// among the keys, also when another long name shares its first bytes, and
+// within a store's key limit.
+func TestConflictOriginOfShortenedCopy(t *testing.T) {
+	at := time.Date(2026, 12, 6, 12, 30, 0, 7, time.UTC)
+	for _, r := range []string{"a", "é", "日", "😀"} {
+		for _, name := range longNames(r) {
+			key := "dir/" + name
+			_, size := utf8.DecodeLastRuneInString(name)
+			twin := "dir/" + name[:len(name)-size] + "y" // the same first bytes
+			for _, max := range []int{0, len(key) + 50} {
+				ck := backend.ConflictKeyWithin(key, "me", at, max)
+				if err := backend.ValidateKey(ck); err != nil {
+					t.Fatal(err)
+				}
+				if name != ".md" && strings.HasSuffix(key, ".md") && !strings.HasSuffix(ck, ".md") {
+					t.Fatalf("copy %q of %q lost the extension", ck, key)
+				}
+				if max > 0 && len(ck) > max {
+					t.Fatalf("copy of %q is %d bytes, over the limit of %d", key, len(ck), max)
+				}
+				if ck == backend.ConflictKeyWithin(twin, "me", at, max) {
+					t.Fatalf("%q and %q get the same copy %q", key, twin, ck)
+				}
+				orig, agent, when, ok := backend.ConflictOrigin(ck, []string{"dir", twin, key, "other/" + name})
+				if !ok || orig != key || agent != "me" || !when.Equal(at) {
+					t.Fatalf("ConflictOrigin(%q) = %q, %q, %v, %v; want %q", ck, orig, agent, when, ok, key)
+				}
+				// A copy of the copy's name (the first was taken) reads back too.
+				ck2 := backend.ConflictKeyWithin(ck, "", at.Add(1), max)
+				if orig, agent, _, ok := backend.ConflictOrigin(ck2, []string{twin, key, ck}); !ok || orig != key || agent != "me" {
+					t.Fatalf("ConflictOrigin(%q) = %q, %q, %v; want %q", ck2, orig, agent, ok, key)
+				}
+			}
+		}
+	}
+	// A shortened copy whose original is gone names none.
+	ck := backend.ConflictKey(strings.Repeat("z", 255), at)
+	if orig, _, _, ok := backend.ConflictOrigin(ck, []string{strings.Repeat("z", 254)}); !ok || orig != "" {
+		t.Fatalf("ConflictOrigin(%q) = %q, %v; want \"\", true", ck, orig, ok)
 	}
 }

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
-	"regexp"
-	"strings"
-	"time"
 )
 
 // Version identifies the stored version of a key that a conditional save
@@ -84,79 +80,6 @@ type ConditionalDeleter interface {
 	// its caller has not seen. Directories are removed as Delete does
 	// (only when empty).
 	DeleteIf(ctx context.Context, keys []string, expect []Version) (kept []string, err error)
-}
-
-// ConflictKey is the name under which another writer's version of key is
-// kept when it conflicts with memfs's: the name with ".conflict-<UTC time>"
-// before its extension, in the same directory
-// ("notes.md" -> "notes.conflict-20261122T232400.000000000Z.md").
-func ConflictKey(key string, t time.Time) string {
-	dir, name := Split(key)
-	ext := path.Ext(name)
-	if ext == name { // ".bashrc"-like names have no extension
-		ext = ""
-	}
-	base := strings.TrimSuffix(name, ext)
-	return Join(dir, fmt.Sprintf("%s.conflict-%s%s", base, t.UTC().Format("20060102T150405.000000000Z"), ext))
-}
-
-// ConflictKeyBy is the name under which a mount keeps its own version of
-// key when another writer's version keeps the name (the keep-both
-// policy): "NAME.conflict-AGENT-UTC.EXT" in the same directory
-// ("notes.md" by agent "planner" ->
-// "notes.conflict-planner-20261122T232400.000000000Z.md"). The agent name
-// is reduced to letters, digits, '-' and '_' (at most 32 of them); an empty
-// one gives ConflictKey's name.
-func ConflictKeyBy(key, agent string, t time.Time) string {
-	var b strings.Builder
-	for _, r := range agent {
-		if b.Len() >= 32 {
-			break
-		}
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			b.WriteRune(r)
-		}
-	}
-	if b.Len() == 0 {
-		return ConflictKey(key, t)
-	}
-	dir, name := Split(key)
-	ext := path.Ext(name)
-	if ext == name {
-		ext = ""
-	}
-	base := strings.TrimSuffix(name, ext)
-	return Join(dir, fmt.Sprintf("%s.conflict-%s-%s%s", base, b.String(), t.UTC().Format("20060102T150405.000000000Z"), ext))
-}
-
-// conflictName matches the name of a conflict copy (ConflictKey,
-// ConflictKeyBy): the base, the agent (may be empty), the time, the
-// extension.
-var conflictName = regexp.MustCompile(`^(.+)\.conflict-(?:([A-Za-z0-9_-]+)-)?([0-9]{8}T[0-9]{6}\.[0-9]{9}Z)(\.[^.]*)?$`)
-
-// ParseConflictKey reads a key ConflictKey or ConflictKeyBy made: the key
-// it is a copy of, the agent it names ("" for none) and its time; ok is
-// false for a key that is no conflict copy. A copy of a copy's name (made
-// when the first name was taken) is read back to the first key.
-func ParseConflictKey(key string) (orig, agent string, t time.Time, ok bool) {
-	dir, name := Split(key)
-	m := conflictName.FindStringSubmatch(name)
-	if m == nil {
-		return "", "", time.Time{}, false
-	}
-	t, err := time.Parse("20060102T150405.000000000Z", m[3])
-	if err != nil {
-		return "", "", time.Time{}, false
-	}
-	orig, agent = Join(dir, m[1]+m[4]), m[2]
-	if o, a, _, ok := ParseConflictKey(orig); ok {
-		orig = o
-		if agent == "" {
-			agent = a
-		}
-	}
-	return orig, agent, t, true
 }
 
 // ErrConflict is matched (errors.Is) by a *ConflictError.

@@ -317,7 +317,7 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 	case f.link != nil && len(f.link.names) > 1:
 		// A node with several names moves as a whole or not at all:
 		// theirs is kept beside it, ours takes the name.
-		ck := c.freeConflictKeyLocked(ConflictKey(key, c.now()))
+		ck := c.freeConflictKeyLocked(key, "")
 		theirs.Key, theirs.Info.Link = ck, "" // a node of its own
 		if _, _, err := c.loadCleanLocked(theirs); err != nil {
 			c.setExpectLocked(f, key, v) // overwritten: logged and reported
@@ -400,7 +400,7 @@ func (c *Context) setExpectLocked(f *file, key string, v backend.Version) {
 // follow it. The store holds nothing under that key yet: the next flush
 // saves it there as a new file. It returns the conflict key.
 func (c *Context) moveOursLocked(f *file, key string) string {
-	ck := c.freeConflictKeyLocked(backend.ConflictKeyBy(key, c.opts.Agent, c.now()))
+	ck := c.freeConflictKeyLocked(key, c.opts.Agent)
 	delete(c.mu.tree.files, key)
 	f.key = ck
 	c.mu.tree.files[ck] = f
@@ -425,7 +425,7 @@ func (c *Context) moveOursLocked(f *file, key string) string {
 // conflict copy, whose key it returns: the store's node under key is
 // another writer's now.
 func (c *Context) copyOursLocked(f *file, key string) string {
-	ck := c.freeConflictKeyLocked(backend.ConflictKeyBy(key, c.opts.Agent, c.now()))
+	ck := c.freeConflictKeyLocked(key, c.opts.Agent)
 	ours := backend.Entry{Key: ck, Value: f.shareRLocked(), Info: backend.Info{Mode: f.mode, UID: f.uid, GID: f.gid,
 		MTime: time.Unix(0, f.mtime), XAttrs: f.xattrs.toMap()}}
 	c.detachNameLocked(f, key)
@@ -440,17 +440,24 @@ func (c *Context) copyOursLocked(f *file, key string) string {
 	return ck
 }
 
-// freeConflictKeyLocked returns ck, or a later conflict time's key when
-// the session has ck already.
-func (c *Context) freeConflictKeyLocked(ck string) string {
+// freeConflictKeyLocked returns key's conflict copy by agent, now
+// (conflictKey), or a copy of that name when the session has it already.
+func (c *Context) freeConflictKeyLocked(key, agent string) string {
+	ck := c.conflictKey(key, agent, c.now())
 	for i := 1; ; i++ {
 		_, f := c.mu.tree.files[ck]
 		_, d := c.mu.tree.dirs[ck]
 		if !f && !d {
 			return ck
 		}
-		ck = backend.ConflictKeyBy(ck, "", c.now().Add(time.Duration(i)))
+		ck = c.conflictKey(ck, "", c.now().Add(time.Duration(i)))
 	}
+}
+
+// conflictKey is key's conflict copy by agent at t (backend.ConflictKeyBy),
+// its name shortened to fit the store's key limit (ConflictKeyWithin).
+func (c *Context) conflictKey(key, agent string, t time.Time) string {
+	return backend.ConflictKeyWithin(key, agent, t, backend.KeyLimitOf(c.store).Max)
 }
 
 // loadCleanLocked makes e, the store's version of e.Key, the session's

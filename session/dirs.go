@@ -94,7 +94,7 @@ func (c *Context) putDir(e backend.Entry) error {
 		// A node another program put where the directory was (the
 		// journal replays memfs's directory): both are kept, the other
 		// node beside it under a conflict name.
-		ck := ConflictKey(e.Key, c.now())
+		ck := c.conflictKey(e.Key, "", c.now())
 		if err := c.Rename(context.Background(), e.Key, ck, RenameNoReplace); err != nil {
 			return err
 		}

@@ -260,7 +260,7 @@ func (c *Context) moveAsideBlocking(key string) bool {
 		if !blocking {
 			continue
 		}
-		ck := ConflictKey(k, c.now())
+		ck := c.conflictKey(k, "", c.now())
 		if err := c.Rename(context.Background(), k, ck, RenameNoReplace); err != nil {
 			c.log.Error("journal: cannot move aside a node in the way of a replayed change", "key", k, "err", err)
 			return false

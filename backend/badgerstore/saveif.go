@@ -79,7 +79,7 @@ func conflictCopies(txn *badger.Txn, entries []backend.Entry, expect func(i int)
 		if err != nil {
 			return nil, nil, err
 		}
-		found.Key = backend.ConflictKey(e.Key, time.Now())
+		found.Key = backend.ConflictKeyWithin(e.Key, "", time.Now(), maxMemfsKeyLen)
 		// The copy is a node of its own, not another name of the
 		// version's hard-link group.
 		found.Info.Link = ""

@@ -251,7 +251,7 @@ func (a *applyRun) conflictCopies(fnd map[string]found, now time.Time) (ops []cl
 		if f.rec.Size < 0 || fs.FileMode(f.rec.Mode).IsDir() {
 			continue // a damaged record: nothing to keep; a directory: overDirectory
 		}
-		ck := backend.ConflictKey(k, now)
+		ck := backend.ConflictKeyWithin(k, "", now, maxKeyLen)
 		cp := *f.rec
 		cp.Link = ""
 		mk, rec := a.s.meta(ck), cp.encode()

@@ -622,19 +622,20 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 }
 
 // copiesBelowOriginals moves each conflict copy that ranks above its
-// original (see backend.ParseConflictKey), when the original is a hit
+// original (see backend.ConflictOrigin), when the original is a hit
 // too, right below it, its score just under the original's: the copy is
 // one side of a conflict nobody has resolved yet, and should not be read
 // before the note it is a copy of. Other hits keep their order.
 func copiesBelowOriginals(hits []search.Hit) []search.Hit {
 	at := make(map[string]int, len(hits))
+	keys := make([]string, len(hits))
 	for i, h := range hits {
-		at[h.Key] = i
+		at[h.Key], keys[i] = i, h.Key
 	}
 	held := map[string][]search.Hit{} // original -> its copies ranked above it
 	out := make([]search.Hit, 0, len(hits))
 	for i, h := range hits {
-		if orig, _, _, ok := backend.ParseConflictKey(h.Key); ok {
+		if orig, _, _, ok := backend.ConflictOrigin(h.Key, keys); ok {
 			if j, hit := at[orig]; hit && j > i {
 				held[orig] = append(held[orig], h)
 				continue
