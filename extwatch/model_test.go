@@ -395,7 +395,9 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 	// a group the session holds alone, or in a group the store split):
 	// issue 26. Without links, 4 of 250 rounds at load ~35 failed
 	// (seeds 403, 407, 423: a directory 0700 in the session, 0755 in
-	// the store; 416: a file's older value in the session).
+	// the store: the watcher saw dirstore's own 0700 of a directory it
+	// was making, fixed in dirstore (TestSaveMakesDirectoriesWithTheirMode);
+	// 416: a file's older value in the session, not reproduced since).
 	links := os.Getenv("MEMFS_TWO_WRITER_LINKS") != ""
 	last := map[string]lastOp{}
 	// Names that have been one of a node's several: a change made under

@@ -307,9 +307,9 @@ func lastPerKey(entries []backend.Entry) []backend.Entry {
 	return out
 }
 
-// ensureDir makes the directory of item i if it is missing, in place: a
-// directory cannot be renamed over another one that holds entries, and
-// saving its attributes waits for applyDir. A node of another type in the
+// ensureDir makes the directory of item i if it is missing (makeDir), or
+// keeps the one in place: a directory cannot be renamed over another one
+// that holds entries, and saving its times waits for applyDir. A node of another type in the
 // way is never replaced: the save fails with fs.ErrExist.
 func (b *batch) ensureDir(ctx context.Context, i int) error {
 	if err := ctx.Err(); err != nil {
@@ -326,8 +326,7 @@ func (b *batch) ensureDir(ctx context.Context, i int) error {
 		err := unix.Fstatat(fd, it.name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		switch {
 		case err == unix.ENOENT:
-			// 0700 until applyDir gives the entry's mode.
-			err = unix.Mkdirat(fd, it.name, 0o700)
+			err = b.makeDir(fd, it.name, it.e.Info)
 			if err == unix.EEXIST {
 				continue
 			}
@@ -348,6 +347,51 @@ func (b *batch) ensureDir(ctx context.Context, i int) error {
 			fs.ErrExist, backend.TypeName(backend.FileMode(st.Mode))))
 	}
 	return saveErr(it.e.Key, errChanging)
+}
+
+// makeDir makes directory name in dirfd with info's owner, mode and
+// attributes before it has the name: made under a temp name (0700 while
+// it has no owner yet), given them, and renamed into place, never over
+// another node (EEXIST). A follower of the store (memfs's external-change
+// watcher) never sees it with a mode of the save's own, which it would
+// take for another writer's chmod (issue 26). A process that is not root
+// keeps the owner's permission bits until applyDir, to save into it: a
+// mode that only adds to the entry's, which the rule for a directory with
+// unflushed changes (the most restrictive mode of both) leaves as it is.
+func (b *batch) makeDir(dirfd int, name string, info backend.Info) error {
+	tmp, err := tempName(func(n string) error { return unix.Mkdirat(dirfd, n, 0o700) })
+	if err != nil {
+		return err
+	}
+	err = b.giveDir(dirfd, tmp, info)
+	if err == nil {
+		err = unix.Renameat2(dirfd, tmp, dirfd, name, unix.RENAME_NOREPLACE)
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, unix.AT_REMOVEDIR)
+	}
+	return err
+}
+
+// giveDir gives the new directory tmp in dirfd info's owner, mode and
+// attributes (makeDir).
+func (b *batch) giveDir(dirfd int, tmp string, info backend.Info) error {
+	fd, err := openDirAt(dirfd, tmp)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := b.s.chown(func() error { return unix.Fchown(fd, int(info.UID), int(info.GID)) }); err != nil {
+		return err
+	}
+	bits := chmodBits(info.Mode)
+	if b.s.notRoot {
+		bits |= 0o700
+	}
+	if err := ignoringEINTR(func() error { return unix.Fchmod(fd, bits) }); err != nil {
+		return err
+	}
+	return replaceXAttrs(fd, info.XAttrs)
 }
 
 // errChanging reports a key another program kept changing under a save.
