@@ -2,8 +2,11 @@ package memfs
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
+	"time"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/embed"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/redact"
@@ -92,4 +95,19 @@ func CheckTransient(cmd, key string) error {
 		return fmt.Errorf("%s: %s: a transient editor file lives only in a mounted session (see --transient); not stored", cmd, key)
 	}
 	return nil
+}
+
+// PutFile stores value under key for `memfs put` on a store: a new file
+// gets mode and the caller's ids; an old regular file keeps its mode and
+// owner unless setMode (--mode given), as a write through a mount does
+// (mountclient.Client.Put), so that a put never widens a private file.
+func PutFile(c *session.Context, key string, value []byte, mode fs.FileMode, setMode bool) error {
+	info := backend.Info{Mode: mode, MTime: time.Now(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}
+	if st, err := c.Stat(key); err == nil && st.Mode.IsRegular() {
+		info.UID, info.GID = st.UID, st.GID
+		if !setMode {
+			info.Mode = st.Mode.Perm()
+		}
+	}
+	return c.Put(backend.Entry{Key: key, Value: value, Info: info})
 }

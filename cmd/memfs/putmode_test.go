@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -42,5 +43,36 @@ func TestPutThroughAMountKeepsTheMode(t *testing.T) {
 	mustRun(t, "new", "put", "--store", store, "memory/new.md")
 	if fi, err := os.Stat(filepath.Join(mnt, "memory", "new.md")); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("a new file: %v, %v; want mode 644", fi, err)
+	}
+}
+
+// The same without a mount: memfs put on the store keeps an old file's
+// mode and owner unless --mode is given (it set 0644 and the caller's ids).
+func TestPutOnTheStoreKeepsTheMode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store := "dir:" + dir
+	mustRun(t, "one", "put", "--store", store, "--mode", "0600", "memory/secret.md")
+	path := filepath.Join(dir, "memory", "secret.md")
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "two", "put", "--store", store, "memory/secret.md")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := fi.Mode().Perm(); m != 0o600 {
+		t.Errorf("memfs put over a 0600 file on the store: mode %o, want 600", m)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 || st.Gid != 65534 {
+		t.Errorf("owner %d:%d, want 65534:65534 kept", st.Uid, st.Gid)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "two" {
+		t.Errorf("value %q, want two", b)
+	}
+	mustRun(t, "three", "put", "--store", store, "--mode", "0640", "memory/secret.md")
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("memfs put --mode 0640: %v, %v; want mode 640", fi, err)
 	}
 }

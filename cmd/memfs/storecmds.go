@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -209,8 +208,7 @@ func putCommand() *cli.Command {
 				return nil
 			}
 			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
-				return usererr.Explain(o.c.Put(backend.Entry{Key: key, Value: value, Info: backend.Info{
-					Mode: fs.FileMode(mode), MTime: time.Now(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}}))
+				return usererr.Explain(memfs.PutFile(o.c, key, value, fs.FileMode(mode), c.IsSet("mode")))
 			})
 		},
 	}
