@@ -174,7 +174,7 @@ type applyRun struct {
 	deletes []string // without repeats
 	expDel  map[string]backend.Version
 	fail    bool
-	check   []string // the keys whose versions are read and compared at commit
+	check   []string         // the keys whose versions are read and compared at commit
 	emptied map[string]int64 // directories replaced or deleted -> the revision no key was under them at (filledDirs)
 
 	chunksWritten bool
