@@ -31,24 +31,7 @@ func TestRemovedDirectoryAnotherWriterFilled(t *testing.T) {
 			name = "rmdir-then-file"
 		}
 		t.Run(name, func(t *testing.T) {
-			open := func() backend.Store {
-				st, err := etcdstore.Open(t.Context(), etcdstore.Config{Endpoints: []string{srv.Endpoint()}, Namespace: name})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { st.Close() })
-				return st
-			}
-			start := func() *session.Context {
-				c, err := session.New(open(), session.Options{OnConflict: session.KeepBoth})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := c.Bootstrap(t.Context(), ""); err != nil {
-					t.Fatal(err)
-				}
-				return c
-			}
+			open, start := etcdSessions(t, srv, name)
 			b := start()
 			if err := b.Mkdir("d", 0o755, 0, 0); err != nil {
 				t.Fatal(err)
@@ -86,45 +69,7 @@ func TestRemovedDirectoryAnotherWriterFilled(t *testing.T) {
 			if err := a.Flush(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			es, err := open().List(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range es {
-				t.Logf("store: %s %v", e.Key, e.Info.Mode)
-				if e.Key == "d" && !e.Info.Mode.IsDir() {
-					t.Errorf("the store's d is %v over their d/in.md; want their directory", e.Info.Mode)
-				}
-			}
-			if !slices.ContainsFunc(es, func(e backend.Entry) bool { return e.Key == "d" }) {
-				t.Errorf("the store has no record of d, their d/in.md under it")
-			}
-			fresh := start()
-			if st, err := fresh.Stat("d"); err != nil || !st.IsDir {
-				t.Errorf("after A's flush the store's d is %+v, %v; want their directory", st, err)
-			}
-			if err := fresh.Resolve(t.Context(), "d/in.md"); err != nil {
-				t.Errorf("d/in.md after a remount: %v", err)
-			} else if v, _ := fresh.Get("d/in.md"); string(v) != "theirs\n" {
-				t.Errorf("d/in.md after a remount: %q; want theirs", v)
-			}
-			if remake {
-				found := false
-				for _, k := range fresh.Keys() {
-					if !strings.HasPrefix(k, "d.conflict-") || fresh.Resolve(t.Context(), k) != nil {
-						continue
-					}
-					if v, _ := fresh.Get(k); string(v) == "ours\n" {
-						found = true
-					}
-				}
-				if !found {
-					t.Errorf("A's file d is nowhere after a remount: %v", fresh.Keys())
-				}
-			}
-			if st, err := a.Stat("d"); err != nil || !st.IsDir {
-				t.Errorf("A's d is %+v, %v; want their directory", st, err)
-			}
+			theirDirectoryKept(t, open(), start(), a, remake)
 		})
 	}
 }
@@ -138,24 +83,7 @@ func TestRemovedDirectoryAnotherWriterFilled(t *testing.T) {
 // 1796560258411632750).
 func TestLinkedNodeBothNamesTheirDirectories(t *testing.T) {
 	srv := etcdtest.Start(t)
-	open := func() backend.Store {
-		st, err := etcdstore.Open(t.Context(), etcdstore.Config{Endpoints: []string{srv.Endpoint()}, Namespace: "links"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	start := func() *session.Context {
-		c, err := session.New(open(), session.Options{OnConflict: session.KeepBoth})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Bootstrap(t.Context(), ""); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	_, start := etcdSessions(t, srv, "links")
 	a, b := start(), start()
 	for _, k := range []string{"n2", "n3"} {
 		if err := a.Mkdir(k, 0o755, 0, 0); err != nil {
@@ -194,4 +122,73 @@ func TestLinkedNodeBothNamesTheirDirectories(t *testing.T) {
 	if copies == 0 {
 		t.Errorf("B's file is nowhere after a remount: %v", fresh.Keys())
 	}
+}
+
+// theirDirectoryKept checks that st and fresh, a session started after
+// A's flushes, and a hold their directory d with d/in.md, and with
+// remake A's file d in a conflict copy.
+func theirDirectoryKept(t *testing.T, st backend.Store, fresh, a *session.Context, remake bool) {
+	t.Helper()
+	es, err := st.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		t.Logf("store: %s %v", e.Key, e.Info.Mode)
+		if e.Key == "d" && !e.Info.Mode.IsDir() {
+			t.Errorf("the store's d is %v over their d/in.md; want their directory", e.Info.Mode)
+		}
+	}
+	if !slices.ContainsFunc(es, func(e backend.Entry) bool { return e.Key == "d" }) {
+		t.Errorf("the store has no record of d, their d/in.md under it")
+	}
+	if st, err := fresh.Stat("d"); err != nil || !st.IsDir {
+		t.Errorf("after A's flush the store's d is %+v, %v; want their directory", st, err)
+	}
+	if err := fresh.Resolve(t.Context(), "d/in.md"); err != nil {
+		t.Errorf("d/in.md after a remount: %v", err)
+	} else if v, _ := fresh.Get("d/in.md"); string(v) != "theirs\n" {
+		t.Errorf("d/in.md after a remount: %q; want theirs", v)
+	}
+	if remake {
+		found := false
+		for _, k := range fresh.Keys() {
+			if !strings.HasPrefix(k, "d.conflict-") || fresh.Resolve(t.Context(), k) != nil {
+				continue
+			}
+			if v, _ := fresh.Get(k); string(v) == "ours\n" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("A's file d is nowhere after a remount: %v", fresh.Keys())
+		}
+	}
+	if st, err := a.Stat("d"); err != nil || !st.IsDir {
+		t.Errorf("A's d is %+v, %v; want their directory", st, err)
+	}
+}
+
+// etcdSessions opens stores of namespace ns on srv, and sessions over
+// them under the keep-both policy.
+func etcdSessions(t *testing.T, srv *etcdtest.Server, ns string) (open func() backend.Store, start func() *session.Context) {
+	open = func() backend.Store {
+		st, err := etcdstore.Open(t.Context(), etcdstore.Config{Endpoints: []string{srv.Endpoint()}, Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	start = func() *session.Context {
+		c, err := session.New(open(), session.Options{OnConflict: session.KeepBoth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Bootstrap(t.Context(), ""); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	return open, start
 }
