@@ -97,7 +97,13 @@ func twoMountModel(t *testing.T, seed uint64, ops int) {
 	// failures in 80 etcd runs, then seed 119 (a dirty directory's owner
 	// put back, fixed); 2 of 25 runs at load ~35 (seeds 411, 422: a
 	// directory's owner differs between the mounts and the store after
-	// both flushed; not reproduced in 4 reruns): issue 26.
+	// both flushed; not reproduced in 4 reruns): issue 26. At
+	// r6-etcdmodel, about 1 run in 10 failed: seed 1796559418141034822
+	// (a directory whose record a session had, not yet the key under it,
+	// removed or made a file at a matching version: etcdstore now refuses
+	// that) and 1796560258411632750 (a node with two names moved beside
+	// their directory kept the name in its link group); then 0 failures
+	// in 90 runs and 10 under -race, seeds 119, 411, 422 passing.
 	const kinds = 14
 	for i := range ops {
 		side := rng.IntN(2)

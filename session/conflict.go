@@ -403,6 +403,13 @@ func (c *Context) moveOursLocked(f *file, key string) string {
 	ck := c.freeConflictKeyLocked(key, c.opts.Agent)
 	delete(c.mu.tree.files, key)
 	f.key = ck
+	if f.link != nil {
+		// The node's name moves too (its last, when the others were
+		// detached before): a flush saves every name of a node.
+		if i := slices.Index(f.link.names, key); i >= 0 {
+			f.link.names[i] = ck
+		}
+	}
 	c.mu.tree.files[ck] = f
 	if parent, ok := c.mu.tree.dirs[parentOf(key)]; ok {
 		_, name := backend.Split(ck)

@@ -174,7 +174,8 @@ type applyRun struct {
 	deletes []string // without repeats
 	expDel  map[string]backend.Version
 	fail    bool
-	check   []string // the keys whose versions are read and compared at commit
+	check   []string         // the keys whose versions are read and compared at commit
+	emptied map[string]int64 // directories replaced or deleted -> the revision no key was under them at (filledDirs)
 
 	chunksWritten bool
 	in            *intent // the intent the chunks were written under
@@ -212,6 +213,11 @@ func (a *applyRun) attempt(ctx context.Context) (copies map[string]string, done 
 		return nil, true, err
 	}
 	conflicts = append(conflicts, a.deleteConflicts(fnd)...)
+	filled, err := a.filledDirs(ctx, fnd)
+	if err != nil {
+		return nil, true, err
+	}
+	conflicts = append(conflicts, filled...)
 	if len(conflicts) > 0 {
 		slices.SortFunc(conflicts, func(a, b backend.Conflict) int { return strings.Compare(a.Key, b.Key) })
 		return nil, true, &backend.ConflictError{Conflicts: conflicts}
@@ -285,6 +291,65 @@ func (a *applyRun) overDirectory(fnd map[string]found) error {
 	return nil
 }
 
+// filledDirs finds the directory records that the batch replaces by a
+// node of another type, or deletes, at the version it expects, while the
+// store holds keys under them that the batch does not delete: keys the
+// writer has not seen yet (another writer's, made after the version it
+// expects was read, or with it). The directory keeps its name, as rmdir
+// of a directory that is not empty fails: with fail each is a conflict,
+// else a save there is refused with EEXIST. The others are recorded in
+// a.emptied with the revision they were listed at, for commit to check
+// that no key was made under them since.
+func (a *applyRun) filledDirs(ctx context.Context, fnd map[string]found) ([]backend.Conflict, error) {
+	a.emptied = nil
+	var conflicts []backend.Conflict
+	deleted := make(map[string]bool, len(a.deletes))
+	for _, k := range a.deletes {
+		deleted[k] = true
+	}
+	look := func(k string, del bool) error {
+		f := fnd[k]
+		if f.rec == nil || !fs.FileMode(f.rec.Mode).IsDir() {
+			return nil
+		}
+		resp, err := a.s.cli.Get(ctx, a.s.meta(k)+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			return mapErr(a.op, err, ctx)
+		}
+		for _, kv := range resp.Kvs {
+			if deleted[strings.TrimPrefix(string(kv.Key), a.s.meta(""))] {
+				continue
+			}
+			if !a.fail && !del {
+				return fmt.Errorf("etcdstore: %s %s: another writer's directory holds the name and keys under it: %w", a.op, k, fs.ErrExist)
+			}
+			conflicts = append(conflicts, backend.Conflict{Key: k, Found: f.version(), Delete: del})
+			return nil
+		}
+		if a.emptied == nil {
+			a.emptied = make(map[string]int64)
+		}
+		a.emptied[k] = resp.Header.Revision
+		return nil
+	}
+	for _, i := range a.idx {
+		e := a.saves[i]
+		if want, ok := a.expect[e.Key]; ok && !e.Info.Mode.IsDir() && want.Matches(fnd[e.Key].version()) {
+			if err := look(e.Key, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, k := range a.deletes {
+		if want, ok := a.expDel[k]; ok && want.Matches(fnd[k].version()) {
+			if err := look(k, true); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return conflicts, nil
+}
+
 // deleteConflicts are the deletes of a version they do not expect.
 func (a *applyRun) deleteConflicts(fnd map[string]found) []backend.Conflict {
 	var conflicts []backend.Conflict
@@ -340,6 +405,10 @@ func (a *applyRun) commit(ctx context.Context, fnd map[string]found, ops []clien
 	cmps := a.in.held()
 	for _, k := range a.check {
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(a.s.meta(k)), "=", fnd[k].rev))
+	}
+	for k, rev := range a.emptied {
+		// No key made under the directory since it was listed.
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(a.s.meta(k)+"/").WithPrefix(), "<", rev+1))
 	}
 	resp, err := a.s.txn(ctx, cmps, ops)
 	if err != nil {
