@@ -367,7 +367,7 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		}
 		c.mu.Unlock()
 		key := e.Key
-		conflict = ConflictKey(key, c.now())
+		conflict = c.conflictKey(key, "", c.now()) // within the store's key limit
 		e.Key = conflict
 		// The copy is a node of its own: their name may be one of a
 		// node's several (another program's ln over ours), and the
