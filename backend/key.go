@@ -126,8 +126,25 @@ func (l KeyLimit) Check(key string) error {
 	return invalid(key, fmt.Sprintf("%d bytes, over the %s store's limit of %d bytes for a key (%s)", len(key), l.Store, l.Max, l.Why), true)
 }
 
-// CheckEntries is Check of every entry's key.
-func (l KeyLimit) CheckEntries(entries []Entry) error {
+// ValidateEntries is ValidateEntries (every entry valid) and Check of
+// every entry's key: what a limited store's Save and SaveIf refuse.
+func (l KeyLimit) ValidateEntries(entries []Entry) error {
+	if err := ValidateEntries(entries); err != nil {
+		return err
+	}
+	return l.checkKeys(entries)
+}
+
+// ValidateBatch is ValidateBatch and Check of every saved key: what a
+// limited store's Apply refuses.
+func (l KeyLimit) ValidateBatch(b Batch) error {
+	if err := ValidateBatch(b); err != nil {
+		return err
+	}
+	return l.checkKeys(b.Saves)
+}
+
+func (l KeyLimit) checkKeys(entries []Entry) error {
 	for i := range entries {
 		if err := l.Check(entries[i].Key); err != nil {
 			return err

@@ -31,7 +31,7 @@ func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, 
 	if err := s.writable("apply"); err != nil {
 		return nil, err
 	}
-	if err := s.validBatch(b); err != nil {
+	if err := s.KeyLimit().ValidateBatch(b); err != nil {
 		return nil, fmt.Errorf("badgerstore: apply: %w", err)
 	}
 	if err := checkValueSizes("apply", b.Saves); err != nil {

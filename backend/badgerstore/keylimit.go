@@ -15,19 +15,3 @@ var _ backend.KeyLimiter = (*Store)(nil)
 func (s *Store) KeyLimit() backend.KeyLimit {
 	return backend.KeyLimit{Max: maxMemfsKeyLen, Store: "badger", Why: "badger's key size limit of 65000 bytes, less memfs's record prefix"}
 }
-
-// validEntries is backend.ValidateEntries, and the key limit.
-func (s *Store) validEntries(entries []backend.Entry) error {
-	if err := backend.ValidateEntries(entries); err != nil {
-		return err
-	}
-	return s.KeyLimit().CheckEntries(entries)
-}
-
-// validBatch is backend.ValidateBatch, and the key limit.
-func (s *Store) validBatch(b backend.Batch) error {
-	if err := backend.ValidateBatch(b); err != nil {
-		return err
-	}
-	return s.KeyLimit().CheckEntries(b.Saves)
-}

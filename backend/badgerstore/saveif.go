@@ -29,7 +29,7 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 	if len(expect) != len(entries) {
 		return nil, fmt.Errorf("badgerstore: SaveIf: %d entries, %d versions", len(entries), len(expect))
 	}
-	if err := s.validEntries(entries); err != nil {
+	if err := s.KeyLimit().ValidateEntries(entries); err != nil {
 		return nil, fmt.Errorf("badgerstore: save: %w", err)
 	}
 	if err := s.use("save"); err != nil {

@@ -627,7 +627,7 @@ func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
 	if err := s.writable("save"); err != nil {
 		return err
 	}
-	if err := s.validEntries(entries); err != nil {
+	if err := s.KeyLimit().ValidateEntries(entries); err != nil {
 		return fmt.Errorf("badgerstore: save: %w", err)
 	}
 	if err := checkValueSizes("save", entries); err != nil {

@@ -17,19 +17,3 @@ var _ backend.KeyLimiter = (*Store)(nil)
 func (s *Store) KeyLimit() backend.KeyLimit {
 	return backend.KeyLimit{Max: maxKeyLen, Store: "etcd", Why: "a key is named up to 8 times in one transaction, and etcd's --max-request-bytes is 1.5 MiB by default"}
 }
-
-// validEntries is backend.ValidateEntries, and the key limit.
-func (s *Store) validEntries(entries []backend.Entry) error {
-	if err := backend.ValidateEntries(entries); err != nil {
-		return err
-	}
-	return s.KeyLimit().CheckEntries(entries)
-}
-
-// validBatch is backend.ValidateBatch, and the key limit.
-func (s *Store) validBatch(b backend.Batch) error {
-	if err := backend.ValidateBatch(b); err != nil {
-		return err
-	}
-	return s.KeyLimit().CheckEntries(b.Saves)
-}

@@ -589,7 +589,7 @@ func lastOf(entries []backend.Entry) []int {
 // 64 small entries), else it is written in several. Info.Rev of each
 // entry is set to the revision of the transaction that wrote it.
 func (s *Store) Save(ctx context.Context, entries ...backend.Entry) error {
-	if err := s.validEntries(entries); err != nil {
+	if err := s.KeyLimit().ValidateEntries(entries); err != nil {
 		return fmt.Errorf("etcdstore: save: %w", err)
 	}
 	if err := s.begin(ctx, "save"); err != nil {

@@ -71,7 +71,7 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 	if len(expect) != len(entries) {
 		return nil, fmt.Errorf("etcdstore: SaveIf: %d entries, %d versions", len(entries), len(expect))
 	}
-	if err := s.validEntries(entries); err != nil {
+	if err := s.KeyLimit().ValidateEntries(entries); err != nil {
 		return nil, fmt.Errorf("etcdstore: save: %w", err)
 	}
 	if err := s.begin(ctx, "save"); err != nil {
@@ -117,7 +117,7 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 // and values (values over 64 KiB count only their chunk list: their
 // chunks are written before the transaction).
 func (s *Store) Apply(ctx context.Context, b backend.Batch) (map[string]string, error) {
-	if err := s.validBatch(b); err != nil {
+	if err := s.KeyLimit().ValidateBatch(b); err != nil {
 		return nil, fmt.Errorf("etcdstore: apply: %w", err)
 	}
 	if err := s.begin(ctx, "apply"); err != nil {
