@@ -112,13 +112,24 @@ func (d *dirNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAt
 	if errno != 0 {
 		return errno
 	}
-	st, err := d.root.c.SetAttr(d.root.as(ctx), key, attrOf(in))
+	a := attrOf(in)
+	st, err := d.root.c.SetAttr(d.root.as(ctx), key, a)
 	if err != nil {
 		return toErrno(err)
 	}
+	d.root.accessChanged(a)
 	d.root.fillAttr(st, &out.Attr)
 	out.SetTimeout(d.root.opts.AttrTimeout)
 	return 0
+}
+
+// accessChanged tells Options.Closed of a change of mode or owner: who may
+// read a node changed, and the other mounts of a shared store must enforce
+// it soon (issue 26), not at the next periodic flush.
+func (r *Root) accessChanged(a session.Attr) {
+	if a.Mode != nil || a.UID != nil || a.GID != nil {
+		r.changed(0)
+	}
 }
 
 // attrOf converts a SETATTR request into a session attribute change.

@@ -77,6 +77,7 @@ func (n *fileNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetA
 	if err != nil {
 		return toErrno(err)
 	}
+	n.root.accessChanged(a)
 	n.root.fillAttr(st, &out.Attr)
 	out.SetTimeout(n.root.opts.AttrTimeout)
 	return 0

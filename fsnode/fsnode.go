@@ -59,8 +59,10 @@ type Options struct {
 	// Closed, when set, is called when a descriptor of a file written
 	// through it is closed (after the file's Commit), and after each
 	// change of the namespace (mkdir, rmdir, unlink, rename, link,
-	// symlink, mknod): a mount of a shared store flushes soon after, so
-	// that the other mounts see the change (close-to-open consistency).
+	// symlink, mknod), of a mode or owner, and of a user.* attribute: a
+	// mount of a shared store flushes soon after, so that the other
+	// mounts see the change (close-to-open consistency), and a node
+	// made private here is private there within a second.
 	Closed func()
 }
 

@@ -128,7 +128,7 @@ func (r *Root) setxattr(ctx context.Context, n keyer, attr string, data []byte, 
 	if err != nil {
 		r.log.Debug("setxattr refused", "key", key, "attr", attr, "err", err)
 	}
-	return xattrErrno(err)
+	return r.changed(xattrErrno(err)) // tags and importance rank search and packs on every mount
 }
 
 func (r *Root) removexattr(ctx context.Context, n keyer, attr string) syscall.Errno {
@@ -139,7 +139,7 @@ func (r *Root) removexattr(ctx context.Context, n keyer, attr string) syscall.Er
 	if errno != 0 {
 		return errno
 	}
-	return xattrErrno(r.c.XAttrs().Remove(r.as(ctx), key, attr))
+	return r.changed(xattrErrno(r.c.XAttrs().Remove(r.as(ctx), key, attr)))
 }
 
 // xattrErrno: a write to an attribute memfs maintains is EPERM, not the

@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestCloseToOpenShared: on a shared store with the default 30 s flush
@@ -74,4 +77,42 @@ func TestNamespaceChangesVisibleShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "B sees the unlink A made", promise, func() bool { return !onB("memory/y.md") })
+}
+
+// TestAttrChangesVisibleShared: chmod, chown and a tag set on one mount
+// of a shared store, with no fsync, reach the other soon (the close
+// flush), not at the periodic flush 30 s later: a note made private on A
+// must not stay readable through B (issue 26).
+func TestAttrChangesVisibleShared(t *testing.T) {
+	const promise = 2 * time.Second // a second's promise, with room for a loaded machine
+	a, b := twoMounts(t, sharedEtcdStore(t), sharedEnv(t), "--flush-interval", "30s")
+	onA := filepath.Join(a.mnt, "memory", "p.md")
+	onB := filepath.Join(b.mnt, "memory", "p.md")
+	if err := writeSync(onA, []byte("private soon\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B sees memory/p.md", promise, func() bool { _, err := os.Lstat(onB); return err == nil })
+	if err := os.Chmod(onA, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B sees the chmod 600 A made", promise, func() bool {
+		fi, err := os.Lstat(onB)
+		return err == nil && fi.Mode().Perm() == 0o600
+	})
+	if err := os.Chown(onA, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B sees the chown A made", promise, func() bool {
+		fi, err := os.Lstat(onB)
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		return err == nil && ok && st.Uid == 65534 && st.Gid == 65534
+	})
+	if err := unix.Setxattr(onA, "user.memfs.tags", []byte("secret"), 0); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B sees the tags A set", promise, func() bool {
+		buf := make([]byte, 64)
+		n, err := unix.Getxattr(onB, "user.memfs.tags", buf)
+		return err == nil && string(buf[:n]) == "secret"
+	})
 }
