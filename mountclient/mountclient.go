@@ -84,16 +84,22 @@ type mountID struct {
 	unique bool
 }
 
-// mountIDOf is the id of the mount that path is on.
-func mountIDOf(path string) (mountID, error) {
+// mountIDOf is the id of the mount r, an opened directory, is on.
+func mountIDOf(r *os.Root) (mountID, error) {
+	d, err := r.Open(".")
+	if err != nil {
+		return mountID{}, err
+	}
+	defer d.Close()
+	fd := int(d.Fd())
 	var st unix.Statx_t
-	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_MNT_ID_UNIQUE, &st); err != nil {
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID_UNIQUE, &st); err != nil {
 		return mountID{}, err
 	}
 	if st.Mask&unix.STATX_MNT_ID_UNIQUE != 0 {
 		return mountID{st.Mnt_id, true}, nil
 	}
-	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_MNT_ID, &st); err != nil {
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &st); err != nil {
 		return mountID{}, err
 	}
 	return mountID{st.Mnt_id, false}, nil
@@ -116,15 +122,15 @@ func Open(mnt string, access Access) (*Client, error) {
 		m.UID != uid && access == Shared && !m.AllowOther:
 		return nil, notLive(mnt, fmt.Errorf("a mount of user %d, not yours (%d), and not shared with allow_other", m.UID, uid))
 	}
-	id, err := mountIDOf(real)
-	if err != nil {
-		return nil, notLive(mnt, err)
-	}
 	r, err := os.OpenRoot(real)
 	if err != nil {
 		return nil, notLive(mnt, err)
 	}
 	defer r.Close()
+	id, err := mountIDOf(r)
+	if err != nil {
+		return nil, notLive(mnt, err)
+	}
 	st, err := rootStatus(r, mnt, m.Dev)
 	if err != nil {
 		return nil, notLive(mnt, err)
@@ -227,6 +233,10 @@ func notLive(mnt string, why error) error {
 	return fmt.Errorf("%s is %w (%v): nothing was done through it", mnt, ErrNotLive, why)
 }
 
+// afterRootOpen, when set, runs between Root's open and its check (a
+// test's seam).
+var afterRootOpen func()
+
 // statusReads counts the reads of rootStatus (a test's seam).
 var statusReads atomic.Int64
 
@@ -291,6 +301,9 @@ func (c *Client) Root() (*os.Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the mount at %s: %w", c.Dir, err)
 	}
+	if afterRootOpen != nil {
+		afterRootOpen()
+	}
 	if err := c.sameMount(r); err != nil {
 		r.Close()
 		return nil, notLive(c.Dir, err)
@@ -299,9 +312,10 @@ func (c *Client) Root() (*os.Root, error) {
 }
 
 // sameMount checks that r, the root of c.Dir opened now, is the mount
-// Open checked. The mount's id is of the path, read after r was opened:
-// r's device, checked through r, is the mount's, and a mount made at
-// the point in between would have to take its device too.
+// Open checked: its device and its mount id, both read through r (the
+// path may name another mount by now). Without unique mount ids (Linux
+// before 6.8), ids and anonymous devices are reused lowest-first, so the
+// status is read again and must name the same process.
 func (c *Client) sameMount(r *os.Root) error {
 	fi, err := r.Stat(".")
 	if err != nil {
@@ -310,12 +324,21 @@ func (c *Client) sameMount(r *os.Root) error {
 	if d := fi.Sys().(*syscall.Stat_t).Dev; d != c.dev {
 		return fmt.Errorf("device %d:%d, not the mount's %d:%d", unix.Major(d), unix.Minor(d), unix.Major(c.dev), unix.Minor(c.dev))
 	}
-	id, err := mountIDOf(c.Dir)
+	id, err := mountIDOf(r)
 	if err != nil {
 		return err
 	}
 	if id != c.mntID {
 		return fmt.Errorf("mount %d now, not %d", id.id, c.mntID.id)
+	}
+	if !id.unique {
+		st, err := rootStatus(r, c.Dir, c.dev)
+		if err != nil {
+			return err
+		}
+		if st.PID != c.PID {
+			return fmt.Errorf("served by process %d now, not %d", st.PID, c.PID)
+		}
 	}
 	return nil
 }
