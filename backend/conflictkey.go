@@ -161,13 +161,33 @@ const maxConflictDepth = 8
 // with its extension and has its hash. orig is "" when keys holds none,
 // more than one (no original rather than a wrong one: conflicts resolve
 // writes to it), or when the copies of copies are more than
-// maxConflictDepth deep.
+// maxConflictDepth deep. To read many keys' origins among the same keys,
+// use a ConflictIndex.
 func ConflictOrigin(key string, keys []string) (orig, agent string, t time.Time, ok bool) {
-	return conflictOrigin(key, keys, conflictHash)
+	return NewConflictIndex(keys).Origin(key)
 }
 
-// conflictOrigin is ConflictOrigin with the hash of a name.
-func conflictOrigin(key string, keys []string, hash func(string) string) (orig, agent string, t time.Time, ok bool) {
+// ConflictIndex is ConflictOrigin among the same keys for many keys: it
+// hashes each key's name once, when the first shortened copy needs it.
+type ConflictIndex struct {
+	keys []string
+	hash func(string) string
+	by   map[string][]hashedKey // dir + "/" + the hash's first 8 hex digits
+}
+
+type hashedKey struct{ key, hash string }
+
+// NewConflictIndex returns the index of keys.
+func NewConflictIndex(keys []string) *ConflictIndex {
+	return newConflictIndex(keys, conflictHash)
+}
+
+func newConflictIndex(keys []string, hash func(string) string) *ConflictIndex {
+	return &ConflictIndex{keys: keys, hash: hash}
+}
+
+// Origin is ConflictOrigin(key, the index's keys).
+func (x *ConflictIndex) Origin(key string) (orig, agent string, t time.Time, ok bool) {
 	p, ok := parseConflictName(key)
 	if !ok {
 		return "", "", time.Time{}, false
@@ -179,7 +199,7 @@ func conflictOrigin(key string, keys []string, hash func(string) string) (orig, 
 		}
 		if p.hash == "" {
 			orig = Join(p.dir, p.base+p.ext)
-		} else if orig = p.find(orig, keys, hash); orig == "" {
+		} else if orig = x.find(p, orig); orig == "" {
 			return "", agent, t, true
 		}
 		if p, ok = parseConflictName(orig); !ok {
@@ -189,26 +209,31 @@ func conflictOrigin(key string, keys []string, hash func(string) string) (orig, 
 	return "", agent, t, true
 }
 
-// find returns the one key among keys other than self (the copy p is
-// the name of) that a shortened copy is a copy of, or "".
-func (p conflictParts) find(self string, keys []string, hash func(string) string) string {
+// find returns the one key other than self that a shortened copy named
+// p is a copy of, or "".
+func (x *ConflictIndex) find(p conflictParts, self string) string {
+	if x.by == nil {
+		x.by = make(map[string][]hashedKey, len(x.keys))
+		for _, k := range x.keys {
+			dir, name := Split(k)
+			h := x.hash(name)
+			x.by[dir+"/"+h[:8]] = append(x.by[dir+"/"+h[:8]], hashedKey{k, h})
+		}
+	}
 	prefix := p.base
 	if p.dir != "" {
 		prefix = p.dir + "/" + p.base
 	}
 	found := ""
-	for _, k := range keys {
-		if k == self || k == found || !strings.HasPrefix(k, prefix) || !strings.HasSuffix(k, p.ext) {
-			continue
-		}
-		dir, name := Split(k)
-		if dir != p.dir || !strings.HasPrefix(hash(name), p.hash) {
+	for _, c := range x.by[p.dir+"/"+p.hash[:8]] {
+		if c.key == self || c.key == found || !strings.HasPrefix(c.hash, p.hash) ||
+			!strings.HasPrefix(c.key, prefix) || !strings.HasSuffix(c.key, p.ext) {
 			continue
 		}
 		if found != "" {
 			return "" // two originals: neither
 		}
-		found = k
+		found = c.key
 	}
 	return found
 }
