@@ -168,7 +168,8 @@ func ConflictOrigin(key string, keys []string) (orig, agent string, t time.Time,
 }
 
 // ConflictIndex is ConflictOrigin among the same keys for many keys: it
-// hashes each key's name once, when the first shortened copy needs it.
+// hashes each key's name once, when the first shortened copy needs it
+// (so it is for one goroutine), and keeps keys: not to be changed meanwhile.
 type ConflictIndex struct {
 	keys []string
 	hash func(string) string
