@@ -90,8 +90,9 @@ func (f *FS) Conflicts(ctx context.Context) ([]Conflict, error) {
 	}
 	var out []Conflict
 	keys := f.c.Keys()
+	origins := backend.NewConflictIndex(keys)
 	for _, k := range keys {
-		orig, agent, at, ok := backend.ConflictOrigin(k, keys) // a shortened copy names its original by a hash
+		orig, agent, at, ok := origins.Origin(k) // a shortened copy names its original by a hash
 		if !ok || orig == "" {
 			continue
 		}

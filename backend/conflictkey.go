@@ -42,9 +42,9 @@ func ConflictKeyBy(key, agent string, t time.Time) string {
 // would make is longer than a segment may be (MaxSegmentLen) or makes the
 // key longer than max, the part of the name before its extension is cut
 // (on a rune boundary) and the mark says so with a hash of the whole name:
-// "PREFIX.conflict~HASH-AGENT-UTC.EXT", HASH the first 8 hex digits of
-// the SHA-256 of the name, so that two long names that share their first
-// bytes get different copies. An extension longer than 32 bytes is cut
+// "PREFIX.conflict~HASH-AGENT-UTC.EXT", HASH the first 16 hex digits of
+// the SHA-256 of the name (an older memfs wrote 8: read too), so that two
+// long names that share their first bytes get different copies. An extension longer than 32 bytes is cut
 // with the rest. ParseConflictKey cannot read such a copy's original back
 // from the name alone; ConflictOrigin finds it among the keys.
 func ConflictKeyWithin(key, agent string, t time.Time, max int) string {
@@ -96,7 +96,7 @@ func conflictAgent(agent string) string {
 // name it is a copy of.
 func conflictHash(name string) string {
 	sum := sha256.Sum256([]byte(name))
-	return hex.EncodeToString(sum[:4])
+	return hex.EncodeToString(sum[:8])
 }
 
 // cutRunes returns the longest prefix of s of at most n bytes that does
@@ -116,9 +116,9 @@ func cutRunes(s string, n int) string {
 
 // conflictName matches the name of a conflict copy (ConflictKeyWithin):
 // the base (a shortened copy's: its first bytes, maybe none), the hash of
-// a shortened copy's original name, the agent (may be empty), the time,
+// a shortened copy's original name (16 hex digits, or an older memfs's 8), the agent (may be empty), the time,
 // the extension.
-var conflictName = regexp.MustCompile(`^(.*)\.conflict(?:~([0-9a-f]{8}))?-(?:([A-Za-z0-9_-]+)-)?([0-9]{8}T[0-9]{6}\.[0-9]{9}Z)(\.[^.]*)?$`)
+var conflictName = regexp.MustCompile(`^(.*)\.conflict(?:~([0-9a-f]{16}|[0-9a-f]{8}))?-(?:([A-Za-z0-9_-]+)-)?([0-9]{8}T[0-9]{6}\.[0-9]{9}Z)(\.[^.]*)?$`)
 
 // conflictParts is what a conflict copy's name says.
 type conflictParts struct {
@@ -149,44 +149,92 @@ func ParseConflictKey(key string) (orig, agent string, t time.Time, ok bool) {
 	return ConflictOrigin(key, nil)
 }
 
+// maxConflictDepth bounds the copies of copies ConflictOrigin reads back
+// to the first key: memfs makes a copy of a copy only when the first
+// copy's name was taken, and a longer chain is made by hand (a thousand
+// names, each naming the next by its hash, made Conflicts cubic).
+const maxConflictDepth = 8
+
 // ConflictOrigin is ParseConflictKey that finds a shortened copy's
-// original among keys (any order): the key in the copy's directory whose
-// name starts with the copy's prefix, ends with its extension and has its
-// hash. orig is "" when keys holds none.
+// original among keys (any order): the key in the copy's directory,
+// other than the copy, whose name starts with the copy's prefix, ends
+// with its extension and has its hash. orig is "" when keys holds none,
+// more than one (no original rather than a wrong one: conflicts resolve
+// writes to it), or when the copies of copies are more than
+// maxConflictDepth deep. To read many keys' origins among the same keys,
+// use a ConflictIndex.
 func ConflictOrigin(key string, keys []string) (orig, agent string, t time.Time, ok bool) {
+	return NewConflictIndex(keys).Origin(key)
+}
+
+// ConflictIndex is ConflictOrigin among the same keys for many keys: it
+// hashes each key's name once, when the first shortened copy needs it
+// (so it is for one goroutine), and keeps keys: not to be changed meanwhile.
+type ConflictIndex struct {
+	keys []string
+	hash func(string) string
+	by   map[string][]hashedKey // dir + "/" + the hash's first 8 hex digits
+}
+
+type hashedKey struct{ key, hash string }
+
+// NewConflictIndex returns the index of keys.
+func NewConflictIndex(keys []string) *ConflictIndex {
+	return newConflictIndex(keys, conflictHash)
+}
+
+func newConflictIndex(keys []string, hash func(string) string) *ConflictIndex {
+	return &ConflictIndex{keys: keys, hash: hash}
+}
+
+// Origin is ConflictOrigin(key, the index's keys).
+func (x *ConflictIndex) Origin(key string) (orig, agent string, t time.Time, ok bool) {
 	p, ok := parseConflictName(key)
 	if !ok {
 		return "", "", time.Time{}, false
 	}
-	agent, t = p.agent, p.t
-	if p.hash == "" {
-		orig = Join(p.dir, p.base+p.ext)
-	} else if orig = p.find(keys); orig == "" {
-		return "", agent, t, true
-	}
-	if o, a, _, ok := ConflictOrigin(orig, keys); ok {
-		orig = o
+	t, orig = p.t, key
+	for range maxConflictDepth {
 		if agent == "" {
-			agent = a
+			agent = p.agent
+		}
+		if p.hash == "" {
+			orig = Join(p.dir, p.base+p.ext)
+		} else if orig = x.find(p, orig); orig == "" {
+			return "", agent, t, true
+		}
+		if p, ok = parseConflictName(orig); !ok {
+			return orig, agent, t, true
 		}
 	}
-	return orig, agent, t, true
+	return "", agent, t, true
 }
 
-// find returns the key among keys a shortened copy is a copy of, or "".
-func (p conflictParts) find(keys []string) string {
+// find returns the one key other than self that a shortened copy named
+// p is a copy of, or "".
+func (x *ConflictIndex) find(p conflictParts, self string) string {
+	if x.by == nil {
+		x.by = make(map[string][]hashedKey, len(x.keys))
+		for _, k := range x.keys {
+			dir, name := Split(k)
+			h := x.hash(name)
+			x.by[dir+"/"+h[:8]] = append(x.by[dir+"/"+h[:8]], hashedKey{k, h})
+		}
+	}
 	prefix := p.base
 	if p.dir != "" {
 		prefix = p.dir + "/" + p.base
 	}
-	for _, k := range keys {
-		if !strings.HasPrefix(k, prefix) || !strings.HasSuffix(k, p.ext) {
+	found := ""
+	for _, c := range x.by[p.dir+"/"+p.hash[:8]] {
+		if c.key == self || c.key == found || !strings.HasPrefix(c.hash, p.hash) ||
+			!strings.HasPrefix(c.key, prefix) || !strings.HasSuffix(c.key, p.ext) {
 			continue
 		}
-		dir, name := Split(k)
-		if dir == p.dir && conflictHash(name) == p.hash {
-			return k
+		if found != "" {
+			return "" // two originals: neither
 		}
+		found = c.key
 	}
-	return ""
+	return found
 }

@@ -1,6 +1,10 @@
 package backend_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +122,58 @@ func TestConflictOriginOfShortenedCopy(t *testing.T) {
 	ck := backend.ConflictKey(strings.Repeat("z", 255), at)
 	if orig, _, _, ok := backend.ConflictOrigin(ck, []string{strings.Repeat("z", 254)}); !ok || orig != "" {
 		t.Fatalf("ConflictOrigin(%q) = %q, %v; want \"\", true", ck, orig, ok)
+	}
+}
+
+// hash8 is the hash an older memfs put in a shortened copy's name.
+func hash8(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:4])
+}
+
+// A chain of shortened copies, each naming the next by its hash, costs
+// nothing to make (built backwards from the original): ConflictOrigin reads
+// back one as deep as memfs makes and names no original for a longer one,
+// instead of following it to its end (2,000 names made FS.Conflicts
+// cubic).
+func TestConflictOriginBoundsTheChain(t *testing.T) {
+	const n = 2000
+	names := []string{"d/x.md"}
+	for i := range n {
+		names = append(names, fmt.Sprintf("d/x.conflict~%s-20261206T123000.%09dZ.md", hash8(path.Base(names[i])), i))
+	}
+	for depth, want := range map[int]string{1: "d/x.md", 8: "d/x.md", 9: "", n: ""} {
+		if orig, _, _, ok := backend.ConflictOrigin(names[depth], names); !ok || orig != want {
+			t.Errorf("ConflictOrigin of a copy %d deep = %q, %v; want %q", depth, orig, ok, want)
+		}
+	}
+}
+
+// Two keys that both match a shortened copy (a name made to collide with
+// its 32-bit hash): no original, rather than either.
+func TestConflictOriginAmbiguous(t *testing.T) {
+	seen := map[string]string{}
+	var a, b string
+	for i := 0; a == ""; i++ {
+		name := fmt.Sprintf("x%d.md", i)
+		h := hash8(name)
+		if o, ok := seen[h]; ok {
+			a, b = o, name
+		}
+		seen[h] = name
+	}
+	ck := "x.conflict~" + hash8(a) + "-20261206T123000.000000000Z.md"
+	if orig, _, _, ok := backend.ConflictOrigin(ck, []string{a}); !ok || orig != a {
+		t.Fatalf("ConflictOrigin(%q, %q) = %q, %v; want %q", ck, a, orig, ok, a)
+	}
+	if orig, _, _, ok := backend.ConflictOrigin(ck, []string{a, b}); !ok || orig != "" {
+		t.Errorf("ConflictOrigin(%q, %q, %q) = %q, %v; want \"\": both match", ck, a, b, orig, ok)
+	}
+	// A new copy's name holds 64 bits of the hash, which no one collides
+	// with as cheaply.
+	long := strings.Repeat("z", 255)
+	sum := sha256.Sum256([]byte(long))
+	if ck := backend.ConflictKey(long, time.Now()); !strings.Contains(ck, "~"+hex.EncodeToString(sum[:8])+"-") {
+		t.Errorf("a new shortened copy %q does not hold the first 16 hex digits of its original's hash", ck)
 	}
 }

@@ -32,9 +32,10 @@ type Options struct {
 	// value); slog.Default when nil.
 	Logger *slog.Logger
 	// SecretName reports whether a name holds a secret (memfs asks its
-	// redactor). Such a name is never written into a record: a gap leaves
-	// it out, and one that an older memfs wrote into a gap record is taken
-	// out of it at the next Baseline. nil checks nothing.
+	// redactor). Such a name is never written into a record: a gap and
+	// the state a Baseline keeps leave it out, and one that an older memfs
+	// wrote into either is taken out of it at the next Baseline. nil
+	// checks nothing.
 	SecretName func(name string) bool
 }
 

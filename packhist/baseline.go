@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/memfs/memfs/backend"
@@ -74,8 +75,14 @@ func (a *Archiver) resumeReplay(ctx context.Context, head uint64) (*replay, uint
 	if err != nil || !ok || ev.Prev != rec.Prev || ev.SHA256 != rec.SHA256 || ev.Key != rec.Key || ev.Op != rec.Op {
 		return r, 0
 	}
+	n := len(rec.Keys)
+	maps.DeleteFunc(rec.Keys, func(k string, _ savedSlot) bool { return a.secretName(k) })
 	for k, s := range rec.Keys {
 		r.keys[k] = slot{seq: s.Seq, sum: s.SHA256, size: s.Size, foreign: s.Foreign}
+	}
+	if len(rec.Keys) < n { // kept by an older memfs: kept again without them
+		a.logger.Warn("packhist: the state of the last check at open named files whose names hold a secret; the names are taken out", "names", n-len(rec.Keys))
+		a.saveReplay(ctx, &rec)
 	}
 	return r, rec.Seq
 }
@@ -94,9 +101,16 @@ func (a *Archiver) keepReplay(ctx context.Context, r *replay, from, head uint64)
 	rec := baselineRecord{Format: baselineFormat, Seq: head, Prev: ev.Prev, SHA256: ev.SHA256, Key: ev.Key, Op: ev.Op,
 		Prefixes: a.opts.Prefixes, Keys: make(map[string]savedSlot, len(r.keys))}
 	for k, s := range r.keys {
-		rec.Keys[k] = savedSlot{Seq: s.seq, SHA256: s.sum, Size: s.size, Foreign: s.foreign}
+		if !a.secretName(k) { // Options.SecretName: never written into a record
+			rec.Keys[k] = savedSlot{Seq: s.seq, SHA256: s.sum, Size: s.size, Foreign: s.foreign}
+		}
 	}
-	b, err := json.Marshal(&rec)
+	a.saveReplay(ctx, &rec)
+}
+
+// saveReplay writes rec, the state of a check at open.
+func (a *Archiver) saveReplay(ctx context.Context, rec *baselineRecord) {
+	b, err := json.Marshal(rec)
 	if err == nil {
 		err = a.sys.SaveSys(ctx, baselineName, b)
 	}

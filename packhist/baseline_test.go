@@ -94,3 +94,47 @@ func TestBaselineResumes(t *testing.T) {
 		t.Errorf("a check over another log read %d events, want its whole log (%d): the state kept was of another log", n, s3+2)
 	}
 }
+
+// A name that holds a secret (Options.SecretName) is never written into
+// the check's state: not when the check replays a log an older memfs
+// wrote the name into, nor is it left in a state an older memfs kept.
+func TestBaselineKeepsNoSecretName(t *testing.T) {
+	st := memstore.New()
+	r := newRig(t, st, 100000)
+	const secret = "memory/ghp_0123456789abcdefghijABCDEFGHIJ012345.md"
+	secretName := func(name string) bool { return strings.Contains(name, "ghp_") }
+	r.write(t, secret, "a note")
+	r.write(t, "memory/a.md", "as logged")
+	var head uint64
+	for i := range 10 {
+		head = r.write(t, fmt.Sprintf("notes/n%d.md", i), "not a pack source")
+	}
+	check := func(head uint64, secretName func(string) bool) string {
+		t.Helper()
+		a := packhist.NewArchiver(st, r.l, packhist.Options{Window: 100000, SecretName: secretName})
+		a.Baseline(head, []backend.Entry{{Key: "memory/a.md", Info: backend.Info{Size: 9, Mode: 0o644}, Value: []byte("as logged")}})
+		if err := a.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		b, err := st.LoadSys(t.Context(), "packhist/baseline")
+		if err != nil {
+			t.Fatalf("the check's state was not kept: %v", err)
+		}
+		return string(b)
+	}
+	if b := check(head, secretName); strings.Contains(b, "ghp_") {
+		t.Errorf("the check's state holds a name that holds a secret: %s", b)
+	}
+	// As an older memfs kept it (no SecretName), then read by this one.
+	st.DeleteSys(t.Context(), "packhist/baseline")
+	if b := check(head, nil); !strings.Contains(b, "ghp_") {
+		t.Fatalf("without SecretName the state does not hold the name, the test checks nothing: %s", b)
+	}
+	head = r.write(t, "notes/more.md", "one more")
+	if b := check(head, secretName); strings.Contains(b, "ghp_") {
+		t.Errorf("the state an older memfs kept still holds a name that holds a secret: %s", b)
+	}
+}

@@ -634,8 +634,9 @@ func copiesBelowOriginals(hits []search.Hit) []search.Hit {
 	}
 	held := map[string][]search.Hit{} // original -> its copies ranked above it
 	out := make([]search.Hit, 0, len(hits))
+	origins := backend.NewConflictIndex(keys)
 	for i, h := range hits {
-		if orig, _, _, ok := backend.ConflictOrigin(h.Key, keys); ok {
+		if orig, _, _, ok := origins.Origin(h.Key); ok {
 			if j, hit := at[orig]; hit && j > i {
 				held[orig] = append(held[orig], h)
 				continue
