@@ -6,16 +6,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/names"
+	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/session"
 	"github.com/memfs/memfs/tree"
 )
@@ -234,13 +233,5 @@ func (f *FS) importDirs(dirs []backend.Entry, t *tree.Tally) {
 // readRegular reads the regular file rel of root, refusing anything that
 // was put in its place after the walk saw it.
 func readRegular(root *os.Root, rel string) ([]byte, error) {
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("no longer a regular file")
-	}
-	return io.ReadAll(f)
+	return paths.ReadNoFollow(root, rel)
 }

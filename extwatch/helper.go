@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/session"
 )
 
@@ -86,7 +87,7 @@ func helperApply(root *os.Root, op helperOp) error {
 		// touches of one key were queued, or the helper ran late.)
 		// Never a fifo put in the key's place (it would block), never
 		// through a symlink.
-		f, err := root.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+		f, err := paths.OpenNoFollow(root, name, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return err
 		}
@@ -109,7 +110,7 @@ func helperApply(root *os.Root, op helperOp) error {
 		// kernel tells watchers of an attribute change (IN_ATTRIB).
 		// Unannounced (late), memfs refuses it: still no change. Never
 		// a fifo put in the key's place, never through a symlink.
-		f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+		f, err := paths.OpenNoFollow(root, name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return err
 		}

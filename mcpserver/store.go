@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +20,7 @@ import (
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/history"
+	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/memorytool"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/mountclient"
@@ -161,7 +161,7 @@ func (m mount) setTags(_ context.Context, key, value string, _ meta.WriterInfo) 
 		return err
 	}
 	defer r.Close()
-	f, err := r.OpenFile(key, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := paths.OpenNoFollow(r, key, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

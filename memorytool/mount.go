@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/mountclient"
 )
@@ -52,8 +52,9 @@ func (m mountFiles) WriteFile(_ context.Context, key string, value []byte, _ met
 		// Written in place (the file keeps its mode, owner and tags); when
 		// the write fails (past the mount's --max-file-size), the old value
 		// is written back, as mountclient.Client.Put does.
-		old, oldErr := r.ReadFile(key)
-		f, err := r.OpenFile(key, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+		// Neither open follows a symlink at the key (paths.OpenNoFollow).
+		old, oldErr := paths.ReadNoFollow(r, key)
+		f, err := paths.OpenNoFollow(r, key, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			return refusedName(r, key, err)
 		}

@@ -431,7 +431,7 @@ func Value(r *os.Root, key string) ([]byte, error) {
 		target, err := r.Readlink(key)
 		return []byte(target), err
 	case fi.Mode().IsRegular():
-		return r.ReadFile(key)
+		return paths.ReadNoFollow(r, key) // a link swapped in since is refused
 	}
 	return nil, &NoValueError{Key: key, Mode: fi.Mode()}
 }
@@ -488,13 +488,14 @@ func (c *Client) put(key string, value []byte, mode fs.FileMode, always bool) er
 	// owner), which a rename of a new file over it would drop; when the
 	// write fails (a value past the mount's --max-file-size), the old
 	// value is written back.
-	old, oldErr := r.ReadFile(key)
-	flags := os.O_WRONLY | os.O_TRUNC | syscall.O_NOFOLLOW
+	// Neither open follows a symlink swapped in since the Lstat.
+	old, oldErr := paths.ReadNoFollow(r, key)
+	flags := os.O_WRONLY | os.O_TRUNC
 	if created {
 		// O_EXCL: a file made since the Lstat is another's, and keeps its mode.
 		flags |= os.O_CREATE | os.O_EXCL
 	}
-	f, err := r.OpenFile(key, flags, mode)
+	f, err := paths.OpenNoFollow(r, key, flags, mode)
 	if err != nil {
 		return err
 	}

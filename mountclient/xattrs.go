@@ -6,10 +6,10 @@ import (
 	"maps"
 	"os"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/meta"
 )
 
@@ -57,7 +57,7 @@ func (c *Client) putXAttrs(key string, want map[string][]byte) error {
 		return err
 	}
 	defer r.Close()
-	f, err := r.OpenFile(key, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := paths.OpenNoFollow(r, key, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
 // Package paths compares host paths as the kernel reaches them: with every
-// symlink resolved.
+// symlink resolved; and opens files under an os.Root following no symlink
+// (OpenNoFollow), which os.Root.OpenFile does not promise even given
+// O_NOFOLLOW.
 //
 // # Concurrency
 //
