@@ -164,7 +164,11 @@ func TestFsnotifyMatchesNative(t *testing.T) {
 	if !await.Cond(10*time.Second, time.Millisecond, func() bool { return heardEnd(recs[0]) && heardEnd(recs[1]) }) {
 		t.Fatalf("the last file's CREATE not heard within 10 s (memfs %v, native %v)", heardEnd(recs[0]), heardEnd(recs[1]))
 	}
-	got, want := recs[0].events(), recs[1].events()
+	// inotify merges an event with the one before it when that one is
+	// still unread and the same (inotify(7)): how many WRITEs of one
+	// file in a row a watcher reads depends on how fast it reads, on
+	// either side. Runs of the same event count once.
+	got, want := slices.Compact(recs[0].events()), slices.Compact(recs[1].events())
 	if len(want) < len(ops) {
 		t.Fatalf("the native directory gave only %d events: %v", len(want), want)
 	}
