@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,8 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs"
-	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/internal/mcptest"
+	"github.com/memfs/memfs/internal/mounttest"
 	"github.com/memfs/memfs/mcpserver"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/mountclient"
@@ -21,39 +20,7 @@ import (
 // another user of a shared mount), refuses it: the link's target is not
 // tagged.
 func TestMountTagRefusesASymlink(t *testing.T) {
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		if os.Getenv("MEMFS_SKIP_MOUNT_TESTS") != "" {
-			t.Skip("MEMFS_SKIP_MOUNT_TESTS is set")
-		}
-		t.Fatalf("this test mounts: it needs /dev/fuse (%v); set MEMFS_SKIP_MOUNT_TESTS=1 to skip it", err)
-	}
-	dir := filepath.Join(t.TempDir(), "store")
-	st, err := dirstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := memfs.Open(context.Background(), st, memfs.Options{JournalPath: filepath.Join(dir, dirstore.JournalName),
-		Namespace: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mnt := t.TempDir()
-	m, err := f.Mount(mnt, memfs.MountOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- m.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
-		if err := f.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
+	_, mnt := mounttest.Dir(t, memfs.Options{Namespace: true, Logger: slog.New(slog.DiscardHandler)})
 	if err := os.MkdirAll(filepath.Join(mnt, "memory"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,13 @@
 package memorytool_test
 
 import (
-	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/memfs/memfs"
-	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/internal/mounttest"
 	"github.com/memfs/memfs/memorytool"
 	"github.com/memfs/memfs/mountclient"
 )
@@ -17,34 +16,7 @@ import (
 // another user of a shared mount) is refused: the link's target, a
 // private note, is neither read nor written.
 func TestMountWriteRefusesASymlink(t *testing.T) {
-	needFUSE(t)
-	dir := filepath.Join(t.TempDir(), "store")
-	st, err := dirstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := memfs.Open(context.Background(), st, memfs.Options{JournalPath: filepath.Join(dir, dirstore.JournalName),
-		Namespace: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mnt := t.TempDir()
-	m, err := f.Mount(mnt, memfs.MountOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- m.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
-		if err := f.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
+	_, mnt := mounttest.Dir(t, memfs.Options{Namespace: true, Logger: slog.New(slog.DiscardHandler)})
 	if err := os.MkdirAll(filepath.Join(mnt, "memory"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -65,15 +37,5 @@ func TestMountWriteRefusesASymlink(t *testing.T) {
 	}
 	if b, err := os.ReadFile(private); err != nil || string(b) != "secret" {
 		t.Errorf("the link's target is now %q (%v), want secret unchanged", b, err)
-	}
-}
-
-func needFUSE(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		if os.Getenv("MEMFS_SKIP_MOUNT_TESTS") != "" {
-			t.Skip("MEMFS_SKIP_MOUNT_TESTS is set")
-		}
-		t.Fatalf("mount tests need /dev/fuse (%v); set MEMFS_SKIP_MOUNT_TESTS=1 to skip them", err)
 	}
 }

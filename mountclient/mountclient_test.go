@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -20,18 +19,9 @@ import (
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/internal/mountinfo"
+	"github.com/memfs/memfs/internal/mounttest"
 	"github.com/memfs/memfs/mountclient"
 )
-
-func needFUSE(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		if os.Getenv("MEMFS_SKIP_MOUNT_TESTS") != "" {
-			t.Skip("MEMFS_SKIP_MOUNT_TESTS is set")
-		}
-		t.Fatalf("mount tests need /dev/fuse (%v); set MEMFS_SKIP_MOUNT_TESTS=1 to skip them", err)
-	}
-}
 
 // mountDir serves a dir store at a fresh mountpoint in this process, as
 // memfs mount would (its name is the store's --store value), until the
@@ -44,35 +34,8 @@ func mountDir(t *testing.T) (string, string) {
 // mountStoreDir is mountDir of the dir store at dir.
 func mountStoreDir(t *testing.T, dir string) (string, string) {
 	t.Helper()
-	needFUSE(t)
 	mnt := t.TempDir()
-	st, err := dirstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := memfs.Open(context.Background(), st, memfs.Options{Name: "dir:" + dir, JournalPath: filepath.Join(dir, dirstore.JournalName)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := f.Mount(mnt, memfs.MountOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Error(err)
-			}
-		case <-time.After(20 * time.Second):
-			syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
-		f.Close(context.Background())
-	})
+	mounttest.Serve(t, dir, mnt, memfs.Options{})
 	return dir, mnt
 }
 
@@ -210,7 +173,7 @@ func (r *forged) OnAdd(ctx context.Context) {
 // A forged status never makes a mount live: its PID is not the process
 // serving the mount, whoever's mounts the caller takes.
 func TestForgedStatusIsNoMount(t *testing.T) {
-	needFUSE(t)
+	mounttest.NeedFUSE(t)
 	sleep := exec.Command("sleep", "600")
 	if err := sleep.Start(); err != nil {
 		t.Fatal(err)

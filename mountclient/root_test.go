@@ -1,17 +1,14 @@
 package mountclient_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/memfs/memfs"
-	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/internal/mounttest"
 	"github.com/memfs/memfs/mountclient"
 )
 
@@ -42,48 +39,14 @@ func TestRootChecksTheMountOnce(t *testing.T) {
 // serveAt serves the dir store at dir at mnt in this process until stop.
 func serveAt(t *testing.T, dir, mnt string) (stop func()) {
 	t.Helper()
-	st, err := dirstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := memfs.Open(context.Background(), st, memfs.Options{Name: "dir:" + dir, JournalPath: filepath.Join(dir, dirstore.JournalName)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := f.Mount(mnt, memfs.MountOptions{})
-	if err != nil {
-		f.Close(context.Background())
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Serve(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Error(err)
-			}
-		case <-time.After(20 * time.Second):
-			syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
-		f.Close(context.Background())
-	}
-	t.Cleanup(stop)
-	return stop
+	return mounttest.Serve(t, dir, mnt, memfs.Options{})
 }
 
 // A Client whose mount was unmounted does nothing through the plain
 // mountpoint, nor through another mount made there since (which the
 // kernel may give the same device number).
 func TestRootRefusesAMountGoneOrReplaced(t *testing.T) {
-	needFUSE(t)
+	mounttest.NeedFUSE(t)
 	mnt := t.TempDir()
 	stop := serveAt(t, t.TempDir(), mnt)
 	c, err := mountclient.Open(mnt, mountclient.Own)
