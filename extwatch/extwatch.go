@@ -479,10 +479,17 @@ func (w *Watcher) process(ctx context.Context, key string) {
 	if !ok {
 		return
 	}
-	newGroup := e.Info.Link != "" && !w.c.External().KnowsGroup(e.Info.Link)
+	newGroup := e.Info.Link != "" && !w.c.External().KnowsGroup(e.Info.Link, key)
 	e, redacted, dirty, ok := w.ingest(ctx, e)
 	if ok {
 		w.apply(e, redacted, dirty)
+	}
+	if e.Info.Link != "" {
+		// The change came through every name of the stored node, also
+		// those the session holds as a node apart.
+		for _, n := range w.c.External().GroupNames(e.Info.Link, key) {
+			w.schedule(n)
+		}
 	}
 	if newGroup {
 		// Another program linked a file: the store reports the new

@@ -1,11 +1,15 @@
 package extwatch_test
 
 import (
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/extwatch"
@@ -29,9 +33,10 @@ func startLinkedRig(t *testing.T) *linkedRig {
 	must(t, err)
 	t.Cleanup(func() { st.Close() })
 	r.st = st
-	r.c = session.NewContext(st, session.Options{})
+	lg := slog.New(slog.NewTextHandler(tlogWriter{t, "s"}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	r.c = session.NewContext(st, session.Options{Logger: lg})
 	must(t, r.c.Bootstrap(t.Context(), ""))
-	w, err := extwatch.Start(st, r.c, extwatch.Options{Debounce: 10 * time.Millisecond,
+	w, err := extwatch.Start(st, r.c, extwatch.Options{Debounce: 10 * time.Millisecond, Logger: lg,
 		OnProcessed: func(k string) { r.seen.add(k, ctimeOf(filepath.Join(r.dir, k))) }})
 	must(t, err)
 	t.Cleanup(func() { w.Close() })
@@ -158,4 +163,69 @@ func TestTheirLinkOverOurUnflushedSymlink(t *testing.T) {
 	}
 	r.settled(t, ck)
 	r.same(t)
+}
+
+// The session writes one name of a node that another program linked
+// (n3.md, with n2.md), and the program then writes the node in place
+// through both names: the program's last value must survive the
+// session's flush, under a name or as a conflict copy, beside the
+// session's. The two-writer model's seed 2205 (dir, with links) ended
+// with both names holding the session's value and the program's gone;
+// its first fix, two identical conflict copies, one per name.
+func TestTheirWritesThroughALinkAroundOurWrite(t *testing.T) {
+	r := startLinkedRig(t)
+	p2, p3 := filepath.Join(r.dir, "n2.md"), filepath.Join(r.dir, "n3.md")
+	must(t, os.WriteFile(p2, []byte("first\n"), 0o644))
+	r.settled(t, "n2.md")
+	must(t, os.Link(p2, p3))
+	r.settled(t, "n3.md")
+	must(t, r.c.Set("n3.md", []byte("ours\n")))
+	for _, w := range []struct{ p, v string }{{p2, "theirs 1\n"}, {p3, "theirs 2\n"}} {
+		f, err := os.OpenFile(w.p, os.O_WRONLY|os.O_TRUNC, 0)
+		must(t, err)
+		_, err = f.WriteString(w.v)
+		must(t, err)
+		must(t, f.Close())
+	}
+	r.settled(t, "n2.md")
+	r.settled(t, "n3.md")
+	must(t, r.c.Flush(t.Context()))
+	vd := r.same(t)
+	for _, want := range []string{"ours\n", "theirs 2\n"} {
+		if !strings.Contains(vd, fmt.Sprintf("%q", want)) {
+			t.Errorf("%q is lost:\n%s", want, vd)
+		}
+	}
+	// One change of the node, seen under each of its names: one copy.
+	if n := strings.Count(vd, ".conflict-"); n != 1 {
+		t.Errorf("%d conflict copies, want 1:\n%s", n, vd)
+	}
+}
+
+// Another program links a file the session has unflushed changes to
+// (n3.md, chowned) to a new name (n1.md), then sets an attribute
+// through the old name: the session holds the two names apart (its n3.md
+// is dirty), but the change is the stored node's, under both names; after
+// the session's flush, which saves n3.md as a node of its own, n1.md
+// must show it, as the store's does. The two-writer model's seed 1825
+// (dir, with links) found n1.md's attributes as before.
+func TestTheirChangeThroughANameWeHoldApart(t *testing.T) {
+	r := startLinkedRig(t)
+	must(t, r.c.Set("n3.md", []byte("x\n")))
+	must(t, r.c.Flush(t.Context()))
+	r.settled(t, "n3.md")
+	uid, gid := uint32(1001), uint32(1002)
+	_, err := r.c.SetAttr(t.Context(), "n3.md", session.Attr{UID: &uid, GID: &gid})
+	must(t, err)
+	p3 := filepath.Join(r.dir, "n3.md")
+	must(t, os.Link(p3, filepath.Join(r.dir, "n1.md")))
+	r.settled(t, "n1.md")
+	r.settled(t, "n3.md") // the look at the listing a new group asks for
+	must(t, unix.Lsetxattr(p3, "user.memfs.tags", []byte("theirs"), 0))
+	r.settled(t, "n3.md")
+	must(t, r.c.Flush(t.Context()))
+	vd := r.same(t)
+	if !strings.Contains(vd, `n1.md -rw-r--r-- 0:0`) || !strings.Contains(vd, `"theirs"`) {
+		t.Errorf("n1.md should hold their attribute:\n%s", vd)
+	}
 }

@@ -405,6 +405,8 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 	// was making, fixed in dirstore (TestSaveMakesDirectoriesWithTheirMode);
 	// 416: a file's older value in the session, not reproduced since).
 	links := os.Getenv("MEMFS_TWO_WRITER_LINKS") != ""
+	// MEMFS_TWO_WRITER_TRACE=1 logs both views after each operation.
+	trace := os.Getenv("MEMFS_TWO_WRITER_TRACE") != ""
 	last := map[string]lastOp{}
 	// Names that have been one of a node's several: a change made under
 	// one shows under the others, so no claim is made for them.
@@ -450,6 +452,9 @@ func otherProgramModel(t *testing.T, seed uint64, ops int) {
 		case moved: // a hard link
 			delete(last, to)
 			linked[k], linked[to] = true, true
+		}
+		if trace {
+			t.Logf("session: %s\nstore:   %s", sessionView(t, c), storeView(t, st))
 		}
 	}
 	var vs, vd string
@@ -565,6 +570,10 @@ func sessionNameOp(ctx context.Context, c *session.Context, k, to string, st ses
 	case op == 8:
 		err = c.Symlink(ctx, k, to, 0, 0)
 	case op == 9 && k != to && !st.IsDir:
+		// rename(2) of a name onto another of its node's does nothing.
+		if dst, derr := c.Stat(to); derr == nil && dst.Ino == st.Ino {
+			return false, nil
+		}
 		err = c.Rename(ctx, k, to, 0)
 		return err == nil, err
 	case op == 10 && !st.IsDir && st.Mode.IsRegular() && k != to:
@@ -608,6 +617,10 @@ func programDirOp(rng *rand.Rand, dir string, i int, k, to string, op int, claim
 		os.Symlink(to, p)
 	case 9:
 		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() && k != to {
+			// rename(2) of a name onto another of its node's does nothing.
+			if dst, err := os.Lstat(q); err == nil && os.SameFile(fi, dst) {
+				return false
+			}
 			return os.Rename(p, q) == nil
 		}
 	case 10:

@@ -290,20 +290,35 @@ func (x *External) Parts(key string, info backend.Info) (content, attrs bool) {
 }
 
 // KnowsGroup reports whether the session holds a node of the store's
-// hard-link group id (Info.Link) under some name. A group it does not
-// know yet may have names it holds as nodes of their own (another
+// hard-link group id (Info.Link) under a name other than key. A group it
+// does not know yet, or knows under key alone (a conflict copy a flush
+// brought in), may have names it holds as nodes of their own (another
 // program linked one of its files: the store reports no change of the
 // name linked from), which a look at the store's listing finds.
-func (x *External) KnowsGroup(id string) bool {
+func (x *External) KnowsGroup(id, key string) bool {
 	c := x.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for _, f := range c.mu.tree.files {
-		if f.link != nil && f.link.id == id {
-			return true
+	g := c.groupLocked(id)
+	return g != nil && slices.ContainsFunc(g.link.names, func(n string) bool { return n != key })
+}
+
+// GroupNames lists the session's names of the store's hard-link group id
+// (Info.Link) whose node is not the one under key: names of one stored
+// node that the session holds apart (the other was dirty when another
+// program linked them), to which a change through key came too.
+func (x *External) GroupNames(id, key string) []string {
+	c := x.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	under := c.mu.tree.files[key]
+	var names []string
+	for n, f := range c.mu.tree.files {
+		if f != under && f.link != nil && f.link.id == id {
+			names = append(names, n)
 		}
 	}
-	return false
+	return names
 }
 
 // Policy is the session's conflict policy (Options.OnConflict).
@@ -349,6 +364,16 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		return "", err
 	}
 	c.mu.Lock()
+	if f, ok := c.mu.tree.files[e.Key]; (!ok || f.gen == 0) && e.Info.Link != "" && (!ok || f.link == nil || f.link.id != e.Info.Link) {
+		// Their change came through a name of a node that the session
+		// has unflushed changes to under another name (another program
+		// linked the two, and the session has not seen the link yet):
+		// the name joins that node, and their version is a conflict as
+		// for a dirty key, never loaded over the session's changes.
+		if g := c.groupLocked(e.Info.Link); g != nil && g.gen != 0 {
+			c.joinGroupLocked(e.Key, e.Info.Link)
+		}
+	}
 	if f, ok := c.mu.tree.files[e.Key]; ok && f.gen != 0 && c.opts.OnConflict != KeepBeside {
 		// Under a conflict policy the flush decides: it still expects
 		// the version ours was made on, meets theirs, and resolves.
@@ -364,6 +389,13 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 			f.base = backend.VersionOf(e.Info)
 		} else {
 			c.mu.conflict.bases[e.Key] = backend.VersionOf(e.Info)
+		}
+		if wc, ok := c.groupCopyLocked(f, e.Key, backend.VersionOf(e.Info)); ok {
+			// The same change of the node seen under another of its
+			// names: one conflict, one copy.
+			c.mu.conflict.watchCopies[e.Key] = wc
+			c.mu.Unlock()
+			return wc.key, nil
 		}
 		c.mu.Unlock()
 		key := e.Key
@@ -382,7 +414,7 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 			if c.mu.conflict.watchCopies == nil {
 				c.mu.conflict.watchCopies = make(map[string]watchCopy)
 			}
-			c.mu.conflict.watchCopies[key] = watchCopy{key: conflict, f: cf, gen: cf.gen}
+			c.mu.conflict.watchCopies[key] = watchCopy{key: conflict, f: cf, gen: cf.gen, of: backend.VersionOf(e.Info)}
 		}
 		c.mu.Unlock()
 		return conflict, c.journalKey(conflict)
@@ -400,6 +432,22 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		c.emit(Change{Op: OpContent, Key: e.Key, Origin: OriginExternal})
 	}
 	return "", nil
+}
+
+// groupCopyLocked is the conflict copy Apply made, still unchanged, of
+// version ver of f under another of its names than key: another
+// program's change of a node with several names is seen once per name.
+func (c *Context) groupCopyLocked(f *file, key string, ver backend.Version) (watchCopy, bool) {
+	if f.link == nil {
+		return watchCopy{}, false
+	}
+	for _, n := range f.link.names {
+		wc, ok := c.mu.conflict.watchCopies[n]
+		if ok && n != key && wc.of.Matches(ver) && c.mu.tree.files[wc.key] == wc.f && wc.f.gen == wc.gen {
+			return wc, true
+		}
+	}
+	return watchCopy{}, false
 }
 
 // giveWay takes out of the session its node under key when the store's

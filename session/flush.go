@@ -459,11 +459,17 @@ func (c *Context) commitFilesLocked(p *flushPlan) {
 		if s.alias {
 			continue
 		}
-		if s.f.link != nil && e.Info.Link != "" {
+		switch {
+		case s.f.link != nil && e.Info.Link != "":
 			// The store's name of the group (a directory store names it
 			// by its node): another writer's change through one of its
 			// names then comes back naming this group.
 			s.f.link.id = e.Info.Link
+		case s.f.link != nil && len(s.f.link.names) == 1:
+			// Saved as a node of one name: the group it was one of is
+			// another node's now (whose other names the store kept), and a
+			// change through those must not come back as this one's.
+			s.f.link = nil
 		}
 		if s.f.key != "" {
 			s.f.from = e.Key // what the store now holds of it

@@ -6,6 +6,7 @@ package session_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memfs/memfs/journal"
@@ -295,5 +296,103 @@ func TestLinksNameTakesARemovedKey(t *testing.T) {
 				t.Errorf("p and x/c: inos %d %d, nlink %d", a.Ino, b.Ino, a.Nlink)
 			}
 		})
+	}
+}
+
+// ln a b; flush; another program writes the node through b; rm b;
+// flush: the store keeps b (their change), a is saved as a node of its
+// own and the store's node is kept beside it; the store's group (b and
+// that copy) is another node's now, so b, applied from the store as the
+// watcher does, must not join a. The two-writer model's seed 1228 (dir,
+// with links) found a, b and the copy one node in the session, and a a
+// node of its own in the store.
+func TestLinksSavedAloneLeavesTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	c, st := reopen(t, nodeStores[0].open, dir, session.Options{})
+	defer st.Close()
+	if err := c.Set("a", []byte("A")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Link(t.Context(), "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "b"), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("theirs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete("b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	es, err := st.Load(t.Context(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.External().Apply(es[0]); err != nil {
+		t.Fatal(err)
+	}
+	if v := val(t, c, "a"); v != "A" {
+		t.Errorf("a: %q, want A", v)
+	}
+	if s, err := c.Stat("a"); err != nil || s.Nlink != 1 {
+		t.Errorf("a: %+v, %v; want one name, as in the store", s, err)
+	}
+	if v := val(t, c, "b"); v != "theirs" {
+		t.Errorf("b: %q, want theirs", v)
+	}
+}
+
+// Another program links a to b; the session, which has not seen it,
+// writes b and flushes: the store keeps their b beside as a conflict
+// copy, still a name of a's node, and the session must hold a and the
+// copy as one node, as the store does (the store reports no change of
+// a). The two-writer model's seed 1555 (dir, with links) found them two
+// nodes in the session, one in the store.
+func TestLinksKeptCopyJoinsTheLinkedName(t *testing.T) {
+	dir := t.TempDir()
+	c, st := reopen(t, nodeStores[0].open, dir, session.Options{})
+	defer st.Close()
+	if err := c.Set("a", []byte("A")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("b", []byte("ours")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var copyKey string
+	for _, k := range c.Keys() {
+		if strings.HasPrefix(k, "b.conflict-") {
+			copyKey = k
+		}
+	}
+	if copyKey == "" {
+		t.Fatalf("no conflict copy of b in the session: %v", c.Keys())
+	}
+	sa, erra := c.Stat("a")
+	sc, errc := c.Stat(copyKey)
+	if erra != nil || errc != nil || sa.Ino != sc.Ino || sa.Nlink != 2 {
+		t.Errorf("a %+v (%v) and %s %+v (%v): want one node of two names, as in the store", sa, erra, copyKey, sc, errc)
+	}
+	if v := val(t, c, "b"); v != "ours" {
+		t.Errorf("b: %q, want ours", v)
 	}
 }

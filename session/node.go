@@ -255,13 +255,7 @@ func (c *Context) renameNameLocked(f *file, old, nk string) {
 // entry of a group), and returns that node; nil when there is none (or key
 // is already one of its names). The caller gives the node its value.
 func (c *Context) joinGroupLocked(key, id string) *file {
-	var g *file
-	for _, f := range c.mu.tree.files {
-		if f.link != nil && f.link.id == id {
-			g = f
-			break
-		}
-	}
+	g := c.groupLocked(id)
 	if g == nil {
 		return nil
 	}
@@ -278,6 +272,17 @@ func (c *Context) joinGroupLocked(key, id string) *file {
 	g.link.names = append(g.link.names, key)
 	c.addNameLocked(g, key, parent)
 	return g
+}
+
+// groupLocked is the session's node of the store's hard-link group id
+// (Info.Link), or nil.
+func (c *Context) groupLocked(id string) *file {
+	for _, f := range c.mu.tree.files {
+		if f.link != nil && f.link.id == id {
+			return f
+		}
+	}
+	return nil
 }
 
 // addNameLocked enters key, a new name of f, in directory parent: the

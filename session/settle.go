@@ -12,11 +12,13 @@ import (
 
 // watchCopy is a conflict copy the session made of another writer's
 // version of a key with unflushed changes (External.Apply under the
-// store's own rule): its key and file, and the file's generation then.
+// store's own rule): its key and file, the file's generation then, and
+// the store's version it copies.
 type watchCopy struct {
 	key string
 	f   *file
 	gen uint64
+	of  backend.Version // the store's version it copies
 }
 
 // settle ends a flush that left versions of another writer's in the
@@ -94,9 +96,57 @@ func (c *Context) bringIn(ctx context.Context, keys []string) {
 		c.log.Warn("flush: another writer's versions the store kept are not shown until they change or the next mount", "keys", want, "err", err)
 		return
 	}
+	groups := make(map[string]bool)
 	for _, e := range got {
 		if _, err := c.External().Apply(e); err != nil {
 			c.log.Warn("flush: another writer's version the store kept is not shown", "key", e.Key, "err", err)
 		}
+		if e.Info.Link != "" && !c.External().KnowsGroup(e.Info.Link, e.Key) {
+			groups[e.Info.Link] = true
+		}
 	}
+	c.joinGroups(ctx, groups)
+}
+
+// joinGroups brings into the session the store's other names of the
+// hard-link groups ids, which it knows under one name each: a node that
+// the store kept beside (a conflict copy) may be one that another
+// program linked, under a name the session holds as a node of its own
+// (the store reports no change of the name linked from). Only the
+// listing tells; a store's own groups are rare, and so is this walk.
+func (c *Context) joinGroups(ctx context.Context, ids map[string]bool) {
+	if len(ids) == 0 {
+		return
+	}
+	var keys []string
+	err := backend.Walk(ctx, c.store, func(batch []backend.Entry) error {
+		for _, e := range batch {
+			if ids[e.Info.Link] && !c.inGroup(e.Key, e.Info.Link) {
+				keys = append(keys, e.Key)
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		var got []backend.Entry
+		if got, _, err = backend.LoadEach(ctx, c.store, keys...); err == nil {
+			for _, e := range got {
+				if _, err := c.External().Apply(e); err != nil {
+					c.log.Warn("flush: another name of a node the store kept is not shown as one", "key", e.Key, "err", err)
+				}
+			}
+		}
+	}
+	if err != nil {
+		c.log.Warn("flush: other names of a node the store kept are not shown as one until the next mount", "err", err)
+	}
+}
+
+// inGroup reports whether the session's node under key is of the store's
+// hard-link group id.
+func (c *Context) inGroup(key, id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.mu.tree.files[key]
+	return ok && f.link != nil && f.link.id == id
 }
