@@ -269,12 +269,20 @@ func (c *Context) planRemovalsLocked(p *flushPlan, strict bool, moved map[string
 			continue
 		}
 		// The version the delete removes: the copy of a file removed
-		// there, or of one renamed away from there. A key of neither
-		// (a directory) is deleted whatever it holds.
+		// there, or of one renamed away from there. A key of neither is
+		// a directory the store holds no entry of that the session saw
+		// (it made it, or the store implies it): the delete expects the
+		// key absent, which removes an empty directory there (stores
+		// delete directories whatever the version) and keeps anything
+		// else, another writer's (seed 3610 of the two-writer model: a
+		// directory made and removed between two flushes took another
+		// program's new file with it).
 		if v, ok := c.mu.conflict.bases[k]; ok {
 			p.delExpect[k] = v
 		} else if v, ok := moved[k]; ok {
 			p.delExpect[k] = v
+		} else {
+			p.delExpect[k] = backend.Version{}
 		}
 	}
 }
