@@ -734,6 +734,12 @@ func (w *Watcher) removed(key string) {
 		w.log.Warn("external removal of a key with unflushed changes: memfs keeps its value", "key", key)
 		return
 	}
+	// The node's other names: the store reports no change of theirs, but
+	// they lost a name and may hold what was written through this one
+	// (seed 12307 of the two-writer model).
+	for _, n := range w.c.External().OtherNames(key) {
+		w.schedule(n)
+	}
 	if w.applier != nil {
 		w.c.External().AnnounceRemove(key)
 		w.send(key, true, func(a Applier) error { return a.Remove(key) })

@@ -229,3 +229,27 @@ func TestTheirChangeThroughANameWeHoldApart(t *testing.T) {
 		t.Errorf("n1.md should hold their attribute:\n%s", vd)
 	}
 }
+
+// Another program writes a node in place through one of its two names
+// and removes that name at once: the store reports a change of that name
+// only, and the other name must show their write. The two-writer model's
+// seed 12307 (dir, with links) found the other name with the older value.
+func TestTheirWriteThenRemoveOfOneName(t *testing.T) {
+	r := startLinkedRig(t)
+	must(t, r.c.Set("n1.md", []byte("ours\n")))
+	must(t, r.c.Link(t.Context(), "n1.md", "n2.md"))
+	must(t, r.c.Flush(t.Context()))
+	r.settled(t, "n1.md")
+	r.settled(t, "n2.md")
+	p1 := filepath.Join(r.dir, "n1.md")
+	f, err := os.OpenFile(p1, os.O_WRONLY|os.O_TRUNC, 0)
+	must(t, err)
+	_, err = f.WriteString("theirs\n")
+	must(t, err)
+	must(t, f.Close())
+	must(t, os.Remove(p1))
+	vd := r.same(t)
+	if !strings.Contains(vd, `n2.md -rw-r--r-- 0:0`) || !strings.Contains(vd, `"theirs\n"`) {
+		t.Errorf("n2.md should hold their write:\n%s", vd)
+	}
+}

@@ -321,6 +321,18 @@ func (x *External) GroupNames(id, key string) []string {
 	return names
 }
 
+// OtherNames lists the session's other names of the node under key.
+func (x *External) OtherNames(key string) []string {
+	c := x.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f, ok := c.mu.tree.files[key]
+	if !ok || f.link == nil {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(f.link.names), func(n string) bool { return n == key })
+}
+
 // Policy is the session's conflict policy (Options.OnConflict).
 func (x *External) Policy() ConflictPolicy { return x.c.opts.OnConflict }
 
