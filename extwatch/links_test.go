@@ -253,3 +253,39 @@ func TestTheirWriteThenRemoveOfOneName(t *testing.T) {
 		t.Errorf("n2.md should hold their write:\n%s", vd)
 	}
 }
+
+// Two names the session holds as one node with unflushed changes are the
+// store's two nodes now (another program replaced one), and both changed
+// with one size and one mtime (two writes within a tick of the clock):
+// each is its own conflict, kept beside, never taken for the other's.
+// The two-writer model's seed 12121 (dir, with links) lost one.
+func TestTheirTwoNodesOfOneSizeAndTime(t *testing.T) {
+	r := startLinkedRig(t)
+	must(t, r.c.Set("n1.md", []byte("x\n")))
+	must(t, r.c.Link(t.Context(), "n1.md", "n2.md"))
+	must(t, r.c.Flush(t.Context()))
+	r.settled(t, "n1.md")
+	r.settled(t, "n2.md")
+	must(t, r.c.Set("n1.md", []byte("ours\n")))
+	p1, p2 := filepath.Join(r.dir, "n1.md"), filepath.Join(r.dir, "n2.md")
+	tmp := filepath.Join(r.dir, ".n2.tmp")
+	must(t, os.WriteFile(tmp, []byte("their b\n"), 0o644))
+	mt := time.Unix(1700000000, 0)
+	must(t, os.Chtimes(tmp, mt, mt))
+	must(t, os.Rename(tmp, p2))
+	f, err := os.OpenFile(p1, os.O_WRONLY|os.O_TRUNC, 0)
+	must(t, err)
+	_, err = f.WriteString("their a\n")
+	must(t, err)
+	must(t, f.Close())
+	must(t, os.Chtimes(p1, mt, mt))
+	r.settled(t, "n1.md")
+	r.settled(t, "n2.md")
+	must(t, r.c.Flush(t.Context()))
+	vd := r.same(t)
+	for _, want := range []string{"ours\n", "their a\n", "their b\n"} {
+		if !strings.Contains(vd, fmt.Sprintf("%q", want)) {
+			t.Errorf("%q is lost:\n%s", want, vd)
+		}
+	}
+}

@@ -402,7 +402,7 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		} else {
 			c.mu.conflict.bases[e.Key] = backend.VersionOf(e.Info)
 		}
-		if wc, ok := c.groupCopyLocked(f, e.Key, backend.VersionOf(e.Info)); ok {
+		if wc, ok := c.groupCopyLocked(f, e.Key, e.Info); ok {
 			// The same change of the node seen under another of its
 			// names: one conflict, one copy.
 			c.mu.conflict.watchCopies[e.Key] = wc
@@ -417,6 +417,7 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		// node's several (another program's ln over ours), and the
 		// copy must not join that node in the session, which the store
 		// never made.
+		link := e.Info.Link
 		e.Info.Link = ""
 		if err := c.put(e); err != nil {
 			return "", err
@@ -426,7 +427,7 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 			if c.mu.conflict.watchCopies == nil {
 				c.mu.conflict.watchCopies = make(map[string]watchCopy)
 			}
-			c.mu.conflict.watchCopies[key] = watchCopy{key: conflict, f: cf, gen: cf.gen, of: backend.VersionOf(e.Info)}
+			c.mu.conflict.watchCopies[key] = watchCopy{key: conflict, f: cf, gen: cf.gen, of: backend.VersionOf(e.Info), link: link}
 		}
 		c.mu.Unlock()
 		return conflict, c.journalKey(conflict)
@@ -447,15 +448,19 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 }
 
 // groupCopyLocked is the conflict copy Apply made, still unchanged, of
-// version ver of f under another of its names than key: another
-// program's change of a node with several names is seen once per name.
-func (c *Context) groupCopyLocked(f *file, key string, ver backend.Version) (watchCopy, bool) {
-	if f.link == nil {
+// the store's node with info (the same group, the same version) under
+// another of f's names than key: another program's change of a node with
+// several names is seen once per name. Names the session holds as one
+// node may be the store's two (seed 12121 of the two-writer model: two
+// writes of one size within a tick of the clock), hence the group.
+func (c *Context) groupCopyLocked(f *file, key string, info backend.Info) (watchCopy, bool) {
+	if f.link == nil || info.Link == "" {
 		return watchCopy{}, false
 	}
+	ver := backend.VersionOf(info)
 	for _, n := range f.link.names {
 		wc, ok := c.mu.conflict.watchCopies[n]
-		if ok && n != key && wc.of.Matches(ver) && c.mu.tree.files[wc.key] == wc.f && wc.f.gen == wc.gen {
+		if ok && n != key && wc.link == info.Link && wc.of.Matches(ver) && c.mu.tree.files[wc.key] == wc.f && wc.f.gen == wc.gen {
 			return wc, true
 		}
 	}

@@ -19,6 +19,8 @@ type watchCopy struct {
 	f   *file
 	gen uint64
 	of  backend.Version // the store's version it copies
+	// link is the store's hard-link group of the node it copies.
+	link string
 }
 
 // settle ends a flush that left versions of another writer's in the
