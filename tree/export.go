@@ -13,6 +13,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/names"
+	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/meta"
 )
 
@@ -80,14 +81,14 @@ type exporter struct {
 	load   func(key string) ([]byte, error) // the value of a file or symlink
 }
 
-// parent opens the directory holding key and returns it with key's base
-// name.
+// parent opens the directory holding key, through no symlink, and
+// returns it with key's base name.
 func (x *exporter) parent(key string) (*os.File, string, error) {
 	dir, name := backend.Split(key)
 	if dir == "" {
 		dir = "."
 	}
-	f, err := x.root.Open(dir)
+	f, err := paths.OpenNoFollow(x.root, dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	return f, name, err
 }
 
@@ -110,9 +111,10 @@ func (x *exporter) write(e backend.Entry) error {
 		}
 		return nil
 	}
-	// A name already there (an earlier export) is replaced.
-	if fi, err := x.root.Lstat(e.Key); err == nil && !fi.IsDir() {
-		x.root.Remove(e.Key)
+	// A name already there (an earlier export) is replaced, in its
+	// directory reached through no symlink.
+	if err := x.clear(e.Key); err != nil {
+		return err
 	}
 	if first, ok := x.links[e.Info.Link]; ok && e.Info.Link != "" {
 		return x.root.Link(first, e.Key) // the node's attributes came with the first name
@@ -129,6 +131,21 @@ func (x *exporter) write(e backend.Entry) error {
 	return x.times(e)
 }
 
+// clear removes what is at key, unless it is a directory, never
+// following a symlink on the way.
+func (x *exporter) clear(key string) error {
+	f, name, err := x.parent(key)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if unix.Fstatat(int(f.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		unix.Unlinkat(int(f.Fd()), name, 0)
+	}
+	return nil
+}
+
 // make makes the node e names, not a directory.
 func (x *exporter) make(e backend.Entry) error {
 	m := e.Info.Mode
@@ -141,7 +158,15 @@ func (x *exporter) make(e backend.Entry) error {
 		if m.Type() == fs.ModeSymlink {
 			return x.root.Symlink(string(v), e.Key)
 		}
-		return x.root.WriteFile(e.Key, v, 0o600)
+		// Made new (the name was cleared above), through no symlink: one
+		// that another program put on the way, or at the name since, is
+		// refused, never written through.
+		f, err := paths.OpenNoFollow(x.root, e.Key, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(v)
+		return errors.Join(err, f.Close())
 	}
 	f, name, err := x.parent(e.Key)
 	if err != nil {

@@ -77,3 +77,34 @@ func TestTallyNamesOperations(t *testing.T) {
 		t.Errorf("tally reported %q; want the operations named as users know them", got)
 	}
 }
+
+// A symlink that another program put where the export makes a file, or
+// on its way (a directory's name), is never written through: the file
+// is refused and the link's target keeps its value. (The export made
+// the file through os.Root, which follows a link that stays inside
+// the target.)
+func TestExportWritesThroughNoSymlink(t *testing.T) {
+	dst := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Mkdir(filepath.Join(dst, "other"), 0o755))
+	must(os.WriteFile(filepath.Join(dst, "other", "x"), []byte("keep"), 0o644))
+	must(os.Symlink("other", filepath.Join(dst, "d")))
+	entries := []backend.Entry{{Key: "d/x", Info: backend.Info{Mode: 0o644, MTime: time.Now()}}}
+	var report bytes.Buffer
+	tally := tree.NewTally(&report)
+	load := func(string) ([]byte, error) { return []byte("exported"), nil }
+	if err := tree.ExportEntries(t.Context(), dst, entries, load, tally, tree.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if tally.Err("export") == nil {
+		t.Errorf("the export of d/x through the symlink d succeeded: %s", report.String())
+	}
+	if v, err := os.ReadFile(filepath.Join(dst, "other", "x")); err != nil || string(v) != "keep" {
+		t.Errorf("the link's target holds %q (%v), want keep", v, err)
+	}
+}
