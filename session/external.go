@@ -376,16 +376,7 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		return "", err
 	}
 	c.mu.Lock()
-	if f, ok := c.mu.tree.files[e.Key]; (!ok || f.gen == 0) && e.Info.Link != "" && (!ok || f.link == nil || f.link.id != e.Info.Link) {
-		// Their change came through a name of a node that the session
-		// has unflushed changes to under another name (another program
-		// linked the two, and the session has not seen the link yet):
-		// the name joins that node, and their version is a conflict as
-		// for a dirty key, never loaded over the session's changes.
-		if g := c.groupLocked(e.Info.Link); g != nil && g.gen != 0 {
-			c.joinGroupLocked(e.Key, e.Info.Link)
-		}
-	}
+	c.joinDirtyGroupLocked(e.Key, e.Info.Link)
 	if f, ok := c.mu.tree.files[e.Key]; ok && f.gen != 0 && c.opts.OnConflict != KeepBeside {
 		// Under a conflict policy the flush decides: it still expects
 		// the version ours was made on, meets theirs, and resolves.
@@ -445,6 +436,24 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		c.emit(Change{Op: OpContent, Key: e.Key, Origin: OriginExternal})
 	}
 	return "", nil
+}
+
+// joinDirtyGroupLocked has key join the session's node of the store's
+// hard-link group id when that node has unflushed changes and key's own
+// node (if any) has none: their change came through a name of a node
+// that the session changed under another name (another program linked
+// the two, and the session has not seen the link yet), and is a conflict
+// as for a dirty key, never loaded over the session's changes.
+func (c *Context) joinDirtyGroupLocked(key, id string) {
+	if id == "" {
+		return
+	}
+	if f, ok := c.mu.tree.files[key]; ok && (f.gen != 0 || f.link != nil && f.link.id == id) {
+		return
+	}
+	if g := c.groupLocked(id); g != nil && g.gen != 0 {
+		c.joinGroupLocked(key, id)
+	}
 }
 
 // groupCopyLocked is the conflict copy Apply made, still unchanged, of
