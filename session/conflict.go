@@ -207,8 +207,9 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 				return wrapf("flush: conflict: %w", err)
 			}
 		}
+		pre := c.premerge(theirs) // before the lock: the slow part of a merge
 		c.mu.Lock()
-		r, ok := c.resolveLocked(cf, theirs)
+		r, ok := c.resolveLocked(cf, theirs, pre)
 		c.mu.Unlock()
 		if ok {
 			done = append(done, r)
@@ -261,7 +262,8 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 
 // resolveLocked resolves one conflict with theirs, the stored version, and
 // reports what it did (false: nothing to resolve any more).
-func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (resolved, bool) {
+// pre is the text merge done before the lock, if any (premerge).
+func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry, pre *premerged) (resolved, bool) {
 	key := cf.Key
 	r := resolved{key: key, theirs: theirs}
 	v := backend.VersionOf(theirs.Info)
@@ -336,7 +338,7 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry) (reso
 		r.outcome = OutcomeOverwritten
 	default:
 		if c.opts.OnConflict == Merge {
-			if r.why = c.mergeLocked(f, theirs); r.why == "" {
+			if r.why = c.mergeLocked(f, theirs, pre); r.why == "" {
 				r.outcome, r.journal = OutcomeMerged, []string{key}
 				break
 			}
@@ -544,7 +546,9 @@ func (c *Context) keepMergeBaseLocked(f *file, value []byte, x xattrList, mode f
 // base), with attributes and permissions that do not conflict (the
 // attributes memfs maintains, such as the writer, stay ours). f becomes
 // the merge (its open handles read it), and its next save expects theirs.
-func (c *Context) mergeLocked(f *file, theirs backend.Entry) (why string) {
+// The text merge is pre's when it was made of what f and its base still
+// are.
+func (c *Context) mergeLocked(f *file, theirs backend.Entry, pre *premerged) (why string) {
 	if !f.mode.IsRegular() || !f.loaded || !theirs.Info.Mode.IsRegular() {
 		return "not a regular file on both sides"
 	}
@@ -573,7 +577,10 @@ func (c *Context) mergeLocked(f *file, theirs backend.Entry) (why string) {
 	if !ok {
 		return "both changed the permissions"
 	}
-	merged, ok := mergeText(base.value, f.data, theirs.Value)
+	merged, ok, done := pre.of(f, base.value)
+	if !done {
+		merged, ok = mergeText(base.value, f.data, theirs.Value)
+	}
 	if !ok {
 		return "the changes overlap, or the file is not text"
 	}
