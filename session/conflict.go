@@ -271,6 +271,15 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry, pre *
 	if c.ownAttemptLocked(cf, f, have, theirs) {
 		return r, false // our own write: no other writer's to resolve
 	}
+	if d, ok := c.mu.tree.dirs[key]; ok && !cf.Delete && theirs.Info.Mode.IsDir() {
+		// Another writer changed the directory's record since the
+		// session saw it (a chmod, a chown, an attribute; or it made the
+		// directory too): theirs merges in, and the next save expects it.
+		c.mergeDirLocked(d, theirs.Info)
+		r.outcome = OutcomeMetadata
+		c.conflictEventLocked(r)
+		return r, true
+	}
 	switch {
 	case cf.Delete:
 		if have {

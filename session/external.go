@@ -180,26 +180,13 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 		return nil
 	}
 	if d.gen != 0 {
-		// The rule of a file's metadata (mergeMetaLocked): the most
-		// restrictive mode, their owner, the attributes of both (ours
-		// where both set one). A directory is dirty as soon as an
-		// entry in it changes: its next save must not put back an
-		// owner another writer changed.
-		ours, theirs := d.mode, backend.PermBits(info.Mode)
-		d.mode = ours & theirs
-		d.uid, d.gid = info.UID, info.GID
-		x := d.xattrs
-		for name, v := range info.XAttrs {
-			if _, mine := x.get(name); !mine {
-				x = x.with(name, v)
-			}
-		}
-		d.xattrs = x
-		d.base = backend.VersionOf(info)
+		ours := d.mode
+		c.mergeDirLocked(d, info)
+		kept := d.mode
 		c.mu.Unlock()
-		if d.mode != ours {
+		if kept != ours {
 			c.log.Warn("another writer changed the mode of a directory with unflushed changes: the most restrictive mode of both is kept",
-				"key", key, "ours", ours.String(), "theirs", theirs.String(), "kept", (ours & theirs).String())
+				"key", key, "ours", ours.String(), "theirs", backend.PermBits(info.Mode).String(), "kept", kept.String())
 		}
 		c.emit(Change{Op: OpAttr, Key: key, Origin: OriginExternal})
 		return nil
@@ -211,6 +198,25 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 	c.mu.Unlock()
 	c.emit(Change{Op: OpAttr, Key: key, Origin: OriginExternal})
 	return nil
+}
+
+// mergeDirLocked takes into d, a directory with unflushed changes,
+// another writer's version of it with info by the rule of a file's
+// metadata (mergeMetaLocked): the most restrictive mode, their owner, the
+// attributes of both (ours where both set one). A directory is dirty as
+// soon as an entry in it changes: its next save, which expects their
+// version, must not put back a mode or an owner another writer changed.
+func (c *Context) mergeDirLocked(d *dir, info backend.Info) {
+	d.mode &= backend.PermBits(info.Mode)
+	d.uid, d.gid = info.UID, info.GID
+	x := d.xattrs
+	for name, v := range info.XAttrs {
+		if _, mine := x.get(name); !mine {
+			x = x.with(name, v)
+		}
+	}
+	d.xattrs = x
+	d.base = backend.VersionOf(info)
 }
 
 // MergeMeta takes in theirs, another writer's version of key,

@@ -164,6 +164,10 @@ type flushPlan struct {
 	removedGen map[string]uint64           // every removed key (hidden ones too) -> its generation
 	gone       map[string]*meta.WriterInfo // who removed what the store holds
 	delExpect  map[string]backend.Version  // strict: the version each delete removes
+	// dexpect is, when strict, the version each directory's save
+	// replaces: another writer's chmod or chown since is a conflict, not
+	// put back.
+	dexpect map[string]backend.Version
 }
 
 // planLocked takes what the flush sends out of the session's state.
@@ -179,7 +183,7 @@ func (c *Context) planLocked(strict bool) *flushPlan {
 		}
 	}
 	c.planExpectLocked(p, moved)
-	c.planDirsLocked(p)
+	c.planDirsLocked(p, strict)
 	c.planRemovalsLocked(p, strict, moved)
 	return p
 }
@@ -232,12 +236,25 @@ func (c *Context) planExpectLocked(p *flushPlan, moved map[string]backend.Versio
 }
 
 // planDirsLocked plans the saves of directories: those whose attributes
-// changed, and the clean parents of the files saved.
-func (c *Context) planDirsLocked(p *flushPlan) {
+// changed, and the clean parents of the files saved; when strict, each
+// expecting the version the session saw.
+func (c *Context) planDirsLocked(p *flushPlan, strict bool) {
 	p.dentries, p.ddirs = c.dirEntriesLocked()
 	p.dgens = make([]uint64, len(p.ddirs))
+	if strict {
+		p.dexpect = make(map[string]backend.Version, len(p.ddirs))
+	}
 	for i, d := range p.ddirs {
 		p.dgens[i] = d.gen
+		if strict && d.key != "" {
+			// The store's version it saw, or that of the node removed
+			// from the key, which the directory replaces.
+			v, ok := c.mu.conflict.bases[d.key]
+			if !ok {
+				v = d.base
+			}
+			p.dexpect[d.key] = v
+		}
 	}
 	touched := make(map[string]bool)
 	for _, e := range p.entries {
@@ -322,7 +339,7 @@ func (c *Context) persist(ctx context.Context, p *flushPlan) (flushResult, error
 		// goes to its system record, after the rest.
 		root, dirs = &dirs[0], dirs[1:]
 	}
-	res, err := c.saveAndDelete(ctx, p.entries, p.saved, p.removed, p.delExpect, dirs, p.dlate)
+	res, err := c.saveAndDelete(ctx, p.entries, p.saved, p.removed, p.delExpect, dirs, p.dexpect, p.dlate)
 	if err != nil || root == nil {
 		return res, err
 	}

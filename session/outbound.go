@@ -217,10 +217,10 @@ func (c *Context) saveRoot(ctx context.Context, root backend.Entry) error {
 // are the removed keys the store did not delete, another writer's version
 // being there (see delete).
 func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, saved []snap, removed []string, delExpect map[string]backend.Version,
-	dirs, touched []backend.Entry) (flushResult, error) {
+	dirs []backend.Entry, dexpect map[string]backend.Version, touched []backend.Entry) (flushResult, error) {
 	r := flushResult{failed: make(map[string]error), dfailed: make(map[string]error), kept: make(map[string]string)}
 	if b, ok := c.store.(backend.Batcher); ok {
-		settled, err := c.saveBatched(ctx, b, entries, saved, removed, delExpect, dirs, touched, &r)
+		settled, err := c.saveBatched(ctx, b, entries, saved, removed, delExpect, dirs, dexpect, touched, &r)
 		if err != nil {
 			return flushResult{}, err
 		}
@@ -238,8 +238,8 @@ func (c *Context) saveAndDelete(ctx context.Context, entries []backend.Entry, sa
 // it in parts (a policy's round, past the store's batch size). A conflict
 // is returned as the error; anything else is left to saveUnbatched.
 func (c *Context) saveBatched(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
-	delExpect map[string]backend.Version, dirs, touched []backend.Entry, r *flushResult) (bool, error) {
-	done, err := c.applyBatch(ctx, b, entries, saved, removed, delExpect, dirs, touched, r.kept)
+	delExpect map[string]backend.Version, dirs []backend.Entry, dexpect map[string]backend.Version, touched []backend.Entry, r *flushResult) (bool, error) {
+	done, err := c.applyBatch(ctx, b, entries, saved, removed, delExpect, dirs, dexpect, touched, r.kept)
 	switch {
 	case errors.Is(err, backend.ErrConflict):
 		return true, err
@@ -460,7 +460,7 @@ func (c *Context) deleteRemoved(ctx context.Context, removed []string, delExpect
 // than the store takes (which a policy's flush applies in parts:
 // applyParts).
 func (c *Context) applyBatch(ctx context.Context, b backend.Batcher, entries []backend.Entry, saved []snap, removed []string,
-	delExpect map[string]backend.Version, dirs, touched []backend.Entry, kept map[string]string) (bool, error) {
+	delExpect map[string]backend.Version, dirs []backend.Entry, dexpect map[string]backend.Version, touched []backend.Entry, kept map[string]string) (bool, error) {
 	if len(entries)+len(removed)+len(dirs) == 0 {
 		return true, nil
 	}
@@ -472,6 +472,11 @@ func (c *Context) applyBatch(ctx context.Context, b backend.Batcher, entries []b
 		batch.Expect = make(map[string]backend.Version, len(entries))
 		for i, s := range saved {
 			batch.Expect[entries[i].Key] = s.expect
+		}
+		for _, d := range dirs {
+			if v, ok := dexpect[d.Key]; ok {
+				batch.Expect[d.Key] = v
+			}
 		}
 	}
 	inSaves := make(map[string]bool, len(saves))
@@ -882,7 +887,7 @@ func (c *Context) applyParts(ctx context.Context, b backend.Batcher, entries []b
 				ds = append(ds, dirs[u.dir])
 			}
 		}
-		done, err := c.applyBatch(ctx, b, es, ss, dels, delExpect, ds, nil, r.kept)
+		done, err := c.applyBatch(ctx, b, es, ss, dels, delExpect, ds, nil, nil, r.kept)
 		if done {
 			for j, i := range idx {
 				entries[i].Info.Rev = es[j].Info.Rev
