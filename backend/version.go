@@ -2,8 +2,13 @@ package backend
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
 )
 
 // Version identifies the stored version of a key that a conditional save
@@ -16,9 +21,10 @@ type Version struct {
 	Size  int64
 	MTime int64
 	// CTime is Info.CTime in nanoseconds: 0 when unknown (a version
-	// recorded without it), and for a node with several names (Info.Link
-	// set), whose ctime moves whenever one of its names is removed or
-	// replaced.
+	// recorded without it). A node with several names (Info.Link set),
+	// whose ctime moves whenever one of its names is removed or replaced,
+	// has a stamp of its permissions and attributes instead, below 0
+	// (attrsStamp).
 	CTime int64
 	// Rev is Info.Rev: 0 on a store without revisions.
 	Rev int64
@@ -27,10 +33,37 @@ type Version struct {
 // VersionOf is the version of a stored entry with info.
 func VersionOf(info Info) Version {
 	v := Version{Size: info.Size, MTime: info.MTime.UnixNano(), Rev: info.Rev}
-	if !info.CTime.IsZero() && info.Link == "" {
+	switch {
+	case info.Link != "":
+		v.CTime = attrsStamp(info)
+	case !info.CTime.IsZero():
 		v.CTime = info.CTime.UnixNano()
 	}
 	return v
+}
+
+// attrsStamp stands, in the CTime of a node with several names (whose
+// ctime moves with its names), for what a ctime would tell of another
+// writer's chmod or setxattr: a digest (FNV-1a) of its permission bits
+// and user.* attributes, by sorted name, made negative so that it is
+// never taken for a time (Matches compares a stamp with a stamp only).
+// The owner is left out: a store not run as root keeps its own.
+func attrsStamp(info Info) int64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(info.Mode.Perm()))
+	h.Write(b[:])
+	for _, name := range slices.Sorted(maps.Keys(info.XAttrs)) {
+		if !strings.HasPrefix(name, XAttrPrefix) {
+			continue
+		}
+		v := info.XAttrs[name]
+		binary.LittleEndian.PutUint64(b[:], uint64(len(name))<<32|uint64(len(v)))
+		h.Write(b[:])
+		h.Write([]byte(name))
+		h.Write(v)
+	}
+	return int64(h.Sum64() | 1<<63)
 }
 
 // IsZero reports whether v is the version of an absent key.
@@ -48,7 +81,7 @@ func (v Version) Matches(found Version) bool {
 	if v.Rev != 0 && found.Rev != 0 {
 		return v.Rev == found.Rev
 	}
-	if v.CTime != 0 && found.CTime != 0 && v.CTime != found.CTime {
+	if v.CTime != 0 && found.CTime != 0 && (v.CTime < 0) == (found.CTime < 0) && v.CTime != found.CTime {
 		return false
 	}
 	return v.Size == found.Size && v.MTime == found.MTime

@@ -4,10 +4,13 @@ package session_test
 // names and external changes: no name loses its node or its value.
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/session"
@@ -394,5 +397,52 @@ func TestLinksKeptCopyJoinsTheLinkedName(t *testing.T) {
 	}
 	if v := val(t, c, "b"); v != "ours" {
 		t.Errorf("b: %q, want ours", v)
+	}
+}
+
+// ln a b; flush; the session chowns the node while another program sets
+// an attribute on it (through a): the session's flush of the group must
+// not drop their attribute. A node with several names has no ctime in
+// its version (removing a name moves it), so the directory store saved a
+// group whatever it held: the two-writer model's seeds 14457 and 14541
+// (dir, with links) found another program's chmod and setxattr undone.
+func TestLinkedSaveKeepsTheirAttributes(t *testing.T) {
+	dir := t.TempDir()
+	c, st := reopen(t, nodeStores[0].open, dir, session.Options{})
+	defer st.Close()
+	if err := c.Set("a", []byte("A")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Link(t.Context(), "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	uid, mode := uint32(1001), fs.FileMode(0o600)
+	if _, err := c.SetAttr(t.Context(), "a", session.Attr{UID: &uid, Mode: &mode}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Lsetxattr(filepath.Join(dir, "a"), "user.memfs.tags", []byte("theirs"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := st.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range ls {
+		found = found || string(e.Info.XAttrs["user.memfs.tags"]) == "theirs"
+	}
+	if !found {
+		t.Errorf("their attribute is gone from the store: %+v", ls)
+	}
+	for _, e := range ls {
+		if (e.Key == "a" || e.Key == "b") && (e.Info.Mode.Perm() != 0o600 || e.Info.UID != 1001 || e.Info.Link == "") {
+			t.Errorf("%s in the store: %v, owner %d, link %q; want the session's -rw------- 1001, two names", e.Key, e.Info.Mode, e.Info.UID, e.Info.Link)
+		}
 	}
 }

@@ -67,9 +67,13 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 			plainIdx = append(plainIdx, i)
 		}
 	}
+	conflicts := map[string]string{}
 	if len(plain) > 0 {
+		if err := s.keepLinkedBeside(ctx, plain, plainIdx, expect, conflicts); err != nil {
+			return conflicts, err
+		}
 		if err := s.Save(ctx, plain...); err != nil {
-			return nil, err
+			return conflicts, err
 		}
 		for j, i := range plainIdx {
 			entries[i].Info.CTime, entries[i].Info.Link = plain[j].Info.CTime, plain[j].Info.Link
@@ -82,7 +86,6 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 		b.removeTemps()
 		return nil, err
 	}
-	conflicts := map[string]string{}
 	toSync := map[string]bool{}
 	for i := range b.items {
 		it := &b.items[i]
@@ -110,6 +113,49 @@ func (s *Store) SaveIf(ctx context.Context, entries []backend.Entry, expect []ba
 		return conflicts, err
 	}
 	return conflicts, nil
+}
+
+// keepLinkedBeside checks the names of nodes with several names among
+// entries (plain, at their indexes idx in expect) against the versions the
+// caller expects, before Save replaces them whatever they hold: a node
+// another program changed since (its content, mode, owner or attributes:
+// Version.Attrs, as a node with several names has no ctime to tell) or
+// put at a name is moved to its conflict key, once per node (its other
+// names are then replaced by the save), and listed in conflicts.
+func (s *Store) keepLinkedBeside(ctx context.Context, plain []backend.Entry, idx []int, expect []backend.Version, conflicts map[string]string) error {
+	want := make(map[string]backend.Version)
+	var keys []string
+	for j, e := range plain {
+		if e.Info.Link != "" && !e.Info.Mode.IsDir() {
+			keys = append(keys, e.Key)
+			want[e.Key] = expect[idx[j]]
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	type inode struct{ dev, ino uint64 }
+	moved := make(map[inode]bool)
+	return s.deleteKeys(ctx, keys, func(fd int, name, key string) (bool, error) {
+		n, err := snapshot(fd, name)
+		if err != nil || n.st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return false, err // absent: the save takes the name; a directory: Save's rule
+		}
+		info := infoOf(&n.st)
+		info.XAttrs = n.xattrs
+		id := inode{n.st.Dev, n.st.Ino}
+		if want[key].Matches(backend.VersionOf(info)) || moved[id] {
+			return false, nil
+		}
+		ck := backend.ConflictKey(key, time.Now())
+		_, cname := backend.Split(ck)
+		if err := unix.Renameat2(fd, name, fd, cname, unix.RENAME_NOREPLACE); err != nil {
+			return false, fmt.Errorf("keep the other version of %s as %s: %w", key, ck, err)
+		}
+		moved[id] = true
+		conflicts[key] = ck
+		return true, nil
+	})
 }
 
 // place renames the temp file tmpName in the directory fd to name, the
