@@ -120,11 +120,7 @@ func TestTheirWriteThroughOurLink(t *testing.T) {
 	r.settled(t, "n1.md") // the flush seen coming back
 	r.settled(t, "n2.md")
 
-	f, err := os.OpenFile(filepath.Join(r.dir, "n1.md"), os.O_WRONLY|os.O_TRUNC, 0)
-	must(t, err)
-	_, err = f.WriteString("theirs\n")
-	must(t, err)
-	must(t, f.Close())
+	writeInPlace(t, filepath.Join(r.dir, "n1.md"), "theirs\n")
 	r.settled(t, "n1.md")
 	for _, k := range []string{"n1.md", "n2.md"} {
 		must(t, r.c.Resolve(t.Context(), k))
@@ -180,13 +176,8 @@ func TestTheirWritesThroughALinkAroundOurWrite(t *testing.T) {
 	must(t, os.Link(p2, p3))
 	r.settled(t, "n3.md")
 	must(t, r.c.Set("n3.md", []byte("ours\n")))
-	for _, w := range []struct{ p, v string }{{p2, "theirs 1\n"}, {p3, "theirs 2\n"}} {
-		f, err := os.OpenFile(w.p, os.O_WRONLY|os.O_TRUNC, 0)
-		must(t, err)
-		_, err = f.WriteString(w.v)
-		must(t, err)
-		must(t, f.Close())
-	}
+	writeInPlace(t, p2, "theirs 1\n")
+	writeInPlace(t, p3, "theirs 2\n")
 	r.settled(t, "n2.md")
 	r.settled(t, "n3.md")
 	must(t, r.c.Flush(t.Context()))
@@ -242,11 +233,7 @@ func TestTheirWriteThenRemoveOfOneName(t *testing.T) {
 	r.settled(t, "n1.md")
 	r.settled(t, "n2.md")
 	p1 := filepath.Join(r.dir, "n1.md")
-	f, err := os.OpenFile(p1, os.O_WRONLY|os.O_TRUNC, 0)
-	must(t, err)
-	_, err = f.WriteString("theirs\n")
-	must(t, err)
-	must(t, f.Close())
+	writeInPlace(t, p1, "theirs\n")
 	must(t, os.Remove(p1))
 	vd := r.same(t)
 	if !strings.Contains(vd, `n2.md -rw-r--r-- 0:0`) || !strings.Contains(vd, `"theirs\n"`) {
@@ -273,11 +260,7 @@ func TestTheirTwoNodesOfOneSizeAndTime(t *testing.T) {
 	mt := time.Unix(1700000000, 0)
 	must(t, os.Chtimes(tmp, mt, mt))
 	must(t, os.Rename(tmp, p2))
-	f, err := os.OpenFile(p1, os.O_WRONLY|os.O_TRUNC, 0)
-	must(t, err)
-	_, err = f.WriteString("their a\n")
-	must(t, err)
-	must(t, f.Close())
+	writeInPlace(t, p1, "their a\n")
 	must(t, os.Chtimes(p1, mt, mt))
 	r.settled(t, "n1.md")
 	r.settled(t, "n2.md")
@@ -288,4 +271,15 @@ func TestTheirTwoNodesOfOneSizeAndTime(t *testing.T) {
 			t.Errorf("%q is lost:\n%s", want, vd)
 		}
 	}
+}
+
+// writeInPlace writes v over the file at p, as another program's
+// truncating write does: the node (and every name of it) keeps its inode.
+func writeInPlace(t *testing.T, p, v string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	must(t, err)
+	_, err = f.WriteString(v)
+	must(t, err)
+	must(t, f.Close())
 }

@@ -209,14 +209,19 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 func (c *Context) mergeDirLocked(d *dir, info backend.Info) {
 	d.mode &= backend.PermBits(info.Mode)
 	d.uid, d.gid = info.UID, info.GID
-	x := d.xattrs
-	for name, v := range info.XAttrs {
-		if _, mine := x.get(name); !mine {
-			x = x.with(name, v)
+	d.xattrs = withTheirs(d.xattrs, info.XAttrs)
+	d.base = backend.VersionOf(info)
+}
+
+// withTheirs is ours with their attributes added where ours has none of
+// that name (ours win where both set one).
+func withTheirs(ours xattrList, theirs map[string][]byte) xattrList {
+	for name, v := range theirs {
+		if _, mine := ours.get(name); !mine {
+			ours = ours.with(name, v)
 		}
 	}
-	d.xattrs = x
-	d.base = backend.VersionOf(info)
+	return ours
 }
 
 // MergeMeta takes in theirs, another writer's version of key,
@@ -259,13 +264,7 @@ func (c *Context) mergeMetaLocked(f *file, key string, theirs backend.Info) bool
 	perm := backend.PermBits(f.mode) & backend.PermBits(theirs.Mode)
 	f.mode = f.mode&^backend.PermBits(f.mode) | perm
 	f.uid, f.gid = theirs.UID, theirs.GID
-	x := f.xattrs
-	for name, v := range theirs.XAttrs {
-		if _, ours := x.get(name); !ours {
-			x = x.with(name, v)
-		}
-	}
-	f.xattrs = x
+	f.xattrs = withTheirs(f.xattrs, theirs.XAttrs)
 	// A change of its own: a flush that took the file before it leaves
 	// it dirty, and the next saves the merge.
 	c.markDirtyLocked(f)

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/session"
 )
@@ -310,18 +311,7 @@ func TestLinksNameTakesARemovedKey(t *testing.T) {
 // with links) found a, b and the copy one node in the session, and a a
 // node of its own in the store.
 func TestLinksSavedAloneLeavesTheGroup(t *testing.T) {
-	dir := t.TempDir()
-	c, st := reopen(t, nodeStores[0].open, dir, session.Options{})
-	defer st.Close()
-	if err := c.Set("a", []byte("A")); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Link(t.Context(), "a", "b"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	c, st, dir := storedA(t, true)
 	f, err := os.OpenFile(filepath.Join(dir, "b"), os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -363,15 +353,7 @@ func TestLinksSavedAloneLeavesTheGroup(t *testing.T) {
 // a). The two-writer model's seed 1555 (dir, with links) found them two
 // nodes in the session, one in the store.
 func TestLinksKeptCopyJoinsTheLinkedName(t *testing.T) {
-	dir := t.TempDir()
-	c, st := reopen(t, nodeStores[0].open, dir, session.Options{})
-	defer st.Close()
-	if err := c.Set("a", []byte("A")); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	c, _, dir := storedA(t, false)
 	if err := os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "b")); err != nil {
 		t.Fatal(err)
 	}
@@ -407,18 +389,7 @@ func TestLinksKeptCopyJoinsTheLinkedName(t *testing.T) {
 // group whatever it held: the two-writer model's seeds 14457 and 14541
 // (dir, with links) found another program's chmod and setxattr undone.
 func TestLinkedSaveKeepsTheirAttributes(t *testing.T) {
-	dir := t.TempDir()
-	c, st := reopen(t, nodeStores[0].open, dir, session.Options{})
-	defer st.Close()
-	if err := c.Set("a", []byte("A")); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Link(t.Context(), "a", "b"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	c, st, dir := storedA(t, true)
 	uid, mode := uint32(1001), fs.FileMode(0o600)
 	if _, err := c.SetAttr(t.Context(), "a", session.Attr{UID: &uid, Mode: &mode}); err != nil {
 		t.Fatal(err)
@@ -445,4 +416,25 @@ func TestLinkedSaveKeepsTheirAttributes(t *testing.T) {
 			t.Errorf("%s in the store: %v, owner %d, link %q; want the session's -rw------- 1001, two names", e.Key, e.Info.Mode, e.Info.UID, e.Info.Link)
 		}
 	}
+}
+
+// storedA is a session over a new directory store (dir) that has saved
+// a, with value A, and b as its second name when linked.
+func storedA(t *testing.T, linked bool) (c *session.Context, st backend.Store, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	c, st = reopen(t, nodeStores[0].open, dir, session.Options{})
+	t.Cleanup(func() { st.Close() })
+	if err := c.Set("a", []byte("A")); err != nil {
+		t.Fatal(err)
+	}
+	if linked {
+		if err := c.Link(t.Context(), "a", "b"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return c, st, dir
 }
