@@ -311,7 +311,7 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry, pre *
 		c.setExpectLocked(f, key, v)
 		c.keepMergeBaseLocked(f, theirs.Value, toXAttrList(theirs.Info.XAttrs), theirs.Info.Mode)
 		return r, false
-	case (f.link == nil || len(f.link.names) < 2) && c.mergeMetaLocked(f, key, theirs.Info):
+	case c.mergeMetaLocked(f, key, theirs.Info):
 		r.outcome, r.journal = OutcomeMetadata, []string{key}
 	case f.link != nil && len(f.link.names) > 1 && !theirs.Info.Mode.IsRegular():
 		// Their directory or symlink cannot be kept beside as a file:

@@ -254,8 +254,14 @@ func (x *External) MergeMeta(theirs backend.Entry) bool {
 }
 
 // mergeMetaLocked is MergeMeta's rule, on f, dirty under key;
-// theirs is the store's version's Info.
+// theirs is the store's version's Info. A node with several names is
+// never merged so: the version its changes were made on is that of one
+// name, and another may be another node of the same size and mtime now
+// (a conflict keeps both; TestTheirTwoNodesOfOneSizeAndTime).
 func (c *Context) mergeMetaLocked(f *file, key string, theirs backend.Info) bool {
+	if f.link != nil && len(f.link.names) > 1 {
+		return false
+	}
 	base := c.expectLocked(f, nil)
 	if base.IsZero() || base.Size != theirs.Size || base.MTime != theirs.MTime.UnixNano() ||
 		f.mode.Type() != theirs.Mode.Type() {
