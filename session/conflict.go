@@ -271,14 +271,8 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry, pre *
 	if c.ownAttemptLocked(cf, f, have, theirs) {
 		return r, false // our own write: no other writer's to resolve
 	}
-	if d, ok := c.mu.tree.dirs[key]; ok && !cf.Delete && theirs.Info.Mode.IsDir() {
-		// Another writer changed the directory's record since the
-		// session saw it (a chmod, a chown, an attribute; or it made the
-		// directory too): theirs merges in, and the next save expects it.
-		c.mergeDirLocked(d, theirs.Info)
-		r.outcome = OutcomeMetadata
-		c.conflictEventLocked(r)
-		return r, true
+	if d, ok := c.mu.tree.dirs[key]; ok && !cf.Delete {
+		return c.resolveDirLocked(d, theirs, r), true
 	}
 	switch {
 	case cf.Delete:
@@ -358,6 +352,43 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry, pre *
 	}
 	c.conflictEventLocked(r)
 	return r, true
+}
+
+// resolveDirLocked resolves a conflict of the session's directory d with
+// theirs, the store's version of its key. Another writer changed the
+// directory's record since the session saw it (a chmod, a chown, an
+// attribute; or it made the directory too): theirs merges in, and the
+// next save expects it. Another writer put a file or symlink there (the
+// directory removed and the name reused): it is kept beside, a node of
+// its own under a conflict key that the next save stores, and the
+// directory's save replaces it knowingly.
+func (c *Context) resolveDirLocked(d *dir, theirs backend.Entry, r resolved) resolved {
+	key := d.key
+	if theirs.Info.Mode.IsDir() {
+		c.mergeDirLocked(d, theirs.Info)
+		r.outcome = OutcomeMetadata
+		c.conflictEventLocked(r)
+		return r
+	}
+	v := backend.VersionOf(theirs.Info)
+	ck := c.freeConflictKeyLocked(key, "")
+	theirs.Key, theirs.Info.Link = ck, ""
+	if _, _, err := c.loadCleanLocked(theirs); err != nil {
+		// Their node cannot be shown: the save replaces it (logged and
+		// reported as overwritten).
+		c.mu.conflict.bases[key] = v
+		r.outcome = OutcomeOverwritten
+		c.conflictEventLocked(r)
+		return r
+	}
+	nf := c.mu.tree.files[ck]
+	nf.from, nf.base = "", backend.Version{}
+	nf.changed = true
+	c.markDirtyLocked(nf)
+	c.mu.conflict.bases[key] = v
+	r.copyKey, r.outcome, r.journal = ck, OutcomeKeptBeside, []string{ck}
+	c.conflictEventLocked(r)
+	return r
 }
 
 // holdsOursLocked reports whether theirs, the store's version of key, is

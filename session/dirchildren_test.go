@@ -239,3 +239,57 @@ func TestDirectoryAttrsOfAnotherWriterNotPutBack(t *testing.T) {
 		t.Errorf("d/ours.md: %v", err)
 	}
 }
+
+// Another writer removes a directory this session holds and puts a file
+// at its name; the session then changes the directory (chmod) and
+// flushes. The directory's save meets their file: kept beside as a
+// conflict copy, the directory taking the name, in one more round, not
+// refused round after round and then saved over their file. (Found in
+// review: the flush ran 48 rounds, then the fallback saved the
+// directory with no expectation and their file was gone.)
+func TestDirectoryOverTheirFileKeepsIt(t *testing.T) {
+	srv := etcdtest.Start(t)
+	open, start := etcdSessions(t, srv, "dir2file")
+	a := start()
+	if err := a.Mkdir("d", 0o755, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b := start()
+	if err := b.Rmdir("d"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Set("d", []byte("their file\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	mode := fs.FileMode(0o700)
+	if _, err := a.SetAttr(t.Context(), "d", session.Attr{Mode: &mode}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st := open()
+	ls, err := st.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range ls {
+		if e.Info.Mode.IsRegular() && strings.HasPrefix(e.Key, "d.conflict-") {
+			got, err := st.Load(t.Context(), e.Key)
+			found = found || err == nil && string(got[0].Value) == "their file\n"
+		}
+	}
+	if !found {
+		t.Errorf("their file at d is gone: %v", ls)
+	}
+	if a.Pending().Dirty("d") {
+		t.Errorf("the session still has d dirty")
+	}
+}
