@@ -103,11 +103,11 @@ func (x *exporter) write(e backend.Entry) error {
 	if e.Info.Mode.IsDir() {
 		// Its mode, attributes and times are set after its children:
 		// a mode may keep them out.
-		if err := x.root.Mkdir(e.Key, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := x.at(e.Key, func(fd int, name string) error { return unix.Mkdirat(fd, name, 0o700) }); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 		if x.asRoot {
-			return x.root.Lchown(e.Key, int(e.Info.UID), int(e.Info.GID))
+			return x.chown(e)
 		}
 		return nil
 	}
@@ -129,6 +129,36 @@ func (x *exporter) write(e backend.Entry) error {
 		return err
 	}
 	return x.times(e)
+}
+
+// at calls fn with the descriptor of key's directory, reached through no
+// symlink, and key's name there.
+func (x *exporter) at(key string, fn func(fd int, name string) error) error {
+	f, name, err := x.parent(key)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return fn(int(f.Fd()), name)
+}
+
+// chown gives e's node its owner, never through a symlink.
+func (x *exporter) chown(e backend.Entry) error {
+	return x.at(e.Key, func(fd int, name string) error {
+		return unix.Fchownat(fd, name, int(e.Info.UID), int(e.Info.GID), unix.AT_SYMLINK_NOFOLLOW)
+	})
+}
+
+// chmod sets the mode of the node at key, which is no symlink, through a
+// descriptor of that very node (chmod(2) of its /proc/self/fd name):
+// a symlink put at the name since it was made is never followed.
+func (x *exporter) chmod(key string, mode fs.FileMode) error {
+	p, done, err := procPath(x.root, key)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return unix.Chmod(p, backend.UnixMode(mode)&0o7777)
 }
 
 // clear removes what is at key, unless it is a directory, never
@@ -185,14 +215,14 @@ func (x *exporter) make(e backend.Entry) error {
 // the owner: chown clears setuid) and the user.* attributes of e's node.
 func (x *exporter) attrs(e backend.Entry) error {
 	if x.asRoot {
-		if err := x.root.Lchown(e.Key, int(e.Info.UID), int(e.Info.GID)); err != nil {
+		if err := x.chown(e); err != nil {
 			return err
 		}
 	}
 	if e.Info.Mode.Type() == fs.ModeSymlink {
 		return nil // a symlink has no mode of its own, and no user.* attribute
 	}
-	if err := x.root.Chmod(e.Key, backend.PermBits(e.Info.Mode)); err != nil {
+	if err := x.chmod(e.Key, backend.PermBits(e.Info.Mode)); err != nil {
 		return err
 	}
 	xattrs := e.Info.XAttrs

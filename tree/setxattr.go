@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/internal/paths"
 )
 
 // SetXAttrs writes attrs to path, never through a symlink.
@@ -45,7 +47,9 @@ func SetXAttrsAt(root *os.Root, rel string, attrs map[string][]byte) error {
 // follows links (setxattr, getxattr) resolves to that very node; done
 // closes the descriptor.
 func procPath(root *os.Root, rel string) (string, func(), error) {
-	f, err := root.OpenFile(rel, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	// Not root.OpenFile: it follows a link that stays inside the root,
+	// O_NOFOLLOW or not.
+	f, err := paths.OpenNoFollow(root, rel, unix.O_PATH, 0)
 	if err != nil {
 		return "", nil, err
 	}

@@ -108,3 +108,52 @@ func TestExportWritesThroughNoSymlink(t *testing.T) {
 		t.Errorf("the link's target holds %q (%v), want keep", v, err)
 	}
 }
+
+// A setuid, setgid or sticky bit is exported as the bit it is (the mode
+// is set through a descriptor of the node, in the kernel's bits).
+func TestExportSpecialBits(t *testing.T) {
+	dst := t.TempDir()
+	mode := fs.FileMode(0o750) | fs.ModeSetgid | fs.ModeSticky
+	entries := []backend.Entry{{Key: "f", Info: backend.Info{Mode: mode, MTime: time.Now()}}}
+	var report bytes.Buffer
+	tally := tree.NewTally(&report)
+	load := func(string) ([]byte, error) { return []byte("x"), nil }
+	if err := tree.ExportEntries(t.Context(), dst, entries, load, tally, tree.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tally.Err("export"); err != nil {
+		t.Fatalf("%v: %s", err, report.String())
+	}
+	fi, err := os.Lstat(filepath.Join(dst, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode() != mode {
+		t.Errorf("f: %v, want %v", fi.Mode(), mode)
+	}
+}
+
+// SetXAttrsAt never sets an attribute through a symlink on the way to
+// the name, though the link stays inside the root.
+func TestSetXAttrsAtFollowsNoSymlink(t *testing.T) {
+	dst := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dst, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dst, "d", "f")
+	if err := os.WriteFile(target, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("d", filepath.Join(dst, "l")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	err = tree.SetXAttrsAt(root, "l/f", map[string][]byte{"user.x": []byte("y")})
+	if n, _ := syscall.Getxattr(target, "user.x", make([]byte, 8)); n > 0 {
+		t.Errorf("d/f got the attribute through the link l (SetXAttrsAt: %v)", err)
+	}
+}
