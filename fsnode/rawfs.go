@@ -14,6 +14,30 @@ type rawFS struct {
 	fuse.RawFileSystem
 }
 
+// Lookup and GetAttr pass on the timeout noCache, the least go-fuse lets
+// a node give (it replaces 0 with the mount's default), as 0: the kernel
+// caches nothing then, where it rounds 1 ns up to a jiffy. Within that
+// jiffy a stat by the next caller was shown the size of the last
+// caller's answer file (TestMountAnswersPerCallerThroughTheKernel).
+func (f rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+	st := f.RawFileSystem.Lookup(cancel, h, name, out)
+	if out.EntryValid == 0 && out.EntryValidNsec == uint32(noCache) {
+		out.EntryValidNsec = 0
+	}
+	if out.AttrValid == 0 && out.AttrValidNsec == uint32(noCache) {
+		out.AttrValidNsec = 0
+	}
+	return st
+}
+
+func (f rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
+	st := f.RawFileSystem.GetAttr(cancel, in, out)
+	if out.AttrValid == 0 && out.AttrValidNsec == uint32(noCache) {
+		out.AttrValidNsec = 0
+	}
+	return st
+}
+
 // GetXAttr answers a read of any extended attribute outside user.* with
 // ENODATA before the node tree sees it: memfs keeps none (xattr.go), and
 // the kernel asks for them often (ls -l asks every file for
