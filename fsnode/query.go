@@ -39,11 +39,11 @@ import (
 //     serves it (FOPEN_DIRECT_IO: no page cache shared between callers);
 //   - stat reports the size of the caller's own answer (as .memfs/status
 //     does: rsync and size-first readers read it whole), with attributes
-//     not cached (below), so that a size seen by one caller is not kept
+//     not cached (rawFS), so that a size seen by one caller is not kept
 //     for another; reads go on to the end of file
 //     whatever the size said (DIRECT_IO);
-//   - entries and attributes are not cached (noCache), and every lookup
-//     of a query gets a new inode.
+//   - entries and attributes are not cached (noCache, rawFS), and every
+//     lookup of a query gets a new inode.
 //
 // An answer is kept for a second per name and credential (or until memory
 // changes), so that the lookup and the open of one command compute it once.
@@ -57,8 +57,8 @@ const answerTTL = time.Second
 
 // noCache is the entry and attribute timeout of memfs's own files: go-fuse
 // replaces a timeout of 0 with the mount's default (1 s), so a node gives
-// 1 ns, and rawFS passes it on to the kernel as 0 (no caching), as the
-// kernel would round 1 ns up to a jiffy.
+// 1 ns, which the kernel rounds up to a jiffy; rawFS passes it on as 0 (no
+// caching) for the answer files, computed for each caller.
 const noCache = time.Nanosecond
 
 type answerCache struct {

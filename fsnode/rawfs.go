@@ -14,28 +14,37 @@ type rawFS struct {
 	fuse.RawFileSystem
 }
 
-// Lookup and GetAttr pass on the timeout noCache, the least go-fuse lets
-// a node give (it replaces 0 with the mount's default), as 0: the kernel
-// caches nothing then, where it rounds 1 ns up to a jiffy. Within that
-// jiffy a stat by the next caller was shown the size of the last
-// caller's answer file (TestMountAnswersPerCallerThroughTheKernel).
+// Lookup and GetAttr pass on the timeout noCache of an answer file (one
+// computed for each caller: .memfs/context.md, its manifest, the files of
+// search/ and context/) as 0: the kernel caches nothing then, where it
+// rounds 1 ns (the least go-fuse lets a node give: it replaces 0 with the
+// mount's default) up to a jiffy, within which a stat by the next caller
+// was shown the size of the last caller's answer
+// (TestMountAnswersPerCallerThroughTheKernel).
 func (f rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	st := f.RawFileSystem.Lookup(cancel, h, name, out)
-	if out.EntryValid == 0 && out.EntryValidNsec == uint32(noCache) {
-		out.EntryValidNsec = 0
-	}
-	if out.AttrValid == 0 && out.AttrValidNsec == uint32(noCache) {
-		out.AttrValidNsec = 0
+	if perCaller(out.Attr.Ino) {
+		if out.EntryValid == 0 && out.EntryValidNsec == uint32(noCache) {
+			out.EntryValidNsec = 0
+		}
+		if out.AttrValid == 0 && out.AttrValidNsec == uint32(noCache) {
+			out.AttrValidNsec = 0
+		}
 	}
 	return st
 }
 
 func (f rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
 	st := f.RawFileSystem.GetAttr(cancel, in, out)
-	if out.AttrValid == 0 && out.AttrValidNsec == uint32(noCache) {
+	if perCaller(out.Attr.Ino) && out.AttrValid == 0 && out.AttrValidNsec == uint32(noCache) {
 		out.AttrValidNsec = 0
 	}
 	return st
+}
+
+// perCaller reports whether ino is an answer file's.
+func perCaller(ino uint64) bool {
+	return ino == contextIno || ino == contextManifestIno || ino >= answerInoBase && ino < chunkInoBase
 }
 
 // GetXAttr answers a read of any extended attribute outside user.* with
