@@ -272,7 +272,7 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry, pre *
 		return r, false // our own write: no other writer's to resolve
 	}
 	if d, ok := c.mu.tree.dirs[key]; ok && !cf.Delete {
-		return c.resolveDirLocked(d, theirs, r), true
+		return c.resolveDirLocked(d, theirs, r)
 	}
 	switch {
 	case cf.Delete:
@@ -362,13 +362,18 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry, pre *
 // directory removed and the name reused): it is kept beside, a node of
 // its own under a conflict key that the next save stores, and the
 // directory's save replaces it knowingly.
-func (c *Context) resolveDirLocked(d *dir, theirs backend.Entry, r resolved) resolved {
+// It reports whether there was a conflict to tell of: a merge of
+// attributes both sides changed is one; another writer's entries coming
+// and going in it (its record changed, not its attributes) is none.
+func (c *Context) resolveDirLocked(d *dir, theirs backend.Entry, r resolved) (resolved, bool) {
 	key := d.key
 	if theirs.Info.Mode.IsDir() {
-		c.mergeDirLocked(d, theirs.Info)
+		if !c.mergeDirLocked(d, theirs.Info) {
+			return r, false
+		}
 		r.outcome = OutcomeMetadata
 		c.conflictEventLocked(r)
-		return r
+		return r, true
 	}
 	v := backend.VersionOf(theirs.Info)
 	ck := c.freeConflictKeyLocked(key, "")
@@ -379,7 +384,7 @@ func (c *Context) resolveDirLocked(d *dir, theirs backend.Entry, r resolved) res
 		c.mu.conflict.bases[key] = v
 		r.outcome = OutcomeOverwritten
 		c.conflictEventLocked(r)
-		return r
+		return r, true
 	}
 	nf := c.mu.tree.files[ck]
 	nf.from, nf.base = "", backend.Version{}
@@ -388,7 +393,7 @@ func (c *Context) resolveDirLocked(d *dir, theirs backend.Entry, r resolved) res
 	c.mu.conflict.bases[key] = v
 	r.copyKey, r.outcome, r.journal = ck, OutcomeKeptBeside, []string{ck}
 	c.conflictEventLocked(r)
-	return r
+	return r, true
 }
 
 // holdsOursLocked reports whether theirs, the store's version of key, is

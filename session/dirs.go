@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -23,6 +24,32 @@ func (c *Context) removeDirLocked(d *dir) {
 	c.mu.pending.removeLocked(d.key)
 }
 
+// dirAttrs are a directory's own attributes: mode, owner and user.*
+// attributes (their digest).
+type dirAttrs struct {
+	known    bool
+	mode     fs.FileMode
+	uid, gid uint32
+	xattrs   uint64
+}
+
+// dirAttrsOf are the attributes of a stored directory with info.
+func dirAttrsOf(info backend.Info) dirAttrs {
+	return dirAttrs{known: true, mode: backend.PermBits(info.Mode), uid: info.UID, gid: info.GID, xattrs: xattrsHash(toXAttrList(info.XAttrs))}
+}
+
+// attrs are d's attributes as the session holds them.
+func (d *dir) attrs() dirAttrs {
+	return dirAttrs{known: true, mode: d.mode, uid: d.uid, gid: d.gid, xattrs: xattrsHash(d.xattrs)}
+}
+
+// setBase records the store's version of d, with info, as the one its
+// next save replaces, and its attributes as the base of a merge.
+func (d *dir) setBase(info backend.Info) {
+	d.base = backend.VersionOf(info)
+	d.battrs = dirAttrsOf(info)
+}
+
 // leaveDirLocked records that directory d leaves its key (removed or
 // renamed away): the store's entry there, of d.base, is what the next
 // save or delete of the key replaces (the session's own version, never
@@ -34,7 +61,7 @@ func (c *Context) leaveDirLocked(d *dir) {
 	if _, ok := c.mu.conflict.bases[d.key]; !ok {
 		c.mu.conflict.bases[d.key] = d.base
 	}
-	d.base = backend.Version{}
+	d.base, d.battrs = backend.Version{}, dirAttrs{}
 }
 
 // journalDir records directory key's entry (its attributes) as a
@@ -142,5 +169,5 @@ func (c *Context) loadRoot(ctx context.Context) {
 		return // changed in this session already (a replay): that stands
 	}
 	d.setInfo(info)
-	d.base = backend.VersionOf(info)
+	d.setBase(info)
 }

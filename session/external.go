@@ -174,43 +174,61 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 			return err
 		}
 		d.setInfo(info)
-		d.base = backend.VersionOf(info)
+		d.setBase(info)
 		c.mu.Unlock()
 		c.emit(Change{Op: OpMkdir, Key: key, Origin: OriginExternal})
 		return nil
 	}
 	if d.gen != 0 {
-		ours := d.mode
-		c.mergeDirLocked(d, info)
-		kept := d.mode
+		ours := d.attrs()
+		both := c.mergeDirLocked(d, info)
+		kept := d.attrs()
 		c.mu.Unlock()
-		if kept != ours {
+		if both && kept.mode != ours.mode {
 			c.log.Warn("another writer changed the mode of a directory with unflushed changes: the most restrictive mode of both is kept",
-				"key", key, "ours", ours.String(), "theirs", backend.PermBits(info.Mode).String(), "kept", kept.String())
+				"key", key, "ours", ours.mode.String(), "theirs", backend.PermBits(info.Mode).String(), "kept", kept.mode.String())
 		}
-		c.emit(Change{Op: OpAttr, Key: key, Origin: OriginExternal})
+		if kept != ours {
+			c.emit(Change{Op: OpAttr, Key: key, Origin: OriginExternal})
+		}
 		return nil
 	}
 	mtime, atime, ctime := d.mtime, d.atime, d.ctime
 	d.setInfo(info)
 	d.mtime, d.atime, d.ctime = mtime, atime, ctime // its entries' times are the session's
-	d.base = backend.VersionOf(info)
+	d.setBase(info)
 	c.mu.Unlock()
 	c.emit(Change{Op: OpAttr, Key: key, Origin: OriginExternal})
 	return nil
 }
 
 // mergeDirLocked takes into d, a directory with unflushed changes,
-// another writer's version of it with info by the rule of a file's
-// metadata (mergeMetaLocked): the most restrictive mode, their owner, the
+// another writer's version of it with info, and records that version as
+// the one d's next save replaces. Its attributes (mode, owner, user.*
+// attributes) merge three ways with the version d's changes were made on:
+// a side that left them as they were takes the other's; when both
+// changed them (or the base is unknown), the rule of a file's metadata
+// (mergeMetaLocked): the most restrictive mode, their owner, the
 // attributes of both (ours where both set one). A directory is dirty as
-// soon as an entry in it changes: its next save, which expects their
-// version, must not put back a mode or an owner another writer changed.
-func (c *Context) mergeDirLocked(d *dir, info backend.Info) {
-	d.mode &= backend.PermBits(info.Mode)
-	d.uid, d.gid = info.UID, info.GID
-	d.xattrs = withTheirs(d.xattrs, info.XAttrs)
-	d.base = backend.VersionOf(info)
+// soon as an entry in it changes, and its record changes as entries come
+// and go on the other side too: neither is a change of its attributes.
+// It reports whether both sides changed them.
+func (c *Context) mergeDirLocked(d *dir, info backend.Info) (both bool) {
+	ours, theirs, base := d.attrs(), dirAttrsOf(info), d.battrs
+	switch {
+	case ours == theirs, base.known && theirs == base:
+		// Theirs left them as they were, or as ours are.
+	case base.known && ours == base:
+		d.mode, d.uid, d.gid = theirs.mode, info.UID, info.GID
+		d.xattrs = toXAttrList(backend.CloneXAttrs(info.XAttrs))
+	default:
+		both = true
+		d.mode &= theirs.mode
+		d.uid, d.gid = info.UID, info.GID
+		d.xattrs = withTheirs(d.xattrs, info.XAttrs)
+	}
+	d.setBase(info)
+	return both
 }
 
 // withTheirs is ours with their attributes added where ours has none of

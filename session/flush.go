@@ -415,7 +415,7 @@ func (c *Context) commitDirsLocked(p *flushPlan, dfailed map[string]error) (refu
 	for i, d := range p.ddirs {
 		if _, bad := dfailed[p.dentries[i].Key]; !bad {
 			if now, ok := c.mu.tree.dirs[p.dentries[i].Key]; ok && now == d {
-				d.base = backend.VersionOf(p.dentries[i].Info) // what the store holds of it now
+				d.setBase(p.dentries[i].Info) // what the store holds of it now
 			} else {
 				c.leftDuringFlushLocked(p.dentries[i])
 			}
@@ -430,7 +430,7 @@ func (c *Context) commitDirsLocked(p *flushPlan, dfailed map[string]error) (refu
 	for _, e := range p.dlate {
 		if d, ok := c.mu.tree.dirs[e.Key]; ok {
 			if _, bad := dfailed[e.Key]; !bad {
-				d.base = backend.VersionOf(e.Info)
+				d.setBase(e.Info)
 			}
 		}
 	}

@@ -184,6 +184,9 @@ type dir struct {
 	// holds none (an implied or a new directory). A file made where the
 	// directory was removed replaces that version, not another writer's.
 	base backend.Version
+	// battrs are base's own attributes (its mode, owner, attributes): the
+	// base of a merge with another writer's change of them (mergeDirLocked).
+	battrs dirAttrs
 }
 
 // linkGroup is the set of names of a node with hard links. id names the
@@ -391,7 +394,7 @@ func (c *Context) indexLocked(e backend.Entry, links map[string]*file) bool {
 			return false
 		}
 		d.setInfo(e.Info)
-		d.base = backend.VersionOf(e.Info)
+		d.setBase(e.Info)
 		return false
 	}
 	if _, isDir := c.mu.tree.dirs[e.Key]; isDir {
