@@ -43,6 +43,17 @@ func startLinkedRig(t *testing.T) *linkedRig {
 	return r
 }
 
+// linked has the session write value to a, link a to b and flush, and
+// waits until the watcher saw both names come back.
+func (r *linkedRig) linked(t *testing.T, a, b, value string) {
+	t.Helper()
+	must(t, r.c.Set(a, []byte(value)))
+	must(t, r.c.Link(t.Context(), a, b))
+	must(t, r.c.Flush(t.Context()))
+	r.settled(t, a)
+	r.settled(t, b)
+}
+
 // settled waits until the watcher processed key as the store holds it now.
 func (r *linkedRig) settled(t *testing.T, key string) {
 	t.Helper()
@@ -114,11 +125,7 @@ func TestTheirLinkOverOurDirtyName(t *testing.T) {
 // model's seed 42 (dir, full) found the other name with the older value.
 func TestTheirWriteThroughOurLink(t *testing.T) {
 	r := startLinkedRig(t)
-	must(t, r.c.Set("n2.md", []byte("ours\n")))
-	must(t, r.c.Link(t.Context(), "n2.md", "n1.md"))
-	must(t, r.c.Flush(t.Context()))
-	r.settled(t, "n1.md") // the flush seen coming back
-	r.settled(t, "n2.md")
+	r.linked(t, "n2.md", "n1.md", "ours\n")
 
 	writeInPlace(t, filepath.Join(r.dir, "n1.md"), "theirs\n")
 	r.settled(t, "n1.md")
@@ -227,11 +234,7 @@ func TestTheirChangeThroughANameWeHoldApart(t *testing.T) {
 // seed 12307 (dir, with links) found the other name with the older value.
 func TestTheirWriteThenRemoveOfOneName(t *testing.T) {
 	r := startLinkedRig(t)
-	must(t, r.c.Set("n1.md", []byte("ours\n")))
-	must(t, r.c.Link(t.Context(), "n1.md", "n2.md"))
-	must(t, r.c.Flush(t.Context()))
-	r.settled(t, "n1.md")
-	r.settled(t, "n2.md")
+	r.linked(t, "n1.md", "n2.md", "ours\n")
 	p1 := filepath.Join(r.dir, "n1.md")
 	writeInPlace(t, p1, "theirs\n")
 	must(t, os.Remove(p1))
@@ -250,11 +253,7 @@ func TestTheirWriteThenRemoveOfOneName(t *testing.T) {
 // two-writer model's seed 12121 (dir, with links) lost one.
 func TestTheirTwoNodesOfOneSizeAndTime(t *testing.T) {
 	r := startLinkedRig(t)
-	must(t, r.c.Set("n1.md", []byte("x\n")))
-	must(t, r.c.Link(t.Context(), "n1.md", "n2.md"))
-	must(t, r.c.Flush(t.Context()))
-	r.settled(t, "n1.md")
-	r.settled(t, "n2.md")
+	r.linked(t, "n1.md", "n2.md", "x\n")
 	must(t, r.c.Set("n1.md", []byte("ours\n")))
 	p1, p2 := filepath.Join(r.dir, "n1.md"), filepath.Join(r.dir, "n2.md")
 	mt := time.Unix(1700000000, 0)

@@ -170,6 +170,21 @@ func theirDirectoryKept(t *testing.T, st backend.Store, fresh, a *session.Contex
 	}
 }
 
+// etcdDir starts an etcd server and namespace ns on it (etcdSessions),
+// and a session that made directory d with mode and flushed it.
+func etcdDir(t *testing.T, ns string, mode fs.FileMode) (open func() backend.Store, start func() *session.Context, maker *session.Context) {
+	t.Helper()
+	open, start = etcdSessions(t, etcdtest.Start(t), ns)
+	maker = start()
+	if err := maker.Mkdir("d", mode, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := maker.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return open, start, maker
+}
+
 // etcdSessions opens stores of namespace ns on srv, and sessions over
 // them under the keep-both policy.
 func etcdSessions(t *testing.T, srv *etcdtest.Server, ns string) (open func() backend.Store, start func() *session.Context) {
@@ -198,19 +213,10 @@ func etcdSessions(t *testing.T, srv *etcdtest.Server, ns string) (open func() ba
 // with unflushed changes of its entries (a file made in it): the
 // session's flush must not put the old mode back. The directory's save
 // expects the version the session saw; meeting theirs, it takes their
-// mode by the rule of a file's metadata (the most restrictive of both),
-// and saves that. The two-writer model's seeds 411 and 422 (etcd) found
+// mode and owner (the session changed neither), and saves them. The two-writer model's seeds 411 and 422 (etcd) found
 // a directory's owner differing between the mounts and the store.
 func TestDirectoryAttrsOfAnotherWriterNotPutBack(t *testing.T) {
-	srv := etcdtest.Start(t)
-	open, start := etcdSessions(t, srv, "dirattrs")
-	b := start()
-	if err := b.Mkdir("d", 0o755, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	open, start, b := etcdDir(t, "dirattrs", 0o755)
 	a := start()
 	if err := a.Set("d/ours.md", []byte("ours\n")); err != nil {
 		t.Fatal(err)
@@ -248,15 +254,7 @@ func TestDirectoryAttrsOfAnotherWriterNotPutBack(t *testing.T) {
 // review: the flush ran 48 rounds, then the fallback saved the
 // directory with no expectation and their file was gone.)
 func TestDirectoryOverTheirFileKeepsIt(t *testing.T) {
-	srv := etcdtest.Start(t)
-	open, start := etcdSessions(t, srv, "dir2file")
-	a := start()
-	if err := a.Mkdir("d", 0o755, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	open, start, a := etcdDir(t, "dir2file", 0o755)
 	b := start()
 	if err := b.Rmdir("d"); err != nil {
 		t.Fatal(err)
@@ -301,15 +299,7 @@ func TestDirectoryOverTheirFileKeepsIt(t *testing.T) {
 // the mount-test's etcd round logged a "merged-metadata" conflict for
 // memory/ when another mount only wrote in it.)
 func TestDirectoryAttrsOfOursKeptOverTheirEntries(t *testing.T) {
-	srv := etcdtest.Start(t)
-	open, start := etcdSessions(t, srv, "dirours")
-	a := start()
-	if err := a.Mkdir("d", 0o700, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	open, start, a := etcdDir(t, "dirours", 0o700)
 	b := start()
 	mode := fs.FileMode(0o755)
 	if _, err := a.SetAttr(t.Context(), "d", session.Attr{Mode: &mode}); err != nil {
