@@ -2,13 +2,10 @@ package mcpserver_test
 
 import (
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/internal/mcptest"
 	"github.com/memfs/memfs/internal/mounttest"
 	"github.com/memfs/memfs/mcpserver"
@@ -20,17 +17,7 @@ import (
 // another user of a shared mount), refuses it: the link's target is not
 // tagged.
 func TestMountTagRefusesASymlink(t *testing.T) {
-	_, mnt := mounttest.Dir(t, memfs.Options{Namespace: true, Logger: slog.New(slog.DiscardHandler)})
-	if err := os.MkdirAll(filepath.Join(mnt, "memory"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	private := filepath.Join(mnt, "memory", "private.md")
-	if err := os.WriteFile(private, []byte("secret"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("private.md", filepath.Join(mnt, "memory", "link.md")); err != nil {
-		t.Fatal(err)
-	}
+	mnt, private := mounttest.PlantedLink(t)
 	c, err := mountclient.Open(mnt, mountclient.Own)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,7 @@
 package memorytool_test
 
 import (
-	"log/slog"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/memfs/memfs"
@@ -16,17 +14,7 @@ import (
 // another user of a shared mount) is refused: the link's target, a
 // private note, is neither read nor written.
 func TestMountWriteRefusesASymlink(t *testing.T) {
-	_, mnt := mounttest.Dir(t, memfs.Options{Namespace: true, Logger: slog.New(slog.DiscardHandler)})
-	if err := os.MkdirAll(filepath.Join(mnt, "memory"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	private := filepath.Join(mnt, "memory", "private.md")
-	if err := os.WriteFile(private, []byte("secret"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("private.md", filepath.Join(mnt, "memory", "link.md")); err != nil {
-		t.Fatal(err)
-	}
+	mnt, private := mounttest.PlantedLink(t)
 	c, err := mountclient.Open(mnt, mountclient.Own)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ package mounttest
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -86,4 +87,24 @@ func Dir(t testing.TB, opts memfs.Options) (dir, mnt string) {
 	dir, mnt = filepath.Join(t.TempDir(), "store"), t.TempDir()
 	Serve(t, dir, mnt, opts)
 	return dir, mnt
+}
+
+// PlantedLink serves a new dir store (Namespace on) with a private note,
+// memory/private.md (0600, "secret"), and memory/link.md, a symlink to it
+// as another user of a shared mount could plant: the case the other
+// doors must refuse. It returns the mountpoint and the note's path.
+func PlantedLink(t testing.TB) (mnt, private string) {
+	t.Helper()
+	_, mnt = Dir(t, memfs.Options{Namespace: true, Logger: slog.New(slog.DiscardHandler)})
+	if err := os.MkdirAll(filepath.Join(mnt, "memory"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	private = filepath.Join(mnt, "memory", "private.md")
+	if err := os.WriteFile(private, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("private.md", filepath.Join(mnt, "memory", "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	return mnt, private
 }
