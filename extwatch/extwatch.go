@@ -124,6 +124,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -480,9 +481,21 @@ func (w *Watcher) process(ctx context.Context, key string) {
 		return
 	}
 	newGroup := e.Info.Link != "" && !w.c.External().KnowsGroup(e.Info.Link, key)
+	// Another node took the name (a rename over it): the session's node
+	// under it lost the name, which may have carried a change to its
+	// other names (seed 31088 of the two-writer model).
+	others := w.c.External().OtherNames(key, e.Info.Link)
 	e, redacted, dirty, ok := w.ingest(ctx, e)
 	if ok {
 		w.apply(e, redacted, dirty)
+	}
+	if len(others) > 0 {
+		still := w.c.External().OtherNames(key, "")
+		for _, n := range others {
+			if !slices.Contains(still, n) {
+				w.schedule(n)
+			}
+		}
 	}
 	if e.Info.Link != "" {
 		// The change came through every name of the stored node, also
@@ -734,10 +747,9 @@ func (w *Watcher) removed(key string) {
 		w.log.Warn("external removal of a key with unflushed changes: memfs keeps its value", "key", key)
 		return
 	}
-	// The node's other names: the store reports no change of theirs, but
-	// they lost a name and may hold what was written through this one
-	// (seed 12307 of the two-writer model).
-	for _, n := range w.c.External().OtherNames(key) {
+	// The node's other names lost one (seed 12307 of the two-writer
+	// model).
+	for _, n := range w.c.External().OtherNames(key, "") {
 		w.schedule(n)
 	}
 	if w.applier != nil {

@@ -3,6 +3,7 @@ package extwatch_test
 import (
 	"fmt"
 	"log/slog"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -283,4 +284,47 @@ func writeInPlace(t *testing.T, p, v string) {
 	_, err = f.WriteString(v)
 	must(t, err)
 	must(t, f.Close())
+}
+
+// Another program sets the times of a linked node through one name, then
+// renames another file over that name before the watcher took the change
+// in: the node's other name keeps the times they set. The watcher saw
+// the name hold another node, and the session's node under it lost that
+// name (two-writer model, seed 31088, dir with links).
+func TestTheirUtimesThenRenameOverOneName(t *testing.T) {
+	r := startLinkedRig(t)
+	r.linked(t, "n1.md", "n3.md", "x\n")
+	must(t, r.c.Set("n2.md", []byte("two\n")))
+	must(t, r.c.Flush(t.Context()))
+	r.settled(t, "n2.md")
+	p2, p3 := filepath.Join(r.dir, "n2.md"), filepath.Join(r.dir, "n3.md")
+	mt := time.Unix(1700000017, 0)
+	must(t, os.Chtimes(p3, mt, mt))
+	must(t, os.Rename(p2, p3))
+	vd := r.same(t)
+	if !strings.Contains(vd, "n1.md -rw-r--r-- 0:0 1700000017") {
+		t.Errorf("n1.md should have the times set through n3.md:\n%s", vd)
+	}
+}
+
+// The session chmods a linked node, flushes, and another program chmods
+// it back to the mode memfs wrote before: their mode is a change of
+// theirs, not an echo of memfs's own earlier version (a linked node's
+// version has no ctime to tell the two apart). Two-writer model, seeds
+// 14457 and 14541 (dir, with links).
+func TestTheirChmodBackOfALinkedNode(t *testing.T) {
+	r := startLinkedRig(t)
+	r.linked(t, "n2.md", "n3.md", "x\n")
+	mode := fs.FileMode(0o600)
+	_, err := r.c.SetAttr(t.Context(), "n2.md", session.Attr{Mode: &mode})
+	must(t, err)
+	must(t, r.c.Flush(t.Context()))
+	r.settled(t, "n2.md")
+	p3 := filepath.Join(r.dir, "n3.md")
+	must(t, os.Chmod(p3, 0o644))
+	r.settled(t, "n3.md")
+	vd := r.same(t)
+	if !strings.Contains(vd, "n3.md -rw-r--r--") {
+		t.Errorf("n3.md should have their mode:\n%s", vd)
+	}
 }

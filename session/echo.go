@@ -50,6 +50,14 @@ func (e *echoes) savedLocked(key string, st stamp) {
 	for i := len(w) - 1; i >= 0; i-- {
 		if w[i] == pending {
 			w[i] = st
+			if st.ctime < 0 {
+				// A node of several names has no ctime, only a stamp of
+				// its attributes (backend.Version): an earlier version
+				// found after this one is saved is another writer's
+				// restoring it (a chmod back), not an echo (seeds 14457
+				// and 14541 of the two-writer model).
+				e.written[key] = append(w[:0:0], w[i:]...)
+			}
 			return
 		}
 	}

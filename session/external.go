@@ -350,13 +350,17 @@ func (x *External) GroupNames(id, key string) []string {
 	return names
 }
 
-// OtherNames lists the session's other names of the node under key.
-func (x *External) OtherNames(key string) []string {
+// OtherNames lists the session's other names of the node under key when
+// the store's node under key is not theirs any more: it is removed, or of
+// another hard-link group (Info.Link; "" for a node of one name). Those
+// names lost one: the store reports no change of theirs, but they may
+// hold what was written or set through it before.
+func (x *External) OtherNames(key, link string) []string {
 	c := x.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	f, ok := c.mu.tree.files[key]
-	if !ok || f.link == nil {
+	if !ok || f.link == nil || (link != "" && f.link.id == link) {
 		return nil
 	}
 	return slices.DeleteFunc(slices.Clone(f.link.names), func(n string) bool { return n == key })
