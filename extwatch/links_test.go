@@ -2,8 +2,8 @@ package extwatch_test
 
 import (
 	"fmt"
-	"log/slog"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
