@@ -31,6 +31,10 @@ const (
 	Importance = Prefix + "importance" // a number from 0.0 to 1.0
 	Source     = Prefix + "source"     // agent, user or system
 	Agent      = Prefix + "agent"      // an agent id
+	// Run is the run (an id of ValidateRun's form) a write belongs to:
+	// set on a file, it names the run of the events of its next writes
+	// (WriterInfo.Run), unless the writer named one.
+	Run = Prefix + "run"
 	Created    = Prefix + "created"    // read-only: RFC 3339 time the key was created
 	Writer     = Prefix + "writer"     // read-only: JSON of the Writer who last wrote the value
 	// Skill is read-only, on skills/NAME/SKILL.md: the JSON {"name",
@@ -82,8 +86,10 @@ func Validate(name string, value []byte) error {
 		return fmt.Errorf("%w: %s: %q: want agent, user or system", ErrInvalid, name, v)
 	case Agent:
 		return ValidateAgent(v)
+	case Run:
+		return ValidateRun(v)
 	}
-	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent; created, writer, skill and rev are read-only)", ErrInvalid, name)
+	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent, run; created, writer, skill and rev are read-only)", ErrInvalid, name)
 }
 
 // ParseTags splits a tags value: comma-separated, spaces around a tag
@@ -120,13 +126,28 @@ func ParseImportance(v string) (float64, error) {
 
 // ValidateAgent checks an agent id: 1 to MaxAgentLen bytes of letters,
 // digits and . _ - : @ /.
-func ValidateAgent(v string) error {
+func ValidateAgent(v string) error { return validateID(Agent, v, "._-:@/") }
+
+// ValidateRun checks a run id (user.memfs.run, --run, MEMFS_RUN): 1 to
+// MaxAgentLen bytes of letters, digits and . _ - : @, not "." or "..": it
+// names a directory of .memfs/runs/ and the first part of a checkpoint's
+// name (RUN/STEP), so it holds no "/".
+func ValidateRun(v string) error {
+	if v == "." || v == ".." {
+		return fmt.Errorf("%w: %s: %q: not a run id", ErrInvalid, Run, v)
+	}
+	return validateID(Run, v, "._-:@")
+}
+
+// validateID checks an id for the attribute name: 1 to MaxAgentLen bytes
+// of letters, digits and the runes of extra.
+func validateID(name, v, extra string) error {
 	if v == "" || len(v) > MaxAgentLen {
-		return fmt.Errorf("%w: %s: %q: want 1 to %d bytes", ErrInvalid, Agent, v, MaxAgentLen)
+		return fmt.Errorf("%w: %s: %q: want 1 to %d bytes", ErrInvalid, name, v, MaxAgentLen)
 	}
 	for _, r := range v {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("._-:@/", r) {
-			return fmt.Errorf("%w: %s: %q: letters, digits and . _ - : @ / only", ErrInvalid, Agent, v)
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(extra, r) {
+			return fmt.Errorf("%w: %s: %q: letters, digits and %s only", ErrInvalid, name, v, strings.Join(strings.Split(extra, ""), " "))
 		}
 	}
 	return nil
@@ -152,6 +173,9 @@ type WriterInfo struct {
 	PID   uint32 `json:"pid"`
 	Comm  string `json:"comm,omitempty"`  // process name, from /proc/PID/comm
 	Agent string `json:"agent,omitempty"` // the mount's --agent label
+	// Run is the run the change belongs to: the writer's MEMFS_RUN,
+	// the mount's or command's --run, or the file's user.memfs.run.
+	Run string `json:"run,omitempty"`
 }
 
 // Encode returns the JSON form stored in user.memfs.writer.
