@@ -34,9 +34,9 @@ const (
 	// Run is the run (an id of ValidateRun's form) a write belongs to:
 	// set on a file, it names the run of the events of its next writes
 	// (WriterInfo.Run), unless the writer named one.
-	Run = Prefix + "run"
-	Created    = Prefix + "created"    // read-only: RFC 3339 time the key was created
-	Writer     = Prefix + "writer"     // read-only: JSON of the Writer who last wrote the value
+	Run     = Prefix + "run"
+	Created = Prefix + "created" // read-only: RFC 3339 time the key was created
+	Writer  = Prefix + "writer"  // read-only: JSON of the Writer who last wrote the value
 	// Skill is read-only, on skills/NAME/SKILL.md: the JSON {"name",
 	// "description"} of its front matter, kept at each flush so that an
 	// index of skills needs no skill's value.
