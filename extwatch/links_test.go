@@ -328,3 +328,35 @@ func TestTheirChmodBackOfALinkedNode(t *testing.T) {
 		t.Errorf("n3.md should have their mode:\n%s", vd)
 	}
 }
+
+// Another program links a stored file (n3.md) to a name the session
+// holds with unflushed changes of its own (n1.md: kept, theirs beside),
+// then chmods the node through that name, and the session flushes (before
+// or after the watcher sees the chmod): the session's n3.md, a name of
+// that node, takes the mode, and the session and the store agree
+// (two-writer model, seed 50775, dir with links).
+func TestTheirChmodThroughALinkOverOurDirtyName(t *testing.T) {
+	for _, settle := range []bool{true, false} {
+		t.Run(fmt.Sprintf("settled=%v", settle), func(t *testing.T) {
+			r := startLinkedRig(t)
+			must(t, r.c.Set("n3.md", []byte("three\n")))
+			must(t, r.c.Flush(t.Context()))
+			r.settled(t, "n3.md")
+			must(t, r.c.Set("n1.md", []byte("ours\n")))
+			p1, p3 := filepath.Join(r.dir, "n1.md"), filepath.Join(r.dir, "n3.md")
+			must(t, os.Link(p3, p1))
+			must(t, unix.Lsetxattr(p3, "user.memfs.tags", []byte("o21"), 0))
+			r.settled(t, "n1.md")
+			r.settled(t, "n3.md")
+			must(t, os.Chmod(p1, 0o600))
+			if settle {
+				r.settled(t, "n1.md")
+			}
+			must(t, r.c.Flush(t.Context()))
+			vd := r.same(t)
+			if !strings.Contains(vd, "n3.md -rw------- ") {
+				t.Errorf("n3.md should have their chmod's mode:\n%s", vd)
+			}
+		})
+	}
+}
