@@ -484,8 +484,12 @@ func (c *Context) joinDirtyGroupLocked(key, id string) {
 	if f, ok := c.mu.tree.files[key]; ok && (f.gen != 0 || f.link != nil && f.link.id == id) {
 		return
 	}
-	if g := c.groupLocked(id); g != nil && g.gen != 0 {
-		c.joinGroupLocked(key, id)
+	if g := c.groupLocked(id); g != nil && g.gen != 0 && c.joinGroupLocked(key, id) == g {
+		// A name the node gains is a change to save, also when a flush
+		// of the node under its other names is under way: that flush
+		// leaves it dirty (seed 50010 of the two-writer model: the
+		// joined name never reached the store).
+		c.markDirtyLocked(g)
 	}
 }
 

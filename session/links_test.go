@@ -13,6 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/errorstore"
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/session"
 )
@@ -437,4 +439,76 @@ func storedA(t *testing.T, linked bool) (c *session.Context, st backend.Store, d
 		t.Fatal(err)
 	}
 	return c, st, dir
+}
+
+// Another program links a to b while the session's flush of a change of
+// a (a chown) is under way: b joins a's node in the session (a name of a
+// node with unflushed changes), and the name the node gained during the
+// flush is saved by the next one, never left out of the store while the
+// session holds it clean. The two-writer model's seed 50010 (dir, with
+// links) found a and b one node in the session, two in the store.
+func TestLinksNameJoinedDuringAFlush(t *testing.T) {
+	dir := t.TempDir()
+	ds, err := dirstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ds.Close() })
+	var during func()
+	st := errorstore.Wrap(ds, func(op errorstore.Op, keys []string) error {
+		if op == errorstore.OpSave && during != nil {
+			f := during
+			during = nil
+			f()
+		}
+		return nil
+	})
+	c := session.NewContext(st, session.Options{})
+	if err := c.Bootstrap(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("a", []byte("A")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "b")); err != nil {
+		t.Fatal(err)
+	}
+	apply := func(k string) {
+		es, err := ds.Load(t.Context(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.External().Apply(es[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply("a") // a is of the store's group now; b is not seen yet
+	uid, gid := uint32(1001), uint32(1002)
+	if _, err := c.SetAttr(t.Context(), "a", session.Attr{UID: &uid, GID: &gid}); err != nil {
+		t.Fatal(err)
+	}
+	during = func() { apply("b") }
+	for range 2 {
+		if err := c.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sa, erra := c.Stat("a")
+	sb, errb := c.Stat("b")
+	if erra != nil || errb != nil || sa.Ino != sb.Ino || sb.UID != uid {
+		t.Fatalf("session: a %+v (%v), b %+v (%v); want one node of uid %d", sa, erra, sb, errb, uid)
+	}
+	var fa, fb unix.Stat_t
+	if err := unix.Lstat(filepath.Join(dir, "a"), &fa); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Lstat(filepath.Join(dir, "b"), &fb); err != nil {
+		t.Fatal(err)
+	}
+	if fa.Ino != fb.Ino || fb.Uid != uid {
+		t.Errorf("store: a ino %d uid %d, b ino %d uid %d; want one node of uid %d, as the session holds", fa.Ino, fa.Uid, fb.Ino, fb.Uid, uid)
+	}
 }
