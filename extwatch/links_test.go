@@ -360,3 +360,34 @@ func TestTheirChmodThroughALinkOverOurDirtyName(t *testing.T) {
 		})
 	}
 }
+
+// Another program renames a file the session holds (n1.md) to a new name
+// and links it back under the old one: the store's one node of two names
+// is one node in the session too (two-writer model, seed 61535, dir with
+// links).
+func TestTheirRenameThenLinkBack(t *testing.T) {
+	for _, wasLinked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wasLinked=%v", wasLinked), func(t *testing.T) { theirRenameThenLinkBack(t, wasLinked) })
+	}
+}
+
+// theirRenameThenLinkBack is TestTheirRenameThenLinkBack; wasLinked: the
+// node had another name before, which both removed.
+func theirRenameThenLinkBack(t *testing.T, wasLinked bool) {
+	r := startLinkedRig(t)
+	if wasLinked {
+		r.linked(t, "n1.md", "n2.md", "one\n")
+		must(t, os.Remove(filepath.Join(r.dir, "n2.md")))
+		must(t, r.c.Delete("n2.md"))
+		must(t, r.c.Flush(t.Context()))
+		r.same(t)
+	} else {
+		must(t, r.c.Set("n1.md", []byte("one\n")))
+		must(t, r.c.Flush(t.Context()))
+		r.settled(t, "n1.md")
+	}
+	p1, p3 := filepath.Join(r.dir, "n1.md"), filepath.Join(r.dir, "n3.md")
+	must(t, os.Rename(p1, p3))
+	must(t, os.Link(p3, p1))
+	r.same(t)
+}

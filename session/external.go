@@ -127,10 +127,16 @@ func (x *External) Echo(key string, info backend.Info) bool {
 		return c.sameNode(mine, found)
 	}
 	st := stampOf(info)
-	if c.mu.echo.wroteLocked(key, st, c.sameNode) {
+	f, ok := c.mu.tree.files[key]
+	// A node of several names that the session holds as a node of one
+	// is no version of memfs's own any more, whatever memfs wrote: the
+	// session took its other names away since, and another program gave
+	// it some again (a linked node's version has no ctime to tell them
+	// apart: seed 61535 of the two-writer model).
+	relinked := st.linked && ok && !f.stampLocked().linked
+	if !relinked && c.mu.echo.wroteLocked(key, st, c.sameNode) {
 		return true
 	}
-	f, ok := c.mu.tree.files[key]
 	if !ok || f.gen != 0 {
 		return false
 	}
