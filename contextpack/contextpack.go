@@ -34,6 +34,8 @@
 //     with a value that is not binary (internal/ignore's Binary: a NUL
 //     byte in its first 8000 bytes, or bytes that are not UTF-8 in its
 //     first KiB); a file that is no note is not in the manifest either.
+//     With Options.Type or Options.Session, only the notes whose
+//     user.memfs.type or user.memfs.session is that are candidates.
 //
 // # Ranking
 //
@@ -80,10 +82,10 @@
 // # Manifest
 //
 // Pack.Manifest (Manifest.JSON for its canonical form) holds the pack's
-// hash, the budget, the query, the reference time of recency, each section's
-// reserved and used sizes, each included item (kind, key, the SHA-256 of a
-// note's whole value, its score parts, cut) and each item left out with
-// its score. It is not in the pack and does not count toward the budget.
+// hash, the budget, the query and the type and session filters, the
+// reference time of recency, each section's reserved and used sizes, each
+// included item (kind, key, the SHA-256 of a note's whole value, its score
+// parts, cut) and each item left out with its score. It is not in the pack and does not count toward the budget.
 //
 // # Concurrency
 //
@@ -177,6 +179,10 @@ type Options struct {
 	Prefixes  []string // always-loaded prefixes; nil is ["memory/"]
 	Summaries int      // how many latest summaries; 0 is 5, negative none
 	Query     string   // ranks notes by relevance to it; "" for none
+	// Type and Session, when set, keep only the notes whose
+	// user.memfs.type, user.memfs.session is that (skills and summaries
+	// are kept whatever their attributes).
+	Type, Session string
 	// Rank scores the notes for Query; nil is DefaultRank.
 	Rank RankFunc
 	// HalfLife is the age at which a note's recency halves; 0 is
@@ -225,6 +231,8 @@ type Manifest struct {
 	MaxChars   int       `json:"max_chars"`
 	Chars      int       `json:"chars"` // the pack's length in runes
 	Query      string    `json:"query,omitempty"`
+	Type       string    `json:"type,omitempty"`    // Options.Type
+	Session    string    `json:"session,omitempty"` // Options.Session
 	HalfLife   string    `json:"half_life"`
 	Newest     time.Time `json:"newest"` // recency's reference: the newest note's MTime
 	Sections   []Section `json:"sections"`
@@ -428,6 +436,8 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 		Seq:        o.Seq,
 		MaxChars:   o.MaxChars,
 		Query:      o.Query,
+		Type:       o.Type,
+		Session:    o.Session,
 		HalfLife:   o.HalfLife.String(),
 		Newest:     newest,
 		Included:   []Item{},
@@ -505,6 +515,11 @@ func noteItems(ctx context.Context, src Source, o Options) ([]*piece, error) {
 		for _, e := range src.Entries(p) {
 			if _, ok := byKey[e.Key]; ok || e.Key == SummariesKey || dotted(e.Key) || !e.Info.Mode.IsRegular() || ignored(o, e.Key) || conflictCopy(e.Key) {
 				continue
+			}
+			if o.Type != "" || o.Session != "" {
+				if a := meta.Parse(e.Info.XAttrs); o.Type != "" && a.Type != o.Type || o.Session != "" && a.Session != o.Session {
+					continue
+				}
 			}
 			byKey[e.Key] = e
 			keys = append(keys, e.Key)

@@ -25,8 +25,9 @@ var ErrName = errors.New("invalid context pack name")
 // NAME is percent-encoded words: "max:N" (Options.MaxChars, N ≥ 1),
 // "summaries:K" (Options.Summaries; 0 asks for none), "at:SEQ" (the pack
 // as it stood when the event log's head was SEQ ≥ 1; at is 0 without
-// one), and the rest the query (Options.Query, its words joined by single
-// spaces). The error of a name that does not decode, or of a word of the
+// one), "type:T" and "session:S" (Options.Type, Options.Session: only the
+// notes of that memory type, of that session), and the rest the query
+// (Options.Query, its words joined by single spaces). The error of a name that does not decode, or of a word of the
 // grammar with a bad value, does not quote the name: a query may be a
 // paragraph.
 func ParseName(name string) (o Options, at uint64, manifest bool, err error) {
@@ -50,6 +51,15 @@ func ParseName(name string) (o Options, at uint64, manifest bool, err error) {
 			if o.Summaries == 0 {
 				o.Summaries = -1
 			}
+		case ok && (k == "type" || k == "session"):
+			f := &o.Type
+			if k == "session" {
+				f = &o.Session
+			}
+			if v == "" || *f != "" {
+				return Options{}, 0, false, fmt.Errorf("context: %w: %s: want one value, given once", ErrName, k)
+			}
+			*f = v
 		case ok && k == "at":
 			if at != 0 {
 				return Options{}, 0, false, fmt.Errorf("context: %w: at: given twice", ErrName)

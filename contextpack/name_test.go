@@ -30,6 +30,10 @@ func TestParseName(t *testing.T) {
 		{name: "at:0", err: "at:0: want an event-log sequence number"},
 		{name: "at:1%20at:2", err: "at: given twice"},
 		{name: "x%zz", err: "context: "},
+		{name: "type:decision%20session:s1%20deploy", want: contextpack.Options{Type: "decision", Session: "s1", Query: "deploy"}},
+		{name: "type:", err: "type: want one value"},
+		{name: "type:fact%20type:note", err: "type: want one value, given once"},
+		{name: "session:a%20session:b", err: "session: want one value, given once"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o, at, manifest, err := contextpack.ParseName(tt.name)
@@ -40,7 +44,7 @@ func TestParseName(t *testing.T) {
 				return
 			}
 			if err != nil || o.MaxChars != tt.want.MaxChars || o.Summaries != tt.want.Summaries || o.Query != tt.want.Query ||
-				at != tt.at || manifest != tt.manifest {
+				o.Type != tt.want.Type || o.Session != tt.want.Session || at != tt.at || manifest != tt.manifest {
 				t.Errorf("contextpack.ParseName(%q) = %+v, at %d, manifest %v, %v; want %+v, at %d, manifest %v",
 					tt.name, o, at, manifest, err, tt.want, tt.at, tt.manifest)
 			}

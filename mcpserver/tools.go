@@ -124,11 +124,19 @@ type (
 		TopK   int      `json:"top_k,omitempty" jsonschema:"how many results (default 10)"`
 		Prefix string   `json:"prefix,omitempty" jsonschema:"only keys starting with this, such as memory/"`
 		Tags   []string `json:"tags,omitempty" jsonschema:"only notes with all these tags"`
+		memoryFilter
 	}
 	contextIn struct {
 		Query    string `json:"query,omitempty" jsonschema:"rank the notes by relevance to this"`
 		MaxChars int    `json:"max_chars,omitempty" jsonschema:"the budget in characters (default the pack's)"`
 		Manifest bool   `json:"manifest,omitempty" jsonschema:"return the manifest (what the pack holds and why) as JSON instead of the text"`
+		memoryFilter
+	}
+	// memoryFilter selects notes by memory type and session (search,
+	// context_pack).
+	memoryFilter struct {
+		Type    string `json:"type,omitempty" jsonschema:"only notes of this memory type (user.memfs.type), such as fact, decision, convention, preference, procedure, summary or note"`
+		Session string `json:"session,omitempty" jsonschema:"only notes of this agent session (user.memfs.session)"`
 	}
 	logIn struct {
 		Prefix string   `json:"prefix,omitempty" jsonschema:"only events of keys starting with this"`
@@ -193,7 +201,10 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a searchIn)
 	for _, t := range a.Tags {
 		words = append(words, "tag:"+t)
 	}
-	b, err := s.st.search(ctx, search.Name(words...))
+	if err := a.check(); err != nil {
+		return nil, nil, fmt.Errorf("search: %w", err)
+	}
+	b, err := s.st.search(ctx, search.Name(append(words, a.words()...)...))
 	if err != nil {
 		return nil, nil, fmt.Errorf("search: %w (memfs reindex rebuilds the index)", err)
 	}
@@ -203,6 +214,9 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a searchIn)
 func (s *Server) contextPack(ctx context.Context, _ *mcp.CallToolRequest, a contextIn) (*mcp.CallToolResult, any, error) {
 	if a.MaxChars < 0 {
 		return nil, nil, errors.New("context_pack: max_chars is a budget of at least 1")
+	}
+	if err := a.check(); err != nil {
+		return nil, nil, fmt.Errorf("context_pack: %w", err)
 	}
 	b, err := s.st.contextPack(ctx, packName(a))
 	if err != nil {
@@ -272,7 +286,7 @@ func checkKey(key string) error {
 // packName is the context file's name of a (contextpack.Name), which a
 // mount answers and the engine parses.
 func packName(a contextIn) string {
-	words := []string{"max:" + strconv.Itoa(cmp.Or(a.MaxChars, contextpack.DefaultMaxChars))}
+	words := append([]string{"max:" + strconv.Itoa(cmp.Or(a.MaxChars, contextpack.DefaultMaxChars))}, a.words()...)
 	if a.Query != "" {
 		words = append(words, a.Query)
 	}
@@ -281,6 +295,32 @@ func packName(a contextIn) string {
 		name += contextpack.ManifestSuffix
 	}
 	return name
+}
+
+// check checks the form of f's values (each one word), not a type
+// against a mount's types: an unknown type finds nothing.
+func (f memoryFilter) check() error {
+	if f.Type != "" {
+		if err := meta.ValidateTypeName(f.Type); err != nil {
+			return err
+		}
+	}
+	if f.Session != "" {
+		return meta.ValidateSession(f.Session)
+	}
+	return nil
+}
+
+// words are f as the words of a search or pack name: type:T, session:S.
+func (f memoryFilter) words() []string {
+	var words []string
+	if f.Type != "" {
+		words = append(words, "type:"+f.Type)
+	}
+	if f.Session != "" {
+		words = append(words, "session:"+f.Session)
+	}
+	return words
 }
 
 func (s *Server) revert(ctx context.Context, _ *mcp.CallToolRequest, a revertIn) (*mcp.CallToolResult, any, error) {

@@ -14,6 +14,7 @@ type Filter struct {
 	Prefix           string
 	Tags             []string // all of them in Tags
 	Source, Agent    string
+	Session, Type    string  // equal to user.memfs.session, user.memfs.type; "" for any
 	MinImportance    float64 // with HasMinImportance: Importance at least this
 	HasMinImportance bool
 	Since, Until     time.Time // mtime in [Since, Until); zero: no bound
@@ -42,6 +43,12 @@ func (f Filter) Match(key string, mtime time.Time, xattrs map[string][]byte) boo
 		return false
 	}
 	if f.Agent != "" && a.Agent != f.Agent {
+		return false
+	}
+	if f.Session != "" && a.Session != f.Session {
+		return false
+	}
+	if f.Type != "" && a.Type != f.Type {
 		return false
 	}
 	if f.HasMinImportance && (!a.HasImp || a.Importance < f.MinImportance) {

@@ -9,7 +9,8 @@ import (
 
 func TestFilterMatch(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	x := map[string][]byte{meta.Tags: []byte("go,fuse"), meta.Source: []byte("agent"), meta.Agent: []byte("a1"), meta.Importance: []byte("0.7")}
+	x := map[string][]byte{meta.Tags: []byte("go,fuse"), meta.Source: []byte("agent"), meta.Agent: []byte("a1"), meta.Importance: []byte("0.7"),
+		meta.Session: []byte("s1"), meta.Type: []byte("decision")}
 	tests := []struct {
 		name string
 		f    meta.Filter
@@ -23,6 +24,10 @@ func TestFilterMatch(t *testing.T) {
 		{"source", meta.Filter{Source: "agent"}, true},
 		{"other source", meta.Filter{Source: "user"}, false},
 		{"agent", meta.Filter{Agent: "a2"}, false},
+		{"session", meta.Filter{Session: "s1"}, true},
+		{"other session", meta.Filter{Session: "s2"}, false},
+		{"type", meta.Filter{Type: "decision"}, true},
+		{"other type", meta.Filter{Type: "fact"}, false},
 		{"importance at least", meta.Filter{MinImportance: 0.7, HasMinImportance: true}, true},
 		{"importance under", meta.Filter{MinImportance: 0.8, HasMinImportance: true}, false},
 		{"since, inclusive", meta.Filter{Since: t0}, true},

@@ -1,13 +1,19 @@
 // Package meta defines memfs's own metadata on a memory entry: the
 // extended attributes under "user.memfs." that memfs validates (tags,
-// importance, source, agent) or maintains (created, writer), and the Writer
-// that says who changed an entry. The session, the mount, the event log and
-// the command line all read them through this package.
+// importance, source, agent, run, session, type) or maintains (created,
+// writer), and the Writer that says who changed an entry. The session, the
+// mount, the event log and the command line all read them through this
+// package.
+//
+// user.memfs.type takes one of a set of memory types: DefaultTypes, plus
+// those a mount or command adds (--types, MEMFS_TYPES), held in a [Types]
+// value that ValidateWith takes; Validate checks against the defaults.
 //
 // # Concurrency
 //
-// The package keeps no state (its variables are the two sentinel errors),
-// so every function may be called from any number of goroutines at once.
+// The package keeps no state (its variables are the two sentinel errors
+// and the table of default types, never written), so every function may
+// be called from any number of goroutines at once.
 // Parse only reads the map it is given, which must not be written
 // meanwhile; no result aliases a byte slice or map it was given.
 package meta
@@ -17,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +41,13 @@ const (
 	// Run is the run (an id of ValidateRun's form) a write belongs to:
 	// set on a file, it names the run of the events of its next writes
 	// (WriterInfo.Run), unless the writer named one.
-	Run     = Prefix + "run"
+	Run = Prefix + "run"
+	// Session is the agent session an entry belongs to: an id of
+	// ValidateSession's form.
+	Session = Prefix + "session"
+	// Type is the kind of memory an entry holds: one of a Types set
+	// (DefaultTypes unless a mount or command adds some).
+	Type    = Prefix + "type"
 	Created = Prefix + "created" // read-only: RFC 3339 time the key was created
 	Writer  = Prefix + "writer"  // read-only: JSON of the Writer who last wrote the value
 	// Skill is read-only, on skills/NAME/SKILL.md: the JSON {"name",
@@ -61,10 +74,15 @@ func ReadOnly(name string) bool {
 	return name == Created || name == Writer || name == Skill || name == Rev
 }
 
-// Validate checks a value written to name by a user. Names outside
-// user.memfs. are not memfs's business and always pass; unknown names under
-// user.memfs. are refused, so that a typo ("user.memfs.tag") is caught.
-func Validate(name string, value []byte) error {
+// Validate checks a value written to name by a user, with the default
+// memory types: ValidateWith(Types{}, name, value).
+func Validate(name string, value []byte) error { return ValidateWith(Types{}, name, value) }
+
+// ValidateWith checks a value written to name by a user, user.memfs.type
+// against types. Names outside user.memfs. are not memfs's business and
+// always pass; unknown names under user.memfs. are refused, so that a typo
+// ("user.memfs.tag") is caught.
+func ValidateWith(types Types, name string, value []byte) error {
 	if !strings.HasPrefix(name, Prefix) {
 		return nil
 	}
@@ -88,8 +106,12 @@ func Validate(name string, value []byte) error {
 		return ValidateAgent(v)
 	case Run:
 		return ValidateRun(v)
+	case Session:
+		return ValidateSession(v)
+	case Type:
+		return types.Check(v)
 	}
-	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent, run; created, writer, skill and rev are read-only)", ErrInvalid, name)
+	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent, run, session, type; created, writer, skill and rev are read-only)", ErrInvalid, name)
 }
 
 // ParseTags splits a tags value: comma-separated, spaces around a tag
@@ -137,6 +159,84 @@ func ValidateRun(v string) error {
 		return fmt.Errorf("%w: %s: %q: not a run id", ErrInvalid, Run, v)
 	}
 	return validateID(Run, v, "._-:@")
+}
+
+// ValidateSession checks a session id (user.memfs.session): 1 to
+// MaxAgentLen bytes of letters, digits and . _ - : @, as a run id.
+func ValidateSession(v string) error { return validateID(Session, v, "._-:@") }
+
+// defaultTypes is DefaultTypes, in the order error messages list them.
+var defaultTypes = [...]string{"fact", "decision", "convention", "preference", "profile",
+	"procedure", "activity", "event", "conversation", "summary", "note"}
+
+// DefaultTypes returns the memory types user.memfs.type takes everywhere:
+// fact, decision, convention, preference, profile, procedure, activity,
+// event, conversation, summary and note.
+func DefaultTypes() []string { return slices.Clone(defaultTypes[:]) }
+
+// Types is a set of memory types, the values user.memfs.type may be set
+// to: DefaultTypes and the types added to them (ParseTypes). The zero
+// value is the default set. A Types is never changed once made, so it may
+// be shared.
+type Types struct {
+	added []string // distinct, none a default, in the order given
+}
+
+// ParseTypes returns the default set plus the types of v (--types,
+// MEMFS_TYPES): comma-separated, spaces around a type trimmed, each of
+// ValidateTypeName's form; "" adds none.
+func ParseTypes(v string) (Types, error) {
+	var t Types
+	if strings.TrimSpace(v) == "" {
+		return t, nil
+	}
+	for name := range strings.SplitSeq(v, ",") {
+		name = strings.TrimSpace(name)
+		if err := ValidateTypeName(name); err != nil {
+			return Types{}, err
+		}
+		if !t.Has(name) {
+			t.added = append(t.added, name)
+		}
+	}
+	return t, nil
+}
+
+// ValidateTypeName checks the form of a memory type: 1 to MaxAgentLen
+// bytes of letters, digits and _ -.
+func ValidateTypeName(v string) error { return validateID(Type, v, "_-") }
+
+// List returns the types of t: the defaults, then the added ones.
+func (t Types) List() []string { return append(DefaultTypes(), t.added...) }
+
+// Has reports whether v is one of t's types.
+func (t Types) Has(v string) bool {
+	return slices.Contains(defaultTypes[:], v) || slices.Contains(t.added, v)
+}
+
+// Check returns nil if v is one of t's types, else an error wrapping
+// ErrInvalid that lists them.
+func (t Types) Check(v string) error {
+	if t.Has(v) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: %q: want one of %s (--types adds others)", ErrInvalid, Type, v, strings.Join(t.List(), ", "))
+}
+
+// CheckFilter checks what a filter by session and type asks for (memfs
+// ls --session --type): a session id, and one of t's types, so that a
+// misspelt type is an error that lists them, not an empty answer. ""
+// passes.
+func (t Types) CheckFilter(session, typ string) error {
+	if session != "" {
+		if err := ValidateSession(session); err != nil {
+			return err
+		}
+	}
+	if typ != "" {
+		return t.Check(typ)
+	}
+	return nil
 }
 
 // validateID checks an id for the attribute name: 1 to MaxAgentLen bytes
@@ -203,6 +303,8 @@ type Attrs struct {
 	HasImp     bool
 	Source     string
 	Agent      string
+	Session    string // "" when unset
+	Type       string // "" when unset; any of ValidateTypeName's form
 }
 
 // Parse reads the memfs attributes out of an attribute map; invalid values
@@ -220,6 +322,14 @@ func Parse(x map[string][]byte) Attrs {
 	}
 	a.Source = string(x[Source])
 	a.Agent = string(x[Agent])
+	// A type is read whatever set it was checked against: the mount that
+	// set it may have added types this reader does not know.
+	if v := string(x[Session]); ValidateSession(v) == nil {
+		a.Session = v
+	}
+	if v := string(x[Type]); ValidateTypeName(v) == nil {
+		a.Type = v
+	}
 	return a
 }
 

@@ -89,15 +89,16 @@
 // flush that changed one value writes one record, about a 64th of the index
 // (the times of that save, of saving all 64 and of Load: see
 // BENCHMARKS.md, Recall: search and context packs). An empty shard is
-// saved as a record with no documents. A shard record (format version 2) is:
+// saved as a record with no documents. A shard record (format version 3) is:
 //
 //	"MFSI"
-//	uvarint 2 (format version), uvarint 64 (shards), uvarint shard number
+//	uvarint 3 (format version), uvarint 64 (shards), uvarint shard number
 //	uvarint T, T strings: the shard's terms, distinct      (string = uvarint length, bytes)
 //	uvarint D, D documents, by key ascending:
 //	    string key
 //	    varint size, varint mtime (unix ns; 0 for none)    (the stamp)
 //	    uvarint count, strings: tags; string source; string agent
+//	    string session; string type
 //	    byte 1 and 8 bytes float64 LE importance, or byte 0
 //	    uvarint length (positions)
 //	    uvarint P, P postings: uvarint term index delta (the first: the index),
@@ -122,7 +123,8 @@
 // key whose name holds a secret is not indexed (a log line names the rule,
 // never the key), and [Load] drops such a document from an older index and
 // writes its shard again. Indexes of format version 1 were built without
-// redaction: Load reports them corrupt, and the caller rebuilds them.
+// redaction, and those of version 2 without sessions and types: Load
+// reports them corrupt, and the caller rebuilds them.
 //
 // # Staleness
 //
@@ -148,6 +150,7 @@
 //	prefix:memory%2Fprojects     key prefix (a file name has no '/')
 //	tag:go                       has the tag; repeat for all of several
 //	source:agent, agent:planner  equal to user.memfs.source, user.memfs.agent
+//	session:s1, type:decision    equal to user.memfs.session, user.memfs.type
 //	importance:0.5               user.memfs.importance at least 0.5 (also importance>=0.5)
 //	since:2026-11-01, until:...  modified at or after, before: RFC 3339, a date (UTC), or a duration ago (24h, 7d)
 //	top:5                        at most 5 hits (default 10)

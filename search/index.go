@@ -21,6 +21,7 @@ import (
 type DocMeta struct {
 	Tags          []string
 	Source, Agent string
+	Session, Type string // user.memfs.session, user.memfs.type
 	Importance    float64
 	HasImportance bool
 	MTime         time.Time // the value's modification time (for time filters)
@@ -31,7 +32,7 @@ type DocMeta struct {
 // and user.memfs.* attributes (invalid ones count as unset).
 func MetaOf(info backend.Info) DocMeta {
 	a := meta.Parse(info.XAttrs)
-	return DocMeta{Tags: a.Tags, Source: a.Source, Agent: a.Agent, Importance: a.Importance,
+	return DocMeta{Tags: a.Tags, Source: a.Source, Agent: a.Agent, Session: a.Session, Type: a.Type, Importance: a.Importance,
 		HasImportance: a.HasImp, MTime: info.MTime, Size: info.Size}
 }
 

@@ -26,8 +26,11 @@ const RecordPrefix = "search/"
 // version is corrupt to this code (the caller rebuilds). Version 1 indexes
 // were built from values as the store held them, secrets included (a
 // directory store written by other programs): version 2, built through
-// Options.Redact, makes every older index rebuilt.
-const formatVersion = 2
+// Options.Redact, makes every older index rebuilt. Version 3 keeps each
+// document's session and type (user.memfs.session, user.memfs.type): an
+// older index, without them, would filter them out of every search by
+// session or type.
+const formatVersion = 3
 
 const magic = "MFSI"
 
@@ -218,6 +221,8 @@ func (ix *Index) encodeShardLocked(s int) []byte {
 		}
 		buf = appendString(buf, d.meta.Source)
 		buf = appendString(buf, d.meta.Agent)
+		buf = appendString(buf, d.meta.Session)
+		buf = appendString(buf, d.meta.Type)
 		if d.meta.HasImportance {
 			buf = append(buf, 1)
 			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(d.meta.Importance))
@@ -528,6 +533,7 @@ func (d *decoder) docMeta() DocMeta {
 		}
 	}
 	m.Source, m.Agent = d.string(), d.string()
+	m.Session, m.Type = d.string(), d.string()
 	switch f := d.bytes(1); {
 	case d.err != nil:
 	case f[0] == 1:

@@ -32,6 +32,9 @@ func buildIndex(t testing.TB, n int) (*Index, *gen) {
 		if i%2 == 0 {
 			m.Importance, m.HasImportance = float64(i%10)/10, true
 		}
+		if i%5 == 0 {
+			m.Session, m.Type = fmt.Sprint("s", i%3), "decision"
+		}
 		ix.Put(k, values[i], m)
 	}
 	ix.Put("memory/cjk.md", []byte("東京都で会議 camelCase snake_case"), DocMeta{Size: 33, MTime: t0})
@@ -52,6 +55,8 @@ func roundTripQueries(g *gen) []Query {
 		Query{Text: "東京 camel case", TopK: 5},
 		Query{Text: "the", Tags: []string{"go", "t2"}, TopK: 50},
 		Query{Text: "plan", Source: "agent", Agent: "planner", TopK: 50},
+		Query{Text: "the", Session: "s1", Type: "decision", TopK: 50},
+		Query{Type: "decision", TopK: 1000},
 		Query{Text: "deploy", ImportanceMin: 0.5, HasImportanceMin: true, TopK: 50},
 		Query{Text: "memory", Since: t0.Add(100 * time.Minute), Until: t0.Add(300 * time.Minute), TopK: 50},
 		Query{Tags: []string{"bin"}},
@@ -196,10 +201,13 @@ func TestLoadCorrupt(t *testing.T) {
 		{"empty", []byte{}},
 		{"no checksum", rec[:len(rec)-4]},
 		{"bad magic", reseal(append([]byte("XXXX"), rec[4:]...))},
-		{"other version", reseal(append([]byte("MFSI\x03"), rec[5:]...))},
+		{"other version", reseal(append([]byte("MFSI\x04"), rec[5:]...))},
 		// Version 1 was built without redaction: rebuilt, never trusted.
 		{"version 1", reseal(append([]byte("MFSI\x01"), rec[5:]...))},
-		{"other shard count", reseal(append([]byte("MFSI\x02\x20"), rec[6:]...))},
+		// Version 2 kept no session or type: its documents would fail
+		// every filter on them.
+		{"version 2", reseal(append([]byte("MFSI\x02"), rec[5:]...))},
+		{"other shard count", reseal(append([]byte("MFSI\x03\x20"), rec[6:]...))},
 		{"trailing bytes", reseal(append(slices.Clone(rec[:len(rec)-4]), 0, 0, 0, 0, 0))},
 		{"truncated body", reseal(append(slices.Clone(rec[:len(rec)/2]), 0, 0, 0, 0))},
 	}

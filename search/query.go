@@ -83,6 +83,10 @@ func parseRequest(name string, now time.Time) (q Query, asJSON bool, err error) 
 			q.Source = val
 		case "agent":
 			q.Agent = val
+		case "session":
+			q.Session = val
+		case "type":
+			q.Type = val
 		case "importance":
 			f, err := meta.ParseImportance(val)
 			if err != nil {
@@ -134,7 +138,7 @@ func filterWord(w string) (key, val string, ok bool) {
 		return "", "", false
 	}
 	switch k {
-	case "prefix", "tag", "source", "agent", "importance", "since", "until", "top", "min", "mode":
+	case "prefix", "tag", "source", "agent", "session", "type", "importance", "since", "until", "top", "min", "mode":
 		return k, unquote(v), true
 	}
 	return "", "", false

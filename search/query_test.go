@@ -3,8 +3,13 @@ package search
 import (
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
 )
 
 func TestParseName(t *testing.T) {
@@ -18,6 +23,7 @@ func TestParseName(t *testing.T) {
 		{"prefix:memory%2Fprojects kernel", Query{Text: "kernel", Prefix: "memory/projects"}},
 		{"tag:go tag:infra", Query{Tags: []string{"go", "infra"}}},
 		{"source:agent agent:planner x", Query{Text: "x", Source: "agent", Agent: "planner"}},
+		{"type:decision session:s1 x", Query{Text: "x", Type: "decision", Session: "s1"}},
 		{"importance:0.5", Query{ImportanceMin: 0.5, HasImportanceMin: true}},
 		{"importance>=0.7 y", Query{Text: "y", ImportanceMin: 0.7, HasImportanceMin: true}},
 		{"since:2026-11-01", Query{Since: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}},
@@ -48,6 +54,7 @@ func TestParseNameErrors(t *testing.T) {
 	for _, in := range []string{
 		"100%", "bad%zz", "tag:", "importance:2", "importance:x", "since:yesterday", "until:-5h",
 		"top:0", "top:x", "min:NaN", "prefix:a prefix:b", "source:a source:b",
+		"type:", "session:", "type:fact type:note", "session:a session:b",
 	} {
 		t.Run(in, func(t *testing.T) {
 			if _, err := ParseName(in); !errors.Is(err, ErrQuery) {
@@ -93,5 +100,42 @@ func TestParseNameFormat(t *testing.T) {
 	}
 	if _, err := ParseName("bad%zz format:json"); !errors.Is(err, ErrQuery) {
 		t.Errorf("a name that does not decode: got %v, want ErrQuery", err)
+	}
+}
+
+// The words session: and type: keep the documents of that session and
+// memory type, as MetaOf reads them from the attributes.
+func TestParseNameSessionAndType(t *testing.T) {
+	ix := New(Options{})
+	put := func(key, session, typ string) {
+		x := map[string][]byte{}
+		if session != "" {
+			x[meta.Session] = []byte(session)
+		}
+		if typ != "" {
+			x[meta.Type] = []byte(typ)
+		}
+		ix.Put(key, []byte("kernel notes"), MetaOf(backend.Info{XAttrs: x}))
+	}
+	put("memory/a.md", "s1", "decision")
+	put("memory/b.md", "s1", "fact")
+	put("memory/c.md", "s2", "decision")
+	put("memory/d.md", "", "")
+	for _, tt := range []struct{ name, want string }{
+		{"kernel type:decision", "memory/a.md memory/c.md"},
+		{"kernel session:s1", "memory/a.md memory/b.md"},
+		{"kernel session:s1 type:decision", "memory/a.md"},
+		{"kernel type:summary", ""},
+		{"kernel", "memory/a.md memory/b.md memory/c.md memory/d.md"},
+	} {
+		r, err := ParseName(Name(tt.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := keys(ix.Search(r.Query))
+		slices.Sort(got)
+		if strings.Join(got, " ") != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

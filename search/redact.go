@@ -13,7 +13,7 @@ type Options struct {
 	// tokenized (Put: the live updates, and the repair and rebuild the
 	// caller makes by Putting what the store holds), every value a snippet
 	// is cut from (Index.Snippet), and the metadata strings it keeps (tags,
-	// source, agent). It returns the value as the index may hold it and
+	// source, agent, session, type). It returns the value as the index may hold it and
 	// the ids of the rules that changed it (none: the value unchanged). A
 	// key whose name it changes (Redact(key, []byte(key)) reports a rule)
 	// is not indexed at all, and Load drops such a document.
@@ -75,6 +75,7 @@ func (ix *Index) redactMeta(key string, m DocMeta) DocMeta {
 		m.Tags[i] = s(t)
 	}
 	m.Source, m.Agent = s(m.Source), s(m.Agent)
+	m.Session, m.Type = s(m.Session), s(m.Type)
 	return m
 }
 

@@ -39,6 +39,7 @@ type Query struct {
 	Prefix           string    // key prefix
 	Tags             []string  // the document has all of them
 	Source, Agent    string    // equal to the document's
+	Session, Type    string    // equal to the document's
 	ImportanceMin    float64   // the document has an importance of at least this ...
 	HasImportanceMin bool      // ... when set
 	Since, Until     time.Time // on DocMeta.MTime: Since <= MTime < Until
@@ -64,6 +65,8 @@ func (q *Query) match(d *doc) bool {
 	switch {
 	case q.Source != "" && d.meta.Source != q.Source,
 		q.Agent != "" && d.meta.Agent != q.Agent,
+		q.Session != "" && d.meta.Session != q.Session,
+		q.Type != "" && d.meta.Type != q.Type,
 		q.HasImportanceMin && (!d.meta.HasImportance || d.meta.Importance < q.ImportanceMin),
 		!q.Since.IsZero() && d.meta.MTime.Before(q.Since),
 		!q.Until.IsZero() && !d.meta.MTime.Before(q.Until):

@@ -46,6 +46,9 @@ type Options struct {
 	// Self is the writer of changes no caller is named for (the memfs
 	// process itself: its commands, journal replay).
 	Self *meta.WriterInfo
+	// Types are the memory types user.memfs.type may be set to; the zero
+	// value is meta's defaults.
+	Types meta.Types
 	// Events, when set, receives after each successful Flush one Event
 	// per change that reached the store, in order. When it fails, the
 	// events are kept and offered again after the next Flush.

@@ -89,8 +89,9 @@ func (xa *XAttrs) List(key string) ([]string, error) {
 }
 
 // Set sets attribute name of file key. Only user.* attributes are
-// kept; memfs's own (user.memfs.*) are validated, and created and writer
-// are read-only. The change is flushed with the entry and journaled.
+// kept; memfs's own (user.memfs.*) are validated (user.memfs.type against
+// Options.Types), and created and writer are read-only. The change is
+// flushed with the entry and journaled.
 func (xa *XAttrs) Set(ctx context.Context, key, name string, value []byte, flags XAttrFlags) error {
 	c := xa.c
 	if name == AttrSignal && c.attrAnnounced(key) {
@@ -99,7 +100,7 @@ func (xa *XAttrs) Set(ctx context.Context, key, name string, value []byte, flags
 	if err := c.checkXAttrWrite("setxattr", key, name); err != nil {
 		return err
 	}
-	if err := meta.Validate(name, value); err != nil {
+	if err := meta.ValidateWith(c.opts.Types, name, value); err != nil {
 		if errors.Is(err, meta.ErrReadOnly) {
 			return pathErr("setxattr", key, fmt.Errorf("%w: %w", ErrReadOnly, err))
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -60,4 +61,30 @@ func checkAgent(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// memoryFlags select entries by session and memory type (memfs ls,
+// search, context); --types adds to the types --type is checked against.
+func memoryFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "session", Usage: "only entries whose user.memfs.session is this"},
+		&cli.StringFlag{Name: "type", Usage: "only entries whose user.memfs.type is this memory type (see --types)"},
+		typesFlag(),
+	}
+}
+
+// typesFlag adds memory types to the defaults, for user.memfs.type.
+func typesFlag() cli.Flag {
+	return &cli.StringFlag{Name: "types", EnvVars: []string{"MEMFS_TYPES"},
+		Usage: "memory types (user.memfs.type) to accept besides " + strings.Join(meta.DefaultTypes(), ", ") + "; comma-separated"}
+}
+
+// parseMemoryFlags reads --session and --type, checked against the memory
+// types and those of --types.
+func parseMemoryFlags(c *cli.Context) (session, typ string, err error) {
+	types, err := meta.ParseTypes(c.String("types"))
+	if err == nil {
+		err = types.CheckFilter(c.String("session"), c.String("type"))
+	}
+	return c.String("session"), c.String("type"), err
 }

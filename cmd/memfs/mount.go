@@ -16,6 +16,7 @@ import (
 	"github.com/memfs/memfs/internal/progress"
 	"github.com/memfs/memfs/internal/sdnotify"
 	"github.com/memfs/memfs/internal/usererr"
+	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/session"
 )
@@ -51,6 +52,7 @@ func mountCommand() *cli.Command {
 			// A test seam (memfs.Options.EmbedWait), not a promise: hidden.
 			&cli.DurationFlag{Name: "embed-wait", Hidden: true, Usage: "how long a search waits for the embedder before it ranks by keyword (0: 1 s)"},
 			&cli.BoolFlag{Name: "xattrs", Value: true, Usage: "extended attributes on the mount (getfattr/setfattr); --xattrs=false makes ls -l about 8x faster on large trees, the kernel then asks for no attribute"},
+			typesFlag(),
 		}, append(transientFlags(), writeFlags()...)...),
 		Action: mountAction,
 	}
@@ -90,6 +92,10 @@ func mountAction(c *cli.Context) error {
 	maxMemory, err := memfs.ParseMaxMemory(c.String("max-memory"))
 	if err != nil {
 		return fmt.Errorf("mount: --max-memory %w", err)
+	}
+	types, err := meta.ParseTypes(c.String("types"))
+	if err != nil {
+		return fmt.Errorf("mount: --types: %w", err)
 	}
 	if c.Bool("read-only") {
 		if err := spec.MustExist(); err != nil {
@@ -153,6 +159,7 @@ func mountAction(c *cli.Context) error {
 			MaxMemory:   maxMemory,
 			ReadOnly:    c.Bool("read-only"),
 			Transient:   transient,
+			Types:       types,
 			DirUID:      uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
 		},
 		NoRedact:  red == nil, // --no-redact

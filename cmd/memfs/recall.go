@@ -20,7 +20,7 @@ func contextCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "context",
 		Usage: "print the context pack (skills index, latest step summaries, notes ranked by relevance, importance and recency, within a budget) or, with --manifest, its manifest",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			storeFlag(),
 			embedderFlag(),
 			mountFlag("build it (.memfs/context/) in"),
@@ -30,9 +30,18 @@ func contextCommand() *cli.Command {
 			&cli.BoolFlag{Name: "manifest", Usage: "print the pack's manifest (JSON: hash, sections, every item with its score, what was left out) instead of the pack"},
 			&cli.IntFlag{Name: "summaries", Value: 5, Usage: "how many of the latest step summaries (0: none)"},
 			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "the always-loaded prefixes"},
-		},
+		}, memoryFlags()...),
 		Action: func(c *cli.Context) error {
 			words := []string{"max:" + strconv.Itoa(c.Int("max-chars")), "summaries:" + strconv.Itoa(c.Int("summaries"))}
+			sess, typ, err := parseMemoryFlags(c)
+			if err != nil {
+				return fmt.Errorf("context: %w", err)
+			}
+			for _, w := range [][2]string{{"type", typ}, {"session", sess}} {
+				if w[1] != "" {
+					words = append(words, w[0]+":"+w[1])
+				}
+			}
 			if q := c.String("query"); q != "" {
 				words = append(words, q)
 			}

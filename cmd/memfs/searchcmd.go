@@ -22,7 +22,7 @@ func searchCommand() *cli.Command {
 		Name:      "search",
 		Usage:     "ranked search of the memory: keyword (BM25, exact phrases first), semantic (vectors) or hybrid (both; the default with an embedder), with metadata filters",
 		ArgsUsage: "QUERY",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			storeFlag(),
 			embedderFlag(),
 			mountFlag("search, unflushed writes included, through"),
@@ -37,11 +37,14 @@ func searchCommand() *cli.Command {
 			&cli.StringFlag{Name: "since", Usage: "only entries updated at or after T (RFC 3339, YYYY-MM-DD, or a duration ago)"},
 			&cli.StringFlag{Name: "until", Usage: "only entries updated before T"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per result: key, score, snippet"},
-		},
+		}, memoryFlags()...),
 		Action: func(c *cli.Context) error {
 			text := strings.Join(c.Args().Slice(), " ")
 			if strings.TrimSpace(text) == "" {
 				return errors.New("search: give a QUERY")
+			}
+			if _, _, err := parseMemoryFlags(c); err != nil {
+				return fmt.Errorf("search: %w", err)
 			}
 			// The flags become the words of a query name, the form the
 			// mount's .memfs/search/ takes, so both paths parse alike.
@@ -50,6 +53,7 @@ func searchCommand() *cli.Command {
 				words = append(words, "min:"+strconv.FormatFloat(c.Float64("min-score"), 'g', -1, 64))
 			}
 			for _, f := range [][2]string{{"mode", "mode"}, {"prefix", "prefix"}, {"source", "source"}, {"agent", "agent"},
+				{"session", "session"}, {"type", "type"},
 				{"since", "since"}, {"until", "until"}, {"importance-min", "importance"}} {
 				if v := c.String(f[0]); v != "" {
 					words = append(words, f[1]+":"+v)

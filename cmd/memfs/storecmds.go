@@ -78,11 +78,14 @@ func lsCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			storeFlag(),
 			mountFlag("list through"),
-			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show directories too, and the node type and mode (as ls -l), owner, size (major, minor of a device), modification time, symlink target and tags"},
-		}, filterFlags()...),
+			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "show directories too, and the node type and mode (as ls -l), owner, size (major, minor of a device), modification time, symlink target, tags, importance, type and session"},
+		}, append(filterFlags(), memoryFlags()...)...),
 		Action: func(c *cli.Context) error {
 			f, err := parseFilter(c)
 			if err != nil {
+				return err
+			}
+			if f.Session, f.Type, err = parseMemoryFlags(c); err != nil {
 				return err
 			}
 			t, err := locate(c)

@@ -1,7 +1,7 @@
 // Package listing writes the entries of a store as memfs ls shows them:
 // the keys that hold a node, or (long) a line per entry as ls -l writes
 // it, with the node type and mode, owner, size, modification time,
-// symlink target and tags.
+// symlink target, tags, importance, type and session.
 //
 // # Concurrency
 //
@@ -99,7 +99,7 @@ func name(e backend.Entry) string {
 	return names.Show(e.Key)
 }
 
-// tags shows an entry's tags and importance.
+// tags shows an entry's tags, importance, memory type and session.
 func tags(x map[string][]byte) string {
 	a := meta.Parse(x)
 	var s string
@@ -108,6 +108,12 @@ func tags(x map[string][]byte) string {
 	}
 	if a.HasImp {
 		s += fmt.Sprintf("  importance=%g", a.Importance)
+	}
+	if a.Type != "" {
+		s += "  type=" + a.Type
+	}
+	if a.Session != "" {
+		s += "  session=" + a.Session
 	}
 	return s
 }

@@ -72,3 +72,32 @@ func TestWrite(t *testing.T) {
 		}
 	}
 }
+
+// ls -l shows an entry's memory type and session after its tags; values
+// not of their attribute's form (written into a directory store by hand)
+// are not shown.
+func TestWriteTypeAndSession(t *testing.T) {
+	mt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+	entries := []backend.Entry{
+		{Key: "a.md", Info: backend.Info{Mode: 0o644, MTime: mt,
+			XAttrs: map[string][]byte{meta.Tags: []byte("x"), meta.Type: []byte("decision"), meta.Session: []byte("s-1")}}},
+		{Key: "b.md", Info: backend.Info{Mode: 0o644, MTime: mt,
+			XAttrs: map[string][]byte{meta.Type: []byte("two words"), meta.Session: []byte("a/b")}}},
+	}
+	var long bytes.Buffer
+	if err := Write(&long, entries, func(backend.Entry) bool { return true }, true); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(long.String(), "\n"), "\n")
+	for i, want := range []string{
+		"-rw-r--r-- 0 0 0 2026-01-02 03:04:05  a.md  tags=x  type=decision  session=s-1",
+		"-rw-r--r-- 0 0 0 2026-01-02 03:04:05  b.md",
+	} {
+		if i >= len(lines) {
+			t.Fatalf("long listing has %d lines:\n%s", len(lines), long.String())
+		}
+		if got := strings.Join(strings.Fields(lines[i]), " "); got != strings.Join(strings.Fields(want), " ") {
+			t.Errorf("long line %d = %q, want %q", i, lines[i], want)
+		}
+	}
+}
