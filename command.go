@@ -79,10 +79,21 @@ func (o CommandOptions) Options() Options {
 }
 
 // SelfWriter is this process as the writer of the changes it makes on its
-// own (a command, the journal replay of a mount): its uid and pid, "memfs"
-// and the agent id.
+// own (a command, the journal replay of a mount): its uid and pid, "memfs",
+// the agent id and its run (SelfRun).
 func SelfWriter(agent string) *meta.WriterInfo {
-	return &meta.WriterInfo{UID: uint32(os.Getuid()), PID: uint32(os.Getpid()), Comm: "memfs", Agent: agent}
+	return &meta.WriterInfo{UID: uint32(os.Getuid()), PID: uint32(os.Getpid()), Comm: "memfs", Agent: agent, Run: SelfRun()}
+}
+
+// SelfRun is the run this process works for: MEMFS_RUN in its
+// environment, when valid (meta.ValidateRun); else "". Through a mount,
+// the run of a write is the writing process's MEMFS_RUN (fsnode reads it),
+// or the mount's own.
+func SelfRun() string {
+	if r := os.Getenv("MEMFS_RUN"); meta.ValidateRun(r) == nil {
+		return r
+	}
+	return ""
 }
 
 // CheckTransient refuses, for the store command cmd, a transient editor

@@ -25,6 +25,7 @@ import (
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/packhist"
 	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/runs"
 	"github.com/memfs/memfs/search/live"
 	"github.com/memfs/memfs/session"
 	"github.com/memfs/memfs/tree"
@@ -103,6 +104,8 @@ type FS struct {
 	index   *live.Lazy         // the search index, opened at first use
 	hist    *packhist.Archiver // what a pack read, per event (ContextPackAt); nil in a read-only session
 	rec     *recorder          // the history of every change (histrecord.go)
+	runs    *runs.Projector    // the projection of each run (runs.go)
+	keeper  *runKeeper         // catches runs up off the flush path; nil in a read-only session
 	// pressure asks a mount's serve loop for a flush: unflushed values
 	// are past the memory budget (session.Options.Pressure).
 	pressure chan struct{}
@@ -194,6 +197,7 @@ func openParts(ctx context.Context, st backend.Store, opts Options, log *slog.Lo
 		return nil, nil, fmt.Errorf("open the event log of %s: %w", opts.Name, err)
 	}
 	f.rec = newRecorder(ss, log)
+	f.runs = runs.New(ss, f.events)
 	if !opts.Session.ReadOnly {
 		if err := f.rec.reconcile(ctx, f.events, ss); err != nil {
 			log.Error("history: cannot record the versions a crash may have left unwritten; tried again at the next open", "err", err)
@@ -251,7 +255,10 @@ func (f *FS) sessionOptions() (session.Options, error) {
 	if !so.ReadOnly {
 		f.hist = packhist.NewArchiver(f.store, f.events, histOptions(f.opts.Bootstrap, so.Redactor, f.log))
 	}
-	so.Events = eventSink(f.events, newSessionID(), f.hist, f.rec)
+	if !so.ReadOnly {
+		f.keeper = startRunKeeper(f.runs, f.log)
+	}
+	so.Events = eventSink(f.events, newSessionID(), f.hist, f.rec, f.keeper.poke)
 	so.Saving = f.rec.saving
 	if so.Derived == nil {
 		// A skill's front matter, as an attribute the skills index and
@@ -587,6 +594,7 @@ func (f *FS) release() error {
 	if err := f.index.Close(context.Background()); err != nil {
 		f.log.Warn("search index not saved; it is repaired when next opened", "err", err)
 	}
+	f.keeper.close()
 	if f.hist != nil {
 		// What is queued is written before the store closes.
 		if err := f.hist.Close(context.Background()); err != nil {
@@ -682,7 +690,7 @@ func newSessionID() string {
 // with their versions recorded around the append (see recorder), and
 // hands them, numbered, with the entries as flushed, to the archive of
 // pack sources when there is one (off the flush path: see packhist).
-func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorder) func(context.Context, []session.Event) error {
+func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorder, appended func()) func(context.Context, []session.Event) error {
 	return func(ctx context.Context, evs []session.Event) error {
 		evs, err := rec.unlogged(ctx, evs)
 		if err != nil || len(evs) == 0 {
@@ -694,6 +702,12 @@ func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorde
 			for i, e := range evs {
 				out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256,
 					Writer: e.Writer, Session: id}
+				if out[i].Writer.Run == "" && e.Saved != nil {
+					// The file's run, for a writer that names none.
+					if r := string(e.Saved.Info.XAttrs[meta.Run]); meta.ValidateRun(r) == nil {
+						out[i].Writer.Run = r
+					}
+				}
 				if e.Op == session.EventConflict {
 					out[i].Conflict = &eventlog.Conflict{Policy: e.Policy, Outcome: e.Outcome, Copy: e.CopyKey}
 				}
@@ -703,6 +717,7 @@ func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorde
 		if err != nil {
 			return err
 		}
+		appended()
 		if hist == nil {
 			return nil
 		}

@@ -154,14 +154,17 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		AttrTimeout:     mo.AttrTimeout,
 		NegativeTimeout: mo.EntryTimeout,
 		Agent:           mo.Agent,
+		Run:             SelfRun(),
 		ShowMemfs:       mo.ShowMemfs,
 		Space:           f.space(),
 		Closed:          closed,
 		Events:          f.events,
 		ContextPack:     f.contextFile,
 		Search:          f.index.File,
-		Records:         f.events,
-		History:         f.historyView(),
+		Runs: &fsnode.Runs{List: f.RunIDs, File: f.runFile,
+			Files: []string{RunMetaFile, RunSummariesFile, RunEventsFile}},
+		Records: f.events,
+		History: f.historyView(),
 		Status: func(st *status.Status) {
 			st.Store, st.Mountpoint, st.PID = f.opts.Name, dir, os.Getpid()
 			st.Memory, st.Search, st.Peers = f.memoryStatus(), f.SearchStatus(), peer.peers()
@@ -297,6 +300,7 @@ serve:
 				m.f.log.Debug("event log not refreshed", "err", err)
 			}
 			cancel()
+			m.f.keeper.poke() // other mounts' events of runs
 		case <-done:
 			done = nil // asked once; retry follows
 			if unmount() {

@@ -16,6 +16,7 @@ const DefaultLimit = 100
 type Query struct {
 	KeyPrefix string    // events whose Key or OldKey starts with KeyPrefix; "" for all
 	Ops       []string  // events with one of these ops; empty for all
+	Run       string    // events of this run (Writer.Run); "" for all
 	Since     time.Time // events at or after Since; zero for no bound
 	Until     time.Time // events before Until; zero for no bound
 	Before    uint64    // events with Seq < Before; 0 for no bound
@@ -45,6 +46,7 @@ func (q *Query) match(ev *Event) bool {
 		!q.Since.IsZero() && ev.Time.Before(q.Since),
 		!q.Until.IsZero() && !ev.Time.Before(q.Until),
 		len(q.Ops) > 0 && !slices.Contains(q.Ops, ev.Op),
+		q.Run != "" && ev.Writer.Run != q.Run,
 		q.KeyPrefix != "" && !strings.HasPrefix(ev.Key, q.KeyPrefix) &&
 			(ev.OldKey == "" || !strings.HasPrefix(ev.OldKey, q.KeyPrefix)):
 		return false

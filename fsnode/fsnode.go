@@ -42,12 +42,17 @@ type Options struct {
 	ContextPack Answer
 	// Search, when set, answers .memfs/search/NAME.
 	Search Answer
+	// Runs, when set, serves .memfs/runs/.
+	Runs *Runs
 	// History, when set, serves the past read-only: .memfs/history/,
 	// .memfs/snapshots/ and .memfs/at/ (see history.go).
 	History History
 	// Agent labels the writer of every change made through the mount
 	// (user.memfs.writer, the event log); "" for none.
 	Agent string
+	// Run is the run of every change made through the mount by a process
+	// that names none (MEMFS_RUN in its environment does); "" for none.
+	Run string
 	// ShowMemfs lists .memfs in the root's listing. Without it .memfs is
 	// reachable by name only (as ZFS's .zfs is), so that tree walks
 	// (grep -r, find, cp -a, rsync, git add -A) leave it out.

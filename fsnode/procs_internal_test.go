@@ -23,7 +23,7 @@ func TestProcCacheReadsProcOncePerTTL(t *testing.T) {
 		},
 	}
 	for range 1000 {
-		if pid, comm := c.process(8); pid != 7 || comm != "cp" {
+		if pid, comm, _ := c.process(8); pid != 7 || comm != "cp" {
 			t.Fatalf("process(8) = %d %q, want 7 cp", pid, comm)
 		}
 	}
@@ -41,7 +41,7 @@ func TestProcCacheReadsProcOncePerTTL(t *testing.T) {
 		t.Errorf("after the clock stepped back: %d reads, want 3", reads)
 	}
 	for range 3 {
-		if pid, comm := c.process(99); pid != 99 || comm != "" {
+		if pid, comm, _ := c.process(99); pid != 99 || comm != "" {
 			t.Errorf("process(99) = %d %q, want 99 \"\"", pid, comm)
 		}
 	}

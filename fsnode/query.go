@@ -235,10 +235,11 @@ var answerErrors = []struct {
 	{search.ErrNoEmbedder, syscall.EOPNOTSUPP, "this mount has no embedder, so it searches by keywords only: leave out mode: (or write mode:keyword), " +
 		"or put the default model in place with `memfs models install` and mount again."},
 	{search.ErrQuery, syscall.EINVAL, "a search name is the query's words and filters, percent-encoded: tag:T (repeatable), source:S, agent:ID, " +
-		"importance:0.5 (at least), since:2026-11-01 or since:24h, until:..., prefix:memory%2Fnotes (a / is written %2F), " +
-		"top:N, min:SCORE, mode:keyword|semantic|hybrid, format:json. Fix the word the reason names."},
+		"session:S, type:T (a memory type), importance:0.5 (at least), since:2026-11-01 or since:24h, until:..., " +
+		"prefix:memory%2Fnotes (a / is written %2F), top:N, min:SCORE, mode:keyword|semantic|hybrid, format:json. Fix the word the reason names."},
 	{contextpack.ErrName, syscall.EINVAL, "a context name is the query's words, percent-encoded, and max:N (characters, 1 or more), " +
-		"summaries:K and at:SEQ (an event-log seq: memfs log shows them). Fix the word the reason names."},
+		"summaries:K, type:T and session:S (only the notes of that memory type, of that session; each once) " +
+		"and at:SEQ (an event-log seq: memfs log shows them). Fix the word the reason names."},
 	{backend.ErrUnavailable, syscall.EIO, "the store does not answer (etcd down, or the network): what this mount loaded stays readable; " +
 		"ask again once the store answers (nothing to rebuild)."},
 	{packhist.ErrOutOfRange, syscall.ENOENT, "at:SEQ names no event of the log: memfs log (or .memfs/events.jsonl) shows the seqs there are."},

@@ -33,6 +33,7 @@ const (
 	searchDirIno
 	contextManifestIno
 	statusJSONIno
+	runsDirIno
 	answerInoBase                 // + a counter: the files under search/ and context/
 	chunkInoBase  = 1<<62 + 1<<40 // + a chunk's position in its directory listing
 )
@@ -164,6 +165,13 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 		return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino}), 0
 	case "history", "snapshots", "checkpoints", "at":
 		return n.lookupPast(ctx, name, out)
+	case "runs":
+		if n.root.opts.Runs == nil {
+			return nil, syscall.ENOENT
+		}
+		d := &runsDir{root: n.root}
+		n.root.fillDir(&out.Attr, runsDirIno)
+		return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: runsDirIno}), 0
 	case "events.jsonl":
 		ev := n.root.opts.Events
 		if ev == nil {
@@ -309,6 +317,9 @@ func (r *Root) statusOf(cr session.Cred) status.Status {
 	}
 	if r.opts.History != nil {
 		st.Unlisted = append(st.Unlisted, "history/KEY/", "snapshots/", "checkpoints/", "at/SEQ/")
+	}
+	if r.opts.Runs != nil {
+		st.Unlisted = append(st.Unlisted, "runs/RUN/")
 	}
 	st.Unlisted = append(st.Unlisted, "status.json")
 	return st

@@ -1,6 +1,7 @@
 package fsnode
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -153,10 +154,14 @@ func xattrErrno(err error) syscall.Errno {
 
 // writer describes the process behind a request.
 func (r *Root) writer(ctx context.Context) meta.WriterInfo {
-	w := meta.WriterInfo{Agent: r.opts.Agent}
+	w := meta.WriterInfo{Agent: r.opts.Agent, Run: r.opts.Run}
 	if c, ok := fuse.FromContext(ctx); ok {
 		w.UID = c.Uid
-		w.PID, w.Comm = r.procs.process(c.Pid)
+		var run string
+		w.PID, w.Comm, run = r.procs.process(c.Pid)
+		if run != "" {
+			w.Run = run
+		}
 	}
 	return w
 }
@@ -185,17 +190,18 @@ type procCache struct {
 type procEntry struct {
 	pid  uint32
 	comm string
+	run  string // its MEMFS_RUN, when valid
 	at   time.Time
 }
 
 // procCacheSize bounds the threads remembered; a full cache starts over.
 const procCacheSize = 1024
 
-// process returns the process of thread tid and its program's name, from
-// the cache while it is fresh.
-func (c *procCache) process(tid uint32) (pid uint32, comm string) {
+// process returns the process of thread tid, its program's name and its
+// run (MEMFS_RUN in its environment), from the cache while it is fresh.
+func (c *procCache) process(tid uint32) (pid uint32, comm, run string) {
 	if tid == 0 {
-		return 0, ""
+		return 0, "", ""
 	}
 	now, read := time.Now, readProcess
 	if c.now != nil {
@@ -209,11 +215,11 @@ func (c *procCache) process(tid uint32) (pid uint32, comm string) {
 	e, ok := c.seen[tid]
 	c.mu.Unlock()
 	if ok && t.Sub(e.at) < procCacheTTL && t.Sub(e.at) >= 0 {
-		return e.pid, e.comm
+		return e.pid, e.comm, e.run
 	}
 	e = read(tid)
 	if e.comm == "" {
-		return e.pid, "" // gone: nothing to remember
+		return e.pid, "", "" // gone: nothing to remember
 	}
 	e.at = t
 	c.mu.Lock()
@@ -222,7 +228,7 @@ func (c *procCache) process(tid uint32) (pid uint32, comm string) {
 	}
 	c.seen[tid] = e
 	c.mu.Unlock()
-	return e.pid, e.comm
+	return e.pid, e.comm, e.run
 }
 
 // readProcess returns the process of thread tid (FUSE reports the calling
@@ -251,5 +257,27 @@ func readProcess(tid uint32) procEntry {
 			e.comm = strings.TrimSpace(string(c))
 		}
 	}
+	e.run = processRun(e.pid)
 	return e
+}
+
+// processRun is the run the process pid works for: MEMFS_RUN in its
+// environment (as it was at exec), when valid; else "". Nothing else of
+// the environment is kept or told: it may hold secrets. A process memfs
+// may not read the environment of (another user's, for a mount not run
+// as root) has none.
+func processRun(pid uint32) string {
+	b, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/environ")
+	if err != nil {
+		return ""
+	}
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("MEMFS_RUN=")); ok {
+			if meta.ValidateRun(string(v)) != nil {
+				return ""
+			}
+			return string(v)
+		}
+	}
+	return ""
 }

@@ -78,7 +78,7 @@ func newApp(stdout, stderr io.Writer) app {
 			hintCommand(),
 			modelsCommand(),
 			gcCommand(), mcpCommand(), conflictsCommand(),
-			historyCommand(), snapshotCommand(), checkpointCommand(), revertCommand(), restoreCommand(), diffCommand(),
+			historyCommand(), snapshotCommand(), checkpointCommand(), revertCommand(), restoreCommand(), diffCommand(), runsCommand(),
 		},
 	}
 	a.Flags = []cli.Flag{quietFlag()} // before the command's name too

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -52,6 +54,15 @@ func parseWhen(name, v string) (time.Time, error) {
 func agentFlag() cli.Flag {
 	return &cli.StringFlag{Name: "agent", EnvVars: []string{"MEMFS_AGENT"},
 		Usage: "agent id recorded as the writer of every change (user.memfs.writer, memfs log)"}
+}
+
+// runFlag names the run of the changes a command or mount makes (through
+// a mount, of a writer whose own environment names none).
+func runFlag() cli.Flag {
+	return &cli.StringFlag{Name: "run", EnvVars: []string{"MEMFS_RUN"}, Usage: "run id recorded with every change (memfs runs, .memfs/runs/)",
+		Action: func(c *cli.Context, v string) error {
+			return errors.Join(meta.ValidateRun(v), os.Setenv("MEMFS_RUN", v))
+		}}
 }
 
 func checkAgent(c *cli.Context) error {

@@ -77,4 +77,4 @@ func redactCommand() *cli.Command {
 }
 
 // writeFlags are the flags of the commands that change a store.
-func writeFlags() []cli.Flag { return append(redactFlags(), agentFlag()) }
+func writeFlags() []cli.Flag { return append(redactFlags(), agentFlag(), runFlag()) }

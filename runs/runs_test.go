@@ -1,0 +1,190 @@
+package runs_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/runs"
+)
+
+var stores = []struct {
+	name string
+	open func(t testing.TB) backend.SysStore
+}{
+	{"dir", func(t testing.TB) backend.SysStore {
+		st, err := dirstore.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}},
+	{"badger", func(t testing.TB) backend.SysStore {
+		st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}},
+}
+
+// randomEvents appends n events of a few runs (and of none) with random
+// ops and keys to l.
+func randomEvents(t testing.TB, l *eventlog.Log, rng *rand.Rand, n int) {
+	t.Helper()
+	ops := []string{eventlog.OpWrite, eventlog.OpDelete, eventlog.OpRename, eventlog.OpAttr}
+	var evs []eventlog.Event
+	for range n {
+		ev := eventlog.Event{Op: ops[rng.IntN(len(ops))], Key: fmt.Sprintf("memory/k%d.md", rng.IntN(40)), Session: "s"}
+		if ev.Op == eventlog.OpRename {
+			ev.OldKey = fmt.Sprintf("memory/k%d.md", rng.IntN(40))
+		}
+		if r := rng.IntN(4); r > 0 {
+			ev.Writer = meta.WriterInfo{Comm: "agent", Run: fmt.Sprintf("run-%d", r)}
+		}
+		evs = append(evs, ev)
+	}
+	if _, err := l.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkRebuild fails t unless every run's projection (Current) equals the
+// rebuild from the whole log, and List names exactly the rebuilt runs.
+func checkRebuild(t *testing.T, p *runs.Projector, seed uint64) {
+	t.Helper()
+	ctx := context.Background()
+	want, _, err := p.Rebuild(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := p.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != len(want) {
+		t.Errorf("seed %d: List %v, rebuilt %d runs", seed, list, len(want))
+	}
+	for _, run := range list {
+		got, ok, err := p.Current(ctx, run)
+		if err != nil || !ok {
+			t.Fatalf("seed %d: Current(%s): %v, %v", seed, run, ok, err)
+		}
+		if !reflect.DeepEqual(normal(got), normal(want[run])) {
+			t.Errorf("seed %d: %s: projection %+v\nrebuilt %+v", seed, run, got, want[run])
+		}
+	}
+}
+
+// normal is m with its times in UTC, as a decoded record has them.
+func normal(m runs.Meta) runs.Meta {
+	m.First, m.Last = m.First.UTC(), m.Last.UTC()
+	return m
+}
+
+// A projection caught up at random points (and read between) equals the
+// rebuild from the whole log, on every store, and a catch-up after
+// another leaves it so; across a reopen of the store and the log.
+func TestProjectionEqualsRebuild(t *testing.T) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			seed := uint64(time.Now().UnixNano())
+			rng := rand.New(rand.NewPCG(seed, seed))
+			st := s.open(t)
+			l, err := eventlog.Open(t.Context(), st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := runs.New(st, l)
+			for range 30 {
+				randomEvents(t, l, rng, 1+rng.IntN(60))
+				if rng.IntN(2) == 0 {
+					if err := p.CatchUp(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if rng.IntN(4) == 0 {
+					checkRebuild(t, p, seed)
+				}
+			}
+			checkRebuild(t, p, seed)
+			l2, err := eventlog.Open(t.Context(), st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p2 := runs.New(st, l2)
+			randomEvents(t, l2, rng, 50)
+			checkRebuild(t, p2, seed)
+			if err := p2.CatchUp(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			checkRebuild(t, p2, seed)
+		})
+	}
+}
+
+// A catch-up that stops between the records and the cursor (the store
+// fails the cursor's save, as a crash there would leave it) folds no
+// event twice when the next catch-up starts again from the old cursor.
+func TestCatchUpAfterRecordsWithoutCursor(t *testing.T) {
+	ds, err := dirstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ds.Close() })
+	failCursor := false
+	st := errorstore.Wrap(ds, func(op errorstore.Op, keys []string) error {
+		if failCursor && op == errorstore.OpSaveSys && len(keys) == 1 && keys[0] == "runs/cursor" {
+			return fmt.Errorf("crash before the cursor")
+		}
+		return nil
+	}).(backend.SysStore)
+	l, err := eventlog.Open(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := runs.New(st, l)
+	rng := rand.New(rand.NewPCG(1, 2))
+	randomEvents(t, l, rng, 40)
+	if err := p.CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	randomEvents(t, l, rng, 40)
+	failCursor = true
+	if err := p.CatchUp(t.Context()); err == nil {
+		t.Fatal("the cursor's save failed, and CatchUp said nothing")
+	}
+	failCursor = false
+	checkRebuild(t, p, 1)
+	if err := p.CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	checkRebuild(t, p, 1)
+}
+
+// A run's keys are bounded: past MaxKeys the projection says it lists
+// only some, and keeps counting the events.
+func TestKeysBounded(t *testing.T) {
+	var m runs.Meta
+	for i := range runs.MaxKeys + 10 {
+		m.Apply(eventlog.Event{Seq: uint64(i + 1), Op: eventlog.OpWrite, Key: fmt.Sprintf("k%05d", i)})
+	}
+	if len(m.Keys) != runs.MaxKeys || !m.KeysTruncated || m.Events != runs.MaxKeys+10 {
+		t.Errorf("%d keys, truncated %v, %d events", len(m.Keys), m.KeysTruncated, m.Events)
+	}
+	m.Apply(eventlog.Event{Seq: 3, Op: eventlog.OpWrite, Key: "again"})
+	if m.Events != runs.MaxKeys+10 {
+		t.Errorf("an event already folded in was counted again: %d", m.Events)
+	}
+}
