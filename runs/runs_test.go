@@ -188,3 +188,76 @@ func TestKeysBounded(t *testing.T) {
 		t.Errorf("an event already folded in was counted again: %d", m.Events)
 	}
 }
+
+// A catch-up reads only the chunks of the new events (1,500 of them, over
+// two chunks of the log): one to three chunks with a log of 40,000 events
+// as with one of 2,000 (the count stands for the time:
+// the update of a projection does not grow with the log).
+func TestCatchUpReadsOnlyNewEvents(t *testing.T) {
+	loads := map[int]int64{}
+	for _, n := range []int{2000, 40000} {
+		st := stores[0].open(t)
+		l, err := eventlog.Open(t.Context(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := runs.New(st, l)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for range n / 1000 {
+			randomEvents(t, l, rng, 1000)
+		}
+		if err := p.CatchUp(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		randomEvents(t, l, rng, 1500)
+		// A log opened anew holds no chunk a catch-up could read from
+		// memory: each it reads is a load.
+		l2, err := eventlog.Open(t.Context(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p2 := runs.New(st, l2)
+		before := l2.Loads()
+		if err := p2.CatchUp(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		loads[n] = l2.Loads() - before
+		checkRebuild(t, p2, 3)
+	}
+	t.Logf("chunks read: %v", loads)
+	if loads[40000] > 3 || loads[2000] > 3 || loads[40000] == 0 || loads[2000] == 0 {
+		t.Errorf("chunks read by a catch-up of 1,500 new events: %d with 2,000 events, %d with 40,000; want 1 to 3 either way (a fold of the whole log reads 40)", loads[2000], loads[40000])
+	}
+}
+
+// BenchmarkCatchUp is the cost of a catch-up of 100 new events, as the
+// log grows: per new event, with logs of 1,000 and 100,000 events.
+func BenchmarkCatchUp(b *testing.B) {
+	for _, n := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("log=%d", n), func(b *testing.B) {
+			st := stores[1].open(b)
+			l, err := eventlog.Open(context.Background(), st, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := runs.New(st, l)
+			rng := rand.New(rand.NewPCG(5, 6))
+			for range n / 1000 {
+				randomEvents(b, l, rng, 1000)
+			}
+			if err := p.CatchUp(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			var spent time.Duration
+			for b.Loop() {
+				randomEvents(b, l, rng, 100)
+				start := time.Now()
+				if err := p.CatchUp(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				spent += time.Since(start)
+			}
+			b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N*100), "ns/event")
+		})
+	}
+}
