@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -68,5 +69,36 @@ func TestReadProcessNamesTheProgram(t *testing.T) {
 	}
 	if e := readProcess(1<<31 - 1); e.comm != "" || e.pid != 1<<31-1 {
 		t.Errorf("readProcess of no thread = %+v, want the tid and no name", e)
+	}
+}
+
+// processRun finds MEMFS_RUN in a process's environment as it was at exec,
+// and refuses an invalid one.
+func TestProcessRun(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{
+		{"MEMFS_RUN=r-1", "r-1"},
+		{"MEMFS_RUN=../x", ""},
+		{"OTHER=1", ""},
+	} {
+		cmd := exec.Command("sleep", "5")
+		cmd.Env = []string{"PATH=/usr/bin:/bin", tc.env}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		got := processRun(uint32(cmd.Process.Pid))
+		cmd.Process.Kill()
+		cmd.Wait()
+		if got != tc.want {
+			t.Errorf("%s: processRun = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkReadProcess is what a cache miss of procCache costs: the
+// process's status, name and environment (for its MEMFS_RUN).
+func BenchmarkReadProcess(b *testing.B) {
+	pid := uint32(os.Getpid())
+	for b.Loop() {
+		readProcess(pid)
 	}
 }
