@@ -6,23 +6,32 @@
 // A run's projection (Meta) is a fold of its events in seq order: Apply
 // adds one event in O(1) (amortized; the keys it changed are a bounded
 // sorted list). The projections are kept in system records of the store,
-// "runs/r/RUN", each with the seq of the last event it holds, beside
-// "runs/cursor", the seq through which every event has been applied. A
-// catch-up (Projector.CatchUp) folds the events after the cursor into the
-// records they touch and moves the cursor: its cost is that of the new
-// events, whatever the log's length. Current answers a run's projection
-// exactly without writing anything (a read-only command, a reader that
-// came before the catch-up): the record, and the run's events after the
-// cursor folded in memory. Rebuild folds the whole log anew; a
-// projection and its rebuild are equal (the tests hold them to it).
+// "runs/r/RUN", each with the seq (and time) of the last event it holds,
+// beside "runs/cursor", the seq and time of the event through which every
+// event has been applied. A catch-up (Projector.CatchUp) folds the events
+// after the cursor into the records they touch and moves the cursor: its
+// cost is that of the new events, whatever the log's length. Current
+// answers a run's projection exactly without writing anything (a
+// read-only command, a reader that came before the catch-up): the record,
+// and the run's events after the cursor folded in memory. Rebuild folds
+// the whole log anew; a projection and its rebuild are equal (the tests
+// hold them to it).
+//
+// What the records and the cursor say is checked against the log, never
+// trusted over it: a record that cannot be decoded is folded anew from
+// its run's events; a cursor (or a record ahead of it) at an event the
+// log no longer has, because a recovery cut the log back and numbered
+// its next events from the cut, has the whole log folded anew.
 //
 // A crash between the records and the cursor leaves records ahead of the
 // cursor: Apply skips an event a record already holds (its seq is not
 // above the record's), so the next catch-up folds each event once. On a
 // store that swaps system records (backend.SysSwapper: etcd, where many
-// mounts share the log), the records and the cursor move in one swap
-// guarded by the cursor, so that two mounts catching up at once never
-// put an older projection over a newer one.
+// mounts share the log), each record is swapped against the record it
+// was folded from, and the cursor against the cursor it started from, so
+// that two mounts catching up at once never put an older projection over
+// a newer one, nor move the cursor past an event a record lacks; one
+// swap per record keeps within etcd's operations per transaction.
 //
 // # Concurrency
 //
@@ -35,6 +44,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,68 +136,135 @@ func New(sys backend.SysStore, log *eventlog.Log) *Projector {
 	return &Projector{sys: sys, log: log}
 }
 
-// cursor is the stored cursor, as stored (nil: none) and as a seq.
-func (p *Projector) cursor(ctx context.Context) ([]byte, uint64, error) {
-	b, err := p.sys.LoadSys(ctx, cursorName)
-	if errors.Is(err, backend.ErrKeyNotFound) {
-		return nil, 0, nil
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
-		// A damaged cursor is a cursor at the start: the records skip
-		// what they hold, and the next catch-up writes a good one.
-		return b, 0, nil
-	}
-	return b, n, nil
+// mark is a point of the log: the seq of an event and its time, which
+// tells it from another event a log cut back (a recovery) gave the same
+// seq later.
+type mark struct {
+	seq  uint64
+	time time.Time
 }
 
-// load is run's stored projection; one the store lacks, or cannot
-// decode (damaged: a catch-up then folds the log anew into it), is the
-// empty projection of run with the boolean false.
-func (p *Projector) load(ctx context.Context, run string) (Meta, bool, error) {
-	b, err := p.sys.LoadSys(ctx, recordPrefix+run)
+func (m mark) encode() []byte {
+	return fmt.Appendf(nil, "%d %s", m.seq, m.time.UTC().Format(time.RFC3339Nano))
+}
+
+// cursor is the stored cursor, as stored (nil: none) and as a mark. A
+// damaged one is the start of the log: the records skip what they hold.
+func (p *Projector) cursor(ctx context.Context) ([]byte, mark, error) {
+	b, err := p.sys.LoadSys(ctx, cursorName)
 	if errors.Is(err, backend.ErrKeyNotFound) {
-		return Meta{Run: run}, false, nil
+		return nil, mark{}, nil
 	}
 	if err != nil {
-		return Meta{}, false, err
+		return nil, mark{}, err
+	}
+	seq, at, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	n, err := strconv.ParseUint(seq, 10, 64)
+	t, terr := time.Parse(time.RFC3339Nano, at)
+	if err != nil || terr != nil {
+		return b, mark{}, nil
+	}
+	return b, mark{n, t}, nil
+}
+
+// holds reports whether the log still has the event at m (the start
+// always): a log cut back by a recovery, which numbers its next events
+// again from the cut, has another or none.
+func (p *Projector) holds(ctx context.Context, m mark) (bool, error) {
+	if m.seq == 0 {
+		return true, nil
+	}
+	page, err := p.log.Query(ctx, eventlog.Query{After: m.seq - 1, Forward: true, Limit: 1})
+	if err != nil {
+		return false, err
+	}
+	return len(page.Events) == 1 && page.Events[0].Seq == m.seq && page.Events[0].Time.Equal(m.time), nil
+}
+
+// load is run's stored projection, as stored (nil: none) and decoded,
+// as of the cursor at upto: a record the store lacks is the empty
+// projection; one it cannot decode (damaged), or that holds events the
+// log no longer has (cut back after a crash left the record ahead of the
+// cursor), is folded anew from the run's events up to the cursor.
+func (p *Projector) load(ctx context.Context, run string, upto uint64) ([]byte, Meta, error) {
+	b, err := p.sys.LoadSys(ctx, recordPrefix+run)
+	if errors.Is(err, backend.ErrKeyNotFound) {
+		return nil, Meta{Run: run}, nil
+	}
+	if err != nil {
+		return nil, Meta{}, err
 	}
 	var m Meta
-	if json.Unmarshal(b, &m) != nil || m.Run != run {
-		return Meta{Run: run}, false, nil
+	ok := json.Unmarshal(b, &m) == nil && m.Run == run
+	if ok && m.Seq > upto {
+		ok, err = p.holds(ctx, mark{m.Seq, m.Last})
+		if err != nil {
+			return nil, Meta{}, err
+		}
 	}
-	return m, true, nil
+	if ok {
+		return b, m, nil
+	}
+	m = Meta{Run: run}
+	err = p.foldRun(ctx, &m, 0, upto)
+	return b, m, err
+}
+
+// foldRun folds into m the events of its run after seq after, up to seq
+// upto (0: the log's end).
+func (p *Projector) foldRun(ctx context.Context, m *Meta, after, upto uint64) error {
+	q := eventlog.Query{After: after, Forward: true, Limit: pageSize, Run: m.Run}
+	if upto > 0 {
+		q.Before = upto + 1
+	}
+	for {
+		page, err := p.log.Query(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, ev := range page.Events {
+			m.Apply(ev)
+			q.After = ev.Seq
+		}
+		if !page.More || len(page.Events) == 0 {
+			return nil
+		}
+	}
+}
+
+// loaded is a run's projection being caught up, with the record it was
+// loaded from (nil: none), the guard of its save.
+type loaded struct {
+	old []byte
+	m   Meta
 }
 
 // fold reads the events after seq after, up to limit of them (0: all),
 // and folds each event of a run into metas, loading a run's projection
-// with get the first time it is met. It returns the seq of the last event
-// read (after when there was none) and whether more follow.
-func (p *Projector) fold(ctx context.Context, after uint64, limit int, metas map[string]*Meta, get func(run string) (Meta, error)) (uint64, bool, error) {
+// with get the first time it is met. It returns the last event read (at
+// after when there was none) and whether more follow.
+func (p *Projector) fold(ctx context.Context, after mark, limit int, metas map[string]*loaded, get func(run string) ([]byte, Meta, error)) (mark, bool, error) {
 	read := 0
 	for {
-		page, err := p.log.Query(ctx, eventlog.Query{After: after, Forward: true, Limit: pageSize})
+		page, err := p.log.Query(ctx, eventlog.Query{After: after.seq, Forward: true, Limit: pageSize})
 		if err != nil {
 			return after, false, err
 		}
 		for _, ev := range page.Events {
-			after = ev.Seq
+			after = mark{ev.Seq, ev.Time}
 			if ev.Writer.Run == "" {
 				continue
 			}
-			m, ok := metas[ev.Writer.Run]
+			l, ok := metas[ev.Writer.Run]
 			if !ok {
-				got, err := get(ev.Writer.Run)
+				old, m, err := get(ev.Writer.Run)
 				if err != nil {
 					return after, false, err
 				}
-				m = &got
-				metas[ev.Writer.Run] = m
+				l = &loaded{old, m}
+				metas[ev.Writer.Run] = l
 			}
-			m.Apply(ev)
+			l.m.Apply(ev)
 		}
 		read += len(page.Events)
 		if !page.More {
@@ -199,8 +276,13 @@ func (p *Projector) fold(ctx context.Context, after uint64, limit int, metas map
 	}
 }
 
+// errMoved is a save that met another writer's (a mount catching up
+// too, on a shared store): the catch-up starts again from what it wrote.
+var errMoved = errors.New("runs: another writer moved the projection")
+
 // CatchUp folds the events after the cursor into the stored projections
-// and moves the cursor past them.
+// and moves the cursor past them. A cursor at an event the log no longer
+// has (a recovery cut the log back) folds the whole log anew.
 func (p *Projector) CatchUp(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -209,89 +291,106 @@ func (p *Projector) CatchUp(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		metas := make(map[string]*Meta)
-		to, more, err := p.fold(ctx, from, batchEvents, metas, func(run string) (Meta, error) {
-			m, _, err := p.load(ctx, run)
-			return m, err
+		switch ok, err := p.holds(ctx, from); {
+		case err != nil:
+			return err
+		case !ok:
+			metas, to, err := p.Rebuild(ctx)
+			if err != nil {
+				return err
+			}
+			return p.replaceLocked(ctx, metas, to)
+		}
+		metas := make(map[string]*loaded)
+		to, more, err := p.fold(ctx, from, batchEvents, metas, func(run string) ([]byte, Meta, error) {
+			return p.load(ctx, run, from.seq)
 		})
 		if err != nil {
 			return err
 		}
-		if to == from {
+		if to.seq == from.seq {
 			return nil
 		}
-		ok, err := p.save(ctx, old, to, metas)
+		err = p.save(ctx, old, to, metas)
+		if errors.Is(err, errMoved) {
+			tries++
+			continue
+		}
+		if err != nil || !more {
+			return err
+		}
+	}
+	return fmt.Errorf("runs: the projection kept moving under 16 catch-ups")
+}
+
+// save stores each projection of metas, then the cursor at to. On a
+// store that swaps system records (shared: etcd), each record is swapped
+// against the one it was folded from, and the cursor against the cursor
+// as it was (old): a projection is never put over a newer one, and the
+// cursor passes no event a record lacks (errMoved when another writer
+// was first). A store with one writer saves the records first: a crash
+// before the cursor leaves records ahead of it, which Apply skips.
+func (p *Projector) save(ctx context.Context, old []byte, to mark, metas map[string]*loaded) error {
+	recs := make(map[string][]byte, len(metas))
+	for run, l := range metas {
+		b, err := json.Marshal(l.m)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			tries++ // another mount moved the cursor: start again from it
-			continue
-		}
-		if !more {
-			return nil
-		}
+		recs[recordPrefix+run] = b
 	}
-	return fmt.Errorf("runs: the cursor kept moving under 16 catch-ups")
-}
-
-// save stores metas and the cursor at seq to, guarded by the cursor as it
-// was (old) where the store swaps system records; ok is false when
-// another writer moved the cursor meanwhile (nothing was saved).
-func (p *Projector) save(ctx context.Context, old []byte, to uint64, metas map[string]*Meta) (bool, error) {
-	puts := make(map[string][]byte, len(metas)+1)
-	for run, m := range metas {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return false, err
-		}
-		puts[recordPrefix+run] = b
-	}
-	cursor := []byte(strconv.FormatUint(to, 10))
-	if sw, ok := p.sys.(backend.SysSwapper); ok {
-		puts[cursorName] = cursor
-		return sw.SwapSys(ctx, cursorName, old, puts, nil)
-	}
-	// One writer (the store's lock): the records first, then the cursor;
-	// a crash between leaves records ahead of it, which Apply skips.
-	if bs, ok := p.sys.(backend.SysBatchSaver); ok {
-		if err := bs.SaveSysBatch(ctx, puts); err != nil {
-			return false, err
-		}
-	} else {
-		for name, b := range puts {
-			if err := p.sys.SaveSys(ctx, name, b); err != nil {
-				return false, err
+	sw, swaps := p.sys.(backend.SysSwapper)
+	switch {
+	case swaps:
+		for run, l := range metas {
+			name := recordPrefix + run
+			ok, err := sw.SwapSys(ctx, name, l.old, map[string][]byte{name: recs[name]}, nil)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errMoved
 			}
 		}
+		ok, err := sw.SwapSys(ctx, cursorName, old, map[string][]byte{cursorName: to.encode()}, nil)
+		if err == nil && !ok {
+			err = errMoved
+		}
+		return err
+	default:
+		if bs, ok := p.sys.(backend.SysBatchSaver); ok {
+			if err := bs.SaveSysBatch(ctx, recs); err != nil {
+				return err
+			}
+		} else {
+			for name, b := range recs {
+				if err := p.sys.SaveSys(ctx, name, b); err != nil {
+					return err
+				}
+			}
+		}
+		return p.sys.SaveSys(ctx, cursorName, to.encode())
 	}
-	return true, p.sys.SaveSys(ctx, cursorName, cursor)
 }
 
 // Current is run's projection as of the log's last event: the stored one,
-// with the run's events after the cursor folded in. It writes nothing.
-// A run with no event has the empty projection and ok false.
+// with the run's events after the cursor folded in (all of them when the
+// cursor is at an event the log no longer has). It writes nothing. A run
+// with no event has the empty projection and ok false.
 func (p *Projector) Current(ctx context.Context, run string) (m Meta, ok bool, err error) {
 	_, from, err := p.cursor(ctx)
 	if err != nil {
 		return Meta{}, false, err
 	}
-	m, _, err = p.load(ctx, run)
-	if err != nil {
+	if ok, err := p.holds(ctx, from); err != nil || !ok {
+		m = Meta{Run: run}
+		return m, m.Events > 0, errors.Join(err, p.foldRun(ctx, &m, 0, 0))
+	}
+	if _, m, err = p.load(ctx, run, from.seq); err != nil {
 		return Meta{}, false, err
 	}
-	for after := from; ; {
-		page, err := p.log.Query(ctx, eventlog.Query{After: after, Forward: true, Limit: pageSize, Run: run})
-		if err != nil {
-			return Meta{}, false, err
-		}
-		for _, ev := range page.Events {
-			m.Apply(ev)
-			after = ev.Seq
-		}
-		if !page.More {
-			break
-		}
+	if err := p.foldRun(ctx, &m, from.seq, 0); err != nil {
+		return Meta{}, false, err
 	}
 	return m, m.Events > 0, nil
 }
@@ -303,6 +402,10 @@ func (p *Projector) List(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ok, err := p.holds(ctx, from); err != nil || !ok {
+		metas, _, rerr := p.Rebuild(ctx)
+		return slices.Sorted(maps.Keys(metas)), errors.Join(err, rerr)
+	}
 	es, err := p.sys.ListSys(ctx, recordPrefix)
 	if err != nil {
 		return nil, err
@@ -311,8 +414,8 @@ func (p *Projector) List(ctx context.Context) ([]string, error) {
 	for _, e := range es {
 		runs = append(runs, strings.TrimPrefix(e.Key, recordPrefix))
 	}
-	metas := make(map[string]*Meta)
-	if _, _, err := p.fold(ctx, from, 0, metas, func(run string) (Meta, error) { return Meta{Run: run}, nil }); err != nil {
+	metas := make(map[string]*loaded)
+	if _, _, err := p.fold(ctx, from, 0, metas, func(run string) ([]byte, Meta, error) { return nil, Meta{Run: run}, nil }); err != nil {
 		return nil, err
 	}
 	for run := range metas {
@@ -323,49 +426,63 @@ func (p *Projector) List(ctx context.Context) ([]string, error) {
 }
 
 // Rebuild folds the whole log anew: every run's projection, as the
-// events say, whatever the records hold. It writes nothing.
-func (p *Projector) Rebuild(ctx context.Context) (map[string]Meta, uint64, error) {
-	metas := make(map[string]*Meta)
-	to, _, err := p.fold(ctx, 0, 0, metas, func(run string) (Meta, error) { return Meta{Run: run}, nil })
+// events say, whatever the records hold, and the last event folded. It
+// writes nothing.
+func (p *Projector) Rebuild(ctx context.Context) (map[string]Meta, mark, error) {
+	metas := make(map[string]*loaded)
+	to, _, err := p.fold(ctx, mark{}, 0, metas, func(run string) ([]byte, Meta, error) { return nil, Meta{Run: run}, nil })
 	if err != nil {
-		return nil, 0, err
+		return nil, mark{}, err
 	}
 	out := make(map[string]Meta, len(metas))
-	for run, m := range metas {
-		out[run] = *m
+	for run, l := range metas {
+		out[run] = l.m
 	}
 	return out, to, nil
 }
 
-// Replace stores metas, a rebuild through seq to, in place of every
-// stored projection (memfs runs rebuild): records of runs metas lacks are
+// Replace stores metas, a rebuild through to, in place of every stored
+// projection (memfs runs rebuild): records of runs metas lacks are
 // removed.
-func (p *Projector) Replace(ctx context.Context, metas map[string]Meta, to uint64) error {
+func (p *Projector) Replace(ctx context.Context, metas map[string]Meta, to mark) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.replaceLocked(ctx, metas, to)
+}
+
+func (p *Projector) replaceLocked(ctx context.Context, metas map[string]Meta, to mark) error {
 	es, err := p.sys.ListSys(ctx, recordPrefix)
 	if err != nil {
 		return err
-	}
-	var stale []string
-	for _, e := range es {
-		if _, ok := metas[strings.TrimPrefix(e.Key, recordPrefix)]; !ok {
-			stale = append(stale, e.Key)
-		}
-	}
-	ms := make(map[string]*Meta, len(metas))
-	for run, m := range metas {
-		ms[run] = &m
 	}
 	old, _, err := p.cursor(ctx)
 	if err != nil {
 		return err
 	}
-	switch ok, err := p.save(ctx, old, to, ms); {
-	case err != nil:
+	ls := make(map[string]*loaded, len(metas))
+	var stale []string
+	for _, e := range es {
+		run := strings.TrimPrefix(e.Key, recordPrefix)
+		b, err := p.sys.LoadSys(ctx, e.Key)
+		if err != nil && !errors.Is(err, backend.ErrKeyNotFound) {
+			return err
+		}
+		if m, ok := metas[run]; ok {
+			ls[run] = &loaded{b, m}
+		} else {
+			stale = append(stale, e.Key)
+		}
+	}
+	for run, m := range metas {
+		if _, ok := ls[run]; !ok {
+			ls[run] = &loaded{nil, m}
+		}
+	}
+	if err := p.save(ctx, old, to, ls); err != nil {
+		if errors.Is(err, errMoved) {
+			return fmt.Errorf("%w meanwhile; rebuild again", errMoved)
+		}
 		return err
-	case !ok:
-		return errors.New("runs: another mount moved the projection meanwhile; rebuild again")
 	}
 	if len(stale) > 0 {
 		return p.sys.DeleteSys(ctx, stale...)

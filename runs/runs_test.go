@@ -12,7 +12,9 @@ import (
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/errorstore"
+	"github.com/memfs/memfs/backend/etcdstore"
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/internal/etcdtest"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/runs"
 )
@@ -37,6 +39,23 @@ var stores = []struct {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}},
+	{"etcd", openEtcd},
+}
+
+// openEtcd is a namespace of a real etcd server of its own: a store that
+// swaps system records, as many mounts share it.
+func openEtcd(t testing.TB) backend.SysStore {
+	srv := etcdtest.Start(t)
+	cfg, err := etcdstore.ParseURL(srv.URL("runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := etcdstore.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 // randomEvents appends n events of a few runs (and of none) with random
@@ -260,4 +279,94 @@ func BenchmarkCatchUp(b *testing.B) {
 			b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N*100), "ns/event")
 		})
 	}
+}
+
+// One catch-up over the events of 300 runs saves them all on etcd, whose
+// transactions take at most 128 operations (one swap of them all was
+// refused, and the projection never moved again).
+func TestCatchUpOfManyRunsOnEtcd(t *testing.T) {
+	st := openEtcd(t)
+	l, err := eventlog.Open(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []eventlog.Event
+	for i := range 300 {
+		evs = append(evs, eventlog.Event{Op: eventlog.OpWrite, Key: fmt.Sprintf("memory/k%d.md", i), Session: "s",
+			Writer: meta.WriterInfo{Run: fmt.Sprintf("task-%d", i)}})
+	}
+	if _, err := l.Append(t.Context(), evs); err != nil {
+		t.Fatal(err)
+	}
+	p := runs.New(st, l)
+	if err := p.CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.ListSys(t.Context(), "runs/r/")
+	if err != nil || len(recs) != 300 {
+		t.Fatalf("%d records (%v), want 300", len(recs), err)
+	}
+	checkRebuild(t, p, 0)
+}
+
+// A record that cannot be decoded is folded anew from its run's events,
+// never taken for an empty one that the new events start again.
+func TestDamagedRecordFoldedAnew(t *testing.T) {
+	st := stores[0].open(t)
+	l, err := eventlog.Open(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := runs.New(st, l)
+	rng := rand.New(rand.NewPCG(7, 8))
+	randomEvents(t, l, rng, 200)
+	if err := p.CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveSys(t.Context(), "runs/r/run-1", []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	randomEvents(t, l, rng, 50)
+	checkRebuild(t, p, 7)
+	if err := p.CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	checkRebuild(t, p, 7)
+}
+
+// A log cut back (its records gone, as a recovery that cuts a damaged end
+// leaves it, numbering its next events from the cut) is folded anew: the
+// cursor's event is not the log's any more.
+func TestLogCutBackFoldedAnew(t *testing.T) {
+	st := stores[0].open(t)
+	l, err := eventlog.Open(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := runs.New(st, l)
+	rng := rand.New(rand.NewPCG(9, 10))
+	randomEvents(t, l, rng, 300)
+	if err := p.CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	es, err := st.ListSys(t.Context(), "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if err := st.DeleteSys(t.Context(), e.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l2, err := eventlog.Open(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := runs.New(st, l2)
+	randomEvents(t, l2, rng, 100)
+	checkRebuild(t, p2, 9)
+	if err := p2.CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	checkRebuild(t, p2, 9)
 }
