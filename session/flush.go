@@ -129,7 +129,14 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	c.mu.Unlock()
 	if out.allFailed {
 		ferr := &FlushError{Failed: res.failed}
-		c.log.Error("flush failed; entries stay dirty", "entries", len(p.entries), "removed", len(p.removed), "err", ferr)
+		if ctx.Err() != nil {
+			// The caller gave up (a signal interrupted its fsync: the
+			// kernel then interrupts the request): no store refused
+			// anything, and the next flush saves what stays dirty.
+			c.log.Info("flush given up by its caller; entries stay dirty", "entries", len(p.entries), "removed", len(p.removed))
+		} else {
+			c.log.Error("flush failed; entries stay dirty", "entries", len(p.entries), "removed", len(p.removed), "err", ferr)
+		}
 		return wrapf("flush: %w", ferr)
 	}
 	evErr := c.publish(ctx, p, out.conflicts)
