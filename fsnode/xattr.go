@@ -1,9 +1,11 @@
 package fsnode
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -183,6 +185,7 @@ const procCacheTTL = 200 * time.Millisecond
 type procCache struct {
 	mu   sync.Mutex
 	seen map[uint32]procEntry
+	runs map[uint32]procRun         // per process: see runOf
 	now  func() time.Time           // time.Now; tests move the clock
 	read func(tid uint32) procEntry // readProcess; tests count the reads
 }
@@ -190,7 +193,7 @@ type procCache struct {
 type procEntry struct {
 	pid  uint32
 	comm string
-	run  string // its MEMFS_RUN, when valid
+	run  string // its process's MEMFS_RUN, when valid (runOf)
 	at   time.Time
 }
 
@@ -222,6 +225,7 @@ func (c *procCache) process(tid uint32) (pid uint32, comm, run string) {
 		return e.pid, "", "" // gone: nothing to remember
 	}
 	e.at = t
+	e.run = c.runOf(e.pid, tid, t)
 	c.mu.Lock()
 	if c.seen == nil || len(c.seen) >= procCacheSize {
 		c.seen = make(map[uint32]procEntry)
@@ -229,6 +233,31 @@ func (c *procCache) process(tid uint32) (pid uint32, comm, run string) {
 	c.seen[tid] = e
 	c.mu.Unlock()
 	return e.pid, e.comm, e.run
+}
+
+// runOf is the run of process pid (whose thread tid called), from the
+// cache while it is fresh: the threads of a process share its
+// environment, which is read once for all of them.
+func (c *procCache) runOf(pid, tid uint32, t time.Time) string {
+	c.mu.Lock()
+	r, ok := c.runs[pid]
+	c.mu.Unlock()
+	if ok && t.Sub(r.at) < procCacheTTL && t.Sub(r.at) >= 0 {
+		return r.run
+	}
+	r = procRun{run: processRun(tid), at: t}
+	c.mu.Lock()
+	if c.runs == nil || len(c.runs) >= procCacheSize {
+		c.runs = make(map[uint32]procRun)
+	}
+	c.runs[pid] = r
+	c.mu.Unlock()
+	return r.run
+}
+
+type procRun struct {
+	run string
+	at  time.Time
 }
 
 // readProcess returns the process of thread tid (FUSE reports the calling
@@ -257,22 +286,37 @@ func readProcess(tid uint32) procEntry {
 			e.comm = strings.TrimSpace(string(c))
 		}
 	}
-	e.run = processRun(e.pid)
 	return e
 }
 
-// processRun is the run the process pid works for: MEMFS_RUN in its
-// environment (as it was at exec), when valid; else "". Nothing else of
-// the environment is kept or told: it may hold secrets. A process memfs
-// may not read the environment of (another user's, for a mount not run
-// as root) has none.
-func processRun(pid uint32) string {
-	b, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/environ")
+// processRun is the run the process of thread tid works for: MEMFS_RUN
+// in its environment (as it was at exec), when valid; else "". The
+// thread's own file is read (its process's leader may have exited), in
+// pieces, and no further than environMax: a process that grew its
+// environment to megabytes costs memfs no more than that. Nothing else
+// of the environment is kept or told: it may hold secrets. A process
+// memfs may not read the environment of (another user's, for a mount not
+// run as root) has none.
+func processRun(tid uint32) string {
+	f, err := os.Open("/proc/" + strconv.FormatUint(uint64(tid), 10) + "/environ")
 	if err != nil {
 		return ""
 	}
-	for kv := range bytes.SplitSeq(b, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, []byte("MEMFS_RUN=")); ok {
+	defer f.Close()
+	const name = "MEMFS_RUN="
+	sc := bufio.NewScanner(io.LimitReader(f, environMax))
+	sc.Buffer(make([]byte, 4096), environMax)
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		if i := bytes.IndexByte(data, 0); i >= 0 {
+			return i + 1, data[:i], nil
+		}
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	})
+	for sc.Scan() {
+		if v, ok := bytes.CutPrefix(sc.Bytes(), []byte(name)); ok {
 			if meta.ValidateRun(string(v)) != nil {
 				return ""
 			}
@@ -281,3 +325,6 @@ func processRun(pid uint32) string {
 	}
 	return ""
 }
+
+// environMax is the most of a process's environment processRun reads.
+const environMax = 256 << 10
