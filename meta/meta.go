@@ -151,14 +151,19 @@ func ParseImportance(v string) (float64, error) {
 func ValidateAgent(v string) error { return validateID(Agent, v, "._-:@/") }
 
 // ValidateRun checks a run id (user.memfs.run, --run, MEMFS_RUN): 1 to
-// MaxAgentLen bytes of letters, digits and . _ - : @, not "." or "..": it
-// names a directory of .memfs/runs/ and the first part of a checkpoint's
-// name (RUN/STEP), so it holds no "/".
+// MaxAgentLen bytes of ASCII letters, digits and . _ -, not starting
+// with '.': it names a directory of .memfs/runs/ and the first part of a
+// checkpoint's name (RUN/STEP), whose characters are those.
 func ValidateRun(v string) error {
-	if v == "." || v == ".." {
-		return fmt.Errorf("%w: %s: %q: not a run id", ErrInvalid, Run, v)
+	if v == "" || len(v) > MaxAgentLen || v[0] == '.' {
+		return fmt.Errorf("%w: %s: %q: want 1 to %d bytes, not starting with '.'", ErrInvalid, Run, v, MaxAgentLen)
 	}
-	return validateID(Run, v, "._-:@")
+	for _, c := range []byte(v) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("%w: %s: %q: ASCII letters, digits and . _ - only (as a checkpoint's name)", ErrInvalid, Run, v)
+		}
+	}
+	return nil
 }
 
 // ValidateSession checks a session id (user.memfs.session): 1 to

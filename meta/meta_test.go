@@ -168,3 +168,17 @@ func TestCheckFilter(t *testing.T) {
 		}
 	}
 }
+
+// A run id is what a checkpoint's first part may be: ASCII letters,
+// digits and . _ -, not starting with '.', at most 128 bytes.
+func TestValidateRun(t *testing.T) {
+	for v, ok := range map[string]bool{
+		"task-1.a_B": true, strings.Repeat("r", 128): true,
+		"": false, ".hidden": false, "..": false, "a/b": false, "agent@host": false, "a:b": false,
+		"é": false, strings.Repeat("r", 129): false, "a\nb": false,
+	} {
+		if err := meta.ValidateRun(v); (err == nil) != ok {
+			t.Errorf("ValidateRun(%q) = %v, want ok %v", v, err, ok)
+		}
+	}
+}
