@@ -258,7 +258,7 @@ func (f *FS) sessionOptions() (session.Options, error) {
 	if !so.ReadOnly {
 		f.keeper = startRunKeeper(f.runs, f.log)
 	}
-	so.Events = eventSink(f.events, newSessionID(), f.hist, f.rec, f.keeper.poke)
+	so.Events = eventSink(f.events, newSessionID(), f.hist, f.rec, f.keeper.poke, secretName(so.Redactor))
 	so.Saving = f.rec.saving
 	if so.Derived == nil {
 		// A skill's front matter, as an attribute the skills index and
@@ -275,14 +275,19 @@ func (f *FS) sessionOptions() (session.Options, error) {
 // histOptions are the pack archive's: it keeps the prefixes the session
 // bootstraps, and with a redactor it names no secret.
 func histOptions(prefixes []string, r *redact.Redactor, log *slog.Logger) packhist.Options {
-	ho := packhist.Options{Prefixes: prefixes, Logger: log}
-	if r != nil {
-		ho.SecretName = func(name string) bool {
-			_, found := r.Redact(name, []byte(name))
-			return len(found) > 0
-		}
+	return packhist.Options{Prefixes: prefixes, Logger: log, SecretName: secretName(r)}
+}
+
+// secretName reports whether a name (a key, a run id) holds a secret by
+// r's rules; nil (no redaction) when r is.
+func secretName(r *redact.Redactor) func(name string) bool {
+	if r == nil {
+		return nil
 	}
-	return ho
+	return func(name string) bool {
+		_, found := r.Redact(name, []byte(name))
+		return len(found) > 0
+	}
 }
 
 // hookSession chains f's own hooks before the caller's in so: memory
@@ -610,9 +615,11 @@ func (f *FS) release() error {
 	return err
 }
 
-// DefaultRecoveryDir is $XDG_STATE_HOME/memfs/recovery (by default
-// ~/.local/state/memfs/recovery).
-func DefaultRecoveryDir() string {
+// DefaultStateDir is memfs's state directory, $XDG_STATE_HOME/memfs (by
+// default ~/.local/state/memfs): the recovery directories
+// (DefaultRecoveryDir), the mount helper's logs and a shared store's
+// journals.
+func DefaultStateDir() string {
 	base := os.Getenv("XDG_STATE_HOME")
 	if base == "" {
 		home, err := os.UserHomeDir()
@@ -621,8 +628,12 @@ func DefaultRecoveryDir() string {
 		}
 		base = filepath.Join(home, ".local", "state")
 	}
-	return filepath.Join(base, "memfs", "recovery")
+	return filepath.Join(base, "memfs")
 }
+
+// DefaultRecoveryDir is $XDG_STATE_HOME/memfs/recovery (by default
+// ~/.local/state/memfs/recovery).
+func DefaultRecoveryDir() string { return filepath.Join(DefaultStateDir(), "recovery") }
 
 // DefaultStorePath is the directory of the default store:
 // $XDG_DATA_HOME/memfs/store (by default ~/.local/share/memfs/store).
@@ -690,7 +701,7 @@ func newSessionID() string {
 // with their versions recorded around the append (see recorder), and
 // hands them, numbered, with the entries as flushed, to the archive of
 // pack sources when there is one (off the flush path: see packhist).
-func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorder, appended func()) func(context.Context, []session.Event) error {
+func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorder, appended func(), secret func(string) bool) func(context.Context, []session.Event) error {
 	return func(ctx context.Context, evs []session.Event) error {
 		evs, err := rec.unlogged(ctx, evs)
 		if err != nil || len(evs) == 0 {
@@ -707,6 +718,12 @@ func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorde
 					if r := string(e.Saved.Info.XAttrs[meta.Run]); meta.ValidateRun(r) == nil {
 						out[i].Writer.Run = r
 					}
+				}
+				if secret != nil && out[i].Writer.Run != "" && secret(out[i].Writer.Run) {
+					// A run id that is a secret (a token exported as
+					// MEMFS_RUN) names no run: it would reach the log,
+					// the history and a record's name.
+					out[i].Writer.Run = ""
 				}
 				if e.Op == session.EventConflict {
 					out[i].Conflict = &eventlog.Conflict{Policy: e.Policy, Outcome: e.Outcome, Copy: e.CopyKey}

@@ -102,12 +102,26 @@ func (k *runKeeper) close() {
 	k.done.Wait()
 }
 
-// RunIDs lists the runs memfs knows of: those of events written with a
-// run id, of summaries and of checkpoints, sorted.
+// RunIDs lists the runs memfs knows of: those of events written with a run
+// id, of summaries and of checkpoints, sorted. With a Cred in ctx
+// (session.WithCred), only those the caller has something of to see.
 func (f *FS) RunIDs(ctx context.Context) ([]string, error) {
 	ids, err := f.runs.List(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := session.CredFrom(ctx); ok {
+		seen := ids[:0]
+		for _, id := range ids {
+			m, err := f.runFor(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if m.Events > 0 {
+				seen = append(seen, id)
+			}
+		}
+		ids = seen
 	}
 	sums, err := f.summaries(ctx)
 	if err != nil {
@@ -123,7 +137,7 @@ func (f *FS) RunIDs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	for _, s := range snaps {
-		if r := s.Run(); r != "" {
+		if r := s.Run(); meta.ValidateRun(r) == nil {
 			ids = append(ids, r)
 		}
 	}
@@ -134,30 +148,50 @@ func (f *FS) RunIDs(ctx context.Context) ([]string, error) {
 // ErrNoRun is returned for a run memfs knows nothing of.
 var ErrNoRun = errors.New("no such run")
 
+// runFor is run's projection for the caller in ctx: with a Cred
+// (session.WithCred) that may not see every key the run changed, the
+// fold of the run's events it may see (the log's events of the run are
+// read: a caller is never told of events on keys it could not see);
+// else the projection as kept.
+func (f *FS) runFor(ctx context.Context, run string) (runs.Meta, error) {
+	m, _, err := f.runs.Current(ctx, run)
+	if err != nil {
+		return runs.Meta{}, err
+	}
+	cr, ok := session.CredFrom(ctx)
+	if !ok || m.Events == 0 || !m.KeysTruncated && !slices.Contains(f.c.Access().Seeable(cr, m.Keys...), false) {
+		return m, nil
+	}
+	m = runs.Meta{Run: run}
+	for q := (eventlog.Query{Forward: true, Limit: 1000}); ; {
+		page, last, err := f.RunEvents(ctx, run, q)
+		if err != nil {
+			return runs.Meta{}, err
+		}
+		for _, ev := range page.Events {
+			m.Apply(ev)
+		}
+		if !page.More || last == 0 {
+			return m, nil
+		}
+		q.After = last
+	}
+}
+
 // Run returns what memfs knows of run. With a Cred in ctx
-// (session.WithCred) it lists only the keys that caller may see, and
+// (session.WithCred) it says only what that caller may see (runFor), and
 // gives the steps only if it may read the summaries.
 func (f *FS) Run(ctx context.Context, run string) (Run, error) {
 	if err := meta.ValidateRun(run); err != nil {
 		return Run{}, err
 	}
-	m, _, err := f.runs.Current(ctx, run)
+	m, err := f.runFor(ctx, run)
 	if err != nil {
 		return Run{}, err
 	}
 	r := Run{Meta: m, Checkpoints: []Checkpoint{}}
 	if r.Keys == nil {
 		r.Keys = []string{}
-	}
-	if cr, ok := session.CredFrom(ctx); ok && len(r.Keys) > 0 {
-		seen := f.c.Access().Seeable(cr, r.Keys...)
-		keys := r.Keys[:0:0]
-		for i, k := range r.Keys {
-			if seen[i] {
-				keys = append(keys, k)
-			}
-		}
-		r.Keys = keys
 	}
 	sums, err := f.runSummaries(ctx, run)
 	if err != nil {
@@ -291,6 +325,11 @@ func (f *FS) runFile(ctx context.Context, name string) ([]byte, error) {
 // RunEventsFile) as .memfs/runs/RUN/ gives it, for the caller in ctx
 // (session.WithCred; none: everything).
 func (f *FS) RunFile(ctx context.Context, run, file string) ([]byte, error) {
+	if file != RunMetaFile {
+		if _, err := f.Run(ctx, run); err != nil {
+			return nil, err // an unknown run, or one the caller has nothing of to see
+		}
+	}
 	switch file {
 	case RunMetaFile:
 		r, err := f.Run(ctx, run)

@@ -1,12 +1,22 @@
 package mountclient
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // runsDir is where a mount serves its runs: a directory per run.
 const runsDir = ".memfs/runs"
+
+// answerError is the extended attribute of a mount's answer file that
+// names the errno of an answer that cannot be given (fsnode.ErrorXAttr).
+const answerError = "user.memfs.error"
 
 // Runs lists the runs the mount knows of, sorted.
 func (c *Client) Runs() (ids []string, err error) {
@@ -21,11 +31,29 @@ func (c *Client) Runs() (ids []string, err error) {
 }
 
 // RunFile reads the file name (memfs.RunMetaFile, RunSummariesFile,
-// RunEventsFile) of run, as the mount gives it to this process.
+// RunEventsFile) of run, as the mount gives it to this process. A file
+// that holds why the mount cannot answer is that error, never its text.
 func (c *Client) RunFile(run, name string) (b []byte, err error) {
 	err = c.withRoot(func(r *os.Root) error {
-		b, err = r.ReadFile(path.Join(runsDir, run, name))
-		return err
+		p := path.Join(runsDir, run, name)
+		f, err := r.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if b, err = io.ReadAll(f); err != nil {
+			return err
+		}
+		buf := make([]byte, 64)
+		if n, xerr := unix.Fgetxattr(int(f.Fd()), answerError, buf); xerr == nil {
+			return fmt.Errorf("%s: the mount cannot answer (%s):\n%s", p, buf[:n], strings.TrimSpace(string(b)))
+		} else if !errors.Is(xerr, unix.ENODATA) && !errors.Is(xerr, unix.EOPNOTSUPP) {
+			return xerr
+		}
+		return nil
 	})
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
