@@ -1,13 +1,18 @@
 package memfs
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/embed"
+	"github.com/memfs/memfs/internal/names"
+	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
@@ -78,6 +83,26 @@ func (o CommandOptions) Options() Options {
 		Bootstrap: o.Bootstrap, Embedder: o.Embedder}
 }
 
+// Finish closes f, which a program opened with o's Options, at the end of
+// its work, and returns what the program reports: err, its work's error,
+// with the failure of Close beside it when the program writes. What the
+// work did before an error is kept: Close flushes it with ctx's values
+// but not its cancellation. A ReadStore program saves nothing, so its
+// Close has nothing to report after an error (and is not cancelled).
+func (o CommandOptions) Finish(ctx context.Context, f *FS, err error) error {
+	write := o.Access != ReadStore
+	if err != nil {
+		if ferr := f.Close(context.WithoutCancel(ctx)); ferr != nil && write {
+			return errors.Join(err, ferr)
+		}
+		return err
+	}
+	if !write {
+		ctx = context.Background()
+	}
+	return f.Close(ctx)
+}
+
 // SelfWriter is this process as the writer of the changes it makes on its
 // own (a command, the journal replay of a mount): its uid and pid, "memfs",
 // the agent id and its run (SelfRun).
@@ -106,6 +131,45 @@ func CheckTransient(cmd, key string) error {
 		return fmt.Errorf("%s: %s: a transient editor file lives only in a mounted session (see --transient); not stored", cmd, key)
 	}
 	return nil
+}
+
+// Cat writes the values of keys to w for memfs cat, each read by value (a
+// file's content, a symlink's target as the store holds it) from a
+// session or through a mount (mountclient.Client.Cat). It stops at the
+// first key it cannot print, saying what that means to the person who
+// asked (usererr.Explain; a transient name's own reason, CheckTransient).
+func Cat(w io.Writer, keys []string, value func(key string) ([]byte, error)) error {
+	for _, k := range keys {
+		v, err := value(k)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := CheckTransient("cat", k); err != nil {
+				return err
+			}
+		}
+		if err != nil {
+			return usererr.Explain(err)
+		}
+		if _, err := w.Write(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RmMissing is what memfs rm does with a key that names nothing (the
+// missing of Remove and of mountclient.Client.Remove): with force,
+// nothing; else it is refused (usererr.Refuse), a transient name with its
+// own reason (CheckTransient).
+func RmMissing(force bool) func(key string) error {
+	return func(k string) error {
+		if force {
+			return nil
+		}
+		if err := CheckTransient("rm", k); err != nil {
+			return usererr.Refuse(err)
+		}
+		return usererr.Refuse(fmt.Errorf("rm: %s: no such key (memfs ls lists them; -r removes a prefix)", names.Show(k)))
+	}
 }
 
 // PutFile stores value under key for `memfs put` on a store: a new file

@@ -52,12 +52,14 @@ func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cr
 	return cr, o, nil
 }
 
-// contextFile answers .memfs/context.md (name ""), .memfs/context/NAME and
+// ContextFile answers .memfs/context.md (name ""), .memfs/context/NAME and
 // their manifests (NAME + contextpack.ManifestSuffix;
 // .memfs/context.manifest.json is name contextpack.ManifestSuffix) for the
 // caller in ctx: the pack contextpack.ParseName reads in name, as of its
-// at:SEQ when it has one (ContextPackAt), or its manifest's JSON.
-func (f *FS) contextFile(ctx context.Context, name string) ([]byte, error) {
+// at:SEQ when it has one (ContextPackAt), or its manifest's JSON. It is
+// the name grammar's door to ContextPack and ContextPackAt, for a mount's
+// files and for memfs context on a store alike.
+func (f *FS) ContextFile(ctx context.Context, name string) ([]byte, error) {
 	o, at, manifest, err := contextpack.ParseName(name)
 	if err != nil {
 		return nil, err

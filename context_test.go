@@ -53,11 +53,11 @@ func TestContextPackManifestAndPermission(t *testing.T) {
 			ctx     context.Context
 			secrets bool
 		}{{"root", root, true}, {"uid 1000", user, false}} {
-			pack, err := memfs.ContextFile(f, who.ctx, name)
+			pack, err := f.ContextFile(who.ctx, name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			mj, err := memfs.ContextFile(f, who.ctx, name+contextpack.ManifestSuffix)
+			mj, err := f.ContextFile(who.ctx, name+contextpack.ManifestSuffix)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,8 +95,8 @@ func TestContextPackManifestAndPermission(t *testing.T) {
 		}
 	}
 	// .memfs/context.manifest.json asks with the suffix alone.
-	a, _ := memfs.ContextFile(f, user, "")
-	b, _ := memfs.ContextFile(f, user, contextpack.ManifestSuffix)
+	a, _ := f.ContextFile(user, "")
+	b, _ := f.ContextFile(user, contextpack.ManifestSuffix)
 	if !strings.Contains(string(b), `"pack_sha256"`) || !strings.Contains(string(a), "sha256:") {
 		t.Errorf("manifest of context.md: %.200s", b)
 	}
@@ -120,7 +120,7 @@ func TestContextPackIgnoreRules(t *testing.T) {
 	check := func(when string, want ...string) {
 		t.Helper()
 		must(t, f.Flush(ctx))
-		live, err := memfs.ContextFile(f, ctx, ".manifest.json")
+		live, err := f.ContextFile(ctx, ".manifest.json")
 		must(t, err)
 		at, err := packAt(f, ctx, headSeq(t, f), ".manifest.json")
 		must(t, err)

@@ -156,7 +156,7 @@ func TestContextPackAtEqualsLivePack(t *testing.T) {
 				must(t, f.Flush(ctx))
 				s := step{seq: headSeq(t, f)}
 				for _, n := range packNames {
-					p, err := memfs.ContextFile(f, ctx, n)
+					p, err := f.ContextFile(ctx, n)
 					must(t, err)
 					s.packs = append(s.packs, p)
 				}
@@ -262,7 +262,7 @@ func TestContextPackAtReadable(t *testing.T) {
 	must(t, err)
 	must(t, f.Flush(owner))
 	seq := headSeq(t, f)
-	want, err := memfs.ContextFile(f, other, "")
+	want, err := f.ContextFile(other, "")
 	must(t, err)
 	got, err := packAt(f, other, seq, "")
 	must(t, err)
@@ -363,7 +363,7 @@ func TestContextPackAtBaselineAtOpen(t *testing.T) {
 	must(t, c.Set("skills/s/SKILL.md", []byte("---\nname: s\ndescription: a skill\n---\n")))
 	must(t, f.Flush(ctx))
 	seq1 := headSeq(t, f)
-	want1, err := memfs.ContextFile(f, ctx, "")
+	want1, err := f.ContextFile(ctx, "")
 	must(t, err)
 	if got, err := packAt(f, ctx, seq1, ""); err != nil || !bytes.Equal(got, want1) {
 		t.Fatalf("as of %d: got %q, %v; want %q", seq1, got, err, want1)
@@ -401,7 +401,7 @@ func TestContextPackAtBaselineAtOpen(t *testing.T) {
 	must(t, f.Session().Set("memory/b.md", []byte("# B\nwritten again\n")))
 	must(t, f.Flush(ctx))
 	seq2 := headSeq(t, f)
-	want2, err := memfs.ContextFile(f, ctx, "")
+	want2, err := f.ContextFile(ctx, "")
 	must(t, err)
 	if got, err := packAt(f, ctx, seq2, ""); err != nil || !bytes.Equal(got, want2) {
 		t.Errorf("as of %d, once memfs wrote it again: got %q, %v; want %q", seq2, got, err, want2)
@@ -552,7 +552,7 @@ func TestContextPackRegularFilesOnly(t *testing.T) {
 	seq := headSeq(t, f)
 	check := func(f *memfs.FS) {
 		t.Helper()
-		live, err := memfs.ContextFile(f, ctx, ".manifest.json")
+		live, err := f.ContextFile(ctx, ".manifest.json")
 		must(t, err)
 		at, err := packAt(f, ctx, seq, ".manifest.json")
 		if err != nil {

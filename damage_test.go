@@ -74,7 +74,7 @@ func TestUnreadableDirStoreFileIsLocal(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "memory/small.md") {
 		t.Errorf("search fox: %q, %v", out, err)
 	}
-	pack, err := memfs.ContextFile(f, rctx, "")
+	pack, err := f.ContextFile(rctx, "")
 	if err != nil || !strings.Contains(string(pack), "the quick brown fox") {
 		t.Errorf("the context pack beside an unreadable note: %v\n%s", err, pack)
 	}

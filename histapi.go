@@ -107,6 +107,21 @@ func (f *FS) ResolveSnapshot(ctx context.Context, name string) (history.Snapshot
 	return f.rec.h.ResolveSnapshot(ctx, name)
 }
 
+// ListSnapshots returns the snapshots which names: "" every one, "RUN/"
+// the checkpoints of RUN, "RUN/latest" the run's newest
+// (ResolveSnapshot).
+func (f *FS) ListSnapshots(ctx context.Context, which string) ([]history.Snapshot, error) {
+	if strings.HasSuffix(which, "/"+history.Latest) {
+		s, err := f.ResolveSnapshot(ctx, which)
+		if err != nil {
+			return nil, err
+		}
+		return []history.Snapshot{s}, nil
+	}
+	ss, err := f.Snapshots(ctx)
+	return slices.DeleteFunc(ss, func(s history.Snapshot) bool { return !strings.HasPrefix(s.Name, which) }), err
+}
+
 // RemoveSnapshot removes the snapshot name (its versions stay).
 func (f *FS) RemoveSnapshot(ctx context.Context, name string) error {
 	return f.rec.h.RemoveSnapshot(ctx, name)

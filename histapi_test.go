@@ -99,6 +99,27 @@ func checkRestore(t *testing.T, f *memfs.FS, set func(k, v string)) {
 	if err != nil || len(snaps) != 1 || snaps[0].Name != "run1/step1" {
 		t.Fatalf("snapshots %v, %v", snaps, err)
 	}
+	if _, err := f.CreateSnapshot(ctx, "plain", "test/1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ which, want string }{
+		{"", "plain run1/step1"}, {"run1/", "run1/step1"}, {"run1/latest", "run1/step1"}, {"run2/", ""},
+	} {
+		ss, err := f.ListSnapshots(ctx, tt.which)
+		var got []string
+		for _, s := range ss {
+			got = append(got, s.Name)
+		}
+		if err != nil || strings.Join(got, " ") != tt.want {
+			t.Errorf("ListSnapshots(%q) = %v, %v; want %s", tt.which, got, err, tt.want)
+		}
+	}
+	if ss, err := f.ListSnapshots(ctx, "run2/latest"); !errors.Is(err, fs.ErrNotExist) || ss != nil {
+		t.Errorf("ListSnapshots(run2/latest) = %v, %v; want fs.ErrNotExist", ss, err)
+	}
+	if err := f.RemoveSnapshot(ctx, "plain"); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.RemoveSnapshot(ctx, "run1/step1"); err != nil {
 		t.Fatal(err)
 	}

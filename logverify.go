@@ -2,6 +2,8 @@ package memfs
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/memfs/memfs/backend"
@@ -14,6 +16,15 @@ type LogCheck struct {
 	Out    string   // the verdicts, a line each
 	Notes  []string // warnings and damage, a line each
 	Failed string   // the summary of a log (or history) found broken; "" when intact
+}
+
+// Print writes lc as memfs log --verify does: the verdicts on w, each
+// warning and damage on notes.
+func (lc LogCheck) Print(w, notes io.Writer) {
+	fmt.Fprint(w, lc.Out)
+	for _, n := range lc.Notes {
+		fmt.Fprintln(notes, n)
+	}
 }
 
 // VerifyLog checks the event log of sys for the reader uid, and, when sys

@@ -134,7 +134,7 @@ func TestRawSecretInStoreIsRedactedAtOpen(t *testing.T) {
 	ro, err := memfs.Open(t.Context(), st, memfs.Options{JournalPath: filepath.Join(dir, dirstore.JournalName),
 		Session: session.Options{ReadOnly: true}})
 	must(t, err)
-	pack, err := memfs.ContextFile(ro, root, "")
+	pack, err := ro.ContextFile(root, "")
 	must(t, err)
 	if bytes.Contains(pack, []byte(stripeKey)) || !bytes.Contains(pack, []byte("stripe.api_key")) {
 		t.Errorf("read-only: the context pack shows the token, or not the note:\n%s", pack)
@@ -151,7 +151,7 @@ func TestRawSecretInStoreIsRedactedAtOpen(t *testing.T) {
 	if bytes.Contains(b, []byte(stripeKey)) || !bytes.Contains(b, []byte("[REDACTED:stripe-secret-key]")) {
 		t.Errorf("the store's file after an open: %q, want it redacted", b)
 	}
-	pack, err = memfs.ContextFile(f, root, "")
+	pack, err = f.ContextFile(root, "")
 	must(t, err)
 	if bytes.Contains(pack, []byte(stripeKey)) {
 		t.Errorf("the context pack shows the token:\n%s", pack)

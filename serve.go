@@ -159,7 +159,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		Space:           f.space(),
 		Closed:          closed,
 		Events:          f.events,
-		ContextPack:     f.contextFile,
+		ContextPack:     f.ContextFile,
 		Search:          f.index.File,
 		Runs: &fsnode.Runs{List: f.RunIDs, File: f.runFile,
 			Files: []string{RunMetaFile, RunSummariesFile, RunEventsFile}},

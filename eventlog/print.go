@@ -78,6 +78,20 @@ func (p Page) NextHint(q Query) string {
 	return fmt.Sprintf("(earlier events: --before %d)", p.Events[0].Seq)
 }
 
+// Print writes p, the answer to q, as memfs log shows it: a table on w
+// (WriteTable) and then, on hints, how to ask for the next page
+// (NextHint); with asJSON, JSON lines as stored (WriteJSON) and no hint.
+func (p Page) Print(w, hints io.Writer, q Query, asJSON bool) error {
+	if asJSON {
+		return WriteJSON(w, p.Events)
+	}
+	err := WriteTable(w, p.Events)
+	if h := p.NextHint(q); err == nil && h != "" {
+		fmt.Fprintln(hints, h)
+	}
+	return err
+}
+
 // Summary is the one-line verdict of a Verify: the chain intact, or
 // where it breaks.
 func (r Report) Summary() string {

@@ -47,6 +47,42 @@ func TestWriteTable(t *testing.T) {
 	}
 }
 
+// Print writes a table and then the next page's hint, or JSON lines and
+// no hint.
+func TestPagePrint(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+	page := Page{Events: []Event{{Seq: 7, Time: at, Op: OpWrite, Key: "k"}, {Seq: 8, Time: at, Op: OpDelete, Key: "k"}}, More: true}
+	tests := []struct {
+		name      string
+		q         Query
+		asJSON    bool
+		wantHint  string
+		wantLines int
+	}{
+		{"back", Query{Limit: 2}, false, "(earlier events: --before 7)\n", 2},
+		{"forward", Query{Limit: 2, Forward: true}, false, "(more: --after 8)\n", 2},
+		{"json", Query{Limit: 2}, true, "", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, hints bytes.Buffer
+			if err := page.Print(&out, &hints, tt.q, tt.asJSON); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Count(out.String(), "\n"); got != tt.wantLines || hints.String() != tt.wantHint {
+				t.Errorf("Print wrote %d lines and hint %q, want %d and %q", got, hints.String(), tt.wantLines, tt.wantHint)
+			}
+			if tt.asJSON != strings.HasPrefix(out.String(), `{"seq":7`) {
+				t.Errorf("Print (JSON %v) wrote %q", tt.asJSON, out.String())
+			}
+		})
+	}
+	var out, hints bytes.Buffer
+	if err := (Page{Events: page.Events}).Print(&out, &hints, Query{}, false); err != nil || hints.Len() != 0 {
+		t.Errorf("Print of the last page: hint %q, %v; want none", hints.String(), err)
+	}
+}
+
 func TestReportSummary(t *testing.T) {
 	if s := (Report{OK: true, Events: 5, Chunks: 1}).Summary(); s != "event log ok: 5 events in 1 chunks, hash chain intact" {
 		t.Errorf("ok summary = %q", s)

@@ -46,6 +46,12 @@ func (n Snapshot) Run() string {
 	return run
 }
 
+// Line is n as memfs snapshot list prints it: "NAME SEQ TIME BY", TIME
+// in RFC 3339 (UTC, to the second).
+func (n Snapshot) Line() string {
+	return fmt.Sprintf("%s %d %s %s\n", n.Name, n.Seq, n.Time.UTC().Format("2006-01-02T15:04:05Z"), n.By)
+}
+
 // ValidSnapshotName checks name: one segment or two (RUN/STEP), each of
 // the characters [A-Za-z0-9._-], not empty and not starting with '.'; a
 // step may not be "latest" (it names the run's newest). The error

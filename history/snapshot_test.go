@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/history"
@@ -36,6 +37,16 @@ func TestSnapshotNames(t *testing.T) {
 		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, history.ErrSnapshotName)) {
 			t.Errorf("ValidSnapshotName(%q) = %v, want ok %v", tt.name, err, tt.ok)
 		}
+	}
+}
+
+// Line is what memfs snapshot list prints: NAME SEQ TIME BY, the time in
+// UTC to the second.
+func TestSnapshotLine(t *testing.T) {
+	at := time.Date(2025, 3, 4, 5, 6, 7, 890, time.FixedZone("CET", 3600))
+	s := history.Snapshot{Name: "run1/step2", Seq: 42, Time: at, By: "coder/1234"}
+	if got, want := s.Line(), "run1/step2 42 2025-03-04T04:06:07Z coder/1234\n"; got != want {
+		t.Errorf("Line() = %q, want %q", got, want)
 	}
 }
 

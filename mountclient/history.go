@@ -78,6 +78,17 @@ func (c *Client) Snapshots(run string) (names []string, err error) {
 	return names, err
 }
 
+// ListSnapshots returns the snapshot names which names: "" every one,
+// "RUN/" the checkpoints of RUN, "RUN/latest" the run's newest (Latest).
+// What was read before an error is returned with it.
+func (c *Client) ListSnapshots(which string) ([]string, error) {
+	if run, ok := strings.CutSuffix(which, "/"+history.Latest); ok {
+		name, err := c.Latest(run)
+		return []string{name}, err
+	}
+	return c.Snapshots(strings.TrimSuffix(which, "/"))
+}
+
 func snapshotNames(r *os.Root, run string) ([]string, error) {
 	ents, err := readDir(r, path.Join(snapshotsDir, run))
 	var out []string

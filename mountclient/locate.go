@@ -40,6 +40,16 @@ type Target[S Spec] struct {
 	Client *Client // the live memfs mount serving Spec; nil to open the store
 }
 
+// NeedsStore refuses, for the command cmd that needs the store to itself,
+// a store a live mount serves, saying what to do in its place (instead).
+func (t Target[S]) NeedsStore(cmd, instead string) error {
+	if t.Client == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s is mounted at %s (memfs process %d), and %s needs the store to itself\n  %s",
+		cmd, t.Spec, t.Client.Dir, t.Client.PID, cmd, instead)
+}
+
 // Locate finds what a command works on (see the top of the file). mount
 // names a mount outright (--mount); store names a store ("" for none
 // named: the mount the working directory is in, or else the default), and

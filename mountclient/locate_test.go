@@ -81,4 +81,27 @@ func TestLocate(t *testing.T) {
 	if _, ok := mountclient.Serving(dirSpec{"dir", strings.TrimPrefix(other, "dir:")}, parseDir); ok {
 		t.Error("Serving(a store no mount serves) found one")
 	}
+	checkNeedsStore(t, dir, mnt, other)
+}
+
+// checkNeedsStore: a command that needs the store to itself is refused
+// one a live mount serves (at mnt, of the store dir), with what to do
+// instead; a store no mount serves (other) is its own.
+func checkNeedsStore(t *testing.T, dir, mnt, other string) {
+	t.Helper()
+	served, err := mountclient.Locate("", "dir:"+dir, true, parseDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("fsck: dir:%s is mounted at %s (memfs process %d), and fsck needs the store to itself\n  unmount it", dir, mnt, os.Getpid())
+	if err := served.NeedsStore("fsck", "unmount it"); err == nil || err.Error() != want {
+		t.Errorf("NeedsStore of a served store = %v, want %q", err, want)
+	}
+	free, err := mountclient.Locate("", other, true, parseDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := free.NeedsStore("fsck", "unmount it"); err != nil {
+		t.Errorf("NeedsStore of a store no mount serves = %v, want nil", err)
+	}
 }

@@ -74,16 +74,6 @@ func (p *posting) locate(id uint32) loc {
 	return l
 }
 
-// find returns the entry of document id (from its tf on), or nil.
-func (p *posting) find(id uint32) []byte {
-	l := p.locate(id)
-	if !l.hasNext || l.next != id {
-		return nil
-	}
-	e := p.data[l.at+l.nextLen:]
-	return e[:entryLen(e)]
-}
-
 // add inserts the entry of document id, which the list does not hold.
 func (p *posting) add(id uint32, entry []byte) {
 	if p.n == 0 || id > p.last {

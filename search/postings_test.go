@@ -8,6 +8,17 @@ import (
 	"testing"
 )
 
+// find returns the entry of document id (from its tf on), or nil: the
+// tests' look into a list (the index itself walks lists in order).
+func (p *posting) find(id uint32) []byte {
+	l := p.locate(id)
+	if !l.hasNext || l.next != id {
+		return nil
+	}
+	e := p.data[l.at+l.nextLen:]
+	return e[:entryLen(e)]
+}
+
 // checkPosting verifies a list's invariants and that it holds exactly
 // want (document id -> positions).
 func checkPosting(p *posting, want map[uint32][]uint32) error {

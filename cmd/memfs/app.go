@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -107,21 +105,13 @@ func unknownCommand(c *cli.Context) error {
 }
 
 // usageError is every command's OnUsageError: a short error and the
-// usage line, where urfave/cli would print the whole help. The flag
-// package says which flag it does not know only in its message.
+// usage line (cliargs.Command.UsageError), where urfave/cli would print
+// the whole help.
 func usageError(c *cli.Context, err error, _ bool) error {
-	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	if c.Command.Name == c.App.Name {
-		if unknown {
-			return argSpec(&cli.Command{}).UnknownFlag("", "memfs [--version] COMMAND [flags] [ARGS]", name)
-		}
-		return err
+		return argSpec(&cli.Command{}).UsageError("", "memfs [--version] COMMAND [flags] [ARGS]", err)
 	}
-	usage := c.Command.HelpName + " [flags] " + c.Command.ArgsUsage
-	if unknown {
-		return argSpec(c.Command).UnknownFlag(c.Command.Name, usage, name)
-	}
-	return fmt.Errorf("%s: %w\nusage: %s", c.Command.Name, err, usage)
+	return argSpec(c.Command).UsageError(c.Command.Name, c.Command.HelpName+" [flags] "+c.Command.ArgsUsage, err)
 }
 
 func quietFlag() cli.Flag {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/await"
 )
@@ -400,7 +401,7 @@ func TestDamagedJournalKeepsTheIntactRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			jpath := spec.JournalPath(stateDir(), "")
+			jpath := spec.JournalPath(memfs.DefaultStateDir(), "")
 			data, err := os.ReadFile(jpath)
 			if err != nil || len(data) < 40 {
 				t.Fatalf("journal: %d bytes, %v", len(data), err)

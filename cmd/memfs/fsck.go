@@ -33,12 +33,12 @@ func fsckCommand() *cli.Command {
 			if t.mnt != "" {
 				return fmt.Errorf("a memfs mount serves this store at %s: its .memfs/status lists the damaged keys it found; unmount it to check the whole store", t.mnt)
 			}
-			if err := t.spec.MustExist(); err != nil {
+			if err := t.Spec.MustExist(); err != nil {
 				return err
 			}
 			// Without --repair it only reads: the store is opened
 			// read-only, so that not even badger cuts a damaged value log.
-			st, err := openStoreAs(t.spec, !c.Bool("repair"), logger(c, false))
+			st, err := openStoreAs(t.Spec, !c.Bool("repair"), logger(c, false))
 			if err != nil {
 				return err
 			}
@@ -48,7 +48,7 @@ func fsckCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return r.Verdict(c.App.Writer, t.spec.String(), c.Bool("repair"))
+			return r.Verdict(c.App.Writer, t.Spec.String(), c.Bool("repair"))
 		},
 	}
 }

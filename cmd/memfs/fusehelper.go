@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/internal/flagrule"
 	"github.com/memfs/memfs/internal/mounthelper"
 )
@@ -76,7 +77,7 @@ func helperPlanOptions(sloppy bool) mounthelper.PlanOptions {
 			spec, err := parseStore(v)
 			return spec.String(), err
 		},
-		StateDir: stateDir(),
+		StateDir: memfs.DefaultStateDir(),
 		Sloppy:   sloppy,
 		Check:    func(args []string) error { return flagrule.CheckOptions("mount", args) },
 	}

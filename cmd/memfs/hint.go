@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -35,9 +34,9 @@ func hintCommand() *cli.Command {
 
 func hintAction(c *cli.Context) error {
 	agent := c.Args().First()
-	file, ok := hint.Files[agent]
-	if !ok {
-		return fmt.Errorf("hint: unknown agent %q; want one of: claude, codex, gemini", agent)
+	file, err := hint.File(agent)
+	if err != nil {
+		return err
 	}
 	if c.NArg() > 2 || (c.NArg() == 2 && !c.Bool("write")) {
 		return fmt.Errorf("hint: want AGENT, and FILE only with --write; got %q", c.Args().Slice())
@@ -50,24 +49,12 @@ func hintAction(c *cli.Context) error {
 	if !found {
 		fmt.Fprintf(c.App.ErrWriter, "hint: no memfs mount found; replace %s with the mountpoint, or pass --mount DIR\n", hint.Placeholder)
 	}
-	section := hint.Section(agent, mnt)
 	if !c.Bool("write") {
-		_, err := fmt.Fprint(c.App.Writer, section)
+		_, err := fmt.Fprint(c.App.Writer, hint.Section(agent, mnt))
 		return err
 	}
 	if c.NArg() == 2 {
 		file = c.Args().Get(1)
 	}
-	changed, err := hint.Write(file, section)
-	if err != nil {
-		return fmt.Errorf("hint: %w", err)
-	}
-	msg := map[bool]string{true: "memfs section written", false: "memfs section already up to date"}[changed]
-	fmt.Fprintf(c.App.Writer, "%s: %s\n", file, msg)
-	mcpFile, changed, err := hint.WriteMCPBeside(agent, file, mnt)
-	if err == nil {
-		msg = map[bool]string{true: "memfs MCP server registered", false: "memfs MCP server already registered"}[changed]
-		_, err = fmt.Fprintf(c.App.Writer, "%s: %s (%s)\n", mcpFile, msg, strings.Join(hint.MCPArgs(mnt), " "))
-	}
-	return err
+	return hint.Install(c.App.Writer, agent, file, mnt)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -31,7 +30,7 @@ func onHistory(c *cli.Context, a memfs.Access, mnt func(m *mountclient.Client) e
 		return fmt.Errorf("%s: %w", c.Command.Name, err)
 	}
 	if t.mnt != "" {
-		return mnt(t.client)
+		return mnt(t.Client)
 	}
 	return withSession(c, a, func(ctx context.Context, o *opened) error { return eng(ctx, o.FS) })
 }
@@ -72,13 +71,13 @@ func historyRedactCommand() *cli.Command {
 			}
 			t, err := locate(c)
 			if err == nil {
-				err = cmp.Or(needsStore("history redact", t, "unmount it first: the mount keeps the versions it served "+
-					"(its cache, the kernel's page cache) and would go on serving the redacted bytes"), checkAgent(c), t.spec.MustExist())
+				err = cmp.Or(t.NeedsStore("history redact", "unmount it first: the mount keeps the versions it served "+
+					"(its cache, the kernel's page cache) and would go on serving the redacted bytes"), checkAgent(c), t.Spec.MustExist())
 			}
 			if err != nil {
 				return err
 			}
-			st, err := openStoreAs(t.spec, false, logger(c, false))
+			st, err := openStoreAs(t.Spec, false, logger(c, false))
 			if err != nil {
 				return err
 			}
@@ -138,40 +137,20 @@ func saveSnapshot(c *cli.Context, name string) error {
 	})
 }
 
-// listSnapshots prints "NAME SEQ TIME BY" per snapshot: those under
-// the run prefix "RUN/", or the one "RUN/latest" resolves to, or all.
+// listSnapshots prints the snapshots which names (memfs.FS.ListSnapshots):
+// through a mount their names, else "NAME SEQ TIME BY" each.
 func listSnapshots(c *cli.Context, which string) error {
-	print := func(ss []history.Snapshot, all bool) {
-		for _, s := range ss {
-			if all || strings.HasPrefix(s.Name, which) {
-				fmt.Fprintf(c.App.Writer, "%s %d %s %s\n", s.Name, s.Seq, s.Time.UTC().Format("2006-01-02T15:04:05Z"), s.By)
-			}
-		}
-	}
 	return onHistory(c, memfs.ReadStore, func(m *mountclient.Client) error {
-		var names []string
-		var err error
-		if run, ok := strings.CutSuffix(which, "/"+history.Latest); ok {
-			var name string
-			name, err = m.Latest(run)
-			names = []string{name}
-		} else {
-			names, err = m.Snapshots(strings.TrimSuffix(which, "/"))
-		}
+		names, err := m.ListSnapshots(which)
 		for _, n := range names {
 			fmt.Fprintln(c.App.Writer, n)
 		}
 		return err
 	}, func(ctx context.Context, f *memfs.FS) error {
-		if strings.HasSuffix(which, "/"+history.Latest) {
-			s, err := f.ResolveSnapshot(ctx, which)
-			if err == nil {
-				print([]history.Snapshot{s}, true)
-			}
-			return err
+		ss, err := f.ListSnapshots(ctx, which)
+		for _, s := range ss {
+			fmt.Fprint(c.App.Writer, s.Line())
 		}
-		ss, err := f.Snapshots(ctx)
-		print(ss, which == "")
 		return err
 	})
 }
@@ -248,5 +227,5 @@ func notMounted(c *cli.Context, instead string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Command.Name, err)
 	}
-	return needsStore(c.Command.Name, t, instead)
+	return t.NeedsStore(c.Command.Name, instead)
 }

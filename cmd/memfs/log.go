@@ -65,7 +65,7 @@ func logCommand() *cli.Command {
 				if hidden > 0 {
 					fmt.Fprintf(c.App.ErrWriter, "(%d events skipped: they concern files uid %d may not read)\n", hidden, os.Geteuid())
 				}
-				return printEvents(c, q, page)
+				return page.Print(c.App.Writer, c.App.ErrWriter, q, c.Bool("json"))
 			})
 		},
 	}
@@ -73,23 +73,9 @@ func logCommand() *cli.Command {
 
 func verifyLog(c *cli.Context, ctx context.Context, sys eventlog.Sys) error {
 	lc, err := memfs.VerifyLog(ctx, sys, os.Geteuid())
-	fmt.Fprint(c.App.Writer, lc.Out)
-	for _, n := range lc.Notes {
-		fmt.Fprintln(c.App.ErrWriter, n)
-	}
+	lc.Print(c.App.Writer, c.App.ErrWriter)
 	if err == nil && lc.Failed != "" {
 		return cli.Exit(lc.Failed, 1)
-	}
-	return err
-}
-
-func printEvents(c *cli.Context, q eventlog.Query, page eventlog.Page) error {
-	if c.Bool("json") {
-		return eventlog.WriteJSON(c.App.Writer, page.Events)
-	}
-	err := eventlog.WriteTable(c.App.Writer, page.Events)
-	if h := page.NextHint(q); err == nil && h != "" {
-		fmt.Fprintln(c.App.ErrWriter, h)
 	}
 	return err
 }
@@ -102,13 +88,13 @@ func withEventSys(c *cli.Context, fn func(context.Context, eventlog.Sys) error) 
 		return err
 	}
 	if t.mnt != "" {
-		sys, err := t.client.Events()
+		sys, err := t.Client.Events()
 		if err != nil {
 			return err
 		}
 		return fn(c.Context, sys)
 	}
-	spec := t.spec
+	spec := t.Spec
 	if err := spec.MustExist(); err != nil {
 		return err
 	}

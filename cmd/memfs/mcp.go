@@ -28,7 +28,7 @@ func mcpCommand() *cli.Command {
 			if err = errors.Join(err, o.Check()); err != nil {
 				return fmt.Errorf("mcp: %w", err)
 			} else if t.mnt != "" {
-				return mcpserver.ServeMount(c.Context, t.client, o)
+				return mcpserver.ServeMount(c.Context, t.Client, o)
 			}
 			return withSession(c, memfs.WriteStore, func(ctx context.Context, of *opened) error { return mcpserver.Serve(ctx, of.FS, o) })
 		},

@@ -67,7 +67,7 @@ func mountAction(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("daemon") && !mounthelper.Detached() {
-		msg, err := mounthelper.Daemon(os.Args[1:], mnt, c.String("log-file"), stateDir())
+		msg, err := mounthelper.Daemon(os.Args[1:], mnt, c.String("log-file"), memfs.DefaultStateDir())
 		if err == nil {
 			fmt.Fprintln(c.App.Writer, msg)
 		}
@@ -149,7 +149,7 @@ func mountAction(c *cli.Context) error {
 		return err
 	}
 	o, err := openSession(ctx, spec, false, memfs.Options{
-		JournalPath: spec.JournalPath(stateDir(), mnt), // a shared store's: this mountpoint's
+		JournalPath: spec.JournalPath(memfs.DefaultStateDir(), mnt), // a shared store's: this mountpoint's
 		Session: session.Options{
 			OnConflict:  policy,
 			Agent:       c.String("agent"),

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/journal"
@@ -102,6 +103,7 @@ func readCommands(t *testing.T) [][]string {
 		{"fsck"},
 		{"history", "memory/a.md"},
 		{"diff", "memory/a.md"},
+		{"runs"},
 	}
 }
 
@@ -139,7 +141,7 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				jpath := spec.JournalPath(stateDir(), "")
+				jpath := spec.JournalPath(memfs.DefaultStateDir(), "")
 				switch state {
 				case "unflushed journal":
 					// What a memfs killed before its flush leaves.

@@ -57,29 +57,22 @@ func contextCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := t.client.Ask("context", name)
+				b, err := t.Client.Ask("context", name)
 				if err != nil {
 					return fmt.Errorf("context through %s: %w", t.mnt, err)
 				}
 				_, err = c.App.Writer.Write(b)
 				return err
 			}
-			po, at, manifest, err := contextpack.ParseName(name)
-			if err != nil {
-				return err
+			if _, _, _, err := contextpack.ParseName(name); err != nil {
+				return err // before the store is opened
 			}
 			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
-				ctx = session.WithCred(ctx, session.ProcessCred())
-				var p contextpack.Pack
-				if at != 0 {
-					p, err = o.ContextPackAt(ctx, at, po)
-				} else {
-					p, err = o.ContextPack(ctx, po)
-				}
+				b, err := o.ContextFile(session.WithCred(ctx, session.ProcessCred()), name)
 				if err != nil {
 					return err
 				}
-				_, err = c.App.Writer.Write(p.File(manifest))
+				_, err = c.App.Writer.Write(b)
 				return err
 			}, c.StringSlice("bootstrap")...)
 		},
@@ -111,7 +104,7 @@ func summaryCommand() *cli.Command {
 					return err
 				}
 				if t.mnt != "" {
-					if err := t.client.AddSummary(sum); err != nil {
+					if err := t.Client.AddSummary(sum); err != nil {
 						return fmt.Errorf("summary add: %w", err)
 					}
 					return nil

@@ -43,29 +43,9 @@ func redactCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				paths := c.Args().Slice()
-				stdin := len(paths) == 0
-				if stdin {
-					paths = []string{"-"}
-				}
-				data := make([][]byte, len(paths)) // all read first: a missing file reports nothing
-				for i, p := range paths {
-					if stdin {
-						data[i], err = io.ReadAll(cmp.Or[io.Reader](c.App.Reader, os.Stdin))
-					} else {
-						data[i], err = os.ReadFile(p)
-					}
-					if err != nil {
-						return err
-					}
-				}
-				found := 0
-				for i, p := range paths {
-					_, findings := r.Redact(p, data[i])
-					for _, f := range findings {
-						fmt.Fprintf(c.App.Writer, "%s:%d:%d: %s\n", p, f.Line, f.Column, f.RuleID)
-					}
-					found += len(findings)
+				found, err := r.Check(c.App.Writer, c.Args().Slice(), cmp.Or[io.Reader](c.App.Reader, os.Stdin))
+				if err != nil {
+					return err
 				}
 				if found > 0 {
 					return fmt.Errorf("redact check: %d secret(s) found", found)

@@ -75,14 +75,14 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := t.client.Ask("search", name)
+				b, err := t.Client.Ask("search", name)
 				if err != nil {
 					return fmt.Errorf("search through %s: %w", t.mnt, err)
 				}
 				if c.IsSet("embedder") {
 					fmt.Fprintf(c.App.ErrWriter, "memfs: --embedder is not used: the mount at %s searches with its own (see its .memfs/status)\n", t.mnt)
 				}
-				if st, err := t.client.Status(); err == nil && st.Search == status.KeywordOnly {
+				if st, err := t.Client.Status(); err == nil && st.Search == status.KeywordOnly {
 					fmt.Fprintf(c.App.ErrWriter, "memfs: keyword search only: the mount at %s has no embedder\n", t.mnt)
 				}
 				_, err = c.App.Writer.Write(b)
@@ -118,7 +118,7 @@ func reindexCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := needsStore("reindex", t, "the mount keeps its index up to date as it writes; to rebuild it anyway: memfs unmount "+
+			if err := t.NeedsStore("reindex", "the mount keeps its index up to date as it writes; to rebuild it anyway: memfs unmount "+
 				t.mnt+", then memfs reindex"); err != nil {
 				return err
 			}

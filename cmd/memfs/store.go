@@ -2,27 +2,21 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/location"
+	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/session"
 )
 
 // storeSpec is a parsed --store value (see stores).
 type storeSpec = location.Location
-
-// stateDir is memfs's state directory ($XDG_STATE_HOME/memfs): the
-// engine's recovery directories, the mount helper's logs and a shared
-// store's journals.
-func stateDir() string { return filepath.Dir(memfs.DefaultRecoveryDir()) }
 
 // parseStore parses a --store value; "" is the default badger store.
 func parseStore(v string) (storeSpec, error) {
@@ -54,14 +48,9 @@ func storeFlag() cli.Flag {
 // command write nothing to it (see withSession).
 func openStoreAs(spec storeSpec, readOnly bool, log *slog.Logger) (backend.SysStore, error) {
 	st, err := spec.Open(context.Background(), location.Options{ReadOnly: readOnly, Logger: log})
-	if errors.Is(err, backend.ErrStoreInUse) {
-		// A mount that serves it is gone through (locate): this holder
-		// is a command at work, or a mount this process cannot see.
-		return nil, fmt.Errorf("%w\n  another program holds %s: a memfs command still at work (wait for it), "+
-			"or a memfs mount not visible here (another mount namespace: unmount it there)", err, spec)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", spec, err)
+		// A mount that serves it is gone through (locate).
+		return nil, usererr.OpenStore(spec.String(), err)
 	}
 	return st, nil
 }
@@ -102,7 +91,7 @@ func openSession(ctx context.Context, spec storeSpec, readOnlyStore bool, opts m
 		return nil, err
 	}
 	if opts.JournalPath == "" {
-		opts.JournalPath = spec.JournalPath(stateDir(), "")
+		opts.JournalPath = spec.JournalPath(memfs.DefaultStateDir(), "")
 	}
 	// A shared store's journals are the processes' own, locked by each.
 	opts.LockJournal = !spec.Local()

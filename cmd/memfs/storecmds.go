@@ -19,12 +19,13 @@ import (
 	"github.com/memfs/memfs/internal/listing"
 	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/internal/usererr"
+	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/tree"
 )
 
 // withSession opens the store named by --store for a command that works
 // without a mount (memfs.CommandOptions), runs fn, and (with
-// memfs.WriteStore) flushes before closing. The values under prefixes are
+// memfs.WriteStore) flushes before closing (CommandOptions.Finish). The values under prefixes are
 // loaded at the open (a context pack's always-loaded memory).
 func withSession(c *cli.Context, a memfs.Access, fn func(ctx context.Context, o *opened) error, prefixes ...string) error {
 	write := a != memfs.ReadStore
@@ -56,18 +57,7 @@ func withSession(c *cli.Context, a memfs.Access, fn func(ctx context.Context, o 
 	if err != nil {
 		return err
 	}
-	if err := fn(ctx, o); err != nil {
-		// Keep what was done before the error (a read-only session saves
-		// nothing, and its Close has nothing to report).
-		if ferr := o.Close(context.WithoutCancel(ctx)); ferr != nil && write {
-			return errors.Join(err, ferr)
-		}
-		return err
-	}
-	if write {
-		return o.Close(ctx)
-	}
-	return o.Close(context.Background())
+	return co.Finish(ctx, o.FS, fn(ctx, o))
 }
 
 func lsCommand() *cli.Command {
@@ -98,25 +88,19 @@ func lsCommand() *cli.Command {
 				}
 				f.Prefix = p
 			}
-			print := func(entries []backend.Entry) error {
-				under := cliargs.Under(f.Prefix, entries, func(e backend.Entry) string { return e.Key })
-				return listing.Write(c.App.Writer, entries, func(e backend.Entry) bool {
-					return under(e.Key) && f.Match(e.Key, e.Info.MTime, e.Info.XAttrs)
-				}, c.Bool("long"))
-			}
 			if t.mnt != "" {
-				entries, err := t.client.Nodes("")
+				entries, err := t.Client.Nodes("")
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
 				}
-				return print(entries)
+				return listing.Ls(c.App.Writer, entries, f, c.Bool("long"))
 			}
 			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
 				entries, err := memfs.List(ctx, o.c, f.Prefix)
 				if err != nil {
 					return fmt.Errorf("ls: %w", err)
 				}
-				return print(entries)
+				return listing.Ls(c.App.Writer, entries, f, c.Bool("long"))
 			})
 		},
 	}
@@ -143,10 +127,16 @@ func catCommand() *cli.Command {
 				}
 			}
 			if t.mnt != "" {
-				return cat(c, keys, t.client.Cat)
+				return memfs.Cat(c.App.Writer, keys, func(k string) ([]byte, error) {
+					v, err := t.Client.Cat(k)
+					if nv := (*mountclient.NoValueError)(nil); errors.As(err, &nv) {
+						return nil, fmt.Errorf("cat: %s: a %s has no value to print", k, backend.TypeName(nv.Mode))
+					}
+					return v, err
+				})
 			}
 			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
-				return cat(c, keys, func(k string) ([]byte, error) {
+				return memfs.Cat(c.App.Writer, keys, func(k string) ([]byte, error) {
 					if err := o.c.Resolve(ctx, k); err != nil {
 						return nil, err
 					}
@@ -201,9 +191,9 @@ func putCommand() *cli.Command {
 			}
 			if t.mnt != "" {
 				mountSettings(c, t)
-				put := t.client.Put // an old file keeps its mode, unless --mode is given
+				put := t.Client.Put // an old file keeps its mode, unless --mode is given
 				if c.IsSet("mode") {
-					put = t.client.PutMode
+					put = t.Client.PutMode
 				}
 				if err := put(key, value, fs.FileMode(mode)); err != nil {
 					return fmt.Errorf("put: %w", usererr.Explain(err))
@@ -247,10 +237,10 @@ func rmCommand() *cli.Command {
 			}
 			if t.mnt != "" {
 				mountSettings(c, t)
-				return usererr.Rm(t.client.Remove(keys, c.Bool("recursive"), rmMissing(c.Bool("force"))))
+				return usererr.Rm(t.Client.Remove(keys, c.Bool("recursive"), memfs.RmMissing(c.Bool("force"))))
 			}
 			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
-				return usererr.Rm(memfs.Remove(ctx, o.c, keys, c.Bool("recursive"), rmMissing(c.Bool("force"))))
+				return usererr.Rm(memfs.Remove(ctx, o.c, keys, c.Bool("recursive"), memfs.RmMissing(c.Bool("force"))))
 			})
 		},
 	}
@@ -281,7 +271,7 @@ func importCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
-			if err := needsStore("import", loc, fmt.Sprintf("copy into the mount instead (cp -a %s/. %s), or unmount it first: memfs unmount %s",
+			if err := loc.NeedsStore("import", fmt.Sprintf("copy into the mount instead (cp -a %s/. %s), or unmount it first: memfs unmount %s",
 				src, filepath.Join(loc.mnt, prefix), loc.mnt)); err != nil {
 				return err
 			}
@@ -325,7 +315,7 @@ func exportCommand() *cli.Command {
 			if loc.mnt == "" {
 				// Checked before DST is made: a typo in --store
 				// creates nothing.
-				if err := loc.spec.MustExist(); err != nil {
+				if err := loc.Spec.MustExist(); err != nil {
 					return err
 				}
 			} else if paths.Within(paths.Resolved(dst), paths.Resolved(loc.mnt)) {
@@ -339,7 +329,7 @@ func exportCommand() *cli.Command {
 			via := ""
 			if loc.mnt != "" {
 				via = " (through the mount at " + loc.mnt + ")"
-				err = loc.client.Export(c.Context, dst, c.String("prefix"), t, opts)
+				err = loc.Client.Export(c.Context, dst, c.String("prefix"), t, opts)
 			} else {
 				err = withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
 					return o.Export(ctx, dst, c.String("prefix"), t, opts)
@@ -348,7 +338,7 @@ func exportCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "exported %s from %s%s to %s\n", t.Summary(), loc.spec, via, dst)
+			fmt.Fprintf(c.App.Writer, "exported %s from %s%s to %s\n", t.Summary(), loc.Spec, via, dst)
 			return t.Err("export")
 		},
 	}

@@ -1,6 +1,7 @@
 package cliargs
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -57,6 +58,23 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
+// UsageError names an unknown flag with a near one and the usage line;
+// another error of a command gets the usage line, the program's none.
+func TestUsageError(t *testing.T) {
+	ls := testRoot().Sub("ls")
+	for _, tt := range []struct {
+		cmd, err, want string
+	}{
+		{"ls", "flag provided but not defined: -lnog", "ls: unknown flag --lnog; did you mean --long?\nusage: memfs ls [flags] (add --help for more)"},
+		{"ls", "invalid value \"x\" for flag -limit", "ls: invalid value \"x\" for flag -limit\nusage: memfs ls [flags]"},
+		{"", "invalid value \"x\" for flag -limit", "invalid value \"x\" for flag -limit"},
+	} {
+		if got := ls.UsageError(tt.cmd, "memfs ls [flags]", errors.New(tt.err)); got.Error() != tt.want {
+			t.Errorf("UsageError(%q, %q) = %q, want %q", tt.cmd, tt.err, got, tt.want)
+		}
+	}
+}
+
 func TestComplete(t *testing.T) {
 	root := testRoot()
 	root.Subs = append(root.Subs, &Command{Names: []string{"mount-helper"}, Hidden: true})
@@ -87,29 +105,6 @@ func TestComplete(t *testing.T) {
 		}
 		if g := strings.Join(got, " "); !strings.HasPrefix(g, tt.want) || (tt.want == "" && g != "") {
 			t.Errorf("Complete(%q) = %q, want %q first", tt.in, g, tt.want)
-		}
-	}
-}
-
-func TestUnder(t *testing.T) {
-	keys := []string{"memory", "memory/project", "memory/project/a.md", "memory/project.md", "memory/projects/b.md"}
-	id := func(k string) string { return k }
-	for _, tt := range []struct{ prefix, want string }{
-		{"memory/project", "memory/project memory/project/a.md"},
-		{"memory/project/", "memory/project memory/project/a.md"},
-		{"memory/project.md", "memory/project.md"},
-		{"memory/proj", "memory/project memory/project/a.md memory/project.md memory/projects/b.md"},
-		{"", strings.Join(keys, " ")},
-	} {
-		under := Under(tt.prefix, keys, id)
-		var got []string
-		for _, k := range keys {
-			if under(k) {
-				got = append(got, k)
-			}
-		}
-		if g := strings.Join(got, " "); g != tt.want {
-			t.Errorf("Under(%q) lists %q, want %q", tt.prefix, g, tt.want)
 		}
 	}
 }

@@ -32,6 +32,22 @@ func (c *Command) UnknownFlag(prefix, usage, name string) error {
 	return unknown(prefix, usage, "flag", dashed(name), Suggest(dashed(name), c.flagNames()))
 }
 
+// UsageError is the error for err, an error of parsing the command line
+// of c, the command cmd ("" for the program) whose usage line is usage: a
+// flag c does not have is told as UnknownFlag tells it (the flag package
+// names it only in its message); any other error of a command comes with
+// the usage line, and the program's as it is.
+func (c *Command) UsageError(cmd, usage string, err error) error {
+	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	switch {
+	case unknown:
+		return c.UnknownFlag(cmd, usage, name)
+	case cmd == "":
+		return err
+	}
+	return fmt.Errorf("%s: %w\nusage: %s", cmd, err, usage)
+}
+
 // UnknownCommand is the error for a word that names none of c's
 // subcommands.
 func (c *Command) UnknownCommand(usage, word string) error {

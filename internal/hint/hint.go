@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,6 +38,16 @@ const (
 	Begin = "<!-- memfs:begin (written by memfs hint; replaced on the next memfs hint --write) -->"
 	End   = "<!-- memfs:end -->"
 )
+
+// File is agent's instructions file (Files); an unknown agent is an error
+// naming the known ones.
+func File(agent string) (string, error) {
+	file, ok := Files[agent]
+	if !ok {
+		return "", fmt.Errorf("hint: unknown agent %q; want one of: claude, codex, gemini", agent)
+	}
+	return file, nil
+}
 
 // Placeholder stands for the mountpoint when none is given or found.
 const Placeholder = "<MEMFS_MOUNT>"
@@ -86,6 +97,26 @@ func Section(agent, mnt string) string {
 // written through (target), never replaced.
 func Write(file, section string) (bool, error) {
 	return writeMarked(file, section, Begin, End)
+}
+
+// Install writes agent's section for mnt into file (Write) and registers
+// memfs mcp beside it (WriteMCPBeside), as memfs hint --write does, and
+// says on w what it did to each file: "FILE: memfs section written" (or
+// "already up to date"), "MCPFILE: memfs MCP server registered (ARGS)"
+// (or "already registered").
+func Install(w io.Writer, agent, file, mnt string) error {
+	changed, err := Write(file, Section(agent, mnt))
+	if err != nil {
+		return fmt.Errorf("hint: %w", err)
+	}
+	msg := map[bool]string{true: "memfs section written", false: "memfs section already up to date"}[changed]
+	fmt.Fprintf(w, "%s: %s\n", file, msg)
+	mcpFile, changed, err := WriteMCPBeside(agent, file, mnt)
+	if err == nil {
+		msg = map[bool]string{true: "memfs MCP server registered", false: "memfs MCP server already registered"}[changed]
+		_, err = fmt.Fprintf(w, "%s: %s (%s)\n", mcpFile, msg, strings.Join(MCPArgs(mnt), " "))
+	}
+	return err
 }
 
 // writeMarked is Write with the marker lines begin and end.

@@ -185,3 +185,31 @@ func TestMountpointRoutes(t *testing.T) {
 		t.Errorf("--mount lost to the routed mount: %q", mnt)
 	}
 }
+
+// TestInstall writes the section and the MCP registration, saying what it
+// did to each file; a second Install says both are up to date.
+func TestInstall(t *testing.T) {
+	dir := t.TempDir()
+	file, err := File("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file = filepath.Join(dir, file)
+	mcp := filepath.Join(dir, ".mcp.json")
+	args := strings.Join(MCPArgs("/m1"), " ")
+	for _, want := range []string{
+		file + ": memfs section written\n" + mcp + ": memfs MCP server registered (" + args + ")\n",
+		file + ": memfs section already up to date\n" + mcp + ": memfs MCP server already registered (" + args + ")\n",
+	} {
+		var out strings.Builder
+		if err := Install(&out, "claude", file, "/m1"); err != nil || out.String() != want {
+			t.Errorf("Install said %q, %v; want %q", out.String(), err, want)
+		}
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), Section("claude", "/m1")) {
+		t.Errorf("%s lacks the section:\n%s", file, b)
+	}
+	if _, err := File("emacs"); err == nil || !strings.Contains(err.Error(), "want one of: claude, codex, gemini") {
+		t.Errorf("File(emacs) = %v; want the known agents named", err)
+	}
+}

@@ -1,7 +1,8 @@
 // Package listing writes the entries of a store as memfs ls shows them:
 // the keys that hold a node, or (long) a line per entry as ls -l writes
 // it, with the node type and mode, owner, size, modification time,
-// symlink target, tags, importance, type and session.
+// symlink target, tags, importance, type and session; and it says which
+// entries "ls PREFIX" lists (Under).
 //
 // # Concurrency
 //
@@ -22,6 +23,31 @@ import (
 	"github.com/memfs/memfs/internal/names"
 	"github.com/memfs/memfs/meta"
 )
+
+// Under returns which keys "ls PREFIX" lists, given the entries it may
+// list: when PREFIX names a key (a file, a directory) or keys under
+// PREFIX/ exist, that key and what is under it, as ls(1) lists a
+// directory ("memory/project" is not "memory/project.md"); else every
+// key that starts with PREFIX ("memory/pro").
+func Under[E any](prefix string, entries []E, key func(E) string) func(key string) bool {
+	p := strings.TrimSuffix(prefix, "/")
+	named := func(k string) bool { return k == p || strings.HasPrefix(k, p+"/") }
+	for _, e := range entries {
+		if p != "" && named(key(e)) {
+			return named
+		}
+	}
+	return func(k string) bool { return strings.HasPrefix(k, prefix) }
+}
+
+// Ls writes the entries memfs ls lists: those under f.Prefix (Under) that
+// f matches, as Write writes them.
+func Ls(w io.Writer, entries []backend.Entry, f meta.Filter, long bool) error {
+	under := Under(f.Prefix, entries, func(e backend.Entry) string { return e.Key })
+	return Write(w, entries, func(e backend.Entry) bool {
+		return under(e.Key) && f.Match(e.Key, e.Info.MTime, e.Info.XAttrs)
+	}, long)
+}
 
 // Write writes the entries match accepts to w: the short form lists the
 // keys that hold a node; long shows directories too, as d, a line each.

@@ -76,6 +76,29 @@ func TestWrite(t *testing.T) {
 // ls -l shows an entry's memory type and session after its tags; values
 // not of their attribute's form (written into a directory store by hand)
 // are not shown.
+// Ls lists what is under the filter's prefix, as ls(1) lists a
+// directory, and what the filter matches.
+func TestLs(t *testing.T) {
+	mt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+	file := func(key, tags string) backend.Entry {
+		return backend.Entry{Key: key, Info: backend.Info{Mode: 0o644, MTime: mt, XAttrs: map[string][]byte{meta.Tags: []byte(tags)}}}
+	}
+	entries := []backend.Entry{file("memory/project/a.md", "x"), file("memory/project/b.md", "y"), file("memory/project.md", "x")}
+	for _, tt := range []struct {
+		f    meta.Filter
+		want string
+	}{
+		{meta.Filter{Prefix: "memory/project"}, "memory/project/a.md\nmemory/project/b.md\n"},
+		{meta.Filter{Prefix: "memory/proj", Tags: []string{"x"}}, "memory/project/a.md\nmemory/project.md\n"},
+		{meta.Filter{}, "memory/project/a.md\nmemory/project/b.md\nmemory/project.md\n"},
+	} {
+		var out bytes.Buffer
+		if err := Ls(&out, entries, tt.f, false); err != nil || out.String() != tt.want {
+			t.Errorf("Ls(%+v) = %q, %v; want %q", tt.f, out.String(), err, tt.want)
+		}
+	}
+}
+
 func TestWriteTypeAndSession(t *testing.T) {
 	mt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
 	entries := []backend.Entry{
@@ -98,6 +121,29 @@ func TestWriteTypeAndSession(t *testing.T) {
 		}
 		if got := strings.Join(strings.Fields(lines[i]), " "); got != strings.Join(strings.Fields(want), " ") {
 			t.Errorf("long line %d = %q, want %q", i, lines[i], want)
+		}
+	}
+}
+
+func TestUnder(t *testing.T) {
+	keys := []string{"memory", "memory/project", "memory/project/a.md", "memory/project.md", "memory/projects/b.md"}
+	id := func(k string) string { return k }
+	for _, tt := range []struct{ prefix, want string }{
+		{"memory/project", "memory/project memory/project/a.md"},
+		{"memory/project/", "memory/project memory/project/a.md"},
+		{"memory/project.md", "memory/project.md"},
+		{"memory/proj", "memory/project memory/project/a.md memory/project.md memory/projects/b.md"},
+		{"", strings.Join(keys, " ")},
+	} {
+		under := Under(tt.prefix, keys, id)
+		var got []string
+		for _, k := range keys {
+			if under(k) {
+				got = append(got, k)
+			}
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("Under(%q) lists %q, want %q", tt.prefix, g, tt.want)
 		}
 	}
 }

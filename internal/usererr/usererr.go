@@ -36,6 +36,18 @@ func Explain(err error) error {
 	return err
 }
 
+// OpenStore says what err, the failure to open the store named store,
+// means. A command goes through the mount that serves its store when it
+// sees one: a store another program holds (backend.ErrStoreInUse) is then
+// held by a command at work, or by a mount this process cannot see.
+func OpenStore(store string, err error) error {
+	if errors.Is(err, backend.ErrStoreInUse) {
+		return fmt.Errorf("%w\n  another program holds %s: a memfs command still at work (wait for it), "+
+			"or a memfs mount not visible here (another mount namespace: unmount it there)", err, store)
+	}
+	return fmt.Errorf("open store %s: %w", store, err)
+}
+
 // CheckKey refuses, for the store command cmd, a key the store never
 // holds: an invalid key, or one of memfs's own names.
 func CheckKey(cmd, key string) error {

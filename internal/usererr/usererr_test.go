@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/memfs/memfs/backend"
 )
 
 func TestMessage(t *testing.T) {
@@ -47,5 +49,18 @@ func TestRm(t *testing.T) {
 	}
 	if err := Rm(&fs.PathError{Op: "remove", Path: "memory", Err: syscall.EISDIR}); err == nil || !strings.Contains(err.Error(), "-r removes it") {
 		t.Errorf("Rm(EISDIR) = %v", err)
+	}
+}
+
+// OpenStore names the store; one another program holds says who that may
+// be, and stays backend.ErrStoreInUse.
+func TestOpenStore(t *testing.T) {
+	inUse := fmt.Errorf("dirstore: %w (pid 42)", backend.ErrStoreInUse)
+	err := OpenStore("dir:/s", inUse)
+	if !errors.Is(err, backend.ErrStoreInUse) || !strings.Contains(err.Error(), "another program holds dir:/s: a memfs command still at work") {
+		t.Errorf("OpenStore(in use) = %v", err)
+	}
+	if err := OpenStore("dir:/s", fs.ErrPermission); !errors.Is(err, fs.ErrPermission) || err.Error() != "open store dir:/s: permission denied" {
+		t.Errorf("OpenStore(permission) = %v", err)
 	}
 }

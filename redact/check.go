@@ -1,0 +1,44 @@
+package redact
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Check reports the secrets r finds in the files paths names, as a
+// pre-commit check wants them: one line per finding on w,
+// "PATH:LINE:COLUMN: RULE", never the secret itself. With no path it
+// reads stdin, named "-". Every file is read before any is checked, so a
+// file that cannot be read fails the check with nothing reported. found
+// is the number of findings.
+func (r *Redactor) Check(w io.Writer, paths []string, stdin io.Reader) (found int, err error) {
+	if len(paths) == 0 {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return 0, err
+		}
+		return r.report(w, []string{"-"}, [][]byte{data})
+	}
+	data := make([][]byte, len(paths))
+	for i, p := range paths {
+		if data[i], err = os.ReadFile(p); err != nil {
+			return 0, err
+		}
+	}
+	return r.report(w, paths, data)
+}
+
+// report writes the findings in data[i], read from paths[i].
+func (r *Redactor) report(w io.Writer, paths []string, data [][]byte) (found int, err error) {
+	for i, p := range paths {
+		_, findings := r.Redact(p, data[i])
+		for _, f := range findings {
+			if _, err := fmt.Fprintf(w, "%s:%d:%d: %s\n", p, f.Line, f.Column, f.RuleID); err != nil {
+				return found, err
+			}
+		}
+		found += len(findings)
+	}
+	return found, nil
+}
