@@ -29,6 +29,7 @@ func logCommand() *cli.Command {
 			storeFlag(),
 			mountFlag("read the log of"),
 			&cli.StringFlag{Name: "key", Usage: "only events whose key (or old key) starts with PREFIX"},
+			&cli.StringFlag{Name: "run", Usage: "only the events of run RUN (memfs runs)"},
 			&cli.StringFlag{Name: "since", Usage: "only events at or after T (RFC 3339, YYYY-MM-DD, or a duration ago such as 24h)"},
 			&cli.StringFlag{Name: "until", Usage: "only events before T"},
 			&cli.StringSliceFlag{Name: "op", Usage: "only these operations: write, delete, rename, attr, conflict, redact, break (damage recorded in the log) (repeatable)"},
@@ -39,7 +40,7 @@ func logCommand() *cli.Command {
 			&cli.BoolFlag{Name: "verify", Usage: "check the hash chain of the whole log and say where it breaks"},
 		},
 		Action: func(c *cli.Context) error {
-			q := eventlog.Query{KeyPrefix: c.String("key"), Limit: c.Int("limit"), Before: c.Uint64("before"), After: c.Uint64("after"), Forward: c.IsSet("after")}
+			q := eventlog.Query{KeyPrefix: c.String("key"), Run: c.String("run"), Limit: c.Int("limit"), Before: c.Uint64("before"), After: c.Uint64("after"), Forward: c.IsSet("after")}
 			var err error
 			if q.Since, err = parseWhen("since", c.String("since")); err != nil {
 				return err

@@ -73,6 +73,13 @@ func TestRunsThroughTheMount(t *testing.T) {
 				}
 			}
 
+			// The run's events, paged as the log's: memfs log --run.
+			for run, m := range before {
+				out := mustRun(t, "", "log", "--mount", mnt, "--run", run, "--json", "--limit", "1000")
+				if n := strings.Count(out, "\n"); n != m.Events || strings.Count(out, `"run":"`+run+`"`) != n {
+					t.Errorf("seed %d: memfs log --run %s: %d events, meta.json says %d:\n%s", seed, run, n, m.Events, out)
+				}
+			}
 			p.kill9(t)
 			p = startMount(t, st, mnt, nil)
 			after := runMetas(t, mnt)
