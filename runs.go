@@ -1,7 +1,6 @@
 package memfs
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -281,22 +280,13 @@ func (f *FS) RebuildRuns(ctx context.Context, write bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for id := range rebuilt {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	var diffs []string
-	for _, id := range slices.Compact(ids) {
-		kept, _, err := f.runs.Current(ctx, id)
-		if err != nil {
+	kept := make(map[string]runs.Meta, len(ids))
+	for _, id := range ids {
+		if kept[id], _, err = f.runs.Current(ctx, id); err != nil {
 			return nil, err
 		}
-		a, _ := json.Marshal(normalMeta(kept))
-		b, _ := json.Marshal(normalMeta(rebuilt[id]))
-		if !bytes.Equal(a, b) {
-			diffs = append(diffs, fmt.Sprintf("%s: kept %s, rebuilt %s", id, a, b))
-		}
 	}
+	diffs := runs.Diff(kept, rebuilt)
 	if write {
 		if f.opts.Session.ReadOnly {
 			return diffs, errors.New("runs rebuild: the store is open read-only")
@@ -306,14 +296,6 @@ func (f *FS) RebuildRuns(ctx context.Context, write bool) ([]string, error) {
 	return diffs, err
 }
 
-// normalMeta is m with its times in UTC, as a kept record has them.
-func normalMeta(m runs.Meta) runs.Meta {
-	m.First, m.Last = m.First.UTC(), m.Last.UTC()
-	if m.Keys == nil {
-		m.Keys = []string{}
-	}
-	return m
-}
 
 // runFile answers .memfs/runs/RUN/FILE for the caller in ctx.
 func (f *FS) runFile(ctx context.Context, name string) ([]byte, error) {

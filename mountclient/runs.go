@@ -1,6 +1,8 @@
 package mountclient
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,9 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/runs"
 )
 
 // runsDir is where a mount serves its runs: a directory per run.
@@ -56,4 +61,42 @@ func (c *Client) RunFile(run, name string) (b []byte, err error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// CheckRuns folds the mount's event log anew (as this process may read
+// it: .memfs/events/) and tells how each run's meta.json differs from the
+// fold (`memfs runs rebuild --check` through a mount); none when they
+// agree.
+func (c *Client) CheckRuns(ctx context.Context) ([]string, error) {
+	sys, err := c.Events()
+	if err != nil {
+		return nil, err
+	}
+	l, err := eventlog.Open(ctx, sys, nil)
+	if err != nil {
+		return nil, err
+	}
+	rebuilt, _, err := runs.New(nil, l).Rebuild(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := c.Runs()
+	if err != nil {
+		return nil, err
+	}
+	kept := make(map[string]runs.Meta, len(ids))
+	for _, id := range ids {
+		b, err := c.RunFile(id, "meta.json")
+		if err != nil {
+			return nil, err
+		}
+		var m runs.Meta
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s/meta.json: %w", id, err)
+		}
+		if m.Events > 0 {
+			kept[id] = m
+		}
+	}
+	return runs.Diff(kept, rebuilt), nil
 }

@@ -131,7 +131,8 @@ type Projector struct {
 	mu  sync.Mutex // one catch-up at a time
 }
 
-// New is the projector of the runs of log, kept in sys's system records.
+// New is the projector of the runs of log, kept in sys's system records
+// (nil for Rebuild alone).
 func New(sys backend.SysStore, log *eventlog.Log) *Projector {
 	return &Projector{sys: sys, log: log}
 }
@@ -488,4 +489,35 @@ func (p *Projector) replaceLocked(ctx context.Context, metas map[string]Meta, to
 		return p.sys.DeleteSys(ctx, stale...)
 	}
 	return nil
+}
+
+// Diff tells how the projections kept differ from those rebuilt (a line
+// per run that differs, sorted; none when they agree), for `memfs runs
+// rebuild --check`.
+func Diff(kept, rebuilt map[string]Meta) []string {
+	ids := slices.Sorted(maps.Keys(kept))
+	for id := range rebuilt {
+		if _, ok := kept[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	var diffs []string
+	for _, id := range ids {
+		a, _ := json.Marshal(normal(kept[id]))
+		b, _ := json.Marshal(normal(rebuilt[id]))
+		if string(a) != string(b) {
+			diffs = append(diffs, fmt.Sprintf("%s: kept %s, rebuilt %s", id, a, b))
+		}
+	}
+	return diffs
+}
+
+// normal is m as a record holds it: times in UTC, keys a list.
+func normal(m Meta) Meta {
+	m.First, m.Last = m.First.UTC(), m.Last.UTC()
+	if m.Keys == nil {
+		m.Keys = []string{}
+	}
+	return m
 }

@@ -57,22 +57,21 @@ func runsCommand() *cli.Command {
 			Name: "rebuild", Usage: "fold the whole event log anew into the runs' projection, and say what differed (--check: only say)",
 			Flags: append(histFlags(), &cli.BoolFlag{Name: "check", Usage: "write nothing; exit 1 when a run's projection differs from the rebuild"}),
 			Action: func(c *cli.Context) error {
-				check := c.Bool("check")
-				access := memfs.WriteStore
-				if check {
-					access = memfs.ReadStore
-				}
-				if err := notMounted(c, "stop the mount first: it keeps the projection up to date, and memfs runs show reads it"); err != nil {
-					return err
-				}
-				return withSession(c, access, func(ctx context.Context, o *opened) error {
-					diffs, err := o.FS.RebuildRuns(ctx, !check)
+				report := func(diffs []string, err error) error {
 					printLines(c, diffs)
-					if err == nil && check && len(diffs) > 0 {
+					if err == nil && c.Bool("check") && len(diffs) > 0 {
 						return cli.Exit(fmt.Sprintf("runs rebuild --check: %d runs differ from the rebuild", len(diffs)), 1)
 					}
 					return err
-				})
+				}
+				if c.Bool("check") { // through the mount: the fold of the log this process may read
+					return onHistory(c, memfs.ReadStore, func(m *mountclient.Client) error { return report(m.CheckRuns(c.Context)) },
+						func(ctx context.Context, f *memfs.FS) error { return report(f.RebuildRuns(ctx, false)) })
+				}
+				if err := notMounted(c, "the mount keeps the projection up to date: memfs runs rebuild --check compares it with the log"); err != nil {
+					return err
+				}
+				return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error { return report(o.FS.RebuildRuns(ctx, true)) })
 			},
 		}},
 	}

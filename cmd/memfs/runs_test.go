@@ -49,7 +49,7 @@ func TestRunsThroughTheMount(t *testing.T) {
 			}
 			keys["r-by-file"] = map[string]bool{"memory/tagged.md": true}
 
-			before := runMetas(t, mnt)
+			before := runMetas(t, mnt, p)
 			for run, ks := range keys {
 				m, ok := before[run]
 				if !ok {
@@ -80,9 +80,12 @@ func TestRunsThroughTheMount(t *testing.T) {
 					t.Errorf("seed %d: memfs log --run %s: %d events, meta.json says %d:\n%s", seed, run, n, m.Events, out)
 				}
 			}
+			if out, errOut, err := run(t, "", "runs", "rebuild", "--check", "--mount", mnt); err != nil || out != "" {
+				t.Errorf("seed %d: runs rebuild --check through the mount: %v\n%s%s", seed, err, out, errOut)
+			}
 			p.kill9(t)
 			p = startMount(t, st, mnt, nil)
-			after := runMetas(t, mnt)
+			after := runMetas(t, mnt, p)
 			if !equalJSON(before, after) {
 				t.Errorf("seed %d: the runs changed across a kill -9 and a remount:\nbefore %v\nafter  %v", seed, before, after)
 			}
@@ -157,12 +160,12 @@ func runOps(t *testing.T, seed uint64, rng *rand.Rand, mnt string) map[string]ma
 }
 
 // runMetas reads every run's meta.json through the mount at mnt.
-func runMetas(t *testing.T, mnt string) map[string]memfs.Run {
+func runMetas(t *testing.T, mnt string, p *memfsProc) map[string]memfs.Run {
 	t.Helper()
 	dir := filepath.Join(mnt, ".memfs", "runs")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\nthe mount's log:\n%s", err, p.log)
 	}
 	out := map[string]memfs.Run{}
 	for _, e := range ents {
