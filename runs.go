@@ -296,7 +296,6 @@ func (f *FS) RebuildRuns(ctx context.Context, write bool) ([]string, error) {
 	return diffs, err
 }
 
-
 // runFile answers .memfs/runs/RUN/FILE for the caller in ctx.
 func (f *FS) runFile(ctx context.Context, name string) ([]byte, error) {
 	run, file, _ := strings.Cut(name, "/")
