@@ -52,6 +52,11 @@ func (d *runsDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 // list is the runs, for the caller in ctx.
 func (d *runsDir) list(ctx context.Context) ([]string, syscall.Errno) {
 	ids, err := d.root.opts.Runs.List(session.WithCred(ctx, callerCred(ctx)))
+	if ctx.Err() != nil {
+		// The caller gave up (a signal interrupted it, and the kernel
+		// the request): it asks again.
+		return nil, syscall.EINTR
+	}
 	if err != nil {
 		d.root.log.Warn("listing the runs", "err", err)
 		return nil, syscall.EIO
