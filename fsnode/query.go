@@ -295,13 +295,7 @@ var (
 	_ gofs.NodeGetattrer = (*answerDir)(nil)
 )
 
-func (d *answerDir) fill(out *fuse.Attr) {
-	out.Ino = d.ino
-	out.Mode = syscall.S_IFDIR | 0o555
-	out.Nlink = 2
-	st, _ := d.root.c.Stat("")
-	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
-}
+func (d *answerDir) fill(out *fuse.Attr) { d.root.readOnlyDir(d.ino, out) }
 
 func (d *answerDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	d.fill(&out.Attr)

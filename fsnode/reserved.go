@@ -170,7 +170,7 @@ func (n *reservedNode) Lookup(ctx context.Context, name string, out *fuse.EntryO
 			return nil, syscall.ENOENT
 		}
 		d := &runsDir{root: n.root}
-		n.root.fillDir(&out.Attr, runsDirIno)
+		n.root.readOnlyDir(runsDirIno, &out.Attr)
 		return n.NewInode(ctx, d, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: runsDirIno}), 0
 	case "events.jsonl":
 		ev := n.root.opts.Events

@@ -33,18 +33,8 @@ var (
 	_ gofs.NodeGetattrer = (*runsDir)(nil)
 )
 
-// fillDir is the attributes of a directory of memfs's own: read-only,
-// the root's owner.
-func (r *Root) fillDir(out *fuse.Attr, ino uint64) {
-	out.Ino = ino
-	out.Mode = syscall.S_IFDIR | 0o555
-	out.Nlink = 2
-	st, _ := r.c.Stat("")
-	out.Owner = fuse.Owner{Uid: st.UID, Gid: st.GID}
-}
-
 func (d *runsDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	d.root.fillDir(&out.Attr, runsDirIno)
+	d.root.readOnlyDir(runsDirIno, &out.Attr)
 	out.SetTimeout(noCache)
 	return 0
 }
@@ -85,7 +75,7 @@ func (d *runsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return nil, syscall.ENOENT
 	}
 	rd := &runDir{root: d.root, run: name, ino: answerInoBase + d.root.answerIno.Add(1)}
-	d.root.fillDir(&out.Attr, rd.ino)
+	d.root.readOnlyDir(rd.ino, &out.Attr)
 	out.SetEntryTimeout(noCache)
 	out.SetAttrTimeout(noCache)
 	return d.NewInode(ctx, rd, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: rd.ino}), 0
@@ -106,7 +96,7 @@ var (
 )
 
 func (d *runDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	d.root.fillDir(&out.Attr, d.ino)
+	d.root.readOnlyDir(d.ino, &out.Attr)
 	out.SetTimeout(noCache)
 	return 0
 }
