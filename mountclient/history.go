@@ -86,7 +86,11 @@ func (c *Client) ListSnapshots(which string) ([]string, error) {
 		name, err := c.Latest(run)
 		return []string{name}, err
 	}
-	return c.Snapshots(strings.TrimSuffix(which, "/"))
+	names, err := c.Snapshots(strings.TrimSuffix(which, "/"))
+	if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(which, "/") {
+		return nil, nil // a run with no checkpoint has none to list, as on a store
+	}
+	return names, err
 }
 
 func snapshotNames(r *os.Root, run string) ([]string, error) {

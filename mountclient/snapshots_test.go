@@ -32,6 +32,8 @@ func TestListSnapshotsThroughTheMount(t *testing.T) {
 		{"", []string{"plain", "run1/s1", "run1/s2", "run2/x"}},
 		{"run1/", []string{"run1/s1", "run1/s2"}},
 		{"run1/latest", []string{"run1/s2"}},
+		// A run with no checkpoint has none to list, as on a store.
+		{"run3/", nil},
 	}
 	for _, tt := range tests {
 		got, err := c.ListSnapshots(tt.which)
