@@ -391,3 +391,27 @@ func theirRenameThenLinkBack(t *testing.T, wasLinked bool) {
 	must(t, os.Link(p3, p1))
 	r.same(t)
 }
+
+// One change another program makes through one name of a linked node
+// whose other name the session changed is one conflict copy, whether the
+// flush or the watcher meets it first.
+func TestTheirWriteThroughALinkIsOneCopy(t *testing.T) {
+	for _, settle := range []bool{true, false} {
+		t.Run(fmt.Sprintf("settled=%v", settle), func(t *testing.T) {
+			r := startLinkedRig(t)
+			r.linked(t, "n1.md", "n2.md", "x\n")
+			must(t, r.c.Set("n1.md", []byte("ours\n")))
+			writeInPlace(t, filepath.Join(r.dir, "n2.md"), "theirs\n")
+			if settle {
+				r.settled(t, "n2.md")
+			}
+			must(t, r.c.Flush(t.Context())) // unsettled: the flush may meet their change first
+			r.settled(t, "n2.md")
+			must(t, r.c.Flush(t.Context()))
+			vd := r.same(t)
+			if n := strings.Count(vd, `"theirs\n"`); n != 1 {
+				t.Errorf("their write is in %d copies, want 1:\n%s", n, vd)
+			}
+		})
+	}
+}

@@ -426,11 +426,19 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 	}
 	if f, ok := c.mu.tree.files[e.Key]; ok && f.gen != 0 {
 		// The store's version is the external one now, kept beside the
-		// key as a conflict copy: the next flush replaces it knowingly.
-		if f.from == e.Key {
-			f.base = backend.VersionOf(e.Info)
-		} else {
-			c.mu.conflict.bases[e.Key] = backend.VersionOf(e.Info)
+		// key as a conflict copy: the next flush replaces it knowingly,
+		// under every name of the stored node the session holds as this
+		// one (a save under another name kept it beside a second time).
+		names := []string{e.Key}
+		if f.link != nil && e.Info.Link != "" && f.link.id == e.Info.Link {
+			names = f.link.names
+		}
+		for _, n := range names {
+			if f.from == n {
+				f.base = backend.VersionOf(e.Info)
+			} else {
+				c.mu.conflict.bases[n] = backend.VersionOf(e.Info)
+			}
 		}
 		if wc, ok := c.groupCopyLocked(f, e.Key, e.Info); ok {
 			// The same change of the node seen under another of its
