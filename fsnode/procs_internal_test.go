@@ -1,10 +1,14 @@
 package fsnode
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/internal/await"
 )
 
 // A program that makes many requests has /proc read once per
@@ -85,6 +89,14 @@ func TestProcessRun(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// Until the child has exec'd sleep, its environment is this
+		// process's, then for a moment none (CI with GOMAXPROCS=1 read
+		// it then): wait for the PATH it was given.
+		environ := fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid)
+		await.True(t, "the child exec'd sleep", 5*time.Second, func() bool {
+			b, _ := os.ReadFile(environ)
+			return strings.HasPrefix(string(b), "PATH=/usr/bin:/bin\x00")
+		})
 		got := processRun(uint32(cmd.Process.Pid))
 		cmd.Process.Kill()
 		cmd.Wait()
