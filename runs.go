@@ -249,7 +249,7 @@ func (f *FS) runSummaries(ctx context.Context, run string) ([]contextpack.Summar
 // last event the page read, shown or not (0 for none): the next page
 // starts after it.
 func (f *FS) RunEvents(ctx context.Context, run string, q eventlog.Query) (page eventlog.Page, last uint64, err error) {
-	q.Run = run
+	q.Run, q.SkipDamaged = run, true // as the projection folds them
 	if page, err = f.events.Query(ctx, q); err != nil || len(page.Events) == 0 {
 		return page, 0, err
 	}

@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -25,6 +26,12 @@ type Query struct {
 	// After above 0 implies it.
 	Forward bool
 	Limit   int // the most events in the page; 0 (or less) for DefaultLimit
+	// SkipDamaged passes over what cannot be read (a line that does not
+	// decode, or holds another seq; a chunk that cannot be read at all)
+	// instead of failing the query, and counts it in Page.Damaged: for a
+	// reader that folds the log (the projection of runs), one bad entry
+	// never blocks the rest. Verify and memfs fsck say what is damaged.
+	SkipDamaged bool
 }
 
 // Page is the answer to a Query.
@@ -37,6 +44,9 @@ type Page struct {
 	// to Events[0].Seq), after the last event when paging forward (ask
 	// again with After set to its Seq).
 	More bool
+	// Damaged is how many lines (and chunks that could not be read at
+	// all) a SkipDamaged query passed over.
+	Damaged int
 }
 
 func (q *Query) match(ev *Event) bool {
@@ -95,6 +105,7 @@ func (l *Log) Query(ctx context.Context, q Query) (Page, error) {
 	}
 
 	var got []Event // in paging order
+	damaged := 0
 	forward := q.Forward || q.After > 0
 	for k := range max(0, hi-lo+1) {
 		if len(got) > limit {
@@ -109,6 +120,10 @@ func (l *Log) Query(ctx context.Context, q Query) (Page, error) {
 		}
 		c := v.at(i)
 		lines, err := l.lines(ctx, &v, i)
+		if err != nil && q.SkipDamaged && errors.Is(err, ErrCorrupt) {
+			damaged++
+			continue
+		}
 		if err != nil {
 			return Page{}, err
 		}
@@ -124,11 +139,15 @@ func (l *Log) Query(ctx context.Context, q Query) (Page, error) {
 				continue
 			}
 			ev, err := decodeLine(lines[j])
+			if err == nil && ev.Seq != seq {
+				err = fmt.Errorf("holds event %d, want %d", ev.Seq, seq)
+			}
+			if err != nil && q.SkipDamaged {
+				damaged++
+				continue
+			}
 			if err != nil {
 				return Page{}, fmt.Errorf("%w: %s line %d: %v", ErrCorrupt, c.name, j+1, err)
-			}
-			if ev.Seq != seq {
-				return Page{}, fmt.Errorf("%w: %s line %d holds event %d, want %d", ErrCorrupt, c.name, j+1, ev.Seq, seq)
 			}
 			if q.match(&ev) {
 				got = append(got, ev)
@@ -138,7 +157,7 @@ func (l *Log) Query(ctx context.Context, q Query) (Page, error) {
 			}
 		}
 	}
-	p := Page{Events: got, More: len(got) > limit}
+	p := Page{Events: got, More: len(got) > limit, Damaged: damaged}
 	if p.More {
 		p.Events = got[:limit]
 	}

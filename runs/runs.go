@@ -17,8 +17,11 @@
 // the whole log anew; a projection and its rebuild are equal (the tests
 // hold them to it).
 //
-// What the records and the cursor say is checked against the log, never
-// trusted over it: a record that cannot be decoded is folded anew from
+// A damaged line of the log (or a chunk that cannot be read) is passed
+// over by every fold alike (eventlog.Query.SkipDamaged), so that one bad
+// entry never blocks the projection; memfs fsck and log --verify report
+// it. What the records and the cursor say is checked against the log,
+// never trusted over it: a record that cannot be decoded is folded anew from
 // its run's events; a cursor (or a record ahead of it) at an event the
 // log no longer has, because a recovery cut the log back and numbered
 // its next events from the cut, has the whole log folded anew.
@@ -175,7 +178,7 @@ func (p *Projector) holds(ctx context.Context, m mark) (bool, error) {
 	if m.seq == 0 {
 		return true, nil
 	}
-	page, err := p.log.Query(ctx, eventlog.Query{After: m.seq - 1, Forward: true, Limit: 1})
+	page, err := p.log.Query(ctx, eventlog.Query{After: m.seq - 1, Forward: true, Limit: 1, SkipDamaged: true})
 	if err != nil {
 		return false, err
 	}
@@ -214,7 +217,7 @@ func (p *Projector) load(ctx context.Context, run string, upto uint64) ([]byte, 
 // foldRun folds into m the events of its run after seq after, up to seq
 // upto (0: the log's end).
 func (p *Projector) foldRun(ctx context.Context, m *Meta, after, upto uint64) error {
-	q := eventlog.Query{After: after, Forward: true, Limit: pageSize, Run: m.Run}
+	q := eventlog.Query{After: after, Forward: true, Limit: pageSize, Run: m.Run, SkipDamaged: true}
 	if upto > 0 {
 		q.Before = upto + 1
 	}
@@ -247,7 +250,7 @@ type loaded struct {
 func (p *Projector) fold(ctx context.Context, after mark, limit int, metas map[string]*loaded, get func(run string) ([]byte, Meta, error)) (mark, bool, error) {
 	read := 0
 	for {
-		page, err := p.log.Query(ctx, eventlog.Query{After: after.seq, Forward: true, Limit: pageSize})
+		page, err := p.log.Query(ctx, eventlog.Query{After: after.seq, Forward: true, Limit: pageSize, SkipDamaged: true})
 		if err != nil {
 			return after, false, err
 		}

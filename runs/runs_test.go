@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -369,4 +370,49 @@ func TestLogCutBackFoldedAnew(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRebuild(t, p2, 9)
+}
+
+// A damaged line in the middle of the log (and a chunk that cannot be
+// read at all) is passed over by the catch-up, the current projection and
+// the rebuild alike: the projection goes on, and equals its rebuild
+// (found by this stop's review: one damaged line failed every catch-up,
+// and .memfs/runs answered EIO).
+func TestDamagedLogLinePassedOver(t *testing.T) {
+	st := stores[0].open(t)
+	l, err := eventlog.Open(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 3 {
+		randomEvents(t, l, rng, 1000)
+	}
+	chunks, err := st.ListSys(t.Context(), "events/")
+	if err != nil || len(chunks) < 3 {
+		t.Fatalf("%d chunks (%v), want 3 or more", len(chunks), err)
+	}
+	damage := func(name string, at int) {
+		b, err := st.LoadSys(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(string(b), "\n")
+		lines[at] = strings.Repeat("#", len(lines[at])-1) + "\n" // the same size: only the line is bad
+		if err := st.SaveSys(t.Context(), name, []byte(strings.Join(lines, ""))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage(chunks[0].Key, 7)
+	damage(chunks[1].Key, 500)
+	l2, err := eventlog.Open(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := runs.New(st, l2)
+	randomEvents(t, l2, rng, 20)
+	checkRebuild(t, p, 11)
+	if err := p.CatchUp(t.Context()); err != nil {
+		t.Fatalf("a catch-up over a damaged line: %v", err)
+	}
+	checkRebuild(t, p, 11)
 }
