@@ -118,43 +118,9 @@ func (l *Log) Query(ctx context.Context, q Query) (Page, error) {
 		if err := ctx.Err(); err != nil {
 			return Page{}, err
 		}
-		c := v.at(i)
-		lines, err := l.lines(ctx, &v, i)
-		if err != nil && q.SkipDamaged && errors.Is(err, ErrCorrupt) {
-			damaged++
-			continue
-		}
-		if err != nil {
+		var err error
+		if got, err = l.chunkEvents(ctx, &v, i, &q, forward, limit, got, &damaged); err != nil {
 			return Page{}, err
-		}
-		for k := range lines {
-			j := k
-			if !forward {
-				j = len(lines) - 1 - k
-			}
-			// A line's position gives its seq, so lines outside
-			// Before and After are skipped without decoding.
-			seq := c.seq + uint64(j)
-			if q.After > 0 && seq <= q.After || q.Before > 0 && seq >= q.Before {
-				continue
-			}
-			ev, err := decodeLine(lines[j])
-			if err == nil && ev.Seq != seq {
-				err = fmt.Errorf("holds event %d, want %d", ev.Seq, seq)
-			}
-			if err != nil && q.SkipDamaged {
-				damaged++
-				continue
-			}
-			if err != nil {
-				return Page{}, fmt.Errorf("%w: %s line %d: %v", ErrCorrupt, c.name, j+1, err)
-			}
-			if q.match(&ev) {
-				got = append(got, ev)
-				if len(got) > limit {
-					break
-				}
-			}
 		}
 	}
 	p := Page{Events: got, More: len(got) > limit, Damaged: damaged}
@@ -165,6 +131,51 @@ func (l *Log) Query(ctx context.Context, q Query) (Page, error) {
 		slices.Reverse(p.Events)
 	}
 	return p, nil
+}
+
+// chunkEvents appends to got the events of chunk i of v that q matches,
+// in paging order, until it holds more than limit; damaged counts what a
+// SkipDamaged query passed over.
+func (l *Log) chunkEvents(ctx context.Context, v *view, i int, q *Query, forward bool, limit int, got []Event, damaged *int) ([]Event, error) {
+	c := v.at(i)
+	lines, err := l.lines(ctx, v, i)
+	if err != nil && q.SkipDamaged && errors.Is(err, ErrCorrupt) {
+		*damaged++
+		return got, nil
+	}
+	if err != nil {
+		return got, err
+	}
+	for k := range lines {
+		j := k
+		if !forward {
+			j = len(lines) - 1 - k
+		}
+		// A line's position gives its seq, so lines outside Before and
+		// After are skipped without decoding.
+		seq := c.seq + uint64(j)
+		if q.After > 0 && seq <= q.After || q.Before > 0 && seq >= q.Before {
+			continue
+		}
+		ev, err := decodeLine(lines[j])
+		if err == nil && ev.Seq != seq {
+			err = fmt.Errorf("holds event %d, want %d", ev.Seq, seq)
+		}
+		if err != nil && q.SkipDamaged {
+			*damaged++
+			continue
+		}
+		if err != nil {
+			return got, fmt.Errorf("%w: %s line %d: %v", ErrCorrupt, c.name, j+1, err)
+		}
+		if q.match(&ev) {
+			got = append(got, ev)
+			if len(got) > limit {
+				break
+			}
+		}
+	}
+	return got, nil
 }
 
 // view is a consistent snapshot of the log's chunks.
