@@ -76,7 +76,7 @@ func newApp(stdout, stderr io.Writer) app {
 			hintCommand(),
 			modelsCommand(),
 			gcCommand(), mcpCommand(), conflictsCommand(),
-			historyCommand(), snapshotCommand(), checkpointCommand(), revertCommand(), restoreCommand(), diffCommand(), runsCommand(),
+			historyCommand(), snapshotCommand(), checkpointCommand(), revertCommand(), restoreCommand(), diffCommand(), runsCommand(), repoCommand(),
 		},
 	}
 	a.Flags = []cli.Flag{quietFlag()} // before the command's name too

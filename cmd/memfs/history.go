@@ -142,9 +142,7 @@ func saveSnapshot(c *cli.Context, name string) error {
 func listSnapshots(c *cli.Context, which string) error {
 	return onHistory(c, memfs.ReadStore, func(m *mountclient.Client) error {
 		names, err := m.ListSnapshots(which)
-		for _, n := range names {
-			fmt.Fprintln(c.App.Writer, n)
-		}
+		printLines(c, names)
 		return err
 	}, func(ctx context.Context, f *memfs.FS) error {
 		ss, err := f.ListSnapshots(ctx, which)
@@ -193,9 +191,7 @@ func restoreCommand() *cli.Command {
 			}
 			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
 				keys, err := o.Restore(ctx, c.String("to"), c.Args().First())
-				for _, k := range keys {
-					fmt.Fprintln(c.App.Writer, k)
-				}
+				printLines(c, keys)
 				return err
 			})
 		},

@@ -380,7 +380,7 @@ func TestEveryCommandIsClassified(t *testing.T) {
 	}
 	writes := map[string]bool{"mount": true, "put": true, "rm": true, "import": true, "reindex": true, "summary": true, "gc": true,
 		"__apply": true, "mount-helper": true, "snapshot": true, "checkpoint": true, "revert": true, "restore": true, "mcp": true, "conflicts": true}
-	noStore := map[string]bool{"unmount": true, "umount-helper": true, "redact": true, "install": true, "completion": true,
+	noStore := map[string]bool{"unmount": true, "repo": true, "umount-helper": true, "redact": true, "install": true, "completion": true,
 		"man": true, "hint": true, "models": true, "help": true}
 	for _, cmd := range newApp(io.Discard, io.Discard).Commands {
 		n := 0

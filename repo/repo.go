@@ -1,0 +1,155 @@
+// Package repo names the repository an agent works in, so that what it
+// learns there (conventions, decisions, notes) is kept for that
+// repository and no other (issue 33).
+//
+// A repository's identity is the hash of the canonical path of its working
+// tree, the URL of its remote and its current branch; without a remote it
+// is the hash of the path alone. The path is the working tree's top level,
+// symlinks resolved and cleaned, so that its subdirectories, a path given
+// with a trailing slash or through a symlink name the same repository.
+// Git is asked through the real git program; a directory outside any
+// working tree (or where git is not installed) is identified by its path.
+//
+// # Concurrency
+//
+// The package keeps no state: Identify may be called from any number of
+// goroutines at once.
+package repo
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Identity is a repository's identity and what it was made of.
+type Identity struct {
+	// Hash is the repository's id: 16 hex digits of the SHA-256 of Path,
+	// Remote and Branch (of Path alone when there is no remote).
+	Hash string `json:"hash"`
+	// Path is the top level of the working tree (or the directory, outside
+	// any), absolute, symlinks resolved.
+	Path string `json:"path"`
+	// Remote is the URL of the remote "origin", else of the first remote
+	// by name, without the credentials a URL may carry; "" for none.
+	Remote string `json:"remote,omitempty"`
+	// Branch is the branch checked out; "" when HEAD is detached (the
+	// detached head of a repository with a remote has its own id).
+	Branch string `json:"branch,omitempty"`
+}
+
+// Text is id as `memfs repo id` prints it: its hash on a line, and with
+// verbose what it is made of, a "name: value" line each.
+func (id Identity) Text(verbose bool) string {
+	if !verbose {
+		return id.Hash + "\n"
+	}
+	return fmt.Sprintf("%s\npath: %s\nremote: %s\nbranch: %s\n", id.Hash, id.Path, id.Remote, id.Branch)
+}
+
+// Identify is the identity of the repository dir is in.
+func Identify(ctx context.Context, dir string) (Identity, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Identity{}, err
+	}
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return Identity{}, err
+	}
+	var id Identity
+	top, err := git(ctx, abs, "rev-parse", "--show-toplevel")
+	switch {
+	case err != nil:
+		id.Path = abs // not in a working tree, or no git: the directory alone
+	default:
+		if id.Path, err = filepath.EvalSymlinks(top); err != nil {
+			return Identity{}, err
+		}
+		if id.Remote, err = remote(ctx, id.Path); err != nil {
+			return Identity{}, err
+		}
+		if id.Remote != "" {
+			// Detached: no branch (symbolic-ref fails quietly).
+			id.Branch, _ = git(ctx, id.Path, "symbolic-ref", "--short", "-q", "HEAD")
+		}
+	}
+	id.Hash = hash(id)
+	return id, nil
+}
+
+// hash is Identity.Hash of id's parts.
+func hash(id Identity) string {
+	h := sha256.New()
+	h.Write([]byte(id.Path))
+	if id.Remote != "" {
+		h.Write([]byte{0})
+		h.Write([]byte(id.Remote))
+		h.Write([]byte{0})
+		h.Write([]byte(id.Branch))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// remote is the URL of the repository's remote "origin", else of its
+// first remote by name, without credentials; "" when it has none.
+func remote(ctx context.Context, top string) (string, error) {
+	out, err := git(ctx, top, "remote")
+	if err != nil {
+		return "", err
+	}
+	names := strings.Fields(out)
+	if len(names) == 0 {
+		return "", nil
+	}
+	name := "origin"
+	if !slices.Contains(names, name) {
+		slices.Sort(names)
+		name = names[0]
+	}
+	// As configured: get-url would apply the user's url.*.insteadOf.
+	u, err := git(ctx, top, "config", "--get", "remote."+name+".url")
+	if err != nil {
+		return "", err
+	}
+	return withoutCredentials(u), nil
+}
+
+// withoutCredentials is the URL u without the user and password a URL of
+// the form scheme://user:password@host/... may carry (a token must not
+// reach an id that is shown and stored). A scp-like address
+// (git@host:path) names a user, not a secret, and stays as it is.
+func withoutCredentials(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil || p.Scheme == "" {
+		return u
+	}
+	p.User = nil
+	return p.String()
+}
+
+// git runs git with args in dir and returns its output, trimmed. Git reads
+// the repository's own configuration alone, none of the system's or the
+// user's, which differ between machines (GIT_CONFIG_NOSYSTEM,
+// GIT_CONFIG_GLOBAL).
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(cmd.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return "", errors.New("git " + strings.Join(args, " ") + ": " + msg)
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
