@@ -415,3 +415,29 @@ func TestTheirWriteThroughALinkIsOneCopy(t *testing.T) {
 		})
 	}
 }
+
+// The session renames one name of a linked node (n3.md) over another
+// file (n2.md) and changes the node; another program writes through its
+// other name (n1.md): their write is kept, and the file the session
+// renamed over is replaced knowingly, never kept beside as if another
+// writer had changed it (found by this stop's second review: the
+// version their write left was taken for every name of the session's
+// node, the renamed one's too).
+func TestTheirWriteThroughALinkOfANodeRenamedOverAFile(t *testing.T) {
+	r := startLinkedRig(t)
+	r.linked(t, "n1.md", "n3.md", "x\n")
+	must(t, r.c.Set("n2.md", []byte("XXXX\n")))
+	must(t, r.c.Flush(t.Context()))
+	r.settled(t, "n2.md")
+	must(t, r.c.Rename(t.Context(), "n3.md", "n2.md", 0))
+	must(t, r.c.Set("n1.md", []byte("ours\n")))
+	writeInPlace(t, filepath.Join(r.dir, "n1.md"), "theirs\n")
+	r.settled(t, "n1.md")
+	must(t, r.c.Flush(t.Context()))
+	vd := r.same(t)
+	// Their write also stays under the name the session renamed away
+	// (its delete meets their change): a second copy, nothing lost.
+	if !strings.Contains(vd, `"theirs\n"`) || strings.Contains(vd, `"XXXX\n"`) {
+		t.Errorf("want their write kept and the renamed-over file gone:\n%s", vd)
+	}
+}

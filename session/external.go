@@ -128,12 +128,14 @@ func (x *External) Echo(key string, info backend.Info) bool {
 	}
 	st := stampOf(info)
 	f, ok := c.mu.tree.files[key]
-	// A node of several names that the session holds as a node of one
-	// is no version of memfs's own any more, whatever memfs wrote: the
-	// session took its other names away since, and another program gave
-	// it some again (a linked node's version has no ctime to tell them
-	// apart: seed 61535 of the two-writer model).
-	relinked := st.linked && ok && !f.stampLocked().linked
+	// A node of several names that the session holds, clean, as a node
+	// of one is no version of memfs's own any more, whatever memfs wrote:
+	// the session took its other names away since (and flushed), and
+	// another program gave it some again (a linked node's version has no
+	// ctime to tell them apart: seed 61535 of the two-writer model). A
+	// node with unflushed changes is not: the session may have taken a
+	// name away without flushing yet, and its earlier save comes back.
+	relinked := st.linked && ok && f.gen == 0 && !f.stampLocked().linked
 	if !relinked && c.mu.echo.wroteLocked(key, st, c.sameNode) {
 		return true
 	}
@@ -429,16 +431,21 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		// key as a conflict copy: the next flush replaces it knowingly,
 		// under every name of the stored node the session holds as this
 		// one (a save under another name kept it beside a second time).
-		names := []string{e.Key}
-		if f.link != nil && e.Info.Link != "" && f.link.id == e.Info.Link {
-			names = f.link.names
-		}
-		for _, n := range names {
-			if f.from == n {
-				f.base = backend.VersionOf(e.Info)
-			} else {
-				c.mu.conflict.bases[n] = backend.VersionOf(e.Info)
+		v := backend.VersionOf(e.Info)
+		if f.link != nil && e.Info.Link != "" && f.link.id == e.Info.Link && len(f.link.names) > 1 {
+			// Only the names the session expects to hold the same
+			// stored node as e.Key (a name renamed over another node
+			// expects that node, and is left to meet it).
+			was := c.expectedLocked(f, e.Key)
+			for _, n := range f.link.names {
+				if c.expectedLocked(f, n) == was {
+					c.mu.conflict.bases[n] = v
+				}
 			}
+		} else if f.from == e.Key {
+			f.base = v
+		} else {
+			c.mu.conflict.bases[e.Key] = v
 		}
 		if wc, ok := c.groupCopyLocked(f, e.Key, e.Info); ok {
 			// The same change of the node seen under another of its
@@ -505,6 +512,15 @@ func (c *Context) joinDirtyGroupLocked(key, id string) {
 		// joined name never reached the store).
 		c.markDirtyLocked(g)
 	}
+}
+
+// expectedLocked is the store's version a save of f under its name n
+// expects (planExpectLocked): n's own base, else f's.
+func (c *Context) expectedLocked(f *file, n string) backend.Version {
+	if v, ok := c.mu.conflict.bases[n]; ok {
+		return v
+	}
+	return f.base
 }
 
 // groupCopyLocked is the conflict copy Apply made, still unchanged, of

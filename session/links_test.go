@@ -543,3 +543,34 @@ func TestFlushGivenUpByItsCallerIsNoFailure(t *testing.T) {
 		t.Errorf("memory/a.md: %q", v)
 	}
 }
+
+// ln a b; flush; rm b and chmod a, unflushed: the store's a, still of two
+// names, is memfs's own earlier save coming back, not another writer's
+// change to merge (which put back a narrower mode: found by this stop's
+// second review).
+func TestLinksOwnSaveBackAfterUnflushedUnlink(t *testing.T) {
+	c, st, _ := storedA(t, true)
+	if err := c.Delete("b"); err != nil {
+		t.Fatal(err)
+	}
+	mode := fs.FileMode(0o666)
+	if _, err := c.SetAttr(t.Context(), "a", session.Attr{Mode: &mode}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := st.Load(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es[0].Info.Link == "" {
+		t.Fatal("the store's a has one name")
+	}
+	if !c.External().Echo("a", es[0].Info) {
+		t.Error("memfs's own save of a, of two names, is taken for another writer's change")
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := c.Stat("a"); err != nil || s.Mode.Perm() != 0o666 {
+		t.Errorf("a: %v, %v; want 0666", s.Mode, err)
+	}
+}
