@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/memfs/memfs/backend"
 )
 
 // DefaultLimit is the page size of a Query with no Limit.
@@ -27,7 +29,8 @@ type Query struct {
 	Forward bool
 	Limit   int // the most events in the page; 0 (or less) for DefaultLimit
 	// SkipDamaged passes over what cannot be read (a line that does not
-	// decode, or holds another seq; a chunk that cannot be read at all)
+	// decode, or holds another seq; a chunk that cannot be read at all,
+	// or that the store reports damaged)
 	// instead of failing the query, and counts it in Page.Damaged: for a
 	// reader that folds the log (the projection of runs), one bad entry
 	// never blocks the rest. Verify and memfs fsck say what is damaged.
@@ -139,7 +142,7 @@ func (l *Log) Query(ctx context.Context, q Query) (Page, error) {
 func (l *Log) chunkEvents(ctx context.Context, v *view, i int, q *Query, forward bool, limit int, got []Event, damaged *int) ([]Event, error) {
 	c := v.at(i)
 	lines, err := l.lines(ctx, v, i)
-	if err != nil && q.SkipDamaged && errors.Is(err, ErrCorrupt) {
+	if err != nil && q.SkipDamaged && (errors.Is(err, ErrCorrupt) || errors.Is(err, backend.ErrCorrupt)) {
 		*damaged++
 		return got, nil
 	}

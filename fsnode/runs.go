@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"syscall"
 
@@ -42,7 +43,7 @@ func (d *runsDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 // list is the runs, for the caller in ctx.
 func (d *runsDir) list(ctx context.Context) ([]string, syscall.Errno) {
 	ids, err := d.root.opts.Runs.List(session.WithCred(ctx, callerCred(ctx)))
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// The caller gave up (a signal interrupted it, and the kernel
 		// the request): it asks again.
 		return nil, syscall.EINTR

@@ -416,3 +416,41 @@ func TestDamagedLogLinePassedOver(t *testing.T) {
 	}
 	checkRebuild(t, p, 11)
 }
+
+// A chunk the store itself reports damaged (a checksum that fails) is
+// passed over as a damaged line is (found by this stop's second review).
+func TestChunkTheStoreReportsDamagedPassedOver(t *testing.T) {
+	ds, err := dirstore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ds.Close() })
+	l, err := eventlog.Open(t.Context(), ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 3 {
+		randomEvents(t, l, rng, 1000)
+	}
+	chunks, err := ds.ListSys(t.Context(), "events/")
+	if err != nil || len(chunks) < 3 {
+		t.Fatalf("%d chunks (%v)", len(chunks), err)
+	}
+	bad := chunks[1].Key
+	st := errorstore.Wrap(ds, func(op errorstore.Op, keys []string) error {
+		if op == errorstore.OpLoadSys && len(keys) == 1 && keys[0] == bad {
+			return fmt.Errorf("%s: %w", bad, backend.ErrCorrupt)
+		}
+		return nil
+	}).(backend.SysStore)
+	l2, err := eventlog.Open(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := runs.New(st, l2)
+	if err := p.CatchUp(t.Context()); err != nil {
+		t.Fatalf("a catch-up over a chunk the store reports damaged: %v", err)
+	}
+	checkRebuild(t, p, 13)
+}

@@ -129,11 +129,12 @@ func (c *Context) flushOnce(ctx context.Context, strict bool) error {
 	c.mu.Unlock()
 	if out.allFailed {
 		ferr := &FlushError{Failed: res.failed}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !slices.ContainsFunc(slices.Collect(maps.Values(res.failed)), func(err error) bool { return !errors.Is(err, context.Canceled) }) {
 			// The caller gave up (a signal interrupted its fsync: the
-			// kernel then interrupts the request): no store refused
-			// anything, and the next flush saves what stays dirty.
-			c.log.Info("flush given up by its caller; entries stay dirty", "entries", len(p.entries), "removed", len(p.removed))
+			// kernel then interrupts the request), and that is all that
+			// failed: no store refused anything, and the next flush
+			// saves what stays dirty.
+			c.log.Info("flush given up by its caller; entries stay dirty", "entries", len(p.entries), "removed", len(p.removed), "err", ctx.Err())
 		} else {
 			c.log.Error("flush failed; entries stay dirty", "entries", len(p.entries), "removed", len(p.removed), "err", ferr)
 		}
