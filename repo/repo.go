@@ -23,7 +23,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -67,8 +66,12 @@ func Identify(ctx context.Context, dir string) (Identity, error) {
 	var id Identity
 	top, err := git(ctx, abs, "rev-parse", "--show-toplevel")
 	switch {
-	case err != nil:
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, errNotRepo):
 		id.Path = abs // not in a working tree, or no git: the directory alone
+	case err != nil:
+		// Git refuses the repository (another user's, as safe.directory
+		// says): an id of the directory alone would name another memory.
+		return Identity{}, err
 	default:
 		if id.Path, err = filepath.EvalSymlinks(top); err != nil {
 			return Identity{}, err
@@ -116,23 +119,33 @@ func remote(ctx context.Context, top string) (string, error) {
 	}
 	// As configured: get-url would apply the user's url.*.insteadOf.
 	u, err := git(ctx, top, "config", "--get", "remote."+name+".url")
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return "", nil // a remote with no URL is none
+	}
 	if err != nil {
 		return "", err
 	}
 	return withoutCredentials(u), nil
 }
 
-// withoutCredentials is the URL u without the user and password a URL of
-// the form scheme://user:password@host/... may carry (a token must not
-// reach an id that is shown and stored). A scp-like address
-// (git@host:path) names a user, not a secret, and stays as it is.
+// withoutCredentials is the URL u without what may be a secret: the
+// user and password a URL of the form scheme://user:password@host/...
+// may carry (whatever characters the password holds: everything up to
+// the last '@' goes), and its query and fragment (?private_token=...). A
+// scp-like address (git@host:path) names a user, not a secret, and stays
+// as it is.
 func withoutCredentials(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.User == nil || p.Scheme == "" {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
 		return u
 	}
-	p.User = nil
-	return p.String()
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		rest = rest[at+1:]
+	}
+	rest, _, _ = strings.Cut(rest, "?")
+	rest, _, _ = strings.Cut(rest, "#")
+	return scheme + "://" + rest
 }
 
 // git runs git with args in dir and returns its output, trimmed. Git reads
@@ -141,15 +154,25 @@ func withoutCredentials(u string) string {
 // GIT_CONFIG_GLOBAL).
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(cmd.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	// None of the caller's GIT_* (GIT_DIR from a hook, GIT_CONFIG_COUNT)
+	// may point git at another repository or configuration.
+	cmd.Env = slices.DeleteFunc(cmd.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GIT_") })
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return "", errors.New("git " + strings.Join(args, " ") + ": " + msg)
+		msg := strings.TrimSpace(stderr.String())
+		if strings.HasPrefix(msg, "fatal: not a git repository") {
+			return "", errNotRepo
 		}
-		return "", err
+		if msg != "" {
+			return "", fmt.Errorf("git %s in %s: %s: %w", strings.Join(args, " "), dir, msg, err)
+		}
+		return "", fmt.Errorf("git %s in %s: %w", strings.Join(args, " "), dir, err)
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// errNotRepo is git's answer for a directory in no working tree.
+var errNotRepo = errors.New("not in a git working tree")

@@ -134,3 +134,34 @@ func TestIdentityOutsideGit(t *testing.T) {
 		t.Errorf("two directories, one id: %+v", other)
 	}
 }
+
+// Whatever a URL's password holds, and a token in its query, no secret
+// reaches the identity; a remote with no URL is none; the caller's
+// GIT_DIR never points git at another repository (found by this stop's
+// second review).
+func TestIdentityLeaksNoSecret(t *testing.T) {
+	dir := newRepo(t)
+	for _, u := range []string{
+		"https://user:pa#SECRET@example.com/a.git",
+		"https://user:pa/SECRET@example.com/a.git",
+		"https://user:pa?SECRET@example.com/a.git",
+		"https://tok SECRET@example.com/a.git",
+		"https://u:SECRET@example.com:abc/a.git",
+		"https://example.com/a.git?private_token=SECRET",
+	} {
+		gitIn(t, dir, "config", "remote.origin.url", u)
+		if got := identify(t, dir); strings.Contains(got.Remote, "SECRET") || !strings.Contains(got.Remote, "example.com") {
+			t.Errorf("%s: remote %q", u, got.Remote)
+		}
+	}
+	gitIn(t, dir, "config", "--unset", "remote.origin.url")
+	gitIn(t, dir, "config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
+	if got := identify(t, dir); got.Remote != "" {
+		t.Errorf("a remote with no URL: %+v", got)
+	}
+	other := newRepo(t)
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	if got := identify(t, filepath.Join(dir, "sub")); got.Path != identify(t, dir).Path {
+		t.Errorf("GIT_DIR of another repository moved the id: %+v", got)
+	}
+}
