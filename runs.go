@@ -1,6 +1,7 @@
 package memfs
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -296,6 +297,13 @@ func (f *FS) RebuildRuns(ctx context.Context, write bool) ([]string, error) {
 	return diffs, err
 }
 
+// hasRun reports whether the caller in ctx has something of run to see
+// (a lookup of .memfs/runs/RUN: that run alone, never the list).
+func (f *FS) hasRun(ctx context.Context, run string) bool {
+	_, err := f.Run(ctx, run)
+	return err == nil
+}
+
 // runFile answers .memfs/runs/RUN/FILE for the caller in ctx.
 func (f *FS) runFile(ctx context.Context, name string) ([]byte, error) {
 	run, file, _ := strings.Cut(name, "/")
@@ -334,21 +342,17 @@ func (f *FS) RunFile(ctx context.Context, run, file string) ([]byte, error) {
 		}
 		return b, nil
 	case RunEventsFile:
-		var b []byte
+		var b bytes.Buffer
 		for q := (eventlog.Query{Forward: true, Limit: 1000}); ; {
 			page, last, err := f.RunEvents(ctx, run, q)
 			if err != nil {
 				return nil, err
 			}
-			for _, ev := range page.Events {
-				line, err := json.Marshal(ev)
-				if err != nil {
-					return nil, err
-				}
-				b = append(append(b, line...), '\n')
+			if err := eventlog.WriteJSON(&b, page.Events); err != nil {
+				return nil, err
 			}
 			if !page.More || last == 0 {
-				return b, nil
+				return b.Bytes(), nil
 			}
 			q.After = last
 		}

@@ -161,7 +161,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		Events:          f.events,
 		ContextPack:     f.ContextFile,
 		Search:          f.index.File,
-		Runs: &fsnode.Runs{List: f.RunIDs, File: f.runFile,
+		Runs: &fsnode.Runs{List: f.RunIDs, Has: f.hasRun, File: f.runFile,
 			Files: []string{RunMetaFile, RunSummariesFile, RunEventsFile}},
 		Records: f.events,
 		History: f.historyView(),

@@ -16,8 +16,10 @@ import (
 // text File answers for the caller (the name "RUN/FILE"; the caller's
 // session.Cred is in its ctx).
 type Runs struct {
-	// List names the runs, sorted.
-	List  func(ctx context.Context) ([]string, error)
+	// List names the runs, sorted (a readdir).
+	List func(ctx context.Context) ([]string, error)
+	// Has reports whether run is one of them (a lookup).
+	Has   func(ctx context.Context, run string) bool
 	File  Answer
 	Files []string
 }
@@ -68,11 +70,7 @@ func (d *runsDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 }
 
 func (d *runsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ids, errno := d.list(ctx)
-	if errno != 0 {
-		return nil, errno
-	}
-	if _, ok := slices.BinarySearch(ids, name); !ok {
+	if !d.root.opts.Runs.Has(session.WithCred(ctx, callerCred(ctx)), name) {
 		return nil, syscall.ENOENT
 	}
 	rd := &runDir{root: d.root, run: name, ino: answerInoBase + d.root.answerIno.Add(1)}
