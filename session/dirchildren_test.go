@@ -225,16 +225,7 @@ func TestDirectoryAttrsOfAnotherWriterNotPutBack(t *testing.T) {
 	if _, err := b.SetAttr(t.Context(), "d", session.Attr{Mode: &mode, UID: &uid}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	info, err := open().(*etcdstore.Store).Stat(t.Context(), "d")
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := flushedDir(t, open, b, a)
 	if info.Mode.Perm() != 0o700 || info.UID != 1001 {
 		t.Errorf("d in the store: %v, owner %d; want their -rwx------ and owner 1001 kept", info.Mode, info.UID)
 	}
@@ -308,20 +299,27 @@ func TestDirectoryAttrsOfOursKeptOverTheirEntries(t *testing.T) {
 	if err := b.Set("d/theirs.md", []byte("theirs\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	info, err := open().(*etcdstore.Store).Stat(t.Context(), "d")
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := flushedDir(t, open, b, a)
 	if info.Mode.Perm() != 0o755 {
 		t.Errorf("d in the store: %v; want ours, drwxr-xr-x", info.Mode)
 	}
 	if _, err := open().Load(t.Context(), "d/theirs.md"); err != nil {
 		t.Errorf("d/theirs.md: %v", err)
 	}
+}
+
+// flushedDir flushes the sessions in order, then returns the store's
+// directory d (opened by open).
+func flushedDir(t *testing.T, open func() backend.Store, cs ...*session.Context) backend.Info {
+	t.Helper()
+	for _, c := range cs {
+		if err := c.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := open().(*etcdstore.Store).Stat(t.Context(), "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
 }
