@@ -24,6 +24,7 @@ import (
 const (
 	otherUID   = 65534
 	staffGroup = 4242
+	accessRun  = "access-run" // the run of every change of the access tests' mount
 )
 
 // caller runs commands as one user: root runs them as they are, the
@@ -183,7 +184,9 @@ func TestAllowOtherCallersSeeOnlyWhatTheyMayRead(t *testing.T) {
 	store := "dir:" + t.TempDir()
 	mnt := sharedDir(t)
 	bin := sharedBinary(t)
-	startMount(t, store, mnt, nil, "--allow-other")
+	// Every change is of one run (the mount's own), whose projection
+	// names private keys: .memfs/runs answers each caller with its own.
+	startMount(t, store, mnt, []string{"MEMFS_RUN=" + accessRun}, "--allow-other")
 	setupPrivateTree(t, mnt, files)
 
 	callers := privateTreeCallers()
@@ -290,6 +293,8 @@ func accessProbes(bin, mnt string, words []string) []accessProbe {
 		accessProbe{name: "ls and cat .memfs/events/", argv: []string{"sh", "-c", "ls .memfs/events/ && cat .memfs/events/* .memfs/events.head"},
 			want: holds("memory/public/note.md")},
 		accessProbe{name: "cat .memfs/changes", argv: []string{"cat", ".memfs/changes"}, want: holds("memory/public/note.md")},
+		accessProbe{name: "ls and cat .memfs/runs/", argv: []string{"sh", "-c", "ls .memfs/runs/ && cat .memfs/runs/" + accessRun + "/*"},
+			want: holds(accessRun, "memory/public/note.md")},
 		accessProbe{name: "cat .memfs/status", argv: []string{"cat", ".memfs/status"}, want: holds("keys_indexed:")},
 		accessProbe{name: "memfs log --mount", argv: []string{bin, "log", "--mount", mnt, "--limit", "1000"}, want: holds("memory/public/note.md")},
 		// The last two events (moved.md's) are hidden from the others
