@@ -47,7 +47,12 @@ const (
 	Session = Prefix + "session"
 	// Type is the kind of memory an entry holds: one of a Types set
 	// (DefaultTypes unless a mount or command adds some).
-	Type    = Prefix + "type"
+	Type = Prefix + "type"
+	// Derived is what a derived artifact (a repository's map, symbol
+	// summaries: repos/HASH/indexes/) was computed from: a state of the
+	// working tree (repo.State) or a key its caller gave, 1 to MaxDerivedLen
+	// printable bytes. The artifact is fresh while that still holds.
+	Derived = Prefix + "derived"
 	Created = Prefix + "created" // read-only: RFC 3339 time the key was created
 	Writer  = Prefix + "writer"  // read-only: JSON of the Writer who last wrote the value
 	// Skill is read-only, on skills/NAME/SKILL.md: the JSON {"name",
@@ -110,8 +115,22 @@ func ValidateWith(types Types, name string, value []byte) error {
 		return ValidateSession(v)
 	case Type:
 		return types.Check(v)
+	case Derived:
+		return ValidateDerived(v)
 	}
-	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent, run, session, type; created, writer, skill and rev are read-only)", ErrInvalid, name)
+	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent, run, session, type, derived; created, writer, skill and rev are read-only)", ErrInvalid, name)
+}
+
+// MaxDerivedLen is the longest user.memfs.derived value.
+const MaxDerivedLen = 256
+
+// ValidateDerived checks a user.memfs.derived value: 1 to MaxDerivedLen
+// bytes of printable UTF-8.
+func ValidateDerived(v string) error {
+	if v == "" || len(v) > MaxDerivedLen || !printable(v) {
+		return fmt.Errorf("%w: %s: want 1 to %d bytes of printable text", ErrInvalid, Derived, MaxDerivedLen)
+	}
+	return nil
 }
 
 // ParseTags splits a tags value: comma-separated, spaces around a tag

@@ -1,19 +1,3 @@
-// Package repo names the repository an agent works in, so that what it
-// learns there (conventions, decisions, notes) is kept for that
-// repository and no other (issue 33).
-//
-// A repository's identity is the hash of the canonical path of its working
-// tree, the URL of its remote and its current branch; without a remote it
-// is the hash of the path alone. The path is the working tree's top level,
-// symlinks resolved and cleaned, so that its subdirectories, a path given
-// with a trailing slash or through a symlink name the same repository.
-// Git is asked through the real git program; a directory outside any
-// working tree (or where git is not installed) is identified by its path.
-//
-// # Concurrency
-//
-// The package keeps no state: Identify may be called from any number of
-// goroutines at once.
 package repo
 
 import (
@@ -23,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -104,6 +89,25 @@ func hash(id Identity) string {
 // remote is the URL of the repository's remote "origin", else of its
 // first remote by name, without credentials; "" when it has none.
 func remote(ctx context.Context, top string) (string, error) {
+	name, err := remoteName(ctx, top)
+	if name == "" || err != nil {
+		return "", err
+	}
+	// As configured: get-url would apply the user's url.*.insteadOf.
+	u, err := git(ctx, top, "config", "--get", "remote."+name+".url")
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return "", nil // a remote with no URL is none
+	}
+	if err != nil {
+		return "", err
+	}
+	return withoutCredentials(u), nil
+}
+
+// remoteName is the repository's remote "origin", else its first remote
+// by name; "" when it has none.
+func remoteName(ctx context.Context, top string) (string, error) {
 	out, err := git(ctx, top, "remote")
 	if err != nil {
 		return "", err
@@ -117,16 +121,7 @@ func remote(ctx context.Context, top string) (string, error) {
 		slices.Sort(names)
 		name = names[0]
 	}
-	// As configured: get-url would apply the user's url.*.insteadOf.
-	u, err := git(ctx, top, "config", "--get", "remote."+name+".url")
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == 1 {
-		return "", nil // a remote with no URL is none
-	}
-	if err != nil {
-		return "", err
-	}
-	return withoutCredentials(u), nil
+	return name, nil
 }
 
 // withoutCredentials is the URL u without what may be a secret: the
@@ -148,30 +143,43 @@ func withoutCredentials(u string) string {
 	return scheme + "://" + rest
 }
 
-// git runs git with args in dir and returns its output, trimmed. Git reads
-// the repository's own configuration alone, none of the system's or the
-// user's, which differ between machines (GIT_CONFIG_NOSYSTEM,
-// GIT_CONFIG_GLOBAL).
+// git runs git with args in dir and returns its output, trimmed (gitTo).
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var out bytes.Buffer
+	if err := gitTo(ctx, dir, &out, args...); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// gitTo runs git with args in dir, its output to stdout. Git reads the
+// repository's own configuration alone, none of the system's or the
+// user's, which differ between machines (GIT_CONFIG_NOSYSTEM,
+// GIT_CONFIG_GLOBAL), and takes no lock it can do without
+// (GIT_OPTIONAL_LOCKS=0: a State must not fail the user's own git
+// commands, or theirs it).
+func gitTo(ctx context.Context, dir string, stdout io.Writer, args ...string) error {
+	// No program the repository's configuration names runs: no file
+	// system monitor hook (core.fsmonitor), which status and diff start.
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.fsmonitor=false"}, args...)...)
 	// None of the caller's GIT_* (GIT_DIR from a hook, GIT_CONFIG_COUNT)
 	// may point git at another repository or configuration.
 	cmd.Env = slices.DeleteFunc(cmd.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GIT_") })
-	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	var stderr bytes.Buffer
+	cmd.Stdout = stdout
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if strings.HasPrefix(msg, "fatal: not a git repository") {
-			return "", errNotRepo
+			return errNotRepo
 		}
 		if msg != "" {
-			return "", fmt.Errorf("git %s in %s: %s: %w", strings.Join(args, " "), dir, msg, err)
+			return fmt.Errorf("git %s in %s: %s: %w", strings.Join(args, " "), dir, msg, err)
 		}
-		return "", fmt.Errorf("git %s in %s: %w", strings.Join(args, " "), dir, err)
+		return fmt.Errorf("git %s in %s: %w", strings.Join(args, " "), dir, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return nil
 }
 
 // errNotRepo is git's answer for a directory in no working tree.

