@@ -15,6 +15,7 @@ import (
 	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/repo"
 	"github.com/memfs/memfs/session"
 )
 
@@ -176,7 +177,12 @@ func RmMissing(force bool) func(key string) error {
 // gets mode and the caller's ids; an old regular file keeps its mode and
 // owner unless setMode (--mode given), as a write through a mount does
 // (mountclient.Client.Put), so that a put never widens a private file.
+// A repository's record that breaks its schema is refused, nothing
+// written (repo.CheckKey).
 func PutFile(c *session.Context, key string, value []byte, mode fs.FileMode, setMode bool) error {
+	if err := repo.CheckKey(key, value); err != nil {
+		return err // a repository's record that breaks its schema: nothing written
+	}
 	info := backend.Info{Mode: mode, MTime: time.Now(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}
 	if st, err := c.Stat(key); err == nil && st.Mode.IsRegular() {
 		info.UID, info.GID = st.UID, st.GID

@@ -3,10 +3,12 @@ package memfs
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/internal/ignore"
+	"github.com/memfs/memfs/repo"
 	"github.com/memfs/memfs/search/live"
 	"github.com/memfs/memfs/session"
 )
@@ -36,11 +38,23 @@ func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cr
 	if !ok {
 		return cr, o, live.ErrNoCaller
 	}
+	if i := slices.IndexFunc(o.RepoParents, func(p string) bool { return f.Exists(repo.InfoKey(p)) }); i >= 0 && !f.Exists(repo.InfoKey(o.Repo)) {
+		o.Repo = o.RepoParents[i] // a new branch reads its parent's memory until its first write
+	}
 	if o.Prefixes == nil {
 		o.Prefixes = f.opts.Bootstrap
+		if o.Repo != "" {
+			o.Prefixes = append(slices.Clip(o.Prefixes), repo.NotesPrefix(o.Repo))
+		}
+	}
+	if o.Repo != "" {
+		o.Rules, o.SummariesKey = repo.RulePrefixes(o.Repo), repo.SummariesKey(o.Repo)
 	}
 	if o.Rank == nil {
 		o.Rank = f.packRank()
+	}
+	if o.Check == nil {
+		o.Check = repo.CheckKey // a repository's record that breaks its schema is no rule, nor note
 	}
 	if o.Ignore == nil {
 		rules, err := ignore.Load(ctx, f.c)

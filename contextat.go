@@ -40,6 +40,9 @@ import (
 // error naming the key (packhist.ErrNotKept, ErrNotArchived,
 // ErrMismatch): never a different pack.
 func (f *FS) ContextPackAt(ctx context.Context, seq uint64, o contextpack.Options) (contextpack.Pack, error) {
+	if o.Repo != "" {
+		return contextpack.Pack{}, fmt.Errorf("memfs: context as of seq %d: the archive keeps the global pack's sources only, not a repository's (build it from a snapshot's files)", seq)
+	}
 	cr, o, err := f.packRequest(ctx, o)
 	if err != nil {
 		return contextpack.Pack{}, err

@@ -7,7 +7,9 @@
 // cache whose writes are dirty-tracked in memory), its crash journal
 // (replayed at Open when the last memfs did not shut down cleanly), the
 // hash-chained event log, and the search index, opened at first use.
-// [FS.Mount] or [FS.Serve] serve it at a mountpoint until the context ends;
+// [FS.Mount] or [FS.Serve] serve it at a mountpoint until the context ends
+// ([RunMount] does all of memfs mount's part: the mountpoint, the service
+// manager, the final flush);
 // [FS.Flush] saves what is dirty; [FS.Close] makes the final flush and, when
 // the store refuses values, writes them to a recovery directory rather than
 // lose them. A program that does not mount uses [FS.Session] directly.

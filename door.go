@@ -95,6 +95,28 @@ func (f *FS) WriteFile(ctx context.Context, key string, value []byte, by meta.Wr
 	return h.Close()
 }
 
+// AppendFile writes data at the end of the file key as by, as a shell's
+// ">> key" does on the mount: one append, whole (concurrent appenders
+// never interleave), creating the file (mode 0644, owned by this
+// process's user) and its missing directories.
+func (f *FS) AppendFile(ctx context.Context, key string, data []byte, by meta.WriterInfo) error {
+	if err := f.mkdirAll(parentKey(key)); err != nil {
+		return err
+	}
+	h, err := f.c.Create(key, session.CreateOptions{Mode: 0o644, UID: uint32(os.Getuid()), GID: uint32(os.Getgid()), Writer: &by})
+	if err != nil {
+		return err
+	}
+	if _, err := h.Append(data); err != nil {
+		return errors.Join(err, h.Close())
+	}
+	return h.Close()
+}
+
+// MkdirAll makes the directory dir and its missing parents, as mkdir -p
+// (0755, owned by this process's user).
+func (f *FS) MkdirAll(dir string) error { return f.mkdirAll(dir) }
+
 // mkdirAll makes the directory dir and its missing parents, as mkdir -p.
 func (f *FS) mkdirAll(dir string) error {
 	if dir == "" || f.IsDir(dir) {

@@ -2,6 +2,7 @@ package memfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -19,12 +20,17 @@ type LogCheck struct {
 }
 
 // Print writes lc as memfs log --verify does: the verdicts on w, each
-// warning and damage on notes.
-func (lc LogCheck) Print(w, notes io.Writer) {
+// warning and damage on notes; it returns the failure of a check that
+// found a log (or history) broken, an error saying Failed.
+func (lc LogCheck) Print(w, notes io.Writer) error {
 	fmt.Fprint(w, lc.Out)
 	for _, n := range lc.Notes {
 		fmt.Fprintln(notes, n)
 	}
+	if lc.Failed != "" {
+		return errors.New(lc.Failed)
+	}
+	return nil
 }
 
 // VerifyLog checks the event log of sys for the reader uid, and, when sys

@@ -18,6 +18,8 @@ import (
 	"github.com/memfs/memfs/history"
 	"github.com/memfs/memfs/internal/mountinfo"
 	"github.com/memfs/memfs/internal/paths"
+	"github.com/memfs/memfs/repo"
+	"github.com/memfs/memfs/session"
 	"github.com/memfs/memfs/status"
 )
 
@@ -158,6 +160,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		ShowMemfs:       mo.ShowMemfs,
 		Space:           f.space(),
 		Closed:          closed,
+		Check:           checkRecord,
 		Events:          f.events,
 		ContextPack:     f.ContextFile,
 		Search:          f.index.File,
@@ -165,9 +168,10 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 			Files: []string{RunMetaFile, RunSummariesFile, RunEventsFile}},
 		Records: f.events,
 		History: f.historyView(),
-		Status: func(st *status.Status) {
+		Status: func(cr session.Cred, st *status.Status) {
 			st.Store, st.Mountpoint, st.PID = f.opts.Name, dir, os.Getpid()
 			st.Memory, st.Search, st.Peers = f.memoryStatus(), f.SearchStatus(), peer.peers()
+			st.StaleIndexes = f.staleIndexes(cr)
 		},
 	})
 	srv, err := fsnode.Mount(dir, root, fsnode.MountOptions{
@@ -370,4 +374,13 @@ func CheckOverlap(mountpoint, dir string) error {
 		return fmt.Errorf("mountpoint %s and store %s overlap (%s and %s); the kernel would deadlock serving one from the other", mountpoint, dir, m, d)
 	}
 	return nil
+}
+
+// checkRecord is the mount's check at close (fsnode.Options.Check): a
+// repository's convention, decision or note must pass its schema.
+func checkRecord(key string, value func() []byte) error {
+	if _, _, _, ok := repo.ParseKey(key); !ok {
+		return nil
+	}
+	return repo.CheckKey(key, value())
 }

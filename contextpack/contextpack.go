@@ -25,9 +25,13 @@
 //     (key)", by key, from its front matter (user.memfs.skill when the
 //     value is not loaded). Skill bodies are not included and resources
 //     are never read: the first level of progressive skill loading.
-//  2. Recent steps: the latest Options.Summaries step summaries, oldest
-//     first.
-//  3. Memory: notes, best first (see Ranking), each "### key", a blank
+//  2. Rules of this repository (with Options.Rules only): each file under
+//     those prefixes (a repository's conventions, then its decisions), by
+//     key, "### key", a blank line, its value, whatever the query, type
+//     or session asked.
+//  3. Recent steps: the latest Options.Summaries step summaries (of
+//     Options.SummariesKey), oldest first.
+//  4. Memory: notes, best first (see Ranking), each "### key", a blank
 //     line, its value. A note is a regular file (a symlink, a fifo or
 //     another special file is none), not a conflict copy
 //     (backend.ParseConflictKey), that Options.Ignore does not exclude,
@@ -63,6 +67,9 @@
 // line gives an empty text, its manifest listing everything as left out). The hash line is reserved first
 // (its omitted count at the widest it could be). Of the rest, B:
 //
+//  0. Rules, whole, by key, take what they need of B; a rule that does
+//     not fit is left out (the manifest says so) and later ones are still
+//     tried. B is then what the rules left.
 //  1. Skills take what they need up to SkillsShare of B (default 25%),
 //     lines by key; a line that does not fit is skipped, later ones are
 //     still tried.
@@ -85,7 +92,8 @@
 // hash, the budget, the query and the type and session filters, the
 // reference time of recency, each section's reserved and used sizes, each
 // included item (kind, key, the SHA-256 of a note's whole value, its score
-// parts, cut) and each item left out with its score. It is not in the pack and does not count toward the budget.
+// parts, cut) and each item left out with its score, or, for one
+// Options.Check failed, the check's error (invalid). It is not in the pack and does not count toward the budget.
 //
 // # Concurrency
 //
@@ -199,6 +207,28 @@ type Options struct {
 	// skill (memfs passes its ignore rules: .memfsignore files and VCS
 	// metadata). It must be a pure function of the key.
 	Ignore func(key string) bool
+	// Repo, when set, is the repository (repo.Identify's hash) the pack
+	// is for: ParseName reads it from the word repo:HASH, and memfs fills
+	// Rules, SummariesKey and Prefixes with that repository's memory. The
+	// pack only names it (hash line aside, in the manifest).
+	Repo string
+	// RepoParents, when set, stand for Repo while Repo has no memory (no
+	// repos/REPO/repo.json): the first of them that has is read, as a new
+	// branch reads its parent's memory until its first write starts its
+	// own (repo.Parents). memfs resolves them; the pack names the
+	// repository it read.
+	RepoParents []string
+	// Rules are prefixes whose files go in before any note, whole, by key,
+	// whatever the query, type or session: a repository's conventions and
+	// decisions. nil is none.
+	Rules []string
+	// SummariesKey is the file of step summaries; "" is SummariesKey.
+	SummariesKey string
+	// Check, when set, checks each note and rule: one it fails is left
+	// out, listed in the manifest with the error's text (memfs passes
+	// repo.CheckKey: a repository's record that breaks its schema is no
+	// rule). It must be a pure function of its arguments.
+	Check func(key string, value []byte) error
 }
 
 // Summary is one line of SummariesKey.
@@ -233,6 +263,7 @@ type Manifest struct {
 	Query      string    `json:"query,omitempty"`
 	Type       string    `json:"type,omitempty"`    // Options.Type
 	Session    string    `json:"session,omitempty"` // Options.Session
+	Repo       string    `json:"repo,omitempty"`    // Options.Repo
 	HalfLife   string    `json:"half_life"`
 	Newest     time.Time `json:"newest"` // recency's reference: the newest note's MTime
 	Sections   []Section `json:"sections"`
@@ -243,20 +274,22 @@ type Manifest struct {
 // Section is how much of the budget a section had reserved and used, in
 // runes.
 type Section struct {
-	Name     string `json:"name"` // skills, summaries, notes
+	Name     string `json:"name"` // skills, rules (with Options.Rules), summaries, notes
 	Reserved int    `json:"reserved"`
 	Used     int    `json:"used"`
 }
 
 // Item is one candidate of a pack.
 type Item struct {
-	Kind   string `json:"kind"` // note, skill or summary
+	Kind   string `json:"kind"` // note, rule, skill or summary
 	Key    string `json:"key"`
 	Name   string `json:"name,omitempty"`   // a skill's name; a summary's RUN/STEP
 	SHA256 string `json:"sha256,omitempty"` // a note's whole value
 	Chars  int    `json:"chars,omitempty"`  // runes it took (included only)
 	Cut    bool   `json:"cut,omitempty"`    // only its first lines went in
-	Score  *Score `json:"score,omitempty"`  // notes only
+	// Invalid is why Options.Check left it out (left out only).
+	Invalid string `json:"invalid,omitempty"`
+	Score   *Score `json:"score,omitempty"` // notes only
 }
 
 // Score is a note's rank and its parts: Score = Relevance × Importance ×
@@ -349,6 +382,9 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 	if o.Summaries == 0 {
 		o.Summaries = 5
 	}
+	if o.SummariesKey == "" {
+		o.SummariesKey = SummariesKey
+	}
 	if o.HalfLife <= 0 {
 		o.HalfLife = DefaultHalfLife
 	}
@@ -366,9 +402,24 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 	}
 	skillsShare, sumShare := share(o.SkillsShare, DefaultSkillsShare), share(o.SummariesShare, DefaultSummariesShare)
 
-	notes, err := noteItems(ctx, src, o)
+	notes, invalid, err := noteItems(ctx, src, o, o.Prefixes, "note")
 	if err != nil {
 		return Pack{}, err
+	}
+	var rules []*piece
+	if o.Rules != nil {
+		ro := o
+		ro.Type, ro.Session = "", ""
+		var bad []Item
+		if rules, bad, err = noteItems(ctx, src, ro, o.Rules, "rule"); err != nil {
+			return Pack{}, err
+		}
+		invalid = append(slices.DeleteFunc(invalid, func(it Item) bool { // a rule is no note too
+			return slices.ContainsFunc(bad, func(r Item) bool { return r.Key == it.Key })
+		}), bad...)
+		notes = slices.DeleteFunc(notes, func(p *piece) bool { // a rule is no note too
+			return slices.ContainsFunc(rules, func(r *piece) bool { return r.Key == p.Key })
+		})
 	}
 	newest, err := rankNotes(ctx, notes, o)
 	if err != nil {
@@ -376,7 +427,7 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 	}
 	var sums []*piece
 	if o.Summaries > 0 {
-		if sums, err = summaryItems(ctx, src, o.Summaries); err != nil {
+		if sums, err = summaryItems(ctx, src, o.SummariesKey, o.Summaries); err != nil {
 			return Pack{}, err
 		}
 	}
@@ -385,14 +436,21 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 		return Pack{}, err
 	}
 
-	total := len(notes) + len(sums) + len(skills)
+	total := len(notes) + len(sums) + len(skills) + len(rules) + len(invalid)
 	reserve := runes(hashLine(strings.Repeat("0", 64), o.Seq, total))
 	b := max(o.MaxChars-reserve, 0)
 	sk := &section{name: "skills", head: "## Skills\n\n", tail: "\n", reserved: int(float64(b) * skillsShare)}
 	su := &section{name: "summaries", head: "## Recent steps\n\n", tail: "\n", reserved: int(float64(b) * sumShare)}
+	ru := &section{name: "rules", head: "## Rules of this repository\n\n"}
 	no := &section{name: "notes", head: "## Memory\n\n"}
 	done := map[*piece]bool{}
 	if o.MaxChars >= reserve {
+		// Rules first: they hold whatever else is asked.
+		ru.reserved = b
+		ru.fill(rules, b, done)
+		b -= ru.used
+		sk.reserved = min(int(float64(b)*skillsShare), b)
+		su.reserved = int(float64(b) * sumShare)
 		sk.fill(skills, sk.reserved, done)
 		su.reserved = min(su.reserved, b-sk.used) // shares that add up to more than the budget
 		newestFirst := slices.Clone(sums)
@@ -421,13 +479,17 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 		for _, s := range []struct {
 			sec *section
 			all []*piece
-		}{{sk, skills}, {su, sums}, {no, notes}} {
+		}{{sk, skills}, {ru, rules}, {su, sums}, {no, notes}} {
 			s.sec.in = slices.DeleteFunc(slices.Clone(s.all), func(p *piece) bool { return !done[p] })
 		}
 	}
 
+	secs := []*section{sk, su, no}
+	if o.Rules != nil {
+		secs = []*section{sk, ru, su, no}
+	}
 	var body strings.Builder
-	for _, s := range []*section{sk, su, no} {
+	for _, s := range secs {
 		s.render(&body)
 	}
 	sum := sha256.Sum256([]byte(body.String()))
@@ -438,15 +500,16 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 		Query:      o.Query,
 		Type:       o.Type,
 		Session:    o.Session,
+		Repo:       o.Repo,
 		HalfLife:   o.HalfLife.String(),
 		Newest:     newest,
 		Included:   []Item{},
 		LeftOut:    []Item{},
 	}
-	for _, s := range []*section{sk, su, no} {
+	for _, s := range secs {
 		m.Sections = append(m.Sections, Section{Name: s.name, Reserved: s.reserved, Used: s.used})
 	}
-	for _, all := range [][]*piece{skills, sums, notes} {
+	for _, all := range [][]*piece{skills, rules, sums, notes} {
 		for _, p := range all {
 			if done[p] {
 				m.Included = append(m.Included, p.Item)
@@ -457,6 +520,7 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 			}
 		}
 	}
+	m.LeftOut = append(m.LeftOut, invalid...)
 	text := ""
 	if o.MaxChars >= reserve {
 		text = hashLine(m.PackSHA256, o.Seq, len(m.LeftOut)) + body.String()
@@ -507,13 +571,14 @@ func hash(v []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// noteItems returns the notes under prefixes, by key, with their values.
-func noteItems(ctx context.Context, src Source, o Options) ([]*piece, error) {
+// noteItems returns the notes (items of kind) under prefixes, by key, with
+// their values, and those Options.Check fails.
+func noteItems(ctx context.Context, src Source, o Options, prefixes []string, kind string) (_ []*piece, invalid []Item, _ error) {
 	byKey := map[string]backend.Entry{}
 	var keys []string
-	for _, p := range o.Prefixes {
+	for _, p := range prefixes {
 		for _, e := range src.Entries(p) {
-			if _, ok := byKey[e.Key]; ok || e.Key == SummariesKey || dotted(e.Key) || !e.Info.Mode.IsRegular() || ignored(o, e.Key) || conflictCopy(e.Key) {
+			if _, ok := byKey[e.Key]; ok || e.Key == o.SummariesKey || e.Key == SummariesKey || dotted(e.Key) || !e.Info.Mode.IsRegular() || ignored(o, e.Key) || conflictCopy(e.Key) {
 				continue
 			}
 			if o.Type != "" || o.Session != "" {
@@ -527,7 +592,7 @@ func noteItems(ctx context.Context, src Source, o Options) ([]*piece, error) {
 	}
 	slices.Sort(keys)
 	if err := src.Resolve(ctx, keys...); err != nil && !backend.KeyLocal(err) {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []*piece
 	for _, k := range keys {
@@ -538,8 +603,14 @@ func noteItems(ctx context.Context, src Source, o Options) ([]*piece, error) {
 		if ignore.Binary(v) {
 			continue // bytes, not words: no context
 		}
+		if o.Check != nil {
+			if err := o.Check(k, v); err != nil {
+				invalid = append(invalid, Item{Kind: kind, Key: k, SHA256: hash(v), Invalid: err.Error()})
+				continue
+			}
+		}
 		e := byKey[k]
-		p := &piece{Item: Item{Kind: "note", Key: k, SHA256: hash(v)}, mtime: e.Info.MTime, xattr: e.Info.XAttrs}
+		p := &piece{Item: Item{Kind: kind, Key: k, SHA256: hash(v)}, mtime: e.Info.MTime, xattr: e.Info.XAttrs}
 		text := string(bytes.ToValidUTF8(v, []byte("\uFFFD")))
 		p.doc = text
 		if text != "" && !strings.HasSuffix(text, "\n") {
@@ -553,7 +624,7 @@ func noteItems(ctx context.Context, src Source, o Options) ([]*piece, error) {
 		p.text, p.lines = head+text+"\n", lines
 		out = append(out, p)
 	}
-	return out, nil
+	return out, invalid, nil
 }
 
 // rankNotes scores notes (see the package doc) and sorts them best first;
@@ -674,17 +745,17 @@ func ReadSummaries(v []byte) (sums []Summary, bad int) {
 	return sums, bad
 }
 
-// summaryItems returns the latest k summaries, oldest first.
-func summaryItems(ctx context.Context, src Source, k int) ([]*piece, error) {
-	if len(src.Entries(SummariesKey)) == 0 {
+// summaryItems returns the latest k summaries of key, oldest first.
+func summaryItems(ctx context.Context, src Source, key string, k int) ([]*piece, error) {
+	if len(src.Entries(key)) == 0 {
 		return nil, nil
 	}
-	if err := src.Resolve(ctx, SummariesKey); backend.KeyLocal(err) {
+	if err := src.Resolve(ctx, key); backend.KeyLocal(err) {
 		return nil, nil // damaged: the pack goes on without summaries
 	} else if err != nil {
 		return nil, err
 	}
-	v, _ := src.Get(SummariesKey)
+	v, _ := src.Get(key)
 	sums, _ := ReadSummaries(v)
 	if len(sums) > k {
 		sums = sums[len(sums)-k:]
@@ -692,7 +763,7 @@ func summaryItems(ctx context.Context, src Source, k int) ([]*piece, error) {
 	var out []*piece
 	for _, s := range sums {
 		out = append(out, &piece{
-			Item: Item{Kind: "summary", Key: SummariesKey, Name: s.Run + "/" + s.Step},
+			Item: Item{Kind: "summary", Key: key, Name: s.Run + "/" + s.Step},
 			text: fmt.Sprintf("- %s run %s step %s: %s\n", s.Time.UTC().Format(time.RFC3339), s.Run, s.Step, oneLine(s.Text)),
 		})
 	}

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/memfs/memfs/repo"
 )
 
 // Name writes words as the NAME of .memfs/context/NAME, the form ParseName
@@ -26,7 +29,10 @@ var ErrName = errors.New("invalid context pack name")
 // "summaries:K" (Options.Summaries; 0 asks for none), "at:SEQ" (the pack
 // as it stood when the event log's head was SEQ ≥ 1; at is 0 without
 // one), "type:T" and "session:S" (Options.Type, Options.Session: only the
-// notes of that memory type, of that session), and the rest the query
+// notes of that memory type, of that session), "repo:HASH" (Options.Repo:
+// the pack of a repository, HASH as memfs repo id prints it; "repo:HASH,
+// PARENT,..." also sets Options.RepoParents), and the rest
+// the query
 // (Options.Query, its words joined by single spaces). The error of a name that does not decode, or of a word of the
 // grammar with a bad value, does not quote the name: a query may be a
 // paragraph.
@@ -60,6 +66,15 @@ func ParseName(name string) (o Options, at uint64, manifest bool, err error) {
 				return Options{}, 0, false, fmt.Errorf("context: %w: %s: want one value, given once", ErrName, k)
 			}
 			*f = v
+		case ok && k == "repo":
+			ids := strings.Split(v, ",")
+			if o.Repo != "" || slices.ContainsFunc(ids, func(id string) bool { return repo.ValidateHash(id) != nil }) {
+				return Options{}, 0, false, fmt.Errorf("context: %w: repo: want one repository id (16 hex digits, as memfs repo id prints it), or ID,PARENT..., given once", ErrName)
+			}
+			o.Repo = ids[0]
+			if len(ids) > 1 {
+				o.RepoParents = ids[1:]
+			}
 		case ok && k == "at":
 			if at != 0 {
 				return Options{}, 0, false, fmt.Errorf("context: %w: at: given twice", ErrName)

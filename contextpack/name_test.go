@@ -1,6 +1,7 @@
 package contextpack_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +35,12 @@ func TestParseName(t *testing.T) {
 		{name: "type:", err: "type: want one value"},
 		{name: "type:fact%20type:note", err: "type: want one value, given once"},
 		{name: "session:a%20session:b", err: "session: want one value, given once"},
+		{name: "repo:0123456789abcdef%20flaky", want: contextpack.Options{Repo: "0123456789abcdef", Query: "flaky"}},
+		{name: "repo:0123456789abcdef,fedcba9876543210", want: contextpack.Options{Repo: "0123456789abcdef", RepoParents: []string{"fedcba9876543210"}}},
+		{name: "repo:0123456789abcdef,x", err: "repo: want one repository id"},
+		{name: "repo:0123456789ABCDEF", err: "repo: want one repository id"},
+		{name: "repo:0123", err: "repo: want one repository id"},
+		{name: "repo:0123456789abcdef%20repo:0123456789abcdef", err: "given once"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o, at, manifest, err := contextpack.ParseName(tt.name)
@@ -44,7 +51,7 @@ func TestParseName(t *testing.T) {
 				return
 			}
 			if err != nil || o.MaxChars != tt.want.MaxChars || o.Summaries != tt.want.Summaries || o.Query != tt.want.Query ||
-				o.Type != tt.want.Type || o.Session != tt.want.Session || at != tt.at || manifest != tt.manifest {
+				o.Type != tt.want.Type || o.Session != tt.want.Session || o.Repo != tt.want.Repo || !slices.Equal(o.RepoParents, tt.want.RepoParents) || at != tt.at || manifest != tt.manifest {
 				t.Errorf("contextpack.ParseName(%q) = %+v, at %d, manifest %v, %v; want %+v, at %d, manifest %v",
 					tt.name, o, at, manifest, err, tt.want, tt.at, tt.manifest)
 			}

@@ -272,3 +272,36 @@ func TestVerifyAFilteredView(t *testing.T) {
 		})
 	}
 }
+
+// TestShow prints a page of a filtered view as memfs log does: the
+// visible events on w; on hints, how many were hidden from the caller,
+// then how to ask for the page before.
+func TestShow(t *testing.T) {
+	dir := t.TempDir()
+	filteredLogDir(t, dir, ChunkEvents+200, false)
+	l, err := Open(t.Context(), NewDirSys(dir), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Limit: 30}
+	page, hidden, err := l.QueryVisible(t.Context(), q)
+	if err != nil || hidden == 0 {
+		t.Fatalf("QueryVisible: %d hidden, %v; want some hidden", hidden, err)
+	}
+	var table bytes.Buffer
+	if err := WriteTable(&table, page.Events); err != nil {
+		t.Fatal(err)
+	}
+	var w, hints bytes.Buffer
+	if err := Show(t.Context(), NewDirSys(dir), slog.New(slog.DiscardHandler), q, 1234, &w, &hints, false); err != nil {
+		t.Fatal(err)
+	}
+	wantHints := fmt.Sprintf("(%d events skipped: they concern files uid 1234 may not read)\n%s\n", hidden, page.NextHint(q))
+	if w.String() != table.String() || hints.String() != wantHints {
+		t.Errorf("got\n%s\nhints %q; want\n%s\nhints %q", w.String(), hints.String(), table.String(), wantHints)
+	}
+	w.Reset()
+	if err := Show(t.Context(), NewDirSys(dir), slog.New(slog.DiscardHandler), q, 1234, &w, io.Discard, true); err != nil || !strings.HasPrefix(w.String(), `{"seq":`) {
+		t.Errorf("Show as JSON wrote %q, %v; want JSON lines", w.String(), err)
+	}
+}

@@ -1,10 +1,12 @@
 package eventlog
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"text/tabwriter"
 
@@ -90,6 +92,25 @@ func (p Page) Print(w, hints io.Writer, q Query, asJSON bool) error {
 		fmt.Fprintln(hints, h)
 	}
 	return err
+}
+
+// Show opens the log sys holds and prints the answer to q as memfs log
+// does: the visible events (QueryVisible) on w (Page.Print), and on hints
+// how many events were hidden from uid (a masked view: the caller may not
+// read their files) and how to ask for the next page.
+func Show(ctx context.Context, sys Sys, log *slog.Logger, q Query, uid int, w, hints io.Writer, asJSON bool) error {
+	l, err := Open(ctx, sys, log)
+	if err != nil {
+		return err
+	}
+	page, hidden, err := l.QueryVisible(ctx, q)
+	if err != nil {
+		return err
+	}
+	if hidden > 0 {
+		fmt.Fprintf(hints, "(%d events skipped: they concern files uid %d may not read)\n", hidden, uid)
+	}
+	return page.Print(w, hints, q, asJSON)
 }
 
 // Summary is the one-line verdict of a Verify: the chain intact, or

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -162,6 +163,25 @@ func StartHelper(cmd *exec.Cmd) (*Helper, error) {
 		close(h.exited)
 	}()
 	return h, nil
+}
+
+// SelfHelper makes the command of a helper process that is this program's
+// own binary, run with args and then the mountpoint (memfs: its hidden
+// __apply command, which calls RunHelper), its standard error on stderr:
+// a MountOptions.Helper of the engine. When the binary cannot be found it
+// logs why and returns nil: external changes then reach the mount, but
+// watchers on it see no events.
+func SelfHelper(args []string, stderr io.Writer, log *slog.Logger) func(mnt string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("no helper process for external changes: they reach the mount, but watchers on it see no events", "err", err)
+		return nil
+	}
+	return func(mnt string) *exec.Cmd {
+		cmd := exec.Command(exe, append(slices.Clone(args), mnt)...)
+		cmd.Stderr = stderr
+		return cmd
+	}
 }
 
 func (h *Helper) send(op helperOp) error {

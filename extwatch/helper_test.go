@@ -24,9 +24,13 @@ import (
 )
 
 // TestMain lets the test binary be the helper process: with
-// EXTWATCH_TEST_HELPER set to a directory, it runs RunHelper there.
+// EXTWATCH_TEST_HELPER set to a directory, it runs RunHelper there (set to
+// "last-arg", in its last argument, as SelfHelper's command names it).
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("EXTWATCH_TEST_HELPER"); dir != "" {
+		if dir == "last-arg" {
+			dir = os.Args[len(os.Args)-1]
+		}
 		if err := extwatch.RunHelper(dir, os.Stdin, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
 			os.Exit(1)
 		}
@@ -241,4 +245,34 @@ func TestHelperTimeoutFallsBack(t *testing.T) {
 		t.Fatalf("the change never reached the session (helper asked %v)", app.calls())
 	}
 	waitFor(t, "the helper asked to show the change", func() bool { return slices.Contains(app.calls(), "touch memory/new.md") })
+}
+
+// TestSelfHelper runs SelfHelper's command, this test binary with its
+// arguments and then the mountpoint (a plain directory here), as the
+// helper: the change it is sent is carried out there, and its standard
+// error is the one given.
+func TestSelfHelper(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("EXTWATCH_TEST_HELPER", "last-arg")
+	var stderr bytes.Buffer
+	cmd := extwatch.SelfHelper([]string{"-test.run=^$"}, &stderr, slog.New(slog.DiscardHandler))(dir)
+	if got, want := cmd.Args[1:], []string{"-test.run=^$", dir}; !slices.Equal(got, want) {
+		t.Errorf("got arguments %q, want %q", got, want)
+	}
+	if cmd.Stderr != &stderr {
+		t.Errorf("got stderr %v, want the writer given", cmd.Stderr)
+	}
+	h, err := extwatch.StartHelper(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Create("a.md", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "a.md")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("got %v, %v; want a.md made by the helper, mode 0600", fi, err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -122,5 +123,43 @@ func TestRepairLeavesAKeyThatReadsNow(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "memory/bad.md")); err != nil || string(b) != "rewritten since\n" {
 		t.Errorf("memory/bad.md after Repair: %q, %v", b, err)
+	}
+}
+
+// TestRun prints what Check finds and the verdict: an error naming the
+// damage and the repair on a damaged store, a line saying none is left
+// on a sound one.
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	for name, v := range map[string]string{"ok.md": "fine\n", "bad.md": "on a bad sector\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inner, err := dirstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	var bad atomic.Bool
+	st := errorstore.Wrap(inner, func(op errorstore.Op, keys []string) error {
+		if bad.Load() && op == errorstore.OpLoad && slices.Contains(keys, "bad.md") {
+			return &fs.PathError{Op: "load", Path: "bad.md", Err: syscall.EIO}
+		}
+		return nil
+	}).(sysErrStore)
+
+	var w strings.Builder
+	if err := fsck.Run(t.Context(), st, &w, "dir:s", fsck.Options{}); err != nil || !strings.HasPrefix(w.String(), "dir:s: no damage left (2 values read") {
+		t.Errorf("Run of a sound store: %v, said %q; want no error and a line saying no damage is left", err, w.String())
+	}
+	bad.Store(true)
+	w.Reset()
+	err = fsck.Run(t.Context(), st, &w, "dir:s", fsck.Options{})
+	if want := "fsck: dir:s: 1 damaged (2 values read) (memfs fsck --repair moves damaged records aside; nothing is deleted)"; err == nil || err.Error() != want {
+		t.Errorf("Run of a damaged store: %v, want %q", err, want)
+	}
+	if !strings.HasPrefix(w.String(), "damaged value bad.md: ") || strings.Contains(w.String(), "no damage") {
+		t.Errorf("Run of a damaged store said %q; want the finding alone", w.String())
 	}
 }

@@ -1,9 +1,24 @@
 package fsck
 
 import (
+	"context"
 	"fmt"
 	"io"
+
+	"github.com/memfs/memfs/backend"
 )
+
+// Run is memfs fsck of st, the store name: it checks it (Check, a repair
+// with opts.Repair), prints every finding on w (Print) and, unless the
+// check failed, its Verdict.
+func Run(ctx context.Context, st backend.SysStore, w io.Writer, name string, opts Options) error {
+	r, err := Check(ctx, st, opts)
+	r.Print(w)
+	if err != nil {
+		return err
+	}
+	return r.Verdict(w, name, opts.Repair)
+}
 
 // Print writes one line per finding on w (never a value), and where a
 // repair put it.

@@ -26,9 +26,9 @@ type Options struct {
 	AttrTimeout     time.Duration // 0 means 1 s; negative, no caching
 	NegativeTimeout time.Duration // 0 means 1 s; negative, no caching
 	// Status, when set, fills in the engine's part of .memfs/status (the
-	// store, mountpoint and process, memory, search, peers) for each
-	// reader.
-	Status func(*status.Status)
+	// store, mountpoint and process, memory, search, peers, stale
+	// derived artifacts) for each reader, cr.
+	Status func(cr session.Cred, st *status.Status)
 	// Events, when set, is served as .memfs/events.jsonl.
 	Events EventLog
 	// Records, when set, serves the event log's records read-only:
@@ -69,7 +69,20 @@ type Options struct {
 	// mounts see the change (close-to-open consistency), and a node
 	// made private here is private there within a second.
 	Closed func()
+	// Check, when set, checks a file written through a descriptor at the
+	// descriptor's close(2), after its Commit: it gets the file's key and
+	// a way to read its value (at most MaxChecked bytes, read only when
+	// asked), and returns nil for a key it does not check. Its error
+	// fails the close with EINVAL, and a WARN line names the key (not the
+	// error, which may quote the value); the file stays as
+	// written (nothing acknowledged is lost): a repository's record whose
+	// front matter is broken (repo.CheckKey).
+	Check func(key string, value func() []byte) error
 }
+
+// MaxChecked is the most of a file's value Options.Check reads: a record
+// is at most 1 MiB, so a byte more tells a larger one.
+const MaxChecked = 1<<20 + 1
 
 // Root is the root of a memfs mount. Build it with NewRoot and pass it to
 // fs.Mount (or use Mount).

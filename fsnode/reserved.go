@@ -301,7 +301,7 @@ func (r *Root) statusOf(cr session.Cred) status.Status {
 	}
 	st.Damaged, st.DamagedHidden = r.damaged(cr)
 	if r.opts.Status != nil {
-		r.opts.Status(&st)
+		r.opts.Status(cr, &st)
 	}
 	if r.opts.ContextPack != nil {
 		st.Unlisted = append(st.Unlisted, "context.md", "context.manifest.json", "context/QUERY", "context/QUERY.manifest.json", "context/"+status.QueryFile)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/memfs/memfs/backend"
 )
@@ -20,6 +21,18 @@ type Redacted struct {
 	// value or some of its chunks: those bytes stay for them. To remove
 	// a secret from history, redact them too.
 	Sharing []string
+}
+
+// Report says what Redact did, as memfs history redact does: "KEY@SEQ
+// redacted (N objects removed)", then a line for each version that holds
+// the same bytes, to redact too.
+func (r Redacted) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s@%d redacted (%d objects removed)\n", r.Version.Key, r.Version.Seq, r.Removed)
+	for _, o := range r.Sharing {
+		fmt.Fprintf(&b, "  %s holds the same bytes: redact it too\n", o)
+	}
+	return b.String()
 }
 
 // ErrRedacted is wrapped by the error of reading a version whose bytes

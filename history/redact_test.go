@@ -35,6 +35,9 @@ func TestRedact(t *testing.T) {
 		if !r.Version.Redacted || !r.Version.Addr.IsZero() || r.Removed != 0 || fmt.Sprint(r.Sharing) != fmt.Sprintf("[memory/b.md@%d]", v3.Seq) {
 			t.Errorf("Redact of a value another version shares = %+v; want it marked, nothing removed, b named", r)
 		}
+		if got, want := r.Report(), fmt.Sprintf("memory/a.md@%d redacted (0 objects removed)\n  memory/b.md@%d holds the same bytes: redact it too\n", v1.Seq, v3.Seq); got != want {
+			t.Errorf("Report = %q, want %q", got, want)
+		}
 		vs, err := f.h.Versions(ctx, "memory/a.md")
 		if err != nil || len(vs) != 2 || !vs[0].Redacted || vs[0].Size != v1.Size || vs[1].Redacted {
 			t.Errorf("Versions after Redact: %+v, %v; want the first marked, its record kept", vs, err)
@@ -44,6 +47,8 @@ func TestRedact(t *testing.T) {
 		}
 		if r, err := f.h.Redact(ctx, "memory/b.md", v3.Seq); err != nil || r.Removed != 1 || len(r.Sharing) != 0 {
 			t.Errorf("Redact of the last version naming it = %+v, %v; want its object removed", r, err)
+		} else if got, want := r.Report(), fmt.Sprintf("memory/b.md@%d redacted (1 objects removed)\n", v3.Seq); got != want {
+			t.Errorf("Report = %q, want %q", got, want)
 		}
 		if _, err := f.h.Get(ctx, v1.Addr); !errors.Is(err, backend.ErrKeyNotFound) {
 			t.Errorf("the secret after both are redacted: %v, want gone", err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -50,6 +51,17 @@ func (n Snapshot) Run() string {
 // in RFC 3339 (UTC, to the second).
 func (n Snapshot) Line() string {
 	return fmt.Sprintf("%s %d %s %s\n", n.Name, n.Seq, n.Time.UTC().Format("2006-01-02T15:04:05Z"), n.By)
+}
+
+// WriteSnapshots writes ss on w, a Line each, as memfs snapshot list
+// prints them.
+func WriteSnapshots(w io.Writer, ss []Snapshot) error {
+	for _, s := range ss {
+		if _, err := io.WriteString(w, s.Line()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ValidSnapshotName checks name: one segment or two (RUN/STEP), each of

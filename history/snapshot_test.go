@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +48,20 @@ func TestSnapshotLine(t *testing.T) {
 	s := history.Snapshot{Name: "run1/step2", Seq: 42, Time: at, By: "coder/1234"}
 	if got, want := s.Line(), "run1/step2 42 2025-03-04T04:06:07Z coder/1234\n"; got != want {
 		t.Errorf("Line() = %q, want %q", got, want)
+	}
+}
+
+// WriteSnapshots writes a Line per snapshot, in order.
+func TestWriteSnapshots(t *testing.T) {
+	at := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	ss := []history.Snapshot{{Name: "a", Seq: 1, Time: at, By: "memfs/1"}, {Name: "r/s", Seq: 2, Time: at, By: "coder/2"}}
+	var b strings.Builder
+	if err := history.WriteSnapshots(&b, ss); err != nil || b.String() != ss[0].Line()+ss[1].Line() {
+		t.Errorf("WriteSnapshots = %q, %v; want the two lines", b.String(), err)
+	}
+	b.Reset()
+	if err := history.WriteSnapshots(&b, nil); err != nil || b.Len() != 0 {
+		t.Errorf("WriteSnapshots(none) = %q, %v; want nothing", b.String(), err)
 	}
 }
 
@@ -200,4 +215,22 @@ func TestVersionLookup(t *testing.T) {
 			t.Fatalf("Version of a damaged record: %v, want ErrCorrupt", err)
 		}
 	})
+}
+
+// WriteLog writes a LogLine per version, oldest first as given: a
+// rename's old key quoted, a redacted version marked.
+func TestWriteLog(t *testing.T) {
+	at := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC).UnixNano()
+	vs := []history.Version{
+		{Seq: 1, Op: history.OpWrite, Key: "b", Size: 3, MTime: at, Redacted: true},
+		{Seq: 2, Op: history.OpRename, Key: "b", OldKey: "a", Size: 3, CTime: at},
+	}
+	var b strings.Builder
+	if err := history.WriteLog(&b, vs); err != nil {
+		t.Fatal(err)
+	}
+	want := "00000001 2025-03-04T05:06:07Z write 3 -/0 (redacted)\n00000002 2025-03-04T05:06:07Z rename 3 -/0 \"a\"\n"
+	if b.String() != want || b.String() != vs[0].LogLine()+vs[1].LogLine() {
+		t.Errorf("WriteLog = %q, want %q", b.String(), want)
+	}
 }

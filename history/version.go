@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"slices"
@@ -634,6 +635,17 @@ func (v *Version) LogLine() string {
 		line += " (redacted)"
 	}
 	return line + "\n"
+}
+
+// WriteLog writes vs on w, a LogLine each: a key's log, as memfs history
+// prints it.
+func WriteLog(w io.Writer, vs []Version) error {
+	for i := range vs {
+		if _, err := io.WriteString(w, vs[i].LogLine()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriterName is w as a log line and a snapshot name it: "agent/pid" (the

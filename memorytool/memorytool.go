@@ -61,6 +61,7 @@ import (
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/repo"
 )
 
 // Root is the directory the memory tool names.
@@ -137,7 +138,9 @@ func CheckPrefix(prefix string) error {
 // Files is what a Handler reads and changes: an open store
 // (*memfs.FS, through Engine) or a running mount (Mount). Keys are the
 // store's; by names the writer where the door can say it (a mount names
-// the process that made the change, as for any program on it).
+// the process that made the change, as for any program on it). Both also
+// append (an AppendFile method, as package repo's Appender), which with
+// SetAttr and MkdirAll makes them the Files of package repo too.
 type Files interface {
 	ReadFile(ctx context.Context, key string) ([]byte, error)
 	WriteFile(ctx context.Context, key string, value []byte, by meta.WriterInfo) error
@@ -147,6 +150,8 @@ type Files interface {
 	List(prefix string) ([]backend.Entry, error)
 	Rename(ctx context.Context, oldKey, newKey string, by meta.WriterInfo) error
 	RemoveAll(ctx context.Context, key string, by meta.WriterInfo) error
+	SetAttr(ctx context.Context, key, name string, value []byte, by meta.WriterInfo) error
+	MkdirAll(dir string) error
 }
 
 // Engine is the Files of an open store.
@@ -358,6 +363,9 @@ func (h *Handler) engineErr(err error, op, p string) error {
 
 // write makes value the content of key as by and reports its SHA-256.
 func (h *Handler) write(ctx context.Context, key, p string, value []byte, by meta.WriterInfo, op string) (string, error) {
+	if err := repo.CheckKey(key, value); err != nil {
+		return "", fail(ErrInvalid, "Error: %s %s: %v", op, p, err) // a repository's record that breaks its schema
+	}
 	if err := h.f.WriteFile(ctx, key, value, by); err != nil {
 		return "", h.engineErr(err, op, p)
 	}

@@ -410,3 +410,25 @@ func TestCheckPrefix(t *testing.T) {
 		}
 	}
 }
+
+// A repository's record that breaks its schema is refused with what is
+// wrong, nothing written; a valid one is written (memorytool over a
+// prefix of a repository's memory).
+func TestRepositoryRecordChecked(t *testing.T) {
+	f, _ := open(t)
+	h := memorytool.New(f, memorytool.Options{Prefix: "repos/0123456789abcdef"})
+	msg := refuse(t, h, memorytool.Input{Command: "create", Path: "/memories/notes/flaky.md",
+		FileText: str("---\nid: flaky\nsource: gossip\ncreatedAt: 2026-12-01T10:00:00Z\n---\nTestX\n")}, memorytool.ErrInvalid)
+	if !strings.Contains(msg, "source") {
+		t.Errorf("the refusal does not name the field: %s", msg)
+	}
+	if f.Exists("repos/0123456789abcdef/notes/flaky.md") {
+		t.Error("a refused record was written")
+	}
+	run(t, h, memorytool.Input{Command: "create", Path: "/memories/notes/flaky.md",
+		FileText: str("---\nid: flaky\nsource: agent\ncreatedAt: 2026-12-01T10:00:00Z\n---\nTestX\n")})
+	refuse(t, h, memorytool.Input{Command: "str_replace", Path: "/memories/notes/flaky.md", OldStr: str("source: agent"), NewStr: str("source: rumour")}, memorytool.ErrInvalid)
+	if got := read(t, f, "repos/0123456789abcdef/notes/flaky.md"); !strings.Contains(got, "source: agent") {
+		t.Errorf("after a refused str_replace: %q", got)
+	}
+}

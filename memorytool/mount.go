@@ -90,6 +90,22 @@ func refusedName(r *os.Root, key string, err error) error {
 	return err
 }
 
+// SetAttr sets an extended attribute through the mount (setfattr).
+func (m mountFiles) SetAttr(_ context.Context, key, name string, value []byte, _ meta.WriterInfo) error {
+	return m.c.SetAttr(key, name, value)
+}
+
+// AppendFile appends data through the mount (O_APPEND: whole, never
+// interleaved with another appender's).
+func (m mountFiles) AppendFile(_ context.Context, key string, data []byte, _ meta.WriterInfo) error {
+	return m.c.Append(key, data)
+}
+
+// MkdirAll makes dir and its parents through the mount (mkdir -p).
+func (m mountFiles) MkdirAll(dir string) error {
+	return m.root(func(r *os.Root) error { return r.MkdirAll(dir, 0o755) })
+}
+
 func (m mountFiles) Exists(key string) bool {
 	return m.root(func(r *os.Root) error { _, err := r.Lstat(key); return err }) == nil
 }

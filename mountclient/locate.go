@@ -91,6 +91,16 @@ func Serving[S Spec](spec S, parse func(string) (S, error)) (Target[S], bool) {
 	return t, err == nil
 }
 
+// CheckUnserved refuses a second mount of spec: the caller's live memfs
+// mount that serves it (Serving) is named, with what to do instead.
+func CheckUnserved[S Spec](spec S, parse func(string) (S, error)) error {
+	if t, ok := Serving(spec, parse); ok {
+		return fmt.Errorf("%s is already mounted at %s (memfs process %d); use that mount, or memfs unmount %s first",
+			spec, t.Client.Dir, t.Client.PID, t.Client.Dir)
+	}
+	return nil
+}
+
 // mountTarget is the target of the live mount c.
 func mountTarget[S Spec](c *Client, parse func(string) (S, error)) (Target[S], error) {
 	spec, err := parse(c.Store)

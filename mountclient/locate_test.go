@@ -81,6 +81,13 @@ func TestLocate(t *testing.T) {
 	if _, ok := mountclient.Serving(dirSpec{"dir", strings.TrimPrefix(other, "dir:")}, parseDir); ok {
 		t.Error("Serving(a store no mount serves) found one")
 	}
+	want := fmt.Sprintf("dir:%s is already mounted at %s (memfs process %d); use that mount, or memfs unmount %s first", dir, mnt, os.Getpid(), mnt)
+	if err := mountclient.CheckUnserved(dirSpec{"dir", dir}, parseDir); err == nil || err.Error() != want {
+		t.Errorf("CheckUnserved(a served store) = %v, want %q", err, want)
+	}
+	if err := mountclient.CheckUnserved(dirSpec{"dir", strings.TrimPrefix(other, "dir:")}, parseDir); err != nil {
+		t.Errorf("CheckUnserved(a store no mount serves) = %v, want nil", err)
+	}
 	checkNeedsStore(t, dir, mnt, other)
 }
 

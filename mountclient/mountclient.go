@@ -46,6 +46,7 @@ import (
 	"github.com/memfs/memfs/internal/lockfile"
 	"github.com/memfs/memfs/internal/mountinfo"
 	"github.com/memfs/memfs/internal/paths"
+	"github.com/memfs/memfs/repo"
 	"github.com/memfs/memfs/status"
 	"github.com/memfs/memfs/tree"
 )
@@ -409,6 +410,38 @@ func (c *Client) Ask(dir, name string) ([]byte, error) {
 	return b, err
 }
 
+// WriteAnswer writes the mount's answer to the search query name (Ask) on
+// w, as memfs search does through a mount, and says on warn when the mount
+// searches by keyword only (its status: it has no embedder) and, with
+// ownEmbedder (the caller named one), that the mount searches with its
+// own.
+func (c *Client) WriteAnswer(w, warn io.Writer, name string, ownEmbedder bool) error {
+	b, err := c.Ask("search", name)
+	if err != nil {
+		return fmt.Errorf("search through %s: %w", c.Dir, err)
+	}
+	if ownEmbedder {
+		fmt.Fprintf(warn, "memfs: --embedder is not used: the mount at %s searches with its own (see its .memfs/status)\n", c.Dir)
+	}
+	if st, err := c.Status(); err == nil && st.Search == status.KeywordOnly {
+		fmt.Fprintf(warn, "memfs: keyword search only: the mount at %s has no embedder\n", c.Dir)
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// WriteContext writes the mount's answer to the context pack query name
+// (Ask: a pack, or its manifest) on w, as memfs context does through a
+// mount.
+func (c *Client) WriteContext(w io.Writer, name string) error {
+	b, err := c.Ask("context", name)
+	if err != nil {
+		return fmt.Errorf("context through %s: %w", c.Dir, err)
+	}
+	_, err = w.Write(b)
+	return err
+}
+
 // NoValueError is the error of a key whose node has no value to read: a
 // directory, a fifo, a socket, a device.
 type NoValueError struct {
@@ -460,6 +493,18 @@ func (c *Client) Put(key string, value []byte, mode fs.FileMode) error {
 // version's mode).
 func (c *Client) PutMode(key string, value []byte, mode fs.FileMode) error {
 	return c.put(key, value, mode, true)
+}
+
+// PutFile is memfs put through the mount: PutMode when setMode (the
+// caller asked for mode), else Put, which keeps an old file's mode (see
+// memfs.PutFile, the same on a store). A repository's record that breaks
+// its schema is refused, nothing written (repo.CheckKey): the mount would
+// keep it and fail its close.
+func (c *Client) PutFile(key string, value []byte, mode fs.FileMode, setMode bool) error {
+	if err := repo.CheckKey(key, value); err != nil {
+		return err // the mount would keep it and fail the close: say why, write nothing
+	}
+	return c.put(key, value, mode, setMode)
 }
 
 func (c *Client) put(key string, value []byte, mode fs.FileMode, always bool) error {

@@ -49,3 +49,35 @@ func TestPutKeepsAnOldFilesMode(t *testing.T) {
 		t.Errorf("after PutMode 0640: mode %o, want 640", m)
 	}
 }
+
+// PutFile is Put, or with setMode PutMode: memfs put's --mode given or
+// not.
+func TestPutFile(t *testing.T) {
+	_, mnt := mountDir(t)
+	c, err := mountclient.Open(mnt, mountclient.Own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		value   string
+		mode    os.FileMode
+		setMode bool
+		want    os.FileMode
+	}{
+		{"new", 0o600, false, 0o600},  // a new file gets the mode
+		{"kept", 0o644, false, 0o600}, // an old one keeps its own
+		{"set", 0o640, true, 0o640},   // unless the mode was asked for
+	}
+	for _, s := range steps {
+		if err := c.PutFile("note.md", []byte(s.value), s.mode, s.setMode); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(filepath.Join(mnt, "note.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(mnt, "note.md")); fi.Mode().Perm() != s.want || string(b) != s.value {
+			t.Errorf("PutFile(%q, %o, setMode %v): mode %o, value %q; want %o, %q", s.value, s.mode, s.setMode, fi.Mode().Perm(), b, s.want, s.value)
+		}
+	}
+}

@@ -3,35 +3,44 @@ package mountclient
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
+	"github.com/memfs/memfs/internal/paths"
 )
 
 // AddSummary appends the step summary s to contextpack.SummariesKey in
-// the mount (memfs.FS.AddSummary, through the mount): one write(2) on an
-// O_APPEND descriptor, which memfs appends whole at the end of the file,
-// so that concurrent appenders never interleave.
+// the mount (memfs.FS.AddSummary, through the mount), with Append.
 func (c *Client) AddSummary(s contextpack.Summary) error {
 	line, err := contextpack.SummaryLine(s)
 	if err != nil {
 		return err
 	}
+	return c.Append(contextpack.SummariesKey, line)
+}
+
+// Append writes data at the end of key in the mount, making the file
+// (0644) and its directories: one write(2) on an O_APPEND descriptor,
+// which memfs appends whole at the end of the file, so that concurrent
+// appenders never interleave. No symlink is followed at the key.
+func (c *Client) Append(key string, data []byte) error {
 	r, err := c.Root() // a live mount: never a plain directory's file
 	if err != nil {
 		return err
 	}
-	r.Close()
-	path := filepath.Join(c.Dir, filepath.FromSlash(contextpack.SummariesKey))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+	defer r.Close()
+	if dir := path.Dir(key); dir != "." {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := paths.OpenNoFollow(r, key, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(line); err != nil {
+	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
 	}

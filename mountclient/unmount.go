@@ -3,6 +3,7 @@ package mountclient
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,19 @@ func (u Unmounted) Message(mnt string) string {
 		return mnt + ": unmounted (read-only: nothing to flush)"
 	}
 	return mnt + ": flushed and unmounted"
+}
+
+// Print reports u, what Unmount did to mnt with the error err, as memfs
+// unmount does: on warn why its FUSE connection could not be aborted, if
+// so; on w the Message, unless err; and it returns err.
+func (u Unmounted) Print(w, warn io.Writer, mnt string, err error) error {
+	if u.AbortErr != nil {
+		fmt.Fprintf(warn, "%s: %v\n", mnt, u.AbortErr)
+	}
+	if err == nil {
+		fmt.Fprintln(w, u.Message(mnt))
+	}
+	return err
 }
 
 // Unmount has the memfs process serving mnt flush and unmount it

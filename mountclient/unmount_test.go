@@ -1,8 +1,10 @@
 package mountclient_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,5 +34,34 @@ func TestUnmountLeavesAMountNotMemfs(t *testing.T) {
 	}
 	if _, ok := mountinfo.At(dir); !ok {
 		t.Error("Unmount detached a tmpfs")
+	}
+}
+
+// Print says what the unmount did on w, unless it failed, and a failed
+// abort on warn in any case.
+func TestUnmountedPrint(t *testing.T) {
+	refused := errors.New("in use")
+	tests := []struct {
+		name      string
+		u         mountclient.Unmounted
+		err       error
+		out, warn string
+	}{
+		{"flushed", mountclient.Unmounted{}, nil, "/m: flushed and unmounted\n", ""},
+		{"read-only", mountclient.Unmounted{ReadOnly: true}, nil, "/m: unmounted (read-only: nothing to flush)\n", ""},
+		{"dead, not aborted", mountclient.Unmounted{Dead: true, AbortErr: errors.New("no connection")}, nil,
+			"/m: the memfs process was gone; detached the dead mount. Mount the store again to replay its journal.\n", "/m: no connection\n"},
+		{"refused", mountclient.Unmounted{}, refused, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, warn strings.Builder
+			if err := tt.u.Print(&out, &warn, "/m", tt.err); err != tt.err {
+				t.Errorf("got error %v, want %v", err, tt.err)
+			}
+			if out.String() != tt.out || warn.String() != tt.warn {
+				t.Errorf("got out %q, warn %q; want %q, %q", out.String(), warn.String(), tt.out, tt.warn)
+			}
+		})
 	}
 }

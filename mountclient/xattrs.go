@@ -49,6 +49,38 @@ func settableXAttrs(f *os.File) (map[string][]byte, error) {
 	return out, errors.Join(err, ferr)
 }
 
+// SetAttr sets the extended attribute name of key to value through the
+// mount, as setfattr does (the file opened without following a link), and
+// fsyncs the file: the attribute is in the store when SetAttr returns.
+func (c *Client) SetAttr(key, name string, value []byte) error {
+	r, err := c.Root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := paths.OpenNoFollow(r, key, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := sc.Control(func(fd uintptr) {
+		if err := unix.Fsetxattr(int(fd), name, value, 0); err != nil {
+			ferr = &os.PathError{Op: "setxattr " + name, Path: key, Err: err}
+		}
+	}); err != nil {
+		return err
+	}
+	if ferr != nil {
+		return ferr
+	}
+	return f.Sync()
+}
+
 // putXAttrs makes key's settable user.memfs.* attributes those of want,
 // through the mount (the file opened without following a link).
 func (c *Client) putXAttrs(key string, want map[string][]byte) error {

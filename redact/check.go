@@ -1,17 +1,23 @@
 package redact
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 )
+
+// ErrFound is wrapped by the error of a Check that found secrets: the
+// check fails (a pre-commit hook's exit status 1).
+var ErrFound = errors.New("secret(s) found")
 
 // Check reports the secrets r finds in the files paths names, as a
 // pre-commit check wants them: one line per finding on w,
 // "PATH:LINE:COLUMN: RULE", never the secret itself. With no path it
 // reads stdin, named "-". Every file is read before any is checked, so a
 // file that cannot be read fails the check with nothing reported. found
-// is the number of findings.
+// is the number of findings; when there are any, the error says how many
+// ("redact check: N secret(s) found", wrapping ErrFound).
 func (r *Redactor) Check(w io.Writer, paths []string, stdin io.Reader) (found int, err error) {
 	if len(paths) == 0 {
 		data, err := io.ReadAll(stdin)
@@ -40,5 +46,8 @@ func (r *Redactor) report(w io.Writer, paths []string, data [][]byte) (found int
 		}
 		found += len(findings)
 	}
-	return found, nil
+	if found > 0 {
+		return found, fmt.Errorf("redact check: %d %w", found, ErrFound)
+	}
+	return 0, nil
 }

@@ -29,8 +29,8 @@ func TestCheck(t *testing.T) {
 		wantErr   error
 	}{
 		{"clean file", []string{clean}, "", "", 0, nil},
-		{"a secret", []string{clean, secret}, "", secret + ":2:14: github-token\n", 1, nil},
-		{"stdin", nil, "key AKIAQ3EGXP7ZLRK2MV5N", "-:1:5: aws-access-key-id\n", 1, nil},
+		{"a secret", []string{clean, secret}, "", secret + ":2:14: github-token\n", 1, ErrFound},
+		{"stdin", nil, "key AKIAQ3EGXP7ZLRK2MV5N", "-:1:5: aws-access-key-id\n", 1, ErrFound},
 		{"a missing file reports nothing", []string{secret, filepath.Join(dir, "missing")}, "", "", 0, fs.ErrNotExist},
 	}
 	for _, tt := range tests {
@@ -39,6 +39,9 @@ func TestCheck(t *testing.T) {
 			found, err := r.Check(&out, tt.paths, strings.NewReader(tt.stdin))
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
 				t.Fatalf("Check: error %v, want %v", err, tt.wantErr)
+			}
+			if errors.Is(err, ErrFound) && err.Error() != "redact check: 1 secret(s) found" {
+				t.Errorf("Check: error %q, want it to say how many were found", err)
 			}
 			if out.String() != tt.want || found != tt.wantFound {
 				t.Errorf("Check printed %q and found %d, want %q and %d", out.String(), found, tt.want, tt.wantFound)

@@ -151,6 +151,8 @@
 //	tag:go                       has the tag; repeat for all of several
 //	source:agent, agent:planner  equal to user.memfs.source, user.memfs.agent
 //	session:s1, type:decision    equal to user.memfs.session, user.memfs.type
+//	repo:0123456789abcdef        none of another repository's memory (repos/OTHER/);
+//	                             repo:ID,PARENT... reads the first PARENT's while ID has none
 //	importance:0.5               user.memfs.importance at least 0.5 (also importance>=0.5)
 //	since:2026-11-01, until:...  modified at or after, before: RFC 3339, a date (UTC), or a duration ago (24h, 7d)
 //	top:5                        at most 5 hits (default 10)

@@ -182,6 +182,9 @@ func Cut(hits []Hit, minScore float64, topK int) []Hit {
 // matcher returns a function reporting whether the index holds key and
 // it passes q's filters.
 func (ix *Index) Matcher(q Query) func(key string) bool {
+	ix.mu.RLock()
+	q.Repo = ix.repoLocked(q)
+	ix.mu.RUnlock()
 	return func(key string) bool {
 		ix.mu.RLock()
 		defer ix.mu.RUnlock()

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/memfs/memfs/meta"
+	"github.com/memfs/memfs/repo"
 )
 
 // ErrQuery is wrapped by ParseQuery's errors.
@@ -79,14 +81,17 @@ func parseRequest(name string, now time.Time) (q Query, asJSON bool, err error) 
 			q.Prefix = val
 		case "tag":
 			q.Tags = append(q.Tags, val)
-		case "source":
-			q.Source = val
-		case "agent":
-			q.Agent = val
-		case "session":
-			q.Session = val
-		case "type":
-			q.Type = val
+		case "source", "agent", "session", "type":
+			*map[string]*string{"source": &q.Source, "agent": &q.Agent, "session": &q.Session, "type": &q.Type}[key] = val
+		case "repo":
+			ids := strings.Split(val, ",")
+			if slices.ContainsFunc(ids, func(id string) bool { return repo.ValidateHash(id) != nil }) {
+				return q, false, fmt.Errorf("%w: %q: want a repository id (16 hex digits, as memfs repo id prints it), or ID,PARENT,... (its parents)", ErrQuery, w)
+			}
+			q.Repo = ids[0]
+			if len(ids) > 1 {
+				q.RepoParents = ids[1:]
+			}
 		case "importance":
 			f, err := meta.ParseImportance(val)
 			if err != nil {
@@ -138,7 +143,7 @@ func filterWord(w string) (key, val string, ok bool) {
 		return "", "", false
 	}
 	switch k {
-	case "prefix", "tag", "source", "agent", "session", "type", "importance", "since", "until", "top", "min", "mode":
+	case "prefix", "tag", "source", "agent", "session", "type", "repo", "importance", "since", "until", "top", "min", "mode":
 		return k, unquote(v), true
 	}
 	return "", "", false

@@ -24,6 +24,8 @@ func TestParseName(t *testing.T) {
 		{"tag:go tag:infra", Query{Tags: []string{"go", "infra"}}},
 		{"source:agent agent:planner x", Query{Text: "x", Source: "agent", Agent: "planner"}},
 		{"type:decision session:s1 x", Query{Text: "x", Type: "decision", Session: "s1"}},
+		{"repo:0123456789abcdef x", Query{Text: "x", Repo: "0123456789abcdef"}},
+		{"repo:0123456789abcdef,fedcba9876543210", Query{Repo: "0123456789abcdef", RepoParents: []string{"fedcba9876543210"}}},
 		{"importance:0.5", Query{ImportanceMin: 0.5, HasImportanceMin: true}},
 		{"importance>=0.7 y", Query{Text: "y", ImportanceMin: 0.7, HasImportanceMin: true}},
 		{"since:2026-11-01", Query{Since: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}},
@@ -55,6 +57,7 @@ func TestParseNameErrors(t *testing.T) {
 		"100%", "bad%zz", "tag:", "importance:2", "importance:x", "since:yesterday", "until:-5h",
 		"top:0", "top:x", "min:NaN", "prefix:a prefix:b", "source:a source:b",
 		"type:", "session:", "type:fact type:note", "session:a session:b",
+		"repo:", "repo:0123", "repo:0123456789ABCDEF", "repo:0123456789abcdef repo:0123456789abcdef", "repo:0123456789abcdef,",
 	} {
 		t.Run(in, func(t *testing.T) {
 			if _, err := ParseName(in); !errors.Is(err, ErrQuery) {
@@ -75,6 +78,54 @@ func TestParseNameSearch(t *testing.T) {
 	}
 	if got := keys(ix.Search(r.Query)); len(got) != 1 || got[0] != "memory/projects/a.md" {
 		t.Errorf("got %v, want memory/projects/a.md", got)
+	}
+}
+
+// The word repo: keeps that repository's memory and what is not any
+// repository's; another repository's never passes, whatever the prefix.
+func TestParseNameRepo(t *testing.T) {
+	ix := New(Options{})
+	for _, k := range []string{"memory/global.md", "repos/aaaaaaaaaaaaaaaa/notes/a.md", "repos/bbbbbbbbbbbbbbbb/notes/b.md", "reposx.md"} {
+		ix.Put(k, []byte("kernel notes"), DocMeta{})
+	}
+	for name, want := range map[string][]string{
+		"kernel repo:aaaaaaaaaaaaaaaa":                   {"memory/global.md", "repos/aaaaaaaaaaaaaaaa/notes/a.md", "reposx.md"},
+		"kernel repo:aaaaaaaaaaaaaaaa prefix:repos%2Fbb": nil,
+		"kernel": {"memory/global.md", "repos/aaaaaaaaaaaaaaaa/notes/a.md", "repos/bbbbbbbbbbbbbbbb/notes/b.md", "reposx.md"},
+	} {
+		r, err := ParseName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := keys(ix.Search(r.Query))
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: got %v, want %v", name, got, want)
+		}
+	}
+}
+
+// repo:ID,PARENT reads the parent's memory while ID has none (no
+// repo.json indexed), and ID's own from its first write.
+func TestParseNameRepoParent(t *testing.T) {
+	ix := New(Options{})
+	const a, b = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
+	ix.Put("repos/"+a+"/repo.json", []byte(`{"hash":"a"}`), DocMeta{})
+	ix.Put("repos/"+a+"/notes/a.md", []byte("kernel notes"), DocMeta{})
+	r, err := ParseName("kernel repo:" + b + "," + a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(ix.Search(r.Query)); !slices.Equal(got, []string{"repos/" + a + "/notes/a.md"}) {
+		t.Errorf("a branch without memory: got %v, want its parent's note", got)
+	}
+	if keep := ix.Matcher(r.Query); !keep("repos/" + a + "/notes/a.md") {
+		t.Error("Matcher of a branch without memory leaves its parent's note out")
+	}
+	ix.Put("repos/"+b+"/repo.json", []byte(`{"hash":"b"}`), DocMeta{})
+	ix.Put("repos/"+b+"/notes/b.md", []byte("kernel notes"), DocMeta{})
+	if got := keys(ix.Search(r.Query)); !slices.Equal(got, []string{"repos/" + b + "/notes/b.md"}) {
+		t.Errorf("a branch with memory: got %v, want its own note only", got)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/memfs/memfs/repo"
 )
 
 // BM25 parameters and the phrase and proximity bonuses, in units of the
@@ -33,10 +35,19 @@ const (
 // Query is a search: text to rank by, and filters a document must pass.
 // The zero value of each filter lets every document through.
 type Query struct {
-	Text             string    // tokenized as documents are; "" ranks nothing and lists what the filters pass
-	TopK             int       // the number of hits; 0 (or less) means 10
-	MinScore         float64   // hits scoring below are dropped
-	Prefix           string    // key prefix
+	Text     string  // tokenized as documents are; "" ranks nothing and lists what the filters pass
+	TopK     int     // the number of hits; 0 (or less) means 10
+	MinScore float64 // hits scoring below are dropped
+	Prefix   string  // key prefix
+	// Repo, when set, is a repository's id (repo.Identify's hash): a
+	// document under repos/ passes only when it is that repository's
+	// (under repos/REPO/); the rest of the namespace passes.
+	Repo string
+	// RepoParents, when set, stand for Repo while Repo has no memory (no
+	// repos/REPO/repo.json indexed): the first of them that has is read,
+	// as a new branch reads its parent's memory until its first write
+	// starts its own (repo.Parents).
+	RepoParents      []string
 	Tags             []string  // the document has all of them
 	Source, Agent    string    // equal to the document's
 	Session, Type    string    // equal to the document's
@@ -44,6 +55,17 @@ type Query struct {
 	HasImportanceMin bool      // ... when set
 	Since, Until     time.Time // on DocMeta.MTime: Since <= MTime < Until
 	Mode             Mode      // how text ranks; Index.Search ranks by keyword whatever the mode
+}
+
+// repoLocked is the repository whose memory q reads: the first of
+// q.RepoParents with a repo.json indexed while q.Repo has none (see
+// Query.RepoParents), else q.Repo.
+func (ix *Index) repoLocked(q Query) string {
+	has := func(hash string) bool { _, ok := ix.byKey[repo.InfoKey(hash)]; return ok }
+	if i := slices.IndexFunc(q.RepoParents, has); i >= 0 && !has(q.Repo) {
+		return q.RepoParents[i]
+	}
+	return q.Repo
 }
 
 // Hit is one search result.
@@ -56,6 +78,9 @@ type Hit struct {
 func (q *Query) match(d *doc) bool {
 	if !strings.HasPrefix(d.key, q.Prefix) {
 		return false
+	}
+	if q.Repo != "" && strings.HasPrefix(d.key, repo.Dir) && !strings.HasPrefix(d.key[len(repo.Dir):], q.Repo+"/") {
+		return false // another repository's memory
 	}
 	for _, t := range q.Tags {
 		if !slices.Contains(d.meta.Tags, t) {
@@ -129,6 +154,7 @@ func (ix *Index) Search(q Query) []Hit {
 	p := newPlan(q.Text)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	q.Repo = ix.repoLocked(q)
 	if len(p.terms) == 0 {
 		if strings.TrimSpace(q.Text) != "" {
 			return nil // text, but no word in it

@@ -46,6 +46,12 @@ type Status struct {
 	Search     string  `json:"search,omitempty"` // "keyword only (no embedder)", or the embedder and its vectors
 	Peers      *Peers  `json:"peers,omitempty"`  // the mounts of a shared store; nil for a store of one mount
 
+	// StaleIndexes counts the derived artifacts of repositories
+	// (repos/HASH/indexes/) the caller may read that were computed from
+	// another state of their working tree than the one memfs last saw
+	// (repo.json's state): memfs repo cache get NAME says which.
+	StaleIndexes int `json:"stale_indexes,omitempty"`
+
 	Unlisted []string `json:"unlisted,omitempty"` // .memfs files that ls does not list
 }
 
@@ -112,6 +118,9 @@ func (s Status) MarshalText() ([]byte, error) {
 		fmt.Fprintf(&b, "search: %s\n", s.Search)
 	}
 	s.Peers.marshal(&b)
+	if s.StaleIndexes > 0 {
+		fmt.Fprintf(&b, "stale_indexes: %d\n", s.StaleIndexes)
+	}
 	if len(s.Unlisted) > 0 {
 		fmt.Fprintf(&b, "unlisted: %s\n", strings.Join(s.Unlisted, " "))
 	}
@@ -196,6 +205,8 @@ func (s *Status) parseLine(name, v string) error {
 		s.Flushes, err = strconv.Atoi(v)
 	case "damaged":
 		s.Damaged = append(s.Damaged, v)
+	case "stale_indexes":
+		s.StaleIndexes, err = strconv.Atoi(v)
 	case "damaged_hidden":
 		_, err = fmt.Sscanf(v, "%d", &s.DamagedHidden)
 	case "store":

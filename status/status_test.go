@@ -28,8 +28,10 @@ func TestRoundTrip(t *testing.T) {
 				{Agent: "evil\nagent@x", Host: "elsewhere", PID: 43, Mount: "/mnt/x", Since: since},
 				{Host: "h2", PID: 44, Mount: "/y", Since: since},
 			}},
-			Unlisted: []string{"context.md", "search/QUERY"},
+			StaleIndexes: 2,
+			Unlisted:     []string{"context.md", "search/QUERY"},
 		}, []string{
+			"stale_indexes: 2\n",
 			"store: dir:/s t\nmountpoint: /m n\npid: 42\n",
 			"damaged: memory/rec.md\n",
 			"damaged_hidden: 2 (keys you may not see; memfs fsck on the store lists them)\n",
@@ -79,7 +81,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestParseRefusesMalformedValues(t *testing.T) {
-	for _, text := range []string{"pid: x\n", "keys_indexed: -\n", "last_flush: yesterday\n", "peer: a@b pid x /m since now\n"} {
+	for _, text := range []string{"pid: x\n", "keys_indexed: -\n", "last_flush: yesterday\n", "peer: a@b pid x /m since now\n", "stale_indexes: many\n"} {
 		if _, err := Parse([]byte(text)); err == nil {
 			t.Errorf("Parse(%q) succeeded", text)
 		}

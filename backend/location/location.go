@@ -107,6 +107,15 @@ func (l Location) String() string {
 // (see Factory.Local).
 func (l Location) Local() bool { return l.f != nil && l.f.Local() }
 
+// Dir is the directory of a Local store, "" for another: the directory
+// a mountpoint may not overlap (memfs.PrepareMountpoint).
+func (l Location) Dir() string {
+	if !l.Local() {
+		return ""
+	}
+	return l.path
+}
+
 // Open opens the store (see Factory.Open).
 func (l Location) Open(ctx context.Context, o Options) (backend.SysStore, error) {
 	if l.f == nil {

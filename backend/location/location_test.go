@@ -44,8 +44,8 @@ func TestParseLocal(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := filepath.Join(wd, "store")
-			if loc.Scheme() != tt.scheme || loc.Path() != dir || !loc.Local() || loc.String() != tt.scheme+":"+dir {
-				t.Errorf("Parse = %s (scheme %q, path %q, local %v), want %s:%s, local", loc, loc.Scheme(), loc.Path(), loc.Local(), tt.scheme, dir)
+			if loc.Scheme() != tt.scheme || loc.Path() != dir || !loc.Local() || loc.String() != tt.scheme+":"+dir || loc.Dir() != dir {
+				t.Errorf("Parse = %s (scheme %q, path %q, local %v, dir %q), want %s:%s, local, in %s", loc, loc.Scheme(), loc.Path(), loc.Local(), loc.Dir(), tt.scheme, dir, dir)
 			}
 			if got, want := loc.JournalPath("/state", "/mnt"), filepath.Join(dir, tt.journal); got != want {
 				t.Errorf("JournalPath = %q, want %q (in the store, whatever the mountpoint)", got, want)
@@ -79,6 +79,9 @@ func TestParseEtcd(t *testing.T) {
 	}
 	if p := loc.LockPath(); p != "" {
 		t.Errorf("LockPath = %q, want none", p)
+	}
+	if d := loc.Dir(); d != "" {
+		t.Errorf("Dir = %q, want none: a shared store is no local directory", d)
 	}
 	dir := "/state/etcd/team-7346cbbde1ae"
 	if got, want := loc.JournalPath("/state", ""), dir+"/commands.journal"; got != want {
@@ -126,8 +129,8 @@ func TestParseErrors(t *testing.T) {
 // The zero Location names no store, and does not open.
 func TestZeroLocation(t *testing.T) {
 	var loc location.Location
-	if loc.String() != "" || loc.Scheme() != "" || loc.Local() {
-		t.Errorf("zero Location: %q, scheme %q, local %v", loc, loc.Scheme(), loc.Local())
+	if loc.String() != "" || loc.Scheme() != "" || loc.Local() || loc.Dir() != "" {
+		t.Errorf("zero Location: %q, scheme %q, local %v, dir %q", loc, loc.Scheme(), loc.Local(), loc.Dir())
 	}
 	if st, err := loc.Open(t.Context(), location.Options{}); err == nil {
 		st.Close()

@@ -2,9 +2,7 @@ package main
 
 import (
 	"errors"
-	"io"
 	"os"
-	"os/exec"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,15 +24,5 @@ func applyCommand() *cli.Command {
 			}
 			return extwatch.RunHelper(c.Args().First(), os.Stdin, logger(c, false))
 		},
-	}
-}
-
-// helperCommand is the command of the mount's helper process: this
-// program's __apply command on mnt.
-func helperCommand(exe string, stderr io.Writer) func(mnt string) *exec.Cmd {
-	return func(mnt string) *exec.Cmd {
-		cmd := exec.Command(exe, "__apply", mnt)
-		cmd.Stderr = stderr
-		return cmd
 	}
 }

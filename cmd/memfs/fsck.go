@@ -43,12 +43,7 @@ func fsckCommand() *cli.Command {
 				return err
 			}
 			defer st.Close()
-			r, err := fsck.Check(c.Context, st, fsck.Options{Repair: c.Bool("repair")})
-			r.Print(c.App.Writer)
-			if err != nil {
-				return err
-			}
-			return r.Verdict(c.App.Writer, t.Spec.String(), c.Bool("repair"))
+			return fsck.Run(c.Context, st, c.App.Writer, t.Spec.String(), fsck.Options{Repair: c.Bool("repair")})
 		},
 	}
 }

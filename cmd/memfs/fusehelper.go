@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -30,16 +27,11 @@ func helperArgs(args []string, commands []*cli.Command) []string {
 
 func mountHelperCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "mount-helper",
-		Usage:     "what mount(8) runs for type fuse.memfs: start memfs mount in the background and wait until it serves",
-		ArgsUsage: "SOURCE MOUNTPOINT",
-		Hidden:    true,
-		Description: "Run by mount -t fuse.memfs and /etc/fstab through /sbin/mount.fuse.memfs or mount.fuse3.\n" +
-			"SOURCE is the store (" + stores.Usage() + "), or any word (memfs) with -o store=SPEC.\n" +
-			"Options: ro, rw, allow_other, store=, log=FILE, timeout=DURATION, and every memfs mount flag\n" +
-			"as NAME=VALUE or NAME (flush_interval=10s, bootstrap=memory/ repeated for more prefixes,\n" +
-			"noxattrs for --xattrs=false); the generic options mount passes (defaults, dev, suid, exec,\n" +
-			"auto, user, _netdev, nofail, atime, x-systemd.*, ...) are accepted and ignored.",
+		Name:                   "mount-helper",
+		Usage:                  "what mount(8) runs for type fuse.memfs: start memfs mount in the background and wait until it serves",
+		ArgsUsage:              "SOURCE MOUNTPOINT",
+		Hidden:                 true,
+		Description:            mounthelper.MountHelp(stores.Usage()),
 		UseShortOptionHandling: true,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "o", Usage: "mount options, comma-separated"},
@@ -56,23 +48,14 @@ func mountHelperAction(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return fmt.Errorf("mount-helper: want SOURCE MOUNTPOINT, got %d arguments", c.NArg())
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("mount-helper: cannot find the memfs binary: %w", err)
-	}
-	opts := strings.Split(strings.Join(c.StringSlice("o"), ","), ",")
-	return mounthelper.Mount(self, c.Args().Get(0), c.Args().Get(1), opts, helperPlanOptions(c.Bool("s")), c.Bool("v"), c.Bool("f"), c.App.Writer, c.App.ErrWriter)
+	return mounthelper.Mount(c.Args().Get(0), c.Args().Get(1), c.StringSlice("o"), helperPlanOptions(c.Bool("s")), c.Bool("v"), c.Bool("f"), c.App.Writer, c.App.ErrWriter)
 }
 
 // helperPlanOptions is what mounthelper.PlanMount knows of memfs mount:
 // its flags, its stores and the state directory.
 func helperPlanOptions(sloppy bool) mounthelper.PlanOptions {
-	mount := argSpec(mountCommand())
 	return mounthelper.PlanOptions{
-		Flag: func(name string) (bool, bool) {
-			f := mount.Flag(name)
-			return f != nil, f != nil && !f.Value
-		},
+		Mount: argSpec(mountCommand()),
 		Store: func(v string) (string, error) {
 			spec, err := parseStore(v)
 			return spec.String(), err
@@ -111,16 +94,5 @@ func umountHelperAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("umount-helper: want MOUNTPOINT, got %d arguments", c.NArg())
 	}
-	mnt, err := filepath.Abs(c.Args().First())
-	if err != nil {
-		return err
-	}
-	pid, err := mounthelper.UnmountAndWait(mnt, c.Bool("l"), c.Bool("f"), c.Duration("timeout"))
-	if err != nil || pid <= 0 || c.Bool("l") {
-		return err
-	}
-	if c.Bool("v") {
-		fmt.Fprintf(c.App.Writer, "%s: unmounted; memfs process %d flushed and exited\n", mnt, pid)
-	}
-	return nil
+	return mounthelper.Umount(c.App.Writer, c.Args().First(), c.Bool("l"), c.Bool("f"), c.Bool("v"), c.Duration("timeout"))
 }

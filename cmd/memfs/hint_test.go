@@ -14,6 +14,8 @@ import (
 func TestHintPerAgent(t *testing.T) {
 	for agent, file := range hint.Files {
 		t.Run(agent, func(t *testing.T) {
+			dir := t.TempDir() // in no repository: the section names none
+			t.Chdir(dir)
 			out := mustRun(t, "", "hint", "--mount", "/home/u/memory", agent)
 			for _, want := range []string{
 				hint.Begin, hint.End,
@@ -35,8 +37,6 @@ func TestHintPerAgent(t *testing.T) {
 				t.Errorf("hint with --mount still has the placeholder")
 			}
 			// The section goes into the agent's own file by default.
-			dir := t.TempDir()
-			t.Chdir(dir)
 			mustRun(t, "", "hint", "--write", "--mount", "/home/u/memory", agent)
 			got, err := os.ReadFile(filepath.Join(dir, file))
 			if err != nil || string(got) != out {

@@ -47,9 +47,7 @@ func historyCommand() *cli.Command {
 				return err
 			}, func(ctx context.Context, f *memfs.FS) error {
 				vs, err := f.Versions(ctx, key)
-				for i := range vs {
-					fmt.Fprint(c.App.Writer, vs[i].LogLine())
-				}
+				history.WriteLog(c.App.Writer, vs)
 				return err
 			})
 		},
@@ -84,10 +82,7 @@ func historyRedactCommand() *cli.Command {
 			defer st.Close()
 			r, err := memfs.RedactVersion(c.Context, st, key, seq, c.String("agent"), logger(c, false))
 			if err == nil {
-				fmt.Fprintf(c.App.Writer, "%s@%d redacted (%d objects removed)\n", key, seq, r.Removed)
-				for _, o := range r.Sharing {
-					fmt.Fprintf(c.App.Writer, "  %s holds the same bytes: redact it too\n", o)
-				}
+				fmt.Fprint(c.App.Writer, r.Report())
 			}
 			return err
 		},
@@ -146,9 +141,7 @@ func listSnapshots(c *cli.Context, which string) error {
 		return err
 	}, func(ctx context.Context, f *memfs.FS) error {
 		ss, err := f.ListSnapshots(ctx, which)
-		for _, s := range ss {
-			fmt.Fprint(c.App.Writer, s.Line())
-		}
+		history.WriteSnapshots(c.App.Writer, ss)
 		return err
 	})
 }
@@ -159,23 +152,21 @@ func revertCommand() *cli.Command {
 		ArgsUsage: "KEY", Flags: append(histFlags(), &cli.StringFlag{Name: "to", Usage: "SEQ or SNAPSHOT"}),
 		Action: func(c *cli.Context) error {
 			key := c.Args().First()
-			return onHistory(c, memfs.WriteStore, func(m *mountclient.Client) error {
-				to := c.String("to")
-				seq, err := strconv.ParseUint(cmp.Or(to, "0"), 10, 64)
-				if err != nil {
-					return errors.New("revert: --to SNAPSHOT through a mount: use memfs restore --to SNAPSHOT " + key)
-				}
-				seq, err = m.Revert(key, seq)
+			reverted := func(seq uint64, err error) error {
 				if err == nil {
 					fmt.Fprintf(c.App.Writer, "%s: the content of %d, as a new version\n", key, seq)
 				}
 				return err
+			}
+			return onHistory(c, memfs.WriteStore, func(m *mountclient.Client) error {
+				seq, err := strconv.ParseUint(cmp.Or(c.String("to"), "0"), 10, 64)
+				if err != nil {
+					return errors.New("revert: --to SNAPSHOT through a mount: use memfs restore --to SNAPSHOT " + key)
+				}
+				return reverted(m.Revert(key, seq))
 			}, func(ctx context.Context, f *memfs.FS) error {
 				v, err := f.Revert(ctx, key, c.String("to"))
-				if err == nil {
-					fmt.Fprintf(c.App.Writer, "%s: the content of %d, as a new version\n", key, v.Seq)
-				}
-				return err
+				return reverted(v.Seq, err)
 			})
 		},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,18 +56,7 @@ func logCommand() *cli.Command {
 				if c.Bool("verify") {
 					return verifyLog(c, ctx, sys)
 				}
-				l, err := eventlog.Open(ctx, sys, logger(c, false))
-				if err != nil {
-					return err
-				}
-				page, hidden, err := l.QueryVisible(ctx, q)
-				if err != nil {
-					return err
-				}
-				if hidden > 0 {
-					fmt.Fprintf(c.App.ErrWriter, "(%d events skipped: they concern files uid %d may not read)\n", hidden, os.Geteuid())
-				}
-				return page.Print(c.App.Writer, c.App.ErrWriter, q, c.Bool("json"))
+				return eventlog.Show(ctx, sys, logger(c, false), q, os.Geteuid(), c.App.Writer, c.App.ErrWriter, c.Bool("json"))
 			})
 		},
 	}
@@ -74,11 +64,7 @@ func logCommand() *cli.Command {
 
 func verifyLog(c *cli.Context, ctx context.Context, sys eventlog.Sys) error {
 	lc, err := memfs.VerifyLog(ctx, sys, os.Geteuid())
-	lc.Print(c.App.Writer, c.App.ErrWriter)
-	if err == nil && lc.Failed != "" {
-		return cli.Exit(lc.Failed, 1)
-	}
-	return err
+	return cmp.Or(err, lc.Print(c.App.Writer, c.App.ErrWriter)) // the failure, once the verdicts are out
 }
 
 // withEventSys runs fn over the event log of a live mount (--mount) or of

@@ -13,10 +13,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/internal/sdnotify"
 	"github.com/memfs/memfs/internal/usererr"
@@ -35,6 +38,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "memfs:", string(msg))
 		sdnotify.Notify(sdnotify.Status(string(msg))) // a service manager (mount --daemon) shows why
 		stop()
-		os.Exit(1)
+		code := 1
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) && ec.ExitCode() > 0 { // memfs repo cache get's 3: stale
+			code = ec.ExitCode()
+		}
+		os.Exit(code)
 	}
 }

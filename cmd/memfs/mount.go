@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -14,8 +13,6 @@ import (
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/internal/mounthelper"
 	"github.com/memfs/memfs/internal/progress"
-	"github.com/memfs/memfs/internal/sdnotify"
-	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/mountclient"
 	"github.com/memfs/memfs/session"
@@ -102,113 +99,70 @@ func mountAction(c *cli.Context) error {
 			return err
 		}
 	}
-	if t, ok := mountclient.Serving(spec, parseStore); ok {
-		return fmt.Errorf("%s is already mounted at %s (memfs process %d); use that mount, or memfs unmount %s first",
-			spec, t.Client.Dir, t.Client.PID, t.Client.Dir)
+	if err := mountclient.CheckUnserved(spec, parseStore); err != nil {
+		return err
 	}
 	log := logger(c, c.Bool("debug"))
-	storeDir := ""
-	if spec.Local() {
-		storeDir = spec.Path()
-	}
-	created, err := memfs.PrepareMountpoint(mnt, storeDir)
-	if err != nil {
-		return err
-	}
-	mounted := false
-	if created {
-		log.Info("created mountpoint", "mountpoint", mnt)
-		defer func() {
-			if !mounted {
-				os.Remove(mnt) // this failed mount made it: leave nothing behind
-			}
-		}()
-	}
 	// I/O must finish after a signal (main's) cancelled the command's
-	// context, which asks for flush + unmount (a busy mountpoint is
-	// retried until it is free).
-	ctx, serveCtx := context.WithoutCancel(c.Context), c.Context
-	defer context.AfterFunc(serveCtx, func() {
-		log.Info("signal: unmounting", "flush", !c.Bool("read-only"))
-		sdnotify.Notify("STOPPING=1")
-	})()
-
-	red, err := newRedactor(c, log)
-	if err != nil {
-		return err
-	}
-	if err := checkAgent(c); err != nil {
-		return err
-	}
-	policy, err := conflictPolicy(c, spec)
-	if err != nil {
-		return err
-	}
-	emb, err := openEmbedder(c, log)
-	if err != nil {
-		return err
-	}
-	o, err := openSession(ctx, spec, false, memfs.Options{
-		JournalPath: spec.JournalPath(memfs.DefaultStateDir(), mnt), // a shared store's: this mountpoint's
-		Session: session.Options{
-			OnConflict:  policy,
-			Agent:       c.String("agent"),
-			Self:        memfs.SelfWriter(c.String("agent")),
-			Redactor:    red,
-			MaxFileSize: c.Int64("max-file-size"),
-			MaxMemory:   maxMemory,
-			ReadOnly:    c.Bool("read-only"),
-			Transient:   transient,
-			Types:       types,
-			DirUID:      uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
+	// context, which asks for flush + unmount (memfs.RunMount).
+	return memfs.RunMount(c.Context, mnt, memfs.RunOptions{StoreDir: spec.Dir(), Name: spec.String(), ReadOnly: c.Bool("read-only"), Logger: log,
+		HelperArgs: []string{"__apply"}, HelperStderr: c.App.ErrWriter,
+		Open: func(ctx context.Context) (*memfs.FS, error) {
+			red, err := newRedactor(c, log)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkAgent(c); err != nil {
+				return nil, err
+			}
+			policy, err := session.PolicyFor(spec.Local(), spec.String(), c.IsSet("on-conflict"), c.String("on-conflict"))
+			if err != nil {
+				return nil, err
+			}
+			emb, err := openEmbedder(c, log)
+			if err != nil {
+				return nil, err
+			}
+			o, err := openSession(ctx, spec, false, memfs.Options{
+				JournalPath: spec.JournalPath(memfs.DefaultStateDir(), mnt), // a shared store's: this mountpoint's
+				Session: session.Options{
+					OnConflict:  policy,
+					Agent:       c.String("agent"),
+					Self:        memfs.SelfWriter(c.String("agent")),
+					Redactor:    red,
+					MaxFileSize: c.Int64("max-file-size"),
+					MaxMemory:   maxMemory,
+					ReadOnly:    c.Bool("read-only"),
+					Transient:   transient,
+					Types:       types,
+					DirUID:      uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
+				},
+				NoRedact:  red == nil, // --no-redact
+				Bootstrap: c.StringSlice("bootstrap"),
+				Namespace: true,
+				Embedder:  emb,
+				EmbedWait: c.Duration("embed-wait"),
+			}, log)
+			if err != nil {
+				return nil, err
+			}
+			return o.FS, nil
 		},
-		NoRedact:  red == nil, // --no-redact
-		Bootstrap: c.StringSlice("bootstrap"),
-		Namespace: true,
-		Embedder:  emb,
-		EmbedWait: c.Duration("embed-wait"),
-	}, log)
-	if err != nil {
-		return err
-	}
-	var helper func(string) *exec.Cmd
-	if exe, err := os.Executable(); err != nil {
-		log.Warn("no helper process for external changes: they reach the mount, but watchers on it see no events", "err", err)
-	} else {
-		helper = helperCommand(exe, c.App.ErrWriter)
-	}
-	m, err := o.Mount(mnt, memfs.MountOptions{
-		EntryTimeout:  noneIfZero(c.Duration("entry-timeout")),
-		AttrTimeout:   noneIfZero(c.Duration("attr-timeout")),
-		AllowOther:    c.Bool("allow-other"),
-		Debug:         c.Bool("debug"),
-		NoXAttrs:      !c.Bool("xattrs"),
-		ShowMemfs:     c.Bool("show-memfs"),
-		Agent:         c.String("agent"),
-		FlushInterval: c.Duration("flush-interval"),
-		IndexAtMount:  c.Bool("index-at-mount"),
-		Helper:        helper,
-		OnFlush: func(why string, entries int) func() {
-			return progress.Flush(log, c.App.ErrWriter, why, entries, progressOn(c.App.ErrWriter))
+		Mount: memfs.MountOptions{
+			EntryTimeout:  noneIfZero(c.Duration("entry-timeout")),
+			AttrTimeout:   noneIfZero(c.Duration("attr-timeout")),
+			AllowOther:    c.Bool("allow-other"),
+			Debug:         c.Bool("debug"),
+			NoXAttrs:      !c.Bool("xattrs"),
+			ShowMemfs:     c.Bool("show-memfs"),
+			Agent:         c.String("agent"),
+			FlushInterval: c.Duration("flush-interval"),
+			IndexAtMount:  c.Bool("index-at-mount"),
+			OnFlush: func(why string, entries int) func() {
+				return progress.Flush(log, c.App.ErrWriter, why, entries, progressOn(c.App.ErrWriter))
+			},
 		},
 	})
-	if err != nil {
-		o.Close(context.Background())
-		return usererr.Mount(err, "/dev/fuse")
-	}
-	mounted = true
-	if _, err := sdnotify.Notify("READY=1\n" + sdnotify.Status("serving "+spec.String()+" at "+mnt)); err != nil {
-		log.Warn("the service manager was not told that the mount is ready", "err", err)
-	}
-	err = m.Serve(serveCtx)
-	sdnotify.Notify("STOPPING=1")
-	if err != nil {
-		o.Close(ctx)
-		return err
-	}
-	_, _, dirty, removed := o.c.Stats().Counts()
-	defer progress.Flush(log, c.App.ErrWriter, "final", dirty+removed, progressOn(c.App.ErrWriter))()
-	return o.Close(ctx)
 }
 
 // noneIfZero is a cache timeout flag as the engine takes it: the flag's 0
@@ -240,13 +194,7 @@ func unmountCommand() *cli.Command {
 				return err
 			}
 			u, err := mountclient.Unmount(mnt, mountclient.UnmountOptions{Timeout: c.Duration("timeout"), Lazy: c.Bool("lazy"), Wait: c.Bool("wait")})
-			if u.AbortErr != nil {
-				fmt.Fprintf(c.App.ErrWriter, "%s: %v\n", mnt, u.AbortErr)
-			}
-			if err == nil {
-				fmt.Fprintln(c.App.Writer, u.Message(mnt))
-			}
-			return err
+			return u.Print(c.App.Writer, c.App.ErrWriter, mnt, err)
 		},
 	}
 }

@@ -2,24 +2,21 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/memfs/memfs"
 
 	"github.com/memfs/memfs/contextpack"
-	"github.com/memfs/memfs/session"
 )
 
 func contextCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "context",
-		Usage: "print the context pack (skills index, latest step summaries, notes ranked by relevance, importance and recency, within a budget) or, with --manifest, its manifest",
+		Name:      "context",
+		ArgsUsage: "[DIR]",
+		Usage:     "print the context pack (skills index, latest step summaries, notes ranked by relevance, importance and recency, within a budget) or, with --manifest, its manifest",
 		Flags: append([]cli.Flag{
 			storeFlag(),
 			embedderFlag(),
@@ -30,7 +27,7 @@ func contextCommand() *cli.Command {
 			&cli.BoolFlag{Name: "manifest", Usage: "print the pack's manifest (JSON: hash, sections, every item with its score, what was left out) instead of the pack"},
 			&cli.IntFlag{Name: "summaries", Value: 5, Usage: "how many of the latest step summaries (0: none)"},
 			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "the always-loaded prefixes"},
-		}, memoryFlags()...),
+		}, append(repoScopeFlags("the pack of the repository DIR (or --dir) is in: the global memory, then its conventions and decisions (always), its notes and step summaries"), memoryFlags()...)...),
 		Action: func(c *cli.Context) error {
 			words := []string{"max:" + strconv.Itoa(c.Int("max-chars")), "summaries:" + strconv.Itoa(c.Int("summaries"))}
 			sess, typ, err := parseMemoryFlags(c)
@@ -41,6 +38,11 @@ func contextCommand() *cli.Command {
 				if w[1] != "" {
 					words = append(words, w[0]+":"+w[1])
 				}
+			}
+			if w, err := repoWord(c, c.Args().First()); err != nil {
+				return fmt.Errorf("context: %w", err)
+			} else if w != "" {
+				words = append(words, w)
 			}
 			if q := c.String("query"); q != "" {
 				words = append(words, q)
@@ -57,23 +59,13 @@ func contextCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := t.Client.Ask("context", name)
-				if err != nil {
-					return fmt.Errorf("context through %s: %w", t.mnt, err)
-				}
-				_, err = c.App.Writer.Write(b)
-				return err
+				return t.Client.WriteContext(c.App.Writer, name)
 			}
 			if _, _, _, err := contextpack.ParseName(name); err != nil {
 				return err // before the store is opened
 			}
 			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
-				b, err := o.ContextFile(session.WithCred(ctx, session.ProcessCred()), name)
-				if err != nil {
-					return err
-				}
-				_, err = c.App.Writer.Write(b)
-				return err
+				return o.WriteContext(ctx, c.App.Writer, name)
 			}, c.StringSlice("bootstrap")...)
 		},
 	}
@@ -94,11 +86,10 @@ func summaryCommand() *cli.Command {
 				&cli.StringFlag{Name: "step", Required: true, Usage: "step id"},
 			},
 			Action: func(c *cli.Context) error {
-				text := strings.Join(c.Args().Slice(), " ")
-				if strings.TrimSpace(text) == "" {
-					return errors.New("summary add: give the summary TEXT")
+				sum, err := contextpack.NewSummary(c.String("run"), c.String("step"), c.Args().Slice())
+				if err != nil {
+					return fmt.Errorf("summary add: %w", err)
 				}
-				sum := contextpack.Summary{Run: c.String("run"), Step: c.String("step"), Time: time.Now().UTC(), Text: text}
 				t, err := locate(c)
 				if err != nil {
 					return err

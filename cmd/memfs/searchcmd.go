@@ -13,8 +13,6 @@ import (
 	"github.com/memfs/memfs"
 
 	"github.com/memfs/memfs/search"
-	"github.com/memfs/memfs/session"
-	"github.com/memfs/memfs/status"
 )
 
 func searchCommand() *cli.Command {
@@ -37,7 +35,7 @@ func searchCommand() *cli.Command {
 			&cli.StringFlag{Name: "since", Usage: "only entries updated at or after T (RFC 3339, YYYY-MM-DD, or a duration ago)"},
 			&cli.StringFlag{Name: "until", Usage: "only entries updated before T"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per result: key, score, snippet"},
-		}, memoryFlags()...),
+		}, append(repoScopeFlags("search the global memory and the repository's that --dir (default: the working directory) is in, not another repository's"), memoryFlags()...)...),
 		Action: func(c *cli.Context) error {
 			text := strings.Join(c.Args().Slice(), " ")
 			if strings.TrimSpace(text) == "" {
@@ -49,6 +47,11 @@ func searchCommand() *cli.Command {
 			// The flags become the words of a query name, the form the
 			// mount's .memfs/search/ takes, so both paths parse alike.
 			words := []string{text, "top:" + strconv.Itoa(c.Int("top-k"))}
+			if w, err := repoWord(c, ""); err != nil {
+				return fmt.Errorf("search: %w", err)
+			} else if w != "" {
+				words = append(words, w)
+			}
 			if c.IsSet("min-score") {
 				words = append(words, "min:"+strconv.FormatFloat(c.Float64("min-score"), 'g', -1, 64))
 			}
@@ -75,34 +78,12 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			if t.mnt != "" {
-				b, err := t.Client.Ask("search", name)
-				if err != nil {
-					return fmt.Errorf("search through %s: %w", t.mnt, err)
-				}
-				if c.IsSet("embedder") {
-					fmt.Fprintf(c.App.ErrWriter, "memfs: --embedder is not used: the mount at %s searches with its own (see its .memfs/status)\n", t.mnt)
-				}
-				if st, err := t.Client.Status(); err == nil && st.Search == status.KeywordOnly {
-					fmt.Fprintf(c.App.ErrWriter, "memfs: keyword search only: the mount at %s has no embedder\n", t.mnt)
-				}
-				_, err = c.App.Writer.Write(b)
-				return err
+				return t.Client.WriteAnswer(c.App.Writer, c.App.ErrWriter, name, c.IsSet("embedder"))
 			}
 			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
 				// A store no mount serves may have notes without vectors
 				// yet: they are made before the answer (bounded).
-				b, late, err := o.Answer(session.WithCred(ctx, session.ProcessCred()), r, 2*time.Minute)
-				if late != nil {
-					fmt.Fprintf(c.App.ErrWriter, "memfs: %v; those notes rank by their words\n", late)
-				}
-				if err != nil {
-					return fmt.Errorf("%w\n  memfs reindex rebuilds the search index", err)
-				}
-				if o.Embedder() == nil {
-					fmt.Fprintln(c.App.ErrWriter, "memfs: keyword search only: no embedder (memfs models install puts the default in place; see --embedder)")
-				}
-				_, err = c.App.Writer.Write(b)
-				return err
+				return o.WriteAnswer(memfs.AsProcess(ctx), c.App.Writer, c.App.ErrWriter, r, 2*time.Minute)
 			})
 		},
 	}

@@ -55,12 +55,6 @@ func openStoreAs(spec storeSpec, readOnly bool, log *slog.Logger) (backend.SysSt
 	return st, nil
 }
 
-// conflictPolicy is the session's conflict policy for --on-conflict
-// (session.PolicyFor).
-func conflictPolicy(c *cli.Context, spec storeSpec) (session.ConflictPolicy, error) {
-	return session.PolicyFor(spec.Local(), spec.String(), c.IsSet("on-conflict"), c.String("on-conflict"))
-}
-
 // opened is a store opened by the engine (memfs.Open) for a command or a
 // mount, with the spec it was opened from.
 type opened struct {

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -82,26 +80,19 @@ func lsCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("ls: %w", err)
 			}
-			if p := cliargs.InMount([]string{c.Args().First()}, t.mnt)[0]; p != "" {
-				if f.Prefix != "" && f.Prefix != p {
-					return fmt.Errorf("ls: PREFIX %q and --prefix %q disagree", p, f.Prefix)
+			if f.Prefix, err = cliargs.Prefix(cliargs.InMount([]string{c.Args().First()}, t.mnt)[0], f.Prefix); err != nil {
+				return fmt.Errorf("ls: %w", err)
+			}
+			ls := func(entries []backend.Entry, err error) error {
+				if err != nil {
+					return fmt.Errorf("ls: %w", err)
 				}
-				f.Prefix = p
+				return listing.Ls(c.App.Writer, entries, f, c.Bool("long"))
 			}
 			if t.mnt != "" {
-				entries, err := t.Client.Nodes("")
-				if err != nil {
-					return fmt.Errorf("ls: %w", err)
-				}
-				return listing.Ls(c.App.Writer, entries, f, c.Bool("long"))
+				return ls(t.Client.Nodes(""))
 			}
-			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error {
-				entries, err := memfs.List(ctx, o.c, f.Prefix)
-				if err != nil {
-					return fmt.Errorf("ls: %w", err)
-				}
-				return listing.Ls(c.App.Writer, entries, f, c.Bool("long"))
-			})
+			return withSession(c, memfs.ReadStore, func(ctx context.Context, o *opened) error { return ls(memfs.List(ctx, o.c, f.Prefix)) })
 		},
 	}
 }
@@ -121,10 +112,8 @@ func catCommand() *cli.Command {
 				return fmt.Errorf("cat: %w", err)
 			}
 			keys := cliargs.InMount(c.Args().Slice(), t.mnt)
-			for _, k := range keys {
-				if err := usererr.CheckKey("cat", k); err != nil {
-					return err
-				}
+			if err := usererr.CheckKeys("cat", keys, false); err != nil {
+				return err
 			}
 			if t.mnt != "" {
 				return memfs.Cat(c.App.Writer, keys, func(k string) ([]byte, error) {
@@ -172,36 +161,23 @@ func putCommand() *cli.Command {
 			if err := memfs.CheckTransient("put", key); err != nil {
 				return err
 			}
-			var mode uint32
-			if _, err := fmt.Sscanf(c.String("mode"), "%o", &mode); err != nil || mode > 0o777 {
-				return fmt.Errorf("put: --mode %q: want an octal mode such as 0644", c.String("mode"))
+			mode, err := cliargs.ParseMode(c.String("mode"))
+			if err != nil {
+				return fmt.Errorf("put: --mode %w", err)
 			}
-			r := cmp.Or[io.Reader](c.App.Reader, os.Stdin)
-			if f := c.Args().Get(1); f != "" && f != "-" {
-				fh, err := os.Open(f)
-				if err != nil {
-					return err
-				}
-				defer fh.Close()
-				r = fh
-			}
-			value, err := io.ReadAll(r)
+			value, err := cliargs.ReadInput(c.Args().Get(1), cmp.Or[io.Reader](c.App.Reader, os.Stdin))
 			if err != nil {
 				return err
 			}
 			if t.mnt != "" {
 				mountSettings(c, t)
-				put := t.Client.Put // an old file keeps its mode, unless --mode is given
-				if c.IsSet("mode") {
-					put = t.Client.PutMode
-				}
-				if err := put(key, value, fs.FileMode(mode)); err != nil {
+				if err := t.Client.PutFile(key, value, mode, c.IsSet("mode")); err != nil { // an old file keeps its mode, unless --mode is given
 					return fmt.Errorf("put: %w", usererr.Explain(err))
 				}
 				return nil
 			}
 			return withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
-				return usererr.Explain(memfs.PutFile(o.c, key, value, fs.FileMode(mode), c.IsSet("mode")))
+				return usererr.Explain(memfs.PutFile(o.c, key, value, mode, c.IsSet("mode")))
 			})
 		},
 	}
@@ -227,10 +203,8 @@ func rmCommand() *cli.Command {
 				return fmt.Errorf("rm: %w", err)
 			}
 			keys := cliargs.InMount(c.Args().Slice(), t.mnt)
-			for _, k := range keys {
-				if err := usererr.CheckKey("rm", strings.TrimSuffix(k, "/")); err != nil {
-					return err
-				}
+			if err := usererr.CheckKeys("rm", keys, true); err != nil {
+				return err
 			}
 			if err := checkAgent(c); err != nil {
 				return err
@@ -261,11 +235,9 @@ func importCommand() *cli.Command {
 				return errors.New("import: usage: memfs import DIR")
 			}
 			src := c.Args().First()
-			prefix := strings.Trim(c.String("prefix"), "/")
-			if prefix != "" {
-				if err := usererr.CheckKey("import: --prefix", prefix); err != nil {
-					return err
-				}
+			prefix, err := usererr.CheckPrefix("import: --prefix", c.String("prefix"))
+			if err != nil {
+				return err
 			}
 			loc, err := locate(c)
 			if err != nil {
@@ -280,15 +252,11 @@ func importCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
-			err = withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
+			return cmp.Or(withSession(c, memfs.WriteStore, func(ctx context.Context, o *opened) error {
 				o.Import(ctx, plan, t, bar(c.App.ErrWriter, "import"))
 				fmt.Fprintf(c.App.Writer, "imported %s from %s into %s\n", t.Summary(), src, o.spec)
 				return nil
-			})
-			if err != nil {
-				return err
-			}
-			return t.Err("import")
+			}), t.Err("import")) // the names not carried, once the rest is in the store
 		},
 	}
 }

@@ -10,11 +10,11 @@ import (
 // flag out of its range before the command does any work. A flag left at
 // its default is not checked (TestFlagDefaultsPass checks the defaults).
 func checkFlags(c *cli.Context) error {
-	for _, r := range flagrule.For(c.Command.Name) {
+	for _, r := range flagrule.For(c.Command.FullName()) { // "repo ls" is not "ls"
 		if !c.IsSet(r.Name) {
 			continue
 		}
-		if err := r.Check(c.Command.Name, c.Value(r.Name)); err != nil {
+		if err := r.Check(c.Command.FullName(), c.Value(r.Name)); err != nil {
 			return err
 		}
 	}

@@ -108,10 +108,11 @@ func TestFlagZeroKeepsItsMeaning(t *testing.T) {
 // duration flag of every command has a rule, every rule names a flag of
 // its command, and every default passes its rule.
 func TestEveryNumericFlagHasARule(t *testing.T) {
-	var walk func(cmds []*cli.Command)
-	walk = func(cmds []*cli.Command) {
+	var walk func(parent string, cmds []*cli.Command)
+	walk = func(parent string, cmds []*cli.Command) {
 		for _, cmd := range cmds {
-			rules := flagrule.For(cmd.Name)
+			full := strings.TrimSpace(parent + " " + cmd.Name) // "repo ls" is not "ls"
+			rules := flagrule.For(full)
 			for _, f := range cmd.Flags {
 				name := f.Names()[0]
 				i := slices.IndexFunc(rules, func(r flagrule.Rule) bool { return r.Name == name })
@@ -119,7 +120,7 @@ func TestEveryNumericFlagHasARule(t *testing.T) {
 				case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag, *cli.Float64Flag, *cli.DurationFlag,
 					*cli.IntSliceFlag, *cli.Int64SliceFlag, *cli.UintSliceFlag, *cli.Uint64SliceFlag, *cli.Float64SliceFlag:
 					if i < 0 {
-						t.Errorf("memfs %s --%s (%T) has no rule in flagrule's table", cmd.Name, name, f)
+						t.Errorf("memfs %s --%s (%T) has no rule in flagrule's table", full, name, f)
 						continue
 					}
 				}
@@ -141,23 +142,23 @@ func TestEveryNumericFlagHasARule(t *testing.T) {
 				case *cli.StringFlag:
 					def = f.Value
 				default:
-					t.Errorf("memfs %s --%s: %T, which the rules do not read", cmd.Name, name, f)
+					t.Errorf("memfs %s --%s: %T, which the rules do not read", full, name, f)
 					continue
 				}
 				// A zero default is "unset" (no bound, no filter): never checked.
-				if err := rules[i].Check(cmd.Name, def); err != nil && !reflect.ValueOf(def).IsZero() {
-					t.Errorf("the default of memfs %s --%s breaks its rule: %v", cmd.Name, name, err)
+				if err := rules[i].Check(full, def); err != nil && !reflect.ValueOf(def).IsZero() {
+					t.Errorf("the default of memfs %s --%s breaks its rule: %v", full, name, err)
 				}
 			}
 			for _, r := range rules {
 				if !slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return f.Names()[0] == r.Name }) {
-					t.Errorf("flagrule.For(%q) has a rule for --%s, which the command does not have", cmd.Name, r.Name)
+					t.Errorf("flagrule.For(%q) has a rule for --%s, which the command does not have", full, r.Name)
 				}
 			}
-			walk(cmd.Subcommands)
+			walk(full, cmd.Subcommands)
 		}
 	}
-	walk(newApp(io.Discard, io.Discard).Commands)
+	walk("", newApp(io.Discard, io.Discard).Commands)
 }
 
 // TestLogAfterZero: --after 0 pages forward from the first event, as its

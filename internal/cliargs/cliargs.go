@@ -4,11 +4,15 @@
 // and GNU tools take them, with "--" ending the flags; and the words a
 // shell completion offers. It knows a command line only through Command,
 // a description the command builds from its own flags, so that nothing
-// here depends on the parser.
+// here depends on the parser; and how an argument reads: keys relative
+// to a mount (InMount), a FILE or stdin (ReadInput), a mode (ParseMode),
+// a prefix given twice (Prefix).
 //
 // # Concurrency
 //
-// Everything here is a pure function of its arguments.
+// Everything here is a pure function of its arguments, but InMount (which
+// reads the working directory) and ReadInput (a file, or stdin): all of it
+// is safe for concurrent use.
 package cliargs
 
 import "strings"

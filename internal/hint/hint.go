@@ -12,6 +12,7 @@ package hint
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/repo"
 )
 
 // Files names each agent's instructions file.
@@ -53,7 +55,11 @@ func File(agent string) (string, error) {
 const Placeholder = "<MEMFS_MOUNT>"
 
 // Section is the section for agent, markers included.
-func Section(agent, mnt string) string {
+func Section(agent, mnt string) string { return sectionFor(agent, mnt, "") }
+
+// sectionFor is Section, with the memory of the repository hash when it
+// is not "": the instructions file is in that repository's working tree.
+func sectionFor(agent, mnt, hash string) string {
 	m := mnt
 	var b strings.Builder
 	b.WriteString(Begin + "\n")
@@ -87,9 +93,40 @@ func Section(agent, mnt string) string {
 	fmt.Fprintf(&b, "    setfattr -n user.memfs.source -v agent %s\n", note)
 	fmt.Fprintf(&b, "    setfattr -n user.memfs.agent -v %s %s\n", agent, note)
 	fmt.Fprintf(&b, "    getfattr -d -m user.memfs %s\n\n", note)
+	if hash != "" {
+		writeRepo(&b, m, hash)
+	}
 	b.WriteString("Do not keep secrets in memory: they are redacted before anything is stored.\n")
 	b.WriteString(End + "\n")
 	return b.String()
+}
+
+// writeRepo is the part of a section on the memory of the repository hash.
+func writeRepo(b *strings.Builder, m, hash string) {
+	fmt.Fprintf(b, "This repository has a memory of its own: `%s/` on the branch where this was written\n", repo.Path(m, hash))
+	b.WriteString("(`memfs repo path` prints it on any branch; a new branch's starts from its parent's):\n")
+	b.WriteString("`conventions/` and `decisions/` are the rules of this code, always follow them; `notes/` the rest.\n")
+	b.WriteString("Its pack, the rules first, then the notes that matter for a query:\n\n")
+	b.WriteString("    memfs context --repo\n")
+	fmt.Fprintf(b, "    cat %s\n\n", shellQuote(m+"/.memfs/context/repo:"+hash))
+	b.WriteString("Record what you learn about this code there (`memfs repo check` says what a record lacks):\n\n")
+	b.WriteString("    memfs repo add convention --id wrap-errors --title 'Wrap errors with %w' --tag go\n")
+	b.WriteString("    memfs repo add decision --summary 'etcd over Consul' --rationale 'one namespace for many agents'\n")
+	b.WriteString("    memfs repo add note --source agent 'TestFoo is flaky under -race'\n")
+	b.WriteString("    memfs repo summary --run RUN --step STEP 'what this step did'\n\n")
+}
+
+// repoOf is the id of the repository dir is in, "" when it is in no git
+// working tree (or git cannot say).
+func repoOf(dir string) string {
+	id, err := repo.Identify(context.Background(), dir)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Lstat(filepath.Join(id.Path, ".git")); err != nil {
+		return "" // the directory alone: no repository
+	}
+	return id.Hash
 }
 
 // Write puts section into file: in place of an earlier memfs section,
@@ -99,13 +136,14 @@ func Write(file, section string) (bool, error) {
 	return writeMarked(file, section, Begin, End)
 }
 
-// Install writes agent's section for mnt into file (Write) and registers
+// Install writes agent's section for mnt into file (Write), with the
+// memory of the repository file is in, if any, and registers
 // memfs mcp beside it (WriteMCPBeside), as memfs hint --write does, and
 // says on w what it did to each file: "FILE: memfs section written" (or
 // "already up to date"), "MCPFILE: memfs MCP server registered (ARGS)"
 // (or "already registered").
 func Install(w io.Writer, agent, file, mnt string) error {
-	changed, err := Write(file, Section(agent, mnt))
+	changed, err := Write(file, sectionFor(agent, mnt, repoOf(filepath.Dir(file))))
 	if err != nil {
 		return fmt.Errorf("hint: %w", err)
 	}
@@ -117,6 +155,51 @@ func Install(w io.Writer, agent, file, mnt string) error {
 		_, err = fmt.Fprintf(w, "%s: %s (%s)\n", mcpFile, msg, strings.Join(MCPArgs(mnt), " "))
 	}
 	return err
+}
+
+// Description is memfs hint's help text: what Run does.
+const Description = "Prints a short section for the agent's instructions file. With --write, puts it into FILE\n" +
+	"(default: CLAUDE.md, AGENTS.md or GEMINI.md in the current directory) between marker\n" +
+	"lines: a second run replaces that section in place, and changes nothing if it is the same.\n" +
+	"The mountpoint is --mount, else the mount the other commands would use (--store, the mount\n" +
+	"the working directory is in), else your one memfs mount, else the placeholder " + Placeholder + ".\n" +
+	"FILE may be a symlink (a dotfiles manager's): it stays one, and the section is written into\n" +
+	"the file it names when that is a regular file of yours; any other target is refused, unchanged.\n" +
+	"--write also registers memfs mcp as the MCP server \"memfs\" where the agent reads them: .mcp.json\n" +
+	"(claude), .gemini/settings.json (gemini) or .codex/config.toml (codex) beside FILE."
+
+// Run is memfs hint on its arguments args (AGENT [FILE]): it prints
+// agent's section for the mountpoint Mountpoint finds among given, routed
+// and mounts, or with write installs it (Install) into FILE, else into
+// agent's File in the working directory. When no mount is found it says
+// so on warn, and the section names Placeholder.
+func Run(w, warn io.Writer, args []string, write bool, given, routed string, mounts []string) error {
+	agent := ""
+	if len(args) > 0 {
+		agent = args[0]
+	}
+	file, err := File(agent)
+	if err != nil {
+		return err
+	}
+	if len(args) > 2 || (len(args) == 2 && !write) {
+		return fmt.Errorf("hint: want AGENT, and FILE only with --write; got %q", args)
+	}
+	mnt, found, err := Mountpoint(given, routed, mounts)
+	if err != nil {
+		return fmt.Errorf("hint: %w", err)
+	}
+	if !found {
+		fmt.Fprintf(warn, "hint: no memfs mount found; replace %s with the mountpoint, or pass --mount DIR\n", Placeholder)
+	}
+	if !write {
+		_, err := fmt.Fprint(w, sectionFor(agent, mnt, repoOf(".")))
+		return err
+	}
+	if len(args) == 2 {
+		file = args[1]
+	}
+	return Install(w, agent, file, mnt)
 }
 
 // writeMarked is Write with the marker lines begin and end.

@@ -1,11 +1,14 @@
 package hint
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memfs/memfs/repo"
 )
 
 func TestWriteIdempotent(t *testing.T) {
@@ -211,5 +214,107 @@ func TestInstall(t *testing.T) {
 	}
 	if _, err := File("emacs"); err == nil || !strings.Contains(err.Error(), "want one of: claude, codex, gemini") {
 		t.Errorf("File(emacs) = %v; want the known agents named", err)
+	}
+}
+
+// TestRun: memfs hint's arguments, as Run takes them: what it refuses,
+// prints, warns of and writes.
+func TestRun(t *testing.T) {
+	t.Chdir(t.TempDir()) // in no repository: the section names none
+	file := filepath.Join(t.TempDir(), "MINE.md")
+	mcp := filepath.Join(filepath.Dir(file), ".mcp.json")
+	tests := []struct {
+		name           string
+		args           []string
+		write          bool
+		given, routed  string
+		mounts         []string
+		out, warn, err string
+	}{
+		{name: "unknown agent", args: []string{"emacs"}, err: "unknown agent"},
+		{name: "no agent", err: "unknown agent"},
+		{name: "FILE without --write", args: []string{"claude", file}, err: "FILE only with --write"},
+		{name: "too many", args: []string{"claude", file, "x"}, write: true, err: "FILE only with --write"},
+		{name: "several mounts", args: []string{"claude"}, mounts: []string{"/a", "/b"}, err: "several memfs mounts"},
+		{name: "routed", args: []string{"codex"}, routed: "/r", mounts: []string{"/a", "/b"}, out: Section("codex", "/r")},
+		{name: "one mount", args: []string{"gemini"}, mounts: []string{"/a"}, out: Section("gemini", "/a")},
+		{name: "none", args: []string{"claude"}, out: Section("claude", Placeholder),
+			warn: "hint: no memfs mount found; replace " + Placeholder + " with the mountpoint, or pass --mount DIR\n"},
+		{name: "write FILE", args: []string{"claude", file}, write: true, given: "/g",
+			out: file + ": memfs section written\n" + mcp + ": memfs MCP server registered (" + strings.Join(MCPArgs("/g"), " ") + ")\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, warn strings.Builder
+			err := Run(&out, &warn, tt.args, tt.write, tt.given, tt.routed, tt.mounts)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("got error %v, want one with %q", err, tt.err)
+				}
+				if out.Len() > 0 {
+					t.Errorf("a refusal printed %q", out.String())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.out || warn.String() != tt.warn {
+				t.Errorf("got out %q, warn %q; want %q, %q", out.String(), warn.String(), tt.out, tt.warn)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), Section("claude", "/g")) {
+		t.Errorf("%s lacks the section for /g:\n%s", file, b)
+	}
+}
+
+// TestDescriptionNamesTheFiles: the help names each agent's instructions
+// file and MCP file as File and MCPFile name them, and the placeholder.
+func TestDescriptionNamesTheFiles(t *testing.T) {
+	want := []string{Placeholder}
+	for agent, file := range Files {
+		mcp, err := MCPFile(agent, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, file, mcp, "("+agent+")")
+	}
+	for _, w := range want {
+		if !strings.Contains(Description, w) {
+			t.Errorf("Description does not name %q:\n%s", w, Description)
+		}
+	}
+}
+
+// In a repository's working tree the section also names that
+// repository's memory and how to use it; outside one, none.
+func TestSectionInARepository(t *testing.T) {
+	dir := t.TempDir()
+	git := exec.Command("git", "init", "-q", dir)
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	id, err := repo.Identify(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "CLAUDE.md")
+	var out bytes.Buffer
+	if err := Install(&out, "claude", file, "/m"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(file)
+	for _, want := range []string{"`/m/repos/" + id.Hash + "/`", "cat '/m/.memfs/context/repo:" + id.Hash + "'", "memfs repo add convention"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the section of a repository's CLAUDE.md lacks %q:\n%s", want, b)
+		}
+	}
+	plain := filepath.Join(t.TempDir(), "CLAUDE.md")
+	if err := Install(&out, "claude", plain, "/m"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(plain); strings.Contains(string(b), "repos/") {
+		t.Errorf("the section outside a repository names one:\n%s", b)
 	}
 }

@@ -91,6 +91,9 @@ the command did what it was asked; a mount exits 0 once it has flushed and unmou
 \fB1\fP
 any error, printed on standard error after \fBmemfs:\fP (an unknown flag or command adds the
 usage line)
+.TP
+\fB3\fP
+\fBmemfs repo cache get\fP: the artifact is there but stale (the working tree changed since it was put)
 .SH FILES
 .TP
 \fI$XDG_DATA_HOME/memfs/store\fP (\fI~/.local/share/memfs/store\fP)

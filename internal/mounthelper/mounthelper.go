@@ -43,6 +43,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/memfs/memfs/internal/cliargs"
 	"github.com/memfs/memfs/internal/sdnotify"
 	"github.com/memfs/memfs/mountclient"
 )
@@ -109,9 +110,9 @@ func (p Plan) Mountpoint() string {
 
 // PlanOptions says what PlanMount knows of memfs.
 type PlanOptions struct {
-	// Flag reports whether "memfs mount" has the flag name, and whether
-	// it is a boolean one (given as a bare option).
-	Flag func(name string) (known, isBool bool)
+	// Mount is "memfs mount" as cliargs knows it: an option names one of
+	// its flags, a boolean one (a flag without a value) as a bare option.
+	Mount *cliargs.Command
 	// Store parses a store spec and returns it in canonical form.
 	Store func(spec string) (string, error)
 	// StateDir is memfs's state directory, where a user's mount logs.
@@ -122,6 +123,17 @@ type PlanOptions struct {
 	// Check, when set, refuses "memfs mount" arguments (Plan.MountArgs)
 	// before anything starts: an option's value out of its range.
 	Check func(mountArgs []string) error
+}
+
+// MountHelp is memfs mount-helper's help text: the options PlanMount
+// takes, for the stores (their forms) a SOURCE names.
+func MountHelp(stores string) string {
+	return "Run by mount -t fuse.memfs and /etc/fstab through /sbin/" + Name + " or mount.fuse3.\n" +
+		"SOURCE is the store (" + stores + "), or any word (memfs) with -o store=SPEC.\n" +
+		"Options: ro, rw, allow_other, store=, log=FILE, timeout=DURATION, and every memfs mount flag\n" +
+		"as NAME=VALUE or NAME (flush_interval=10s, bootstrap=memory/ repeated for more prefixes,\n" +
+		"noxattrs for --xattrs=false); the generic options mount passes (defaults, dev, suid, exec,\n" +
+		"auto, user, _netdev, nofail, atime, x-systemd.*, ...) are accepted and ignored."
 }
 
 // ignoredOptions are options mount(8) and fuse pass that mean nothing to
@@ -135,7 +147,7 @@ var ignoredOptions = []string{
 }
 
 // PlanMount maps SOURCE, DIR and -o options to "memfs mount" arguments.
-// memfs mount flags are found by name (o.Flag), so that a new mount flag
+// memfs mount flags are found by name (o.Mount), so that a new mount flag
 // is an option too. An unknown option is an error, or with o.Sloppy is
 // left out and listed in Plan.Ignored.
 func PlanMount(source, mnt string, opts []string, o PlanOptions) (Plan, error) {
@@ -176,9 +188,9 @@ func PlanMount(source, mnt string, opts []string, o PlanOptions) (Plan, error) {
 			continue
 		default:
 			flag := strings.ReplaceAll(name, "_", "-")
-			if known, isBool := o.Flag(flag); known {
+			if f := o.Mount.Flag(flag); f != nil {
 				switch {
-				case isBool && !hasValue:
+				case !f.Value && !hasValue:
 					flags = append(flags, "--"+flag)
 				case !hasValue:
 					return p, fmt.Errorf("option %s needs a value: %s=VALUE", name, name)
@@ -224,12 +236,17 @@ func LogPath(mnt, stateDir string) string {
 }
 
 // Mount is what mount(8) runs: it plans the mount of source on mnt with
-// the -o options opts, says on errw which options sloppy left out, on w
-// the "memfs mount" it makes when verbose or fake (mount -f: nothing
-// starts), and otherwise starts self serving the mount (Start) and says
-// which process serves it.
-func Mount(self, source, mnt string, opts []string, o PlanOptions, verbose, fake bool, w, errw io.Writer) error {
-	p, err := PlanMount(source, mnt, opts, o)
+// the -o options opts (each value of -o a comma-separated list), says on
+// errw which options sloppy left out, on w the "memfs mount" it makes when
+// verbose or fake (mount -f: nothing starts), and otherwise starts this
+// program's own binary serving the mount (Start) and says which process
+// serves it.
+func Mount(source, mnt string, opts []string, o PlanOptions, verbose, fake bool, w, errw io.Writer) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("mount-helper: cannot find the memfs binary: %w", err)
+	}
+	p, err := PlanMount(source, mnt, strings.Split(strings.Join(opts, ","), ","), o)
 	if err == nil && o.Check != nil {
 		err = o.Check(p.MountArgs)
 	}
@@ -449,6 +466,24 @@ func ProcessGone(pid int, limit time.Duration) bool {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Umount is what umount(8) runs: UnmountAndWait of mnt, made absolute,
+// and when verbose, on w, which memfs process flushed and exited (not
+// waited for when lazy, nor for a dead mount).
+func Umount(w io.Writer, mnt string, lazy, force, verbose bool, limit time.Duration) error {
+	mnt, err := filepath.Abs(mnt)
+	if err != nil {
+		return err
+	}
+	pid, err := UnmountAndWait(mnt, lazy, force, limit)
+	if err != nil || pid <= 0 || lazy {
+		return err
+	}
+	if verbose {
+		fmt.Fprintf(w, "%s: unmounted; memfs process %d flushed and exited\n", mnt, pid)
+	}
+	return nil
 }
 
 // UnmountAndWait is umount(8)'s helper: it unmounts mnt (Unmount), then,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memfs/memfs/internal/cliargs"
 )
 
 func TestArgs(t *testing.T) {
@@ -56,12 +58,15 @@ func TestArgs(t *testing.T) {
 }
 
 func TestPlanMount(t *testing.T) {
-	flags := map[string]bool{ // memfs mount's flags used below: is it boolean
-		"read-only": true, "allow-other": true, "debug": true, "index-at-mount": true, "xattrs": true,
-		"flush-interval": false, "bootstrap": false, "max-file-size": false, "agent": false,
+	mount := &cliargs.Command{Names: []string{"mount"}} // the flags used below
+	for _, name := range []string{"read-only", "allow-other", "debug", "index-at-mount", "xattrs"} {
+		mount.Flags = append(mount.Flags, cliargs.Flag{Names: []string{name}})
+	}
+	for _, name := range []string{"flush-interval", "bootstrap", "max-file-size", "agent"} {
+		mount.Flags = append(mount.Flags, cliargs.Flag{Names: []string{name}, Value: true})
 	}
 	o := PlanOptions{
-		Flag: func(name string) (bool, bool) { isBool, ok := flags[name]; return ok, isBool },
+		Mount: mount,
 		Store: func(spec string) (string, error) {
 			if !strings.HasPrefix(spec, "badger:") && !strings.HasPrefix(spec, "dir:") {
 				return "", fmt.Errorf("%q: want badger:PATH or dir:PATH", spec)
@@ -141,5 +146,52 @@ func TestLogSince(t *testing.T) {
 	}
 	if got := logSince(path, 100); got != "" {
 		t.Errorf("logSince past the end = %q, want nothing", got)
+	}
+}
+
+// Mount with fake (mount -f) plans and says the memfs mount it would run,
+// each -o value split at its commas, and starts nothing; sloppy, it names
+// the options it left out.
+func TestMountFake(t *testing.T) {
+	o := PlanOptions{
+		Mount:    &cliargs.Command{Flags: []cliargs.Flag{{Names: []string{"read-only"}}, {Names: []string{"flush-interval"}, Value: true}}},
+		Store:    func(spec string) (string, error) { return spec, nil },
+		StateDir: "/state",
+		Sloppy:   true,
+	}
+	var w, errw strings.Builder
+	if err := Mount("dir:/s", "/m", []string{"ro,flush_interval=5s", "compress"}, o, false, true, &w, &errw); err != nil {
+		t.Fatal(err)
+	}
+	if want := "memfs mount --store dir:/s --read-only --flush-interval=5s /m (log: " + LogPath("/m", "/state") + ")\n"; w.String() != want {
+		t.Errorf("said %q, want %q", w.String(), want)
+	}
+	if want := "memfs: ignoring unknown mount options (sloppy): compress\n"; errw.String() != want {
+		t.Errorf("warned %q, want %q", errw.String(), want)
+	}
+}
+
+// TestMountHelpNamesTheOptions: each option the help names is one
+// PlanMount takes (none is refused, sloppy or not), and the stores given
+// are named.
+func TestMountHelpNamesTheOptions(t *testing.T) {
+	help := MountHelp("dir:PATH")
+	o := PlanOptions{
+		Mount: &cliargs.Command{Flags: []cliargs.Flag{{Names: []string{"allow-other"}}, {Names: []string{"flush-interval"}, Value: true},
+			{Names: []string{"bootstrap"}, Value: true}, {Names: []string{"xattrs"}}}},
+		Store: func(spec string) (string, error) { return spec, nil },
+	}
+	for _, opt := range []string{"ro", "rw", "allow_other", "store=dir:/t", "log=/x.log", "timeout=5s", "flush_interval=10s",
+		"bootstrap=memory/", "noxattrs", "defaults", "dev", "suid", "exec", "auto", "user", "_netdev", "nofail", "atime", "x-systemd.automount"} {
+		name, _, _ := strings.Cut(opt, "=")
+		if !strings.Contains(help, strings.TrimSuffix(name, ".automount")) {
+			t.Errorf("MountHelp does not name %s", name)
+		}
+		if _, err := PlanMount("dir:/s", "/m", []string{opt}, o); err != nil {
+			t.Errorf("an option the help names is refused: %v", err)
+		}
+	}
+	if !strings.Contains(help, "SOURCE is the store (dir:PATH)") || !strings.Contains(help, Name) {
+		t.Errorf("MountHelp names neither the stores nor %s:\n%s", Name, help)
 	}
 }

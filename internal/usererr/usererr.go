@@ -60,6 +60,34 @@ func CheckKey(cmd, key string) error {
 	return nil
 }
 
+// CheckKeys is CheckKey of each of keys, in order; with dirs, a key may
+// end in a slash (rm's PREFIX/), checked without it.
+func CheckKeys(cmd string, keys []string, dirs bool) error {
+	for _, k := range keys {
+		if dirs {
+			k = strings.TrimSuffix(k, "/")
+		}
+		if err := CheckKey(cmd, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckPrefix returns the key prefix p for the store command cmd (its
+// flag named in cmd) without leading and trailing slashes: "" for the
+// whole store, else a key CheckKey takes.
+func CheckPrefix(cmd, p string) (string, error) {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return "", nil
+	}
+	if err := CheckKey(cmd, p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
 // Refuse marks err as one a command makes itself, such as rm's for a key
 // that names nothing: Rm tells it as it is.
 func Refuse(err error) error { return refused{err} }

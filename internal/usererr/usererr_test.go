@@ -64,3 +64,51 @@ func TestOpenStore(t *testing.T) {
 		t.Errorf("OpenStore(permission) = %v", err)
 	}
 }
+
+// CheckKeys refuses the first key CheckKey refuses, with its error; a
+// directory's trailing slash passes only with dirs.
+func TestCheckKeys(t *testing.T) {
+	tests := []struct {
+		keys []string
+		dirs bool
+		bad  string // the key refused, "" for none
+	}{
+		{[]string{"memory/a.md", "b"}, false, ""},
+		{[]string{"memory/", "b/"}, true, ""},
+		{[]string{"memory/a.md", ".memfs", "../x"}, false, ".memfs"},
+		{[]string{"a", "memory/"}, false, "memory/"},
+		{[]string{"a", "../x/"}, true, "../x"},
+	}
+	for _, tt := range tests {
+		err := CheckKeys("rm", tt.keys, tt.dirs)
+		if tt.bad == "" {
+			if err != nil {
+				t.Errorf("CheckKeys(%q, dirs %v) = %v, want nil", tt.keys, tt.dirs, err)
+			}
+			continue
+		}
+		want := CheckKey("rm", tt.bad)
+		if want == nil || err == nil || err.Error() != want.Error() {
+			t.Errorf("CheckKeys(%q, dirs %v) = %v, want %v", tt.keys, tt.dirs, err, want)
+		}
+	}
+}
+
+// CheckPrefix trims the slashes around a prefix and checks what is left
+// as a key; nothing left is the whole store.
+func TestCheckPrefix(t *testing.T) {
+	tests := []struct{ in, want, err string }{
+		{"", "", ""},
+		{"/", "", ""},
+		{"/memory/", "memory", ""},
+		{"memory/notes", "memory/notes", ""},
+		{".memfs/", "", "import: --prefix: .memfs: a name reserved"},
+		{"a/../b", "", "import: --prefix: "},
+	}
+	for _, tt := range tests {
+		got, err := CheckPrefix("import: --prefix", tt.in)
+		if got != tt.want || (err == nil) != (tt.err == "") || err != nil && !strings.HasPrefix(err.Error(), tt.err) {
+			t.Errorf("CheckPrefix(%q) = %q, %v; want %q, error %q", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
