@@ -48,7 +48,10 @@
 # tree walks, df); or firsthour: the README's five-minute tour run
 # literally, git init and a commit in the mount with search and packs free
 # of .git, a virtual file's error read by cat, flags after arguments, and
-# the rootdir checks.
+# the rootdir checks; or repo: memory per repository (issue 33) in a clone
+# of this repository, records written with printf and cp, memfs repo check,
+# the repository's pack, its map from the cache, a new branch's memory and a
+# second repository's kept apart.
 
 # shellcheck disable=SC2016 # the snippets run on both trees are single-quoted on purpose
 set -euo pipefail
@@ -68,9 +71,9 @@ for kind in "${backends[@]}"; do
 done
 only=${MEMFS_MT_ONLY:-}
 case $only in
-"" | tools | lossless | quickstart | rootdir | firsthour | mcp) ;;
+"" | tools | lossless | quickstart | rootdir | firsthour | mcp | repo) ;;
 *)
-	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless, quickstart, rootdir, firsthour or mcp)" >&2
+	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless, quickstart, rootdir, firsthour, mcp or repo)" >&2
 	exit 2
 	;;
 esac
@@ -504,7 +507,7 @@ store_spec() {
 }
 # etcdctl_ns ARGS...: etcdctl against the run's server.
 etcdctl_ns() { ETCDCTL_API=3 timeout 30 etcdctl --endpoints "$etcd_endpoint" "$@"; }
-if [[ " ${backends[*]} " == *" etcd "* ]] && { want_section tools || want_section lossless || want_section rootdir || want_section firsthour; }; then
+if [[ " ${backends[*]} " == *" etcd "* ]] && { want_section tools || want_section lossless || want_section rootdir || want_section firsthour || want_section repo; }; then
 	echo "== starting etcd ($(etcd --version | head -n 1))"
 	if ! start_etcd; then
 		if kill -0 "$etcd_pid" 2>/dev/null; then
@@ -1687,6 +1690,300 @@ first_hour_agent() {
 }
 # ======================================== end of first hour: the tour
 
+# ================================ memory per repository (issue 33)
+# Section "repo" (MEMFS_MT_ONLY=repo), on every backend: the memory of the
+# repository an agent works in, through the mount. A clone of the
+# repository this script is in (a local clone, never the network) gets
+# its memory with memfs repo init; a convention and a decision are
+# written with printf and cat, a broken record's close fails (cp says so)
+# and memfs repo check names it until it is fixed; the repository's
+# context pack (memfs context --repo, .memfs/context/repo:ID) holds the
+# rules and then a step summary; the map is served from the cache the
+# second time; a new branch's memory starts from its parent's at its
+# first write and what it adds stays on it; a second repository's memory
+# never reaches the first one's pack or search --repo. Git runs with no
+# configuration of the machine's or the user's.
+
+# repo_git DIR ARGS...: git ARGS in DIR, with the test's identity and no
+# configuration of the machine's or the user's (safe.directory: in CI the
+# checkout may belong to another user).
+repo_git() {
+	local d=$1
+	shift
+	(cd "$d" && env HOME="$tmp/repo-git-home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+		timeout 60 git -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main \
+		-c safe.directory='*' -c advice.detachedHead=false "$@")
+}
+
+# repo_memfs DIR ARGS...: memfs ARGS --mount $mnt, run in DIR. Sets rout
+# (its standard output) and rrc (its exit status); its standard error goes
+# to $tmp/repo.err.
+repo_memfs() {
+	local d=$1
+	shift
+	rrc=0
+	rout=$(cd "$d" && timeout 60 "$memfs" "$@" --mount "$mnt" 2>"$tmp/repo.err") || rrc=$?
+}
+
+# repo_has NAME TEXT WANT...: pass when TEXT holds every WANT.
+repo_has() {
+	local name=$1 text=$2 w miss=()
+	shift 2
+	for w in "$@"; do
+		[[ $text == *"$w"* ]] || miss+=("'$w'")
+	done
+	if [ ${#miss[@]} -eq 0 ]; then
+		pass "$name"
+	else
+		fail "$name: lacks ${miss[*]}" "$(printf '%s\n' "$text" | head -n 40)"
+	fi
+}
+
+# repo_lacks NAME TEXT UNWANTED...: pass when TEXT holds none of UNWANTED.
+repo_lacks() {
+	local name=$1 text=$2 w found=() lines=()
+	shift 2
+	for w in "$@"; do
+		[[ $text != *"$w"* ]] || { found+=("'$w'") && lines+=(-e "$w"); }
+	done
+	if [ ${#found[@]} -eq 0 ]; then
+		pass "$name"
+	else
+		fail "$name: holds ${found[*]}" "$(printf '%s\n' "$text" | grep -F "${lines[@]}" | head -n 20)"
+	fi
+}
+
+# repo_ran DESC: fail (with its output) when the last repo_memfs did not
+# exit 0; returns 1 then.
+repo_ran() {
+	[ "$rrc" -eq 0 ] && return 0
+	fail "$1: exit $rrc" "$rout" "$(cat "$tmp/repo.err")"
+	return 1
+}
+
+repo_memory() {
+	local kind=$1 section_start log top clone other rec id fid oid dir fdir odir pack out rc map1 t1
+	section_start=$(date +%s.%N)
+	label="[$kind] repo: "
+	spec=$(store_spec "$kind" repo)
+	mnt=$tmp/$kind-repo-mnt
+	log=$tmp/$kind-repo-mount.log
+	clone=$tmp/$kind-repo-clone
+	other=$tmp/$kind-repo-other
+	rec=$tmp/$kind-repo-records
+	echo "== backend $kind, section repo (store $spec, mountpoint $mnt)"
+	mkdir -p "$mnt" "$other" "$rec" "$tmp/repo-git-home"
+	mnts+=("$mnt")
+
+	# The repository this script is in, cloned locally. Its branch is named
+	# main whatever the checkout had (CI may check out a detached HEAD), so
+	# that feature's parent is a branch.
+	rc=0
+	out=$({ top=$(repo_git "$repo" rev-parse --show-toplevel) && repo_git "$tmp" clone -q "$top" "$clone" &&
+		repo_git "$clone" checkout -q -B main; } 2>&1) || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "git clone of the repository this script is in ($repo): exit $rc" "$out"
+		return
+	fi
+	pass "git clone -q of the repository this script is in: $(repo_git "$clone" ls-files | wc -l) files, branch main"
+	# A second repository: one commit, another remote.
+	rc=0
+	out=$({ repo_git "$other" init -q && repo_git "$other" remote add origin https://example.com/memfs-mt/other.git &&
+		printf 'package other\n\nfunc Zanzibar() {}\n' >"$other/other.go" && repo_git "$other" add -A &&
+		repo_git "$other" commit -q -m one; } 2>&1) || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "git init and a commit in a second repository: exit $rc" "$out"
+		return
+	fi
+
+	if ! start_mount "$log"; then
+		fail "mount: .memfs/status not readable within 10 s" "$(tail -n 20 "$log")"
+		return
+	fi
+
+	# memfs repo init, in the clone.
+	id=$(cd "$clone" && "$memfs" repo id 2>&1) || true
+	repo_memfs "$clone" repo init
+	dir=$rout
+	if [ "$rrc" -eq 0 ] && [[ $id =~ ^[0-9a-f]{16}$ ]] && [ "$dir" = "$mnt/repos/$id" ] &&
+		[ -d "$dir/conventions" ] && [ -d "$dir/decisions" ] && [ -f "$dir/repo.json" ]; then
+		pass "memfs repo init in the clone exits 0 and prints MNT/repos/ID (the ID of memfs repo id), made"
+	else
+		fail "memfs repo init in the clone: exit $rrc, printed '$dir', want $mnt/repos/ID (memfs repo id: '$id') with conventions/, decisions/, repo.json" \
+			"$(cat "$tmp/repo.err")" "$(ls -la "$dir" 2>&1)"
+		stop_mount "at the end" "$log"
+		return
+	fi
+	if [ "$kind" != etcd ]; then
+		out=$(cd "$clone" && MEMFS_STORE=$spec timeout 60 "$memfs" repo path 2>&1) || true
+		same_text "memfs repo path given the store (MEMFS_STORE), not the mount, finds the mount that serves it" "$dir" "$out"
+	fi
+
+	# Records written with shell tools; a broken one's close fails.
+	local conv=(--- 'id: errors' 'title: Wrap errors with errors.Join' 'tags: [go, errors]'
+		'createdAt: 2026-12-01T10:00:00Z' 'updatedAt: 2026-12-01T10:00:00Z' --- 'Never pkg/errors.')
+	printf '%s\n' "${conv[@]}" >"$rec/errors.md"
+	printf '%s\n' --- 'id: etcd' 'summary: etcd over Consul for the shared store' 'rationale: one namespace for many agents' \
+		'impactedPaths: [backend/etcdstore, scripts/mount-test.sh]' 'createdAt: 2026-12-01T10:00:00Z' --- >"$rec/etcd.md"
+	printf '%s\n' --- 'id: vet' 'title: Run go vet before each commit' 'tags: [go]' \
+		'createdAt: yesterday' 'updatedAt: 2026-12-01T10:00:00Z' --- >"$rec/vet-broken.md"
+	printf '%s\n' --- 'id: vet' 'title: Run go vet before each commit' 'tags: [go]' \
+		'createdAt: 2026-12-01T10:00:00Z' 'updatedAt: 2026-12-01T10:00:00Z' --- >"$rec/vet.md"
+	rc=0
+	out=$( (printf '%s\n' "${conv[@]}" >"$dir/conventions/errors.md" && cat "$rec/etcd.md" >"$dir/decisions/etcd.md") 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ] && cmp -s "$rec/errors.md" "$dir/conventions/errors.md" && cmp -s "$rec/etcd.md" "$dir/decisions/etcd.md"; then
+		pass "printf > conventions/errors.md and cat > decisions/etcd.md exit 0 and read back"
+	else
+		fail "printf > conventions/errors.md, cat > decisions/etcd.md: exit $rc, or they read back otherwise" "$out" \
+			"$(cat "$dir/conventions/errors.md" "$dir/decisions/etcd.md" 2>&1)"
+	fi
+	rc=0
+	out=$(cp "$rec/vet-broken.md" "$dir/conventions/vet.md" 2>&1) || rc=$?
+	if [ "$rc" -ne 0 ] && [[ $out == *"Invalid argument"* ]]; then
+		pass "cp of a broken convention (createdAt: yesterday) into the mount exits $rc: $out"
+	else
+		fail "cp of a broken convention into the mount: exit $rc, want non-zero with Invalid argument (its close fails)" "$out"
+	fi
+	repo_memfs "$clone" repo check
+	if [ "$rrc" -eq 1 ] && [[ $rout == *"repos/$id/conventions/vet.md"*createdAt* ]]; then
+		pass "memfs repo check exits 1 naming conventions/vet.md and its createdAt"
+	else
+		fail "memfs repo check with a broken record: exit $rrc, want 1 naming conventions/vet.md and createdAt" "$rout" "$(cat "$tmp/repo.err")"
+	fi
+	rc=0
+	out=$(cp "$rec/vet.md" "$dir/conventions/vet.md" 2>&1) || rc=$?
+	repo_memfs "$clone" repo check
+	if [ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ]; then
+		pass "cp of the fixed record over it exits 0, and memfs repo check then exits 0"
+	else
+		fail "the fixed record: cp exits $rc, memfs repo check exits $rrc (want 0 and 0)" "$out" "$rout" "$(cat "$tmp/repo.err")"
+	fi
+
+	# The repository's pack.
+	repo_memfs "$clone" context --repo
+	pack=$rout
+	if repo_ran "memfs context --repo"; then
+		repo_has "memfs context --repo holds the convention, the decision and the fixed record" "$pack" \
+			"repos/$id/conventions/errors.md" "Wrap errors with errors.Join" "Never pkg/errors." \
+			"repos/$id/decisions/etcd.md" "etcd over Consul for the shared store" "Run go vet before each commit"
+	fi
+	out=$(timeout 30 cat "$mnt/.memfs/context/repo:$id" 2>&1)
+	same_text "cat .memfs/context/repo:ID gives the pack memfs context --repo printed" "$pack" "$out"
+	repo_memfs "$clone" repo summary --run r1 --step s1 "step one mapped the zebrafinch loader"
+	if repo_ran "memfs repo summary --run r1 --step s1 TEXT"; then
+		out=$(timeout 30 cat "$mnt/.memfs/context/repo:$id" 2>&1)
+		repo_has "memfs repo summary exits 0; the next pack (.memfs/context/repo:ID) holds it" "$out" \
+			"run r1 step s1: step one mapped the zebrafinch loader" "Wrap errors with errors.Join"
+	fi
+
+	# The map, then the map from the cache.
+	repo_memfs "$clone" repo cache get map.md
+	same_text "memfs repo cache get map.md before any map exits 1 (none)" 1 "$rrc"
+	repo_memfs "$clone" repo map
+	map1=$rout
+	if repo_ran "memfs repo map"; then
+		repo_has "memfs repo map exits 0 and lists the clone's files" "$map1" "repository map:" '`scripts/mount-test.sh`' '`cmd/memfs/repo.go`'
+	fi
+	t1=$(stat -c %y "$dir/indexes/map.md" 2>&1)
+	repo_memfs "$clone" repo map
+	if [ "$rrc" -eq 0 ] && [ "$rout" = "$map1" ] && [ "$(stat -c %y "$dir/indexes/map.md" 2>&1)" = "$t1" ]; then
+		pass "a second memfs repo map prints the same map, indexes/map.md not rewritten"
+	else
+		fail "the second memfs repo map: exit $rrc, same output: $([ "$rout" = "$map1" ] && echo yes || echo no), map.md's mtime $t1 then $(stat -c %y "$dir/indexes/map.md" 2>&1)" \
+			"$(cat "$tmp/repo.err")"
+	fi
+	repo_memfs "$clone" repo cache get map.md
+	if [ "$rrc" -eq 0 ] && [ "$rout" = "$map1" ]; then
+		pass "memfs repo cache get map.md exits 0 with the map (fresh: the tree has not changed)"
+	else
+		fail "memfs repo cache get map.md: exit $rrc (want 0), same as the map: $([ "$rout" = "$map1" ] && echo yes || echo no)" "$(cat "$tmp/repo.err")"
+	fi
+
+	# A new branch: its memory starts from main's at its first write.
+	if ! out=$(repo_git "$clone" checkout -q -b feature 2>&1); then
+		fail "git checkout -q -b feature" "$out"
+		stop_mount "at the end" "$log"
+		return
+	fi
+	fid=$(cd "$clone" && "$memfs" repo id 2>&1) || true
+	if [[ $fid =~ ^[0-9a-f]{16}$ ]] && [ "$fid" != "$id" ]; then
+		pass "after git checkout -q -b feature, memfs repo id changes ($id, then $fid)"
+	else
+		fail "after git checkout -q -b feature, memfs repo id: '$fid' (main's: $id)"
+	fi
+	repo_memfs "$clone" repo add note --source agent "the feature branch reworks the loader"
+	if repo_ran "memfs repo add note --source agent TEXT on feature"; then
+		repo_has "memfs repo add note on feature exits 0 and prints the note under MNT/repos/FEATURE-ID/notes/" "$rout" "$mnt/repos/$fid/notes/"
+	fi
+	repo_memfs "$clone" repo path
+	fdir=$rout
+	if [ "$fdir" = "$mnt/repos/$fid" ] && cmp -s "$rec/errors.md" "$fdir/conventions/errors.md" && cmp -s "$rec/etcd.md" "$fdir/decisions/etcd.md"; then
+		pass "the first write on feature started its memory from main's (its conventions/errors.md and decisions/etcd.md)"
+	else
+		fail "feature's memory ($fdir, want $mnt/repos/$fid) lacks main's records" "$(ls -lR "$fdir" 2>&1 | head -n 30)"
+	fi
+	rc=0
+	out=$( (printf '%s\n' --- 'id: quokka' 'title: Only on feature: quokka loader' 'createdAt: 2026-12-02T10:00:00Z' \
+		'updatedAt: 2026-12-02T10:00:00Z' --- >"$fdir/conventions/quokka.md") 2>&1) || rc=$?
+	repo_memfs "$clone" context --repo
+	if [ "$rc" -eq 0 ] && repo_ran "memfs context --repo on feature"; then
+		repo_has "a convention added on feature is in feature's pack, with main's" "$rout" "Only on feature: quokka loader" "Wrap errors with errors.Join"
+	elif [ "$rc" -ne 0 ]; then
+		fail "printf > conventions/quokka.md on feature: exit $rc" "$out"
+	fi
+	if ! out=$(repo_git "$clone" checkout -q - 2>&1); then
+		fail "git checkout -q - (back to main)" "$out"
+	fi
+	out=$(cd "$clone" && "$memfs" repo id 2>&1) || true
+	same_text "after git checkout -q -, memfs repo id is main's again" "$id" "$out"
+	repo_memfs "$clone" context --repo
+	if repo_ran "memfs context --repo back on main"; then
+		repo_lacks "main's pack holds nothing added on feature" "$rout" "quokka" "the feature branch reworks the loader"
+	fi
+
+	# Another repository: its memory stays its own.
+	repo_memfs "$other" repo init
+	odir=$rout
+	oid=${odir##*/}
+	if [ "$rrc" -eq 0 ] && [ "$odir" = "$mnt/repos/$oid" ] && [[ $oid =~ ^[0-9a-f]{16}$ ]] && [ "$oid" != "$id" ] && [ "$oid" != "$fid" ]; then
+		pass "memfs repo init in a second repository prints a memory of its own (MNT/repos/$oid)"
+	else
+		fail "memfs repo init in the second repository: exit $rrc, printed '$odir'" "$(cat "$tmp/repo.err")"
+		stop_mount "at the end" "$log"
+		return
+	fi
+	rc=0
+	out=$( (printf '%s\n' --- 'id: tabs' 'title: Indent the zanzibar server with tabs' 'tags: [style]' \
+		'createdAt: 2026-12-01T10:00:00Z' 'updatedAt: 2026-12-01T10:00:00Z' --- 'Tabs in the zanzibar server.' >"$odir/conventions/tabs.md") 2>&1) || rc=$?
+	repo_memfs "$other" context --repo
+	if [ "$rc" -eq 0 ] && repo_ran "memfs context --repo in the second repository"; then
+		repo_has "the second repository's pack holds its convention" "$rout" "Indent the zanzibar server with tabs"
+		repo_lacks "the second repository's pack holds nothing of the first's" "$rout" "errors.Join" "repos/$id/" "zebrafinch"
+	elif [ "$rc" -ne 0 ]; then
+		fail "printf > conventions/tabs.md in the second repository: exit $rc" "$out"
+	fi
+	repo_memfs "$clone" context --repo --query zanzibar
+	if repo_ran "memfs context --repo --query zanzibar in the clone"; then
+		repo_lacks "the clone's pack (--query zanzibar) holds nothing of the second repository" "$rout" "zanzibar" "repos/$oid/"
+	fi
+	repo_memfs "$clone" search zanzibar
+	if repo_ran "memfs search zanzibar (all the store) in the clone"; then
+		repo_has "memfs search zanzibar without --repo finds the second repository's convention (the search sees it)" "$rout" "repos/$oid/conventions/tabs.md"
+	fi
+	repo_memfs "$clone" search --repo zanzibar
+	if repo_ran "memfs search --repo zanzibar in the clone"; then
+		repo_lacks "memfs search --repo zanzibar in the clone finds nothing of the second repository" "$rout" "repos/$oid/"
+	fi
+	repo_memfs "$clone" repo ls
+	if repo_ran "memfs repo ls"; then
+		repo_has "memfs repo ls lists main's, feature's and the second repository's memory" "$rout" \
+			"$id main $clone " "$fid feature $clone " "$oid main $other "
+	fi
+	stop_mount "at the end" "$log"
+	echo "== backend $kind, section repo: $(awk -v a="$section_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+}
+# ============================ end of memory per repository
+
 # ----------------------------------------------------------- quickstart
 
 # The README's quick start, literally, in a fresh HOME: its first line (go
@@ -1875,6 +2172,10 @@ for kind in "${backends[@]}"; do
 	fi
 	if want_section rootdir || [ "$only" = firsthour ]; then
 		first_hour_root "$kind"
+		stop_all
+	fi
+	if want_section repo; then
+		repo_memory "$kind"
 		stop_all
 	fi
 done
