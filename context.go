@@ -38,7 +38,10 @@ func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cr
 	if !ok {
 		return cr, o, live.ErrNoCaller
 	}
-	if i := slices.IndexFunc(o.RepoParents, func(p string) bool { return f.Exists(repo.InfoKey(p)) }); i >= 0 && !f.Exists(repo.InfoKey(o.Repo)) {
+	// A memory the caller may not read is none: which one the pack reads
+	// says nothing of what it may not see.
+	has := func(hash string) bool { return f.Exists(repo.InfoKey(hash)) && f.c.Access().CanRead(repo.InfoKey(hash), cr) }
+	if i := slices.IndexFunc(o.RepoParents, has); i >= 0 && !has(o.Repo) {
 		o.Repo = o.RepoParents[i] // a new branch reads its parent's memory until its first write
 	}
 	if o.Prefixes == nil {
@@ -54,7 +57,7 @@ func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cr
 		o.Rank = f.packRank()
 	}
 	if o.Check == nil {
-		o.Check = repo.CheckKey // a repository's record that breaks its schema is no rule, nor note
+		o.Check = repo.CheckPackFile // a record that breaks its schema, or a file that is no record, is no rule
 	}
 	if o.Ignore == nil {
 		rules, err := ignore.Load(ctx, f.c)

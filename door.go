@@ -113,19 +113,36 @@ func (f *FS) AppendFile(ctx context.Context, key string, data []byte, by meta.Wr
 	return h.Close()
 }
 
-// MkdirAll makes the directory dir and its missing parents, as mkdir -p
-// (0755, owned by this process's user).
-func (f *FS) MkdirAll(dir string) error { return f.mkdirAll(dir) }
+// MkdirAll makes the directory dir and its missing parents with mode, as
+// mkdir -p, owned by this process's user.
+func (f *FS) MkdirAll(dir string, mode fs.FileMode) error { return f.mkdirAllMode(dir, mode) }
+
+// CreateFile makes the file key with value and mode as by, as an
+// O_CREAT|O_EXCL open, a write and a close do on the mount: an error
+// satisfying fs.ErrExist when key exists, whatever it holds. Its parent
+// directory must exist.
+func (f *FS) CreateFile(ctx context.Context, key string, value []byte, mode fs.FileMode, by meta.WriterInfo) error {
+	h, err := f.c.Create(key, session.CreateOptions{Mode: mode.Perm(), UID: uint32(os.Getuid()), GID: uint32(os.Getgid()), Exclusive: true, Writer: &by})
+	if err != nil {
+		return err
+	}
+	if _, err := h.WriteAt(value, 0); err != nil {
+		return errors.Join(err, h.Close())
+	}
+	return h.Close()
+}
 
 // mkdirAll makes the directory dir and its missing parents, as mkdir -p.
-func (f *FS) mkdirAll(dir string) error {
+func (f *FS) mkdirAll(dir string) error { return f.mkdirAllMode(dir, 0o755) }
+
+func (f *FS) mkdirAllMode(dir string, mode fs.FileMode) error {
 	if dir == "" || f.IsDir(dir) {
 		return nil
 	}
-	if err := f.mkdirAll(parentKey(dir)); err != nil {
+	if err := f.mkdirAllMode(parentKey(dir), mode); err != nil {
 		return err
 	}
-	err := f.c.Mkdir(dir, 0o755, uint32(os.Getuid()), uint32(os.Getgid()))
+	err := f.c.Mkdir(dir, mode.Perm(), uint32(os.Getuid()), uint32(os.Getgid()))
 	if errors.Is(err, fs.ErrExist) && f.IsDir(dir) {
 		return nil // made meanwhile
 	}

@@ -377,10 +377,15 @@ func CheckOverlap(mountpoint, dir string) error {
 }
 
 // checkRecord is the mount's check at close (fsnode.Options.Check): a
-// repository's convention, decision or note must pass its schema.
+// repository's convention, decision or note must pass its kind's schema.
+// Whether its id is its file's name is not asked here: an editor's
+// temporary file (tmpXXXX.md) is renamed to its name after its close;
+// memfs repo check and the pack ask it.
 func checkRecord(key string, value func() []byte) error {
-	if _, _, _, ok := repo.ParseKey(key); !ok {
+	_, kind, _, ok := repo.ParseKey(key)
+	if !ok {
 		return nil
 	}
-	return repo.CheckKey(key, value())
+	_, err := repo.Parse(kind, value())
+	return err
 }

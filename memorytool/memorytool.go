@@ -140,7 +140,8 @@ func CheckPrefix(prefix string) error {
 // store's; by names the writer where the door can say it (a mount names
 // the process that made the change, as for any program on it). Both also
 // append (an AppendFile method, as package repo's Appender), which with
-// SetAttr and MkdirAll makes them the Files of package repo too.
+// SetAttr, MkdirAll and CreateFile makes them the Files of package repo
+// too.
 type Files interface {
 	ReadFile(ctx context.Context, key string) ([]byte, error)
 	WriteFile(ctx context.Context, key string, value []byte, by meta.WriterInfo) error
@@ -151,7 +152,8 @@ type Files interface {
 	Rename(ctx context.Context, oldKey, newKey string, by meta.WriterInfo) error
 	RemoveAll(ctx context.Context, key string, by meta.WriterInfo) error
 	SetAttr(ctx context.Context, key, name string, value []byte, by meta.WriterInfo) error
-	MkdirAll(dir string) error
+	MkdirAll(dir string, mode fs.FileMode) error
+	CreateFile(ctx context.Context, key string, value []byte, mode fs.FileMode, by meta.WriterInfo) error
 }
 
 // Engine is the Files of an open store.
@@ -575,6 +577,15 @@ func (h *Handler) rename(ctx context.Context, in Input, by meta.WriterInfo) (Res
 	}
 	if err := h.expectFile(ctx, oldKey, in.OldPath, in.ExpectedSHA256); err != nil {
 		return Result{}, err
+	}
+	if _, _, _, record := repo.ParseKey(newKey); record && !h.f.IsDir(oldKey) {
+		v, err := h.f.ReadFile(ctx, oldKey)
+		if err == nil {
+			err = repo.CheckKey(newKey, v)
+		}
+		if err != nil { // a file that would be a repository's broken record
+			return Result{}, fail(ErrInvalid, "Error: rename %s to %s: %v", in.OldPath, in.NewPath, err)
+		}
 	}
 	if err := h.f.Rename(ctx, oldKey, newKey, by); err != nil {
 		return Result{}, h.engineErr(err, "rename", in.OldPath+" to "+in.NewPath)

@@ -45,7 +45,7 @@ func (m mountFiles) ReadFile(_ context.Context, key string) ([]byte, error) {
 func (m mountFiles) WriteFile(_ context.Context, key string, value []byte, _ meta.WriterInfo) error {
 	return m.root(func(r *os.Root) error {
 		if dir := path.Dir(key); dir != "." {
-			if err := r.MkdirAll(dir, 0o755); err != nil {
+			if err := paths.MkdirAllNoFollow(r, dir, 0o755); err != nil {
 				return err
 			}
 		}
@@ -101,9 +101,23 @@ func (m mountFiles) AppendFile(_ context.Context, key string, data []byte, _ met
 	return m.c.Append(key, data)
 }
 
-// MkdirAll makes dir and its parents through the mount (mkdir -p).
-func (m mountFiles) MkdirAll(dir string) error {
-	return m.root(func(r *os.Root) error { return r.MkdirAll(dir, 0o755) })
+// MkdirAll makes dir and its missing parents with mode through the mount
+// (mkdir -p), following no symlink on the way.
+func (m mountFiles) MkdirAll(dir string, mode fs.FileMode) error {
+	return m.root(func(r *os.Root) error { return paths.MkdirAllNoFollow(r, dir, mode) })
+}
+
+// CreateFile makes key with value and mode through the mount, as
+// O_CREAT|O_EXCL (fs.ErrExist when it is there), following no symlink.
+func (m mountFiles) CreateFile(_ context.Context, key string, value []byte, mode fs.FileMode, _ meta.WriterInfo) error {
+	return m.root(func(r *os.Root) error {
+		f, err := paths.OpenNoFollow(r, key, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(value)
+		return errors.Join(err, f.Close())
+	})
 }
 
 func (m mountFiles) Exists(key string) bool {
@@ -131,7 +145,7 @@ func (m mountFiles) List(prefix string) ([]backend.Entry, error) {
 func (m mountFiles) Rename(_ context.Context, oldKey, newKey string, _ meta.WriterInfo) error {
 	return m.root(func(r *os.Root) error {
 		if dir := path.Dir(newKey); dir != "." {
-			if err := r.MkdirAll(dir, 0o755); err != nil {
+			if err := paths.MkdirAllNoFollow(r, dir, 0o755); err != nil {
 				return err
 			}
 		}

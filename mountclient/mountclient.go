@@ -514,7 +514,7 @@ func (c *Client) put(key string, value []byte, mode fs.FileMode, always bool) er
 	}
 	defer r.Close()
 	if dir, _ := filepath.Split(key); dir != "" {
-		if err := r.MkdirAll(filepath.Clean(dir), 0o755); err != nil {
+		if err := paths.MkdirAllNoFollow(r, filepath.Clean(dir), 0o755); err != nil {
 			return err
 		}
 	}

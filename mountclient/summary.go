@@ -32,7 +32,7 @@ func (c *Client) Append(key string, data []byte) error {
 	}
 	defer r.Close()
 	if dir := path.Dir(key); dir != "." {
-		if err := r.MkdirAll(dir, 0o755); err != nil {
+		if err := paths.MkdirAllNoFollow(r, dir, 0o755); err != nil {
 			return err
 		}
 	}

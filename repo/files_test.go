@@ -19,14 +19,15 @@ type memFiles struct {
 	mu     sync.Mutex // guards the fields below
 	values map[string][]byte
 	attrs  map[string]map[string][]byte
-	dirs   map[string]bool
-	writes int // WriteFile calls
+	dirs   map[string]fs.FileMode // directory -> its permissions
+	modes  map[string]fs.FileMode // file -> its permissions (0644 by WriteFile)
+	writes int                    // WriteFile calls
 }
 
 var _ repo.Files = (*memFiles)(nil)
 
 func newFiles() *memFiles {
-	return &memFiles{values: map[string][]byte{}, attrs: map[string]map[string][]byte{}, dirs: map[string]bool{}}
+	return &memFiles{values: map[string][]byte{}, attrs: map[string]map[string][]byte{}, dirs: map[string]fs.FileMode{}, modes: map[string]fs.FileMode{}}
 }
 
 // put sets key's value, making its directories, as a test's setup.
@@ -61,9 +62,25 @@ func (f *memFiles) ReadFile(_ context.Context, key string) ([]byte, error) {
 func (f *memFiles) WriteFile(_ context.Context, key string, value []byte, _ meta.WriterInfo) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.mkdirAllLocked(path.Dir(key))
+	f.mkdirAllLocked(path.Dir(key), 0o755)
 	f.values[key] = append([]byte(nil), value...)
+	if _, ok := f.modes[key]; !ok {
+		f.modes[key] = 0o644
+	}
 	f.writes++
+	return nil
+}
+
+func (f *memFiles) CreateFile(_ context.Context, key string, value []byte, mode fs.FileMode, _ meta.WriterInfo) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.values[key]; ok {
+		return &fs.PathError{Op: "create", Path: key, Err: fs.ErrExist}
+	}
+	if _, ok := f.dirs[path.Dir(key)]; !ok {
+		return &fs.PathError{Op: "create", Path: key, Err: fs.ErrNotExist}
+	}
+	f.values[key], f.modes[key] = append([]byte(nil), value...), mode.Perm()
 	return nil
 }
 
@@ -73,12 +90,12 @@ func (f *memFiles) List(prefix string) ([]backend.Entry, error) {
 	var out []backend.Entry
 	for k, v := range f.values {
 		if strings.HasPrefix(k, prefix) {
-			out = append(out, backend.Entry{Key: k, Info: backend.Info{Size: int64(len(v)), Mode: 0o644, XAttrs: maps.Clone(f.attrs[k])}})
+			out = append(out, backend.Entry{Key: k, Info: backend.Info{Size: int64(len(v)), Mode: f.modes[k], XAttrs: maps.Clone(f.attrs[k])}})
 		}
 	}
-	for d := range f.dirs {
+	for d, mode := range f.dirs {
 		if strings.HasPrefix(d, prefix) {
-			out = append(out, backend.Entry{Key: d, Info: backend.Info{Mode: fs.ModeDir | 0o755}})
+			out = append(out, backend.Entry{Key: d, Info: backend.Info{Mode: fs.ModeDir | mode}})
 		}
 	}
 	return out, nil
@@ -100,16 +117,18 @@ func (f *memFiles) SetAttr(_ context.Context, key, name string, value []byte, _ 
 	return nil
 }
 
-func (f *memFiles) MkdirAll(dir string) error {
+func (f *memFiles) MkdirAll(dir string, mode fs.FileMode) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.mkdirAllLocked(dir)
+	f.mkdirAllLocked(dir, mode)
 	return nil
 }
 
-func (f *memFiles) mkdirAllLocked(dir string) {
+func (f *memFiles) mkdirAllLocked(dir string, mode fs.FileMode) {
 	for ; dir != "." && dir != "" && dir != "/"; dir = path.Dir(dir) {
-		f.dirs[dir] = true
+		if _, ok := f.dirs[dir]; !ok {
+			f.dirs[dir] = mode.Perm()
+		}
 	}
 }
 
@@ -124,7 +143,7 @@ var _ repo.Appender = (*appendFiles)(nil)
 func (f *appendFiles) AppendFile(_ context.Context, key string, data []byte, _ meta.WriterInfo) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.mkdirAllLocked(path.Dir(key))
+	f.mkdirAllLocked(path.Dir(key), 0o755)
 	f.values[key] = append(f.values[key], data...)
 	f.appends++
 	return nil

@@ -255,3 +255,19 @@ func Path(mnt, hash string, parts ...string) string {
 	}
 	return p
 }
+
+// CheckPackFile is the check a pack asks of each of its rules and notes
+// (contextpack.Options.Check): CheckKey, and a file of a repository's
+// conventions/, decisions/ or notes/ that is no record (another name, an
+// editor's backup, a file of a subdirectory) fails: it is no rule.
+func CheckPackFile(key string, v []byte) error {
+	rest, ok := strings.CutPrefix(key, Dir)
+	hash, rest, ok2 := strings.Cut(rest, "/")
+	dir, _, ok3 := strings.Cut(rest, "/")
+	if ok && ok2 && ok3 && ValidateHash(hash) == nil && kindOfDir(dir) != "" {
+		if _, _, _, ok := ParseKey(key); !ok {
+			return &RecordError{Key: key, Problem: "not a record: a record is KIND/ID.md, its ID " + idWant}
+		}
+	}
+	return CheckKey(key, v)
+}

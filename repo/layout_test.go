@@ -136,3 +136,28 @@ func TestNewID(t *testing.T) {
 		}
 	}
 }
+
+// A pack's check: a file of a kind's directory that is no record fails
+// (misnamed, a backup, in a subdirectory), a record fails when it breaks
+// its schema, and anything else passes.
+func TestCheckPackFile(t *testing.T) {
+	const p = "repos/0123456789abcdef/"
+	good := "---\nid: errors\ntitle: Wrap errors\ncreatedAt: 2026-12-01T10:00:00Z\nupdatedAt: 2026-12-01T10:00:00Z\n---\n"
+	for key, ok := range map[string]bool{
+		p + "conventions/errors.md":      true,
+		p + "conventions/Flaky Rule.md":  false,
+		p + "conventions/errors.md~":     false,
+		p + "conventions/x.md.orig":      false,
+		p + "conventions/sub/errors.md":  false,
+		p + "decisions/errors.md":        false, // a convention's fields in a decision
+		p + "notes/.errors.md.swp":       false,
+		p + "summaries.jsonl":            true,
+		p + "indexes/map.md":             true,
+		"memory/errors.md~":              true,
+		"repos/not-a-hash/conventions/x": true,
+	} {
+		if err := repo.CheckPackFile(key, []byte(good)); (err == nil) != ok {
+			t.Errorf("CheckPackFile(%s) = %v, want ok %v", key, err, ok)
+		}
+	}
+}

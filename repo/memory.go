@@ -33,8 +33,12 @@ type Files interface {
 	// SetAttr sets the extended attribute name of key.
 	SetAttr(ctx context.Context, key, name string, value []byte, by meta.WriterInfo) error
 	// MkdirAll makes the directory dir ("KEY", no trailing '/') and its
-	// missing parents.
-	MkdirAll(dir string) error
+	// missing parents, with mode.
+	MkdirAll(dir string, mode fs.FileMode) error
+	// CreateFile makes key with value and mode, as O_CREAT|O_EXCL: an
+	// error satisfying errors.Is(err, fs.ErrExist) when key exists. Its
+	// directory exists.
+	CreateFile(ctx context.Context, key string, value []byte, mode fs.FileMode, by meta.WriterInfo) error
 }
 
 // Appender is a Files that can append atomically (O_APPEND through a
@@ -94,12 +98,17 @@ var memoryDirs = []string{Convention.Dir(), Decision.Dir(), Note.Dir(), indexesD
 // FirstSeen (and Parent) of an existing one, with LastSeen now and State
 // state (the one kept when state is "").
 //
-// On the repository's first Init (no repo.json yet), when its memory
-// holds no record and no summary, and parent has some, the parent's
-// records and summaries are copied as they are and Info.Parent names it:
-// a branch's memory starts from the one of the branch it was made from,
-// once, and is its own from then on. The copy is not atomic: Init
-// interrupted while copying leaves part of it, and is not copied again.
+// On the repository's first Init (no repo.json yet), when its memory holds
+// no record and no summary, and parent has some, the parent's records and summaries are copied as they are, with
+// their modes, into directories of the parent's modes (a private memory
+// stays private), and Info.Parent names it: a branch's memory starts from
+// the one of the branch it was made from, once, and is its own from then
+// on. Whoever creates repo.json (O_EXCL) is first: a concurrent Init finds
+// it made and copies nothing, and the copy never replaces a file that is
+// there (a summary another process appended meanwhile is kept). A record
+// of the parent that breaks its schema is not copied. The copy is not
+// atomic: Init interrupted while copying leaves part of it, and is not
+// copied again.
 func (m Memory) Init(ctx context.Context, id Identity, parent *Identity, state string) (Info, error) {
 	if err := ValidateHash(id.Hash); err != nil {
 		return Info{}, err
@@ -110,37 +119,84 @@ func (m Memory) Init(ctx context.Context, id Identity, parent *Identity, state s
 		}
 	}
 	now := m.now()
-	info := Info{Hash: id.Hash, Path: id.Path, Remote: id.Remote, Branch: id.Branch, FirstSeen: now}
+	info := Info{Hash: id.Hash, Path: id.Path, Remote: id.Remote, Branch: id.Branch, FirstSeen: now, LastSeen: now, State: state}
 	old, err := m.Info(ctx, id.Hash)
-	first := errors.Is(err, fs.ErrNotExist)
 	switch {
-	case first:
+	case errors.Is(err, ErrWriting):
+		return Info{Hash: id.Hash}, nil // another Init writes it now
+	case errors.Is(err, fs.ErrNotExist):
+		return m.first(ctx, id, parent, info)
 	case err != nil:
 		return Info{}, err
-	default:
-		info.FirstSeen, info.Parent, info.State = old.FirstSeen, old.Parent, old.State
 	}
-	info.LastSeen = now
-	if state != "" {
-		info.State = state
+	info.FirstSeen, info.Parent = old.FirstSeen, old.Parent
+	if state == "" {
+		info.State = old.State
 	}
 	for _, d := range memoryDirs {
-		if err := m.Files.MkdirAll(Prefix(id.Hash) + d); err != nil {
+		if err := m.Files.MkdirAll(Prefix(id.Hash)+d, 0o755); err != nil {
 			return Info{}, fmt.Errorf("repo: init %s: %w", id.Hash, err)
-		}
-	}
-	if first && parent != nil && parent.Hash != id.Hash {
-		copied, err := m.inherit(ctx, id.Hash, parent.Hash)
-		if err != nil {
-			return Info{}, err
-		}
-		if copied {
-			info.Parent = parent.Hash
 		}
 	}
 	b, _ := json.MarshalIndent(info, "", "  ") // cannot fail: plain fields
 	if err := m.Files.WriteFile(ctx, InfoKey(id.Hash), append(b, '\n'), m.By); err != nil {
 		return Info{}, fmt.Errorf("repo: init %s: %w", id.Hash, err)
+	}
+	return info, nil
+}
+
+// first is Init of a repository without repo.json: its directories (of
+// the parent's modes), its repo.json made exclusively, then the parent's
+// memory copied.
+func (m Memory) first(ctx context.Context, id Identity, parent *Identity, info Info) (Info, error) {
+	var from []backend.Entry // the parent's memory, directories and files
+	if parent != nil && parent.Hash != id.Hash {
+		own, err := m.memoryKeys(id.Hash)
+		if err != nil {
+			return Info{}, err
+		}
+		keys, err := m.memoryKeys(parent.Hash)
+		if err != nil {
+			return Info{}, err
+		}
+		if len(own) == 0 && len(keys) > 0 { // records made without repo.json: no new branch
+			if from, err = m.Files.List(Dir); err != nil {
+				return Info{}, fmt.Errorf("repo: list %s: %w", Dir, err)
+			}
+			info.Parent = parent.Hash
+		}
+	}
+	mode := func(key string, def fs.FileMode) fs.FileMode { // the parent's mode of what key is
+		if info.Parent == "" {
+			return def
+		}
+		theirs := Prefix(info.Parent) + strings.TrimPrefix(key, Prefix(id.Hash))
+		theirs = cmp.Or(strings.TrimSuffix(theirs, "/"), theirs)
+		if i := slices.IndexFunc(from, func(e backend.Entry) bool { return e.Key == theirs }); i >= 0 {
+			return from[i].Info.Mode.Perm()
+		}
+		return def
+	}
+	if err := m.Files.MkdirAll(strings.TrimSuffix(Prefix(id.Hash), "/"), mode(Prefix(id.Hash), 0o755)); err != nil {
+		return Info{}, fmt.Errorf("repo: init %s: %w", id.Hash, err)
+	}
+	for _, d := range memoryDirs {
+		if err := m.Files.MkdirAll(Prefix(id.Hash)+d, mode(Prefix(id.Hash)+d, 0o755)); err != nil {
+			return Info{}, fmt.Errorf("repo: init %s: %w", id.Hash, err)
+		}
+	}
+	b, _ := json.MarshalIndent(info, "", "  ") // cannot fail: plain fields
+	err := m.Files.CreateFile(ctx, InfoKey(id.Hash), append(b, '\n'), mode(InfoKey(id.Hash), 0o644), m.By)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return m.Init(ctx, id, nil, info.State) // another Init was first
+	case err != nil:
+		return Info{}, fmt.Errorf("repo: init %s: %w", id.Hash, err)
+	}
+	if info.Parent != "" {
+		if err := m.inherit(ctx, id.Hash, info.Parent, mode); err != nil {
+			return Info{}, err
+		}
 	}
 	return info, nil
 }
@@ -159,6 +215,8 @@ func (m Memory) See(ctx context.Context, id Identity, parents func() ([]Identity
 		return info, nil
 	case err == nil:
 		return m.Init(ctx, id, nil, state)
+	case errors.Is(err, ErrWriting):
+		return Info{Hash: id.Hash}, nil // another process's first sight, now
 	case !errors.Is(err, fs.ErrNotExist):
 		return Info{}, err
 	}
@@ -183,19 +241,12 @@ func (m Memory) See(ctx context.Context, id Identity, parents func() ([]Identity
 }
 
 // inherit copies the parent's records and summaries into the memory of
-// hash, when it has none and the parent has some; it reports whether it
-// did.
-func (m Memory) inherit(ctx context.Context, hash, parent string) (bool, error) {
-	if err := ValidateHash(parent); err != nil {
-		return false, err
-	}
-	own, err := m.memoryKeys(hash)
-	if err != nil || len(own) > 0 {
-		return false, err
-	}
+// hash, each with the parent's mode (mode), never over a file that is
+// there; a record that breaks its schema is not copied.
+func (m Memory) inherit(ctx context.Context, hash, parent string, mode func(key string, def fs.FileMode) fs.FileMode) error {
 	theirs, err := m.memoryKeys(parent)
-	if err != nil || len(theirs) == 0 {
-		return false, err
+	if err != nil {
+		return err
 	}
 	for _, key := range theirs {
 		v, err := m.Files.ReadFile(ctx, key)
@@ -203,14 +254,17 @@ func (m Memory) inherit(ctx context.Context, hash, parent string) (bool, error) 
 			continue // removed meanwhile
 		}
 		if err != nil {
-			return false, fmt.Errorf("repo: copy the memory of %s: %w", parent, err)
+			return fmt.Errorf("repo: copy the memory of %s: %w", parent, err)
 		}
 		to := Prefix(hash) + strings.TrimPrefix(key, Prefix(parent))
-		if err := m.Files.WriteFile(ctx, to, v, m.By); err != nil {
-			return false, fmt.Errorf("repo: copy the memory of %s: %w", parent, err)
+		if CheckKey(to, v) != nil {
+			continue // broken: it stays the parent's, for repo check to name
+		}
+		if err := m.Files.CreateFile(ctx, to, v, mode(to, 0o644), m.By); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("repo: copy the memory of %s: %w", parent, err)
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // memoryKeys are the files of the memory of hash that a branch inherits:
@@ -246,8 +300,16 @@ func (m Memory) Info(ctx context.Context, hash string) (Info, error) {
 	return ParseInfo(hash, v)
 }
 
-// ParseInfo reads v, the repo.json of the repository hash.
+// ErrWriting is the error of an empty repo.json: another process's Init
+// is writing it.
+var ErrWriting = errors.New("repo.json is being written")
+
+// ParseInfo reads v, the repo.json of the repository hash (ErrWriting
+// when it is empty).
 func ParseInfo(hash string, v []byte) (Info, error) {
+	if len(v) == 0 {
+		return Info{}, fmt.Errorf("repo: %s: %w", InfoKey(hash), ErrWriting)
+	}
 	var info Info
 	if err := json.Unmarshal(v, &info); err != nil {
 		return Info{}, fmt.Errorf("repo: %s: not the JSON of a repository (remove it: the next init writes it again): %w", InfoKey(hash), err)
@@ -406,7 +468,7 @@ func (m Memory) AppendSummary(ctx context.Context, hash string, line []byte) err
 		return fmt.Errorf("repo: append to %s: want one line of JSON ending in a newline (%d bytes given)", key, len(line))
 	}
 	if a, ok := m.Files.(Appender); ok {
-		if err := m.Files.MkdirAll(strings.TrimSuffix(Prefix(hash), "/")); err != nil {
+		if err := m.Files.MkdirAll(strings.TrimSuffix(Prefix(hash), "/"), 0o755); err != nil {
 			return fmt.Errorf("repo: append to %s: %w", key, err)
 		}
 		if err := a.AppendFile(ctx, key, line, m.By); err != nil {

@@ -317,7 +317,7 @@ func TestInit(t *testing.T) {
 		t.Errorf("got %+v, want %+v", first, want)
 	}
 	for _, d := range []string{"conventions", "decisions", "notes", "indexes"} {
-		if !f.dirs[repo.Prefix(testHash)+d] {
+		if _, ok := f.dirs[repo.Prefix(testHash)+d]; !ok {
 			t.Errorf("no directory %s", d)
 		}
 	}
@@ -338,8 +338,9 @@ func TestInit(t *testing.T) {
 	}
 }
 
-// A branch's memory starts from its parent's, on its first Init, and
-// is its own from then on.
+// A branch's memory starts from its parent's, on its first Init, with
+// the parent's modes (a private memory stays private), its broken records
+// left with it; and is its own from then on.
 func TestInitFromParent(t *testing.T) {
 	ctx := t.Context()
 	const main, feature = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
@@ -350,8 +351,12 @@ func TestInitFromParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	pm := repo.Prefix(main)
-	f.put(pm+"conventions/errors.md", "as it is, even invalid\n")
+	f.put(pm+"conventions/errors.md", string(file(repo.Convention, "", "id: errors")))
+	f.put(pm+"conventions/broken.md", "no front matter\n")
 	f.put(pm+"decisions/etcd.md", string(file(repo.Decision, "", "id: etcd")))
+	f.modes[pm+"decisions/etcd.md"] = 0o600
+	f.dirs[pm+"decisions"] = 0o700
+	f.dirs[strings.TrimSuffix(pm, "/")] = 0o750
 	f.put(pm+"notes/flaky.md", string(file(repo.Note, "", "id: flaky")))
 	f.put(pm+"notes/.flaky.md.swp", "swap")
 	f.put(pm+"summaries.jsonl", "{\"n\":1}\n")
@@ -371,7 +376,11 @@ func TestInitFromParent(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", k, got, want)
 		}
 	}
-	for _, k := range []string{"notes/.flaky.md.swp", "indexes/map.md"} {
+	if f.modes[pf+"decisions/etcd.md"] != 0o600 || f.dirs[pf+"decisions"] != 0o700 || f.dirs[strings.TrimSuffix(pf, "/")] != 0o750 || f.modes[pf+"notes/flaky.md"] != 0o644 {
+		t.Errorf("modes of the copy: etcd.md %v, decisions/ %v, the memory %v, flaky.md %v; want the parent's 0600, 0700, 0750, 0644",
+			f.modes[pf+"decisions/etcd.md"], f.dirs[pf+"decisions"], f.dirs[strings.TrimSuffix(pf, "/")], f.modes[pf+"notes/flaky.md"])
+	}
+	for _, k := range []string{"notes/.flaky.md.swp", "indexes/map.md", "conventions/broken.md"} {
 		if _, ok := f.get(pf + k); ok {
 			t.Errorf("%s copied", k)
 		}
@@ -506,4 +515,57 @@ func TestCachedMap(t *testing.T) {
 	if v, fresh, err := m.CacheGet(ctx, id.Hash, repo.MapName, "k2"); err != nil || !fresh || !strings.Contains(string(v), "Two") {
 		t.Errorf("the cache after a new state: %q, fresh %v, %v", v, fresh, err)
 	}
+}
+
+// Two first sights at once: one is first and copies; a summary the other
+// appended meanwhile (between this one's repo.json and its copy) is never
+// replaced by the copy.
+func TestInitFirstSightRace(t *testing.T) {
+	ctx := t.Context()
+	const main, feature = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
+	f := newFiles()
+	m, _ := newMemory(f)
+	parent := identity(main, "main")
+	if _, err := m.Init(ctx, parent, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.put(repo.Prefix(main)+"summaries.jsonl", "{\"n\":\"parent\"}\n")
+	f.put(repo.Prefix(main)+"notes/flaky.md", string(file(repo.Note, "", "id: flaky")))
+	hooked := &createHook{memFiles: f, after: func(key string) {
+		if key == repo.InfoKey(feature) { // the other process appends now
+			f.put(repo.Prefix(feature)+"summaries.jsonl", "{\"n\":\"acknowledged\"}\n")
+		}
+	}}
+	m.Files = hooked
+	info, err := m.Init(ctx, identity(feature, "feature"), &parent, "")
+	if err != nil || info.Parent != main {
+		t.Fatalf("Init: %+v, %v", info, err)
+	}
+	if got, _ := f.get(repo.Prefix(feature) + "summaries.jsonl"); got != "{\"n\":\"acknowledged\"}\n" {
+		t.Errorf("the branch's summaries after the copy: %q; want the acknowledged line kept", got)
+	}
+	if _, ok := f.get(repo.Prefix(feature) + "notes/flaky.md"); !ok {
+		t.Error("the rest of the parent's memory was not copied")
+	}
+	// An empty repo.json is another Init writing it: no error, no write.
+	const other = "cccccccccccccccc"
+	f.put(repo.InfoKey(other), "")
+	writes := f.writes
+	if _, err := m.See(ctx, identity(other, "x"), nil, "git:1"); err != nil || f.writes != writes {
+		t.Errorf("See during another's first Init: %v, %d writes", err, f.writes-writes)
+	}
+}
+
+// createHook is memFiles that calls after once a CreateFile succeeded.
+type createHook struct {
+	*memFiles
+	after func(key string)
+}
+
+func (h *createHook) CreateFile(ctx context.Context, key string, value []byte, mode fs.FileMode, by meta.WriterInfo) error {
+	err := h.memFiles.CreateFile(ctx, key, value, mode, by)
+	if err == nil {
+		h.after(key)
+	}
+	return err
 }

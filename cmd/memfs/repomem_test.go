@@ -142,6 +142,13 @@ func (r *repoRig) records() {
 		t.Errorf("the manifest does not name the broken note as invalid:\n%s", m)
 	}
 	writeText(t, bad, "---\nid: bad\nsource: agent\ncreatedAt: 2026-12-02T10:00:00Z\n---\nthe flaky test is TestFoo\n")
+	// An editor's save: a temporary name, then a rename to the record's
+	// own. The close of the temporary file passes (its schema holds).
+	tmp := filepath.Join(r.dir, "notes", "tmp5d49o3la.md")
+	writeText(t, tmp, "---\nid: saved\nsource: agent\ncreatedAt: 2026-12-02T10:00:00Z\n---\nsaved by rename\n")
+	if err := os.Rename(tmp, filepath.Join(r.dir, "notes", "saved.md")); err != nil {
+		t.Fatal(err)
+	}
 	r.memfs("repo", "check")
 }
 

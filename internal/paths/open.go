@@ -97,3 +97,49 @@ func ReadNoFollow(root *os.Root, name string) ([]byte, error) {
 	}
 	return io.ReadAll(f)
 }
+
+// MkdirAllNoFollow makes the directory name under root and its missing
+// parents with perm, as mkdir -p, following no symlink on the way: a
+// symlink where a directory should be is ErrSymlink, and nothing is made
+// through it (os.Root.MkdirAll follows a link that stays in the root).
+func MkdirAllNoFollow(root *os.Root, name string, perm fs.FileMode) error {
+	clean := filepath.Clean(name)
+	if clean == "." {
+		return nil
+	}
+	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return &fs.PathError{Op: "mkdir", Path: name, Err: fs.ErrInvalid}
+	}
+	d, err := root.Open(".")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	dirfd := int(d.Fd()) // d's: closed by d.Close; the ones opened below by this loop
+	parts := strings.Split(clean, "/")
+	for i, p := range parts {
+		fd, err := mkdirOpen(dirfd, p, perm)
+		if i > 0 {
+			unix.Close(dirfd)
+		}
+		if err != nil {
+			return &fs.PathError{Op: "mkdir", Path: strings.Join(parts[:i+1], "/"), Err: err}
+		}
+		dirfd = fd
+	}
+	unix.Close(dirfd)
+	return nil
+}
+
+// mkdirOpen makes the directory name in dirfd with perm unless it is
+// there, and opens it without following a symlink.
+func mkdirOpen(dirfd int, name string, perm fs.FileMode) (int, error) {
+	if err := unix.Mkdirat(dirfd, name, uint32(perm.Perm())); err != nil && err != unix.EEXIST {
+		return -1, err
+	}
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP || err == unix.ENOTDIR && isLink(dirfd, name) {
+		return -1, ErrSymlink
+	}
+	return fd, err
+}

@@ -63,3 +63,38 @@ func TestOpenNoFollowRefusesASymlink(t *testing.T) {
 		t.Error("a name out of the root opened")
 	}
 }
+
+// MkdirAllNoFollow makes what is missing, with its mode, and refuses a
+// symlink on the way, making nothing through it.
+func TestMkdirAllNoFollow(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.Mkdir(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("victim", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := paths.MkdirAllNoFollow(r, "a/b/c", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "a", "b", "c")); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("a/b/c: %v, %v; want a directory of mode 0700", fi, err)
+	}
+	if err := paths.MkdirAllNoFollow(r, "a/b/c", 0o700); err != nil {
+		t.Errorf("again: %v", err)
+	}
+	for _, name := range []string{"link/x", "link"} {
+		if err := paths.MkdirAllNoFollow(r, name, 0o755); !errors.Is(err, paths.ErrSymlink) {
+			t.Errorf("MkdirAllNoFollow(%s) = %v, want ErrSymlink", name, err)
+		}
+	}
+	if es, _ := os.ReadDir(victim); len(es) != 0 {
+		t.Errorf("made through the symlink: %v", es)
+	}
+}
