@@ -63,7 +63,9 @@
 // or an unknown one, is an error. The id is the file's name without .md.
 // A record is at most 1 MiB (MaxRecordSize). Record.Markdown writes the
 // fields in this order, times in UTC to the second, lists in flow style,
-// strings quoted only where YAML needs it; Parse reads it back as it was.
+// every string double-quoted (a multi-line one as a literal block), so
+// that the redaction of a secret in a value ([REDACTED:rule]) leaves the
+// front matter YAML; Parse reads it back as it was.
 //
 // # Writing records
 //
@@ -107,9 +109,10 @@
 //
 //	repos/0123456789abcdef/conventions/errors.md: front matter: createdAt: "yesterday" is not a time: want RFC 3339, such as 2026-12-06T19:15:00Z
 //
-// All of a file's problems are joined in one error, a line each. No error
-// quotes more than 80 bytes of a value, which may hold a secret. An absent
-// file is an error satisfying errors.Is(err, fs.ErrNotExist).
+// A file's problems (the first 20, then how many more) are joined in one
+// error, a line each. No error quotes more than 80 bytes of a value, which
+// may hold a secret. An absent file is an error satisfying
+// errors.Is(err, fs.ErrNotExist).
 //
 // # Concurrency
 //

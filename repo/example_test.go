@@ -29,9 +29,9 @@ func ExampleMemory_Put() {
 	fmt.Println(err)
 	// Output:
 	// ---
-	// id: wrap-errors
-	// title: Wrap errors with %w
-	// tags: [go, errors]
+	// id: "wrap-errors"
+	// title: "Wrap errors with %w"
+	// tags: ["go", "errors"]
 	// createdAt: 2026-12-06T19:15:00Z
 	// updatedAt: 2026-12-06T19:15:00Z
 	// ---

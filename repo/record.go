@@ -69,12 +69,21 @@ func (p problems) has(field string) bool {
 	return slices.ContainsFunc(p, func(e *RecordError) bool { return e.Field == field })
 }
 
-// err is the problems as one error (nil for none), each with key.
+// maxProblems is the most problems an error tells: a front matter of a
+// megabyte can hold a hundred thousand.
+const maxProblems = 20
+
+// err is the problems as one error (nil for none), each with key: the
+// first maxProblems, then a line that counts the others.
 func (p problems) err(key string) error {
-	errs := make([]error, len(p))
+	errs := make([]error, 0, min(len(p), maxProblems+1))
 	for i, e := range p {
+		if i == maxProblems {
+			errs = append(errs, &RecordError{Key: key, Problem: fmt.Sprintf("… and %d more problems", len(p)-i)})
+			break
+		}
 		e.Key = key
-		errs[i] = e
+		errs = append(errs, e)
 	}
 	return errors.Join(errs...)
 }
@@ -119,8 +128,8 @@ type field struct {
 	check func(r *Record, p *problems)
 	// set reports whether r has the field.
 	set func(r *Record) bool
-	// encode is the field's YAML value; with quoted, strings are
-	// double-quoted (which holds any text).
+	// encode is the field's YAML value; with quoted, multi-line strings
+	// are double-quoted too (which holds any text).
 	encode func(r *Record, quoted bool) *yaml.Node
 	// get is the field's value as it is written, to compare.
 	get func(r *Record) any
@@ -249,14 +258,15 @@ func text(n *yaml.Node) (string, string) {
 	return "", fmt.Sprintf("a value tagged %s: want plain text", quote(n.Tag))
 }
 
-// textNode is the YAML string s: quoted as YAML needs it (the library
-// decides), multi-line text as a literal block; or double-quoted.
+// textNode is the YAML string s, double-quoted; multi-line text, unless
+// quoted, as a literal block. Never plain: memfs's redactor replaces a
+// secret in the stored bytes by "[REDACTED:rule-id]", which at the start
+// of a plain scalar opens a flow sequence, and in a flow list ends it;
+// inside quotes or a block it is text.
 func textNode(s string, quoted bool) *yaml.Node {
-	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-	switch {
-	case quoted:
-		n.Style = yaml.DoubleQuotedStyle
-	case strings.Contains(s, "\n"):
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle}
+	if !quoted && strings.Contains(s, "\n") {
+		// The emitter double-quotes what a block cannot hold.
 		n.Style = yaml.LiteralStyle
 	}
 	return n
@@ -401,12 +411,15 @@ func (r Record) problems(found problems) problems {
 
 // Markdown is r's file: its front matter, between lines "---", with the
 // kind's fields in schema order (times in UTC to the second, lists in
-// flow style, strings quoted where YAML needs it), then its body.
+// flow style, strings double-quoted, multi-line text as a literal block),
+// then its body. A redaction's marker, "[REDACTED:rule-id]", may replace
+// a part of a string in the file's bytes (not a part of an escape such as
+// \n) and the file still reads, the marker in place of that part.
 func (r Record) Markdown() []byte {
 	front, ok := r.frontMatter(false)
 	if !ok {
-		// The library's choice of style does not read back (YAML
-		// emitters have such corners): every string double-quoted.
+		// A literal block does not read back (YAML emitters have such
+		// corners): every string double-quoted.
 		front, _ = r.frontMatter(true)
 	}
 	var b bytes.Buffer
@@ -562,8 +575,10 @@ func decodeFields(r *Record, m *yaml.Node) problems {
 }
 
 // split cuts a record's file into its front matter (without the lines
-// "---") and its body, or says what is wrong.
+// "---") and its body, or says what is wrong. A UTF-8 byte order mark
+// before the first "---", which some editors write, is skipped.
 func split(v []byte) (front []byte, body, problem string) {
+	v = bytes.TrimPrefix(v, []byte("\uFEFF"))
 	first, rest, _ := bytes.Cut(v, []byte("\n"))
 	if !isFence(first) {
 		return nil, "", "missing"

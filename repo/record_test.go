@@ -1,13 +1,16 @@
 package repo_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memfs/memfs/repo"
 )
@@ -369,6 +372,212 @@ func TestMarkdownTricky(t *testing.T) {
 		got, err := repo.Parse(repo.Decision, r.Markdown())
 		if err != nil || got.Rationale != s {
 			t.Errorf("%q: got %q, %v\n%s", s, got.Rationale, err, r.Markdown())
+		}
+	}
+}
+
+// A redaction's marker in place of a secret anywhere in a string of a
+// record's file (memfs's redactor rewrites the stored bytes) leaves a
+// file that reads, with the marker in place of the secret: even at a
+// string's start, where a plain YAML scalar "[REDACTED:..." would be a
+// flow sequence, or in a list's item, where "]" would end the list.
+func TestMarkdownRedacted(t *testing.T) {
+	const secret = "ghp_0123456789abcdefABCDEF0123456789abcd"
+	const marker = "[REDACTED:github-token]"
+	created := time.Date(2026, 12, 6, 19, 15, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		field string
+		r     repo.Record
+	}{
+		{"title", repo.Record{Kind: repo.Convention, ID: "c", Title: secret + " is the token", CreatedAt: created, UpdatedAt: created}},
+		{"title", repo.Record{Kind: repo.Convention, ID: "c", Title: "token: " + secret, CreatedAt: created, UpdatedAt: created}},
+		{"tags", repo.Record{Kind: repo.Convention, ID: "c", Title: "t", Tags: []string{secret, "go"}, CreatedAt: created, UpdatedAt: created}},
+		{"tags", repo.Record{Kind: repo.Convention, ID: "c", Title: "t", Tags: []string{"go", "x" + secret}, CreatedAt: created, UpdatedAt: created}},
+		{"summary", repo.Record{Kind: repo.Decision, ID: "d", Summary: secret, Rationale: "why", CreatedAt: created}},
+		{"rationale", repo.Record{Kind: repo.Decision, ID: "d", Summary: "s", Rationale: secret + "\nleaked", CreatedAt: created}},
+		{"rationale", repo.Record{Kind: repo.Decision, ID: "d", Summary: "s", Rationale: "\tfirst\n" + secret, CreatedAt: created}},
+		{"impactedPaths", repo.Record{Kind: repo.Decision, ID: "d", Summary: "s", Rationale: "why", ImpactedPaths: []string{secret + "/"}, CreatedAt: created}},
+		{"source", repo.Record{Kind: repo.Note, ID: "n", Source: secret, CreatedAt: created}},
+		{"id", repo.Record{Kind: repo.Note, ID: "n-" + secret, Source: "tool", CreatedAt: created}},
+	} {
+		want := tt.r
+		swap := func(s string) string { return strings.ReplaceAll(s, secret, marker) }
+		want.ID, want.Title, want.Summary, want.Rationale, want.Source = swap(want.ID), swap(want.Title), swap(want.Summary), swap(want.Rationale), swap(want.Source)
+		want.Tags, want.ImpactedPaths = slices.Clone(want.Tags), slices.Clone(want.ImpactedPaths)
+		for i := range want.Tags {
+			want.Tags[i] = swap(want.Tags[i])
+		}
+		for i := range want.ImpactedPaths {
+			want.ImpactedPaths[i] = swap(want.ImpactedPaths[i])
+		}
+		redactedReads(t, tt.r, want, tt.field, secret, marker)
+	}
+
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	for range 2000 {
+		r := randomRecord(rng)
+		token := "ghp_" + randomToken(rng, 36)
+		want := r
+		want.Tags, want.ImpactedPaths = slices.Clone(r.Tags), slices.Clone(r.ImpactedPaths)
+		field := plant(rng, &r, &want, token, marker)
+		if !redactedReads(t, r, want, field, token, marker) {
+			t.Fatalf("seed %d", seed)
+		}
+	}
+}
+
+// redactedReads reports whether r's file, each of secrets replaced in its
+// bytes by marker, reads as want, with problems of field alone (a marker
+// makes no id or source).
+func redactedReads(t *testing.T, r, want repo.Record, field string, secretsAndMarker ...string) bool {
+	t.Helper()
+	md := r.Markdown()
+	marker := secretsAndMarker[len(secretsAndMarker)-1]
+	redacted := md
+	for _, s := range secretsAndMarker[:len(secretsAndMarker)-1] {
+		redacted = bytes.ReplaceAll(redacted, []byte(s), []byte(marker))
+	}
+	if bytes.Equal(redacted, md) {
+		t.Errorf("%s: no secret in the file as it is:\n%s", field, md)
+		return false
+	}
+	got, err := repo.Parse(r.Kind, redacted)
+	for _, e := range joined(err) {
+		if re, ok := e.(*repo.RecordError); !ok || re.Field != field {
+			t.Errorf("%s: %v\n%s", field, err, redacted)
+			return false
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\ngot  %#v\nwant %#v\n%s", field, got, want, redacted)
+		return false
+	}
+	return true
+}
+
+// joined is err's errors, one for an error that joins none.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+func randomToken(rng *rand.Rand, n int) string {
+	const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = chars[rng.IntN(len(chars))]
+	}
+	return string(b)
+}
+
+// plant puts secret into one string of r (at its start, its end or
+// within) and marker at the same place in want, and returns the field's
+// name.
+func plant(rng *rand.Rand, r, want *repo.Record, secret, marker string) string {
+	at := func(s string) int {
+		switch rng.IntN(3) {
+		case 0:
+			return 0
+		case 1:
+			return len(s)
+		}
+		i := rng.IntN(len(s) + 1)
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		return i
+	}
+	one := func(got, w *string) {
+		i := at(*got)
+		*got, *w = (*got)[:i]+secret+(*got)[i:], (*got)[:i]+marker+(*got)[i:]
+	}
+	item := func(got, w *[]string) {
+		if len(*got) == 0 || rng.IntN(4) == 0 {
+			*got, *w = append(*got, ""), append(*w, "")
+		}
+		i := rng.IntN(len(*got))
+		one(&(*got)[i], &(*w)[i])
+	}
+	var names []string
+	switch r.Kind {
+	case repo.Convention:
+		names = []string{"id", "title", "tags"}
+	case repo.Decision:
+		names = []string{"id", "summary", "rationale", "impactedPaths"}
+	case repo.Note:
+		names = []string{"id", "source"}
+	}
+	name := names[rng.IntN(len(names))]
+	switch name {
+	case "id":
+		one(&r.ID, &want.ID)
+	case "title":
+		one(&r.Title, &want.Title)
+	case "tags":
+		item(&r.Tags, &want.Tags)
+	case "summary":
+		one(&r.Summary, &want.Summary)
+	case "rationale":
+		one(&r.Rationale, &want.Rationale)
+	case "impactedPaths":
+		item(&r.ImpactedPaths, &want.ImpactedPaths)
+	case "source":
+		one(&r.Source, &want.Source)
+	}
+	return name
+}
+
+// A front matter of a megabyte of problems makes an error of 20 of them
+// and a count of the others, not one of megabytes.
+func TestErrorsBounded(t *testing.T) {
+	const fields = 200000 // 1 MiB of "k: 1" lines
+	front := strings.Repeat("k: 1\n", fields)
+	key := repo.RecordKey(testHash, repo.Note, "errors")
+	err := repo.CheckKey(key, []byte("---\n"+front+"---\n"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if len(msg) > 8<<10 {
+		t.Fatalf("an error of %d bytes, want at most 8 KiB: %.300s", len(msg), msg)
+	}
+	lines := strings.Split(msg, "\n")
+	// Each k an unknown field, and id, source and createdAt missing.
+	want := fmt.Sprintf("%s: … and %d more problems", key, fields+3-20)
+	if len(lines) != 21 || lines[20] != want {
+		t.Errorf("got %d lines, the last %q; want 21, the last %q", len(lines), lines[len(lines)-1], want)
+	}
+	if !errors.Is(err, repo.ErrRecord) {
+		t.Errorf("%.100s: not an ErrRecord", msg)
+	}
+	if err := repo.CheckKey(key, []byte("---\n"+strings.Repeat("k: 1\n", 17)+"---\n")); len(joined(err)) != 20 {
+		t.Errorf("20 problems: got %d errors: %v", len(joined(err)), err)
+	}
+}
+
+// A byte order mark before the first "---" (some editors write one) is
+// no part of the record.
+func TestParseBOM(t *testing.T) {
+	for _, k := range repo.Kinds {
+		v := file(k, "the body\n")
+		want, err := repo.Parse(k, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := repo.Parse(k, append([]byte("\xEF\xBB\xBF"), v...))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %+v, %v; want %+v", k, got, err, want)
+		}
+		crlf := bytes.ReplaceAll(v, []byte("\n"), []byte("\r\n"))
+		if _, err := repo.Parse(k, append([]byte("\xEF\xBB\xBF"), crlf...)); err != nil {
+			t.Errorf("%s, CRLF: %v", k, err)
 		}
 	}
 }

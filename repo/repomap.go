@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -92,7 +93,8 @@ func (o MapOptions) Map(ctx context.Context, top string) ([]byte, error) {
 		} else if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		// else ctags failed (built without JSON, say): go/parser
+		// else ctags failed (built without JSON, say) or took over
+		// ctagsTimeout: go/parser
 	}
 	if by == "go/parser" {
 		syms = goSymbols(top, read)
@@ -180,8 +182,14 @@ func codeSpan(name string) string {
 	return fmt.Sprintf("`%q`", name)
 }
 
+// ctagsTimeout bounds a run of ctags, which Map then does without: a
+// parser of ctags's may loop on a file no one meant it to read.
+const ctagsTimeout = 60 * time.Second
+
 // universalCtags reports whether the ctags installed is Universal Ctags.
 func universalCtags(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, ctagsTimeout)
+	defer cancel()
 	out, err := exec.CommandContext(ctx, "ctags", "--version").Output()
 	return err == nil && bytes.Contains(out, []byte("Universal Ctags"))
 }
@@ -199,14 +207,20 @@ type ctagTag struct {
 }
 
 // ctagsSymbols are the top-level symbols of files (relative to top) by
-// Universal Ctags, by file, in line order.
+// Universal Ctags, by file, in line order. ctags that runs over
+// ctagsTimeout is stopped, and ctagsSymbols fails.
 func ctagsSymbols(ctx context.Context, top string, files []string) (map[string][]string, error) {
 	var list strings.Builder
 	for _, f := range files {
 		if printable(f) { // -L reads a name a line
-			list.WriteString(f + "\n")
+			// -L reads a line that starts with '-' as an option, even
+			// after --options=NONE: a file named --options=/dev/zero
+			// would hang ctags, another would load an option file.
+			list.WriteString("./" + f + "\n")
 		}
 	}
+	ctx, cancel := context.WithTimeout(ctx, ctagsTimeout)
+	defer cancel()
 	// --options=NONE: no option file of the user's or the repository's
 	// (.ctags.d) changes what is read or how it is written.
 	cmd := exec.CommandContext(ctx, "ctags", "--options=NONE", "--output-format=json", "--fields=+nKl",
@@ -256,7 +270,8 @@ func readTags(r io.Reader) (map[string][]ctagTag, error) {
 		if t.Type != "tag" || t.Kind == "package" || !topLevel(t) {
 			continue
 		}
-		tags[t.Path] = append(tags[t.Path], t)
+		f := strings.TrimPrefix(t.Path, "./") // as ctagsSymbols named it
+		tags[f] = append(tags[f], t)
 	}
 }
 

@@ -153,6 +153,33 @@ func TestMapCtags(t *testing.T) {
 	}
 }
 
+// A file whose name starts with '-' is a file to ctags, not an option:
+// ctags reads its symbols (-x.go was an unknown option, and made the map
+// fall back to go/parser; --options=/dev/null.go an option file to load).
+func TestMapCtagsDashNames(t *testing.T) {
+	if out, err := exec.Command("ctags", "--version").Output(); err != nil || !bytes.Contains(out, []byte("Universal Ctags")) {
+		t.Skip("Universal Ctags is not installed (scripts/install-deps.sh installs it): file names as ctags options cannot be tested")
+	}
+	t.Setenv("HOME", t.TempDir())
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q")
+	names := map[string]string{"-x.go": "X", "--version.go": "Version", "--options=/dev/null.go": "Null", "ok.go": "OK"}
+	for name, fn := range names {
+		write(t, dir, name, "package a\n\nfunc "+fn+"() {}\n")
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "dashes")
+	header, lines := mapOf(t, repo.MapOptions{}, dir)
+	if want := "<!-- repository map: 4 files, symbols by universal-ctags -->"; header != want {
+		t.Errorf("header %q, want %q", header, want)
+	}
+	for name, fn := range names {
+		if got, want := lines["`"+name+"`"], ": func "+fn; got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
+
 // Outside git: every file but under dot-directories.
 func TestMapOutsideGit(t *testing.T) {
 	dir := t.TempDir()

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/repo"
 )
@@ -165,5 +166,166 @@ func TestStateRunsNoHook(t *testing.T) {
 	state(t, dir)
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("State ran the repository's core.fsmonitor hook")
+	}
+}
+
+// A repository's configuration names no program State runs: a filter
+// driver's clean command or process, which git status and diff run on a
+// file .gitattributes assign the driver when the index's record of the
+// file's stat is stale, is not started, on the clean path or the other.
+// A driver's name may hold dots, or be empty (filter=).
+func TestStateRunsNoFilter(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	dir := newRepo(t)
+	write(t, dir, "z.txt", "z\n") // last in the index: its process stops git
+	write(t, dir, "b.md", "b\n")
+	write(t, dir, ".gitattributes", "*.go filter=evil\n*.txt filter=ev.il\n*.md filter=\n")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "attributes")
+	clean := state(t, dir)
+
+	ran := t.TempDir()
+	drivers := []struct{ file, key, command string }{
+		{"sub/f.go", "filter.evil.clean", "touch " + ran + "/clean; cat"},
+		{"z.txt", "filter.ev.il.process", "touch " + ran + "/process; exit 1"},
+		{"b.md", "filter..clean", "touch " + ran + "/unnamed; cat"},
+	}
+	for _, d := range drivers {
+		gitIn(t, dir, "config", d.key, d.command)
+	}
+	gitIn(t, dir, "config", "filter.evil.required", "true")
+	mtime := time.Date(2026, 12, 6, 19, 15, 0, 0, time.UTC)
+	stale := func() {
+		t.Helper()
+		mtime = mtime.Add(time.Second)
+		for _, d := range drivers {
+			if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(d.file)), mtime, mtime); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ranFilters := func() []string {
+		t.Helper()
+		entries, err := os.ReadDir(ran)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+
+	stale()
+	if s, err := repo.State(t.Context(), dir); s != clean || err != nil {
+		t.Errorf("files touched, not changed: %q, %v; want %s", s, err, clean)
+	}
+	if names := ranFilters(); names != nil {
+		t.Errorf("the clean path ran the repository's filters: %v", names)
+	}
+	stale()
+	write(t, dir, "untracked", "x\n") // dirty: the longer path
+	if s, err := repo.State(t.Context(), dir); !strings.Contains(s, "+dirty:") || err != nil {
+		t.Errorf("an untracked file: %q, %v", s, err)
+	}
+	if names := ranFilters(); names != nil {
+		t.Errorf("the dirty path ran the repository's filters: %v", names)
+	}
+
+	// git alone runs each of them: the test tests something.
+	for _, d := range drivers {
+		stale()
+		cmd := exec.Command("git", "-C", dir, "status", "--porcelain", "--", d.file)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_OPTIONAL_LOCKS=0")
+		cmd.Run() // the process filter fails it
+	}
+	if names := ranFilters(); len(names) != len(drivers) {
+		t.Errorf("git status ran the filters %v, want %d of them", names, len(drivers))
+	}
+}
+
+// A filter driver whose name has a '=' cannot be turned off with git's
+// -c, which splits at the first '=': State fails rather than run it.
+func TestStateFilterNameWithEquals(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	dir := newRepo(t)
+	write(t, dir, ".gitattributes", "*.go filter=a=b\n")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "attributes")
+	marker := filepath.Join(t.TempDir(), "ran")
+	gitIn(t, dir, "config", "filter.a=b.clean", "touch "+marker+"; cat")
+	mtime := time.Date(2026, 12, 6, 19, 15, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(dir, "sub", "f.go"), mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	s, err := repo.State(t.Context(), dir)
+	if err == nil || !strings.Contains(err.Error(), `the filter driver "a=b"`) {
+		t.Errorf("got %q, %v; want an error naming the driver", s, err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("State ran the repository's filter")
+	}
+}
+
+// An untracked file over 1 MiB counts by its size and modification time,
+// not its content: State does not read it (a sparse file of 2 GiB here;
+// a change of its content that keeps both is not seen), and a change of
+// either changes the state. A file of 1 MiB counts by its content.
+func TestStateLargeUntracked(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	dir := newRepo(t)
+	mtime := time.Date(2026, 12, 6, 19, 15, 0, 123456789, time.UTC)
+	file := func(name string, size int64) (change func(size int64, at time.Time, b byte)) {
+		p := filepath.Join(dir, name)
+		change = func(size int64, at time.Time, b byte) {
+			t.Helper()
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
+			if err == nil {
+				err = f.Truncate(size)
+			}
+			if err == nil {
+				_, err = f.WriteAt([]byte{b}, size/2)
+			}
+			if err == nil {
+				err = f.Close()
+			}
+			if err == nil {
+				err = os.Chtimes(p, at, at)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		change(size, mtime, 0)
+		return change
+	}
+	const large = 2 << 30
+	disk := file("disk.img", large)
+	start := time.Now()
+	before := state(t, dir)
+	t.Logf("State beside a sparse file of 2 GiB: %v", time.Since(start))
+
+	disk(large, mtime, 'x')
+	if s := state(t, dir); s != before {
+		t.Errorf("its content changed, its size and time kept: %s, want %s (State read it)", s, before)
+	}
+	seen := map[string]string{before: "before"}
+	for _, tt := range []struct {
+		what string
+		size int64
+		at   time.Time
+	}{{"touched", large, mtime.Add(time.Second)}, {"grown", large + 1, mtime}, {"shrunk to 1 MiB", 1 << 20, mtime}} {
+		disk(tt.size, tt.at, 'x')
+		s := state(t, dir)
+		if prev, ok := seen[s]; ok {
+			t.Errorf("%s: the state of %s: %s", tt.what, prev, s)
+		}
+		seen[s] = tt.what
+	}
+	// Now 1 MiB: its content counts.
+	disk(1<<20, mtime, 'y')
+	if s := state(t, dir); seen[s] != "" {
+		t.Errorf("1 MiB, its content changed: the state of %s: %s", seen[s], s)
 	}
 }
