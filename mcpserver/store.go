@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,13 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/memfs/memfs"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/eventlog"
 	"github.com/memfs/memfs/history"
-	"github.com/memfs/memfs/internal/paths"
 	"github.com/memfs/memfs/memorytool"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/mountclient"
@@ -156,28 +152,11 @@ func (m mount) versions(_ context.Context, key string) ([]history.Version, error
 }
 
 func (m mount) setTags(_ context.Context, key, value string, _ meta.WriterInfo) error {
-	r, err := m.c.Root()
-	if err != nil {
-		return err
+	var v []byte // nil: no tags
+	if value != "" {
+		v = []byte(value)
 	}
-	defer r.Close()
-	f, err := paths.OpenNoFollow(r, key, os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if value == "" {
-		err = unix.Fremovexattr(int(f.Fd()), meta.Tags)
-		if errors.Is(err, unix.ENODATA) {
-			err = nil
-		}
-	} else {
-		err = unix.Fsetxattr(int(f.Fd()), meta.Tags, []byte(value), 0)
-	}
-	if err != nil {
-		return &os.PathError{Op: "tag", Path: key, Err: err}
-	}
-	return f.Sync()
+	return m.c.SetAttr(key, meta.Tags, v)
 }
 
 func (m mount) revert(_ context.Context, key, to string) (uint64, error) {

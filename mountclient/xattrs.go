@@ -50,9 +50,29 @@ func settableXAttrs(f *os.File) (map[string][]byte, error) {
 }
 
 // SetAttr sets the extended attribute name of key to value through the
-// mount, as setfattr does (the file opened without following a link), and
-// fsyncs the file: the attribute is in the store when SetAttr returns.
+// mount, as setfattr does, or removes it when value is nil (an absent one
+// is no error); the file is opened without following a link, and fsynced:
+// the change is in the store when SetAttr returns.
 func (c *Client) SetAttr(key, name string, value []byte) error {
+	return c.onFile(key, func(f *os.File) error {
+		var err error
+		if value == nil {
+			if err = unix.Fremovexattr(int(f.Fd()), name); errors.Is(err, unix.ENODATA) {
+				err = nil
+			}
+		} else {
+			err = unix.Fsetxattr(int(f.Fd()), name, value, 0)
+		}
+		if err != nil {
+			return &os.PathError{Op: "setxattr " + name, Path: key, Err: err}
+		}
+		return f.Sync()
+	})
+}
+
+// onFile runs fn on key opened read-only through the live mount, without
+// following a link.
+func (c *Client) onFile(key string, fn func(f *os.File) error) error {
 	r, err := c.Root()
 	if err != nil {
 		return err
@@ -63,37 +83,18 @@ func (c *Client) SetAttr(key, name string, value []byte) error {
 		return err
 	}
 	defer f.Close()
-	sc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := sc.Control(func(fd uintptr) {
-		if err := unix.Fsetxattr(int(fd), name, value, 0); err != nil {
-			ferr = &os.PathError{Op: "setxattr " + name, Path: key, Err: err}
-		}
-	}); err != nil {
-		return err
-	}
-	if ferr != nil {
-		return ferr
-	}
-	return f.Sync()
+	return fn(f)
 }
 
 // putXAttrs makes key's settable user.memfs.* attributes those of want,
 // through the mount (the file opened without following a link).
 func (c *Client) putXAttrs(key string, want map[string][]byte) error {
-	r, err := c.Root()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	f, err := paths.OpenNoFollow(r, key, os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+	return c.onFile(key, func(f *os.File) error { return putXAttrs(f, key, want) })
+}
+
+// putXAttrs makes the settable user.memfs.* attributes of f (key's) those
+// of want.
+func putXAttrs(f *os.File, key string, want map[string][]byte) error {
 	now, err := settableXAttrs(f)
 	if err != nil {
 		return err
