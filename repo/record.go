@@ -536,7 +536,12 @@ func parse(k Kind, v []byte) (Record, problems) {
 	// The "---" line becomes an empty one, so that YAML's line numbers
 	// are the file's.
 	if err := yaml.Unmarshal(append([]byte("\n"), front...), &doc); err != nil {
-		return r, problems{{Problem: fmt.Sprintf("not YAML (%s): %s", cut(err.Error()), howToStart(k)), frontMatter: true}}
+		hint := howToStart(k)
+		if strings.Contains(err.Error(), "mapping values are not allowed") {
+			// title: Decision: use etcd, the commonest slip.
+			hint = `a value that holds ": " or starts with [, {, ", ', #, &, * or ! is written in double quotes, such as title: "Decision: use etcd"`
+		}
+		return r, problems{{Problem: fmt.Sprintf("not YAML (%s): %s", cut(err.Error()), hint), frontMatter: true}}
 	}
 	var found problems
 	if len(doc.Content) > 0 {

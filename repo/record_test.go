@@ -581,3 +581,12 @@ func TestParseBOM(t *testing.T) {
 		}
 	}
 }
+
+// A value holding ": " unquoted is the commonest slip of a record written
+// by hand: the error says to quote it, with an example.
+func TestParseColonInValueSaysQuote(t *testing.T) {
+	_, err := repo.Parse(repo.Convention, []byte("---\nid: x\ntitle: Decision: use etcd\ncreatedAt: 2026-12-01T10:00:00Z\nupdatedAt: 2026-12-01T10:00:00Z\n---\n"))
+	if err == nil || !strings.Contains(err.Error(), `double quotes, such as title: "Decision: use etcd"`) {
+		t.Errorf("Parse of a title holding \": \" unquoted: %v, want the advice to quote it", err)
+	}
+}

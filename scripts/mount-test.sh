@@ -1923,7 +1923,7 @@ repo_memory() {
 		fail "feature's memory ($fdir, want $mnt/repos/$fid) lacks main's records" "$(ls -lR "$fdir" 2>&1 | head -n 30)"
 	fi
 	rc=0
-	out=$( (printf '%s\n' --- 'id: quokka' 'title: Only on feature: quokka loader' 'createdAt: 2026-12-02T10:00:00Z' \
+	out=$( (printf '%s\n' --- 'id: quokka' 'title: "Only on feature: quokka loader"' 'createdAt: 2026-12-02T10:00:00Z' \
 		'updatedAt: 2026-12-02T10:00:00Z' --- >"$fdir/conventions/quokka.md") 2>&1) || rc=$?
 	repo_memfs "$clone" context --repo
 	if [ "$rc" -eq 0 ] && repo_ran "memfs context --repo on feature"; then
