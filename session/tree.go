@@ -257,6 +257,15 @@ func (c *Context) setFileAttr(f *file, a Attr) (Stat, error) {
 		c.mu.Unlock()
 		return Stat{}, pathErr("setattr", f.key, fs.ErrNotExist)
 	}
+	if a.Size == nil && a.MTime == nil && a.ATime == nil && (a.Mode == nil || backend.PermBits(*a.Mode) == backend.PermBits(f.mode)) &&
+		(a.UID == nil || *a.UID == f.uid) && (a.GID == nil || *a.GID == f.gid) {
+		// Nothing changes: no save, no version. On a shared store it
+		// would be a change to whoever renames or removes the file
+		// meanwhile (TestNoOpAttrChangesNothing).
+		st := f.statLocked(c)
+		c.mu.Unlock()
+		return st, nil
+	}
 	if a.Size != nil {
 		if err := c.truncateLocked(f, *a.Size); err != nil {
 			c.mu.Unlock()

@@ -1,9 +1,11 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -201,6 +203,10 @@ func (c *Context) changeXAttr(ctx context.Context, op, key string, edit func(map
 	if err != nil {
 		c.mu.Unlock()
 		return err
+	}
+	if maps.EqualFunc(x.toMap(), f.xattrs.toMap(), bytes.Equal) {
+		c.mu.Unlock()
+		return nil // the value it has: no save, no version (as a chmod to the same mode)
 	}
 	f.xattrs = x
 	f.by = writerFrom(ctx)
