@@ -46,7 +46,8 @@ type Query struct {
 	// RepoParents, when set, stand for Repo while Repo has no memory (no
 	// repos/REPO/repo.json indexed): the first of them that has is read,
 	// as a new branch reads its parent's memory until its first write
-	// starts its own (repo.Parents).
+	// starts its own (repo.Parents). The live service resolves them per
+	// caller first: a repo.json the caller may not read is none.
 	RepoParents      []string
 	Tags             []string  // the document has all of them
 	Source, Agent    string    // equal to the document's

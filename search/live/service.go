@@ -17,6 +17,7 @@ import (
 	"github.com/memfs/memfs/embed"
 	"github.com/memfs/memfs/internal/ignore"
 	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/repo"
 	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/session"
 )
@@ -540,6 +541,7 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 	if !ok {
 		return nil, ErrNoCaller
 	}
+	q = s.repoFor(q, cr)
 	mode, err := search.ResolveMode(q.Mode, s.emb != nil)
 	if err != nil {
 		return nil, err
@@ -661,4 +663,23 @@ func (s *Service) Answer(ctx context.Context, r search.Request) ([]byte, error) 
 		return nil, err
 	}
 	return FormatResults(res, r.JSON), nil
+}
+
+// repoFor resolves q.RepoParents for cr: the first parent whose repo.json
+// cr may read stands for q.Repo while cr may read none of q.Repo's (a
+// memory it may not read is none: which one is searched says nothing of
+// what it may not see), as the pack does (memfs.FS.ContextPack).
+func (s *Service) repoFor(q search.Query, cr session.Cred) search.Query {
+	if len(q.RepoParents) == 0 {
+		return q
+	}
+	has := func(hash string) bool {
+		_, err := s.c.Stat(repo.InfoKey(hash))
+		return err == nil && s.c.Access().CanRead(repo.InfoKey(hash), cr)
+	}
+	if i := slices.IndexFunc(q.RepoParents, has); i >= 0 && !has(q.Repo) {
+		q.Repo = q.RepoParents[i]
+	}
+	q.RepoParents = nil
+	return q
 }

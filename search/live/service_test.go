@@ -553,3 +553,34 @@ func TestServiceRanksConflictCopiesBelowTheOriginal(t *testing.T) {
 		t.Errorf("search wombat: got %v, want memory/a.md, then its conflict copy right below it", got)
 	}
 }
+
+// A new branch's search reads its parent's memory while the branch has
+// none the caller may read: a repo.json the caller may not read is none,
+// so which memory is searched says nothing of what it may not see.
+func TestServiceRepoParentPerCaller(t *testing.T) {
+	const branch, parent = "bbbbbbbbbbbbbbbb", "aaaaaaaaaaaaaaaa"
+	e := newSvcEnv(t, nil, ServiceOptions{})
+	e.put(t, "repos/"+parent+"/repo.json", `{"hash":"`+parent+`"}`, 0o644, 1000)
+	e.put(t, "repos/"+parent+"/notes/a.md", "the wombat digs", 0o644, 1000)
+	e.put(t, "repos/"+branch+"/repo.json", `{"hash":"`+branch+`"}`, 0o600, 1000)
+	e.put(t, "repos/"+branch+"/notes/b.md", "the wombat sleeps", 0o600, 1000)
+	e.flush(t)
+	s := e.svc(t)
+	q := search.Query{Text: "wombat", Repo: branch, RepoParents: []string{parent}}
+	for _, c := range []struct {
+		cr   session.Cred
+		want string
+	}{{credOwner, "repos/" + branch + "/notes/b.md"}, {credOther, "repos/" + parent + "/notes/a.md"}} {
+		res, err := s.Search(session.WithCred(t.Context(), c.cr), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range res {
+			got = append(got, r.Key)
+		}
+		if !slices.Equal(got, []string{c.want}) {
+			t.Errorf("uid %d: %v, want %s", c.cr.UID, got, c.want)
+		}
+	}
+}
