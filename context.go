@@ -40,12 +40,9 @@ func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cr
 	}
 	// A memory the caller may not read is none: which one the pack reads
 	// says nothing of what it may not see.
-	has := func(hash string) bool {
+	o.Repo = repo.Choose(o.Repo, o.RepoParents, func(hash string) bool {
 		return f.Exists(repo.InfoKey(hash)) && f.c.Access().CanRead(repo.InfoKey(hash), cr)
-	}
-	if i := slices.IndexFunc(o.RepoParents, has); i >= 0 && !has(o.Repo) {
-		o.Repo = o.RepoParents[i] // a new branch reads its parent's memory until its first write
-	}
+	})
 	if o.Prefixes == nil {
 		o.Prefixes = f.opts.Bootstrap
 		if o.Repo != "" {

@@ -2,7 +2,6 @@ package memfs
 
 import (
 	"context"
-	"strings"
 
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/repo"
@@ -20,7 +19,7 @@ func (f *FS) staleIndexes(cr session.Cred) int {
 	es := src.Entries(repo.Dir)
 	var infos []string
 	for _, e := range es {
-		if hash, rest, ok := splitRepoKey(e.Key); ok && e.Key == repo.InfoKey(hash) && rest == "repo.json" {
+		if _, ok := repo.ParseInfoKey(e.Key); ok {
 			infos = append(infos, e.Key)
 		}
 	}
@@ -30,7 +29,7 @@ func (f *FS) staleIndexes(cr session.Cred) int {
 	_ = src.Resolve(context.Background(), infos...) // what does not load counts none
 	states := map[string]string{}
 	for _, k := range infos {
-		hash, _, _ := splitRepoKey(k)
+		hash, _ := repo.ParseInfoKey(k)
 		if v, ok := src.Get(k); ok {
 			if in, err := repo.ParseInfo(hash, v); err == nil {
 				states[hash] = in.State
@@ -39,24 +38,10 @@ func (f *FS) staleIndexes(cr session.Cred) int {
 	}
 	n := 0
 	for _, e := range es {
-		hash, rest, ok := splitRepoKey(e.Key)
-		name, isIndex := strings.CutPrefix(rest, "indexes/")
-		if !ok || !isIndex || repo.ValidateIndexName(name) != nil || !e.Info.Mode.IsRegular() {
-			continue
-		}
-		if st := states[hash]; st != "" && string(e.Info.XAttrs[meta.Derived]) != st {
+		hash, _, ok := repo.ParseIndexKey(e.Key)
+		if st := states[hash]; ok && e.Info.Mode.IsRegular() && st != "" && string(e.Info.XAttrs[meta.Derived]) != st {
 			n++
 		}
 	}
 	return n
-}
-
-// splitRepoKey splits repos/HASH/REST into HASH and REST.
-func splitRepoKey(key string) (hash, rest string, ok bool) {
-	in, ok := strings.CutPrefix(key, repo.Dir)
-	if !ok {
-		return "", "", false
-	}
-	hash, rest, ok = strings.Cut(in, "/")
-	return hash, rest, ok && repo.ValidateHash(hash) == nil
 }

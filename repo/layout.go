@@ -3,6 +3,7 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -123,7 +124,10 @@ func NotesPrefix(hash string) string { return Prefix(hash) + Note.Dir() + "/" }
 func SummariesKey(hash string) string { return Prefix(hash) + "summaries.jsonl" }
 
 // InfoKey is the repository's Info, as JSON.
-func InfoKey(hash string) string { return Prefix(hash) + "repo.json" }
+func InfoKey(hash string) string { return Prefix(hash) + infoFile }
+
+// infoFile is the name of a repository's repo.json.
+const infoFile = "repo.json"
 
 // indexesDir is the directory of the repository's derived artifacts.
 const indexesDir = "indexes"
@@ -270,4 +274,40 @@ func CheckPackFile(key string, v []byte) error {
 		}
 	}
 	return CheckKey(key, v)
+}
+
+// ParseInfoKey reports whether key is a repository's repo.json, and whose.
+func ParseInfoKey(key string) (hash string, ok bool) {
+	hash, rest, ok := cutHash(key)
+	return hash, ok && rest == infoFile
+}
+
+// ParseIndexKey reports whether key is a repository's derived artifact,
+// repos/HASH/indexes/NAME, and whose and which.
+func ParseIndexKey(key string) (hash, name string, ok bool) {
+	hash, rest, ok := cutHash(key)
+	name, isIndex := strings.CutPrefix(rest, indexesDir+"/")
+	return hash, name, ok && isIndex && ValidateIndexName(name) == nil
+}
+
+// cutHash splits repos/HASH/REST.
+func cutHash(key string) (hash, rest string, ok bool) {
+	in, ok := strings.CutPrefix(key, Dir)
+	hash, rest, ok2 := strings.Cut(in, "/")
+	return hash, rest, ok && ok2 && ValidateHash(hash) == nil
+}
+
+// Choose is the repository whose memory stands for id's: id's own when
+// has says it has memory, else the first of parents that has (a new
+// branch reads its parent's memory until its first write starts its
+// own), else id. has may answer for a caller: a memory it may not read is
+// none, so that which one is read says nothing of what it may not see.
+func Choose(id string, parents []string, has func(hash string) bool) string {
+	if len(parents) == 0 || has(id) {
+		return id
+	}
+	if i := slices.IndexFunc(parents, has); i >= 0 {
+		return parents[i]
+	}
+	return id
 }

@@ -1,6 +1,7 @@
 package repo_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,6 +159,42 @@ func TestCheckPackFile(t *testing.T) {
 	} {
 		if err := repo.CheckPackFile(key, []byte(good)); (err == nil) != ok {
 			t.Errorf("CheckPackFile(%s) = %v, want ok %v", key, err, ok)
+		}
+	}
+}
+
+// The keys of a repository's repo.json and derived artifacts, and no
+// other.
+func TestParseInfoAndIndexKeys(t *testing.T) {
+	const h = "0123456789abcdef"
+	if got, ok := repo.ParseInfoKey("repos/" + h + "/repo.json"); !ok || got != h {
+		t.Errorf("ParseInfoKey(repo.json) = %q, %v", got, ok)
+	}
+	for _, k := range []string{"repos/" + h + "/notes/repo.json", "repos/x/repo.json", "memory/repo.json", "repos/" + h + "/repo.json.bak"} {
+		if _, ok := repo.ParseInfoKey(k); ok {
+			t.Errorf("ParseInfoKey(%s) is a repo.json", k)
+		}
+	}
+	if got, name, ok := repo.ParseIndexKey("repos/" + h + "/indexes/map.md"); !ok || got != h || name != "map.md" {
+		t.Errorf("ParseIndexKey(map.md) = %q, %q, %v", got, name, ok)
+	}
+	for _, k := range []string{"repos/" + h + "/indexes/.tmp", "repos/" + h + "/indexes/a/b", "repos/" + h + "/indexes/", "repos/" + h + "/notes/map.md"} {
+		if _, _, ok := repo.ParseIndexKey(k); ok {
+			t.Errorf("ParseIndexKey(%s) is an artifact", k)
+		}
+	}
+}
+
+// Choose: the repository's own memory, else its first parent with one,
+// else its own.
+func TestChoose(t *testing.T) {
+	has := func(hs ...string) func(string) bool { return func(h string) bool { return slices.Contains(hs, h) } }
+	for _, c := range []struct {
+		has  func(string) bool
+		want string
+	}{{has("b", "p1"), "b"}, {has("p1", "p2"), "p1"}, {has("p2"), "p2"}, {has(), "b"}} {
+		if got := repo.Choose("b", []string{"p1", "p2"}, c.has); got != c.want {
+			t.Errorf("Choose = %s, want %s", got, c.want)
 		}
 	}
 }

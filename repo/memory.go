@@ -582,8 +582,8 @@ func (m Memory) Stale(ctx context.Context, hash string) ([]string, error) {
 	}
 	var stale []string
 	for _, e := range ents {
-		name, ok := strings.CutPrefix(e.Key, dir)
-		if !ok || !e.Info.Mode.IsRegular() || ValidateIndexName(name) != nil {
+		h, name, ok := ParseIndexKey(e.Key)
+		if !ok || h != hash || !e.Info.Mode.IsRegular() {
 			continue
 		}
 		if string(e.Info.XAttrs[meta.Derived]) != info.State {

@@ -62,11 +62,7 @@ type Query struct {
 // q.RepoParents with a repo.json indexed while q.Repo has none (see
 // Query.RepoParents), else q.Repo.
 func (ix *Index) repoLocked(q Query) string {
-	has := func(hash string) bool { _, ok := ix.byKey[repo.InfoKey(hash)]; return ok }
-	if i := slices.IndexFunc(q.RepoParents, has); i >= 0 && !has(q.Repo) {
-		return q.RepoParents[i]
-	}
-	return q.Repo
+	return repo.Choose(q.Repo, q.RepoParents, func(hash string) bool { _, ok := ix.byKey[repo.InfoKey(hash)]; return ok })
 }
 
 // Hit is one search result.

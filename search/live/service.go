@@ -673,13 +673,10 @@ func (s *Service) repoFor(q search.Query, cr session.Cred) search.Query {
 	if len(q.RepoParents) == 0 {
 		return q
 	}
-	has := func(hash string) bool {
+	q.Repo = repo.Choose(q.Repo, q.RepoParents, func(hash string) bool {
 		_, err := s.c.Stat(repo.InfoKey(hash))
 		return err == nil && s.c.Access().CanRead(repo.InfoKey(hash), cr)
-	}
-	if i := slices.IndexFunc(q.RepoParents, has); i >= 0 && !has(q.Repo) {
-		q.Repo = q.RepoParents[i]
-	}
+	})
 	q.RepoParents = nil
 	return q
 }
