@@ -333,3 +333,32 @@ func TestRepoPackIsPerCaller(t *testing.T) {
 		}
 	}
 }
+
+// No secret of a repository's memory reaches the store: a token in a
+// convention's title and in a step summary, written by memfs repo on a
+// dir store, is redacted in every file of the store, and the convention
+// still reads as a record (its front matter stays YAML).
+func TestRepoSecretNeverOnDisk(t *testing.T) {
+	const token = "ghp_Q7wErT9yUi0pAs1dFg2hJk3lZx4cVb5nM6qW"
+	dir := t.TempDir()
+	store := "dir:" + dir
+	work := gitRepo(t, "https://example.com/team/app.git")
+	mustRun(t, "", "repo", "add", "convention", "--store", store, "--dir", work, "--id", "deploy", "--title", token+" is the deploy token")
+	mustRun(t, "", "repo", "summary", "--store", store, "--dir", work, "--run", "r1", "--step", "s1", "used "+token)
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), token) {
+			t.Errorf("%s holds the token", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := run(t, "", "repo", "check", "--store", store, "--dir", work); err != nil {
+		t.Errorf("the redacted convention is no record any more: %v\n%s", err, out)
+	}
+}
