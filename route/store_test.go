@@ -1,0 +1,266 @@
+package route_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/badgerstore"
+	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/storetest"
+	"github.com/memfs/memfs/route"
+)
+
+func table(t *testing.T, specs ...string) *route.Table {
+	t.Helper()
+	var rs []route.Route
+	for _, s := range specs {
+		r, err := route.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	tb, err := route.NewTable(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// openRouted opens, in dir, a store of three routes: the default one and
+// memory/ on directory stores, skills/ on badger. The conformance suite's keys
+// fall in all three.
+func openRouted(t *testing.T, dir string) (backend.Store, error) {
+	tb := table(t, "memory/=dir:"+filepath.Join(dir, "memory"), "skills/=badger:"+filepath.Join(dir, "a"))
+	var opened []backend.Store
+	fail := func(err error) (backend.Store, error) {
+		for _, s := range opened {
+			s.Close()
+		}
+		return nil, err
+	}
+	for _, sub := range []string{"def", "memory", "a"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return fail(err)
+		}
+	}
+	mem, err := dirstore.Open(filepath.Join(dir, "memory"))
+	if err != nil {
+		return fail(err)
+	}
+	opened = append(opened, mem)
+	a, err := badgerstore.Open(filepath.Join(dir, "a"), badgerstore.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	opened = append(opened, a)
+	def, err := dirstore.Open(filepath.Join(dir, "def"))
+	if err != nil {
+		return fail(err)
+	}
+	opened = append(opened, def)
+	// t.Routes() is longest prefix first: memory/, then skills/.
+	return route.NewStore(tb, []backend.Store{mem, a}, def)
+}
+
+// externalWrite is another program writing the directory store of the
+// route key lives in.
+func externalWrite(t *testing.T, dir, key string, value []byte) {
+	t.Helper()
+	p := filepath.Join(dir, "def", filepath.FromSlash(key))
+	if sub, ok := strings.CutPrefix(key, "memory/"); ok {
+		p = filepath.Join(dir, "memory", filepath.FromSlash(sub))
+	}
+	if value == nil {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, value, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConformanceMixed(t *testing.T) {
+	storetest.RunWith(t, openRouted, storetest.Options{HostTimes: true, HostDevices: true, ImplicitDirs: true, External: externalWrite})
+}
+
+// TestConformanceBatches: three badger stores, so that the routed store
+// is a Batcher, and batches (FailOnConflict among them) span routes.
+func TestConformanceBatches(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dir string) (backend.Store, error) {
+		tb := table(t, "memory/=badger:x", "skills/=badger:y")
+		var sts []backend.Store
+		for _, sub := range []string{"memory", "a", "def"} {
+			if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+				return nil, err
+			}
+			s, err := badgerstore.Open(filepath.Join(dir, sub), badgerstore.Options{})
+			if err != nil {
+				for _, s := range sts {
+					s.Close()
+				}
+				return nil, err
+			}
+			sts = append(sts, s)
+		}
+		st, err := route.NewStore(tb, sts[:2], sts[2].(backend.SysStore))
+		if err == nil {
+			if _, ok := st.(backend.Batcher); !ok {
+				t.Fatal("a store of badger routes is no Batcher")
+			}
+		}
+		return st, err
+	})
+}
+
+// TestKeysLandInTheirRoute: a key is saved in its route's store without
+// the prefix; a key the default store still holds under a route's prefix
+// is shadowed; a read-only route refuses saves and deletes, naming the
+// route.
+func TestKeysLandInTheirRoute(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	skills, def := filepath.Join(dir, "skills"), filepath.Join(dir, "def")
+	for _, d := range []string{skills, def} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.MkdirAll(filepath.Join(skills, "git"), 0o755)
+	os.WriteFile(filepath.Join(skills, "git", "SKILL.md"), []byte("team"), 0o644)
+	os.MkdirAll(filepath.Join(def, "skills", "old"), 0o755)
+	os.WriteFile(filepath.Join(def, "skills", "old", "SKILL.md"), []byte("shadowed"), 0o644)
+
+	ro, err := dirstore.OpenReadOnly(skills)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := dirstore.Open(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := route.NewStore(table(t, "skills/=dir:"+skills+":ro"), []backend.Store{ro}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ents, err := st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, e := range ents {
+		keys = append(keys, e.Key)
+	}
+	if got, want := strings.Join(keys, " "), "skills skills/git skills/git/SKILL.md"; got != want {
+		t.Errorf("List: %s, want %s (the default store's skills/old is shadowed; skills is its directory)", got, want)
+	}
+	got, err := st.Load(ctx, "skills/git/SKILL.md")
+	if err != nil || string(got[0].Value) != "team" {
+		t.Fatalf("Load: %v %v", err, got)
+	}
+	if _, err := st.Load(ctx, "skills/old/SKILL.md"); !errors.Is(err, backend.ErrKeyNotFound) {
+		t.Errorf("Load of a shadowed key: %v, want not found", err)
+	}
+	var pe *fs.PathError
+	if _, err := st.Load(ctx, "skills/none.md"); !errors.As(err, &pe) || pe.Path != "skills/none.md" {
+		t.Errorf("Load of a missing key: %v, want it named with its route's prefix", err)
+	}
+	e := backend.Entry{Key: "skills/new.md", Value: []byte("x"), Info: backend.Info{Mode: 0o644}}
+	err = st.Save(ctx, e)
+	var roe *route.ReadOnlyError
+	if !errors.Is(err, backend.ErrReadOnly) || !errors.As(err, &roe) || roe.Route != "skills/" {
+		t.Errorf("Save in a read-only route: %v, want the route named", err)
+	}
+	if err := st.Delete(ctx, "skills/git/SKILL.md"); !errors.Is(err, backend.ErrReadOnly) {
+		t.Errorf("Delete in a read-only route: %v", err)
+	}
+	e.Key = "memory/a.md"
+	if err := st.Save(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(def, "memory", "a.md")); err != nil {
+		t.Errorf("a key of the default route is not in its store: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(skills, "new.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused save reached the read-only store: %v", err)
+	}
+}
+
+func TestTable(t *testing.T) {
+	tb := table(t, "skills/=dir:/srv:ro", "scratch=mem:", "team/skills/=mem:")
+	for _, c := range []struct {
+		key  string
+		want string
+	}{
+		{"skills/a/SKILL.md", "skills/"}, {"skills", "default"}, {"skillsx/a", "default"},
+		{"scratch/n.md", "scratch/"}, {"team/skills/x", "team/skills/"}, {"team/x", "default"},
+	} {
+		if got := tb.Of(c.key).Name(); got != c.want {
+			t.Errorf("Of(%s) = %s, want %s", c.key, got, c.want)
+		}
+	}
+	if !tb.Ephemeral("scratch/a") || tb.Ephemeral("memory/a") {
+		t.Error("Ephemeral: only a mem: route's keys")
+	}
+	for _, c := range []struct {
+		op, key string
+		want    error
+	}{
+		{"save", "skills/a", backend.ErrReadOnly},
+		{"rename", "skills", route.ErrMountPoint},
+		{"rmdir", "team", route.ErrMountPoint},
+		{"rmdir", "teams", nil},
+		{"save", "team", nil},
+		{"save", "scratch/a", nil},
+		{"create", "scratch/.memfs", backend.ErrReserved},
+		{"create", "scratch/x/.memfs", nil},
+	} {
+		if err := tb.Refuse(c.op, c.key); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+			t.Errorf("Refuse(%s, %s) = %v, want %v", c.op, c.key, err, c.want)
+		}
+	}
+	if err := tb.Move("rename", "memory/a", "scratch/a"); !errors.Is(err, route.ErrCrossRoute) {
+		t.Errorf("a rename across routes: %v", err)
+	}
+	if err := tb.Move("rename", "memory/a", "memory/b"); err != nil {
+		t.Errorf("a rename in a route: %v", err)
+	}
+	for _, bad := range []string{"skills", "=dir:/x", "../x=mem:", ".memfs/x=mem:"} {
+		if _, err := route.Parse(bad); err == nil {
+			t.Errorf("Parse(%q): no error", bad)
+		}
+	}
+	if _, err := route.NewTable([]route.Route{{Prefix: "a/", Store: "mem:"}, {Prefix: "a/", Store: "mem:"}}); err == nil {
+		t.Error("two routes of one prefix")
+	}
+}
+
+// TestNoLinkAcrossRoutes: a hard-link group is one node of one store; a
+// save or a batch that would make one across routes writes nothing.
+func TestNoLinkAcrossRoutes(t *testing.T) {
+	dir := t.TempDir()
+	st, err := openRouted(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	link := func(key string) backend.Entry {
+		return backend.Entry{Key: key, Value: []byte("one node"), Info: backend.Info{Mode: 0o644, Link: "g"}}
+	}
+	if err := st.Save(t.Context(), link("notes/a"), link("memory/b")); !errors.Is(err, route.ErrCrossRoute) {
+		t.Errorf("Save of a link group across routes: %v, want ErrCrossRoute", err)
+	}
+	if ents, err := st.List(t.Context()); err != nil || len(ents) != 0 {
+		t.Errorf("after a refused save: %d entries, %v", len(ents), err)
+	}
+}
