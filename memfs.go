@@ -25,6 +25,7 @@ import (
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/packhist"
 	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/route"
 	"github.com/memfs/memfs/runs"
 	"github.com/memfs/memfs/search/live"
 	"github.com/memfs/memfs/session"
@@ -86,6 +87,11 @@ type Options struct {
 	// as soon as the vectors are ready: tests set it long, so that the
 	// first answer is the semantic one on a loaded machine too.
 	EmbedWait time.Duration
+	// Routes are the routes of a store that several stores serve
+	// (route.NewStore): the session checks each change against them, and
+	// the keys of a working route reach no disk (journal, event log,
+	// history, search index: a search reads them from the session).
+	Routes *route.Table
 	// Logger receives what the engine reports; slog.Default when nil.
 	Logger *slog.Logger
 }
@@ -269,7 +275,33 @@ func (f *FS) sessionOptions() (session.Options, error) {
 		return f.openIndex(ctx, false, nil)
 	})
 	f.hookSession(&so)
+	if !f.opts.Routes.Empty() {
+		so.Routes = f.opts.Routes
+		offDisk(&so, f.opts.Routes)
+	}
 	return so, nil
+}
+
+// offDisk keeps the keys of t's working routes out of what so's hooks
+// write to disk: the event log and the pack archive (Events), history's
+// values (Saving) and the search index (Saved).
+func offDisk(so *session.Options, t *route.Table) {
+	if ev := so.Events; ev != nil {
+		so.Events = func(ctx context.Context, events []session.Event) error {
+			return ev(ctx, slices.DeleteFunc(slices.Clone(events), func(e session.Event) bool { return t.Ephemeral(e.Key) }))
+		}
+	}
+	kept := func(es []backend.Entry) []backend.Entry {
+		return slices.DeleteFunc(slices.Clone(es), func(e backend.Entry) bool { return t.Ephemeral(e.Key) })
+	}
+	if saving := so.Saving; saving != nil {
+		so.Saving = func(ctx context.Context, es []backend.Entry) { saving(ctx, kept(es)) }
+	}
+	if saved := so.Saved; saved != nil {
+		so.Saved = func(ctx context.Context, es []backend.Entry, deleted []string) {
+			saved(ctx, kept(es), slices.DeleteFunc(slices.Clone(deleted), t.Ephemeral))
+		}
+	}
 }
 
 // histOptions are the pack archive's: it keeps the prefixes the session
@@ -351,7 +383,7 @@ func (f *FS) startSession(ctx context.Context, so session.Options, recs []journa
 		}
 	}
 	f.baseline(ctx)
-	if f.opts.Namespace && !so.ReadOnly {
+	if !so.ReadOnly {
 		f.makeNamespace()
 	}
 	return nil
@@ -462,7 +494,7 @@ func (f *FS) openIndex(ctx context.Context, rebuild bool, p live.Progress) (*liv
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	return live.OpenService(ctx, f.c, f.store, live.ServiceOptions{Redactor: red, Logger: f.log, Rebuild: rebuild, Progress: p,
-		Embedder: f.opts.Embedder, EmbedWait: f.opts.EmbedWait, InMemory: f.opts.Session.ReadOnly && !rebuild})
+		Embedder: f.opts.Embedder, EmbedWait: f.opts.EmbedWait, InMemory: f.opts.Session.ReadOnly && !rebuild, Working: f.opts.Routes.Working()})
 }
 
 // indexRedactor is what redacts the text the search index and the
@@ -751,11 +783,25 @@ func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorde
 // and sub-agent profiles (Options.Namespace).
 func NamespaceDirs() []string { return []string{"memory", "skills", "agents"} }
 
-// makeNamespace makes the namespace directories the session lacks (the
-// first mount of a store, or after someone removed one): real directories,
-// saved at the next flush. A name that another node holds keeps it.
+// makeNamespace makes the namespace directories (Options.Namespace) and
+// the routes' directories the session lacks (the first mount of a store,
+// or after someone removed one): real directories, saved at the next
+// flush. A name that another node holds keeps it.
 func (f *FS) makeNamespace() {
-	for _, d := range NamespaceDirs() {
+	var dirs []string
+	if f.opts.Namespace {
+		dirs = NamespaceDirs()
+	}
+	for _, r := range f.opts.Routes.Routes() {
+		// A route's directory, and the directories above it: where
+		// its keys show even while it holds none.
+		for i, c := range r.Prefix {
+			if c == '/' {
+				dirs = append(dirs, r.Prefix[:i])
+			}
+		}
+	}
+	for _, d := range dirs {
 		err := f.c.Mkdir(d, 0o755, f.opts.Session.DirUID, f.opts.Session.DirGID)
 		switch {
 		case err == nil:

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/route"
 	"github.com/memfs/memfs/session"
 )
 
@@ -31,6 +32,9 @@ var errnoTable = []struct {
 	{session.ErrXAttrNotSupported, syscall.EOPNOTSUPP},
 	{session.ErrXAttrName, syscall.ERANGE},
 	{session.ErrReadOnly, syscall.EROFS},
+	{backend.ErrReadOnly, syscall.EROFS}, // a read-only route
+	{route.ErrCrossRoute, syscall.EXDEV},
+	{route.ErrMountPoint, syscall.EBUSY},
 	{session.ErrSecretName, syscall.EACCES},
 	{fs.ErrPermission, syscall.EPERM},
 	{context.Canceled, syscall.EINTR},

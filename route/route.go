@@ -197,6 +197,20 @@ func (t *Table) Apart(a, b string) bool { return t.index(a) != t.index(b) }
 // reach no disk.
 func (t *Table) Ephemeral(key string) bool { return t.Of(key).Tier == Working }
 
+// ReadOnly reports whether key is in a read-only route.
+func (t *Table) ReadOnly(key string) bool { return t.Of(key).ReadOnly }
+
+// Working returns the prefixes of the working routes.
+func (t *Table) Working() []string {
+	var w []string
+	for _, r := range t.Routes() {
+		if r.Tier == Working {
+			w = append(w, r.Prefix)
+		}
+	}
+	return w
+}
+
 // MountPoint reports whether key is a route's own directory ("skills" for
 // the route "skills/") or a directory above one ("team" for the route
 // "team/skills/"): moving or removing it would move or remove the route.

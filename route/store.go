@@ -609,6 +609,24 @@ func (o watchOps) Watch(ctx context.Context) (<-chan backend.Change, error) {
 	return out, nil
 }
 
+// Stat is the Info of key without its value: what a follower of the
+// feed reads to bring a change in (extwatch.Store).
+func (o watchOps) Stat(ctx context.Context, key string) (backend.Info, error) {
+	s := o.s
+	i, sub := s.at(key)
+	if st, ok := s.parts[i].st.(interface {
+		Stat(context.Context, string) (backend.Info, error)
+	}); ok {
+		info, err := st.Stat(ctx, sub)
+		return info, s.fix(i, err)
+	}
+	ents, err := s.parts[i].st.Load(ctx, sub)
+	if err != nil {
+		return backend.Info{}, s.fix(i, err)
+	}
+	return ents[0].Info, nil
+}
+
 type swapOps struct{ s *store }
 
 func (o swapOps) SwapSys(ctx context.Context, guard string, old []byte, puts map[string][]byte, dels []string) (bool, error) {

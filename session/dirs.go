@@ -73,7 +73,7 @@ func (c *Context) journalDir(gen uint64, keys ...string) error {
 	c.mu.RLock()
 	var entries []backend.Entry
 	for _, k := range keys {
-		if d, ok := c.mu.tree.dirs[k]; ok && !c.Local(k) {
+		if d, ok := c.mu.tree.dirs[k]; ok && !c.unjournaled(k) {
 			entries = append(entries, backend.Entry{Key: k, Info: d.infoLocked()})
 		}
 	}

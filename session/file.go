@@ -241,8 +241,8 @@ func (h *File) Append(p []byte) (int, error) {
 
 func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 	c := h.c
-	if c.opts.ReadOnly {
-		return 0, pathErr("write", h.Key(), ErrReadOnly)
+	if err := c.changeable("write", h.Key()); err != nil {
+		return 0, err
 	}
 	c.mu.Lock()
 	f := h.f
@@ -293,8 +293,8 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 // Truncate sets the file's size, dropping or zero-filling bytes.
 func (h *File) Truncate(size int64) error {
 	c := h.c
-	if c.opts.ReadOnly {
-		return pathErr("truncate", h.Key(), ErrReadOnly)
+	if err := c.changeable("truncate", h.Key()); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	if err := c.truncateLocked(h.f, size); err != nil {
@@ -310,8 +310,8 @@ func (h *File) Truncate(size int64) error {
 
 // SetAttr changes the attributes of the open file, removed or not.
 func (h *File) SetAttr(a Attr) (Stat, error) {
-	if h.c.opts.ReadOnly {
-		return Stat{}, pathErr("setattr", h.Key(), ErrReadOnly)
+	if err := h.c.changeable("setattr", h.Key()); err != nil {
+		return Stat{}, err
 	}
 	st, err := h.c.setFileAttr(h.f, a)
 	if err == nil && a.Size != nil {
@@ -353,7 +353,7 @@ func (h *File) Commit() error {
 	var e backend.Entry
 	base := -1 // where the bytes to record as an append start; -1: the whole value
 	gen := f.gen
-	if wrote && key != "" && !c.Local(key) && c.opts.Journal != nil && gen != 0 {
+	if wrote && key != "" && !c.unjournaled(key) && c.opts.Journal != nil && gen != 0 {
 		e = backend.Entry{Key: key, Info: f.infoLocked(), Value: f.shareRLocked()}
 		if !f.jfull && f.jlen <= int64(len(f.data)) {
 			// Only bytes after jlen changed: record those.

@@ -74,7 +74,7 @@ func (c *Context) journalKey(key string) error { return c.journalKeyDropping(key
 // records of dropped no longer matter (journal.Record.Dropped): the change
 // they hold is key's now (keep-both moved it to a conflict copy).
 func (c *Context) journalKeyDropping(key, dropped string) error {
-	if c.opts.Journal == nil || c.Local(key) {
+	if c.opts.Journal == nil || c.unjournaled(key) {
 		return nil
 	}
 	c.mu.Lock()
@@ -88,7 +88,7 @@ func (c *Context) journalKeyDropping(key, dropped string) error {
 	f.jlen, f.jfull = int64(len(f.data)), false
 	c.mu.Unlock()
 	var err error
-	if dropped == "" || c.Local(dropped) {
+	if dropped == "" || c.unjournaled(dropped) {
 		err = c.journal(gen, []backend.Entry{e}, nil)
 	} else {
 		err = c.journalDropping(gen, e, dropped)
@@ -117,7 +117,7 @@ func (p *Pending) Rejournal() error {
 	c.mu.RLock()
 	var keys []string
 	for f := range c.mu.pending.dirty {
-		if f.key != "" && !c.Local(f.key) {
+		if f.key != "" && !c.unjournaled(f.key) {
 			keys = append(keys, f.key)
 		}
 	}

@@ -98,6 +98,9 @@ func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
 	if err := c.creatable("link", newKey); err != nil {
 		return err
 	}
+	if err := c.movable("link", oldKey, newKey); err != nil {
+		return err
+	}
 	// Saving the new name needs the value.
 	defer unpin(c.pinKey(oldKey))
 	if err := c.Resolve(ctx, oldKey); err != nil {

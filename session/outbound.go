@@ -710,13 +710,13 @@ func (c *Context) journalRecord(r journal.Record) error {
 	}
 	var keep []backend.Entry
 	for _, e := range r.Entries {
-		if !c.Local(e.Key) {
+		if !c.unjournaled(e.Key) {
 			keep = append(keep, e)
 		}
 	}
 	var rm []string
 	for _, k := range r.Removed {
-		if !c.Local(k) {
+		if !c.unjournaled(k) {
 			rm = append(rm, k)
 		}
 	}
@@ -725,7 +725,7 @@ func (c *Context) journalRecord(r journal.Record) error {
 	}
 	var renamed map[string]string
 	for k, old := range r.Renamed {
-		if !c.Local(k) && !c.Local(old) {
+		if !c.unjournaled(k) && !c.unjournaled(old) {
 			if renamed == nil {
 				renamed = make(map[string]string, len(r.Renamed))
 			}

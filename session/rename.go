@@ -32,6 +32,9 @@ func (c *Context) Rename(ctx context.Context, oldKey, newKey string, flags Renam
 	if err := c.creatable("rename", newKey); err != nil {
 		return err
 	}
+	if err := c.movable("rename", oldKey, newKey); err != nil {
+		return err
+	}
 	if flags&RenameNoReplace != 0 && flags&RenameExchange != 0 {
 		return pathErr("rename", oldKey, ErrInvalidOp)
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -109,6 +110,13 @@ type Options struct {
 	// changes that no File holds open: a Flush would let them go. A
 	// mount flushes.
 	Pressure func()
+	// Routes, when set, are the routes of a namespace that several stores
+	// serve (route.Table): every change is checked against them
+	// (Routes.Refuse: a read-only route, a route's own directory), a
+	// rename or a hard link too (Routes.Move: none between two routes),
+	// and the keys of a working route (Routes.Ephemeral) are never
+	// journaled: their values reach no disk.
+	Routes Routes
 	// Released, when set, is told (without the session's lock; it must
 	// not block) how many bytes of values the session let go at once:
 	// clean values dropped under MaxMemory, the old array of a value
@@ -321,6 +329,9 @@ func (c *Context) touchDirLocked(d *dir, now int64) {
 
 // markDirDirtyLocked schedules directory d's entry for the next flush.
 func (c *Context) markDirDirtyLocked(d *dir) {
+	if c.readOnlyRoute(d.key) {
+		return // what it holds is its store's: the owner changed it
+	}
 	d.gen = c.mu.pending.nextGenLocked()
 	c.mu.pending.ddirty[d] = struct{}{}
 }
@@ -757,7 +768,75 @@ func (c *Context) writable(op, key string) error {
 	if c.opts.ReadOnly && !c.replaying.Load() {
 		return pathErr(op, key, ErrReadOnly)
 	}
-	return backend.ValidateKey(key)
+	if err := backend.ValidateKey(key); err != nil {
+		return err
+	}
+	return c.routeRefuses(op, key)
+}
+
+// routeRefuses is Routes.Refuse of a change (op) of key, logged with the
+// route's error but not the key (a name is checked for secrets after
+// this).
+func (c *Context) routeRefuses(op, key string) error {
+	if c.opts.Routes == nil {
+		return nil
+	}
+	err := c.opts.Routes.Refuse(op, key)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			c.log.Warn("a change refused by the mount's routes", "op", op, "why", pe.Err)
+		}
+	}
+	return err
+}
+
+// Routes are the routes of a namespace that several stores serve
+// (Options.Routes; route.Table implements it).
+type Routes interface {
+	// Refuse returns the error of op, a change, on key, or nil.
+	Refuse(op, key string) error
+	// Move returns the error of a rename or link (op) from a to b, or
+	// nil.
+	Move(op, a, b string) error
+	// Ephemeral reports whether key's value must reach no disk.
+	Ephemeral(key string) bool
+	// ReadOnly reports whether key is in a read-only route: its
+	// changes are refused, and what the session holds of it is always
+	// what its store holds (another writer's changes), never dirty.
+	ReadOnly(key string) bool
+}
+
+// readOnlyRoute reports whether key is in a read-only route.
+func (c *Context) readOnlyRoute(key string) bool {
+	return c.opts.Routes != nil && key != "" && c.opts.Routes.ReadOnly(key)
+}
+
+// changeable is the check of a change (op) through an open File of key
+// ("" when it has no name): a read-only session, a route that refuses it.
+func (c *Context) changeable(op, key string) error {
+	if c.opts.ReadOnly {
+		return pathErr(op, key, ErrReadOnly)
+	}
+	if key == "" {
+		return nil
+	}
+	return c.routeRefuses(op, key)
+}
+
+// unjournaled reports whether key's changes stay out of the journal: a
+// local name's (never stored), a working route's (never on a disk).
+func (c *Context) unjournaled(key string) bool {
+	return c.Local(key) || (c.opts.Routes != nil && c.opts.Routes.Ephemeral(key))
+}
+
+// movable is the check of a rename or link (op) from a to b between
+// routes.
+func (c *Context) movable(op, a, b string) error {
+	if c.opts.Routes == nil {
+		return nil
+	}
+	return c.opts.Routes.Move(op, a, b)
 }
 
 // attrWritable is writable for a change of key's attributes, which the
@@ -813,7 +892,7 @@ func (c *Context) createLocked(op, key string, mode fs.FileMode, uid, gid uint32
 func (c *Context) markDirtyLocked(f *file) {
 	f.gen = c.mu.pending.nextGenLocked()
 	f.ctime = c.now().UnixNano()
-	if f.key != "" {
+	if f.key != "" && !c.readOnlyRoute(f.key) {
 		c.mu.pending.dirty[f] = struct{}{}
 		// Every name the node has is saved, none deleted: a name that
 		// had been removed (a file unlinked there before) is taken

@@ -1,6 +1,29 @@
 package session
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// ChooseTransient is the patterns a mount's flags give: none (memfs
+// mount --no-transient: persist every name), else values when given
+// (--transient, ParseTransient), else nil (DefaultTransient).
+func ChooseTransient(none bool, values []string, given bool) ([]string, error) {
+	if none {
+		if given {
+			return nil, errors.New("give --transient or --no-transient, not both")
+		}
+		return []string{}, nil
+	}
+	if !given {
+		return nil, nil
+	}
+	pats, err := ParseTransient(values)
+	if err != nil {
+		return nil, fmt.Errorf("--transient: %w", err)
+	}
+	return pats, nil
+}
 
 // ParseTransient reads transient patterns as a user lists them (memfs
 // mount --transient): an empty value stands for no pattern at all

@@ -42,8 +42,9 @@ type Factory interface {
 	Scheme() string
 	// Usage is the spec's form, for error messages: "dir:PATH".
 	Usage() string
-	// Parse reads rest, the spec after "SCHEME:" (never empty), and
-	// returns it in canonical form: the path the other methods take.
+	// Parse reads rest, the spec after "SCHEME:", and returns it in
+	// canonical form: the path the other methods take. An empty rest
+	// ("SCHEME:") is a store with no path, or an error.
 	Parse(rest string) (string, error)
 	// Local reports whether the store is a directory on this machine,
 	// its path, which holds all of it (its journal and lock included)
@@ -177,7 +178,14 @@ func (r *Registry) Usage() string {
 func (r *Registry) Parse(spec string) (Location, error) {
 	scheme, rest, ok := strings.Cut(spec, ":")
 	f := r.lookup(scheme)
-	if !ok || rest == "" || f == nil {
+	if !ok || f == nil {
+		return Location{}, fmt.Errorf("%q: want %s", shown(spec), r.Usage())
+	}
+	if rest == "" {
+		// "SCHEME:" alone: a store with no path (mem:), else the forms.
+		if path, err := f.Parse(rest); err == nil {
+			return Location{f: f, path: path}, nil
+		}
 		return Location{}, fmt.Errorf("%q: want %s", shown(spec), r.Usage())
 	}
 	path, err := f.Parse(rest)

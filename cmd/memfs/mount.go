@@ -15,6 +15,7 @@ import (
 	"github.com/memfs/memfs/internal/progress"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/mountclient"
+	"github.com/memfs/memfs/route"
 	"github.com/memfs/memfs/session"
 )
 
@@ -37,6 +38,7 @@ func mountCommand() *cli.Command {
 			&cli.StringFlag{Name: "max-memory", Value: "auto", Usage: "bytes of file contents kept in memory (512MiB, 2GiB, ...); past it, contents already in the store are dropped " +
 				"and read again when opened, and unflushed ones are flushed; auto: a sixteenth of the machine's memory (or of its cgroup's limit), at least 256MiB"},
 			&cli.BoolFlag{Name: "read-only", Usage: "mount read-only"},
+			&cli.StringSliceFlag{Name: "route", Usage: "PREFIX=STORE[:ro]: the keys under PREFIX live in STORE (skills/=dir:/srv/team-skills:ro, scratch/=mem:)"},
 			&cli.BoolFlag{Name: "daemon", Usage: "serve in the background: return once the mount answers (exit 0), or fail with its error; logs go to --log-file"},
 			&cli.StringFlag{Name: "log-file", Usage: "append the log to FILE (made 0600; a symlink is refused); with --daemon the default is $XDG_STATE_HOME/memfs/log/MOUNTPOINT.log (root's: /var/log/memfs/)"},
 			&cli.StringFlag{Name: "on-conflict", Value: "keep-both", Usage: "on a shared (etcd) store, what a flush does when another mount saved a file since this one loaded it: " +
@@ -82,7 +84,7 @@ func mountAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	transient, err := transientPatterns(c)
+	transient, err := session.ChooseTransient(c.Bool("no-transient"), c.StringSlice("transient"), c.IsSet("transient"))
 	if err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}
@@ -101,6 +103,10 @@ func mountAction(c *cli.Context) error {
 	}
 	if err := mountclient.CheckUnserved(spec, parseStore); err != nil {
 		return err
+	}
+	routes, err := route.ParseAll(c.StringSlice("route"), routeStores)
+	if err != nil {
+		return fmt.Errorf("mount: --route %w", err)
 	}
 	log := logger(c, c.Bool("debug"))
 	// I/O must finish after a signal (main's) cancelled the command's
@@ -138,6 +144,7 @@ func mountAction(c *cli.Context) error {
 					DirUID:      uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
 				},
 				NoRedact:  red == nil, // --no-redact
+				Routes:    routes,
 				Bootstrap: c.StringSlice("bootstrap"),
 				Namespace: true,
 				Embedder:  emb,

@@ -12,6 +12,7 @@ import (
 	"github.com/memfs/memfs/backend/location"
 	"github.com/memfs/memfs/internal/usererr"
 	"github.com/memfs/memfs/redact"
+	"github.com/memfs/memfs/route"
 	"github.com/memfs/memfs/session"
 )
 
@@ -81,6 +82,12 @@ func openSession(ctx context.Context, spec storeSpec, readOnlyStore bool, opts m
 		}
 	}
 	st, err := openStoreAs(spec, readOnlyStore, log)
+	if err == nil && !opts.Routes.Empty() {
+		def := st
+		if st, err = route.Open(ctx, opts.Routes, routeStores, def, location.Options{ReadOnly: readOnlyStore, Logger: log}); err != nil {
+			def.Close()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/memfs/memfs/backend/dirstore"
 	"github.com/memfs/memfs/backend/etcdstore"
 	"github.com/memfs/memfs/backend/location"
+	"github.com/memfs/memfs/backend/memstore"
 )
 
 // stores are the kinds of store --store names, in the order its errors
@@ -13,10 +14,14 @@ import (
 // it opens.
 var stores = newStores()
 
-func newStores() *location.Registry {
+func newStores(more ...location.Factory) *location.Registry {
 	r := new(location.Registry)
-	r.Register(badgerstore.NewFactory())
-	r.Register(dirstore.NewFactory())
-	r.Register(etcdstore.NewFactory())
+	for _, f := range append([]location.Factory{badgerstore.NewFactory(), dirstore.NewFactory(), etcdstore.NewFactory()}, more...) {
+		r.Register(f)
+	}
 	return r
 }
+
+// routeStores are the kinds of store --route names: --store's, and mem:,
+// a store in memory only (a working route).
+var routeStores = newStores(memstore.NewFactory())

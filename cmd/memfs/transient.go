@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -19,23 +17,4 @@ func transientFlags() []cli.Flag {
 			DefaultText: strings.Join(session.DefaultTransient, " ")},
 		&cli.BoolFlag{Name: "no-transient", Usage: "persist every name, editor swap and lock files included (same as --transient '')"},
 	}
-}
-
-// transientPatterns returns the patterns the transient flags give: nil
-// for the session's default, an empty list for none.
-func transientPatterns(c *cli.Context) ([]string, error) {
-	if c.Bool("no-transient") {
-		if c.IsSet("transient") {
-			return nil, errors.New("give --transient or --no-transient, not both")
-		}
-		return []string{}, nil
-	}
-	if !c.IsSet("transient") {
-		return nil, nil
-	}
-	pats, err := session.ParseTransient(c.StringSlice("transient"))
-	if err != nil {
-		return nil, fmt.Errorf("--transient: %w", err)
-	}
-	return pats, nil
 }

@@ -25,8 +25,9 @@ var allowed = map[string][]string{
 	"github.com/fsnotify/fsnotify":          {"github.com/memfs/memfs/backend/dirstore"}, // behind backend.Watcher
 	"github.com/memfs/memfs/backend/":       {"github.com/memfs/memfs/cmd/memfs"},        // concrete backends: only the CLI picks one
 	// store specs: each store exports its factory; the CLI registers them (in one file: TestCommandNamesStoresInOneFile)
+	// (route opens a route's store by its spec, through the CLI's registry)
 	"github.com/memfs/memfs/backend/location": {"github.com/memfs/memfs/cmd/memfs", "github.com/memfs/memfs/backend/badgerstore",
-		"github.com/memfs/memfs/backend/dirstore", "github.com/memfs/memfs/backend/etcdstore"},
+		"github.com/memfs/memfs/backend/dirstore", "github.com/memfs/memfs/backend/etcdstore", "github.com/memfs/memfs/backend/memstore", "github.com/memfs/memfs/route"},
 	// A running mount is reached through mountclient alone; status, the
 	// format of .memfs/status, is a leaf anyone may read. The engine
 	// reads no mount table; it names who keeps a mountpoint busy

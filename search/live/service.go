@@ -68,6 +68,11 @@ type ServiceOptions struct {
 	// query's vector and the unflushed values'); what is not ready by then
 	// ranks by keyword. 0 means DefaultEmbedWait.
 	EmbedWait time.Duration
+	// Working are the key prefixes of working memory (a route whose
+	// store is memory only): their values never enter the persisted
+	// index; each search reads them from the session, as it reads the
+	// unflushed values.
+	Working []string
 }
 
 // Progress reports the indexing OpenService does: Start with the number of
@@ -106,7 +111,8 @@ type Service struct {
 	opts      search.Options // base's, and the overlay's of each search
 	delay     time.Duration
 	repaired  int
-	inMemory  bool // ServiceOptions.InMemory: nothing is saved
+	inMemory  bool     // ServiceOptions.InMemory: nothing is saved
+	workingAt []string // ServiceOptions.Working
 	stopWatch func()
 	emb       embed.Embedder  // nil: keyword only
 	vec       *search.Vectors // nil without emb
@@ -202,7 +208,7 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 	if delay <= 0 {
 		delay = DefaultSaveDelay
 	}
-	s := &Service{c: c, st: st, log: log, base: ix, opts: iopts, delay: delay, inMemory: opts.InMemory,
+	s := &Service{c: c, st: st, log: log, base: ix, opts: iopts, delay: delay, inMemory: opts.InMemory, workingAt: opts.Working,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if _, err := s.loadRules(ctx); err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
@@ -258,7 +264,7 @@ func (s *Service) sync(ctx context.Context, p Progress, put func(backend.Entry),
 	// Walked, never held whole: only the stale keys are kept.
 	err = backend.Walk(ctx, s.st, func(batch []backend.Entry) error {
 		for _, e := range batch {
-			if !e.Info.Mode.IsRegular() || rules.Ignored(e.Key) {
+			if !e.Info.Mode.IsRegular() || rules.Ignored(e.Key) || s.working(e.Key) {
 				continue // directories, symlinks and special files hold no text
 			}
 			m := search.MetaOf(e.Info)
@@ -351,7 +357,7 @@ func (s *Service) apply() {
 	}
 	rules := s.currentRules(context.Background())
 	for i, ch := range p {
-		if !ch.deleted && rules.Ignored(ch.e.Key) {
+		if !ch.deleted && (rules.Ignored(ch.e.Key) || s.working(ch.e.Key)) {
 			p[i] = change{e: backend.Entry{Key: ch.e.Key}, deleted: true}
 		}
 	}
@@ -553,6 +559,7 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 	s.apply() // what flushes queued
 	rules := s.currentRules(ctx)
 	dirty, removed := s.c.Pending().Unflushed()
+	dirty = s.withWorking(ctx, dirty)
 	overlay := search.New(s.opts)
 	shadowed := make(map[string]bool, len(dirty)+len(removed))
 	for _, e := range dirty {
@@ -621,6 +628,47 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		out = append(out, Result{Key: h.Key, Score: h.Score, Snippet: s.base.Snippet(h.Key, v, q, search.SnippetWidth)})
 	}
 	return out, nil
+}
+
+// working reports whether key is in working memory (ServiceOptions.Working).
+func (s *Service) working(key string) bool {
+	for _, p := range s.workingAt {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// withWorking adds to dirty, the unflushed values, the regular files of
+// working memory that are not among them, with their values: a search
+// reads working memory from the session, never from the index.
+func (s *Service) withWorking(ctx context.Context, dirty []backend.Entry) []backend.Entry {
+	if len(s.workingAt) == 0 {
+		return dirty
+	}
+	seen := make(map[string]bool, len(dirty))
+	for _, e := range dirty {
+		seen[e.Key] = true
+	}
+	for _, p := range s.workingAt {
+		var unloaded []string
+		for _, e := range s.c.Entries(p) {
+			if e.Info.Mode.IsRegular() && !seen[e.Key] && e.Value == nil && e.Info.Size > 0 {
+				unloaded = append(unloaded, e.Key)
+			}
+		}
+		if len(unloaded) > 0 {
+			s.c.Resolve(ctx, unloaded...) // a value missing still is one removed meanwhile
+		}
+		for _, e := range s.c.Entries(p) {
+			if e.Info.Mode.IsRegular() && !seen[e.Key] {
+				seen[e.Key] = true
+				dirty = append(dirty, e)
+			}
+		}
+	}
+	return dirty
 }
 
 // copiesBelowOriginals moves each conflict copy that ranks above its

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// The words of a working note and of a persistent one, looked for on disk.
+const scratchMark, keptMark = "quasarzebra", "nebulaotter"
+
+// routesRig is a mount of three routes: the default one on store, skills/
+// on a read-only directory of a team's skills, scratch/ in memory.
+type routesRig struct {
+	store, team, mnt, state, tmp string
+	args                         []string
+	env                          []string
+}
+
+func newRoutesRig(t *testing.T, store string) *routesRig {
+	r := &routesRig{store: store, team: t.TempDir(), mnt: t.TempDir(), state: t.TempDir(), tmp: t.TempDir()}
+	os.MkdirAll(filepath.Join(r.team, "git"), 0o755)
+	os.WriteFile(filepath.Join(r.team, "git", "SKILL.md"), []byte("---\nname: git\n---\nthe team's git skill\n"), 0o644)
+	r.args = []string{"--route", "skills/=dir:" + r.team + ":ro", "--route", "scratch/=mem:"}
+	r.env = []string{"XDG_STATE_HOME=" + r.state, "TMPDIR=" + r.tmp}
+	return r
+}
+
+func (r *routesRig) start(t *testing.T) *memfsProc {
+	return startMount(t, r.store, r.mnt, r.env, r.args...)
+}
+
+func (r *routesRig) path(key string) string { return filepath.Join(r.mnt, filepath.FromSlash(key)) }
+
+// holds reports the files under the directories memfs may write (the
+// store's, the state and temp directories) whose bytes or names hold
+// marker.
+func (r *routesRig) holds(t *testing.T, marker string) []string {
+	t.Helper()
+	var found []string
+	for _, root := range []string{strings.TrimPrefix(strings.TrimPrefix(r.store, "badger:"), "dir:"), r.state, r.tmp} {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if strings.Contains(d.Name(), marker) {
+				found = append(found, p)
+			}
+			if d.Type().IsRegular() {
+				if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(marker)) {
+					found = append(found, p)
+				}
+			}
+			return nil
+		})
+	}
+	return found
+}
+
+// TestRoutesThroughTheMount: one mount, three routes (a team's read-only
+// skills on a directory store, working memory in memory only, the rest on
+// the default store, badger and dir): each key lands in its route's store;
+// the read-only route refuses every change with EROFS and says which
+// route in the log, and its owner's changes reach the mount and its
+// watchers; a rename or link across routes is EXDEV, and mv moves by copy;
+// a route's directory is EBUSY; working memory is searched, never reaches
+// a disk, and is empty after a remount; kill -9 loses nothing closed on
+// the persistent routes.
+func TestRoutesThroughTheMount(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"badger", "dir"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			r := newRoutesRig(t, kind+":"+t.TempDir())
+			p := r.start(t)
+
+			r.readOnlyRoute(t, p)
+			r.acrossRoutes(t)
+			// A remount: working memory is empty; the rest is there.
+			p = r.workingMemory(t, p)
+			if ents, err := os.ReadDir(r.path("scratch")); err != nil || len(ents) != 0 {
+				t.Errorf("scratch/ after a remount: %v, %v", ents, err)
+			}
+			if readBack(r.path("memory/kept.md")) != "the "+keptMark+" note\n" {
+				t.Errorf("memory/kept.md after a remount: %q", readBack(r.path("memory/kept.md")))
+			}
+			if !strings.Contains(readBack(r.path("skills/git/extra.md")), "more") {
+				t.Errorf("skills/git/extra.md after a remount: %q", readBack(r.path("skills/git/extra.md")))
+			}
+
+			// kill -9: what was closed on a persistent route survives.
+			os.WriteFile(r.path("memory/closed.md"), []byte("closed before the kill\n"), 0o644)
+			os.WriteFile(r.path("scratch/gone.md"), []byte("working "+scratchMark+"\n"), 0o644)
+			p.kill9(t)
+			if got := r.holds(t, scratchMark); len(got) > 0 {
+				t.Errorf("working memory reached the disk before a kill -9: %v", got)
+			}
+			r.start(t)
+			if got := readBack(r.path("memory/closed.md")); got != "closed before the kill\n" {
+				t.Errorf("memory/closed.md after kill -9: %q", got)
+			}
+			if _, err := os.Stat(r.path("scratch/gone.md")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("scratch/gone.md after kill -9: %v, want gone (working memory is journaled nowhere)", err)
+			}
+		})
+	}
+}
+
+// readOnlyRoute: the team's directory reads as it is; every change to it
+// is EROFS, named in the log, and reaches nothing; its owner's changes
+// reach the mount and its watchers.
+func (r *routesRig) readOnlyRoute(t *testing.T, p *memfsProc) {
+	// Reads of the read-only route: the team's directory as it is.
+	if b, err := os.ReadFile(r.path("skills/git/SKILL.md")); err != nil || !strings.Contains(string(b), "the team's git skill") {
+		t.Fatalf("skills/git/SKILL.md = %q, %v", b, err)
+	}
+	// Every change to it: EROFS, nothing reaches the team's directory.
+	for what, err := range map[string]error{
+		"create":   os.WriteFile(r.path("skills/new.md"), []byte("x"), 0o644),
+		"mkdir":    os.Mkdir(r.path("skills/dir"), 0o755),
+		"remove":   os.Remove(r.path("skills/git/SKILL.md")),
+		"chmod":    os.Chmod(r.path("skills/git/SKILL.md"), 0o600),
+		"truncate": os.Truncate(r.path("skills/git/SKILL.md"), 0),
+		"setxattr": syscall.Setxattr(r.path("skills/git/SKILL.md"), "user.memfs.tags", []byte("x"), 0),
+		"symlink":  os.Symlink("x", r.path("skills/link")),
+	} {
+		if !errors.Is(err, syscall.EROFS) {
+			t.Errorf("%s in the read-only route: %v, want EROFS", what, err)
+		}
+	}
+	f, err := os.OpenFile(r.path("skills/git/SKILL.md"), os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		_, err = f.Write([]byte("appended"))
+		f.Close()
+	}
+	if !errors.Is(err, syscall.EROFS) {
+		t.Errorf("an append in the read-only route: %v, want EROFS", err)
+	}
+	waitFor(t, "the log naming the read-only route", 10*time.Second, func() bool {
+		return strings.Contains(p.log.String(), "route skills/ is read-only")
+	})
+	if ents, _ := os.ReadDir(r.team); len(ents) != 1 {
+		t.Errorf("the team's directory changed: %v", ents)
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.team, "git", "SKILL.md")); !strings.HasSuffix(string(b), "skill\n") {
+		t.Errorf("the team's skill changed: %q", b)
+	}
+
+	// The owner's changes: in the mount, and told to its watchers.
+	ev := watchDir(t, r.path("skills/git"))
+	os.WriteFile(filepath.Join(r.team, "git", "SKILL.md"), []byte("---\nname: git\n---\nrevised by the team\n"), 0o644)
+	waitFor(t, "the owner's change in the mount", 10*time.Second, func() bool {
+		return strings.Contains(readBack(r.path("skills/git/SKILL.md")), "revised by the team")
+	})
+	waitFor(t, "the owner's change told to a watcher", 10*time.Second, func() bool { return ev.has("SKILL.md", fsnotify.Write) })
+	os.WriteFile(filepath.Join(r.team, "git", "extra.md"), []byte("more\n"), 0o644)
+	waitFor(t, "the owner's new file in the mount", 10*time.Second, func() bool { return readBack(r.path("skills/git/extra.md")) == "more\n" })
+	waitFor(t, "the owner's new file told to a watcher", 10*time.Second, func() bool { return ev.has("extra.md", fsnotify.Create) })
+
+}
+
+// acrossRoutes: rename(2) and link(2) between routes are EXDEV, mv moves
+// by copy; a route's directory is EBUSY.
+func (r *routesRig) acrossRoutes(t *testing.T) {
+	// Across routes: EXDEV for rename(2) and link(2); mv copies.
+	os.WriteFile(r.path("memory/a.md"), []byte("a note\n"), 0o644)
+	if err := os.Rename(r.path("memory/a.md"), r.path("scratch/a.md")); !errors.Is(err, syscall.EXDEV) {
+		t.Errorf("rename across routes: %v, want EXDEV", err)
+	}
+	if err := os.Link(r.path("memory/a.md"), r.path("scratch/l.md")); !errors.Is(err, syscall.EXDEV) {
+		t.Errorf("link across routes: %v, want EXDEV", err)
+	}
+	if out, err := exec.Command("mv", r.path("memory/a.md"), r.path("scratch/a.md")).CombinedOutput(); err != nil {
+		t.Errorf("mv across routes: %v\n%s", err, out)
+	}
+	if readBack(r.path("scratch/a.md")) != "a note\n" || readBack(r.path("memory/a.md")) != "<open "+r.path("memory/a.md")+": no such file or directory>" {
+		t.Errorf("after mv: scratch/a.md %q, memory/a.md %q", readBack(r.path("scratch/a.md")), readBack(r.path("memory/a.md")))
+	}
+	if err := os.Rename(r.path("memory"), r.path("scratch/memory")); !errors.Is(err, syscall.EXDEV) {
+		t.Errorf("rename of a directory across routes: %v, want EXDEV", err)
+	}
+	// A route's directory is a mount point.
+	if err := syscall.Rmdir(r.path("scratch")); !errors.Is(err, syscall.EBUSY) && !errors.Is(err, syscall.ENOTEMPTY) {
+		t.Errorf("rmdir of a route's directory: %v, want EBUSY", err)
+	}
+	if err := os.Rename(r.path("skills"), r.path("skills2")); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("rename of a route's directory: %v, want EBUSY", err)
+	}
+
+}
+
+// workingMemory: a working note is searched like the others, and neither
+// its bytes nor its name reach a disk; it returns the next mount.
+func (r *routesRig) workingMemory(t *testing.T, p *memfsProc) *memfsProc {
+	// Working memory: searched like the rest, on no disk.
+	os.WriteFile(r.path("scratch/plan.md"), []byte("the "+scratchMark+" plan\n"), 0o644)
+	os.WriteFile(r.path("memory/kept.md"), []byte("the "+keptMark+" note\n"), 0o644)
+	fsyncPath(t, r.path("memory/kept.md"))
+	fsyncPath(t, r.path("scratch/plan.md"))
+	if got := searchKeys(t, "--mount", r.mnt, "--mode", "keyword", scratchMark); len(got) != 1 || got[0] != "scratch/plan.md" {
+		t.Errorf("search for a working note: %v", got)
+	}
+	if err := p.terminate(t); err != nil {
+		t.Fatalf("unmount: %v\n%s", err, p.log)
+	}
+	if got := r.holds(t, keptMark); len(got) == 0 {
+		t.Errorf("the control failed: a persistent note's text is in no file of the store")
+	}
+	if got := r.holds(t, scratchMark); len(got) > 0 {
+		t.Errorf("working memory reached the disk: %v", got)
+	}
+	if got := r.holds(t, "plan.md"); len(got) > 0 {
+		t.Errorf("a working note's name reached the disk: %v", got)
+	}
+
+	return r.start(t)
+}
