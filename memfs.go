@@ -278,6 +278,15 @@ func (f *FS) sessionOptions() (session.Options, error) {
 	if !f.opts.Routes.Empty() {
 		so.Routes = f.opts.Routes
 		offDisk(&so, f.opts.Routes)
+		_, batches := f.store.(backend.Batcher)
+		if so.OnConflict != session.KeepBeside && !batches {
+			// A route whose store applies no batches (dir): every
+			// store still checks the version it replaces and keeps
+			// another writer's beside it, so no write is lost.
+			f.log.Warn("a route's store applies no batches: conflicts with other writers are kept beside by the stores, not by the conflict policy",
+				"policy", so.OnConflict.String())
+			so.OnConflict = session.KeepBeside
+		}
 	}
 	return so, nil
 }
@@ -744,7 +753,7 @@ func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorde
 			out := make([]eventlog.Event, len(evs))
 			for i, e := range evs {
 				out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256,
-					Writer: e.Writer, Session: id}
+					Writer: e.Writer, Session: id, Reason: e.Reason}
 				if out[i].Writer.Run == "" && e.Saved != nil {
 					// The file's run, for a writer that names none.
 					if r := string(e.Saved.Info.XAttrs[meta.Run]); meta.ValidateRun(r) == nil {

@@ -97,6 +97,8 @@ type Mount struct {
 	app  *extwatch.Helper
 	peer *presence  // the registration with a shared store, or nil
 	gc   *collector // the collection of a shared store, or nil
+	// stopExpiry stops the removal of what expires (expiry.go).
+	stopExpiry func()
 }
 
 // MinFlushInterval is the shortest MountOptions.FlushInterval but 0: each
@@ -186,7 +188,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		root.Close()
 		return nil, fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, dir)
 	}
-	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv, peer: peer}
+	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv, peer: peer, stopExpiry: f.startExpiry()}
 	if !readOnly {
 		m.gc = f.startCollector(mo.CollectInterval, mo.Retention)
 	}
@@ -320,6 +322,7 @@ serve:
 		}
 	}
 	<-served
+	m.stopExpiry()
 	m.stopExternal() // also after an unmount from outside: nothing may change the session now
 	m.gc.close()
 	m.peer.close()

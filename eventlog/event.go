@@ -65,7 +65,11 @@ type Event struct {
 	Conflict *Conflict `json:"conflict,omitempty"`
 	// Redacted is, for OpRedact, the seq of the version redacted.
 	Redacted uint64 `json:"redacted,omitempty"`
-	Prev     string `json:"prev"` // hex SHA-256 of the previous event's line; "" for seq 1
+	// Reason says why memfs made the change of its own accord: "expire"
+	// for an OpDelete of a file whose time to live ran out (package
+	// expire). "" for a change a writer made.
+	Reason string `json:"reason,omitempty"`
+	Prev   string `json:"prev"` // hex SHA-256 of the previous event's line; "" for seq 1
 }
 
 // Break is what an OpBreak event records: a record of the log that Open

@@ -59,6 +59,9 @@ func WriteTable(w io.Writer, events []Event) error {
 			}
 			key += " (" + how + ")"
 		}
+		if e.Reason != "" {
+			key += " (" + e.Reason + ")"
+		}
 		if e.Op == OpBreak && e.Break != nil {
 			key, who = names.Show(e.Break.Record)+": "+e.Break.Reason, "memfs (damage found at open)"
 		}

@@ -146,6 +146,8 @@ func (r *Root) onChange(ch session.Change) {
 	switch {
 	case ch.Op == session.OpContent, ch.Origin == session.OriginExternal && ch.Op == session.OpAttr:
 		r.queue.push(ch.Key, false)
+	case ch.Origin == session.OriginSelf && ch.Op == session.OpRemove:
+		r.queue.pushItem(notifyItem{key: ch.Key, entry: true, del: true}) // an expired file
 	case ch.Origin == session.OriginExternal && (ch.Op == session.OpCreate || ch.Op == session.OpRemove || ch.Op == session.OpMkdir || ch.Op == session.OpRmdir):
 		// Applied behind the kernel: its cached name (or absence) is stale.
 		r.queue.push(ch.Key, true)
@@ -154,8 +156,8 @@ func (r *Root) onChange(ch session.Change) {
 		return // editors' swap and temp files would drown the feed
 	}
 	origin := "mount"
-	if ch.Origin == session.OriginExternal {
-		origin = "external"
+	if ch.Origin != session.OriginLocal {
+		origin = string(ch.Origin) // external, memfs
 	}
 	r.feed.Append(changes.Record{Time: ch.Time.UTC(), Op: string(ch.Op), Key: ch.Key, OldKey: ch.OldKey, Origin: origin})
 }
@@ -244,15 +246,19 @@ func newNotifyQueue(r *Root) *notifyQueue {
 }
 
 // notifyItem is a key whose content (or, with entry, whose name) changed
-// behind the kernel.
+// behind the kernel; with del, a file memfs removed of its own accord
+// (expired), which the kernel drops at once.
 type notifyItem struct {
 	key   string
 	entry bool
+	del   bool
 }
 
-func (q *notifyQueue) push(key string, entry bool) {
+func (q *notifyQueue) push(key string, entry bool) { q.pushItem(notifyItem{key: key, entry: entry}) }
+
+func (q *notifyQueue) pushItem(it notifyItem) {
 	q.mu.Lock()
-	q.keys = append(q.keys, notifyItem{key, entry})
+	q.keys = append(q.keys, it)
 	q.mu.Unlock()
 	q.cond.Signal()
 }
@@ -281,7 +287,7 @@ func (q *notifyQueue) run() {
 		q.mu.Unlock()
 		for _, it := range keys {
 			if it.entry {
-				q.r.invalidateEntry(it.key)
+				q.r.invalidateEntry(it.key, it.del)
 			} else {
 				q.r.invalidate(it.key)
 			}
@@ -304,8 +310,11 @@ func (r *Root) invalidate(key string) {
 	}
 }
 
-// invalidateEntry drops the kernel's cached name of key (or cached absence).
-func (r *Root) invalidateEntry(key string) {
+// invalidateEntry drops the kernel's cached name of key (or cached
+// absence); with del, as a removal (FUSE_NOTIFY_DELETE: the name goes
+// now, not when its entry timeout ends; the kernels seen here tell
+// inotify watchers nothing of it).
+func (r *Root) invalidateEntry(key string, del bool) {
 	in := r.EmbeddedInode()
 	segs := splitKey(key)
 	for _, seg := range segs[:len(segs)-1] {
@@ -314,7 +323,14 @@ func (r *Root) invalidateEntry(key string) {
 			return // the kernel knows nothing below: nothing cached
 		}
 	}
-	if errno := in.NotifyEntry(segs[len(segs)-1]); errno != 0 && errno != syscall.ENOENT {
+	name := segs[len(segs)-1]
+	if child := in.GetChild(name); del && child != nil {
+		if errno := in.NotifyDelete(name, child); errno != 0 && errno != syscall.ENOENT {
+			r.log.Debug("notify delete", "key", key, "errno", errno)
+		}
+		return
+	}
+	if errno := in.NotifyEntry(name); errno != 0 && errno != syscall.ENOENT {
 		r.log.Debug("notify entry", "key", key, "errno", errno)
 	}
 }

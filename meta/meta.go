@@ -53,6 +53,12 @@ const (
 	// working tree (repo.State) or a key its caller gave, 1 to MaxDerivedLen
 	// printable bytes. The artifact is fresh while that still holds.
 	Derived = Prefix + "derived"
+	// TTL is a file's time to live, a positive duration ("90s", "24h"):
+	// it is removed that long after its last write (package expire).
+	TTL = Prefix + "ttl"
+	// Expires is when a file is removed, an RFC 3339 time (package
+	// expire); it wins over TTL.
+	Expires = Prefix + "expires"
 	Created = Prefix + "created" // read-only: RFC 3339 time the key was created
 	Writer  = Prefix + "writer"  // read-only: JSON of the Writer who last wrote the value
 	// Skill is read-only, on skills/NAME/SKILL.md: the JSON {"name",
@@ -117,8 +123,33 @@ func ValidateWith(types Types, name string, value []byte) error {
 		return types.Check(v)
 	case Derived:
 		return ValidateDerived(v)
+	case TTL:
+		_, err := ParseTTL(v)
+		return err
+	case Expires:
+		_, err := ParseExpires(v)
+		return err
 	}
-	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent, run, session, type, derived; created, writer, skill and rev are read-only)", ErrInvalid, name)
+	return fmt.Errorf("%w: unknown attribute %s (known: tags, importance, source, agent, run, session, type, derived, ttl, expires; created, writer, skill and rev are read-only)", ErrInvalid, name)
+}
+
+// ParseTTL reads a time to live (TTL): a positive duration ("90s",
+// "1h30m", "24h").
+func ParseTTL(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%w: %s: %q: want a positive duration (90s, 1h30m, 24h)", ErrInvalid, TTL, v)
+	}
+	return d, nil
+}
+
+// ParseExpires reads a time of removal (Expires): RFC 3339.
+func ParseExpires(v string) (time.Time, error) {
+	at, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: %s: %q: want an RFC 3339 time (2026-12-31T23:00:00Z)", ErrInvalid, Expires, v)
+	}
+	return at, nil
 }
 
 // MaxDerivedLen is the longest user.memfs.derived value.

@@ -27,8 +27,10 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/meta"
 )
 
 // Tier is what a route's store keeps.
@@ -62,6 +64,9 @@ type Route struct {
 	ReadOnly bool
 	// Tier is Working for a mem: store, else Persistent.
 	Tier Tier
+	// TTL is the time to live of the route's files that set none
+	// (package expire); 0 for none. The spec's "?ttl=1h".
+	TTL time.Duration
 }
 
 // Name is the route as messages name it: its prefix, or "default".
@@ -75,15 +80,20 @@ func (r Route) Name() string {
 // String is the route as --route takes it.
 func (r Route) String() string {
 	s := r.Prefix + "=" + r.Store
+	if r.TTL > 0 {
+		s += "?ttl=" + r.TTL.String()
+	}
 	if r.ReadOnly {
 		s += ":ro"
 	}
 	return s
 }
 
-// Parse reads a route as --route takes it: PREFIX=SPEC, where SPEC is a
-// store spec, and a trailing ":ro" makes the route read-only. The prefix
-// is a key ("skills", "team/skills"), with or without its final "/".
+// Parse reads a route as --route takes it: PREFIX=SPEC[?ttl=DURATION][:ro],
+// where SPEC is a store spec, "?ttl=1h" gives the route's files that set
+// no time to live one (package expire), and a trailing ":ro" makes the
+// route read-only. The prefix is a key ("skills", "team/skills"), with or
+// without its final "/".
 func Parse(s string) (Route, error) {
 	prefix, spec, ok := strings.Cut(s, "=")
 	if !ok || spec == "" {
@@ -96,6 +106,13 @@ func Parse(s string) (Route, error) {
 	r := Route{Prefix: prefix + "/", Store: spec}
 	if rest, ro := strings.CutSuffix(spec, ":ro"); ro {
 		r.Store, r.ReadOnly = rest, true
+	}
+	if i := strings.LastIndex(r.Store, "?ttl="); i >= 0 {
+		d, err := meta.ParseTTL(r.Store[i+len("?ttl="):])
+		if err != nil {
+			return Route{}, fmt.Errorf("route %q: %w", s, err)
+		}
+		r.Store, r.TTL = r.Store[:i], d
 	}
 	if r.Store == "mem:" || strings.HasPrefix(r.Store, "mem:") {
 		r.Tier = Working
@@ -196,6 +213,10 @@ func (t *Table) Apart(a, b string) bool { return t.index(a) != t.index(b) }
 // Ephemeral reports whether key lives in a working route: its value must
 // reach no disk.
 func (t *Table) Ephemeral(key string) bool { return t.Of(key).Tier == Working }
+
+// TTL is the time to live of the files of key's route that set none; 0
+// for none.
+func (t *Table) TTL(key string) time.Duration { return t.Of(key).TTL }
 
 // ReadOnly reports whether key is in a read-only route.
 func (t *Table) ReadOnly(key string) bool { return t.Of(key).ReadOnly }

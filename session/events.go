@@ -46,6 +46,9 @@ type Event struct {
 	Op     string
 	Key    string
 	OldKey string // for EventRename
+	// Reason says why, when the session removed a file of its own
+	// accord: ReasonExpire. "" for a change a writer made.
+	Reason string
 	Size   int64  // of the stored value; 0 for EventDelete
 	SHA256 string // hex SHA-256 of the stored value; "" for EventDelete
 	Writer meta.WriterInfo
@@ -132,7 +135,11 @@ func (c *Context) events(saved []snap, entries []backend.Entry, removed []string
 		if !stored || renamedFrom[k] {
 			continue // never stored, or moved: the rename says it
 		}
-		evs = append(evs, Event{Op: EventDelete, Key: k, Writer: who(by), Replayed: removedGen[k] <= replayed, gen: removedGen[k]})
+		ev := Event{Op: EventDelete, Key: k, Writer: who(by), Replayed: removedGen[k] <= replayed, gen: removedGen[k]}
+		if by != nil && by == c.expirer {
+			ev.Reason = ReasonExpire
+		}
+		evs = append(evs, ev)
 	}
 	slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.gen, b.gen) })
 	return evs

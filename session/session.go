@@ -226,6 +226,9 @@ type Context struct {
 	log       *slog.Logger
 	now       func() time.Time
 	euid      uint32 // the process's effective uid (sameNode)
+	// expirer is the writer of the removals Expire makes: Self, as
+	// memfs-expire; its address marks their events.
+	expirer *meta.WriterInfo
 
 	flushMu sync.Mutex // serializes Flush; taken before mu
 
@@ -277,6 +280,10 @@ func NewContext(store backend.Store, opts Options) *Context {
 		euid:     uint32(os.Geteuid()),
 		log:      opts.Logger,
 		now:      opts.Now,
+	}
+	c.expirer = &meta.WriterInfo{Comm: "memfs-expire"}
+	if opts.Self != nil {
+		c.expirer = &meta.WriterInfo{UID: opts.Self.UID, PID: opts.Self.PID, Comm: "memfs-expire", Agent: opts.Self.Agent}
 	}
 	c.mu.tree = namespace{files: make(map[string]*file), dirs: make(map[string]*dir)}
 	c.mu.pending = pendingState{dirty: make(map[*file]struct{}), ddirty: make(map[*dir]struct{}),
@@ -984,8 +991,32 @@ func (c *Context) Delete(key string) error { return c.DeleteBy(key, nil) }
 
 // DeleteBy is Delete, attributed to by (nil: Options.Self).
 func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
+	_, err := c.removeIf(key, by, nil)
+	return err
+}
+
+// Expire removes the file key, as Delete does, when it has expired by
+// now: deadline says when, from its modification time and attributes (ok
+// false: never). They are read under the session's lock with the
+// removal, so a write that renewed the file meanwhile keeps it. The
+// removal's event says why (Event.Reason, ReasonExpire). It reports
+// whether it removed the file.
+func (c *Context) Expire(key string, now time.Time, deadline func(mtime time.Time, x map[string][]byte) (time.Time, bool)) (bool, error) {
+	return c.removeIf(key, c.expirer, func(f *file) bool {
+		at, ok := deadline(time.Unix(0, f.mtime), f.xattrs.toMap())
+		return ok && !at.After(now)
+	})
+}
+
+// ReasonExpire is Event.Reason of the removal of a file that expired
+// (Context.Expire).
+const ReasonExpire = "expire"
+
+// removeIf is DeleteBy, when cond (nil: always) holds of the file under
+// the session's lock; it reports whether it removed the file.
+func (c *Context) removeIf(key string, by *meta.WriterInfo, cond func(*file) bool) (bool, error) {
 	if err := c.writable("delete", key); err != nil {
-		return err
+		return false, err
 	}
 	c.mu.Lock()
 	f, ok := c.mu.tree.files[key]
@@ -993,25 +1024,33 @@ func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
 		_, isDir := c.mu.tree.dirs[key]
 		c.mu.Unlock()
 		if isDir {
-			return pathErr("delete", key, ErrIsDir)
+			return false, pathErr("delete", key, ErrIsDir)
 		}
-		return notExist("delete", key)
+		return false, notExist("delete", key)
+	}
+	if cond != nil && !cond(f) {
+		c.mu.Unlock()
+		return false, nil
 	}
 	linked := f.link != nil && len(f.link.names) > 1 && f.loaded
 	c.removeNameLocked(f, key, by)
 	gen := c.mu.pending.gen
 	c.mu.Unlock()
-	c.emit(Change{Op: OpRemove, Key: key})
+	origin := OriginLocal
+	if by == c.expirer {
+		origin = OriginSelf
+	}
+	c.emit(Change{Op: OpRemove, Key: key, Origin: origin})
 	if err := c.journal(gen, nil, []string{key}); err != nil {
-		return err
+		return true, err
 	}
 	if linked {
 		// The other names' link count and ctime.
 		if err := c.journalNames(f); err != nil {
-			return err
+			return true, err
 		}
 	}
-	return c.journalDir(gen, parentOf(key))
+	return true, c.journalDir(gen, parentOf(key))
 }
 
 // put stores e with its own metadata, as a completed change.

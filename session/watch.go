@@ -64,6 +64,10 @@ const (
 	OriginLocal Origin = "local"
 	// OriginExternal is a change another program made in the store.
 	OriginExternal Origin = "external"
+	// OriginSelf is a change the session made of its own accord: the
+	// removal of a file that expired (Context.Expire). Like an external
+	// change, it was made behind the kernel.
+	OriginSelf Origin = "memfs"
 )
 
 // Change tells a watcher what happened to a key.

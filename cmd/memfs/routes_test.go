@@ -224,3 +224,52 @@ func (r *routesRig) workingMemory(t *testing.T, p *memfsProc) *memfsProc {
 
 	return r.start(t)
 }
+
+// TestExpiryThroughTheMount: a note with a 2 s time to live is gone
+// within 3 s of its last write, and the event log says it expired; a write renews it; a route's default time to live
+// removes its files that set none; a malformed time to live is refused.
+func TestExpiryThroughTheMount(t *testing.T) {
+	t.Parallel()
+	mnt := t.TempDir()
+	startMount(t, "dir:"+t.TempDir(), mnt, nil, "--route", "scratch/=mem:?ttl=2s")
+	at := func(k string) string { return filepath.Join(mnt, filepath.FromSlash(k)) }
+
+	if err := syscall.Setxattr(at("memory"), "user.memfs.ttl", []byte("soon"), 0); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("a malformed ttl: %v, want EINVAL", err)
+	}
+	os.WriteFile(at("memory/n.md"), []byte("short-lived\n"), 0o644)
+	os.WriteFile(at("memory/renewed.md"), []byte("one\n"), 0o644)
+	for _, k := range []string{"memory/n.md", "memory/renewed.md"} {
+		if err := syscall.Setxattr(at(k), "user.memfs.ttl", []byte("2s"), 0); err != nil {
+			t.Fatal(err)
+		}
+		fsyncPath(t, at(k))
+	}
+	written := time.Now()
+	os.WriteFile(at("scratch/s.md"), []byte("working\n"), 0o644)
+	time.Sleep(time.Second) // the renewal must come after some of the time to live has passed
+	os.WriteFile(at("memory/renewed.md"), []byte("two\n"), 0o644)
+	renewed := time.Now()
+	waitFor(t, "memory/n.md expired", 5*time.Second, func() bool {
+		_, err := os.Stat(at("memory/n.md"))
+		return errors.Is(err, fs.ErrNotExist)
+	})
+	if d := time.Since(written); d > 3*time.Second {
+		t.Errorf("memory/n.md went %v after its write, want within 3s", d)
+	}
+	waitFor(t, "scratch/s.md expired by its route's ttl", 5*time.Second, func() bool {
+		_, err := os.Stat(at("scratch/s.md"))
+		return errors.Is(err, fs.ErrNotExist)
+	})
+	if _, err := os.Stat(at("memory/renewed.md")); err != nil && time.Since(renewed) < 2*time.Second {
+		t.Errorf("memory/renewed.md went before its renewed time to live: %v", err)
+	}
+	waitFor(t, "the event log's expire event", 10*time.Second, func() bool {
+		out := mustRun(t, "", "log", "--mount", mnt, "--json")
+		return strings.Contains(out, `"op":"delete","key":"memory/n.md"`) && strings.Contains(out, `"reason":"expire"`)
+	})
+	waitFor(t, "memory/renewed.md expired in its turn", 5*time.Second, func() bool {
+		_, err := os.Stat(at("memory/renewed.md"))
+		return errors.Is(err, fs.ErrNotExist)
+	})
+}

@@ -1,0 +1,146 @@
+package memfs
+
+import (
+	"cmp"
+	"errors"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/memfs/memfs/expire"
+	"github.com/memfs/memfs/session"
+)
+
+// expiry removes the files that expire (package expire) while the FS is
+// mounted: a queue of the keys that will, soonest first, read once from
+// the session at the start and kept by its changes, so that the next
+// deadline is one look, never a scan of every key. A due key is removed
+// by session.Context.Expire, which reads its deadline again under the
+// session's lock (a write that renewed it keeps it); the removal's event
+// says "expire", and a flush follows soon.
+type expiry struct {
+	f    *FS
+	ttl  func(key string) time.Duration // a route's default, 0 for none
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+
+	mu      sync.Mutex
+	changed []session.Change // since the loop last looked
+}
+
+// startExpiry starts removing what expires; the function it returns stops
+// it. A read-only session removes nothing.
+func (f *FS) startExpiry() func() {
+	if f.opts.Session.ReadOnly {
+		return func() {}
+	}
+	e := &expiry{f: f, ttl: f.opts.Routes.TTL, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	unwatch := f.c.Watch(e.onChange)
+	go e.run()
+	return func() {
+		unwatch()
+		close(e.stop)
+		<-e.done
+	}
+}
+
+// onChange queues a change for the loop; it must not block.
+func (e *expiry) onChange(ch session.Change) {
+	switch ch.Op {
+	case session.OpCreate, session.OpWrite, session.OpRemove, session.OpRename, session.OpAttr, session.OpRmdir, session.OpContent:
+	default:
+		return
+	}
+	e.mu.Lock()
+	e.changed = append(e.changed, ch)
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *expiry) run() {
+	defer close(e.done)
+	var q expire.Queue
+	for _, en := range e.f.c.Entries("") {
+		e.place(&q, en.Key, en.Info.MTime, en.Info.XAttrs)
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		e.apply(&q)
+		for _, key := range q.Due(time.Now()) {
+			e.expire(&q, key)
+		}
+		timer.Stop()
+		if at, ok := q.Next(); ok {
+			timer.Reset(time.Until(at))
+		}
+		select {
+		case <-e.stop:
+			return
+		case <-e.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// place puts key in q at its deadline, or takes it out when it has none.
+func (e *expiry) place(q *expire.Queue, key string, mtime time.Time, x map[string][]byte) {
+	if at, ok, _ := expire.Deadline(mtime, x, e.ttl(key)); ok {
+		q.Set(key, at)
+	} else {
+		q.Remove(key)
+	}
+}
+
+// apply reads again the deadlines of the keys changed since the loop last
+// looked.
+func (e *expiry) apply(q *expire.Queue) {
+	e.mu.Lock()
+	changed := e.changed
+	e.changed = nil
+	e.mu.Unlock()
+	for _, ch := range changed {
+		if ch.Op == session.OpRename || ch.Op == session.OpRmdir {
+			q.Remove(ch.OldKey)
+			q.RemovePrefix(cmp.Or(ch.OldKey, ch.Key))
+			for _, en := range e.f.c.Entries(ch.Key + "/") { // a directory's files, where it went
+				e.place(q, en.Key, en.Info.MTime, en.Info.XAttrs)
+			}
+		}
+		if en, ok := e.f.c.Entry(ch.Key); ok && !en.Info.Mode.IsDir() {
+			e.place(q, ch.Key, en.Info.MTime, en.Info.XAttrs)
+		} else {
+			q.Remove(ch.Key)
+		}
+	}
+}
+
+// expire removes key, due, if it still is: the session reads its deadline
+// again under its lock.
+func (e *expiry) expire(q *expire.Queue, key string) {
+	removed, err := e.f.c.Expire(key, time.Now(), func(mtime time.Time, x map[string][]byte) (time.Time, bool) {
+		at, ok, _ := expire.Deadline(mtime, x, e.ttl(key))
+		return at, ok
+	})
+	switch {
+	case removed:
+		e.f.log.Info("expired: removed", "key", key)
+		select {
+		case e.f.closes <- struct{}{}: // a flush soon: the removal's event
+		default:
+		}
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		// A read-only route, a directory: it stays, and is not looked
+		// at again until it changes.
+		e.f.log.Warn("an expired file cannot be removed", "key", key, "err", err)
+	case err == nil:
+		// Renewed meanwhile: its new deadline.
+		if en, ok := e.f.c.Entry(key); ok {
+			e.place(q, key, en.Info.MTime, en.Info.XAttrs)
+		}
+	}
+}
