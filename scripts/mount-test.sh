@@ -51,7 +51,10 @@
 # the rootdir checks; or repo: memory per repository (issue 33) in a clone
 # of this repository, records written with printf and cp, memfs repo check,
 # the repository's pack, its map from the cache, a new branch's memory and a
-# second repository's kept apart.
+# second repository's kept apart; or routes: one mount over three stores
+# (--route skills/=dir:TEAM:ro --route scratch/=mem:), a read-only team
+# directory, mv, ln, rmdir and rename across routes, working memory that
+# is searched and never reaches a disk.
 
 # shellcheck disable=SC2016 # the snippets run on both trees are single-quoted on purpose
 set -euo pipefail
@@ -71,9 +74,9 @@ for kind in "${backends[@]}"; do
 done
 only=${MEMFS_MT_ONLY:-}
 case $only in
-"" | tools | lossless | quickstart | rootdir | firsthour | mcp | repo) ;;
+"" | tools | lossless | quickstart | rootdir | firsthour | mcp | repo | routes) ;;
 *)
-	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless, quickstart, rootdir, firsthour, mcp or repo)" >&2
+	echo "unknown MEMFS_MT_ONLY=$only (want tools, lossless, quickstart, rootdir, firsthour, mcp, repo or routes)" >&2
 	exit 2
 	;;
 esac
@@ -507,7 +510,7 @@ store_spec() {
 }
 # etcdctl_ns ARGS...: etcdctl against the run's server.
 etcdctl_ns() { ETCDCTL_API=3 timeout 30 etcdctl --endpoints "$etcd_endpoint" "$@"; }
-if [[ " ${backends[*]} " == *" etcd "* ]] && { want_section tools || want_section lossless || want_section rootdir || want_section firsthour || want_section repo; }; then
+if [[ " ${backends[*]} " == *" etcd "* ]] && { want_section tools || want_section lossless || want_section rootdir || want_section firsthour || want_section repo || want_section routes; }; then
 	echo "== starting etcd ($(etcd --version | head -n 1))"
 	if ! start_etcd; then
 		if kill -0 "$etcd_pid" 2>/dev/null; then
@@ -1984,6 +1987,138 @@ repo_memory() {
 }
 # ============================ end of memory per repository
 
+# ============================================== routes: one mount, three stores
+# Section "routes" (MEMFS_MT_ONLY=routes), on every backend as the default
+# route: memfs mount --route skills/=dir:TEAM:ro --route scratch/=mem:.
+# skills/ is a team's plain directory, read-only: cat reads it; echo >, rm,
+# chmod and mkdir fail with "Read-only file system" and leave it as it
+# was; a file its owner writes there shows in the mount, and to a watcher
+# on it. Across routes rename(2) and ln fail with "Invalid cross-device
+# link" and mv copies; rmdir of a route's directory and mv of it fail with
+# "Device or resource busy". scratch/ is working memory: memfs search
+# finds a word written only there, no file of the store (etcd's data for
+# etcd) or of the state directory holds it after the unmount, and scratch/
+# is empty after a remount, while memory/ kept its note.
+
+# routes_refused DESC WANT CMD...: CMD fails, saying WANT.
+routes_refused() {
+	local desc=$1 want=$2 rc=0 out
+	shift 2
+	out=$(timeout 30 "$@" 2>&1) || rc=$?
+	if [ "$rc" -ne 0 ] && [[ $out == *"$want"* ]]; then
+		pass "$desc fails: $want"
+	else
+		fail "$desc: exit $rc, want a failure saying '$want'" "$out"
+	fi
+}
+
+# routes_wait DESC CMD: CMD (bash) succeeds within 10 s.
+routes_wait() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		if bash -c "$2" 2>/dev/null; then
+			pass "$1"
+			return 0
+		fi
+		sleep 0.1
+	done
+	fail "$1 (not within 10 s)"
+}
+
+routes() {
+	local kind=$1 section_start team disk rc out w
+	local log1=$tmp/$kind-routes-mount1.log log2=$tmp/$kind-routes-mount2.log ev=$tmp/$kind-routes.events
+	section_start=$(date +%s.%N)
+	label="[$kind] routes: "
+	spec=$(store_spec "$kind" routes)
+	mnt=$tmp/$kind-routes-mnt
+	team=$tmp/$kind-routes-team
+	echo "== backend $kind, section routes (store $spec, mountpoint $mnt)"
+	mkdir -p "$mnt" "$team/git"
+	mnts+=("$mnt")
+	printf -- '---\nname: git\n---\nthe team'\''s git skill\n' >"$team/git/SKILL.md"
+	local routes=(--route "skills/=dir:$team:ro" --route scratch/=mem:)
+	team_tree() { (cd "$team" && find . -printf '%y %m %s %T@ %p\n' | sort); }
+	team_tree >"$tmp/routes-team.want"
+	if ! start_mount "$log1" "${routes[@]}"; then
+		fail "memfs mount --route skills/=dir:TEAM:ro --route scratch/=mem:: not serving within 10 s" "$(tail -n 20 "$log1")"
+		return
+	fi
+
+	# The read-only route.
+	same_text "cat skills/git/SKILL.md reads the team's file" "$(cat "$team/git/SKILL.md")" "$(cat "$mnt/skills/git/SKILL.md" 2>&1)"
+	routes_refused "echo x > skills/new.md" "Read-only file system" bash -c 'echo x >"$1"' _ "$mnt/skills/new.md"
+	routes_refused "rm skills/git/SKILL.md" "Read-only file system" rm "$mnt/skills/git/SKILL.md"
+	routes_refused "chmod 600 skills/git/SKILL.md" "Read-only file system" chmod 600 "$mnt/skills/git/SKILL.md"
+	routes_refused "mkdir skills/new" "Read-only file system" mkdir "$mnt/skills/new"
+	team_tree >"$tmp/routes-team.got"
+	same "the team's directory is unchanged (find -printf '%y %m %s %T@ %p')" "$tmp/routes-team.want" "$tmp/routes-team.got"
+	if grep -q 'route skills/ is read-only' "$log1"; then
+		pass "the mount's log names the read-only route"
+	else
+		fail "the mount's log does not say 'route skills/ is read-only'" "$(tail -n 10 "$log1")"
+	fi
+	if start_watch "$mnt" "$ev"; then
+		w=$watch_pid
+		printf 'the team adds a skill\n' >"$team/git/extra.md"
+		routes_wait "a file the owner writes into the team's directory shows in the mount" \
+			"[ \"\$(cat '$mnt/skills/git/extra.md')\" = 'the team adds a skill' ]"
+		stop_watch "$mnt" "$ev" "$w"
+		if grep -qxF "CREATE skills/git/extra.md" "$ev.rel"; then
+			pass "a watcher on the mount (inotifywait -m -r) got CREATE skills/git/extra.md"
+		else
+			fail "the watcher on the mount got no 'CREATE skills/git/extra.md'" "$(cat "$ev.rel")"
+		fi
+	else
+		fail "inotifywait on the mount" "$(cat "$ev.err")"
+	fi
+
+	# Across routes.
+	routes_refused "rmdir scratch (empty)" "Device or resource busy" rmdir "$mnt/scratch"
+	routes_refused "mv skills x" "Device or resource busy" mv "$mnt/skills" "$mnt/x"
+	printf 'a note to move\n' >"$mnt/memory/a.md"
+	routes_refused "rename(2) of memory/a.md to scratch/a.md (python3 os.rename)" "Invalid cross-device link" \
+		python3 -c 'import os, sys; os.rename(sys.argv[1], sys.argv[2])' "$mnt/memory/a.md" "$mnt/scratch/a.md"
+	routes_refused "ln memory/a.md scratch/l.md" "Invalid cross-device link" ln "$mnt/memory/a.md" "$mnt/scratch/l.md"
+	rc=0
+	out=$(timeout 30 mv "$mnt/memory/a.md" "$mnt/scratch/a.md" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ] && [ "$(cat "$mnt/scratch/a.md" 2>&1)" = "a note to move" ] && [ ! -e "$mnt/memory/a.md" ]; then
+		pass "mv memory/a.md scratch/a.md exits 0 (it copies); the note is in scratch/ only"
+	else
+		fail "mv memory/a.md scratch/a.md: exit $rc, want 0 and the note in scratch/ only" "$out" "$(ls -l "$mnt/memory" "$mnt/scratch" 2>&1)"
+	fi
+
+	# Working memory.
+	printf 'the quasarzebra plan\n' >"$mnt/scratch/plan.md"
+	printf 'the nebulaotter note\n' >"$mnt/memory/kept.md"
+	sync "$mnt/scratch/plan.md" "$mnt/memory/kept.md"
+	rc=0
+	out=$(timeout 60 "$memfs" search --mount "$mnt" --mode keyword quasarzebra 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ] && [[ $out == *"scratch/plan.md"* ]]; then
+		pass "memfs search --mount MNT --mode keyword finds the word of scratch/plan.md"
+	else
+		fail "memfs search --mount MNT --mode keyword quasarzebra: exit $rc, want scratch/plan.md" "$out"
+	fi
+	stop_mount "the first mount" "$log1"
+	disk=${spec#*:}
+	[ "$kind" != etcd ] || disk=$tmp/etcd-data
+	out=$(grep -rl nebulaotter "$disk" "$XDG_STATE_HOME" 2>&1 || true)
+	if [ -z "$out" ]; then
+		fail "the control: memory/kept.md's word is in no file of $disk (test bug)"
+	fi
+	out=$(grep -rl quasarzebra "$disk" "$XDG_STATE_HOME" 2>&1 || true)
+	same_text "after the unmount, grep -rl finds scratch/plan.md's word in no file of $disk or of the state directory" "" "$out"
+	if ! start_mount "$log2" "${routes[@]}"; then
+		fail "remount: .memfs/status not readable within 10 s" "$(tail -n 20 "$log2")"
+		return
+	fi
+	same_text "ls -A scratch after a remount: empty" "" "$(ls -A "$mnt/scratch" 2>&1)"
+	same_text "memory/kept.md after a remount" "the nebulaotter note" "$(cat "$mnt/memory/kept.md" 2>&1)"
+	stop_mount "the remount" "$log2"
+	echo "== backend $kind, section routes: $(awk -v a="$section_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+}
+# ========================================== end of routes
+
 # ----------------------------------------------------------- quickstart
 
 # The README's quick start, literally, in a fresh HOME: its first line (go
@@ -2176,6 +2311,10 @@ for kind in "${backends[@]}"; do
 	fi
 	if want_section repo; then
 		repo_memory "$kind"
+		stop_all
+	fi
+	if want_section routes; then
+		routes "$kind"
 		stop_all
 	fi
 done
