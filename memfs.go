@@ -24,6 +24,7 @@ import (
 	"github.com/memfs/memfs/journal"
 	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/packhist"
+	"github.com/memfs/memfs/quota"
 	"github.com/memfs/memfs/redact"
 	"github.com/memfs/memfs/route"
 	"github.com/memfs/memfs/runs"
@@ -92,6 +93,8 @@ type Options struct {
 	// the keys of a working route reach no disk (journal, event log,
 	// history, search index: a search reads them from the session).
 	Routes *route.Table
+	// Quotas bound what prefixes hold (package quota); none when empty.
+	Quotas []quota.Limit
 	// Logger receives what the engine reports; slog.Default when nil.
 	Logger *slog.Logger
 }
@@ -112,6 +115,7 @@ type FS struct {
 	rec     *recorder          // the history of every change (histrecord.go)
 	runs    *runs.Projector    // the projection of each run (runs.go)
 	keeper  *runKeeper         // catches runs up off the flush path; nil in a read-only session
+	quota   *quota.Tracker     // Options.Quotas' usage (limits.go); nil for none
 	// pressure asks a mount's serve loop for a flush: unflushed values
 	// are past the memory budget (session.Options.Pressure).
 	pressure chan struct{}
@@ -167,6 +171,7 @@ func Open(ctx context.Context, st backend.Store, opts Options) (*FS, error) {
 		f.release()
 		return nil, err
 	}
+	f.trackQuota()
 	return f, nil
 }
 
@@ -275,6 +280,9 @@ func (f *FS) sessionOptions() (session.Options, error) {
 		return f.openIndex(ctx, false, nil)
 	})
 	f.hookSession(&so)
+	if f.quota = f.newQuota(); f.quota != nil {
+		so.Quota = f.quota
+	}
 	if !f.opts.Routes.Empty() {
 		so.Routes = f.opts.Routes
 		offDisk(&so, f.opts.Routes)

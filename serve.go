@@ -174,6 +174,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 			st.Store, st.Mountpoint, st.PID = f.opts.Name, dir, os.Getpid()
 			st.Memory, st.Search, st.Peers = f.memoryStatus(), f.SearchStatus(), peer.peers()
 			st.StaleIndexes = f.staleIndexes(cr)
+			st.Routes, st.Quotas = f.routesStatus(), f.quotaStatus(cr)
 		},
 	})
 	srv, err := fsnode.Mount(dir, root, fsnode.MountOptions{
@@ -214,15 +215,6 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 	indexed, loaded, _, _ := f.c.Stats().Counts()
 	f.log.Info("mounted", "mountpoint", dir, "store", f.opts.Name, "keys", indexed, "loaded", loaded, "pid", os.Getpid())
 	return m, nil
-}
-
-// space is what df on the mount reports: the store's room
-// (backend.Spacer), or nil for a store that cannot tell it.
-func (f *FS) space() func(context.Context) (backend.Space, error) {
-	if sp, ok := f.store.(backend.Spacer); ok {
-		return sp.Space
-	}
-	return nil
 }
 
 // Serve mounts f at dir and serves it until ctx is done, then flushes and

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/quota"
 	"github.com/memfs/memfs/route"
 	"github.com/memfs/memfs/session"
 )
@@ -34,6 +35,9 @@ var errnoTable = []struct {
 	{session.ErrReadOnly, syscall.EROFS},
 	{backend.ErrReadOnly, syscall.EROFS}, // a read-only route
 	{route.ErrCrossRoute, syscall.EXDEV},
+	{session.ErrCrossDevice, syscall.EXDEV}, // between quotas
+	{quota.ErrOver, syscall.EDQUOT},
+	{quota.ErrFileSize, syscall.EFBIG},
 	{route.ErrMountPoint, syscall.EBUSY},
 	{session.ErrSecretName, syscall.EACCES},
 	{fs.ErrPermission, syscall.EPERM},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/location"
+	"github.com/memfs/memfs/quota"
 )
 
 // ParseAll reads routes as --route takes them (Parse) into a Table,
@@ -26,6 +27,20 @@ func ParseAll(specs []string, reg *location.Registry) (*Table, error) {
 		rs = append(rs, r)
 	}
 	return NewTable(rs)
+}
+
+// ParseFlags reads a mount's layout as memfs mount takes it: its routes
+// (--route, ParseAll) and its quotas (--quota, quota.ParseAll).
+func ParseFlags(routes, quotas []string, reg *location.Registry) (*Table, []quota.Limit, error) {
+	t, err := ParseAll(routes, reg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--route %w", err)
+	}
+	ls, err := quota.ParseAll(quotas)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--quota %w", err)
+	}
+	return t, ls, nil
 }
 
 // Open opens the store of every route of t through reg (a read-only

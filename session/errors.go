@@ -23,6 +23,10 @@ var (
 	ErrInvalidOp = errors.New("invalid operation")
 	// ErrReadOnly is returned by every change on a read-only Context.
 	ErrReadOnly = errors.New("read-only session")
+	// ErrCrossDevice is the error of a rename between two prefixes that
+	// different quotas bound (EXDEV through a mount: mv copies, and
+	// each file is checked).
+	ErrCrossDevice = errors.New("rename between quotas")
 )
 
 func pathErr(op, key string, err error) error {

@@ -254,9 +254,9 @@ func (h *File) write(p []byte, off int64, appending bool) (int, error) {
 		c.mu.Unlock()
 		return 0, pathErr("write", f.key, ErrInvalidOp)
 	}
-	if c.opts.MaxFileSize > 0 && end > c.opts.MaxFileSize {
+	if err := c.sizeAllowed("write", f.key, max(end, int64(len(f.data)))); err != nil {
 		c.mu.Unlock()
-		return 0, pathErr("write", f.key, ErrTooLarge)
+		return 0, err
 	}
 	was := cap(f.data)
 	var freed int64 // the old array, when a copy replaced it and no one else holds it

@@ -125,6 +125,10 @@ func (c *Context) Link(ctx context.Context, oldKey, newKey string) error {
 		c.mu.Unlock()
 		return pathErr("link", oldKey, fs.ErrNotExist) // dropped meanwhile: rare, retried by the caller
 	}
+	if err := c.sizeAllowed("link", newKey, f.size); err != nil {
+		c.mu.Unlock()
+		return err
+	}
 	parent, err := c.parentLocked("link", newKey)
 	if err != nil {
 		c.mu.Unlock()

@@ -110,6 +110,12 @@ type Options struct {
 	// changes that no File holds open: a Flush would let them go. A
 	// mount flushes.
 	Pressure func()
+	// Quota, when set, bounds what prefixes hold (quota.Tracker): a
+	// write, truncate, create, put or link that would pass a limit
+	// fails with its error (EDQUOT, EFBIG), and a rename between
+	// prefixes of different limits with ErrCrossDevice. What a replay
+	// or another writer brings in is never refused.
+	Quota Quota
 	// Routes, when set, are the routes of a namespace that several stores
 	// serve (route.Table): every change is checked against them
 	// (Routes.Refuse: a read-only route, a route's own directory), a
@@ -746,8 +752,8 @@ func (c *Context) Set(key string, value []byte) error {
 	if err := c.creatable("set", key); err != nil {
 		return err
 	}
-	if c.opts.MaxFileSize > 0 && int64(len(value)) > c.opts.MaxFileSize {
-		return pathErr("set", key, ErrTooLarge)
+	if err := c.sizeAllowed("set", key, int64(len(value))); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	f, created, err := c.createLocked("set", key, 0o644, c.opts.DirUID, c.opts.DirGID, false)
@@ -798,6 +804,33 @@ func (c *Context) routeRefuses(op, key string) error {
 	return err
 }
 
+// Quota bounds what prefixes hold (Options.Quota; quota.Tracker
+// implements it).
+type Quota interface {
+	// Check returns the error of a change that makes the file key hold
+	// size bytes (a new file when it has none), or nil.
+	Check(key string, size int64) error
+	// Moves reports whether a rename from a to b crosses limits.
+	Moves(a, b string) bool
+}
+
+// sizeAllowed is the check of a change (op) that makes key's file hold
+// size bytes: MaxFileSize, and the quota, but for what a replay or
+// another writer brings in (acknowledged already).
+func (c *Context) sizeAllowed(op, key string, size int64) error {
+	if c.opts.MaxFileSize > 0 && size > c.opts.MaxFileSize {
+		return pathErr(op, key, ErrTooLarge)
+	}
+	if c.opts.Quota == nil || key == "" || op == "external" || c.replaying.Load() {
+		return nil
+	}
+	if err := c.opts.Quota.Check(key, size); err != nil {
+		c.log.Warn("a write refused by a quota", "op", op, "key", key, "err", err)
+		return pathErr(op, key, err)
+	}
+	return nil
+}
+
 // Routes are the routes of a namespace that several stores serve
 // (Options.Routes; route.Table implements it).
 type Routes interface {
@@ -840,6 +873,9 @@ func (c *Context) unjournaled(key string) bool {
 // movable is the check of a rename or link (op) from a to b between
 // routes.
 func (c *Context) movable(op, a, b string) error {
+	if c.opts.Quota != nil && c.opts.Quota.Moves(a, b) {
+		return pathErr(op, b, ErrCrossDevice)
+	}
 	if c.opts.Routes == nil {
 		return nil
 	}
@@ -880,6 +916,9 @@ func (c *Context) createLocked(op, key string, mode fs.FileMode, uid, gid uint32
 	}
 	if _, ok := c.mu.tree.dirs[key]; ok {
 		return nil, false, pathErr(op, key, ErrIsDir)
+	}
+	if err := c.sizeAllowed(op, key, 0); err != nil {
+		return nil, false, err // a file more than the quota allows
 	}
 	now := c.now().UnixNano()
 	parent, err := c.mkdirAllLocked(parentOf(key), now, true)
@@ -1059,6 +1098,9 @@ func (c *Context) put(e backend.Entry) error {
 		return c.putDir(e)
 	}
 	if err := c.creatable("put", e.Key); err != nil {
+		return err
+	}
+	if err := c.sizeAllowed("put", e.Key, int64(len(e.Value))); err != nil {
 		return err
 	}
 	c.mu.Lock()

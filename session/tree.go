@@ -311,8 +311,8 @@ func (c *Context) truncateLocked(f *file, size int64) error {
 	if size < 0 {
 		return pathErr("truncate", f.key, ErrInvalidOp)
 	}
-	if c.opts.MaxFileSize > 0 && size > c.opts.MaxFileSize {
-		return pathErr("truncate", f.key, ErrTooLarge)
+	if err := c.sizeAllowed("truncate", f.key, size); err != nil {
+		return err
 	}
 	switch {
 	case size == int64(len(f.data)):

@@ -52,7 +52,42 @@ type Status struct {
 	// (repo.json's state): memfs repo cache get NAME says which.
 	StaleIndexes int `json:"stale_indexes,omitempty"`
 
+	// Routes are the mount's routes but the default (memfs mount
+	// --route), longest prefix first; Quotas its limits, with what the
+	// caller may see of their largest files. Their text lines are for
+	// people: Parse leaves them out (status.json has them).
+	Routes []Route `json:"routes,omitempty"`
+	Quotas []Quota `json:"quotas,omitempty"`
+
 	Unlisted []string `json:"unlisted,omitempty"` // .memfs files that ls does not list
+}
+
+// Route is one route of a mount.
+type Route struct {
+	Prefix   string `json:"prefix"`
+	Store    string `json:"store"`
+	Tier     string `json:"tier"` // "persistent", "working"
+	ReadOnly bool   `json:"read_only,omitempty"`
+	TTL      string `json:"ttl,omitempty"` // the default time to live of its files, "" for none
+}
+
+// Quota is one limit of a mount (memfs mount --quota) and what its
+// prefix holds. A zero limit is none.
+type Quota struct {
+	Prefix        string `json:"prefix"`
+	Bytes         int64  `json:"bytes"`
+	MaxBytes      int64  `json:"max_bytes,omitempty"`
+	Files         int64  `json:"files"`
+	MaxFiles      int64  `json:"max_files,omitempty"`
+	MaxFileSize   int64  `json:"max_file_size,omitempty"`
+	Largest       []File `json:"largest,omitempty"` // largest first
+	LargestHidden bool   `json:"largest_hidden,omitempty"`
+}
+
+// File is a file and its size.
+type File struct {
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
 }
 
 // Memory is the session's use of memory for file contents.
@@ -121,6 +156,19 @@ func (s Status) MarshalText() ([]byte, error) {
 	if s.StaleIndexes > 0 {
 		fmt.Fprintf(&b, "stale_indexes: %d\n", s.StaleIndexes)
 	}
+	for _, r := range s.Routes {
+		fmt.Fprintf(&b, "route: %s %s", strconv.Quote(r.Prefix), r.Tier)
+		if r.ReadOnly {
+			b.WriteString(" read-only")
+		}
+		if r.TTL != "" {
+			fmt.Fprintf(&b, " ttl %s", r.TTL)
+		}
+		fmt.Fprintf(&b, " %s\n", r.Store)
+	}
+	for _, q := range s.Quotas {
+		q.marshal(&b)
+	}
 	if len(s.Unlisted) > 0 {
 		fmt.Fprintf(&b, "unlisted: %s\n", strings.Join(s.Unlisted, " "))
 	}
@@ -132,6 +180,38 @@ func (s Status) MarshalText() ([]byte, error) {
 func (s Status) MarshalJSON() ([]byte, error) {
 	type fields Status // without the methods
 	return json.Marshal(fields(s))
+}
+
+// marshal writes q's line: use against each limit, what is over and by
+// how much, and the largest files.
+func (q Quota) marshal(b *bytes.Buffer) {
+	fmt.Fprintf(b, "quota: %s %d bytes", strconv.Quote(q.Prefix), q.Bytes)
+	if q.MaxBytes > 0 {
+		fmt.Fprintf(b, " of %d", q.MaxBytes)
+	}
+	fmt.Fprintf(b, ", %d files", q.Files)
+	if q.MaxFiles > 0 {
+		fmt.Fprintf(b, " of %d", q.MaxFiles)
+	}
+	if q.MaxFileSize > 0 {
+		fmt.Fprintf(b, ", files up to %d bytes", q.MaxFileSize)
+	}
+	if q.MaxBytes > 0 && q.Bytes > q.MaxBytes {
+		fmt.Fprintf(b, "; OVER by %d bytes", q.Bytes-q.MaxBytes)
+	}
+	if q.MaxFiles > 0 && q.Files > q.MaxFiles {
+		fmt.Fprintf(b, "; OVER by %d files", q.Files-q.MaxFiles)
+	}
+	if len(q.Largest) > 0 {
+		b.WriteString("; largest:")
+		for _, f := range q.Largest {
+			fmt.Fprintf(b, " %s %d", strconv.Quote(f.Key), f.Size)
+		}
+	}
+	if q.LargestHidden {
+		b.WriteString(" (and files you may not read)")
+	}
+	b.WriteString("\n")
 }
 
 func (p *Peers) marshal(b *bytes.Buffer) {

@@ -38,7 +38,8 @@ func mountCommand() *cli.Command {
 			&cli.StringFlag{Name: "max-memory", Value: "auto", Usage: "bytes of file contents kept in memory (512MiB, 2GiB, ...); past it, contents already in the store are dropped " +
 				"and read again when opened, and unflushed ones are flushed; auto: a sixteenth of the machine's memory (or of its cgroup's limit), at least 256MiB"},
 			&cli.BoolFlag{Name: "read-only", Usage: "mount read-only"},
-			&cli.StringSliceFlag{Name: "route", Usage: "PREFIX=STORE[:ro]: the keys under PREFIX live in STORE (skills/=dir:/srv/team-skills:ro, scratch/=mem:)"},
+			&cli.StringSliceFlag{Name: "route", Usage: "PREFIX=STORE[?ttl=DURATION][:ro]: the keys under PREFIX live in STORE (skills/=dir:/srv/team-skills:ro, scratch/=mem:?ttl=1h)"},
+			&cli.StringSliceFlag{Name: "quota", Usage: "PREFIX=LIMITS: the most PREFIX holds: bytes, files, largest file (memory/=100MiB,10000files,1MiB; / is everything, which df shows)"},
 			&cli.BoolFlag{Name: "daemon", Usage: "serve in the background: return once the mount answers (exit 0), or fail with its error; logs go to --log-file"},
 			&cli.StringFlag{Name: "log-file", Usage: "append the log to FILE (made 0600; a symlink is refused); with --daemon the default is $XDG_STATE_HOME/memfs/log/MOUNTPOINT.log (root's: /var/log/memfs/)"},
 			&cli.StringFlag{Name: "on-conflict", Value: "keep-both", Usage: "on a shared (etcd) store, what a flush does when another mount saved a file since this one loaded it: " +
@@ -104,9 +105,9 @@ func mountAction(c *cli.Context) error {
 	if err := mountclient.CheckUnserved(spec, parseStore); err != nil {
 		return err
 	}
-	routes, err := route.ParseAll(c.StringSlice("route"), routeStores)
+	routes, quotas, err := route.ParseFlags(c.StringSlice("route"), c.StringSlice("quota"), routeStores)
 	if err != nil {
-		return fmt.Errorf("mount: --route %w", err)
+		return fmt.Errorf("mount: %w", err)
 	}
 	log := logger(c, c.Bool("debug"))
 	// I/O must finish after a signal (main's) cancelled the command's
@@ -143,8 +144,8 @@ func mountAction(c *cli.Context) error {
 					Types:       types,
 					DirUID:      uint32(os.Getuid()), DirGID: uint32(os.Getgid()),
 				},
-				NoRedact:  red == nil, // --no-redact
-				Routes:    routes,
+				NoRedact: red == nil, // --no-redact
+				Routes:   routes, Quotas: quotas,
 				Bootstrap: c.StringSlice("bootstrap"),
 				Namespace: true,
 				Embedder:  emb,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -272,4 +273,100 @@ func TestExpiryThroughTheMount(t *testing.T) {
 		_, err := os.Stat(at("memory/renewed.md"))
 		return errors.Is(err, fs.ErrNotExist)
 	})
+}
+
+// TestQuotaThroughTheMount: a prefix's bytes, files and largest file are
+// bounded: a write that would pass one fails with EDQUOT (EFBIG for the
+// file size) exactly at the boundary, the log names the largest files;
+// the usage .memfs/status.json shows is exact after writes, removals and
+// renames (a rename between quotas is EXDEV, and mv copies); df shows
+// the quota of everything.
+func TestQuotaThroughTheMount(t *testing.T) {
+	t.Parallel()
+	mnt := t.TempDir()
+	p := startMount(t, "dir:"+t.TempDir(), mnt, nil, "--quota", "memory/=10KiB,3files,6KiB", "--quota", "/=1MiB")
+	at := func(k string) string { return filepath.Join(mnt, filepath.FromSlash(k)) }
+	write := func(k string, n int) error { return os.WriteFile(at(k), bytes.Repeat([]byte("q"), n), 0o644) }
+
+	if err := write("memory/a.md", 5000); err != nil {
+		t.Fatal(err)
+	}
+	if err := write("memory/b.md", 10240-5000); err != nil {
+		t.Fatalf("a write to exactly the quota: %v", err)
+	}
+	f, err := os.OpenFile(at("memory/b.md"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("x")); !errors.Is(err, syscall.EDQUOT) {
+		t.Errorf("one byte past the quota: %v, want EDQUOT", err)
+	}
+	f.Close()
+	waitFor(t, "the log naming the largest files", 10*time.Second, func() bool {
+		return strings.Contains(p.log.String(), "largest: memory/b.md (5.1 KiB), memory/a.md (4.9 KiB)")
+	})
+	if err := write("memory/c.md", 0); err != nil {
+		t.Fatalf("the third file: %v", err)
+	}
+	if err := write("memory/d.md", 0); !errors.Is(err, syscall.EDQUOT) {
+		t.Errorf("a fourth file: %v, want EDQUOT", err)
+	}
+	if err := os.Truncate(at("memory/c.md"), 6*1024+1); !errors.Is(err, syscall.EFBIG) {
+		t.Errorf("a file past the largest allowed: %v, want EFBIG", err)
+	}
+	if err := write("notes.md", 4000); err != nil {
+		t.Errorf("outside the prefix: %v", err)
+	}
+
+	// Removals and renames: the usage stays exact.
+	os.Remove(at("memory/b.md"))
+	os.Mkdir(at("memory/x"), 0o755)
+	if err := os.Rename(at("memory/a.md"), at("memory/x/a.md")); err != nil {
+		t.Errorf("a rename under one quota: %v", err)
+	}
+	if err := os.Rename(at("memory/c.md"), at("c.md")); !errors.Is(err, syscall.EXDEV) {
+		t.Errorf("a rename out of a quota's prefix: %v, want EXDEV", err)
+	}
+	if out, err := exec.Command("mv", at("memory/c.md"), at("c.md")).CombinedOutput(); err != nil {
+		t.Errorf("mv out of a quota's prefix: %v\n%s", err, out)
+	}
+	if err := os.Rename(at("memory/x"), at("memory/y")); err != nil {
+		t.Errorf("a directory's rename under one quota: %v", err)
+	}
+	if err := write("memory/e.md", 5000); err != nil {
+		t.Errorf("a write the removals made room for: %v", err)
+	}
+	var st struct {
+		Quotas []struct {
+			Prefix       string `json:"prefix"`
+			Bytes, Files int64
+		} `json:"quotas"`
+	}
+	b, err := os.ReadFile(at(".memfs/status.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &st)
+	}
+	if err != nil || len(st.Quotas) != 2 {
+		t.Fatalf("status.json: %v %s", err, b)
+	}
+	count := func(dir string) (n, files int64) {
+		filepath.WalkDir(at(dir), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				fi, _ := d.Info()
+				n, files = n+fi.Size(), files+1
+			}
+			return nil
+		})
+		return n, files
+	}
+	for _, q := range st.Quotas {
+		n, files := count(q.Prefix)
+		if q.Bytes != n || q.Files != files {
+			t.Errorf("quota %q: status says %d bytes in %d files, the mount holds %d in %d", q.Prefix, q.Bytes, q.Files, n, files)
+		}
+	}
+	var fsst syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &fsst); err != nil || fsst.Blocks*uint64(fsst.Bsize) > 1<<20+4096 || fsst.Blocks*uint64(fsst.Bsize) < 1<<20-4096 {
+		t.Errorf("df: %d blocks of %d (%v), want the 1 MiB quota", fsst.Blocks, fsst.Bsize, err)
+	}
 }

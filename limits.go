@@ -1,0 +1,125 @@
+package memfs
+
+import (
+	"context"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/quota"
+	"github.com/memfs/memfs/session"
+	"github.com/memfs/memfs/status"
+)
+
+// This file holds what the engine does for a mount's limits and routes:
+// its quotas' tracker (Options.Quotas), kept by the session's changes,
+// and what .memfs/status and df say of them.
+
+// newQuota makes the tracker of Options.Quotas, nil for none; trackQuota
+// fills it once the session is up.
+func (f *FS) newQuota() *quota.Tracker {
+	if len(f.opts.Quotas) == 0 {
+		return nil
+	}
+	return quota.NewTracker(f.opts.Quotas)
+}
+
+// trackQuota fills the quotas' tracker with every file the session knows
+// and keeps it by the session's changes: synchronously, so that the next
+// request is checked against what this one did.
+func (f *FS) trackQuota() {
+	t := f.quota
+	if t == nil {
+		return
+	}
+	f.c.Watch(func(ch session.Change) {
+		switch ch.Op {
+		case session.OpRename:
+			t.Remove(ch.OldKey)
+			t.RemovePrefix(ch.OldKey)
+			for _, e := range f.c.Entries(ch.Key + "/") {
+				t.Set(e.Key, e.Info.Size)
+			}
+		case session.OpRmdir:
+			t.RemovePrefix(ch.Key)
+			return
+		case session.OpCreate, session.OpWrite, session.OpRemove, session.OpContent, session.OpAttr, session.OpConflict:
+		default:
+			return
+		}
+		if st, err := f.c.Stat(ch.Key); err == nil && !st.Mode.IsDir() {
+			t.Set(ch.Key, st.Size)
+		} else {
+			t.Remove(ch.Key)
+		}
+	})
+	for _, e := range f.c.Entries("") {
+		t.Set(e.Key, e.Info.Size)
+	}
+}
+
+// quotaStatus is what .memfs/status says of the quotas to cr: the usage
+// of each, and its largest files that cr may read.
+func (f *FS) quotaStatus(cr session.Cred) []status.Quota {
+	if f.quota == nil {
+		return nil
+	}
+	var out []status.Quota
+	all := f.quota.Usage(nil)
+	for i, u := range f.quota.Usage(func(key string) bool { return f.c.Access().Readable(cr, key)[0] }) {
+		q := status.Quota{Prefix: u.Limit.Prefix, Bytes: u.Bytes, MaxBytes: u.Limit.Bytes, Files: u.Files,
+			MaxFiles: u.Limit.Files, MaxFileSize: u.Limit.FileSize}
+		for _, it := range u.Largest {
+			q.Largest = append(q.Largest, status.File{Key: it.Key, Size: it.Size})
+		}
+		q.LargestHidden = len(all[i].Largest) > 0 && (len(u.Largest) == 0 || all[i].Largest[0] != u.Largest[0])
+		out = append(out, q)
+	}
+	return out
+}
+
+// routesStatus is what .memfs/status says of the routes.
+func (f *FS) routesStatus() []status.Route {
+	var out []status.Route
+	for _, r := range f.opts.Routes.Routes() {
+		s := status.Route{Prefix: r.Prefix, Store: r.Store, Tier: r.Tier.String(), ReadOnly: r.ReadOnly}
+		if r.TTL > 0 {
+			s.TTL = r.TTL.String()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// space is what df on the mount shows: the store's room, or the quota of
+// the whole namespace (--quota /=...) when there is one.
+func (f *FS) space() func(context.Context) (backend.Space, error) {
+	var root *quota.Limit
+	at := 0 // root's place among the limits
+	for i, l := range f.opts.Quotas {
+		if l.Prefix == "" && (l.Bytes > 0 || l.Files > 0) {
+			root, at = &l, i
+		}
+	}
+	sp, spacer := f.store.(backend.Spacer)
+	switch {
+	case root != nil:
+		return func(ctx context.Context) (backend.Space, error) {
+			u := f.quota.Usage(func(string) bool { return false })[at]
+			s := backend.Space{Used: u.Bytes, Avail: -1, Files: -1}
+			if spacer {
+				if st, err := sp.Space(ctx); err == nil {
+					s.Avail = st.Avail
+				}
+			}
+			if root.Bytes > 0 && (s.Avail < 0 || root.Bytes-u.Bytes < s.Avail) {
+				s.Avail = max(root.Bytes-u.Bytes, 0)
+			}
+			if root.Files > 0 {
+				s.Files = max(root.Files-u.Files, 0)
+			}
+			return s, nil
+		}
+	case spacer:
+		return sp.Space
+	}
+	return nil
+}
