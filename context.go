@@ -58,6 +58,9 @@ func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cr
 	if o.Check == nil {
 		o.Check = repo.CheckPackFile // a record that breaks its schema, or a file that is no record, is no rule
 	}
+	if o.Route == nil && !f.opts.Routes.Empty() {
+		o.Route = func(key string) string { return f.opts.Routes.Of(key).Name() }
+	}
 	if o.Ignore == nil {
 		rules, err := ignore.Load(ctx, f.c)
 		if err != nil {

@@ -224,6 +224,9 @@ type Options struct {
 	Rules []string
 	// SummariesKey is the file of step summaries; "" is SummariesKey.
 	SummariesKey string
+	// Route, when set, names the route a key lives in (a mount of
+	// several stores, package route), for the manifest's items.
+	Route func(key string) string
 	// Check, when set, checks each note and rule: one it fails is left
 	// out, listed in the manifest with the error's text (memfs passes
 	// repo.CheckKey: a repository's record that breaks its schema is no
@@ -289,6 +292,8 @@ type Item struct {
 	Cut    bool   `json:"cut,omitempty"`    // only its first lines went in
 	// Invalid is why Options.Check left it out (left out only).
 	Invalid string `json:"invalid,omitempty"`
+	// Route is the route it came from (Options.Route), "" for none.
+	Route string `json:"route,omitempty"`
 	Score   *Score `json:"score,omitempty"` // notes only
 }
 
@@ -521,6 +526,13 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 		}
 	}
 	m.LeftOut = append(m.LeftOut, invalid...)
+	if o.Route != nil {
+		for _, items := range [][]Item{m.Included, m.LeftOut} {
+			for i := range items {
+				items[i].Route = o.Route(items[i].Key)
+			}
+		}
+	}
 	text := ""
 	if o.MaxChars >= reserve {
 		text = hashLine(m.PackSHA256, o.Seq, len(m.LeftOut)) + body.String()

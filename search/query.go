@@ -76,60 +76,73 @@ func parseRequest(name string, now time.Time) (q Query, asJSON bool, err error) 
 			}
 			seen[key] = true
 		}
-		switch key {
-		case "prefix":
-			q.Prefix = val
-		case "tag":
-			q.Tags = append(q.Tags, val)
-		case "source", "agent", "session", "type":
-			*map[string]*string{"source": &q.Source, "agent": &q.Agent, "session": &q.Session, "type": &q.Type}[key] = val
-		case "repo":
-			ids := strings.Split(val, ",")
-			if slices.ContainsFunc(ids, func(id string) bool { return repo.ValidateHash(id) != nil }) {
-				return q, false, fmt.Errorf("%w: %q: want a repository id (16 hex digits, as memfs repo id prints it), or ID,PARENT,... (its parents)", ErrQuery, w)
-			}
-			q.Repo = ids[0]
-			if len(ids) > 1 {
-				q.RepoParents = ids[1:]
-			}
-		case "importance":
-			f, err := meta.ParseImportance(val)
-			if err != nil {
-				return q, false, fmt.Errorf("%w: %q: want a number from 0.0 to 1.0", ErrQuery, w)
-			}
-			q.ImportanceMin, q.HasImportanceMin = f, true
-		case "since", "until":
-			t, err := parseWhen(val, now)
-			if err != nil {
-				return q, false, fmt.Errorf("%w: %q: %v", ErrQuery, w, err)
-			}
-			if key == "since" {
-				q.Since = t
-			} else {
-				q.Until = t
-			}
-		case "top":
-			n, err := strconv.Atoi(val)
-			if err != nil || n < 1 {
-				return q, false, fmt.Errorf("%w: %q: want a positive number", ErrQuery, w)
-			}
-			q.TopK = n
-		case "mode":
-			m, ok := parseMode(val)
-			if !ok {
-				return q, false, fmt.Errorf("%w: %q: want keyword, semantic or hybrid", ErrQuery, w)
-			}
-			q.Mode = m
-		case "min":
-			f, err := strconv.ParseFloat(val, 64)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return q, false, fmt.Errorf("%w: %q: want a number", ErrQuery, w)
-			}
-			q.MinScore = f
+		if err := q.set(key, val, w, now); err != nil {
+			return q, false, err
 		}
 	}
 	q.Text = strings.Join(text, " ")
 	return q, asJSON, nil
+}
+
+// set applies the filter word w, key:val, to q.
+func (q *Query) set(key, val, w string, now time.Time) error {
+	switch key {
+	case "prefix":
+		q.Prefix = val
+	case "tier":
+		if val != TierWorking && val != TierPersistent {
+			return fmt.Errorf("%w: %q: want tier:working or tier:persistent", ErrQuery, w)
+		}
+		q.Tier = val
+	case "tag":
+		q.Tags = append(q.Tags, val)
+	case "source", "agent", "session", "type":
+		*map[string]*string{"source": &q.Source, "agent": &q.Agent, "session": &q.Session, "type": &q.Type}[key] = val
+	case "repo":
+		ids := strings.Split(val, ",")
+		if slices.ContainsFunc(ids, func(id string) bool { return repo.ValidateHash(id) != nil }) {
+			return fmt.Errorf("%w: %q: want a repository id (16 hex digits, as memfs repo id prints it), or ID,PARENT,... (its parents)", ErrQuery, w)
+		}
+		q.Repo = ids[0]
+		if len(ids) > 1 {
+			q.RepoParents = ids[1:]
+		}
+	case "importance":
+		f, err := meta.ParseImportance(val)
+		if err != nil {
+			return fmt.Errorf("%w: %q: want a number from 0.0 to 1.0", ErrQuery, w)
+		}
+		q.ImportanceMin, q.HasImportanceMin = f, true
+	case "since", "until":
+		t, err := parseWhen(val, now)
+		if err != nil {
+			return fmt.Errorf("%w: %q: %v", ErrQuery, w, err)
+		}
+		if key == "since" {
+			q.Since = t
+		} else {
+			q.Until = t
+		}
+	case "top":
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%w: %q: want a positive number", ErrQuery, w)
+		}
+		q.TopK = n
+	case "mode":
+		m, ok := parseMode(val)
+		if !ok {
+			return fmt.Errorf("%w: %q: want keyword, semantic or hybrid", ErrQuery, w)
+		}
+		q.Mode = m
+	case "min":
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%w: %q: want a number", ErrQuery, w)
+		}
+		q.MinScore = f
+	}
+	return nil
 }
 
 // filterWord splits a filter word into its key and value; ok is false for
@@ -143,7 +156,7 @@ func filterWord(w string) (key, val string, ok bool) {
 		return "", "", false
 	}
 	switch k {
-	case "prefix", "tag", "source", "agent", "session", "type", "repo", "importance", "since", "until", "top", "min", "mode":
+	case "prefix", "tag", "source", "agent", "session", "type", "repo", "importance", "since", "until", "top", "min", "mode", "tier":
 		return k, unquote(v), true
 	}
 	return "", "", false

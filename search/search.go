@@ -39,6 +39,11 @@ type Query struct {
 	TopK     int     // the number of hits; 0 (or less) means 10
 	MinScore float64 // hits scoring below are dropped
 	Prefix   string  // key prefix
+	// Tier, when set, keeps the hits of one tier of a mount's routes:
+	// TierWorking (the keys of its memory-only routes) or
+	// TierPersistent (the others). The index knows no routes: a
+	// service that does (search/live) filters.
+	Tier string
 	// Repo, when set, is a repository's id (repo.Identify's hash): a
 	// document under repos/ passes only when it is that repository's
 	// (under repos/REPO/); the rest of the namespace passes.
@@ -70,6 +75,12 @@ type Hit struct {
 	Key   string
 	Score float64
 }
+
+// The tiers of Query.Tier.
+const (
+	TierWorking    = "working"
+	TierPersistent = "persistent"
+)
 
 // match reports whether d passes q's filters.
 func (q *Query) match(d *doc) bool {

@@ -156,6 +156,16 @@ func (r *routesRig) readOnlyRoute(t *testing.T, p *memfsProc) {
 		t.Errorf("the team's skill changed: %q", b)
 	}
 
+	// A pack names the route each of its items came from.
+	var m struct{ Included []struct{ Key, Route string } }
+	b, err := os.ReadFile(r.path(".memfs/context.manifest.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil || len(m.Included) == 0 || m.Included[0].Key != "skills/git/SKILL.md" || m.Included[0].Route != "skills/" {
+		t.Errorf("the pack's manifest does not name the skill's route: %v\n%s", err, b)
+	}
+
 	// The owner's changes: in the mount, and told to its watchers.
 	ev := watchDir(t, r.path("skills/git"))
 	os.WriteFile(filepath.Join(r.team, "git", "SKILL.md"), []byte("---\nname: git\n---\nrevised by the team\n"), 0o644)

@@ -27,7 +27,8 @@ func searchCommand() *cli.Command {
 			&cli.StringFlag{Name: "mode", Usage: "keyword (BM25), semantic (vectors) or hybrid (both fused; the default with an embedder, keyword without one)"},
 			&cli.IntFlag{Name: "top-k", Value: 10, Usage: "how many results (at least 1)"},
 			&cli.Float64Flag{Name: "min-score", Usage: "drop results scoring below this (at least 0)"},
-			&cli.StringFlag{Name: "prefix", Usage: "only keys starting with this prefix"},
+			&cli.StringFlag{Name: "prefix", Usage: "only keys starting with this prefix (a route's: only that route)"},
+			&cli.StringFlag{Name: "tier", Usage: "only working memory (a mount's mem: routes) or only persistent memory"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "only entries with this tag (repeat: all of them)"},
 			&cli.StringFlag{Name: "source", Usage: "only entries with this user.memfs.source"},
 			&cli.StringFlag{Name: "agent", Usage: "only entries with this user.memfs.agent"},
@@ -56,7 +57,7 @@ func searchCommand() *cli.Command {
 				words = append(words, "min:"+strconv.FormatFloat(c.Float64("min-score"), 'g', -1, 64))
 			}
 			for _, f := range [][2]string{{"mode", "mode"}, {"prefix", "prefix"}, {"source", "source"}, {"agent", "agent"},
-				{"session", "session"}, {"type", "type"},
+				{"session", "session"}, {"type", "type"}, {"tier", "tier"},
 				{"since", "since"}, {"until", "until"}, {"importance-min", "importance"}} {
 				if v := c.String(f[0]); v != "" {
 					words = append(words, f[1]+":"+v)

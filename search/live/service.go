@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -582,7 +583,7 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		ok := s.c.Access().Readable(cr, keys...)
 		kept := hits[:0]
 		for i, h := range hits {
-			if ok[i] && !shadowed[h.Key] && !rules.Ignored(h.Key) {
+			if ok[i] && !shadowed[h.Key] && !rules.Ignored(h.Key) && (q.Tier == "" || (q.Tier == search.TierWorking) == s.working(h.Key)) {
 				kept = append(kept, h)
 			}
 		}
@@ -618,6 +619,7 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		search.SortHits(hits)
 		hits = hits[:min(len(hits), topK)]
 	}
+	s.workingFirst(hits)
 	hits = copiesBelowOriginals(hits)
 	out := make([]Result, 0, len(hits))
 	for _, h := range hits {
@@ -628,6 +630,27 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		out = append(out, Result{Key: h.Key, Score: h.Score, Snippet: s.base.Snippet(h.Key, v, q, search.SnippetWidth)})
 	}
 	return out, nil
+}
+
+// workingFirst orders hits of one score working memory first, then the
+// rest (the tie rule of a mount's tiers), each in the order it had.
+func (s *Service) workingFirst(hits []search.Hit) {
+	if len(s.workingAt) == 0 {
+		return
+	}
+	slices.SortStableFunc(hits, func(a, b search.Hit) int {
+		if a.Score != b.Score {
+			return cmp.Compare(b.Score, a.Score)
+		}
+		wa, wb := s.working(a.Key), s.working(b.Key)
+		switch {
+		case wa && !wb:
+			return -1
+		case wb && !wa:
+			return 1
+		}
+		return 0
+	})
 }
 
 // working reports whether key is in working memory (ServiceOptions.Working).

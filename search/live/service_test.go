@@ -584,3 +584,52 @@ func TestServiceRepoParentPerCaller(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceWorkingMemory: working memory (a mount's mem: routes) is
+// searched from the session, flushed or not, and never enters the
+// persisted index; of two hits with one score, working memory's comes
+// first (the tie rule), whatever the keys' order; tier: keeps one tier.
+func TestServiceWorkingMemory(t *testing.T) {
+	st := searchtest.NewMemSys()
+	e := newSvcEnv(t, st, ServiceOptions{Working: []string{"zscratch/"}})
+	s := e.svc(t)
+	e.put(t, "memory/a.md", "the wombat digs", 0o644, 1000)
+	e.put(t, "zscratch/a.md", "the wombat digs", 0o644, 1000) // scores as memory/a.md, sorts after it by key
+	for _, flushed := range []bool{false, true} {
+		if flushed {
+			e.put(t, "memory/b.md", "the wombat digs", 0o644, 1000) // a third, unflushed, so that the two tie again
+			e.flush(t)
+			e.put(t, "memory/b.md", "the wombat digs", 0o644, 1000)
+		}
+		res, err := s.Search(session.WithCred(t.Context(), credOwner), search.Query{Text: "wombat digs"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) < 2 || res[0].Key != "zscratch/a.md" {
+			t.Fatalf("flushed %v: %+v, want zscratch/a.md first", flushed, res)
+		}
+		for _, tier := range []string{search.TierWorking, search.TierPersistent} {
+			res, err := s.Search(session.WithCred(t.Context(), credOwner), search.Query{Text: "wombat", Tier: tier})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res {
+				if strings.HasPrefix(r.Key, "zscratch/") != (tier == search.TierWorking) {
+					t.Errorf("flushed %v: tier:%s gave %s", flushed, tier, r.Key)
+				}
+			}
+			if len(res) == 0 {
+				t.Errorf("flushed %v: tier:%s found nothing", flushed, tier)
+			}
+		}
+	}
+	if err := s.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if shardHolds(t, st, "zscratch/a.md", "wombat") {
+		t.Error("working memory entered the persisted index")
+	}
+	if !shardHolds(t, st, "memory/a.md", "wombat") {
+		t.Error("the control failed: memory/a.md is not in the persisted index")
+	}
+}
