@@ -297,6 +297,18 @@ type Item struct {
 	Score   *Score `json:"score,omitempty"` // notes only
 }
 
+// nameRoutes sets each item's Route (Options.Route; nil names none).
+func (m *Manifest) nameRoutes(route func(key string) string) {
+	if route == nil {
+		return
+	}
+	for _, items := range [][]Item{m.Included, m.LeftOut} {
+		for i := range items {
+			items[i].Route = route(items[i].Key)
+		}
+	}
+}
+
 // Score is a note's rank and its parts: Score = Relevance × Importance ×
 // Recency.
 type Score struct {
@@ -526,13 +538,7 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 		}
 	}
 	m.LeftOut = append(m.LeftOut, invalid...)
-	if o.Route != nil {
-		for _, items := range [][]Item{m.Included, m.LeftOut} {
-			for i := range items {
-				items[i].Route = o.Route(items[i].Key)
-			}
-		}
-	}
+	m.nameRoutes(o.Route)
 	text := ""
 	if o.MaxChars >= reserve {
 		text = hashLine(m.PackSHA256, o.Seq, len(m.LeftOut)) + body.String()
