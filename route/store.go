@@ -89,7 +89,7 @@ func NewStore(t *Table, stores []backend.Store, def backend.SysStore) (backend.S
 	return builders[c](s), nil
 }
 
-//go:generate go run gen.go
+//go:generate go run ../internal/capgen -pkg route -recv store -ret backend.SysStore -import github.com/memfs/memfs/backend -out caps_gen.go capBatch=batchOps capCond=condOps capWatch=watchOps capSwap=swapOps capCollect=collectOps capPresence=presenceOps
 
 // caps are the capabilities a store may claim or not.
 type caps uint8

@@ -181,7 +181,7 @@ func Wrap(s backend.Store, fn InjectFunc) Store {
 	return build(&wrapper{Store: s, inject: fn}, capsOf(s))
 }
 
-//go:generate go run gen.go
+//go:generate go run ../../internal/capgen -pkg errorstore -recv wrapper -ret Store -out wrap_gen.go capSys=sysOps capSwap=swapOps capBatch=batchOps capVersion=versionOps capPresence=presenceOps capCondDelete=condDeleteOps capWatch=watchOps capCollect=collectOps capAside=asideOps capSwap<capSys
 
 // build returns w as the type that has exactly the capabilities c
 // (builders, generated).
