@@ -60,6 +60,7 @@ func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cr
 	}
 	if o.Route == nil && !f.opts.Routes.Empty() {
 		o.Route = func(key string) string { return f.opts.Routes.Of(key).Name() }
+		o.Working = f.opts.Routes.Ephemeral
 	}
 	if o.Ignore == nil {
 		rules, err := ignore.Load(ctx, f.c)

@@ -405,3 +405,34 @@ func TestSkillsIndexLoadsNoSkill(t *testing.T) {
 		t.Error("no load counted at all: the memory notes must have been loaded")
 	}
 }
+
+// TestWorkingMemoryWinsTies: of two notes of one score, working memory's
+// goes first whatever the keys' order; the manifest names each item's
+// route.
+func TestWorkingMemoryWinsTies(t *testing.T) {
+	src := mapSource{"memory/a.md": []byte("the wombat digs\n"), "memory/scratch/a.md": []byte("the wombat digs\n")}
+	working := func(k string) bool { return strings.HasPrefix(k, "memory/scratch/") }
+	route := func(k string) string {
+		if working(k) {
+			return "memory/scratch/"
+		}
+		return "default"
+	}
+	for _, o := range []contextpack.Options{{Query: "wombat"}, {Query: "wombat", Working: working, Route: route}} {
+		p, err := contextpack.Build(t.Context(), src, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inc := p.Manifest.Included
+		if len(inc) != 2 || inc[0].Score.Score != inc[1].Score.Score {
+			t.Fatalf("%+v: want two notes of one score", inc)
+		}
+		want := "memory/a.md"
+		if o.Working != nil {
+			want = "memory/scratch/a.md"
+		}
+		if inc[0].Key != want || (o.Route != nil && inc[0].Route != route(want)) || (o.Route == nil && inc[0].Route != "") {
+			t.Errorf("working %v: first %s (route %q), want %s", o.Working != nil, inc[0].Key, inc[0].Route, want)
+		}
+	}
+}
