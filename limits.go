@@ -89,6 +89,17 @@ func (f *FS) routesStatus() []status.Route {
 	return out
 }
 
+// steady reports the keys of read-only routes, which the kernel may keep
+// long (fsnode.Options.Steady); nil without such routes.
+func (f *FS) steady() func(key string) bool {
+	for _, r := range f.opts.Routes.Routes() {
+		if r.ReadOnly {
+			return f.opts.Routes.ReadOnly
+		}
+	}
+	return nil
+}
+
 // space is what df on the mount shows: the store's room, or the quota of
 // the whole namespace (--quota /=...) when there is one.
 func (f *FS) space() func(context.Context) (backend.Space, error) {

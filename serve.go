@@ -160,6 +160,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		Agent:           mo.Agent,
 		Run:             SelfRun(),
 		ShowMemfs:       mo.ShowMemfs,
+		Steady:          f.steady(),
 		Space:           f.space(),
 		Closed:          closed,
 		Check:           checkRecord,

@@ -103,7 +103,7 @@ func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 	}
 	a := out.Attr
 	d.last.Store(&a)
-	out.SetTimeout(d.root.opts.AttrTimeout)
+	out.SetTimeout(d.root.timeout(key, d.root.opts.AttrTimeout))
 	return 0
 }
 

@@ -57,7 +57,7 @@ func (n *fileNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Att
 		}
 	}
 	n.root.fillAttr(st, &out.Attr)
-	out.SetTimeout(n.root.opts.AttrTimeout)
+	out.SetTimeout(n.root.timeout(st.Key, n.root.opts.AttrTimeout))
 	return 0
 }
 
@@ -79,7 +79,7 @@ func (n *fileNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetA
 	}
 	n.root.accessChanged(a)
 	n.root.fillAttr(st, &out.Attr)
-	out.SetTimeout(n.root.opts.AttrTimeout)
+	out.SetTimeout(n.root.timeout(st.Key, n.root.opts.AttrTimeout))
 	return 0
 }
 

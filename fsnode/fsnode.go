@@ -25,6 +25,11 @@ type Options struct {
 	EntryTimeout    time.Duration // 0 means 1 s; negative, no caching
 	AttrTimeout     time.Duration // 0 means 1 s; negative, no caching
 	NegativeTimeout time.Duration // 0 means 1 s; negative, no caching
+	// Steady, when set, reports the keys only another program changes
+	// (a read-only route): the kernel keeps their names and attributes
+	// SteadyTimeout, since a change of theirs reaches the mount with an
+	// invalidation (as every change another program makes does).
+	Steady func(key string) bool
 	// Status, when set, fills in the engine's part of .memfs/status (the
 	// store, mountpoint and process, memory, search, peers, stale
 	// derived artifacts) for each reader, cr.
@@ -199,8 +204,20 @@ func (r *Root) fillAttr(st session.Stat, out *fuse.Attr) {
 
 func (r *Root) fillEntry(st session.Stat, out *fuse.EntryOut) {
 	r.fillAttr(st, &out.Attr)
-	out.SetEntryTimeout(r.opts.EntryTimeout)
-	out.SetAttrTimeout(r.opts.AttrTimeout)
+	out.SetEntryTimeout(r.timeout(st.Key, r.opts.EntryTimeout))
+	out.SetAttrTimeout(r.timeout(st.Key, r.opts.AttrTimeout))
+}
+
+// SteadyTimeout is how long the kernel keeps the names and attributes of
+// a key Options.Steady reports.
+const SteadyTimeout = time.Hour
+
+// timeout is d, or SteadyTimeout for a steady key (Options.Steady).
+func (r *Root) timeout(key string, d time.Duration) time.Duration {
+	if r.opts.Steady != nil && key != "" && d > 0 && r.opts.Steady(key) {
+		return SteadyTimeout
+	}
+	return d
 }
 
 // newChild returns the inode for st under parent, reusing the existing one

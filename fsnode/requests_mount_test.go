@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/fsnode"
+	"github.com/memfs/memfs/internal/await"
 )
 
 // The request-count tests: what reaches memfs during one workload run by
@@ -313,5 +314,36 @@ func TestKillPrivByOtherWriter(t *testing.T) {
 		} else if got := fi.Mode() & (os.ModePerm | suidgid); got != c.want {
 			t.Errorf("%s: stat through the mount = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestSteadyKeysStayCached: the kernel keeps the names and attributes of
+// a steady key (a read-only route's, Options.Steady) long after the
+// mount's own timeout has let the others go: a stat of one then asks
+// memfs only for the route's own directory, which is no steady key.
+func TestSteadyKeysStayCached(t *testing.T) {
+	st := newDirStore(t, t.TempDir())
+	seedStore(t, st, map[string]string{"skills/git/SKILL.md": "team\n", "memory/git/SKILL.md": "mine\n"})
+	n := &fsnode.Requests{}
+	m := mount(t, st, mountConfig{
+		fopts: fsnode.Options{EntryTimeout: time.Nanosecond, AttrTimeout: time.Nanosecond, NegativeTimeout: time.Nanosecond,
+			Steady: func(key string) bool { return strings.HasPrefix(key, "skills/") }},
+		mopts: fsnode.MountOptions{Requests: n},
+	})
+	stat := func(rel string) int64 {
+		c := during(n, func() {
+			if _, err := os.Stat(filepath.Join(m.dir, rel)); err != nil {
+				t.Fatal(err)
+			}
+		})
+		return c["LOOKUP"] + c["GETATTR"]
+	}
+	stat("skills/git/SKILL.md")
+	stat("memory/git/SKILL.md")
+	// Once the mount's timeout (a jiffy) has let the names go, a stat of
+	// memory/git/SKILL.md asks memfs for each of its three names again.
+	await.True(t, "the names under memory/ to expire", 10*time.Second, func() bool { return stat("memory/git/SKILL.md") >= 3 })
+	if got := stat("skills/git/SKILL.md"); got != 1 {
+		t.Errorf("a stat of a steady key cost %d lookups and getattrs, want 1 (skills, the route's directory)", got)
 	}
 }
