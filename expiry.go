@@ -1,7 +1,6 @@
 package memfs
 
 import (
-	"cmp"
 	"errors"
 	"io/fs"
 	"sync"
@@ -65,7 +64,7 @@ func (e *expiry) run() {
 	defer close(e.done)
 	var q expire.Queue
 	for _, en := range e.f.c.Entries("") {
-		e.place(&q, en.Key, en.Info.MTime, en.Info.XAttrs)
+		e.place(&q, en.Key, expire.Since(en.Info.MTime, en.Info.CTime), en.Info.XAttrs)
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -88,8 +87,8 @@ func (e *expiry) run() {
 }
 
 // place puts key in q at its deadline, or takes it out when it has none.
-func (e *expiry) place(q *expire.Queue, key string, mtime time.Time, x map[string][]byte) {
-	if at, ok, _ := expire.Deadline(mtime, x, e.ttl(key)); ok {
+func (e *expiry) place(q *expire.Queue, key string, changed time.Time, x map[string][]byte) {
+	if at, ok, _ := expire.Deadline(changed, x, e.ttl(key)); ok {
 		q.Set(key, at)
 	} else {
 		q.Remove(key)
@@ -104,17 +103,12 @@ func (e *expiry) apply(q *expire.Queue) {
 	e.changed = nil
 	e.mu.Unlock()
 	for _, ch := range changed {
-		if ch.Op == session.OpRename || ch.Op == session.OpRmdir {
-			q.Remove(ch.OldKey)
-			q.RemovePrefix(cmp.Or(ch.OldKey, ch.Key))
-			for _, en := range e.f.c.Entries(ch.Key + "/") { // a directory's files, where it went
-				e.place(q, en.Key, en.Info.MTime, en.Info.XAttrs)
+		for _, key := range e.f.touched(ch) {
+			q.Remove(key)
+			q.RemovePrefix(key)
+			for _, en := range e.f.filesAt(key) {
+				e.place(q, en.Key, expire.Since(en.Info.MTime, en.Info.CTime), en.Info.XAttrs)
 			}
-		}
-		if en, ok := e.f.c.Entry(ch.Key); ok && !en.Info.Mode.IsDir() {
-			e.place(q, ch.Key, en.Info.MTime, en.Info.XAttrs)
-		} else {
-			q.Remove(ch.Key)
 		}
 	}
 }
@@ -122,8 +116,8 @@ func (e *expiry) apply(q *expire.Queue) {
 // expire removes key, due, if it still is: the session reads its deadline
 // again under its lock.
 func (e *expiry) expire(q *expire.Queue, key string) {
-	removed, err := e.f.c.Expire(key, time.Now(), func(mtime time.Time, x map[string][]byte) (time.Time, bool) {
-		at, ok, _ := expire.Deadline(mtime, x, e.ttl(key))
+	removed, err := e.f.c.Expire(key, time.Now(), func(changed time.Time, x map[string][]byte) (time.Time, bool) {
+		at, ok, _ := expire.Deadline(changed, x, e.ttl(key))
 		return at, ok
 	})
 	switch {
@@ -140,7 +134,7 @@ func (e *expiry) expire(q *expire.Queue, key string) {
 	case err == nil:
 		// Renewed meanwhile: its new deadline.
 		if en, ok := e.f.c.Entry(key); ok {
-			e.place(q, key, en.Info.MTime, en.Info.XAttrs)
+			e.place(q, key, expire.Since(en.Info.MTime, en.Info.CTime), en.Info.XAttrs)
 		}
 	}
 }

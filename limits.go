@@ -31,29 +31,44 @@ func (f *FS) trackQuota() {
 		return
 	}
 	f.c.Watch(func(ch session.Change) {
-		switch ch.Op {
-		case session.OpRename:
-			t.Remove(ch.OldKey)
-			t.RemovePrefix(ch.OldKey)
-			for _, e := range f.c.Entries(ch.Key + "/") {
+		for _, key := range f.touched(ch) {
+			t.Remove(key)
+			t.RemovePrefix(key)
+			for _, e := range f.filesAt(key) {
 				t.Set(e.Key, e.Info.Size)
 			}
-		case session.OpRmdir:
-			t.RemovePrefix(ch.Key)
-			return
-		case session.OpCreate, session.OpWrite, session.OpRemove, session.OpContent, session.OpAttr, session.OpConflict:
-		default:
-			return
-		}
-		if st, err := f.c.Stat(ch.Key); err == nil && !st.Mode.IsDir() {
-			t.Set(ch.Key, st.Size)
-		} else {
-			t.Remove(ch.Key)
 		}
 	})
 	for _, e := range f.c.Entries("") {
 		t.Set(e.Key, e.Info.Size)
 	}
+}
+
+// touched returns the keys whose files a change may have changed, for
+// the trackers of quotas and expiry to look at again: both names of a
+// rename (an exchange leaves both), every name of a file with several.
+func (f *FS) touched(ch session.Change) []string {
+	switch ch.Op {
+	case session.OpRename:
+		return []string{ch.OldKey, ch.Key}
+	case session.OpRmdir, session.OpRemove:
+		return []string{ch.Key}
+	case session.OpCreate, session.OpWrite, session.OpContent, session.OpAttr, session.OpConflict:
+		if st, err := f.c.Stat(ch.Key); err == nil && st.Nlink > 1 && !st.IsDir {
+			return append(f.c.External().OtherNames(ch.Key, ""), ch.Key)
+		}
+		return []string{ch.Key}
+	}
+	return nil
+}
+
+// filesAt returns what the session holds at key now: the file, or a
+// directory's files; none when key is gone.
+func (f *FS) filesAt(key string) []backend.Entry {
+	if e, ok := f.c.Entry(key); ok {
+		return []backend.Entry{e}
+	}
+	return f.c.Entries(key + "/") // a directory's, or none
 }
 
 // quotaStatus is what .memfs/status says of the quotas to cr: the usage
@@ -66,7 +81,7 @@ func (f *FS) quotaStatus(cr session.Cred) []status.Quota {
 	all := f.quota.Usage(nil)
 	for i, u := range f.quota.Usage(func(key string) bool { return f.c.Access().Readable(cr, key)[0] }) {
 		q := status.Quota{Prefix: u.Limit.Prefix, Bytes: u.Bytes, MaxBytes: u.Limit.Bytes, Files: u.Files,
-			MaxFiles: u.Limit.Files, MaxFileSize: u.Limit.FileSize}
+			MaxFiles: u.Limit.Files, MaxFileSize: u.Limit.FileSize, UsageHidden: u.Hidden}
 		for _, it := range u.Largest {
 			q.Largest = append(q.Largest, status.File{Key: it.Key, Size: it.Size})
 		}
@@ -114,7 +129,7 @@ func (f *FS) space() func(context.Context) (backend.Space, error) {
 	switch {
 	case root != nil:
 		return func(ctx context.Context) (backend.Space, error) {
-			u := f.quota.Usage(func(string) bool { return false })[at]
+			u := f.quota.Usage(nil)[at] // df: the sums, no file named
 			s := backend.Space{Used: u.Bytes, Avail: -1, Files: -1}
 			if spacer {
 				if st, err := sp.Space(ctx); err == nil {

@@ -298,7 +298,7 @@ type Item struct {
 	Invalid string `json:"invalid,omitempty"`
 	// Route is the route it came from (Options.Route), "" for none.
 	Route string `json:"route,omitempty"`
-	Score   *Score `json:"score,omitempty"` // notes only
+	Score *Score `json:"score,omitempty"` // notes only
 }
 
 // nameRoutes sets each item's Route (Options.Route; nil names none).

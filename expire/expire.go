@@ -1,11 +1,13 @@
 // Package expire is when files expire, and the queue of those that will.
 //
 // A file expires at the time its attribute user.memfs.expires says (RFC
-// 3339), else at its last modification plus the duration its attribute
+// 3339), else at its last change plus the duration its attribute
 // user.memfs.ttl says (Go's time.ParseDuration: "90s", "1h30m", "24h"),
-// else at its last modification plus its route's default time to live,
-// if the route has one (memfs mount --route scratch/=mem:?ttl=1h). A
-// write renews a file a time to live keeps; an expires time stays.
+// else at its last change plus its route's default time to live, if the
+// route has one (memfs mount --route scratch/=mem:?ttl=1h). Its last
+// change is the later of its modification and its change time: a write,
+// and also a rename or a copy that keeps an old modification time (mv,
+// cp -p), renew a file a time to live keeps; an expires time stays.
 //
 // A Queue holds the keys that will expire, soonest first, so that a mount
 // looks at the next one only, never at every key on every tick.
@@ -19,11 +21,11 @@ import (
 	"github.com/memfs/memfs/meta"
 )
 
-// Deadline returns when a file last modified at mtime, with the
+// Deadline returns when a file last changed at changed (Since), with the
 // attributes x, expires; ok false for never. def is its route's default
 // time to live, 0 for none. A malformed attribute is an error (and the
 // file does not expire by it; a mount refuses to set one).
-func Deadline(mtime time.Time, x map[string][]byte, def time.Duration) (at time.Time, ok bool, err error) {
+func Deadline(changed time.Time, x map[string][]byte, def time.Duration) (at time.Time, ok bool, err error) {
 	if v, set := x[meta.Expires]; set {
 		at, err := meta.ParseExpires(string(v))
 		return at, err == nil, err
@@ -33,12 +35,21 @@ func Deadline(mtime time.Time, x map[string][]byte, def time.Duration) (at time.
 		if err != nil {
 			return time.Time{}, false, err
 		}
-		return mtime.Add(d), true, nil
+		return changed.Add(d), true, nil
 	}
 	if def > 0 {
-		return mtime.Add(def), true, nil
+		return changed.Add(def), true, nil
 	}
 	return time.Time{}, false, nil
+}
+
+// Since is when a file last changed, for Deadline: the later of its
+// modification time and its change time.
+func Since(mtime, ctime time.Time) time.Time {
+	if ctime.After(mtime) {
+		return ctime
+	}
+	return mtime
 }
 
 // A Queue is a set of keys, each with its deadline, soonest first. The

@@ -54,7 +54,7 @@ const (
 	// printable bytes. The artifact is fresh while that still holds.
 	Derived = Prefix + "derived"
 	// TTL is a file's time to live, a positive duration ("90s", "24h"):
-	// it is removed that long after its last write (package expire).
+	// it is removed that long after its last change (package expire).
 	TTL = Prefix + "ttl"
 	// Expires is when a file is removed, an RFC 3339 time (package
 	// expire); it wins over TTL.

@@ -296,15 +296,23 @@ func (t *Tracker) Check(key string, size int64) error {
 }
 
 // Moves reports whether moving a to b changes the limits that cover them
-// (a rename between them is EXDEV, so that mv copies and each file is
-// checked).
+// or what is under them (a rename between them is EXDEV, so that mv
+// copies and each file is checked): a and b under different limits, or
+// either a directory that holds a limit's prefix (moving x onto memory
+// when memory/ is limited).
 func (t *Tracker) Moves(a, b string) bool {
-	for i := range t.limits {
-		if t.under(i, a) != t.under(i, b) {
+	for i, l := range t.limits {
+		if t.under(i, a) != t.under(i, b) || holds(a, l.Prefix) || holds(b, l.Prefix) {
 			return true
 		}
 	}
 	return false
+}
+
+// holds reports whether the directory dir is prefix's directory or above
+// it ("memory" holds "memory/" and "memory/notes/").
+func holds(dir, prefix string) bool {
+	return prefix != "" && strings.HasPrefix(prefix, dir+"/")
 }
 
 func (t *Tracker) errLocked(i int, what string, over int64) *Error {
@@ -330,16 +338,29 @@ type Usage struct {
 	Bytes   int64
 	Files   int64
 	Largest []Item // those the caller may see
+	// Hidden: the caller may not see every file under the prefix, and
+	// Bytes and Files are 0 (the sums would tell of the others).
+	Hidden bool
 }
 
-// Usage returns each limit's usage, naming the largest files show allows
-// (a caller's view: nil shows all).
+// Usage returns each limit's usage as a caller sees it: the largest files
+// show allows, and the sums only when it allows every file under the
+// prefix (nil shows all).
 func (t *Tracker) Usage(show func(key string) bool) []Usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]Usage, len(t.limits))
 	for i, l := range t.limits {
 		out[i] = Usage{Limit: l, Bytes: t.used[i].bytes, Files: t.used[i].files, Largest: t.largestLocked(i, show)}
+		if show == nil {
+			continue
+		}
+		for k := range t.sizes {
+			if t.under(i, k) && !show(k) {
+				out[i].Bytes, out[i].Files, out[i].Hidden = 0, 0, true
+				break
+			}
+		}
 	}
 	return out
 }

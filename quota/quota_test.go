@@ -95,3 +95,27 @@ func TestTrackerIsARecount(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageHidesWhatACallerMayNotRead: the sums of a prefix are shown only
+// to a caller who may read every file under it; a directory that holds a
+// limit's prefix is a move across it.
+func TestUsageHidesWhatACallerMayNotRead(t *testing.T) {
+	tr := quota.NewTracker([]quota.Limit{{Prefix: "memory/", Bytes: 1 << 20}})
+	tr.Set("memory/pub.md", 3)
+	tr.Set("memory/private/secret.md", 3000)
+	u := tr.Usage(func(k string) bool { return k == "memory/pub.md" })[0]
+	if !u.Hidden || u.Bytes != 0 || u.Files != 0 || len(u.Largest) != 1 || u.Largest[0].Key != "memory/pub.md" {
+		t.Errorf("usage for a caller who may read pub.md only: %+v", u)
+	}
+	if u := tr.Usage(nil)[0]; u.Hidden || u.Bytes != 3003 || u.Files != 2 {
+		t.Errorf("usage for all: %+v", u)
+	}
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{{"x", "memory", true}, {"memory", "memory.old", true}, {"memory/a", "memory/b/a", false}, {"memory/a", "a", true}, {"a", "b", false}} {
+		if got := tr.Moves(c.a, c.b); got != c.want {
+			t.Errorf("Moves(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

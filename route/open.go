@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/location"
@@ -45,9 +46,12 @@ func ParseFlags(routes, quotas []string, reg *location.Registry) (*Table, []quot
 
 // Open opens the store of every route of t through reg (a read-only
 // route's read-only, as every store with o.ReadOnly), and returns the
-// Store over them and def, the default route's (NewStore). When it fails,
-// the stores it opened are closed again; def stays the caller's.
-func Open(ctx context.Context, t *Table, reg *location.Registry, def backend.SysStore, o location.Options) (backend.SysStore, error) {
+// Store over them and def, the default route's (NewStore), whose
+// directory is defDir ("" for a store that is none). Two routes of one
+// directory (or one inside the other's) are refused: a read-only route
+// takes no lock that would tell. When it fails, the stores it opened are
+// closed again; def stays the caller's.
+func Open(ctx context.Context, t *Table, reg *location.Registry, def backend.SysStore, defDir string, o location.Options) (backend.SysStore, error) {
 	var opened []backend.Store
 	fail := func(err error) (backend.SysStore, error) {
 		for _, st := range slices.Backward(opened) {
@@ -55,10 +59,24 @@ func Open(ctx context.Context, t *Table, reg *location.Registry, def backend.Sys
 		}
 		return nil, err
 	}
+	dirs := map[string]string{} // a local store's directory: the route that opened it
+	if defDir != "" {
+		dirs[defDir] = "default"
+	}
 	for _, r := range t.Routes() {
 		loc, err := reg.Parse(r.Store)
 		if err != nil {
 			return fail(fmt.Errorf("route %s: %w", r.Prefix, err))
+		}
+		if d := loc.Dir(); d != "" {
+			// A read-only route opens its store without its lock: two
+			// routes of one directory would not exclude each other.
+			for other, by := range dirs {
+				if d == other || strings.HasPrefix(d, other+"/") || strings.HasPrefix(other, d+"/") {
+					return fail(fmt.Errorf("route %s: its store %s is also route %s's (or inside it, or holds it)", r.Prefix, d, by))
+				}
+			}
+			dirs[d] = r.Prefix
 		}
 		ro := o
 		ro.ReadOnly = o.ReadOnly || r.ReadOnly

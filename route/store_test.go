@@ -12,6 +12,7 @@ import (
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/location"
 	"github.com/memfs/memfs/backend/storetest"
 	"github.com/memfs/memfs/route"
 )
@@ -262,5 +263,33 @@ func TestNoLinkAcrossRoutes(t *testing.T) {
 	}
 	if ents, err := st.List(t.Context()); err != nil || len(ents) != 0 {
 		t.Errorf("after a refused save: %d entries, %v", len(ents), err)
+	}
+}
+
+// TestOpenRefusesOneDirectoryTwice: two routes of one directory, or one
+// inside the other's or the default store's, are refused (a read-only
+// route takes no lock that would tell).
+func TestOpenRefusesOneDirectoryTwice(t *testing.T) {
+	var reg location.Registry
+	reg.Register(dirstore.NewFactory())
+	dir := t.TempDir()
+	for _, d := range []string{"x", "x/in", "def"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	def, err := dirstore.Open(filepath.Join(dir, "def"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer def.Close()
+	x, in := "dir:"+filepath.Join(dir, "x"), "dir:"+filepath.Join(dir, "x", "in")
+	for _, specs := range [][]string{{"ro/=" + x + ":ro", "rw/=" + x}, {"a/=" + x + ":ro", "b/=" + in + ":ro"}, {"a/=dir:" + filepath.Join(dir, "def") + ":ro"}} {
+		tb, err := route.ParseAll(specs, &reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := route.Open(t.Context(), tb, &reg, def, filepath.Join(dir, "def"), location.Options{}); err == nil {
+			st.Close()
+			t.Errorf("%v: opened", specs)
+		}
 	}
 }

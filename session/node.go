@@ -343,6 +343,10 @@ func (h *File) LinkTo(ctx context.Context, key string) error {
 		c.mu.Unlock()
 		return err
 	}
+	if err := c.sizeAllowed("link", key, f.size); err != nil {
+		c.mu.Unlock()
+		return err // an O_TMPFILE file's first name counts as a file of its size
+	}
 	f.key = key
 	c.addNameLocked(f, key, parent)
 	f.changed, f.jfull = true, true

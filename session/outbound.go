@@ -678,7 +678,7 @@ func (p *Pending) Sealed() []backend.Entry {
 	for f := range c.mu.pending.dirty {
 		value := f.shareRLocked()
 		for _, k := range f.names() { // every name of a node with hard links
-			if !c.Local(k) {
+			if !c.unjournaled(k) { // working memory goes to no recovery directory either
 				out = append(out, backend.Entry{Key: k, Info: f.infoLocked(), Value: value})
 			}
 		}

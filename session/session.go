@@ -615,7 +615,7 @@ func (c *Context) resolve(ctx context.Context, keys []string) (failed map[string
 			if slices.Contains(secret, j) { // secret indexes got
 				c.ingested.Add(1)
 				resized = append(resized, e.Key)
-				if !c.opts.ReadOnly {
+				if !c.opts.ReadOnly && !c.readOnlyRoute(e.Key) { // else held sealed, in memory only
 					w := c.ingestWriter()
 					f.changed, f.by, f.jfull = true, &w, true
 					c.markDirtyLocked(f)
@@ -936,9 +936,12 @@ func (c *Context) createLocked(op, key string, mode fs.FileMode, uid, gid uint32
 }
 
 func (c *Context) markDirtyLocked(f *file) {
+	if c.readOnlyRoute(f.key) {
+		return // what it holds is its store's: the owner changed it
+	}
 	f.gen = c.mu.pending.nextGenLocked()
 	f.ctime = c.now().UnixNano()
-	if f.key != "" && !c.readOnlyRoute(f.key) {
+	if f.key != "" {
 		c.mu.pending.dirty[f] = struct{}{}
 		// Every name the node has is saved, none deleted: a name that
 		// had been removed (a file unlinked there before) is taken
@@ -1035,14 +1038,14 @@ func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
 }
 
 // Expire removes the file key, as Delete does, when it has expired by
-// now: deadline says when, from its modification time and attributes (ok
-// false: never). They are read under the session's lock with the
+// now: deadline says when, from its last change (the later of its
+// modification and change times) and its attributes (ok false: never). They are read under the session's lock with the
 // removal, so a write that renewed the file meanwhile keeps it. The
 // removal's event says why (Event.Reason, ReasonExpire). It reports
 // whether it removed the file.
-func (c *Context) Expire(key string, now time.Time, deadline func(mtime time.Time, x map[string][]byte) (time.Time, bool)) (bool, error) {
+func (c *Context) Expire(key string, now time.Time, deadline func(changed time.Time, x map[string][]byte) (time.Time, bool)) (bool, error) {
 	return c.removeIf(key, c.expirer, func(f *file) bool {
-		at, ok := deadline(time.Unix(0, f.mtime), f.xattrs.toMap())
+		at, ok := deadline(time.Unix(0, max(f.mtime, f.ctime)), f.xattrs.toMap())
 		return ok && !at.After(now)
 	})
 }

@@ -82,6 +82,9 @@ type Quota struct {
 	MaxFileSize   int64  `json:"max_file_size,omitempty"`
 	Largest       []File `json:"largest,omitempty"` // largest first
 	LargestHidden bool   `json:"largest_hidden,omitempty"`
+	// UsageHidden: the reader may not read every file under the
+	// prefix, and Bytes and Files are 0 (the sums would tell of them).
+	UsageHidden bool `json:"usage_hidden,omitempty"`
 }
 
 // File is a file and its size.
@@ -185,13 +188,17 @@ func (s Status) MarshalJSON() ([]byte, error) {
 // marshal writes q's line: use against each limit, what is over and by
 // how much, and the largest files.
 func (q Quota) marshal(b *bytes.Buffer) {
-	fmt.Fprintf(b, "quota: %s %d bytes", strconv.Quote(q.Prefix), q.Bytes)
-	if q.MaxBytes > 0 {
-		fmt.Fprintf(b, " of %d", q.MaxBytes)
-	}
-	fmt.Fprintf(b, ", %d files", q.Files)
-	if q.MaxFiles > 0 {
-		fmt.Fprintf(b, " of %d", q.MaxFiles)
+	if q.UsageHidden {
+		fmt.Fprintf(b, "quota: %s usage hidden (files you may not read are under it), at most %d bytes, %d files", strconv.Quote(q.Prefix), q.MaxBytes, q.MaxFiles)
+	} else {
+		fmt.Fprintf(b, "quota: %s %d bytes", strconv.Quote(q.Prefix), q.Bytes)
+		if q.MaxBytes > 0 {
+			fmt.Fprintf(b, " of %d", q.MaxBytes)
+		}
+		fmt.Fprintf(b, ", %d files", q.Files)
+		if q.MaxFiles > 0 {
+			fmt.Fprintf(b, " of %d", q.MaxFiles)
+		}
 	}
 	if q.MaxFileSize > 0 {
 		fmt.Fprintf(b, ", files up to %d bytes", q.MaxFileSize)

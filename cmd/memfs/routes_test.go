@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -14,10 +15,14 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
 )
 
 // The words of a working note and of a persistent one, looked for on disk.
 const scratchMark, keptMark = "quasarzebra", "nebulaotter"
+
+// routeToken is a secret the team left in a file of its read-only route.
+const routeToken = "ghp_Zq8mR2xL7bW4nT0vK5yJ1cH6dF3sP9gA2eU7"
 
 // routesRig is a mount of three routes: the default one on store, skills/
 // on a read-only directory of a team's skills, scratch/ in memory.
@@ -31,6 +36,7 @@ func newRoutesRig(t *testing.T, store string) *routesRig {
 	r := &routesRig{store: store, team: t.TempDir(), mnt: t.TempDir(), state: t.TempDir(), tmp: t.TempDir()}
 	os.MkdirAll(filepath.Join(r.team, "git"), 0o755)
 	os.WriteFile(filepath.Join(r.team, "git", "SKILL.md"), []byte("---\nname: git\n---\nthe team's git skill\n"), 0o644)
+	os.WriteFile(filepath.Join(r.team, "git", "token.md"), []byte("push with "+routeToken+"\n"), 0o644)
 	r.args = []string{"--route", "skills/=dir:" + r.team + ":ro", "--route", "scratch/=mem:"}
 	r.env = []string{"XDG_STATE_HOME=" + r.state, "TMPDIR=" + r.tmp}
 	return r
@@ -152,6 +158,18 @@ func (r *routesRig) readOnlyRoute(t *testing.T, p *memfsProc) {
 	if ents, _ := os.ReadDir(r.team); len(ents) != 1 {
 		t.Errorf("the team's directory changed: %v", ents)
 	}
+	// A secret in the read-only route shows redacted; the owner's file
+	// is left as it is, and their next version of it shows.
+	if got := readBack(r.path("skills/git/token.md")); strings.Contains(got, routeToken) || !strings.Contains(got, "push with") {
+		t.Errorf("skills/git/token.md in the mount: %q, want it redacted", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.team, "git", "token.md")); !strings.Contains(string(b), routeToken) {
+		t.Errorf("the team's file was rewritten: %q", b)
+	}
+	os.WriteFile(filepath.Join(r.team, "git", "token.md"), []byte("push with the deploy key\n"), 0o644)
+	waitFor(t, "the owner's fix of a file that held a secret", 10*time.Second, func() bool {
+		return readBack(r.path("skills/git/token.md")) == "push with the deploy key\n"
+	})
 	if b, _ := os.ReadFile(filepath.Join(r.team, "git", "SKILL.md")); !strings.HasSuffix(string(b), "skill\n") {
 		t.Errorf("the team's skill changed: %q", b)
 	}
@@ -279,6 +297,17 @@ func TestExpiryThroughTheMount(t *testing.T) {
 		out := mustRun(t, "", "log", "--mount", mnt, "--json")
 		return strings.Contains(out, `"op":"delete","key":"memory/n.md"`) && strings.Contains(out, `"reason":"expire"`)
 	})
+	// A file whose modification time is old, moved into the route (mv
+	// copies it, keeping that time), lives its time to live from the move.
+	os.WriteFile(at("memory/old.md"), []byte("old\n"), 0o644)
+	old := time.Now().Add(-24 * time.Hour)
+	os.Chtimes(at("memory/old.md"), old, old)
+	if out, err := exec.Command("mv", at("memory/old.md"), at("scratch/old.md")).CombinedOutput(); err != nil {
+		t.Fatalf("mv: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(at("scratch/old.md")); err != nil {
+		t.Errorf("a file moved into a route with a time to live went at once: %v", err)
+	}
 	waitFor(t, "memory/renewed.md expired in its turn", 5*time.Second, func() bool {
 		_, err := os.Stat(at("memory/renewed.md"))
 		return errors.Is(err, fs.ErrNotExist)
@@ -328,6 +357,21 @@ func TestQuotaThroughTheMount(t *testing.T) {
 		t.Errorf("outside the prefix: %v", err)
 	}
 
+	// An O_TMPFILE file's first name counts.
+	fd, err := unix.Open(at("memory"), unix.O_TMPFILE|unix.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Write(fd, bytes.Repeat([]byte("t"), 3000))
+	if err := unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, at("memory/tmp.md"), unix.AT_SYMLINK_FOLLOW); !errors.Is(err, syscall.EDQUOT) {
+		t.Errorf("a name for an O_TMPFILE file past the quota: %v, want EDQUOT", err)
+	}
+	unix.Close(fd)
+	// Moving a directory onto a quota's directory: EXDEV, mv copies.
+	if err := os.Rename(at("memory"), at("memory.old")); !errors.Is(err, syscall.EXDEV) {
+		t.Errorf("a rename of a quota's directory: %v, want EXDEV", err)
+	}
+
 	// Removals and renames: the usage stays exact.
 	os.Remove(at("memory/b.md"))
 	os.Mkdir(at("memory/x"), 0o755)
@@ -343,9 +387,34 @@ func TestQuotaThroughTheMount(t *testing.T) {
 	if err := os.Rename(at("memory/x"), at("memory/y")); err != nil {
 		t.Errorf("a directory's rename under one quota: %v", err)
 	}
-	if err := write("memory/e.md", 5000); err != nil {
+	if err := write("memory/e.md", 4000); err != nil {
 		t.Errorf("a write the removals made room for: %v", err)
 	}
+	// An exchange leaves both names; a hard link is two names of one size.
+	if err := unix.Renameat2(unix.AT_FDCWD, at("memory/e.md"), unix.AT_FDCWD, at("memory/y/a.md"), unix.RENAME_EXCHANGE); err != nil {
+		t.Errorf("an exchange: %v", err)
+	}
+	write("notes2.md", 10)
+	if err := os.Link(at("notes2.md"), at("notes3.md")); err != nil {
+		t.Fatal(err)
+	}
+	f, err = os.OpenFile(at("notes2.md"), os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		f.Write(bytes.Repeat([]byte("h"), 5000))
+		f.Close()
+	}
+	quotaUsageIsAWalk(t, mnt)
+	var fsst syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &fsst); err != nil || fsst.Blocks*uint64(fsst.Bsize) > 1<<20+4096 || fsst.Blocks*uint64(fsst.Bsize) < 1<<20-4096 {
+		t.Errorf("df: %d blocks of %d (%v), want the 1 MiB quota", fsst.Blocks, fsst.Bsize, err)
+	}
+}
+
+// quotaUsageIsAWalk fails t unless each quota's usage in the mount's
+// .memfs/status.json is what a walk of its prefix in the mount counts.
+func quotaUsageIsAWalk(t *testing.T, mnt string) {
+	t.Helper()
+	at := func(k string) string { return filepath.Join(mnt, filepath.FromSlash(k)) }
 	var st struct {
 		Quotas []struct {
 			Prefix       string `json:"prefix"`
@@ -374,9 +443,5 @@ func TestQuotaThroughTheMount(t *testing.T) {
 		if q.Bytes != n || q.Files != files {
 			t.Errorf("quota %q: status says %d bytes in %d files, the mount holds %d in %d", q.Prefix, q.Bytes, q.Files, n, files)
 		}
-	}
-	var fsst syscall.Statfs_t
-	if err := syscall.Statfs(mnt, &fsst); err != nil || fsst.Blocks*uint64(fsst.Bsize) > 1<<20+4096 || fsst.Blocks*uint64(fsst.Bsize) < 1<<20-4096 {
-		t.Errorf("df: %d blocks of %d (%v), want the 1 MiB quota", fsst.Blocks, fsst.Bsize, err)
 	}
 }

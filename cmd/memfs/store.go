@@ -84,7 +84,7 @@ func openSession(ctx context.Context, spec storeSpec, readOnlyStore bool, opts m
 	st, err := openStoreAs(spec, readOnlyStore, log)
 	if err == nil && !opts.Routes.Empty() {
 		def := st
-		if st, err = route.Open(ctx, opts.Routes, routeStores, def, location.Options{ReadOnly: readOnlyStore, Logger: log}); err != nil {
+		if st, err = route.Open(ctx, opts.Routes, routeStores, def, spec.Dir(), location.Options{ReadOnly: readOnlyStore, Logger: log}); err != nil {
 			def.Close()
 		}
 	}

@@ -1,0 +1,48 @@
+package session_test
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/memfs/memfs/backend"
+	"github.com/memfs/memfs/backend/memstore"
+	"github.com/memfs/memfs/session"
+)
+
+// scratchRoutes is a mount's routes as the session sees them: scratch/
+// is working memory, team/ read-only.
+type scratchRoutes struct{}
+
+func (scratchRoutes) Refuse(op, key string) error {
+	if strings.HasPrefix(key, "team/") {
+		return &fs.PathError{Op: op, Path: key, Err: backend.ErrReadOnly}
+	}
+	return nil
+}
+func (scratchRoutes) Move(op, a, b string) error { return nil }
+func (scratchRoutes) Ephemeral(key string) bool  { return strings.HasPrefix(key, "scratch/") }
+func (scratchRoutes) ReadOnly(key string) bool   { return strings.HasPrefix(key, "team/") }
+
+// TestWorkingMemoryIsSealedForNoDisk: what the session hands over to be
+// kept on disk when a flush fails (Pending.Sealed: the recovery directory)
+// holds no working memory; a read-only route refuses a change.
+func TestWorkingMemoryIsSealedForNoDisk(t *testing.T) {
+	c := session.NewContext(memstore.New(), session.Options{Routes: scratchRoutes{}})
+	for _, k := range []string{"scratch/a.md", "memory/a.md"} {
+		if err := c.Set(k, []byte("value of "+k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var keys []string
+	for _, e := range c.Pending().Sealed() {
+		keys = append(keys, e.Key)
+	}
+	if strings.Join(keys, " ") != "memory/a.md" {
+		t.Errorf("Sealed gave %v, want memory/a.md only", keys)
+	}
+	if err := c.Set("team/x.md", []byte("x")); !errors.Is(err, backend.ErrReadOnly) {
+		t.Errorf("a write in a read-only route: %v", err)
+	}
+}
