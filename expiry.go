@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memfs/memfs/expire"
+	"github.com/memfs/memfs/meta"
 	"github.com/memfs/memfs/session"
 )
 
@@ -63,7 +64,16 @@ func (e *expiry) onChange(ch session.Change) {
 func (e *expiry) run() {
 	defer close(e.done)
 	var q expire.Queue
-	for _, en := range e.f.c.Entries("") {
+	// The files that will expire: those with an attribute that says so,
+	// and those of a route with a default time to live (one pass each,
+	// copying only them: never the whole namespace).
+	starting := e.f.c.FilesWith(meta.TTL, meta.Expires)
+	for _, r := range e.f.opts.Routes.Routes() {
+		if r.TTL > 0 {
+			starting = append(starting, e.f.c.Entries(r.Prefix)...)
+		}
+	}
+	for _, en := range starting {
 		e.place(&q, en.Key, expire.Since(en.Info.MTime, en.Info.CTime), en.Info.XAttrs)
 	}
 	timer := time.NewTimer(time.Hour)
@@ -103,10 +113,13 @@ func (e *expiry) apply(q *expire.Queue) {
 	e.changed = nil
 	e.mu.Unlock()
 	for _, ch := range changed {
-		for _, key := range e.f.touched(ch) {
+		keys, dirs := e.f.touched(ch)
+		for _, key := range keys {
 			q.Remove(key)
-			q.RemovePrefix(key)
-			for _, en := range e.f.filesAt(key) {
+			if dirs {
+				q.RemovePrefix(key)
+			}
+			for _, en := range e.f.filesAt(key, dirs) {
 				e.place(q, en.Key, expire.Since(en.Info.MTime, en.Info.CTime), en.Info.XAttrs)
 			}
 		}

@@ -31,10 +31,13 @@ func (f *FS) trackQuota() {
 		return
 	}
 	f.c.Watch(func(ch session.Change) {
-		for _, key := range f.touched(ch) {
+		keys, dirs := f.touched(ch)
+		for _, key := range keys {
 			t.Remove(key)
-			t.RemovePrefix(key)
-			for _, e := range f.filesAt(key) {
+			if dirs {
+				t.RemovePrefix(key)
+			}
+			for _, e := range f.filesAt(key, dirs) {
 				t.Set(e.Key, e.Info.Size)
 			}
 		}
@@ -46,29 +49,36 @@ func (f *FS) trackQuota() {
 
 // touched returns the keys whose files a change may have changed, for
 // the trackers of quotas and expiry to look at again: both names of a
-// rename (an exchange leaves both), every name of a file with several.
-func (f *FS) touched(ch session.Change) []string {
+// rename (an exchange leaves both), every name of a file with several;
+// dirs says that one is a directory, whose files to look at too (the
+// rename of a directory), which costs a pass over every key. (A removed
+// directory was empty.)
+func (f *FS) touched(ch session.Change) (keys []string, dirs bool) {
 	switch ch.Op {
 	case session.OpRename:
-		return []string{ch.OldKey, ch.Key}
+		isDir := func(k string) bool { st, err := f.c.Stat(k); return err == nil && st.IsDir }
+		return []string{ch.OldKey, ch.Key}, isDir(ch.Key) || isDir(ch.OldKey)
 	case session.OpRmdir, session.OpRemove:
-		return []string{ch.Key}
+		return []string{ch.Key}, false
 	case session.OpCreate, session.OpWrite, session.OpContent, session.OpAttr, session.OpConflict:
 		if st, err := f.c.Stat(ch.Key); err == nil && st.Nlink > 1 && !st.IsDir {
-			return append(f.c.External().OtherNames(ch.Key, ""), ch.Key)
+			return append(f.c.External().OtherNames(ch.Key, ""), ch.Key), false
 		}
-		return []string{ch.Key}
+		return []string{ch.Key}, false
 	}
-	return nil
+	return nil, false
 }
 
-// filesAt returns what the session holds at key now: the file, or a
-// directory's files; none when key is gone.
-func (f *FS) filesAt(key string) []backend.Entry {
+// filesAt returns what the session holds at key now: the file, or with
+// dirs a directory's files; none when key is gone.
+func (f *FS) filesAt(key string, dirs bool) []backend.Entry {
 	if e, ok := f.c.Entry(key); ok {
 		return []backend.Entry{e}
 	}
-	return f.c.Entries(key + "/") // a directory's, or none
+	if st, err := f.c.Stat(key); dirs && err == nil && st.IsDir {
+		return f.c.Entries(key + "/")
+	}
+	return nil
 }
 
 // quotaStatus is what .memfs/status says of the quotas to cr: the usage

@@ -112,8 +112,9 @@ func (q *Queue) Remove(key string) {
 // RemovePrefix takes every key under the directory dir ("memory/notes")
 // out of the queue, and dir itself: a directory removed or renamed.
 func (q *Queue) RemovePrefix(dir string) {
+	under := dir + "/"
 	for k := range q.at {
-		if k == dir || strings.HasPrefix(k, dir+"/") {
+		if k == dir || strings.HasPrefix(k, under) {
 			q.Remove(k)
 		}
 	}

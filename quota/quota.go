@@ -262,8 +262,9 @@ func (t *Tracker) removeLocked(key string) {
 func (t *Tracker) RemovePrefix(dir string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	under := dir + "/"
 	for k := range t.sizes {
-		if strings.HasPrefix(k, dir+"/") {
+		if strings.HasPrefix(k, under) {
 			t.removeLocked(k)
 		}
 	}

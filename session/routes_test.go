@@ -3,6 +3,7 @@ package session_test
 import (
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,5 +45,30 @@ func TestWorkingMemoryIsSealedForNoDisk(t *testing.T) {
 	}
 	if err := c.Set("team/x.md", []byte("x")); !errors.Is(err, backend.ErrReadOnly) {
 		t.Errorf("a write in a read-only route: %v", err)
+	}
+}
+
+// TestFilesWith: the files with any of the named attributes, and no
+// other.
+func TestFilesWith(t *testing.T) {
+	c := session.NewContext(memstore.New(), session.Options{})
+	for _, k := range []string{"memory/a.md", "memory/b.md", "memory/c.md"} {
+		if err := c.Set(k, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.XAttrs().Set(t.Context(), "memory/a.md", "user.memfs.ttl", []byte("1h"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.XAttrs().Set(t.Context(), "memory/c.md", "user.memfs.expires", []byte("2030-01-01T00:00:00Z"), 0); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, e := range c.FilesWith("user.memfs.ttl", "user.memfs.expires") {
+		keys = append(keys, e.Key)
+	}
+	slices.Sort(keys)
+	if strings.Join(keys, " ") != "memory/a.md memory/c.md" {
+		t.Errorf("FilesWith = %v", keys)
 	}
 }

@@ -707,6 +707,25 @@ func (c *Context) Entry(key string) (backend.Entry, bool) {
 	return f.entryRLocked(key), true
 }
 
+// FilesWith returns the files that have any of the attributes names,
+// with their Info (no value), in no order: one pass under the read lock
+// that copies only what it returns (a mount's expiry finds the files that
+// will expire among 100,000 with it).
+func (c *Context) FilesWith(names ...string) []backend.Entry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []backend.Entry
+	for k, f := range c.mu.tree.files {
+		for _, n := range names {
+			if _, ok := f.xattrs.get(n); ok {
+				out = append(out, backend.Entry{Key: k, Info: f.infoLocked()})
+				break
+			}
+		}
+	}
+	return out
+}
+
 // entryRLocked is f under its name key, value included when loaded. The
 // read lock is enough: marking f shared is atomic, and writers, which hold
 // the exclusive lock, copy a shared value before changing it.
