@@ -16,7 +16,10 @@
 //   - a new or changed file or symlink becomes the session's value, clean
 //     (the store has it), a change of its mode, owner or attributes
 //     alone included; a new or changed directory likewise
-//     (session.External.ApplyDir); a removed file leaves the
+//     (session.External.ApplyDir: a new one moves the mtime of the
+//     directory it appears in, so that the kernel's cached listing of
+//     it goes), the directories above a key that the session lacks
+//     first, from the top; a removed file leaves the
 //     session, and a removed directory every key the session holds under
 //     it;
 //   - a change of the metadata alone of a key that is dirty in the
@@ -54,6 +57,13 @@
 //     applied to the session and announced (AnnounceAttr), then the
 //     helper sets session.AttrSignal on it, which the mount takes for the
 //     announcement and changes nothing for (IN_ATTRIB, no change).
+//
+// A new directory is not carried out through the mountpoint: the mount
+// recognises no announced mkdir, and the helper's would be its own, to
+// flush (refused in a read-only route). It is applied to the session
+// directly, and shows in its parent's listing at once, but watchers on
+// the parent get no IN_CREATE for it (those on it see the files made in
+// it).
 //
 // When the helper cannot take a change (a send fails: the process died),
 // the Watcher says so once, gives the helper up and applies every change
@@ -479,6 +489,9 @@ func (w *Watcher) process(ctx context.Context, key string) {
 	if w.waitAbove(key) {
 		return
 	}
+	if !w.applyAbove(ctx, key) {
+		return
+	}
 	if info.Mode.IsDir() {
 		w.applyDir(key, info)
 		return
@@ -557,6 +570,58 @@ func (w *Watcher) applyDir(key string, info backend.Info) {
 	}
 }
 
+// applyAbove takes in, from the top, the directories above key that the
+// session lacks, each as the store has it, before key itself. The store
+// reports a new directory and what it holds in no set order, and does not
+// report the directories inside one moved in: applied with key, they
+// would take key's attributes, or be made by the helper's create through
+// the mount as the helper's own mkdir (a change to flush, and EROFS in a
+// read-only route); and the listing the topmost appears in would not be
+// refreshed (session.External.ApplyDir moves its mtime). It reports
+// false when key is not to be processed now: a directory above it is
+// gone or replaced since key's stat (key is scheduled again), cannot be
+// looked at, or cannot be taken in (logged).
+func (w *Watcher) applyAbove(ctx context.Context, key string) bool {
+	var missing []string
+	for p, _ := backend.Split(key); p != ""; p, _ = backend.Split(p) {
+		if _, err := w.c.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			break // held (as a directory: fileAbove found no file)
+		}
+		missing = append(missing, p)
+	}
+	for _, p := range slices.Backward(missing) {
+		if !w.follow(p) {
+			return false
+		}
+		if _, _, err := w.c.External().Ingest(backend.Entry{Key: p}); err != nil {
+			return false // a name with a secret, refused and logged as in process
+		}
+		info, err := w.st.Stat(ctx, p)
+		switch {
+		case errors.Is(err, backend.ErrKeyNotFound):
+			// No entry of its own: a directory the store implies by
+			// the keys under it (memstore, etcd), made with key; or
+			// removed since key's stat, which key's read finds.
+			return true
+		case err == nil && !info.Mode.IsDir():
+			// Replaced since key's stat: key goes with it, which its
+			// next look finds.
+			w.schedule(key)
+			return false
+		case err != nil:
+			w.log.Warn("external change: cannot stat", "key", p, "err", err)
+			return false
+		}
+		if err := w.c.External().ApplyDir(p, info); err != nil {
+			// A file made above since waitAbove looked: key waits
+			// for it, and p is taken in with key.
+			w.cannotApply(key, err)
+			return false
+		}
+	}
+	return true
+}
+
 // read loads key, once it has settled (a key still being written is
 // scheduled again), and reports whether there is anything to take in:
 // not a removal, and not memfs's own version.
@@ -603,6 +668,10 @@ func (w *Watcher) ingest(ctx context.Context, e backend.Entry) (_ backend.Entry,
 	case errors.Is(err, errChanged):
 		w.schedule(key) // written again meanwhile: the new version is ingested instead
 		return e, true, false, false
+	case errors.Is(err, backend.ErrReadOnly):
+		// A read-only route's (or store's): shown redacted, clean; the
+		// store keeps what its owner wrote.
+		w.log.Warn("a file of a read-only store holds a secret: the mount shows it redacted, the store keeps it as its owner wrote it", "key", key)
 	case err != nil:
 		w.log.Error("cannot rewrite the store file redacted; memfs keeps the redacted value unflushed, the next flush writes it",
 			"key", key, "err", err)

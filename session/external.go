@@ -160,7 +160,12 @@ func (x *External) Echo(key string, info backend.Info) bool {
 // intersection of the bits, so that another writer's chmod that closes a
 // directory is never undone by this one's flush; the log says so), their
 // owner, and the attributes of both (ours where both set one). A file where the directory goes is
-// left as it is (the next flush meets the conflict).
+// left as it is (the next flush meets the conflict). A new directory is
+// told as OpMkdir, as is each directory above it that the session lacked
+// (made with info's attributes: a caller that knows theirs applies them
+// first), and the directory it appeared in as OpAttr: that one's mtime
+// moves, as a file made in it moves it, so that the kernel's cached
+// listing of it goes (nothing to flush: the store has the entry).
 func (x *External) ApplyDir(key string, info backend.Info) error {
 	c := x.c
 	if err := backend.ValidateKey(key); err != nil {
@@ -176,6 +181,17 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 	c.mu.Lock()
 	d, ok := c.mu.tree.dirs[key]
 	if !ok {
+		// The directories made, from the top, and the one the topmost
+		// was made in, whose listing gains a name.
+		var made []string
+		above := key
+		for ; above != ""; above = parentOf(above) {
+			if _, ok := c.mu.tree.dirs[above]; ok {
+				break
+			}
+			made = append(made, above)
+		}
+		slices.Reverse(made)
 		var err error
 		if d, err = c.mkdirAllLocked(key, info.MTime.UnixNano(), false); err != nil {
 			c.mu.Unlock()
@@ -183,8 +199,22 @@ func (x *External) ApplyDir(key string, info backend.Info) error {
 		}
 		d.setInfo(info)
 		d.setBase(info)
+		// The kernel keeps a directory's listing (FOPEN_CACHE_DIR) until
+		// the directory changes through the mount or its mtime moves;
+		// this one changed behind it, and a name it never looked up
+		// has no entry to invalidate. Its mtime moves, as a file made
+		// in it moves it (createLocked), and OpAttr has the mount drop
+		// its cached listing now. Not a change to flush: the store's
+		// directory has the new entry already.
+		now := c.now().UnixNano()
+		if a, ok := c.mu.tree.dirs[above]; ok {
+			a.mtime, a.ctime = now, now
+		}
 		c.mu.Unlock()
-		c.emit(Change{Op: OpMkdir, Key: key, Origin: OriginExternal})
+		for _, k := range made {
+			c.emit(Change{Op: OpMkdir, Key: k, Origin: OriginExternal})
+		}
+		c.emit(Change{Op: OpAttr, Key: above, Origin: OriginExternal})
 		return nil
 	}
 	if d.gen != 0 {

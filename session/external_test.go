@@ -1,6 +1,8 @@
 package session_test
 
 import (
+	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +174,54 @@ func TestEchoComparesTheChangeTime(t *testing.T) {
 	renamed.CTime = at.Add(time.Millisecond)
 	if c.External().Echo("n3.md", renamed) {
 		t.Fatal("a version with another change time is taken for the one the session holds")
+	}
+}
+
+// TestApplyDirMovesItsParent: a directory another program made, with the
+// directories above it the session lacked, is told as one OpMkdir each,
+// from the top, and the directory it appeared in as OpAttr, its mtime
+// moved, so that the mount drops the kernel's cached listing of it (which
+// holds no entry of the new name to invalidate). Nothing of it is a change
+// to flush: the store has it all.
+func TestApplyDirMovesItsParent(t *testing.T) {
+	now := time.Unix(1900000000, 0)
+	c, _, _, _ := newSession(t, session.Options{Now: func() time.Time { return now }})
+	before, err := c.Stat("memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	c.Watch(func(ch session.Change) { got = append(got, string(ch.Op)+" "+ch.Key+" "+string(ch.Origin)) })
+	info := backend.Info{Mode: fs.ModeDir | 0o750, MTime: time.Unix(1800000000, 0)}
+	if err := c.External().ApplyDir("memory/x/y", info); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"mkdir memory/x external", "mkdir memory/x/y external", "attr memory external"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got changes %q, want %q", got, want)
+	}
+	after, err := c.Stat("memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.MTime.Equal(now) || after.MTime.Equal(before.MTime) {
+		t.Errorf("got memory's mtime %v (before %v), want %v", after.MTime, before.MTime, now)
+	}
+	for _, k := range []string{"memory", "memory/x", "memory/x/y"} {
+		if st, err := c.Stat(k); err != nil || st.Dirty {
+			t.Errorf("%s: got %+v, %v; want a clean directory", k, st, err)
+		}
+	}
+	if st, _ := c.Stat("memory/x/y"); st.Mode != fs.ModeDir|0o750 {
+		t.Errorf("got memory/x/y's mode %v, want the store's %v", st.Mode, info.Mode)
+	}
+
+	// A directory the session has: no mkdir, and its parent is left as it is.
+	got = nil
+	if err := c.External().ApplyDir("memory/x/y", info); err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(got, func(s string) bool { return !strings.HasPrefix(s, "attr memory/x/y ") }) {
+		t.Errorf("applying a known directory again told %q", got)
 	}
 }

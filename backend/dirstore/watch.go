@@ -154,8 +154,10 @@ func (w *watch) hidden(path string) bool {
 }
 
 // addTree watches dir and every directory below it but hidden ones; with
-// report, it also reports every node but a directory found in them (a
-// directory that appeared with content: its files raised no event here).
+// report, it also reports every node found below dir, directories
+// included (a directory that appeared with content, made with mkdir -p or
+// moved in: what it holds raised no event here, and an empty directory
+// in it is implied by no key).
 // It returns false when the watch is over.
 func (w *watch) addTree(ctx context.Context, dir string, report bool) bool {
 	over := false
@@ -170,6 +172,13 @@ func (w *watch) addTree(ctx context.Context, dir string, report bool) bool {
 			// A directory replaced meanwhile is missed here; its parent's
 			// watch reports the replacement.
 			w.fw.Add(p)
+			if !report || p == dir {
+				return nil // dir itself: reported by the caller
+			}
+			if k, ok := w.key(p); ok && !w.send(ctx, backend.Change{Key: k}) {
+				over = true
+				return filepath.SkipAll
+			}
 			return nil
 		}
 		if !report || strings.HasPrefix(d.Name(), ".") {
