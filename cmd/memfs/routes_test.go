@@ -170,6 +170,15 @@ func (r *routesRig) readOnlyRoute(t *testing.T, p *memfsProc) {
 	waitFor(t, "the owner's fix of a file that held a secret", 10*time.Second, func() bool {
 		return readBack(r.path("skills/git/token.md")) == "push with the deploy key\n"
 	})
+	// A new file of theirs with a secret in it shows, redacted.
+	os.WriteFile(filepath.Join(r.team, "git", "new-token.md"), []byte("use "+routeToken+"\n"), 0o644)
+	waitFor(t, "the owner's new file that holds a secret, redacted", 10*time.Second, func() bool {
+		got := readBack(r.path("skills/git/new-token.md"))
+		return strings.HasPrefix(got, "use ") && !strings.Contains(got, routeToken)
+	})
+	if b, _ := os.ReadFile(filepath.Join(r.team, "git", "new-token.md")); !strings.Contains(string(b), routeToken) {
+		t.Errorf("the team's new file was rewritten: %q", b)
+	}
 	if b, _ := os.ReadFile(filepath.Join(r.team, "git", "SKILL.md")); !strings.HasSuffix(string(b), "skill\n") {
 		t.Errorf("the team's skill changed: %q", b)
 	}
