@@ -707,20 +707,27 @@ func (c *Context) Entry(key string) (backend.Entry, bool) {
 	return f.entryRLocked(key), true
 }
 
-// FilesWith returns the files that have any of the attributes names,
-// with their Info (no value), in no order: one pass under the read lock
-// that copies only what it returns (a mount's expiry finds the files that
-// will expire among 100,000 with it).
+// FilesWith returns the files that have any of the attributes names, in
+// no order, each with its times and those of the attributes it has (no
+// value, no other field): one pass under the read lock that copies only
+// that (a mount's expiry finds the files that will expire among 100,000
+// with it).
 func (c *Context) FilesWith(names ...string) []backend.Entry {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var out []backend.Entry
 	for k, f := range c.mu.tree.files {
+		var x map[string][]byte
 		for _, n := range names {
-			if _, ok := f.xattrs.get(n); ok {
-				out = append(out, backend.Entry{Key: k, Info: f.infoLocked()})
-				break
+			if v, ok := f.xattrs.get(n); ok {
+				if x == nil {
+					x = make(map[string][]byte, len(names))
+				}
+				x[n] = v
 			}
+		}
+		if x != nil {
+			out = append(out, backend.Entry{Key: k, Info: backend.Info{MTime: time.Unix(0, f.mtime), CTime: time.Unix(0, f.ctime), XAttrs: x}})
 		}
 	}
 	return out
