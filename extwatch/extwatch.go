@@ -56,14 +56,12 @@
 //   - a change of a file's or directory's mode, owner or attributes is
 //     applied to the session and announced (AnnounceAttr), then the
 //     helper sets session.AttrSignal on it, which the mount takes for the
-//     announcement and changes nothing for (IN_ATTRIB, no change).
-//
-// A new directory is not carried out through the mountpoint: the mount
-// recognises no announced mkdir, and the helper's would be its own, to
-// flush (refused in a read-only route). It is applied to the session
-// directly, and shows in its parent's listing at once, but watchers on
-// the parent get no IN_CREATE for it (those on it see the files made in
-// it).
+//     announcement and changes nothing for (IN_ATTRIB, no change);
+//   - a new directory is announced (session.External.AnnounceMkdir:
+//     the directories above a key first, from the top, before the key's
+//     own create), then the helper makes it, and the mount, recognising
+//     the announcement (session.External.MkdirAnnounced), makes it
+//     appear as the store has it (IN_CREATE), in a read-only route too.
 //
 // When the helper cannot take a change (a send fails: the process died),
 // the Watcher says so once, gives the helper up and applies every change
@@ -161,6 +159,9 @@ type Store interface {
 // has a method Exited() <-chan struct{} (a Helper does) is given up as
 // soon as that channel closes.
 type Applier interface {
+	// Mkdir makes directory key appear; the session holds it announced
+	// (session.External.AnnounceMkdir).
+	Mkdir(key string, mode fs.FileMode) error
 	// Create makes key appear, with mode; the session holds its value
 	// (session.Context.AnnounceCreate).
 	Create(key string, mode fs.FileMode) error
@@ -560,6 +561,9 @@ func (w *Watcher) lostName(key, link string) {
 // owner or attributes it changed: straight into the session (the helper
 // makes files only), then shown to watchers.
 func (w *Watcher) applyDir(key string, info backend.Info) {
+	if w.newDirThroughHelper(key, info) {
+		return
+	}
 	_, attrs := w.c.External().Parts(key, info)
 	if err := w.c.External().ApplyDir(key, info); err != nil {
 		w.cannotApply(key, err)
@@ -584,7 +588,7 @@ func (w *Watcher) applyDir(key string, info backend.Info) {
 func (w *Watcher) applyAbove(ctx context.Context, key string) bool {
 	var missing []string
 	for p, _ := backend.Split(key); p != ""; p, _ = backend.Split(p) {
-		if _, err := w.c.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := w.c.Stat(p); !errors.Is(err, fs.ErrNotExist) || w.c.External().MkdirPending(p) {
 			break // held (as a directory: fileAbove found no file)
 		}
 		missing = append(missing, p)
@@ -612,6 +616,9 @@ func (w *Watcher) applyAbove(ctx context.Context, key string) bool {
 			w.log.Warn("external change: cannot stat", "key", p, "err", err)
 			return false
 		}
+		if w.newDirThroughHelper(p, info) {
+			continue
+		}
 		if err := w.c.External().ApplyDir(p, info); err != nil {
 			// A file made above since waitAbove looked: key waits
 			// for it, and p is taken in with key.
@@ -619,6 +626,23 @@ func (w *Watcher) applyAbove(ctx context.Context, key string) bool {
 			return false
 		}
 	}
+	return true
+}
+
+// newDirThroughHelper has the Applier make key, a directory another
+// program made that the session lacks, announced, and reports whether it
+// did.
+func (w *Watcher) newDirThroughHelper(key string, info backend.Info) bool {
+	if w.applier == nil {
+		return false
+	}
+	if w.c.External().MkdirPending(key) {
+		return true // sent already (as a directory above a key)
+	}
+	if !w.c.External().AnnounceMkdir(key, info) {
+		return false
+	}
+	w.send(key, true, func(a Applier) error { return a.Mkdir(key, info.Mode) })
 	return true
 }
 

@@ -33,7 +33,7 @@ import (
 
 // helperOp is one line on the helper's standard input.
 type helperOp struct {
-	Op   string      `json:"op"` // create, touch, attr or remove
+	Op   string      `json:"op"` // mkdir, create, touch, attr or remove
 	Key  string      `json:"key"`
 	Mode fs.FileMode `json:"mode,omitempty"`
 }
@@ -68,6 +68,8 @@ func RunHelper(mnt string, r io.Reader, log *slog.Logger) error {
 func helperApply(root *os.Root, op helperOp) error {
 	name := filepath.FromSlash(op.Key)
 	switch op.Op {
+	case "mkdir":
+		return root.Mkdir(name, op.Mode.Perm())
 	case "create":
 		if d := filepath.Dir(name); d != "." {
 			if err := root.MkdirAll(d, 0o755); err != nil {
@@ -196,6 +198,11 @@ func (h *Helper) send(op helperOp) error {
 		return fmt.Errorf("extwatch: mount helper: %w", err)
 	}
 	return nil
+}
+
+// Mkdir asks the helper to make directory key (announced in the session).
+func (h *Helper) Mkdir(key string, mode fs.FileMode) error {
+	return h.send(helperOp{Op: "mkdir", Key: key, Mode: mode})
 }
 
 // Create asks the helper to create key (announced in the session).

@@ -139,6 +139,7 @@ func (a *fakeApplier) record(op string) error {
 	return a.fail
 }
 
+func (a *fakeApplier) Mkdir(key string, _ fs.FileMode) error  { return a.record("mkdir " + key) }
 func (a *fakeApplier) Create(key string, _ fs.FileMode) error { return a.record("create " + key) }
 func (a *fakeApplier) Touch(key string) error                 { return a.record("touch " + key) }
 func (a *fakeApplier) Attr(key string) error                  { return a.record("attr " + key) }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -79,11 +80,8 @@ func TestNewDirsBeforeTheirFiles(t *testing.T) {
 		_, ok := app.above["memory/x/y/z/f.md"]
 		return ok
 	})
-	app.mu.Lock()
-	got := app.above["memory/x/y/z/f.md"]
-	app.mu.Unlock()
-	want := "memory/x drwxr-x--- dirty=false <nil>; memory/x/y drwxr-x--- dirty=false <nil>; memory/x/y/z drwxr-x--- dirty=false <nil>; "
-	if got != want {
-		t.Errorf("at the helper's create the session held above the file:\n%s\nwant:\n%s", got, want)
+	want := []string{"mkdir memory/x", "mkdir memory/x/y", "mkdir memory/x/y/z", "create memory/x/y/z/f.md"}
+	if got := app.calls()[1:]; !slices.Equal(got, want) {
+		t.Errorf("the helper was asked %q, want %q", got, want)
 	}
 }

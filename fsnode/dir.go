@@ -256,6 +256,14 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if errno != 0 {
 		return nil, errno
 	}
+	if ok, err := d.root.c.External().MkdirAnnounced(key); ok {
+		// The helper's mkdir of a directory another program made in
+		// the store: it appears as the store has it.
+		if err != nil {
+			return nil, toErrno(err)
+		}
+		return d.newEntry(ctx, key, out)
+	}
 	uid, gid, setgid := d.owner(ctx)
 	m := backend.PermBits(backend.FileMode(mode & 0o7777))
 	if setgid {

@@ -33,6 +33,14 @@ type announcements struct {
 	creates map[string]announcedCreate
 	removes map[string]announcedRemove
 	attrs   map[string]announcedRemove // AnnounceAttr's
+	mkdirs  map[string]announcedMkdir  // AnnounceMkdir's; made on first use
+}
+
+// announcedMkdir is a mkdir announced for the helper: a directory another
+// program made in the store, with its Info there.
+type announcedMkdir struct {
+	info     backend.Info
+	deadline time.Time
 }
 
 // countLocked adds one announcement of key to m, live until now+AnnounceTTL.
@@ -69,13 +77,15 @@ func (an *announcements) takeCreateLocked(key string, now time.Time) (announcedC
 }
 
 // dropLocked takes everything announced for key, expired or not.
-func (an *announcements) dropLocked(key string) (cr announcedCreate, create, remove bool) {
+func (an *announcements) dropLocked(key string) (md announcedMkdir, mkdir bool, cr announcedCreate, create, remove bool) {
+	md, mkdir = an.mkdirs[key]
 	cr, create = an.creates[key]
 	_, remove = an.removes[key]
+	delete(an.mkdirs, key)
 	delete(an.creates, key)
 	delete(an.removes, key)
 	delete(an.attrs, key)
-	return cr, create, remove
+	return md, mkdir, cr, create, remove
 }
 
 // announcedCreate is a create announced for the helper.
@@ -237,8 +247,13 @@ func (x *External) ApplyAnnounced(key string) (bool, error) {
 	c.mu.Lock()
 	// An announced attribute goes too: the session has the change; only
 	// its event is lost.
-	cr, create, remove := c.mu.announce.dropLocked(key)
+	md, mkdir, cr, create, remove := c.mu.announce.dropLocked(key)
 	c.mu.Unlock()
+	if mkdir {
+		if err := x.ApplyDir(key, md.info); err != nil {
+			return true, err
+		}
+	}
 	if create {
 		if _, err := c.applyCreate(cr); err != nil {
 			return true, err
@@ -249,5 +264,60 @@ func (x *External) ApplyAnnounced(key string) (bool, error) {
 			return true, err
 		}
 	}
-	return create || remove, nil
+	return mkdir || create || remove, nil
+}
+
+// AnnounceMkdir announces the helper's coming mkdir of key, a directory
+// another program made in the store with info: the mount's next mkdir
+// of key within AnnounceTTL (MkdirAnnounced) makes it appear as the store
+// has it (ApplyDir), in a read-only route too. It announces nothing and
+// reports false when the session has the key, or has its mkdir
+// announced already (the helper's would fail): the caller then applies
+// the change directly, or leaves it to the announcement.
+func (x *External) AnnounceMkdir(key string, info backend.Info) bool {
+	c := x.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.mu.tree.dirs[key]; ok {
+		return false
+	}
+	if _, ok := c.mu.tree.files[key]; ok {
+		return false
+	}
+	if _, ok := c.mu.announce.mkdirs[key]; ok {
+		return false
+	}
+	if c.mu.announce.mkdirs == nil {
+		c.mu.announce.mkdirs = make(map[string]announcedMkdir)
+	}
+	c.mu.announce.mkdirs[key] = announcedMkdir{info: info, deadline: c.now().Add(AnnounceTTL)}
+	return true
+}
+
+// MkdirAnnounced carries out the mkdir announced for key, if one is
+// waiting and has not expired (ok): the announced directory becomes the
+// session's, as ApplyDir makes it. Without an announcement, ok is false:
+// the mkdir is a user's. One that expired is left for ApplyAnnounced.
+func (x *External) MkdirAnnounced(key string) (ok bool, err error) {
+	c := x.c
+	c.mu.Lock()
+	a, ok := c.mu.announce.mkdirs[key]
+	ok = ok && c.now().Before(a.deadline)
+	if ok {
+		delete(c.mu.announce.mkdirs, key)
+	}
+	c.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	return true, x.ApplyDir(key, a.info)
+}
+
+// MkdirPending reports whether a mkdir of key is announced and not taken.
+func (x *External) MkdirPending(key string) bool {
+	c := x.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.mu.announce.mkdirs[key]
+	return ok
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // listed reports whether the listing of directory dir on the mount (an
@@ -105,6 +107,7 @@ func TestExternalNewDirListed(t *testing.T) {
 			if _, err := os.ReadDir(m(path.Dir(tt.want[0]))); err != nil {
 				t.Fatal(err)
 			}
+			ev := watchDir(t, m(path.Dir(tt.want[0])))
 			build := tt.root
 			if tt.moveIn != "" {
 				build = t.TempDir()
@@ -128,6 +131,7 @@ func TestExternalNewDirListed(t *testing.T) {
 				dir, name := path.Split(k)
 				waitFor(t, k+" listed in /"+dir+" on the mount", 5*time.Second, func() bool { return listed(m(dir), name) })
 			}
+			waitFor(t, "a create event for "+tt.want[0], 5*time.Second, func() bool { return ev.has(path.Base(tt.want[0]), fsnotify.Create) })
 			for k, v := range tt.files {
 				if got := readBack(m(mountKey(k))); got != v {
 					t.Errorf("%s on the mount reads %q, want %q", mountKey(k), got, v)
