@@ -114,6 +114,15 @@ func (f *FS) routesStatus() []status.Route {
 	return out
 }
 
+// routeName names the route of a key, for its events; nil for a mount
+// of one store.
+func (f *FS) routeName() func(key string) string {
+	if f.opts.Routes.Empty() {
+		return nil
+	}
+	return func(key string) string { return f.opts.Routes.Of(key).Name() }
+}
+
 // steady reports the keys of read-only routes, which the kernel may keep
 // long (fsnode.Options.Steady); nil without such routes.
 func (f *FS) steady() func(key string) bool {

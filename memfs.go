@@ -269,7 +269,7 @@ func (f *FS) sessionOptions() (session.Options, error) {
 	if !so.ReadOnly {
 		f.keeper = startRunKeeper(f.runs, f.log)
 	}
-	so.Events = eventSink(f.events, newSessionID(), f.hist, f.rec, f.keeper.poke, secretName(so.Redactor))
+	so.Events = eventSink(f.events, newSessionID(), f.hist, f.rec, f.keeper.poke, secretName(so.Redactor), f.routeName())
 	so.Saving = f.rec.saving
 	if so.Derived == nil {
 		// A skill's front matter, as an attribute the skills index and
@@ -750,7 +750,7 @@ func newSessionID() string {
 // with their versions recorded around the append (see recorder), and
 // hands them, numbered, with the entries as flushed, to the archive of
 // pack sources when there is one (off the flush path: see packhist).
-func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorder, appended func(), secret func(string) bool) func(context.Context, []session.Event) error {
+func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorder, appended func(), secret func(string) bool, route func(string) string) func(context.Context, []session.Event) error {
 	return func(ctx context.Context, evs []session.Event) error {
 		evs, err := rec.unlogged(ctx, evs)
 		if err != nil || len(evs) == 0 {
@@ -762,6 +762,9 @@ func eventSink(l *eventlog.Log, id string, hist *packhist.Archiver, rec *recorde
 			for i, e := range evs {
 				out[i] = eventlog.Event{Op: e.Op, Key: e.Key, OldKey: e.OldKey, Size: e.Size, SHA256: e.SHA256,
 					Writer: e.Writer, Session: id, Reason: e.Reason}
+				if route != nil {
+					out[i].Route = route(e.Key)
+				}
 				if out[i].Writer.Run == "" && e.Saved != nil {
 					// The file's run, for a writer that names none.
 					if r := string(e.Saved.Info.XAttrs[meta.Run]); meta.ValidateRun(r) == nil {

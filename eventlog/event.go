@@ -69,7 +69,10 @@ type Event struct {
 	// for an OpDelete of a file whose time to live ran out (package
 	// expire). "" for a change a writer made.
 	Reason string `json:"reason,omitempty"`
-	Prev   string `json:"prev"` // hex SHA-256 of the previous event's line; "" for seq 1
+	// Route is the route of Key in a mount of several stores (memfs
+	// mount --route): its prefix, or "default". "" for a mount of one.
+	Route string `json:"route,omitempty"`
+	Prev  string `json:"prev"` // hex SHA-256 of the previous event's line; "" for seq 1
 }
 
 // Break is what an OpBreak event records: a record of the log that Open

@@ -247,9 +247,15 @@ func (r *routesRig) workingMemory(t *testing.T, p *memfsProc) *memfsProc {
 	if got := searchKeys(t, "--mount", r.mnt, "--mode", "keyword", scratchMark); len(got) != 1 || got[0] != "scratch/plan.md" {
 		t.Errorf("search for a working note: %v", got)
 	}
+	// Events name their route.
+	if out := mustRun(t, "", "log", "--mount", r.mnt, "--json"); !strings.Contains(out, `"key":"memory/kept.md"`) ||
+		!strings.Contains(out, `"route":"default"`) {
+		t.Errorf("the event log does not name memory/kept.md's route:\n%s", out)
+	}
 	if err := p.terminate(t); err != nil {
 		t.Fatalf("unmount: %v\n%s", err, p.log)
 	}
+	mustRun(t, "", "log", "--verify", "--store", r.store) // one chain, every route's events in it
 	if got := r.holds(t, keptMark); len(got) == 0 {
 		t.Errorf("the control failed: a persistent note's text is in no file of the store")
 	}
