@@ -30,9 +30,16 @@ func ParseAll(specs []string, reg *location.Registry) (*Table, error) {
 	return NewTable(rs)
 }
 
-// ParseFlags reads a mount's layout as memfs mount takes it: its routes
-// (--route, ParseAll) and its quotas (--quota, quota.ParseAll).
-func ParseFlags(routes, quotas []string, reg *location.Registry) (*Table, []quota.Limit, error) {
+// ParseFlags reads the layout of the mount at mnt as memfs mount takes
+// it: its routes (--route, ParseAll) and its quotas (--quota,
+// quota.ParseAll), after those of the config file (Config), which the
+// flags override prefix by prefix.
+func ParseFlags(mnt string, routes, quotas []string, reg *location.Registry) (*Table, []quota.Limit, error) {
+	c, err := ReadConfig(ConfigPath())
+	if err != nil {
+		return nil, nil, err
+	}
+	routes, quotas = c.Flags(mnt, routes, quotas)
 	t, err := ParseAll(routes, reg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--route %w", err)

@@ -105,7 +105,7 @@ func mountAction(c *cli.Context) error {
 	if err := mountclient.CheckUnserved(spec, parseStore); err != nil {
 		return err
 	}
-	routes, quotas, err := route.ParseFlags(c.StringSlice("route"), c.StringSlice("quota"), routeStores)
+	routes, quotas, err := route.ParseFlags(mnt, c.StringSlice("route"), c.StringSlice("quota"), routeStores)
 	if err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}

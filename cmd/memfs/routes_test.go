@@ -460,3 +460,28 @@ func quotaUsageIsAWalk(t *testing.T, mnt string) {
 		}
 	}
 }
+
+// TestRoutesFromTheConfigFile: memfs.toml ($MEMFS_CONFIG here) gives a
+// mount its routes and quotas, those of its mountpoint's table too, with
+// no flag; .memfs/status lists them.
+func TestRoutesFromTheConfigFile(t *testing.T) {
+	t.Parallel()
+	mnt, team := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(team, "a.md"), []byte("team\n"), 0o644)
+	cfg := filepath.Join(t.TempDir(), "memfs.toml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("[quotas]\n\"memory/\" = \"1KiB\"\n\n[mount.%q.routes]\n\"skills/\" = \"dir:%s:ro\"\n", mnt, team)), 0o644)
+	startMount(t, "dir:"+t.TempDir(), mnt, []string{"MEMFS_CONFIG=" + cfg})
+	if got := readBack(filepath.Join(mnt, "skills", "a.md")); got != "team\n" {
+		t.Errorf("skills/a.md = %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "skills", "b.md"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("a write in the config's read-only route: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "memory", "big.md"), make([]byte, 2048), 0o644); !errors.Is(err, syscall.EDQUOT) {
+		t.Errorf("past the config's quota: %v", err)
+	}
+	st := readBack(filepath.Join(mnt, ".memfs", "status"))
+	if !strings.Contains(st, `route: "skills/" persistent read-only dir:`+team) || !strings.Contains(st, `quota: "memory/"`) {
+		t.Errorf(".memfs/status:\n%s", st)
+	}
+}
