@@ -123,6 +123,11 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 	if err := CheckOverlap(dir, filepath.Dir(f.opts.JournalPath)); err != nil {
 		return nil, err
 	}
+	for _, d := range f.opts.Routes.Dirs() {
+		if err := CheckOverlap(dir, d); err != nil {
+			return nil, fmt.Errorf("a route's store: %w", err)
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {

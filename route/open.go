@@ -56,8 +56,9 @@ func ParseFlags(mnt string, routes, quotas []string, reg *location.Registry) (*T
 // Store over them and def, the default route's (NewStore), whose
 // directory is defDir ("" for a store that is none). Two routes of one
 // directory (or one inside the other's) are refused: a read-only route
-// takes no lock that would tell. When it fails, the stores it opened are
-// closed again; def stays the caller's.
+// takes no lock that would tell. The directories it opened are t's Dirs.
+// When it fails, the stores it opened are closed again; def stays the
+// caller's.
 func Open(ctx context.Context, t *Table, reg *location.Registry, def backend.SysStore, defDir string, o location.Options) (backend.SysStore, error) {
 	var opened []backend.Store
 	fail := func(err error) (backend.SysStore, error) {
@@ -84,6 +85,7 @@ func Open(ctx context.Context, t *Table, reg *location.Registry, def backend.Sys
 				}
 			}
 			dirs[d] = r.Prefix
+			t.dirs = append(t.dirs, d)
 		}
 		ro := o
 		ro.ReadOnly = o.ReadOnly || r.ReadOnly

@@ -150,7 +150,8 @@ func (e *ReadOnlyError) Unwrap() error { return backend.ErrReadOnly }
 // A Table is the routes of one namespace. The zero Table, and a nil one,
 // has the default route only.
 type Table struct {
-	routes []Route // longest prefix first; the default route is not among them
+	routes []Route  // longest prefix first; the default route is not among them
+	dirs   []string // the local stores' directories, as Open opened them
 }
 
 // NewTable returns the table of routes, which must have distinct prefixes
@@ -180,6 +181,15 @@ func (t *Table) Routes() []Route {
 		return nil
 	}
 	return slices.Clone(t.routes)
+}
+
+// Dirs returns the directories of the routes' local stores that Open
+// opened: a mountpoint must not overlap one.
+func (t *Table) Dirs() []string {
+	if t == nil {
+		return nil
+	}
+	return slices.Clone(t.dirs)
 }
 
 // Empty reports whether the table has no route but the default.

@@ -485,3 +485,23 @@ func TestRoutesFromTheConfigFile(t *testing.T) {
 		t.Errorf(".memfs/status:\n%s", st)
 	}
 }
+
+// TestRouteInsideTheMountpointRefused: a route's store the mountpoint
+// overlaps would have the kernel serve memfs from itself: the mount is
+// refused, naming both.
+func TestRouteInsideTheMountpointRefused(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	mnt := filepath.Join(top, "mnt")
+	os.Mkdir(mnt, 0o755)
+	cmd := exec.Command(os.Args[0], "mount", "--store", "dir:"+t.TempDir(), "--route", "skills/=dir:"+top+":ro", mnt)
+	cmd.Env = append(os.Environ(), "MEMFS_TEST_MAIN=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "a route's store: mountpoint "+mnt+" and store "+top+" overlap") {
+		t.Errorf("mount over a route's store: %v\n%s", err, out)
+	}
+	if isMounted(mnt) {
+		syscall.Unmount(mnt, syscall.MNT_DETACH)
+		t.Error("it mounted")
+	}
+}
