@@ -35,7 +35,7 @@ type store struct {
 // NewStore returns the Store of t over stores: stores[i] is the store of
 // t.Routes()[i], and def the default route's. It claims backend.SysStore,
 // backend.SysScanner, backend.SysBatchSaver, backend.Versioned,
-// backend.KeyLimiter and backend.Spacer always; backend.Batcher, and
+// backend.Walker, backend.KeyLimiter and backend.Spacer always; backend.Batcher, and
 // backend.ConditionalDeleter with backend.BesideKeeper, when every route's
 // store has them; backend.Watcher when any has it (the feeds of those
 // that have one, merged); backend.SysSwapper, backend.Collector and
@@ -142,6 +142,36 @@ func (s *store) writable(op string, i int, key string) error {
 	}
 	if err := s.parts[i].check(key); err != nil {
 		return &fs.PathError{Op: op, Path: key, Err: err}
+	}
+	return nil
+}
+
+// Walk reports what List does, a route at a time (backend.Walker): a
+// session indexes 100,000 keys as they are read, never holding the whole
+// listing, through a router as through its stores.
+func (s *store) Walk(ctx context.Context, fn func(batch []backend.Entry) error) error {
+	var fnErr error // fn's, returned as it is
+	for i, p := range s.parts {
+		err := backend.Walk(ctx, p.st, func(batch []backend.Entry) error {
+			out := make([]backend.Entry, 0, len(batch))
+			for _, e := range batch {
+				if s.owns(i, e.Key) {
+					e.Key = p.Prefix + e.Key
+					out = append(out, e)
+				}
+			}
+			if len(out) == 0 {
+				return nil
+			}
+			fnErr = fn(out)
+			return fnErr
+		})
+		if fnErr != nil {
+			return fnErr
+		}
+		if err != nil {
+			return s.fix(i, err)
+		}
 	}
 	return nil
 }
