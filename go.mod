@@ -3,7 +3,6 @@ module github.com/memfs/memfs
 go 1.26.8
 
 require (
-	github.com/BurntSushi/toml v1.6.0
 	github.com/PlakarKorp/go-cdc-chunkers v1.1.0
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/dustin/go-humanize v1.0.1

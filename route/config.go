@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // Config is a mount's layout written down, so that an fstab or systemd
@@ -68,15 +68,21 @@ func ReadConfig(path string) (Config, error) {
 	if path == "" {
 		return c, nil
 	}
-	md, err := toml.DecodeFile(path, &c)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) && os.Getenv("MEMFS_CONFIG") == "" {
 		return Config{}, nil
 	}
 	if err != nil {
-		return Config{}, fmt.Errorf("%s: %w", path, err)
+		return Config{}, err
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return Config{}, fmt.Errorf("%s: unknown setting %s (routes, quotas, mount.\"MOUNTPOINT\".routes, .quotas)", path, und[0])
+	defer f.Close()
+	err = toml.NewDecoder(f).DisallowUnknownFields().Decode(&c)
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		return Config{}, fmt.Errorf("%s: unknown setting %s (routes, quotas, mount.\"MOUNTPOINT\".routes, .quotas)", path, strings.Join(strict.Errors[0].Key(), "."))
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
 }
