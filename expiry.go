@@ -67,7 +67,7 @@ func (e *expiry) run() {
 	// The files that will expire: those with an attribute that says so,
 	// and those of a route with a default time to live (one pass each,
 	// copying only them: never the whole namespace).
-	starting := e.f.c.FilesWith(meta.TTL, meta.Expires)
+	starting := e.f.c.XAttrs().FilesWith(meta.TTL, meta.Expires)
 	for _, r := range e.f.opts.Routes.Routes() {
 		if r.TTL > 0 {
 			starting = append(starting, e.f.c.Entries(r.Prefix)...)

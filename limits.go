@@ -88,14 +88,12 @@ func (f *FS) quotaStatus(cr session.Cred) []status.Quota {
 		return nil
 	}
 	var out []status.Quota
-	all := f.quota.Usage(nil)
-	for i, u := range f.quota.Usage(func(key string) bool { return f.c.Access().Readable(cr, key)[0] }) {
+	for _, u := range f.quota.Usage(func(key string) bool { return f.c.Access().Readable(cr, key)[0] }) {
 		q := status.Quota{Prefix: u.Limit.Prefix, Bytes: u.Bytes, MaxBytes: u.Limit.Bytes, Files: u.Files,
 			MaxFiles: u.Limit.Files, MaxFileSize: u.Limit.FileSize, UsageHidden: u.Hidden}
 		for _, it := range u.Largest {
 			q.Largest = append(q.Largest, status.File{Key: it.Key, Size: it.Size})
 		}
-		q.LargestHidden = len(all[i].Largest) > 0 && (len(u.Largest) == 0 || all[i].Largest[0] != u.Largest[0])
 		out = append(out, q)
 	}
 	return out

@@ -64,7 +64,7 @@ func TestFilesWith(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []string
-	for _, e := range c.FilesWith("user.memfs.ttl", "user.memfs.expires") {
+	for _, e := range c.XAttrs().FilesWith("user.memfs.ttl", "user.memfs.expires") {
 		keys = append(keys, e.Key)
 	}
 	slices.Sort(keys)

@@ -707,51 +707,6 @@ func (c *Context) Entry(key string) (backend.Entry, bool) {
 	return f.entryRLocked(key), true
 }
 
-// FilesWith returns the files that have any of the attributes names, in
-// no order, each with its times and those of the attributes it has (no
-// value, no other field), copying only that (a mount's expiry finds the
-// files that will expire among 100,000 with it). It takes the keys under
-// the read lock, then looks at them in batches, letting the lock go
-// between them: a write waits for one batch, never for the whole pass.
-func (c *Context) FilesWith(names ...string) []backend.Entry {
-	c.mu.RLock()
-	keys := make([]string, 0, len(c.mu.tree.files))
-	for k := range c.mu.tree.files {
-		keys = append(keys, k)
-	}
-	c.mu.RUnlock()
-	var out []backend.Entry
-	for batch := range slices.Chunk(keys, 4096) {
-		out = c.filesWith(out, batch, names)
-	}
-	return out
-}
-
-// filesWith appends to out those of keys that FilesWith returns.
-func (c *Context) filesWith(out []backend.Entry, keys, names []string) []backend.Entry {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for _, k := range keys {
-		f, ok := c.mu.tree.files[k]
-		if !ok {
-			continue // gone meanwhile
-		}
-		var x map[string][]byte
-		for _, n := range names {
-			if v, ok := f.xattrs.get(n); ok {
-				if x == nil {
-					x = make(map[string][]byte, len(names))
-				}
-				x[n] = v
-			}
-		}
-		if x != nil {
-			out = append(out, backend.Entry{Key: k, Info: backend.Info{MTime: time.Unix(0, f.mtime), CTime: time.Unix(0, f.ctime), XAttrs: x}})
-		}
-	}
-	return out
-}
-
 // entryRLocked is f under its name key, value included when loaded. The
 // read lock is enough: marking f shared is atomic, and writers, which hold
 // the exclusive lock, copy a shared value before changing it.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/meta"
@@ -256,4 +257,50 @@ func (f *file) revLocked() (int64, bool) {
 		return 0, false
 	}
 	return f.base.Rev, true
+}
+
+// FilesWith returns the files that have any of the attributes names, in
+// no order, each with its times and those of the attributes it has (no
+// value, no other field), copying only that (a mount's expiry finds the
+// files that will expire among 100,000 with it). It takes the keys under
+// the read lock, then looks at them in batches, letting the lock go
+// between them: a write waits for one batch, never for the whole pass.
+func (xa *XAttrs) FilesWith(names ...string) []backend.Entry {
+	c := xa.c
+	c.mu.RLock()
+	keys := make([]string, 0, len(c.mu.tree.files))
+	for k := range c.mu.tree.files {
+		keys = append(keys, k)
+	}
+	c.mu.RUnlock()
+	var out []backend.Entry
+	for batch := range slices.Chunk(keys, 4096) {
+		out = c.filesWith(out, batch, names)
+	}
+	return out
+}
+
+// filesWith appends to out those of keys that XAttrs.FilesWith returns.
+func (c *Context) filesWith(out []backend.Entry, keys, names []string) []backend.Entry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, k := range keys {
+		f, ok := c.mu.tree.files[k]
+		if !ok {
+			continue // gone meanwhile
+		}
+		var x map[string][]byte
+		for _, n := range names {
+			if v, ok := f.xattrs.get(n); ok {
+				if x == nil {
+					x = make(map[string][]byte, len(names))
+				}
+				x[n] = v
+			}
+		}
+		if x != nil {
+			out = append(out, backend.Entry{Key: k, Info: backend.Info{MTime: time.Unix(0, f.mtime), CTime: time.Unix(0, f.ctime), XAttrs: x}})
+		}
+	}
+	return out
 }

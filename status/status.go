@@ -74,16 +74,16 @@ type Route struct {
 // Quota is one limit of a mount (memfs mount --quota) and what its
 // prefix holds. A zero limit is none.
 type Quota struct {
-	Prefix        string `json:"prefix"`
-	Bytes         int64  `json:"bytes"`
-	MaxBytes      int64  `json:"max_bytes,omitempty"`
-	Files         int64  `json:"files"`
-	MaxFiles      int64  `json:"max_files,omitempty"`
-	MaxFileSize   int64  `json:"max_file_size,omitempty"`
-	Largest       []File `json:"largest,omitempty"` // largest first
-	LargestHidden bool   `json:"largest_hidden,omitempty"`
+	Prefix      string `json:"prefix"`
+	Bytes       int64  `json:"bytes"`
+	MaxBytes    int64  `json:"max_bytes,omitempty"`
+	Files       int64  `json:"files"`
+	MaxFiles    int64  `json:"max_files,omitempty"`
+	MaxFileSize int64  `json:"max_file_size,omitempty"`
+	Largest     []File `json:"largest,omitempty"` // largest first
 	// UsageHidden: the reader may not read every file under the
-	// prefix, and Bytes and Files are 0 (the sums would tell of them).
+	// prefix: Bytes and Files are 0 (the sums would tell of them), and
+	// Largest names only files it may read.
 	UsageHidden bool `json:"usage_hidden,omitempty"`
 }
 
@@ -215,7 +215,7 @@ func (q Quota) marshal(b *bytes.Buffer) {
 			fmt.Fprintf(b, " %s %d", strconv.Quote(f.Key), f.Size)
 		}
 	}
-	if q.LargestHidden {
+	if q.UsageHidden {
 		b.WriteString(" (and files you may not read)")
 	}
 	b.WriteString("\n")
