@@ -60,7 +60,7 @@ func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cr
 	}
 	if o.Route == nil && !f.opts.Routes.Empty() {
 		o.Route = func(key string) string { return f.opts.Routes.Of(key).Name() }
-		o.Working = f.opts.Routes.Ephemeral
+		o.Tier = func(key string) int { return f.opts.Routes.Of(key).Tier.Rank() }
 	}
 	if o.Ignore == nil {
 		rules, err := ignore.Load(ctx, f.c)

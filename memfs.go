@@ -511,7 +511,7 @@ func (f *FS) openIndex(ctx context.Context, rebuild bool, p live.Progress) (*liv
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	return live.OpenService(ctx, f.c, f.store, live.ServiceOptions{Redactor: red, Logger: f.log, Rebuild: rebuild, Progress: p,
-		Embedder: f.opts.Embedder, EmbedWait: f.opts.EmbedWait, InMemory: f.opts.Session.ReadOnly && !rebuild, Working: f.opts.Routes.Working()})
+		Embedder: f.opts.Embedder, EmbedWait: f.opts.EmbedWait, InMemory: f.opts.Session.ReadOnly && !rebuild, Working: f.opts.Routes.Working(), Route: f.opts.Routes.Where})
 }
 
 // indexRedactor is what redacts the text the search index and the

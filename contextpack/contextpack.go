@@ -227,10 +227,11 @@ type Options struct {
 	// Route, when set, names the route a key lives in (a mount of
 	// several stores, package route), for the manifest's items.
 	Route func(key string) string
-	// Working, when set, reports the keys of working memory (a mount's
-	// memory-only routes): of two notes of one score, working memory's
-	// goes first (the tiers' tie rule).
-	Working func(key string) bool
+	// Tier, when set, ranks the tier a key lives in (a mount of several
+	// stores, package route): of two notes of one score, the lower
+	// rank's goes first (the tiers' tie rule: working memory, then
+	// persistent, then indexed sources).
+	Tier func(key string) int
 	// Check, when set, checks each note and rule: one it fails is left
 	// out, listed in the manifest with the error's text (memfs passes
 	// repo.CheckKey: a repository's record that breaks its schema is no
@@ -704,12 +705,9 @@ func rankNotes(ctx context.Context, notes []*piece, o Options) (time.Time, error
 		if c := cmp.Compare(b.Score.Score, a.Score.Score); c != 0 {
 			return c
 		}
-		if o.Working != nil {
-			switch wa, wb := o.Working(a.Key), o.Working(b.Key); {
-			case wa && !wb:
-				return -1
-			case wb && !wa:
-				return 1
+		if o.Tier != nil {
+			if c := cmp.Compare(o.Tier(a.Key), o.Tier(b.Key)); c != 0 {
+				return c
 			}
 		}
 		return strings.Compare(a.Key, b.Key)

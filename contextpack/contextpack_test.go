@@ -406,33 +406,39 @@ func TestSkillsIndexLoadsNoSkill(t *testing.T) {
 	}
 }
 
-// TestWorkingMemoryWinsTies: of two notes of one score, working memory's
-// goes first whatever the keys' order; the manifest names each item's
-// route.
+// TestWorkingMemoryWinsTies: of notes of one score, working memory's
+// goes first and an indexed source's last, whatever the keys' order; the
+// manifest names each item's route.
 func TestWorkingMemoryWinsTies(t *testing.T) {
-	src := mapSource{"memory/a.md": []byte("the wombat digs\n"), "memory/scratch/a.md": []byte("the wombat digs\n")}
-	working := func(k string) bool { return strings.HasPrefix(k, "memory/scratch/") }
+	src := mapSource{"memory/archive/a.md": []byte("the wombat digs\n"), "memory/a.md": []byte("the wombat digs\n"), "memory/scratch/a.md": []byte("the wombat digs\n")}
 	route := func(k string) string {
-		if working(k) {
-			return "memory/scratch/"
+		for _, p := range []string{"memory/scratch/", "memory/archive/"} {
+			if strings.HasPrefix(k, p) {
+				return p
+			}
 		}
 		return "default"
 	}
-	for _, o := range []contextpack.Options{{Query: "wombat"}, {Query: "wombat", Working: working, Route: route}} {
+	tier := func(k string) int {
+		return map[string]int{"memory/scratch/": 0, "default": 1, "memory/archive/": 2}[route(k)]
+	}
+	for _, o := range []contextpack.Options{{Query: "wombat"}, {Query: "wombat", Tier: tier, Route: route}} {
 		p, err := contextpack.Build(t.Context(), src, o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		inc := p.Manifest.Included
-		if len(inc) != 2 || inc[0].Score.Score != inc[1].Score.Score {
-			t.Fatalf("%+v: want two notes of one score", inc)
+		if len(inc) != 3 || inc[0].Score.Score != inc[2].Score.Score {
+			t.Fatalf("%+v: want three notes of one score", inc)
 		}
-		want := "memory/a.md"
-		if o.Working != nil {
-			want = "memory/scratch/a.md"
+		want := []string{"memory/a.md", "memory/archive/a.md", "memory/scratch/a.md"} // by key
+		if o.Tier != nil {
+			want = []string{"memory/scratch/a.md", "memory/a.md", "memory/archive/a.md"} // working, persistent, indexed
 		}
-		if inc[0].Key != want || (o.Route != nil && inc[0].Route != route(want)) || (o.Route == nil && inc[0].Route != "") {
-			t.Errorf("working %v: first %s (route %q), want %s", o.Working != nil, inc[0].Key, inc[0].Route, want)
+		for i, it := range inc {
+			if it.Key != want[i] || (o.Route != nil && it.Route != route(want[i])) || (o.Route == nil && it.Route != "") {
+				t.Errorf("tiers %v: item %d is %s (route %q), want %s", o.Tier != nil, i, it.Key, it.Route, want[i])
+			}
 		}
 	}
 }

@@ -22,9 +22,11 @@ func ParseAll(specs []string, reg *location.Registry) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := reg.Parse(r.Store); err != nil {
+		loc, err := reg.Parse(r.Store)
+		if err != nil {
 			return nil, fmt.Errorf("route %s: %w", r.Prefix, err)
 		}
+		r.Shared = !loc.Local() && r.Tier != Working // mem: is no directory, and no one else's
 		rs = append(rs, r)
 	}
 	return NewTable(rs)

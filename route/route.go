@@ -43,14 +43,21 @@ const (
 	// Working routes keep their keys in memory only (mem:): gone at
 	// unmount, never written to a disk by memfs.
 	Working
+	// Indexed routes are sources to search and cite, never to write:
+	// an archive, another team's notes ("?tier=indexed"). They are
+	// read-only, and of two search results of one score theirs comes
+	// last.
+	Indexed
 )
 
-func (t Tier) String() string {
-	if t == Working {
-		return "working"
-	}
-	return "persistent"
-}
+var tierNames = [...]string{Persistent: "persistent", Working: "working", Indexed: "indexed"}
+
+func (t Tier) String() string { return tierNames[t] }
+
+// Rank is the tier's place in the tie rule of search and context packs:
+// of two results of one score, the lower rank's comes first (working,
+// then persistent, then indexed).
+func (t Tier) Rank() int { return [...]int{Working: 0, Persistent: 1, Indexed: 2}[t] }
 
 // A Route is one prefix of the namespace and the store that serves it.
 type Route struct {
@@ -62,11 +69,15 @@ type Route struct {
 	// ReadOnly routes refuse every change (EROFS through a mount), and
 	// their stores are opened read-only.
 	ReadOnly bool
-	// Tier is Working for a mem: store, else Persistent.
+	// Tier is Working for a mem: store, Indexed for a route that says
+	// so ("?tier=indexed"), else Persistent.
 	Tier Tier
 	// TTL is the time to live of the route's files that set none
 	// (package expire); 0 for none. The spec's "?ttl=1h".
 	TTL time.Duration
+	// Shared is a store other mounts write too (etcd), as ParseAll
+	// found it: a mount with one runs under a conflict policy.
+	Shared bool
 }
 
 // Name is the route as messages name it: its prefix, or "default".
@@ -79,25 +90,34 @@ func (r Route) Name() string {
 
 // String is the route as --route takes it.
 func (r Route) String() string {
-	s := r.Prefix + "=" + r.Store
+	var opts []string
 	if r.TTL > 0 {
-		s += "?ttl=" + r.TTL.String()
+		opts = append(opts, "ttl="+r.TTL.String())
 	}
-	if r.ReadOnly {
+	if r.Tier == Indexed {
+		opts = append(opts, "tier="+r.Tier.String())
+	}
+	s := r.Prefix + "=" + r.Store
+	if len(opts) > 0 {
+		s += "?" + strings.Join(opts, "&")
+	}
+	if r.ReadOnly && r.Tier != Indexed {
 		s += ":ro"
 	}
 	return s
 }
 
-// Parse reads a route as --route takes it: PREFIX=SPEC[?ttl=DURATION][:ro],
-// where SPEC is a store spec, "?ttl=1h" gives the route's files that set
-// no time to live one (package expire), and a trailing ":ro" makes the
-// route read-only. The prefix is a key ("skills", "team/skills"), with or
-// without its final "/".
+// Parse reads a route as --route takes it: PREFIX=SPEC[?OPTIONS][:ro],
+// where SPEC is a store spec, a trailing ":ro" makes the route
+// read-only, and OPTIONS, joined by "&", are "ttl=1h" (a time to live
+// for the route's files that set none, package expire) and
+// "tier=indexed" (a source to search, never to write: read-only). The
+// prefix is a key ("skills", "team/skills"), with or without its final
+// "/".
 func Parse(s string) (Route, error) {
 	prefix, spec, ok := strings.Cut(s, "=")
 	if !ok || spec == "" {
-		return Route{}, fmt.Errorf("route %q: want PREFIX=STORE[:ro] (skills/=dir:/srv/team-skills:ro, scratch/=mem:)", s)
+		return Route{}, fmt.Errorf("route %q: want PREFIX=STORE[?ttl=D&tier=indexed][:ro] (skills/=dir:/srv/team-skills:ro, scratch/=mem:?ttl=1h)", s)
 	}
 	prefix = strings.TrimSuffix(prefix, "/")
 	if err := backend.CheckStoreKey(prefix); err != nil {
@@ -107,17 +127,41 @@ func Parse(s string) (Route, error) {
 	if rest, ro := strings.CutSuffix(spec, ":ro"); ro {
 		r.Store, r.ReadOnly = rest, true
 	}
-	if i := strings.LastIndex(r.Store, "?ttl="); i >= 0 {
-		d, err := meta.ParseTTL(r.Store[i+len("?ttl="):])
-		if err != nil {
-			return Route{}, fmt.Errorf("route %q: %w", s, err)
-		}
-		r.Store, r.TTL = r.Store[:i], d
-	}
 	if r.Store == "mem:" || strings.HasPrefix(r.Store, "mem:") {
 		r.Tier = Working
 	}
+	if i := strings.LastIndex(r.Store, "?"); i >= 0 {
+		if err := r.options(r.Store[i+1:]); err != nil {
+			return Route{}, fmt.Errorf("route %q: %w", s, err)
+		}
+		r.Store = r.Store[:i]
+	}
 	return r, nil
+}
+
+// options sets what the options of a route's spec say ("ttl=1h&tier=indexed").
+func (r *Route) options(q string) error {
+	for opt := range strings.SplitSeq(q, "&") {
+		k, v, _ := strings.Cut(opt, "=")
+		switch k {
+		case "ttl":
+			d, err := meta.ParseTTL(v)
+			if err != nil {
+				return err
+			}
+			r.TTL = d
+		case "tier":
+			switch {
+			case v == Indexed.String() && r.Tier != Working:
+				r.Tier, r.ReadOnly = Indexed, true
+			case v != r.Tier.String():
+				return fmt.Errorf("tier=%s: a mem: store's tier is working, another store's persistent or indexed", v)
+			}
+		default:
+			return fmt.Errorf("unknown option %q: want ttl=DURATION or tier=indexed", opt)
+		}
+	}
+	return nil
 }
 
 // check refuses key, of route r, when its store cannot hold it: the name
@@ -217,6 +261,13 @@ func (t *Table) Of(key string) Route {
 	return Route{}
 }
 
+// Where is the route key lives in, as messages name it (Route.Name), and
+// its tier.
+func (t *Table) Where(key string) (route, tier string) {
+	r := t.Of(key)
+	return r.Name(), r.Tier.String()
+}
+
 // Apart reports whether a and b live in different routes.
 func (t *Table) Apart(a, b string) bool { return t.index(a) != t.index(b) }
 
@@ -230,6 +281,13 @@ func (t *Table) TTL(key string) time.Duration { return t.Of(key).TTL }
 
 // ReadOnly reports whether key is in a read-only route.
 func (t *Table) ReadOnly(key string) bool { return t.Of(key).ReadOnly }
+
+// Shared reports whether a route's store is one other mounts write too
+// (Route.Shared): the mount runs under a conflict policy, whatever its
+// default route's store.
+func (t *Table) Shared() bool {
+	return slices.ContainsFunc(t.Routes(), func(r Route) bool { return r.Shared && !r.ReadOnly })
+}
 
 // Working returns the prefixes of the working routes.
 func (t *Table) Working() []string {

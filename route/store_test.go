@@ -6,13 +6,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/backend/badgerstore"
 	"github.com/memfs/memfs/backend/dirstore"
+	"github.com/memfs/memfs/backend/etcdstore"
 	"github.com/memfs/memfs/backend/location"
+	"github.com/memfs/memfs/backend/memstore"
 	"github.com/memfs/memfs/backend/storetest"
 	"github.com/memfs/memfs/route"
 )
@@ -290,6 +294,76 @@ func TestOpenRefusesOneDirectoryTwice(t *testing.T) {
 		if st, err := route.Open(t.Context(), tb, &reg, def, filepath.Join(dir, "def"), location.Options{}); err == nil {
 			st.Close()
 			t.Errorf("%v: opened", specs)
+		}
+	}
+}
+
+// TestParseOptions: a route's options (?ttl=, ?tier=) read back as
+// written; an indexed route is read-only; a tier a store cannot be, or an
+// unknown option, is refused.
+func TestParseOptions(t *testing.T) {
+	for _, c := range []struct {
+		in, out string
+		tier    route.Tier
+		ro      bool
+		ttl     time.Duration
+	}{
+		{"archive=dir:/a?tier=indexed", "archive/=dir:/a?tier=indexed", route.Indexed, true, 0},
+		{"archive/=dir:/a?ttl=1h&tier=indexed", "archive/=dir:/a?ttl=1h0m0s&tier=indexed", route.Indexed, true, time.Hour},
+		{"archive/=dir:/a?tier=indexed:ro", "archive/=dir:/a?tier=indexed", route.Indexed, true, 0},
+		{"notes/=dir:/a?tier=persistent", "notes/=dir:/a", route.Persistent, false, 0},
+		{"scratch/=mem:?tier=working&ttl=2s", "scratch/=mem:?ttl=2s", route.Working, false, 2 * time.Second},
+		{"skills/=dir:/s:ro", "skills/=dir:/s:ro", route.Persistent, true, 0},
+	} {
+		r, err := route.Parse(c.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", c.in, err)
+			continue
+		}
+		if r.String() != c.out || r.Tier != c.tier || r.ReadOnly != c.ro || r.TTL != c.ttl {
+			t.Errorf("Parse(%q) = %s (%v, ro %v, ttl %v), want %s (%v, ro %v, ttl %v)", c.in, r, r.Tier, r.ReadOnly, r.TTL, c.out, c.tier, c.ro, c.ttl)
+		}
+	}
+	for _, bad := range []string{"a/=dir:/a?tier=working", "a/=mem:?tier=indexed", "a/=dir:/a?tier=archive", "a/=dir:/a?x=1", "a/=mem:?ttl=soon"} {
+		if _, err := route.Parse(bad); err == nil {
+			t.Errorf("Parse(%q): no error", bad)
+		}
+	}
+	tb := table(t, "archive/=dir:/a?tier=indexed", "scratch/=mem:")
+	if err := tb.Refuse("save", "archive/x.md"); !errors.Is(err, backend.ErrReadOnly) {
+		t.Errorf("a save into an indexed route: %v, want EROFS", err)
+	}
+	for key, want := range map[string][2]string{"archive/x": {"archive/", "indexed"}, "scratch/x": {"scratch/", "working"}, "x": {"default", "persistent"}} {
+		if r, tier := tb.Where(key); r != want[0] || tier != want[1] {
+			t.Errorf("Where(%s) = %s, %s, want %v", key, r, tier, want)
+		}
+	}
+	if got := []int{route.Working.Rank(), route.Persistent.Rank(), route.Indexed.Rank()}; !slices.IsSorted(got) || got[0] == got[2] {
+		t.Errorf("ranks %v: want working < persistent < indexed", got)
+	}
+}
+
+// TestShared: a mount with a route on a store other mounts write (etcd)
+// runs under a conflict policy, whatever its default store; a read-only
+// or memory-only route is no such store.
+func TestShared(t *testing.T) {
+	reg := new(location.Registry)
+	for _, f := range []location.Factory{dirstore.NewFactory(), memstore.NewFactory(), etcdstore.NewFactory()} {
+		reg.Register(f)
+	}
+	for specs, want := range map[string]bool{
+		"":                                    false,
+		"scratch/=mem:":                       false,
+		"team/=etcd://127.0.0.1:2379/team":    true,
+		"team/=etcd://127.0.0.1:2379/team:ro": false,
+		"a/=dir:/a team/=etcd://127.0.0.1:2379/tm": true,
+	} {
+		tb, err := route.ParseAll(strings.Fields(specs), reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tb.Shared() != want {
+			t.Errorf("%q: Shared() = %v, want %v", specs, tb.Shared(), want)
 		}
 	}
 }

@@ -90,10 +90,14 @@ func (q *Query) set(key, val, w string, now time.Time) error {
 	case "prefix":
 		q.Prefix = val
 	case "tier":
-		if val != TierWorking && val != TierPersistent {
-			return fmt.Errorf("%w: %q: want tier:working or tier:persistent", ErrQuery, w)
+		if val != TierWorking && val != TierPersistent && val != TierIndexed {
+			return fmt.Errorf("%w: %q: want tier:working, tier:persistent or tier:indexed", ErrQuery, w)
 		}
 		q.Tier = val
+	case "route":
+		if q.Route = val; val != "default" && !strings.HasSuffix(val, "/") {
+			q.Route += "/" // a route's prefix, as --route gives it, with or without its "/"
+		}
 	case "tag":
 		q.Tags = append(q.Tags, val)
 	case "source", "agent", "session", "type":
@@ -156,7 +160,7 @@ func filterWord(w string) (key, val string, ok bool) {
 		return "", "", false
 	}
 	switch k {
-	case "prefix", "tag", "source", "agent", "session", "type", "repo", "importance", "since", "until", "top", "min", "mode", "tier":
+	case "prefix", "tag", "source", "agent", "session", "type", "repo", "importance", "since", "until", "top", "min", "mode", "tier", "route":
 		return k, unquote(v), true
 	}
 	return "", "", false

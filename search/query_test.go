@@ -25,6 +25,9 @@ func TestParseName(t *testing.T) {
 		{"source:agent agent:planner x", Query{Text: "x", Source: "agent", Agent: "planner"}},
 		{"type:decision session:s1 x", Query{Text: "x", Type: "decision", Session: "s1"}},
 		{"repo:0123456789abcdef x", Query{Text: "x", Repo: "0123456789abcdef"}},
+		{"route:skills x", Query{Text: "x", Route: "skills/"}},
+		{"route:team%2Fskills%2F tier:indexed", Query{Route: "team/skills/", Tier: TierIndexed}},
+		{"route:default tier:working", Query{Route: "default", Tier: TierWorking}},
 		{"repo:0123456789abcdef,fedcba9876543210", Query{Repo: "0123456789abcdef", RepoParents: []string{"fedcba9876543210"}}},
 		{"importance:0.5", Query{ImportanceMin: 0.5, HasImportanceMin: true}},
 		{"importance>=0.7 y", Query{Text: "y", ImportanceMin: 0.7, HasImportanceMin: true}},
@@ -57,6 +60,7 @@ func TestParseNameErrors(t *testing.T) {
 		"100%", "bad%zz", "tag:", "importance:2", "importance:x", "since:yesterday", "until:-5h",
 		"top:0", "top:x", "min:NaN", "prefix:a prefix:b", "source:a source:b",
 		"type:", "session:", "type:fact type:note", "session:a session:b",
+		"route:", "route:a route:b", "tier:archive", "tier:working tier:indexed",
 		"repo:", "repo:0123", "repo:0123456789ABCDEF", "repo:0123456789abcdef repo:0123456789abcdef", "repo:0123456789abcdef,",
 	} {
 		t.Run(in, func(t *testing.T) {

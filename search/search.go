@@ -40,10 +40,12 @@ type Query struct {
 	MinScore float64 // hits scoring below are dropped
 	Prefix   string  // key prefix
 	// Tier, when set, keeps the hits of one tier of a mount's routes:
-	// TierWorking (the keys of its memory-only routes) or
-	// TierPersistent (the others). The index knows no routes: a
-	// service that does (search/live) filters.
-	Tier string
+	// TierWorking (the keys of its memory-only routes), TierIndexed
+	// (its sources to search, never to write) or TierPersistent (the
+	// others). Route, when set, keeps the hits of one route: its prefix
+	// ("skills/"), or "default". The index knows no routes: a service
+	// that does (search/live) filters.
+	Tier, Route string
 	// Repo, when set, is a repository's id (repo.Identify's hash): a
 	// document under repos/ passes only when it is that repository's
 	// (under repos/REPO/); the rest of the namespace passes.
@@ -76,10 +78,12 @@ type Hit struct {
 	Score float64
 }
 
-// The tiers of Query.Tier.
+// The tiers of Query.Tier, in the order of the tie rule: of two hits of
+// one score, working memory's comes first and an indexed source's last.
 const (
 	TierWorking    = "working"
 	TierPersistent = "persistent"
+	TierIndexed    = "indexed"
 )
 
 // match reports whether d passes q's filters.

@@ -66,7 +66,7 @@ type Status struct {
 type Route struct {
 	Prefix   string `json:"prefix"`
 	Store    string `json:"store"`
-	Tier     string `json:"tier"` // "persistent", "working"
+	Tier     string `json:"tier"` // "persistent", "working", "indexed"
 	ReadOnly bool   `json:"read_only,omitempty"`
 	TTL      string `json:"ttl,omitempty"` // the default time to live of its files, "" for none
 }

@@ -38,11 +38,11 @@ func mountCommand() *cli.Command {
 			&cli.StringFlag{Name: "max-memory", Value: "auto", Usage: "bytes of file contents kept in memory (512MiB, 2GiB, ...); past it, contents already in the store are dropped " +
 				"and read again when opened, and unflushed ones are flushed; auto: a sixteenth of the machine's memory (or of its cgroup's limit), at least 256MiB"},
 			&cli.BoolFlag{Name: "read-only", Usage: "mount read-only"},
-			&cli.StringSliceFlag{Name: "route", Usage: "PREFIX=STORE[?ttl=DURATION][:ro]: the keys under PREFIX live in STORE (skills/=dir:/srv/team-skills:ro, scratch/=mem:?ttl=1h)"},
+			&cli.StringSliceFlag{Name: "route", Usage: "PREFIX=STORE[?ttl=DURATION&tier=indexed][:ro]: the keys under PREFIX live in STORE (skills/=dir:/srv/team-skills:ro, scratch/=mem:?ttl=1h, archive/=dir:/srv/archive?tier=indexed)"},
 			&cli.StringSliceFlag{Name: "quota", Usage: "PREFIX=LIMITS: the most PREFIX holds: bytes, files, largest file (memory/=100MiB,10000files,1MiB; / is everything, which df shows)"},
 			&cli.BoolFlag{Name: "daemon", Usage: "serve in the background: return once the mount answers (exit 0), or fail with its error; logs go to --log-file"},
 			&cli.StringFlag{Name: "log-file", Usage: "append the log to FILE (made 0600; a symlink is refused); with --daemon the default is $XDG_STATE_HOME/memfs/log/MOUNTPOINT.log (root's: /var/log/memfs/)"},
-			&cli.StringFlag{Name: "on-conflict", Value: "keep-both", Usage: "on a shared (etcd) store, what a flush does when another mount saved a file since this one loaded it: " +
+			&cli.StringFlag{Name: "on-conflict", Value: "keep-both", Usage: "on a shared (etcd) store or route, what a flush does when another mount saved a file since this one loaded it: " +
 				"keep-both (theirs keeps the name, ours is saved as NAME.conflict-AGENT-UTC.EXT), merge (three-way line merge of text; " +
 				"an overlap or a binary file keeps both) or last-writer-wins"},
 			&cli.BoolFlag{Name: "allow-other", Usage: "let other users in, held to the stored modes (needs user_allow_other in /etc/fuse.conf unless root)"},
@@ -122,7 +122,7 @@ func mountAction(c *cli.Context) error {
 			if err := checkAgent(c); err != nil {
 				return nil, err
 			}
-			policy, err := session.PolicyFor(spec.Local(), spec.String(), c.IsSet("on-conflict"), c.String("on-conflict"))
+			policy, err := session.PolicyFor(spec.Local() && !routes.Shared(), spec.String(), c.IsSet("on-conflict"), c.String("on-conflict"))
 			if err != nil {
 				return nil, err
 			}

@@ -24,20 +24,22 @@ const scratchMark, keptMark = "quasarzebra", "nebulaotter"
 // routeToken is a secret the team left in a file of its read-only route.
 const routeToken = "ghp_Zq8mR2xL7bW4nT0vK5yJ1cH6dF3sP9gA2eU7"
 
-// routesRig is a mount of three routes: the default one on store, skills/
-// on a read-only directory of a team's skills, scratch/ in memory.
+// routesRig is a mount of four routes: the default one on store, skills/
+// on a read-only directory of a team's skills, scratch/ in memory,
+// memory/archive/ an indexed directory of old notes.
 type routesRig struct {
-	store, team, mnt, state, tmp string
-	args                         []string
-	env                          []string
+	store, team, archive, mnt, state, tmp string
+	args                                  []string
+	env                                   []string
 }
 
 func newRoutesRig(t *testing.T, store string) *routesRig {
-	r := &routesRig{store: store, team: t.TempDir(), mnt: t.TempDir(), state: t.TempDir(), tmp: t.TempDir()}
+	r := &routesRig{store: store, team: t.TempDir(), archive: t.TempDir(), mnt: t.TempDir(), state: t.TempDir(), tmp: t.TempDir()}
 	os.MkdirAll(filepath.Join(r.team, "git"), 0o755)
 	os.WriteFile(filepath.Join(r.team, "git", "SKILL.md"), []byte("---\nname: git\n---\nthe team's git skill\n"), 0o644)
 	os.WriteFile(filepath.Join(r.team, "git", "token.md"), []byte("push with "+routeToken+"\n"), 0o644)
-	r.args = []string{"--route", "skills/=dir:" + r.team + ":ro", "--route", "scratch/=mem:"}
+	os.WriteFile(filepath.Join(r.archive, "same.md"), []byte("the okapi grazes at dusk\n"), 0o644)
+	r.args = []string{"--route", "skills/=dir:" + r.team + ":ro", "--route", "scratch/=mem:", "--route", "memory/archive/=dir:" + r.archive + "?tier=indexed"}
 	r.env = []string{"XDG_STATE_HOME=" + r.state, "TMPDIR=" + r.tmp}
 	return r
 }
@@ -91,6 +93,7 @@ func TestRoutesThroughTheMount(t *testing.T) {
 			p := r.start(t)
 
 			r.readOnlyRoute(t, p)
+			r.indexedRoute(t)
 			r.acrossRoutes(t)
 			// A remount: working memory is empty; the rest is there.
 			p = r.workingMemory(t, p)
@@ -206,6 +209,35 @@ func (r *routesRig) readOnlyRoute(t *testing.T, p *memfsProc) {
 
 }
 
+// indexedRoute: an indexed route is searched and read, never written; of
+// two hits of one score the indexed source's comes last, and --tier and
+// --route keep one.
+func (r *routesRig) indexedRoute(t *testing.T) {
+	if err := os.WriteFile(r.path("memory/archive/new.md"), []byte("x"), 0o644); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("a create in the indexed route: %v, want EROFS", err)
+	}
+	os.WriteFile(r.path("memory/same.md"), []byte("the okapi grazes at dusk\n"), 0o644) // sorts after memory/archive/same.md
+	fsyncPath(t, r.path("memory/same.md"))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "memory/same.md memory/archive/same.md"},
+		{[]string{"--tier", "indexed"}, "memory/archive/same.md"},
+		{[]string{"--route", "memory/archive"}, "memory/archive/same.md"},
+		{[]string{"--route", "default"}, "memory/same.md"},
+	} {
+		got := searchKeys(t, append(append([]string{"--mount", r.mnt, "--mode", "keyword"}, c.args...), "okapi")...)
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("search %v okapi: %v, want %s", c.args, got, c.want)
+		}
+	}
+	if b, err := os.ReadFile(r.path(".memfs/status")); err != nil || !strings.Contains(string(b), `route: "memory/archive/" indexed`) {
+		t.Errorf(".memfs/status does not list the indexed route: %v\n%s", err, b)
+	}
+	os.Remove(r.path("memory/same.md"))
+}
+
 // acrossRoutes: rename(2) and link(2) between routes are EXDEV, mv moves
 // by copy; a route's directory is EBUSY.
 func (r *routesRig) acrossRoutes(t *testing.T) {
@@ -223,8 +255,12 @@ func (r *routesRig) acrossRoutes(t *testing.T) {
 	if readBack(r.path("scratch/a.md")) != "a note\n" || readBack(r.path("memory/a.md")) != "<open "+r.path("memory/a.md")+": no such file or directory>" {
 		t.Errorf("after mv: scratch/a.md %q, memory/a.md %q", readBack(r.path("scratch/a.md")), readBack(r.path("memory/a.md")))
 	}
-	if err := os.Rename(r.path("memory"), r.path("scratch/memory")); !errors.Is(err, syscall.EXDEV) {
+	os.Mkdir(r.path("notes"), 0o755)
+	if err := os.Rename(r.path("notes"), r.path("scratch/notes")); !errors.Is(err, syscall.EXDEV) {
 		t.Errorf("rename of a directory across routes: %v, want EXDEV", err)
+	}
+	if err := os.Rename(r.path("memory"), r.path("memory2")); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("rename of a directory that holds a route's: %v, want EBUSY", err)
 	}
 	// A route's directory is a mount point.
 	if err := syscall.Rmdir(r.path("scratch")); !errors.Is(err, syscall.EBUSY) && !errors.Is(err, syscall.ENOTEMPTY) {
@@ -503,5 +539,36 @@ func TestRouteInsideTheMountpointRefused(t *testing.T) {
 	if isMounted(mnt) {
 		syscall.Unmount(mnt, syscall.MNT_DETACH)
 		t.Error("it mounted")
+	}
+}
+
+// TestSharedRouteMerges: a mount whose default store is local and one of
+// whose routes is shared (etcd) runs under the conflict policy it is
+// given: both mounts' edits of one note, made before either flush
+// reached the other, are merged, with no conflict copy.
+func TestSharedRouteMerges(t *testing.T) {
+	t.Parallel()
+	shared, env := sharedEtcdStore(t), sharedEnv(t)
+	root := t.TempDir()
+	a := startMount(t, "badger:"+t.TempDir(), filepath.Join(root, "a"), env, "--agent", "alice", "--route", "team/="+shared, "--on-conflict", "merge")
+	b := startMount(t, shared, filepath.Join(root, "b"), env, "--agent", "bob", "--on-conflict", "merge")
+	inA, inB := filepath.Join(a.mnt, "team", "plan.md"), filepath.Join(b.mnt, "plan.md")
+	base := "# Plan\n\n## Goals\n\nship it\n\n## Risks\n\nnone known\n\n## Notes\n\nnothing yet\n"
+	if err := writeSync(inA, []byte(base)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B reads the note", 10*time.Second, func() bool { return readBack(inB) == base })
+	fromA := strings.Replace(base, "ship it\n", "ship it by Friday\n", 1)
+	fromB := strings.Replace(base, "nothing yet\n", "bob was here\n", 1)
+	os.WriteFile(inA, []byte(fromA), 0o644)
+	os.WriteFile(inB, []byte(fromB), 0o644)
+	fsyncPath(t, inA)
+	fsyncPath(t, inB)
+	want := strings.Replace(fromA, "nothing yet\n", "bob was here\n", 1)
+	for _, p := range []string{inA, inB} {
+		waitFor(t, p+" shows the merged note", 10*time.Second, func() bool { return readBack(p) == want })
+	}
+	if copies := conflictCopies(t, filepath.Join(a.mnt, "team"), "plan"); len(copies) > 0 {
+		t.Errorf("a clean merge left conflict copies: %v", copies)
 	}
 }

@@ -28,7 +28,8 @@ func searchCommand() *cli.Command {
 			&cli.IntFlag{Name: "top-k", Value: 10, Usage: "how many results (at least 1)"},
 			&cli.Float64Flag{Name: "min-score", Usage: "drop results scoring below this (at least 0)"},
 			&cli.StringFlag{Name: "prefix", Usage: "only keys starting with this prefix (a route's: only that route)"},
-			&cli.StringFlag{Name: "tier", Usage: "only working memory (a mount's mem: routes) or only persistent memory"},
+			&cli.StringFlag{Name: "tier", Usage: "only working memory (a mount's mem: routes), only persistent memory, or only indexed sources (?tier=indexed routes)"},
+			&cli.StringFlag{Name: "route", Usage: "only a mount's route of this prefix (skills/), or its default route (default)"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "only entries with this tag (repeat: all of them)"},
 			&cli.StringFlag{Name: "source", Usage: "only entries with this user.memfs.source"},
 			&cli.StringFlag{Name: "agent", Usage: "only entries with this user.memfs.agent"},
@@ -56,11 +57,9 @@ func searchCommand() *cli.Command {
 			if c.IsSet("min-score") {
 				words = append(words, "min:"+strconv.FormatFloat(c.Float64("min-score"), 'g', -1, 64))
 			}
-			for _, f := range [][2]string{{"mode", "mode"}, {"prefix", "prefix"}, {"source", "source"}, {"agent", "agent"},
-				{"session", "session"}, {"type", "type"}, {"tier", "tier"},
-				{"since", "since"}, {"until", "until"}, {"importance-min", "importance"}} {
-				if v := c.String(f[0]); v != "" {
-					words = append(words, f[1]+":"+v)
+			for _, f := range []string{"mode", "prefix", "source", "agent", "session", "type", "tier", "route", "since", "until", "importance-min"} {
+				if v := c.String(f); v != "" {
+					words = append(words, strings.TrimSuffix(f, "-min")+":"+v) // importance-min: the word importance:
 				}
 			}
 			for _, t := range c.StringSlice("tag") {

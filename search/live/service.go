@@ -74,6 +74,13 @@ type ServiceOptions struct {
 	// index; each search reads them from the session, as it reads the
 	// unflushed values.
 	Working []string
+	// Route, when set, names the route and the tier a key lives in (a
+	// mount of several stores): searches filter by both (Query.Route,
+	// Query.Tier), and of two hits of one score the first tier's comes
+	// first (search.TierWorking, then search.TierPersistent, then
+	// search.TierIndexed). Without it a key is the default route's, and
+	// working memory when under Working.
+	Route func(key string) (name, tier string)
 }
 
 // Progress reports the indexing OpenService does: Start with the number of
@@ -112,8 +119,9 @@ type Service struct {
 	opts      search.Options // base's, and the overlay's of each search
 	delay     time.Duration
 	repaired  int
-	inMemory  bool     // ServiceOptions.InMemory: nothing is saved
-	workingAt []string // ServiceOptions.Working
+	inMemory  bool                                 // ServiceOptions.InMemory: nothing is saved
+	workingAt []string                             // ServiceOptions.Working
+	route     func(key string) (name, tier string) // ServiceOptions.Route
 	stopWatch func()
 	emb       embed.Embedder  // nil: keyword only
 	vec       *search.Vectors // nil without emb
@@ -209,7 +217,7 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 	if delay <= 0 {
 		delay = DefaultSaveDelay
 	}
-	s := &Service{c: c, st: st, log: log, base: ix, opts: iopts, delay: delay, inMemory: opts.InMemory, workingAt: opts.Working,
+	s := &Service{c: c, st: st, log: log, base: ix, opts: iopts, delay: delay, inMemory: opts.InMemory, workingAt: opts.Working, route: opts.Route,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if _, err := s.loadRules(ctx); err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
@@ -583,7 +591,7 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		ok := s.c.Access().Readable(cr, keys...)
 		kept := hits[:0]
 		for i, h := range hits {
-			if ok[i] && !shadowed[h.Key] && !rules.Ignored(h.Key) && (q.Tier == "" || (q.Tier == search.TierWorking) == s.working(h.Key)) {
+			if ok[i] && !shadowed[h.Key] && !rules.Ignored(h.Key) && s.inScope(q, h.Key) {
 				kept = append(kept, h)
 			}
 		}
@@ -619,7 +627,7 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 		search.SortHits(hits)
 		hits = hits[:min(len(hits), topK)]
 	}
-	s.workingFirst(hits)
+	s.tiersInOrder(hits)
 	hits = copiesBelowOriginals(hits)
 	out := make([]Result, 0, len(hits))
 	for _, h := range hits {
@@ -632,25 +640,43 @@ func (s *Service) Search(ctx context.Context, q search.Query) ([]Result, error) 
 	return out, nil
 }
 
-// workingFirst orders hits of one score working memory first, then the
-// rest (the tie rule of a mount's tiers), each in the order it had.
-func (s *Service) workingFirst(hits []search.Hit) {
-	if len(s.workingAt) == 0 {
+// tiersInOrder orders hits of one score by their tiers, working memory
+// first and indexed sources last (the tie rule of a mount's tiers), each
+// in the order it had.
+func (s *Service) tiersInOrder(hits []search.Hit) {
+	if len(s.workingAt) == 0 && s.route == nil {
 		return
+	}
+	rank := func(key string) int {
+		_, tier := s.routeOf(key)
+		return slices.Index([]string{search.TierWorking, search.TierPersistent, search.TierIndexed}, tier)
 	}
 	slices.SortStableFunc(hits, func(a, b search.Hit) int {
 		if a.Score != b.Score {
 			return cmp.Compare(b.Score, a.Score)
 		}
-		wa, wb := s.working(a.Key), s.working(b.Key)
-		switch {
-		case wa && !wb:
-			return -1
-		case wb && !wa:
-			return 1
-		}
-		return 0
+		return cmp.Compare(rank(a.Key), rank(b.Key))
 	})
+}
+
+// routeOf is the route and the tier key lives in (ServiceOptions.Route).
+func (s *Service) routeOf(key string) (name, tier string) {
+	if s.route != nil {
+		return s.route(key)
+	}
+	if s.working(key) {
+		return "", search.TierWorking
+	}
+	return "default", search.TierPersistent
+}
+
+// inScope reports whether key passes q's route and tier filters.
+func (s *Service) inScope(q search.Query, key string) bool {
+	if q.Tier == "" && q.Route == "" {
+		return true
+	}
+	name, tier := s.routeOf(key)
+	return (q.Tier == "" || q.Tier == tier) && (q.Route == "" || q.Route == name)
 }
 
 // working reports whether key is in working memory (ServiceOptions.Working).

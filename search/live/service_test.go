@@ -633,3 +633,60 @@ func TestServiceWorkingMemory(t *testing.T) {
 		t.Error("the control failed: memory/a.md is not in the persisted index")
 	}
 }
+
+// TestServiceTiersAndRoutes: with a mount's routes, hits of one score
+// come working memory first and an indexed source last, whatever the
+// keys' order; route: and tier: keep one route, one tier.
+func TestServiceTiersAndRoutes(t *testing.T) {
+	where := func(key string) (string, string) {
+		switch {
+		case strings.HasPrefix(key, "zscratch/"):
+			return "zscratch/", search.TierWorking
+		case strings.HasPrefix(key, "archive/"):
+			return "archive/", search.TierIndexed
+		}
+		return "default", search.TierPersistent
+	}
+	e := newSvcEnv(t, searchtest.NewMemSys(), ServiceOptions{Working: []string{"zscratch/"}, Route: where})
+	s := e.svc(t)
+	for _, k := range []string{"archive/a.md", "memory/a.md", "zscratch/a.md"} {
+		e.put(t, k, "the wombat digs", 0o644, 1000)
+	}
+	e.flush(t)
+	search1 := func(q search.Query) []string {
+		t.Helper()
+		res, err := s.Search(session.WithCred(t.Context(), credOwner), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		score := map[string]float64{}
+		for _, r := range res {
+			keys = append(keys, r.Key)
+			score[r.Key] = r.Score
+		}
+		if a, ok := score["archive/a.md"]; ok && score["memory/a.md"] != 0 && a != score["memory/a.md"] {
+			t.Fatalf("%+v: want the persistent and the indexed hit of one score", res)
+		}
+		return keys
+	}
+	if got, want := search1(search.Query{Text: "wombat digs"}), []string{"zscratch/a.md", "memory/a.md", "archive/a.md"}; !slices.Equal(got, want) {
+		t.Errorf("the tie rule: %v, want %v", got, want)
+	}
+	for _, c := range []struct {
+		q    search.Query
+		want []string
+	}{
+		{search.Query{Text: "wombat", Tier: search.TierIndexed}, []string{"archive/a.md"}},
+		{search.Query{Text: "wombat", Route: "default"}, []string{"memory/a.md"}},
+		{search.Query{Text: "wombat", Route: "archive/", Tier: search.TierPersistent}, nil},
+		{search.Query{Text: "wombat", Route: "zscratch/"}, []string{"zscratch/a.md"}},
+	} {
+		if got := search1(c.q); !slices.Equal(got, c.want) {
+			t.Errorf("route %q tier %q: %v, want %v", c.q.Route, c.q.Tier, got, c.want)
+		}
+	}
+	if err := s.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
