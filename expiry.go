@@ -18,24 +18,34 @@ import (
 // by session.Context.Expire, which reads its deadline again under the
 // session's lock (a write that renewed it keeps it); the removal's event
 // says "expire", and a flush follows soon.
+//
+// So that inotify watchers on the mount are told (IN_DELETE), which a
+// removal behind the kernel never does, the removal is the mount helper's
+// unlink through the mountpoint, announced in the session
+// (session.External.AnnounceExpire), which carries it out as Expire. When
+// the helper's unlink did not reach the mount (it failed, there is no
+// helper), the loop takes the announcement back and calls Expire itself.
 type expiry struct {
-	f    *FS
-	ttl  func(key string) time.Duration // a route's default, 0 for none
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	f      *FS
+	ttl    func(key string) time.Duration // a route's default, 0 for none
+	remove func(key string) error         // the helper's unlink, done when it returns
+	wake   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
 
 	mu      sync.Mutex
 	changed []session.Change // since the loop last looked
 }
 
-// startExpiry starts removing what expires; the function it returns stops
-// it. A read-only session removes nothing.
-func (f *FS) startExpiry() func() {
+// startExpiry starts removing what expires, each removal through remove
+// (the helper's unlink through the mountpoint, which returns once it is
+// done); the function it returns stops it. A read-only session removes
+// nothing.
+func (f *FS) startExpiry(remove func(key string) error) func() {
 	if f.opts.Session.ReadOnly {
 		return func() {}
 	}
-	e := &expiry{f: f, ttl: f.opts.Routes.TTL, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	e := &expiry{f: f, ttl: f.opts.Routes.TTL, remove: remove, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	unwatch := f.c.Watch(e.onChange)
 	go e.run()
 	return func() {
@@ -127,19 +137,33 @@ func (e *expiry) apply(q *expire.Queue) {
 }
 
 // expire removes key, due, if it still is: the session reads its deadline
-// again under its lock.
+// again under its lock. The helper's unlink does it when it can (see
+// expiry).
 func (e *expiry) expire(q *expire.Queue, key string) {
-	removed, err := e.f.c.Expire(key, time.Now(), func(changed time.Time, x map[string][]byte) (time.Time, bool) {
+	deadline := func(changed time.Time, x map[string][]byte) (time.Time, bool) {
 		at, ok, _ := expire.Deadline(changed, x, e.ttl(key))
 		return at, ok
-	})
+	}
+	if ext := e.f.c.External(); !e.f.opts.Routes.ReadOnly(key) {
+		ext.AnnounceExpire(key, deadline)
+		err := e.remove(key)
+		if !ext.TakeExpireBack(key) {
+			// The mount took the helper's unlink: the file went (a
+			// change tells the loop), or it was renewed meanwhile (so
+			// did its change).
+			if _, ok := e.f.c.Entry(key); !ok {
+				e.removed(key)
+			}
+			return
+		}
+		if err != nil && !errors.Is(err, errNoHelper) {
+			e.f.log.Debug("the helper did not remove an expired file: removed without telling watchers", "key", key, "err", err)
+		}
+	}
+	removed, err := e.f.c.Expire(key, time.Now(), deadline)
 	switch {
 	case removed:
-		e.f.log.Info("expired: removed", "key", key)
-		select {
-		case e.f.closes <- struct{}{}: // a flush soon: the removal's event
-		default:
-		}
+		e.removed(key)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		// A read-only route, a directory: it stays, and is not looked
 		// at again until it changes.
@@ -149,5 +173,15 @@ func (e *expiry) expire(q *expire.Queue, key string) {
 		if en, ok := e.f.c.Entry(key); ok {
 			e.place(q, key, expire.Since(en.Info.MTime, en.Info.CTime), en.Info.XAttrs)
 		}
+	}
+}
+
+// removed logs the removal of key, expired, and asks for a flush soon:
+// the removal's event.
+func (e *expiry) removed(key string) {
+	e.f.log.Info("expired: removed", "key", key)
+	select {
+	case e.f.closes <- struct{}{}:
+	default:
 	}
 }

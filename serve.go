@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -94,9 +95,15 @@ type Mount struct {
 	root *fsnode.Root
 	srv  server
 	ext  *extwatch.Watcher
-	app  *extwatch.Helper
-	peer *presence  // the registration with a shared store, or nil
-	gc   *collector // the collection of a shared store, or nil
+	// app is the helper process (extwatch's), which carries out through
+	// the mountpoint the changes watchers must be told of: others'
+	// changes, expiry. Started at mount for a store others change, on
+	// first use otherwise (helper); guarded by appMu.
+	appMu    sync.Mutex
+	app      *extwatch.Helper
+	appTried bool
+	peer     *presence  // the registration with a shared store, or nil
+	gc       *collector // the collection of a shared store, or nil
 	// stopExpiry stops the removal of what expires (expiry.go).
 	stopExpiry func()
 }
@@ -195,7 +202,8 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		root.Close()
 		return nil, fmt.Errorf("%w\n  is %s already mounted, or FUSE unavailable here?", err, dir)
 	}
-	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv, peer: peer, stopExpiry: f.startExpiry()}
+	m := &Mount{f: f, dir: dir, opts: mo, root: root, srv: srv, peer: peer}
+	m.stopExpiry = f.startExpiry(m.helperExpire)
 	if !readOnly {
 		m.gc = f.startCollector(mo.CollectInterval, mo.Retention)
 	}
@@ -207,12 +215,8 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 	}
 	if ok && !readOnly {
 		wopts := extwatch.Options{Logger: f.log}
-		if mo.Helper != nil {
-			if m.app, err = extwatch.StartHelper(mo.Helper(dir)); err != nil {
-				f.log.Warn("no helper process for external changes: they reach the mount, but watchers on it see no events", "err", err)
-			} else {
-				wopts.Applier = m.app
-			}
+		if app := m.helper(); app != nil {
+			wopts.Applier = app
 		}
 		if m.ext, err = extwatch.Start(es, f.c, wopts); err != nil {
 			f.log.Warn("cannot watch the store for external changes", "err", err)
@@ -359,10 +363,44 @@ func (m *Mount) stopExternal() {
 		m.ext.Close()
 		m.ext = nil
 	}
+	m.appMu.Lock()
+	defer m.appMu.Unlock()
 	if m.app != nil {
 		m.app.Close()
 		m.app = nil
 	}
+	m.appTried = true // none again
+}
+
+// helper returns the helper process, started on first use; nil when the
+// mount has none (no MountOptions.Helper, a read-only mount, one that
+// would not start, or one stopped).
+func (m *Mount) helper() *extwatch.Helper {
+	m.appMu.Lock()
+	defer m.appMu.Unlock()
+	if m.app != nil || m.appTried || m.opts.Helper == nil || m.f.opts.Session.ReadOnly {
+		return m.app
+	}
+	m.appTried = true
+	app, err := extwatch.StartHelper(m.opts.Helper(m.dir))
+	if err != nil {
+		m.f.log.Warn("no helper process: changes not made through the mount (others', expiry) reach it, but watchers on it see no events", "err", err)
+		return nil
+	}
+	m.app = app
+	return app
+}
+
+// errNoHelper is helperExpire's error when the mount has no helper.
+var errNoHelper = errors.New("no helper process")
+
+// helperExpire has the helper remove key, expired, through the mountpoint
+// (the expiry announced in the session), and returns once it has.
+func (m *Mount) helperExpire(key string) error {
+	if app := m.helper(); app != nil {
+		return app.Expire(key)
+	}
+	return errNoHelper
 }
 
 // CheckOverlap refuses a mountpoint inside dir (a store, a journal's

@@ -33,18 +33,27 @@ import (
 
 // helperOp is one line on the helper's standard input.
 type helperOp struct {
-	Op   string      `json:"op"` // mkdir, create, touch, attr or remove
+	Op   string      `json:"op"` // mkdir, create, touch, attr, remove or expire
 	Key  string      `json:"key"`
 	Mode fs.FileMode `json:"mode,omitempty"`
 }
 
+// helperReply is one line on the helper's standard output: the outcome of
+// an op that waits for one (expire), in the order they were sent.
+type helperReply struct {
+	Key string `json:"key"`
+	Err string `json:"err,omitempty"`
+}
+
 // RunHelper is the helper process's side: it reads changes from r and
-// carries them out under the mountpoint mnt until r ends. A change that
-// fails is logged and passed over (the serving side applies it directly
-// when its announcement expires).
-func RunHelper(mnt string, r io.Reader, log *slog.Logger) error {
+// carries them out under the mountpoint mnt until r ends, replying on w
+// to those that wait for their outcome (expire). A change that fails is
+// logged and passed over (the serving side applies it directly when its
+// announcement expires, or when the reply says it failed).
+func RunHelper(mnt string, r io.Reader, w io.Writer, log *slog.Logger) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	enc := json.NewEncoder(w)
 	for sc.Scan() {
 		var op helperOp
 		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
@@ -58,8 +67,17 @@ func RunHelper(mnt string, r io.Reader, log *slog.Logger) error {
 			err = helperApply(root, op)
 			root.Close()
 		}
-		if err != nil {
+		if err != nil && op.Op != "expire" {
 			log.Warn("mount helper: external change not shown through the mount", "op", op.Op, "key", op.Key, "err", err)
+		}
+		if op.Op == "expire" {
+			reply := helperReply{Key: op.Key}
+			if err != nil {
+				reply.Err = err.Error()
+			}
+			if err := enc.Encode(reply); err != nil {
+				return fmt.Errorf("mount helper: reply: %w", err)
+			}
 		}
 	}
 	return sc.Err()
@@ -119,7 +137,7 @@ func helperApply(root *os.Root, op helperOp) error {
 		}
 		defer f.Close()
 		return unix.Fsetxattr(int(f.Fd()), session.AttrSignal, []byte("helper"), 0)
-	case "remove":
+	case "remove", "expire":
 		return root.Remove(name)
 	}
 	return fmt.Errorf("unknown op %q", op.Op)
@@ -136,9 +154,10 @@ type Helper struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed once the process has exited
 
-	mu  sync.Mutex // guards enc and in (one writer on the pipe)
-	enc *json.Encoder
-	in  io.WriteCloser
+	mu      sync.Mutex // guards enc, in and waiting (one writer on the pipe)
+	enc     *json.Encoder
+	in      io.WriteCloser
+	waiting []chan error // the ops sent that wait for a reply, in order
 }
 
 var _ Applier = (*Helper)(nil)
@@ -156,15 +175,51 @@ func StartHelper(cmd *exec.Cmd) (*Helper, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	h := &Helper{cmd: cmd, exited: make(chan struct{}), enc: json.NewEncoder(in), in: in}
+	replies := make(chan struct{})
 	go func() {
+		defer close(replies)
+		h.readReplies(out)
+	}()
+	go func() {
+		<-replies // Wait closes the pipe: every reply is read first
 		cmd.Wait()
 		close(h.exited)
 	}()
 	return h, nil
+}
+
+// readReplies hands each reply on r to the op that waits for it, until r
+// ends.
+func (h *Helper) readReplies(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var reply helperReply
+		if json.Unmarshal(sc.Bytes(), &reply) != nil {
+			continue
+		}
+		h.mu.Lock()
+		if len(h.waiting) == 0 {
+			h.mu.Unlock()
+			continue
+		}
+		ch := h.waiting[0]
+		h.waiting = h.waiting[1:]
+		h.mu.Unlock()
+		if reply.Err != "" {
+			ch <- errors.New(reply.Err)
+		} else {
+			ch <- nil
+		}
+	}
 }
 
 // SelfHelper makes the command of a helper process that is this program's
@@ -219,6 +274,38 @@ func (h *Helper) Attr(key string) error { return h.send(helperOp{Op: "attr", Key
 
 // Remove asks the helper to remove key (announced in the session).
 func (h *Helper) Remove(key string) error { return h.send(helperOp{Op: "remove", Key: key}) }
+
+// Expire has the helper remove key, which expired (announced in the
+// session: session.External.AnnounceExpire), and returns once it has,
+// with the unlink's error: when it returns, no unlink of the helper's is
+// on its way to the mount.
+func (h *Helper) Expire(key string) error {
+	ch := make(chan error, 1)
+	h.mu.Lock()
+	select {
+	case <-h.exited:
+		h.mu.Unlock()
+		return ErrHelperExited
+	default:
+	}
+	if err := h.enc.Encode(helperOp{Op: "expire", Key: key}); err != nil {
+		h.mu.Unlock()
+		return fmt.Errorf("extwatch: mount helper: %w", err)
+	}
+	h.waiting = append(h.waiting, ch)
+	h.mu.Unlock()
+	select {
+	case err := <-ch:
+		return err
+	case <-h.exited:
+		select {
+		case err := <-ch: // every reply is read before exited closes
+			return err
+		default:
+			return ErrHelperExited
+		}
+	}
+}
 
 // Exited is closed once the helper process has exited.
 func (h *Helper) Exited() <-chan struct{} { return h.exited }

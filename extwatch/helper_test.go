@@ -3,6 +3,7 @@ package extwatch_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		if dir == "last-arg" {
 			dir = os.Args[len(os.Args)-1]
 		}
-		if err := extwatch.RunHelper(dir, os.Stdin, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
+		if err := extwatch.RunHelper(dir, os.Stdin, os.Stdout, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -60,7 +61,7 @@ func TestRunHelper(t *testing.T) {
 		`{"op":"remove","key":"gone.md"}`,
 		`{"op":"frobnicate","key":"kept.md"}`,
 	}, "\n") + "\n"
-	if err := extwatch.RunHelper(dir, strings.NewReader(in), slog.New(slog.NewTextHandler(&logged, nil))); err != nil {
+	if err := extwatch.RunHelper(dir, strings.NewReader(in), io.Discard, slog.New(slog.NewTextHandler(&logged, nil))); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "deep/new/a.md")); err != nil || fi.Mode().Perm() != 0o600 {
@@ -98,6 +99,17 @@ func TestStartHelper(t *testing.T) {
 	if err := h.Create("memory/a.md", 0o640); err != nil {
 		t.Fatal(err)
 	}
+	// Expire waits for the unlink, and returns its outcome.
+	os.WriteFile(filepath.Join(dir, "due.md"), []byte("x"), 0o644)
+	if err := h.Expire("due.md"); err != nil {
+		t.Fatalf("Expire of a file there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "due.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Expire returned before the unlink: %v", err)
+	}
+	if err := h.Expire("due.md"); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("Expire of a file gone: %v, want the unlink's error", err)
+	}
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +132,9 @@ func TestStartHelper(t *testing.T) {
 	}
 	if err := h.Remove("memory/a.md"); !errors.Is(err, extwatch.ErrHelperExited) {
 		t.Fatalf("Remove after the helper exited = %v, want ErrHelperExited", err)
+	}
+	if err := h.Expire("memory/a.md"); !errors.Is(err, extwatch.ErrHelperExited) {
+		t.Fatalf("Expire after the helper exited = %v, want ErrHelperExited", err)
 	}
 }
 

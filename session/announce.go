@@ -34,6 +34,7 @@ type announcements struct {
 	removes map[string]announcedRemove
 	attrs   map[string]announcedRemove // AnnounceAttr's
 	mkdirs  map[string]announcedMkdir  // AnnounceMkdir's; made on first use
+	expires map[string]Deadline        // AnnounceExpire's; made on first use
 }
 
 // announcedMkdir is a mkdir announced for the helper: a directory another
@@ -207,7 +208,9 @@ func (c *Context) applyCreate(a announcedCreate) (conflict string, err error) {
 
 // RemoveAnnounced carries out one removal announced for key, if one is
 // waiting and has not expired (ok), as External.Remove does: removed is
-// false when the key has unflushed changes, which it keeps. Without an
+// false when the key has unflushed changes, which it keeps. An expiry
+// announced (AnnounceExpire) is carried out as Context.Expire does:
+// removed is false when the file is no longer due. Without an
 // announcement, ok is false: the unlink is a user's.
 func (x *External) RemoveAnnounced(key string) (ok, removed bool, err error) {
 	c := x.c
@@ -215,13 +218,44 @@ func (x *External) RemoveAnnounced(key string) (ok, removed bool, err error) {
 		return false, false, nil
 	}
 	c.mu.Lock()
-	ok = takeLocked(c.mu.announce.removes, key, c.now())
+	deadline, expiring := c.mu.announce.expires[key]
+	delete(c.mu.announce.expires, key)
+	ok = expiring || takeLocked(c.mu.announce.removes, key, c.now())
 	c.mu.Unlock()
-	if !ok {
-		return false, false, nil
+	switch {
+	case expiring:
+		removed, err = c.Expire(key, c.now(), deadline)
+	case ok:
+		removed, err = x.Remove(key)
 	}
-	removed, err = x.Remove(key)
-	return true, removed, err
+	return ok, removed, err
+}
+
+// AnnounceExpire announces the helper's coming unlink of key, due to
+// expire by deadline: the mount's next unlink of key (RemoveAnnounced)
+// is Context.Expire's, so that the kernel tells watchers on the mount
+// (IN_DELETE), which a removal behind the kernel never does. The
+// announcer takes back one the helper did not carry out
+// (TakeExpireBack) and expires the file itself.
+func (x *External) AnnounceExpire(key string, deadline Deadline) {
+	c := x.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.announce.expires == nil {
+		c.mu.announce.expires = make(map[string]Deadline)
+	}
+	c.mu.announce.expires[key] = deadline
+}
+
+// TakeExpireBack takes back the expiry of key announced and not carried
+// out, and reports whether one was waiting.
+func (x *External) TakeExpireBack(key string) bool {
+	c := x.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.mu.announce.expires[key]
+	delete(c.mu.announce.expires, key)
+	return ok
 }
 
 // announced reports whether a create (or a removal) of key is announced,
@@ -234,7 +268,8 @@ func (c *Context) announced(key string, create bool) bool {
 		return ok
 	}
 	_, ok := c.mu.announce.removes[key]
-	return ok
+	_, expiring := c.mu.announce.expires[key]
+	return ok || expiring
 }
 
 // ApplyAnnounced applies directly, expired or not, what is announced for

@@ -169,3 +169,37 @@ func TestAnnouncementExpires(t *testing.T) {
 		t.Fatalf("memory/late.md holds %q", v)
 	}
 }
+
+// TestAnnounceExpire checks the helper's unlink of an expired file: taken
+// once, it removes the file only if it is still due (a write that renewed
+// it keeps it); one taken back is no announcement, and the unlink is a
+// user's.
+func TestAnnounceExpire(t *testing.T) {
+	c, _, _, _ := newSession(t, session.Options{})
+	at := func(d time.Duration) session.Deadline {
+		return func(time.Time, map[string][]byte) (time.Time, bool) { return time.Now().Add(d), true }
+	}
+	c.Put(extEntry("memory/e.md", "short-lived"))
+	x := c.External()
+	x.AnnounceExpire("memory/e.md", at(time.Hour)) // renewed before the helper's unlink
+	if ok, removed, err := x.RemoveAnnounced("memory/e.md"); !ok || removed || err != nil {
+		t.Fatalf("the helper's unlink of a renewed file = %v, %v, %v; want taken, kept", ok, removed, err)
+	}
+	if !c.Has("memory/e.md") || x.TakeExpireBack("memory/e.md") {
+		t.Fatal("a renewed file went, or its announcement was taken twice")
+	}
+	x.AnnounceExpire("memory/e.md", at(-time.Second))
+	if !x.TakeExpireBack("memory/e.md") {
+		t.Fatal("an announcement not taken was not taken back")
+	}
+	if ok, _, _ := x.RemoveAnnounced("memory/e.md"); ok {
+		t.Fatal("an announcement taken back was taken by an unlink")
+	}
+	x.AnnounceExpire("memory/e.md", at(-time.Second))
+	if ok, removed, err := x.RemoveAnnounced("memory/e.md"); !ok || !removed || err != nil {
+		t.Fatalf("the helper's unlink of a due file = %v, %v, %v; want removed", ok, removed, err)
+	}
+	if c.Has("memory/e.md") || !c.Pending().Removed("memory/e.md") {
+		t.Fatal("the due file is still there, or its removal is not pending")
+	}
+}

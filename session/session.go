@@ -1043,12 +1043,17 @@ func (c *Context) DeleteBy(key string, by *meta.WriterInfo) error {
 // removal, so a write that renewed the file meanwhile keeps it. The
 // removal's event says why (Event.Reason, ReasonExpire). It reports
 // whether it removed the file.
-func (c *Context) Expire(key string, now time.Time, deadline func(changed time.Time, x map[string][]byte) (time.Time, bool)) (bool, error) {
+func (c *Context) Expire(key string, now time.Time, deadline Deadline) (bool, error) {
 	return c.removeIf(key, c.expirer, func(f *file) bool {
 		at, ok := deadline(time.Unix(0, max(f.mtime, f.ctime)), f.xattrs.toMap())
 		return ok && !at.After(now)
 	})
 }
+
+// Deadline is when a file expires (package expire), from its last change
+// (the later of its mtime and ctime) and its attributes; ok is false for
+// a file that does not.
+type Deadline func(changed time.Time, x map[string][]byte) (at time.Time, ok bool)
 
 // ReasonExpire is Event.Reason of the removal of a file that expired
 // (Context.Expire).

@@ -22,7 +22,7 @@ func applyCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return errors.New("__apply: want MOUNTPOINT")
 			}
-			return extwatch.RunHelper(c.Args().First(), os.Stdin, logger(c, false))
+			return extwatch.RunHelper(c.Args().First(), os.Stdin, os.Stdout, logger(c, false))
 		},
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func TestHelperTouchNeverChangesData(t *testing.T) {
 	for i := range 4 { // touches queued for one key, none announced
 		var logged bytes.Buffer
 		touch := strings.NewReader(`{"op":"touch","key":"memory/note.md"}` + "\n")
-		if err := extwatch.RunHelper(mnt, touch, slog.New(slog.NewTextHandler(&logged, nil))); err != nil || logged.Len() > 0 {
+		if err := extwatch.RunHelper(mnt, touch, io.Discard, slog.New(slog.NewTextHandler(&logged, nil))); err != nil || logged.Len() > 0 {
 			t.Fatalf("touch %d: %v %s", i, err, logged.String())
 		}
 		if got := readBack(p); got != "file 40 round 4\n" {

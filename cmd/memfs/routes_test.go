@@ -306,7 +306,8 @@ func (r *routesRig) workingMemory(t *testing.T, p *memfsProc) *memfsProc {
 }
 
 // TestExpiryThroughTheMount: a note with a 2 s time to live is gone
-// within 3 s of its last write, and the event log says it expired; a write renews it; a route's default time to live
+// within 3 s of its last write, an inotify watcher is told, and the event
+// log says it expired; a write renews it; a route's default time to live
 // removes its files that set none; a malformed time to live is refused.
 func TestExpiryThroughTheMount(t *testing.T) {
 	t.Parallel()
@@ -326,6 +327,7 @@ func TestExpiryThroughTheMount(t *testing.T) {
 		fsyncPath(t, at(k))
 	}
 	written := time.Now()
+	ev := watchDir(t, at("memory"))
 	os.WriteFile(at("scratch/s.md"), []byte("working\n"), 0o644)
 	time.Sleep(time.Second) // the renewal must come after some of the time to live has passed
 	os.WriteFile(at("memory/renewed.md"), []byte("two\n"), 0o644)
@@ -337,6 +339,7 @@ func TestExpiryThroughTheMount(t *testing.T) {
 	if d := time.Since(written); d > 3*time.Second {
 		t.Errorf("memory/n.md went %v after its write, want within 3s", d)
 	}
+	waitFor(t, "a watcher told of the expiry", 5*time.Second, func() bool { return ev.has("n.md", fsnotify.Remove) })
 	waitFor(t, "scratch/s.md expired by its route's ttl", 5*time.Second, func() bool {
 		_, err := os.Stat(at("scratch/s.md"))
 		return errors.Is(err, fs.ErrNotExist)
