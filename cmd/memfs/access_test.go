@@ -180,19 +180,28 @@ func TestAllowOtherCallersSeeOnlyWhatTheyMayRead(t *testing.T) {
 		{key: "memory/private/zanzibar-secret.md", mode: 0o600, dirMode: 0o700, text: "private: quetzalcoatl\n"},
 		{key: "memory/shut/shut-open-file.md", mode: 0o644, dirMode: 0o700, text: "readable file, shut directory: ocelotwhisper\n"},
 		{key: "memory/staff/staff-only.md", mode: 0o640, dirMode: 0o750, gid: staffGroup, text: "for group 4242: marzipanfog\n"},
+		{key: "memory/scratch/hidden/scratch-lynx.md", mode: 0o600, dirMode: 0o700, text: "working memory: lynxfeather\n"},
 	}
 	store := "dir:" + t.TempDir()
 	mnt := sharedDir(t)
 	bin := sharedBinary(t)
 	// Every change is of one run (the mount's own), whose projection
 	// names private keys: .memfs/runs answers each caller with its own.
-	startMount(t, store, mnt, []string{"MEMFS_RUN=" + accessRun}, "--allow-other")
+	// Working memory (a mem: route) and a quota's usage are held to the
+	// same rule.
+	startMount(t, store, mnt, []string{"MEMFS_RUN=" + accessRun}, "--allow-other", "--route", "memory/scratch/=mem:", "--quota", "memory/=1MiB")
 	setupPrivateTree(t, mnt, files)
 
 	callers := privateTreeCallers()
 	checkKernelAccess(t, mnt, files, callers)
-	words := []string{"axolotl", "quetzalcoatl", "ocelotwhisper", "marzipanfog"}
+	words := []string{"axolotl", "quetzalcoatl", "ocelotwhisper", "marzipanfog", "lynxfeather"}
 	runAccessProbes(t, mnt, accessProbes(bin, mnt, words), callers)
+	for _, c := range callers {
+		out, err := c.run(t, "/", "cat", filepath.Join(mnt, ".memfs/status.json"))
+		if hidden := strings.Contains(out, `"usage_hidden":true`); err != nil || hidden != (c.priv != nil) {
+			t.Errorf("%s: the quota's usage hidden %v, want %v (%v):\n%s", c.name, hidden, c.priv != nil, err, out)
+		}
+	}
 
 	// tail -f of the event log and of the change feed follows new changes
 	// for a caller who may not see all of them (same sizes as root's).
@@ -205,7 +214,7 @@ func TestAllowOtherCallersSeeOnlyWhatTheyMayRead(t *testing.T) {
 // setupPrivateTree's, and uid 65534 without and with group 4242.
 func privateTreeCallers() []caller {
 	private := []string{"quetzalcoatl", "zanzibar-secret", "draft-kumquat", "deleted-pomelo", "leak-name-tamarind",
-		"ocelotwhisper", "shut-open-file"}
+		"ocelotwhisper", "shut-open-file", "lynxfeather", "scratch-lynx"}
 	staff := []string{"marzipanfog", "staff-only"}
 	public := []string{"axolotl", "memory/public/note.md", "memory/public/moved.md"}
 	env := []string{"MEMFS_TEST_MAIN=1", "HOME=/"}
