@@ -119,3 +119,72 @@ func TestFullDisk(t *testing.T) {
 		})
 	}
 }
+
+// TestFullDiskUnderARoute: one route's store fills its disk. Its files
+// are refused (ENOSPC at fsync), kept in memory and served, and at
+// unmount written to a recovery directory; the other routes go on:
+// another route's fsync succeeds while that disk is full.
+func TestFullDiskUnderARoute(t *testing.T) {
+	t.Parallel()
+	disk := smallDisk(t, 8<<20)
+	state := t.TempDir()
+	env := []string{"XDG_STATE_HOME=" + state}
+	store, mnt := "dir:"+t.TempDir(), t.TempDir()
+	route := filepath.Join(disk, "route")
+	os.Mkdir(route, 0o755)
+	p := startMount(t, store, mnt, env, "--route", "full/=dir:"+route)
+	content := func(i int) string {
+		return strings.Repeat(fmt.Sprintf("line of file %d, which fills the route's disk\n", i), 23_000) // ~1 MB
+	}
+	var refused []int
+	for i := range 40 {
+		path := filepath.Join(mnt, "full", fmt.Sprintf("f%02d.txt", i))
+		err := os.WriteFile(path, []byte(content(i)), 0o644)
+		if err == nil {
+			err = syncFile(path)
+		}
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("close or fsync on the route's full disk: %v, want ENOSPC", err)
+		}
+		if refused = append(refused, i); len(refused) == 3 {
+			break
+		}
+	}
+	if len(refused) == 0 {
+		t.Fatal("the route's disk never filled up")
+	}
+	// The default route goes on.
+	ok := filepath.Join(mnt, "memory", "ok.md")
+	if err := os.WriteFile(ok, []byte("saved while the route is full\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syncFile(ok); err != nil {
+		t.Errorf("fsync in the default route while another route's disk is full: %v", err)
+	}
+	if got := mustRun(t, "", "cat", "--store", store, "memory/ok.md"); got != "saved while the route is full\n" {
+		t.Errorf("memory/ok.md in the default store: %q", got)
+	}
+	name := filepath.Join(mnt, "full", fmt.Sprintf("f%02d.txt", refused[0]))
+	if b, err := os.ReadFile(name); err != nil || string(b) != content(refused[0]) {
+		t.Fatalf("a refused file read back through the mount: %d bytes, %v", len(b), err)
+	}
+	if err := p.terminate(t); err == nil || !strings.Contains(p.log.String(), "recovery") {
+		t.Fatalf("unmount with a route's disk full: %v; want a failure naming the recovery directory\n%s", err, p.log)
+	}
+	for _, i := range refused {
+		name := fmt.Sprintf("f%02d.txt", i)
+		got, _ := filepath.Glob(filepath.Join(state, "memfs", "recovery", "*", "full", name))
+		if len(got) == 0 {
+			if b, err := os.ReadFile(filepath.Join(route, name)); err != nil || string(b) != content(i) {
+				t.Fatalf("%s is in no recovery directory, and in the route's store: %d bytes, %v", name, len(b), err)
+			}
+			continue
+		}
+		if b, err := os.ReadFile(got[0]); err != nil || string(b) != content(i) {
+			t.Fatalf("recovered %s: %d bytes, %v", name, len(b), err)
+		}
+	}
+}
