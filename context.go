@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
@@ -54,6 +55,11 @@ func (f *FS) packRequest(ctx context.Context, o contextpack.Options) (session.Cr
 	}
 	if o.Rank == nil {
 		o.Rank = f.packRank()
+		if strings.TrimSpace(o.Query) != "" {
+			// Named only where a model ranks: a pack without a query
+			// opens none (embed.Lazy).
+			o.Embedder = f.packEmbedder()
+		}
 	}
 	if o.Check == nil {
 		o.Check = repo.CheckPackFile // a record that breaks its schema, or a file that is no record, is no rule

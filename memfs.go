@@ -80,7 +80,9 @@ type Options struct {
 	IndexRedactor *redact.Redactor
 	// Embedder makes the vectors of semantic and hybrid search, and ranks
 	// the notes of context packs with them (package embed: the installed
-	// static table, a remote model); nil is keyword search only.
+	// static table, a remote model); nil is keyword search only. An
+	// embed.Lazy (embed.OpenOptional's default table) opens at the first
+	// search or pack with a query, not at Open.
 	Embedder embed.Embedder
 	// EmbedWait bounds how long a search waits for the Embedder (the
 	// query's vector and the unflushed values'); what is not ready by then
@@ -129,6 +131,7 @@ type FS struct {
 
 	rankOnce sync.Once
 	rank     contextpack.RankFunc // of context packs: packRank
+	rankEmb  embed.Embedder       // the model rank ranks with; nil: by words
 
 	mu        sync.Mutex // guards closed and mount
 	closed    bool
@@ -538,7 +541,7 @@ func (f *FS) packRank() contextpack.RankFunc {
 			f.rank = packRank(nil, nil, f.log)
 			return
 		}
-		f.rank = packRank(red, f.opts.Embedder, f.log)
+		f.rank, f.rankEmb = packRank(red, f.opts.Embedder, f.log), f.opts.Embedder
 	})
 	return f.rank
 }

@@ -3,11 +3,15 @@ package memfs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/contextpack"
 	"github.com/memfs/memfs/redact"
 )
@@ -76,5 +80,93 @@ func TestPackRankModelDownRanksByKeywords(t *testing.T) {
 	}
 	if len(e.texts) == 0 || !(scores[1] > scores[0]) {
 		t.Errorf("scores %v (model asked %d times): want the deploy note first, by keywords", scores, len(e.texts))
+	}
+}
+
+// entries is a contextpack.Source over entries with their values.
+type entries []backend.Entry
+
+func (s entries) Entries(prefix string) []backend.Entry {
+	var out []backend.Entry
+	for _, e := range s {
+		if strings.HasPrefix(e.Key, prefix) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (s entries) Resolve(context.Context, ...string) error { return nil }
+
+func (s entries) Get(key string) ([]byte, bool) {
+	for _, e := range s {
+		if e.Key == key {
+			return e.Value, true
+		}
+	}
+	return nil, false
+}
+
+// A second pack over the same notes redacts none of them again (their
+// redacted texts are kept by key and content address), ranks them the
+// same, and still sends the model no secret; a note that changed is
+// redacted again, and alone.
+func TestPackRankRedactsANoteOnce(t *testing.T) {
+	red, err := redact.New(redact.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "AKIAQ3EGXP7ZLRK2MV5N"
+	var mu sync.Mutex
+	redacted := map[string]int{} // key -> redactions of it
+	count := func(key string, v []byte) ([]byte, []redact.Finding) {
+		mu.Lock()
+		redacted[key]++
+		mu.Unlock()
+		return red.Redact(key, v)
+	}
+	src := entries{}
+	for i, v := range []string{"deploy with key " + secret, "deploy on tuesdays", "lunch on fridays", "deploy notes"} {
+		key := fmt.Sprintf("memory/note%d.md", i)
+		if i == 3 {
+			key = "memory/" + secret + ".md"
+		}
+		src = append(src, backend.Entry{Key: key, Value: []byte(v + "\n"), Info: backend.Info{Mode: 0o644, MTime: time.Unix(1e9, 0)}})
+	}
+	e := &recEmbedder{}
+	o := contextpack.Options{Query: "deploy", Rank: rankWith(count, e, slog.New(slog.DiscardHandler))}
+	build := func() (contextpack.Pack, map[string]int) {
+		t.Helper()
+		mu.Lock()
+		clear(redacted)
+		mu.Unlock()
+		p, err := contextpack.Build(t.Context(), src, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		delete(redacted, "") // the query's
+		return p, maps.Clone(redacted)
+	}
+	first, n := build()
+	if len(n) != len(src) {
+		t.Fatalf("the first pack redacted %v, want every note", n)
+	}
+	second, n := build()
+	if len(n) != 0 {
+		t.Errorf("the second pack over the same notes redacted %v, want none", n)
+	}
+	if string(first.Manifest.JSON()) != string(second.Manifest.JSON()) {
+		t.Errorf("the second pack differs:\n%s\nwant\n%s", second.Manifest.JSON(), first.Manifest.JSON())
+	}
+	src[1].Value = []byte("deploy on wednesdays\n")
+	if _, n = build(); len(n) != 1 || n[src[1].Key] == 0 {
+		t.Errorf("after one note changed: redacted %v, want that note alone", n)
+	}
+	for _, s := range e.texts {
+		if strings.Contains(s, secret) {
+			t.Errorf("the model got a secret: %q", s)
+		}
 	}
 }

@@ -90,7 +90,8 @@
 //
 // Pack.Manifest (Manifest.JSON for its canonical form) holds the pack's
 // hash, the budget, the query and the type and session filters, the
-// reference time of recency, each section's reserved and used sizes, each
+// embedder that ranked the notes (Options.Embedder), the reference time
+// of recency, each section's reserved and used sizes, each
 // included item (kind, key, the SHA-256 of a note's whole value, its score
 // parts, cut) and each item left out with its score, or, for one
 // Options.Check failed, the check's error (invalid). It is not in the pack and does not count toward the budget.
@@ -168,10 +169,13 @@ type Source interface {
 	Get(key string) ([]byte, bool)
 }
 
-// Doc is one candidate note as a ranker sees it: its key and its text.
+// Doc is one candidate note as a ranker sees it: its key, its text, and
+// the SHA-256 of its value (hex, as in the manifest: a content address a
+// ranker may cache what it makes of the text by).
 type Doc struct {
-	Key  string
-	Text string
+	Key    string
+	Text   string
+	SHA256 string
 }
 
 // RankFunc scores docs for query, one score per doc, higher is more
@@ -193,6 +197,9 @@ type Options struct {
 	Type, Session string
 	// Rank scores the notes for Query; nil is DefaultRank.
 	Rank RankFunc
+	// Embedder is the ID of the model Rank ranks by meaning with ("" for
+	// none), shown in the manifest.
+	Embedder string
 	// HalfLife is the age at which a note's recency halves; 0 is
 	// DefaultHalfLife.
 	HalfLife time.Duration
@@ -269,9 +276,10 @@ type Manifest struct {
 	MaxChars   int       `json:"max_chars"`
 	Chars      int       `json:"chars"` // the pack's length in runes
 	Query      string    `json:"query,omitempty"`
-	Type       string    `json:"type,omitempty"`    // Options.Type
-	Session    string    `json:"session,omitempty"` // Options.Session
-	Repo       string    `json:"repo,omitempty"`    // Options.Repo
+	Type       string    `json:"type,omitempty"`     // Options.Type
+	Session    string    `json:"session,omitempty"`  // Options.Session
+	Repo       string    `json:"repo,omitempty"`     // Options.Repo
+	Embedder   string    `json:"embedder,omitempty"` // Options.Embedder
 	HalfLife   string    `json:"half_life"`
 	Newest     time.Time `json:"newest"` // recency's reference: the newest note's MTime
 	Sections   []Section `json:"sections"`
@@ -523,6 +531,7 @@ func Build(ctx context.Context, src Source, o Options) (Pack, error) {
 		Type:       o.Type,
 		Session:    o.Session,
 		Repo:       o.Repo,
+		Embedder:   o.Embedder,
 		HalfLife:   o.HalfLife.String(),
 		Newest:     newest,
 		Included:   []Item{},
@@ -666,7 +675,7 @@ func rankNotes(ctx context.Context, notes []*piece, o Options) (time.Time, error
 	if strings.TrimSpace(o.Query) != "" && len(notes) > 0 {
 		docs := make([]Doc, len(notes))
 		for i, p := range notes {
-			docs[i] = Doc{Key: p.Key, Text: p.doc}
+			docs[i] = Doc{Key: p.Key, Text: p.doc, SHA256: p.SHA256}
 		}
 		raw, err := o.Rank(ctx, o.Query, docs)
 		if err != nil {

@@ -10,8 +10,11 @@
 //	none                  no embedder (nil, nil): keyword search only
 //	"" or default         the static table DefaultDir()/DefaultTable
 //	static:PATH           a static table file
-//	openai:URL?model=M[&key_env=VAR][&dim=N][&batch=B][&timeout=D]
-//	ollama:URL?model=M[&dim=N][&batch=B][&timeout=D]
+//	openai:URL?model=M[&key_env=VAR][&dim=N][&batch=B][&timeout=D][&floor=F]
+//	ollama:URL?model=M[&dim=N][&batch=B][&timeout=D][&floor=F]
+//
+// OpenOptional, what a mount uses, opens the default table at its first
+// use instead (a Lazy): a mount that never searches never reads it.
 //
 // Static, the offline default, needs no network and no accelerator: a
 // text's vector is the SIF-weighted mean of its words' GloVe vectors
@@ -34,6 +37,10 @@
 // length (dim= when given, else the first answer's, which Dim then
 // reports), and as many vectors as texts must come back. The API key
 // never appears in an ID, an error or a log line.
+//
+// Each embedder states its floor (Floorer), the cosine under which texts
+// are unrelated: StaticFloor (0.2) for a static table, floor= or
+// RemoteFloor (0) for a remote model.
 //
 // # Table format
 //
@@ -58,7 +65,8 @@
 // # Concurrency
 //
 // Every Embedder here is safe for concurrent use. Static builds its word
-// index once, on the first Embed; Remote learns its dimension once.
+// index once, on the first Embed; Remote learns its dimension once; Lazy
+// opens its embedder once, on its first use.
 //
 // # Example
 //
@@ -92,4 +100,44 @@ type Embedder interface {
 	// L2-normalized (a text with nothing the model knows gives the zero
 	// vector). An error is for the whole call: no partial result.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Floorer is an Embedder that says how to read its cosines: Floor is the
+// cosine at or below which two texts count as unrelated (no semantic hit;
+// hybrid ranking scales cosines from it). Models differ: unrelated words
+// score about 0.1 under the static table; published measurements of
+// remote models put an unrelated question at 0.08 under OpenAI's
+// text-embedding-3-large (a relevant one at 0.44), and show
+// text-embedding-ada-002 seldom under 0.5 for any two texts.
+type Floorer interface {
+	Floor() float64
+}
+
+// The floors of the embedders here.
+const (
+	// StaticFloor is a static table's floor, and that of an Embedder
+	// that states none: chosen on the dev set of testdata/recall with the
+	// default table (search's TestDevSetTuneFusion: words unrelated to
+	// every note land at 0.2 or less).
+	StaticFloor = 0.2
+	// RemoteFloor is a remote model's floor when its spec gives no
+	// floor=: 0, an orthogonal vector. A remote model's scale is not
+	// known here (see Floorer), and the two ways to be wrong differ: a
+	// floor above the model's related pairs drops true hits from
+	// semantic search and takes their likeness out of hybrid ranking
+	// (under text-embedding-3-large a word of an article scores 0.10
+	// against it: the static table's 0.2 would drop every hit of a
+	// one-word query), while one below its unrelated pairs only lets
+	// weak hits in at the end of the list and flattens the vectors'
+	// share. floor= set to what the model gives unrelated texts cuts
+	// those.
+	RemoteFloor = 0.0
+)
+
+// FloorOf returns e's Floor, or StaticFloor when e states none.
+func FloorOf(e Embedder) float64 {
+	if f, ok := e.(Floorer); ok {
+		return f.Floor()
+	}
+	return StaticFloor
 }

@@ -49,13 +49,14 @@ type Options struct {
 //	none                    no embedder: (nil, nil)
 //	"" or default           the static table DefaultDir/DefaultTable
 //	static:PATH             a static table file
-//	openai:URL?model=M[&key_env=VAR][&dim=N][&batch=B][&timeout=30s]
-//	ollama:URL?model=M[&dim=N][&batch=B][&timeout=30s]
+//	openai:URL?model=M[&key_env=VAR][&dim=N][&batch=B][&timeout=30s][&floor=F]
+//	ollama:URL?model=M[&dim=N][&batch=B][&timeout=30s][&floor=F]
 //
 // URL is the API base (http://127.0.0.1:8080/v1 for OpenAI-compatible
 // servers, http://127.0.0.1:11434 for Ollama). The OpenAI key is read
 // from the variable key_env names (OPENAI_API_KEY by default; none sent
-// when it is empty).
+// when it is empty). floor= is the model's Floor, -1 to below 1
+// (RemoteFloor when not given).
 func Open(spec string, o Options) (Embedder, error) {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
@@ -115,6 +116,7 @@ func openRemote(kind, rest string, o Options) (*Remote, error) {
 		batch:   DefaultBatch,
 		timeout: o.Timeout,
 		backoff: o.Backoff,
+		floor:   RemoteFloor,
 		client:  o.HTTPClient,
 		log:     o.Logger,
 	}
@@ -135,33 +137,10 @@ func openRemote(kind, rest string, o Options) (*Remote, error) {
 		if len(vals) != 1 {
 			return nil, fmt.Errorf("embed: %s: parameter %s given %d times", kind, name, len(vals))
 		}
-		v := vals[0]
-		switch name {
-		case "model":
-			e.model = v
-		case "key_env":
-			if kind != "openai" {
-				return nil, fmt.Errorf("embed: %s: unknown parameter key_env", kind)
-			}
-			keyEnv = v
-		case "dim", "batch":
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 || n > maxTableDim && name == "dim" {
-				return nil, fmt.Errorf("embed: %s: %s=%q is not a positive number", kind, name, v)
-			}
-			if name == "dim" {
-				e.wantDim = n
-			} else {
-				e.batch = n
-			}
-		case "timeout":
-			d, err := time.ParseDuration(v)
-			if err != nil || d < MinTimeout {
-				return nil, fmt.Errorf("embed: %s: timeout=%q: want a duration of at least %v", kind, v, MinTimeout)
-			}
-			e.timeout = d
-		default:
-			return nil, fmt.Errorf("embed: %s: unknown parameter %q", kind, name)
+		if name == "key_env" && kind == "openai" {
+			keyEnv = vals[0]
+		} else if err := e.setParam(name, vals[0]); err != nil {
+			return nil, err
 		}
 	}
 	if e.model == "" {
@@ -178,6 +157,39 @@ func openRemote(kind, rest string, o Options) (*Remote, error) {
 	return e, nil
 }
 
+// setParam sets the spec's parameter name= (but key_env) to v.
+func (e *Remote) setParam(name, v string) error {
+	switch name {
+	case "model":
+		e.model = v
+	case "dim", "batch":
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > maxTableDim && name == "dim" {
+			return fmt.Errorf("embed: %s: %s=%q is not a positive number", e.kind, name, v)
+		}
+		if name == "dim" {
+			e.wantDim = n
+		} else {
+			e.batch = n
+		}
+	case "timeout":
+		d, err := time.ParseDuration(v)
+		if err != nil || d < MinTimeout {
+			return fmt.Errorf("embed: %s: timeout=%q: want a duration of at least %v", e.kind, v, MinTimeout)
+		}
+		e.timeout = d
+	case "floor":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= -1 && f < 1) {
+			return fmt.Errorf("embed: %s: floor=%q: want a cosine from -1 to below 1", e.kind, v)
+		}
+		e.floor = f
+	default:
+		return fmt.Errorf("embed: %s: unknown parameter %q", e.kind, name)
+	}
+	return nil
+}
+
 // Describe says in one line what embedder e is, for status lines.
 func Describe(e Embedder) string {
 	switch e := e.(type) {
@@ -185,6 +197,11 @@ func Describe(e Embedder) string {
 		return "none: keyword search only"
 	case *Static:
 		return fmt.Sprintf("%s: static table, %d words, dim %d, %s", e.ID(), e.Words(), e.Dim(), e.Path())
+	case *Lazy:
+		if !e.Loaded() {
+			return e.name + ": opened at its first use"
+		}
+		return Describe(e.Load())
 	case *Remote:
 		if e.Dim() == 0 {
 			return e.ID() + ": remote, dim learned on first use"

@@ -33,16 +33,23 @@ type Remote struct {
 	timeout time.Duration // per request
 	backoff time.Duration // the wait before the second try; doubled after
 	wantDim int           // from dim=; 0 = learn it
+	floor   float64       // from floor=; RemoteFloor when not given
 	client  *http.Client
 	log     *slog.Logger
 
 	dim atomic.Int64 // learned or configured dimension; 0 until known
 }
 
-var _ Embedder = (*Remote)(nil)
+var (
+	_ Embedder = (*Remote)(nil)
+	_ Floorer  = (*Remote)(nil)
+)
 
 // ID is "<kind>:<url>#<model>".
 func (e *Remote) ID() string { return e.kind + ":" + e.base + "#" + e.model }
+
+// Floor is floor= when the spec gives it, else RemoteFloor.
+func (e *Remote) Floor() float64 { return e.floor }
 
 // Dim is dim= when given, else the length of the first answer's vectors;
 // 0 before it.

@@ -417,6 +417,7 @@ func TestOpenSpecs(t *testing.T) {
 		"openai:http://h/v1?model=m&dim=0", "openai:http://h/v1?model=m&dim=x", "openai:http://h/v1?model=m&batch=-1",
 		"openai:http://h/v1?model=m&timeout=soon", "openai:http://h/v1?model=m&timeout=1ns", "openai:http://h/v1?model=m&timeout=99ms",
 		"openai:http://h/v1?model=m&colour=red", "openai:http://h/v1?model=m&model=n",
+		"openai:http://h/v1?model=m&floor=1", "openai:http://h/v1?model=m&floor=-1.5", "openai:http://h/v1?model=m&floor=NaN", "ollama:http://h?model=m&floor=high",
 		"openai://user:pw@h/v1?model=m", "ollama:http://h?model=m&key_env=K",
 	} {
 		if e, err := embed.Open(spec, embed.Options{Getenv: getenv}); err == nil || e != nil {
@@ -429,6 +430,17 @@ func TestOpenSpecs(t *testing.T) {
 	}
 	if e.ID() != "openai:http://127.0.0.1:8080/v1#text-embedding-3-small" || e.Dim() != 1536 {
 		t.Errorf("ID %q dim %d", e.ID(), e.Dim())
+	}
+	// The floor: a remote model's own, the static table's for a table.
+	if f := embed.FloorOf(e); f != embed.RemoteFloor {
+		t.Errorf("remote floor %v, want RemoteFloor %v", f, embed.RemoteFloor)
+	}
+	e, err = embed.Open("ollama:http://127.0.0.1:11434?model=nomic-embed-text&floor=0.35", embed.Options{})
+	if err != nil || embed.FloorOf(e) != 0.35 || e.ID() != "ollama:http://127.0.0.1:11434#nomic-embed-text" {
+		t.Errorf("floor=0.35: %v, floor %v, ID %q; want 0.35, the ID without it", err, embed.FloorOf(e), e.ID())
+	}
+	if e, err := embed.Open("default", embed.Options{Getenv: getenv}); err != nil || embed.FloorOf(e) != embed.StaticFloor {
+		t.Errorf("static floor: %v, %v; want StaticFloor", embed.FloorOf(e), err)
 	}
 }
 

@@ -21,7 +21,10 @@ type Static struct {
 	idx  *staticIndex // the word lookup; nil until once has run
 }
 
-var _ Embedder = (*Static)(nil)
+var (
+	_ Embedder = (*Static)(nil)
+	_ Floorer  = (*Static)(nil)
+)
 
 // staticIndex is what Embed reads: the word → row map and the rows.
 type staticIndex struct {
@@ -46,6 +49,9 @@ func OpenStatic(path string) (*Static, error) {
 
 // ID is "static:<name>#<first 12 hex digits of the file's SHA-256>".
 func (s *Static) ID() string { return s.id }
+
+// Floor is StaticFloor.
+func (s *Static) Floor() float64 { return StaticFloor }
 
 // Dim is the table's dimension.
 func (s *Static) Dim() int { return s.tf.dim }

@@ -182,9 +182,15 @@
 // heap; a filter is asked only of a vector that would enter the heap.
 //
 // The vectors are persisted beside the BM25 shards, in the same [Shards]
-// shards ([ShardOf]): shard s is the system record search/vec-NN
-// ([VecShardName]), and a save writes only the shards changed since the
-// last. A vector shard record (format version 1) is:
+// shards ([ShardOf]), a set per embedder: shard s of embedder ID's
+// vectors is the system record search/vec-SET-NN ([VecShardName]), SET
+// the first 12 hex digits of the SHA-256 of ID, so that switching models,
+// or two mounts of a store with different models, never overwrites
+// another model's set ([LoadVectors] reads only its own; the one set of
+// earlier versions, search/vec-NN, is taken by the embedder that made
+// it). A save writes only the shards changed since the last (and not
+// those its caller holds back). A vector shard record (format version 1)
+// is:
 //
 //	"MFSV"
 //	uvarint 1 (format version), uvarint 64 (shards), uvarint shard number
@@ -204,7 +210,9 @@
 // the BM25 score over the highest among the candidates and s_vec the
 // cosine calibrated as (cos - Floor)/(max cos - Floor) among them
 // ([DefaultFusion]: Alpha 0.6, Floor 0.2, chosen on the dev set of
-// testdata/recall: see TestDevSetTuneFusion). A candidate with no vector
+// testdata/recall: see TestDevSetTuneFusion; [FusionOf] takes the
+// embedder's own floor, embed.FloorOf: a remote model's is 0 unless its
+// spec says floor=). A candidate with no vector
 // (not embedded yet), and every candidate when the query's vector is
 // zero or like none of them (none of its words known to the model), take
 // s_bm25 for s_vec: they rank by BM25 alone. In every mode the filters, TopK,

@@ -85,12 +85,21 @@ type Fusion struct {
 	Candidates int
 }
 
-// DefaultFusion returns the fusion parameters services use unless told
-// otherwise: Alpha 0.6 and Floor 0.2, chosen on the dev set of
-// testdata/recall with the default static model (TestDevSetTuneFusion:
-// as good as any setting tried, and a cosine of 0.2 or less, where words
-// unrelated to every note land, is no semantic hit).
-func DefaultFusion() Fusion { return Fusion{Alpha: 0.6, Floor: 0.2} }
+// DefaultFusion returns the fusion parameters of the default static
+// model: Alpha 0.6 and Floor 0.2 (embed.StaticFloor), chosen on the dev
+// set of testdata/recall (TestDevSetTuneFusion: as good as any setting
+// tried, and a cosine of 0.2 or less, where words unrelated to every note
+// land, is no semantic hit).
+func DefaultFusion() Fusion { return Fusion{Alpha: 0.6, Floor: embed.StaticFloor} }
+
+// FusionOf returns the fusion parameters services use with e unless told
+// otherwise: DefaultFusion with e's floor (embed.FloorOf), since models
+// have other cosine scales.
+func FusionOf(e embed.Embedder) Fusion {
+	f := DefaultFusion()
+	f.Floor = embed.FloorOf(e)
+	return f
+}
 
 // PerRanking returns how many hits each ranking gives for topK.
 func (f Fusion) PerRanking(topK int) int {

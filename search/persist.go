@@ -81,8 +81,9 @@ func (ix *Index) Save(ctx context.Context, sys Sys) (int, error) {
 
 // shardSet is what saveShards needs of a sharded index: its lock, the
 // version of each shard and the version last saved (both guarded by mu),
-// how a shard is encoded (under mu, read-locked) and named, and what to
-// count when one is saved (under mu; may be nil).
+// how a shard is encoded (under mu, read-locked) and named, what to
+// count when one is saved (under mu; may be nil), and which dirty shards
+// to leave for a later save (called without mu; nil leaves none).
 type shardSet struct {
 	mu             *sync.RWMutex
 	version, saved *[Shards]uint64
@@ -90,6 +91,7 @@ type shardSet struct {
 	name           func(s int) string
 	what           string // in errors: "shard", "vector shard"
 	savedLocked    func()
+	hold           func(s int) bool
 }
 
 // saveShards writes the shards of x changed since their last save, each
@@ -110,6 +112,9 @@ func saveShards(ctx context.Context, sys Sys, x shardSet) (int, error) {
 	for _, s := range dirty {
 		if err := ctx.Err(); err != nil {
 			return n, err
+		}
+		if x.hold != nil && x.hold(s) {
+			continue
 		}
 		x.mu.RLock()
 		data, v := x.encodeLocked(s), x.version[s]

@@ -2,7 +2,9 @@ package search
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/internal/ignore"
 )
 
@@ -31,11 +34,36 @@ const EmbedBytes = 4 << 10
 // across GOMAXPROCS goroutines.
 const parallelMin = 20000
 
-// VecShardName returns the name of the system record of vector shard s.
-func VecShardName(s int) string { return fmt.Sprintf("%svec-%02d", RecordPrefix, s) }
+// VecShardName returns the name of the system record of shard s of the
+// vectors of embedder id: search/vec-SET-NN, SET the first 12 hex digits
+// of the SHA-256 of id, so that each embedder's vectors are a set of
+// their own (the record holds the whole ID too).
+func VecShardName(id string, s int) string { return vecShardName(vecSet(id), s) }
 
-// ParseVecShardName returns s for VecShardName(s).
-func ParseVecShardName(name string) (int, bool) { return parseName(name, "vec-", VecShardName) }
+func vecShardName(set string, s int) string {
+	return fmt.Sprintf("%svec-%s-%02d", RecordPrefix, set, s)
+}
+
+// vecSet names the vector set of embedder id in its records' names.
+func vecSet(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:6])
+}
+
+// ParseVecShardName returns the set and the shard of a VecShardName.
+func ParseVecShardName(name string) (set string, s int, ok bool) {
+	rest, ok := strings.CutPrefix(name, RecordPrefix+"vec-")
+	set, _, ok2 := strings.Cut(rest, "-")
+	if !ok || !ok2 || len(set) != 12 {
+		return "", 0, false
+	}
+	s, ok = parseName(name, "vec-"+set+"-", func(s int) string { return vecShardName(set, s) })
+	return set, s, ok
+}
+
+// legacyVecShardName is the name vector shard s had before each embedder
+// had a set of its own: one set, of whichever embedder opened last.
+func legacyVecShardName(s int) string { return fmt.Sprintf("%svec-%02d", RecordPrefix, s) }
 
 // embedText is what is embedded of a document: its key's words, then the
 // first EmbedBytes of its redacted value, cut at a rune boundary.
@@ -296,13 +324,16 @@ func (vx *Vectors) DirtyShards() int {
 	return n
 }
 
-// save writes the vector shards changed since the last save or load and
-// returns how many it wrote; on an error the rest stay dirty.
-func (vx *Vectors) Save(ctx context.Context, sys Sys) (int, error) {
+// Save writes the vector shards changed since the last save or load,
+// but those hold reports true for (nil holds none; it is called with no
+// lock of vx held), and returns how many it wrote; on an error the rest
+// stay dirty.
+func (vx *Vectors) Save(ctx context.Context, sys Sys, hold func(shard int) bool) (int, error) {
 	vx.saveMu.Lock()
 	defer vx.saveMu.Unlock()
 	return saveShards(ctx, sys, shardSet{mu: &vx.mu, version: &vx.version, saved: &vx.saved,
-		encodeLocked: vx.encodeShardLocked, name: VecShardName, what: "vector shard"})
+		encodeLocked: vx.encodeShardLocked, name: func(s int) string { return VecShardName(vx.id, s) },
+		what: "vector shard", hold: hold})
 }
 
 // encodeShardLocked encodes the vectors of shard s (format in doc.go).
@@ -334,22 +365,41 @@ func (vx *Vectors) encodeShardLocked(s int) []byte {
 	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
 }
 
-// errOtherModel is wrapped by decodeShard's error for a shard made by
-// another embedder: not corrupt, but of no use.
-var ErrOtherModel = errors.New("vectors of another embedder")
-
-// loadVectors reads the vector shards of sys into an index of embedder
-// id. A shard that does not decode gives an error wrapping ErrCorrupt; a
-// shard of another embedder gives one wrapping errOtherModel. Either way
-// the caller starts from an empty index and embeds every value again.
+// LoadVectors reads the vector set of embedder id from sys (none: an
+// empty index, which the caller fills). The sets of other embedders are
+// neither read nor touched: switching back to one finds its vectors as
+// it left them. A shard that does not decode gives an error wrapping
+// ErrCorrupt: the caller starts from an empty index and embeds every
+// value again. Without a set of id's, the one set of earlier versions
+// (search/vec-NN) is taken when id made it, marked to be saved under
+// id's names (the old records are left, as other sets are, until a
+// rebuild).
 func LoadVectors(ctx context.Context, sys Sys, id string) (*Vectors, error) {
 	list, err := sys.ListSys(ctx, RecordPrefix+"vec-")
 	if err != nil {
 		return nil, fmt.Errorf("search: list vector shards: %w", err)
 	}
+	set := vecSet(id)
+	ours := func(name string) (int, bool) {
+		got, s, ok := ParseVecShardName(name)
+		return s, ok && got == set
+	}
 	vx := NewVectors(id)
-	if err := loadShards(ctx, sys, list, ParseVecShardName, vx.decodeShard, "vector shard"); err != nil {
+	if slices.ContainsFunc(list, func(e backend.Entry) bool { _, ok := ours(e.Key); return ok }) {
+		if err := loadShards(ctx, sys, list, ours, vx.decodeShard, "vector shard"); err != nil {
+			return nil, err
+		}
+		return vx, nil
+	}
+	legacy := func(name string) (int, bool) { return parseName(name, "vec-", legacyVecShardName) }
+	switch err := loadShards(ctx, sys, list, legacy, vx.decodeShard, "vector shard"); {
+	case errors.Is(err, ErrCorrupt):
+		return NewVectors(id), nil // another embedder's, or damaged: of no use to id
+	case err != nil:
 		return nil, err
+	}
+	if vx.Len() > 0 {
+		vx.MarkAllDirty()
 	}
 	return vx, nil
 }
@@ -402,7 +452,7 @@ func (vx *Vectors) decodeHeader(s int, data []byte) (*decoder, uint64, error) {
 		return nil, 0, d.err
 	}
 	if id != vx.id {
-		return nil, 0, fmt.Errorf("%w: %q, not %q", ErrOtherModel, id, vx.id)
+		return nil, 0, fmt.Errorf("%w: vectors of %q, not %q", ErrCorrupt, id, vx.id)
 	}
 	if dim == 0 || dim > 1<<16 || vx.dim != 0 && dim != uint64(vx.dim) {
 		return nil, 0, fmt.Errorf("%w: dimension %d", ErrCorrupt, dim)

@@ -116,7 +116,7 @@ func BenchmarkVecHeap(b *testing.B) {
 				runtime.ReadMemStats(&m1)
 				heapPer = float64(m1.HeapAlloc-m0.HeapAlloc) / float64(n)
 				st := searchtest.NewMemSys()
-				if _, err := vx.Save(context.Background(), st); err != nil {
+				if _, err := vx.Save(context.Background(), st, nil); err != nil {
 					b.Fatal(err)
 				}
 				diskPer = float64(st.Size(b)) / float64(n)
@@ -137,7 +137,7 @@ func BenchmarkVecFlush(b *testing.B) {
 	run := func(b *testing.B, e embed.Embedder) {
 		for b.Loop() {
 			vx := embedVectors(b, e, keys, values)
-			if _, err := vx.Save(context.Background(), searchtest.NewMemSys()); err != nil {
+			if _, err := vx.Save(context.Background(), searchtest.NewMemSys(), nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -152,8 +152,8 @@ type Service struct {
 	stop    chan struct{} // closed by Close
 	done    chan struct{} // closed when the worker has ended
 
-	embedQ    map[string]*embedJob // documents to embed: their vectors are missing or stale
-	lastErr   error                // the embedder's last failure, nil after a success
+	embedQ    embedQueue // documents to embed: their vectors are missing or stale
+	lastErr   error      // the embedder's last failure, nil after a success
 	lastErrAt time.Time
 	refused   int // documents the model refused alone (isolate)
 }
@@ -225,7 +225,9 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 	if s.repaired, err = s.repair(ctx, opts.Progress); err != nil {
 		return nil, err
 	}
-	if opts.Embedder != nil {
+	// A model opened at its first use (embed.Lazy) opens now; one that
+	// does not (logged) leaves search to keywords.
+	if opts.Embedder = embed.Resolve(opts.Embedder); opts.Embedder != nil {
 		if err := s.openVectors(ctx, opts); err != nil {
 			return nil, err
 		}
@@ -449,7 +451,7 @@ func (s *Service) worker() {
 			}
 		case <-timer:
 			timer = nil
-			if err := s.save(context.Background()); err != nil {
+			if err := s.save(context.Background(), false); err != nil {
 				// The next open finds the stale stamps and repairs the index.
 				s.log.Warn("search index not saved; it is repaired when next opened", "err", err)
 			}
@@ -459,8 +461,9 @@ func (s *Service) worker() {
 	}
 }
 
-// save persists base when it changed since its last save.
-func (s *Service) save(ctx context.Context) error {
+// save persists base when it changed since its last save, and the vector
+// shards that changed, but, unless final, those holdShard holds back.
+func (s *Service) save(ctx context.Context, final bool) error {
 	s.mu.Lock()
 	dirty := s.dirty
 	s.dirty = false
@@ -469,7 +472,11 @@ func (s *Service) save(ctx context.Context) error {
 		return nil
 	}
 	if s.vec != nil && s.vec.DirtyShards() > 0 {
-		if _, err := s.vec.Save(ctx, s.st); err != nil {
+		hold := s.holdShard
+		if final {
+			hold = nil
+		}
+		if _, err := s.vec.Save(ctx, s.st, hold); err != nil {
 			return fmt.Errorf("search index: save vectors: %w", err)
 		}
 	}
@@ -530,7 +537,7 @@ func (s *Service) Close(ctx context.Context) error {
 		s.inflight.Wait()
 	}
 	s.apply()
-	return s.save(ctx)
+	return s.save(ctx, true)
 }
 
 // Result is one search hit with its snippet (a line of JSON in an answer

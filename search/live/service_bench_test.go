@@ -91,7 +91,7 @@ func BenchmarkFlushIndex(b *testing.B) {
 						// What the worker does after the flush: index
 						// and save the changed shards.
 						s.apply()
-						s.save(b.Context())
+						s.save(b.Context(), false)
 					}
 				}
 				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "files/s")

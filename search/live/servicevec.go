@@ -14,7 +14,9 @@ import (
 
 // Lock order for vectors: Service.mu, then vecIndex.mu, then Index.mu
 // (a vector search with filters asks the Index while it holds vecIndex.mu
-// for reading). vecCache.mu is taken alone.
+// for reading). vecCache.mu is taken alone. A vector save holds the
+// Vectors' save lock, not vecIndex.mu, when it asks holdShard for
+// Service.mu.
 
 // DefaultEmbedWait is how long a search waits for the embedder (the
 // query's vector and the unflushed values') unless ServiceOptions say
@@ -63,7 +65,7 @@ func (s *Service) VectorStatus() VectorStatus {
 	st := VectorStatus{Embedder: s.emb.ID(), Vectors: s.vec.Len()}
 	st.Dim = s.vec.Dim()
 	s.mu.Lock()
-	st.Pending = len(s.embedQ)
+	st.Pending = s.embedQ.len()
 	st.Refused = s.refused
 	if s.lastErr != nil {
 		st.LastError, st.LastErrorAt = s.lastErr.Error(), s.lastErrAt
@@ -72,12 +74,13 @@ func (s *Service) VectorStatus() VectorStatus {
 	return st
 }
 
-// openVectors loads the persisted vectors (none after a rebuild), drops
-// them whole when another embedder made them or one shard is corrupt,
-// and queues every document of base whose vector is missing or stale.
+// openVectors loads the persisted vectors of the embedder (none after a
+// rebuild, or the first time it is used on this store), drops them whole
+// when one shard is corrupt, and queues every document of base whose
+// vector is missing or stale.
 func (s *Service) openVectors(ctx context.Context, opts ServiceOptions) error {
 	s.emb = opts.Embedder
-	s.fusion = search.DefaultFusion()
+	s.fusion = search.FusionOf(s.emb)
 	if opts.Fusion != nil {
 		s.fusion = *opts.Fusion
 	}
@@ -89,14 +92,9 @@ func (s *Service) openVectors(ctx context.Context, opts ServiceOptions) error {
 	s.slots = make(chan struct{}, searchEmbeds)
 	s.ewake = make(chan struct{}, 1)
 	s.edone = make(chan struct{})
-	s.embedQ = make(map[string]*embedJob)
 	id := s.emb.ID()
 	vx, err := search.LoadVectors(ctx, s.st, id)
 	switch {
-	case errors.Is(err, search.ErrOtherModel):
-		s.log.Info("search vectors were made by another embedder; embedding every value again", "embedder", id, "err", err)
-		vx = search.NewVectors(id)
-		vx.MarkAllDirty()
 	case errors.Is(err, search.ErrCorrupt):
 		s.log.Warn("search vectors corrupt; embedding every value again", "err", err)
 		vx = search.NewVectors(id)
@@ -108,18 +106,18 @@ func (s *Service) openVectors(ctx context.Context, opts ServiceOptions) error {
 	vs := vx.Stamps()
 	for k, st := range s.base.Stamps() {
 		if v, ok := vs[k]; !ok || v != st {
-			s.embedQ[k] = &embedJob{load: true}
+			s.embedQ.put(k, &embedJob{load: true})
 		}
 		delete(vs, k)
 	}
 	for k := range vs { // no longer indexed
 		vx.Delete(k)
 	}
-	if n := len(s.embedQ) + len(vs); n > 0 {
-		s.log.Info("search vectors to bring up to date", "embed", len(s.embedQ), "dropped", len(vs))
+	if n := s.embedQ.len() + len(vs); n > 0 {
+		s.log.Info("search vectors to bring up to date", "embedder", id, "embed", s.embedQ.len(), "dropped", len(vs))
 	}
 	if vx.DirtyShards() > 0 && !s.inMemory {
-		if _, err := vx.Save(ctx, s.st); err != nil {
+		if _, err := vx.Save(ctx, s.st, nil); err != nil {
 			return fmt.Errorf("search index: save vectors: %w", err)
 		}
 	}
@@ -148,10 +146,10 @@ func (s *Service) queueEmbeds(p []change) {
 	s.mu.Lock()
 	for _, it := range items {
 		if it.job == nil {
-			delete(s.embedQ, it.key)
+			s.embedQ.remove(it.key)
 			s.vec.Delete(it.key)
 		} else {
-			s.embedQ[it.key] = it.job
+			s.embedQ.put(it.key, it.job)
 		}
 	}
 	s.mu.Unlock()
@@ -194,9 +192,10 @@ func (s *Service) embedWorker() {
 		if err != nil {
 			fails++
 			if fails >= 2 && len(keys) > 1 && s.isolate(keys, jobs) {
-				fails, backoff = 0, 0
-				continue
+				err = nil // the batch is done: those the model refused are dropped
 			}
+		}
+		if err != nil {
 			backoff = min(max(2*backoff, time.Second), time.Minute)
 			s.log.Warn("search: embedding failed; retrying", "embedder", s.emb.ID(), "err", err, "retry", backoff)
 			select {
@@ -235,8 +234,8 @@ func (s *Service) isolate(keys []string, jobs []*embedJob) bool {
 	}
 	s.mu.Lock()
 	for _, i := range bad {
-		if s.embedQ[keys[i]] == jobs[i] {
-			delete(s.embedQ, keys[i])
+		if s.embedQ.get(keys[i]) == jobs[i] {
+			s.embedQ.remove(keys[i])
 			s.refused++
 		}
 	}
@@ -249,20 +248,23 @@ func (s *Service) isolate(keys []string, jobs []*embedJob) bool {
 	return true
 }
 
-// nextBatch returns up to embedBatch queued documents (left queued until
-// their vectors are in).
+// nextBatch returns up to embedBatch queued documents, a shard at a time
+// (embedQueue.batch), left queued until their vectors are in.
 func (s *Service) nextBatch() ([]string, []*embedJob) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var keys []string
-	var jobs []*embedJob
-	for k, j := range s.embedQ {
-		if len(keys) == search.EmbedBatch {
-			break
-		}
-		keys, jobs = append(keys, k), append(jobs, j)
-	}
-	return keys, jobs
+	return s.embedQ.batch(search.EmbedBatch)
+}
+
+// holdShard reports whether a save leaves vector shard sh for later: a
+// backlog (more than a batch) is being embedded and some of it is sh's,
+// which is written once they are in (see embedQueue). A few documents
+// queued hold nothing back: a note written now and again is saved as
+// soon as it is embedded.
+func (s *Service) holdShard(sh int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.embedQ.len() > search.EmbedBatch && s.embedQ.pending(sh)
 }
 
 // noteErr records the embedder's failure for VectorStatus.
@@ -325,13 +327,13 @@ func (s *Service) embedJobs(keys []string, jobs []*embedJob) error {
 	s.lastErr = nil
 	n := 0
 	for i, k := range keys {
-		if s.embedQ[k] != jobs[i] {
+		if s.embedQ.get(k) != jobs[i] {
 			if !drop[i] {
 				n++
 			}
 			continue
 		}
-		delete(s.embedQ, k)
+		s.embedQ.remove(k)
 		if drop[i] {
 			continue
 		}

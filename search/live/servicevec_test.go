@@ -2,12 +2,20 @@ package live
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/embed"
 	"github.com/memfs/memfs/internal/await"
 	"github.com/memfs/memfs/search"
@@ -53,7 +61,7 @@ var vecDocs = map[string]string{
 }
 
 // TestServiceVectorsPersistAndRepair: vectors follow flushes, are saved
-// as search/vec-NN, load back at the next open without embedding again,
+// as search/vec-SET-NN, load back at the next open without embedding again,
 // and a flipped byte in one vector shard makes them embedded again
 // without touching the BM25 shards.
 func TestServiceVectorsPersistAndRepair(t *testing.T) {
@@ -75,7 +83,7 @@ func TestServiceVectorsPersistAndRepair(t *testing.T) {
 	if err := e.lazy.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	name := search.VecShardName(search.ShardOf("memory/billing.md"))
+	name := search.VecShardName(emb.ID(), search.ShardOf("memory/billing.md"))
 	rec := st.Rec(t, name)
 	if !bytes.Contains(rec, []byte(emb.ID())) || !bytes.Contains(rec, []byte("memory/billing.md")) {
 		t.Fatalf("record %s lacks the embedder's ID or the key", name)
@@ -115,43 +123,6 @@ func TestServiceVectorsPersistAndRepair(t *testing.T) {
 	}
 	if base := s3.base.Len(); base != len(vecDocs) {
 		t.Errorf("BM25 index after a corrupt vector shard: %d documents, want %d", base, len(vecDocs))
-	}
-}
-
-// TestServiceEmbedderChange: vectors of another embedder are dropped and
-// every value embedded again; no record keeps the old ID.
-func TestServiceEmbedderChange(t *testing.T) {
-	st := searchtest.NewMemSys()
-	old := &fakeEmbedder{id: "fake:old@1"}
-	e, s := vecEnv(t, st, old, vecDocs)
-	waitVectors(t, s, len(vecDocs))
-	if err := e.lazy.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	neu := &fakeEmbedder{id: "fake:new@2"}
-	s2, err := OpenService(t.Context(), e.c, st, ServiceOptions{Redactor: testRedactor(t), Embedder: neu, SaveDelay: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitVectors(t, s2, len(vecDocs))
-	if err := s2.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(neu.embedded()); got != len(vecDocs) {
-		t.Errorf("the new embedder embedded %d texts, want %d", got, len(vecDocs))
-	}
-	n := 0
-	for name, rec := range st.Records(t) {
-		if _, ok := search.ParseVecShardName(name); !ok {
-			continue
-		}
-		n++
-		if bytes.Contains(rec, []byte(old.ID())) || !bytes.Contains(rec, []byte(neu.ID())) {
-			t.Errorf("record %s: holds the old embedder's ID or lacks the new one's", name)
-		}
-	}
-	if n != search.Shards {
-		t.Errorf("%d vector shards, want %d", n, search.Shards)
 	}
 }
 
@@ -458,7 +429,7 @@ func TestServiceVectorsRebuild(t *testing.T) {
 	if got := len(emb.embedded()) - before; got != len(vecDocs) {
 		t.Errorf("rebuild embedded %d values, want %d", got, len(vecDocs))
 	}
-	if rec := st.Rec(t, search.VecShardName(search.ShardOf("memory/clinic.md"))); !bytes.Contains(rec, []byte("memory/clinic.md")) {
+	if rec := st.Rec(t, search.VecShardName(emb.ID(), search.ShardOf("memory/clinic.md"))); !bytes.Contains(rec, []byte("memory/clinic.md")) {
 		t.Error("after the rebuild the vector shard lacks its key")
 	}
 }
@@ -471,4 +442,210 @@ func request(t *testing.T, name string) search.Request {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestServiceEmbedderSwitch: each embedder keeps vectors of its own. A
+// store opened with another embedder embeds every value with it and
+// leaves the first one's records as they were; opened with the first
+// again, it embeds only the value changed meanwhile. Two services of one
+// store with different models at once (two mounts of a shared store)
+// each keep theirs too.
+func TestServiceEmbedderSwitch(t *testing.T) {
+	st := searchtest.NewMemSys()
+	old := &fakeEmbedder{id: "fake:old@1"}
+	e, s := vecEnv(t, st, old, vecDocs)
+	waitVectors(t, s, len(vecDocs))
+	if err := e.lazy.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	vecRecs := func(id string) map[string][]byte { // the vector records holding id
+		m := map[string][]byte{}
+		for name, rec := range st.Records(t) {
+			if strings.HasPrefix(name, search.RecordPrefix+"vec-") && bytes.Contains(rec, []byte(id)) {
+				m[name] = rec
+			}
+		}
+		return m
+	}
+	open := func(emb *fakeEmbedder) *Service {
+		t.Helper()
+		s, err := OpenService(t.Context(), e.c, st, ServiceOptions{Redactor: testRedactor(t), Embedder: emb, SaveDelay: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitVectors(t, s, len(vecDocs))
+		return s
+	}
+	closeSvc := func(s *Service) {
+		t.Helper()
+		if err := s.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldRecs := vecRecs(old.ID())
+	if len(oldRecs) == 0 {
+		t.Fatal("no vector record holds the first embedder's ID")
+	}
+
+	neu := &fakeEmbedder{id: "fake:new@2"}
+	closeSvc(open(neu))
+	if got := len(neu.embedded()); got != len(vecDocs) {
+		t.Errorf("the new embedder embedded %d texts, want %d", got, len(vecDocs))
+	}
+	for name, rec := range oldRecs {
+		if got := st.Rec(t, name); !bytes.Equal(got, rec) {
+			t.Errorf("record %s of the first embedder changed under the second", name)
+		}
+	}
+	if len(vecRecs(neu.ID())) == 0 {
+		t.Error("no vector record holds the second embedder's ID")
+	}
+
+	// A value changed while neither follows the session.
+	e.put(t, "memory/pets.md", "The canine needs a walk three times a day.", 0o644, 1000)
+	e.flush(t)
+	before := len(old.embedded())
+	closeSvc(open(old))
+	if got := old.embedded()[before:]; len(got) != 1 || !strings.Contains(got[0], "three times") {
+		t.Errorf("back to the first embedder: embedded %q, want only the changed value", got)
+	}
+
+	// Both at once, then each again: nothing to embed.
+	a, b := open(old), open(neu)
+	closeSvc(a)
+	closeSvc(b)
+	nOld, nNew := len(old.embedded()), len(neu.embedded())
+	closeSvc(open(old))
+	closeSvc(open(neu))
+	if dOld, dNew := len(old.embedded())-nOld, len(neu.embedded())-nNew; dOld != 0 || dNew != 0 {
+		t.Errorf("reopened after both were open at once: embedded %d and %d texts again, want none", dOld, dNew)
+	}
+}
+
+// remoteModel is an OpenAI-compatible embeddings server on loopback: a
+// text with "owl" is [1 0], with "faint" at a cosine of 0.1 with it, any
+// other at 0.
+func remoteModel(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		type datum struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var out struct {
+			Data []datum `json:"data"`
+		}
+		for i, text := range req.Input {
+			v := []float32{0, 1}
+			switch {
+			case strings.Contains(text, "owl"):
+				v = []float32{1, 0}
+			case strings.Contains(text, "faint"):
+				v = []float32{0.1, float32(math.Sqrt(1 - 0.01))}
+			}
+			out.Data = append(out.Data, datum{i, v})
+		}
+		json.NewEncoder(w).Encode(out)
+	}))
+	t.Cleanup(srv.Close)
+	return "openai:" + srv.URL + "/v1?model=test"
+}
+
+// TestServiceRemoteFloor: a remote model's floor is its own (floor= in
+// its spec, embed.RemoteFloor without one), not the static table's 0.2: a
+// note at a cosine of 0.1 is a semantic hit under a floor of 0, and not
+// under floor=0.15.
+func TestServiceRemoteFloor(t *testing.T) {
+	spec := remoteModel(t)
+	for _, tt := range []struct {
+		params string
+		want   []string
+	}{
+		{"", []string{"memory/faint.md"}},
+		{"&floor=0.15", nil},
+	} {
+		t.Run("floor"+tt.params, func(t *testing.T) {
+			emb, err := embed.Open(spec+tt.params, embed.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newSvcEnv(t, nil, ServiceOptions{Embedder: emb, SaveDelay: time.Millisecond, EmbedWait: time.Minute})
+			e.put(t, "memory/faint.md", "a faint likeness", 0o644, 1000)
+			e.put(t, "memory/none.md", "nothing alike", 0o644, 1000)
+			e.flush(t)
+			s := e.svc(t)
+			waitVectors(t, s, 2)
+			if got := keysOf(semantic(t, s, credOwner, "owl", search.ModeSemantic, 10)); !slices.Equal(got, tt.want) {
+				t.Errorf("semantic owl: got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// vecWriteSys counts the writes of each vector record.
+type vecWriteSys struct {
+	*searchtest.MemSys
+	mu     sync.Mutex
+	writes map[string]int // guarded by mu
+}
+
+func (w *vecWriteSys) SaveSys(ctx context.Context, name string, data []byte) error {
+	if strings.HasPrefix(name, search.RecordPrefix+"vec-") {
+		w.mu.Lock()
+		w.writes[name]++
+		w.mu.Unlock()
+	}
+	return w.MemSys.SaveSys(ctx, name, data)
+}
+
+// TestServiceBulkEmbeddingWritesEachShardOnce: embedding many documents
+// through a slow model, a batch at a time with a save after each, writes
+// each vector shard about once, not every shard a batch touched at every
+// save (a batch of 64 keys touches about 40 of the 64 shards).
+func TestServiceBulkEmbeddingWritesEachShardOnce(t *testing.T) {
+	const docs = 20 * search.EmbedBatch // about 20 a shard
+	w := &vecWriteSys{MemSys: searchtest.NewMemSys(), writes: map[string]int{}}
+	c := session.NewContext(w, session.Options{})
+	if err := c.Bootstrap(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range docs {
+		err := c.Put(backend.Entry{Key: fmt.Sprintf("memory/note%04d.md", i), Value: []byte(fmt.Sprintf("note %d of the invoice archive", i)),
+			Info: backend.Info{Mode: 0o644, UID: 1000, MTime: time.Now()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	emb := &fakeEmbedder{delay: 20 * time.Millisecond}
+	s, err := OpenService(t.Context(), c, w, ServiceOptions{Redactor: testRedactor(t), Embedder: emb, SaveDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(t.Context())
+	waitVectors(t, s, docs)
+	if !await.Cond(10*time.Second, 5*time.Millisecond, func() bool { return s.vec.DirtyShards() == 0 }) {
+		t.Fatalf("%d vector shards still unsaved", s.vec.DirtyShards())
+	}
+	w.mu.Lock()
+	total, most := 0, 0
+	for _, n := range w.writes {
+		total += n
+		most = max(most, n)
+	}
+	w.mu.Unlock()
+	batches := emb.calls.Load()
+	t.Logf("%d documents in %d batches: %d vector record writes (%.1f a batch), at most %d of one record", docs, batches, total, float64(total)/float64(batches), most)
+	if total > search.Shards+search.Shards/4 || most > 2 {
+		t.Errorf("%d vector record writes, at most %d of one: want about one a shard (%d)", total, most, search.Shards)
+	}
 }
