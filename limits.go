@@ -121,9 +121,13 @@ func (f *FS) routeName() func(key string) string {
 	return func(key string) string { return f.opts.Routes.Of(key).Name() }
 }
 
-// steady reports the keys of read-only routes, which the kernel may keep
-// long (fsnode.Options.Steady); nil without such routes.
-func (f *FS) steady() func(key string) bool {
+// steady reports the keys the kernel may keep long
+// (fsnode.Options.Steady): every key (MountOptions.Steady), or those of
+// read-only routes; nil for none.
+func (f *FS) steady(all bool) func(key string) bool {
+	if all {
+		return func(string) bool { return true }
+	}
 	for _, r := range f.opts.Routes.Routes() {
 		if r.ReadOnly {
 			return f.opts.Routes.ReadOnly

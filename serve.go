@@ -30,6 +30,14 @@ type MountOptions struct {
 	// names; AttrTimeout, attributes. Zero means 1 s; a negative value,
 	// not at all.
 	EntryTimeout, AttrTimeout time.Duration
+	// Steady has the kernel keep the names and attributes of every key
+	// (fsnode.SteadyTimeout), not for EntryTimeout and AttrTimeout:
+	// every change reaches it, made through the mount, or invalidated
+	// when another writer made it (the store's feed) or memfs did (a
+	// conflict copy, an expiry). Not for a program that changes the FS
+	// through its own methods while it is mounted: the kernel would
+	// not hear of those until the timeout.
+	Steady bool
 	// AllowOther lets other users in, held to the stored modes.
 	AllowOther bool
 	// Debug logs every FUSE request (sizes and redacted names only).
@@ -172,7 +180,7 @@ func (f *FS) Mount(dir string, mo MountOptions) (*Mount, error) {
 		Agent:           mo.Agent,
 		Run:             SelfRun(),
 		ShowMemfs:       mo.ShowMemfs,
-		Steady:          f.steady(),
+		Steady:          f.steady(mo.Steady),
 		Space:           f.space(),
 		Closed:          closed,
 		Check:           checkRecord,

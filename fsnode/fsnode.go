@@ -25,10 +25,12 @@ type Options struct {
 	EntryTimeout    time.Duration // 0 means 1 s; negative, no caching
 	AttrTimeout     time.Duration // 0 means 1 s; negative, no caching
 	NegativeTimeout time.Duration // 0 means 1 s; negative, no caching
-	// Steady, when set, reports the keys only another program changes
-	// (a read-only route): the kernel keeps their names and attributes
-	// SteadyTimeout, since a change of theirs reaches the mount with an
-	// invalidation (as every change another program makes does).
+	// Steady, when set, reports the keys whose names and attributes the
+	// kernel keeps SteadyTimeout: those only another program changes (a
+	// read-only route), or every key, when the session changes only
+	// through this mount, another writer (the store's feed) and memfs's
+	// own accord: a change of theirs or memfs's reaches the kernel as an
+	// invalidation (onChange), one through the mount the kernel knows.
 	Steady func(key string) bool
 	// Status, when set, fills in the engine's part of .memfs/status (the
 	// store, mountpoint and process, memory, search, peers, stale
@@ -148,14 +150,25 @@ func (r *Root) Close() {
 // inside a request handler: it only queues.
 func (r *Root) onChange(ch session.Change) {
 	r.answers.clear() // search results and context packs may differ now
+	// A change of another writer's, or of memfs's own accord (a conflict
+	// copy, an expiry), is applied behind the kernel: what it caches of
+	// the key (names and attributes are kept long: SteadyTimeout) is
+	// stale. A change through the mount the kernel knows of.
+	behind := ch.Origin != session.OriginLocal
 	switch {
-	case ch.Op == session.OpContent, ch.Origin == session.OriginExternal && ch.Op == session.OpAttr:
+	case ch.Op == session.OpContent, behind && ch.Op == session.OpAttr:
 		r.queue.push(ch.Key, false)
 	case ch.Origin == session.OriginSelf && ch.Op == session.OpRemove:
-		r.queue.pushItem(notifyItem{key: ch.Key, entry: true, del: true}) // an expired file
-	case ch.Origin == session.OriginExternal && (ch.Op == session.OpCreate || ch.Op == session.OpRemove || ch.Op == session.OpMkdir || ch.Op == session.OpRmdir):
-		// Applied behind the kernel: its cached name (or absence) is stale.
+		r.queue.pushItem(notifyItem{key: ch.Key, entry: true, del: true}) // an expired file, a copy dropped
+		r.queue.push(parentKey(ch.Key), false)
+	case behind && (ch.Op == session.OpCreate || ch.Op == session.OpRemove || ch.Op == session.OpMkdir || ch.Op == session.OpRmdir):
 		r.queue.push(ch.Key, true)
+		r.queue.push(parentKey(ch.Key), false) // its listing and times: the kernel drops them with a cached name only
+	case behind && ch.Op == session.OpRename:
+		r.queue.push(ch.OldKey, true) // not as a removal: the node lives on under Key
+		r.queue.push(ch.Key, true)
+		r.queue.push(parentKey(ch.OldKey), false)
+		r.queue.push(parentKey(ch.Key), false)
 	}
 	if r.c.Local(ch.Key) && (ch.OldKey == "" || r.c.Local(ch.OldKey)) {
 		return // editors' swap and temp files would drown the feed
@@ -214,7 +227,7 @@ const SteadyTimeout = time.Hour
 
 // timeout is d, or SteadyTimeout for a steady key (Options.Steady).
 func (r *Root) timeout(key string, d time.Duration) time.Duration {
-	if r.opts.Steady != nil && key != "" && d > 0 && r.opts.Steady(key) {
+	if r.opts.Steady != nil && d > 0 && r.opts.Steady(key) {
 		return SteadyTimeout
 	}
 	return d

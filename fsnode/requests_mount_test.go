@@ -1,7 +1,9 @@
 package fsnode_test
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memfs/memfs/backend"
 	"github.com/memfs/memfs/fsnode"
 	"github.com/memfs/memfs/internal/await"
 )
@@ -346,4 +349,61 @@ func TestSteadyKeysStayCached(t *testing.T) {
 	if got := stat("skills/git/SKILL.md"); got != 1 {
 		t.Errorf("a stat of a steady key cost %d lookups and getattrs, want 1 (skills, the route's directory)", got)
 	}
+}
+
+// TestEveryKeySteady: with every key steady (the engine's default, when
+// every change reaches the kernel), a second stat of each of 100 files,
+// long after the mount's own timeouts, asks memfs nothing; a change
+// behind the kernel (another writer's) is seen at once all the same: a
+// new size, a new file, a file gone.
+func TestEveryKeySteady(t *testing.T) {
+	st := newDirStore(t, t.TempDir())
+	files := map[string]string{}
+	for i := range 100 {
+		files[fmt.Sprintf("memory/n%02d.md", i)] = "note\n"
+	}
+	seedStore(t, st, files)
+	n := &fsnode.Requests{}
+	m := mount(t, st, mountConfig{
+		fopts: fsnode.Options{EntryTimeout: time.Nanosecond, AttrTimeout: time.Nanosecond, NegativeTimeout: time.Nanosecond,
+			Steady: func(string) bool { return true }},
+		mopts: fsnode.MountOptions{Requests: n},
+	})
+	statAll := func() fsnode.RequestCounts {
+		return during(n, func() {
+			for k := range files {
+				if _, err := os.Stat(filepath.Join(m.dir, k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	statAll()
+	time.Sleep(10 * time.Millisecond) // far past the mount's own timeouts (a jiffy)
+	if c := statAll(); c["LOOKUP"]+c["GETATTR"] != 0 {
+		t.Errorf("a second stat of 100 steady files: %v, want no LOOKUP or GETATTR", c)
+	}
+	at := func(k string) string { return filepath.Join(m.dir, k) }
+	ext := m.c.External()
+	entry := func(k, v string) backend.Entry {
+		return backend.Entry{Key: k, Value: []byte(v), Info: backend.Info{Mode: 0o644, Size: int64(len(v)), MTime: time.Now()}}
+	}
+	if _, err := ext.Apply(entry("memory/n05.md", "rewritten by another program\n")); err != nil {
+		t.Fatal(err)
+	}
+	await.True(t, "another writer's new size", 5*time.Second, func() bool {
+		fi, err := os.Stat(at("memory/n05.md"))
+		return err == nil && fi.Size() == int64(len("rewritten by another program\n"))
+	})
+	if _, err := ext.Apply(entry("memory/new.md", "theirs\n")); err != nil {
+		t.Fatal(err)
+	}
+	await.True(t, "another writer's new file", 5*time.Second, func() bool { _, err := os.Stat(at("memory/new.md")); return err == nil })
+	if _, err := ext.Remove("memory/n06.md"); err != nil {
+		t.Fatal(err)
+	}
+	await.True(t, "another writer's removal", 5*time.Second, func() bool {
+		_, err := os.Stat(at("memory/n06.md"))
+		return errors.Is(err, fs.ErrNotExist)
+	})
 }

@@ -230,7 +230,7 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 		}
 		switch {
 		case r.outcome == OutcomeKeptBoth:
-			c.emit(Change{Op: OpRename, Key: r.copyKey, OldKey: r.key}) // ours moved
+			c.emit(Change{Op: OpRename, Key: r.copyKey, OldKey: r.key, Origin: OriginSelf}) // ours moved, behind the kernel
 		case r.copyKey != "":
 			c.emit(Change{Op: OpCreate, Key: r.copyKey, Origin: OriginExternal}) // theirs beside
 		}

@@ -494,7 +494,7 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 		// never made.
 		link := e.Info.Link
 		e.Info.Link = ""
-		if err := c.put(e); err != nil {
+		if err := c.put(e, OriginExternal); err != nil { // their version, beside ours: behind the kernel
 			return "", err
 		}
 		c.mu.Lock()

@@ -88,7 +88,7 @@ func (c *Context) yieldToDirs(ctx context.Context, err error) bool {
 		c.mu.Unlock()
 		c.log.Warn("flush: another program made a directory where the session has a file: the directory keeps the name, ours is kept beside",
 			"key", key, "copy", ck)
-		c.emit(Change{Op: OpRename, Key: ck, OldKey: key})
+		c.emit(Change{Op: OpRename, Key: ck, OldKey: key, Origin: OriginSelf})
 		if err := c.journalKeyDropping(ck, key); err != nil {
 			c.log.Error("journal append after a conflict failed", "key", ck, "err", err)
 		}

@@ -137,11 +137,11 @@ func (c *Context) replayRecord(r journal.Record, runs map[string]runAt) error {
 		// set one in the past). A record the store already holds
 		// (killed between a flush's save and its truncate) gives
 		// the same entry again.
-		if err := c.put(e); err != nil {
+		if err := c.put(e, OriginLocal); err != nil {
 			if !errors.Is(err, ErrNotDir) || !c.moveAsideBlocking(e.Key) {
 				return err
 			}
-			if err := c.put(e); err != nil {
+			if err := c.put(e, OriginLocal); err != nil {
 				return err
 			}
 		}
@@ -285,7 +285,7 @@ func (c *Context) replayAppend(e backend.Entry) error {
 		}
 		e.Value = append(append(make([]byte, 0, len(old)+len(e.Value)), old...), e.Value...)
 	}
-	return c.put(e)
+	return c.put(e, OriginLocal)
 }
 
 // replaySavedAppend is the replay of an append the store's value already
@@ -325,7 +325,7 @@ func (c *Context) replaySavedAppend(e backend.Entry, at runAt) error {
 	held.Value = slices.Clone(held.Value)
 	e = held
 	c.log.Info("journal append the store holds; recorded again, its event may be missing", "key", e.Key)
-	return c.put(e)
+	return c.put(e, OriginLocal)
 }
 
 // storeIsNewer reports whether the session holds e.Key clean, as indexed

@@ -1100,8 +1100,9 @@ func (c *Context) removeIf(key string, by *meta.WriterInfo, cond func(*file) boo
 	return true, c.journalDir(gen, parentOf(key))
 }
 
-// put stores e with its own metadata, as a completed change.
-func (c *Context) put(e backend.Entry) error {
+// put stores e with its own metadata, as a completed change (from
+// origin: through the session, or behind the kernel).
+func (c *Context) put(e backend.Entry, origin Origin) error {
 	if e.Info.Mode.IsDir() {
 		return c.putDir(e)
 	}
@@ -1165,7 +1166,7 @@ func (c *Context) put(e backend.Entry) error {
 		f.ctime = e.Info.CTime.UnixNano()
 	}
 	c.mu.Unlock()
-	c.emitWritten(e.Key, created, OriginLocal)
+	c.emitWritten(e.Key, created, origin)
 	return nil
 }
 
@@ -1173,7 +1174,7 @@ func (c *Context) put(e backend.Entry) error {
 // dirty and records it in the journal. The Context takes ownership of
 // e.Value.
 func (c *Context) Put(e backend.Entry) error {
-	if err := c.put(e); err != nil {
+	if err := c.put(e, OriginLocal); err != nil {
 		return err
 	}
 	return c.journalKey(e.Key)

@@ -67,7 +67,7 @@ func (c *Context) dropDoubleCopies(p *flushPlan, kept map[string]string) {
 	c.mu.Unlock()
 	for _, k := range dropped {
 		c.log.Info("a conflict copy the store also kept: the session's is dropped", "key", k)
-		c.emit(Change{Op: OpRemove, Key: k})
+		c.emit(Change{Op: OpRemove, Key: k, Origin: OriginSelf})
 		if err := c.journal(gen, nil, []string{k}); err != nil {
 			c.log.Error("journal append after dropping a conflict copy failed", "key", k, "err", err)
 		}

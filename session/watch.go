@@ -65,8 +65,9 @@ const (
 	// OriginExternal is a change another program made in the store.
 	OriginExternal Origin = "external"
 	// OriginSelf is a change the session made of its own accord: the
-	// removal of a file that expired (Context.Expire). Like an external
-	// change, it was made behind the kernel.
+	// removal of a file that expired (Context.Expire), a conflict copy
+	// made or dropped by a flush. Like an external change, it was made
+	// behind the kernel.
 	OriginSelf Origin = "memfs"
 )
 

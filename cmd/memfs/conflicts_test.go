@@ -111,3 +111,43 @@ func TestSedInPlaceMergesOnEtcd(t *testing.T) {
 		}
 	}
 }
+
+// Under keep-both, the mount whose flush met another mount's version
+// shows the outcome at once, though the kernel keeps names and
+// attributes long (the default): theirs under the name, with its size,
+// and its own version listed beside as a copy. Both moves are made
+// behind the kernel, which memfs tells.
+func TestKeepBothSeenAtOnce(t *testing.T) {
+	a, b := twoMounts(t, sharedEtcdStore(t), sharedEnv(t))
+	const key = "memory/plan.md"
+	inA, inB := filepath.Join(a.mnt, key), filepath.Join(b.mnt, key)
+	if err := writeSync(inA, []byte("base\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "B reads the plan", 10*time.Second, func() bool { return readBack(inB) == "base\n" })
+	os.ReadDir(filepath.Join(b.mnt, "memory")) // the kernel keeps B's listing, and the name's attributes
+	os.Stat(inB)
+	os.WriteFile(inB, []byte("bob's plan\n"), 0o644) // not saved yet
+	if err := writeSync(inA, []byte("alice's longer plan\n")); err != nil {
+		t.Fatal(err)
+	}
+	fsyncPath(t, inB) // B's flush meets alice's version (saved: fsynced): hers takes the name
+	var copy string
+	waitFor(t, "B shows the outcome", 5*time.Second, func() bool {
+		fi, err := os.Stat(inB)
+		if err != nil || fi.Size() != int64(len("alice's longer plan\n")) || readBack(inB) != "alice's longer plan\n" {
+			return false
+		}
+		ents, _ := os.ReadDir(filepath.Join(b.mnt, "memory"))
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "plan.conflict-") {
+				copy = e.Name()
+				return true
+			}
+		}
+		return false
+	})
+	if got := readBack(filepath.Join(b.mnt, "memory", copy)); got != "bob's plan\n" {
+		t.Errorf("B's copy %s holds %q, want B's version", copy, got)
+	}
+}

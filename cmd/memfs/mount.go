@@ -32,8 +32,8 @@ func mountCommand() *cli.Command {
 			embedderFlag(),
 			&cli.StringSliceFlag{Name: "bootstrap", Value: cli.NewStringSlice("memory/"), Usage: "key prefixes whose values are loaded at mount (\"\" loads everything)"},
 			&cli.DurationFlag{Name: "flush-interval", Value: 30 * time.Second, Usage: "flush dirty values this often: at least 100ms, or 0 = only on fsync and unmount"},
-			&cli.DurationFlag{Name: "attr-timeout", Value: time.Second, Usage: "how long the kernel may cache attributes: at least 1ms, or 0 = not at all"},
-			&cli.DurationFlag{Name: "entry-timeout", Value: time.Second, Usage: "how long the kernel may cache names (and missing names): at least 1ms, or 0 = not at all"},
+			&cli.DurationFlag{Name: "attr-timeout", Value: time.Second, Usage: "how long the kernel may cache attributes: at least 1ms, or 0 = not at all; unset, a file's are kept until memfs sees a change behind the kernel (an hour at most), .memfs's this long"},
+			&cli.DurationFlag{Name: "entry-timeout", Value: time.Second, Usage: "how long the kernel may cache names (and missing names): at least 1ms, or 0 = not at all; unset, a file's name is kept until memfs sees a change behind the kernel (an hour at most), missing names and .memfs's this long"},
 			&cli.Int64Flag{Name: "max-file-size", Value: 64 << 20, Usage: "largest file in bytes, at least 1 (there is no unlimited size); larger writes fail with EFBIG"},
 			&cli.StringFlag{Name: "max-memory", Value: "auto", Usage: "bytes of file contents kept in memory (512MiB, 2GiB, ...); past it, contents already in the store are dropped " +
 				"and read again when opened, and unflushed ones are flushed; auto: a sixteenth of the machine's memory (or of its cgroup's limit), at least 256MiB"},
@@ -157,8 +157,8 @@ func mountAction(c *cli.Context) error {
 			return o.FS, nil
 		},
 		Mount: memfs.MountOptions{
-			EntryTimeout:  noneIfZero(c.Duration("entry-timeout")),
-			AttrTimeout:   noneIfZero(c.Duration("attr-timeout")),
+			EntryTimeout: noneIfZero(c.Duration("entry-timeout")), AttrTimeout: noneIfZero(c.Duration("attr-timeout")),
+			Steady:        !c.IsSet("entry-timeout") && !c.IsSet("attr-timeout"), // a key's, until memfs sees it change
 			AllowOther:    c.Bool("allow-other"),
 			Debug:         c.Bool("debug"),
 			NoXAttrs:      !c.Bool("xattrs"),
