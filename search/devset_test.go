@@ -63,9 +63,18 @@ func evalDevSet(t testing.TB, e embed.Embedder, set devset.Set, mode search.Mode
 // TestDevSetRecall measures keyword, semantic and hybrid search on the
 // project's dev set (testdata/recall) with the default embedder and the
 // default fusion, as BENCHMARKS.md reports them (go test -v -run
-// TestDevSetRecall ./search). It holds the ground the vectors gained: hybrid
-// must find clearly more of the paraphrased questions than keyword search,
-// and lose nothing on the questions in the notes' own words.
+// TestDevSetRecall ./search). It holds the ground each part gained, on
+// the paraphrased questions (88):
+//
+//   - stemming: keyword search must find at least 0.40 of them (0.307
+//     without stemming, 0.443 with Porter's; Porter2 gave 0.409);
+//   - the vectors: hybrid must find 0.10 more than keyword search (0.137
+//     more over stemmed keywords: 19 questions gained, 7 lost; before
+//     stemming it was 0.238, and the rule 0.15). A broken embedder or
+//     fusion gives about 0.
+//
+// and on the questions in the notes' own words: keyword search finds
+// every one in its top 5, and hybrid loses none of them.
 func TestDevSetRecall(t *testing.T) {
 	e := defaultEmbedder(t)
 	set, err := devset.Load(devset.Path())
@@ -83,8 +92,14 @@ func TestDevSetRecall(t *testing.T) {
 	}
 	t.Log("\n" + table.String())
 	kw, hy := res[search.ModeKeyword], res[search.ModeHybrid]
-	if hy[devset.KindParaphrase].recall5 < kw[devset.KindParaphrase].recall5+0.15 {
-		t.Errorf("hybrid paraphrase recall@5 %.3f: not 0.15 above keyword's %.3f", hy[devset.KindParaphrase].recall5, kw[devset.KindParaphrase].recall5)
+	if kw[devset.KindParaphrase].recall5 < 0.40 {
+		t.Errorf("keyword paraphrase recall@5 %.3f, want at least 0.40 (stemming)", kw[devset.KindParaphrase].recall5)
+	}
+	if hy[devset.KindParaphrase].recall5 < kw[devset.KindParaphrase].recall5+0.10 {
+		t.Errorf("hybrid paraphrase recall@5 %.3f: not 0.10 above keyword's %.3f", hy[devset.KindParaphrase].recall5, kw[devset.KindParaphrase].recall5)
+	}
+	if kw[devset.KindKeyword].recall5 < 1 {
+		t.Errorf("keyword search's recall@5 on the questions in the notes' words %.3f, want 1", kw[devset.KindKeyword].recall5)
 	}
 	if hy[devset.KindKeyword].recall5 < kw[devset.KindKeyword].recall5 {
 		t.Errorf("hybrid keyword-question recall@5 %.3f below keyword search's %.3f", hy[devset.KindKeyword].recall5, kw[devset.KindKeyword].recall5)

@@ -12,12 +12,12 @@
 //
 // # Tokenization
 //
-// [Tokenize] turns text into lower-cased terms with ordinal positions; a
-// query is tokenized exactly as a document is.
+// [Tokenize] turns text into lower-cased, stemmed terms with ordinal
+// positions; a query is tokenized exactly as a document is.
 //
 //   - A word is a run of letters, digits and combining marks: "v2", "2024"
 //     and "naïve" are one term each. Everything else separates words,
-//     invalid UTF-8 included. There is no stemming and no stop list.
+//     invalid UTF-8 included. There is no stop list.
 //   - An identifier gives its parts and its whole: camelCase, PascalCase
 //     and HTTPServer are split where a capital follows a lower-case letter
 //     or a digit, and before the last capital of a run followed by a
@@ -35,11 +35,22 @@
 //     京都), one position each, or the one character of a run of one. A
 //     two-character word inside a sentence is therefore one of its terms,
 //     and a longer one a phrase of bigrams.
-//   - A term is at most [MaxTermLen] bytes (cut at a rune boundary). Only
-//     the first [MaxIndexBytes] of a value are indexed, and a binary value
-//     ([IsBinary]: a NUL byte in its first 8000 bytes, or bytes that are
-//     not UTF-8 in its first KiB) gets no terms and no snippet (it keeps
-//     its stamp and metadata).
+//   - Then a term of ASCII letters only is stemmed by M. F. Porter's
+//     1980 algorithm (package search/internal/porter; the examples above
+//     are before this step): "payments" -> payment, "charged" -> charg,
+//     "policies" -> polici, "camelcase" -> camelcas, so a query finds the
+//     other forms of its words. Other terms (a compound, "v2", "naïve",
+//     CJK) are kept as they are, but the ASCII parts of an identifier
+//     are stemmed ("retry_policies" -> retry_policies, retri, polici).
+//     Phrases and the proximity bonus compare stems too: the words as
+//     written still match themselves, and "deploy plans" also matches
+//     "deployed plan" as a phrase. Snippets show the value's own words
+//     (the stems only find them).
+//   - A term is at most [MaxTermLen] bytes (cut at a rune boundary,
+//     before stemming). Only the first [MaxIndexBytes] of a value are
+//     indexed, and a binary value ([IsBinary]: a NUL byte in its first
+//     8000 bytes, or bytes that are not UTF-8 in its first KiB) gets no
+//     terms and no snippet (it keeps its stamp and metadata).
 //
 // # Ranking
 //
@@ -89,10 +100,10 @@
 // flush that changed one value writes one record, about a 64th of the index
 // (the times of that save, of saving all 64 and of Load: see
 // BENCHMARKS.md, Recall: search and context packs). An empty shard is
-// saved as a record with no documents. A shard record (format version 3) is:
+// saved as a record with no documents. A shard record (format version 4) is:
 //
 //	"MFSI"
-//	uvarint 3 (format version), uvarint 64 (shards), uvarint shard number
+//	uvarint 4 (format version), uvarint 64 (shards), uvarint shard number
 //	uvarint T, T strings: the shard's terms, distinct      (string = uvarint length, bytes)
 //	uvarint D, D documents, by key ascending:
 //	    string key
@@ -123,8 +134,9 @@
 // key whose name holds a secret is not indexed (a log line names the rule,
 // never the key), and [Load] drops such a document from an older index and
 // writes its shard again. Indexes of format version 1 were built without
-// redaction, and those of version 2 without sessions and types: Load
-// reports them corrupt, and the caller rebuilds them.
+// redaction, those of version 2 without sessions and types, and those of
+// version 3 without stemming: Load reports them corrupt, and the caller
+// rebuilds them.
 //
 // # Staleness
 //

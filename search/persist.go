@@ -29,8 +29,11 @@ const RecordPrefix = "search/"
 // Options.Redact, makes every older index rebuilt. Version 3 keeps each
 // document's session and type (user.memfs.session, user.memfs.type): an
 // older index, without them, would filter them out of every search by
-// session or type.
-const formatVersion = 3
+// session or type. Version 4 stems English words (the tokenizer's
+// porter.Stem): the terms of an older index are the words as written,
+// which a stemmed query would not find ("payment" misses "payments"),
+// so it is rebuilt rather than read.
+const formatVersion = 4
 
 const magic = "MFSI"
 

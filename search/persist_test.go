@@ -201,13 +201,16 @@ func TestLoadCorrupt(t *testing.T) {
 		{"empty", []byte{}},
 		{"no checksum", rec[:len(rec)-4]},
 		{"bad magic", reseal(append([]byte("XXXX"), rec[4:]...))},
-		{"other version", reseal(append([]byte("MFSI\x04"), rec[5:]...))},
+		{"other version", reseal(append([]byte{'M', 'F', 'S', 'I', formatVersion + 1}, rec[5:]...))},
 		// Version 1 was built without redaction: rebuilt, never trusted.
 		{"version 1", reseal(append([]byte("MFSI\x01"), rec[5:]...))},
 		// Version 2 kept no session or type: its documents would fail
 		// every filter on them.
 		{"version 2", reseal(append([]byte("MFSI\x02"), rec[5:]...))},
-		{"other shard count", reseal(append([]byte("MFSI\x03\x20"), rec[6:]...))},
+		// Version 3 terms are unstemmed words: a stemmed query would miss
+		// them (TestLoadVersion3).
+		{"version 3", reseal(append([]byte("MFSI\x03"), rec[5:]...))},
+		{"other shard count", reseal(append([]byte{'M', 'F', 'S', 'I', formatVersion, 0x20}, rec[6:]...))},
 		{"trailing bytes", reseal(append(slices.Clone(rec[:len(rec)-4]), 0, 0, 0, 0, 0))},
 		{"truncated body", reseal(append(slices.Clone(rec[:len(rec)/2]), 0, 0, 0, 0))},
 	}
@@ -244,6 +247,46 @@ func TestLoadCorrupt(t *testing.T) {
 			t.Errorf("Load: %v, %d docs; want %d", err, got.Len(), ix.Len())
 		}
 	})
+}
+
+// TestLoadVersion3: an index that memfs saved before stemming (format
+// version 3: its terms are the words as written) is reported corrupt, so
+// that the caller rebuilds it. Read as if it were current, it would
+// silently miss the other forms of its words: that is shown too.
+func TestLoadVersion3(t *testing.T) {
+	old := searchtest.IndexV3(t)
+	sys := searchtest.NewMemSys()
+	for name, data := range old {
+		sys.Put(t, name, data)
+	}
+	if _, err := Load(t.Context(), sys, Options{}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Load of a version 3 index = %v, want ErrCorrupt", err)
+	}
+	// The misread that the version number prevents: the same records
+	// relabelled as the current version decode, and find nothing by
+	// stem.
+	for name, data := range old {
+		body := slices.Clone(data[:len(data)-4])
+		body[len(magic)] = formatVersion
+		sys.Put(t, name, binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, castagnoli)))
+	}
+	misread, err := Load(t.Context(), sys, Options{})
+	if err != nil {
+		t.Fatalf("the relabelled records: %v", err)
+	}
+	if got := misread.Search(Query{Text: "payment refund"}); len(got) != 0 {
+		t.Errorf("unstemmed terms found by stems: %v (the misread this test shows is gone?)", got)
+	}
+	// Rebuilt from the values, as the caller does, the index finds them.
+	ix := New(Options{})
+	for k, v := range searchtest.IndexV3Docs() {
+		ix.Put(k, []byte(v), DocMeta{Size: int64(len(v))})
+	}
+	for q, want := range map[string]string{"payment refund": "memory/billing.md", "restored backup": "memory/backups.md", "deployed plan": "memory/deploy.md"} {
+		if got := ix.Search(Query{Text: q}); len(got) != 1 || got[0].Key != want {
+			t.Errorf("rebuilt, %q: got %v, want %s", q, got, want)
+		}
+	}
 }
 
 // FuzzDecodeShard: garbage never panics, and whatever decodes is sane.

@@ -45,6 +45,35 @@ func TestPhraseBeatsScattered(t *testing.T) {
 	}
 }
 
+// TestStemming: a query finds the other forms of its words (Porter
+// stems, documents and queries alike), and a phrase matches in any of
+// its words' forms, the words as written included.
+func TestStemming(t *testing.T) {
+	ix := New(Options{})
+	ix.Put("memory/exact.md", []byte("notes: the deploy plans for friday"), DocMeta{})
+	ix.Put("memory/inflected.md", []byte("notes: the deployed plan for friday"), DocMeta{})
+	ix.Put("memory/scattered.md", []byte("notes: plans for deploying friday"), DocMeta{})
+	ix.Put("memory/billing.md", []byte("Both payments were charged twice; refunded."), DocMeta{})
+	for i := range 20 {
+		ix.Put(fmt.Sprintf("memory/other%d.md", i), []byte("unrelated text about lunch and the weather"), DocMeta{})
+	}
+	for _, q := range []string{"payment", "payments", "paymentS", "charge", "charging", "refunds"} {
+		if got := keys(ix.Search(Query{Text: q})); !slices.Equal(got, []string{"memory/billing.md"}) {
+			t.Errorf("%q: got %v, want memory/billing.md", q, got)
+		}
+	}
+	hits := ix.Search(Query{Text: "deploy plans"})
+	if got, want := keys(hits), []string{"memory/exact.md", "memory/inflected.md", "memory/scattered.md"}; !slices.Equal(got, want) {
+		t.Fatalf("deploy plans: got %v, want %v", got, want)
+	}
+	// The words as written and their other forms are the same phrase
+	// (same stems, same length: a tie, by key); both well above the
+	// scattered words.
+	if hits[0].Score != hits[1].Score || hits[1].Score < 1.5*hits[2].Score {
+		t.Errorf("deploy plans: scores %.3f %.3f %.3f, want a tie, then a clear gap", hits[0].Score, hits[1].Score, hits[2].Score)
+	}
+}
+
 func TestRareBeatsCommon(t *testing.T) {
 	ix := New(Options{})
 	for i := range 50 {

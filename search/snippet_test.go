@@ -27,6 +27,10 @@ func TestSnippet(t *testing.T) {
 			contains: []string{"filler words"}, suffix: true},
 		{name: "best window has every word", value: "alpha " + long + "alpha and beta together " + long, query: "alpha beta", width: 50,
 			contains: []string{"alpha and beta together"}, prefix: true, suffix: true},
+		// The query's words are found by stem; the snippet shows them
+		// as the value writes them.
+		{name: "other forms, as written", value: long + "Both payments were charged twice. " + long, query: "payment charge", width: 50,
+			contains: []string{"Both payments were charged twice."}, prefix: true, suffix: true},
 		{name: "identifier", value: long + "call parseQuery(name) here " + long, query: "parse query", width: 50,
 			contains: []string{"parseQuery(name)"}, prefix: true, suffix: true},
 		{name: "cjk", value: strings.Repeat("あいうえお", 30) + "東京都で会議" + strings.Repeat("かきくけこ", 30), query: "会議", width: 20,

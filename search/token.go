@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/memfs/memfs/search/internal/porter"
 )
 
 // Token is one term of a text and its ordinal position. Tokens that stand
@@ -18,8 +20,9 @@ type Token struct {
 // boundary, the same way in documents and queries, so it still matches.
 const MaxTermLen = 64
 
-// Tokenize splits text into lower-cased terms with their positions, by the
-// rules in the package documentation. Invalid UTF-8 separates words.
+// Tokenize splits text into terms with their positions, by the rules in
+// the package documentation: lower-cased, English words stemmed. Invalid
+// UTF-8 separates words.
 func Tokenize(text string) []Token {
 	toks := make([]Token, 0, len(text)/6) // about one token per word
 	scan(text, func(t span) { toks = append(toks, Token{Term: t.term, Pos: t.pos}) })
@@ -135,16 +138,16 @@ func scanCJK(text string, i, pos int, emit func(span)) (int, int) {
 	_, n := decode(text, i)
 	b := i + n // start of the current rune
 	if b >= len(text) {
-		emit(span{term: lower(text[a:b]), pos: pos, start: a, end: b})
+		emit(span{term: indexTerm(text[a:b]), pos: pos, start: a, end: b})
 		return b, pos + 1
 	}
 	r, m := decode(text, b)
 	if !isCJK(r) {
-		emit(span{term: lower(text[a:b]), pos: pos, start: a, end: b})
+		emit(span{term: indexTerm(text[a:b]), pos: pos, start: a, end: b})
 		return b, pos + 1
 	}
 	for {
-		emit(span{term: lower(text[a : b+m]), pos: pos, start: a, end: b + m})
+		emit(span{term: indexTerm(text[a : b+m]), pos: pos, start: a, end: b + m})
 		pos++
 		a, b = b, b+m
 		if b >= len(text) {
@@ -162,18 +165,18 @@ func scanCJK(text string, i, pos int, emit func(span)) (int, int) {
 // when it has several camel-case parts, then the parts.
 func emitCompound(text string, start, end int, segs [][2]int, pos int, emit func(span)) int {
 	if len(segs) > 1 {
-		emit(span{term: lower(text[start:end]), pos: pos, start: start, end: end})
+		emit(span{term: indexTerm(text[start:end]), pos: pos, start: start, end: end})
 	}
 	var buf [8]int
 	for _, s := range segs {
 		seg := text[s[0]:s[1]]
 		parts := camelParts(seg, buf[:0])
 		if len(parts) > 1 {
-			emit(span{term: lower(seg), pos: pos, start: s[0], end: s[1]})
+			emit(span{term: indexTerm(seg), pos: pos, start: s[0], end: s[1]})
 		}
 		prev := 0
 		for _, cut := range parts {
-			emit(span{term: lower(seg[prev:cut]), pos: pos, start: s[0] + prev, end: s[0] + cut})
+			emit(span{term: indexTerm(seg[prev:cut]), pos: pos, start: s[0] + prev, end: s[0] + cut})
 			pos++
 			prev = cut
 		}
@@ -219,15 +222,21 @@ func hasUpper(w string) bool {
 	return false
 }
 
-// lower returns s in lower case, cut to MaxTermLen bytes at a rune boundary.
-func lower(s string) string {
+// indexTerm returns the term of the word s: in lower case, cut to
+// MaxTermLen bytes at a rune boundary, and stemmed (porter.Stem) when it
+// is then a word of ASCII letters only. Documents and queries both get
+// their terms here, so "payments" finds "payment" and "paying" finds
+// "pay". A compound ("snake_case"), a word with a digit and one with a
+// letter outside ASCII are left as they are (a compound's parts are
+// terms of their own, stemmed when they are ASCII letters).
+func indexTerm(s string) string {
 	s = strings.ToLower(s)
-	if len(s) <= MaxTermLen {
-		return s
+	if len(s) > MaxTermLen {
+		cut := MaxTermLen
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
 	}
-	cut := MaxTermLen
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
+	return porter.Stem(s)
 }

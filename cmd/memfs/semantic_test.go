@@ -38,7 +38,7 @@ func needModel(t *testing.T) {
 // semanticNotes are notes a paraphrased question finds by meaning: it
 // shares no word with the one it wants.
 var semanticNotes = map[string]string{
-	"memory/billing/retention.md": "# Billing records\nInvoices and receipts are kept for seven years, then archived to cold storage and purged.\n",
+	"memory/billing/retention.md": "# Finance records\nInvoices and receipts are kept for seven years, then archived to cold storage and purged.\n",
 	"memory/deploy/canary.md":     "# Deploys\nEvery service rolls out behind a canary on Tuesdays; roll back when error rates climb.\n",
 	"memory/team/lunch.md":        "# Lunch\nThe team eats together on Fridays at the noodle bar downstairs.\n",
 }

@@ -10,7 +10,8 @@
 // # The service
 //
 // [OpenService] loads the persisted index and repairs it as search's Staleness
-// says (a corrupt one, or any with ServiceOptions.Rebuild, is rebuilt),
+// says (a corrupt one or one of an older format, and any with
+// ServiceOptions.Rebuild, is rebuilt),
 // then follows the session: [Service.Saved] is the session's
 // Options.Saved hook (the values as the store now holds them), and a
 // session watch, kept from OpenService to [Service.Close], takes the
@@ -53,8 +54,10 @@
 // it, or a second mount of the store with another model, embeds only
 // what changed meanwhile; a shard that does not decode is ErrCorrupt,
 // and the embedder's vectors alone are made again (no BM25 shard, and no
-// other set, is touched). Rebuild deletes every set with the rest of
-// RecordPrefix. An embedder opened at its first use (embed.Lazy: the
+// other set, is touched); the other way round, a BM25 index rebuilt
+// because it is corrupt or of an older format (search's format version)
+// keeps every set, whose stamps still match the values. Rebuild deletes
+// every set with the rest of RecordPrefix. An embedder opened at its first use (embed.Lazy: the
 // default table) opens in OpenService, not before; one that does not
 // open (logged) leaves the Service keyword-only, and the fusion's floor
 // is the embedder's own (search.FusionOf) unless ServiceOptions.Fusion

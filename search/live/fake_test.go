@@ -4,12 +4,13 @@ import (
 	"context"
 	"hash/fnv"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/memfs/memfs/embed"
-	"github.com/memfs/memfs/search"
 	"github.com/memfs/memfs/search/internal/searchtest"
 )
 
@@ -76,8 +77,10 @@ func (f *fakeEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 
 func fakeVector(text string) []float32 {
 	v := make([]float32, fakeDim)
-	for _, tok := range search.Tokenize(text) {
-		w := tok.Term
+	// Its own words, not the index's terms (search.Tokenize stems): a
+	// model sees the text as written, and the tables hold whole words.
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for _, w := range words {
 		if fakeStop[w] {
 			continue
 		}

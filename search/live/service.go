@@ -167,8 +167,10 @@ type change struct {
 // OpenService loads the persisted index of st and brings it up to date
 // with the store: keys missing from it, gone from the store, or indexed
 // from another version (size and mtime) are indexed again, and the index
-// is saved. A corrupt index (ErrCorrupt) is logged and rebuilt, as is any
-// index with opts.Rebuild. The Service then follows c until Close.
+// is saved. A corrupt index, or one of an older format (ErrCorrupt), is
+// logged and rebuilt, keeping the vector sets; opts.Rebuild rebuilds any
+// index and removes the vector sets too. The Service then follows c
+// until Close.
 func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, opts ServiceOptions) (*Service, error) {
 	if opts.Redactor == nil {
 		return nil, errors.New("search index: no redactor (the index is persisted: it never holds a raw secret)")
@@ -191,20 +193,32 @@ func OpenService(ctx context.Context, c *session.Context, st backend.SysStore, o
 	}}
 	rebuild := opts.Rebuild
 	ix, err := search.Load(ctx, st, iopts)
-	if errors.Is(err, search.ErrCorrupt) {
-		log.Warn("search index corrupt; rebuilding it", "err", err)
-		rebuild = true
+	corrupt := errors.Is(err, search.ErrCorrupt)
+	if corrupt {
+		log.Warn("search index corrupt or of an older format; rebuilding it", "err", err)
 	} else if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	if rebuild {
+	if rebuild || corrupt {
 		old, err := st.ListSys(ctx, search.RecordPrefix)
 		if err != nil {
 			return nil, err
 		}
+		// Rebuild removes every record of the index. A corrupt BM25
+		// index (or one of an older format: a new version of memfs
+		// reads every store's as such once) has only its own shards
+		// removed: the vector sets have their own format and checksums,
+		// and openVectors checks their stamps against the rebuilt
+		// index's, so nothing is embedded again for it.
+		bm25 := make(map[string]bool, search.Shards)
+		for s := range search.Shards {
+			bm25[search.ShardName(s)] = true
+		}
 		var names []string
 		for _, e := range old {
-			names = append(names, e.Key)
+			if rebuild || bm25[e.Key] {
+				names = append(names, e.Key)
+			}
 		}
 		if !opts.InMemory {
 			if err := st.DeleteSys(ctx, names...); err != nil {

@@ -434,6 +434,74 @@ func TestServiceVectorsRebuild(t *testing.T) {
 	}
 }
 
+// TestServiceOldFormatRebuilt: an index that memfs saved before stemming
+// (search format version 3) is rebuilt at open, never read as it is (a
+// stemmed query would miss its unstemmed terms), and that rebuild keeps
+// the vector set: nothing is embedded again.
+func TestServiceOldFormatRebuilt(t *testing.T) {
+	st := searchtest.NewMemSys()
+	emb := &fakeEmbedder{}
+	docs := searchtest.IndexV3Docs()
+	// The values with the stamps the old index has for them: only its
+	// format can make it rebuilt.
+	if err := st.Save(t.Context(), searchtest.IndexV3Entries()...); err != nil {
+		t.Fatal(err)
+	}
+	e := newSvcEnv(t, st, ServiceOptions{Embedder: emb, SaveDelay: time.Millisecond})
+	waitVectors(t, e.svc(t), len(docs))
+	if err := e.lazy.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// The BM25 shards as the previous version left them.
+	var bm25 []string
+	for s := range search.Shards {
+		bm25 = append(bm25, search.ShardName(s))
+	}
+	if err := st.DeleteSys(t.Context(), bm25...); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range searchtest.IndexV3(t) {
+		st.Put(t, name, data)
+	}
+	vecs := make(map[string][]byte)
+	for name, data := range st.Records(t) {
+		if strings.HasPrefix(name, search.RecordPrefix+"vec-") {
+			vecs[name] = data
+		}
+	}
+	if len(vecs) == 0 {
+		t.Fatal("no vector records")
+	}
+	before := len(emb.embedded())
+	s2, err := OpenService(t.Context(), e.c, st, ServiceOptions{Redactor: testRedactor(t), Embedder: emb, SaveDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.Repaired() != len(docs) {
+		t.Errorf("Repaired() = %d, want every value: %d", s2.Repaired(), len(docs))
+	}
+	waitVectors(t, s2, len(docs))
+	for q, want := range map[string]string{"payment refund": "memory/billing.md", "restored backup": "memory/backups.md", "deployed plan": "memory/deploy.md"} {
+		if got := keysOf(semantic(t, s2, credOwner, q, search.ModeKeyword, 0)); !slices.Equal(got, []string{want}) {
+			t.Errorf("%q: got %v, want %s", q, got, want)
+		}
+	}
+	if err := s2.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(emb.embedded()) - before; got != 0 {
+		t.Errorf("rebuilding an old-format index embedded %d values again, want none", got)
+	}
+	for name, data := range vecs {
+		if got := st.Rec(t, name); !bytes.Equal(got, data) {
+			t.Errorf("vector record %s changed", name)
+		}
+	}
+	if _, err := search.Load(t.Context(), st, search.Options{}); err != nil {
+		t.Errorf("the rebuilt index: %v", err)
+	}
+}
+
 // request is the request name asks for (search.ParseName).
 func request(t *testing.T, name string) search.Request {
 	t.Helper()
