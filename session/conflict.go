@@ -185,6 +185,7 @@ type resolved struct {
 	theirs                backend.Entry
 	journal               []string // keys whose session value changed
 	created               bool     // theirs now has the key in the session
+	attrs                 bool     // a directory's attributes changed (theirs merged in)
 	dir                   bool     // theirs is a directory, for ApplyDir after the lock
 	why                   string   // why a merge fell back to keep-both; "" for none
 }
@@ -213,6 +214,10 @@ func (c *Context) resolveConflicts(ctx context.Context, conflicts []backend.Conf
 		c.mu.Unlock()
 		if ok {
 			done = append(done, r)
+		} else if r.attrs {
+			// Their change of a directory's attributes, merged in with
+			// no conflict to tell of: behind the kernel all the same.
+			c.emit(Change{Op: OpAttr, Key: r.key, Origin: OriginExternal})
 		}
 	}
 	for _, r := range done {
@@ -368,7 +373,10 @@ func (c *Context) resolveLocked(cf backend.Conflict, theirs backend.Entry, pre *
 func (c *Context) resolveDirLocked(d *dir, theirs backend.Entry, r resolved) (resolved, bool) {
 	key := d.key
 	if theirs.Info.Mode.IsDir() {
-		if !c.mergeDirLocked(d, theirs.Info) {
+		before := d.attrs()
+		both := c.mergeDirLocked(d, theirs.Info)
+		r.attrs = d.attrs() != before
+		if !both {
 			return r, false
 		}
 		r.outcome = OutcomeMetadata

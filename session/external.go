@@ -510,7 +510,11 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 	// Another program replacing one name of a node with hard links (an
 	// editor's write and rename) makes the name a node of its own; the
 	// others keep theirs.
+	linked := c.linkedNamesLocked(e.Key) // a name leaving a node: the others' link count
 	_, created, err := c.loadCleanLocked(e)
+	if err == nil {
+		linked = append(linked, c.linkedNamesLocked(e.Key)...) // or joining one
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return "", err
@@ -519,7 +523,28 @@ func (x *External) Apply(e backend.Entry) (conflict string, err error) {
 	if !created {
 		c.emit(Change{Op: OpContent, Key: e.Key, Origin: OriginExternal})
 	}
+	c.emitLinked(e.Key, linked)
 	return "", nil
+}
+
+// linkedNamesLocked returns the names of key's node, when it has several.
+func (c *Context) linkedNamesLocked(key string) []string {
+	if f, ok := c.mu.tree.files[key]; ok && f.link != nil && len(f.link.names) > 1 {
+		return slices.Clone(f.link.names)
+	}
+	return nil
+}
+
+// emitLinked tells watchers that the names of a node other than key (a
+// name of it another writer made or removed) changed behind the kernel:
+// their link count.
+func (c *Context) emitLinked(key string, names []string) {
+	slices.Sort(names)
+	for _, n := range slices.Compact(names) {
+		if n != key {
+			c.emit(Change{Op: OpAttr, Key: n, Origin: OriginExternal})
+		}
+	}
 }
 
 // joinDirtyGroupLocked has key join the session's node of the store's
@@ -620,9 +645,11 @@ func (x *External) Remove(key string) (bool, error) {
 	if f.link != nil && len(f.link.names) > 1 {
 		// One name of several: the node stays, as the store has it,
 		// under the others.
+		linked := slices.Clone(f.link.names)
 		c.detachNameLocked(f, key)
 		c.mu.Unlock()
 		c.emit(Change{Op: OpRemove, Key: key, Origin: OriginExternal})
+		c.emitLinked(key, linked)
 		return true, nil
 	}
 	f.from = "" // the store no longer has it: no delete event either
