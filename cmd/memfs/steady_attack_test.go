@@ -620,17 +620,7 @@ func TestSteadyAttackDirWithoutHelper(t *testing.T) {
 func TestSteadyAttackExpiryHardLink(t *testing.T) {
 	_, mnt, _ := dirStoreMount(t, map[string]string{})
 	m := func(k string) string { return filepath.Join(mnt, k) }
-	if err := os.WriteFile(m("memory/a.md"), []byte("short-lived\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Link(m("memory/a.md"), m("memory/b.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Setxattr(m("memory/a.md"), "user.memfs.ttl", []byte("2s"), 0); err != nil {
-		t.Fatal(err)
-	}
-	fsyncPath(t, m("memory/a.md"))
-	prime(t, m("memory/a.md"), m("memory/b.md"))
+	linkedWithTTL(t, m)
 	expect(t, "a.md expired", func() (bool, string) {
 		l := listNames(m("memory"))
 		return gone(m("memory/a.md")) && !slices.Contains(l, "a.md"), fmt.Sprintf("%v, listing %v", look(m("memory/a.md")), l)
@@ -700,17 +690,7 @@ func TestSteadyAttackExpiryHardLinkWithoutHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "memfs to notice the helper's death", steadyWait, func() bool { return strings.Contains(p.log.String(), "helper") })
-	if err := os.WriteFile(m("memory/a.md"), []byte("short-lived\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Link(m("memory/a.md"), m("memory/b.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Setxattr(m("memory/a.md"), "user.memfs.ttl", []byte("2s"), 0); err != nil {
-		t.Fatal(err)
-	}
-	fsyncPath(t, m("memory/a.md"))
-	prime(t, m("memory/a.md"), m("memory/b.md"))
+	linkedWithTTL(t, m)
 	expect(t, "a.md expired, b.md stays with nlink 1", func() (bool, string) {
 		l, nb := listNames(m("memory")), look(m("memory/b.md"))
 		return gone(m("memory/a.md")) && !slices.Contains(l, "a.md") && nb.nlink == 1 && readBack(m("memory/b.md")) == "short-lived\n",
@@ -786,27 +766,19 @@ func TestSteadyAttackEtcdSecretSizes(t *testing.T) {
 func TestSteadyAttackEtcdSizes(t *testing.T) {
 	a, b := etcdPair(t, map[string]string{"memory/a.md": "one\n"})
 	inA, inB := filepath.Join(a.mnt, "memory/a.md"), filepath.Join(b.mnt, "memory/a.md")
-	prime(t, inB)
-	sh(t, a.mnt, "echo two >> memory/a.md")
-	fsyncPath(t, inA)
-	expect(t, "A's echo >> on B", func() (bool, string) {
-		n, got := look(inB), readBack(inB)
-		return n.size == 8 && got == "one\ntwo\n", fmt.Sprintf("%v reads %q", n, got)
-	})
-	prime(t, inB)
-	sh(t, a.mnt, "truncate -s 2 memory/a.md")
-	fsyncPath(t, inA)
-	expect(t, "A's truncate -s 2 on B", func() (bool, string) {
-		n, got := look(inB), readBack(inB)
-		return n.size == 2 && got == "on", fmt.Sprintf("%v reads %q", n, got)
-	})
-	prime(t, inB)
-	sh(t, a.mnt, "printf 'ab' > memory/a.md")
-	fsyncPath(t, inA)
-	expect(t, "A's rewrite of the same size on B", func() (bool, string) {
-		n, got := look(inB), readBack(inB)
-		return n.size == 2 && got == "ab", fmt.Sprintf("%v reads %q", n, got)
-	})
+	for _, step := range []struct{ what, cmd, want string }{
+		{"A's echo >> on B", "echo two >> memory/a.md", "one\ntwo\n"},
+		{"A's truncate -s 2 on B", "truncate -s 2 memory/a.md", "on"},
+		{"A's rewrite of the same size on B", "printf 'ab' > memory/a.md", "ab"},
+	} {
+		prime(t, inB)
+		sh(t, a.mnt, step.cmd)
+		fsyncPath(t, inA)
+		expect(t, step.what, func() (bool, string) {
+			n, got := look(inB), readBack(inB)
+			return n.size == int64(len(step.want)) && got == step.want, fmt.Sprintf("%v reads %q", n, got)
+		})
+	}
 }
 
 // Held on the steady default: A's mv, rm, mkdir, mkdir -p, rm -r and mv
@@ -1269,4 +1241,22 @@ func TestSteadyAttackEtcdLinkedNameTakenByDirectory(t *testing.T) {
 		return na.dir && nc.nlink == 1 && nc.size == 18 && got == "bob's longer text\n",
 			fmt.Sprintf("a: %v; c: %v reads %q; listing %v", na, nc, got, l)
 	})
+}
+
+// linkedWithTTL writes memory/a.md through the mount (m: a key's path),
+// links memory/b.md to it, gives it a 2 s time to live, saves it, and
+// primes the kernel's caches of both names.
+func linkedWithTTL(t *testing.T, m func(string) string) {
+	t.Helper()
+	if err := os.WriteFile(m("memory/a.md"), []byte("short-lived\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(m("memory/a.md"), m("memory/b.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setxattr(m("memory/a.md"), "user.memfs.ttl", []byte("2s"), 0); err != nil {
+		t.Fatal(err)
+	}
+	fsyncPath(t, m("memory/a.md"))
+	prime(t, m("memory/a.md"), m("memory/b.md"))
 }
