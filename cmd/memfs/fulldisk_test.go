@@ -50,30 +50,7 @@ func TestFullDisk(t *testing.T) {
 			content := func(i int) string {
 				return strings.Repeat(fmt.Sprintf("line of file %d, which fills the disk\n", i), 26_000) // ~1 MB
 			}
-			var refused []int
-			for i := range 80 {
-				path := filepath.Join(mnt, fmt.Sprintf("f%02d.txt", i))
-				// close(2) can fail first: the journal that makes a closed
-				// file survive a crash is on the full disk too. Either way
-				// the file is not acknowledged, and stays in memory.
-				err := os.WriteFile(path, []byte(content(i)), 0o644)
-				if err == nil {
-					err = syncFile(path)
-				}
-				if err == nil {
-					continue
-				}
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatalf("close or fsync on a full disk: %v, want ENOSPC", err)
-				}
-				refused = append(refused, i)
-				if len(refused) == 3 {
-					break
-				}
-			}
-			if len(refused) == 0 {
-				t.Fatal("the disk never filled up")
-			}
+			refused := fillDisk(t, mnt, 80, content)
 			if _, err := os.ReadFile(filepath.Join(mnt, ".memfs", "status")); err != nil {
 				t.Fatalf("memfs died on a full disk: %v\n%s", err, p.log)
 			}
@@ -136,26 +113,7 @@ func TestFullDiskUnderARoute(t *testing.T) {
 	content := func(i int) string {
 		return strings.Repeat(fmt.Sprintf("line of file %d, which fills the route's disk\n", i), 23_000) // ~1 MB
 	}
-	var refused []int
-	for i := range 40 {
-		path := filepath.Join(mnt, "full", fmt.Sprintf("f%02d.txt", i))
-		err := os.WriteFile(path, []byte(content(i)), 0o644)
-		if err == nil {
-			err = syncFile(path)
-		}
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, syscall.ENOSPC) {
-			t.Fatalf("close or fsync on the route's full disk: %v, want ENOSPC", err)
-		}
-		if refused = append(refused, i); len(refused) == 3 {
-			break
-		}
-	}
-	if len(refused) == 0 {
-		t.Fatal("the route's disk never filled up")
-	}
+	refused := fillDisk(t, filepath.Join(mnt, "full"), 40, content)
 	// The default route goes on.
 	ok := filepath.Join(mnt, "memory", "ok.md")
 	if err := os.WriteFile(ok, []byte("saved while the route is full\n"), 0o644); err != nil {
@@ -187,4 +145,35 @@ func TestFullDiskUnderARoute(t *testing.T) {
 			t.Fatalf("recovered %s: %d bytes, %v", name, len(b), err)
 		}
 	}
+}
+
+// fillDisk writes files fNN.txt of content(NN) into dir, each closed and
+// fsynced, until three are refused with ENOSPC (close(2) can fail first:
+// the journal that makes a closed file survive a crash may be on the
+// full disk too; either way the file is not acknowledged, and stays in
+// memory), and returns their numbers; at most n files. Any other error,
+// or a disk that never fills, fails t.
+func fillDisk(t *testing.T, dir string, n int, content func(int) string) []int {
+	t.Helper()
+	var refused []int
+	for i := range n {
+		path := filepath.Join(dir, fmt.Sprintf("f%02d.txt", i))
+		err := os.WriteFile(path, []byte(content(i)), 0o644)
+		if err == nil {
+			err = syncFile(path)
+		}
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("close or fsync on a full disk: %v, want ENOSPC", err)
+		}
+		if refused = append(refused, i); len(refused) == 3 {
+			return refused
+		}
+	}
+	if len(refused) == 0 {
+		t.Fatal("the disk never filled up")
+	}
+	return refused
 }
