@@ -571,7 +571,15 @@ func TestSharedRouteMerges(t *testing.T) {
 	for _, p := range []string{inA, inB} {
 		waitFor(t, p+" shows the merged note", 10*time.Second, func() bool { return readBack(p) == want })
 	}
-	if copies := conflictCopies(t, filepath.Join(a.mnt, "team"), "plan"); len(copies) > 0 {
-		t.Errorf("a clean merge left conflict copies: %v", copies)
+	for _, dir := range []string{filepath.Join(a.mnt, "team"), b.mnt} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "plan.conflict-") {
+				t.Errorf("a clean merge left a conflict copy: %s in %s", e.Name(), dir)
+			}
+		}
 	}
 }
