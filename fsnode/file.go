@@ -149,6 +149,11 @@ type fileHandle struct {
 	h         *session.File
 	root      *Root
 	appending bool
+	// wrote: a write went through the handle. Every close of it from
+	// then on is checked (Options.Check), not only the first: a copy
+	// of the descriptor another process inherited (a fork, before its
+	// exec closes it) may close first.
+	wrote atomic.Bool
 }
 
 var (
@@ -186,13 +191,16 @@ func (fh *fileHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 // A close of a file written through it is told to Options.Closed.
 func (fh *fileHandle) Flush(ctx context.Context) syscall.Errno {
 	wrote := fh.h.Written()
+	if wrote {
+		fh.wrote.Store(true)
+	}
 	if err := fh.h.Commit(); err != nil {
 		return toErrno(err)
 	}
 	if closed := fh.root.opts.Closed; wrote && closed != nil {
 		closed()
 	}
-	if check := fh.root.opts.Check; wrote && check != nil {
+	if check := fh.root.opts.Check; fh.wrote.Load() && check != nil {
 		return fh.check(check)
 	}
 	return 0

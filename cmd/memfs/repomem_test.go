@@ -130,6 +130,27 @@ func (r *repoRig) records() {
 	if got, err := os.ReadFile(bad); err != nil || string(got) != broken {
 		t.Errorf("the broken note reads %q, %v: want it kept as written", got, err)
 	}
+	// Every close of it fails, not only the first after the write: a
+	// descriptor another process inherited (a fork before its exec
+	// closes it) must not take the failure away from the writer's close.
+	f, err := os.OpenFile(filepath.Join(r.dir, "notes", "bad2.md"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(broken); err != nil {
+		t.Fatal(err)
+	}
+	dup, err := syscall.Dup(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Close(dup); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("closing a copy of the broken note's descriptor: %v, want EINVAL", err)
+	}
+	if err := f.Close(); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("the writer's close after a copy's: %v, want EINVAL", err)
+	}
+	os.Remove(filepath.Join(r.dir, "notes", "bad2.md"))
 	out, _, err := run(t, "", "repo", "check", "--mount", r.mnt, "--dir", r.work)
 	if err == nil || !strings.Contains(out, "notes/bad.md") || !strings.Contains(out, "createdAt") {
 		t.Errorf("memfs repo check with a broken note: %v\n%s", err, out)
