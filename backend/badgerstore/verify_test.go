@@ -20,22 +20,8 @@ import (
 // MiB of a 100,000-key store's tables stayed resident after every mount
 // (VmRSS's RssFile, BENCHMARKS.md).
 func TestOpenLeavesTablesUnmapped(t *testing.T) {
-	dir := t.TempDir()
-	s := openT(t, dir, Options{})
-	for start := 0; start < 4000; start += 500 {
-		var batch []backend.Entry
-		for i := start; i < start+500; i++ {
-			batch = append(batch, entry("k/"+strconv.Itoa(i), randomBytes(4<<10, uint64(i))))
-		}
-		if err := s.Save(t.Context(), batch...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Close(); err != nil { // the memtable goes to a table
-		t.Fatal(err)
-	}
+	dir, ssts := tablesStore(t)
 	var tables int64
-	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
 	for _, p := range ssts {
 		fi, err := os.Stat(p)
 		if err != nil {
